@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// An EventKind says what an Event reports.
+type EventKind int
+
+// The kinds of event a turn emits, in the order a front end usually sees them.
+const (
+	// EventText carries, in Text, the visible text of the model reply being
+	// streamed so far (the whole of it, not a delta; tool XML and thinking
+	// removed). A new model call starts again from empty.
+	EventText EventKind = iota + 1
+	// EventToolStart: Server and Tool are about to be called (or URI read).
+	EventToolStart
+	// EventToolEnd: the call finished after Duration; OK is false on any
+	// error. Images holds image parts of the result, for sending as photos.
+	EventToolEnd
+	// EventQuestion: the model asked a follow-up question; the turn ends.
+	EventQuestion
+	// EventApproval: a tool needs the user's approval; the turn ends.
+	EventApproval
+	// EventAnswer: the final answer, Markdown in Text; the turn ends.
+	EventAnswer
+	// EventError: the turn failed or stopped; Text is a short plain sentence
+	// for the user (details are logged). The turn ends.
+	EventError
+)
+
+// An Event is something a running turn reports to the front end.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	Server   string
+	Tool     string
+	URI      string
+	Duration time.Duration
+	OK       bool
+	Images   []hub.Content
+	Question *Question
+	Approval *Approval
+}
+
+// A Question is a follow-up question waiting for the user's answer.
+type Question struct {
+	// PendingID identifies the stored question; button presses carry it.
+	PendingID int64
+	Text      string
+	Options   []string
+}
+
+// An Approval is a tool call waiting for the user's approval.
+type Approval struct {
+	PendingID int64
+	Server    string
+	Tool      string
+	// Arguments is the call's JSON arguments as the model wrote them.
+	Arguments string
+	ExpiresAt time.Time
+}

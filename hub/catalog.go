@@ -1,0 +1,120 @@
+// Package hub runs the MCP servers named in an mcp-settings.json file as
+// child processes (or remote connections), keeps them alive, keeps a catalog
+// of their tools and resources, and routes every tool call and resource read
+// to the right server. It knows nothing of Telegram or of models.
+package hub
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+)
+
+// A Status is the state of one configured server.
+type Status string
+
+// The states a server moves through.
+const (
+	StatusStarting Status = "starting"
+	StatusRunning  Status = "running"
+	StatusDisabled Status = "disabled"
+	StatusFailed   Status = "failed"
+	StatusStopped  Status = "stopped"
+)
+
+// A Tool is one tool offered by a server.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is the tool's JSON Schema as compact JSON; never empty
+	// (servers that send none get {"type":"object"}).
+	InputSchema json.RawMessage
+}
+
+// A Resource is one concrete resource offered by a server.
+type Resource struct {
+	URI         string
+	Name        string
+	Description string
+	MIMEType    string
+}
+
+// A ResourceTemplate is a parameterised resource URI offered by a server.
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Description string
+	MIMEType    string
+}
+
+// A ServerInfo is a snapshot of one configured server: its settings that
+// callers need, its state, and its catalog.
+type ServerInfo struct {
+	Name   string
+	Status Status
+	// Error says why a failed server failed, in one line.
+	Error string
+	// ExitCode of the last process, or -1 when it has not exited.
+	ExitCode int
+	// LastStderr is the last non-empty line the server wrote to stderr.
+	LastStderr string
+	// Restarts counts automatic restarts since the hub started.
+	Restarts int
+
+	Timeout     time.Duration
+	AutoApprove []string
+
+	// Tools, Resources and ResourceTemplates are sorted by name (URI for
+	// resources) and empty unless the server is running.
+	Tools             []Tool
+	Resources         []Resource
+	ResourceTemplates []ResourceTemplate
+}
+
+// Tool returns the named tool of s.
+func (s ServerInfo) Tool(name string) (Tool, bool) {
+	for _, t := range s.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// AutoApproves reports whether tool may run without asking the user.
+func (s ServerInfo) AutoApproves(tool string) bool {
+	for _, name := range s.AutoApprove {
+		if name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// A Catalog is a snapshot of every configured server, sorted by name.
+type Catalog struct {
+	// Version changes whenever any server's state or catalog changes, so
+	// consumers can cache what they derive from a catalog.
+	Version uint64
+	Servers []ServerInfo
+}
+
+// Server returns the named server of c.
+func (c Catalog) Server(name string) (ServerInfo, bool) {
+	i := sort.Search(len(c.Servers), func(i int) bool { return c.Servers[i].Name >= name })
+	if i < len(c.Servers) && c.Servers[i].Name == name {
+		return c.Servers[i], true
+	}
+	return ServerInfo{}, false
+}
+
+// Running returns the servers of c that are running, in name order.
+func (c Catalog) Running() []ServerInfo {
+	var out []ServerInfo
+	for _, s := range c.Servers {
+		if s.Status == StatusRunning {
+			out = append(out, s)
+		}
+	}
+	return out
+}

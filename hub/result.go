@@ -1,0 +1,73 @@
+package hub
+
+import "strings"
+
+// A Caller identifies who a call is made for. The hub passes it to the
+// server in the request's _meta, never as a tool argument that the model
+// could forge.
+type Caller struct {
+	// UserID is the Telegram user id in decimal, or an operator name such
+	// as "local" for the terminal and the CLI.
+	UserID string
+	// ChatID is the Telegram chat id in decimal, or "local".
+	ChatID string
+}
+
+// The _meta keys under which the hub sends the caller to a server.
+const (
+	MetaUserID = "mcpgram/user_id"
+	MetaChatID = "mcpgram/chat_id"
+)
+
+// Content types of a result part.
+const (
+	ContentText         = "text"
+	ContentImage        = "image"
+	ContentAudio        = "audio"
+	ContentResource     = "resource"      // embedded resource: Text or Data, with URI
+	ContentResourceLink = "resource_link" // a link: URI, Name
+)
+
+// A Content is one part of a tool result or resource read.
+type Content struct {
+	Type     string
+	Text     string
+	Data     []byte // decoded bytes of an image, audio or blob resource
+	MIMEType string
+	URI      string
+	Name     string
+}
+
+// A Result is what a tool call or resource read returned.
+type Result struct {
+	Content []Content
+	// IsError is the tool's own isError flag: the call reached the tool
+	// and the tool reported failure.
+	IsError bool
+}
+
+// Text joins the text of every text part and embedded text resource.
+func (r *Result) Text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// Images returns the image parts of r.
+func (r *Result) Images() []Content {
+	var out []Content
+	for _, c := range r.Content {
+		if c.Type == ContentImage {
+			out = append(out, c)
+		}
+	}
+	return out
+}
