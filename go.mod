@@ -1,6 +1,6 @@
 module github.com/mcpgram/mcpgram
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect

@@ -1,0 +1,399 @@
+// Package config reads mcpgram's configuration: defaults, then an optional
+// mcpgram.yaml, then a .env file, then the environment, then flags. It is
+// validated once, at start, with errors that name the setting at fault.
+//
+// Secrets (the Telegram token and the model API key) come only from the
+// environment, a .env file, or a file named by NAME_FILE; they are never read
+// from mcpgram.yaml and never printed unmasked.
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// A Setting describes one configuration value.
+type Setting struct {
+	// Name is the environment variable; its lower-case form is the key in
+	// mcpgram.yaml.
+	Name    string
+	Default string
+	Secret  bool
+	Help    string
+}
+
+// Settings lists every setting mcpgram reads, in the order documented in
+// README, .env.example and mcpgram.example.yaml.
+var Settings = []Setting{
+	{Name: "TELEGRAM_BOT_TOKEN", Secret: true, Help: "bot token from @BotFather (required for `run`)"},
+	{Name: "TELEGRAM_API_URL", Default: "https://api.telegram.org", Help: "Bot API server; point at a local Bot API server if you run one"},
+	{Name: "OPENAI_API_KEY", Secret: true, Help: "API key of the OpenAI-compatible endpoint (required unless the endpoint needs none, e.g. Ollama: set it to any value)"},
+	{Name: "OPENAI_BASE_URL", Default: "https://api.openai.com/v1", Help: "any OpenAI-compatible endpoint: OpenRouter, DeepSeek, Groq, Ollama, vLLM, LM Studio"},
+	{Name: "OPENAI_MODEL", Default: "gpt-4o-mini", Help: "model name as the endpoint knows it"},
+	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
+	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
+	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
+	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
+	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
+	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
+	{Name: "MAX_CONTEXT_TOKENS", Default: "32000", Help: "estimated tokens of history sent to the model; the oldest turns are dropped first"},
+	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool without asking (trusted deployments only); empty asks for tools outside autoApprove"},
+	{Name: "ALLOWED_USER_IDS", Default: "", Help: "comma-separated Telegram user ids allowed to use the bot; empty allows anyone"},
+	{Name: "ADMIN_USER_IDS", Default: "", Help: "comma-separated Telegram user ids of admins (/servers, Always allow)"},
+	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute"},
+	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
+	{Name: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
+	{Name: "LOG_FORMAT", Default: "text", Help: "text or json"},
+}
+
+// A Config is the validated configuration.
+type Config struct {
+	TelegramToken  string
+	TelegramAPIURL string
+
+	OpenAIKey     string
+	OpenAIBaseURL string
+	Model         string
+	Temperature   float32
+	MaxTokens     int
+	LLMTimeout    time.Duration
+
+	MCPSettings  string
+	DatabasePath string
+
+	MaxTurns         int
+	MaxContextTokens int
+	AutoApproveAll   bool
+
+	AllowedUserIDs     []int64
+	AdminUserIDs       []int64
+	RateLimitPerMinute int
+	MaxConcurrentTurns int
+
+	LogLevel  slog.Level
+	LogFormat string
+
+	// File is the mcpgram.yaml that was read, if any.
+	File string
+
+	values map[string]string
+}
+
+// ErrMissing reports a required setting that has no value.
+var ErrMissing = errors.New("missing setting")
+
+// A MissingError names a required setting that is not set.
+type MissingError struct {
+	Name string
+	Hint string
+}
+
+func (e *MissingError) Error() string {
+	if e.Hint == "" {
+		return e.Name + " is not set"
+	}
+	return e.Name + " is not set: " + e.Hint
+}
+
+// Unwrap lets callers test for ErrMissing.
+func (e *MissingError) Unwrap() error { return ErrMissing }
+
+// Flags registers on fs the flags that Load reads.
+func Flags(fs *pflag.FlagSet) {
+	fs.String("config", "", "path of mcpgram.yaml (default: ./mcpgram.yaml if present)")
+	fs.String("env-file", ".env", "path of a .env file, read if present; the environment wins over it")
+	fs.String("mcp-settings", "", "the MCP servers file (overrides MCP_SETTINGS)")
+	fs.String("database-path", "", "SQLite database file (overrides DATABASE_PATH)")
+	fs.String("model", "", "model name (overrides OPENAI_MODEL)")
+	fs.String("log-level", "", "debug, info, warn or error (overrides LOG_LEVEL)")
+}
+
+// Load reads the configuration from defaults, mcpgram.yaml, .env, the
+// environment (through getenv) and the flags in fs, and validates it.
+// Required secrets are checked by the commands that need them (Require).
+func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error) {
+	v := viper.New()
+	for _, s := range Settings {
+		v.SetDefault(key(s.Name), s.Default)
+	}
+
+	file := flagString(fs, "config")
+	explicit := file != ""
+	if !explicit {
+		file = "mcpgram.yaml"
+	}
+	cfgFile := ""
+	if _, err := os.Stat(file); err == nil {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("read config file %s: %w", file, err)
+		}
+		cfgFile = file
+		for _, s := range Settings {
+			if s.Secret && v.InConfig(key(s.Name)) {
+				return nil, fmt.Errorf("%s: %s is a secret and is read only from the environment, a .env file or %s_FILE, not from %s", key(s.Name), s.Name, s.Name, file)
+			}
+		}
+	} else if explicit {
+		return nil, fmt.Errorf("config file %s: %w", file, err)
+	}
+
+	dotenv := map[string]string{}
+	if path := flagString(fs, "env-file"); path != "" {
+		m, err := readDotEnv(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		dotenv = m
+	}
+
+	values := map[string]string{}
+	for _, s := range Settings {
+		val := v.GetString(key(s.Name))
+		if d, ok := dotenv[s.Name]; ok {
+			val = d
+		}
+		if e, ok := getenv(s.Name); ok {
+			val = e
+		}
+		if s.Secret {
+			sec, err := secretFromFile(s.Name, dotenv, getenv)
+			if err != nil {
+				return nil, err
+			}
+			if sec != "" && val == "" {
+				val = sec
+			}
+		}
+		values[s.Name] = strings.TrimSpace(val)
+	}
+	for flag, name := range map[string]string{
+		"mcp-settings":  "MCP_SETTINGS",
+		"database-path": "DATABASE_PATH",
+		"model":         "OPENAI_MODEL",
+		"log-level":     "LOG_LEVEL",
+	} {
+		if f := flagString(fs, flag); f != "" {
+			values[name] = f
+		}
+	}
+	c, err := parse(values)
+	if err != nil {
+		return nil, err
+	}
+	c.File = cfgFile
+	return c, nil
+}
+
+func key(name string) string { return strings.ToLower(name) }
+
+func flagString(fs *pflag.FlagSet, name string) string {
+	if fs == nil || fs.Lookup(name) == nil {
+		return ""
+	}
+	s, _ := fs.GetString(name)
+	return s
+}
+
+// secretFromFile reads NAME_FILE (from the environment or .env), the way
+// container secrets are usually mounted.
+func secretFromFile(name string, dotenv map[string]string, getenv func(string) (string, bool)) (string, error) {
+	path, ok := getenv(name + "_FILE")
+	if !ok {
+		path, ok = dotenv[name+"_FILE"]
+	}
+	if !ok || path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s_FILE: %w", name, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func parse(values map[string]string) (*Config, error) {
+	c := &Config{
+		TelegramToken:  values["TELEGRAM_BOT_TOKEN"],
+		TelegramAPIURL: strings.TrimRight(values["TELEGRAM_API_URL"], "/"),
+		OpenAIKey:      values["OPENAI_API_KEY"],
+		OpenAIBaseURL:  strings.TrimRight(values["OPENAI_BASE_URL"], "/"),
+		Model:          values["OPENAI_MODEL"],
+		MCPSettings:    values["MCP_SETTINGS"],
+		DatabasePath:   values["DATABASE_PATH"],
+		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
+		values:         values,
+	}
+	var errs []error
+	num := func(name string, min int) int {
+		n, err := strconv.Atoi(values[name])
+		if err != nil || n < min {
+			errs = append(errs, fmt.Errorf("%s: want a whole number of at least %d, got %q", name, min, values[name]))
+		}
+		return n
+	}
+	c.MaxTokens = num("LLM_MAX_TOKENS", 0)
+	c.MaxTurns = num("MAX_TURNS", 1)
+	c.MaxContextTokens = num("MAX_CONTEXT_TOKENS", 1000)
+	c.RateLimitPerMinute = num("RATE_LIMIT_PER_MINUTE", 1)
+	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
+
+	if t, err := strconv.ParseFloat(values["LLM_TEMPERATURE"], 32); err != nil || t < 0 || t > 2 {
+		errs = append(errs, fmt.Errorf("LLM_TEMPERATURE: want a number from 0 to 2, got %q", values["LLM_TEMPERATURE"]))
+	} else {
+		c.Temperature = float32(t)
+	}
+	if d, err := time.ParseDuration(values["LLM_TIMEOUT"]); err != nil || d <= 0 {
+		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: want a duration such as 120s, got %q", values["LLM_TIMEOUT"]))
+	} else {
+		c.LLMTimeout = d
+	}
+	switch strings.ToLower(values["AUTO_APPROVE"]) {
+	case "", "none", "false":
+	case "all":
+		c.AutoApproveAll = true
+	default:
+		errs = append(errs, fmt.Errorf("AUTO_APPROVE: want empty or \"all\", got %q", values["AUTO_APPROVE"]))
+	}
+	var err error
+	if c.AllowedUserIDs, err = ids("ALLOWED_USER_IDS", values["ALLOWED_USER_IDS"]); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AdminUserIDs, err = ids("ADMIN_USER_IDS", values["ADMIN_USER_IDS"]); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(values["LOG_LEVEL"])); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL: want debug, info, warn or error, got %q", values["LOG_LEVEL"]))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("LOG_FORMAT: want text or json, got %q", values["LOG_FORMAT"]))
+	}
+	for _, name := range []string{"TELEGRAM_API_URL", "OPENAI_BASE_URL"} {
+		u := values[name]
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			errs = append(errs, fmt.Errorf("%s: want an http:// or https:// URL, got %q", name, u))
+		}
+	}
+	for _, name := range []string{"MCP_SETTINGS", "DATABASE_PATH", "OPENAI_MODEL"} {
+		if values[name] == "" {
+			errs = append(errs, &MissingError{Name: name})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func ids(name, s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a Telegram user id (want numbers separated by commas)", name, f)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// RequireTelegram checks what `mcpgram run` needs beyond Load.
+func (c *Config) RequireTelegram() error {
+	if c.TelegramToken == "" {
+		return &MissingError{Name: "TELEGRAM_BOT_TOKEN", Hint: "create a bot with @BotFather in Telegram and set the token it gives you (or try mcpgram in a terminal with `mcpgram chat`)"}
+	}
+	return c.RequireModel()
+}
+
+// RequireModel checks what any command that talks to the model needs.
+func (c *Config) RequireModel() error {
+	if c.OpenAIKey == "" {
+		return &MissingError{Name: "OPENAI_API_KEY", Hint: "set the API key of your OpenAI-compatible endpoint (any value for a local one such as Ollama)"}
+	}
+	return nil
+}
+
+// Print writes the effective configuration, one NAME=value line per
+// setting, with secrets masked.
+func (c *Config) Print(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if c.File != "" {
+		fmt.Fprintf(bw, "# config file: %s\n", c.File)
+	}
+	for _, s := range Settings {
+		val := c.values[s.Name]
+		if s.Secret {
+			val = Mask(val)
+		}
+		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
+	}
+	return bw.Flush()
+}
+
+// Mask hides a secret, keeping only enough to recognise which one it is.
+func Mask(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case len(s) <= 8:
+		return "****"
+	default:
+		return s[:4] + "****" + s[len(s)-2:]
+	}
+}
+
+// Logger builds the process logger from the configuration.
+func (c *Config) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// readDotEnv reads KEY=VALUE lines; # starts a comment; values may be
+// quoted. Keys it does not know are kept so NAME_FILE works too.
+func readDotEnv(path string) (map[string]string, error) {
+	f, err := os.Open(filepath.Clean(path))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		s = strings.TrimPrefix(s, "export ")
+		k, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want KEY=value", path, line)
+		}
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+			val = val[1 : len(val)-1]
+		} else if i := strings.Index(val, " #"); i >= 0 {
+			val = strings.TrimSpace(val[:i])
+		}
+		out[k] = val
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}
