@@ -1,0 +1,735 @@
+// Package tgfake is an in-process fake of the Telegram Bot API for tests.
+// It speaks the real wire format (POST form, multipart or JSON to
+// /bot<token>/<method>, answers {"ok":…}) and enforces the limits that bite
+// in production: 4096 characters after entity parsing, 1024 per caption,
+// 64-byte callback data, Telegram's HTML subset, "message is not modified",
+// one poller at a time (409), and programmable 429s with retry_after.
+package tgfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// Token is the bot token the fake accepts.
+const Token = "123456:TEST-token"
+
+// BotUser is the bot's own account, as getMe reports it.
+var BotUser = tgbotapi.User{ID: 123456, IsBot: true, FirstName: "mcpgram", UserName: "mcpgram_bot"}
+
+// A Message is a message in a chat of the fake, sent by the bot or a user.
+type Message struct {
+	ID     int
+	ChatID int64
+	FromID int64
+	// Text is what the bot sent (HTML source when ParseMode is HTML);
+	// Plain is what the user sees (tags removed, entities decoded).
+	Text, Plain string
+	ParseMode   string
+	Keyboard    [][]tgbotapi.InlineKeyboardButton
+	Photo       []byte
+	Caption     string
+	Edits       int
+	Deleted     bool
+	ReplyTo     int
+}
+
+// Buttons returns the callback data of every button, row by row, as "text=data".
+func (m Message) Buttons() []string {
+	var out []string
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			data := ""
+			if b.CallbackData != nil {
+				data = *b.CallbackData
+			}
+			out = append(out, b.Text+"="+data)
+		}
+	}
+	return out
+}
+
+// A CallbackAnswer is what the bot said to answerCallbackQuery.
+type CallbackAnswer struct {
+	Text      string
+	ShowAlert bool
+}
+
+// A Call is one request the bot made.
+type Call struct {
+	Method string
+	Params map[string]string
+	At     time.Time
+}
+
+type failure struct {
+	code       int
+	desc       string
+	retryAfter int
+}
+
+type callback struct {
+	chatID   int64
+	answered bool
+	answer   CallbackAnswer
+}
+
+// A Server is a fake Bot API. Its methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced on every change
+	updates   []json.RawMessage
+	updateIDs []int
+	nextUpd   int
+	confirmed int
+	polling   bool
+	nextMsg   map[int64]int
+	msgs      map[int64][]*Message
+	callbacks map[string]*callback
+	nextCB    int
+	calls     []Call
+	fails     map[string][]failure
+	commands  []tgbotapi.BotCommand
+	actions   map[int64]int
+}
+
+// New starts a fake Bot API and stops it when t ends.
+func New(t testing.TB) *Server {
+	s := &Server{
+		changed:   make(chan struct{}),
+		nextUpd:   1000,
+		nextMsg:   map[int64]int{},
+		msgs:      map[int64][]*Message{},
+		callbacks: map[string]*callback{},
+		fails:     map[string][]failure{},
+		actions:   map[int64]int{},
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL to use in place of https://api.telegram.org.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Endpoint is the URL pattern tgbotapi.BotAPI.SetAPIEndpoint takes.
+func (s *Server) Endpoint() string { return s.srv.URL + "/bot%s/%s" }
+
+// notifyLocked wakes every waiter; s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Fail makes the next n calls of method fail with code and description;
+// retryAfter > 0 adds parameters.retry_after (use 429 for flood control).
+func (s *Server) Fail(method string, n, code int, desc string, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.fails[method] = append(s.fails[method], failure{code, desc, retryAfter})
+	}
+}
+
+// FloodWait makes the next call of method answer 429 with retry_after seconds.
+func (s *Server) FloodWait(method string, retryAfter int) {
+	s.Fail(method, 1, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: retry after %d", retryAfter), retryAfter)
+}
+
+// An Incoming describes a message a user sends to the bot.
+type Incoming struct {
+	ChatID int64 // > 0: private chat with the user; < 0: a supergroup
+	UserID int64
+	Text   string
+	// ReplyTo is the id of a message in the chat this one replies to.
+	ReplyTo int
+}
+
+// Send queues a user message as an update and returns its message id.
+func (s *Server) Send(in Incoming) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chat := chatOf(in.ChatID)
+	user := &tgbotapi.User{ID: in.UserID, FirstName: fmt.Sprintf("user%d", in.UserID), UserName: fmt.Sprintf("user%d", in.UserID)}
+	id := s.newMsgIDLocked(in.ChatID)
+	m := &tgbotapi.Message{MessageID: id, From: user, Date: int(time.Now().Unix()), Chat: chat, Text: in.Text, Entities: entities(in.Text)}
+	if in.ReplyTo != 0 {
+		for _, old := range s.msgs[in.ChatID] {
+			if old.ID == in.ReplyTo {
+				m.ReplyToMessage = s.wireLocked(old)
+			}
+		}
+	}
+	s.msgs[in.ChatID] = append(s.msgs[in.ChatID], &Message{ID: id, ChatID: in.ChatID, FromID: in.UserID, Text: in.Text, Plain: in.Text, ReplyTo: in.ReplyTo})
+	s.queueLocked(tgbotapi.Update{Message: m})
+	return id
+}
+
+// Text is Send for a plain message with no reply.
+func (s *Server) Text(chatID, userID int64, text string) int {
+	return s.Send(Incoming{ChatID: chatID, UserID: userID, Text: text})
+}
+
+// Press queues a callback query: userID pressed the button with data on
+// message messageID of chatID. The data need not be on the message, so
+// tests can forge presses. It returns the callback query id.
+func (s *Server) Press(chatID, userID int64, messageID int, data string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextCB++
+	id := fmt.Sprintf("cb%d", s.nextCB)
+	s.callbacks[id] = &callback{chatID: chatID}
+	var msg *tgbotapi.Message
+	for _, m := range s.msgs[chatID] {
+		if m.ID == messageID {
+			msg = s.wireLocked(m)
+		}
+	}
+	if msg == nil {
+		msg = &tgbotapi.Message{MessageID: messageID, Chat: chatOf(chatID), From: &BotUser}
+	}
+	user := &tgbotapi.User{ID: userID, FirstName: fmt.Sprintf("user%d", userID)}
+	s.queueLocked(tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: id, From: user, Message: msg, ChatInstance: "ci", Data: data}})
+	return id
+}
+
+// Answer returns how the bot answered callback query id, if it did.
+func (s *Server) Answer(id string) (CallbackAnswer, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cb := s.callbacks[id]
+	if cb == nil || !cb.answered {
+		return CallbackAnswer{}, false
+	}
+	return cb.answer, true
+}
+
+// Messages returns a snapshot of the bot's live (not deleted) messages in chatID.
+func (s *Server) Messages(chatID int64) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.msgs[chatID] {
+		if m.FromID == BotUser.ID && !m.Deleted {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+// Calls returns the requests made to method ("" for all).
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if method == "" || c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Commands returns the commands set with setMyCommands.
+func (s *Server) Commands() []tgbotapi.BotCommand {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]tgbotapi.BotCommand(nil), s.commands...)
+}
+
+// Actions returns how many chat actions were sent to chatID.
+func (s *Server) Actions(chatID int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.actions[chatID]
+}
+
+// Unconfirmed returns how many updates the bot has not yet confirmed.
+func (s *Server) Unconfirmed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.updates)
+}
+
+// WaitFor waits until cond (called with the lock free) is true, failing t
+// after timeout with a dump of what the bot sent.
+func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("tgfake: timed out after %v waiting for %s\n%s", timeout, what, s.Dump())
+		}
+	}
+}
+
+// Dump describes every chat, for test failures.
+func (s *Server) Dump() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for chat, msgs := range s.msgs {
+		fmt.Fprintf(&b, "chat %d:\n", chat)
+		for _, m := range msgs {
+			fmt.Fprintf(&b, "  #%d from %d del=%v: %q %v\n", m.ID, m.FromID, m.Deleted, m.Plain, Message.Buttons(*m))
+		}
+	}
+	return b.String()
+}
+
+func chatOf(id int64) *tgbotapi.Chat {
+	if id > 0 {
+		return &tgbotapi.Chat{ID: id, Type: "private"}
+	}
+	return &tgbotapi.Chat{ID: id, Type: "supergroup", Title: "group"}
+}
+
+// entities marks a leading /command and @mentions, as Telegram's clients do.
+func entities(text string) []tgbotapi.MessageEntity {
+	var out []tgbotapi.MessageEntity
+	if strings.HasPrefix(text, "/") {
+		cmd, _, _ := strings.Cut(text, " ")
+		out = append(out, tgbotapi.MessageEntity{Type: "bot_command", Offset: 0, Length: Len(cmd)})
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '@' && (i == 0 || text[i-1] == ' ') {
+			j := i + 1
+			for j < len(text) && text[j] != ' ' {
+				j++
+			}
+			out = append(out, tgbotapi.MessageEntity{Type: "mention", Offset: Len(text[:i]), Length: Len(text[i:j])})
+		}
+	}
+	return out
+}
+
+func (s *Server) newMsgIDLocked(chat int64) int {
+	s.nextMsg[chat]++
+	return s.nextMsg[chat]
+}
+
+func (s *Server) queueLocked(u tgbotapi.Update) {
+	u.UpdateID = s.nextUpd
+	s.nextUpd++
+	b, err := json.Marshal(u)
+	if err != nil {
+		panic(err)
+	}
+	s.updates = append(s.updates, b)
+	s.updateIDs = append(s.updateIDs, u.UpdateID)
+	s.notifyLocked()
+}
+
+func (s *Server) wireLocked(m *Message) *tgbotapi.Message {
+	from := &BotUser
+	if m.FromID != BotUser.ID {
+		from = &tgbotapi.User{ID: m.FromID, FirstName: fmt.Sprintf("user%d", m.FromID)}
+	}
+	w := &tgbotapi.Message{MessageID: m.ID, From: from, Date: int(time.Now().Unix()), Chat: chatOf(m.ChatID), Text: m.Plain, Caption: m.Caption}
+	if m.Keyboard != nil {
+		w.ReplyMarkup = &tgbotapi.InlineKeyboardMarkup{InlineKeyboard: m.Keyboard}
+	}
+	if m.Photo != nil {
+		w.Photo = []tgbotapi.PhotoSize{{FileID: fmt.Sprintf("photo%d", m.ID), FileUniqueID: "u", Width: 1, Height: 1}}
+	}
+	return w
+}
+
+// apiError is an {"ok":false} answer.
+type apiError struct {
+	code       int
+	desc       string
+	retryAfter int
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{code: 400, desc: "Bad Request: " + fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)
+	if len(parts) != 2 || !strings.HasPrefix(parts[0], "bot") {
+		writeErr(w, &apiError{code: 404, desc: "Not Found"})
+		return
+	}
+	if parts[0] != "bot"+Token {
+		writeErr(w, &apiError{code: 401, desc: "Unauthorized"})
+		return
+	}
+	method := parts[1]
+	params, files, err := readParams(r)
+	if err != nil {
+		writeErr(w, badRequest("%v", err))
+		return
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, Call{Method: method, Params: params, At: time.Now()})
+	if q := s.fails[method]; len(q) > 0 {
+		f := q[0]
+		s.fails[method] = q[1:]
+		s.notifyLocked()
+		s.mu.Unlock()
+		writeErr(w, &apiError{code: f.code, desc: f.desc, retryAfter: f.retryAfter})
+		return
+	}
+	s.mu.Unlock()
+
+	var result any
+	var aerr *apiError
+	switch method {
+	case "getUpdates":
+		result, aerr = s.getUpdates(r, params)
+	case "getMe":
+		result = BotUser
+	default:
+		s.mu.Lock()
+		result, aerr = s.handleLocked(method, params, files)
+		s.notifyLocked()
+		s.mu.Unlock()
+	}
+	if aerr != nil {
+		writeErr(w, aerr)
+		return
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		writeErr(w, &apiError{code: 500, desc: "Internal Server Error"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"ok":true,"result":%s}`, b)
+}
+
+func writeErr(w http.ResponseWriter, e *apiError) {
+	body := map[string]any{"ok": false, "error_code": e.code, "description": e.desc}
+	if e.retryAfter > 0 {
+		body["parameters"] = map[string]any{"retry_after": e.retryAfter}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// readParams flattens form, multipart or JSON parameters into strings, as
+// Telegram treats them (JSON objects become their JSON text).
+func readParams(r *http.Request) (map[string]string, map[string][]byte, error) {
+	params := map[string]string{}
+	files := map[string][]byte{}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			return nil, nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		for k, v := range body {
+			switch v := v.(type) {
+			case string:
+				params[k] = v
+			default:
+				b, _ := json.Marshal(v)
+				params[k] = string(b)
+			}
+		}
+	case "multipart/form-data":
+		if err := r.ParseMultipartForm(32 << 20); err != nil {
+			return nil, nil, err
+		}
+		for k, v := range r.MultipartForm.Value {
+			params[k] = v[0]
+		}
+		for k, fhs := range r.MultipartForm.File {
+			f, err := fhs[0].Open()
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := io.ReadAll(f)
+			f.Close()
+			if err != nil {
+				return nil, nil, err
+			}
+			files[k] = b
+		}
+	default:
+		if err := r.ParseForm(); err != nil {
+			return nil, nil, err
+		}
+		for k, v := range r.Form {
+			params[k] = v[0]
+		}
+	}
+	return params, files, nil
+}
+
+func (s *Server) getUpdates(r *http.Request, p map[string]string) (any, *apiError) {
+	offset, _ := strconv.Atoi(p["offset"])
+	timeout, _ := strconv.Atoi(p["timeout"])
+	limit, _ := strconv.Atoi(p["limit"])
+	if limit <= 0 || limit > 100 {
+		limit = 100
+	}
+	s.mu.Lock()
+	if s.polling {
+		s.mu.Unlock()
+		return nil, &apiError{code: 409, desc: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}
+	}
+	s.polling = true
+	defer func() {
+		s.mu.Lock()
+		s.polling = false
+		s.mu.Unlock()
+	}()
+	if offset > 0 {
+		// An offset confirms every update below it: Telegram forgets them.
+		n := 0
+		for n < len(s.updateIDs) && s.updateIDs[n] < offset {
+			n++
+		}
+		s.updates, s.updateIDs = s.updates[n:], s.updateIDs[n:]
+		if offset > s.confirmed {
+			s.confirmed = offset
+		}
+	}
+	deadline := time.After(time.Duration(timeout) * time.Second)
+	for len(s.updates) == 0 && timeout > 0 {
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			timeout = 0
+		case <-r.Context().Done():
+			return []json.RawMessage{}, nil
+		}
+		s.mu.Lock()
+	}
+	n := min(limit, len(s.updates))
+	out := append([]json.RawMessage{}, s.updates[:n]...)
+	s.mu.Unlock()
+	return out, nil
+}
+
+func (s *Server) chatID(p map[string]string) (int64, *apiError) {
+	id, err := strconv.ParseInt(p["chat_id"], 10, 64)
+	if err != nil || id == 0 {
+		return 0, badRequest("chat not found")
+	}
+	return id, nil
+}
+
+func (s *Server) findLocked(chat int64, p map[string]string) *Message {
+	id, _ := strconv.Atoi(p["message_id"])
+	for _, m := range s.msgs[chat] {
+		if m.ID == id && m.FromID == BotUser.ID && !m.Deleted {
+			return m
+		}
+	}
+	return nil
+}
+
+// parseText applies parse_mode and the length limit.
+func parseText(text, mode string, limit int, what string) (string, *apiError) {
+	plain := text
+	switch strings.ToLower(mode) {
+	case "":
+	case "html":
+		var err error
+		if plain, err = ParseHTML(text); err != nil {
+			return "", badRequest("%v", err)
+		}
+	default:
+		return "", badRequest("unsupported parse_mode %q in this fake", mode)
+	}
+	plain = strings.TrimSpace(plain)
+	if what == "text" && plain == "" {
+		return "", badRequest("message text is empty")
+	}
+	if Len(plain) > limit {
+		if what == "caption" {
+			return "", badRequest("message caption is too long")
+		}
+		return "", badRequest("message is too long")
+	}
+	return plain, nil
+}
+
+func parseKeyboard(raw string) ([][]tgbotapi.InlineKeyboardButton, *apiError) {
+	if raw == "" || raw == "null" {
+		return nil, nil
+	}
+	var mk tgbotapi.InlineKeyboardMarkup
+	if err := json.Unmarshal([]byte(raw), &mk); err != nil {
+		return nil, badRequest("can't parse reply keyboard markup JSON object")
+	}
+	for _, row := range mk.InlineKeyboard {
+		for _, b := range row {
+			if b.Text == "" {
+				return nil, badRequest("BUTTON_TEXT_EMPTY")
+			}
+			if b.CallbackData == nil && b.URL == nil {
+				return nil, badRequest("can't parse inline keyboard button: Text buttons are unallowed in the inline keyboard")
+			}
+			if b.CallbackData != nil && (len(*b.CallbackData) == 0 || len(*b.CallbackData) > 64) {
+				return nil, badRequest("BUTTON_DATA_INVALID")
+			}
+		}
+	}
+	if len(mk.InlineKeyboard) == 0 {
+		return [][]tgbotapi.InlineKeyboardButton{}, nil
+	}
+	return mk.InlineKeyboard, nil
+}
+
+func sameKeyboard(a, b [][]tgbotapi.InlineKeyboardButton) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return string(x) == string(y)
+}
+
+var notModified = badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
+
+func (s *Server) handleLocked(method string, p map[string]string, files map[string][]byte) (any, *apiError) {
+	switch method {
+	case "sendMessage", "sendPhoto":
+		chat, e := s.chatID(p)
+		if e != nil {
+			return nil, e
+		}
+		kb, e := parseKeyboard(p["reply_markup"])
+		if e != nil {
+			return nil, e
+		}
+		m := &Message{ChatID: chat, FromID: BotUser.ID, ParseMode: p["parse_mode"], Keyboard: kb}
+		m.ReplyTo, _ = strconv.Atoi(p["reply_to_message_id"])
+		if method == "sendMessage" {
+			if m.Plain, e = parseText(p["text"], p["parse_mode"], 4096, "text"); e != nil {
+				return nil, e
+			}
+			m.Text = p["text"]
+		} else {
+			photo := files["photo"]
+			if len(photo) == 0 {
+				return nil, badRequest("there is no photo in the request")
+			}
+			if m.Plain, e = parseText(p["caption"], p["parse_mode"], 1024, "caption"); e != nil {
+				return nil, e
+			}
+			m.Photo, m.Caption, m.Text = photo, m.Plain, p["caption"]
+		}
+		m.ID = s.newMsgIDLocked(chat)
+		s.msgs[chat] = append(s.msgs[chat], m)
+		return s.wireLocked(m), nil
+	case "editMessageText":
+		chat, e := s.chatID(p)
+		if e != nil {
+			return nil, e
+		}
+		m := s.findLocked(chat, p)
+		if m == nil {
+			return nil, badRequest("message to edit not found")
+		}
+		plain, e := parseText(p["text"], p["parse_mode"], 4096, "text")
+		if e != nil {
+			return nil, e
+		}
+		kb, e := parseKeyboard(p["reply_markup"])
+		if e != nil {
+			return nil, e
+		}
+		if plain == m.Plain && sameKeyboard(kb, m.Keyboard) {
+			return nil, notModified
+		}
+		m.Text, m.Plain, m.ParseMode, m.Keyboard = p["text"], plain, p["parse_mode"], kb
+		m.Edits++
+		return s.wireLocked(m), nil
+	case "editMessageReplyMarkup":
+		chat, e := s.chatID(p)
+		if e != nil {
+			return nil, e
+		}
+		m := s.findLocked(chat, p)
+		if m == nil {
+			return nil, badRequest("message to edit not found")
+		}
+		kb, e := parseKeyboard(p["reply_markup"])
+		if e != nil {
+			return nil, e
+		}
+		if sameKeyboard(kb, m.Keyboard) {
+			return nil, notModified
+		}
+		m.Keyboard = kb
+		m.Edits++
+		return s.wireLocked(m), nil
+	case "deleteMessage":
+		chat, e := s.chatID(p)
+		if e != nil {
+			return nil, e
+		}
+		m := s.findLocked(chat, p)
+		if m == nil {
+			return nil, badRequest("message to delete not found")
+		}
+		m.Deleted = true
+		return true, nil
+	case "answerCallbackQuery":
+		cb := s.callbacks[p["callback_query_id"]]
+		if cb == nil || cb.answered {
+			return nil, badRequest("query is too old and response timeout expired or query ID is invalid")
+		}
+		if Len(p["text"]) > 200 {
+			return nil, badRequest("MESSAGE_TOO_LONG")
+		}
+		cb.answered = true
+		cb.answer = CallbackAnswer{Text: p["text"], ShowAlert: p["show_alert"] == "true"}
+		return true, nil
+	case "sendChatAction":
+		chat, e := s.chatID(p)
+		if e != nil {
+			return nil, e
+		}
+		if p["action"] == "" {
+			return nil, badRequest("wrong parameter action in request")
+		}
+		s.actions[chat]++
+		return true, nil
+	case "setMyCommands":
+		var cmds []tgbotapi.BotCommand
+		if err := json.Unmarshal([]byte(p["commands"]), &cmds); err != nil {
+			return nil, badRequest("can't parse commands JSON object")
+		}
+		for _, c := range cmds {
+			if c.Command == "" || len(c.Command) > 32 || strings.ToLower(c.Command) != c.Command || len(c.Description) < 1 || len(c.Description) > 256 {
+				return nil, badRequest("BOT_COMMAND_INVALID")
+			}
+		}
+		s.commands = cmds
+		return true, nil
+	}
+	return nil, &apiError{code: 404, desc: "Not Found"}
+}

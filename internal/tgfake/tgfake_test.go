@@ -1,0 +1,167 @@
+package tgfake_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+func newAPI(t *testing.T, fake *tgfake.Server) *tgbotapi.BotAPI {
+	t.Helper()
+	api, err := tgbotapi.NewBotAPIWithClient(tgfake.Token, fake.Endpoint(), &http.Client{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("NewBotAPIWithClient: %v", err)
+	}
+	return api
+}
+
+func apiErr(t *testing.T, err error) *tgbotapi.Error {
+	t.Helper()
+	var e *tgbotapi.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not a *tgbotapi.Error", err, err)
+	}
+	return e
+}
+
+func TestParseHTML(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"<b>bold</b> &lt;x&gt; &amp; &quot; &#65;&#x42;", `bold <x> & " AB`, true},
+		{`<a href="https://x.y/?a=1&amp;b=2">link</a>`, "link", true},
+		{`<pre><code class="language-go">x</code></pre>`, "x", true},
+		{"a < b", "", false},
+		{"a & b", "", false},
+		{"&nbsp;", "", false},
+		{"<b>x", "", false},
+		{"<b><i>x</b></i>", "", false},
+		{"<div>x</div>", "", false},
+		{"<code><b>x</b></code>", "", false},
+		{"a > b", "a > b", true},
+	}
+	for _, tt := range tests {
+		got, err := tgfake.ParseHTML(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseHTML(%q) = %q, %v; want %q, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestLimitsAndErrors(t *testing.T) {
+	fake := tgfake.New(t)
+	api := newAPI(t, fake)
+
+	_, err := api.Send(tgbotapi.NewMessage(42, strings.Repeat("x", 4097)))
+	if e := apiErr(t, err); e.Code != 400 || !strings.Contains(e.Message, "too long") {
+		t.Errorf("4097 chars: got %v", e)
+	}
+	// Entities do not count: 4096 visible characters in bold are fine.
+	if _, err := api.Send(tgbotapi.MessageConfig{BaseChat: tgbotapi.BaseChat{ChatID: 42}, Text: "<b>" + strings.Repeat("&lt;", 4096) + "</b>", ParseMode: "HTML"}); err != nil {
+		t.Errorf("4096 escaped chars: %v", err)
+	}
+	// UTF-16: an emoji counts twice.
+	if _, err := api.Send(tgbotapi.NewMessage(42, strings.Repeat("😀", 2049))); err == nil {
+		t.Errorf("2049 emoji: want too long")
+	}
+	_, err = api.Send(tgbotapi.MessageConfig{BaseChat: tgbotapi.BaseChat{ChatID: 42}, Text: "a < b", ParseMode: "HTML"})
+	if e := apiErr(t, err); !strings.Contains(e.Message, "can't parse entities") {
+		t.Errorf("bad html: got %v", e)
+	}
+	msg := tgbotapi.NewMessage(42, "pick")
+	msg.ReplyMarkup = tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("x", strings.Repeat("d", 65))))
+	_, err = api.Send(msg)
+	if e := apiErr(t, err); !strings.Contains(e.Message, "BUTTON_DATA_INVALID") {
+		t.Errorf("65-byte data: got %v", e)
+	}
+	sent, err := api.Send(tgbotapi.NewMessage(42, "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = api.Send(tgbotapi.NewEditMessageText(42, sent.MessageID, "hello"))
+	if e := apiErr(t, err); !strings.Contains(e.Message, "message is not modified") {
+		t.Errorf("identical edit: got %v", e)
+	}
+	if _, err := api.Send(tgbotapi.NewEditMessageText(42, sent.MessageID, "hello again")); err != nil {
+		t.Errorf("edit: %v", err)
+	}
+	// Methods returning true decode only through Request.
+	if _, err := api.Request(tgbotapi.NewChatAction(42, tgbotapi.ChatTyping)); err != nil {
+		t.Errorf("sendChatAction: %v", err)
+	}
+	if _, err := api.Request(tgbotapi.NewDeleteMessage(42, sent.MessageID)); err != nil {
+		t.Errorf("deleteMessage: %v", err)
+	}
+	fake.FloodWait("sendMessage", 3)
+	_, err = api.Send(tgbotapi.NewMessage(42, "flood"))
+	if e := apiErr(t, err); e.Code != 429 || e.RetryAfter != 3 {
+		t.Errorf("429: got code %d retry %d", e.Code, e.RetryAfter)
+	}
+	photo := tgbotapi.NewPhoto(42, tgbotapi.FileBytes{Name: "a.png", Bytes: []byte("PNG")})
+	photo.Caption = "cap"
+	if _, err := api.Send(photo); err != nil {
+		t.Errorf("sendPhoto: %v", err)
+	}
+	msgs := fake.Messages(42)
+	if got := len(msgs); got != 2 || string(msgs[1].Photo) != "PNG" {
+		t.Errorf("messages: got %d", got)
+	}
+}
+
+func TestGetUpdates(t *testing.T) {
+	fake := tgfake.New(t)
+	api := newAPI(t, fake)
+	fake.Text(7, 7, "/start")
+	fake.Text(7, 7, "hi")
+	ups, err := api.GetUpdates(tgbotapi.UpdateConfig{Timeout: 1})
+	if err != nil || len(ups) != 2 {
+		t.Fatalf("GetUpdates: %d, %v", len(ups), err)
+	}
+	if !ups[0].Message.IsCommand() || ups[0].Message.Command() != "start" {
+		t.Errorf("first update is not /start: %+v", ups[0].Message)
+	}
+	// Without confirming, the same updates come again.
+	again, _ := api.GetUpdates(tgbotapi.UpdateConfig{Timeout: 1})
+	if len(again) != 2 {
+		t.Errorf("unconfirmed: got %d updates", len(again))
+	}
+	// Long poll: an update arriving during the poll ends it.
+	go func() { time.Sleep(50 * time.Millisecond); fake.Text(7, 7, "later") }()
+	start := time.Now()
+	ups, err = api.GetUpdates(tgbotapi.UpdateConfig{Offset: ups[1].UpdateID + 1, Timeout: 5})
+	if err != nil || len(ups) != 1 || ups[0].Message.Text != "later" || time.Since(start) > 2*time.Second {
+		t.Errorf("long poll: %v %v after %v", ups, err, time.Since(start))
+	}
+	// Two pollers at once: one gets 409.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = api.GetUpdates(tgbotapi.UpdateConfig{Offset: ups[0].UpdateID + 1, Timeout: 1})
+		}()
+	}
+	wg.Wait()
+	conflicts := 0
+	for _, err := range errs {
+		var e *tgbotapi.Error
+		if errors.As(err, &e) && e.Code == 409 {
+			conflicts++
+		}
+	}
+	if conflicts != 1 {
+		t.Errorf("two pollers: got errors %v, want one 409", errs)
+	}
+	if n := fake.Unconfirmed(); n != 0 {
+		t.Errorf("unconfirmed after offset: %d", n)
+	}
+}
