@@ -1,0 +1,159 @@
+package config_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/spf13/pflag"
+)
+
+// load runs config.Load in a fresh folder with the given files, args and
+// environment, so the developer's own .env or mcpgram.yaml never leak in.
+func load(t *testing.T, files map[string]string, env map[string]string, args ...string) (*config.Config, error) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	config.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return config.Load(fs, func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	})
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.MCPSettings, "./mcp-settings.json"; got != want {
+		t.Errorf("MCPSettings = %q, want %q", got, want)
+	}
+	if got, want := c.MaxTurns, 20; got != want {
+		t.Errorf("MaxTurns = %d, want %d", got, want)
+	}
+	if got, want := c.TelegramAPIURL, "https://api.telegram.org"; got != want {
+		t.Errorf("TelegramAPIURL = %q, want %q", got, want)
+	}
+	if c.AutoApproveAll {
+		t.Error("AutoApproveAll is on by default")
+	}
+	err = c.RequireTelegram()
+	var miss *config.MissingError
+	if !errors.As(err, &miss) || miss.Name != "TELEGRAM_BOT_TOKEN" || !strings.Contains(err.Error(), "BotFather") || !strings.Contains(err.Error(), "mcpgram chat") {
+		t.Errorf("RequireTelegram() = %v, want a missing TELEGRAM_BOT_TOKEN naming BotFather and mcpgram chat", err)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	files := map[string]string{
+		"mcpgram.yaml": "max_turns: 7\nopenai_model: from-yaml\nmax_context_tokens: 5000\nlog_level: warn\n",
+		".env":         "# comment\nOPENAI_MODEL=\"from-dotenv\"\nMAX_CONTEXT_TOKENS=6000\nOPENAI_API_KEY=sk-dotenv-123456\n",
+	}
+	env := map[string]string{"MAX_CONTEXT_TOKENS": "7000"}
+	c, err := load(t, files, env, "--log-level", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"yaml over default", c.MaxTurns, 7},
+		{".env over yaml", c.Model, "from-dotenv"},
+		{"environment over .env", c.MaxContextTokens, 7000},
+		{"flag over yaml", c.LogLevel.String(), "DEBUG"},
+		{"secret from .env", c.OpenAIKey, "sk-dotenv-123456"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "token")
+	if err := os.WriteFile(path, []byte("123:abcdefghij\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, nil, map[string]string{"TELEGRAM_BOT_TOKEN_FILE": path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.TelegramToken, "123:abcdefghij"; got != want {
+		t.Errorf("TelegramToken = %q, want %q", got, want)
+	}
+}
+
+func TestErrorsNameTheSetting(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		env   map[string]string
+		want  string
+	}{
+		{"bad number", nil, map[string]string{"MAX_TURNS": "many"}, "MAX_TURNS"},
+		{"zero turns", nil, map[string]string{"MAX_TURNS": "0"}, "MAX_TURNS"},
+		{"bad temperature", nil, map[string]string{"LLM_TEMPERATURE": "hot"}, "LLM_TEMPERATURE"},
+		{"bad ids", nil, map[string]string{"ADMIN_USER_IDS": "12,bob"}, "ADMIN_USER_IDS"},
+		{"bad auto approve", nil, map[string]string{"AUTO_APPROVE": "some"}, "AUTO_APPROVE"},
+		{"bad url", nil, map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, "OPENAI_BASE_URL"},
+		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
+		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
+		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
+		{"broken .env", map[string]string{".env": "JUSTAWORD\n"}, nil, ".env:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, tt.files, tt.env)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load() error = %v, want one naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMissingExplicitConfigFile(t *testing.T) {
+	_, err := load(t, nil, nil, "--config", "nope.yaml")
+	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("Load() error = %v, want one naming nope.yaml", err)
+	}
+}
+
+func TestPrintMasksSecrets(t *testing.T) {
+	env := map[string]string{"TELEGRAM_BOT_TOKEN": "123456:SECRETSECRETSECRET", "OPENAI_API_KEY": "sk-verysecretkey"}
+	c, err := load(t, nil, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := c.Print(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, secret := range []string{"SECRETSECRET", "verysecret"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("Print shows %q:\n%s", secret, out)
+		}
+	}
+	for _, s := range config.Settings {
+		if !strings.Contains(out, s.Name+"=") {
+			t.Errorf("Print lacks %s", s.Name)
+		}
+	}
+}
