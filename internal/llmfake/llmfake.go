@@ -1,0 +1,349 @@
+// Package llmfake is a scripted OpenAI-compatible chat completions server
+// for tests. It speaks the real wire format, plain JSON and SSE streaming,
+// and answers each request with whatever a test's Handler decides from the
+// request, so tests can both script the model and assert what it was sent.
+//
+//	srv := llmfake.New(t, llmfake.Script(
+//		llmfake.Reply{Status: 429, RetryAfter: "1"},
+//		llmfake.Text("<attempt_completion><result>hi</result></attempt_completion>").Split(7),
+//	))
+//	client, _ := llm.New(llm.Config{BaseURL: srv.URL(), Model: "fake"})
+package llmfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A Message is one message of a request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// A Request is what a client sent, decoded from the wire independently of
+// any client library, so tests see exactly what reached the model.
+type Request struct {
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Stream      bool      `json:"stream"`
+	Temperature *float64  `json:"temperature"`
+	MaxTokens   int       `json:"max_tokens"`
+	// StreamOptions as sent; IncludeUsage asks for a final usage chunk.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	// Header holds the request's HTTP headers (Authorization included).
+	Header http.Header `json:"-"`
+}
+
+// Last returns the content of the last message.
+func (r Request) Last() string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[len(r.Messages)-1].Content
+}
+
+// A Usage is what the server reports as token counts.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// A Reply is what the server answers one request with.
+type Reply struct {
+	// Content is the reply text.
+	Content string
+	// Chunks, when set, is how a streamed reply is cut into deltas (their
+	// concatenation is the reply; Content is then ignored). Unset, a
+	// streamed reply is one delta.
+	Chunks []string
+	// Status, when not 0 or 200, answers with that HTTP status and an
+	// OpenAI-style error body carrying Error (or a default message).
+	Status int
+	Error  string
+	// RetryAfter is sent as the Retry-After header when not empty.
+	RetryAfter string
+	// Delay before the response headers are written.
+	Delay time.Duration
+	// ChunkDelay between two streamed chunks.
+	ChunkDelay time.Duration
+	// DropAfter, when > 0, cuts the connection after that many streamed
+	// content chunks, as a crashing upstream would.
+	DropAfter int
+	// StreamError, when set, is sent as an in-stream error event after the
+	// content chunks, as some providers report failures midway.
+	StreamError string
+	// Usage to report; nil reports a count derived from the byte lengths
+	// (bytes/4), so token accounting is always exercised.
+	Usage *Usage
+	// FinishReason; default "stop".
+	FinishReason string
+}
+
+// Text is a 200 reply with content s.
+func Text(s string) Reply { return Reply{Content: s} }
+
+// Split returns r streamed in chunks of at most n bytes (the last one
+// shorter), which cuts tags at arbitrary places.
+func (r Reply) Split(n int) Reply {
+	s := r.text()
+	r.Chunks = nil
+	for len(s) > n {
+		r.Chunks = append(r.Chunks, s[:n])
+		s = s[n:]
+	}
+	r.Chunks = append(r.Chunks, s)
+	return r
+}
+
+func (r Reply) text() string {
+	if r.Chunks != nil {
+		return strings.Join(r.Chunks, "")
+	}
+	return r.Content
+}
+
+// A Call is one request the server received: N counts from 1.
+type Call struct {
+	N       int
+	Request Request
+}
+
+// A Handler decides the reply to a call. Calls to it are serialised, so a
+// handler may keep state without locking.
+type Handler func(Call) Reply
+
+// Script returns a Handler answering the n-th call with replies[n-1]; a
+// call beyond the script gets a 500 saying so (and fails the test through
+// Server.Err).
+func Script(replies ...Reply) Handler {
+	return func(c Call) Reply {
+		if c.N > len(replies) {
+			return Reply{Status: http.StatusInternalServerError, Error: fmt.Sprintf("llmfake: script has %d replies, got call %d", len(replies), c.N)}
+		}
+		return replies[c.N-1]
+	}
+}
+
+// A Server is a running fake endpoint.
+type Server struct {
+	srv     *httptest.Server
+	handler Handler
+
+	mu       sync.Mutex
+	calls    []Call
+	problems []string
+}
+
+// New starts a Server answering with h; it stops when t ends, and the
+// test fails if the server received malformed requests or ran off the end
+// of a Script.
+func New(t testing.TB, h Handler) *Server {
+	t.Helper()
+	s := &Server{handler: h}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.serve)
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+		for _, p := range s.Problems() {
+			t.Errorf("llmfake: %s", p)
+		}
+	})
+	return s
+}
+
+// URL is the base URL to configure a client with (it ends in /v1).
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Calls returns the calls received so far, in order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Problems returns what went wrong on the server side: malformed requests
+// and script overruns.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+func (s *Server) problem(format string, args ...any) {
+	s.mu.Lock()
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		s.problem("request body is not JSON: %v", err)
+		writeError(w, Reply{Status: http.StatusBadRequest, Error: err.Error()})
+		return
+	}
+	req.Header = r.Header.Clone()
+	if req.Model == "" || len(req.Messages) == 0 {
+		s.problem("request without model or messages: %s", body)
+	}
+
+	s.mu.Lock()
+	call := Call{N: len(s.calls) + 1, Request: req}
+	s.calls = append(s.calls, call)
+	reply := s.handler(call)
+	s.mu.Unlock()
+	if reply.Status == http.StatusInternalServerError && strings.HasPrefix(reply.Error, "llmfake: script") {
+		s.problem("%s", reply.Error)
+	}
+
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if reply.RetryAfter != "" {
+		w.Header().Set("Retry-After", reply.RetryAfter)
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		writeError(w, reply)
+		return
+	}
+	if req.Stream {
+		s.stream(w, r, req, reply)
+		return
+	}
+	text := reply.text()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id":      "chatcmpl-fake",
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   req.Model,
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": text},
+			"finish_reason": reply.finish(),
+		}},
+		"usage": reply.usage(req, text),
+	})
+}
+
+func (r Reply) finish() string {
+	if r.FinishReason == "" {
+		return "stop"
+	}
+	return r.FinishReason
+}
+
+func (r Reply) usage(req Request, text string) map[string]any {
+	u := Usage{CompletionTokens: len(text) / 4}
+	if r.Usage != nil {
+		u = *r.Usage
+	} else {
+		for _, m := range req.Messages {
+			u.PromptTokens += len(m.Content) / 4
+		}
+	}
+	return map[string]any{
+		"prompt_tokens":     u.PromptTokens,
+		"completion_tokens": u.CompletionTokens,
+		"total_tokens":      u.PromptTokens + u.CompletionTokens,
+	}
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, reply Reply) {
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{
+			"id":      "chatcmpl-fake",
+			"object":  "chat.completion.chunk",
+			"created": time.Now().Unix(),
+			"model":   req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		}
+	}
+	text := reply.text()
+	chunks := reply.Chunks
+	if chunks == nil {
+		chunks = []string{text}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for i, c := range chunks {
+		if reply.DropAfter > 0 && i == reply.DropAfter {
+			// Cut the connection mid-body: the client sees an unexpected EOF.
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+				}
+			}
+			return
+		}
+		if i > 0 && reply.ChunkDelay > 0 {
+			select {
+			case <-time.After(reply.ChunkDelay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		send(chunk(map[string]any{"content": c}, nil))
+	}
+	if reply.StreamError != "" {
+		send(map[string]any{"error": map[string]any{"message": reply.StreamError, "type": "server_error"}})
+		return
+	}
+	send(chunk(map[string]any{}, reply.finish()))
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		send(map[string]any{
+			"id":      "chatcmpl-fake",
+			"object":  "chat.completion.chunk",
+			"created": time.Now().Unix(),
+			"model":   req.Model,
+			"choices": []any{},
+			"usage":   reply.usage(req, text),
+		})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+func writeError(w http.ResponseWriter, reply Reply) {
+	msg := reply.Error
+	if msg == "" {
+		msg = http.StatusText(reply.Status)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(reply.Status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"error": map[string]any{"message": msg, "type": "fake_error", "code": reply.Status},
+	})
+}

@@ -1,0 +1,362 @@
+// Package llm talks to an OpenAI-compatible chat completions endpoint
+// (OpenAI, OpenRouter, DeepSeek, Groq, Ollama, vLLM, LM Studio, ...). It
+// sends plain messages and gets plain text back, streamed or not: tool use
+// is the caller's business, written in the text, so models without native
+// function calling work too. Transient failures (429, 5xx, timeouts, dropped
+// connections) are retried with exponential backoff honouring Retry-After;
+// what is left is an *Error whose Kind the caller can branch on.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultBaseURL    = "https://api.openai.com/v1"
+	DefaultTimeout    = 2 * time.Minute
+	DefaultMaxRetries = 3
+	DefaultBackoff    = time.Second
+	DefaultMaxWait    = time.Minute
+)
+
+// A Config configures a Client.
+type Config struct {
+	// BaseURL of the API, up to and including the version: requests go to
+	// BaseURL + "/chat/completions". Default DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends none (local servers).
+	APIKey string
+	// Model is required.
+	Model string
+	// Temperature is sent on every call, 0 included (go-openai drops a zero
+	// temperature, which would silently give the provider's default of 1).
+	Temperature float32
+	// MaxTokens caps each reply; 0 leaves it to the provider.
+	MaxTokens int
+	// Timeout is how long the endpoint may stay silent: until the response
+	// headers arrive and, when streaming, between two chunks. A long reply
+	// that keeps streaming is never cut. Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxRetries of one call after a transient failure; default
+	// DefaultMaxRetries; negative means none.
+	MaxRetries int
+	// Backoff is the wait before the first retry, doubled for each next one
+	// (plus up to 25% jitter) unless the server's Retry-After says otherwise.
+	// Default DefaultBackoff; tests set it to a millisecond.
+	Backoff time.Duration
+	// MaxWait caps one wait. A Retry-After beyond it is not waited for: the
+	// call fails at once with KindRateLimited and Error.RetryAfter set, so
+	// the user hears "try again later" instead of watching a silent bot.
+	// Default DefaultMaxWait.
+	MaxWait time.Duration
+	// HTTPClient to send requests with; default a new http.Client (its own
+	// Timeout must be zero or longer than any reply: Timeout above is the
+	// silence limit).
+	HTTPClient *http.Client
+	// Logger for retries; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Roles of a Message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// A Message is one chat message.
+type Message struct {
+	Role    string
+	Content string
+}
+
+// A Request is one chat completion call.
+type Request struct {
+	Messages []Message
+	// Temperature, when not nil, replaces Config.Temperature for this call.
+	Temperature *float32
+	// OnDelta, when not nil, makes the call stream: it is called with each
+	// piece of reply text as it arrives, from the calling goroutine.
+	OnDelta func(delta string)
+	// OnRetry, when not nil, is called before each retry. When streaming,
+	// text already passed to OnDelta is void: the retry starts from empty.
+	OnRetry func(attempt int, wait time.Duration, err error)
+}
+
+// A Usage counts the tokens of one call as the provider reported them
+// (zero when it reported none).
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	// CachedTokens of the prompt, read from the provider's prefix cache.
+	CachedTokens int
+}
+
+// A Response is a model reply.
+type Response struct {
+	Content string
+	// FinishReason is the provider's: "stop", "length" (cut by MaxTokens),
+	// "content_filter", ... Empty when the provider sent none.
+	FinishReason string
+	Usage        Usage
+	// Attempts made, 1 when the first succeeded.
+	Attempts int
+	// Duration of the whole call, waits included.
+	Duration time.Duration
+}
+
+// A Client calls the chat completions endpoint. It is safe for concurrent
+// use.
+type Client struct {
+	cfg    Config
+	api    *openai.Client
+	logger *slog.Logger
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("llm: model is required")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.Temperature < 0 || cfg.Temperature > 2 {
+		return nil, fmt.Errorf("llm: temperature %v is outside 0..2", cfg.Temperature)
+	}
+	if cfg.MaxTokens < 0 {
+		return nil, fmt.Errorf("llm: max tokens %d is negative", cfg.MaxTokens)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultMaxRetries
+	} else if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc.HTTPClient = headerDoer{cfg.HTTPClient}
+	return &Client{
+		cfg:    cfg,
+		api:    openai.NewClientWithConfig(oc),
+		logger: cfg.Logger.With("model", cfg.Model),
+	}, nil
+}
+
+// Model returns the configured model name.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Temperature returns the configured temperature.
+func (c *Client) Temperature() float32 { return c.cfg.Temperature }
+
+// Complete sends req and returns the reply. Transient failures are retried;
+// the error left is an *Error, or ctx's error (wrapped) when ctx ended.
+func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		resp, err := c.attempt(ctx, req)
+		if err == nil {
+			resp.Attempts = attempt
+			resp.Duration = time.Since(start)
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("model call: %w", context.Cause(ctx))
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Kind: KindNetwork, Err: err}
+		}
+		e.Attempts = attempt
+		if !e.Kind.Transient() || attempt > c.cfg.MaxRetries {
+			return nil, e
+		}
+		wait := c.backoff(attempt)
+		if e.RetryAfter > 0 {
+			if e.RetryAfter > c.cfg.MaxWait {
+				return nil, e
+			}
+			wait = e.RetryAfter
+		}
+		c.logger.Warn("model call failed, retrying", "attempt", attempt, "wait", wait, "err", e)
+		if req.OnRetry != nil {
+			req.OnRetry(attempt, wait, e)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("model call: %w", context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.cfg.Backoff << (attempt - 1)
+	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
+	return min(d, c.cfg.MaxWait)
+}
+
+// errSilent cancels an attempt whose endpoint stopped answering.
+var errSilent = errors.New("model endpoint silent")
+
+func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
+	info := &attemptInfo{}
+	actx, cancel := context.WithCancelCause(context.WithValue(ctx, attemptKey{}, info))
+	defer cancel(nil)
+	// One timer serves as header timeout and stream idle timeout.
+	timer := time.AfterFunc(c.cfg.Timeout, func() { cancel(errSilent) })
+	defer timer.Stop()
+
+	resp, err := c.send(actx, req, func() { timer.Reset(c.cfg.Timeout) })
+	if err == nil {
+		return resp, nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	if errors.Is(context.Cause(actx), errSilent) {
+		return nil, &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.cfg.Timeout)}
+	}
+	return nil, classify(err, info.retryAfter())
+}
+
+func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
+	temp := c.cfg.Temperature
+	if req.Temperature != nil {
+		temp = max(0, min(2, *req.Temperature))
+	}
+	if temp == 0 {
+		// The field is omitempty: the smallest positive float is how a
+		// zero temperature survives the encoding.
+		temp = math.SmallestNonzeroFloat32
+	}
+	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+	}
+	return openai.ChatCompletionRequest{
+		Model:    c.cfg.Model,
+		Messages: msgs,
+		//lint:ignore SA1019 max_tokens is what the OpenAI-compatible servers (Ollama, vLLM, DeepSeek, Groq) understand.
+		MaxTokens:   c.cfg.MaxTokens,
+		Temperature: temp,
+	}
+}
+
+func (c *Client) send(ctx context.Context, req Request, alive func()) (*Response, error) {
+	oreq := c.openaiRequest(req)
+	if req.OnDelta == nil {
+		r, err := c.api.CreateChatCompletion(ctx, oreq)
+		if err != nil {
+			return nil, err
+		}
+		out := &Response{Usage: usage(&r.Usage)}
+		if len(r.Choices) > 0 {
+			out.Content = r.Choices[0].Message.Content
+			out.FinishReason = string(r.Choices[0].FinishReason)
+		}
+		return out, nil
+	}
+
+	oreq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	stream, err := c.api.CreateChatCompletionStream(ctx, oreq)
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	alive()
+	var b strings.Builder
+	out := &Response{}
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		alive()
+		if chunk.Usage != nil {
+			out.Usage = usage(chunk.Usage)
+		}
+		if len(chunk.Choices) == 0 {
+			continue
+		}
+		ch := chunk.Choices[0]
+		if ch.FinishReason != "" {
+			out.FinishReason = string(ch.FinishReason)
+		}
+		if ch.Delta.Content != "" {
+			b.WriteString(ch.Delta.Content)
+			req.OnDelta(ch.Delta.Content)
+		}
+	}
+	out.Content = b.String()
+	return out, nil
+}
+
+func usage(u *openai.Usage) Usage {
+	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
+}
+
+// go-openai keeps no response headers on its errors, so the HTTP client
+// notes Retry-After in a holder that the attempt put in the request context.
+type attemptKey struct{}
+
+type attemptInfo struct {
+	mu     sync.Mutex
+	header http.Header
+}
+
+func (a *attemptInfo) retryAfter() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return parseRetryAfter(a.header, time.Now())
+}
+
+type headerDoer struct{ c *http.Client }
+
+func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if err == nil && resp.StatusCode >= 400 {
+		if info, ok := req.Context().Value(attemptKey{}).(*attemptInfo); ok {
+			info.mu.Lock()
+			info.header = resp.Header.Clone()
+			info.mu.Unlock()
+		}
+	}
+	return resp, err
+}

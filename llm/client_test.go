@@ -1,0 +1,248 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/llm"
+)
+
+func newClient(t *testing.T, srv *llmfake.Server, edit func(*llm.Config)) *llm.Client {
+	t.Helper()
+	cfg := llm.Config{
+		BaseURL:     srv.URL(),
+		APIKey:      "sk-test",
+		Model:       "fake-model",
+		Temperature: 0.7,
+		MaxTokens:   512,
+		Backoff:     time.Millisecond,
+		Timeout:     5 * time.Second,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	c, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func drop(r llmfake.Reply, after int) llmfake.Reply {
+	r.DropAfter = after
+	return r
+}
+
+var hello = []llm.Message{{Role: llm.RoleSystem, Content: "be brief"}, {Role: llm.RoleUser, Content: "hello"}}
+
+func TestCompletePlainAndStreamed(t *testing.T) {
+	const reply = "<thinking>x</thinking>Hello <b>there</b>, friend."
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "stream"}[stream], func(t *testing.T) {
+			srv := llmfake.New(t, llmfake.Script(llmfake.Text(reply).Split(3)))
+			c := newClient(t, srv, nil)
+			var deltas []string
+			req := llm.Request{Messages: hello}
+			if stream {
+				req.OnDelta = func(d string) { deltas = append(deltas, d) }
+			}
+			resp, err := c.Complete(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Content != reply {
+				t.Errorf("content = %q, want %q", resp.Content, reply)
+			}
+			if stream && strings.Join(deltas, "") != reply {
+				t.Errorf("deltas join to %q, want %q", strings.Join(deltas, ""), reply)
+			}
+			if stream && len(deltas) < 5 {
+				t.Errorf("got %d deltas, want the reply in many chunks", len(deltas))
+			}
+			if resp.FinishReason != "stop" || resp.Attempts != 1 {
+				t.Errorf("finish %q attempts %d, want stop 1", resp.FinishReason, resp.Attempts)
+			}
+			wantUsage := llm.Usage{PromptTokens: len("be brief")/4 + len("hello")/4, CompletionTokens: len(reply) / 4}
+			if resp.Usage != wantUsage {
+				t.Errorf("usage = %+v, want %+v", resp.Usage, wantUsage)
+			}
+
+			got := srv.Calls()[0].Request
+			if got.Model != "fake-model" || got.MaxTokens != 512 || got.Stream != stream {
+				t.Errorf("request model %q max %d stream %v", got.Model, got.MaxTokens, got.Stream)
+			}
+			if got.Temperature == nil || *got.Temperature < 0.69 || *got.Temperature > 0.71 {
+				t.Errorf("temperature = %v, want 0.7", got.Temperature)
+			}
+			if stream && (got.StreamOptions == nil || !got.StreamOptions.IncludeUsage) {
+				t.Error("stream_options.include_usage not requested")
+			}
+			if h := got.Header.Get("Authorization"); h != "Bearer sk-test" {
+				t.Errorf("Authorization = %q", h)
+			}
+			if len(got.Messages) != 2 || got.Messages[1] != (llmfake.Message{Role: "user", Content: "hello"}) {
+				t.Errorf("messages = %+v", got.Messages)
+			}
+		})
+	}
+}
+
+// A zero temperature must reach the wire: go-openai omits a zero field.
+func TestZeroTemperatureIsSent(t *testing.T) {
+	srv := llmfake.New(t, llmfake.Script(llmfake.Text("a"), llmfake.Text("b")))
+	c := newClient(t, srv, func(c *llm.Config) { c.Temperature = 0 })
+	if _, err := c.Complete(context.Background(), llm.Request{Messages: hello}); err != nil {
+		t.Fatal(err)
+	}
+	lowered := float32(0.3)
+	if _, err := c.Complete(context.Background(), llm.Request{Messages: hello, Temperature: &lowered}); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.Calls()
+	if tp := calls[0].Request.Temperature; tp == nil || *tp > 1e-6 {
+		t.Errorf("temperature = %v, want present and 0", tp)
+	}
+	if tp := calls[1].Request.Temperature; tp == nil || *tp < 0.29 || *tp > 0.31 {
+		t.Errorf("override temperature = %v, want 0.3", tp)
+	}
+}
+
+func TestRetries(t *testing.T) {
+	tests := []struct {
+		name     string
+		replies  []llmfake.Reply
+		stream   bool
+		want     string
+		attempts int
+		minTime  time.Duration
+	}{
+		{"500 then ok", []llmfake.Reply{{Status: 500}, llmfake.Text("ok")}, false, "ok", 2, 0},
+		{"502 503 504 then ok", []llmfake.Reply{{Status: 502}, {Status: 503}, {Status: 504}, llmfake.Text("ok")}, true, "ok", 4, 0},
+		{"429 honours Retry-After", []llmfake.Reply{{Status: 429, RetryAfter: "1"}, llmfake.Text("ok")}, true, "ok", 2, time.Second},
+		{"dropped stream", []llmfake.Reply{drop(llmfake.Text("partial reply").Split(2), 2), llmfake.Text("whole")}, true, "whole", 2, 0},
+		{"error inside stream", []llmfake.Reply{{Content: "half", StreamError: "overloaded"}, llmfake.Text("ok")}, true, "ok", 2, 0},
+		{"silent endpoint", []llmfake.Reply{{Content: "late", Delay: 400 * time.Millisecond}, llmfake.Text("ok")}, false, "ok", 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmfake.New(t, llmfake.Script(tt.replies...))
+			c := newClient(t, srv, func(c *llm.Config) { c.Timeout = 200 * time.Millisecond })
+			var retries []time.Duration
+			var streamed strings.Builder
+			req := llm.Request{
+				Messages: hello,
+				OnRetry: func(_ int, wait time.Duration, _ error) {
+					retries = append(retries, wait)
+					streamed.Reset()
+				},
+			}
+			if tt.stream {
+				req.OnDelta = func(d string) { streamed.WriteString(d) }
+			}
+			start := time.Now()
+			resp, err := c.Complete(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Content != tt.want || resp.Attempts != tt.attempts {
+				t.Errorf("got %q after %d attempts, want %q after %d", resp.Content, resp.Attempts, tt.want, tt.attempts)
+			}
+			if tt.stream && streamed.String() != tt.want {
+				t.Errorf("streamed since last retry = %q, want %q", streamed.String(), tt.want)
+			}
+			if len(retries) != tt.attempts-1 {
+				t.Errorf("OnRetry called %d times, want %d", len(retries), tt.attempts-1)
+			}
+			if el := time.Since(start); el < tt.minTime {
+				t.Errorf("took %v, want at least %v", el, tt.minTime)
+			}
+		})
+	}
+}
+
+func TestFinalFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		replies  []llmfake.Reply
+		kind     llm.Kind
+		status   int
+		attempts int
+		user     string
+	}{
+		{"500 four times", []llmfake.Reply{{Status: 500}, {Status: 500}, {Status: 500}, {Status: 500}}, llm.KindServer, 500, 4, "having trouble"},
+		{"401 is not retried", []llmfake.Reply{{Status: 401, Error: "bad key"}}, llm.KindAuth, 401, 1, "API key"},
+		{"400 is not retried", []llmfake.Reply{{Status: 400, Error: "This model's maximum context length is 8192 tokens"}}, llm.KindBadRequest, 400, 1, "/reset"},
+		{"long Retry-After is not waited for", []llmfake.Reply{{Status: 429, RetryAfter: "3600"}}, llm.KindRateLimited, 429, 1, "60 minutes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmfake.New(t, llmfake.Script(tt.replies...))
+			c := newClient(t, srv, nil)
+			_, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
+			var e *llm.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v, want *llm.Error", err)
+			}
+			if e.Kind != tt.kind || e.StatusCode != tt.status || e.Attempts != tt.attempts {
+				t.Errorf("got kind %v status %d attempts %d, want %v %d %d", e.Kind, e.StatusCode, e.Attempts, tt.kind, tt.status, tt.attempts)
+			}
+			if !strings.Contains(e.UserMessage(), tt.user) {
+				t.Errorf("user message %q lacks %q", e.UserMessage(), tt.user)
+			}
+			if got := len(srv.Calls()); got != tt.attempts {
+				t.Errorf("server saw %d calls, want %d", got, tt.attempts)
+			}
+		})
+	}
+}
+
+func TestCancelStopsWaitsAndStreams(t *testing.T) {
+	srv := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		if c.N == 1 {
+			return llmfake.Reply{Status: 429, RetryAfter: "30"}
+		}
+		return llmfake.Reply{Chunks: []string{"a", "b", "c"}, ChunkDelay: 10 * time.Second}
+	})
+	c := newClient(t, srv, nil)
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var once sync.Once
+		time.AfterFunc(100*time.Millisecond, func() { once.Do(cancel) })
+		start := time.Now()
+		_, err := c.Complete(ctx, llm.Request{Messages: hello, OnDelta: func(string) {}})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("cancel took %v", el)
+		}
+		cancel()
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, cfg := range []llm.Config{{}, {Model: "m", Temperature: 3}, {Model: "m", MaxTokens: -1}} {
+		if _, err := llm.New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	at := time.Now().Add(1500 * time.Millisecond).UTC().Format(http.TimeFormat)
+	srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Status: 503, RetryAfter: at}, llmfake.Text("ok")))
+	c := newClient(t, srv, nil)
+	start := time.Now()
+	if _, err := c.Complete(context.Background(), llm.Request{Messages: hello}); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 400*time.Millisecond {
+		t.Errorf("retried after %v, want the Retry-After date honoured", el)
+	}
+}
