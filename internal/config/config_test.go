@@ -157,3 +157,29 @@ func TestPrintMasksSecrets(t *testing.T) {
 		}
 	}
 }
+
+// The example files are what a newcomer copies: they must list every
+// setting with its default.
+func TestExamplesListEverySetting(t *testing.T) {
+	root := filepath.Join("..", "..")
+	env, err := os.ReadFile(filepath.Join(root, ".env.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml, err := os.ReadFile(filepath.Join(root, "mcpgram.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range config.Settings {
+		if line := s.Name + "=" + s.Default + "\n"; !strings.Contains(string(env), line) {
+			t.Errorf(".env.example lacks %q", line)
+		}
+		want := strings.ToLower(s.Name) + `: "` + s.Default + `"`
+		if s.Secret {
+			want = s.Name + ": from the environment only"
+		}
+		if !strings.Contains(string(yml), want) {
+			t.Errorf("mcpgram.example.yaml lacks %q", want)
+		}
+	}
+}
