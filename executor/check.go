@@ -1,0 +1,536 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// A Call is a checked block, ready to act on. Which fields are set depends
+// on Name.
+type Call struct {
+	Name string // UseMCPTool, AccessMCPResource, AskFollowupQuestion or AttemptCompletion
+
+	Server string // UseMCPTool, AccessMCPResource
+	Tool   string // UseMCPTool
+	// Arguments are the decoded arguments (numbers as json.Number); never
+	// nil for UseMCPTool.
+	Arguments map[string]any
+	// ArgumentsJSON is Arguments as compact JSON with sorted keys, for
+	// approval requests and the audit log.
+	ArgumentsJSON string
+	URI           string // AccessMCPResource
+
+	Question string   // AskFollowupQuestion
+	Options  []string // AskFollowupQuestion; nil when none were given
+	Result   string   // AttemptCompletion
+
+	// Block is the block the call was checked from.
+	Block Block
+}
+
+// A Problem names the kind of mistake a CheckError reports.
+type Problem string
+
+// The problems Check finds.
+const (
+	ProblemIncomplete     Problem = "incomplete"      // block cut off before its closing tag
+	ProblemMissingParam   Problem = "missing_param"   // a required XML parameter is absent or empty
+	ProblemUnknownServer  Problem = "unknown_server"  // no running server of that name
+	ProblemUnknownTool    Problem = "unknown_tool"    // the server has no such tool
+	ProblemAmbiguousTool  Problem = "ambiguous_tool"  // <mcp:tool> name found on several servers
+	ProblemInvalidJSON    Problem = "invalid_json"    // arguments are not one JSON object
+	ProblemSchema         Problem = "schema"          // arguments break the tool's input schema
+	ProblemInvalidOptions Problem = "invalid_options" // options are not a JSON array of 2-5 strings
+	ProblemUnknownBlock   Problem = "unknown_block"   // a block name the executor does not know
+)
+
+// A CheckError says why a block cannot be acted on. Its message is written
+// for the model, so that it can correct the call.
+type CheckError struct {
+	Problem  Problem
+	Feedback string
+}
+
+func (e *CheckError) Error() string { return e.Feedback }
+
+func problem(p Problem, format string, args ...any) *CheckError {
+	return &CheckError{Problem: p, Feedback: fmt.Sprintf(format, args...)}
+}
+
+// required lists, per core tool, the parameters that must be present and
+// non-empty.
+var required = map[string][]string{
+	UseMCPTool:          {"server_name", "tool_name"},
+	AccessMCPResource:   {"server_name", "uri"},
+	AskFollowupQuestion: {"question"},
+	AttemptCompletion:   {"result"},
+}
+
+// usage shows each core tool's shape in feedback about a missing parameter.
+var usage = map[string]string{
+	UseMCPTool:          "<use_mcp_tool>\n<server_name>server name</server_name>\n<tool_name>tool name</tool_name>\n<arguments>{JSON object}</arguments>\n</use_mcp_tool>",
+	AccessMCPResource:   "<access_mcp_resource>\n<server_name>server name</server_name>\n<uri>resource URI</uri>\n</access_mcp_resource>",
+	AskFollowupQuestion: "<ask_followup_question>\n<question>your question</question>\n<options>[\"Option 1\", \"Option 2\"]</options>\n</ask_followup_question>",
+	AttemptCompletion:   "<attempt_completion>\n<result>your answer</result>\n</attempt_completion>",
+}
+
+// A checker validates blocks against a catalog. It compiles each tool's
+// input schema once per catalog version.
+type checker struct {
+	mu      sync.Mutex
+	version uint64
+	schemas map[string]compiledSchema // key: server + "\x00" + tool
+}
+
+type compiledSchema struct {
+	schema *jsonschema.Schema
+	err    error
+}
+
+// check turns b into a Call, or says what is wrong with it in a *CheckError.
+func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
+	call := Call{Name: b.Name, Block: b}
+	if _, known := required[b.Name]; !known {
+		return call, problem(ProblemUnknownBlock, "Unknown tool block <%s>. Use one of: use_mcp_tool, access_mcp_resource, ask_followup_question, attempt_completion.", clean(b.Name))
+	}
+	if !b.Complete {
+		closing := "</" + b.Name + ">"
+		if b.Dialect == DialectMCPTool {
+			closing = "</" + DialectMCPTool + ">"
+		}
+		return call, problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, closing)
+	}
+	if b.Dialect == DialectMCPTool {
+		return c.checkDialect(cat, b, call)
+	}
+	for _, name := range required[b.Name] {
+		if b.Params[name] == "" {
+			return call, problem(ProblemMissingParam, "Missing value for required parameter '%s'. Retry with the complete block:\n%s", name, usage[b.Name])
+		}
+	}
+	switch b.Name {
+	case UseMCPTool:
+		server, err := runningServer(cat, b.Params["server_name"])
+		if err != nil {
+			return call, err
+		}
+		tool, err := findTool(cat, server, b.Params["tool_name"])
+		if err != nil {
+			return call, err
+		}
+		return c.checkArguments(cat.Version, server, tool, b.Params["arguments"], call)
+	case AccessMCPResource:
+		server, err := runningServer(cat, b.Params["server_name"])
+		if err != nil {
+			return call, err
+		}
+		call.Server, call.URI = server.Name, b.Params["uri"]
+		return call, nil
+	case AskFollowupQuestion:
+		call.Question = b.Params["question"]
+		if raw, ok := b.Params["options"]; ok && raw != "" {
+			opts, err := parseOptions(raw)
+			if err != nil {
+				return call, err
+			}
+			call.Options = opts
+		}
+		return call, nil
+	default: // AttemptCompletion
+		call.Result = b.Params["result"]
+		return call, nil
+	}
+}
+
+// checkDialect resolves an <mcp:tool> name, "server__tool" or a bare tool
+// name, to exactly one running server's tool.
+func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error) {
+	name := b.Params["tool_name"]
+	if name == "" {
+		return call, problem(ProblemMissingParam, "The <mcp:tool> block has no \"name: TOOL\" line. Prefer the standard format:\n%s", usage[UseMCPTool])
+	}
+	type match struct {
+		server hub.ServerInfo
+		tool   hub.Tool
+	}
+	var matches []match
+	for _, s := range cat.Running() {
+		if rest, ok := strings.CutPrefix(name, s.Name+"__"); ok {
+			if t, ok := s.Tool(rest); ok {
+				matches = append(matches, match{s, t})
+				continue
+			}
+		}
+		if t, ok := s.Tool(name); ok {
+			matches = append(matches, match{s, t})
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return c.checkArguments(cat.Version, matches[0].server, matches[0].tool, b.Params["arguments"], call)
+	case 0:
+		var all []string
+		for _, s := range cat.Running() {
+			for _, t := range s.Tools {
+				all = append(all, s.Name+"__"+t.Name)
+			}
+		}
+		msg := fmt.Sprintf("No running server has a tool %q.", clean(name))
+		if best, ok := closest(name, all); ok {
+			msg += fmt.Sprintf(" Did you mean %q?", best)
+		}
+		if len(all) > 0 {
+			msg += " Tools: " + strings.Join(all, ", ") + "."
+		}
+		msg += " Prefer the standard format:\n" + usage[UseMCPTool]
+		return call, problem(ProblemUnknownTool, "%s", msg)
+	default:
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.server.Name + "__" + m.tool.Name
+		}
+		return call, problem(ProblemAmbiguousTool, "Several servers have a tool %q: %s. Name the server with use_mcp_tool:\n%s", clean(name), strings.Join(names, ", "), usage[UseMCPTool])
+	}
+}
+
+func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, error) {
+	running := cat.Running()
+	names := make([]string, len(running))
+	for i, s := range running {
+		names[i] = s.Name
+	}
+	if s, ok := cat.Server(name); ok && s.Status == hub.StatusRunning {
+		return s, nil
+	}
+	var b strings.Builder
+	if s, ok := cat.Server(name); ok {
+		fmt.Fprintf(&b, "Server %q is not running (%s", s.Name, s.Status)
+		if s.Error != "" {
+			fmt.Fprintf(&b, ": %s", s.Error)
+		}
+		b.WriteString(").")
+	} else {
+		fmt.Fprintf(&b, "There is no server %q.", clean(name))
+		if best, ok := closest(name, names); ok {
+			fmt.Fprintf(&b, " Did you mean %q?", best)
+		}
+	}
+	if len(names) == 0 {
+		b.WriteString(" No MCP server is running, so no tool can be used now.")
+	} else {
+		fmt.Fprintf(&b, " Running servers: %s.", strings.Join(names, ", "))
+	}
+	return hub.ServerInfo{}, problem(ProblemUnknownServer, "%s", b.String())
+}
+
+func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) {
+	if t, ok := s.Tool(name); ok {
+		return t, nil
+	}
+	names := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		names[i] = t.Name
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Server %q has no tool %q", s.Name, clean(name))
+	if best, ok := closest(name, names); ok {
+		fmt.Fprintf(&b, "; did you mean %q?", best)
+	} else {
+		b.WriteString(".")
+	}
+	var elsewhere []string
+	for _, o := range cat.Running() {
+		if _, ok := o.Tool(name); ok && o.Name != s.Name {
+			elsewhere = append(elsewhere, fmt.Sprintf("%q", o.Name))
+		}
+	}
+	if len(elsewhere) > 0 {
+		fmt.Fprintf(&b, " A tool of that name is on server %s.", strings.Join(elsewhere, ", "))
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(&b, " Server %q offers no tools.", s.Name)
+	} else {
+		fmt.Fprintf(&b, " Its tools: %s.", strings.Join(names, ", "))
+	}
+	return hub.Tool{}, problem(ProblemUnknownTool, "%s", b.String())
+}
+
+// checkArguments decodes the arguments and validates them against the
+// tool's input schema.
+func (c *checker) checkArguments(version uint64, s hub.ServerInfo, t hub.Tool, raw string, call Call) (Call, error) {
+	call.Name, call.Server, call.Tool = UseMCPTool, s.Name, t.Name
+	args, err := decodeArguments(raw)
+	if err != nil {
+		return call, problem(ProblemInvalidJSON, "The arguments for %q are not valid: %v. Write them as one JSON object. The tool's input schema: %s", t.Name, err, stableJSON(t.InputSchema))
+	}
+	call.Arguments = args
+	canon, err := json.Marshal(args)
+	if err != nil { // cannot happen for decoded JSON
+		return call, fmt.Errorf("encode arguments: %w", err)
+	}
+	call.ArgumentsJSON = string(canon)
+
+	schema := c.schema(version, s.Name, t)
+	if schema == nil {
+		return call, nil // a schema we cannot compile is the server's bug; let the server judge
+	}
+	if err := schema.Validate(map[string]any(args)); err != nil {
+		var verr *jsonschema.ValidationError
+		if !errors.As(err, &verr) {
+			return call, nil
+		}
+		var lines []string
+		for _, leaf := range leaves(verr) {
+			where := "/" + strings.Join(leaf.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("- at %s: %s", where, leaf.ErrorKind.LocalizedString(printer)))
+		}
+		sort.Strings(lines)
+		lines = dedup(lines)
+		return call, problem(ProblemSchema, "The arguments for %q do not match its input schema:\n%s\nThe tool's input schema: %s", t.Name, strings.Join(lines, "\n"), stableJSON(t.InputSchema))
+	}
+	return call, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+func dedup(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// schema returns the compiled input schema of a tool, or nil when it does
+// not compile. The cache is dropped whenever the catalog version changes.
+func (c *checker) schema(version uint64, server string, t hub.Tool) *jsonschema.Schema {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.schemas == nil || c.version != version {
+		c.schemas = map[string]compiledSchema{}
+		c.version = version
+	}
+	key := server + "\x00" + t.Name
+	if cs, ok := c.schemas[key]; ok {
+		return cs.schema
+	}
+	cs := compileSchema(t.InputSchema)
+	c.schemas[key] = cs
+	return cs.schema
+}
+
+func compileSchema(raw json.RawMessage) compiledSchema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return compiledSchema{err: err}
+	}
+	comp := jsonschema.NewCompiler()
+	// A server's schema must not make us read files or fetch URLs.
+	comp.UseLoader(refuseLoader{})
+	const loc = "mcpgram:input-schema.json"
+	if err := comp.AddResource(loc, doc); err != nil {
+		return compiledSchema{err: err}
+	}
+	s, err := comp.Compile(loc)
+	return compiledSchema{schema: s, err: err}
+}
+
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema reference %q not loaded: external references are not allowed", url)
+}
+
+// decodeArguments reads one JSON object. An empty value means no
+// arguments; a Markdown code fence around the JSON is tolerated.
+func decodeArguments(raw string) (map[string]any, error) {
+	raw = strings.TrimSpace(stripFence(raw))
+	if raw == "" {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, jsonError(raw, err, dec.InputOffset())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		off := dec.InputOffset()
+		return nil, fmt.Errorf("unexpected text after the JSON object (%s)", position(raw, off))
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(v))
+	}
+	return obj, nil
+}
+
+func jsonError(raw string, err error, off int64) error {
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s (%s)", syn.Error(), position(raw, syn.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("unexpected end of JSON input (%s): a bracket or quote is not closed", position(raw, int64(len(raw))))
+	}
+	return fmt.Errorf("%s (%s)", err.Error(), position(raw, off))
+}
+
+// position describes a byte offset as line and column, counting from 1.
+func position(s string, off int64) string {
+	if off > int64(len(s)) {
+		off = int64(len(s))
+	}
+	if off < 0 {
+		off = 0
+	}
+	before := s[:off]
+	line := strings.Count(before, "\n") + 1
+	col := len(before) - strings.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d, byte %d", line, col, off)
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "that"
+}
+
+func stripFence(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
+		return s
+	}
+	t = strings.TrimSuffix(t, "```")
+	nl := strings.IndexByte(t, '\n')
+	if nl < 0 {
+		return s
+	}
+	return t[nl+1:]
+}
+
+// parseOptions reads the options of a follow-up question.
+func parseOptions(raw string) ([]string, error) {
+	var opts []any
+	if err := json.Unmarshal([]byte(stripFence(raw)), &opts); err != nil {
+		return nil, problem(ProblemInvalidOptions, "The options are not a JSON array of strings (%v). Write them like [\"Option 1\", \"Option 2\"] with 2 to 5 options, or leave <options> out.", err)
+	}
+	if len(opts) < 2 || len(opts) > 5 {
+		return nil, problem(ProblemInvalidOptions, "The options must be 2 to 5 strings; got %d. Write them like [\"Option 1\", \"Option 2\"], or leave <options> out.", len(opts))
+	}
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		s, ok := o.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, problem(ProblemInvalidOptions, "Option %d is not a non-empty string. Write the options like [\"Option 1\", \"Option 2\"].", i+1)
+		}
+		out[i] = strings.TrimSpace(s)
+	}
+	return out, nil
+}
+
+// closest returns the candidate nearest to name by edit distance, if it is
+// near enough to be a plausible typo.
+func closest(name string, candidates []string) (string, bool) {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(name), strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(2, len([]rune(name))/3)
+	if bestD < 0 || bestD > limit {
+		return "", false
+	}
+	return best, true
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// stableJSON re-encodes JSON with sorted keys and no space, so the same
+// schema always prints the same bytes.
+func stableJSON(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// clean makes a model-written name safe to quote in feedback: no control
+// characters, at most 100 bytes.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 100 {
+		s = strings.ToValidUTF8(s[:100], "") + "…"
+	}
+	return s
+}

@@ -1,0 +1,315 @@
+// Package executor turns a model's text into actions: it parses Cline-style
+// XML tool blocks out of a reply (also while it streams), checks each call
+// against the hub's catalog with feedback the model can act on, runs the
+// calls through the hub, and formats every outcome for the model in one
+// format. It knows nothing of Telegram.
+//
+// # The result format
+//
+// Every outcome sent back to the model starts with a header line naming
+// the tool, the target and the server, and saying success or error:
+//
+//	[use_mcp_tool for 'echo' on 'everything'] Result:
+//	[use_mcp_tool for 'echo' on 'everything'] Error:
+//	[access_mcp_resource for 'demo://resource/static/document/1' on 'everything'] Result:
+//	[ask_followup_question] Error:
+//
+// Tool output and error text from a server is untrusted. It follows the
+// header inside a Markdown code fence whose backtick run is longer than any
+// backtick run in the output, so nothing the server writes can end the
+// fence and pass for a header, a note or a message of ours. Output over
+// the cap is cut at a character boundary; a note after the fence says how
+// many bytes were cut. An empty output is written as (no output), unfenced.
+// Names quoted in headers have control characters, quotes and brackets
+// replaced so that a model- or server-chosen name cannot forge a header
+// either. Feedback from Check is our own text and is not fenced.
+package executor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpgram/mcpgram/hub"
+	"golang.org/x/sync/errgroup"
+)
+
+// A Hub runs calls on MCP servers; *hub.Hub is one.
+type Hub interface {
+	CallTool(ctx context.Context, caller hub.Caller, server, tool string, args map[string]any) (*hub.Result, error)
+	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxOutput   = 32 << 10
+	DefaultMaxParallel = 5
+)
+
+// Options tune an Executor. Zero values take the defaults.
+type Options struct {
+	// MaxOutput caps, in bytes, the output of one call given to the model.
+	MaxOutput int
+	// MaxParallel caps how many calls of one batch run at once.
+	MaxParallel int
+	Logger      *slog.Logger
+}
+
+// An Executor checks and runs tool calls. It is safe for concurrent use.
+type Executor struct {
+	hub     Hub
+	opts    Options
+	logger  *slog.Logger
+	checker checker
+}
+
+// New returns an Executor that runs calls through h. h may be nil when
+// only Check is used.
+func New(h Hub, opts Options) *Executor {
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = DefaultMaxOutput
+	}
+	if opts.MaxParallel <= 0 {
+		opts.MaxParallel = DefaultMaxParallel
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{hub: h, opts: opts, logger: logger}
+}
+
+// Check turns a parsed block into a Call against the catalog, or returns a
+// *CheckError whose text tells the model what to fix. Use Feedback to wrap
+// that text in the result format. Schemas are compiled once per catalog
+// Version.
+func (e *Executor) Check(cat hub.Catalog, b Block) (Call, error) {
+	return e.checker.check(cat, b)
+}
+
+// An Outcome is what running one Call gave.
+type Outcome struct {
+	Call     Call
+	Duration time.Duration
+	// OK is false when the call failed to reach the tool (Err) or the tool
+	// reported failure (Result.IsError).
+	OK bool
+	// Result is the server's result, images included; nil when Err is set.
+	Result *hub.Result
+	// Err is a transport, timeout or not-running error from the hub.
+	Err error
+	// Bytes is the size of the output before the cap.
+	Bytes int
+	// Text is the outcome for the model, in the package's result format.
+	Text string
+}
+
+// Run runs the calls (UseMCPTool and AccessMCPResource; others give an
+// error outcome) concurrently, at most MaxParallel at once, and returns
+// their outcomes in the calls' order. Cancelling ctx cancels the calls.
+func (e *Executor) Run(ctx context.Context, caller hub.Caller, calls []Call) []Outcome {
+	out := make([]Outcome, len(calls))
+	var g errgroup.Group
+	g.SetLimit(e.opts.MaxParallel)
+	for i, c := range calls {
+		g.Go(func() error {
+			out[i] = e.RunOne(ctx, caller, c)
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines return no errors
+	return out
+}
+
+// RunOne runs one call.
+func (e *Executor) RunOne(ctx context.Context, caller hub.Caller, c Call) Outcome {
+	o := Outcome{Call: c}
+	start := time.Now()
+	switch c.Name {
+	case UseMCPTool:
+		args := c.Arguments
+		if args == nil {
+			args = map[string]any{}
+		}
+		o.Result, o.Err = e.hub.CallTool(ctx, caller, c.Server, c.Tool, args)
+	case AccessMCPResource:
+		o.Result, o.Err = e.hub.ReadResource(ctx, caller, c.Server, c.URI)
+	default:
+		o.Err = fmt.Errorf("%s is not a call to run", c.Name)
+	}
+	o.Duration = time.Since(start)
+	if o.Err == nil && o.Result == nil {
+		o.Result = &hub.Result{}
+	}
+	o.OK = o.Err == nil && !o.Result.IsError
+	var body string
+	if o.Err != nil {
+		body = o.Err.Error()
+	} else {
+		body = renderResult(o.Result)
+	}
+	o.Bytes = len(body)
+	o.Text = e.format(c, o.OK, body)
+	e.logger.LogAttrs(ctx, slog.LevelDebug, "call done",
+		slog.String("call", c.Name), slog.String("server", c.Server), slog.String("tool", c.Tool),
+		slog.String("uri", c.URI), slog.Duration("duration", o.Duration), slog.Bool("ok", o.OK), slog.Int("bytes", o.Bytes))
+	return o
+}
+
+// Header returns the first line of the result format for a call or block:
+// "[use_mcp_tool for 'echo' on 'everything'] Result:" when ok, "... Error:"
+// otherwise.
+func Header(name, server, target string, ok bool) string {
+	var b strings.Builder
+	b.WriteString("[")
+	b.WriteString(headerName(name))
+	if target != "" {
+		b.WriteString(" for '")
+		b.WriteString(headerName(target))
+		b.WriteString("'")
+	}
+	if server != "" {
+		b.WriteString(" on '")
+		b.WriteString(headerName(server))
+		b.WriteString("'")
+	}
+	if ok {
+		b.WriteString("] Result:")
+	} else {
+		b.WriteString("] Error:")
+	}
+	return b.String()
+}
+
+// Feedback returns the text for the model when Check rejected b with err:
+// the Error header of the result format followed by err's message.
+func Feedback(b Block, err error) string {
+	server := b.Params["server_name"]
+	target := b.Params["tool_name"]
+	if b.Name == AccessMCPResource {
+		target = b.Params["uri"]
+	}
+	return Header(b.Name, server, target, false) + "\n" + err.Error()
+}
+
+// Denied is the text for the model when the user refused a call.
+func Denied(c Call) string {
+	return Header(c.Name, c.Server, target(c), false) + "\nThe user denied this operation."
+}
+
+func target(c Call) string {
+	if c.Name == AccessMCPResource {
+		return c.URI
+	}
+	return c.Tool
+}
+
+func (e *Executor) format(c Call, ok bool, body string) string {
+	var b strings.Builder
+	b.WriteString(Header(c.Name, c.Server, target(c), ok))
+	b.WriteByte('\n')
+	body = strings.ToValidUTF8(body, "\uFFFD")
+	if strings.TrimSpace(body) == "" {
+		b.WriteString("(no output)")
+		return b.String()
+	}
+	cut := 0
+	if len(body) > e.opts.MaxOutput {
+		n := e.opts.MaxOutput
+		for n > 0 && !utf8.RuneStart(body[n]) {
+			n--
+		}
+		cut = len(body) - n
+		body = body[:n]
+	}
+	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	b.WriteString(fence)
+	b.WriteByte('\n')
+	b.WriteString(body)
+	if !strings.HasSuffix(body, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(fence)
+	if cut > 0 {
+		fmt.Fprintf(&b, "\n(Output cut at %d bytes: %d more bytes were not shown.)", len(body), cut)
+	}
+	return b.String()
+}
+
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
+
+// headerName keeps a name from breaking out of its quotes in a header.
+func headerName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r < 0x20, r == 0x7f, r == '\u2028', r == '\u2029':
+			return ' '
+		case r == '\'', r == '[', r == ']':
+			return '_'
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
+}
+
+// renderResult writes a result's parts as text for the model. Binary parts
+// become a short description: the model cannot see them, the user can.
+func renderResult(r *hub.Result) string {
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch c.Type {
+		case hub.ContentText:
+			b.WriteString(c.Text)
+		case hub.ContentImage:
+			fmt.Fprintf(&b, "[image %s, %d bytes, shown to the user]", c.MIMEType, len(c.Data))
+		case hub.ContentAudio:
+			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+		case hub.ContentResource:
+			if len(r.Content) > 1 && c.URI != "" {
+				fmt.Fprintf(&b, "[resource %s]\n", c.URI)
+			}
+			if c.Text != "" || len(c.Data) == 0 {
+				b.WriteString(c.Text)
+			} else {
+				fmt.Fprintf(&b, "[binary resource %s, %s, %d bytes]", c.URI, c.MIMEType, len(c.Data))
+			}
+		case hub.ContentResourceLink:
+			fmt.Fprintf(&b, "[resource link %q: %s]", c.Name, c.URI)
+		default:
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// NeedsApproval reports whether the user must approve c before it runs:
+// a tool call whose tool is not in its server's autoApprove list, unless
+// approveAll (AUTO_APPROVE=all). Resource reads and the other core tools
+// never need approval.
+func NeedsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
+	if c.Name != UseMCPTool || approveAll {
+		return false
+	}
+	s, ok := cat.Server(c.Server)
+	return !ok || !s.AutoApproves(c.Tool)
+}

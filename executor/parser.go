@@ -1,0 +1,443 @@
+package executor
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// The core tools a model may call, named as Cline names them.
+const (
+	UseMCPTool          = "use_mcp_tool"
+	AccessMCPResource   = "access_mcp_resource"
+	AskFollowupQuestion = "ask_followup_question"
+	AttemptCompletion   = "attempt_completion"
+)
+
+// DialectMCPTool marks a Block written in the fallback <mcp:tool> dialect.
+const DialectMCPTool = "mcp:tool"
+
+// toolParams lists, per core tool, the parameter tags the parser
+// recognises inside it. Other tags inside a block are ignored.
+var toolParams = map[string][]string{
+	UseMCPTool:          {"server_name", "tool_name", "arguments"},
+	AccessMCPResource:   {"server_name", "uri"},
+	AskFollowupQuestion: {"question", "options"},
+	AttemptCompletion:   {"result"},
+}
+
+// A Block is one tool call found in a model reply.
+type Block struct {
+	// Name is one of UseMCPTool, AccessMCPResource, AskFollowupQuestion or
+	// AttemptCompletion. Blocks in the <mcp:tool> dialect are mapped to
+	// UseMCPTool with tool_name and arguments but no server_name; the
+	// checker resolves the server.
+	Name string
+	// Params holds each parameter's value, trimmed of surrounding space.
+	Params map[string]string
+	// Complete is false when the reply ended inside the block.
+	Complete bool
+	// Dialect is DialectMCPTool for blocks written in that dialect, else "".
+	Dialect string
+	// Raw is the block exactly as written, tags included.
+	Raw string
+}
+
+// A Reply is a whole model message split into what users see and the tool
+// blocks it contains.
+type Reply struct {
+	// Text is the visible text: everything outside tool blocks and
+	// thinking, trimmed, with the space where a block stood collapsed to
+	// one blank line.
+	Text string
+	// Thinking is the text of <thinking> and <think> blocks, for logs only.
+	Thinking string
+	// Blocks are the tool blocks in the order written.
+	Blocks []Block
+}
+
+type parserState int
+
+const (
+	stateText parserState = iota
+	stateThink
+	stateTool
+	stateParam
+	stateDialect
+)
+
+// openTags are the tags recognised outside any block.
+var openTags = []string{
+	"<" + UseMCPTool + ">",
+	"<" + AccessMCPResource + ">",
+	"<" + AskFollowupQuestion + ">",
+	"<" + AttemptCompletion + ">",
+	"<" + DialectMCPTool + ">",
+	"<thinking>",
+	"<think>",
+}
+
+// A Parser splits a model reply, fed in chunks as it streams, into visible
+// text and tool blocks. Feeding a reply in any split gives the same result
+// as feeding it whole. The zero value is not usable; call NewParser.
+type Parser struct {
+	buf   string // input not yet consumed: at most a possible partial tag
+	state parserState
+	close string // closing tag awaited in stateThink, stateParam, stateDialect
+
+	text      strings.Builder // visible text, always trimmed on the right
+	pendingWS string          // space after the visible text, written only if text follows
+	needSep   bool            // a block stood since the last visible text
+
+	thinking strings.Builder
+
+	cur   *Block
+	raw   strings.Builder
+	param string
+	val   strings.Builder
+
+	blocks []Block
+	closed bool
+}
+
+// NewParser returns a Parser ready for the first chunk of a reply.
+func NewParser() *Parser {
+	return &Parser{}
+}
+
+// Parse splits a whole reply.
+func Parse(s string) Reply {
+	p := NewParser()
+	p.Write(s)
+	return p.Close()
+}
+
+// Write feeds the next chunk of the reply. It returns the visible text so
+// far (the whole of it, trimmed; a possible partial tag at the end is held
+// back until the next chunk decides it) and the blocks completed by this
+// chunk, each returned once. Write after Close does nothing.
+func (p *Parser) Write(chunk string) (visible string, done []Block) {
+	if p.closed {
+		return p.text.String(), nil
+	}
+	p.buf += chunk
+	n := len(p.blocks)
+	for p.step() {
+	}
+	if len(p.blocks) > n {
+		done = p.blocks[n:len(p.blocks):len(p.blocks)]
+	}
+	return p.text.String(), done
+}
+
+// Visible returns the visible text so far, as the last Write returned it.
+func (p *Parser) Visible() string { return p.text.String() }
+
+// Close ends the reply and returns all of it. Held-back text that did not
+// become a tag is visible after all; a block cut off by the end is
+// reported with Complete false and the parameters read so far.
+func (p *Parser) Close() Reply {
+	if !p.closed {
+		p.closed = true
+		switch p.state {
+		case stateText:
+			p.writeVisible(p.buf)
+		case stateThink:
+			p.thinking.WriteString(p.buf)
+		case stateTool:
+			p.raw.WriteString(p.buf)
+			p.finishBlock(false)
+		case stateParam:
+			p.val.WriteString(p.buf)
+			p.raw.WriteString(p.buf)
+			p.setParam()
+			p.finishBlock(false)
+		case stateDialect:
+			p.val.WriteString(p.buf)
+			p.raw.WriteString(p.buf)
+			p.finishDialect(false)
+		}
+		p.buf = ""
+	}
+	return Reply{Text: p.text.String(), Thinking: p.thinking.String(), Blocks: p.blocks}
+}
+
+// step consumes what it can of p.buf and reports whether to call it again.
+func (p *Parser) step() bool {
+	switch p.state {
+	case stateText:
+		i := strings.IndexByte(p.buf, '<')
+		if i < 0 {
+			p.writeVisible(p.buf)
+			p.buf = ""
+			return false
+		}
+		p.writeVisible(p.buf[:i])
+		p.buf = p.buf[i:]
+		for _, tag := range openTags {
+			if strings.HasPrefix(p.buf, tag) {
+				p.buf = p.buf[len(tag):]
+				p.open(tag[1 : len(tag)-1])
+				return true
+			}
+		}
+		if couldBecome(p.buf, openTags...) {
+			return false
+		}
+		p.writeVisible("<")
+		p.buf = p.buf[1:]
+		return true
+
+	case stateThink:
+		i := strings.Index(p.buf, p.close)
+		if i < 0 {
+			keep := min(len(p.buf), len(p.close)-1)
+			p.thinking.WriteString(p.buf[:len(p.buf)-keep])
+			p.buf = p.buf[len(p.buf)-keep:]
+			return false
+		}
+		p.thinking.WriteString(p.buf[:i])
+		p.buf = p.buf[i+len(p.close):]
+		p.state = stateText
+		return true
+
+	case stateTool:
+		i := strings.IndexByte(p.buf, '<')
+		if i < 0 {
+			p.raw.WriteString(p.buf)
+			p.buf = ""
+			return false
+		}
+		p.raw.WriteString(p.buf[:i])
+		p.buf = p.buf[i:]
+		end := "</" + p.cur.Name + ">"
+		if strings.HasPrefix(p.buf, end) {
+			p.raw.WriteString(end)
+			p.buf = p.buf[len(end):]
+			p.finishBlock(true)
+			return true
+		}
+		for _, name := range toolParams[p.cur.Name] {
+			if len(p.buf) >= len(name)+2 && p.buf[len(name)+1] == '>' && p.buf[1:len(name)+1] == name {
+				p.raw.WriteString(p.buf[:len(name)+2])
+				p.buf = p.buf[len(name)+2:]
+				p.param = name
+				p.close = "</" + name + ">"
+				p.val.Reset()
+				p.state = stateParam
+				return true
+			}
+		}
+		if couldBecome(p.buf, end) || p.couldBecomeParam() {
+			return false
+		}
+		p.raw.WriteByte('<')
+		p.buf = p.buf[1:]
+		return true
+
+	case stateParam, stateDialect:
+		i := strings.Index(p.buf, p.close)
+		if i < 0 {
+			keep := min(len(p.buf), len(p.close)-1)
+			p.val.WriteString(p.buf[:len(p.buf)-keep])
+			p.raw.WriteString(p.buf[:len(p.buf)-keep])
+			p.buf = p.buf[len(p.buf)-keep:]
+			return false
+		}
+		p.val.WriteString(p.buf[:i])
+		p.raw.WriteString(p.buf[:i+len(p.close)])
+		p.buf = p.buf[i+len(p.close):]
+		if p.state == stateDialect {
+			p.finishDialect(true)
+			return true
+		}
+		p.setParam()
+		p.state = stateTool
+		return true
+	}
+	return false
+}
+
+func (p *Parser) open(name string) {
+	switch name {
+	case "thinking", "think":
+		p.state = stateThink
+		p.close = "</" + name + ">"
+		return
+	}
+	// Whatever space preceded the block is replaced by the separator
+	// written before the next visible text.
+	p.pendingWS = ""
+	if p.text.Len() > 0 {
+		p.needSep = true
+	}
+	p.raw.Reset()
+	p.raw.WriteString("<" + name + ">")
+	if name == DialectMCPTool {
+		p.state = stateDialect
+		p.close = "</" + DialectMCPTool + ">"
+		p.val.Reset()
+		return
+	}
+	p.cur = &Block{Name: name, Params: map[string]string{}}
+	p.state = stateTool
+}
+
+func (p *Parser) setParam() {
+	p.cur.Params[p.param] = strings.TrimSpace(p.val.String())
+	p.val.Reset()
+	p.param = ""
+}
+
+func (p *Parser) finishBlock(complete bool) {
+	p.cur.Complete = complete
+	p.cur.Raw = p.raw.String()
+	p.blocks = append(p.blocks, *p.cur)
+	p.cur = nil
+	p.raw.Reset()
+	p.state = stateText
+}
+
+func (p *Parser) finishDialect(complete bool) {
+	b := parseDialect(p.val.String())
+	b.Complete = complete
+	b.Raw = p.raw.String()
+	p.blocks = append(p.blocks, b)
+	p.val.Reset()
+	p.raw.Reset()
+	p.state = stateText
+}
+
+// couldBecomeParam reports whether p.buf is a strict prefix of an opening
+// parameter tag of the current block.
+func (p *Parser) couldBecomeParam() bool {
+	for _, name := range toolParams[p.cur.Name] {
+		if len(p.buf) < len(name)+2 && strings.HasPrefix("<"+name+">", p.buf) {
+			return true
+		}
+	}
+	return false
+}
+
+// couldBecome reports whether s is a strict prefix of one of tags, so that
+// more input could complete it.
+func couldBecome(s string, tags ...string) bool {
+	for _, t := range tags {
+		if len(s) < len(t) && strings.HasPrefix(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeVisible appends s to the visible text. Space is held back until
+// text follows it, so the text is always trimmed and String never copies.
+func (p *Parser) writeVisible(s string) {
+	for s != "" {
+		j := strings.IndexFunc(s, notSpace)
+		if j < 0 {
+			if p.text.Len() > 0 && !p.needSep {
+				p.pendingWS += s
+			}
+			return
+		}
+		if p.text.Len() > 0 {
+			if p.needSep {
+				p.text.WriteString("\n\n")
+			} else {
+				p.text.WriteString(p.pendingWS)
+				p.text.WriteString(s[:j])
+			}
+		}
+		p.pendingWS = ""
+		p.needSep = false
+		k := strings.LastIndexFunc(s, notSpace) + 1
+		p.text.WriteString(s[j:k])
+		s = s[k:]
+	}
+}
+
+// notSpace is false for ASCII space only: a multi-byte space split across
+// chunks must not be judged differently from the same space whole.
+func notSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r', '\v', '\f':
+		return false
+	}
+	return true
+}
+
+// parseDialect reads the body of an <mcp:tool> block:
+//
+//	name: TOOL
+//	parameters: {JSON}
+//
+// The JSON may span lines. In the lenient form the parameters are
+// "key: value" lines instead (after "parameters:", or directly after the
+// name line); a value that is valid JSON (number, true, an array …) keeps
+// its JSON type, anything else is a string.
+func parseDialect(body string) Block {
+	b := Block{Name: UseMCPTool, Params: map[string]string{}, Dialect: DialectMCPTool}
+	lines := strings.Split(body, "\n")
+	var loose []string
+	for i := 0; i < len(lines); i++ {
+		key, value, ok := splitKV(lines[i])
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(key) {
+		case "name", "tool", "tool_name":
+			if _, seen := b.Params["tool_name"]; !seen {
+				b.Params["tool_name"] = value
+				continue
+			}
+		case "parameters", "arguments":
+			rest := strings.TrimSpace(value + "\n" + strings.Join(lines[i+1:], "\n"))
+			if rest == "" || strings.HasPrefix(rest, "{") {
+				b.Params["arguments"] = rest
+			} else {
+				b.Params["arguments"] = looseArguments(lines[i+1:], value)
+			}
+			return b
+		}
+		loose = append(loose, lines[i])
+	}
+	if len(loose) > 0 {
+		b.Params["arguments"] = looseArguments(loose, "")
+	}
+	return b
+}
+
+// looseArguments turns "key: value" lines into a JSON object.
+func looseArguments(lines []string, first string) string {
+	args := map[string]any{}
+	if k, v, ok := splitKV(first); ok {
+		args[k] = looseValue(v)
+	}
+	for _, line := range lines {
+		if k, v, ok := splitKV(line); ok {
+			args[k] = looseValue(v)
+		}
+	}
+	out, err := json.Marshal(args) // encoding/json sorts map keys
+	if err != nil {
+		return "{}"
+	}
+	return string(out)
+}
+
+func looseValue(v string) any {
+	var x any
+	if err := json.Unmarshal([]byte(v), &x); err == nil {
+		return x
+	}
+	return v
+}
+
+func splitKV(line string) (key, value string, ok bool) {
+	key, value, ok = strings.Cut(strings.TrimSpace(line), ":")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" || strings.ContainsAny(key, " \t\"{}[]") {
+		return "", "", false
+	}
+	return key, strings.TrimSpace(value), true
+}

@@ -1,0 +1,292 @@
+package executor_test
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/executor"
+)
+
+type parseCase struct {
+	name   string
+	in     string
+	text   string
+	blocks []executor.Block
+}
+
+var parseCases = []parseCase{
+	{
+		name: "plain text",
+		in:   "  Hello, world!\n",
+		text: "Hello, world!",
+	},
+	{
+		name: "use_mcp_tool with text around",
+		in: "Let me check.\n\n<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>echo</tool_name>\n" +
+			"<arguments>\n{\"message\": \"hi\"}\n</arguments>\n</use_mcp_tool>\n\nDone.",
+		text: "Let me check.\n\nDone.",
+		blocks: []executor.Block{{
+			Name:     executor.UseMCPTool,
+			Params:   map[string]string{"server_name": "everything", "tool_name": "echo", "arguments": `{"message": "hi"}`},
+			Complete: true,
+			Raw:      "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>echo</tool_name>\n<arguments>\n{\"message\": \"hi\"}\n</arguments>\n</use_mcp_tool>",
+		}},
+	},
+	{
+		name: "tags and < inside JSON are harmless",
+		in:   `<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{"html": "<b>x</b> </tool_name> </use_mcp_tool> a<b"}</arguments></use_mcp_tool>`,
+		blocks: []executor.Block{{
+			Name:     executor.UseMCPTool,
+			Params:   map[string]string{"server_name": "s", "tool_name": "t", "arguments": `{"html": "<b>x</b> </tool_name> </use_mcp_tool> a<b"}`},
+			Complete: true,
+			Raw:      `<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{"html": "<b>x</b> </tool_name> </use_mcp_tool> a<b"}</arguments></use_mcp_tool>`,
+		}},
+	},
+	{
+		name: "access_mcp_resource",
+		in:   "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/static/document/1</uri>\n</access_mcp_resource>",
+		blocks: []executor.Block{{
+			Name:     executor.AccessMCPResource,
+			Params:   map[string]string{"server_name": "everything", "uri": "demo://resource/static/document/1"},
+			Complete: true,
+			Raw:      "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/static/document/1</uri>\n</access_mcp_resource>",
+		}},
+	},
+	{
+		name: "question with options",
+		in:   "<ask_followup_question><question>Which city?</question><options>[\"Paris\", \"Rome\"]</options></ask_followup_question>",
+		blocks: []executor.Block{{
+			Name:     executor.AskFollowupQuestion,
+			Params:   map[string]string{"question": "Which city?", "options": `["Paris", "Rome"]`},
+			Complete: true,
+			Raw:      "<ask_followup_question><question>Which city?</question><options>[\"Paris\", \"Rome\"]</options></ask_followup_question>",
+		}},
+	},
+	{
+		name: "completion keeps inner markup",
+		in:   "<attempt_completion>\n<result>\nUse <b>bold</b> and `<result>`.\n</result>\n</attempt_completion>",
+		blocks: []executor.Block{{
+			Name:     executor.AttemptCompletion,
+			Params:   map[string]string{"result": "Use <b>bold</b> and `<result>`."},
+			Complete: true,
+			Raw:      "<attempt_completion>\n<result>\nUse <b>bold</b> and `<result>`.\n</result>\n</attempt_completion>",
+		}},
+	},
+	{
+		name: "thinking hidden",
+		in:   "<thinking>I should greet. <use_mcp_tool></thinking>Hi <think>hmm</think>there.",
+		text: "Hi there.",
+	},
+	{
+		name: "unclosed thinking hides the rest",
+		in:   "Hello\n<think>secret plans",
+		text: "Hello",
+	},
+	{
+		name: "unclosed block is incomplete",
+		in:   "Working.\n<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
+		text: "Working.",
+		blocks: []executor.Block{{
+			Name:   executor.UseMCPTool,
+			Params: map[string]string{"server_name": "everything", "tool_name": "ec"},
+			Raw:    "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
+		}},
+	},
+	{
+		name: "lone < and unknown tags are text",
+		in:   "a < b and <b>bold</b> <use_mcp_too x",
+		text: "a < b and <b>bold</b> <use_mcp_too x",
+	},
+	{
+		name: "partial tag at the end is text",
+		in:   "see <use_mcp",
+		text: "see <use_mcp",
+	},
+	{
+		name: "unknown tags inside a block are ignored",
+		in:   "<attempt_completion><note>x</note><result>ok</result></attempt_completion>",
+		blocks: []executor.Block{{
+			Name:     executor.AttemptCompletion,
+			Params:   map[string]string{"result": "ok"},
+			Complete: true,
+			Raw:      "<attempt_completion><note>x</note><result>ok</result></attempt_completion>",
+		}},
+	},
+	{
+		name: "two blocks",
+		in:   "A\n<use_mcp_tool><server_name>s</server_name><tool_name>a</tool_name></use_mcp_tool>\n<use_mcp_tool><server_name>s</server_name><tool_name>b</tool_name></use_mcp_tool>\nB",
+		text: "A\n\nB",
+		blocks: []executor.Block{
+			{Name: executor.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "a"}, Complete: true, Raw: "<use_mcp_tool><server_name>s</server_name><tool_name>a</tool_name></use_mcp_tool>"},
+			{Name: executor.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "b"}, Complete: true, Raw: "<use_mcp_tool><server_name>s</server_name><tool_name>b</tool_name></use_mcp_tool>"},
+		},
+	},
+	{
+		name: "mcp:tool dialect with JSON",
+		in:   "<mcp:tool>\nname: everything__echo\nparameters: {\n  \"message\": \"hi\"\n}\n</mcp:tool>",
+		blocks: []executor.Block{{
+			Name:     executor.UseMCPTool,
+			Params:   map[string]string{"tool_name": "everything__echo", "arguments": "{\n  \"message\": \"hi\"\n}"},
+			Complete: true,
+			Dialect:  executor.DialectMCPTool,
+			Raw:      "<mcp:tool>\nname: everything__echo\nparameters: {\n  \"message\": \"hi\"\n}\n</mcp:tool>",
+		}},
+	},
+	{
+		name: "mcp:tool dialect lenient",
+		in:   "<mcp:tool>\nname: get-sum\nparameters:\n  a: 2\n  b: 3\n  note: two words\n</mcp:tool>",
+		blocks: []executor.Block{{
+			Name:     executor.UseMCPTool,
+			Params:   map[string]string{"tool_name": "get-sum", "arguments": `{"a":2,"b":3,"note":"two words"}`},
+			Complete: true,
+			Dialect:  executor.DialectMCPTool,
+			Raw:      "<mcp:tool>\nname: get-sum\nparameters:\n  a: 2\n  b: 3\n  note: two words\n</mcp:tool>",
+		}},
+	},
+	{
+		name: "mcp:tool dialect without parameters line",
+		in:   "<mcp:tool>name: echo\nmessage: hello</mcp:tool>",
+		blocks: []executor.Block{{
+			Name:     executor.UseMCPTool,
+			Params:   map[string]string{"tool_name": "echo", "arguments": `{"message":"hello"}`},
+			Complete: true,
+			Dialect:  executor.DialectMCPTool,
+			Raw:      "<mcp:tool>name: echo\nmessage: hello</mcp:tool>",
+		}},
+	},
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range parseCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := executor.Parse(tc.in)
+			checkReply(t, got, tc.text, tc.blocks)
+		})
+	}
+}
+
+func checkReply(t *testing.T, got executor.Reply, text string, blocks []executor.Block) {
+	t.Helper()
+	if got.Text != text {
+		t.Errorf("text:\ngot  %q\nwant %q", got.Text, text)
+	}
+	if len(got.Blocks) != len(blocks) {
+		t.Fatalf("got %d blocks %+v, want %d %+v", len(got.Blocks), got.Blocks, len(blocks), blocks)
+	}
+	for i := range blocks {
+		if !reflect.DeepEqual(got.Blocks[i], blocks[i]) {
+			t.Errorf("block %d:\ngot  %#v\nwant %#v", i, got.Blocks[i], blocks[i])
+		}
+	}
+}
+
+// TestParseSplitEverywhere feeds each case in two chunks split at every
+// byte, and byte by byte, and expects the same reply as whole.
+func TestParseSplitEverywhere(t *testing.T) {
+	for _, tc := range parseCases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := 0; i <= len(tc.in); i++ {
+				got := parseChunks(t, []string{tc.in[:i], tc.in[i:]})
+				checkReply(t, got, tc.text, tc.blocks)
+			}
+			got := parseChunks(t, strings.Split(tc.in, ""))
+			checkReply(t, got, tc.text, tc.blocks)
+		})
+	}
+}
+
+// parseChunks feeds chunks, checking the streaming contract on the way:
+// visible text only grows, and only by extending what was shown, and each
+// block is returned once, in order.
+func parseChunks(t testing.TB, chunks []string) executor.Reply {
+	t.Helper()
+	p := executor.NewParser()
+	var shown string
+	var streamed []executor.Block
+	for _, c := range chunks {
+		vis, done := p.Write(c)
+		if !strings.HasPrefix(vis, shown) {
+			t.Fatalf("visible text went back: had %q, now %q (chunks %q)", shown, vis, chunks)
+		}
+		shown = vis
+		streamed = append(streamed, done...)
+	}
+	r := p.Close()
+	if !strings.HasPrefix(r.Text, shown) {
+		t.Fatalf("final text %q does not extend shown %q", r.Text, shown)
+	}
+	n := len(r.Blocks)
+	if n > 0 && !r.Blocks[n-1].Complete {
+		n--
+	}
+	if !reflect.DeepEqual(streamed, r.Blocks[:n]) && (len(streamed) != 0 || n != 0) {
+		t.Fatalf("streamed blocks %+v, final %+v", streamed, r.Blocks[:n])
+	}
+	return r
+}
+
+func TestParserStreamsText(t *testing.T) {
+	p := executor.NewParser()
+	steps := []struct{ chunk, visible string }{
+		{"Hello ", "Hello"},
+		{"there <", "Hello there"},
+		{"use_mcp", "Hello there"},
+		{"_tool><server_name>s</server_name>", "Hello there"},
+		{"<tool_name>t</tool_name></use_mcp_tool>\n", "Hello there"},
+		{"\nand <b>more", "Hello there\n\nand <b>more"},
+	}
+	for _, s := range steps {
+		got, _ := p.Write(s.chunk)
+		if got != s.visible {
+			t.Fatalf("after %q: got visible %q, want %q", s.chunk, got, s.visible)
+		}
+	}
+	if r := p.Close(); len(r.Blocks) != 1 || r.Text != "Hello there\n\nand <b>more" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestParserBlockOnce(t *testing.T) {
+	p := executor.NewParser()
+	_, done := p.Write("<attempt_completion><result>ok</result></attempt_")
+	if len(done) != 0 {
+		t.Fatalf("block returned before its closing tag: %+v", done)
+	}
+	_, done = p.Write("completion>")
+	if len(done) != 1 || done[0].Params["result"] != "ok" {
+		t.Fatalf("got %+v, want the completed block", done)
+	}
+	if _, done = p.Write(" bye"); len(done) != 0 {
+		t.Fatalf("block returned twice: %+v", done)
+	}
+	if r := p.Close(); r.Text != "bye" {
+		t.Fatalf("got text %q", r.Text)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add(tc.in, uint64(1))
+	}
+	f.Add("<think><thinking></thinking></think>", uint64(7))
+	f.Add("<mcp:tool>name: x\nparameters:\n</mcp:tool><mcp:tool>", uint64(3))
+	f.Fuzz(func(t *testing.T, in string, seed uint64) {
+		whole := executor.Parse(in)
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		var chunks []string
+		for rest := in; rest != ""; {
+			n := min(len(rest), 1+rng.IntN(16))
+			chunks = append(chunks, rest[:n])
+			rest = rest[n:]
+		}
+		split := parseChunks(t, chunks)
+		if !reflect.DeepEqual(whole, split) {
+			t.Fatalf("split parse differs:\nwhole %#v\nsplit %#v\nchunks %q", whole, split, chunks)
+		}
+		if len(whole.Text) > len(in) {
+			t.Fatalf("visible text longer than input")
+		}
+	})
+}
