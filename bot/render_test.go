@@ -1,0 +1,117 @@
+package bot_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+func TestRenderHTML(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"escape", "a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
+		{"bold italic", "**bold** and *it* and ~~gone~~", "<b>bold</b> and <i>it</i> and <s>gone</s>"},
+		{"code", "use `x<y>` now", "use <code>x&lt;y&gt;</code> now"},
+		{"fence", "```go\nif a < b {\n}\n```", "<pre><code class=\"language-go\">if a &lt; b {\n}</code></pre>"},
+		{"fence no lang", "```\n<b>\n```", "<pre>&lt;b&gt;</pre>"},
+		{"link", "[site](https://x.y/?a=1&b=\"2\")", `<a href="https://x.y/?a=1&amp;b=&quot;2&quot;">site</a>`},
+		{"unsafe link", "[x](javascript:alert(1))", "x"},
+		{"heading", "# Title\n\ntext", "<b>Title</b>\n\ntext"},
+		{"list", "- one\n- two\n  - nested", "• one\n• two\n  • nested"},
+		{"ordered", "3. a\n4. b", "3. a\n4. b"},
+		{"quote", "> wise <words>", "<blockquote>wise &lt;words&gt;</blockquote>"},
+		{"raw html", "hi <script>x</script>", "hi &lt;script&gt;x&lt;/script&gt;"},
+		{"entities in source", "AT&amp;T &copy; &#60;", "AT&amp;T © &lt;"},
+		{"tool xml", "Sure.\n<use_mcp_tool><server_name>s</server_name></use_mcp_tool>\nDone", "Sure.\n\nDone"},
+		{"unterminated tool xml", "Ok <use_mcp_tool><server_name>s", "Ok"},
+		{"completion", "<attempt_completion><result>All **done**</result></attempt_completion>", "All <b>done</b>"},
+		{"table", "| a | b |\n|---|---|\n| 1 | <2> |", "<pre>a | b\n--|----\n1 | &lt;2&gt;</pre>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := bot.RenderHTML(tt.in)
+			if got != tt.want {
+				t.Errorf("RenderHTML(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+			if _, err := tgfake.ParseHTML(got); err != nil {
+				t.Errorf("Telegram would reject %q: %v", got, err)
+			}
+		})
+	}
+}
+
+// Whatever the model writes, the HTML is accepted by Telegram's rules.
+func TestRenderHTMLAlwaysValid(t *testing.T) {
+	pieces := []string{"<", ">", "&", "&amp;", "&#;", "&#x110000;", "*", "**", "_", "`", "```", "\n", "\n\n", "[", "](", ")", "http://a.b/<x>", "> ", "- ", "1. ", "# ", "|", "~~", "<b>", "</i>", "\"", "é", "😀", "\\", "<use_mcp_tool>", "</use_mcp_tool>", "<br>", "x"}
+	seed := uint32(1)
+	next := func() uint32 { seed = seed*1664525 + 1013904223; return seed >> 8 }
+	for i := 0; i < 800; i++ {
+		var b strings.Builder
+		for n := int(next() % 40); n > 0; n-- {
+			b.WriteString(pieces[next()%uint32(len(pieces))])
+		}
+		in := b.String()
+		got := bot.RenderHTML(in)
+		if _, err := tgfake.ParseHTML(got); err != nil {
+			t.Fatalf("RenderHTML(%q) = %q: %v", in, got, err)
+		}
+		for _, part := range bot.SplitHTML(got, 50) {
+			plain, err := tgfake.ParseHTML(part)
+			if err != nil {
+				t.Fatalf("part %q of %q: %v", part, got, err)
+			}
+			if n := tgfake.Len(plain); n > 50 {
+				t.Fatalf("part %q is %d long", part, n)
+			}
+		}
+	}
+}
+
+func TestSplitHTML(t *testing.T) {
+	para := strings.Repeat("word ", 300) // 1500 chars
+	md := "**" + strings.TrimSpace(para) + "**\n\n" + para + "\n\n```\n" + strings.Repeat("a < b & c\n", 600) + "```\n\n" + strings.Repeat("😀", 5000)
+	h := bot.RenderHTML(md)
+	parts := bot.SplitHTML(h, bot.MaxMessageLen)
+	if len(parts) < 3 {
+		t.Fatalf("got %d parts, want several", len(parts))
+	}
+	var all strings.Builder
+	for i, p := range parts {
+		plain, err := tgfake.ParseHTML(p)
+		if err != nil {
+			t.Fatalf("part %d rejected: %v", i, err)
+		}
+		if n := tgfake.Len(plain); n > bot.MaxMessageLen {
+			t.Errorf("part %d has %d UTF-16 units", i, n)
+		}
+		all.WriteString(plain)
+	}
+	// Nothing is dropped: every character survives, whitespace aside.
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	want, _ := tgfake.ParseHTML(h)
+	if squash(all.String()) != squash(want) {
+		t.Errorf("split lost text: %d vs %d chars", len(squash(all.String())), len(squash(want)))
+	}
+	// The first cut is at the paragraph break after the bold paragraph.
+	if !strings.HasSuffix(parts[0], "</b>") && !strings.Contains(parts[0], "</b>") {
+		t.Errorf("first part does not close bold: %q…", parts[0][:40])
+	}
+}
+
+func TestSplitPlain(t *testing.T) {
+	s := strings.Repeat("line <x> & y\n", 1000)
+	parts := bot.SplitPlain(s, 4096)
+	var got strings.Builder
+	for _, p := range parts {
+		if n := tgfake.Len(p); n > 4096 {
+			t.Errorf("part of %d", n)
+		}
+		got.WriteString(p + "\n")
+	}
+	if strings.Count(got.String(), "<x>") != 1000 {
+		t.Errorf("lost lines: %d", strings.Count(got.String(), "<x>"))
+	}
+}
