@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A Message is one entry of a conversation's history.
+type Message struct {
+	ID             int64
+	ConversationID int64
+	// Role is the model API's role ("system", "user", "assistant", ...);
+	// the store does not interpret it.
+	Role    string
+	Content string
+	// PromptTokens and CompletionTokens are the model's usage for the call
+	// that produced the message, zero when not known.
+	PromptTokens     int
+	CompletionTokens int
+	CreatedAt        time.Time
+}
+
+// ActiveConversation returns the id of the chat's active conversation,
+// starting one if the chat has none.
+func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
+	// Most calls find one; look on a reader first to keep the writer free.
+	id, err := activeConversation(ctx, db.reader, chatID)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		// Another caller may have started one since the read.
+		id, err = activeConversation(ctx, tx, chatID)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		id, err = db.startConversation(ctx, tx, chatID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
+	}
+	return id, nil
+}
+
+// ResetConversation ends the chat's active conversation, if any, and starts
+// a new one whose id it returns. The old conversation stays on disk.
+func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, error) {
+	var id int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE conversations SET ended_at = ? WHERE chat_id = ? AND ended_at IS NULL`,
+			millis(db.now()), chatID); err != nil {
+			return err
+		}
+		var err error
+		id, err = db.startConversation(ctx, tx, chatID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reset conversation of chat %q: %w", chatID, err)
+	}
+	return id, nil
+}
+
+// querier is what reads need from *sql.DB and *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func activeConversation(ctx context.Context, q querier, chatID string) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx,
+		`SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`, chatID).Scan(&id)
+	return id, err
+}
+
+func (db *DB) startConversation(ctx context.Context, tx *sql.Tx, chatID string) (int64, error) {
+	now := db.now()
+	if err := db.ensureChat(ctx, tx, chatID, now); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx,
+		`INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`, chatID, millis(now))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// AppendMessages adds msgs to the end of a conversation in one transaction:
+// all are stored or none. Their ID and ConversationID fields are ignored; a
+// zero CreatedAt means now.
+func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	now := db.now()
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
+			(conversation_id, role, content, prompt_tokens, completion_tokens, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stmt.Close() }()
+		for _, m := range msgs {
+			at := m.CreatedAt
+			if at.IsZero() {
+				at = now
+			}
+			if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
+				m.PromptTokens, m.CompletionTokens, millis(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
+	}
+	return nil
+}
+
+// Messages returns a conversation's messages, oldest first. An unknown
+// conversation has none.
+func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, conversation_id, role, content,
+		prompt_tokens, completion_tokens, created_at
+		FROM messages WHERE conversation_id = ? ORDER BY id`, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var msgs []Message
+	for rows.Next() {
+		var m Message
+		var at int64
+		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content,
+			&m.PromptTokens, &m.CompletionTokens, &at); err != nil {
+			return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
+		}
+		m.CreatedAt = fromMillis(at)
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
+	}
+	return msgs, nil
+}

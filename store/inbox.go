@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// An InboxItem is a Telegram update as received, kept until it is handled.
+type InboxItem struct {
+	UpdateID int64
+	ChatID   string // empty for updates without a chat
+	Payload  []byte // the update's JSON
+	// ReceivedAt defaults to now on InboxPut.
+	ReceivedAt time.Time
+}
+
+// InboxPut stores items in one transaction, skipping update ids already in
+// the inbox (processed or not), so a batch Telegram sends again is harmless.
+//
+// The commit is durable even against power loss (synchronous=FULL): the
+// poller advances its getUpdates offset once InboxPut returns, after which
+// Telegram will not send the updates again, so this row is the only copy.
+// Only the inbox pays for that fsync; messages and the audit log stay at
+// NORMAL, which survives a crash of the process, and the next FULL commit
+// flushes them too, since it syncs the whole WAL.
+func (db *DB) InboxPut(ctx context.Context, items ...InboxItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	now := db.now()
+	err := db.writeFull(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO inbox (update_id, chat_id, payload, received_at)
+			VALUES (?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stmt.Close() }()
+		for _, it := range items {
+			at := it.ReceivedAt
+			if at.IsZero() {
+				at = now
+			}
+			payload := it.Payload
+			if payload == nil {
+				payload = []byte{} // NOT NULL; a nil slice binds as NULL
+			}
+			if _, err := stmt.ExecContext(ctx, it.UpdateID, it.ChatID, payload, millis(at)); err != nil {
+				return fmt.Errorf("update %d: %w", it.UpdateID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("put %d updates in inbox: %w", len(items), err)
+	}
+	return nil
+}
+
+// InboxPending returns up to limit unprocessed items in update_id order
+// (Telegram's order); limit <= 0 returns all.
+func (db *DB) InboxPending(ctx context.Context, limit int) ([]InboxItem, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, chat_id, payload, received_at
+		FROM inbox WHERE processed_at IS NULL ORDER BY update_id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list pending inbox: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var items []InboxItem
+	for rows.Next() {
+		var it InboxItem
+		var at int64
+		if err := rows.Scan(&it.UpdateID, &it.ChatID, &it.Payload, &at); err != nil {
+			return nil, fmt.Errorf("list pending inbox: %w", err)
+		}
+		it.ReceivedAt = fromMillis(at)
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list pending inbox: %w", err)
+	}
+	return items, nil
+}
+
+// InboxDone marks an update as processed. Marking it again is a no-op; an
+// unknown update id gives ErrNotFound.
+//
+// It commits with synchronous=FULL like InboxPut: a "done" lost to a power
+// cut would have the update handled, and answered, a second time.
+func (db *DB) InboxDone(ctx context.Context, updateID int64) error {
+	err := db.writeFull(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE inbox SET processed_at = ?
+			WHERE update_id = ? AND processed_at IS NULL`, millis(db.now()), updateID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 1 {
+			return err
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE update_id = ?`, updateID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark update %d done: %w", updateID, err)
+	}
+	return nil
+}
+
+// InboxMaxUpdateID returns the highest update id ever stored, processed or
+// not, or 0 for an empty inbox. The poller resumes from it plus one.
+func (db *DB) InboxMaxUpdateID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	if err := db.reader.QueryRowContext(ctx, `SELECT max(update_id) FROM inbox`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("max inbox update id: %w", err)
+	}
+	return id.Int64, nil
+}
+
+// InboxPrune deletes processed items received before the given time and
+// returns how many it deleted. The item with the highest update id is always
+// kept, so that [DB.InboxMaxUpdateID] still knows where to resume.
+func (db *DB) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
+	res, err := db.writer.ExecContext(ctx, `DELETE FROM inbox
+		WHERE processed_at IS NOT NULL AND received_at < ?
+		AND update_id < (SELECT max(update_id) FROM inbox)`, millis(before))
+	if err != nil {
+		return 0, fmt.Errorf("prune inbox: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("prune inbox: %w", err)
+	}
+	return n, nil
+}
+
+// writeFull is write with synchronous=FULL for this one transaction.
+//
+// The pragma is per connection, so it is set on the writer's one connection,
+// held for the whole call so no other write can run in between, and put back
+// to NORMAL afterwards. Opening the writer at FULL instead would fsync every
+// message and audit row as well, for no gain: those are safe against a
+// process crash at NORMAL, and power loss is the only case FULL adds.
+func (db *DB) writeFull(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	conn, err := db.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
+		return fmt.Errorf("set synchronous=FULL: %w", err)
+	}
+	defer func() {
+		// Restore even when ctx is done; otherwise the connection would
+		// silently keep fsyncing every commit.
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = NORMAL`); rerr != nil {
+			// Drop the connection: the pool opens a fresh one with the
+			// DSN's pragmas. The write itself is unaffected.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
