@@ -1,0 +1,109 @@
+package hub
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
+
+// wireContent is one content part as any MCP version sends it, decoded
+// loosely so that one part of a kind we don't know spoils nothing else.
+type wireContent struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text"`
+	Data     string        `json:"data"`
+	MIMEType string        `json:"mimeType"`
+	URI      string        `json:"uri"`
+	Name     string        `json:"name"`
+	Resource *wireResource `json:"resource"`
+}
+
+type wireResource struct {
+	URI      string  `json:"uri"`
+	MIMEType string  `json:"mimeType"`
+	Text     *string `json:"text"`
+	Blob     string  `json:"blob"`
+}
+
+func (r wireResource) content() Content {
+	c := Content{Type: ContentResource, URI: r.URI, MIMEType: r.MIMEType}
+	if r.Text != nil {
+		c.Text = *r.Text
+	} else if r.Blob != "" {
+		data, err := base64.StdEncoding.DecodeString(r.Blob)
+		if err != nil {
+			c.Text = fmt.Sprintf("[resource %s: undecodable blob]", r.URI)
+		}
+		c.Data = data
+	}
+	return c
+}
+
+// decodeCallResult turns the raw result of tools/call into a Result.
+func decodeCallResult(raw json.RawMessage) (*Result, error) {
+	var w struct {
+		Content           []json.RawMessage `json:"content"`
+		IsError           bool              `json:"isError"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	res := &Result{IsError: w.IsError}
+	for _, part := range w.Content {
+		res.Content = append(res.Content, decodeContent(part))
+	}
+	// A result with structured content only still has to say something.
+	if len(res.Content) == 0 && len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
+		res.Content = append(res.Content, Content{Type: ContentText, Text: string(w.StructuredContent)})
+	}
+	return res, nil
+}
+
+func decodeContent(raw json.RawMessage) Content {
+	var w wireContent
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Content{Type: "unknown", Text: "[content the server sent malformed]"}
+	}
+	switch w.Type {
+	case ContentText:
+		return Content{Type: ContentText, Text: w.Text}
+	case ContentImage, ContentAudio:
+		data, err := base64.StdEncoding.DecodeString(w.Data)
+		if err != nil {
+			return Content{Type: w.Type, MIMEType: w.MIMEType, Text: fmt.Sprintf("[%s with undecodable data]", w.Type)}
+		}
+		return Content{Type: w.Type, Data: data, MIMEType: w.MIMEType}
+	case ContentResource:
+		if w.Resource == nil {
+			return Content{Type: ContentResource, Text: "[embedded resource without contents]"}
+		}
+		return w.Resource.content()
+	case ContentResourceLink:
+		return Content{Type: ContentResourceLink, URI: w.URI, Name: w.Name, MIMEType: w.MIMEType}
+	default:
+		// Keep the type so a front end can tell, and a note so the model
+		// knows something was left out.
+		return Content{Type: w.Type, Text: fmt.Sprintf("[content of unsupported type %q omitted]", w.Type)}
+	}
+}
+
+// decodeReadResult turns the raw result of resources/read into a Result.
+func decodeReadResult(raw json.RawMessage) (*Result, error) {
+	var w struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	res := &Result{}
+	for _, part := range w.Contents {
+		var r wireResource
+		if err := json.Unmarshal(part, &r); err != nil {
+			res.Content = append(res.Content, Content{Type: ContentResource, Text: "[resource contents the server sent malformed]"})
+			continue
+		}
+		res.Content = append(res.Content, r.content())
+	}
+	return res, nil
+}

@@ -1,0 +1,207 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+	buildOut  []byte
+)
+
+// testServer returns the path of a test server of hub/testdata, all of
+// which are built once per test process.
+func testServer(t testing.TB, name string) string {
+	t.Helper()
+	root := testenv.Root(t)
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "mcpgram-hub-test-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./hub/testdata/echo", "./hub/testdata/raw")
+		cmd.Dir = root
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("build test servers: %v\n%s", buildErr, buildOut)
+	}
+	return filepath.Join(binDir, name)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// fastOptions shortens every wait of the hub so the tests run quickly.
+func fastOptions() hub.Options {
+	return hub.Options{
+		RestartDelay:    50 * time.Millisecond,
+		MaxRestartDelay: 400 * time.Millisecond,
+		HealthyAfter:    time.Second,
+		StopGrace:       300 * time.Millisecond,
+		KillGrace:       300 * time.Millisecond,
+		WatchDelay:      30 * time.Millisecond,
+	}
+}
+
+// writeSettings writes {"mcpServers": servers} to dir/mcp-settings.json.
+func writeSettings(t testing.TB, dir string, servers map[string]any) string {
+	t.Helper()
+	path := filepath.Join(dir, "mcp-settings.json")
+	writeJSON(t, path, map[string]any{"mcpServers": servers})
+	return path
+}
+
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Write and rename, as editors do, so the watcher never reads half a file.
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readJSON(t testing.TB, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, b)
+	}
+	return v
+}
+
+// startHub starts a hub over servers with fast options and closes it when
+// the test ends.
+func startHub(t testing.TB, servers map[string]any) (*hub.Hub, string) {
+	t.Helper()
+	path := writeSettings(t, t.TempDir(), servers)
+	return startHubAt(t, path, fastOptions()), path
+}
+
+func startHubAt(t testing.TB, path string, opts hub.Options) *hub.Hub {
+	t.Helper()
+	h, err := hub.New(path, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return h
+}
+
+func echoServer(t testing.TB, extra map[string]any) map[string]any {
+	t.Helper()
+	s := map[string]any{"command": testServer(t, "echo")}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+func server(t testing.TB, h *hub.Hub, name string) hub.ServerInfo {
+	t.Helper()
+	s, ok := h.Catalog().Server(name)
+	if !ok {
+		t.Fatalf("no server %q in catalog", name)
+	}
+	return s
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitStatus(t testing.TB, h *hub.Hub, name string, want hub.Status) hub.ServerInfo {
+	t.Helper()
+	var got hub.ServerInfo
+	waitFor(t, 10*time.Second, name+" to be "+string(want), func() bool {
+		got = server(t, h, name)
+		return got.Status == want
+	})
+	return got
+}
+
+var local = hub.Caller{UserID: "42", ChatID: "-100"}
+
+func call(t testing.TB, h *hub.Hub, srv, tool string, args map[string]any) *hub.Result {
+	t.Helper()
+	res, err := h.CallTool(context.Background(), local, srv, tool, args)
+	if err != nil {
+		t.Fatalf("CallTool(%s, %s): %v", srv, tool, err)
+	}
+	return res
+}
+
+func pidOf(t testing.TB, h *hub.Hub, srv string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(call(t, h, srv, "pid", nil).Text())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the command name in parentheses.
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}

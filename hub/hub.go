@@ -1,0 +1,498 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Errors callers branch on.
+var (
+	// ErrUnknownServer means the settings file names no such server.
+	ErrUnknownServer = errors.New("unknown server")
+	// ErrNotRunning means the server is disabled, failed or stopped, or its
+	// connection was lost during the request.
+	ErrNotRunning = errors.New("server not running")
+)
+
+// Options tune a Hub. The zero value is what the bot uses; tests shorten
+// the durations.
+type Options struct {
+	Logger *slog.Logger
+
+	// RestartDelay is the first wait before restarting a crashed server
+	// (default 1s); it doubles up to MaxRestartDelay (default 60s) and
+	// starts over once a server has run for HealthyAfter (default 1m).
+	RestartDelay    time.Duration
+	MaxRestartDelay time.Duration
+	HealthyAfter    time.Duration
+
+	// StopGrace is how long a stopping server has to exit once its stdin is
+	// closed before its process group gets SIGTERM (default 2s); KillGrace
+	// is how long after that until SIGKILL (default 3s).
+	StopGrace time.Duration
+	KillGrace time.Duration
+
+	// WatchDelay gathers the burst of events one save of the settings file
+	// makes into one reload (default 100ms).
+	WatchDelay time.Duration
+	// NoWatch turns the settings file watcher off.
+	NoWatch bool
+}
+
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.RestartDelay, time.Second)
+	def(&o.MaxRestartDelay, 60*time.Second)
+	def(&o.HealthyAfter, time.Minute)
+	def(&o.StopGrace, 2*time.Second)
+	def(&o.KillGrace, 3*time.Second)
+	def(&o.WatchDelay, 100*time.Millisecond)
+}
+
+// A Hub runs the MCP servers of one settings file and routes calls to them.
+// Start starts it and Close stops it; every other method is safe for
+// concurrent use between the two.
+type Hub struct {
+	path string
+	opts Options
+	log  *slog.Logger
+
+	version atomic.Uint64
+
+	// fileMu serializes reading and writing the settings file with the
+	// updates of the in-memory settings that go with them, so that the
+	// watcher never mistakes the hub's own write for an edit.
+	fileMu sync.Mutex
+
+	mu      sync.Mutex
+	servers map[string]*server
+	started bool
+	closed  bool
+
+	watchCancel context.CancelFunc
+	watchDone   chan struct{}
+}
+
+// New reads the settings file at settingsPath. It fails only when the file
+// cannot be read or is not valid JSON (naming file, line and column); a
+// broken server entry marks just that server failed.
+func New(settingsPath string, opts Options) (*Hub, error) {
+	opts.setDefaults()
+	path, err := filepath.Abs(settingsPath)
+	if err != nil {
+		return nil, fmt.Errorf("settings path: %w", err)
+	}
+	cfgs, err := loadSettings(path, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{
+		path:    path,
+		opts:    opts,
+		log:     opts.Logger,
+		servers: make(map[string]*server),
+	}
+	for _, cfg := range cfgs {
+		h.servers[cfg.name] = newServer(h, cfg)
+	}
+	h.changed()
+	return h, nil
+}
+
+func (h *Hub) changed() { h.version.Add(1) }
+
+// Start starts every enabled server at once and returns when each has
+// answered initialize and tools/list, or failed, each within its own
+// timeout; then it watches the settings file. A server that fails does not
+// fail Start: its status says why. Start returns early only if ctx ends.
+func (h *Hub) Start(ctx context.Context) error {
+	h.mu.Lock()
+	if h.started || h.closed {
+		h.mu.Unlock()
+		return errors.New("start hub: already started")
+	}
+	h.started = true
+	var readies []<-chan struct{}
+	for _, s := range h.servers {
+		s.mu.Lock()
+		enabled := !s.cfg.disabled && s.cfg.err == nil
+		s.mu.Unlock()
+		if enabled {
+			readies = append(readies, s.start())
+		}
+	}
+	if !h.opts.NoWatch {
+		if err := h.watch(); err != nil {
+			h.log.Warn("settings file is not watched", "err", err)
+		}
+	}
+	h.mu.Unlock()
+	for _, r := range readies {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return fmt.Errorf("start hub: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Close stops the watcher and every server, leaving no process behind.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	servers := make([]*server, 0, len(h.servers))
+	for _, s := range h.servers {
+		servers = append(servers, s)
+	}
+	cancel, done := h.watchCancel, h.watchDone
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			s.op.Lock()
+			defer s.op.Unlock()
+			s.stop(StatusStopped)
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// Catalog returns a snapshot of every configured server, sorted by name.
+func (h *Hub) Catalog() Catalog {
+	// Read the version first: a change racing with the snapshot then bumps
+	// it past what the caller saw, and the caller looks again.
+	c := Catalog{Version: h.version.Load()}
+	h.mu.Lock()
+	servers := make([]*server, 0, len(h.servers))
+	for _, s := range h.servers {
+		servers = append(servers, s)
+	}
+	h.mu.Unlock()
+	for _, s := range servers {
+		c.Servers = append(c.Servers, s.info())
+	}
+	slices.SortFunc(c.Servers, func(a, b ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	return c
+}
+
+func (h *Hub) server(name string) (*server, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.servers[name]
+	if !ok {
+		return nil, fmt.Errorf("server %q: %w", name, ErrUnknownServer)
+	}
+	return s, nil
+}
+
+func meta(caller Caller) map[string]any {
+	return map[string]any{MetaUserID: caller.UserID, MetaChatID: caller.ChatID}
+}
+
+// CallTool calls tool on server for caller, who reaches the server in the
+// request's _meta. A tool that reports its own failure gives a Result with
+// IsError and a nil error; an error means the call did not complete: an
+// unknown server, one not running, a lost connection, a protocol error, or a
+// timeout, whose text says "timed out after Ns".
+func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, args map[string]any) (*Result, error) {
+	s, err := h.server(server)
+	if err != nil {
+		return nil, fmt.Errorf("call tool %q: %w", tool, err)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	raw, err := s.request(ctx, "tools/call", map[string]any{
+		"name":      tool,
+		"arguments": args,
+		"_meta":     meta(caller),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+	}
+	res, err := decodeCallResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+	}
+	return res, nil
+}
+
+// ReadResource reads the resource at uri from server for caller.
+func (h *Hub) ReadResource(ctx context.Context, caller Caller, server, uri string) (*Result, error) {
+	s, err := h.server(server)
+	if err != nil {
+		return nil, fmt.Errorf("read resource %q: %w", uri, err)
+	}
+	raw, err := s.request(ctx, "resources/read", map[string]any{
+		"uri":   uri,
+		"_meta": meta(caller),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read resource %q on %q: %w", uri, server, err)
+	}
+	res, err := decodeReadResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read resource %q on %q: %w", uri, server, err)
+	}
+	return res, nil
+}
+
+// SetEnabled enables or disables server: it writes "disabled" to the
+// settings file, then starts the server (waiting until it is ready or
+// failed) or stops it. Enabling a server that then fails to start is an
+// error saying why; the setting stays written.
+func (h *Hub) SetEnabled(ctx context.Context, server string, enabled bool) error {
+	s, err := h.server(server)
+	if err != nil {
+		return err
+	}
+	verb := "disable"
+	if enabled {
+		verb = "enable"
+	}
+	h.fileMu.Lock()
+	err = patchServer(h.path, server, "disabled", func(json.RawMessage) (json.RawMessage, error) {
+		return json.Marshal(!enabled)
+	})
+	if err == nil {
+		s.mu.Lock()
+		s.cfg.disabled = !enabled
+		s.mu.Unlock()
+	}
+	h.fileMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%s server %q: %w", verb, server, err)
+	}
+	s.op.Lock()
+	defer s.op.Unlock()
+	if !enabled {
+		s.stop(StatusDisabled)
+		return nil
+	}
+	return s.startAndWait(ctx)
+}
+
+// Restart stops server and starts it again, waiting until it is ready or
+// failed.
+func (h *Hub) Restart(ctx context.Context, server string) error {
+	s, err := h.server(server)
+	if err != nil {
+		return err
+	}
+	s.op.Lock()
+	defer s.op.Unlock()
+	s.mu.Lock()
+	disabled := s.cfg.disabled
+	s.mu.Unlock()
+	if disabled {
+		return fmt.Errorf("restart server %q: it is disabled: %w", server, ErrNotRunning)
+	}
+	s.stop(StatusStopped)
+	if err := s.startAndWait(ctx); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return nil
+}
+
+// startAndWait starts s and reports how the first attempt went.
+func (s *server) startAndWait(ctx context.Context) error {
+	select {
+	case <-s.start():
+	case <-ctx.Done():
+		return fmt.Errorf("start server %q: %w", s.name, ctx.Err())
+	}
+	info := s.info()
+	if info.Status == StatusFailed {
+		return fmt.Errorf("start server %q: %s", s.name, info.Error)
+	}
+	return nil
+}
+
+// AllowTool adds tool to the autoApprove list of server in the settings
+// file, so that it runs without asking the user from now on.
+func (h *Hub) AllowTool(server, tool string) error {
+	s, err := h.server(server)
+	if err != nil {
+		return err
+	}
+	h.fileMu.Lock()
+	defer h.fileMu.Unlock()
+	var list []string
+	err = patchServer(h.path, server, "autoApprove", func(old json.RawMessage) (json.RawMessage, error) {
+		if len(old) > 0 {
+			if err := json.Unmarshal(old, &list); err != nil {
+				return nil, fmt.Errorf("autoApprove of %q is not a list of names: %w", server, err)
+			}
+		}
+		if !slices.Contains(list, tool) {
+			list = append(list, tool)
+		}
+		return json.Marshal(list)
+	})
+	if err != nil {
+		return fmt.Errorf("allow tool %q of %q: %w", tool, server, err)
+	}
+	s.mu.Lock()
+	s.cfg.autoApprove = list
+	s.mu.Unlock()
+	h.changed()
+	return nil
+}
+
+// watch starts watching the settings file. It watches the folder: editors
+// save by writing a new file and renaming it over the old one, which a
+// watch on the file itself would lose.
+func (h *Hub) watch() error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	if err := w.Add(filepath.Dir(h.path)); err != nil {
+		w.Close()
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.watchCancel, h.watchDone = cancel, make(chan struct{})
+	go func() {
+		defer close(h.watchDone)
+		defer w.Close()
+		h.watchLoop(ctx, w)
+	}()
+	return nil
+}
+
+func (h *Hub) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) != h.path || ev.Op == fsnotify.Chmod {
+				continue
+			}
+			timer.Reset(h.opts.WatchDelay)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			h.log.Warn("watch settings file", "err", err)
+		case <-timer.C:
+			h.reload(ctx)
+		}
+	}
+}
+
+// reload reconciles the running servers with the settings file: added
+// servers start, removed ones stop, changed ones restart, and the others
+// are left alone. A file that no longer parses changes nothing.
+func (h *Hub) reload(ctx context.Context) {
+	h.fileMu.Lock()
+	cfgs, err := loadSettings(h.path, os.LookupEnv)
+	if err != nil {
+		h.fileMu.Unlock()
+		if !errors.Is(err, os.ErrNotExist) {
+			h.log.Error("settings file changed but cannot be used; keeping the servers as they are", "err", err)
+		}
+		return
+	}
+	type action struct {
+		s           *server
+		stop, start bool
+	}
+	var actions []action
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.fileMu.Unlock()
+		return
+	}
+	seen := make(map[string]bool)
+	for _, cfg := range cfgs {
+		seen[cfg.name] = true
+		enabled := !cfg.disabled && cfg.err == nil
+		s, ok := h.servers[cfg.name]
+		if !ok {
+			s = newServer(h, cfg)
+			h.servers[cfg.name] = s
+			h.log.Info("settings: server added", "server", cfg.name)
+			actions = append(actions, action{s: s, start: enabled})
+			continue
+		}
+		s.mu.Lock()
+		old := s.cfg
+		s.cfg = cfg
+		s.mu.Unlock()
+		switch {
+		case old.launchKey() != cfg.launchKey():
+			h.log.Info("settings: server changed", "server", cfg.name)
+			actions = append(actions, action{s: s, stop: true, start: enabled})
+		case old.disabled != cfg.disabled:
+			actions = append(actions, action{s: s, stop: cfg.disabled, start: enabled})
+		case !slices.Equal(old.autoApprove, cfg.autoApprove):
+			h.changed()
+		}
+	}
+	for name, s := range h.servers {
+		if !seen[name] {
+			h.log.Info("settings: server removed", "server", name)
+			delete(h.servers, name)
+			actions = append(actions, action{s: s, stop: true})
+		}
+	}
+	h.mu.Unlock()
+	h.fileMu.Unlock()
+	h.changed()
+
+	var wg sync.WaitGroup
+	for _, a := range actions {
+		wg.Go(func() {
+			a.s.op.Lock()
+			defer a.s.op.Unlock()
+			if a.stop || !a.start {
+				a.s.stop("")
+			}
+			if a.start {
+				select {
+				case <-a.s.start():
+				case <-ctx.Done():
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,581 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+func TestListAndCall(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"autoApprove": []string{"echo"}, "timeout": 7})})
+
+	s := server(t, h, "echo")
+	if s.Status != hub.StatusRunning {
+		t.Fatalf("status = %s (%s), want running", s.Status, s.Error)
+	}
+	var names []string
+	for _, tool := range s.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.IsSorted(names) || !slices.Contains(names, "echo") || !slices.Contains(names, "mixed") {
+		t.Errorf("tools = %v, want sorted and with echo and mixed", names)
+	}
+	tool, _ := s.Tool("echo")
+	var schema struct {
+		Properties map[string]any `json:"properties"`
+		Required   []string       `json:"required"`
+	}
+	if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema.Properties["message"] == nil || !slices.Equal(schema.Required, []string{"message"}) {
+		t.Errorf("echo schema = %s (%v), want message required", tool.InputSchema, err)
+	}
+	if !s.AutoApproves("echo") || s.AutoApproves("crash") {
+		t.Errorf("AutoApprove = %v, want [echo]", s.AutoApprove)
+	}
+	if s.Timeout != 7*time.Second {
+		t.Errorf("Timeout = %s, want 7s", s.Timeout)
+	}
+
+	tests := []struct {
+		tool    string
+		args    map[string]any
+		want    string
+		isError bool
+	}{
+		{"echo", map[string]any{"message": "hi there"}, "hi there", false},
+		{"fail", nil, "it went wrong", true},
+		{"whoami", nil, `{"mcpgram/chat_id":"-100","mcpgram/user_id":"42"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			res := call(t, h, "echo", tt.tool, tt.args)
+			if got := res.Text(); got != tt.want || res.IsError != tt.isError {
+				t.Errorf("got %q (isError %v), want %q (isError %v)", got, res.IsError, tt.want, tt.isError)
+			}
+		})
+	}
+
+	_, err := h.CallTool(context.Background(), local, "nope", "echo", nil)
+	if !errors.Is(err, hub.ErrUnknownServer) {
+		t.Errorf("call on unknown server: err = %v, want ErrUnknownServer", err)
+	}
+	if _, err := h.CallTool(context.Background(), local, "echo", "no_such_tool", nil); err == nil {
+		t.Errorf("call of unknown tool: err = nil, want an error")
+	}
+}
+
+func TestResultContent(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
+	res := call(t, h, "echo", "mixed", nil)
+	want := []hub.Content{
+		{Type: hub.ContentText, Text: "here"},
+		{Type: hub.ContentImage, MIMEType: "image/png"},
+		{Type: hub.ContentResource, URI: "echo://note", MIMEType: "text/plain", Text: "a note"},
+		{Type: hub.ContentResource, URI: "echo://blob", MIMEType: "application/octet-stream", Data: []byte{1, 2, 3}},
+		{Type: hub.ContentResourceLink, URI: "echo://link", Name: "link", MIMEType: "text/plain"},
+	}
+	if len(res.Content) != len(want) {
+		t.Fatalf("got %d parts %+v, want %d", len(res.Content), res.Content, len(want))
+	}
+	for i, w := range want {
+		g := res.Content[i]
+		if w.Type == hub.ContentImage {
+			if g.Type != w.Type || g.MIMEType != w.MIMEType || !bytes.HasPrefix(g.Data, []byte("\x89PNG")) {
+				t.Errorf("part %d = %+v, want a decoded PNG", i, g)
+			}
+			continue
+		}
+		if g.Type != w.Type || g.Text != w.Text || g.URI != w.URI || g.Name != w.Name || g.MIMEType != w.MIMEType || !bytes.Equal(g.Data, w.Data) {
+			t.Errorf("part %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if imgs := res.Images(); len(imgs) != 1 {
+		t.Errorf("Images() = %d, want 1", len(imgs))
+	}
+}
+
+func TestUnknownContentType(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"raw": map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "weird"}}})
+	res := call(t, h, "raw", "weird", nil)
+	if len(res.Content) != 3 || res.Content[0].Text != "before" || res.Content[2].Text != "after" {
+		t.Fatalf("content = %+v, want the known parts kept around the unknown one", res.Content)
+	}
+	if got := res.Content[1]; got.Type != "hologram" || !strings.Contains(got.Text, "hologram") {
+		t.Errorf("unknown part = %+v, want type hologram with a note", got)
+	}
+}
+
+func TestConcurrentCallsShareTheConnection(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
+	const n = 20
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			res, err := h.CallTool(context.Background(), local, "echo", "sleep", map[string]any{"ms": 300})
+			if err == nil && res.Text() != "slept" {
+				err = errors.New("got " + res.Text())
+			}
+			if err != nil {
+				errs <- err
+			}
+			_ = i
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("%d concurrent 300ms calls took %s: they queue instead of sharing the connection", n, d)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
+	start := time.Now()
+	_, err := h.CallTool(context.Background(), local, "echo", "sleep", map[string]any{"ms": 10000})
+	if err == nil || !strings.Contains(err.Error(), "timed out after 1s") {
+		t.Fatalf("err = %v, want one saying timed out after 1s", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("timed out after %s, want about 1s", d)
+	}
+	if got := call(t, h, "echo", "echo", map[string]any{"message": "still here"}).Text(); got != "still here" {
+		t.Errorf("after the timeout echo = %q, want the server still usable", got)
+	}
+	if s := server(t, h, "echo"); s.Status != hub.StatusRunning || s.Restarts != 0 {
+		t.Errorf("after the timeout status %s, restarts %d; want running, 0", s.Status, s.Restarts)
+	}
+}
+
+func TestCallerCancel(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := h.CallTool(ctx, local, "echo", "sleep", map[string]any{"ms": 10000})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want the caller's context error", err)
+	}
+}
+
+func TestCrashMidCallRecovers(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
+	before := pidOf(t, h, "echo")
+
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(context.Background(), local, "echo", "sleep", map[string]any{"ms": 20000})
+		inflight <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	_, err := h.CallTool(context.Background(), local, "echo", "crash", nil)
+	if !errors.Is(err, hub.ErrNotRunning) {
+		t.Errorf("crashing call: err = %v, want ErrNotRunning", err)
+	}
+	select {
+	case err := <-inflight:
+		if !errors.Is(err, hub.ErrNotRunning) {
+			t.Errorf("in-flight call: err = %v, want ErrNotRunning", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the call in flight did not fail when the server crashed")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("calls failed %s after the crash, want at once", d)
+	}
+
+	// The failed state is brief: the hub restarts the server at once.
+	waitFor(t, 5*time.Second, "the server to restart", func() bool {
+		s := server(t, h, "echo")
+		return s.Status == hub.StatusRunning && s.Restarts >= 1
+	})
+	if after := pidOf(t, h, "echo"); after == before {
+		t.Errorf("pid after the restart = %d, the crashed process's", after)
+	}
+}
+
+func TestFailedStatusShowsExitAndStderr(t *testing.T) {
+	t.Parallel()
+	opts := fastOptions()
+	opts.RestartDelay = time.Minute // keep it failed long enough to look
+	opts.MaxRestartDelay = time.Minute
+	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
+	h := startHubAt(t, path, opts)
+	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
+	s := waitStatus(t, h, "echo", hub.StatusFailed)
+	if s.ExitCode != 3 || s.LastStderr != "fatal: crash requested" {
+		t.Errorf("exit code %d, last stderr %q; want 3, %q", s.ExitCode, s.LastStderr, "fatal: crash requested")
+	}
+	if !strings.Contains(s.Error, "code 3") || !strings.Contains(s.Error, "fatal: crash requested") {
+		t.Errorf("Error = %q, want the exit code and last stderr line", s.Error)
+	}
+	if len(s.Tools) != 0 {
+		t.Errorf("a failed server lists %d tools, want none", len(s.Tools))
+	}
+	_, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"})
+	if !errors.Is(err, hub.ErrNotRunning) {
+		t.Errorf("call on failed server: err = %v, want ErrNotRunning", err)
+	}
+	// An explicit restart does not wait for the backoff.
+	if err := h.Restart(context.Background(), "echo"); err != nil {
+		t.Fatalf("Restart: %v", err)
+	}
+	if got := call(t, h, "echo", "echo", map[string]any{"message": "back"}).Text(); got != "back" {
+		t.Errorf("after Restart echo = %q", got)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		server map[string]any
+		want   string
+	}{
+		{"missing command", map[string]any{"command": "mcpgram-no-such-command"}, `command "mcpgram-no-such-command" not found`},
+		{"missing relative command", map[string]any{"command": "./bin/nothing"}, "no such file"},
+		{"never initializes", map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "silent"}, "timeout": 1}, "no answer to initialize within 1s"},
+		{"exits at once", map[string]any{"command": "sh", "args": []string{"-c", "echo 'cannot open db' >&2; exit 7"}}, "exited with code 7: cannot open db"},
+		{"unset variable", map[string]any{"command": "sh", "args": []string{"${env:MCPGRAM_TEST_SURELY_UNSET}"}}, "MCPGRAM_TEST_SURELY_UNSET is not set"},
+		{"unset variable in env", map[string]any{"command": "sh", "env": map[string]string{"K": "${env:MCPGRAM_TEST_SURELY_UNSET2}"}}, "MCPGRAM_TEST_SURELY_UNSET2 is not set"},
+		{"wrong field type", map[string]any{"command": "sh", "args": "not a list"}, `"args"`},
+		{"unknown type", map[string]any{"type": "carrier-pigeon", "url": "x"}, "unknown type"},
+		{"remote without url", map[string]any{"type": "sse"}, "needs a url"},
+	}
+	servers := map[string]any{"good": echoServer(t, nil)}
+	for _, tt := range tests {
+		servers[tt.name] = tt.server
+	}
+	start := time.Now()
+	h, _ := startHub(t, servers)
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("Start took %s, want about the slowest failure (1s)", d)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := server(t, h, tt.name)
+			if s.Status != hub.StatusFailed || !strings.Contains(s.Error, tt.want) {
+				t.Errorf("status %s, error %q; want failed, with %q", s.Status, s.Error, tt.want)
+			}
+		})
+	}
+	if s := server(t, h, "good"); s.Status != hub.StatusRunning {
+		t.Errorf("the valid server is %s (%s), want running despite the others", s.Status, s.Error)
+	}
+}
+
+func TestSettingsSyntaxError(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "mcp-settings.json")
+	if err := os.WriteFile(path, []byte("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := hub.New(path, fastOptions())
+	if err == nil || !strings.Contains(err.Error(), path+":3:") {
+		t.Fatalf("err = %v, want one naming %s:3:col", err, path)
+	}
+	if !strings.Contains(err.Error(), ":3:26:") {
+		t.Errorf("err = %v, want column 26", err)
+	}
+	if _, err := hub.New(filepath.Join(t.TempDir(), "missing.json"), fastOptions()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: err = %v, want ErrNotExist", err)
+	}
+}
+
+func TestChildEnvironment(t *testing.T) {
+	// Not parallel: it sets the environment of the whole test process.
+	t.Setenv("TELEGRAM_BOT_TOKEN", "123:secret-token")
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("MCPGRAM_TEST_PASSED", "passed-on")
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A relative command and cwd are relative to the settings file.
+	echo, err := os.ReadFile(testServer(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "echo-copy"), echo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := writeSettings(t, dir, map[string]any{"echo": map[string]any{
+		"command": "./echo-copy",
+		"cwd":     "work",
+		"env":     map[string]string{"OWN": "mine", "FROM_BOT": "${env:MCPGRAM_TEST_PASSED}"},
+	}})
+	h := startHubAt(t, path, fastOptions())
+	env := strings.Split(call(t, h, "echo", "env", nil).Text(), "\n")
+	for _, secret := range []string{"TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "MCPGRAM_TEST_PASSED"} {
+		for _, kv := range env {
+			if strings.HasPrefix(kv, secret+"=") {
+				t.Errorf("the child sees %s", kv)
+			}
+		}
+	}
+	for _, want := range []string{"OWN=mine", "FROM_BOT=passed-on", "PATH=" + os.Getenv("PATH")} {
+		if !slices.Contains(env, want) {
+			t.Errorf("child env lacks %s: %v", want, env)
+		}
+	}
+	if got := call(t, h, "echo", "cwd", nil).Text(); got != filepath.Join(dir, "work") {
+		t.Errorf("cwd = %q, want %q", got, filepath.Join(dir, "work"))
+	}
+}
+
+func TestStopLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+	}{
+		{"exits on stdin close", nil},
+		{"ignores SIGTERM", map[string]string{"ECHO_IGNORE_TERM": "1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
+			env := map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"env": env})})
+			pid := pidOf(t, h, "echo")
+			b, err := os.ReadFile(pidfile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			grandchild, _ := strconv.Atoi(string(b))
+			if !alive(pid) || !alive(grandchild) {
+				t.Fatalf("server %d or grandchild %d not running", pid, grandchild)
+			}
+			if err := h.SetEnabled(context.Background(), "echo", false); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 3*time.Second, "the server and its grandchild to be gone", func() bool {
+				return !alive(pid) && !alive(grandchild)
+			})
+			if s := server(t, h, "echo"); s.Status != hub.StatusDisabled {
+				t.Errorf("status = %s, want disabled", s.Status)
+			}
+		})
+	}
+}
+
+func TestCloseLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
+	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}})})
+	h, err := hub.New(path, fastOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, h, "echo")
+	b, _ := os.ReadFile(pidfile)
+	grandchild, _ := strconv.Atoi(string(b))
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) || alive(grandchild) {
+		t.Errorf("after Close: server alive %v, grandchild alive %v", alive(pid), alive(grandchild))
+	}
+	if s := server(t, h, "echo"); s.Status != hub.StatusStopped {
+		t.Errorf("status after Close = %s, want stopped", s.Status)
+	}
+}
+
+func TestTogglePersistsAndKeepsOtherFields(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp-settings.json")
+	writeJSON(t, path, map[string]any{
+		"x-top": map[string]any{"keep": true},
+		"mcpServers": map[string]any{
+			"echo": echoServer(t, map[string]any{
+				"alwaysAllow": []string{"legacy"},
+				"x-custom":    map[string]any{"nested": []any{1.0, "two"}},
+				"autoApprove": []string{"echo"},
+			}),
+			"other": map[string]any{"command": "mcpgram-no-such-command", "disabled": true, "x-other": "kept"},
+		},
+	})
+	before := readJSON(t, path)
+	h := startHubAt(t, path, fastOptions())
+	pid := pidOf(t, h, "echo")
+	version := h.Catalog().Version
+
+	if err := h.AllowTool("echo", "mixed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AllowTool("echo", "mixed"); err != nil { // twice is once
+		t.Fatal(err)
+	}
+	c := h.Catalog()
+	if s, _ := c.Server("echo"); !s.AutoApproves("mixed") || c.Version == version {
+		t.Errorf("after AllowTool: autoApprove %v, version %d (was %d)", s.AutoApprove, c.Version, version)
+	}
+	if err := h.SetEnabled(context.Background(), "echo", false); err != nil {
+		t.Fatal(err)
+	}
+	if s := server(t, h, "echo"); s.Status != hub.StatusDisabled {
+		t.Errorf("status = %s, want disabled", s.Status)
+	}
+	if _, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"}); !errors.Is(err, hub.ErrNotRunning) {
+		t.Errorf("call on disabled server: err = %v, want ErrNotRunning", err)
+	}
+
+	after := readJSON(t, path)
+	want := before
+	wantEcho := want["mcpServers"].(map[string]any)["echo"].(map[string]any)
+	wantEcho["disabled"] = true
+	wantEcho["autoApprove"] = []any{"echo", "mixed"}
+	gotJSON, _ := json.Marshal(after)
+	wantJSON, _ := json.Marshal(want)
+	if !bytes.Equal(gotJSON, wantJSON) {
+		t.Errorf("settings after toggles:\n got %s\nwant %s", gotJSON, wantJSON)
+	}
+
+	if err := h.SetEnabled(context.Background(), "echo", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, h, "echo", "echo", map[string]any{"message": "on"}).Text(); got != "on" {
+		t.Errorf("after enabling echo = %q", got)
+	}
+	if pidOf(t, h, "echo") == pid {
+		t.Errorf("enabled server runs the old process")
+	}
+	if err := h.SetEnabled(context.Background(), "nope", true); !errors.Is(err, hub.ErrUnknownServer) {
+		t.Errorf("SetEnabled(nope): err = %v, want ErrUnknownServer", err)
+	}
+	// Enabling a server that cannot start says why, and stays written.
+	if err := h.SetEnabled(context.Background(), "other", true); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("enabling a broken server: err = %v, want its reason", err)
+	}
+	if d := readJSON(t, path)["mcpServers"].(map[string]any)["other"].(map[string]any)["disabled"]; d != false {
+		t.Errorf("other disabled = %v, want false", d)
+	}
+}
+
+func TestOwnWritesDoNotRestart(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})
+	pid := pidOf(t, h, "echo")
+	if err := h.AllowTool("echo", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.SetEnabled(context.Background(), "b", false); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the watcher see the writes
+	if got := pidOf(t, h, "echo"); got != pid {
+		t.Errorf("echo restarted after the hub's own write: pid %d, was %d", got, pid)
+	}
+	if s := server(t, h, "b"); s.Status != hub.StatusDisabled {
+		t.Errorf("b = %s, want disabled", s.Status)
+	}
+}
+
+func TestWatchReconciles(t *testing.T) {
+	t.Parallel()
+	servers := map[string]any{
+		"same":    echoServer(t, nil),
+		"changed": echoServer(t, nil),
+		"removed": echoServer(t, nil),
+		"toggled": echoServer(t, nil),
+	}
+	h, path := startHub(t, servers)
+	samePID, changedPID, removedPID := pidOf(t, h, "same"), pidOf(t, h, "changed"), pidOf(t, h, "removed")
+
+	delete(servers, "removed")
+	servers["changed"] = echoServer(t, map[string]any{"env": map[string]string{"NEW": "1"}})
+	servers["added"] = echoServer(t, nil)
+	servers["toggled"] = echoServer(t, map[string]any{"disabled": true})
+	writeJSON(t, path, map[string]any{"mcpServers": servers})
+
+	waitFor(t, 10*time.Second, "the edit to be reconciled", func() bool {
+		c := h.Catalog()
+		_, hasRemoved := c.Server("removed")
+		added, _ := c.Server("added")
+		toggled, _ := c.Server("toggled")
+		changed, _ := c.Server("changed")
+		return !hasRemoved && added.Status == hub.StatusRunning && toggled.Status == hub.StatusDisabled && changed.Status == hub.StatusRunning
+	})
+	waitFor(t, 5*time.Second, "the removed server's process to end", func() bool { return !alive(removedPID) })
+	if got := pidOf(t, h, "same"); got != samePID {
+		t.Errorf("unchanged server restarted: pid %d, was %d", got, samePID)
+	}
+	if got := pidOf(t, h, "changed"); got == changedPID {
+		t.Errorf("changed server not restarted")
+	}
+	if env := call(t, h, "changed", "env", nil).Text(); !strings.Contains(env, "NEW=1") {
+		t.Errorf("changed server runs without its new env")
+	}
+	if _, err := h.CallTool(context.Background(), local, "removed", "echo", nil); !errors.Is(err, hub.ErrUnknownServer) {
+		t.Errorf("call on removed server: err = %v, want ErrUnknownServer", err)
+	}
+
+	// A broken edit changes nothing.
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := pidOf(t, h, "same"); got != samePID {
+		t.Errorf("a broken edit restarted a server")
+	}
+}
+
+func TestCatalogRefreshOnListChanged(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
+	version := h.Catalog().Version
+	call(t, h, "echo", "add_tool", map[string]any{"name": "extra"})
+	waitFor(t, 5*time.Second, "the new tool in the catalog", func() bool {
+		_, ok := server(t, h, "echo").Tool("extra")
+		return ok
+	})
+	if h.Catalog().Version == version {
+		t.Errorf("catalog version did not change")
+	}
+	if got := call(t, h, "echo", "extra", nil).Text(); got != "extra" {
+		t.Errorf("extra = %q", got)
+	}
+}
+
+func TestStartIsConcurrent(t *testing.T) {
+	t.Parallel()
+	servers := map[string]any{}
+	for i := range 4 {
+		// Each takes 1s to fail, so in a row they would take 4s.
+		servers["silent"+strconv.Itoa(i)] = map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "silent"}, "timeout": 1}
+	}
+	start := time.Now()
+	startHub(t, servers)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("starting 4 servers that each take 1s took %s", d)
+	}
+}

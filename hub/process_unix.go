@@ -1,0 +1,55 @@
+//go:build unix
+
+package hub
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// setProcessGroup makes the child the leader of a new process group, so that
+// stopping the server reaches every process it started.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// signalGroup sends sig to every process of the group led by pid.
+func signalGroup(pid int, sig syscall.Signal) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+	}
+}
+
+// groupAlive reports whether any process of the group led by pid is left.
+func groupAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(-pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// endGroup stops whatever is left of the group led by pid once its leader is
+// gone: processes the server spawned would otherwise live on as orphans.
+func endGroup(pid int, grace time.Duration) {
+	if !groupAlive(pid) {
+		return
+	}
+	signalGroup(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		if !groupAlive(pid) {
+			return
+		}
+	}
+	signalGroup(pid, syscall.SIGKILL)
+}
+
+// terminate asks every process of the server to stop.
+func terminate(cmd *exec.Cmd) { signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+
+// kill stops every process of the server at once.
+func kill(cmd *exec.Cmd) { signalGroup(cmd.Process.Pid, syscall.SIGKILL) }

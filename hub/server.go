@@ -1,0 +1,693 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ProtocolVersion is the MCP version the hub asks for in initialize. Pinned
+// because with an empty or newer version mcp-go v1.2.1 first probes with
+// server/discover, which costs 5 s against servers that ignore it.
+const ProtocolVersion = "2025-06-18"
+
+// stderrKeep is how much of a server's recent stderr the hub keeps.
+const stderrKeep = 16 << 10
+
+// childEnvKeys are the only variables of the bot's environment a child
+// inherits: the bot's environment holds the Telegram token and the model's
+// API key, which no server should see unless its settings pass them.
+var childEnvKeys = []string{"PATH", "HOME", "USER", "LANG", "TMPDIR", "TERM"}
+
+var errTimeout = errors.New("request timed out")
+
+// A server runs one entry of the settings file: it (re)starts the process
+// or remote session, keeps its catalog, and routes requests to it.
+type server struct {
+	hub  *Hub
+	name string
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	cfg        config
+	status     Status
+	errMsg     string
+	exitCode   int
+	lastStderr string
+	restarts   int
+	conn       *conn // set while running
+	tools      []Tool
+	resources  []Resource
+	templates  []ResourceTemplate
+	cancel     context.CancelFunc // set while the run loop lives
+	done       chan struct{}      // closed when the run loop returns
+
+	// op serializes what starts and stops the server (toggles, restarts,
+	// reloads, Close), so that one never interleaves with another.
+	op sync.Mutex
+}
+
+func newServer(h *Hub, cfg config) *server {
+	s := &server{
+		hub:      h,
+		name:     cfg.name,
+		log:      h.log.With("server", cfg.name),
+		cfg:      cfg,
+		exitCode: -1,
+	}
+	switch {
+	case cfg.err != nil:
+		s.status, s.errMsg = StatusFailed, "invalid settings: "+cfg.err.Error()
+	case cfg.disabled:
+		s.status = StatusDisabled
+	default:
+		s.status = StatusStopped
+	}
+	return s
+}
+
+// A conn is one live connection: a child process over stdio, or a remote
+// session over HTTP.
+type conn struct {
+	client  *client.Client
+	tr      transport.Interface
+	cmd     *exec.Cmd // nil for a remote server
+	stderr  *tail
+	started time.Time
+	nextID  atomic.Int64
+
+	// lost is closed when the process exits or the remote connection drops.
+	lost     chan struct{}
+	lostOnce sync.Once
+	// closed is closed once the transport has been shut down.
+	closed    chan struct{}
+	closeOnce sync.Once
+	// refresh asks for the catalog to be read again.
+	refresh chan struct{}
+}
+
+func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
+
+// close shuts the transport down once; for a child it reaps the process.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		_ = c.client.Close()
+		close(c.closed)
+	})
+}
+
+// info returns a snapshot of s for the catalog.
+func (s *server) info() ServerInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ServerInfo{
+		Name:              s.name,
+		Status:            s.status,
+		Error:             s.errMsg,
+		ExitCode:          s.exitCode,
+		LastStderr:        s.lastStderr,
+		Restarts:          s.restarts,
+		Timeout:           s.cfg.timeout,
+		AutoApprove:       slices.Clone(s.cfg.autoApprove),
+		Tools:             slices.Clone(s.tools),
+		Resources:         slices.Clone(s.resources),
+		ResourceTemplates: slices.Clone(s.templates),
+	}
+}
+
+// start launches the run loop unless it is already running. The returned
+// channel is closed once the first attempt has succeeded or failed.
+func (s *server) start() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ready := make(chan struct{})
+	if s.cancel != nil {
+		close(ready)
+		return ready
+	}
+	if s.cfg.err != nil {
+		s.status, s.errMsg = StatusFailed, "invalid settings: "+s.cfg.err.Error()
+		s.hub.changed()
+		close(ready)
+		return ready
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.done = make(chan struct{})
+	s.status, s.errMsg = StatusStarting, ""
+	s.hub.changed()
+	go func(done chan struct{}) {
+		defer close(done)
+		s.run(ctx, ready)
+	}(s.done)
+	return ready
+}
+
+// stop ends the run loop, stopping the process, and leaves s in state, or
+// with state "" in the state its settings call for at rest.
+func (s *server) stop(state Status) {
+	s.mu.Lock()
+	cancel, done := s.cancel, s.done
+	s.cancel, s.done = nil, nil
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	s.mu.Lock()
+	s.status, s.errMsg = state, ""
+	if state == "" {
+		s.status = StatusStopped
+		switch {
+		case s.cfg.err != nil:
+			s.status, s.errMsg = StatusFailed, "invalid settings: "+s.cfg.err.Error()
+		case s.cfg.disabled:
+			s.status = StatusDisabled
+		}
+	}
+	s.clearCatalog()
+	s.mu.Unlock()
+	s.hub.changed()
+}
+
+func (s *server) clearCatalog() {
+	s.conn, s.tools, s.resources, s.templates = nil, nil, nil, nil
+}
+
+// run keeps the server up until ctx ends: it connects, serves, and after a
+// crash reconnects with exponential backoff. A server that fails its very
+// first start is left failed: that is almost always a settings problem, and
+// retrying it would only fill the log.
+func (s *server) run(ctx context.Context, ready chan struct{}) {
+	var readyOnce sync.Once
+	signalReady := func() { readyOnce.Do(func() { close(ready) }) }
+	defer signalReady()
+
+	opts := s.hub.opts
+	delay := opts.RestartDelay
+	first := true
+	for {
+		c, err := s.connect(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.fail(err, c)
+			if first {
+				return
+			}
+		} else {
+			first = false
+			signalReady()
+			s.serve(ctx, c)
+			if ctx.Err() != nil {
+				s.shutdown(c)
+				return
+			}
+			// The process died or the connection dropped.
+			c.close()
+			if c.cmd != nil {
+				endGroup(c.cmd.Process.Pid, opts.KillGrace)
+			}
+			s.fail(errors.New("exited"), c)
+			if time.Since(c.started) >= opts.HealthyAfter {
+				delay = opts.RestartDelay
+			}
+		}
+		s.log.Warn("restarting server", "in", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, opts.MaxRestartDelay)
+		s.mu.Lock()
+		s.restarts++
+		s.status = StatusStarting
+		s.mu.Unlock()
+		s.hub.changed()
+	}
+}
+
+// fail records why the server is down; c, if any, is the connection that
+// ended, whose exit code and stderr explain it.
+func (s *server) fail(err error, c *conn) {
+	if c != nil && c.cmd != nil {
+		c.stderr.settle()
+	}
+	s.mu.Lock()
+	s.status = StatusFailed
+	s.clearCatalog()
+	msg := err.Error()
+	if c != nil && c.cmd != nil {
+		if st := c.cmd.ProcessState; st != nil {
+			s.exitCode = st.ExitCode()
+			if msg == "exited" || strings.Contains(msg, "transport closed") {
+				msg = st.String()
+				if st.ExitCode() >= 0 {
+					msg = "exited with code " + strconv.Itoa(st.ExitCode())
+				}
+			}
+		}
+		s.lastStderr = c.stderr.lastLine()
+		if s.lastStderr != "" && !strings.Contains(msg, s.lastStderr) {
+			msg += ": " + s.lastStderr
+		}
+	}
+	s.errMsg = msg
+	s.mu.Unlock()
+	s.log.Error("server failed", "err", msg)
+	s.hub.changed()
+}
+
+// serve waits for the connection to end, re-reading the catalog when the
+// server says it changed.
+func (s *server) serve(ctx context.Context, c *conn) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.lost:
+			return
+		case <-c.refresh:
+			if err := s.readCatalog(ctx, c); err != nil {
+				s.log.Warn("refresh catalog", "err", err)
+			}
+		}
+	}
+}
+
+// connect starts the process or remote session, initializes it and reads
+// its catalog, all within the server's timeout. On failure the returned
+// conn, if not nil, is already shut down and tells how the process ended.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+
+	c := &conn{
+		lost:    make(chan struct{}),
+		closed:  make(chan struct{}),
+		refresh: make(chan struct{}, 1),
+		stderr:  newTail(),
+	}
+	var err error
+	if cfg.typ == TypeStdio {
+		err = s.spawn(c, cfg)
+	} else {
+		err = s.dial(c, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.started = time.Now()
+
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		// This runs in mcp-go's read loop: a request from here would wait
+		// for a response that loop can no longer read.
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged:
+			select {
+			case c.refresh <- struct{}{}:
+			default:
+			}
+		}
+	})
+
+	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
+	defer cancel()
+	err = s.initialize(ictx, c)
+	if err == nil {
+		err = s.readCatalog(ictx, c)
+	}
+	if err != nil {
+		if context.Cause(ictx) == errTimeout {
+			err = fmt.Errorf("no answer to initialize within %s", seconds(cfg.timeout))
+		}
+		s.shutdown(c)
+		return c, err
+	}
+	s.mu.Lock()
+	s.conn = c
+	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
+	s.mu.Unlock()
+	s.hub.changed()
+	s.log.Info("server running", "tools", len(s.info().Tools))
+	return c, nil
+}
+
+// spawn starts the child process of a stdio server.
+func (s *server) spawn(c *conn, cfg config) error {
+	path := cfg.command
+	if !strings.ContainsRune(path, '/') {
+		found, err := exec.LookPath(path)
+		if err != nil {
+			return fmt.Errorf("command %q not found on PATH", path)
+		}
+		path = found
+	} else if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("command %s: %w", path, errors.Unwrap(err))
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("stderr pipe: %w", err)
+	}
+	var cmd *exec.Cmd
+	tr := transport.NewStdioWithOptions(path, nil, cfg.args,
+		transport.WithCommandLogger(s.log),
+		transport.WithCommandFunc(func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd = exec.Command(command, args...)
+			cmd.Env = childEnv(cfg.env)
+			cmd.Dir = cfg.cwd
+			// A file, not a writer: exec would otherwise copy stderr in a
+			// goroutine that Wait waits for, and a grandchild holding the
+			// pipe would keep the transport's Close from returning.
+			cmd.Stderr = pw
+			setProcessGroup(cmd)
+			return cmd, nil
+		}))
+	c.tr = tr
+	c.client = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	// Never a context that ends: the transport kills the child when its
+	// Start context is cancelled.
+	err = c.client.Start(context.Background())
+	pw.Close()
+	go c.stderr.readFrom(pr)
+	if err != nil {
+		pr.Close()
+		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
+	}
+	c.cmd = cmd
+	go func() {
+		waitExit(cmd.Process.Pid, c.closed)
+		c.markLost()
+	}()
+	return nil
+}
+
+// dial opens the session of a remote server.
+func (s *server) dial(c *conn, cfg config) error {
+	var err error
+	switch cfg.typ {
+	case TypeStreamableHTTP:
+		c.client, err = client.NewStreamableHttpClient(cfg.url, transport.WithHTTPHeaders(cfg.headers))
+	case TypeSSE:
+		c.client, err = client.NewSSEMCPClient(cfg.url, client.WithHeaders(cfg.headers))
+	}
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", cfg.url, err)
+	}
+	c.tr = c.client.GetTransport()
+	c.client.OnConnectionLost(func(error) { c.markLost() })
+	// The SSE stream lives as long as this context, so it must outlast
+	// start-up; it ends when the connection is shut down.
+	life, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-c.closed
+		cancel()
+	}()
+	if err := c.client.Start(life); err != nil {
+		c.close()
+		return fmt.Errorf("connect %s: %w", cfg.url, err)
+	}
+	return nil
+}
+
+func (s *server) initialize(ctx context.Context, c *conn) error {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = ProtocolVersion
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcpgram", Version: "1"}
+	if _, err := c.client.Initialize(ctx, req); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	return nil
+}
+
+// readCatalog lists the tools, resources and resource templates of the
+// server and publishes them.
+func (s *server) readCatalog(ctx context.Context, c *conn) error {
+	caps := c.client.GetServerCapabilities()
+	var tools []Tool
+	if caps.Tools != nil {
+		res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+		for _, t := range res.Tools {
+			tools = append(tools, convertTool(t))
+		}
+		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	}
+	var resources []Resource
+	var templates []ResourceTemplate
+	if caps.Resources != nil {
+		// Resources are an extra: a server that fails to list them still
+		// serves its tools.
+		if res, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
+			s.log.Warn("list resources", "err", err)
+		} else {
+			for _, r := range res.Resources {
+				resources = append(resources, Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
+			}
+			slices.SortFunc(resources, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
+		}
+		if res, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
+			s.log.Debug("list resource templates", "err", err)
+		} else {
+			for _, r := range res.ResourceTemplates {
+				t := ResourceTemplate{Name: r.Name, Description: r.Description, MIMEType: r.MIMEType}
+				if r.URITemplate != nil && r.URITemplate.Template != nil {
+					t.URITemplate = r.URITemplate.Raw()
+				}
+				templates = append(templates, t)
+			}
+			slices.SortFunc(templates, func(a, b ResourceTemplate) int { return strings.Compare(a.Name, b.Name) })
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	s.tools, s.resources, s.templates = tools, resources, templates
+	s.mu.Unlock()
+	s.hub.changed()
+	return nil
+}
+
+func convertTool(t mcp.Tool) Tool {
+	out := Tool{Name: t.Name, Description: t.Description}
+	// Marshal the whole tool: mcp-go keeps a schema either typed or raw,
+	// and its MarshalJSON knows which.
+	if b, err := json.Marshal(t); err == nil {
+		var v struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if json.Unmarshal(b, &v) == nil && len(v.InputSchema) > 0 && string(v.InputSchema) != "null" {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, v.InputSchema); err == nil {
+				out.InputSchema = json.RawMessage(compact.Bytes())
+			}
+		}
+	}
+	if len(out.InputSchema) == 0 {
+		out.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	return out
+}
+
+// shutdown stops a connection for good: close stdin, give the server a
+// moment, then SIGTERM and at last SIGKILL its whole process group.
+func (s *server) shutdown(c *conn) {
+	if c.cmd == nil {
+		c.close()
+		return
+	}
+	go c.close()
+	opts := s.hub.opts
+	select {
+	case <-c.lost:
+	case <-time.After(opts.StopGrace):
+		terminate(c.cmd)
+		select {
+		case <-c.lost:
+		case <-time.After(opts.KillGrace):
+			kill(c.cmd)
+		}
+	}
+	<-c.closed
+	endGroup(c.cmd.Process.Pid, opts.KillGrace)
+}
+
+// request sends one request on the current connection with the server's
+// timeout and returns the raw result. It bypasses mcp-go's typed calls,
+// which fail to decode a whole result over one content type they don't know.
+func (s *server) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	s.mu.Lock()
+	c, timeout, status, reason := s.conn, s.cfg.timeout, s.status, s.errMsg
+	s.mu.Unlock()
+	if c == nil {
+		if reason != "" {
+			return nil, fmt.Errorf("%w (%s: %s)", ErrNotRunning, status, reason)
+		}
+		return nil, fmt.Errorf("%w (%s)", ErrNotRunning, status)
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	defer cancel()
+	id := mcp.NewRequestId("mcpgram-" + strconv.FormatInt(c.nextID.Add(1), 10))
+	resp, err := c.tr.SendRequest(rctx, transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      id,
+		Method:  method,
+		Params:  params,
+	})
+	if err != nil {
+		if rctx.Err() != nil {
+			c.cancelRequest(id, context.Cause(rctx))
+			if context.Cause(rctx) == errTimeout {
+				return nil, fmt.Errorf("timed out after %s", seconds(timeout))
+			}
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, transport.ErrTransportClosed) {
+			return nil, fmt.Errorf("connection lost during the call: %w", ErrNotRunning)
+		}
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, resp.Error.AsError()
+	}
+	return resp.Result, nil
+}
+
+// cancelRequest tells the server to stop working on a request we gave up
+// on, so that it stays usable for the next one.
+func (c *conn) cancelRequest(id mcp.RequestId, reason error) {
+	if c.cmd == nil {
+		// Over HTTP, ending the request is the cancellation.
+		return
+	}
+	n := mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationCancelled),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+				"requestId": id,
+				"reason":    reason.Error(),
+			}},
+		},
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.tr.SendNotification(ctx, n)
+	}()
+}
+
+// childEnv is the environment of a child: a few harmless variables of
+// ours and the server's own env entries.
+func childEnv(own map[string]string) []string {
+	var env []string
+	for _, k := range childEnvKeys {
+		if _, set := own[k]; set {
+			continue
+		}
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(own))
+	for k := range own {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+own[k])
+	}
+	return env
+}
+
+// seconds formats d the way users write timeouts in the settings file.
+func seconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+// A tail keeps the last stderrKeep bytes a server wrote to stderr.
+type tail struct {
+	mu   sync.Mutex
+	buf  []byte
+	eof  chan struct{}
+	once sync.Once
+}
+
+func newTail() *tail { return &tail{eof: make(chan struct{})} }
+
+// settle waits briefly for the last of stderr to arrive after an exit; a
+// grandchild may hold the pipe open, so it does not wait for the end.
+func (t *tail) settle() {
+	select {
+	case <-t.eof:
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - stderrKeep; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) readFrom(f *os.File) {
+	defer t.once.Do(func() { close(t.eof) })
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			_, _ = t.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// String returns the kept stderr.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// lastLine returns the last non-empty line of the kept stderr.
+func (t *tail) lastLine() string {
+	lines := strings.Split(t.String(), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
+}

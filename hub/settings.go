@@ -1,0 +1,437 @@
+package hub
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds start-up and each request of a server whose settings
+// name no timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Transport types of a server entry.
+const (
+	TypeStdio          = "stdio"
+	TypeStreamableHTTP = "streamableHttp"
+	TypeSSE            = "sse"
+)
+
+// A config is one server entry of the settings file, validated and with
+// ${env:VAR} references replaced. An entry that cannot be used keeps its
+// name, disabled flag and autoApprove list, and says why in err.
+type config struct {
+	name        string
+	typ         string
+	command     string
+	args        []string
+	env         map[string]string
+	cwd         string
+	url         string
+	headers     map[string]string
+	disabled    bool
+	autoApprove []string
+	timeout     time.Duration
+	err         error
+}
+
+// launchKey is what decides whether a change of the entry needs a restart:
+// everything but disabled and autoApprove, which the hub applies in place.
+func (c config) launchKey() string {
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, errString(c.err)})
+	return string(b)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// entry is the JSON shape of one server entry. Fields the hub does not know
+// stay in the file untouched because writes patch the raw JSON instead of
+// re-encoding this struct.
+type entry struct {
+	Command     string            `json:"command"`
+	Args        []string          `json:"args"`
+	Env         map[string]string `json:"env"`
+	Cwd         string            `json:"cwd"`
+	Disabled    bool              `json:"disabled"`
+	AutoApprove []string          `json:"autoApprove"`
+	Timeout     *float64          `json:"timeout"`
+	Type        string            `json:"type"`
+	URL         string            `json:"url"`
+	Headers     map[string]string `json:"headers"`
+}
+
+// loadSettings reads the settings file at path. Only a file that cannot be
+// read or is not valid JSON of the right outer shape is an error; an unusable
+// server entry becomes a config with err set, so the others still start.
+func loadSettings(path string, lookupEnv func(string) (string, bool)) ([]config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	return parseSettings(path, data, lookupEnv)
+}
+
+func parseSettings(path string, data []byte, lookupEnv func(string) (string, bool)) ([]config, error) {
+	if err := checkSyntax(path, data); err != nil {
+		return nil, err
+	}
+	var file struct {
+		MCPServers json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	servers, err := parseObject(file.MCPServers)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mcpServers: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	var out []config
+	for _, kv := range servers {
+		out = append(out, parseEntry(kv.key, kv.value, dir, lookupEnv))
+	}
+	slices.SortFunc(out, func(a, b config) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// checkSyntax reports a JSON syntax error with the file's name, line and
+// column, which is what a person editing the file needs.
+func checkSyntax(path string, data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		if _, ok := v.(map[string]any); !ok {
+			return fmt.Errorf("%s:1:1: settings must be a JSON object", path)
+		}
+		return nil
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		line, col := position(data, syn.Offset)
+		return fmt.Errorf("%s:%d:%d: %s", path, line, col, syn.Error())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
+		line, col := position(data, int64(len(data)))
+		return fmt.Errorf("%s:%d:%d: unexpected end of file", path, line, col)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col < 1 {
+		col = 1
+	}
+	return line, col
+}
+
+func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(string) (string, bool)) config {
+	c := config{name: name, timeout: DefaultTimeout}
+	// Read disabled and autoApprove on their own first, so that an entry
+	// broken elsewhere still shows whether the user meant it to run.
+	var loose map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &loose); err != nil {
+		c.err = fmt.Errorf("server entry must be a JSON object")
+		return c
+	}
+	_ = json.Unmarshal(loose["disabled"], &c.disabled)
+	_ = json.Unmarshal(loose["autoApprove"], &c.autoApprove)
+
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			c.err = fmt.Errorf("field %q: want %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		} else {
+			c.err = fmt.Errorf("invalid entry: %w", err)
+		}
+		return c
+	}
+	c.disabled = e.Disabled
+	c.autoApprove = e.AutoApprove
+	c.cwd = e.Cwd
+	if e.Timeout != nil {
+		if *e.Timeout <= 0 {
+			c.err = fmt.Errorf("timeout must be a positive number of seconds, got %v", *e.Timeout)
+			return c
+		}
+		c.timeout = time.Duration(*e.Timeout * float64(time.Second))
+	}
+
+	c.typ = e.Type
+	switch c.typ {
+	case "":
+		c.typ = TypeStdio
+		if e.Command == "" && e.URL != "" {
+			// Cline reads an entry with only a url as a legacy SSE server.
+			c.typ = TypeSSE
+		}
+	case TypeStdio, TypeStreamableHTTP, TypeSSE:
+	case "http", "streamable-http", "streamableHTTP":
+		c.typ = TypeStreamableHTTP
+	default:
+		c.err = fmt.Errorf("unknown type %q (want %q, %q or %q)", e.Type, TypeStdio, TypeStreamableHTTP, TypeSSE)
+		return c
+	}
+
+	expand := func(s string) (string, error) { return expandEnv(s, lookupEnv) }
+	var err error
+	if c.typ == TypeStdio {
+		if e.Command == "" {
+			c.err = errors.New("no command")
+			return c
+		}
+		c.command = e.Command
+		// A relative path is relative to the settings file, so that the same
+		// file works wherever the bot is started from.
+		if strings.ContainsRune(c.command, '/') && !filepath.IsAbs(c.command) {
+			c.command = filepath.Join(dir, c.command)
+		}
+		if c.cwd != "" && !filepath.IsAbs(c.cwd) {
+			c.cwd = filepath.Join(dir, c.cwd)
+		}
+		for _, a := range e.Args {
+			if a, err = expand(a); err != nil {
+				c.err = fmt.Errorf("args: %w", err)
+				return c
+			}
+			c.args = append(c.args, a)
+		}
+		if c.env, err = expandMap(e.Env, expand); err != nil {
+			c.err = fmt.Errorf("env: %w", err)
+			return c
+		}
+		return c
+	}
+	if e.URL == "" {
+		c.err = fmt.Errorf("type %q needs a url", c.typ)
+		return c
+	}
+	if c.url, err = expand(e.URL); err != nil {
+		c.err = fmt.Errorf("url: %w", err)
+		return c
+	}
+	if c.headers, err = expandMap(e.Headers, expand); err != nil {
+		c.err = fmt.Errorf("headers: %w", err)
+		return c
+	}
+	return c
+}
+
+var envRef = regexp.MustCompile(`\$\{env:([^}]*)\}`)
+
+// expandEnv replaces each ${env:VAR} in s. An unset variable is an error
+// naming it: starting a server with an empty token fails later and less
+// clearly.
+func expandEnv(s string, lookupEnv func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := envRef.FindStringSubmatch(ref)[1]
+		v, ok := lookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+func expandMap(m map[string]string, expand func(string) (string, error)) (map[string]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, err := expand(m[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// A member is one key and its raw value in a JSON object.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// parseObject decodes a JSON object keeping its members in order, so that a
+// write puts the file back the way the user arranged it.
+func parseObject(data json.RawMessage) ([]member, error) {
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("want a JSON object")
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		// A repeated key: the last one wins, as in encoding/json.
+		out = slices.DeleteFunc(out, func(m member) bool { return m.key == key })
+		out = append(out, member{key, v})
+	}
+	return out, nil
+}
+
+func encodeObject(members []member) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func setMember(members []member, key string, value json.RawMessage) []member {
+	for i := range members {
+		if members[i].key == key {
+			members[i].value = value
+			return members
+		}
+	}
+	return append(members, member{key, value})
+}
+
+func getMember(members []member, key string) (json.RawMessage, bool) {
+	for _, m := range members {
+		if m.key == key {
+			return m.value, true
+		}
+	}
+	return nil, false
+}
+
+// patchServer rewrites the settings file with one key of one server entry
+// changed by patch, which gets the key's current raw value (nil if absent).
+// Everything else, unknown fields included, is kept as it was.
+func patchServer(path, server, key string, patch func(old json.RawMessage) (json.RawMessage, error)) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read settings: %w", err)
+	}
+	if err := checkSyntax(path, data); err != nil {
+		return err
+	}
+	top, err := parseObject(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	rawServers, _ := getMember(top, "mcpServers")
+	servers, err := parseObject(rawServers)
+	if err != nil {
+		return fmt.Errorf("%s: mcpServers: %w", path, err)
+	}
+	rawEntry, ok := getMember(servers, server)
+	if !ok {
+		return fmt.Errorf("%s: no server %q: %w", path, server, ErrUnknownServer)
+	}
+	fields, err := parseObject(rawEntry)
+	if err != nil {
+		return fmt.Errorf("%s: server %q: %w", path, server, err)
+	}
+	old, _ := getMember(fields, key)
+	value, err := patch(old)
+	if err != nil {
+		return err
+	}
+	fields = setMember(fields, key, value)
+	servers = setMember(servers, server, encodeObject(fields))
+	top = setMember(top, "mcpServers", encodeObject(servers))
+
+	var out bytes.Buffer
+	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
+		return fmt.Errorf("encode settings: %w", err)
+	}
+	out.WriteByte('\n')
+	return writeAtomic(path, out.Bytes())
+}
+
+// writeAtomic replaces path with data so that a reader (or a crash) sees
+// either the old file or the new one, never half of one.
+func writeAtomic(path string, data []byte) error {
+	// Follow a symlink so that the link stays and its target changes.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write settings: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write settings: %w", err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write settings: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write settings: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write settings: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write settings: %w", err)
+	}
+	return nil
+}

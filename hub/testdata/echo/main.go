@@ -1,0 +1,129 @@
+// Command echo is an MCP server for the hub's tests: it echoes, reports who
+// called it and what environment it got, sleeps, crashes on demand, returns
+// every kind of content, and can spawn a grandchild process.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A 1x1 PNG.
+const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+func main() {
+	sleeper := flag.Bool("sleeper", false, "be a grandchild that sleeps until killed")
+	flag.Parse()
+	if *sleeper {
+		if os.Getenv("ECHO_IGNORE_TERM") != "" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		time.Sleep(time.Hour)
+		return
+	}
+	if f := os.Getenv("ECHO_GRANDCHILD_PIDFILE"); f != "" {
+		spawnGrandchild(f)
+	}
+	if os.Getenv("ECHO_IGNORE_TERM") != "" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	fmt.Fprintln(os.Stderr, "echo: starting")
+
+	s := server.NewMCPServer("echo", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes its message."),
+		mcp.WithString("message", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(req.GetString("message", "")), nil
+		})
+	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Reports the caller from _meta.")),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			got := map[string]any{}
+			if req.Params.Meta != nil {
+				got = req.Params.Meta.AdditionalFields
+			}
+			b, _ := json.Marshal(got)
+			return mcp.NewToolResultText(string(b)), nil
+		})
+	s.AddTool(mcp.NewTool("env", mcp.WithDescription("Lists its environment.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strings.Join(os.Environ(), "\n")), nil
+		})
+	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("Reports its process id.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
+		})
+	s.AddTool(mcp.NewTool("cwd", mcp.WithDescription("Reports its working folder.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			wd, _ := os.Getwd()
+			return mcp.NewToolResultText(wd), nil
+		})
+	s.AddTool(mcp.NewTool("sleep", mcp.WithDescription("Sleeps for ms milliseconds."),
+		mcp.WithNumber("ms", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
+				return mcp.NewToolResultText("slept"), nil
+			case <-ctx.Done():
+				fmt.Fprintln(os.Stderr, "echo: sleep cancelled")
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exits at once with code 3.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "fatal: crash requested")
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Reports a tool error.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultError("it went wrong"), nil
+		})
+	s.AddTool(mcp.NewTool("mixed", mcp.WithDescription("Returns every kind of content.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				mcp.NewTextContent("here"),
+				mcp.NewImageContent(pixel, "image/png"),
+				mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "echo://note", MIMEType: "text/plain", Text: "a note"}),
+				mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "echo://blob", MIMEType: "application/octet-stream", Blob: base64.StdEncoding.EncodeToString([]byte{1, 2, 3})}),
+				mcp.NewResourceLink("echo://link", "link", "a link", "text/plain"),
+			}}, nil
+		})
+	s.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Adds a tool named by name."),
+		mcp.WithString("name", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := req.GetString("name", "extra")
+			s.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time.")),
+				func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return mcp.NewToolResultText(name), nil
+				})
+			return mcp.NewToolResultText("added " + name), nil
+		})
+	if err := server.ServeStdio(s); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func spawnGrandchild(pidfile string) {
+	cmd := exec.Command(os.Args[0], "-sleeper")
+	cmd.Env = os.Environ()
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(pidfile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
