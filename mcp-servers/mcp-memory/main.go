@@ -1,0 +1,68 @@
+// Command mcp-memory is an MCP server, spoken over stdio, that gives a model
+// a permanent memory private to each user.
+//
+// It offers one tool, "memory", with the operations store, retrieve,
+// search, delete and list. Memories are kept in SQLite with FTS5 full-text
+// search, so search returns the best matches first.
+//
+// Every call must name its user in the request's _meta under the key
+// "mcpgram/user_id"; the host sets it, never the model. A user can never
+// read, list, search or delete another user's memories, and a call without
+// a user is refused.
+//
+// The model is told to ask the user before storing anything. The server
+// enforces the part that matters: content that looks like personal
+// information or a preference (words such as "my", "I am", "prefer",
+// "birthday", e-mail addresses, phone numbers) is refused with "Cannot store
+// user preferences or personal information without explicit permission"
+// unless the call sets has_explicit_permission to true.
+//
+// Environment:
+//
+//	MEMORY_DB_PATH  the SQLite file (default ./data/memory.db, relative to
+//	                the working directory; its folder is created)
+//
+// Logs go to stderr; stdout carries the protocol.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpgram/mcpgram/mcp-servers/internal/stdio"
+	"github.com/mcpgram/mcpgram/mcp-servers/mcp-memory/internal/memory"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// defaultDBPath is where memories live when MEMORY_DB_PATH is unset.
+const defaultDBPath = "./data/memory.db"
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("mcp-memory stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(logger *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	path := os.Getenv("MEMORY_DB_PATH")
+	if path == "" {
+		path = defaultDBPath
+	}
+	store, err := memory.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = store.Close() }()
+
+	return stdio.Serve(ctx, memory.NewServer(store, logger, version), logger)
+}
