@@ -22,22 +22,25 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in version order. Names are
-// NNNN_description.sql; versions must be unique.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+// migrations returns the migrations in fsys's root in version order. Names
+// are NNNN_description.sql; versions must be unique.
+func migrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
 	var ms []migration
 	for _, e := range entries {
 		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
+			continue
+		}
 		num, _, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil || v <= 0 {
 			return nil, fmt.Errorf("migration %q: name must be NNNN_description.sql", name)
 		}
-		text, err := fs.ReadFile(migrationFS, "migrations/"+name)
+		text, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
@@ -55,10 +58,13 @@ func migrations() ([]migration, error) {
 // migrate applies the migrations the database does not have yet, each in its
 // own transaction. Another process migrating the same file at the same time
 // is safe: the transactions are IMMEDIATE and each re-checks its version.
-func (db *DB) migrate(ctx context.Context) error {
-	ms, err := migrations()
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+	ms, err := migrations(fsys)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
+	}
+	if len(ms) == 0 {
+		return errors.New("load migrations: none found")
 	}
 	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,

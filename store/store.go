@@ -34,6 +34,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -82,6 +83,15 @@ func dsn(path string, readOnly bool) string {
 // Open opens the database at path, creating the file and its folder if
 // needed, and applies any migrations the file does not have yet.
 func Open(ctx context.Context, path string) (*DB, error) {
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("open database %q: %w", path, err)
+	}
+	return open(ctx, path, sub)
+}
+
+// open is Open with the migrations taken from fsys, for tests.
+func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open database %q: a file path is required", path)
 	}
@@ -106,7 +116,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 	// Migrate before the readers exist so the file is created and switched
 	// to WAL by the writer.
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, fsys); err != nil {
 		_ = db.writer.Close()
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}

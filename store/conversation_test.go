@@ -1,0 +1,154 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+func TestConversationsAndReset(t *testing.T) {
+	ctx := t.Context()
+	db, path := open(t)
+
+	first, err := db.ActiveConversation(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.ActiveConversation(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first {
+		t.Errorf("ActiveConversation twice: got %d then %d, want the same", first, again)
+	}
+	other, err := db.ActiveConversation(ctx, "c2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == first {
+		t.Errorf("two chats share conversation %d", first)
+	}
+	if err := db.AppendMessages(ctx, first, store.Message{Role: "user", Content: "before reset"}); err != nil {
+		t.Fatal(err)
+	}
+
+	second, err := db.ResetConversation(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first {
+		t.Fatalf("ResetConversation returned the old conversation %d", first)
+	}
+	if got, err := db.ActiveConversation(ctx, "c1"); err != nil || got != second {
+		t.Errorf("ActiveConversation after reset = %d, %v; want %d", got, err, second)
+	}
+	if got, err := db.ActiveConversation(ctx, "c2"); err != nil || got != other {
+		t.Errorf("reset of c1 changed c2: got %d, %v; want %d", got, err, other)
+	}
+	msgs, err := db.Messages(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("new conversation has %d messages, want 0", len(msgs))
+	}
+
+	// The old conversation stays on disk, across a reopen too.
+	db = reopen(t, db, path)
+	msgs, err = db.Messages(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Content != "before reset" {
+		t.Errorf("old conversation after reset and reopen: %+v", msgs)
+	}
+	if got, err := db.ActiveConversation(ctx, "c1"); err != nil || got != second {
+		t.Errorf("ActiveConversation after reopen = %d, %v; want %d", got, err, second)
+	}
+
+	// Reset of a chat never seen starts its first conversation.
+	if _, err := db.ResetConversation(ctx, "new"); err != nil {
+		t.Errorf("ResetConversation of a new chat: %v", err)
+	}
+}
+
+func TestConversationEmptyChatID(t *testing.T) {
+	db, _ := open(t)
+	if _, err := db.ActiveConversation(t.Context(), ""); err == nil {
+		t.Error("ActiveConversation(\"\"): got nil error, want one")
+	}
+}
+
+func TestMessagesOrderAndTokens(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	conv, err := db.ActiveConversation(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A time in another zone, with sub-millisecond digits, comes back as
+	// the same instant in UTC, truncated to the millisecond.
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("X", 3*3600))
+	want := []store.Message{
+		{Role: "system", Content: "sys", CreatedAt: at},
+		{Role: "user", Content: "hi", CreatedAt: at},
+		{Role: "assistant", Content: "hello", PromptTokens: 120, CompletionTokens: 7, CreatedAt: at},
+	}
+	if err := db.AppendMessages(ctx, conv, want[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendMessages(ctx, conv, want[2]); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "now"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendMessages(ctx, conv); err != nil {
+		t.Errorf("AppendMessages with none: %v", err)
+	}
+
+	got, err := db.Messages(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("got %d messages, want 4", len(got))
+	}
+	wantAt := at.Truncate(time.Millisecond).UTC()
+	for i, w := range want {
+		g := got[i]
+		if g.Role != w.Role || g.Content != w.Content || g.PromptTokens != w.PromptTokens ||
+			g.CompletionTokens != w.CompletionTokens || g.ConversationID != conv {
+			t.Errorf("message %d = %+v, want %+v", i, g, w)
+		}
+		if !g.CreatedAt.Equal(wantAt) || g.CreatedAt.Location() != time.UTC {
+			t.Errorf("message %d CreatedAt = %v, want %v in UTC", i, g.CreatedAt, wantAt)
+		}
+		if i > 0 && g.ID <= got[i-1].ID {
+			t.Errorf("message ids not increasing: %d after %d", g.ID, got[i-1].ID)
+		}
+	}
+	if last := got[3].CreatedAt; last.Before(before.Truncate(time.Millisecond)) || last.After(time.Now()) {
+		t.Errorf("defaulted CreatedAt = %v, want about now", last)
+	}
+}
+
+func TestAppendMessagesIsAtomic(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	// A conversation that does not exist fails the foreign key; nothing of
+	// the batch is kept.
+	err := db.AppendMessages(ctx, 999, store.Message{Role: "user", Content: "a"}, store.Message{Role: "user", Content: "b"})
+	if err == nil {
+		t.Fatal("AppendMessages to an unknown conversation: got nil error, want one")
+	}
+	msgs, err := db.Messages(ctx, 999)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("got %d messages after a failed append, want 0", len(msgs))
+	}
+}

@@ -1,0 +1,210 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+func item(id int64) store.InboxItem {
+	return store.InboxItem{UpdateID: id, ChatID: fmt.Sprint("chat", id%3), Payload: fmt.Appendf(nil, `{"update_id":%d}`, id)}
+}
+
+func updateIDs(items []store.InboxItem) []int64 {
+	var ids []int64
+	for _, it := range items {
+		ids = append(ids, it.UpdateID)
+	}
+	return ids
+}
+
+func TestInbox(t *testing.T) {
+	ctx := t.Context()
+	db, path := open(t)
+	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 0 {
+		t.Fatalf("InboxMaxUpdateID on empty inbox = %d, %v; want 0", maxID, err)
+	}
+
+	// Out of order, with duplicates inside a batch and across batches.
+	if err := db.InboxPut(ctx, item(12), item(10), item(11), item(10)); err != nil {
+		t.Fatal(err)
+	}
+	changed := item(11)
+	changed.Payload = []byte(`{"changed":true}`)
+	if err := db.InboxPut(ctx, changed, item(13)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InboxPut(ctx); err != nil {
+		t.Errorf("InboxPut with none: %v", err)
+	}
+
+	got, err := db.InboxPending(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := updateIDs(got); !slices.Equal(ids, []int64{10, 11, 12, 13}) {
+		t.Fatalf("InboxPending ids = %v, want [10 11 12 13]", ids)
+	}
+	if string(got[1].Payload) != `{"update_id":11}` {
+		t.Errorf("a duplicate replaced the payload: got %s", got[1].Payload)
+	}
+	if got[0].ChatID != "chat1" || got[0].ReceivedAt.Location() != time.UTC || time.Since(got[0].ReceivedAt) > time.Minute {
+		t.Errorf("item 10 = %+v, want chat1 received about now in UTC", got[0])
+	}
+
+	if err := db.InboxDone(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InboxDone(ctx, 10); err != nil {
+		t.Errorf("InboxDone twice: %v, want nil", err)
+	}
+	if err := db.InboxDone(ctx, 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InboxDone(ctx, 99); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("InboxDone(unknown) = %v, want ErrNotFound", err)
+	}
+	// A processed update sent again stays processed.
+	if err := db.InboxPut(ctx, item(10)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Everything survives a restart.
+	db = reopen(t, db, path)
+	got, err = db.InboxPending(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := updateIDs(got); !slices.Equal(ids, []int64{11}) {
+		t.Errorf("InboxPending(1) after reopen = %v, want [11]", ids)
+	}
+	got, err = db.InboxPending(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := updateIDs(got); !slices.Equal(ids, []int64{11, 13}) {
+		t.Errorf("InboxPending after reopen = %v, want [11 13]", ids)
+	}
+	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
+		t.Errorf("InboxMaxUpdateID = %d, %v; want 13", maxID, err)
+	}
+	// Processed ones count for the max too.
+	if err := db.InboxDone(ctx, 13); err != nil {
+		t.Fatal(err)
+	}
+	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
+		t.Errorf("InboxMaxUpdateID after done = %d, %v; want 13", maxID, err)
+	}
+}
+
+func TestInboxEmptyPayloadAndChat(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1}); err != nil {
+		t.Fatalf("InboxPut without chat or payload: %v", err)
+	}
+	got, err := db.InboxPending(ctx, 0)
+	if err != nil || len(got) != 1 || got[0].ChatID != "" || len(got[0].Payload) != 0 {
+		t.Errorf("InboxPending = %+v, %v; want one empty item", got, err)
+	}
+}
+
+func TestInboxPrune(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	old := time.Now().Add(-48 * time.Hour)
+	var items []store.InboxItem
+	for id := int64(1); id <= 4; id++ {
+		it := item(id)
+		it.ReceivedAt = old
+		items = append(items, it)
+	}
+	if err := db.InboxPut(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{1, 2, 4} {
+		if err := db.InboxDone(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.InboxPrune(ctx, time.Now().Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 and 2 go; 3 is not processed; 4 is the newest and keeps the offset.
+	if n != 2 {
+		t.Errorf("InboxPrune deleted %d, want 2", n)
+	}
+	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 4 {
+		t.Errorf("InboxMaxUpdateID after prune = %d, %v; want 4", maxID, err)
+	}
+	if got, err := db.InboxPending(ctx, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
+		t.Errorf("InboxPending after prune = %v, %v; want [3]", updateIDs(got), err)
+	}
+}
+
+// The inbox commits at synchronous=FULL and every other write at NORMAL.
+func TestInboxSynchronous(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	const normal, full = 1, 2
+	check := func(when string) {
+		t.Helper()
+		v, err := store.WriterSynchronous(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != normal {
+			t.Errorf("writer synchronous %s = %d, want %d (NORMAL)", when, v, normal)
+		}
+	}
+	check("after Open")
+
+	var during int
+	err := store.WriteFull(ctx, db, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&during)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != full {
+		t.Errorf("synchronous during an inbox write = %d, want %d (FULL)", during, full)
+	}
+	check("after an inbox write")
+
+	if err := db.InboxPut(ctx, item(1)); err != nil {
+		t.Fatal(err)
+	}
+	check("after InboxPut")
+	if err := db.InboxDone(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	check("after InboxDone")
+
+	// Restored even when the write fails, or its context ends midway.
+	boom := errors.New("boom")
+	if err := store.WriteFull(ctx, db, func(*sql.Tx) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("WriteFull = %v, want boom", err)
+	}
+	check("after a failed inbox write")
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err = store.WriteFull(cctx, db, func(tx *sql.Tx) error {
+		cancel()
+		_, err := tx.ExecContext(cctx, `INSERT INTO inbox (update_id, chat_id, payload, received_at) VALUES (2, '', x'', 0)`)
+		return err
+	})
+	if err == nil {
+		t.Error("WriteFull with its context cancelled: got nil error, want one")
+	}
+	check("after a cancelled inbox write")
+	if got, err := db.InboxPending(ctx, 0); err != nil || len(got) != 0 {
+		t.Errorf("the cancelled write left %v, %v; want nothing", updateIDs(got), err)
+	}
+}
