@@ -24,6 +24,9 @@ var (
 	// ErrNotRunning means the server is disabled, failed or stopped, or its
 	// connection was lost during the request.
 	ErrNotRunning = errors.New("server not running")
+	// ErrTimeout means a request got no answer within the server's
+	// timeout; the error's text says "timed out after Ns".
+	ErrTimeout = errors.New("timed out")
 )
 
 // Options tune a Hub. The zero value is what the bot uses; tests shorten
@@ -86,7 +89,9 @@ type Hub struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	started bool
-	closed  bool
+	// closed is atomic because servers check it under their own lock,
+	// which must never wait for mu.
+	closed atomic.Bool
 
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
@@ -120,13 +125,31 @@ func New(settingsPath string, opts Options) (*Hub, error) {
 
 func (h *Hub) changed() { h.version.Add(1) }
 
+func (h *Hub) isClosed() bool { return h.closed.Load() }
+
+// Stderr returns what the last process of server wrote to stderr, up to the
+// last 16 KiB: the first thing to read when a server fails.
+func (h *Hub) Stderr(server string) (string, error) {
+	s, err := h.server(server)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	t := s.stderr
+	s.mu.Unlock()
+	if t == nil {
+		return "", nil
+	}
+	return t.String(), nil
+}
+
 // Start starts every enabled server at once and returns when each has
 // answered initialize and tools/list, or failed, each within its own
 // timeout; then it watches the settings file. A server that fails does not
 // fail Start: its status says why. Start returns early only if ctx ends.
 func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Lock()
-	if h.started || h.closed {
+	if h.started || h.closed.Load() {
 		h.mu.Unlock()
 		return errors.New("start hub: already started")
 	}
@@ -159,11 +182,10 @@ func (h *Hub) Start(ctx context.Context) error {
 // Close stops the watcher and every server, leaving no process behind.
 func (h *Hub) Close() error {
 	h.mu.Lock()
-	if h.closed {
+	if h.closed.Swap(true) {
 		h.mu.Unlock()
 		return nil
 	}
-	h.closed = true
 	servers := make([]*server, 0, len(h.servers))
 	for _, s := range h.servers {
 		servers = append(servers, s)
@@ -215,7 +237,14 @@ func (h *Hub) server(name string) (*server, error) {
 }
 
 func meta(caller Caller) map[string]any {
-	return map[string]any{MetaUserID: caller.UserID, MetaChatID: caller.ChatID}
+	m := make(map[string]any, 2)
+	if caller.UserID != "" {
+		m[MetaUserID] = caller.UserID
+	}
+	if caller.ChatID != "" {
+		m[MetaChatID] = caller.ChatID
+	}
+	return m
 }
 
 // CallTool calls tool on server for caller, who reaches the server in the
@@ -436,7 +465,7 @@ func (h *Hub) reload(ctx context.Context) {
 	}
 	var actions []action
 	h.mu.Lock()
-	if h.closed {
+	if h.closed.Load() {
 		h.mu.Unlock()
 		h.fileMu.Unlock()
 		return

@@ -152,7 +152,7 @@ func TestTimeout(t *testing.T) {
 	h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
 	start := time.Now()
 	_, err := h.CallTool(context.Background(), local, "echo", "sleep", map[string]any{"ms": 10000})
-	if err == nil || !strings.Contains(err.Error(), "timed out after 1s") {
+	if !errors.Is(err, hub.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 1s") {
 		t.Fatalf("err = %v, want one saying timed out after 1s", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -233,6 +233,9 @@ func TestFailedStatusShowsExitAndStderr(t *testing.T) {
 	if len(s.Tools) != 0 {
 		t.Errorf("a failed server lists %d tools, want none", len(s.Tools))
 	}
+	if stderr, err := h.Stderr("echo"); err != nil || !strings.Contains(stderr, "echo: starting\nfatal: crash requested\n") {
+		t.Errorf("Stderr = %q, %v; want all the process wrote", stderr, err)
+	}
 	_, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"})
 	if !errors.Is(err, hub.ErrNotRunning) {
 		t.Errorf("call on failed server: err = %v, want ErrNotRunning", err)
@@ -263,7 +266,10 @@ func TestStartFailures(t *testing.T) {
 		{"unknown type", map[string]any{"type": "carrier-pigeon", "url": "x"}, "unknown type"},
 		{"remote without url", map[string]any{"type": "sse"}, "needs a url"},
 	}
-	servers := map[string]any{"good": echoServer(t, nil)}
+	servers := map[string]any{
+		"good":            echoServer(t, nil),
+		"disabled broken": map[string]any{"command": "sh", "args": []string{"${env:MCPGRAM_TEST_SURELY_UNSET}"}, "disabled": true},
+	}
 	for _, tt := range tests {
 		servers[tt.name] = tt.server
 	}
@@ -282,6 +288,9 @@ func TestStartFailures(t *testing.T) {
 	}
 	if s := server(t, h, "good"); s.Status != hub.StatusRunning {
 		t.Errorf("the valid server is %s (%s), want running despite the others", s.Status, s.Error)
+	}
+	if s := server(t, h, "disabled broken"); s.Status != hub.StatusDisabled {
+		t.Errorf("a disabled broken entry is %s, want disabled", s.Status)
 	}
 }
 

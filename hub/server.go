@@ -52,6 +52,7 @@ type server struct {
 	lastStderr string
 	restarts   int
 	conn       *conn // set while running
+	stderr     *tail // of the last process
 	tools      []Tool
 	resources  []Resource
 	templates  []ResourceTemplate
@@ -71,15 +72,22 @@ func newServer(h *Hub, cfg config) *server {
 		cfg:      cfg,
 		exitCode: -1,
 	}
-	switch {
-	case cfg.err != nil:
-		s.status, s.errMsg = StatusFailed, "invalid settings: "+cfg.err.Error()
-	case cfg.disabled:
-		s.status = StatusDisabled
-	default:
-		s.status = StatusStopped
-	}
+	s.status, s.errMsg = cfg.restingState()
 	return s
+}
+
+// restingState is the state of a server with settings c that is not
+// running: a disabled entry is disabled even if it is broken, since the
+// user did not ask for it to run.
+func (c config) restingState() (Status, string) {
+	switch {
+	case c.disabled:
+		return StatusDisabled, ""
+	case c.err != nil:
+		return StatusFailed, "invalid settings: " + c.err.Error()
+	default:
+		return StatusStopped, ""
+	}
 }
 
 // A conn is one live connection: a child process over stdio, or a remote
@@ -137,7 +145,7 @@ func (s *server) start() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ready := make(chan struct{})
-	if s.cancel != nil {
+	if s.cancel != nil || s.hub.isClosed() {
 		close(ready)
 		return ready
 	}
@@ -173,13 +181,7 @@ func (s *server) stop(state Status) {
 	s.mu.Lock()
 	s.status, s.errMsg = state, ""
 	if state == "" {
-		s.status = StatusStopped
-		switch {
-		case s.cfg.err != nil:
-			s.status, s.errMsg = StatusFailed, "invalid settings: "+s.cfg.err.Error()
-		case s.cfg.disabled:
-			s.status = StatusDisabled
-		}
+		s.status, s.errMsg = s.cfg.restingState()
 	}
 	s.clearCatalog()
 	s.mu.Unlock()
@@ -309,6 +311,9 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	}
 	var err error
 	if cfg.typ == TypeStdio {
+		s.mu.Lock()
+		s.stderr = c.stderr
+		s.mu.Unlock()
 		err = s.spawn(c, cfg)
 	} else {
 		err = s.dial(c, cfg)
@@ -560,7 +565,7 @@ func (s *server) request(ctx context.Context, method string, params any) (json.R
 		if rctx.Err() != nil {
 			c.cancelRequest(id, context.Cause(rctx))
 			if context.Cause(rctx) == errTimeout {
-				return nil, fmt.Errorf("timed out after %s", seconds(timeout))
+				return nil, fmt.Errorf("%w after %s", ErrTimeout, seconds(timeout))
 			}
 			return nil, ctx.Err()
 		}

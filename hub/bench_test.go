@@ -1,0 +1,143 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// BenchmarkHubCall measures sequential echo calls through the hub against
+// mcp-go's bare client on the same server, for the hub's overhead.
+func BenchmarkHubCall(b *testing.B) {
+	servers := []struct {
+		name    string
+		entry   func(testing.TB) map[string]any
+		message string
+		want    string
+	}{
+		{"go", func(tb testing.TB) map[string]any { return echoServer(tb, nil) }, "hello", "hello"},
+		{"everything", everything, "hello", "Echo: hello"},
+	}
+	for _, srv := range servers {
+		// The hub sends the caller in _meta, which costs some servers
+		// (server-everything) real time to handle, so the fair baseline is
+		// the bare client sending the same _meta; bare-nometa shows that cost.
+		for _, withMeta := range []bool{false, true} {
+			name := srv.name + "/bare-nometa"
+			if withMeta {
+				name = srv.name + "/bare"
+			}
+			b.Run(name, func(b *testing.B) {
+				c := bareClient(b, srv.entry(b))
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "echo"
+				req.Params.Arguments = map[string]any{"message": srv.message}
+				if withMeta {
+					req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{hub.MetaUserID: local.UserID, hub.MetaChatID: local.ChatID}}
+				}
+				ctx := context.Background()
+				for b.Loop() {
+					res, err := c.CallTool(ctx, req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got := res.Content[0].(mcp.TextContent).Text; got != srv.want {
+						b.Fatalf("got %q", got)
+					}
+				}
+			})
+		}
+		b.Run(srv.name+"/hub", func(b *testing.B) {
+			h, _ := startHub(b, map[string]any{"echo": srv.entry(b)})
+			ctx := context.Background()
+			for b.Loop() {
+				res, err := h.CallTool(ctx, local, "echo", "echo", map[string]any{"message": srv.message})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := res.Text(); got != srv.want {
+					b.Fatalf("got %q", got)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStart measures Start until every server answered initialize and
+// tools/list: for several servers it should be about the slowest, not the
+// sum.
+func BenchmarkStart(b *testing.B) {
+	sets := []struct {
+		name    string
+		servers func(testing.TB) map[string]any
+	}{
+		{"go", func(tb testing.TB) map[string]any { return map[string]any{"a": echoServer(tb, nil)} }},
+		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": everything(tb)} }},
+		{"go+everything", func(tb testing.TB) map[string]any {
+			return map[string]any{"a": echoServer(tb, nil), "e": everything(tb)}
+		}},
+		{"3go+2everything", func(tb testing.TB) map[string]any {
+			return map[string]any{
+				"a": echoServer(tb, nil), "b": echoServer(tb, nil), "c": echoServer(tb, nil),
+				"e1": everything(tb), "e2": everything(tb),
+			}
+		}},
+	}
+	for _, set := range sets {
+		b.Run(set.name, func(b *testing.B) {
+			path := writeSettings(b, b.TempDir(), set.servers(b))
+			opts := fastOptions()
+			opts.NoWatch = true
+			var total time.Duration
+			for b.Loop() {
+				h, err := hub.New(path, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := h.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				total += time.Since(start)
+				for _, s := range h.Catalog().Servers {
+					if s.Status != hub.StatusRunning {
+						b.Fatalf("%s: %s (%s)", s.Name, s.Status, s.Error)
+					}
+				}
+				b.StopTimer()
+				h.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/start")
+		})
+	}
+}
+
+// bareClient starts the server of entry under mcp-go's client alone, as a
+// baseline for the hub.
+func bareClient(b *testing.B, entry map[string]any) *client.Client {
+	b.Helper()
+	var args []string
+	if a, ok := entry["args"].([]string); ok {
+		args = a
+	}
+	c := client.NewClient(transport.NewStdio(entry["command"].(string), nil, args...), client.WithProtocolVersion(hub.ProtocolVersion))
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = hub.ProtocolVersion
+	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
