@@ -1,0 +1,412 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// Callback data, at most 64 bytes, carries ids, never option text:
+//
+//	q:<pendingID>:<option>        a follow-up option
+//	a:<pendingID>:y|n|A           approve, deny, always allow
+//	s:<act>:<page>:<server key>   /servers: d(isable) e(nable) r(estart) p(age)
+//
+// Every press is authorised when pressed: the agent checks that the
+// pending belongs to the presser, and admin rights are checked here.
+
+// A card is a question or approval message whose buttons are live.
+type card struct {
+	chatID    int64
+	msgID     int
+	pendingID int64
+	kind      string // "question" or "approval"
+	user      int64
+	html      string
+	options   []string
+}
+
+func (b *Bot) openCard(c *card) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.openCards == nil {
+		b.openCards = map[int64]*card{}
+	}
+	if old := b.openCards[c.chatID]; old != nil {
+		b.cards.Delete(old.pendingID)
+	}
+	b.openCards[c.chatID] = c
+	b.cards.Store(c.pendingID, c)
+}
+
+// takeCard forgets the card of pendingID and returns it.
+func (b *Bot) takeCard(pendingID int64) *card {
+	v, ok := b.cards.LoadAndDelete(pendingID)
+	if !ok {
+		return nil
+	}
+	c := v.(*card)
+	b.mu.Lock()
+	if b.openCards[c.chatID] == c {
+		delete(b.openCards, c.chatID)
+	}
+	b.mu.Unlock()
+	return c
+}
+
+// closeOpenCard takes the buttons off the chat's open card (of kind, or
+// any kind when empty) and appends line to its text.
+func (b *Bot) closeOpenCard(chatID int64, kind, line string) {
+	b.mu.Lock()
+	c := b.openCards[chatID]
+	b.mu.Unlock()
+	if c == nil || (kind != "" && c.kind != kind) {
+		return
+	}
+	if b.takeCard(c.pendingID) == nil {
+		return
+	}
+	b.closeCard(c, line)
+}
+
+// closeOpenCardFor closes what a typed message by user settles: an open
+// approval, or an open question of that user.
+func (b *Bot) closeOpenCardFor(chatID, user int64) {
+	b.mu.Lock()
+	c := b.openCards[chatID]
+	b.mu.Unlock()
+	switch {
+	case c == nil:
+	case c.kind == "approval":
+		b.closeOpenCard(chatID, "approval", "❌ <i>Denied: a new message came first.</i>")
+	case c.user == user:
+		b.closeOpenCard(chatID, "question", "💬 <i>Answered by message.</i>")
+	}
+}
+
+func (b *Bot) closeCard(c *card, line string) {
+	if err := b.editHTML(b.baseCtx, c.chatID, c.msgID, c.html+"\n\n"+line, nil); err != nil {
+		b.logger.Debug("close card", "chat", c.chatID, "err", err)
+		b.removeKeyboard(b.baseCtx, c.chatID, c.msgID)
+	}
+}
+
+func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, q *agent.Question) {
+	html := "❓ " + RenderHTML(q.Text)
+	var rows [][]tgbotapi.InlineKeyboardButton
+	for i, opt := range q.Options {
+		data := fmt.Sprintf("q:%d:%d", q.PendingID, i)
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(shorten(oneLine(opt), 40), data)))
+	}
+	var markup any
+	if len(rows) > 0 {
+		markup = tgbotapi.NewInlineKeyboardMarkup(rows...)
+	}
+	m, err := b.sendLong(ctx, chatID, html, markup)
+	if err != nil {
+		b.logger.Error("send question", "chat", chatID, "err", err)
+		return
+	}
+	if len(rows) > 0 {
+		parts := SplitHTML(html, MaxMessageLen)
+		b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: q.PendingID, kind: "question", user: user, html: parts[len(parts)-1], options: q.Options})
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, a *agent.Approval) {
+	args := shorten(prettyArgs(a.Arguments), 1500)
+	html := fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:\n<pre><code class=\"language-json\">%s</code></pre>",
+		escape(a.Tool), escape(a.Server), escape(args))
+	if !a.ExpiresAt.IsZero() {
+		html += fmt.Sprintf("\n<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
+	}
+	rows := [][]tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardRow(
+		tgbotapi.NewInlineKeyboardButtonData("✅ Approve", fmt.Sprintf("a:%d:y", a.PendingID)),
+		tgbotapi.NewInlineKeyboardButtonData("❌ Deny", fmt.Sprintf("a:%d:n", a.PendingID)),
+	)}
+	if b.isAdmin(user) {
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(
+			tgbotapi.NewInlineKeyboardButtonData("♾ Always allow "+shorten(a.Tool, 30), fmt.Sprintf("a:%d:A", a.PendingID))))
+	}
+	m, err := b.sendHTML(ctx, chatID, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
+	if err != nil {
+		b.logger.Error("send approval", "chat", chatID, "err", err)
+		return
+	}
+	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: html})
+}
+
+func roundDuration(d time.Duration) string {
+	if d >= time.Minute {
+		return fmt.Sprintf("%d min", int((d+30*time.Second)/time.Minute))
+	}
+	return fmt.Sprintf("%d s", max(1, int(d.Round(time.Second)/time.Second)))
+}
+
+// handlePress handles a follow-up option or approval button, in the
+// chat's worker: the press starts a turn.
+func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
+	ctx := b.baseCtx
+	user, chatID, msgID := cq.From.ID, cq.Message.Chat.ID, cq.Message.MessageID
+	if !b.isAllowed(user) {
+		b.answerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+		return
+	}
+	parts := strings.Split(cq.Data, ":")
+	var id int64
+	var err error
+	if len(parts) == 3 {
+		id, err = strconv.ParseInt(parts[1], 10, 64)
+	}
+	if len(parts) != 3 || err != nil {
+		b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	}
+	req := agent.Request{Caller: caller(user, chatID)}
+	var ack, line string
+	switch parts[0] {
+	case "q":
+		opt, err := strconv.Atoi(parts[2])
+		if err != nil || opt < 0 {
+			b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+			return
+		}
+		req.Answer = &agent.Answer{PendingID: id, Option: opt}
+		choice := buttonText(cq.Message, cq.Data)
+		if v, ok := b.cards.Load(id); ok && opt < len(v.(*card).options) {
+			choice = v.(*card).options[opt]
+		}
+		ack, line = "Got it", "→ <b>"+escape(choice)+"</b>"
+	case "a":
+		switch parts[2] {
+		case "y":
+			req.Decision = &agent.Decision{PendingID: id, Approve: true}
+			ack, line = "Approved", "✅ <i>Approved.</i>"
+		case "n":
+			req.Decision = &agent.Decision{PendingID: id}
+			ack, line = "Denied", "❌ <i>Denied.</i>"
+		case "A":
+			if !b.isAdmin(user) {
+				b.answerCallback(ctx, cq.ID, "Only admins can always allow a tool.", true)
+				return
+			}
+			req.Decision = &agent.Decision{PendingID: id, Approve: true, Always: true}
+			ack, line = "Always allowed", "✅ <i>Approved, and always allowed from now on.</i>"
+		default:
+			b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+			return
+		}
+	default:
+		b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	}
+
+	accepted := false
+	onFirst := func() {
+		// The agent emits only after it accepted the press.
+		accepted = true
+		b.answerCallback(ctx, cq.ID, ack, false)
+		cd := b.takeCard(id)
+		if cd == nil {
+			cd = &card{chatID: chatID, msgID: msgID, html: escape(cq.Message.Text)}
+		}
+		b.closeCard(cd, line)
+	}
+	err = b.runTurn(c, chatID, user, req, onFirst)
+	if accepted {
+		return
+	}
+	switch {
+	case errors.Is(err, agent.ErrNotYours):
+		b.answerCallback(ctx, cq.ID, "This is someone else's request; only they can answer it.", true)
+	case errors.Is(err, agent.ErrStale):
+		b.answerCallback(ctx, cq.ID, "This request is no longer open.", true)
+	case err == nil:
+		onFirst()
+	default:
+		b.answerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
+	}
+}
+
+// buttonText finds the label of the button with data on m.
+func buttonText(m *tgbotapi.Message, data string) string {
+	if m == nil || m.ReplyMarkup == nil {
+		return ""
+	}
+	for _, row := range m.ReplyMarkup.InlineKeyboard {
+		for _, btn := range row {
+			if btn.CallbackData != nil && *btn.CallbackData == data {
+				return btn.Text
+			}
+		}
+	}
+	return ""
+}
+
+const serversPerPage = 8
+
+// serverKey names a server in callback data: its name when that fits in
+// 64 bytes, else a hash of it.
+func serverKey(act string, page int, name string) string {
+	data := fmt.Sprintf("s:%s:%d:%s", act, page, name)
+	if len(data) <= 64 {
+		return data
+	}
+	sum := sha256.Sum256([]byte(name))
+	return fmt.Sprintf("s:%s:%d:#%s", act, page, hex.EncodeToString(sum[:8]))
+}
+
+func findServer(cat hub.Catalog, key string) (hub.ServerInfo, bool) {
+	if strings.HasPrefix(key, "#") {
+		for _, s := range cat.Servers {
+			sum := sha256.Sum256([]byte(s.Name))
+			if "#"+hex.EncodeToString(sum[:8]) == key {
+				return s, true
+			}
+		}
+		return hub.ServerInfo{}, false
+	}
+	return cat.Server(key)
+}
+
+// serversView renders one page of /servers.
+func (b *Bot) serversView(page int) (string, tgbotapi.InlineKeyboardMarkup) {
+	cat := b.hub.Catalog()
+	pages := max(1, (len(cat.Servers)+serversPerPage-1)/serversPerPage)
+	page = min(max(page, 0), pages-1)
+	var sb strings.Builder
+	sb.WriteString("<b>MCP servers</b>")
+	if pages > 1 {
+		fmt.Fprintf(&sb, " (page %d of %d)", page+1, pages)
+	}
+	if len(cat.Servers) == 0 {
+		sb.WriteString("\n\nNone configured.")
+	}
+	var rows [][]tgbotapi.InlineKeyboardButton
+	lo, hi := page*serversPerPage, min((page+1)*serversPerPage, len(cat.Servers))
+	for _, s := range cat.Servers[lo:hi] {
+		name := escape(s.Name)
+		switch s.Status {
+		case hub.StatusRunning:
+			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %d tools", name, len(s.Tools))
+		case hub.StatusStarting:
+			fmt.Fprintf(&sb, "\n\n🟡 <b>%s</b>: starting…", name)
+		case hub.StatusDisabled:
+			fmt.Fprintf(&sb, "\n\n⚪ <b>%s</b>: disabled", name)
+		case hub.StatusFailed:
+			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: failed", name)
+			if s.Error != "" {
+				sb.WriteString(": " + escape(shorten(s.Error, 200)))
+			}
+			if s.LastStderr != "" {
+				sb.WriteString("\n<i>stderr:</i> <code>" + escape(shorten(s.LastStderr, 200)) + "</code>")
+			}
+		default:
+			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, escape(string(s.Status)))
+		}
+		label := shorten(s.Name, 24)
+		var row []tgbotapi.InlineKeyboardButton
+		if s.Status == hub.StatusDisabled {
+			row = append(row, tgbotapi.NewInlineKeyboardButtonData("Enable "+label, serverKey("e", page, s.Name)))
+		} else {
+			row = append(row, tgbotapi.NewInlineKeyboardButtonData("Disable "+label, serverKey("d", page, s.Name)))
+		}
+		if s.Status == hub.StatusFailed {
+			row = append(row, tgbotapi.NewInlineKeyboardButtonData("Restart "+label, serverKey("r", page, s.Name)))
+		}
+		rows = append(rows, row)
+	}
+	if pages > 1 {
+		var nav []tgbotapi.InlineKeyboardButton
+		if page > 0 {
+			nav = append(nav, tgbotapi.NewInlineKeyboardButtonData("◀ Previous", fmt.Sprintf("s:p:%d:", page-1)))
+		}
+		if page < pages-1 {
+			nav = append(nav, tgbotapi.NewInlineKeyboardButtonData("Next ▶", fmt.Sprintf("s:p:%d:", page+1)))
+		}
+		rows = append(rows, nav)
+	}
+	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
+}
+
+func (b *Bot) showServers(chatID, user int64) {
+	if !b.isAdmin(user) {
+		b.say(chatID, "Sorry, only admins can manage servers.")
+		return
+	}
+	html, kb := b.serversView(0)
+	var markup any
+	if len(kb.InlineKeyboard) > 0 {
+		markup = kb
+	}
+	if _, err := b.sendHTML(b.baseCtx, chatID, html, markup); err != nil {
+		b.logger.Error("send /servers", "chat", chatID, "err", err)
+	}
+}
+
+// handleServerPress acts on a /servers button at once, out of band.
+func (b *Bot) handleServerPress(cq *tgbotapi.CallbackQuery) {
+	ctx := b.baseCtx
+	if cq.From == nil || cq.Message == nil || cq.Message.Chat == nil {
+		b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	}
+	if !b.isAdmin(cq.From.ID) {
+		b.logger.Warn("/servers button pressed by a non-admin; ignored", "user", cq.From.ID, "data", cq.Data)
+		b.answerCallback(ctx, cq.ID, "Only admins can manage servers.", true)
+		return
+	}
+	parts := strings.SplitN(cq.Data, ":", 4)
+	if len(parts) != 4 || parts[0] != "s" {
+		b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	}
+	page, _ := strconv.Atoi(parts[2])
+	ack := ""
+	if parts[1] != "p" {
+		s, ok := findServer(b.hub.Catalog(), parts[3])
+		if !ok {
+			b.answerCallback(ctx, cq.ID, "That server is no longer configured.", true)
+			return
+		}
+		actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		var err error
+		switch parts[1] {
+		case "d":
+			err, ack = b.hub.SetEnabled(actx, s.Name, false), "Disabled "+s.Name
+		case "e":
+			err, ack = b.hub.SetEnabled(actx, s.Name, true), "Enabled "+s.Name
+		case "r":
+			err, ack = b.hub.Restart(actx, s.Name), "Restarted "+s.Name
+		default:
+			cancel()
+			b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+			return
+		}
+		cancel()
+		if err != nil {
+			b.logger.Error("/servers action", "server", s.Name, "action", parts[1], "err", err)
+			b.answerCallback(ctx, cq.ID, shorten(fmt.Sprintf("%s failed: %v", ack, err), 190), true)
+			ack = ""
+		}
+	}
+	html, kb := b.serversView(page)
+	if err := b.editHTML(ctx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
+		b.logger.Error("edit /servers", "err", err)
+	}
+	if ack != "" || parts[1] == "p" {
+		b.answerCallback(ctx, cq.ID, shorten(ack, 190), false)
+	}
+}

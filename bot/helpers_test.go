@@ -1,0 +1,336 @@
+package bot_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+const (
+	admin = 1
+	alice = 2
+	bob   = 3
+)
+
+// fakeAgent is a scripted stand-in for agent.Agent: the text of a message
+// picks what the turn does.
+type fakeAgent struct {
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]*fakePending
+	turns   map[string]int // text -> turns started
+	resets  int
+	block   chan struct{} // "block" turns wait on it (or ctx)
+}
+
+type fakePending struct {
+	chat, user string
+	kind       string
+	options    []string
+	expires    time.Time
+	open       bool
+}
+
+func newFakeAgent() *fakeAgent {
+	return &fakeAgent{pending: map[int64]*fakePending{}, turns: map[string]int{}, block: make(chan struct{})}
+}
+
+func (a *fakeAgent) Turns(text string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.turns[text]
+}
+
+func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error {
+	a.mu.Lock()
+	if req.Answer != nil || req.Decision != nil {
+		id := int64(0)
+		if req.Answer != nil {
+			id = req.Answer.PendingID
+		} else {
+			id = req.Decision.PendingID
+		}
+		p := a.pending[id]
+		switch {
+		case p == nil || !p.open:
+			a.mu.Unlock()
+			return agent.ErrStale
+		case p.user != req.Caller.UserID || p.chat != req.Caller.ChatID:
+			a.mu.Unlock()
+			return agent.ErrNotYours
+		}
+		p.open = false
+		a.mu.Unlock()
+		if req.Answer != nil {
+			emit(agent.Event{Kind: agent.EventAnswer, Text: "you chose " + p.options[req.Answer.Option]})
+		} else if req.Decision.Approve {
+			emit(agent.Event{Kind: agent.EventToolStart, Server: "everything", Tool: "echo"})
+			emit(agent.Event{Kind: agent.EventToolEnd, Server: "everything", Tool: "echo", OK: true})
+			emit(agent.Event{Kind: agent.EventAnswer, Text: fmt.Sprintf("approved (always=%v)", req.Decision.Always)})
+		} else {
+			emit(agent.Event{Kind: agent.EventAnswer, Text: "denied"})
+		}
+		return nil
+	}
+	a.turns[req.Text]++
+	// A typed message answers an open question of the same user.
+	for _, p := range a.pending {
+		if p.open && p.chat == req.Caller.ChatID {
+			p.open = false
+			if p.kind == "question" && p.user == req.Caller.UserID {
+				a.mu.Unlock()
+				emit(agent.Event{Kind: agent.EventAnswer, Text: "typed answer: " + req.Text})
+				return nil
+			}
+		}
+	}
+	a.mu.Unlock()
+	switch req.Text {
+	case "tool":
+		emit(agent.Event{Kind: agent.EventText, Text: "Let me **check**"})
+		emit(agent.Event{Kind: agent.EventToolStart, Server: "everything", Tool: "echo"})
+		emit(agent.Event{Kind: agent.EventToolEnd, Server: "everything", Tool: "echo", OK: true, Duration: 20 * time.Millisecond,
+			Images: []hub.Content{{Type: hub.ContentImage, Data: []byte("\x89PNG\r\n\x1a\nfake"), MIMEType: "image/png"}}})
+		emit(agent.Event{Kind: agent.EventAnswer, Text: "**done** <&>"})
+	case "ask":
+		id := a.newPending(req, "question", []string{"Paris", "Rome, the eternal city, which is a very long option label indeed"})
+		emit(agent.Event{Kind: agent.EventQuestion, Question: &agent.Question{PendingID: id, Text: "Which *city*?", Options: []string{"Paris", "Rome, the eternal city, which is a very long option label indeed"}}})
+	case "approve":
+		id := a.newPending(req, "approval", nil)
+		emit(agent.Event{Kind: agent.EventApproval, Approval: &agent.Approval{PendingID: id, Server: "everything", Tool: "echo", Arguments: `{"message":"<hi> & bye"}`, ExpiresAt: time.Now().Add(200 * time.Millisecond)}})
+	case "block":
+		select {
+		case <-ctx.Done():
+			emit(agent.Event{Kind: agent.EventError, Text: "Stopped."})
+			return ctx.Err()
+		case <-a.block:
+		}
+		emit(agent.Event{Kind: agent.EventAnswer, Text: "unblocked"})
+	case "long":
+		var b strings.Builder
+		for i := range 400 {
+			fmt.Fprintf(&b, "Paragraph %d: if a < b && c > d then **bold <tag>** and `x<y>`.\n\n", i)
+		}
+		emit(agent.Event{Kind: agent.EventAnswer, Text: b.String()})
+	default:
+		emit(agent.Event{Kind: agent.EventAnswer, Text: "echo: " + req.Text})
+	}
+	return nil
+}
+
+func (a *fakeAgent) newPending(req agent.Request, kind string, options []string) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range a.pending {
+		if p.chat == req.Caller.ChatID {
+			p.open = false
+		}
+	}
+	a.nextID++
+	a.pending[a.nextID] = &fakePending{chat: req.Caller.ChatID, user: req.Caller.UserID, kind: kind, options: options, open: true, expires: time.Now().Add(200 * time.Millisecond)}
+	return a.nextID
+}
+
+func (a *fakeAgent) Reset(ctx context.Context, chatID string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.resets++
+	return nil
+}
+
+func (a *fakeAgent) Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error {
+	a.mu.Lock()
+	var chats []string
+	for _, p := range a.pending {
+		if p.open && p.kind == "approval" && now.After(p.expires) {
+			p.open = false
+			chats = append(chats, p.chat)
+		}
+	}
+	a.mu.Unlock()
+	for _, c := range chats {
+		emitFor(c)(agent.Event{Kind: agent.EventAnswer, Text: "expired, so denied"})
+	}
+	return nil
+}
+
+// fakeHub is a catalog the /servers buttons change.
+type fakeHub struct {
+	mu      sync.Mutex
+	servers []hub.ServerInfo
+}
+
+func newFakeHub(n int) *fakeHub {
+	h := &fakeHub{}
+	for i := range n {
+		s := hub.ServerInfo{Name: fmt.Sprintf("srv%02d", i), Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "echo", Description: "Echoes <input>"}}}
+		if i == 1 {
+			s.Status, s.Tools, s.Error, s.LastStderr = hub.StatusFailed, nil, "exited with code 1", "panic: <boom> & more"
+		}
+		h.servers = append(h.servers, s)
+	}
+	return h
+}
+
+func (h *fakeHub) Catalog() hub.Catalog {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return hub.Catalog{Servers: append([]hub.ServerInfo(nil), h.servers...)}
+}
+
+func (h *fakeHub) set(name string, st hub.Status) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.servers {
+		if h.servers[i].Name == name {
+			h.servers[i].Status = st
+			return nil
+		}
+	}
+	return hub.ErrUnknownServer
+}
+
+func (h *fakeHub) Status(name string) hub.Status {
+	s, _ := h.Catalog().Server(name)
+	return s.Status
+}
+
+func (h *fakeHub) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	if enabled {
+		return h.set(name, hub.StatusRunning)
+	}
+	return h.set(name, hub.StatusDisabled)
+}
+
+func (h *fakeHub) Restart(ctx context.Context, name string) error { return h.set(name, hub.StatusRunning) }
+
+// syncBuffer is a log sink tests can read while the bot writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harness struct {
+	fake  *tgfake.Server
+	db    *store.DB
+	dbDir string
+	log   *syncBuffer
+	stop  func()
+}
+
+// testConfig is a Config with short timings for tests.
+func testConfig(fake *tgfake.Server, log *syncBuffer) bot.Config {
+	return bot.Config{
+		Token:          tgfake.Token,
+		APIURL:         fake.URL(),
+		AdminUserIDs:   []int64{admin},
+		PollTimeout:    time.Second,
+		RetryMin:       10 * time.Millisecond,
+		RetryMax:       50 * time.Millisecond,
+		TypingInterval: 50 * time.Millisecond,
+		StreamInterval: 10 * time.Millisecond,
+		ExpireInterval: 50 * time.Millisecond,
+		ShutdownGrace:  2 * time.Second,
+		Logger:         slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+}
+
+// startBot runs a Bot against fake until the test ends (or stop is called).
+func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	hs := &harness{fake: fake, db: db, dbDir: dir, log: &syncBuffer{}}
+	cfg := testConfig(fake, hs.log)
+	if edit != nil {
+		edit(&cfg)
+	}
+	b, err := bot.New(cfg, a, h, db)
+	if err != nil {
+		t.Fatalf("bot.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	var once sync.Once
+	hs.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("Run did not return after cancel")
+			}
+			b.Close()
+			db.Close()
+		})
+	}
+	t.Cleanup(hs.stop)
+	return hs
+}
+
+// waitText waits until a bot message in chat contains want and returns it.
+func waitText(t *testing.T, fake *tgfake.Server, chat int64, want string) tgfake.Message {
+	t.Helper()
+	var got tgfake.Message
+	fake.WaitFor(t, 10*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
+		for _, m := range fake.Messages(chat) {
+			if strings.Contains(m.Plain, want) {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func countText(fake *tgfake.Server, chat int64, want string) int {
+	n := 0
+	for _, m := range fake.Messages(chat) {
+		if strings.Contains(m.Plain, want) {
+			n++
+		}
+	}
+	return n
+}
+
+func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAnswer {
+	t.Helper()
+	var got tgfake.CallbackAnswer
+	fake.WaitFor(t, 10*time.Second, "callback answer "+id, func() bool {
+		var ok bool
+		got, ok = fake.Answer(id)
+		return ok
+	})
+	return got
+}

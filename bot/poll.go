@@ -1,0 +1,192 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// pollLoop long-polls getUpdates and writes every batch to the inbox
+// before asking for the next one: the offset that confirms a batch to
+// Telegram is only sent once the batch is durable on disk.
+func (b *Bot) pollLoop(ctx context.Context) {
+	var offset int64
+	for {
+		max, err := b.store.InboxMaxUpdateID(ctx)
+		if err == nil {
+			if max > 0 {
+				offset = max + 1
+			}
+			break
+		}
+		b.logger.Error("read inbox; retrying", "err", err)
+		if !sleep(ctx, b.cfg.RetryMin) {
+			return
+		}
+	}
+	timeout := int(b.cfg.PollTimeout / time.Second)
+	delay := b.cfg.RetryMin
+	for ctx.Err() == nil {
+		items, err := b.getUpdates(offset, timeout)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			var apiErr *tgbotapi.Error
+			if errors.As(err, &apiErr) && apiErr.Code == http.StatusConflict {
+				b.logger.Error("Telegram answered 409 Conflict: another instance is polling this bot token, or a webhook is set (deleteWebhook removes it); backing off",
+					"err", err, "in", delay)
+			} else {
+				b.logger.Warn("getUpdates failed; backing off", "err", err, "in", delay)
+			}
+			if !sleep(ctx, delay) {
+				return
+			}
+			delay = min(delay*2, b.cfg.RetryMax)
+			continue
+		}
+		delay = b.cfg.RetryMin
+		if len(items) == 0 {
+			continue
+		}
+		for {
+			// Not ctx: a batch Telegram handed over must reach the disk even
+			// while shutting down, or the next offset would lose it.
+			putCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := b.store.InboxPut(putCtx, items...)
+			cancel()
+			if err == nil {
+				break
+			}
+			b.logger.Error("write inbox; retrying before confirming the batch to Telegram", "err", err)
+			if !sleep(ctx, b.cfg.RetryMin) {
+				return
+			}
+		}
+		offset = items[len(items)-1].UpdateID + 1
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// getUpdates fetches one batch, keeping each update's raw JSON for the
+// inbox so that fields this library version does not know survive.
+func (b *Bot) getUpdates(offset int64, timeout int) ([]store.InboxItem, error) {
+	resp, err := b.poll.Request(tgbotapi.UpdateConfig{Offset: int(offset), Timeout: timeout, Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(resp.Result, &raws); err != nil {
+		return nil, fmt.Errorf("decode updates: %w", err)
+	}
+	items := make([]store.InboxItem, 0, len(raws))
+	for _, raw := range raws {
+		var u tgbotapi.Update
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return nil, fmt.Errorf("decode update: %w", err)
+		}
+		items = append(items, store.InboxItem{UpdateID: int64(u.UpdateID), ChatID: chatKey(u), Payload: raw})
+	}
+	return items, nil
+}
+
+func chatKey(u tgbotapi.Update) string {
+	if c := u.FromChat(); c != nil {
+		return strconv.FormatInt(c.ID, 10)
+	}
+	return ""
+}
+
+// dispatchLoop hands inbox items to chat workers: at start the ones a
+// previous run left unprocessed, then each batch the poller stores.
+func (b *Bot) dispatchLoop(ctx context.Context) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		b.dispatch(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+func (b *Bot) dispatch(ctx context.Context) {
+	items, err := b.store.InboxPending(ctx, 1000)
+	if err != nil {
+		if ctx.Err() == nil {
+			b.logger.Error("read inbox", "err", err)
+		}
+		return
+	}
+	for _, it := range items {
+		b.mu.Lock()
+		if b.inflight[it.UpdateID] || b.stopping {
+			b.mu.Unlock()
+			continue
+		}
+		b.inflight[it.UpdateID] = true
+		b.mu.Unlock()
+		var u tgbotapi.Update
+		if err := json.Unmarshal(it.Payload, &u); err != nil {
+			b.logger.Error("undecodable update in inbox; dropping it", "update_id", it.UpdateID, "err", err)
+			b.markDone(it.UpdateID)
+			continue
+		}
+		b.route(it.UpdateID, u)
+	}
+}
+
+// markDone records that an update was handled.
+func (b *Bot) markDone(id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.store.InboxDone(ctx, id); err != nil {
+		b.logger.Error("mark update done; it will be handled again after a restart", "update_id", id, "err", err)
+	}
+	b.mu.Lock()
+	delete(b.inflight, id)
+	b.mu.Unlock()
+}
+
+// expireLoop denies approvals nobody answered in time.
+func (b *Bot) expireLoop(ctx context.Context) {
+	tick := time.NewTicker(b.cfg.ExpireInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var replies []*reply
+		emitFor := func(chatID string) func(agent.Event) {
+			id, _ := strconv.ParseInt(chatID, 10, 64)
+			r := b.newReply(b.baseCtx, id, 0, false, func() {
+				b.closeOpenCard(id, "approval", "⌛ <i>Expired: denied.</i>")
+			})
+			replies = append(replies, r)
+			return r.emit
+		}
+		if err := b.agent.Expire(b.baseCtx, time.Now(), emitFor); err != nil && b.baseCtx.Err() == nil {
+			b.logger.Error("expire approvals", "err", err)
+		}
+		for _, r := range replies {
+			r.finish()
+		}
+	}
+}

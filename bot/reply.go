@@ -1,0 +1,249 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/agent"
+)
+
+// A reply turns the events of one turn into Telegram messages: "typing"
+// while it runs, one status message edited as tools run, a draft edited
+// as the model streams (private chats), photos, and the final answer,
+// question or approval.
+//
+// Streaming uses throttled edits of a draft message rather than
+// sendMessageDraft: Bot API 5.5 servers (and local ones) lack the latter,
+// and edits work everywhere. The draft is deleted when the final message
+// is sent, so the answer arrives as a new message with a notification.
+type reply struct {
+	b       *Bot
+	ctx     context.Context
+	chatID  int64
+	user    int64
+	private bool
+
+	first   sync.Once
+	onFirst func()
+
+	mu        sync.Mutex
+	status    int // message id of the status message
+	tools     []string
+	draft     int
+	draftHTML string
+	lastDraft time.Time
+	done      bool // a terminal event was handled
+
+	stopTyping chan struct{}
+	typingDone chan struct{}
+}
+
+func (b *Bot) newReply(ctx context.Context, chatID, user int64, typing bool, onFirst func()) *reply {
+	r := &reply{b: b, ctx: ctx, chatID: chatID, user: user, private: chatID > 0, onFirst: onFirst}
+	if typing {
+		r.stopTyping = make(chan struct{})
+		r.typingDone = make(chan struct{})
+		go r.typing()
+	}
+	return r
+}
+
+func (r *reply) typing() {
+	defer close(r.typingDone)
+	t := time.NewTicker(r.b.cfg.TypingInterval)
+	defer t.Stop()
+	for {
+		// One try only: a missed "typing" is not worth a delay.
+		if _, err := r.b.api.Request(tgbotapi.NewChatAction(r.chatID, tgbotapi.ChatTyping)); err != nil {
+			r.b.logger.Debug("sendChatAction", "chat", r.chatID, "err", err)
+		}
+		select {
+		case <-r.stopTyping:
+			return
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *reply) ended() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
+}
+
+// finish stops "typing" and leaves the status message as a summary.
+func (r *reply) finish() {
+	if r.stopTyping != nil {
+		close(r.stopTyping)
+		<-r.typingDone
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.status != 0 && len(r.tools) > 0 {
+		if err := r.b.editHTML(r.b.baseCtx, r.chatID, r.status, strings.Join(r.tools, "\n"), nil); err != nil {
+			r.b.logger.Debug("final status edit", "err", err)
+		}
+	}
+}
+
+func (r *reply) emit(ev agent.Event) {
+	if r.onFirst != nil {
+		r.first.Do(r.onFirst)
+	}
+	if ev.Kind == agent.EventError && r.b.baseCtx.Err() != nil {
+		// Shutting down: the update stays in the inbox and runs again.
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctx := r.b.baseCtx // replies go out even after /cancel stopped the turn
+	switch ev.Kind {
+	case agent.EventText:
+		r.streamLocked(ctx, ev.Text)
+	case agent.EventToolStart:
+		what := fmt.Sprintf("<code>%s</code> on <b>%s</b>", escape(ev.Tool), escape(ev.Server))
+		if ev.Tool == "" && ev.URI != "" {
+			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", escape(shorten(ev.URI, 80)), escape(ev.Server))
+		}
+		r.tools = append(r.tools, "⏳ "+what)
+		r.statusLocked(ctx, strings.Join(r.tools, "\n")+"…")
+	case agent.EventToolEnd:
+		mark := "✅"
+		if !ev.OK {
+			mark = "⚠️"
+		}
+		for i := len(r.tools) - 1; i >= 0; i-- {
+			if strings.HasPrefix(r.tools[i], "⏳ ") {
+				r.tools[i] = mark + strings.TrimPrefix(r.tools[i], "⏳") + fmt.Sprintf(" · %.1fs", ev.Duration.Seconds())
+				break
+			}
+		}
+		for i, img := range ev.Images {
+			r.photoLocked(ctx, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i)
+		}
+	case agent.EventAnswer:
+		r.done = true
+		r.dropDraftLocked(ctx)
+		if _, err := r.b.sendLong(ctx, r.chatID, RenderHTML(ev.Text), nil); err != nil {
+			r.b.logger.Error("send answer", "chat", r.chatID, "err", err)
+		}
+	case agent.EventQuestion:
+		r.done = true
+		r.dropDraftLocked(ctx)
+		if ev.Question != nil {
+			r.b.sendQuestion(ctx, r.chatID, r.user, ev.Question)
+		}
+	case agent.EventApproval:
+		r.done = true
+		r.dropDraftLocked(ctx)
+		if ev.Approval != nil {
+			r.b.sendApproval(ctx, r.chatID, r.user, ev.Approval)
+		}
+	case agent.EventError:
+		r.done = true
+		r.dropDraftLocked(ctx)
+		text := ev.Text
+		if text == "" {
+			text = "Sorry, something went wrong."
+		}
+		r.b.say(r.chatID, escape(text))
+	}
+}
+
+func (r *reply) statusLocked(ctx context.Context, html string) {
+	if r.status != 0 {
+		if err := r.b.editHTML(ctx, r.chatID, r.status, html, nil); err != nil {
+			r.b.logger.Debug("edit status", "err", err)
+		}
+		return
+	}
+	m, err := r.b.sendHTML(ctx, r.chatID, html, nil)
+	if err != nil {
+		r.b.logger.Debug("send status", "err", err)
+		return
+	}
+	r.status = m.MessageID
+}
+
+// streamLocked shows the model's text as it grows, at most one edit per
+// StreamInterval, in private chats only (groups get only the final text).
+func (r *reply) streamLocked(ctx context.Context, text string) {
+	if !r.private || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
+		return
+	}
+	parts := SplitHTML(RenderHTML(text), MaxMessageLen-10)
+	if len(parts) == 0 {
+		return
+	}
+	html := parts[len(parts)-1] + " ▌"
+	if html == r.draftHTML {
+		return
+	}
+	r.lastDraft = time.Now()
+	r.draftHTML = html
+	if r.draft != 0 {
+		if err := r.b.editHTML(ctx, r.chatID, r.draft, html, nil); err != nil {
+			r.b.logger.Debug("edit draft", "err", err)
+		}
+		return
+	}
+	m, err := r.b.sendHTML(ctx, r.chatID, html, nil)
+	if err != nil {
+		r.b.logger.Debug("send draft", "err", err)
+		return
+	}
+	r.draft = m.MessageID
+}
+
+func (r *reply) dropDraftLocked(ctx context.Context) {
+	if r.draft == 0 {
+		return
+	}
+	if _, err := r.b.request(ctx, tgbotapi.NewDeleteMessage(r.chatID, r.draft)); err != nil {
+		r.b.logger.Debug("delete draft", "err", err)
+	}
+	r.draft, r.draftHTML = 0, ""
+}
+
+func (r *reply) photoLocked(ctx context.Context, data []byte, mimeType, caption string, i int) {
+	if len(data) == 0 {
+		return
+	}
+	if mimeType == "" {
+		mimeType = http.DetectContentType(data)
+	}
+	ext := ".png"
+	switch {
+	case strings.Contains(mimeType, "jpeg"):
+		ext = ".jpg"
+	case strings.Contains(mimeType, "gif"):
+		ext = ".gif"
+	case strings.Contains(mimeType, "webp"):
+		ext = ".webp"
+	}
+	photo := tgbotapi.NewPhoto(r.chatID, tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data})
+	photo.Caption = shorten(caption, 1000)
+	if _, err := r.b.send(ctx, photo); err != nil {
+		r.b.logger.Error("send photo", "chat", r.chatID, "err", err)
+		r.b.say(r.chatID, "(A tool returned an image that Telegram did not accept.)")
+	}
+}
+
+// prettyArgs indents JSON arguments for reading, leaving other text as is.
+func prettyArgs(s string) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, []byte(s), "", "  "); err != nil {
+		return s
+	}
+	return out.String()
+}
