@@ -214,7 +214,9 @@ func (h *fakeHub) SetEnabled(ctx context.Context, name string, enabled bool) err
 	return h.set(name, hub.StatusDisabled)
 }
 
-func (h *fakeHub) Restart(ctx context.Context, name string) error { return h.set(name, hub.StatusRunning) }
+func (h *fakeHub) Restart(ctx context.Context, name string) error {
+	return h.set(name, hub.StatusRunning)
+}
 
 // syncBuffer is a log sink tests can read while the bot writes.
 type syncBuffer struct {
