@@ -1,0 +1,57 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// BenchmarkAppendMessages measures one turn's history write: a user message
+// and the assistant's reply in one transaction (NORMAL sync).
+func BenchmarkAppendMessages(b *testing.B) {
+	db, _ := open(b)
+	ctx := b.Context()
+	conv, err := db.ActiveConversation(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	user := store.Message{Role: "user", Content: "What is the weather in Lisbon tomorrow?"}
+	reply := store.Message{Role: "assistant", Content: strings.Repeat("It will be sunny. ", 30), PromptTokens: 900, CompletionTokens: 120}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := db.AppendMessages(ctx, conv, user, reply); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkInboxPut measures storing one Telegram update (FULL sync, one
+// fsync of the WAL per call).
+func BenchmarkInboxPut(b *testing.B) {
+	db, _ := open(b)
+	ctx := b.Context()
+	payload := []byte(`{"update_id":1,"message":{"message_id":7,"from":{"id":42,"is_bot":false,"first_name":"A"},"chat":{"id":42,"type":"private"},"date":1700000000,"text":"hello there"}}`)
+	var id int64
+	b.ReportAllocs()
+	for b.Loop() {
+		id++
+		if err := db.InboxPut(ctx, store.InboxItem{UpdateID: id, ChatID: "42", Payload: payload}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRecordToolCall is a single-row NORMAL write, for comparison with
+// InboxPut's cost of FULL.
+func BenchmarkRecordToolCall(b *testing.B) {
+	db, _ := open(b)
+	ctx := b.Context()
+	c := store.ToolCall{UserID: "42", ChatID: "42", Server: "fs", Tool: "read_file", Arguments: `{"path":"/tmp/x"}`, Status: "ok", ResultBytes: 1200}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := db.RecordToolCall(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
