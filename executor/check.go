@@ -393,14 +393,16 @@ func jsonError(raw string, err error, off int64) error {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%s (%s)", syn.Error(), position(raw, syn.Offset))
+		// Offset counts the bytes read, the offending one included.
+		return fmt.Errorf("%s (%s)", syn.Error(), position(raw, syn.Offset-1))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("unexpected end of JSON input (%s): a bracket or quote is not closed", position(raw, int64(len(raw))))
 	}
 	return fmt.Errorf("%s (%s)", err.Error(), position(raw, off))
 }
 
-// position describes a byte offset as line and column, counting from 1.
+// position describes the byte at offset off (from 0) as a line and column
+// counting from 1.
 func position(s string, off int64) string {
 	if off > int64(len(s)) {
 		off = int64(len(s))
@@ -411,7 +413,7 @@ func position(s string, off int64) string {
 	before := s[:off]
 	line := strings.Count(before, "\n") + 1
 	col := len(before) - strings.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d, column %d, byte %d", line, col, off)
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 func jsonKind(v any) string {

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -85,15 +86,16 @@ type Parser struct {
 	close string // closing tag awaited in stateThink, stateParam, stateDialect
 
 	text      strings.Builder // visible text, always trimmed on the right
-	pendingWS string          // space after the visible text, written only if text follows
+	pendingWS strings.Builder // space after the visible text, written only if text follows
 	needSep   bool            // a block stood since the last visible text
 
 	thinking strings.Builder
 
-	cur   *Block
-	raw   strings.Builder
-	param string
-	val   strings.Builder
+	cur    *Block
+	params []string // parameter names of cur
+	raw    byteBuf  // the current block as written
+	param  string
+	val    byteBuf // the current parameter's value so far
 
 	blocks []Block
 	closed bool
@@ -107,6 +109,7 @@ func NewParser() *Parser {
 // Parse splits a whole reply.
 func Parse(s string) Reply {
 	p := NewParser()
+	p.text.Grow(len(s))
 	p.Write(s)
 	return p.Close()
 }
@@ -165,27 +168,33 @@ func (p *Parser) Close() Reply {
 func (p *Parser) step() bool {
 	switch p.state {
 	case stateText:
-		i := strings.IndexByte(p.buf, '<')
-		if i < 0 {
-			p.writeVisible(p.buf)
-			p.buf = ""
-			return false
-		}
-		p.writeVisible(p.buf[:i])
-		p.buf = p.buf[i:]
-		for _, tag := range openTags {
-			if strings.HasPrefix(p.buf, tag) {
-				p.buf = p.buf[len(tag):]
-				p.open(tag[1 : len(tag)-1])
-				return true
+		// Find the first '<' that starts, or may start, a recognised tag;
+		// everything before it is visible.
+		from := 0
+		for {
+			i := strings.IndexByte(p.buf[from:], '<')
+			if i < 0 {
+				p.writeVisible(p.buf)
+				p.buf = ""
+				return false
 			}
+			i += from
+			rest := p.buf[i:]
+			for _, tag := range openTags {
+				if strings.HasPrefix(rest, tag) {
+					p.writeVisible(p.buf[:i])
+					p.buf = rest[len(tag):]
+					p.open(tag[1 : len(tag)-1])
+					return true
+				}
+			}
+			if couldBecome(rest, openTags...) {
+				p.writeVisible(p.buf[:i])
+				p.buf = rest
+				return false
+			}
+			from = i + 1
 		}
-		if couldBecome(p.buf, openTags...) {
-			return false
-		}
-		p.writeVisible("<")
-		p.buf = p.buf[1:]
-		return true
 
 	case stateThink:
 		i := strings.Index(p.buf, p.close)
@@ -201,38 +210,41 @@ func (p *Parser) step() bool {
 		return true
 
 	case stateTool:
-		i := strings.IndexByte(p.buf, '<')
-		if i < 0 {
-			p.raw.WriteString(p.buf)
-			p.buf = ""
-			return false
-		}
-		p.raw.WriteString(p.buf[:i])
-		p.buf = p.buf[i:]
 		end := "</" + p.cur.Name + ">"
-		if strings.HasPrefix(p.buf, end) {
-			p.raw.WriteString(end)
-			p.buf = p.buf[len(end):]
-			p.finishBlock(true)
-			return true
-		}
-		for _, name := range toolParams[p.cur.Name] {
-			if len(p.buf) >= len(name)+2 && p.buf[len(name)+1] == '>' && p.buf[1:len(name)+1] == name {
-				p.raw.WriteString(p.buf[:len(name)+2])
-				p.buf = p.buf[len(name)+2:]
-				p.param = name
-				p.close = "</" + name + ">"
-				p.val.Reset()
-				p.state = stateParam
+		from := 0
+		for {
+			i := strings.IndexByte(p.buf[from:], '<')
+			if i < 0 {
+				p.raw.WriteString(p.buf)
+				p.buf = ""
+				return false
+			}
+			i += from
+			rest := p.buf[i:]
+			if strings.HasPrefix(rest, end) {
+				p.raw.WriteString(p.buf[:i+len(end)])
+				p.buf = rest[len(end):]
+				p.finishBlock(true)
 				return true
 			}
+			for _, name := range p.params {
+				if len(rest) >= len(name)+2 && rest[len(name)+1] == '>' && rest[1:len(name)+1] == name {
+					p.raw.WriteString(p.buf[:i+len(name)+2])
+					p.buf = rest[len(name)+2:]
+					p.param = name
+					p.close = "</" + name + ">"
+					p.val.Reset()
+					p.state = stateParam
+					return true
+				}
+			}
+			if couldBecome(rest, end) || p.couldBecomeParam(rest) {
+				p.raw.WriteString(p.buf[:i])
+				p.buf = rest
+				return false
+			}
+			from = i + 1
 		}
-		if couldBecome(p.buf, end) || p.couldBecomeParam() {
-			return false
-		}
-		p.raw.WriteByte('<')
-		p.buf = p.buf[1:]
-		return true
 
 	case stateParam, stateDialect:
 		i := strings.Index(p.buf, p.close)
@@ -266,7 +278,7 @@ func (p *Parser) open(name string) {
 	}
 	// Whatever space preceded the block is replaced by the separator
 	// written before the next visible text.
-	p.pendingWS = ""
+	p.pendingWS.Reset()
 	if p.text.Len() > 0 {
 		p.needSep = true
 	}
@@ -279,11 +291,12 @@ func (p *Parser) open(name string) {
 		return
 	}
 	p.cur = &Block{Name: name, Params: map[string]string{}}
+	p.params = toolParams[name]
 	p.state = stateTool
 }
 
 func (p *Parser) setParam() {
-	p.cur.Params[p.param] = strings.TrimSpace(p.val.String())
+	p.cur.Params[p.param] = string(bytes.TrimSpace(p.val))
 	p.val.Reset()
 	p.param = ""
 }
@@ -307,11 +320,11 @@ func (p *Parser) finishDialect(complete bool) {
 	p.state = stateText
 }
 
-// couldBecomeParam reports whether p.buf is a strict prefix of an opening
+// couldBecomeParam reports whether s is a strict prefix of an opening
 // parameter tag of the current block.
-func (p *Parser) couldBecomeParam() bool {
-	for _, name := range toolParams[p.cur.Name] {
-		if len(p.buf) < len(name)+2 && strings.HasPrefix("<"+name+">", p.buf) {
+func (p *Parser) couldBecomeParam(s string) bool {
+	for _, name := range p.params {
+		if len(s) < len(name)+2 && strings.HasPrefix("<"+name+">", s) {
 			return true
 		}
 	}
@@ -336,7 +349,7 @@ func (p *Parser) writeVisible(s string) {
 		j := strings.IndexFunc(s, notSpace)
 		if j < 0 {
 			if p.text.Len() > 0 && !p.needSep {
-				p.pendingWS += s
+				p.pendingWS.WriteString(s)
 			}
 			return
 		}
@@ -344,11 +357,11 @@ func (p *Parser) writeVisible(s string) {
 			if p.needSep {
 				p.text.WriteString("\n\n")
 			} else {
-				p.text.WriteString(p.pendingWS)
+				p.text.WriteString(p.pendingWS.String())
 				p.text.WriteString(s[:j])
 			}
 		}
-		p.pendingWS = ""
+		p.pendingWS.Reset()
 		p.needSep = false
 		k := strings.LastIndexFunc(s, notSpace) + 1
 		p.text.WriteString(s[j:k])
@@ -441,3 +454,11 @@ func splitKV(line string) (key, value string, ok bool) {
 	}
 	return key, strings.TrimSpace(value), true
 }
+
+// A byteBuf is reused from block to block, unlike a strings.Builder, so
+// that a reply with many blocks does not grow a new buffer for each.
+type byteBuf []byte
+
+func (b *byteBuf) WriteString(s string) { *b = append(*b, s...) }
+func (b *byteBuf) Reset()               { *b = (*b)[:0] }
+func (b *byteBuf) String() string       { return string(*b) }

@@ -1,0 +1,93 @@
+package executor_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+)
+
+// reply64K is a 64 KiB model reply: prose with markup, thinking, and tool
+// blocks whose JSON holds tags and '<'.
+func reply64K() string {
+	var b strings.Builder
+	b.WriteString("<thinking>The user wants several things; I will call the tools.</thinking>\n")
+	for i := 0; b.Len() < 64<<10; i++ {
+		b.WriteString("Here is some text with <b>markup</b>, a comparison a < b, and `code`.\n")
+		if i%8 == 0 {
+			b.WriteString(tool("everything", "echo", `{"message": "<p>hello</p> </arguments-not> and more text to make it longer"}`))
+			b.WriteString("\n")
+		}
+	}
+	return b.String()[:64<<10]
+}
+
+func BenchmarkParse(b *testing.B) {
+	in := reply64K()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		executor.Parse(in)
+	}
+}
+
+// BenchmarkParseStream feeds the same reply in 16-byte chunks, as tokens
+// arrive, reading the visible text after each.
+func BenchmarkParseStream(b *testing.B) {
+	in := reply64K()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p := executor.NewParser()
+		for i := 0; i < len(in); i += 16 {
+			p.Write(in[i:min(i+16, len(in))])
+		}
+		p.Close()
+	}
+}
+
+// TestParseLinear guards against quadratic behaviour on hostile input:
+// sixteen times the input must take well under 256 times as long.
+func TestParseLinear(t *testing.T) {
+	inputs := map[string]func(n int) string{
+		"many <":             func(n int) string { return strings.Repeat("<", n) },
+		"many partial tags":  func(n int) string { return strings.Repeat("<use_mcp_too", n/12) },
+		"open param forever": func(n int) string { return "<use_mcp_tool><arguments>" + strings.Repeat("</argument", n/10) },
+		"open tool forever":  func(n int) string { return "<use_mcp_tool>" + strings.Repeat("<server_nam", n/11) },
+		"thinking forever":   func(n int) string { return "<think>" + strings.Repeat("</thin", n/6) },
+		"spaces":             func(n int) string { return "a" + strings.Repeat(" \n", n/2) },
+		"many blocks": func(n int) string {
+			return strings.Repeat("<attempt_completion><result>x</result></attempt_completion>", n/60)
+		},
+		"dialect lines": func(n int) string {
+			return "<mcp:tool>name: x\nparameters:\n" + strings.Repeat("k: v\n", n/5) + "</mcp:tool>"
+		},
+	}
+	for name, gen := range inputs {
+		t.Run(name, func(t *testing.T) {
+			small, large := parseTime(gen(1<<15)), parseTime(gen(1<<19))
+			if large > 64*small && large > 100*time.Millisecond {
+				t.Errorf("32 KiB took %v, 512 KiB took %v: not linear", small, large)
+			}
+		})
+	}
+}
+
+// parseTime is the best of three runs of parsing in, whole and in chunks.
+func parseTime(in string) time.Duration {
+	best := time.Duration(-1)
+	for range 3 {
+		start := time.Now()
+		executor.Parse(in)
+		p := executor.NewParser()
+		for i := 0; i < len(in); i += 7 {
+			p.Write(in[i:min(i+7, len(in))])
+		}
+		p.Close()
+		if d := time.Since(start); best < 0 || d < best {
+			best = d
+		}
+	}
+	return best
+}
