@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/store"
@@ -54,4 +56,28 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAppendMessagesParallel measures the same write from many
+// goroutines at once, each in its own chat: the single writer serialises
+// them, so this shows the queueing cost rather than more throughput.
+func BenchmarkAppendMessagesParallel(b *testing.B) {
+	db, _ := open(b)
+	ctx := b.Context()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		conv, err := db.ActiveConversation(ctx, fmt.Sprint("chat", next.Add(1)))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		msg := store.Message{Role: "user", Content: "hello"}
+		for pb.Next() {
+			if err := db.AppendMessages(ctx, conv, msg, msg); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

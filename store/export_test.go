@@ -40,3 +40,30 @@ func HoldWriter(ctx context.Context, db *DB) (release func(), err error) {
 	}
 	return func() { _ = conn.Close() }, nil
 }
+
+// Pragmas holds n connections of the reader pool (or the writer's one, when
+// n is 0) at once and reports the settings each has.
+func Pragmas(ctx context.Context, db *DB, n int) ([]map[string]string, error) {
+	pool, count := db.reader, n
+	if n == 0 {
+		pool, count = db.writer, 1
+	}
+	var out []map[string]string
+	for range count {
+		conn, err := pool.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = conn.Close() }()
+		m := map[string]string{}
+		for _, name := range []string{"busy_timeout", "journal_mode", "synchronous", "foreign_keys", "query_only"} {
+			var v string
+			if err := conn.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v); err != nil {
+				return nil, err
+			}
+			m[name] = v
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

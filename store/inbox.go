@@ -157,9 +157,8 @@ func (db *DB) writeFull(ctx context.Context, fn func(tx *sql.Tx) error) (err err
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
-		return fmt.Errorf("set synchronous=FULL: %w", err)
-	}
+	// Registered before the change, which may take effect even if its Exec
+	// reports the context's end; restoring NORMAL is harmless either way.
 	defer func() {
 		// Restore even when ctx is done; otherwise the connection would
 		// silently keep fsyncing every commit.
@@ -169,6 +168,9 @@ func (db *DB) writeFull(ctx context.Context, fn func(tx *sql.Tx) error) (err err
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
+		return fmt.Errorf("set synchronous=FULL: %w", err)
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -97,3 +97,69 @@ func TestMigrations(t *testing.T) {
 		t.Errorf("Messages after reopen = %+v, want one \"hello\"", msgs)
 	}
 }
+
+// The DSN's pragmas reach every pooled connection, not just the first.
+func TestPragmasOnEveryConnection(t *testing.T) {
+	db, _ := open(t)
+	want := map[string]string{"busy_timeout": "5000", "journal_mode": "wal", "synchronous": "1", "foreign_keys": "1"}
+	check := func(name string, conns []map[string]string, queryOnly string) {
+		t.Helper()
+		for i, got := range conns {
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s connection %d: %s = %q, want %q", name, i, k, got[k], v)
+				}
+			}
+			if got["query_only"] != queryOnly {
+				t.Errorf("%s connection %d: query_only = %q, want %q", name, i, got["query_only"], queryOnly)
+			}
+		}
+	}
+	readers, err := store.Pragmas(t.Context(), db, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("reader", readers, "1")
+	writer, err := store.Pragmas(t.Context(), db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("writer", writer, "0")
+}
+
+// Characters that mean something in a URI are part of the file name.
+func TestOpenOddPath(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "a dir?x=1#frag%20", "my db?.sqlite")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ActiveConversation(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database file not at the path given: %v", err)
+	}
+	if db.Path() != path {
+		t.Errorf("Path() = %q, want %q", db.Path(), path)
+	}
+}
+
+func TestOpenRelativePath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	db, err := store.Open(t.Context(), "data/rel.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if !filepath.IsAbs(db.Path()) {
+		t.Errorf("Path() = %q, want an absolute path", db.Path())
+	}
+	if _, err := os.Stat("data/rel.db"); err != nil {
+		t.Errorf("database file: %v", err)
+	}
+}
