@@ -1,0 +1,235 @@
+// Package agent runs the loop behind one user message: it sends the system
+// prompt, the conversation's history and the message to the model, acts on
+// the tool calls written in the reply (through the executor and the hub),
+// feeds the results back, and repeats until the model answers, asks the
+// user something, or needs an approval. It reports progress as Events and
+// knows nothing of Telegram, so the bot and the terminal chat drive the
+// same code.
+//
+// Nothing waits in memory between turns: every message, follow-up question
+// and approval request is in the store before the turn that made it ends,
+// so a restart loses nothing and an answer or a button press days later
+// picks up where the conversation stopped.
+//
+// # History
+//
+// The conversation is stored as messages with the roles RoleUser (what the
+// user typed, or an <answer> to a question), RoleAssistant (the model's raw
+// reply, tool XML included, so it sees what it did) and RoleTool (tool
+// results and feedback, sent to the model as user messages, the way Cline
+// does it for models without native tool calling). A stored turn starts at
+// a RoleUser message; the context budget drops whole turns, oldest first.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// Roles of stored messages.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	// RoleTool holds tool results and feedback; the model gets it as a
+	// user message.
+	RoleTool = "tool"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxTurns        = 20
+	DefaultApprovalTimeout = 10 * time.Minute
+	// MaxMistakes is how many replies in a row may hold invalid tool calls
+	// before the turn stops.
+	MaxMistakes = 3
+)
+
+// Errors a Turn returns for a button press that cannot be honoured; the
+// turn then emitted nothing.
+var (
+	// ErrNotYours: the pending question or approval belongs to another
+	// user or chat.
+	ErrNotYours = errors.New("this request belongs to someone else")
+	// ErrStale: the question or approval was already answered, superseded
+	// by a newer one, reset, or has expired.
+	ErrStale = errors.New("this request is no longer open")
+)
+
+// A Model answers chat messages; *llm.Client is one.
+type Model interface {
+	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
+}
+
+// A Store keeps conversations, pending interactions and the audit log;
+// *store.DB is one.
+type Store interface {
+	ActiveConversation(ctx context.Context, chatID string) (int64, error)
+	ResetConversation(ctx context.Context, chatID string) (int64, error)
+	AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error
+	Messages(ctx context.Context, conversationID int64) ([]store.Message, error)
+	RecordToolCall(ctx context.Context, c store.ToolCall) error
+	CreatePending(ctx context.Context, p store.Pending) (int64, error)
+	OpenPending(ctx context.Context, chatID string) (store.Pending, error)
+	GetPending(ctx context.Context, id int64) (store.Pending, error)
+	ResolvePending(ctx context.Context, id int64, resolution string) error
+	ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error)
+}
+
+// A Hub is where tools live; *hub.Hub is one.
+type Hub interface {
+	Catalog() hub.Catalog
+	CallTool(ctx context.Context, caller hub.Caller, server, tool string, args map[string]any) (*hub.Result, error)
+	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
+	AllowTool(server, tool string) error
+}
+
+// A Config configures an Agent.
+type Config struct {
+	Model Model
+	Store Store
+	Hub   Hub
+	// SystemPrompt renders the system prompt from a catalog; it is called
+	// once per catalog Version. Required (the program passes prompt.Build).
+	SystemPrompt func(hub.Catalog) string
+
+	// Temperature is the model's usual temperature. After a reply with an
+	// invalid tool call the next call is made 0.1 cooler per mistake in a
+	// row, down to 0, to pull a confused model towards the format.
+	Temperature float32
+	// MaxTurns caps the model calls for one user message (MAX_TURNS);
+	// default DefaultMaxTurns.
+	MaxTurns int
+	// MaxContextTokens is the budget for what one model call sends
+	// (MAX_CONTEXT_TOKENS), estimated at 4 bytes a token; 0 means no
+	// budget. Whole old turns are left out to fit; the system prompt and
+	// the current turn never are.
+	MaxContextTokens int
+	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
+	AutoApproveAll bool
+	// ApprovalTimeout is how long an approval request stays open; default
+	// DefaultApprovalTimeout. Expire denies the ones past it.
+	ApprovalTimeout time.Duration
+	// Executor options (output cap, parallelism).
+	Executor executor.Options
+
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// An Agent runs turns. It is safe for concurrent use; turns of one chat
+// run one at a time, turns of different chats in parallel.
+type Agent struct {
+	cfg    Config
+	exec   *executor.Executor
+	logger *slog.Logger
+
+	prompt atomic.Pointer[cachedPrompt]
+
+	mu    sync.Mutex
+	chats map[string]chan struct{}
+}
+
+type cachedPrompt struct {
+	version uint64
+	text    string
+}
+
+// New returns an Agent for cfg.
+func New(cfg Config) (*Agent, error) {
+	switch {
+	case cfg.Model == nil:
+		return nil, errors.New("agent: no model")
+	case cfg.Store == nil:
+		return nil, errors.New("agent: no store")
+	case cfg.Hub == nil:
+		return nil, errors.New("agent: no hub")
+	case cfg.SystemPrompt == nil:
+		return nil, errors.New("agent: no system prompt builder")
+	case cfg.MaxTurns < 0:
+		return nil, fmt.Errorf("agent: max turns %d is negative", cfg.MaxTurns)
+	case cfg.MaxContextTokens < 0:
+		return nil, fmt.Errorf("agent: max context tokens %d is negative", cfg.MaxContextTokens)
+	}
+	if cfg.MaxTurns == 0 {
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Executor.Logger == nil {
+		cfg.Executor.Logger = cfg.Logger
+	}
+	return &Agent{
+		cfg:    cfg,
+		exec:   executor.New(cfg.Hub, cfg.Executor),
+		logger: cfg.Logger,
+		chats:  make(map[string]chan struct{}),
+	}, nil
+}
+
+// systemPrompt returns the prompt for cat, rebuilt only when the catalog
+// changed: the same bytes every call keep providers' prefix caches warm.
+func (a *Agent) systemPrompt(cat hub.Catalog) string {
+	if p := a.prompt.Load(); p != nil && p.version == cat.Version {
+		return p.text
+	}
+	p := &cachedPrompt{version: cat.Version, text: a.cfg.SystemPrompt(cat)}
+	a.prompt.Store(p)
+	return p.text
+}
+
+// lock waits for the chat's running turn, if any, to end.
+func (a *Agent) lock(ctx context.Context, chatID string) (unlock func(), err error) {
+	a.mu.Lock()
+	ch, ok := a.chats[chatID]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		a.chats[chatID] = ch
+	}
+	a.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Reset starts a new conversation for the chat (the old one stays on disk
+// but is no longer sent to the model) and closes its open question or
+// approval.
+func (a *Agent) Reset(ctx context.Context, chatID string) error {
+	unlock, err := a.lock(ctx, chatID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if p, err := a.cfg.Store.OpenPending(ctx, chatID); err == nil {
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "reset"); err != nil && !errors.Is(err, store.ErrResolved) {
+			return fmt.Errorf("reset chat %q: %w", chatID, err)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("reset chat %q: %w", chatID, err)
+	}
+	if _, err := a.cfg.Store.ResetConversation(ctx, chatID); err != nil {
+		return fmt.Errorf("reset chat %q: %w", chatID, err)
+	}
+	return nil
+}

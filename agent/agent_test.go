@@ -1,0 +1,402 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+)
+
+func TestToolRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text("Let me echo that.\n"+echo("hi there")),
+		llmfake.Text(complete("The server said: hi there")),
+	), setup{})
+	r := e.say("please echo hi there")
+
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "The server said: hi there" {
+		t.Fatalf("last event = %+v, want the answer", got)
+	}
+	starts, ends := r.kinds(agent.EventToolStart), r.kinds(agent.EventToolEnd)
+	if len(starts) != 1 || starts[0].Server != "everything" || starts[0].Tool != "echo" {
+		t.Errorf("tool starts = %+v", starts)
+	}
+	if len(ends) != 1 || !ends[0].OK || ends[0].Duration <= 0 {
+		t.Errorf("tool ends = %+v", ends)
+	}
+	for _, ev := range r.kinds(agent.EventText) {
+		if strings.Contains(ev.Text, "<") {
+			t.Errorf("EventText shows XML: %q", ev.Text)
+		}
+	}
+
+	calls := e.model.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("model called %d times, want 2", len(calls))
+	}
+	first, second := calls[0].Request.Messages, calls[1].Request.Messages
+	if first[0].Role != "system" || !strings.Contains(first[0].Content, "everything/echo") {
+		t.Errorf("first message is not the system prompt: %+v", first[0])
+	}
+	if first[0] != second[0] {
+		t.Error("system prompt changed between calls of one catalog")
+	}
+	if got := first[len(first)-1]; got.Role != "user" || got.Content != "please echo hi there" {
+		t.Errorf("first call ends with %+v", got)
+	}
+	if len(second) != 4 || second[2].Role != "assistant" || second[3].Role != "user" {
+		t.Fatalf("second call messages = %+v", second)
+	}
+	if res := second[3].Content; !strings.Contains(res, "[use_mcp_tool for 'echo' on 'everything'] Result:") || !strings.Contains(res, "Echo: hi there") {
+		t.Errorf("tool result sent = %q", res)
+	}
+
+	h := e.history()
+	wantRoles := []string{agent.RoleUser, agent.RoleAssistant, agent.RoleTool, agent.RoleAssistant}
+	if len(h) != len(wantRoles) {
+		t.Fatalf("history has %d messages, want %d", len(h), len(wantRoles))
+	}
+	for i, m := range h {
+		if m.Role != wantRoles[i] {
+			t.Errorf("history[%d].Role = %q, want %q", i, m.Role, wantRoles[i])
+		}
+	}
+	if h[1].PromptTokens == 0 || h[1].CompletionTokens == 0 {
+		t.Errorf("token usage not stored: %+v", h[1])
+	}
+	audit := e.audit()
+	if len(audit) != 1 || audit[0].Tool != "echo" || audit[0].Status != "ok" || audit[0].UserID != alice.UserID || audit[0].Arguments != `{"message":"hi there"}` {
+		t.Errorf("audit = %+v", audit)
+	}
+}
+
+func TestPlainTextIsTheAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(llmfake.Text("<thinking>easy</thinking>Hello! How can I help?")), setup{})
+	r := e.say("hi")
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Hello! How can I help?" {
+		t.Fatalf("last event = %+v", got)
+	}
+	if n := len(e.model.Calls()); n != 1 {
+		t.Errorf("model called %d times, want 1", n)
+	}
+}
+
+func TestFollowupQuestion(t *testing.T) {
+	t.Parallel()
+	ask := "<ask_followup_question>\n<question>Which colour?</question>\n<options>[\"Red\", \"Blue\"]</options>\n</ask_followup_question>"
+	tests := []struct {
+		name   string
+		answer func(id int64) agent.Request
+		want   string
+	}{
+		{"pressed", func(id int64) agent.Request {
+			return agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: id, Option: 1}}
+		}, "<answer>Blue</answer>"},
+		{"typed", func(int64) agent.Request { return agent.Request{Caller: alice, Text: "green, please"} }, "<answer>green, please</answer>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, llmfake.Script(llmfake.Text(ask), llmfake.Text(complete("Painted."))), setup{})
+			q := e.say("paint it").last(t)
+			if q.Kind != agent.EventQuestion || q.Question == nil || q.Question.Text != "Which colour?" || len(q.Question.Options) != 2 {
+				t.Fatalf("last event = %+v, want the question", q)
+			}
+			// Another user cannot answer with a button.
+			bob := alice
+			bob.UserID = "222"
+			if _, err := e.turn(agent.Request{Caller: bob, Answer: &agent.Answer{PendingID: q.Question.PendingID}}); !errors.Is(err, agent.ErrNotYours) {
+				t.Errorf("other user's press: err = %v, want ErrNotYours", err)
+			}
+
+			r, err := e.turn(tt.answer(q.Question.PendingID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Painted." {
+				t.Fatalf("last event = %+v", got)
+			}
+			if got := e.model.Calls()[1].Request.Last(); got != tt.want {
+				t.Errorf("model got %q, want %q", got, tt.want)
+			}
+			// The question is answered: a second press is stale.
+			if _, err := e.turn(agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID}}); !errors.Is(err, agent.ErrStale) {
+				t.Errorf("second press: err = %v, want ErrStale", err)
+			}
+		})
+	}
+}
+
+func TestBadCallsAreCorrected(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		reply string
+		want  string // in the feedback the model gets
+	}{
+		{"unknown server", useTool("everythin", "echo", `{"message":"x"}`), `Did you mean "everything"?`},
+		{"unknown tool", useTool("everything", "ecko", `{"message":"x"}`), `did you mean "echo"?`},
+		{"invalid JSON", useTool("everything", "echo", `{"message": "x",}`), "not valid"},
+		{"schema violation", useTool("everything", "get-sum", `{"a": "one", "b": 2}`), "do not match its input schema"},
+		{"missing parameter", "<use_mcp_tool><tool_name>echo</tool_name><arguments>{}</arguments></use_mcp_tool>", "'server_name'"},
+		{"cut off", "<use_mcp_tool><server_name>everything</server_name><tool_name>echo", "cut off"},
+		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
+		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, llmfake.Script(
+				llmfake.Text(tt.reply),
+				llmfake.Text(echo("fixed")),
+				llmfake.Text(complete("done")),
+			), setup{})
+			r := e.say("go")
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
+				t.Fatalf("last event = %+v", got)
+			}
+			calls := e.model.Calls()
+			if fb := calls[1].Request.Last(); !strings.Contains(fb, tt.want) {
+				t.Errorf("feedback %q lacks %q", fb, tt.want)
+			}
+			if res := calls[2].Request.Last(); !strings.Contains(res, "Echo: fixed") {
+				t.Errorf("corrected call result = %q", res)
+			}
+			// One mistake cools the next call by 0.1.
+			if tp := *calls[1].Request.Temperature; tp < 0.39 || tp > 0.41 {
+				t.Errorf("temperature after a mistake = %v, want 0.4", tp)
+			}
+			if tp := *calls[2].Request.Temperature; tp < 0.49 || tp > 0.51 {
+				t.Errorf("temperature after a good call = %v, want 0.5", tp)
+			}
+		})
+	}
+}
+
+func TestMistakeLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply {
+		return llmfake.Text(useTool("everything", "nope", "{}"))
+	}, setup{config: func(c *agent.Config) { c.Temperature = 0.15 }})
+	r := e.say("go")
+	if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "struggling") {
+		t.Fatalf("last event = %+v", got)
+	}
+	calls := e.model.Calls()
+	if len(calls) != agent.MaxMistakes {
+		t.Fatalf("model called %d times, want %d", len(calls), agent.MaxMistakes)
+	}
+	for i, want := range []float64{0.15, 0.05, 0} {
+		if tp := *calls[i].Request.Temperature; tp < want-0.001 || tp > want+0.001 {
+			t.Errorf("call %d temperature = %v, want %v", i+1, tp, want)
+		}
+	}
+}
+
+func TestTurnLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		return llmfake.Text(echo("again"))
+	}, setup{config: func(c *agent.Config) { c.MaxTurns = 3 }})
+	r := e.say("loop forever")
+	got := r.last(t)
+	if got.Kind != agent.EventError || !strings.Contains(got.Text, "stopped after 3 model calls") || !strings.Contains(got.Text, "echo on everything (ok)") {
+		t.Fatalf("last event = %+v", got)
+	}
+	if n := len(e.model.Calls()); n != 3 {
+		t.Errorf("model called %d times, want 3", n)
+	}
+	if n := len(e.audit()); n != 3 {
+		t.Errorf("audit has %d calls, want 3", n)
+	}
+}
+
+func TestModelErrors(t *testing.T) {
+	t.Parallel()
+	t.Run("retried", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, llmfake.Script(
+			llmfake.Reply{Status: 429, RetryAfter: "1"},
+			llmfake.Reply{Status: 500},
+			llmfake.Text("fine"),
+		), setup{})
+		start := time.Now()
+		if got := e.say("hi").last(t); got.Kind != agent.EventAnswer || got.Text != "fine" {
+			t.Fatalf("last event = %+v", got)
+		}
+		if el := time.Since(start); el < time.Second {
+			t.Errorf("answered after %v, before Retry-After", el)
+		}
+	})
+	t.Run("final failure keeps the message", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+			if c.N <= 4 {
+				return llmfake.Reply{Status: 503}
+			}
+			return llmfake.Text("back")
+		}, setup{})
+		r, err := e.turn(agent.Request{Caller: alice, Text: "first try"})
+		if err == nil {
+			t.Error("Turn returned nil after the model failed")
+		}
+		if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "having trouble") {
+			t.Fatalf("last event = %+v", got)
+		}
+		if h := e.history(); len(h) != 1 || h[0].Content != "first try" {
+			t.Fatalf("history = %+v, want the user's message", h)
+		}
+		if got := e.say("again").last(t); got.Kind != agent.EventAnswer {
+			t.Fatalf("next turn: %+v", got)
+		}
+		if got := e.model.Calls()[4].Request.Last(); got != "first try\n\nagain" {
+			t.Errorf("next call ends with %q, want both messages", got)
+		}
+	})
+}
+
+func TestContextBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") }, setup{
+		config: func(c *agent.Config) { c.MaxContextTokens = 1 },
+	})
+	long := strings.Repeat("x", 400)
+	e.say("one " + long)
+	e.say("two " + long)
+	e.say("three " + long)
+	calls := e.model.Calls()
+	// Over budget, each call keeps only the system prompt and its turn.
+	last := calls[2].Request.Messages
+	if len(last) != 2 || last[0].Role != "system" || !strings.HasPrefix(last[1].Content, "three") {
+		t.Errorf("third call sent %d messages: %+v", len(last), last)
+	}
+
+	// With room for about two turns, the oldest goes first.
+	e2 := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") }, setup{
+		config: func(c *agent.Config) {
+			c.MaxContextTokens = len(systemPrompt(e.hub.Catalog()))/4 + 2*(100+10) + 40
+		},
+	})
+	e2.say("one " + long)
+	e2.say("two " + long)
+	e2.say("three " + long)
+	msgs := e2.model.Calls()[2].Request.Messages
+	var firsts []string
+	for _, m := range msgs[1:] {
+		if m.Role == "user" {
+			firsts = append(firsts, m.Content[:3])
+		}
+	}
+	if strings.Join(firsts, ",") != "two,thr" {
+		t.Errorf("third call kept turns %v, want two and three", firsts)
+	}
+	if h := e2.history(); len(h) != 6 {
+		t.Errorf("store has %d messages, want all 6", len(h))
+	}
+}
+
+func TestSeveralToolsInOneMessage(t *testing.T) {
+	t.Parallel()
+	slow := useTool("everything", "trigger-long-running-operation", `{"duration": 1, "steps": 1}`)
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text("Three at once:\n"+slow+"\n"+echo("middle")+"\n"+slow+"\n"+complete("too early")),
+		llmfake.Text(complete("all done")),
+	), setup{})
+	start := time.Now()
+	r := e.say("do three things")
+	el := time.Since(start)
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "all done" {
+		t.Fatalf("last event = %+v", got)
+	}
+	if el > 1900*time.Millisecond {
+		t.Errorf("two 1 s calls took %v together: not concurrent", el)
+	}
+	res := e.model.Calls()[1].Request.Last()
+	i1 := strings.Index(res, "[use_mcp_tool for 'trigger-long-running-operation'")
+	i2 := strings.Index(res, "Echo: middle")
+	i3 := strings.LastIndex(res, "[use_mcp_tool for 'trigger-long-running-operation'")
+	i4 := strings.Index(res, "Not acted on")
+	if i1 < 0 || i2 < i1 || i3 < i2 || i4 < i3 {
+		t.Errorf("results out of order (%d %d %d %d):\n%s", i1, i2, i3, i4, res)
+	}
+	if n := len(r.kinds(agent.EventToolEnd)); n != 3 {
+		t.Errorf("%d tool ends, want 3", n)
+	}
+}
+
+func TestStreamedTagsSplitAcrossChunks(t *testing.T) {
+	t.Parallel()
+	reply := "Checking <b>now</b>. <thinking>secret plan</thinking>" + echo("split") + " and then"
+	for _, size := range []int{1, 2, 3, 7} {
+		t.Run("", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, llmfake.Script(
+				llmfake.Text(reply).Split(size),
+				llmfake.Text("All <i>good</i>: <attempt_completion><result>Echoed.</result></attempt_completion>").Split(size),
+			), setup{})
+			r := e.say("go")
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Echoed." {
+				t.Fatalf("last event = %+v", got)
+			}
+			texts := r.kinds(agent.EventText)
+			if len(texts) < 3 {
+				t.Errorf("only %d text events for a reply in %d-byte chunks", len(texts), size)
+			}
+			for _, ev := range texts {
+				for _, bad := range []string{"use_mcp_tool", "server_name", "thinking", "secret", "attempt_completion", "<r", "<u", "<t", "<a"} {
+					if strings.Contains(ev.Text, bad) {
+						t.Errorf("EventText %q shows %q", ev.Text, bad)
+					}
+				}
+			}
+			if !strings.Contains(e.model.Calls()[1].Request.Last(), "Echo: split") {
+				t.Error("tool did not run from the split reply")
+			}
+		})
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		reply llmfake.Reply
+	}{
+		{"during the model's reply", llmfake.Reply{Chunks: []string{"Thinking", " more", " and more"}, ChunkDelay: 5 * time.Second}},
+		{"during a tool call", llmfake.Text(useTool("everything", "trigger-long-running-operation", `{"duration": 10, "steps": 2}`))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, llmfake.Script(tt.reply, llmfake.Text("after")), setup{})
+			ctx, cancel := context.WithCancel(context.Background())
+			r := &recorder{}
+			time.AfterFunc(300*time.Millisecond, cancel)
+			start := time.Now()
+			err := e.agent.Turn(ctx, agent.Request{Caller: alice, Text: "long job"}, r.emit)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want context.Canceled", err)
+			}
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("cancel took %v", el)
+			}
+			if got := r.last(t); got.Kind != agent.EventError || got.Text != "Stopped." {
+				t.Errorf("last event = %+v", got)
+			}
+			h := e.history()
+			if len(h) < 2 || h[0].Content != "long job" || !strings.Contains(h[len(h)-1].Content, "cancelled") {
+				t.Errorf("history = %+v, want the message and a cancel note", h)
+			}
+			// The chat is free again.
+			if got := e.say("next").last(t); got.Kind != agent.EventAnswer || got.Text != "after" {
+				t.Errorf("next turn: %+v", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,227 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+)
+
+const sum = `{"a": 2, "b": 3}`
+
+// approvalEnv: echo runs freely, get-sum needs approval.
+func approvalEnv(t *testing.T, h llmfake.Handler) *env {
+	t.Helper()
+	return newEnv(t, h, setup{servers: map[string]any{"everything": everything(t, "echo")}})
+}
+
+// ask runs the first turn up to the approval request.
+func (e *env) askApproval(text string) *agent.Approval {
+	e.t.Helper()
+	r := e.say(text)
+	got := r.last(e.t)
+	if got.Kind != agent.EventApproval || got.Approval == nil {
+		e.t.Fatalf("last event = %+v, want an approval request", got)
+	}
+	return got.Approval
+}
+
+func TestApproval(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		decision agent.Decision
+		want     string // in what the model reads next
+		status   string // in the audit log
+	}{
+		{"approved", agent.Decision{Approve: true}, "The sum of 2 and 3 is 5.", "ok"},
+		{"denied", agent.Decision{Approve: false}, "The user denied this operation.", "denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := approvalEnv(t, llmfake.Script(
+				llmfake.Text("Adding.\n"+useTool("everything", "get-sum", sum)),
+				llmfake.Text(complete("Finished.")),
+			))
+			ap := e.askApproval("add 2 and 3")
+			if ap.Server != "everything" || ap.Tool != "get-sum" || ap.Arguments != `{"a":2,"b":3}` {
+				t.Errorf("approval = %+v", ap)
+			}
+			if want := e.clock().Add(agent.DefaultApprovalTimeout); !ap.ExpiresAt.Equal(want) {
+				t.Errorf("expires at %v, want %v", ap.ExpiresAt, want)
+			}
+			if n := len(e.audit()); n != 0 {
+				t.Fatalf("%d tool calls before approval", n)
+			}
+
+			// Someone else in the chat cannot decide.
+			bob := alice
+			bob.UserID = "222"
+			d := tt.decision
+			d.PendingID = ap.PendingID
+			if _, err := e.turn(agent.Request{Caller: bob, Decision: &d}); !errors.Is(err, agent.ErrNotYours) {
+				t.Errorf("bob's press: err = %v, want ErrNotYours", err)
+			}
+
+			r, err := e.turn(agent.Request{Caller: alice, Decision: &d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Finished." {
+				t.Fatalf("last event = %+v", got)
+			}
+			if got := e.model.Calls()[1].Request.Last(); !strings.Contains(got, tt.want) {
+				t.Errorf("model read %q, want %q in it", got, tt.want)
+			}
+			if a := e.audit(); len(a) != 1 || a[0].Status != tt.status || a[0].Tool != "get-sum" {
+				t.Errorf("audit = %+v, want one %s", a, tt.status)
+			}
+			// A double press finds the approval resolved.
+			r, err = e.turn(agent.Request{Caller: alice, Decision: &d})
+			if !errors.Is(err, agent.ErrStale) {
+				t.Errorf("second press: err = %v, want ErrStale", err)
+			}
+			if len(r.all()) != 0 {
+				t.Errorf("a stale press emitted %v", kindsOf(r.all()))
+			}
+		})
+	}
+}
+
+func TestApprovalAlways(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(useTool("everything", "get-sum", `{"a": 10, "b": 5}`)),
+		llmfake.Text(complete("15")),
+	), setup{servers: map[string]any{"everything": everything(t, "echo")}, own: true})
+	ap := e.askApproval("add")
+	r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true, Always: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second get-sum ran without asking.
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "15" {
+		t.Fatalf("last event = %+v", got)
+	}
+	if n := len(r.kinds(agent.EventToolEnd)); n != 2 {
+		t.Errorf("%d tool calls ran, want 2", n)
+	}
+	b, err := os.ReadFile(e.settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "get-sum") {
+		t.Errorf("settings file does not allow get-sum:\n%s", b)
+	}
+}
+
+func TestApprovalExpires(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(complete("Not added.")),
+	))
+	ap := e.askApproval("add")
+
+	// Not yet expired: nothing happens.
+	if err := e.agent.Expire(context.Background(), e.advance(9*time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	now := e.advance(2 * time.Minute)
+	// Too late to press, even before the sweep.
+	if _, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}}); !errors.Is(err, agent.ErrStale) {
+		t.Errorf("late press: err = %v, want ErrStale", err)
+	}
+	r := &recorder{}
+	var chats []string
+	err := e.agent.Expire(context.Background(), now, func(chatID string) func(agent.Event) {
+		chats = append(chats, chatID)
+		return r.emit
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chats) != 1 || chats[0] != alice.ChatID {
+		t.Errorf("events went to chats %v", chats)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Not added." {
+		t.Fatalf("last event = %+v", got)
+	}
+	if got := e.model.Calls()[1].Request.Last(); !strings.Contains(got, "The user denied this operation.") {
+		t.Errorf("model read %q", got)
+	}
+	if a := e.audit(); len(a) != 1 || a[0].Status != "expired" {
+		t.Errorf("audit = %+v", a)
+	}
+	// A second sweep finds nothing.
+	if err := e.agent.Expire(context.Background(), e.advance(time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.model.Calls()); n != 2 {
+		t.Errorf("model called %d times, want 2", n)
+	}
+}
+
+// A reply mixing free and guarded calls runs the free ones at once, asks
+// for the guarded one, and sends all results in order after the decision.
+func TestApprovalInABatch(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t, llmfake.Script(
+		llmfake.Text(echo("first")+"\n"+useTool("everything", "get-sum", sum)+"\n"+echo("third")),
+		llmfake.Text(complete("ok")),
+	))
+	r := e.say("three calls")
+	if n := len(r.kinds(agent.EventToolEnd)); n != 2 {
+		t.Errorf("%d calls ran before the approval, want the 2 free ones", n)
+	}
+	ap := r.last(t).Approval
+	if _, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.model.Calls()[1].Request.Last()
+	i1, i2, i3 := strings.Index(res, "Echo: first"), strings.Index(res, "The sum of 2 and 3 is 5."), strings.Index(res, "Echo: third")
+	if i1 < 0 || i2 < i1 || i3 < i2 {
+		t.Errorf("results out of order:\n%s", res)
+	}
+}
+
+// Typing instead of pressing denies the waiting call and moves on.
+func TestApprovalIgnored(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text("Sure, forget it."),
+	))
+	ap := e.askApproval("add")
+	if got := e.say("never mind").last(t); got.Kind != agent.EventAnswer {
+		t.Fatalf("last event = %+v", got)
+	}
+	got := e.model.Calls()[1].Request.Last()
+	if !strings.Contains(got, "The user denied this operation.") || !strings.HasSuffix(got, "never mind") {
+		t.Errorf("model read %q", got)
+	}
+	if _, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}}); !errors.Is(err, agent.ErrStale) {
+		t.Errorf("press after moving on: err = %v, want ErrStale", err)
+	}
+}
+
+func TestAutoApproveAll(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(complete("5")),
+	), setup{
+		servers: map[string]any{"everything": everything(t)},
+		config:  func(c *agent.Config) { c.AutoApproveAll = true },
+	})
+	if got := e.say("add").last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
+		t.Fatalf("last event = %+v", got)
+	}
+}

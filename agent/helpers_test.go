@@ -1,0 +1,308 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+var alice = hub.Caller{UserID: "111", ChatID: "500"}
+
+// env is one agent wired to a scripted model, real MCP servers through a
+// real hub, and a real database.
+type env struct {
+	t        *testing.T
+	model    *llmfake.Server
+	hub      *hub.Hub
+	db       *store.DB
+	agent    *agent.Agent
+	settings string
+	now      time.Time
+	mu       sync.Mutex
+}
+
+type setup struct {
+	// servers are the settings file's entries; default everything with
+	// echo, get-sum and trigger-long-running-operation auto-approved.
+	servers map[string]any
+	// own starts a hub for this test alone, for tests that change its
+	// settings; the others share one hub per settings, since starting the
+	// servers is most of a test's time.
+	own    bool
+	config func(*agent.Config)
+}
+
+var hubs = struct {
+	sync.Mutex
+	m    map[string]*hub.Hub
+	dirs []string
+}{m: map[string]*hub.Hub{}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, h := range hubs.m {
+		_ = h.Close()
+	}
+	for _, d := range hubs.dirs {
+		_ = os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+func shared(t *testing.T, servers map[string]any) (*hub.Hub, string) {
+	t.Helper()
+	key, err := json.Marshal(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubs.Lock()
+	defer hubs.Unlock()
+	if h, ok := hubs.m[string(key)]; ok {
+		return h, ""
+	}
+	h, settings := startHub(t, servers)
+	hubs.m[string(key)] = h
+	hubs.dirs = append(hubs.dirs, filepath.Dir(settings))
+	return h, settings
+}
+
+func startHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agent-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(dir, "mcp-settings.json")
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := hub.New(settings, hub.Options{NoWatch: true, StopGrace: 200 * time.Millisecond, KillGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range h.Catalog().Servers {
+		if srv.Status != hub.StatusRunning {
+			_ = h.Close()
+			t.Fatalf("server %s is %s: %s", srv.Name, srv.Status, srv.Error)
+		}
+	}
+	return h, settings
+}
+
+// everything is the settings entry of server-everything.
+func everything(t *testing.T, autoApprove ...string) map[string]any {
+	cmd, args := testenv.Everything(t)
+	if autoApprove == nil {
+		autoApprove = []string{}
+	}
+	return map[string]any{"command": cmd, "args": args, "autoApprove": autoApprove}
+}
+
+func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
+	t.Helper()
+	e := &env{t: t, now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	servers := s.servers
+	if servers == nil {
+		servers = map[string]any{"everything": everything(t, "echo", "get-sum", "trigger-long-running-operation")}
+	}
+	if s.own {
+		e.hub, e.settings = startHub(t, servers)
+		t.Cleanup(func() {
+			_ = e.hub.Close()
+			_ = os.RemoveAll(filepath.Dir(e.settings))
+		})
+	} else {
+		e.hub, e.settings = shared(t, servers)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var err error
+	e.db, err = store.Open(ctx, filepath.Join(t.TempDir(), "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.db.Close() })
+
+	e.model = llmfake.New(t, h)
+	client, err := llm.New(llm.Config{BaseURL: e.model.URL(), Model: "fake", Backoff: time.Millisecond, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.Config{
+		Model:        client,
+		Store:        e.db,
+		Hub:          e.hub,
+		SystemPrompt: systemPrompt,
+		Temperature:  0.5,
+		Now:          e.clock,
+	}
+	if s.config != nil {
+		s.config(&cfg)
+	}
+	e.agent, err = agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// systemPrompt stands in for prompt.Build: what the agent must do is send
+// one, the same bytes for the same catalog.
+func systemPrompt(cat hub.Catalog) string {
+	var b strings.Builder
+	b.WriteString("You are mcpgram. Tools:\n")
+	for _, s := range cat.Running() {
+		for _, tool := range s.Tools {
+			fmt.Fprintf(&b, "- %s/%s %s\n", s.Name, tool.Name, tool.InputSchema)
+		}
+	}
+	return b.String()
+}
+
+func (e *env) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now
+}
+
+func (e *env) advance(d time.Duration) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = e.now.Add(d)
+	return e.now
+}
+
+// A recorder collects a turn's events.
+type recorder struct {
+	mu     sync.Mutex
+	events []agent.Event
+}
+
+func (r *recorder) emit(ev agent.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+}
+
+func (r *recorder) all() []agent.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]agent.Event(nil), r.events...)
+}
+
+func (r *recorder) kinds(k agent.EventKind) []agent.Event {
+	var out []agent.Event
+	for _, ev := range r.all() {
+		if ev.Kind == k {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// last returns the terminal event, failing unless there is exactly one
+// and it comes last.
+func (r *recorder) last(t *testing.T) agent.Event {
+	t.Helper()
+	evs := r.all()
+	n := 0
+	for _, ev := range evs {
+		switch ev.Kind {
+		case agent.EventAnswer, agent.EventQuestion, agent.EventApproval, agent.EventError:
+			n++
+		}
+	}
+	if n != 1 || len(evs) == 0 {
+		t.Fatalf("got %d terminal events in %v, want exactly 1", n, kindsOf(evs))
+	}
+	last := evs[len(evs)-1]
+	switch last.Kind {
+	case agent.EventAnswer, agent.EventQuestion, agent.EventApproval, agent.EventError:
+	default:
+		t.Fatalf("last event is %v, want a terminal one", last.Kind)
+	}
+	return last
+}
+
+func kindsOf(evs []agent.Event) []agent.EventKind {
+	out := make([]agent.EventKind, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Kind
+	}
+	return out
+}
+
+// turn runs one turn and returns its events.
+func (e *env) turn(req agent.Request) (*recorder, error) {
+	e.t.Helper()
+	r := &recorder{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := e.agent.Turn(ctx, req, r.emit)
+	return r, err
+}
+
+func (e *env) say(text string) *recorder {
+	e.t.Helper()
+	r, err := e.turn(agent.Request{Caller: alice, Text: text})
+	if err != nil && r.last(e.t).Kind != agent.EventError {
+		e.t.Fatalf("turn %q: %v", text, err)
+	}
+	return r
+}
+
+func (e *env) history() []store.Message {
+	e.t.Helper()
+	ctx := context.Background()
+	conv, err := e.db.ActiveConversation(ctx, alice.ChatID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	msgs, err := e.db.Messages(ctx, conv)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return msgs
+}
+
+func (e *env) audit() []store.ToolCall {
+	e.t.Helper()
+	calls, err := e.db.ToolCalls(context.Background(), 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return calls
+}
+
+// Replies a model would write.
+func useTool(server, tool, args string) string {
+	return "<use_mcp_tool>\n<server_name>" + server + "</server_name>\n<tool_name>" + tool + "</tool_name>\n<arguments>\n" + args + "\n</arguments>\n</use_mcp_tool>"
+}
+
+func complete(result string) string {
+	return "<attempt_completion>\n<result>\n" + result + "\n</result>\n</attempt_completion>"
+}
+
+func echo(msg string) string { return useTool("everything", "echo", `{"message": "`+msg+`"}`) }

@@ -1,0 +1,444 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// A batch is the tool calls of one model reply. While one of them waits
+// for approval the batch is the pending's payload, so the calls already run
+// keep their results across the wait (and a restart) and all results reach
+// the model together, in the order written.
+type batch struct {
+	Calls []batchCall `json:"calls"`
+	// Feedback on blocks that were not acted on, sent after the results.
+	Feedback string `json:"feedback,omitempty"`
+}
+
+type batchCall struct {
+	Name      string `json:"name"`
+	Server    string `json:"server,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	URI       string `json:"uri,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+	// Waiting: the call needs an approval not yet given.
+	Waiting bool `json:"waiting,omitempty"`
+	// Text is the outcome for the model once the call ran, was refused or
+	// failed its check; "" while it is still to run.
+	Text string `json:"text,omitempty"`
+
+	call *executor.Call // the checked call, when still in memory
+}
+
+func (bc *batchCall) toCall() (executor.Call, error) {
+	if bc.call != nil {
+		return *bc.call, nil
+	}
+	c := executor.Call{Name: bc.Name, Server: bc.Server, Tool: bc.Tool, URI: bc.URI, ArgumentsJSON: bc.Arguments}
+	if bc.Name == executor.UseMCPTool {
+		c.Arguments = map[string]any{}
+		if bc.Arguments != "" {
+			d := json.NewDecoder(strings.NewReader(bc.Arguments))
+			d.UseNumber()
+			if err := d.Decode(&c.Arguments); err != nil {
+				return c, fmt.Errorf("decode stored arguments of %s/%s: %w", bc.Server, bc.Tool, err)
+			}
+		}
+	}
+	return c, nil
+}
+
+func (b *batch) waiting() int {
+	for i, c := range b.Calls {
+		if c.Waiting {
+			return i
+		}
+	}
+	return -1
+}
+
+// text is the message that gives the model every outcome, in order.
+func (b *batch) text() string {
+	parts := make([]string, 0, len(b.Calls)+1)
+	for _, c := range b.Calls {
+		parts = append(parts, c.Text)
+	}
+	if b.Feedback != "" {
+		parts = append(parts, b.Feedback)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func decodeBatch(p store.Pending) (*batch, error) {
+	var b batch
+	if err := json.Unmarshal([]byte(p.Payload), &b); err != nil {
+		return nil, fmt.Errorf("decode approval %d: %w", p.ID, err)
+	}
+	return &b, nil
+}
+
+type questionPayload struct {
+	Question string   `json:"question"`
+	Options  []string `json:"options,omitempty"`
+}
+
+// runReady runs, concurrently, the calls of b that are neither done nor
+// waiting for approval.
+func (t *turn) runReady(ctx context.Context, b *batch) {
+	limit := t.a.cfg.Executor.MaxParallel
+	if limit <= 0 {
+		limit = executor.DefaultMaxParallel
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	ran := make([]bool, len(b.Calls))
+	for i := range b.Calls {
+		bc := &b.Calls[i]
+		if bc.Text != "" || bc.Waiting {
+			continue
+		}
+		ran[i] = true
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			t.runOne(ctx, bc)
+		}()
+	}
+	wg.Wait()
+	for i, c := range b.Calls {
+		if ran[i] {
+			t.done = append(t.done, fmt.Sprintf("%s %s", describe(c), okWord(strings.Contains(firstLine(c.Text), "] Result:"))))
+		}
+	}
+}
+
+func describe(c batchCall) string {
+	if c.Name == executor.AccessMCPResource {
+		return fmt.Sprintf("read %s on %s", c.URI, c.Server)
+	}
+	return fmt.Sprintf("%s on %s", c.Tool, c.Server)
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "(ok)"
+	}
+	return "(failed)"
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (t *turn) runOne(ctx context.Context, bc *batchCall) {
+	call, err := bc.toCall()
+	if err != nil {
+		bc.Text = executor.Header(bc.Name, bc.Server, bc.Tool, false) + "\n" + err.Error()
+		return
+	}
+	t.emit.send(Event{Kind: EventToolStart, Server: call.Server, Tool: call.Tool, URI: call.URI})
+	o := t.a.exec.RunOne(ctx, t.caller, call)
+	bc.Text = o.Text
+	status := "ok"
+	switch {
+	case o.Err != nil && ctx.Err() != nil:
+		status = "cancelled"
+	case !o.OK:
+		status = "error"
+	}
+	t.audit(ctx, *bc, status, o.Duration, o.Bytes)
+	ev := Event{Kind: EventToolEnd, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
+	if o.Result != nil {
+		ev.Images = o.Result.Images()
+	}
+	if !o.OK {
+		ev.Text = errorLine(o)
+	}
+	t.emit.send(ev)
+}
+
+// errorLine is a short reason for a failed call, for the user.
+func errorLine(o executor.Outcome) string {
+	var s string
+	if o.Err != nil {
+		s = o.Err.Error()
+	} else if o.Result != nil {
+		s = o.Result.Text()
+	}
+	s = strings.TrimSpace(firstLine(strings.TrimSpace(s)))
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
+}
+
+func (t *turn) audit(ctx context.Context, bc batchCall, status string, d time.Duration, n int) {
+	tool, args := bc.Tool, bc.Arguments
+	if bc.Name == executor.AccessMCPResource {
+		tool = executor.AccessMCPResource
+		b, _ := json.Marshal(map[string]string{"uri": bc.URI})
+		args = string(b)
+	}
+	err := t.a.cfg.Store.RecordToolCall(context.WithoutCancel(ctx), store.ToolCall{
+		UserID: t.caller.UserID, ChatID: t.caller.ChatID, Server: bc.Server, Tool: tool,
+		Arguments: args, Status: status, Duration: d, ResultBytes: n,
+	})
+	if err != nil {
+		// The call happened either way; losing its audit line must not
+		// lose the user's turn.
+		t.a.logger.Error("audit tool call", "server", bc.Server, "tool", tool, "err", err)
+	}
+}
+
+func (t *turn) deny(ctx context.Context, bc *batchCall, status string) {
+	call, err := bc.toCall()
+	if err != nil {
+		call = executor.Call{Name: bc.Name, Server: bc.Server, Tool: bc.Tool, URI: bc.URI}
+	}
+	bc.Waiting = false
+	bc.Text = executor.Denied(call)
+	t.audit(ctx, *bc, status, 0, 0)
+	t.done = append(t.done, describe(*bc)+" (denied)")
+}
+
+// settle ends the turn with an approval request while a call of b waits,
+// or else gives the model every outcome. ended reports that the turn ended
+// (err is then what Turn returns).
+func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool, err error) {
+	if ctx.Err() != nil {
+		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: b.text()}); err != nil {
+			t.a.logger.Error("record results", "chat", t.caller.ChatID, "err", err)
+		}
+		return true, t.cancelled(ctx)
+	}
+	i := b.waiting()
+	if i < 0 {
+		if err := t.append(ctx, store.Message{Role: RoleTool, Content: b.text()}); err != nil {
+			return true, t.fail(ctx, msgInternal, err)
+		}
+		return false, nil
+	}
+	payload, err := json.Marshal(b)
+	if err != nil {
+		return true, t.fail(ctx, msgInternal, err)
+	}
+	expires := t.a.cfg.Now().Add(t.a.cfg.ApprovalTimeout)
+	id, err := t.a.cfg.Store.CreatePending(ctx, store.Pending{
+		ChatID: t.caller.ChatID, UserID: t.caller.UserID, ConversationID: t.conv,
+		Kind: store.KindApproval, Payload: string(payload), ExpiresAt: expires,
+	})
+	if err != nil {
+		return true, t.fail(ctx, msgInternal, err)
+	}
+	c := b.Calls[i]
+	t.emit.send(Event{Kind: EventApproval, Text: visible, Server: c.Server, Tool: c.Tool, URI: c.URI, Approval: &Approval{
+		PendingID: id, Server: c.Server, Tool: c.Tool, Arguments: c.Arguments, ExpiresAt: expires,
+	}})
+	return true, nil
+}
+
+// ask stores the follow-up question and ends the turn with it.
+func (t *turn) ask(ctx context.Context, visible string, call executor.Call) error {
+	payload, err := json.Marshal(questionPayload{Question: call.Question, Options: call.Options})
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	id, err := t.a.cfg.Store.CreatePending(ctx, store.Pending{
+		ChatID: t.caller.ChatID, UserID: t.caller.UserID, ConversationID: t.conv,
+		Kind: store.KindQuestion, Payload: string(payload),
+	})
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.emit.send(Event{Kind: EventQuestion, Text: visible, Question: &Question{PendingID: id, Text: call.Question, Options: call.Options}})
+	return nil
+}
+
+// authorize checks a button press against its pending interaction.
+func (a *Agent) authorize(ctx context.Context, caller hub.Caller, id int64, kind string) (store.Pending, error) {
+	p, err := a.cfg.Store.GetPending(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return p, ErrStale
+	case err != nil:
+		return p, err
+	case p.ChatID != caller.ChatID || p.UserID != caller.UserID:
+		return p, ErrNotYours
+	case p.Kind != kind || !p.IsOpen():
+		return p, ErrStale
+	case !p.ExpiresAt.IsZero() && !a.cfg.Now().Before(p.ExpiresAt):
+		// Expire will deny it and tell the model; the press is too late.
+		return p, ErrStale
+	}
+	return p, nil
+}
+
+func (a *Agent) resolve(ctx context.Context, id int64, resolution string) error {
+	err := a.cfg.Store.ResolvePending(ctx, id, resolution)
+	if errors.Is(err, store.ErrResolved) || errors.Is(err, store.ErrNotFound) {
+		return ErrStale // the other press of a double press
+	}
+	return err
+}
+
+// answer continues the conversation with a pressed option.
+func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error {
+	p, err := a.authorize(ctx, req.Caller, req.Answer.PendingID, store.KindQuestion)
+	if err != nil {
+		return err
+	}
+	var q questionPayload
+	if err := json.Unmarshal([]byte(p.Payload), &q); err != nil {
+		return fmt.Errorf("decode question %d: %w", p.ID, err)
+	}
+	if req.Answer.Option < 0 || req.Answer.Option >= len(q.Options) {
+		return fmt.Errorf("%w: question %d has no option %d", ErrStale, p.ID, req.Answer.Option)
+	}
+	if err := a.resolve(ctx, p.ID, "answered"); err != nil {
+		return err
+	}
+	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, emit)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	if err := t.append(ctx, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>"}); err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	return t.loop(ctx)
+}
+
+// decide runs or refuses the call waiting for approval and carries on.
+func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error {
+	d := req.Decision
+	p, err := a.authorize(ctx, req.Caller, d.PendingID, store.KindApproval)
+	if err != nil {
+		return err
+	}
+	b, err := decodeBatch(p)
+	if err != nil {
+		return err
+	}
+	i := b.waiting()
+	if i < 0 {
+		return fmt.Errorf("%w: approval %d waits for nothing", ErrStale, p.ID)
+	}
+	resolution := "denied"
+	if d.Approve {
+		resolution = "approved"
+		if d.Always {
+			resolution = "approved always"
+		}
+	}
+	if err := a.resolve(ctx, p.ID, resolution); err != nil {
+		return err
+	}
+	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, emit)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	c := &b.Calls[i]
+	switch {
+	case d.Approve && d.Always:
+		if err := a.cfg.Hub.AllowTool(c.Server, c.Tool); err != nil {
+			// The user approved this call either way; only the "always"
+			// part is lost, and the next call will ask again.
+			a.logger.Error("allow tool", "server", c.Server, "tool", c.Tool, "err", err)
+		}
+		for j := range b.Calls {
+			if b.Calls[j].Waiting && b.Calls[j].Server == c.Server && b.Calls[j].Tool == c.Tool {
+				b.Calls[j].Waiting = false
+			}
+		}
+	case d.Approve:
+		c.Waiting = false
+	default:
+		t.deny(ctx, c, "denied")
+	}
+	return t.resume(ctx, b)
+}
+
+// resume runs what is ready in b and carries on with the loop.
+func (t *turn) resume(ctx context.Context, b *batch) error {
+	t.runReady(ctx, b)
+	if ended, err := t.settle(ctx, b, ""); ended || err != nil {
+		return err
+	}
+	return t.loop(ctx)
+}
+
+// Expire denies the approval requests that expired by now, telling the
+// model "The user denied this operation.", and carries each conversation
+// on as a turn reporting to emitFor(chatID) (nil: nowhere). Chats run
+// concurrently; the errors of all are joined.
+func (a *Agent) Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(Event)) error {
+	ps, err := a.cfg.Store.ExpiredPending(ctx, now)
+	if err != nil {
+		return fmt.Errorf("expire approvals: %w", err)
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, p := range ps {
+		var emit func(Event)
+		if emitFor != nil {
+			emit = emitFor(p.ChatID)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.expire(ctx, p, emit); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("expire pending %d of chat %q: %w", p.ID, p.ChatID, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) error {
+	unlock, err := a.lock(ctx, p.ChatID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := a.resolve(ctx, p.ID, "expired"); err != nil {
+		if errors.Is(err, ErrStale) {
+			return nil // answered while we waited for the chat
+		}
+		return err
+	}
+	if p.Kind != store.KindApproval {
+		return nil
+	}
+	b, err := decodeBatch(p)
+	if err != nil {
+		return err
+	}
+	t, err := a.startTurn(ctx, hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, p.ConversationID, emit)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	for i := range b.Calls {
+		if b.Calls[i].Waiting {
+			t.deny(ctx, &b.Calls[i], "expired")
+		}
+	}
+	return t.resume(ctx, b)
+}

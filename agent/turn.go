@@ -1,0 +1,358 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// A Request starts a turn. Exactly one of Text, Answer and Decision is set.
+type Request struct {
+	// Caller is who sent the message or pressed the button, and where.
+	Caller hub.Caller
+	// Text is a typed message. When the chat has an open follow-up
+	// question from the same user, it is the answer; when it has an open
+	// approval request, that request is denied and the conversation moves
+	// on with the new message.
+	Text string
+	// Answer is a pressed option of a follow-up question.
+	Answer *Answer
+	// Decision is a pressed approval button.
+	Decision *Decision
+}
+
+// An Answer is the press of one option of a follow-up question.
+type Answer struct {
+	PendingID int64
+	// Option is the index into Question.Options.
+	Option int
+}
+
+// A Decision is the press of an approval button.
+type Decision struct {
+	PendingID int64
+	Approve   bool
+	// Always also adds the tool to its server's autoApprove list. The
+	// front end lets only admins press it.
+	Always bool
+}
+
+// User-facing sentences of terminal events.
+const (
+	msgStopped    = "Stopped."
+	msgInternal   = "Something went wrong on our side; please try again."
+	msgStruggling = "The model is struggling to use the tools correctly (%d invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset."
+	msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
+	noteCancelled = "The user cancelled this request before it finished."
+)
+
+// Turn runs one turn for req and reports it through emit, ending with
+// exactly one of EventAnswer, EventQuestion, EventApproval or EventError.
+// It returns nil when the turn ran to an answer, question or approval
+// request; an error after emitting EventError (ctx's error when ctx was
+// cancelled); and ErrNotYours or ErrStale, having emitted nothing, for a
+// press that cannot be honoured. emit is never called concurrently.
+func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
+	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil); n != 1 {
+		return fmt.Errorf("agent: a request needs exactly one of Text, Answer and Decision, got %d", n)
+	}
+	unlock, err := a.lock(ctx, req.Caller.ChatID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	switch {
+	case req.Answer != nil:
+		return a.answer(ctx, req, emit)
+	case req.Decision != nil:
+		return a.decide(ctx, req, emit)
+	}
+	t, err := a.startTurn(ctx, req.Caller, 0, emit)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	user := req.Text
+	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return t.fail(ctx, msgInternal, err)
+	case p.Kind == store.KindQuestion && p.UserID == req.Caller.UserID:
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "answered"); err != nil && !errors.Is(err, store.ErrResolved) {
+			return t.fail(ctx, msgInternal, err)
+		}
+		user = "<answer>" + req.Text + "</answer>"
+	case p.Kind == store.KindApproval:
+		// The user moved on without deciding: the waiting calls are
+		// denied, and the model learns it before reading the new message.
+		b, err := decodeBatch(p)
+		if err != nil {
+			return t.fail(ctx, msgInternal, err)
+		}
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "denied"); err != nil && !errors.Is(err, store.ErrResolved) {
+			return t.fail(ctx, msgInternal, err)
+		}
+		for i := range b.Calls {
+			if b.Calls[i].Waiting {
+				t.deny(ctx, &b.Calls[i], "denied")
+			}
+		}
+		if err := t.append(ctx, store.Message{Role: RoleTool, Content: b.text()}); err != nil {
+			return t.fail(ctx, msgInternal, err)
+		}
+	default:
+		// Someone else's question: the conversation moves on without it.
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "superseded"); err != nil && !errors.Is(err, store.ErrResolved) {
+			return t.fail(ctx, msgInternal, err)
+		}
+	}
+	// Stored before the model is called, so a failing model loses nothing
+	// the user wrote.
+	if err := t.append(ctx, store.Message{Role: RoleUser, Content: user}); err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	return t.loop(ctx)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A turn is the state of one running Turn.
+type turn struct {
+	a       *Agent
+	caller  hub.Caller
+	conv    int64
+	history []store.Message
+	emit    *emitter
+
+	calls    int      // model calls made
+	mistakes int      // replies with invalid calls, in a row
+	done     []string // tools run, for the turn-limit message
+}
+
+func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, emit func(Event)) (*turn, error) {
+	t := &turn{a: a, caller: caller, emit: &emitter{fn: emit}}
+	var err error
+	if conv == 0 {
+		if conv, err = a.cfg.Store.ActiveConversation(ctx, caller.ChatID); err != nil {
+			return t, err
+		}
+	}
+	t.conv = conv
+	t.history, err = a.cfg.Store.Messages(ctx, conv)
+	return t, err
+}
+
+// An emitter keeps the promise of one terminal event and no concurrent
+// calls, whatever path a turn takes.
+type emitter struct {
+	mu    sync.Mutex
+	fn    func(Event)
+	ended bool
+}
+
+func (e *emitter) send(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return
+	}
+	switch ev.Kind {
+	case EventAnswer, EventQuestion, EventApproval, EventError:
+		e.ended = true
+	}
+	if e.fn != nil {
+		e.fn(ev)
+	}
+}
+
+func (t *turn) fail(ctx context.Context, userText string, err error) error {
+	if ctx.Err() != nil {
+		return t.cancelled(ctx)
+	}
+	t.a.logger.Error("turn failed", "chat", t.caller.ChatID, "user", t.caller.UserID, "err", err)
+	t.emit.send(Event{Kind: EventError, Text: userText})
+	return err
+}
+
+// cancelled records that the user stopped the turn, so the model does not
+// carry on with the abandoned request next time.
+func (t *turn) cancelled(ctx context.Context) error {
+	if t.conv != 0 {
+		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: noteCancelled}); err != nil {
+			t.a.logger.Error("record cancel", "chat", t.caller.ChatID, "err", err)
+		}
+	}
+	t.emit.send(Event{Kind: EventError, Text: msgStopped})
+	return fmt.Errorf("turn: %w", context.Cause(ctx))
+}
+
+func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
+	if err := t.a.cfg.Store.AppendMessages(ctx, t.conv, msgs...); err != nil {
+		return err
+	}
+	t.history = append(t.history, msgs...)
+	return nil
+}
+
+// loop calls the model until the turn ends. The history ends with what the
+// model has to read next: a user message or tool results.
+func (t *turn) loop(ctx context.Context) error {
+	a := t.a
+	for {
+		if ctx.Err() != nil {
+			return t.cancelled(ctx)
+		}
+		if t.calls >= a.cfg.MaxTurns {
+			return t.fail(ctx, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", a.cfg.MaxTurns))
+		}
+		t.calls++
+		cat := a.cfg.Hub.Catalog()
+		resp, reply, err := t.callModel(ctx, cat)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.cancelled(ctx)
+			}
+			msg := msgInternal
+			var le *llm.Error
+			if errors.As(err, &le) {
+				msg = le.UserMessage()
+			}
+			return t.fail(ctx, msg, err)
+		}
+		if err := t.append(ctx, store.Message{
+			Role: RoleAssistant, Content: resp.Content,
+			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		}); err != nil {
+			return t.fail(ctx, msgInternal, err)
+		}
+
+		if len(reply.Blocks) == 0 {
+			if strings.TrimSpace(reply.Text) == "" {
+				if err := t.mistake(ctx, msgEmptyReply); err != nil {
+					return err
+				}
+				continue
+			}
+			t.emit.send(Event{Kind: EventAnswer, Text: reply.Text})
+			return nil
+		}
+
+		plan := executor.PlanReply(reply.Blocks)
+		if plan.Final != nil {
+			call, err := a.exec.Check(cat, *plan.Final)
+			if err != nil {
+				if err := t.mistake(ctx, executor.Feedback(*plan.Final, err)); err != nil {
+					return err
+				}
+				continue
+			}
+			if call.Name == executor.AskFollowupQuestion {
+				return t.ask(ctx, reply.Text, call)
+			}
+			t.emit.send(Event{Kind: EventAnswer, Text: call.Result})
+			return nil
+		}
+
+		b := &batch{Feedback: plan.Feedback}
+		invalid := false
+		for _, blk := range plan.Calls {
+			call, err := a.exec.Check(cat, blk)
+			if err != nil {
+				invalid = true
+				b.Calls = append(b.Calls, batchCall{Name: blk.Name, Text: executor.Feedback(blk, err)})
+				continue
+			}
+			b.Calls = append(b.Calls, batchCall{
+				Name: call.Name, Server: call.Server, Tool: call.Tool, URI: call.URI,
+				Arguments: call.ArgumentsJSON,
+				Waiting:   executor.NeedsApproval(cat, call, a.cfg.AutoApproveAll),
+				call:      &call,
+			})
+		}
+		if invalid {
+			t.mistakes++
+		} else {
+			t.mistakes = 0
+		}
+		t.runReady(ctx, b)
+		if ended, err := t.settle(ctx, b, reply.Text); ended || err != nil {
+			return err
+		}
+		if t.mistakes >= MaxMistakes {
+			return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
+		}
+	}
+}
+
+// mistake tells the model what it got wrong and counts it.
+func (t *turn) mistake(ctx context.Context, feedback string) error {
+	t.mistakes++
+	if err := t.append(ctx, store.Message{Role: RoleTool, Content: feedback}); err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	if t.mistakes >= MaxMistakes {
+		return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
+	}
+	return nil
+}
+
+func (t *turn) limitMessage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "I stopped after %d model calls without finishing.", t.a.cfg.MaxTurns)
+	if len(t.done) > 0 {
+		fmt.Fprintf(&b, " Done so far: %s.", strings.Join(t.done, ", "))
+	}
+	b.WriteString(" Send a message to let me continue.")
+	return b.String()
+}
+
+// callModel sends the conversation and streams the reply's visible text.
+func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
+	a := t.a
+	sys := a.systemPrompt(cat)
+	msgs := modelMessages(sys, fit(t.history, a.cfg.MaxContextTokens, estimate(sys)))
+	temp := float32(math.Max(0, math.Round((float64(a.cfg.Temperature)-0.1*float64(t.mistakes))*100)/100))
+
+	parser := executor.NewParser()
+	shown := ""
+	resp, err := a.cfg.Model.Complete(ctx, llm.Request{
+		Messages:    msgs,
+		Temperature: &temp,
+		OnDelta: func(d string) {
+			if v, _ := parser.Write(d); v != shown {
+				shown = v
+				t.emit.send(Event{Kind: EventText, Text: v})
+			}
+		},
+		OnRetry: func(int, time.Duration, error) {
+			parser = executor.NewParser()
+			if shown != "" {
+				shown = ""
+				t.emit.send(Event{Kind: EventText, Text: ""})
+			}
+		},
+	})
+	if err != nil {
+		return nil, executor.Reply{}, err
+	}
+	reply := parser.Close()
+	if reply.Text != shown {
+		t.emit.send(Event{Kind: EventText, Text: reply.Text})
+	}
+	return resp, reply, nil
+}
