@@ -1,0 +1,187 @@
+// Package prompt builds the system prompt from the hub's catalog: who the
+// assistant is, how to write a tool call, the core tools, every running
+// MCP server's tools and resources, and guidelines.
+//
+// The prompt is byte-stable: the same servers, tools and options give the
+// same bytes, whatever order the catalog lists them in, so that providers'
+// prefix caches hit across turns and users. It therefore holds no time, no
+// user data and no catalog version.
+package prompt
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// Options add deployment-specific text to the prompt.
+type Options struct {
+	// Instructions from the operator, added under their own heading
+	// before the guidelines. Empty adds nothing.
+	Instructions string
+}
+
+// Build returns the system prompt for the running servers of cat.
+func Build(cat hub.Catalog) string {
+	return BuildWith(cat, Options{})
+}
+
+// BuildWith is Build with options.
+func BuildWith(cat hub.Catalog, opts Options) string {
+	var b strings.Builder
+	b.WriteString(intro)
+	b.WriteString(toolFormat)
+	b.WriteString(coreTools)
+	b.WriteString(examples)
+	servers := runningServers(cat)
+	writeServers(&b, servers)
+	if offersMemory(servers) {
+		b.WriteString(memory)
+	}
+	if s := strings.TrimSpace(opts.Instructions); s != "" {
+		b.WriteString("\n# Instructions from the operator\n\n")
+		b.WriteString(s)
+		b.WriteString("\n")
+	}
+	b.WriteString(guidelines)
+	return b.String()
+}
+
+// runningServers returns copies of the running servers with everything
+// sorted, so that the prompt does not depend on the catalog's order.
+func runningServers(cat hub.Catalog) []hub.ServerInfo {
+	var out []hub.ServerInfo
+	for _, s := range cat.Servers {
+		if s.Status != hub.StatusRunning {
+			continue
+		}
+		s.Tools = slices.Clone(s.Tools)
+		slices.SortStableFunc(s.Tools, func(a, b hub.Tool) int { return strings.Compare(a.Name, b.Name) })
+		s.Resources = slices.Clone(s.Resources)
+		slices.SortStableFunc(s.Resources, func(a, b hub.Resource) int { return strings.Compare(a.URI, b.URI) })
+		s.ResourceTemplates = slices.Clone(s.ResourceTemplates)
+		slices.SortStableFunc(s.ResourceTemplates, func(a, b hub.ResourceTemplate) int {
+			return strings.Compare(a.URITemplate, b.URITemplate)
+		})
+		out = append(out, s)
+	}
+	slices.SortStableFunc(out, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func offersMemory(servers []hub.ServerInfo) bool {
+	for _, s := range servers {
+		if _, ok := s.Tool("memory"); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func writeServers(b *strings.Builder, servers []hub.ServerInfo) {
+	b.WriteString("\n# MCP servers\n\n")
+	if len(servers) == 0 {
+		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
+		return
+	}
+	b.WriteString("These servers are connected. Use only the servers, tools and resources listed here, with the exact names shown. Each tool's input schema is JSON Schema; the arguments you write must match it.\n")
+	for _, s := range servers {
+		b.WriteString("\n## ")
+		b.WriteString(s.Name)
+		b.WriteString("\n")
+		if len(s.Tools) > 0 {
+			b.WriteString("\n### Tools\n")
+			for _, t := range s.Tools {
+				b.WriteString("- ")
+				b.WriteString(t.Name)
+				writeDescription(b, t.Description)
+				b.WriteString("    Input schema: ")
+				b.WriteString(compactSchema(t.InputSchema))
+				b.WriteString("\n")
+			}
+		}
+		if len(s.Resources) > 0 {
+			b.WriteString("\n### Resources\n")
+			for _, r := range s.Resources {
+				b.WriteString("- ")
+				b.WriteString(r.URI)
+				writeNamed(b, r.Name, r.MIMEType)
+				writeDescription(b, r.Description)
+			}
+		}
+		if len(s.ResourceTemplates) > 0 {
+			b.WriteString("\n### Resource templates\n")
+			for _, r := range s.ResourceTemplates {
+				b.WriteString("- ")
+				b.WriteString(r.URITemplate)
+				writeNamed(b, r.Name, r.MIMEType)
+				writeDescription(b, r.Description)
+			}
+		}
+		if len(s.Tools) == 0 && len(s.Resources) == 0 && len(s.ResourceTemplates) == 0 {
+			b.WriteString("\n(This server offers no tools or resources.)\n")
+		}
+	}
+}
+
+func writeNamed(b *strings.Builder, name, mime string) {
+	var parts []string
+	if name != "" {
+		parts = append(parts, oneLine(name))
+	}
+	if mime != "" {
+		parts = append(parts, oneLine(mime))
+	}
+	if len(parts) > 0 {
+		b.WriteString(" (")
+		b.WriteString(strings.Join(parts, ", "))
+		b.WriteString(")")
+	}
+}
+
+// writeDescription ends the current list line with the description, its
+// later lines indented under the item so the list stays readable.
+func writeDescription(b *strings.Builder, d string) {
+	d = strings.TrimSpace(strings.ReplaceAll(d, "\r\n", "\n"))
+	if d == "" {
+		b.WriteString("\n")
+		return
+	}
+	b.WriteString(": ")
+	for i, line := range strings.Split(d, "\n") {
+		if i > 0 {
+			b.WriteString("    ")
+		}
+		b.WriteString(strings.TrimRight(line, " \t"))
+		b.WriteString("\n")
+	}
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// compactSchema re-encodes a schema as one line with sorted keys, so the
+// same schema always gives the same bytes. The top-level "$schema" is
+// dropped: it costs tokens on every call and tells the model nothing.
+func compactSchema(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return oneLine(string(raw))
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "$schema")
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return oneLine(string(raw))
+	}
+	return strings.TrimSuffix(out.String(), "\n")
+}

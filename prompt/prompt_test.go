@@ -1,0 +1,228 @@
+package prompt_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/prompt"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func catalog() hub.Catalog {
+	return hub.Catalog{
+		Version: 7,
+		Servers: []hub.ServerInfo{
+			{Name: "broken", Status: hub.StatusFailed, Error: "exit status 1", Tools: []hub.Tool{{Name: "memory", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
+			{Name: "disabled", Status: hub.StatusDisabled},
+			{
+				Name: "everything", Status: hub.StatusRunning,
+				Tools: []hub.Tool{
+					{Name: "get-sum", Description: "Returns the sum of two numbers", InputSchema: json.RawMessage(`{"type":"object","properties":{"b":{"type":"number","description":"Second number"},"a":{"type":"number","description":"First number"}},"required":["a","b"],"$schema":"http://json-schema.org/draft-07/schema#"}`)},
+					{Name: "echo", Description: "Echoes back the input string", InputSchema: json.RawMessage(`{"type": "object", "properties": {"message": {"type": "string", "description": "Message to echo <as is>"}}, "required": ["message"]}`)},
+				},
+				Resources: []hub.Resource{
+					{URI: "demo://resource/static/document/b.md", Name: "b.md", MIMEType: "text/markdown", Description: "Second doc"},
+					{URI: "demo://resource/static/document/a.md", Name: "a.md", MIMEType: "text/markdown", Description: "First doc\nspanning two lines"},
+				},
+				ResourceTemplates: []hub.ResourceTemplate{
+					{URITemplate: "demo://resource/dynamic/text/{resourceId}", Name: "Dynamic Text Resource", MIMEType: "text/plain", Description: "Plaintext dynamic resource fabricated on the fly"},
+				},
+			},
+			{Name: "empty", Status: hub.StatusRunning},
+		},
+	}
+}
+
+func withMemory() hub.Catalog {
+	cat := catalog()
+	cat.Servers = append(cat.Servers, hub.ServerInfo{
+		Name: "memory", Status: hub.StatusRunning,
+		Tools: []hub.Tool{{Name: "memory", Description: "Stores facts about the user", InputSchema: json.RawMessage(`{"type":"object","properties":{"fact":{"type":"string"},"has_explicit_permission":{"type":"boolean"}},"required":["fact","has_explicit_permission"]}`)}},
+	})
+	return cat
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		cat  hub.Catalog
+		opts prompt.Options
+	}{
+		{"no_servers", hub.Catalog{}, prompt.Options{}},
+		{"servers", catalog(), prompt.Options{}},
+		{"memory_and_instructions", withMemory(), prompt.Options{Instructions: "  Answer like a pirate.\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := prompt.BuildWith(tc.cat, tc.opts)
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./prompt -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestBuildIsPlainBuildWith(t *testing.T) {
+	if prompt.Build(catalog()) != prompt.BuildWith(catalog(), prompt.Options{}) {
+		t.Error("Build differs from BuildWith with no options")
+	}
+}
+
+// TestStable: the catalog's order, version and the servers that are not
+// running do not change a byte.
+func TestStable(t *testing.T) {
+	want := prompt.Build(catalog())
+	cat := catalog()
+	cat.Version = 99
+	slices.Reverse(cat.Servers)
+	for i := range cat.Servers {
+		slices.Reverse(cat.Servers[i].Tools)
+		slices.Reverse(cat.Servers[i].Resources)
+	}
+	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "starting", Status: hub.StatusStarting, Tools: []hub.Tool{{Name: "x", InputSchema: json.RawMessage(`{}`)}}})
+	if got := prompt.Build(cat); got != want {
+		t.Error("prompt changed with catalog order or version")
+	}
+	if again := prompt.Build(catalog()); again != want {
+		t.Error("prompt changed between calls")
+	}
+}
+
+func TestContents(t *testing.T) {
+	got := prompt.Build(catalog())
+	for _, want := range []string{
+		"## everything\n",
+		"- echo: Echoes back the input string\n    Input schema: {\"properties\":{\"message\":{\"description\":\"Message to echo <as is>\",\"type\":\"string\"}},\"required\":[\"message\"],\"type\":\"object\"}\n",
+		"    Input schema: {\"properties\":{\"a\":{\"description\":\"First number\",\"type\":\"number\"},\"b\":{\"description\":\"Second number\",\"type\":\"number\"}},\"required\":[\"a\",\"b\"],\"type\":\"object\"}\n",
+		"- demo://resource/static/document/a.md (a.md, text/markdown): First doc\n    spanning two lines\n",
+		"- demo://resource/dynamic/text/{resourceId} (Dynamic Text Resource, text/plain): Plaintext dynamic resource fabricated on the fly\n",
+		"## empty\n\n(This server offers no tools or resources.)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	for _, absent := range []string{"broken", "disabled", "$schema", "# Memory"} {
+		if strings.Contains(got, absent) {
+			t.Errorf("prompt holds %q", absent)
+		}
+	}
+	if strings.Index(got, "- echo") > strings.Index(got, "- get-sum") {
+		t.Error("tools are not sorted by name")
+	}
+}
+
+func TestMemoryReminder(t *testing.T) {
+	got := prompt.Build(withMemory())
+	if !strings.Contains(got, "# Memory\n") || !strings.Contains(got, "has_explicit_permission set to true") || !strings.Contains(got, "explicit confirmation") {
+		t.Errorf("memory reminder missing:\n%s", got)
+	}
+}
+
+// TestExamplesParse: every tool call printed in the prompt parses with the
+// executor's parser into a complete block with its required parameters,
+// and the prompt's own text never opens a block by accident.
+func TestExamplesParse(t *testing.T) {
+	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory()} {
+		t.Run(name, func(t *testing.T) {
+			p := prompt.Build(cat)
+			r := executor.Parse(p)
+			var names []string
+			for _, b := range r.Blocks {
+				names = append(names, b.Name)
+				if !b.Complete {
+					t.Errorf("example %s is cut off:\n%s", b.Name, b.Raw)
+				}
+				for _, param := range map[string][]string{
+					executor.UseMCPTool:          {"server_name", "tool_name", "arguments"},
+					executor.AccessMCPResource:   {"server_name", "uri"},
+					executor.AskFollowupQuestion: {"question", "options"},
+					executor.AttemptCompletion:   {"result"},
+				}[b.Name] {
+					if b.Params[param] == "" {
+						t.Errorf("example %s lacks %s:\n%s", b.Name, param, b.Raw)
+					}
+				}
+				if a, ok := b.Params["arguments"]; ok && !json.Valid([]byte(a)) {
+					t.Errorf("example arguments are not JSON: %s", a)
+				}
+				if o, ok := b.Params["options"]; ok {
+					var opts []string
+					if err := json.Unmarshal([]byte(o), &opts); err != nil || len(opts) < 2 || len(opts) > 5 {
+						t.Errorf("example options %s are not 2-5 strings", o)
+					}
+				}
+			}
+			want := []string{
+				executor.UseMCPTool, executor.AccessMCPResource, executor.AskFollowupQuestion, executor.AttemptCompletion, // usage
+				executor.UseMCPTool, executor.AccessMCPResource, executor.AskFollowupQuestion, executor.AttemptCompletion, // examples
+			}
+			if !slices.Equal(names, want) {
+				t.Errorf("blocks in prompt = %v, want %v", names, want)
+			}
+			if r.Thinking != "" {
+				t.Errorf("prompt text opened a thinking block: %q", r.Thinking)
+			}
+			if !strings.Contains(r.Text, "# Guidelines") {
+				t.Error("text after the examples was swallowed by a block")
+			}
+		})
+	}
+}
+
+// TestEverything builds the prompt from the real catalog of
+// @modelcontextprotocol/server-everything through the hub.
+func TestEverything(t *testing.T) {
+	command, args := testenv.Everything(t)
+	dir := t.TempDir()
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": command, "args": args}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mcp-settings.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := hub.New(path, hub.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cat := h.Catalog()
+	p := prompt.Build(cat)
+	for _, want := range []string{"## everything\n", "- echo: Echoes back the input string\n", "- get-sum: ", "demo://resource/dynamic/text/{resourceId}"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if r := executor.Parse(p); len(r.Blocks) != 8 {
+		t.Errorf("prompt from the real catalog parses into %d blocks, want the 8 printed examples", len(r.Blocks))
+	}
+	t.Logf("prompt with server-everything: %d bytes", len(p))
+}
