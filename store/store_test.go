@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/store"
@@ -161,5 +162,36 @@ func TestOpenRelativePath(t *testing.T) {
 	}
 	if _, err := os.Stat("data/rel.db"); err != nil {
 		t.Errorf("database file: %v", err)
+	}
+}
+
+func TestOpenNotADatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junk.db")
+	if err := os.WriteFile(path, []byte("this is not a SQLite file, not even close; padding padding padding padding padding padding"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(t.Context(), path)
+	if err == nil {
+		_ = db.Close()
+		t.Fatal("Open of a junk file: got nil error, want one")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("error %q does not name the file", err)
+	}
+}
+
+func TestCloseTwice(t *testing.T) {
+	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := db.ActiveConversation(t.Context(), "c"); err == nil {
+		t.Error("ActiveConversation after Close: got nil error, want one")
 	}
 }
