@@ -138,7 +138,8 @@ func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the database. Calls already running may fail.
+// Close closes the database. Calls already running finish first; later
+// calls fail.
 func (db *DB) Close() error {
 	var errs []error
 	if db.reader != nil {
