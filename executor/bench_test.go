@@ -60,15 +60,20 @@ func TestParseLinear(t *testing.T) {
 		"many blocks": func(n int) string {
 			return strings.Repeat("<attempt_completion><result>x</result></attempt_completion>", n/60)
 		},
+		"backticks":   func(n int) string { return "x\n" + strings.Repeat("`", n) },
+		"fence lines": func(n int) string { return strings.Repeat("```\n", n/4) },
+		"fenced block then": func(n int) string {
+			return "```\n<attempt_completion><result>x</result></attempt_completion>\n" + strings.Repeat("` ", n/2)
+		},
 		"dialect lines": func(n int) string {
 			return "<mcp:tool>name: x\nparameters:\n" + strings.Repeat("k: v\n", n/5) + "</mcp:tool>"
 		},
 	}
 	for name, gen := range inputs {
 		t.Run(name, func(t *testing.T) {
-			small, large := parseTime(gen(1<<15)), parseTime(gen(1<<19))
+			small, large := parseTime(gen(1<<14)), parseTime(gen(1<<18))
 			if large > 64*small && large > 100*time.Millisecond {
-				t.Errorf("32 KiB took %v, 512 KiB took %v: not linear", small, large)
+				t.Errorf("16 KiB took %v, 256 KiB took %v: not linear", small, large)
 			}
 		})
 	}

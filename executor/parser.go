@@ -48,7 +48,8 @@ type Block struct {
 type Reply struct {
 	// Text is the visible text: everything outside tool blocks and
 	// thinking, trimmed, with the space where a block stood collapsed to
-	// one blank line.
+	// one blank line. A Markdown code fence written around tool blocks
+	// (a line ```xml just before, ``` just after) goes with them.
 	Text string
 	// Thinking is the text of <thinking> and <think> blocks, for logs only.
 	Thinking string
@@ -85,9 +86,15 @@ type Parser struct {
 	state parserState
 	close string // closing tag awaited in stateThink, stateParam, stateDialect
 
-	text      strings.Builder // visible text, always trimmed on the right
-	pendingWS strings.Builder // space after the visible text, written only if text follows
-	needSep   bool            // a block stood since the last visible text
+	text strings.Builder // visible text, always trimmed on the right
+	// pend is visible text not yet decided: space that only counts if
+	// text follows, and a last line that may be a code fence opened
+	// around a tool block. pendNS indexes its last non-space byte, or -1.
+	pend         byteBuf
+	pendNS       int
+	held         bool // pend ends with a possible fence opener at a line start
+	needSep      bool // a block stood since the last visible text
+	expectCloser bool // a fence opener before a block was dropped; drop its closer too
 
 	thinking strings.Builder
 
@@ -103,7 +110,7 @@ type Parser struct {
 
 // NewParser returns a Parser ready for the first chunk of a reply.
 func NewParser() *Parser {
-	return &Parser{}
+	return &Parser{pendNS: -1}
 }
 
 // Parse splits a whole reply.
@@ -144,6 +151,7 @@ func (p *Parser) Close() Reply {
 		switch p.state {
 		case stateText:
 			p.writeVisible(p.buf)
+			p.flushVisible(true)
 		case stateThink:
 			p.thinking.WriteString(p.buf)
 		case stateTool:
@@ -160,6 +168,7 @@ func (p *Parser) Close() Reply {
 			p.finishDialect(false)
 		}
 		p.buf = ""
+		p.flushVisible(true)
 	}
 	return Reply{Text: p.text.String(), Thinking: p.thinking.String(), Blocks: p.blocks}
 }
@@ -277,8 +286,15 @@ func (p *Parser) open(name string) {
 		return
 	}
 	// Whatever space preceded the block is replaced by the separator
-	// written before the next visible text.
-	p.pendingWS.Reset()
+	// written before the next visible text; a code fence opened just
+	// before it wrapped the block and goes with it.
+	if p.held && isFence(p.pendContent(), true) {
+		p.expectCloser = true
+	} else {
+		p.flushVisible(true)
+	}
+	p.pend.Reset()
+	p.pendNS, p.held = -1, false
 	if p.text.Len() > 0 {
 		p.needSep = true
 	}
@@ -340,33 +356,6 @@ func couldBecome(s string, tags ...string) bool {
 		}
 	}
 	return false
-}
-
-// writeVisible appends s to the visible text. Space is held back until
-// text follows it, so the text is always trimmed and String never copies.
-func (p *Parser) writeVisible(s string) {
-	for s != "" {
-		j := strings.IndexFunc(s, notSpace)
-		if j < 0 {
-			if p.text.Len() > 0 && !p.needSep {
-				p.pendingWS.WriteString(s)
-			}
-			return
-		}
-		if p.text.Len() > 0 {
-			if p.needSep {
-				p.text.WriteString("\n\n")
-			} else {
-				p.text.WriteString(p.pendingWS.String())
-				p.text.WriteString(s[:j])
-			}
-		}
-		p.pendingWS.Reset()
-		p.needSep = false
-		k := strings.LastIndexFunc(s, notSpace) + 1
-		p.text.WriteString(s[j:k])
-		s = s[k:]
-	}
 }
 
 // notSpace is false for ASCII space only: a multi-byte space split across

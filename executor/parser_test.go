@@ -124,6 +124,46 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		name: "fence around a block is dropped",
+		in:   "Let me check.\n```xml\n<attempt_completion><result>ok</result></attempt_completion>\n```\nDone.",
+		text: "Let me check.\n\nDone.",
+		blocks: []executor.Block{{
+			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true,
+			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
+		}},
+	},
+	{
+		name: "fence around two blocks, at the very start and end",
+		in:   "```\n<attempt_completion><result>a</result></attempt_completion>\n\n<attempt_completion><result>b</result></attempt_completion>\n  ```",
+		blocks: []executor.Block{
+			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "a"}, Complete: true, Raw: "<attempt_completion><result>a</result></attempt_completion>"},
+			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "b"}, Complete: true, Raw: "<attempt_completion><result>b</result></attempt_completion>"},
+		},
+	},
+	{
+		name: "code blocks in text are kept",
+		in:   "Code:\n```go\nfmt.Println(`x`)\n```\n``\nEnd\n```",
+		text: "Code:\n```go\nfmt.Println(`x`)\n```\n``\nEnd\n```",
+	},
+	{
+		name: "fence without closer after block",
+		in:   "```xml\n<attempt_completion><result>ok</result></attempt_completion>\nMore\n```",
+		text: "More\n```",
+		blocks: []executor.Block{{
+			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true,
+			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
+		}},
+	},
+	{
+		name: "short or inline backticks before a block are kept",
+		in:   "A `\n<attempt_completion><result>ok</result></attempt_completion>\n`` \n<attempt_completion><result>ok</result></attempt_completion>",
+		text: "A `\n\n``",
+		blocks: []executor.Block{
+			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Raw: "<attempt_completion><result>ok</result></attempt_completion>"},
+			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Raw: "<attempt_completion><result>ok</result></attempt_completion>"},
+		},
+	},
+	{
 		name: "mcp:tool dialect with JSON",
 		in:   "<mcp:tool>\nname: everything__echo\nparameters: {\n  \"message\": \"hi\"\n}\n</mcp:tool>",
 		blocks: []executor.Block{{
