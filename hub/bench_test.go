@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,7 +11,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
+
+// bundled returns the entries of the default settings file: the bundled
+// memory, calculator and clock servers.
+func bundled(tb testing.TB) map[string]any {
+	return map[string]any{
+		"memory":     map[string]any{"command": testenv.Bundled(tb, "mcp-memory"), "env": map[string]string{"MEMORY_DB_PATH": filepath.Join(tb.TempDir(), "memory.db")}},
+		"calculator": map[string]any{"command": testenv.Bundled(tb, "mcp-calculator")},
+		"clock":      map[string]any{"command": testenv.Bundled(tb, "mcp-clock")},
+	}
+}
 
 // BenchmarkHubCall measures sequential echo calls through the hub against
 // mcp-go's bare client on the same server, for the hub's overhead.
@@ -81,6 +93,12 @@ func BenchmarkStart(b *testing.B) {
 		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": everything(tb)} }},
 		{"go+everything", func(tb testing.TB) map[string]any {
 			return map[string]any{"a": echoServer(tb, nil), "e": everything(tb)}
+		}},
+		{"bundled", bundled},
+		{"bundled+everything", func(tb testing.TB) map[string]any {
+			servers := bundled(tb)
+			servers["everything"] = everything(tb)
+			return servers
 		}},
 		{"3go+2everything", func(tb testing.TB) map[string]any {
 			return map[string]any{

@@ -35,7 +35,12 @@ const stderrKeep = 16 << 10
 // API key, which no server should see unless its settings pass them.
 var childEnvKeys = []string{"PATH", "HOME", "USER", "LANG", "TMPDIR", "TERM"}
 
-var errTimeout = errors.New("request timed out")
+var (
+	errTimeout = errors.New("request timed out")
+	// errExited stands for "the process ended on its own"; fail turns it
+	// into the exit code and last stderr line.
+	errExited = errors.New("exited")
+)
 
 // A server runs one entry of the settings file: it (re)starts the process
 // or remote session, keeps its catalog, and routes requests to it.
@@ -100,9 +105,11 @@ type conn struct {
 	started time.Time
 	nextID  atomic.Int64
 
-	// lost is closed when the process exits or the remote connection drops.
+	// lost is closed when the process exits, its pipe breaks, or the remote
+	// connection drops; exited only when the process has exited.
 	lost     chan struct{}
 	lostOnce sync.Once
+	exited   chan struct{}
 	// closed is closed once the transport has been shut down.
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -222,12 +229,13 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 				s.shutdown(c)
 				return
 			}
-			// The process died or the connection dropped.
-			c.close()
+			// The process died, its pipe broke, or the connection dropped.
+			s.shutdown(c)
+			why := errors.New("connection lost")
 			if c.cmd != nil {
-				endGroup(c.cmd.Process.Pid, opts.KillGrace)
+				why = errExited
 			}
-			s.fail(errors.New("exited"), c)
+			s.fail(why, c)
 			if time.Since(c.started) >= opts.HealthyAfter {
 				delay = opts.RestartDelay
 			}
@@ -260,7 +268,7 @@ func (s *server) fail(err error, c *conn) {
 	if c != nil && c.cmd != nil {
 		if st := c.cmd.ProcessState; st != nil {
 			s.exitCode = st.ExitCode()
-			if msg == "exited" || strings.Contains(msg, "transport closed") {
+			if errors.Is(err, errExited) {
 				msg = st.String()
 				if st.ExitCode() >= 0 {
 					msg = "exited with code " + strconv.Itoa(st.ExitCode())
@@ -288,9 +296,14 @@ func (s *server) serve(ctx context.Context, c *conn) {
 		case <-c.lost:
 			return
 		case <-c.refresh:
-			if err := s.readCatalog(ctx, c); err != nil {
+			s.mu.Lock()
+			timeout := s.cfg.timeout
+			s.mu.Unlock()
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			if err := s.readCatalog(rctx, c); err != nil {
 				s.log.Warn("refresh catalog", "err", err)
 			}
+			cancel()
 		}
 	}
 }
@@ -305,6 +318,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 
 	c := &conn{
 		lost:    make(chan struct{}),
+		exited:  make(chan struct{}),
 		closed:  make(chan struct{}),
 		refresh: make(chan struct{}, 1),
 		stderr:  newTail(),
@@ -337,13 +351,24 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 
 	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
 	defer cancel()
+	phase := "initialize"
 	err = s.initialize(ictx, c)
 	if err == nil {
+		phase = "tools/list"
 		err = s.readCatalog(ictx, c)
 	}
 	if err != nil {
 		if context.Cause(ictx) == errTimeout {
-			err = fmt.Errorf("no answer to initialize within %s", seconds(cfg.timeout))
+			err = fmt.Errorf("no answer to %s within %s", phase, seconds(cfg.timeout))
+		} else if c.cmd != nil {
+			// A process that dies at once fails the handshake with
+			// whatever the pipe said (broken pipe, closed); how it
+			// ended says more.
+			select {
+			case <-c.exited:
+				err = errExited
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		s.shutdown(c)
 		return c, err
@@ -401,6 +426,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 	c.cmd = cmd
 	go func() {
 		waitExit(cmd.Process.Pid, c.closed)
+		close(c.exited)
 		c.markLost()
 	}()
 	return nil
@@ -526,11 +552,11 @@ func (s *server) shutdown(c *conn) {
 	go c.close()
 	opts := s.hub.opts
 	select {
-	case <-c.lost:
+	case <-c.exited:
 	case <-time.After(opts.StopGrace):
 		terminate(c.cmd)
 		select {
-		case <-c.lost:
+		case <-c.exited:
 		case <-time.After(opts.KillGrace):
 			kill(c.cmd)
 		}
@@ -570,6 +596,9 @@ func (s *server) request(ctx context.Context, method string, params any) (json.R
 			return nil, ctx.Err()
 		}
 		if errors.Is(err, transport.ErrTransportClosed) {
+			// The process may live on with a broken pipe: have the run loop
+			// stop it and start a new one.
+			c.markLost()
 			return nil, fmt.Errorf("connection lost during the call: %w", ErrNotRunning)
 		}
 		return nil, err

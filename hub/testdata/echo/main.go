@@ -88,6 +88,12 @@ func main() {
 			os.Exit(3)
 			return nil, nil
 		})
+	s.AddTool(mcp.NewTool("close_stdout", mcp.WithDescription("Breaks its pipe and lives on.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "echo: closing stdout")
+			os.Stdout.Close()
+			select {}
+		})
 	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Reports a tool error.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("it went wrong"), nil
