@@ -1,0 +1,214 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	main "github.com/mcpgram/mcpgram/cmd/mcpgram"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+)
+
+// env is a fake process environment: nothing of the developer's leaks in.
+type env map[string]string
+
+func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+// run runs mcpgram in a fresh folder and returns what it printed.
+func run(t *testing.T, e env, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	err = main.Main(ctx, args, strings.NewReader(stdin), &out, &errOut, e.lookup)
+	return out.String(), errOut.String(), err
+}
+
+// settings writes an mcp-settings.json with the bundled servers, by
+// absolute path, plus extra entries.
+func settings(t *testing.T, extra map[string]any) string {
+	t.Helper()
+	servers := map[string]any{
+		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}},
+		"clock":      map[string]any{"command": testenv.Bundled(t, "mcp-clock")},
+	}
+	for k, v := range extra {
+		servers[k] = v
+	}
+	b, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	path := filepath.Join(dir, "mcp-settings.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := run(t, nil, "", "version")
+	if err != nil || !strings.HasPrefix(out, "mcpgram ") {
+		t.Errorf("version: %q, %v", out, err)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, stderr, err := run(t, nil, "", "fly")
+	if err == nil || !strings.Contains(stderr, `unknown command "fly"`) {
+		t.Errorf("got err %v, stderr %q; want an error naming the command", err, stderr)
+	}
+}
+
+func TestRunWithoutTokenNamesWhatIsMissing(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, _, err := run(t, env{"OPENAI_API_KEY": "sk-x"}, "", "run")
+	if err == nil {
+		t.Fatal("run without a token succeeded")
+	}
+	msg := err.Error()
+	for _, want := range []string{"TELEGRAM_BOT_TOKEN", "BotFather", "mcpgram chat"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error %q is more than one line", msg)
+	}
+}
+
+func TestConfigMasksSecrets(t *testing.T) {
+	t.Chdir(t.TempDir())
+	out, _, err := run(t, env{"TELEGRAM_BOT_TOKEN": "123456:VERYSECRETTOKEN", "OPENAI_API_KEY": "sk-secretkeyvalue"}, "", "config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "VERYSECRET") || strings.Contains(out, "secretkey") {
+		t.Errorf("config shows a secret:\n%s", out)
+	}
+	if !strings.Contains(out, "MCP_SETTINGS=./mcp-settings.json") {
+		t.Errorf("config lacks MCP_SETTINGS:\n%s", out)
+	}
+}
+
+func TestMCPList(t *testing.T) {
+	path := settings(t, map[string]any{
+		"broken": map[string]any{"command": "./no-such-server"},
+		"off":    map[string]any{"command": "true", "disabled": true},
+	})
+	out, _, err := run(t, nil, "", "--mcp-settings", path, "mcp", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"calculator", "running", "calculate", "clock", "current_time", "broken", "failed", "off", "disabled"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mcp list lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestMCPCall(t *testing.T) {
+	path := settings(t, nil)
+	tests := []struct {
+		name    string
+		args    []string
+		want    string
+		wantErr bool
+	}{
+		{"arithmetic", []string{"calculator", "calculate", `{"expression": "25 * 48 + 120 / 4"}`}, "1230", false},
+		{"tool error", []string{"calculator", "calculate", `{"expression": "2 +"}`}, "error", true},
+		{"bad json", []string{"calculator", "calculate", `{expression`}, "", true},
+		{"unknown server", []string{"nope", "calculate", `{}`}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := run(t, nil, "", append([]string{"--mcp-settings", path, "mcp", "call"}, tt.args...)...)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output %q lacks %q", out, tt.want)
+			}
+		})
+	}
+}
+
+// The repository's own mcp-settings.json starts its bundled servers by
+// bare name, as make run does with bin/ on PATH.
+func TestDefaultSettingsFile(t *testing.T) {
+	bin := filepath.Dir(testenv.Bundled(t, "mcp-memory"))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	path := filepath.Join(testenv.Root(t), "mcp-settings.json")
+	t.Chdir(t.TempDir())
+	out, _, err := run(t, nil, "", "--mcp-settings", path, "mcp", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"memory", "calculator", "clock"} {
+		line := lineOf(out, name)
+		if !strings.Contains(line, "running") {
+			t.Errorf("server %s is not running: %q\n%s", name, line, out)
+		}
+	}
+	if line := lineOf(out, "filesystem"); !strings.Contains(line, "disabled") {
+		t.Errorf("filesystem example is not disabled: %q", line)
+	}
+}
+
+func lineOf(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix+" ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// The terminal chat drives the real agent: a tool call through a real
+// server, then the answer, then an approval answered with y.
+func TestChat(t *testing.T) {
+	path := settings(t, nil)
+	model := llmfake.New(t, llmfake.Script(
+		llmfake.Text(`Let me compute.<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "6*7"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`<attempt_completion><result>It is 42.</result></attempt_completion>`),
+		llmfake.Text(`<use_mcp_tool><server_name>clock</server_name><tool_name>current_time</tool_name><arguments>{"timezone": "Europe/Paris"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`Done: the clock answered.`),
+	))
+	e := env{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(), "DATABASE_PATH": filepath.Join(t.TempDir(), "db.sqlite")}
+	out, _, err := run(t, e, "what is 6*7?\nwhat time is it in Paris?\ny\n/quit\n", "--mcp-settings", path, "chat")
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, out)
+	}
+	for _, want := range []string{"calculate on calculator", "It is 42.", "current_time on clock", "approve? [y/n/a]", "Done: the clock answered."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("chat output lacks %q:\n%s", want, out)
+		}
+	}
+	calls := model.Calls()
+	if len(calls) != 4 {
+		t.Fatalf("model called %d times, want 4", len(calls))
+	}
+	if last := calls[1].Request.Last(); !strings.Contains(last, "42") {
+		t.Errorf("the tool result did not reach the model: %q", last)
+	}
+	if last := calls[3].Request.Last(); !strings.Contains(last, "current_time") || !strings.Contains(last, "Result") {
+		t.Errorf("the approved call's result did not reach the model: %q", last)
+	}
+}
+
+func TestChatNeedsModelKey(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, _, err := run(t, nil, "", "chat")
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("chat without a key: %v, want an error naming OPENAI_API_KEY", err)
+	}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/internal/config"
+)
+
+// runCommand runs the Telegram bot until ctx ends (SIGINT or SIGTERM): it
+// stops polling, lets running turns finish, then stops the MCP servers and
+// closes the database.
+func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
+	if err := cfg.RequireTelegram(); err != nil {
+		return err
+	}
+	logger := cfg.Logger(stderr)
+	app, err := Open(ctx, cfg, logger, true)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	b, err := bot.New(bot.Config{
+		Token:              cfg.TelegramToken,
+		APIURL:             cfg.TelegramAPIURL,
+		AllowedUserIDs:     cfg.AllowedUserIDs,
+		AdminUserIDs:       cfg.AdminUserIDs,
+		RateLimitPerMinute: cfg.RateLimitPerMinute,
+		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
+		Logger:             logger.With("component", "bot"),
+	}, app.Agent, app.Hub, app.Store)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Running()))
+	return b.Run(ctx)
+}
