@@ -301,6 +301,29 @@ func TestContextBudget(t *testing.T) {
 	}
 }
 
+// An answer to a question continues the turn that asked it: the budget
+// keeps them together.
+func TestContextBudgetKeepsTheQuestion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text("earlier reply"),
+		llmfake.Text("<ask_followup_question><question>Which?</question></ask_followup_question>"),
+		llmfake.Text("ok"),
+	), setup{config: func(c *agent.Config) { c.MaxContextTokens = 1 }})
+	e.say("old turn")
+	e.say("pick one")
+	e.say("this one")
+	msgs := e.model.Calls()[2].Request.Messages
+	var got []string
+	for _, m := range msgs[1:] {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	want := []string{"user:pick one", "assistant:<ask_followup_question><question>Which?</question></ask_followup_question>", "user:<answer>this one</answer>"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("sent %q, want %q", got, want)
+	}
+}
+
 func TestSeveralToolsInOneMessage(t *testing.T) {
 	t.Parallel()
 	slow := useTool("everything", "trigger-long-running-operation", `{"duration": 1, "steps": 1}`)

@@ -12,10 +12,16 @@ import (
 // budget leaves room, and counting exactly needs the model's tokenizer.
 func estimate(s string) int { return (len(s)+3)/4 + 4 }
 
+// startsTurn reports whether m begins a turn: a message the user typed. An
+// <answer> to a follow-up question continues the turn that asked it, which
+// it would make no sense without.
+func startsTurn(m store.Message) bool {
+	return m.Role == RoleUser && !strings.HasPrefix(m.Content, "<answer>")
+}
+
 // fit returns the tail of history that fits budget tokens next to a
-// system prompt of sys tokens, dropping whole turns (a turn starts at a
-// RoleUser message), oldest first. The current turn, from the last RoleUser
-// message on, is always kept, even alone over budget: without it there is
+// system prompt of sys tokens, dropping whole turns (see startsTurn),
+// oldest first. The current turn is always kept, even alone over budget: without it there is
 // nothing to answer.
 func fit(history []store.Message, budget, sys int) []store.Message {
 	if budget <= 0 {
@@ -27,7 +33,7 @@ func fit(history []store.Message, budget, sys int) []store.Message {
 	}
 	current := len(history)
 	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == RoleUser {
+		if startsTurn(history[i]) {
 			current = i
 			break
 		}
@@ -36,7 +42,7 @@ func fit(history []store.Message, budget, sys int) []store.Message {
 	for total > budget && start < current {
 		// Drop the oldest turn: up to the next user message.
 		end := start + 1
-		for end < current && history[end].Role != RoleUser {
+		for end < current && !startsTurn(history[end]) {
 			end++
 		}
 		for _, m := range history[start:end] {

@@ -235,6 +235,9 @@ func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool
 	if err != nil {
 		return true, t.fail(ctx, msgInternal, err)
 	}
+	if err := t.append(ctx); err != nil {
+		return true, t.fail(ctx, msgInternal, err)
+	}
 	expires := t.a.cfg.Now().Add(t.a.cfg.ApprovalTimeout)
 	id, err := t.a.cfg.Store.CreatePending(ctx, store.Pending{
 		ChatID: t.caller.ChatID, UserID: t.caller.UserID, ConversationID: t.conv,
@@ -254,6 +257,9 @@ func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool
 func (t *turn) ask(ctx context.Context, visible string, call executor.Call) error {
 	payload, err := json.Marshal(questionPayload{Question: call.Question, Options: call.Options})
 	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	if err := t.append(ctx); err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
 	id, err := t.a.cfg.Store.CreatePending(ctx, store.Pending{

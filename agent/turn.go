@@ -60,14 +60,18 @@ const (
 // It returns nil when the turn ran to an answer, question or approval
 // request; an error after emitting EventError (ctx's error when ctx was
 // cancelled); and ErrNotYours or ErrStale, having emitted nothing, for a
-// press that cannot be honoured. emit is never called concurrently.
+// press that cannot be honoured. A Request without exactly one of Text,
+// Answer and Decision is an error, with no events. emit is never called
+// concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil); n != 1 {
 		return fmt.Errorf("agent: a request needs exactly one of Text, Answer and Decision, got %d", n)
 	}
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
 	if err != nil {
-		return err
+		// Cancelled while the chat's previous turn was still running.
+		emit(Event{Kind: EventError, Text: msgStopped})
+		return fmt.Errorf("turn: %w", err)
 	}
 	defer unlock()
 
@@ -139,6 +143,10 @@ type turn struct {
 	history []store.Message
 	emit    *emitter
 
+	// unsaved holds the model's last reply until the outcome of its tool
+	// calls can be stored with it in one transaction.
+	unsaved []store.Message
+
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
@@ -201,11 +209,17 @@ func (t *turn) cancelled(ctx context.Context) error {
 	return fmt.Errorf("turn: %w", context.Cause(ctx))
 }
 
+// append stores msgs after any unsaved reply, in one transaction.
 func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
-	if err := t.a.cfg.Store.AppendMessages(ctx, t.conv, msgs...); err != nil {
+	all := append(t.unsaved, msgs...)
+	if len(all) == 0 {
+		return nil
+	}
+	if err := t.a.cfg.Store.AppendMessages(ctx, t.conv, all...); err != nil {
 		return err
 	}
-	t.history = append(t.history, msgs...)
+	t.history = append(t.history, all...)
+	t.unsaved = nil
 	return nil
 }
 
@@ -234,12 +248,10 @@ func (t *turn) loop(ctx context.Context) error {
 			}
 			return t.fail(ctx, msg, err)
 		}
-		if err := t.append(ctx, store.Message{
+		t.unsaved = []store.Message{{
 			Role: RoleAssistant, Content: resp.Content,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		}); err != nil {
-			return t.fail(ctx, msgInternal, err)
-		}
+		}}
 
 		if len(reply.Blocks) == 0 {
 			if strings.TrimSpace(reply.Text) == "" {
@@ -248,8 +260,7 @@ func (t *turn) loop(ctx context.Context) error {
 				}
 				continue
 			}
-			t.emit.send(Event{Kind: EventAnswer, Text: reply.Text})
-			return nil
+			return t.finish(ctx, reply.Text)
 		}
 
 		plan := executor.PlanReply(reply.Blocks)
@@ -264,8 +275,7 @@ func (t *turn) loop(ctx context.Context) error {
 			if call.Name == executor.AskFollowupQuestion {
 				return t.ask(ctx, reply.Text, call)
 			}
-			t.emit.send(Event{Kind: EventAnswer, Text: call.Result})
-			return nil
+			return t.finish(ctx, call.Result)
 		}
 
 		b := &batch{Feedback: plan.Feedback}
@@ -297,6 +307,15 @@ func (t *turn) loop(ctx context.Context) error {
 			return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
 		}
 	}
+}
+
+// finish stores the reply and ends the turn with answer.
+func (t *turn) finish(ctx context.Context, answer string) error {
+	if err := t.append(ctx); err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.emit.send(Event{Kind: EventAnswer, Text: answer})
+	return nil
 }
 
 // mistake tells the model what it got wrong and counts it.

@@ -225,8 +225,13 @@ func (c *Client) backoff(attempt int) time.Duration {
 	return min(d, c.cfg.MaxWait)
 }
 
-// errSilent cancels an attempt whose endpoint stopped answering.
-var errSilent = errors.New("model endpoint silent")
+// errSilent cancels an attempt whose endpoint stopped answering;
+// errAbandoned one whose stream is given up midway, so that closing it
+// does not wait for the rest.
+var (
+	errSilent    = errors.New("model endpoint silent")
+	errAbandoned = errors.New("stream abandoned")
+)
 
 func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
 	info := &attemptInfo{}
@@ -236,7 +241,7 @@ func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
 	timer := time.AfterFunc(c.cfg.Timeout, func() { cancel(errSilent) })
 	defer timer.Stop()
 
-	resp, err := c.send(actx, req, func() { timer.Reset(c.cfg.Timeout) })
+	resp, err := c.send(actx, req, func() { timer.Reset(c.cfg.Timeout) }, func() { cancel(errAbandoned) })
 	if err == nil {
 		return resp, nil
 	}
@@ -272,7 +277,7 @@ func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
 	}
 }
 
-func (c *Client) send(ctx context.Context, req Request, alive func()) (*Response, error) {
+func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*Response, error) {
 	oreq := c.openaiRequest(req)
 	if req.OnDelta == nil {
 		r, err := c.api.CreateChatCompletion(ctx, oreq)
@@ -292,13 +297,20 @@ func (c *Client) send(ctx context.Context, req Request, alive func()) (*Response
 	if err != nil {
 		return nil, err
 	}
-	defer stream.Close()
+	finished := false
+	defer func() {
+		if !finished {
+			abort()
+		}
+		stream.Close()
+	}()
 	alive()
 	var b strings.Builder
 	out := &Response{}
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
+			finished = true
 			break
 		}
 		if err != nil {
@@ -351,12 +363,27 @@ type headerDoer struct{ c *http.Client }
 
 func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.c.Do(req)
-	if err == nil && resp.StatusCode >= 400 {
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode >= 400 {
 		if info, ok := req.Context().Value(attemptKey{}).(*attemptInfo); ok {
 			info.mu.Lock()
 			info.header = resp.Header.Clone()
 			info.mu.Unlock()
 		}
 	}
-	return resp, err
+	resp.Body = drainer{resp.Body}
+	return resp, nil
+}
+
+// A drainer reads what is left of a body before closing it. go-openai
+// closes a stream after "data: [DONE]" with the chunked terminator still
+// unread, which makes net/http drop the connection instead of reusing it:
+// a new TCP (and TLS) handshake for every model call.
+type drainer struct{ io.ReadCloser }
+
+func (d drainer) Close() error {
+	_, _ = io.CopyN(io.Discard, d.ReadCloser, 64<<10)
+	return d.ReadCloser.Close()
 }

@@ -246,3 +246,25 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 		t.Errorf("retried after %v, want the Retry-After date honoured", el)
 	}
 }
+
+// Model calls reuse one connection: a stream closed after [DONE] must not
+// cost a new TCP (and TLS) handshake per call.
+func TestConnectionReuse(t *testing.T) {
+	srv := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("a reply in parts").Split(4) })
+	c := newClient(t, srv, nil)
+	for _, stream := range []bool{true, true, false, true} {
+		req := llm.Request{Messages: hello}
+		if stream {
+			req.OnDelta = func(string) {}
+		}
+		if _, err := c.Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := srv.Calls()
+	for _, call := range calls[1:] {
+		if call.Request.RemoteAddr != calls[0].Request.RemoteAddr {
+			t.Fatalf("calls came from %s and %s: connection not reused", calls[0].Request.RemoteAddr, call.Request.RemoteAddr)
+		}
+	}
+}

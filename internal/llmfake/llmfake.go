@@ -42,6 +42,9 @@ type Request struct {
 	} `json:"stream_options"`
 	// Header holds the request's HTTP headers (Authorization included).
 	Header http.Header `json:"-"`
+	// RemoteAddr is the client's address: the same for requests that
+	// reused one connection.
+	RemoteAddr string `json:"-"`
 }
 
 // Last returns the content of the last message.
@@ -199,6 +202,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Header = r.Header.Clone()
+	req.RemoteAddr = r.RemoteAddr
 	if req.Model == "" || len(req.Messages) == 0 {
 		s.problem("request without model or messages: %s", body)
 	}
