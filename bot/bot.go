@@ -139,12 +139,13 @@ type Bot struct {
 
 	wake chan struct{} // the poller tells the dispatcher of new inbox items
 
-	mu       sync.Mutex
-	inflight map[int64]bool // update ids handed to a worker and not yet done
-	chats    map[int64]*chat
-	limiters map[int64]*userLimit
-	stopping bool
-	work     sync.WaitGroup // chat workers and out-of-band handlers
+	mu           sync.Mutex
+	inflight     map[int64]bool      // update ids handed to a worker and not yet done
+	recentlyDone map[int64]time.Time // done since the dispatcher's last read began
+	chats        map[int64]*chat
+	limiters     map[int64]*userLimit
+	stopping     bool
+	work         sync.WaitGroup // chat workers and out-of-band handlers
 
 	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
 	openCards map[int64]*card // chat -> its newest live card; under mu
@@ -166,14 +167,15 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	cfg.setDefaults()
 	b := &Bot{
 		cfg: cfg, agent: a, hub: h, store: s,
-		logger:   cfg.Logger,
-		allowed:  map[int64]bool{},
-		admins:   map[int64]bool{},
-		sem:      make(chan struct{}, cfg.MaxConcurrentTurns),
-		wake:     make(chan struct{}, 1),
-		inflight: map[int64]bool{},
-		chats:    map[int64]*chat{},
-		limiters: map[int64]*userLimit{},
+		logger:       cfg.Logger,
+		allowed:      map[int64]bool{},
+		admins:       map[int64]bool{},
+		sem:          make(chan struct{}, cfg.MaxConcurrentTurns),
+		wake:         make(chan struct{}, 1),
+		inflight:     map[int64]bool{},
+		recentlyDone: map[int64]time.Time{},
+		chats:        map[int64]*chat{},
+		limiters:     map[int64]*userLimit{},
 	}
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true

@@ -268,6 +268,13 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
+	return startBotWith(t, fake, db, true, a, h, edit)
+}
+
+// startBotWith runs a Bot on db, closing db at the end when own is set.
+func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
+	t.Helper()
+	dir := filepath.Dir(db.Path())
 	hs := &harness{fake: fake, db: db, dbDir: dir, log: &syncBuffer{}}
 	cfg := testConfig(fake, hs.log)
 	if edit != nil {
@@ -293,7 +300,9 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 				t.Errorf("Run did not return after cancel")
 			}
 			b.Close()
-			db.Close()
+			if own {
+				db.Close()
+			}
 		})
 	}
 	t.Cleanup(hs.stop)
@@ -304,9 +313,10 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 func waitText(t *testing.T, fake *tgfake.Server, chat int64, want string) tgfake.Message {
 	t.Helper()
 	var got tgfake.Message
-	fake.WaitFor(t, 10*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
+	fake.WaitFor(t, 30*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
 		for _, m := range fake.Messages(chat) {
-			if strings.Contains(m.Plain, want) {
+			// A streamed draft ends in "▌"; tests wait for final messages.
+			if strings.Contains(m.Plain, want) && !strings.HasSuffix(m.Plain, "▌") {
 				got = m
 				return true
 			}
@@ -329,7 +339,7 @@ func countText(fake *tgfake.Server, chat int64, want string) int {
 func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAnswer {
 	t.Helper()
 	var got tgfake.CallbackAnswer
-	fake.WaitFor(t, 10*time.Second, "callback answer "+id, func() bool {
+	fake.WaitFor(t, 30*time.Second, "callback answer "+id, func() bool {
 		var ok bool
 		got, ok = fake.Answer(id)
 		return ok

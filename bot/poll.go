@@ -126,6 +126,17 @@ func (b *Bot) dispatchLoop(ctx context.Context) {
 }
 
 func (b *Bot) dispatch(ctx context.Context) {
+	started := time.Now()
+	defer func() {
+		// An update done before this read began cannot be in its snapshot.
+		b.mu.Lock()
+		for id, at := range b.recentlyDone {
+			if at.Before(started) {
+				delete(b.recentlyDone, id)
+			}
+		}
+		b.mu.Unlock()
+	}()
 	items, err := b.store.InboxPending(ctx, 1000)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -135,7 +146,9 @@ func (b *Bot) dispatch(ctx context.Context) {
 	}
 	for _, it := range items {
 		b.mu.Lock()
-		if b.inflight[it.UpdateID] || b.stopping {
+		// recentlyDone: a snapshot read while a worker finished the
+		// update still lists it; it must not run twice.
+		if _, done := b.recentlyDone[it.UpdateID]; done || b.inflight[it.UpdateID] || b.stopping {
 			b.mu.Unlock()
 			continue
 		}
@@ -160,6 +173,7 @@ func (b *Bot) markDone(id int64) {
 	}
 	b.mu.Lock()
 	delete(b.inflight, id)
+	b.recentlyDone[id] = time.Now()
 	b.mu.Unlock()
 }
 
