@@ -1,10 +1,12 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -252,6 +254,36 @@ func TestMemorySurvivesRestart(t *testing.T) {
 	if got := call(t, c, "u", map[string]any{"operation": "search", "query": "backups"}, false); !strings.Contains(got, "[k]") {
 		t.Errorf("after restart search = %q", got)
 	}
+}
+
+// The stdio server runs tool calls on several workers at once; SQLite must
+// take concurrent writers without "database is locked".
+func TestMemoryConcurrentCalls(t *testing.T) {
+	c := startMemory(t, filepath.Join(t.TempDir(), "memory.db"))
+	const perUser = 15
+	var wg sync.WaitGroup
+	for _, user := range []string{"a", "b"} {
+		for i := range perUser {
+			wg.Go(func() {
+				args := map[string]any{"operation": "store", "key": fmt.Sprintf("k%d", i), "content": fmt.Sprintf("Fact number %d about the build server", i)}
+				if res := mcptest.Call(t, c, "memory", args, as(user)); res.IsError {
+					t.Errorf("store %s/%d: %s", user, i, res.Text)
+				}
+				mcptest.Call(t, c, "memory", map[string]any{"operation": "search", "query": "build server"}, as(user))
+			})
+		}
+	}
+	wg.Wait()
+	for _, user := range []string{"a", "b"} {
+		if got := call(t, c, user, map[string]any{"operation": "list"}, false); !strings.HasPrefix(got, fmt.Sprintf("%d memories", perUser)) {
+			t.Errorf("%s lists %q, want %d memories", user, firstLine(got), perUser)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func TestMemoryDefaultPath(t *testing.T) {

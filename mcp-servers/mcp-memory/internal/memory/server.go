@@ -180,8 +180,9 @@ func (h *handler) storeMemory(ctx context.Context, user string, args arguments) 
 	}
 	if !args.Permission {
 		// Key and tags are stored and shown too, so they are checked as well.
-		if match, found := DetectPersonal(content + "\n" + args.Key + "\n" + strings.Join(args.Tags, "\n")); found {
-			h.logger.Info("refused to store personal information without permission", "user", user, "match", match)
+		if _, found := DetectPersonal(content + "\n" + args.Key + "\n" + strings.Join(args.Tags, "\n")); found {
+			// The match itself may be an address or a number: keep it out of the log.
+			h.logger.Info("refused to store personal information without permission", "user", user)
 			return "", userError(ErrNoPermission)
 		}
 	}
