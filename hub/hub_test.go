@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -607,5 +608,74 @@ func TestStartIsConcurrent(t *testing.T) {
 	startHub(t, servers)
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("starting 4 servers that each take 1s took %s", d)
+	}
+}
+
+// restartLog records the delays the hub logs before each restart.
+type restartLog struct {
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (l *restartLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *restartLog) WithAttrs([]slog.Attr) slog.Handler        { return l }
+func (l *restartLog) WithGroup(string) slog.Handler             { return l }
+func (l *restartLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "restarting server" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "in" {
+			l.mu.Lock()
+			l.delays = append(l.delays, a.Value.Duration())
+			l.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (l *restartLog) first(n int) []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.delays) < n {
+		return nil
+	}
+	return slices.Clone(l.delays[:n])
+}
+
+func TestRestartBackoff(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	tests := []struct {
+		name         string
+		healthyAfter time.Duration
+		want         []time.Duration
+	}{
+		{"doubles up to the limit", time.Hour, []time.Duration{20 * ms, 40 * ms, 80 * ms, 160 * ms, 160 * ms}},
+		{"starts over after a healthy run", time.Nanosecond, []time.Duration{20 * ms, 20 * ms, 20 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			log := &restartLog{}
+			opts := fastOptions()
+			opts.Logger = slog.New(log)
+			opts.RestartDelay, opts.MaxRestartDelay, opts.HealthyAfter = 20*ms, 160*ms, tt.healthyAfter
+			// The server exits on its own shortly after each start.
+			path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{"ECHO_EXIT_AFTER": "100ms"}})})
+			h := startHubAt(t, path, opts)
+			var got []time.Duration
+			waitFor(t, 20*time.Second, "the restarts", func() bool {
+				got = log.first(len(tt.want))
+				return got != nil
+			})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("delays = %v, want %v", got, tt.want)
+			}
+			if s := server(t, h, "echo"); s.Restarts < len(tt.want)-1 {
+				t.Errorf("Restarts = %d, want at least %d", s.Restarts, len(tt.want)-1)
+			}
+		})
 	}
 }
