@@ -618,8 +618,8 @@ type restartLog struct {
 }
 
 func (l *restartLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *restartLog) WithAttrs([]slog.Attr) slog.Handler        { return l }
-func (l *restartLog) WithGroup(string) slog.Handler             { return l }
+func (l *restartLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *restartLog) WithGroup(string) slog.Handler            { return l }
 func (l *restartLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "restarting server" {
 		return nil
