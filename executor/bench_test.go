@@ -48,7 +48,8 @@ func BenchmarkParseStream(b *testing.B) {
 }
 
 // TestParseLinear guards against quadratic behaviour on hostile input:
-// sixteen times the input must take well under 256 times as long.
+// sixteen times the input must take well under 256 times as long (the
+// margin is wide because test machines are shared and noisy).
 func TestParseLinear(t *testing.T) {
 	inputs := map[string]func(n int) string{
 		"many <":             func(n int) string { return strings.Repeat("<", n) },
@@ -72,7 +73,7 @@ func TestParseLinear(t *testing.T) {
 	for name, gen := range inputs {
 		t.Run(name, func(t *testing.T) {
 			small, large := parseTime(gen(1<<14)), parseTime(gen(1<<18))
-			if large > 64*small && large > 100*time.Millisecond {
+			if large > 100*small && large > 250*time.Millisecond {
 				t.Errorf("16 KiB took %v, 256 KiB took %v: not linear", small, large)
 			}
 		})

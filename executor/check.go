@@ -121,19 +121,29 @@ func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
 	}
 	switch b.Name {
 	case UseMCPTool:
-		server, err := runningServer(cat, b.Params["server_name"])
-		if err != nil {
-			return call, err
+		server, cerr := runningServer(cat, b.Params["server_name"])
+		if cerr != nil {
+			if where := serversWithTool(cat, b.Params["tool_name"]); len(where) > 0 {
+				cerr.Feedback += fmt.Sprintf(" A tool %q is on server %s.", clean(b.Params["tool_name"]), strings.Join(where, ", "))
+			}
+			return call, cerr
 		}
-		tool, err := findTool(cat, server, b.Params["tool_name"])
+		name := b.Params["tool_name"]
+		// Models that saw the "server__tool" form elsewhere write it here too.
+		if rest, ok := strings.CutPrefix(name, server.Name+"__"); ok {
+			if _, exists := server.Tool(name); !exists {
+				name = rest
+			}
+		}
+		tool, err := findTool(cat, server, name)
 		if err != nil {
 			return call, err
 		}
 		return c.checkArguments(cat.Version, server, tool, b.Params["arguments"], call)
 	case AccessMCPResource:
-		server, err := runningServer(cat, b.Params["server_name"])
-		if err != nil {
-			return call, err
+		server, cerr := runningServer(cat, b.Params["server_name"])
+		if cerr != nil {
+			return call, cerr
 		}
 		call.Server, call.URI = server.Name, b.Params["uri"]
 		return call, nil
@@ -204,7 +214,7 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 	}
 }
 
-func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, error) {
+func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, *CheckError) {
 	running := cat.Running()
 	names := make([]string, len(running))
 	for i, s := range running {
@@ -234,6 +244,18 @@ func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, error) {
 	return hub.ServerInfo{}, problem(ProblemUnknownServer, "%s", b.String())
 }
 
+// serversWithTool returns the quoted names of the running servers that
+// offer a tool of that name.
+func serversWithTool(cat hub.Catalog, name string) []string {
+	var out []string
+	for _, s := range cat.Running() {
+		if _, ok := s.Tool(name); ok {
+			out = append(out, fmt.Sprintf("%q", s.Name))
+		}
+	}
+	return out
+}
+
 func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) {
 	if t, ok := s.Tool(name); ok {
 		return t, nil
@@ -249,13 +271,7 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 	} else {
 		b.WriteString(".")
 	}
-	var elsewhere []string
-	for _, o := range cat.Running() {
-		if _, ok := o.Tool(name); ok && o.Name != s.Name {
-			elsewhere = append(elsewhere, fmt.Sprintf("%q", o.Name))
-		}
-	}
-	if len(elsewhere) > 0 {
+	if elsewhere := serversWithTool(cat, name); len(elsewhere) > 0 {
 		fmt.Fprintf(&b, " A tool of that name is on server %s.", strings.Join(elsewhere, ", "))
 	}
 	if len(names) == 0 {

@@ -70,6 +70,10 @@ func TestCheckAccepts(t *testing.T) {
 		{"uncompilable schema is not enforced", tool("notes", "bad_schema", `{"x": 1}`), executor.Call{
 			Name: executor.UseMCPTool, Server: "notes", Tool: "bad_schema", Arguments: map[string]any{"x": json.Number("1")}, ArgumentsJSON: `{"x":1}`,
 		}},
+		{"server__tool form in tool_name", tool("everything", "everything__echo", `{"message": "hi"}`), executor.Call{
+			Name: executor.UseMCPTool, Server: "everything", Tool: "echo",
+			Arguments: map[string]any{"message": "hi"}, ArgumentsJSON: `{"message":"hi"}`,
+		}},
 		{"dialect server__tool", "<mcp:tool>\nname: notes__shared\nparameters: {}\n</mcp:tool>", executor.Call{
 			Name: executor.UseMCPTool, Server: "notes", Tool: "shared", Arguments: map[string]any{}, ArgumentsJSON: `{}`,
 		}},
@@ -115,6 +119,8 @@ func TestCheckRejects(t *testing.T) {
 	}{
 		{"unknown server", tool("evrything", "echo", `{}`), executor.ProblemUnknownServer,
 			[]string{`There is no server "evrything".`, `Did you mean "everything"?`, "Running servers: everything, notes."}},
+		{"unknown server, tool elsewhere", tool("note", "add_note", `{}`), executor.ProblemUnknownServer,
+			[]string{`There is no server "note". Did you mean "notes"?`, `A tool "add_note" is on server "notes".`}},
 		{"failed server", tool("broken", "echo", `{}`), executor.ProblemUnknownServer,
 			[]string{`Server "broken" is not running (failed: exit status 1).`, "Running servers: everything, notes."}},
 		{"unknown tool", tool("everything", "ecko", `{}`), executor.ProblemUnknownTool,

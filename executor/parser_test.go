@@ -325,8 +325,18 @@ func FuzzParse(f *testing.F) {
 		if !reflect.DeepEqual(whole, split) {
 			t.Fatalf("split parse differs:\nwhole %#v\nsplit %#v\nchunks %q", whole, split, chunks)
 		}
-		if len(whole.Text) > len(in) {
-			t.Fatalf("visible text longer than input")
+		for _, tag := range []string{"<use_mcp_tool>", "<access_mcp_resource>", "<ask_followup_question>", "<attempt_completion>", "<mcp:tool>", "<think>", "<thinking>"} {
+			if strings.Contains(whole.Text, tag) {
+				t.Fatalf("visible text %q holds %s", whole.Text, tag)
+			}
+		}
+		for _, b := range whole.Blocks {
+			if !strings.Contains(in, b.Raw) {
+				t.Fatalf("block raw %q is not in the input", b.Raw)
+			}
+			if b.Complete && !strings.HasSuffix(b.Raw, ">") {
+				t.Fatalf("complete block %q does not end with its closing tag", b.Raw)
+			}
 		}
 	})
 }
