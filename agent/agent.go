@@ -33,6 +33,7 @@ import (
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -99,7 +100,7 @@ type Config struct {
 	Store Store
 	Hub   Hub
 	// SystemPrompt renders the system prompt from a catalog; it is called
-	// once per catalog Version. Required (the program passes prompt.Build).
+	// once per catalog Version. Default prompt.Build.
 	SystemPrompt func(hub.Catalog) string
 
 	// Temperature is the model's usual temperature. After a reply with an
@@ -154,12 +155,13 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("agent: no store")
 	case cfg.Hub == nil:
 		return nil, errors.New("agent: no hub")
-	case cfg.SystemPrompt == nil:
-		return nil, errors.New("agent: no system prompt builder")
 	case cfg.MaxTurns < 0:
 		return nil, fmt.Errorf("agent: max turns %d is negative", cfg.MaxTurns)
 	case cfg.MaxContextTokens < 0:
 		return nil, fmt.Errorf("agent: max context tokens %d is negative", cfg.MaxContextTokens)
+	}
+	if cfg.SystemPrompt == nil {
+		cfg.SystemPrompt = prompt.Build
 	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/prompt"
 )
 
 func TestToolRoundTrip(t *testing.T) {
@@ -40,8 +42,8 @@ func TestToolRoundTrip(t *testing.T) {
 		t.Fatalf("model called %d times, want 2", len(calls))
 	}
 	first, second := calls[0].Request.Messages, calls[1].Request.Messages
-	if first[0].Role != "system" || !strings.Contains(first[0].Content, "everything/echo") {
-		t.Errorf("first message is not the system prompt: %+v", first[0])
+	if first[0].Role != "system" || first[0].Content != prompt.Build(e.hub.Catalog()) {
+		t.Errorf("first message is not the system prompt: %.200q", first[0])
 	}
 	if first[0] != second[0] {
 		t.Error("system prompt changed between calls of one catalog")
@@ -280,7 +282,7 @@ func TestContextBudget(t *testing.T) {
 	// With room for about two turns, the oldest goes first.
 	e2 := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") }, setup{
 		config: func(c *agent.Config) {
-			c.MaxContextTokens = len(systemPrompt(e.hub.Catalog()))/4 + 2*(100+10) + 40
+			c.MaxContextTokens = len(prompt.Build(e.hub.Catalog()))/4 + 2*(100+10) + 40
 		},
 	})
 	e2.say("one " + long)
@@ -421,5 +423,21 @@ func TestCancel(t *testing.T) {
 				t.Errorf("next turn: %+v", got)
 			}
 		})
+	}
+}
+
+// The bundled calculator, through the real hub: the answer carries what
+// the tool computed.
+func TestBundledServer(t *testing.T) {
+	t.Parallel()
+	calc := map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}}
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		if res := c.Request.Last(); strings.HasPrefix(res, "[use_mcp_tool") {
+			return llmfake.Text(complete("It is " + strings.TrimSpace(strings.Trim(strings.SplitN(res, "\n", 2)[1], "`\n")) + "."))
+		}
+		return llmfake.Text(useTool("calc", "calculate", `{"expression": "25 * 48 + 120 / 4"}`))
+	}, setup{servers: map[string]any{"calc": calc}})
+	if got := e.say("what is 25*48+120/4?").last(t); got.Kind != agent.EventAnswer || got.Text != "It is 1230." {
+		t.Fatalf("last event = %+v", got)
 	}
 }

@@ -139,7 +139,7 @@ func BenchmarkTurn(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			a, err := agent.New(agent.Config{Model: m, Store: db, Hub: h, SystemPrompt: systemPrompt})
+			a, err := agent.New(agent.Config{Model: m, Store: db, Hub: h})
 			if err != nil {
 				b.Fatal(err)
 			}

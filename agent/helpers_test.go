@@ -3,10 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,12 +149,11 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 		t.Fatal(err)
 	}
 	cfg := agent.Config{
-		Model:        client,
-		Store:        e.db,
-		Hub:          e.hub,
-		SystemPrompt: systemPrompt,
-		Temperature:  0.5,
-		Now:          e.clock,
+		Model:       client,
+		Store:       e.db,
+		Hub:         e.hub,
+		Temperature: 0.5,
+		Now:         e.clock,
 	}
 	if s.config != nil {
 		s.config(&cfg)
@@ -166,19 +163,6 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// systemPrompt stands in for prompt.Build: what the agent must do is send
-// one, the same bytes for the same catalog.
-func systemPrompt(cat hub.Catalog) string {
-	var b strings.Builder
-	b.WriteString("You are mcpgram. Tools:\n")
-	for _, s := range cat.Running() {
-		for _, tool := range s.Tools {
-			fmt.Fprintf(&b, "- %s/%s %s\n", s.Name, tool.Name, tool.InputSchema)
-		}
-	}
-	return b.String()
 }
 
 func (e *env) clock() time.Time {
