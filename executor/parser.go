@@ -80,7 +80,8 @@ var openTags = []string{
 
 // A Parser splits a model reply, fed in chunks as it streams, into visible
 // text and tool blocks. Feeding a reply in any split gives the same result
-// as feeding it whole. The zero value is not usable; call NewParser.
+// as feeding it whole. The zero value is not usable; call NewParser. A
+// Parser is for one reply and one goroutine.
 type Parser struct {
 	buf   string // input not yet consumed: at most a possible partial tag
 	state parserState
