@@ -138,7 +138,14 @@ type Agent struct {
 	prompt atomic.Pointer[cachedPrompt]
 
 	mu    sync.Mutex
-	chats map[string]chan struct{}
+	chats map[string]*chatLock
+}
+
+// A chatLock serialises the turns of one chat; it is dropped from the map
+// when nobody holds or waits for it, so idle chats cost nothing.
+type chatLock struct {
+	ch   chan struct{}
+	refs int
 }
 
 type cachedPrompt struct {
@@ -182,7 +189,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg:    cfg,
 		exec:   executor.New(cfg.Hub, cfg.Executor),
 		logger: cfg.Logger,
-		chats:  make(map[string]chan struct{}),
+		chats:  make(map[string]*chatLock),
 	}, nil
 }
 
@@ -200,16 +207,25 @@ func (a *Agent) systemPrompt(cat hub.Catalog) string {
 // lock waits for the chat's running turn, if any, to end.
 func (a *Agent) lock(ctx context.Context, chatID string) (unlock func(), err error) {
 	a.mu.Lock()
-	ch, ok := a.chats[chatID]
+	l, ok := a.chats[chatID]
 	if !ok {
-		ch = make(chan struct{}, 1)
-		a.chats[chatID] = ch
+		l = &chatLock{ch: make(chan struct{}, 1)}
+		a.chats[chatID] = l
 	}
+	l.refs++
 	a.mu.Unlock()
+	release := func() {
+		a.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(a.chats, chatID)
+		}
+		a.mu.Unlock()
+	}
 	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
 	case <-ctx.Done():
+		release()
 		return nil, ctx.Err()
 	}
 }

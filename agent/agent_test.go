@@ -441,3 +441,54 @@ func TestBundledServer(t *testing.T) {
 		t.Fatalf("last event = %+v", got)
 	}
 }
+
+func TestReset(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text("<ask_followup_question><question>Sure?</question><options>[\"Yes\", \"No\"]</options></ask_followup_question>"),
+		llmfake.Text("fresh"),
+	), setup{})
+	q := e.say("delete everything").last(t)
+	if err := e.agent.Reset(context.Background(), alice.ChatID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.turn(agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID}}); !errors.Is(err, agent.ErrStale) {
+		t.Errorf("press after reset: err = %v, want ErrStale", err)
+	}
+	e.say("hello")
+	// The typed message is not taken as the answer, and the old
+	// conversation is not sent.
+	if msgs := e.model.Calls()[1].Request.Messages; len(msgs) != 2 || msgs[1].Content != "hello" {
+		t.Errorf("after reset the model got %+v", msgs)
+	}
+}
+
+// Turns of one chat run one at a time: the second sees the first's reply.
+func TestTurnsOfAChatRunInOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		if c.N == 1 {
+			return llmfake.Reply{Content: "first answer", Delay: 300 * time.Millisecond}
+		}
+		return llmfake.Text("second answer")
+	}, setup{})
+	done := make(chan *recorder)
+	go func() { done <- e.say("one") }()
+	time.Sleep(100 * time.Millisecond)
+	// A turn cancelled while it waits for the chat ends cleanly too.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	r := &recorder{}
+	if err := e.agent.Turn(ctx, agent.Request{Caller: alice, Text: "impatient"}, r.emit); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("waiting turn: err = %v, want DeadlineExceeded", err)
+	}
+	if got := r.last(t); got.Kind != agent.EventError {
+		t.Errorf("waiting turn ended with %+v", got)
+	}
+	e.say("two")
+	<-done
+	msgs := e.model.Calls()[1].Request.Messages
+	if n := len(msgs); n != 4 || msgs[2].Content != "first answer" {
+		t.Errorf("second call got %+v", msgs)
+	}
+}

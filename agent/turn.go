@@ -70,7 +70,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
 	if err != nil {
 		// Cancelled while the chat's previous turn was still running.
-		emit(Event{Kind: EventError, Text: msgStopped})
+		(&emitter{fn: emit}).send(Event{Kind: EventError, Text: msgStopped})
 		return fmt.Errorf("turn: %w", err)
 	}
 	defer unlock()
@@ -111,9 +111,8 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 				t.deny(ctx, &b.Calls[i], "denied")
 			}
 		}
-		if err := t.append(ctx, store.Message{Role: RoleTool, Content: b.text()}); err != nil {
-			return t.fail(ctx, msgInternal, err)
-		}
+		// Stored with the new message, in one transaction.
+		t.unsaved = append(t.unsaved, store.Message{Role: RoleTool, Content: b.text()})
 	default:
 		// Someone else's question: the conversation moves on without it.
 		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "superseded"); err != nil && !errors.Is(err, store.ErrResolved) {
