@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -124,6 +125,8 @@ type Client struct {
 	cfg    Config
 	api    *openai.Client
 	logger *slog.Logger
+	// noStreamUsage is set once the endpoint rejected stream_options.
+	noStreamUsage atomic.Bool
 }
 
 // New returns a Client for cfg.
@@ -195,6 +198,15 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 			e = &Error{Kind: KindNetwork, Err: err}
 		}
 		e.Attempts = attempt
+		if req.OnDelta != nil && e.Kind == KindBadRequest && !c.noStreamUsage.Load() &&
+			strings.Contains(strings.ToLower(e.Message), "stream_options") {
+			// Some OpenAI-compatible servers reject the option that asks
+			// for usage in a stream: do without usage rather than fail.
+			c.logger.Warn("endpoint rejects stream_options; streaming without token usage", "err", e)
+			c.noStreamUsage.Store(true)
+			attempt--
+			continue
+		}
 		if !e.Kind.Transient() || attempt > c.cfg.MaxRetries {
 			return nil, e
 		}
@@ -292,7 +304,9 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		return out, nil
 	}
 
-	oreq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	if !c.noStreamUsage.Load() {
+		oreq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
 	stream, err := c.api.CreateChatCompletionStream(ctx, oreq)
 	if err != nil {
 		return nil, err

@@ -268,3 +268,26 @@ func TestConnectionReuse(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint that rejects stream_options still streams, without usage.
+func TestStreamOptionsRejected(t *testing.T) {
+	srv := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		if c.Request.StreamOptions != nil {
+			return llmfake.Reply{Status: 400, Error: "Unrecognized request argument supplied: stream_options"}
+		}
+		return llmfake.Text("fine").Split(2)
+	})
+	c := newClient(t, srv, nil)
+	for range 2 {
+		resp, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Content != "fine" {
+			t.Errorf("content = %q", resp.Content)
+		}
+	}
+	if n := len(srv.Calls()); n != 3 {
+		t.Errorf("server saw %d calls, want 3 (one rejected, then two without the option)", n)
+	}
+}
