@@ -159,3 +159,46 @@ func bareClient(b *testing.B, entry map[string]any) *client.Client {
 	}
 	return c
 }
+
+// BenchmarkHubOverhead alternates one call through the hub with one call
+// of mcp-go's bare client sending the same request, each to its own
+// process of the same server, so that both see the same machine load; it
+// reports the mean of each and the hub's overhead.
+func BenchmarkHubOverhead(b *testing.B) {
+	servers := []struct {
+		name  string
+		entry func(testing.TB) map[string]any
+	}{
+		{"go", func(tb testing.TB) map[string]any { return echoServer(tb, nil) }},
+		{"everything", everything},
+	}
+	for _, srv := range servers {
+		b.Run(srv.name, func(b *testing.B) {
+			c := bareClient(b, srv.entry(b))
+			h, _ := startHub(b, map[string]any{"echo": srv.entry(b)})
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "echo"
+			req.Params.Arguments = map[string]any{"message": "hello"}
+			req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{hub.MetaUserID: local.UserID, hub.MetaChatID: local.ChatID}}
+			ctx := context.Background()
+			var bare, viaHub time.Duration
+			n := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := c.CallTool(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				if _, err := h.CallTool(ctx, local, "echo", "echo", map[string]any{"message": "hello"}); err != nil {
+					b.Fatal(err)
+				}
+				bare += mid.Sub(start)
+				viaHub += time.Since(mid)
+				n++
+			}
+			b.ReportMetric(float64(bare.Microseconds())/float64(n), "µs/bare")
+			b.ReportMetric(float64(viaHub.Microseconds())/float64(n), "µs/hub")
+			b.ReportMetric(100*(float64(viaHub)/float64(bare)-1), "%overhead")
+		})
+	}
+}

@@ -385,7 +385,7 @@ func (h *Hub) AllowTool(server, tool string) error {
 		if !slices.Contains(list, tool) {
 			list = append(list, tool)
 		}
-		return json.Marshal(list)
+		return marshalList(list)
 	})
 	if err != nil {
 		return fmt.Errorf("allow tool %q of %q: %w", tool, server, err)
@@ -524,4 +524,17 @@ func (h *Hub) reload(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+}
+
+// marshalList encodes names the way people write them: ["a", "b"].
+func marshalList(names []string) (json.RawMessage, error) {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		b, err := json.Marshal(n)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = string(b)
+	}
+	return json.RawMessage("[" + strings.Join(parts, ", ") + "]"), nil
 }

@@ -512,6 +512,67 @@ func TestTogglePersistsAndKeepsOtherFields(t *testing.T) {
 	}
 }
 
+func TestWritesKeepTheLayout(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "mcp-settings.json")
+	before := `{
+	"x-top": 1,
+	"mcpServers": {
+		"a": {"command": "mcpgram-no-such-command", "args": ["x",  "y"]},
+		"b": {
+			"command": "mcpgram-no-such-command",
+			"disabled": false,
+			"x-unknown": {"deep": [1, 2]}
+		},
+		"c": {}
+	}
+}
+`
+	want := `{
+	"x-top": 1,
+	"mcpServers": {
+		"a": {"command": "mcpgram-no-such-command", "args": ["x",  "y"], "disabled": true},
+		"b": {
+			"command": "mcpgram-no-such-command",
+			"disabled": true,
+			"x-unknown": {"deep": [1, 2]},
+			"autoApprove": ["t", "u"]
+		},
+		"c": {"autoApprove": ["t"]}
+	}
+}
+`
+	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHubAt(t, path, fastOptions())
+	ctx := context.Background()
+	for _, step := range []func() error{
+		func() error { return h.SetEnabled(ctx, "a", false) },
+		func() error { return h.SetEnabled(ctx, "b", false) },
+		func() error { return h.AllowTool("b", "t") },
+		func() error { return h.AllowTool("b", "u") },
+		func() error { return h.AllowTool("c", "t") },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("settings after the writes:\n%s\nwant:\n%s", got, want)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode after the writes = %v, %v; want 0600 kept", fi.Mode(), err)
+	}
+	if matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*tmp*")); len(matches) > 0 {
+		t.Errorf("temporary files left: %v", matches)
+	}
+}
+
 func TestOwnWritesDoNotRestart(t *testing.T) {
 	t.Parallel()
 	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})

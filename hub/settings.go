@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -356,7 +357,8 @@ func getMember(members []member, key string) (json.RawMessage, bool) {
 
 // patchServer rewrites the settings file with one key of one server entry
 // changed by patch, which gets the key's current raw value (nil if absent).
-// Everything else, unknown fields included, is kept as it was.
+// Everything else, unknown fields included, is kept as it was, and so is the
+// file's layout: only the bytes of that one value change.
 func patchServer(path, server, key string, patch func(old json.RawMessage) (json.RawMessage, error)) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -365,38 +367,169 @@ func patchServer(path, server, key string, patch func(old json.RawMessage) (json
 	if err := checkSyntax(path, data); err != nil {
 		return err
 	}
-	top, err := parseObject(data)
+	out, err := splice(data, server, key, patch)
+	if errors.Is(err, errLayout) {
+		out, err = reencode(data, server, key, patch)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	return writeAtomic(path, out)
+}
+
+// errLayout means splice could not follow the file's bytes; reencode can.
+var errLayout = errors.New("unexpected layout")
+
+// A span is one member of a JSON object with the offsets of its key and
+// value in the file.
+type span struct {
+	key        string
+	keyStart   int
+	start, end int
+	value      json.RawMessage
+}
+
+// spans returns the members of the JSON object starting at data[off:], and
+// the offset of its closing brace.
+func spans(data []byte, off int) ([]span, int, error) {
+	dec := json.NewDecoder(bytes.NewReader(data[off:]))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, 0, errors.New("want a JSON object")
+	}
+	var out []span
+	for dec.More() {
+		prev := off + int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, 0, err
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, 0, err
+		}
+		end := off + int(dec.InputOffset())
+		start := end - len(raw)
+		keyStart := bytes.IndexByte(data[prev:], '"') + prev
+		if start < 0 || !bytes.Equal(data[start:end], raw) || keyStart < prev {
+			return nil, 0, errLayout
+		}
+		out = append(out, span{key, keyStart, start, end, raw})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, 0, errLayout
+	}
+	closing := off + int(dec.InputOffset()) - 1
+	if data[closing] != '}' {
+		return nil, 0, errLayout
+	}
+	return out, closing, nil
+}
+
+// lastSpan returns the member named key; the last one wins, as in
+// encoding/json.
+func lastSpan(members []span, key string) (span, bool) {
+	for i := len(members) - 1; i >= 0; i-- {
+		if members[i].key == key {
+			return members[i], true
+		}
+	}
+	return span{}, false
+}
+
+func splice(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
+	top, _, err := spans(data, 0)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := lastSpan(top, "mcpServers")
+	if !ok {
+		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
+	}
+	servers, _, err := spans(data, list.start)
+	if err != nil {
+		return nil, err
+	}
+	entry, ok := lastSpan(servers, server)
+	if !ok {
+		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
+	}
+	fields, closing, err := spans(data, entry.start)
+	if err != nil {
+		return nil, err
+	}
+	old, found := lastSpan(fields, key)
+	value, err := patch(old.value)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	switch {
+	case found:
+		out = concat(data[:old.start], value, data[old.end:])
+	case len(fields) == 0:
+		out = concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
+	default:
+		// Lay the new member out like the last one: on its own line with
+		// the same indent, or on the same line.
+		last := fields[len(fields)-1]
+		sep := ", "
+		if nl := bytes.LastIndexByte(data[:last.keyStart], '\n'); nl >= entry.start {
+			indent := data[nl+1 : last.keyStart]
+			if len(bytes.Trim(indent, " \t")) == 0 {
+				sep = ",\n" + string(indent)
+			}
+		}
+		out = concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
+	}
+	if !json.Valid(out) {
+		return nil, errLayout
+	}
+	return out, nil
+}
+
+func concat(parts ...[]byte) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// reencode is patchServer for files splice cannot follow: it keeps every
+// member and their order, but lays the file out anew.
+func reencode(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
+	top, err := parseObject(data)
+	if err != nil {
+		return nil, err
 	}
 	rawServers, _ := getMember(top, "mcpServers")
 	servers, err := parseObject(rawServers)
 	if err != nil {
-		return fmt.Errorf("%s: mcpServers: %w", path, err)
+		return nil, fmt.Errorf("mcpServers: %w", err)
 	}
 	rawEntry, ok := getMember(servers, server)
 	if !ok {
-		return fmt.Errorf("%s: no server %q: %w", path, server, ErrUnknownServer)
+		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
 	}
 	fields, err := parseObject(rawEntry)
 	if err != nil {
-		return fmt.Errorf("%s: server %q: %w", path, server, err)
+		return nil, fmt.Errorf("server %q: %w", server, err)
 	}
 	old, _ := getMember(fields, key)
 	value, err := patch(old)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fields = setMember(fields, key, value)
 	servers = setMember(servers, server, encodeObject(fields))
 	top = setMember(top, "mcpServers", encodeObject(servers))
-
 	var out bytes.Buffer
 	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
-		return fmt.Errorf("encode settings: %w", err)
+		return nil, fmt.Errorf("encode settings: %w", err)
 	}
 	out.WriteByte('\n')
-	return writeAtomic(path, out.Bytes())
+	return out.Bytes(), nil
 }
 
 // writeAtomic replaces path with data so that a reader (or a crash) sees
