@@ -76,6 +76,9 @@ var openTags = []string{
 	"<" + DialectMCPTool + ">",
 	"<thinking>",
 	"<think>",
+	// A closing tag with no opening one: see strayThinkEnd.
+	"</thinking>",
+	"</think>",
 }
 
 // A Parser splits a model reply, fed in chunks as it streams, into visible
@@ -98,6 +101,7 @@ type Parser struct {
 	expectCloser bool // a fence opener before a block was dropped; drop its closer too
 
 	thinking strings.Builder
+	sawThink bool // a thinking block or its end was seen
 
 	cur    *Block
 	params []string // parameter names of cur
@@ -125,7 +129,10 @@ func Parse(s string) Reply {
 // Write feeds the next chunk of the reply. It returns the visible text so
 // far (the whole of it, trimmed; a possible partial tag at the end is held
 // back until the next chunk decides it) and the blocks completed by this
-// chunk, each returned once. Write after Close does nothing.
+// chunk, each returned once. The visible text only grows, with one
+// exception: a </think> with no <think> before it turns all text so far
+// into thinking, and the visible text starts again from empty. Write after
+// Close does nothing.
 func (p *Parser) Write(chunk string) (visible string, done []Block) {
 	if p.closed {
 		return p.text.String(), nil
@@ -284,6 +291,10 @@ func (p *Parser) open(name string) {
 	case "thinking", "think":
 		p.state = stateThink
 		p.close = "</" + name + ">"
+		p.sawThink = true
+		return
+	case "/thinking", "/think":
+		p.strayThinkEnd()
 		return
 	}
 	// Whatever space preceded the block is replaced by the separator
@@ -335,6 +346,23 @@ func (p *Parser) finishDialect(complete bool) {
 	p.val.Reset()
 	p.raw.Reset()
 	p.state = stateText
+}
+
+// strayThinkEnd handles </think> with no <think> before it. Some chat
+// templates open the thinking block in the prompt, so the reply starts
+// inside it: everything before the closing tag was thinking, though it was
+// streamed as visible text. It moves to Thinking, and the visible text
+// starts again from empty. Later stray closing tags are dropped.
+func (p *Parser) strayThinkEnd() {
+	if p.sawThink || len(p.blocks) > 0 {
+		return
+	}
+	p.sawThink = true
+	p.thinking.WriteString(p.text.String())
+	p.thinking.Write(p.pend)
+	p.text.Reset()
+	p.pend.Reset()
+	p.pendNS, p.held, p.needSep, p.expectCloser = -1, false, false, false
 }
 
 // couldBecomeParam reports whether s is a strict prefix of an opening
