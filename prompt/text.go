@@ -18,14 +18,14 @@ const intro = `You are mcpgram, a helpful assistant in a Telegram chat. You act 
 const toolFormat = `
 # Tool call format
 
-A tool call is the tool's name as an XML tag, with each parameter in its own tag inside:
+A call is written as XML: the name of one of the four core tools below as the outer tag, each of its parameters in its own tag inside:
 
-<tool_name>
-<parameter1_name>value1</parameter1_name>
-<parameter2_name>value2</parameter2_name>
-</tool_name>
+<core_tool>
+<parameter_one>value</parameter_one>
+<parameter_two>value</parameter_two>
+</core_tool>
 
-Use the exact tag names shown below and close every tag. Do not put tool calls inside code fences.
+Use the exact tag names shown below and close every tag. The tools of MCP servers are called through use_mcp_tool, never as tags of their own. Do not put calls inside code fences.
 `
 
 const coreTools = `
