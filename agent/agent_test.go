@@ -492,3 +492,25 @@ func TestTurnsOfAChatRunInOrder(t *testing.T) {
 		t.Errorf("second call got %+v", msgs)
 	}
 }
+
+// A resource read runs without approval and is audited.
+func TestResourceRead(t *testing.T) {
+	t.Parallel()
+	read := "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/dynamic/text/1</uri>\n</access_mcp_resource>"
+	e := newEnv(t, llmfake.Script(llmfake.Text(read), llmfake.Text(complete("read it"))), setup{
+		servers: map[string]any{"everything": everything(t, "echo")},
+	})
+	r := e.say("read resource 1")
+	if got := r.last(t); got.Kind != agent.EventAnswer {
+		t.Fatalf("last event = %+v", got)
+	}
+	if s := r.kinds(agent.EventToolStart); len(s) != 1 || s[0].URI != "demo://resource/dynamic/text/1" {
+		t.Errorf("tool starts = %+v", s)
+	}
+	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "[access_mcp_resource for 'demo://resource/dynamic/text/1' on 'everything'] Result:") {
+		t.Errorf("model read %q", res)
+	}
+	if a := e.audit(); len(a) != 1 || a[0].Tool != "access_mcp_resource" || a[0].Status != "ok" || !strings.Contains(a[0].Arguments, "demo://resource/dynamic/text/1") {
+		t.Errorf("audit = %+v", a)
+	}
+}

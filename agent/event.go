@@ -18,11 +18,14 @@ const (
 	// EventToolStart: Server and Tool are about to be called (or URI read).
 	EventToolStart
 	// EventToolEnd: the call finished after Duration; OK is false on any
-	// error. Images holds image parts of the result, for sending as photos.
+	// error, and Text then holds a one-line reason. Images holds image
+	// parts of the result, for sending as photos.
 	EventToolEnd
 	// EventQuestion: the model asked a follow-up question; the turn ends.
+	// Text is the visible text the model wrote before asking, if any.
 	EventQuestion
 	// EventApproval: a tool needs the user's approval; the turn ends.
+	// Text is the visible text the model wrote before the call, if any.
 	EventApproval
 	// EventAnswer: the final answer, Markdown in Text; the turn ends.
 	EventAnswer
