@@ -53,6 +53,7 @@ const (
 	ProblemSchema         Problem = "schema"          // arguments break the tool's input schema
 	ProblemInvalidOptions Problem = "invalid_options" // options are not a JSON array of 2-5 strings
 	ProblemUnknownBlock   Problem = "unknown_block"   // a block name the executor does not know
+	ProblemMisformatted   Problem = "misformatted"    // CheckText: a call in the text that is not a block
 )
 
 // A CheckError says why a block cannot be acted on. Its message is written

@@ -249,3 +249,33 @@ func TestNeedsApproval(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckText(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want string // "" when fine
+	}{
+		{"plain answer", "The sum is 3. Use <b>bold</b> for emphasis.", ""},
+		{"tool as tag", "<get-sum>\n{\"a\": 1, \"b\": 2}\n</get-sum>", "You wrote <get-sum> as a tag, so nothing was called."},
+		{"server__tool as tag", "<notes__add_note>x</notes__add_note>", "<server_name>notes</server_name>\n<tool_name>add_note</tool_name>"},
+		{"only an opening tag is prose", "An <echo> element", ""},
+		{"unknown names are prose", "<memory>x</memory>", ""},
+		{"parameters without wrapper", "<server_name>everything</server_name>\n<tool_name>echo</tool_name>", "outside a tool block, so nothing was called"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := executor.CheckText(testCatalog(), tc.text)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("got %v, want nil", err)
+				}
+				return
+			}
+			var ce *executor.CheckError
+			if !errors.As(err, &ce) || ce.Problem != executor.ProblemMisformatted || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a misformatted error with %q", err, tc.want)
+			}
+		})
+	}
+}
