@@ -466,15 +466,17 @@ func TestReset(t *testing.T) {
 // Turns of one chat run one at a time: the second sees the first's reply.
 func TestTurnsOfAChatRunInOrder(t *testing.T) {
 	t.Parallel()
+	first := make(chan struct{}, 1)
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
 		if c.N == 1 {
+			first <- struct{}{}
 			return llmfake.Reply{Content: "first answer", Delay: 300 * time.Millisecond}
 		}
 		return llmfake.Text("second answer")
 	}, setup{})
 	done := make(chan *recorder)
 	go func() { done <- e.say("one") }()
-	time.Sleep(100 * time.Millisecond)
+	<-first // the first turn holds the chat
 	// A turn cancelled while it waits for the chat ends cleanly too.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

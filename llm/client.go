@@ -47,9 +47,10 @@ type Config struct {
 	Temperature float32
 	// MaxTokens caps each reply; 0 leaves it to the provider.
 	MaxTokens int
-	// Timeout is how long the endpoint may stay silent: until the response
-	// headers arrive and, when streaming, between two chunks. A long reply
-	// that keeps streaming is never cut. Default DefaultTimeout.
+	// Timeout is how long the endpoint may stay silent: when streaming,
+	// until the first chunk and then between two chunks, so a long reply
+	// that keeps streaming is never cut; without streaming, until the whole
+	// reply is in. Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxRetries of one call after a transient failure; default
 	// DefaultMaxRetries; negative means none.
