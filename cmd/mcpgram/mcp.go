@@ -89,6 +89,9 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 func serverState(s hub.ServerInfo) string {
 	switch s.Status {
 	case hub.StatusRunning:
+		if len(s.Tools) == 1 {
+			return "running, 1 tool"
+		}
 		return fmt.Sprintf("running, %d tools", len(s.Tools))
 	case hub.StatusFailed:
 		out := "failed: " + s.Error

@@ -3,6 +3,10 @@
 package testenv
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,18 +33,14 @@ var (
 )
 
 // Bundled returns the path of the named bundled server binary (a folder of
-// mcp-servers/), built once per test process into a temporary folder.
+// mcp-servers/). The binaries are built once for a given state of the
+// sources and shared by every test process: go test runs packages in
+// parallel, and Go's build cache does not keep linked binaries.
 func Bundled(t testing.TB, name string) string {
 	t.Helper()
 	root := Root(t)
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "mcpgram-servers-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", buildDir+string(filepath.Separator), "./mcp-servers/...")
-		cmd.Dir = root
-		buildOut, buildErr = cmd.CombinedOutput()
+		buildDir, buildOut, buildErr = buildServers(root)
 	})
 	if buildErr != nil {
 		t.Fatalf("build bundled servers: %v\n%s", buildErr, buildOut)
@@ -83,4 +83,67 @@ func Everything(t testing.TB) (command string, args []string) {
 		t.Skip("SKIPPED LOUDLY: node is not installed, so @modelcontextprotocol/server-everything cannot run")
 	}
 	return node, []string{script, "stdio"}
+}
+
+// buildServers builds ./mcp-servers/... into a folder of the temp dir named
+// after a hash of the sources, unless an earlier process already did.
+// The build goes to a private folder first and is renamed into place, so
+// a concurrent process never sees half a build.
+func buildServers(root string) (dir string, out []byte, err error) {
+	sum, err := sourceHash(root)
+	if err != nil {
+		return "", nil, err
+	}
+	dir = filepath.Join(os.TempDir(), "mcpgram-servers-"+sum)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return dir, nil, nil
+	}
+	tmp, err := os.MkdirTemp("", "mcpgram-build-")
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "./mcp-servers/...")
+	cmd.Dir = root
+	if out, err = cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(tmp)
+		return "", out, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		return "", nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process won the race; its build is as good as ours.
+		os.RemoveAll(tmp)
+		if _, statErr := os.Stat(filepath.Join(dir, ".complete")); statErr != nil {
+			return "", nil, err
+		}
+	}
+	return dir, nil, nil
+}
+
+// sourceHash digests go.mod, go.sum and every file under mcp-servers/.
+func sourceHash(root string) (string, error) {
+	h := sha256.New()
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	err := filepath.WalkDir(filepath.Join(root, "mcp-servers"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
