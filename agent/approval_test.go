@@ -225,3 +225,43 @@ func TestAutoApproveAll(t *testing.T) {
 		t.Fatalf("last event = %+v", got)
 	}
 }
+
+// Nothing waits in memory: a question and an approval asked before a
+// restart are answered after it.
+func TestRestartLosesNothing(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t, llmfake.Script(
+		llmfake.Text("<ask_followup_question><question>Add what?</question><options>[\"2 and 3\", \"4 and 5\"]</options></ask_followup_question>"),
+		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(complete("5")),
+	))
+	q := e.say("add").last(t)
+	e.restart()
+	r, err := e.turn(agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID, Option: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := r.last(t).Approval
+	if ap == nil {
+		t.Fatalf("last event = %+v, want an approval", r.last(t))
+	}
+	e.restart()
+	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
+		t.Fatalf("last event = %+v", got)
+	}
+	msgs := e.model.Calls()[2].Request.Messages
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, ","); got != "system,user,assistant,user,assistant,user" {
+		t.Errorf("roles sent after two restarts: %s", got)
+	}
+	if !strings.Contains(msgs[3].Content, "<answer>2 and 3</answer>") || !strings.Contains(msgs[5].Content, "The sum of 2 and 3 is 5.") {
+		t.Errorf("messages after restarts: %+v", msgs)
+	}
+}

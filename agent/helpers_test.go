@@ -28,6 +28,8 @@ type env struct {
 	db       *store.DB
 	agent    *agent.Agent
 	settings string
+	dbPath   string
+	cfg      func(*agent.Config)
 	now      time.Time
 	mu       sync.Mutex
 }
@@ -137,11 +139,13 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error
-	e.db, err = store.Open(ctx, filepath.Join(t.TempDir(), "mcpgram.db"))
+	e.dbPath = filepath.Join(t.TempDir(), "mcpgram.db")
+	e.db, err = store.Open(ctx, e.dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.db.Close() })
+	e.cfg = s.config
 
 	e.model = llmfake.New(t, h)
 	client, err := llm.New(llm.Config{BaseURL: e.model.URL(), Model: "fake", Backoff: time.Millisecond, Timeout: 10 * time.Second})
@@ -163,6 +167,32 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// restart replaces the agent and the database connection with new ones,
+// as a restarted process would have: only what is on disk carries over.
+func (e *env) restart() {
+	e.t.Helper()
+	if err := e.db.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), e.dbPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = db.Close() })
+	e.db = db
+	client, err := llm.New(llm.Config{BaseURL: e.model.URL(), Model: "fake", Backoff: time.Millisecond})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cfg := agent.Config{Model: client, Store: db, Hub: e.hub, Temperature: 0.5, Now: e.clock}
+	if e.cfg != nil {
+		e.cfg(&cfg)
+	}
+	if e.agent, err = agent.New(cfg); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func (e *env) clock() time.Time {
