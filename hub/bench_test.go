@@ -85,26 +85,27 @@ func BenchmarkHubCall(b *testing.B) {
 // tools/list: for several servers it should be about the slowest, not the
 // sum.
 func BenchmarkStart(b *testing.B) {
+	one := func(name string) func(testing.TB) map[string]any {
+		return func(tb testing.TB) map[string]any {
+			return map[string]any{name: bundled(tb)[name]}
+		}
+	}
 	sets := []struct {
 		name    string
 		servers func(testing.TB) map[string]any
 	}{
-		{"go", func(tb testing.TB) map[string]any { return map[string]any{"a": echoServer(tb, nil)} }},
-		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": everything(tb)} }},
-		{"go+everything", func(tb testing.TB) map[string]any {
-			return map[string]any{"a": echoServer(tb, nil), "e": everything(tb)}
-		}},
+		{"memory", one("memory")},
+		{"calculator", one("calculator")},
+		{"clock", one("clock")},
 		{"bundled", bundled},
+		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": everything(tb)} }},
 		{"bundled+everything", func(tb testing.TB) map[string]any {
 			servers := bundled(tb)
 			servers["everything"] = everything(tb)
 			return servers
 		}},
-		{"3go+2everything", func(tb testing.TB) map[string]any {
-			return map[string]any{
-				"a": echoServer(tb, nil), "b": echoServer(tb, nil), "c": echoServer(tb, nil),
-				"e1": everything(tb), "e2": everything(tb),
-			}
+		{"3everything", func(tb testing.TB) map[string]any {
+			return map[string]any{"e1": everything(tb), "e2": everything(tb), "e3": everything(tb)}
 		}},
 	}
 	for _, set := range sets {
