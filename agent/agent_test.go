@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,6 +235,24 @@ func TestModelErrors(t *testing.T) {
 		}
 		if el := time.Since(start); el < time.Second {
 			t.Errorf("answered after %v, before Retry-After", el)
+		}
+	})
+	t.Run("dropped stream starts the text again", func(t *testing.T) {
+		t.Parallel()
+		cut := llmfake.Text("Half a thought that never ends").Split(5)
+		cut.DropAfter = 3
+		e := newEnv(t, llmfake.Script(cut, llmfake.Text("Whole answer.").Split(4)), setup{})
+		r := e.say("hi")
+		if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Whole answer." {
+			t.Fatalf("last event = %+v", got)
+		}
+		var texts []string
+		for _, ev := range r.kinds(agent.EventText) {
+			texts = append(texts, ev.Text)
+		}
+		reset := slices.Index(texts, "")
+		if reset < 1 || !strings.HasPrefix(texts[reset-1], "Half") || texts[len(texts)-1] != "Whole answer." {
+			t.Errorf("text events = %q, want the half reply, a reset, then the whole one", texts)
 		}
 	})
 	t.Run("final failure keeps the message", func(t *testing.T) {
