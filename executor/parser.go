@@ -19,11 +19,22 @@ const DialectMCPTool = "mcp:tool"
 
 // toolParams lists, per core tool, the parameter tags the parser
 // recognises inside it. Other tags inside a block are ignored.
-var toolParams = map[string][]string{
-	UseMCPTool:          {"server_name", "tool_name", "arguments"},
-	AccessMCPResource:   {"server_name", "uri"},
-	AskFollowupQuestion: {"question", "options"},
-	AttemptCompletion:   {"result"},
+var toolParams = map[string][]paramTag{
+	UseMCPTool:          tags("server_name", "tool_name", "arguments"),
+	AccessMCPResource:   tags("server_name", "uri"),
+	AskFollowupQuestion: tags("question", "options"),
+	AttemptCompletion:   tags("result"),
+}
+
+// A paramTag is a parameter's name with its tags, built once.
+type paramTag struct{ name, open, close string }
+
+func tags(names ...string) []paramTag {
+	out := make([]paramTag, len(names))
+	for i, n := range names {
+		out[i] = paramTag{n, "<" + n + ">", "</" + n + ">"}
+	}
+	return out
 }
 
 // A Block is one tool call found in a model reply.
@@ -104,8 +115,9 @@ type Parser struct {
 	sawThink bool // a thinking block or its end was seen
 
 	cur    *Block
-	params []string // parameter names of cur
-	raw    byteBuf  // the current block as written
+	params []paramTag // parameters of cur
+	end    string     // closing tag of cur
+	raw    byteBuf    // the current block as written
 	param  string
 	val    byteBuf // the current parameter's value so far
 
@@ -197,6 +209,10 @@ func (p *Parser) step() bool {
 			}
 			i += from
 			rest := p.buf[i:]
+			if len(rest) > 1 && !strings.ContainsRune("uatm/", rune(rest[1])) {
+				from = i + 1 // no recognised tag starts so
+				continue
+			}
 			for _, tag := range openTags {
 				if strings.HasPrefix(rest, tag) {
 					p.writeVisible(p.buf[:i])
@@ -227,7 +243,7 @@ func (p *Parser) step() bool {
 		return true
 
 	case stateTool:
-		end := "</" + p.cur.Name + ">"
+		end := p.end
 		from := 0
 		for {
 			i := strings.IndexByte(p.buf[from:], '<')
@@ -244,12 +260,12 @@ func (p *Parser) step() bool {
 				p.finishBlock(true)
 				return true
 			}
-			for _, name := range p.params {
-				if len(rest) >= len(name)+2 && rest[len(name)+1] == '>' && rest[1:len(name)+1] == name {
-					p.raw.WriteString(p.buf[:i+len(name)+2])
-					p.buf = rest[len(name)+2:]
-					p.param = name
-					p.close = "</" + name + ">"
+			for _, tag := range p.params {
+				if strings.HasPrefix(rest, tag.open) {
+					p.raw.WriteString(p.buf[:i+len(tag.open)])
+					p.buf = rest[len(tag.open):]
+					p.param = tag.name
+					p.close = tag.close
 					p.val.Reset()
 					p.state = stateParam
 					return true
@@ -320,6 +336,7 @@ func (p *Parser) open(name string) {
 	}
 	p.cur = &Block{Name: name, Params: map[string]string{}}
 	p.params = toolParams[name]
+	p.end = "</" + name + ">"
 	p.state = stateTool
 }
 
@@ -368,8 +385,8 @@ func (p *Parser) strayThinkEnd() {
 // couldBecomeParam reports whether s is a strict prefix of an opening
 // parameter tag of the current block.
 func (p *Parser) couldBecomeParam(s string) bool {
-	for _, name := range p.params {
-		if len(s) < len(name)+2 && strings.HasPrefix("<"+name+">", s) {
+	for _, tag := range p.params {
+		if len(s) < len(tag.open) && strings.HasPrefix(tag.open, s) {
 			return true
 		}
 	}
