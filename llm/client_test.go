@@ -128,6 +128,8 @@ func TestRetries(t *testing.T) {
 		{"dropped stream", []llmfake.Reply{drop(llmfake.Text("partial reply").Split(2), 2), llmfake.Text("whole")}, true, "whole", 2, 0},
 		{"error inside stream", []llmfake.Reply{{Content: "half", StreamError: "overloaded"}, llmfake.Text("ok")}, true, "ok", 2, 0},
 		{"silent endpoint", []llmfake.Reply{{Content: "late", Delay: 400 * time.Millisecond}, llmfake.Text("ok")}, false, "ok", 2, 0},
+		{"stream goes silent", []llmfake.Reply{{Chunks: []string{"a", "b"}, ChunkDelay: 400 * time.Millisecond}, llmfake.Text("ok")}, true, "ok", 2, 0},
+		{"slow stream that keeps talking", []llmfake.Reply{{Chunks: []string{"o", "k", "!", "!"}, ChunkDelay: 100 * time.Millisecond}}, true, "ok!!", 1, 300 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
