@@ -194,7 +194,7 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 		var all []string
 		for _, s := range cat.Running() {
 			for _, t := range s.Tools {
-				all = append(all, s.Name+"__"+t.Name)
+				all = append(all, clean(s.Name+"__"+t.Name))
 			}
 		}
 		msg := fmt.Sprintf("No running server has a tool %q.", clean(name))
@@ -209,7 +209,7 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 	default:
 		names := make([]string, len(matches))
 		for i, m := range matches {
-			names[i] = m.server.Name + "__" + m.tool.Name
+			names[i] = clean(m.server.Name + "__" + m.tool.Name)
 		}
 		return call, problem(ProblemAmbiguousTool, "Several servers have a tool %q: %s. Name the server with use_mcp_tool:\n%s", clean(name), strings.Join(names, ", "), usage[UseMCPTool])
 	}
@@ -263,7 +263,7 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 	}
 	names := make([]string, len(s.Tools))
 	for i, t := range s.Tools {
-		names[i] = t.Name
+		names[i] = clean(t.Name)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Server %q has no tool %q", s.Name, clean(name))

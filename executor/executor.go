@@ -4,6 +4,17 @@
 // calls through the hub, and formats every outcome for the model in one
 // format. It knows nothing of Telegram.
 //
+// # One reply, step by step
+//
+//	p := executor.NewParser()
+//	visible, done := p.Write(chunk)     // per streamed chunk: show visible
+//	reply := p.Close()                  // text, thinking, blocks
+//	err := executor.CheckText(cat, reply.Text) // no blocks: a call in a wrong format?
+//	plan := executor.PlanReply(reply.Blocks)   // which blocks to act on
+//	call, err := ex.Check(cat, block)   // on error: executor.Feedback(block, err)
+//	executor.NeedsApproval(cat, call, approveAll)
+//	outcomes := ex.Run(ctx, caller, calls) // outcome.Text goes back to the model
+//
 // # The result format
 //
 // Every outcome sent back to the model starts with a header line naming
@@ -27,6 +38,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -128,14 +140,16 @@ func (e *Executor) Run(ctx context.Context, caller hub.Caller, calls []Call) []O
 func (e *Executor) RunOne(ctx context.Context, caller hub.Caller, c Call) Outcome {
 	o := Outcome{Call: c}
 	start := time.Now()
-	switch c.Name {
-	case UseMCPTool:
+	switch {
+	case e.hub == nil:
+		o.Err = errors.New("no hub to run calls on")
+	case c.Name == UseMCPTool:
 		args := c.Arguments
 		if args == nil {
 			args = map[string]any{}
 		}
 		o.Result, o.Err = e.hub.CallTool(ctx, caller, c.Server, c.Tool, args)
-	case AccessMCPResource:
+	case c.Name == AccessMCPResource:
 		o.Result, o.Err = e.hub.ReadResource(ctx, caller, c.Server, c.URI)
 	default:
 		o.Err = fmt.Errorf("%s is not a call to run", c.Name)
