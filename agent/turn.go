@@ -52,7 +52,7 @@ const (
 	msgInternal   = "Something went wrong on our side; please try again."
 	msgStruggling = "The model is struggling to use the tools correctly (%d invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset."
 	msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
-	noteCancelled = "The user cancelled this request before it finished."
+	noteCancelled = "This request was stopped before it finished (cancelled by the user, or the bot restarted)."
 )
 
 // Turn runs one turn for req and reports it through emit, ending with
