@@ -1,13 +1,41 @@
 package bot_test
 
 import (
+	"context"
 	"fmt"
+	"sort"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 )
+
+// timedAgent records when each chat's turn starts and when its answer is
+// emitted, to tell the bot's own time from the agent's.
+type timedAgent struct {
+	bot.Agent
+	mu     sync.Mutex
+	start  map[string]time.Time
+	answer map[string]time.Time
+}
+
+func (a *timedAgent) Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error {
+	a.mu.Lock()
+	a.start[req.Caller.ChatID] = time.Now()
+	a.mu.Unlock()
+	return a.Agent.Turn(ctx, req, func(ev agent.Event) {
+		if ev.Kind == agent.EventAnswer {
+			a.mu.Lock()
+			a.answer[req.Caller.ChatID] = time.Now()
+			a.mu.Unlock()
+		}
+		emit(ev)
+	})
+}
 
 // BenchmarkChats: N chats at once, each one tool round trip (two model
 // calls of 300 ms and a call of server-everything's echo), against one
@@ -35,12 +63,19 @@ func cpuTime() time.Duration {
 func benchChats(b *testing.B, n int) {
 	const modelDelay = 300 * time.Millisecond
 	s := newStack(b, scriptedModel(modelDelay), nil)
-	startBotWith(b, s.fake, s.db, false, s.agent, s.hub, func(c *bot.Config) { c.MaxConcurrentTurns = n + 8 })
+	ta := &timedAgent{Agent: s.agent, start: map[string]time.Time{}, answer: map[string]time.Time{}}
+	startBotWith(b, s.fake, s.db, false, ta, s.hub, func(c *bot.Config) {
+		// Production timings: the test ones send "typing" every 50 ms.
+		c.MaxConcurrentTurns = n + 8
+		c.TypingInterval, c.StreamInterval, c.ExpireInterval = 4*time.Second, 1500*time.Millisecond, 30*time.Second
+	})
+	sent := map[int64]time.Time{}
 
 	round := func(base int64, count int) time.Duration {
 		start := time.Now()
 		for i := range count {
 			id := base + int64(i)
+			sent[id] = time.Now()
 			s.fake.Text(id, id, fmt.Sprintf("echo bench %d", id))
 		}
 		for i := range count {
@@ -62,6 +97,35 @@ func benchChats(b *testing.B, n int) {
 	b.ReportMetric(float64(one.Milliseconds()), "ms/one-chat")
 	b.ReportMetric(float64(all.Milliseconds()), "ms/all-chats")
 	b.ReportMetric(float64(all)/float64(one), "ratio")
-	b.ReportMetric(float64((all-2*modelDelay).Microseconds())/float64(n), "µs-wall-overhead/msg")
+	// The bot's own time per message: from the update reaching Telegram to
+	// the turn starting, plus from the answer event to the final message
+	// reaching Telegram (median over the chats of the last round).
+	var own, in, out []time.Duration
+	ta.mu.Lock()
+	for _, c := range s.fake.Calls("sendMessage") {
+		if !strings.Contains(c.Params["text"], "Tool said: Echo: bench") {
+			continue
+		}
+		var id int64
+		fmt.Sscan(c.Params["chat_id"], &id)
+		key := fmt.Sprint(id)
+		if st, ok := ta.start[key]; ok && id >= int64(100000*b.N+10) {
+			own = append(own, st.Sub(sent[id])+c.At.Sub(ta.answer[key]))
+			in = append(in, st.Sub(sent[id]))
+			out = append(out, c.At.Sub(ta.answer[key]))
+		}
+	}
+	ta.mu.Unlock()
+	for _, d := range [][]time.Duration{own, in, out} {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	}
+	if len(own) > 0 {
+		b.ReportMetric(float64(in[len(in)/2].Microseconds()), "µs-bot-in-median")
+		b.ReportMetric(float64(out[len(out)/2].Microseconds()), "µs-bot-out-median")
+	}
+	if len(own) > 0 {
+		b.ReportMetric(float64(own[len(own)/2].Microseconds()), "µs-bot-median/msg")
+		b.ReportMetric(float64(own[len(own)*9/10].Microseconds()), "µs-bot-p90/msg")
+	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "µs-cpu/msg")
 }

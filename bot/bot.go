@@ -139,6 +139,9 @@ type Bot struct {
 
 	wake chan struct{} // the poller tells the dispatcher of new inbox items
 
+	doneCh      chan int64    // handled update ids for doneLoop
+	doneStopped chan struct{} // closed when doneLoop has drained doneCh
+
 	mu           sync.Mutex
 	inflight     map[int64]bool      // update ids handed to a worker and not yet done
 	recentlyDone map[int64]time.Time // done since the dispatcher's last read began
@@ -174,6 +177,8 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		wake:         make(chan struct{}, 1),
 		inflight:     map[int64]bool{},
 		recentlyDone: map[int64]time.Time{},
+		doneCh:       make(chan int64, 1024),
+		doneStopped:  make(chan struct{}),
 		chats:        map[int64]*chat{},
 		limiters:     map[int64]*userLimit{},
 	}
@@ -234,6 +239,12 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.logger.Warn("ALLOWED_USER_IDS is empty: anyone on Telegram can use this bot and its tools")
 	}
 	b.registerCommands(ctx)
+
+	go b.doneLoop()
+	defer func() {
+		close(b.doneCh)
+		<-b.doneStopped
+	}()
 
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()

@@ -39,7 +39,7 @@ func (b *Bot) route(id int64, u tgbotapi.Update) {
 		b.enqueue(u.Message.Chat.ID, job{id, u})
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
-		if strings.HasPrefix(cq.Data, "s:") || cq.Message == nil || cq.Message.Chat == nil {
+		if strings.HasPrefix(cq.Data, "s:") || cq.From == nil || cq.Message == nil || cq.Message.Chat == nil {
 			b.outOfBand(id, func() { b.handleServerPress(cq) })
 			return
 		}

@@ -164,17 +164,30 @@ func (b *Bot) dispatch(ctx context.Context) {
 	}
 }
 
-// markDone records that an update was handled.
+// markDone records that an update was handled. The write happens in
+// doneLoop, off the reply's path: each one is a synchronous=FULL commit on
+// the store's single writer, and hundreds of chats finishing at once
+// would otherwise queue their fsyncs in front of the agents' writes.
 func (b *Bot) markDone(id int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.store.InboxDone(ctx, id); err != nil {
-		b.logger.Error("mark update done; it will be handled again after a restart", "update_id", id, "err", err)
+	b.doneCh <- id
+}
+
+// doneLoop commits done marks one at a time until doneCh is closed. An
+// update stays in inflight until its mark is committed, so the dispatcher
+// cannot hand it out again meanwhile.
+func (b *Bot) doneLoop() {
+	defer close(b.doneStopped)
+	for id := range b.doneCh {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := b.store.InboxDone(ctx, id); err != nil {
+			b.logger.Error("mark update done; it will be handled again after a restart", "update_id", id, "err", err)
+		}
+		cancel()
+		b.mu.Lock()
+		delete(b.inflight, id)
+		b.recentlyDone[id] = time.Now()
+		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	delete(b.inflight, id)
-	b.recentlyDone[id] = time.Now()
-	b.mu.Unlock()
 }
 
 // expireLoop denies approvals nobody answered in time.
