@@ -111,11 +111,10 @@ func TestApprovals(t *testing.T) {
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
 
-	approval := func(chat, user int64, n int) tgfake.Message {
+	approval := func(chat, user int64, n int, text string) tgfake.Message {
 		t.Helper()
-		text := "approve"
 		if chat < 0 {
-			text = "@mcpgram_bot approve"
+			text = "@mcpgram_bot " + text
 		}
 		fake.Text(chat, user, text)
 		var m tgfake.Message
@@ -136,7 +135,7 @@ func TestApprovals(t *testing.T) {
 	}
 
 	t.Run("approve", func(t *testing.T) {
-		m := approval(alice, alice, 1)
+		m := approval(alice, alice, 1, "approve")
 		if len(m.Buttons()) != 2 {
 			t.Errorf("non-admin buttons: %q", m.Buttons())
 		}
@@ -151,13 +150,13 @@ func TestApprovals(t *testing.T) {
 		waitText(t, fake, alice, "Approved.")
 	})
 	t.Run("deny", func(t *testing.T) {
-		m := approval(alice, alice, 2)
+		m := approval(alice, alice, 2, "approve")
 		cb := fake.Press(alice, alice, m.ID, strings.Split(m.Buttons()[1], "=")[1])
 		waitAnswer(t, fake, cb)
 		waitText(t, fake, alice, "denied")
 	})
 	t.Run("admin always", func(t *testing.T) {
-		m := approval(admin, admin, 1)
+		m := approval(admin, admin, 1, "approve")
 		if len(m.Buttons()) != 3 {
 			t.Fatalf("admin buttons: %q", m.Buttons())
 		}
@@ -166,7 +165,7 @@ func TestApprovals(t *testing.T) {
 		waitText(t, fake, admin, "approved (always=true)")
 	})
 	t.Run("wrong user", func(t *testing.T) {
-		m := approval(group, alice, 1)
+		m := approval(group, alice, 1, "approve")
 		cb := fake.Press(group, bob, m.ID, strings.Split(m.Buttons()[0], "=")[1])
 		if ans := waitAnswer(t, fake, cb); !ans.ShowAlert || !strings.Contains(ans.Text, "someone else") {
 			t.Errorf("wrong user press: %+v", ans)
@@ -179,7 +178,7 @@ func TestApprovals(t *testing.T) {
 		waitText(t, fake, group, "approved (always=false)")
 	})
 	t.Run("expire", func(t *testing.T) {
-		approval(bob, bob, 1)
+		approval(bob, bob, 1, "approve briefly")
 		waitText(t, fake, bob, "expired, so denied")
 		waitText(t, fake, bob, "Expired: denied.")
 	})
@@ -237,8 +236,12 @@ func TestLongReplyAnd429(t *testing.T) {
 	if len(msgs) < 3 {
 		t.Fatalf("got %d messages, want the reply split", len(msgs))
 	}
+	var all strings.Builder
+	for _, m := range msgs {
+		all.WriteString(m.Plain + "\n")
+	}
 	for i := range 400 {
-		if n := countText(fake, alice, fmt.Sprintf("Paragraph %d: ", i)); n != 1 {
+		if n := strings.Count(all.String(), fmt.Sprintf("Paragraph %d: ", i)); n != 1 {
 			t.Fatalf("paragraph %d appears %d times", i, n)
 		}
 	}
@@ -279,6 +282,7 @@ func TestAccessAndRateLimit(t *testing.T) {
 		fake.Text(alice, alice, fmt.Sprintf("m%d", i))
 	}
 	waitText(t, fake, alice, "faster than I can keep up")
+	waitText(t, fake, alice, "echo: m1")
 	time.Sleep(200 * time.Millisecond)
 	if n := countText(fake, alice, "echo: m"); n != 2 {
 		t.Errorf("%d messages answered, want 2", n)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,7 +214,12 @@ func TestE2EOptionsPressedAndTyped(t *testing.T) {
 
 func TestE2EApprovals(t *testing.T) {
 	const group = -77
-	s := newStack(t, scriptedModel(0), func(c *agent.Config) { c.ApprovalTimeout = 400 * time.Millisecond })
+	// The agent's clock runs two hours late while Bob's request is made,
+	// so his approval is born expired without racing a short timeout.
+	var skew atomic.Int64
+	s := newStack(t, scriptedModel(0), func(c *agent.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	})
 	s.start(nil)
 	ask := func(chat, user int64) tgfake.Message {
 		t.Helper()
@@ -252,7 +258,9 @@ func TestE2EApprovals(t *testing.T) {
 	}
 
 	// Nobody answers: it expires as denied (the group card above too).
+	skew.Store(int64(-2 * time.Hour))
 	m = ask(bob, bob)
+	skew.Store(0)
 	waitText(t, s.fake, bob, "Tool said: The user denied this operation.")
 	waitText(t, s.fake, bob, "Expired: denied.")
 	if ans := press(bob, bob, m, 0); !ans.ShowAlert {

@@ -107,9 +107,17 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 	case "ask":
 		id := a.newPending(req, "question", []string{"Paris", "Rome, the eternal city, which is a very long option label indeed"})
 		emit(agent.Event{Kind: agent.EventQuestion, Question: &agent.Question{PendingID: id, Text: "Which *city*?", Options: []string{"Paris", "Rome, the eternal city, which is a very long option label indeed"}}})
-	case "approve":
+	case "approve", "approve briefly":
+		// Only "approve briefly" expires within the test.
+		ttl := time.Hour
+		if req.Text == "approve briefly" {
+			ttl = 200 * time.Millisecond
+		}
 		id := a.newPending(req, "approval", nil)
-		emit(agent.Event{Kind: agent.EventApproval, Approval: &agent.Approval{PendingID: id, Server: "everything", Tool: "echo", Arguments: `{"message":"<hi> & bye"}`, ExpiresAt: time.Now().Add(200 * time.Millisecond)}})
+		a.mu.Lock()
+		a.pending[id].expires = time.Now().Add(ttl)
+		a.mu.Unlock()
+		emit(agent.Event{Kind: agent.EventApproval, Approval: &agent.Approval{PendingID: id, Server: "everything", Tool: "echo", Arguments: `{"message":"<hi> & bye"}`, ExpiresAt: time.Now().Add(ttl)}})
 	case "block":
 		select {
 		case <-ctx.Done():
