@@ -1,9 +1,9 @@
 package executor_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/executor"
 )
@@ -47,55 +47,50 @@ func BenchmarkParseStream(b *testing.B) {
 	}
 }
 
-// TestParseLinear guards against quadratic behaviour on hostile input:
-// sixteen times the input must take well under 256 times as long (the
-// margin is wide because test machines are shared and noisy).
-func TestParseLinear(t *testing.T) {
-	inputs := map[string]func(n int) string{
-		"many <":             func(n int) string { return strings.Repeat("<", n) },
-		"many partial tags":  func(n int) string { return strings.Repeat("<use_mcp_too", n/12) },
-		"open param forever": func(n int) string { return "<use_mcp_tool><arguments>" + strings.Repeat("</argument", n/10) },
-		"open tool forever":  func(n int) string { return "<use_mcp_tool>" + strings.Repeat("<server_nam", n/11) },
-		"thinking forever":   func(n int) string { return "<think>" + strings.Repeat("</thin", n/6) },
-		"spaces":             func(n int) string { return "a" + strings.Repeat(" \n", n/2) },
-		"many blocks": func(n int) string {
+// BenchmarkParseHostile parses inputs built to make a careless parser
+// quadratic, at 16 KiB and 256 KiB, whole and in 7-byte chunks. The
+// throughput of the two sizes should be about the same; a quadratic case
+// shows as MB/s falling sixteenfold. (A timing check belongs here, not in
+// a test that would flake on a busy machine.)
+func BenchmarkParseHostile(b *testing.B) {
+	inputs := []struct {
+		name string
+		gen  func(n int) string
+	}{
+		{"many <", func(n int) string { return strings.Repeat("<", n) }},
+		{"many partial tags", func(n int) string { return strings.Repeat("<use_mcp_too", n/12) }},
+		{"open param forever", func(n int) string { return "<use_mcp_tool><arguments>" + strings.Repeat("</argument", n/10) }},
+		{"open tool forever", func(n int) string { return "<use_mcp_tool>" + strings.Repeat("<server_nam", n/11) }},
+		{"thinking forever", func(n int) string { return "<think>" + strings.Repeat("</thin", n/6) }},
+		{"spaces", func(n int) string { return "a" + strings.Repeat(" \n", n/2) }},
+		{"many blocks", func(n int) string {
 			return strings.Repeat("<attempt_completion><result>x</result></attempt_completion>", n/60)
-		},
-		"backticks":   func(n int) string { return "x\n" + strings.Repeat("`", n) },
-		"fence lines": func(n int) string { return strings.Repeat("```\n", n/4) },
-		"fenced block then": func(n int) string {
+		}},
+		{"backticks", func(n int) string { return "x\n" + strings.Repeat("`", n) }},
+		{"fence lines", func(n int) string { return strings.Repeat("```\n", n/4) }},
+		{"fenced block then", func(n int) string {
 			return "```\n<attempt_completion><result>x</result></attempt_completion>\n" + strings.Repeat("` ", n/2)
-		},
-		"dialect lines": func(n int) string {
+		}},
+		{"dialect lines", func(n int) string {
 			return "<mcp:tool>name: x\nparameters:\n" + strings.Repeat("k: v\n", n/5) + "</mcp:tool>"
-		},
+		}},
 	}
-	for name, gen := range inputs {
-		t.Run(name, func(t *testing.T) {
-			small, large := parseTime(gen(1<<14)), parseTime(gen(1<<18))
-			if large > 100*small && large > 250*time.Millisecond {
-				t.Errorf("16 KiB took %v, 256 KiB took %v: not linear", small, large)
-			}
-		})
-	}
-}
-
-// parseTime is the best of three runs of parsing in, whole and in chunks.
-func parseTime(in string) time.Duration {
-	best := time.Duration(-1)
-	for range 3 {
-		start := time.Now()
-		executor.Parse(in)
-		p := executor.NewParser()
-		for i := 0; i < len(in); i += 7 {
-			p.Write(in[i:min(i+7, len(in))])
-		}
-		p.Close()
-		if d := time.Since(start); best < 0 || d < best {
-			best = d
+	for _, in := range inputs {
+		for _, size := range []int{1 << 14, 1 << 18} {
+			text := in.gen(size)
+			b.Run(fmt.Sprintf("%s/%dKiB", in.name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					executor.Parse(text)
+					p := executor.NewParser()
+					for i := 0; i < len(text); i += 7 {
+						p.Write(text[i:min(i+7, len(text))])
+					}
+					p.Close()
+				}
+			})
 		}
 	}
-	return best
 }
 
 // BenchmarkCheck checks one tool call against a catalog whose schemas are
