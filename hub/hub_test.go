@@ -159,6 +159,11 @@ func TestTimeout(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("timed out after %s, want about 1s", d)
 	}
+	// The server heard of the cancellation and stopped working on it.
+	waitFor(t, 5*time.Second, "the server to see the request cancelled", func() bool {
+		stderr, _ := h.Stderr("echo")
+		return strings.Contains(stderr, "echo: sleep cancelled")
+	})
 	if got := call(t, h, "echo", "echo", map[string]any{"message": "still here"}).Text(); got != "still here" {
 		t.Errorf("after the timeout echo = %q, want the server still usable", got)
 	}
