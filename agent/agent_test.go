@@ -352,14 +352,13 @@ func TestSeveralToolsInOneMessage(t *testing.T) {
 		llmfake.Text("Three at once:\n"+slow+"\n"+echo("middle")+"\n"+slow+"\n"+complete("too early")),
 		llmfake.Text(complete("all done")),
 	), setup{})
-	start := time.Now()
 	r := e.say("do three things")
-	el := time.Since(start)
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "all done" {
 		t.Fatalf("last event = %+v", got)
 	}
-	if el > 1900*time.Millisecond {
-		t.Errorf("two 1 s calls took %v together: not concurrent", el)
+	// Concurrent: every call started before the first one ended.
+	if k := kindsOf(r.all()); slices.Index(k, agent.EventToolEnd) < 0 || slices.Index(k, agent.EventToolEnd) < lastIndex(k, agent.EventToolStart) {
+		t.Errorf("events %v: a call started only after another ended", k)
 	}
 	res := e.model.Calls()[1].Request.Last()
 	i1 := strings.Index(res, "[use_mcp_tool for 'trigger-long-running-operation'")
@@ -372,6 +371,15 @@ func TestSeveralToolsInOneMessage(t *testing.T) {
 	if n := len(r.kinds(agent.EventToolEnd)); n != 3 {
 		t.Errorf("%d tool ends, want 3", n)
 	}
+}
+
+func lastIndex(k []agent.EventKind, want agent.EventKind) int {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == want {
+			return i
+		}
+	}
+	return -1
 }
 
 func TestStreamedTagsSplitAcrossChunks(t *testing.T) {
@@ -411,53 +419,52 @@ func TestCancel(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply llmfake.Reply
+		when  agent.EventKind // cancel on this event
 	}{
-		{"during the model's reply", llmfake.Reply{Chunks: []string{"Thinking", " more", " and more"}, ChunkDelay: 5 * time.Second}},
-		{"during a tool call", llmfake.Text(useTool("everything", "trigger-long-running-operation", `{"duration": 10, "steps": 2}`))},
+		{"during the model's reply", llmfake.Reply{Chunks: []string{"Thinking", " more", " and more"}, ChunkDelay: 5 * time.Second}, agent.EventText},
+		{"during a tool call", llmfake.Text(useTool("everything", "trigger-long-running-operation", `{"duration": 10, "steps": 2}`)), agent.EventToolStart},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, llmfake.Script(tt.reply, llmfake.Text("after")), setup{})
 			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
 			r := &recorder{}
-			time.AfterFunc(300*time.Millisecond, cancel)
-			start := time.Now()
-			err := e.agent.Turn(ctx, agent.Request{Caller: alice, Text: "long job"}, r.emit)
+			var cancelled time.Time
+			emit := func(ev agent.Event) {
+				r.emit(ev)
+				if ev.Kind == tt.when && cancelled.IsZero() {
+					cancelled = time.Now()
+					// Let the model's stream or the tool call get going.
+					time.AfterFunc(200*time.Millisecond, cancel)
+				}
+			}
+			err := e.agent.Turn(ctx, agent.Request{Caller: alice, Text: "long job"}, emit)
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v, want context.Canceled", err)
 			}
-			if el := time.Since(start); el > 3*time.Second {
+			if cancelled.IsZero() {
+				t.Fatal("the turn never reached the point to cancel at")
+			}
+			if el := time.Since(cancelled); el > 4*time.Second {
 				t.Errorf("cancel took %v", el)
 			}
 			if got := r.last(t); got.Kind != agent.EventError || got.Text != "Stopped." {
 				t.Errorf("last event = %+v", got)
 			}
 			h := e.history()
-			if len(h) < 2 || h[0].Content != "long job" || !strings.Contains(h[len(h)-1].Content, "cancelled") {
-				t.Errorf("history = %+v, want the message and a cancel note", h)
+			if len(h) < 2 || h[0].Content != "long job" || !strings.Contains(h[len(h)-1].Content, "stopped before it finished") {
+				t.Errorf("history = %+v, want the message and a stop note", h)
+			}
+			if a := e.audit(); tt.when == agent.EventToolStart && (len(a) != 1 || a[0].Status != "cancelled") {
+				t.Errorf("audit = %+v, want the call as cancelled", a)
 			}
 			// The chat is free again.
 			if got := e.say("next").last(t); got.Kind != agent.EventAnswer || got.Text != "after" {
 				t.Errorf("next turn: %+v", got)
 			}
 		})
-	}
-}
-
-// The bundled calculator, through the real hub: the answer carries what
-// the tool computed.
-func TestBundledServer(t *testing.T) {
-	t.Parallel()
-	calc := map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}}
-	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
-		if res := c.Request.Last(); strings.HasPrefix(res, "[use_mcp_tool") {
-			return llmfake.Text(complete("It is " + strings.TrimSpace(strings.Trim(strings.SplitN(res, "\n", 2)[1], "`\n")) + "."))
-		}
-		return llmfake.Text(useTool("calc", "calculate", `{"expression": "25 * 48 + 120 / 4"}`))
-	}, setup{servers: map[string]any{"calc": calc}})
-	if got := e.say("what is 25*48+120/4?").last(t); got.Kind != agent.EventAnswer || got.Text != "It is 1230." {
-		t.Fatalf("last event = %+v", got)
 	}
 }
 
@@ -533,5 +540,21 @@ func TestResourceRead(t *testing.T) {
 	}
 	if a := e.audit(); len(a) != 1 || a[0].Tool != "access_mcp_resource" || a[0].Status != "ok" || !strings.Contains(a[0].Arguments, "demo://resource/dynamic/text/1") {
 		t.Errorf("audit = %+v", a)
+	}
+}
+
+// The bundled calculator, through the real hub: the answer carries what
+// the tool computed.
+func TestBundledServer(t *testing.T) {
+	t.Parallel()
+	calc := map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}}
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		if res := c.Request.Last(); strings.HasPrefix(res, "[use_mcp_tool") {
+			return llmfake.Text(complete("It is " + strings.TrimSpace(strings.Trim(strings.SplitN(res, "\n", 2)[1], "`\n")) + "."))
+		}
+		return llmfake.Text(useTool("calc", "calculate", `{"expression": "25 * 48 + 120 / 4"}`))
+	}, setup{servers: map[string]any{"calc": calc}})
+	if got := e.say("what is 25*48+120/4?").last(t); got.Kind != agent.EventAnswer || got.Text != "It is 1230." {
+		t.Fatalf("last event = %+v", got)
 	}
 }

@@ -114,6 +114,7 @@ func TestZeroTemperatureIsSent(t *testing.T) {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		replies  []llmfake.Reply
@@ -121,20 +122,26 @@ func TestRetries(t *testing.T) {
 		want     string
 		attempts int
 		minTime  time.Duration
+		timeout  time.Duration // default 5 s
 	}{
-		{"500 then ok", []llmfake.Reply{{Status: 500}, llmfake.Text("ok")}, false, "ok", 2, 0},
-		{"502 503 504 then ok", []llmfake.Reply{{Status: 502}, {Status: 503}, {Status: 504}, llmfake.Text("ok")}, true, "ok", 4, 0},
-		{"429 honours Retry-After", []llmfake.Reply{{Status: 429, RetryAfter: "1"}, llmfake.Text("ok")}, true, "ok", 2, time.Second},
-		{"dropped stream", []llmfake.Reply{drop(llmfake.Text("partial reply").Split(2), 2), llmfake.Text("whole")}, true, "whole", 2, 0},
-		{"error inside stream", []llmfake.Reply{{Content: "half", StreamError: "overloaded"}, llmfake.Text("ok")}, true, "ok", 2, 0},
-		{"silent endpoint", []llmfake.Reply{{Content: "late", Delay: 400 * time.Millisecond}, llmfake.Text("ok")}, false, "ok", 2, 0},
-		{"stream goes silent", []llmfake.Reply{{Chunks: []string{"a", "b"}, ChunkDelay: 400 * time.Millisecond}, llmfake.Text("ok")}, true, "ok", 2, 0},
-		{"slow stream that keeps talking", []llmfake.Reply{{Chunks: []string{"o", "k", "!", "!"}, ChunkDelay: 100 * time.Millisecond}}, true, "ok!!", 1, 300 * time.Millisecond},
+		{"500 then ok", []llmfake.Reply{{Status: 500}, llmfake.Text("ok")}, false, "ok", 2, 0, 0},
+		{"502 503 504 then ok", []llmfake.Reply{{Status: 502}, {Status: 503}, {Status: 504}, llmfake.Text("ok")}, true, "ok", 4, 0, 0},
+		{"429 honours Retry-After", []llmfake.Reply{{Status: 429, RetryAfter: "1"}, llmfake.Text("ok")}, true, "ok", 2, time.Second, 0},
+		{"dropped stream", []llmfake.Reply{drop(llmfake.Text("partial reply").Split(2), 2), llmfake.Text("whole")}, true, "whole", 2, 0, 0},
+		{"error inside stream", []llmfake.Reply{{Content: "half", StreamError: "overloaded"}, llmfake.Text("ok")}, true, "ok", 2, 0, 0},
+		{"silent endpoint", []llmfake.Reply{{Content: "late", Delay: 3 * time.Second}, llmfake.Text("ok")}, false, "ok", 2, 0, time.Second},
+		{"stream goes silent", []llmfake.Reply{{Chunks: []string{"a", "b"}, ChunkDelay: 3 * time.Second}, llmfake.Text("ok")}, true, "ok", 2, 0, time.Second},
+		{"slow stream that keeps talking", []llmfake.Reply{{Chunks: []string{"o", "k", "!", "!"}, ChunkDelay: 400 * time.Millisecond}}, true, "ok!!", 1, 1200 * time.Millisecond, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			srv := llmfake.New(t, llmfake.Script(tt.replies...))
-			c := newClient(t, srv, func(c *llm.Config) { c.Timeout = 200 * time.Millisecond })
+			c := newClient(t, srv, func(c *llm.Config) {
+				if tt.timeout > 0 {
+					c.Timeout = tt.timeout
+				}
+			})
 			var retries []time.Duration
 			var streamed strings.Builder
 			req := llm.Request{
@@ -205,6 +212,7 @@ func TestFinalFailures(t *testing.T) {
 }
 
 func TestCancelStopsWaitsAndStreams(t *testing.T) {
+	t.Parallel()
 	srv := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		if c.N == 1 {
 			return llmfake.Reply{Status: 429, RetryAfter: "30"}
@@ -237,6 +245,7 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestRetryAfterHTTPDate(t *testing.T) {
+	t.Parallel()
 	at := time.Now().Add(1500 * time.Millisecond).UTC().Format(http.TimeFormat)
 	srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Status: 503, RetryAfter: at}, llmfake.Text("ok")))
 	c := newClient(t, srv, nil)
