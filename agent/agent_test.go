@@ -558,3 +558,18 @@ func TestBundledServer(t *testing.T) {
 		t.Fatalf("last event = %+v", got)
 	}
 }
+
+// Models that write the <mcp:tool> dialect get their calls run too.
+func TestDialect(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text("<mcp:tool>\nname: get-sum\nparameters:\n  a: 2\n  b: 3\n</mcp:tool>"),
+		llmfake.Text(complete("5")),
+	), setup{})
+	if got := e.say("add").last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
+		t.Fatalf("last event = %+v", got)
+	}
+	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "The sum of 2 and 3 is 5.") {
+		t.Errorf("model read %q", res)
+	}
+}
