@@ -661,6 +661,19 @@ func TestCatalogRefreshOnListChanged(t *testing.T) {
 	if got := call(t, h, "echo", "extra", nil).Text(); got != "extra" {
 		t.Errorf("extra = %q", got)
 	}
+
+	call(t, h, "echo", "add_resource", nil)
+	waitFor(t, 5*time.Second, "the new resource in the catalog", func() bool {
+		rs := server(t, h, "echo").Resources
+		return len(rs) == 1 && rs[0].URI == "echo://added" && rs[0].MIMEType == "text/plain"
+	})
+	res, err := h.ReadResource(context.Background(), local, "echo", "echo://added")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 1 || res.Content[0].Type != hub.ContentResource || res.Text() != "read by 42" {
+		t.Errorf("ReadResource = %+v, want the text with the caller from _meta", res.Content)
+	}
 }
 
 func TestStartIsConcurrent(t *testing.T) {

@@ -50,7 +50,7 @@ func main() {
 		}()
 	}
 
-	s := server.NewMCPServer("echo", "1.0.0", server.WithToolCapabilities(true))
+	s := server.NewMCPServer("echo", "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true))
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes its message."),
 		mcp.WithString("message", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -124,6 +124,18 @@ func main() {
 					return mcp.NewToolResultText(name), nil
 				})
 			return mcp.NewToolResultText("added " + name), nil
+		})
+	s.AddTool(mcp.NewTool("add_resource", mcp.WithDescription("Adds the resource echo://added, whose text is the reader's user id.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddResource(mcp.NewResource("echo://added", "added", mcp.WithMIMEType("text/plain")),
+				func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+					user := ""
+					if req.Params.Meta != nil {
+						user, _ = req.Params.Meta.AdditionalFields["mcpgram/user_id"].(string)
+					}
+					return []mcp.ResourceContents{mcp.TextResourceContents{URI: "echo://added", MIMEType: "text/plain", Text: "read by " + user}}, nil
+				})
+			return mcp.NewToolResultText("added"), nil
 		})
 	if err := server.ServeStdio(s); err != nil {
 		log.Fatal(err)
