@@ -3,6 +3,7 @@ package bot_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 func TestToolRoundTrip(t *testing.T) {
@@ -366,6 +368,27 @@ func TestManyChats(t *testing.T) {
 	wg.Wait()
 	for i := range n {
 		waitText(t, fake, int64(1000+i), fmt.Sprintf("echo: hi %d", i))
+	}
+}
+
+func TestRunRejectsBadToken(t *testing.T) {
+	fake := tgfake.New(t)
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := testConfig(fake, &syncBuffer{})
+	cfg.Token = "999:wrong"
+	b, err := bot.New(cfg, newFakeAgent(), newFakeHub(0), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.Run(ctx); err == nil || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
+		t.Errorf("Run with a bad token: got %v, want an error naming TELEGRAM_BOT_TOKEN", err)
 	}
 }
 

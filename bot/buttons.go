@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -213,19 +215,26 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 		return
 	}
 
-	accepted := false
+	// The agent refuses a press (ErrNotYours, ErrStale) at once and emits
+	// nothing; its first event means it accepted. A model slow to emit
+	// must not leave the button spinning, so a timer accepts it too.
+	var once sync.Once
+	var accepted atomic.Bool
 	onFirst := func() {
-		// The agent emits only after it accepted the press.
-		accepted = true
-		b.answerCallback(ctx, cq.ID, ack, false)
-		cd := b.takeCard(id)
-		if cd == nil {
-			cd = &card{chatID: chatID, msgID: msgID, html: escape(cq.Message.Text)}
-		}
-		b.closeCard(cd, line)
+		once.Do(func() {
+			accepted.Store(true)
+			b.answerCallback(ctx, cq.ID, ack, false)
+			cd := b.takeCard(id)
+			if cd == nil {
+				cd = &card{chatID: chatID, msgID: msgID, html: escape(cq.Message.Text)}
+			}
+			b.closeCard(cd, line)
+		})
 	}
+	timer := time.AfterFunc(pressAckAfter, onFirst)
 	err = b.runTurn(c, chatID, user, req, onFirst)
-	if accepted {
+	timer.Stop()
+	if accepted.Load() {
 		return
 	}
 	switch {
@@ -234,11 +243,16 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 	case errors.Is(err, agent.ErrStale):
 		b.answerCallback(ctx, cq.ID, "This request is no longer open.", true)
 	case err == nil:
+		timer.Stop()
 		onFirst()
 	default:
 		b.answerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 	}
 }
+
+// pressAckAfter is how long a press waits for the agent's first event
+// before it is acknowledged anyway; refusals come much sooner.
+const pressAckAfter = 3 * time.Second
 
 // buttonText finds the label of the button with data on m.
 func buttonText(m *tgbotapi.Message, data string) string {

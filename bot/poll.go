@@ -114,6 +114,8 @@ func chatKey(u tgbotapi.Update) string {
 func (b *Bot) dispatchLoop(ctx context.Context) {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
 	for {
 		b.dispatch(ctx)
 		select {
@@ -121,6 +123,8 @@ func (b *Bot) dispatchLoop(ctx context.Context) {
 			return
 		case <-b.wake:
 		case <-tick.C:
+		case <-prune.C:
+			b.pruneInbox(ctx)
 		}
 	}
 }
@@ -161,6 +165,25 @@ func (b *Bot) dispatch(ctx context.Context) {
 			continue
 		}
 		b.route(it.UpdateID, u)
+	}
+}
+
+// A pruner can forget handled updates; *store.DB is one.
+type pruner interface {
+	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+}
+
+// pruneInbox drops handled updates older than a day: Telegram keeps
+// updates for 24 hours, so older ones can never come again.
+func (b *Bot) pruneInbox(ctx context.Context) {
+	p, ok := b.store.(pruner)
+	if !ok {
+		return
+	}
+	if n, err := p.InboxPrune(ctx, time.Now().Add(-48*time.Hour)); err != nil {
+		b.logger.Warn("prune inbox", "err", err)
+	} else if n > 0 {
+		b.logger.Debug("pruned inbox", "updates", n)
 	}
 }
 

@@ -116,7 +116,9 @@ func (r *reply) emit(ev agent.Event) {
 			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", escape(shorten(ev.URI, 80)), escape(ev.Server))
 		}
 		r.tools = append(r.tools, "⏳ "+what)
-		r.statusLocked(ctx, strings.Join(r.tools, "\n")+"…")
+		lines := append([]string(nil), r.tools...)
+		lines[len(lines)-1] = "⏳ Calling " + what + "…"
+		r.statusLocked(ctx, strings.Join(lines, "\n"))
 	case agent.EventToolEnd:
 		mark := "✅"
 		if !ev.OK {

@@ -132,6 +132,19 @@ func (b *Bot) sendLong(ctx context.Context, chatID int64, html string, markup an
 			mk = markup
 		}
 		m, err := b.sendHTML(ctx, chatID, p, mk)
+		var apiErr *tgbotapi.Error
+		if err != nil && errors.As(err, &apiErr) && apiErr.Code == http.StatusBadRequest {
+			// Telegram disagrees with our HTML or our count: send the
+			// part as plain text in smaller pieces rather than drop it.
+			b.logger.Warn("Telegram rejected a part; sending it as plain text", "err", err)
+			for _, piece := range SplitPlain(PlainText(p), MaxMessageLen/2) {
+				msg := tgbotapi.NewMessage(chatID, piece)
+				msg.ReplyMarkup = mk
+				if m, err = b.send(ctx, msg); err != nil {
+					break
+				}
+			}
+		}
 		if err != nil {
 			return last, fmt.Errorf("send part %d of %d: %w", i+1, len(parts), err)
 		}
