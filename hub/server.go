@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -418,7 +419,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 	// Start context is cancelled.
 	err = c.client.Start(context.Background())
 	pw.Close()
-	go c.stderr.readFrom(pr)
+	go c.stderr.readFrom(pr, s.log)
 	if err != nil {
 		pr.Close()
 		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
@@ -693,16 +694,21 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) readFrom(f *os.File) {
+// readFrom keeps what f yields until its end, and logs it line by line at
+// debug level for whoever is chasing a misbehaving server.
+func (t *tail) readFrom(f *os.File, log *slog.Logger) {
 	defer t.once.Do(func() { close(t.eof) })
 	defer f.Close()
-	buf := make([]byte, 4096)
+	r := bufio.NewReaderSize(f, 4096)
 	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			_, _ = t.Write(buf[:n])
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			_, _ = t.Write(line)
+			if log.Enabled(context.Background(), slog.LevelDebug) {
+				log.Debug("server stderr", "line", strings.TrimRight(string(line), "\r\n"))
+			}
 		}
-		if err != nil {
+		if err != nil && err != bufio.ErrBufferFull {
 			return
 		}
 	}
