@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,8 +119,14 @@ func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error
 // (both ends of the HTTP exchange run in this process, so their cost is
 // counted in loop-µs).
 func BenchmarkTurn(b *testing.B) {
-	for _, model := range []string{"in-process", "http"} {
-		b.Run(model, func(b *testing.B) {
+	for _, bench := range []struct {
+		model string
+		// turnsPerChat: 1 measures a chat's first message, 25 chats with
+		// histories of up to 100 messages (read on every turn).
+		turnsPerChat int
+	}{{"in-process", 1}, {"in-process", 25}, {"http", 1}} {
+		model := bench.model
+		b.Run(fmt.Sprintf("model=%s/turns-per-chat=%d", model, bench.turnsPerChat), func(b *testing.B) {
 			h := &timedHub{Hub: benchHub(b)}
 			sdb, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
@@ -146,8 +153,7 @@ func BenchmarkTurn(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				// A chat per turn keeps the history the same size.
-				caller := hub.Caller{UserID: "1", ChatID: strconv.Itoa(i)}
+				caller := hub.Caller{UserID: "1", ChatID: strconv.Itoa(i / bench.turnsPerChat)}
 				var last agent.Event
 				if err := a.Turn(context.Background(), agent.Request{Caller: caller, Text: "what is 25*48+120/4?"}, func(ev agent.Event) { last = ev }); err != nil {
 					b.Fatal(err)

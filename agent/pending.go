@@ -320,9 +320,7 @@ func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
-	if err := t.append(ctx, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>"}); err != nil {
-		return t.fail(ctx, msgInternal, err)
-	}
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>"})
 	return t.loop(ctx)
 }
 

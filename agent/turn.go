@@ -119,11 +119,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			return t.fail(ctx, msgInternal, err)
 		}
 	}
-	// Stored before the model is called, so a failing model loses nothing
-	// the user wrote.
-	if err := t.append(ctx, store.Message{Role: RoleUser, Content: user}); err != nil {
-		return t.fail(ctx, msgInternal, err)
-	}
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user})
 	return t.loop(ctx)
 }
 
@@ -142,8 +138,12 @@ type turn struct {
 	history []store.Message
 	emit    *emitter
 
-	// unsaved holds the model's last reply until the outcome of its tool
-	// calls can be stored with it in one transaction.
+	// unsaved holds messages the model reads but the store does not have
+	// yet: the user's message and the model's reply wait to be stored with
+	// the outcome of the reply's tool calls, in one transaction. Every
+	// way out of a turn stores them (fail and cancelled too, so a failing
+	// model loses nothing the user wrote); a crash in between loses them,
+	// but the bot's inbox then runs the update again.
 	unsaved []store.Message
 
 	calls    int      // model calls made
@@ -192,6 +192,9 @@ func (t *turn) fail(ctx context.Context, userText string, err error) error {
 		return t.cancelled(ctx)
 	}
 	t.a.logger.Error("turn failed", "chat", t.caller.ChatID, "user", t.caller.UserID, "err", err)
+	if err := t.append(context.WithoutCancel(ctx)); err != nil {
+		t.a.logger.Error("store the failed turn's messages", "chat", t.caller.ChatID, "err", err)
+	}
 	t.emit.send(Event{Kind: EventError, Text: userText})
 	return err
 }
@@ -247,10 +250,10 @@ func (t *turn) loop(ctx context.Context) error {
 			}
 			return t.fail(ctx, msg, err)
 		}
-		t.unsaved = []store.Message{{
+		t.unsaved = append(t.unsaved, store.Message{
 			Role: RoleAssistant, Content: resp.Content,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		}}
+		})
 
 		if len(reply.Blocks) == 0 {
 			if strings.TrimSpace(reply.Text) == "" {
@@ -343,7 +346,11 @@ func (t *turn) limitMessage() string {
 func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
 	a := t.a
 	sys := a.systemPrompt(cat)
-	msgs := modelMessages(sys, fit(t.history, a.cfg.MaxContextTokens, estimate(sys)))
+	history := t.history
+	if len(t.unsaved) > 0 {
+		history = append(history[:len(history):len(history)], t.unsaved...)
+	}
+	msgs := modelMessages(sys, fit(history, a.cfg.MaxContextTokens, estimate(sys)))
 	temp := float32(math.Max(0, math.Round((float64(a.cfg.Temperature)-0.1*float64(t.mistakes))*100)/100))
 
 	parser := executor.NewParser()
