@@ -251,10 +251,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.pollCtx.set(pollCtx)
 
 	var loops sync.WaitGroup
-	loops.Add(3)
+	loops.Add(2)
 	go func() { defer loops.Done(); b.pollLoop(pollCtx) }()
 	go func() { defer loops.Done(); b.dispatchLoop(ctx) }()
-	go func() { defer loops.Done(); b.expireLoop(ctx) }()
+	// Expiry continues turns, so it gets the same grace as they do.
+	b.work.Add(1)
+	go func() { defer b.work.Done(); b.expireLoop(ctx) }()
 	<-ctx.Done()
 	loops.Wait()
 	b.logger.Info("stopping: polling stopped, waiting for running turns", "grace", b.cfg.ShutdownGrace)

@@ -211,6 +211,10 @@ func TestServers(t *testing.T) {
 	if m.Buttons()[0] != "Enable srv00=s:e:0:srv00" {
 		t.Errorf("after disable, first button: %q", m.Buttons()[0])
 	}
+	cb = fake.Press(admin, admin, m.ID, "s:r:0:srv01")
+	if ans := waitAnswer(t, fake, cb); !ans.ShowAlert || !strings.Contains(ans.Text, "no such file") {
+		t.Errorf("failed restart: %+v", ans)
+	}
 	cb = fake.Press(admin, admin, m.ID, "s:p:1:")
 	waitAnswer(t, fake, cb)
 	waitText(t, fake, admin, "page 2 of 2")

@@ -388,39 +388,61 @@ func (b *Bot) handleServerPress(cq *tgbotapi.CallbackQuery) {
 		return
 	}
 	page, _ := strconv.Atoi(parts[2])
-	ack := ""
-	if parts[1] != "p" {
-		s, ok := findServer(b.hub.Catalog(), parts[3])
-		if !ok {
-			b.answerCallback(ctx, cq.ID, "That server is no longer configured.", true)
-			return
-		}
-		actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		var err error
-		switch parts[1] {
-		case "d":
-			err, ack = b.hub.SetEnabled(actx, s.Name, false), "Disabled "+s.Name
-		case "e":
-			err, ack = b.hub.SetEnabled(actx, s.Name, true), "Enabled "+s.Name
-		case "r":
-			err, ack = b.hub.Restart(actx, s.Name), "Restarted "+s.Name
-		default:
-			cancel()
-			b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
-			return
-		}
-		cancel()
-		if err != nil {
-			b.logger.Error("/servers action", "server", s.Name, "action", parts[1], "err", err)
-			b.answerCallback(ctx, cq.ID, shorten(fmt.Sprintf("%s failed: %v", ack, err), 190), true)
-			ack = ""
-		}
+	if parts[1] == "p" {
+		b.answerCallback(ctx, cq.ID, "", false)
+		b.editServers(cq, page, "")
+		return
 	}
+	s, ok := findServer(b.hub.Catalog(), parts[3])
+	if !ok {
+		b.answerCallback(ctx, cq.ID, "That server is no longer configured.", true)
+		return
+	}
+	var act func(context.Context) error
+	var done string
+	switch parts[1] {
+	case "d":
+		act, done = func(ctx context.Context) error { return b.hub.SetEnabled(ctx, s.Name, false) }, "Disabled "+s.Name
+	case "e":
+		act, done = func(ctx context.Context) error { return b.hub.SetEnabled(ctx, s.Name, true) }, "Enabled "+s.Name
+	case "r":
+		act, done = func(ctx context.Context) error { return b.hub.Restart(ctx, s.Name) }, "Restarted "+s.Name
+	default:
+		b.answerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	}
+	// Starting a server can take a while: past pressAckAfter the button
+	// stops spinning and any failure shows in the message instead.
+	var once sync.Once
+	var early atomic.Bool
+	timer := time.AfterFunc(pressAckAfter, func() {
+		once.Do(func() { early.Store(true); b.answerCallback(ctx, cq.ID, "Working on it…", false) })
+	})
+	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err := act(actx)
+	cancel()
+	timer.Stop()
+	note := ""
+	if err != nil {
+		b.logger.Error("/servers action", "server", s.Name, "action", parts[1], "err", err)
+		msg := shorten(fmt.Sprintf("Could not do that to %s: %v", s.Name, err), 190)
+		once.Do(func() { b.answerCallback(ctx, cq.ID, msg, true) })
+		if early.Load() {
+			note = "⚠️ " + escape(msg)
+		}
+	} else {
+		once.Do(func() { b.answerCallback(ctx, cq.ID, shorten(done, 190), false) })
+	}
+	b.editServers(cq, page, note)
+}
+
+// editServers redraws the /servers message on page, with an optional note.
+func (b *Bot) editServers(cq *tgbotapi.CallbackQuery, page int, note string) {
 	html, kb := b.serversView(page)
-	if err := b.editHTML(ctx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
-		b.logger.Error("edit /servers", "err", err)
+	if note != "" {
+		html += "\n\n" + note
 	}
-	if ack != "" || parts[1] == "p" {
-		b.answerCallback(ctx, cq.ID, shorten(ack, 190), false)
+	if err := b.editHTML(b.baseCtx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
+		b.logger.Error("edit /servers", "err", err)
 	}
 }

@@ -3,6 +3,7 @@ package bot_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -223,6 +224,9 @@ func (h *fakeHub) SetEnabled(ctx context.Context, name string, enabled bool) err
 }
 
 func (h *fakeHub) Restart(ctx context.Context, name string) error {
+	if name == "srv01" {
+		return errors.New("exec: no such file")
+	}
 	return h.set(name, hub.StatusRunning)
 }
 

@@ -48,7 +48,11 @@ func (b *Bot) pollLoop(ctx context.Context) {
 			} else {
 				b.logger.Warn("getUpdates failed; backing off", "err", err, "in", delay)
 			}
-			if !sleep(ctx, delay) {
+			wait := delay
+			if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+				wait = time.Duration(apiErr.RetryAfter) * time.Second
+			}
+			if !sleep(ctx, wait) {
 				return
 			}
 			delay = min(delay*2, b.cfg.RetryMax)

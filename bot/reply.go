@@ -40,7 +40,8 @@ type reply struct {
 	draft     int
 	draftHTML string
 	lastDraft time.Time
-	done      bool // a terminal event was handled
+	firstText time.Time // of the current model call's text
+	done      bool      // a terminal event was handled
 
 	stopTyping chan struct{}
 	typingDone chan struct{}
@@ -115,6 +116,7 @@ func (r *reply) emit(ev agent.Event) {
 		if ev.Tool == "" && ev.URI != "" {
 			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", escape(shorten(ev.URI, 80)), escape(ev.Server))
 		}
+		r.firstText = time.Time{} // the next model call streams afresh
 		r.tools = append(r.tools, "⏳ "+what)
 		lines := append([]string(nil), r.tools...)
 		lines[len(lines)-1] = "⏳ Calling " + what + "…"
@@ -180,7 +182,15 @@ func (r *reply) statusLocked(ctx context.Context, html string) {
 // streamLocked shows the model's text as it grows, at most one edit per
 // StreamInterval, in private chats only (groups get only the final text).
 func (r *reply) streamLocked(ctx context.Context, text string) {
-	if !r.private || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
+	if !r.private {
+		return
+	}
+	// No draft for text that comes and goes within one interval (a line
+	// before a tool call, a short answer): it would only flicker.
+	if r.firstText.IsZero() {
+		r.firstText = time.Now()
+	}
+	if time.Since(r.firstText) < r.b.cfg.StreamInterval || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
 		return
 	}
 	parts := SplitHTML(RenderHTML(text), MaxMessageLen-10)
