@@ -35,6 +35,8 @@ type batchCall struct {
 	// Text is the outcome for the model once the call ran, was refused or
 	// failed its check; "" while it is still to run.
 	Text string `json:"text,omitempty"`
+	// OK: the call ran and succeeded.
+	OK bool `json:"ok,omitempty"`
 
 	call *executor.Call // the checked call, when still in memory
 }
@@ -117,7 +119,7 @@ func (t *turn) runReady(ctx context.Context, b *batch) {
 	wg.Wait()
 	for i, c := range b.Calls {
 		if ran[i] {
-			t.done = append(t.done, fmt.Sprintf("%s %s", describe(c), okWord(strings.Contains(firstLine(c.Text), "] Result:"))))
+			t.done = append(t.done, describe(c)+" "+okWord(c.OK))
 		}
 	}
 }
@@ -151,7 +153,7 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall) {
 	}
 	t.emit.send(Event{Kind: EventToolStart, Server: call.Server, Tool: call.Tool, URI: call.URI})
 	o := t.a.exec.RunOne(ctx, t.caller, call)
-	bc.Text = o.Text
+	bc.Text, bc.OK = o.Text, o.OK
 	status := "ok"
 	switch {
 	case o.Err != nil && ctx.Err() != nil:
