@@ -103,9 +103,10 @@ type Config struct {
 	// once per catalog Version. Default prompt.Build.
 	SystemPrompt func(hub.Catalog) string
 
-	// Temperature is the model's usual temperature. After a reply with an
-	// invalid tool call the next call is made 0.1 cooler per mistake in a
-	// row, down to 0, to pull a confused model towards the format.
+	// Temperature is the model's usual temperature, sent on every call in
+	// place of the model client's own. After a reply with an invalid tool
+	// call the next call is made 0.1 cooler per mistake in a row, down to
+	// 0, to pull a confused model towards the format.
 	Temperature float32
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
