@@ -151,6 +151,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 		{"cut off", "<use_mcp_tool><server_name>everything</server_name><tool_name>echo", "cut off"},
 		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
 		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
+		{"tool name as a tag", "<echo><message>hi</message></echo>", "You wrote <echo> as a tag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -148,7 +148,11 @@ func firstLine(s string) string {
 func (t *turn) runOne(ctx context.Context, bc *batchCall) {
 	call, err := bc.toCall()
 	if err != nil {
-		bc.Text = executor.Header(bc.Name, bc.Server, bc.Tool, false) + "\n" + err.Error()
+		target := bc.Tool
+		if bc.Name == executor.AccessMCPResource {
+			target = bc.URI
+		}
+		bc.Text = executor.Header(bc.Name, bc.Server, target, false) + "\n" + err.Error()
 		return
 	}
 	t.emit.send(Event{Kind: EventToolStart, Server: call.Server, Tool: call.Tool, URI: call.URI})

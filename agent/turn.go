@@ -262,6 +262,14 @@ func (t *turn) loop(ctx context.Context) error {
 				}
 				continue
 			}
+			// A call written in a shape the parser does not take would
+			// otherwise reach the user as the answer, tags and all.
+			if err := executor.CheckText(cat, reply.Text); err != nil {
+				if err := t.mistake(ctx, err.Error()); err != nil {
+					return err
+				}
+				continue
+			}
 			return t.finish(ctx, reply.Text)
 		}
 
