@@ -115,3 +115,26 @@ func TestSplitPlain(t *testing.T) {
 		t.Errorf("lost lines: %d", strings.Count(got.String(), "<x>"))
 	}
 }
+
+// FuzzRenderHTML: any Markdown renders to HTML Telegram accepts, and
+// every split part stays within the limit and is accepted too.
+func FuzzRenderHTML(f *testing.F) {
+	for _, s := range []string{"a < b & c", "**x** _y_ `z`", "```go\n<&>\n```", "> q\n\n- a\n- b", "[l](http://x/?a=1&b=2)", "<use_mcp_tool>x", "| a |\n|---|\n| <b> |"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, md string) {
+		h := bot.RenderHTML(md)
+		if _, err := tgfake.ParseHTML(h); err != nil {
+			t.Fatalf("RenderHTML(%q) = %q: %v", md, h, err)
+		}
+		for _, part := range bot.SplitHTML(h, 64) {
+			plain, err := tgfake.ParseHTML(part)
+			if err != nil {
+				t.Fatalf("part %q: %v", part, err)
+			}
+			if tgfake.Len(plain) > 64 {
+				t.Fatalf("part %q too long", part)
+			}
+		}
+	})
+}
