@@ -396,6 +396,23 @@ func TestRunRejectsBadToken(t *testing.T) {
 	}
 }
 
+func TestOneChatInOrder(t *testing.T) {
+	fake := tgfake.New(t)
+	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
+	for i := range 8 {
+		fake.Text(alice, alice, fmt.Sprintf("n%d", i))
+	}
+	waitText(t, fake, alice, "echo: n7")
+	var got []string
+	for _, m := range fake.Messages(alice) {
+		got = append(got, m.Plain)
+	}
+	want := []string{"echo: n0", "echo: n1", "echo: n2", "echo: n3", "echo: n4", "echo: n5", "echo: n6", "echo: n7"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("replies out of order: %q", got)
+	}
+}
+
 func TestNewValidates(t *testing.T) {
 	if _, err := bot.New(bot.Config{}, newFakeAgent(), newFakeHub(0), nil); err == nil {
 		t.Errorf("New without token: no error")

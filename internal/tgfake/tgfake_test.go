@@ -165,3 +165,28 @@ func TestGetUpdates(t *testing.T) {
 		t.Errorf("unconfirmed after offset: %d", n)
 	}
 }
+
+func TestJSONBody(t *testing.T) {
+	fake := tgfake.New(t)
+	body := `{"chat_id": 5, "text": "<b>hi</b>", "parse_mode": "HTML", "reply_markup": {"inline_keyboard": [[{"text": "x", "callback_data": "q:1:0"}]]}}`
+	resp, err := http.Post(fake.URL()+"/bot"+tgfake.Token+"/sendMessage", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	msgs := fake.Messages(5)
+	if len(msgs) != 1 || msgs[0].Plain != "hi" || len(msgs[0].Buttons()) != 1 {
+		t.Errorf("got %+v", msgs)
+	}
+	resp, err = http.Post(fake.URL()+"/botWRONG/getMe", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("wrong token: status %d, want 401", resp.StatusCode)
+	}
+}
