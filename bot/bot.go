@@ -309,19 +309,31 @@ func (b *Bot) connect(ctx context.Context) error {
 	}
 }
 
-// commands is what setMyCommands registers.
-var commands = []tgbotapi.BotCommand{
-	{Command: "start", Description: "What this bot can do"},
-	{Command: "help", Description: "How to use it"},
-	{Command: "reset", Description: "Start a new conversation"},
-	{Command: "tools", Description: "Connected servers and their tools"},
-	{Command: "cancel", Description: "Stop the running request"},
-	{Command: "servers", Description: "Manage MCP servers (admins)"},
-}
+// commands is what setMyCommands registers for everyone; admins also get
+// adminCommands in their private chat with the bot.
+var (
+	commands = []tgbotapi.BotCommand{
+		{Command: "start", Description: "What this bot can do"},
+		{Command: "help", Description: "How to use it"},
+		{Command: "reset", Description: "Start a new conversation"},
+		{Command: "tools", Description: "Connected servers and their tools"},
+		{Command: "cancel", Description: "Stop the running request"},
+	}
+	adminCommands = append(append([]tgbotapi.BotCommand(nil), commands...),
+		tgbotapi.BotCommand{Command: "servers", Description: "Manage the MCP servers"})
+)
 
 func (b *Bot) registerCommands(ctx context.Context) {
 	if _, err := b.request(ctx, tgbotapi.NewSetMyCommands(commands...)); err != nil {
 		b.logger.Warn("setMyCommands failed; the command menu may be stale", "err", err)
+	}
+	for id := range b.admins {
+		// Fails with "chat not found" until the admin has talked to the
+		// bot once; /servers works regardless.
+		scope := tgbotapi.NewBotCommandScopeChat(id)
+		if _, err := b.request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, adminCommands...)); err != nil {
+			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
+		}
 	}
 }
 

@@ -44,8 +44,8 @@ func TestToolRoundTrip(t *testing.T) {
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")
 	}
-	if got := len(fake.Commands()); got != 6 {
-		t.Errorf("setMyCommands registered %d commands, want 6", got)
+	if got := len(fake.Commands(0)); got != 5 {
+		t.Errorf("setMyCommands registered %d commands for everyone, want 5", got)
 	}
 }
 
@@ -410,6 +410,16 @@ func TestOneChatInOrder(t *testing.T) {
 	want := []string{"echo: n0", "echo: n1", "echo: n2", "echo: n3", "echo: n4", "echo: n5", "echo: n6", "echo: n7"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("replies out of order: %q", got)
+	}
+}
+
+func TestAdminCommandMenu(t *testing.T) {
+	fake := tgfake.New(t)
+	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
+	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
+	waitText(t, fake, admin, "echo: hello")
+	if got := fake.Commands(admin); len(got) != 6 || got[5].Command != "servers" {
+		t.Errorf("admin menu: %+v", got)
 	}
 }
 

@@ -87,7 +87,8 @@ func (b *Bot) pollLoop(ctx context.Context) {
 // getUpdates fetches one batch, keeping each update's raw JSON for the
 // inbox so that fields this library version does not know survive.
 func (b *Bot) getUpdates(offset int64, timeout int) ([]store.InboxItem, error) {
-	resp, err := b.poll.Request(tgbotapi.UpdateConfig{Offset: int(offset), Timeout: timeout, Limit: 100})
+	resp, err := b.poll.Request(tgbotapi.UpdateConfig{Offset: int(offset), Timeout: timeout, Limit: 100,
+		AllowedUpdates: []string{"message", "callback_query"}})
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ type Server struct {
 	nextCB    int
 	calls     []Call
 	fails     map[string][]failure
-	commands  []tgbotapi.BotCommand
+	commands  map[string][]tgbotapi.BotCommand // by scope JSON, "" for the default
 	actions   map[int64]int
 }
 
@@ -116,6 +116,7 @@ func New(t testing.TB) *Server {
 		callbacks: map[string]*callback{},
 		fails:     map[string][]failure{},
 		actions:   map[int64]int{},
+		commands:  map[string][]tgbotapi.BotCommand{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
@@ -243,11 +244,16 @@ func (s *Server) Calls(method string) []Call {
 	return out
 }
 
-// Commands returns the commands set with setMyCommands.
-func (s *Server) Commands() []tgbotapi.BotCommand {
+// Commands returns the commands set with setMyCommands for the default
+// scope, or for one private chat when chatID is not 0.
+func (s *Server) Commands(chatID int64) []tgbotapi.BotCommand {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]tgbotapi.BotCommand(nil), s.commands...)
+	key := ""
+	if chatID != 0 {
+		key = fmt.Sprintf("chat:%d", chatID)
+	}
+	return append([]tgbotapi.BotCommand(nil), s.commands[key]...)
 }
 
 // Actions returns how many chat actions were sent to chatID.
@@ -728,7 +734,24 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 				return nil, badRequest("BOT_COMMAND_INVALID")
 			}
 		}
-		s.commands = cmds
+		key := ""
+		if raw := p["scope"]; raw != "" {
+			var scope tgbotapi.BotCommandScope
+			if err := json.Unmarshal([]byte(raw), &scope); err != nil {
+				return nil, badRequest("can't parse BotCommandScope JSON object")
+			}
+			switch scope.Type {
+			case "default":
+			case "chat":
+				if len(s.msgs[scope.ChatID]) == 0 {
+					return nil, badRequest("chat not found")
+				}
+				key = fmt.Sprintf("chat:%d", scope.ChatID)
+			default:
+				key = scope.Type
+			}
+		}
+		s.commands[key] = cmds
 		return true, nil
 	}
 	return nil, &apiError{code: 404, desc: "Not Found"}
