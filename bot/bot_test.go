@@ -265,8 +265,11 @@ func TestGroups(t *testing.T) {
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
 	fake.Text(group, alice, "chatter among humans")
 	fake.Text(group, alice, "/help@otherbot")
-	fake.Text(group, alice, "hey @mcpgram_bot hello")
+	asked := fake.Text(group, alice, "hey @mcpgram_bot hello")
 	m := waitText(t, fake, group, "echo: hey hello")
+	if m.ReplyTo != asked {
+		t.Errorf("group answer replies to message %d, want %d", m.ReplyTo, asked)
+	}
 	fake.Send(tgfake.Incoming{ChatID: group, UserID: bob, Text: "and you?", ReplyTo: m.ID})
 	waitText(t, fake, group, "echo: and you?")
 	fake.Text(group, bob, "/help@mcpgram_bot")

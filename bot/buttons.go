@@ -103,7 +103,7 @@ func (b *Bot) closeCard(c *card, line string) {
 	}
 }
 
-func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, q *agent.Question) {
+func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int, q *agent.Question) {
 	html := "❓ " + RenderHTML(q.Text)
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
@@ -114,7 +114,7 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, q *agent.Que
 	if len(rows) > 0 {
 		markup = tgbotapi.NewInlineKeyboardMarkup(rows...)
 	}
-	m, err := b.sendLong(ctx, chatID, html, markup)
+	m, err := b.sendLong(ctx, chatID, replyTo, html, markup)
 	if err != nil {
 		b.logger.Error("send question", "chat", chatID, "err", err)
 		return
@@ -127,7 +127,7 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, q *agent.Que
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, a *agent.Approval) {
+func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int, a *agent.Approval) {
 	args := shorten(prettyArgs(a.Arguments), 1500)
 	html := fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:\n<pre><code class=\"language-json\">%s</code></pre>",
 		escape(a.Tool), escape(a.Server), escape(args))
@@ -142,7 +142,7 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, a *agent.App
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(
 			tgbotapi.NewInlineKeyboardButtonData("♾ Always allow "+shorten(a.Tool, 30), fmt.Sprintf("a:%d:A", a.PendingID))))
 	}
-	m, err := b.sendHTML(ctx, chatID, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
+	m, err := b.sendHTML(ctx, chatID, replyTo, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
 	if err != nil {
 		b.logger.Error("send approval", "chat", chatID, "err", err)
 		return
@@ -232,7 +232,7 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 		})
 	}
 	timer := time.AfterFunc(pressAckAfter, onFirst)
-	err = b.runTurn(c, chatID, user, req, onFirst)
+	err = b.runTurn(c, chatID, user, 0, req, onFirst)
 	timer.Stop()
 	if accepted.Load() {
 		return
@@ -365,7 +365,7 @@ func (b *Bot) showServers(chatID, user int64) {
 	if len(kb.InlineKeyboard) > 0 {
 		markup = kb
 	}
-	if _, err := b.sendHTML(b.baseCtx, chatID, html, markup); err != nil {
+	if _, err := b.sendHTML(b.baseCtx, chatID, 0, html, markup); err != nil {
 		b.logger.Error("send /servers", "chat", chatID, "err", err)
 	}
 }

@@ -187,7 +187,7 @@ func (b *Bot) stripMention(text string) string {
 }
 
 func (b *Bot) say(chatID int64, html string) {
-	if _, err := b.sendLong(b.baseCtx, chatID, html, nil); err != nil {
+	if _, err := b.sendLong(b.baseCtx, chatID, 0, html, nil); err != nil {
 		b.logger.Error("send message", "chat", chatID, "err", err)
 	}
 }
@@ -255,7 +255,12 @@ func (b *Bot) handleMessage(c *chat, m *tgbotapi.Message) {
 	// A typed message answers an open question or denies an open
 	// approval (the agent decides); either way its buttons are done.
 	b.closeOpenCardFor(chatID, user)
-	b.runTurn(c, chatID, user, agent.Request{Caller: caller(user, chatID), Text: text}, nil)
+	// In groups the reply quotes the message, as several people may talk.
+	replyTo := 0
+	if !private {
+		replyTo = m.MessageID
+	}
+	b.runTurn(c, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text}, nil)
 }
 
 func (b *Bot) handleCancel(m *tgbotapi.Message) {
@@ -281,7 +286,7 @@ func (b *Bot) handleCancel(m *tgbotapi.Message) {
 
 // runTurn runs one agent turn with the chat's reply machinery, inside the
 // global cap on running turns. onFirst runs before the first event.
-func (b *Bot) runTurn(c *chat, chatID, user int64, req agent.Request, onFirst func()) error {
+func (b *Bot) runTurn(c *chat, chatID, user int64, replyTo int, req agent.Request, onFirst func()) error {
 	ctx, cancel := context.WithCancel(b.baseCtx)
 	defer cancel()
 	b.mu.Lock()
@@ -299,7 +304,7 @@ func (b *Bot) runTurn(c *chat, chatID, user int64, req agent.Request, onFirst fu
 	}
 	defer func() { <-b.sem }()
 
-	r := b.newReply(ctx, chatID, user, true, onFirst)
+	r := b.newReply(ctx, chatID, user, replyTo, true, onFirst)
 	err := b.agent.Turn(ctx, req, r.emit)
 	r.finish()
 	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) {

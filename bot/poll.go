@@ -231,7 +231,7 @@ func (b *Bot) expireLoop(ctx context.Context) {
 		var replies []*reply
 		emitFor := func(chatID string) func(agent.Event) {
 			id, _ := strconv.ParseInt(chatID, 10, 64)
-			r := b.newReply(b.baseCtx, id, 0, false, func() {
+			r := b.newReply(b.baseCtx, id, 0, 0, false, func() {
 				b.closeOpenCard(id, "approval", "⌛ <i>Expired: denied.</i>")
 			})
 			replies = append(replies, r)

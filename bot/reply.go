@@ -29,6 +29,7 @@ type reply struct {
 	ctx     context.Context
 	chatID  int64
 	user    int64
+	replyTo int // the user's message, quoted by the final message in groups
 	private bool
 
 	first   sync.Once
@@ -47,8 +48,8 @@ type reply struct {
 	typingDone chan struct{}
 }
 
-func (b *Bot) newReply(ctx context.Context, chatID, user int64, typing bool, onFirst func()) *reply {
-	r := &reply{b: b, ctx: ctx, chatID: chatID, user: user, private: chatID > 0, onFirst: onFirst}
+func (b *Bot) newReply(ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func()) *reply {
+	r := &reply{b: b, ctx: ctx, chatID: chatID, user: user, replyTo: replyTo, private: chatID > 0, onFirst: onFirst}
 	if typing {
 		r.stopTyping = make(chan struct{})
 		r.typingDone = make(chan struct{})
@@ -138,20 +139,20 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
-		if _, err := r.b.sendLong(ctx, r.chatID, RenderHTML(ev.Text), nil); err != nil {
+		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, RenderHTML(ev.Text), nil); err != nil {
 			r.b.logger.Error("send answer", "chat", r.chatID, "err", err)
 		}
 	case agent.EventQuestion:
 		r.done = true
 		r.dropDraftLocked(ctx)
 		if ev.Question != nil {
-			r.b.sendQuestion(ctx, r.chatID, r.user, ev.Question)
+			r.b.sendQuestion(ctx, r.chatID, r.user, r.replyTo, ev.Question)
 		}
 	case agent.EventApproval:
 		r.done = true
 		r.dropDraftLocked(ctx)
 		if ev.Approval != nil {
-			r.b.sendApproval(ctx, r.chatID, r.user, ev.Approval)
+			r.b.sendApproval(ctx, r.chatID, r.user, r.replyTo, ev.Approval)
 		}
 	case agent.EventError:
 		r.done = true
@@ -160,7 +161,9 @@ func (r *reply) emit(ev agent.Event) {
 		if text == "" {
 			text = "Sorry, something went wrong."
 		}
-		r.b.say(r.chatID, escape(text))
+		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, escape(text), nil); err != nil {
+			r.b.logger.Error("send error message", "chat", r.chatID, "err", err)
+		}
 	}
 }
 
@@ -171,7 +174,7 @@ func (r *reply) statusLocked(ctx context.Context, html string) {
 		}
 		return
 	}
-	m, err := r.b.sendHTML(ctx, r.chatID, html, nil)
+	m, err := r.b.sendHTML(ctx, r.chatID, 0, html, nil)
 	if err != nil {
 		r.b.logger.Debug("send status", "err", err)
 		return
@@ -209,7 +212,7 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 		}
 		return
 	}
-	m, err := r.b.sendHTML(ctx, r.chatID, html, nil)
+	m, err := r.b.sendHTML(ctx, r.chatID, 0, html, nil)
 	if err != nil {
 		r.b.logger.Debug("send draft", "err", err)
 		return

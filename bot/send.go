@@ -90,8 +90,10 @@ func (b *Bot) send(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message,
 
 // sendHTML sends one part of HTML, falling back to plain text when
 // Telegram rejects the markup, so nothing is ever silently dropped.
-func (b *Bot) sendHTML(ctx context.Context, chatID int64, html string, markup any) (tgbotapi.Message, error) {
+func (b *Bot) sendHTML(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error) {
 	msg := tgbotapi.NewMessage(chatID, html)
+	msg.ReplyToMessageID = replyTo
+	msg.AllowSendingWithoutReply = true
 	msg.ParseMode = tgbotapi.ModeHTML
 	msg.DisableWebPagePreview = true
 	msg.ReplyMarkup = markup
@@ -118,9 +120,9 @@ func (b *Bot) editHTML(ctx context.Context, chatID int64, msgID int, html string
 	return err
 }
 
-// sendLong renders nothing: it splits html into parts and sends each,
-// putting markup on the last one.
-func (b *Bot) sendLong(ctx context.Context, chatID int64, html string, markup any) (tgbotapi.Message, error) {
+// sendLong splits html into parts and sends each, the first as a reply to
+// message replyTo (0: none), markup on the last one.
+func (b *Bot) sendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error) {
 	parts := SplitHTML(html, MaxMessageLen)
 	if len(parts) == 0 {
 		parts = []string{"…"}
@@ -131,7 +133,11 @@ func (b *Bot) sendLong(ctx context.Context, chatID int64, html string, markup an
 		if i == len(parts)-1 {
 			mk = markup
 		}
-		m, err := b.sendHTML(ctx, chatID, p, mk)
+		rt := 0
+		if i == 0 {
+			rt = replyTo
+		}
+		m, err := b.sendHTML(ctx, chatID, rt, p, mk)
 		var apiErr *tgbotapi.Error
 		if err != nil && errors.As(err, &apiErr) && apiErr.Code == http.StatusBadRequest {
 			// Telegram disagrees with our HTML or our count: send the
