@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -116,6 +117,12 @@ func (c *Config) setDefaults() {
 	}
 }
 
+const (
+	draftsUnknown int32 = iota
+	draftsOn
+	draftsOff
+)
+
 // A Bot is the Telegram front end. Run it once; Close it after Run returns.
 type Bot struct {
 	cfg    Config
@@ -149,6 +156,10 @@ type Bot struct {
 	limiters     map[int64]*userLimit
 	stopping     bool
 	work         sync.WaitGroup // chat workers and out-of-band handlers
+
+	// drafts says whether the server has sendMessageDraft: draftsUnknown
+	// until the first try, then draftsOn or draftsOff.
+	drafts atomic.Int32
 
 	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
 	openCards map[int64]*card // chat -> its newest live card; under mu

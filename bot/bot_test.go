@@ -426,6 +426,51 @@ func TestAdminCommandMenu(t *testing.T) {
 	}
 }
 
+func TestStreaming(t *testing.T) {
+	t.Run("sendMessageDraft", func(t *testing.T) {
+		fake := tgfake.New(t)
+		fake.EnableDrafts()
+		startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
+		fake.Text(alice, alice, "stream")
+		waitText(t, fake, alice, "word4 <&> end")
+		drafts := fake.Drafts(alice)
+		if len(drafts) < 2 || !strings.Contains(drafts[len(drafts)-1], "word") {
+			t.Errorf("drafts: %q", drafts)
+		}
+		if n := len(fake.Calls("deleteMessage")); n != 0 || len(fake.Messages(alice)) != 1 {
+			t.Errorf("with drafts: %d deletes, %d messages; want 0 and 1", n, len(fake.Messages(alice)))
+		}
+	})
+	t.Run("edits", func(t *testing.T) {
+		fake := tgfake.New(t)
+		h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
+		fake.Text(alice, alice, "stream")
+		waitText(t, fake, alice, "word4 <&> end")
+		edits := 0
+		for _, c := range fake.Calls("editMessageText") {
+			if strings.Contains(c.Params["text"], "word") {
+				edits++
+			}
+		}
+		if edits == 0 || len(fake.Calls("deleteMessage")) != 1 || len(fake.Messages(alice)) != 1 {
+			t.Errorf("fallback: %d draft edits, %d deletes, %d messages\n%s", edits, len(fake.Calls("deleteMessage")), len(fake.Messages(alice)), fake.Dump())
+		}
+		if !strings.Contains(h.log.String(), "lacks sendMessageDraft") {
+			t.Errorf("no log line about the fallback")
+		}
+	})
+	t.Run("groups get only the answer", func(t *testing.T) {
+		fake := tgfake.New(t)
+		fake.EnableDrafts()
+		startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
+		fake.Text(-5, alice, "@mcpgram_bot stream")
+		waitText(t, fake, -5, "word4 <&> end")
+		if len(fake.Calls("sendMessageDraft")) != 0 || len(fake.Calls("editMessageText")) != 0 {
+			t.Errorf("streamed in a group")
+		}
+	})
+}
+
 func TestNewValidates(t *testing.T) {
 	if _, err := bot.New(bot.Config{}, newFakeAgent(), newFakeHub(0), nil); err == nil {
 		t.Errorf("New without token: no error")

@@ -127,6 +127,14 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		case <-a.block:
 		}
 		emit(agent.Event{Kind: agent.EventAnswer, Text: "unblocked"})
+	case "stream":
+		text := ""
+		for i := range 5 {
+			text += fmt.Sprintf("word%d <&> ", i)
+			emit(agent.Event{Kind: agent.EventText, Text: text})
+			time.Sleep(30 * time.Millisecond)
+		}
+		emit(agent.Event{Kind: agent.EventAnswer, Text: text + "end"})
 	case "long":
 		var b strings.Builder
 		for i := range 400 {

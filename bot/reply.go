@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,10 +23,11 @@ import (
 // as the model streams (private chats), photos, and the final answer,
 // question or approval.
 //
-// Streaming uses throttled edits of a draft message rather than
-// sendMessageDraft: Bot API 5.5 servers (and local ones) lack the latter,
-// and edits work everywhere. The draft is deleted when the final message
-// is sent, so the answer arrives as a new message with a notification.
+// Streaming uses sendMessageDraft (Bot API 9.3+, private chats) where the
+// server has it: an ephemeral preview that the final sendMessage replaces.
+// Where it does not (older or local API servers answer 404), it falls back
+// to throttled edits of a draft message, deleted when the final message is
+// sent, so the answer always arrives as a new message with a notification.
 type reply struct {
 	b       *Bot
 	ctx     context.Context
@@ -38,7 +42,8 @@ type reply struct {
 	mu        sync.Mutex
 	status    int // message id of the status message
 	tools     []string
-	draft     int
+	draft     int   // message id of the edited draft (fallback)
+	draftID   int64 // sendMessageDraft's draft_id for this turn
 	draftHTML string
 	lastDraft time.Time
 	firstText time.Time // of the current model call's text
@@ -206,6 +211,9 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	}
 	r.lastDraft = time.Now()
 	r.draftHTML = html
+	if r.b.drafts.Load() != draftsOff && r.sendDraftLocked(html) {
+		return
+	}
 	if r.draft != 0 {
 		if err := r.b.editHTML(ctx, r.chatID, r.draft, html, nil); err != nil {
 			r.b.logger.Debug("edit draft", "err", err)
@@ -218,6 +226,36 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 		return
 	}
 	r.draft = m.MessageID
+}
+
+// sendDraftLocked streams html with sendMessageDraft and reports whether
+// that method is available; the first 404 or 400 turns it off for good.
+func (r *reply) sendDraftLocked(html string) bool {
+	if r.draftID == 0 {
+		r.draftID = rand.Int64N(1<<31-1) + 1
+	}
+	params := tgbotapi.Params{
+		"chat_id":    strconv.FormatInt(r.chatID, 10),
+		"draft_id":   strconv.FormatInt(r.draftID, 10),
+		"text":       html,
+		"parse_mode": tgbotapi.ModeHTML,
+	}
+	_, err := r.b.api.MakeRequest("sendMessageDraft", params)
+	if err == nil {
+		r.b.drafts.CompareAndSwap(draftsUnknown, draftsOn)
+		return true
+	}
+	var apiErr *tgbotapi.Error
+	if errors.As(err, &apiErr) && (apiErr.Code == http.StatusNotFound ||
+		(apiErr.Code == http.StatusBadRequest && r.b.drafts.Load() == draftsUnknown)) {
+		if r.b.drafts.CompareAndSwap(draftsUnknown, draftsOff) {
+			r.b.logger.Info("the Bot API server lacks sendMessageDraft; streaming by editing a message", "err", err)
+		}
+		return false
+	}
+	// A lost frame only delays the preview; the final message follows.
+	r.b.logger.Debug("sendMessageDraft", "err", err)
+	return true
 }
 
 func (r *reply) dropDraftLocked(ctx context.Context) {

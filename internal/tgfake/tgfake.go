@@ -104,6 +104,7 @@ type Server struct {
 	fails     map[string][]failure
 	commands  map[string][]tgbotapi.BotCommand // by scope JSON, "" for the default
 	actions   map[int64]int
+	drafts    map[int64][]string // nil: sendMessageDraft unsupported (404)
 }
 
 // New starts a fake Bot API and stops it when t ends.
@@ -261,6 +262,21 @@ func (s *Server) Actions(chatID int64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.actions[chatID]
+}
+
+// EnableDrafts makes the fake support sendMessageDraft (Bot API 9.3+);
+// without it the method is unknown (404), as on older API servers.
+func (s *Server) EnableDrafts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drafts = map[int64][]string{}
+}
+
+// Drafts returns the visible text of each draft frame streamed to chatID.
+func (s *Server) Drafts(chatID int64) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.drafts[chatID]...)
 }
 
 // Unconfirmed returns how many updates the bot has not yet confirmed.
@@ -723,6 +739,32 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 			return nil, badRequest("wrong parameter action in request")
 		}
 		s.actions[chat]++
+		return true, nil
+	case "sendMessageDraft":
+		if s.drafts == nil {
+			break
+		}
+		chat, e := s.chatID(p)
+		if e != nil {
+			return nil, e
+		}
+		if chat < 0 {
+			return nil, badRequest("draft can be sent only to private chats")
+		}
+		if id, _ := strconv.ParseInt(p["draft_id"], 10, 64); id == 0 {
+			return nil, badRequest("draft_id must be non-zero")
+		}
+		plain := p["text"]
+		if strings.EqualFold(p["parse_mode"], "html") {
+			var err error
+			if plain, err = ParseHTML(p["text"]); err != nil {
+				return nil, badRequest("%v", err)
+			}
+		}
+		if Len(plain) > 4096 {
+			return nil, badRequest("message is too long")
+		}
+		s.drafts[chat] = append(s.drafts[chat], plain)
 		return true, nil
 	case "setMyCommands":
 		var cmds []tgbotapi.BotCommand
