@@ -196,6 +196,10 @@ func (b *Bot) pruneInbox(ctx context.Context) {
 // doneLoop, off the reply's path: each one is a synchronous=FULL commit on
 // the store's single writer, and hundreds of chats finishing at once
 // would otherwise queue their fsyncs in front of the agents' writes.
+//
+// Handling is at least once: a crash after the reply went out and before
+// its mark is committed (a few milliseconds) handles the update again
+// after the restart. Marking first would instead risk losing the reply.
 func (b *Bot) markDone(id int64) {
 	b.doneCh <- id
 }
