@@ -33,7 +33,7 @@ func (b *Bot) pollLoop(ctx context.Context) {
 			return
 		}
 	}
-	timeout := int(b.cfg.PollTimeout / time.Second)
+	timeout := max(1, int(b.cfg.PollTimeout/time.Second)) // 0 would be a busy loop
 	delay := b.cfg.RetryMin
 	for ctx.Err() == nil {
 		items, err := b.getUpdates(offset, timeout)
