@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 const sum = `{"a": 2, "b": 3}`
@@ -17,7 +18,7 @@ const sum = `{"a": 2, "b": 3}`
 // approvalEnv: echo runs freely, get-sum needs approval.
 func approvalEnv(t *testing.T, h llmfake.Handler) *env {
 	t.Helper()
-	return newEnv(t, h, setup{servers: map[string]any{"everything": everything(t, "echo")}})
+	return newEnv(t, h, setup{servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")}})
 }
 
 // ask runs the first turn up to the approval request.
@@ -100,7 +101,7 @@ func TestApprovalAlways(t *testing.T) {
 		llmfake.Text(useTool("everything", "get-sum", sum)),
 		llmfake.Text(useTool("everything", "get-sum", `{"a": 10, "b": 5}`)),
 		llmfake.Text(complete("15")),
-	), setup{servers: map[string]any{"everything": everything(t, "echo")}, own: true})
+	), setup{servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")}, own: true})
 	ap := e.askApproval("add")
 	r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true, Always: true}})
 	if err != nil {
@@ -218,7 +219,7 @@ func TestAutoApproveAll(t *testing.T) {
 		llmfake.Text(useTool("everything", "get-sum", sum)),
 		llmfake.Text(complete("5")),
 	), setup{
-		servers: map[string]any{"everything": everything(t)},
+		servers: map[string]any{"everything": testenv.EverythingEntry(t)},
 		config:  func(c *agent.Config) { c.AutoApproveAll = true },
 	})
 	if got := e.say("add").last(t); got.Kind != agent.EventAnswer || got.Text != "5" {

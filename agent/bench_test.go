@@ -2,9 +2,7 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,23 +42,10 @@ func (scripted) Complete(_ context.Context, req llm.Request) (*llm.Response, err
 
 func benchHub(b *testing.B) *hub.Hub {
 	b.Helper()
-	dir := b.TempDir()
-	settings := filepath.Join(dir, "mcp-settings.json")
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+	settings := testenv.WriteSettings(b, b.TempDir(), map[string]any{
 		"calc": map[string]any{"command": testenv.Bundled(b, "mcp-calculator"), "autoApprove": []string{"calculate"}},
-	}})
-	if err := os.WriteFile(settings, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	h, err := hub.New(settings, hub.Options{NoWatch: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = h.Close() })
-	return h
+	})
+	return testenv.StartHub(b, settings, hub.Options{NoWatch: true})
 }
 
 // timedHub measures the time spent in tool calls, so a turn's own cost

@@ -85,14 +85,7 @@ func startHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := filepath.Join(dir, "mcp-settings.json")
-	if err := os.WriteFile(settings, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	settings := testenv.WriteSettings(t, dir, servers)
 	h, err := hub.New(settings, hub.Options{NoWatch: true, StopGrace: 200 * time.Millisecond, KillGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -111,21 +104,12 @@ func startHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	return h, settings
 }
 
-// everything is the settings entry of server-everything.
-func everything(t *testing.T, autoApprove ...string) map[string]any {
-	cmd, args := testenv.Everything(t)
-	if autoApprove == nil {
-		autoApprove = []string{}
-	}
-	return map[string]any{"command": cmd, "args": args, "autoApprove": autoApprove}
-}
-
 func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	t.Helper()
 	e := &env{t: t, now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	servers := s.servers
 	if servers == nil {
-		servers = map[string]any{"everything": everything(t, "echo", "get-sum", "trigger-long-running-operation")}
+		servers = map[string]any{"everything": testenv.EverythingEntry(t, "echo", "get-sum", "trigger-long-running-operation")}
 	}
 	if s.own {
 		e.hub, e.settings = startHub(t, servers)

@@ -100,28 +100,16 @@ func firstLineOf(s string) string {
 
 func newStack(t testing.TB, h llmfake.Handler, editAgent func(*agent.Config)) *stack {
 	t.Helper()
-	cmd, args := testenv.Everything(t)
 	dir := t.TempDir()
-	s := &stack{t: t, fake: tgfake.New(t), settings: filepath.Join(dir, "mcp-settings.json")}
-	settings := map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": cmd, "args": args, "autoApprove": []string{"echo", "get-tiny-image"}},
+	s := &stack{t: t, fake: tgfake.New(t)}
+	s.settings = testenv.WriteSettings(t, dir, map[string]any{
+		"everything": testenv.EverythingEntry(t, "echo", "get-tiny-image"),
 		"broken":     map[string]any{"command": filepath.Join(dir, "no-such-server")},
-	}}
-	b, _ := json.MarshalIndent(settings, "", "  ")
-	if err := os.WriteFile(s.settings, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	s.hub, err = hub.New(s.settings, hub.Options{NoWatch: true, StopGrace: 200 * time.Millisecond, KillGrace: 200 * time.Millisecond, RestartDelay: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
+	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true, RestartDelay: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := s.hub.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.hub.Close() })
+	var err error
 	s.db, err = store.Open(ctx, filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)

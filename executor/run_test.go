@@ -2,10 +2,7 @@ package executor_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,33 +194,8 @@ func TestDenied(t *testing.T) {
 // startEverything starts the real hub with the pinned reference server.
 func startEverything(t *testing.T) *hub.Hub {
 	t.Helper()
-	command, args := testenv.Everything(t)
-	dir := t.TempDir()
-	settings := map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": command, "args": args, "autoApprove": []string{"echo"}},
-	}}
-	b, err := json.Marshal(settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "mcp-settings.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h, err := hub.New(path, hub.Options{})
-	if err != nil {
-		t.Fatalf("hub.New: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("hub Close: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatalf("hub Start: %v", err)
-	}
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"everything": testenv.EverythingEntry(t, "echo")})
+	h := testenv.StartHub(t, path, hub.Options{NoWatch: true})
 	if s, ok := h.Catalog().Server("everything"); !ok || s.Status != hub.StatusRunning {
 		t.Fatalf("everything is not running: %+v", s)
 	}

@@ -1,7 +1,6 @@
 package prompt_test
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
@@ -194,26 +192,8 @@ func TestExamplesParse(t *testing.T) {
 // TestEverything builds the prompt from the real catalog of
 // @modelcontextprotocol/server-everything through the hub.
 func TestEverything(t *testing.T) {
-	command, args := testenv.Everything(t)
-	dir := t.TempDir()
-	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": command, "args": args}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "mcp-settings.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h, err := hub.New(path, hub.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"everything": testenv.EverythingEntry(t)})
+	h := testenv.StartHub(t, path, hub.Options{NoWatch: true})
 	cat := h.Catalog()
 	p := prompt.Build(cat)
 	for _, want := range []string{"## everything\n", "- echo: Echoes back the input string\n", "- get-sum: ", "demo://resource/dynamic/text/{resourceId}"} {

@@ -3,7 +3,6 @@ package main_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,17 +40,9 @@ func settings(t *testing.T, extra map[string]any) string {
 	for k, v := range extra {
 		servers[k] = v
 	}
-	b, err := json.Marshal(map[string]any{"mcpServers": servers})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	path := filepath.Join(dir, "mcp-settings.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testenv.WriteSettings(t, dir, servers)
 }
 
 func TestVersion(t *testing.T) {

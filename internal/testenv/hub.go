@@ -1,0 +1,66 @@
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// WriteSettings writes an mcp-settings.json holding servers (name to
+// settings entry) into dir and returns its path.
+func WriteSettings(t testing.TB, dir string, servers map[string]any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mcp-settings.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// EverythingEntry is the settings entry that runs the pinned
+// server-everything, with the given tools auto-approved.
+func EverythingEntry(t testing.TB, autoApprove ...string) map[string]any {
+	t.Helper()
+	command, args := Everything(t)
+	if autoApprove == nil {
+		autoApprove = []string{}
+	}
+	return map[string]any{"command": command, "args": args, "autoApprove": autoApprove}
+}
+
+// StartHub starts a hub on the settings file at path and closes it when
+// the test ends. Zero stop graces are shortened: a test has no patience
+// for a server that ignores its closed stdin.
+func StartHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
+	t.Helper()
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 200 * time.Millisecond
+	}
+	if opts.KillGrace == 0 {
+		opts.KillGrace = 200 * time.Millisecond
+	}
+	h, err := hub.New(path, opts)
+	if err != nil {
+		t.Fatalf("hub.New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("hub Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatalf("hub Start: %v", err)
+	}
+	return h
+}
