@@ -7,7 +7,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 NPM_DIR     := testdata/npm
 
-.PHONY: all build run test test-deps lint fmt-check vet staticcheck bench clean
+.PHONY: all build run test smoke test-deps lint fmt-check vet staticcheck bench clean
 
 all: build
 
@@ -20,8 +20,17 @@ run: build
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./$(BIN)/mcpgram run
 
 ## test: the whole suite, as CI runs it
-test: test-deps lint
+test: test-deps lint smoke
 	$(GO) test -race -count=1 ./...
+
+## smoke: the binaries that make build (and so the Docker image) ships start
+## the default mcp-settings.json and answer a call, in a scratch folder
+smoke: build
+	@tmp=$$(mktemp -d) && cd $$tmp && \
+	$(CURDIR)/$(BIN)/mcpgram version && \
+	$(CURDIR)/$(BIN)/mcpgram --mcp-settings $(CURDIR)/mcp-settings.json mcp list && \
+	$(CURDIR)/$(BIN)/mcpgram --mcp-settings $(CURDIR)/mcp-settings.json mcp call calculator calculate '{"expression": "25 * 48 + 120 / 4"}' | grep -qx 1230 && \
+	echo "smoke: ok" && rm -rf $$tmp
 
 ## test-deps: the pinned npm MCP servers that tests launch
 test-deps:
