@@ -1,0 +1,100 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	main "github.com/mcpgram/mcpgram/cmd/mcpgram"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+// syncBuffer is a bytes.Buffer that the bot's logger and the test may use
+// at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// `mcpgram run` as a user starts it: configuration from the environment,
+// the real store, hub, agent and bot, with only Telegram and the model
+// faked. A message goes in, the model calls a bundled server, the answer
+// comes out, and SIGTERM (here: the context) stops it cleanly.
+func TestRun(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	model := llmfake.New(t, llmfake.Script(
+		llmfake.Text(`<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "25 * 48 + 120 / 4"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`<attempt_completion><result>**25 * 48 + 120 / 4** is 1230 & that's < 2000.</result></attempt_completion>`),
+	))
+	e := env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token,
+		"TELEGRAM_API_URL":   tg.URL(),
+		"OPENAI_API_KEY":     "sk-test",
+		"OPENAI_BASE_URL":    model.URL(),
+		"DATABASE_PATH":      filepath.Join(t.TempDir(), "mcpgram.db"),
+		"ALLOWED_USER_IDS":   "42",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup)
+	}()
+
+	tg.Text(42, 42, "what is 25 * 48 + 120 / 4?")
+	tg.Text(7, 7, "let me in")
+	answer := func() string {
+		for _, m := range tg.Messages(42) {
+			if m.FromID == tgfake.BotUser.ID && strings.Contains(m.Plain, "1230") && !m.Deleted {
+				return m.Text
+			}
+		}
+		return ""
+	}
+	tg.WaitFor(t, 30*time.Second, "the answer", func() bool { return answer() != "" })
+	got := answer()
+	for _, want := range []string{"<b>25 * 48 + 120 / 4</b>", "1230 &amp; that", "&lt; 2000"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer %q lacks %q: Markdown rendered, the rest escaped", got, want)
+		}
+	}
+	if n := len(model.Calls()); n != 2 {
+		t.Errorf("model called %d times, want 2", n)
+	}
+	if cmds := tg.Commands(0); len(cmds) == 0 {
+		t.Error("no commands registered with setMyCommands")
+	}
+	tg.WaitFor(t, 10*time.Second, "a refusal for user 7", func() bool { return len(tg.Messages(7)) > 0 })
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop after its context ended")
+	}
+	if strings.Contains(logs.String(), tgfake.Token) || strings.Contains(logs.String(), "sk-test") {
+		t.Error("the log shows a secret")
+	}
+}
