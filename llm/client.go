@@ -31,6 +31,11 @@ const (
 	DefaultMaxRetries = 3
 	DefaultBackoff    = time.Second
 	DefaultMaxWait    = time.Minute
+	// DefaultMaxIdleConns is how many idle connections to the endpoint the
+	// default HTTP client keeps. net/http's default of 2 per host would
+	// make a bot running many turns at once open a new TCP and TLS
+	// connection for nearly every model call.
+	DefaultMaxIdleConns = 100
 )
 
 // A Config configures a Client.
@@ -64,7 +69,8 @@ type Config struct {
 	// the user hears "try again later" instead of watching a silent bot.
 	// Default DefaultMaxWait.
 	MaxWait time.Duration
-	// HTTPClient to send requests with; default a new http.Client (its own
+	// HTTPClient to send requests with; default one that keeps up to
+	// DefaultMaxIdleConns idle connections to the endpoint (its own
 	// Timeout must be zero or longer than any reply: Timeout above is the
 	// silence limit).
 	HTTPClient *http.Client
@@ -159,7 +165,10 @@ func New(cfg Config) (*Client, error) {
 		cfg.MaxWait = DefaultMaxWait
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = DefaultMaxIdleConns
+		t.MaxIdleConnsPerHost = DefaultMaxIdleConns
+		cfg.HTTPClient = &http.Client{Transport: t}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -280,6 +280,54 @@ func TestConnectionReuse(t *testing.T) {
 	}
 }
 
+// Many calls at once keep their connections for the next ones: the
+// default client must not drop all but two of them, as net/http's default
+// transport would.
+func TestConcurrentCallsReuseConnections(t *testing.T) {
+	const n = 20
+	srv := llmfake.New(t, func(llmfake.Call) llmfake.Reply {
+		r := llmfake.Text("ok").Split(1)
+		r.Delay = 100 * time.Millisecond // all n in flight at once
+		return r
+	})
+	c := newClient(t, srv, nil)
+	wave := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				_, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wave()
+	time.Sleep(50 * time.Millisecond) // connections go back to the pool
+	wave()
+	first := map[string]bool{}
+	calls := srv.Calls()
+	for _, call := range calls[:n] {
+		first[call.Request.RemoteAddr] = true
+	}
+	fresh := 0
+	for _, call := range calls[n:] {
+		if !first[call.Request.RemoteAddr] {
+			fresh++
+		}
+	}
+	if fresh > 0 {
+		t.Errorf("second wave of %d calls opened %d new connections, want 0", n, fresh)
+	}
+}
+
 // An endpoint that rejects stream_options still streams, without usage.
 func TestStreamOptionsRejected(t *testing.T) {
 	srv := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
