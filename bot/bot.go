@@ -41,7 +41,7 @@ type Hub interface {
 type Store interface {
 	InboxPut(ctx context.Context, items ...store.InboxItem) error
 	InboxPending(ctx context.Context, limit int) ([]store.InboxItem, error)
-	InboxDone(ctx context.Context, updateID int64) error
+	InboxDone(ctx context.Context, updateIDs ...int64) error
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
 }
 

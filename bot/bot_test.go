@@ -378,6 +378,76 @@ func TestManyChats(t *testing.T) {
 	}
 }
 
+// doneCounter is a store that records each InboxDone call, holding the
+// first one back until release is closed.
+type doneCounter struct {
+	*store.DB
+	release chan struct{}
+	mu      sync.Mutex
+	calls   [][]int64
+}
+
+func (d *doneCounter) InboxDone(ctx context.Context, ids ...int64) error {
+	d.mu.Lock()
+	first := len(d.calls) == 0
+	d.calls = append(d.calls, append([]int64(nil), ids...))
+	d.mu.Unlock()
+	if first {
+		<-d.release
+	}
+	return d.DB.InboxDone(ctx, ids...)
+}
+
+// Updates that finish while a done mark is being committed share the
+// next commit (one fsync) instead of queueing one each.
+func TestDoneMarksShareCommits(t *testing.T) {
+	fake := tgfake.New(t)
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ds := &doneCounter{DB: db, release: make(chan struct{})}
+	b, err := bot.New(testConfig(fake, &syncBuffer{}), newFakeAgent(), newFakeHub(1), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		b.Close()
+	})
+
+	const n = 30
+	for i := range n {
+		fake.Text(int64(1000+i), int64(1000+i), fmt.Sprintf("hi %d", i))
+	}
+	for i := range n {
+		waitText(t, fake, int64(1000+i), fmt.Sprintf("echo: hi %d", i))
+	}
+	// The marks follow the replies closely; give the workers a moment.
+	time.Sleep(100 * time.Millisecond)
+	close(ds.release)
+	fake.WaitFor(t, 10*time.Second, "every update marked done", func() bool {
+		items, err := db.InboxPending(context.Background(), 0)
+		return err == nil && len(items) == 0
+	})
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	marked := 0
+	for _, ids := range ds.calls {
+		marked += len(ids)
+	}
+	if marked != n || len(ds.calls) > n/3 {
+		t.Errorf("InboxDone calls %v: %d calls marking %d updates, want %d updates in at most %d calls", ds.calls, len(ds.calls), marked, n, n/3)
+	}
+}
+
 func TestRunRejectsBadToken(t *testing.T) {
 	fake := tgfake.New(t)
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db"))

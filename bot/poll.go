@@ -193,8 +193,8 @@ func (b *Bot) pruneInbox(ctx context.Context) {
 }
 
 // markDone records that an update was handled. The write happens in
-// doneLoop, off the reply's path: each one is a synchronous=FULL commit on
-// the store's single writer, and hundreds of chats finishing at once
+// doneLoop, off the reply's path: each commit is a synchronous=FULL fsync
+// on the store's single writer, and hundreds of chats finishing at once
 // would otherwise queue their fsyncs in front of the agents' writes.
 //
 // Handling is at least once: a crash after the reply went out and before
@@ -204,20 +204,44 @@ func (b *Bot) markDone(id int64) {
 	b.doneCh <- id
 }
 
-// doneLoop commits done marks one at a time until doneCh is closed. An
-// update stays in inflight until its mark is committed, so the dispatcher
-// cannot hand it out again meanwhile.
+// maxDoneBatch caps the marks committed together.
+const maxDoneBatch = 256
+
+// doneLoop commits done marks until doneCh is closed: every mark waiting
+// when a commit starts goes into it, so one fsync serves all the updates
+// that finished during the previous one, and a lone mark is not delayed.
+// An update stays in inflight until its mark is committed, so the
+// dispatcher cannot hand it out again meanwhile.
 func (b *Bot) doneLoop() {
 	defer close(b.doneStopped)
+	ids := make([]int64, 0, maxDoneBatch)
 	for id := range b.doneCh {
+		ids = append(ids[:0], id)
+	more:
+		for len(ids) < maxDoneBatch {
+			select {
+			case id, ok := <-b.doneCh:
+				if !ok {
+					break more
+				}
+				ids = append(ids, id)
+			default:
+				break more
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := b.store.InboxDone(ctx, id); err != nil {
-			b.logger.Error("mark update done; it will be handled again after a restart", "update_id", id, "err", err)
+		if err := b.store.InboxDone(ctx, ids...); errors.Is(err, store.ErrNotFound) {
+			b.logger.Warn("mark updates done: some were not in the inbox", "err", err)
+		} else if err != nil {
+			b.logger.Error("mark updates done; they will be handled again after a restart", "update_ids", ids, "err", err)
 		}
 		cancel()
+		now := time.Now()
 		b.mu.Lock()
-		delete(b.inflight, id)
-		b.recentlyDone[id] = time.Now()
+		for _, id := range ids {
+			delete(b.inflight, id)
+			b.recentlyDone[id] = now
+		}
 		b.mu.Unlock()
 	}
 }

@@ -88,33 +88,69 @@ func (db *DB) InboxPending(ctx context.Context, limit int) ([]InboxItem, error) 
 	return items, nil
 }
 
-// InboxDone marks an update as processed. Marking it again is a no-op; an
-// unknown update id gives ErrNotFound.
+// InboxDone marks updates as processed, all in one transaction. Marking
+// one again is a no-op. Unknown update ids give an error wrapping
+// ErrNotFound that names them; the known ones are marked all the same.
 //
 // It commits with synchronous=FULL like InboxPut: a "done" lost to a power
-// cut would have the update handled, and answered, a second time.
-func (db *DB) InboxDone(ctx context.Context, updateID int64) error {
+// cut would have the update handled, and answered, a second time. Marking
+// many updates at once costs one fsync instead of one each.
+func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
+	if len(updateIDs) == 0 {
+		return nil
+	}
+	var unknown []int64
 	err := db.writeFull(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE inbox SET processed_at = ?
-			WHERE update_id = ? AND processed_at IS NULL`, millis(db.now()), updateID)
+		unknown = unknown[:0] // writeFull does not retry, but stay correct if it did
+		mark, err := tx.PrepareContext(ctx, `UPDATE inbox SET processed_at = ?
+			WHERE update_id = ? AND processed_at IS NULL`)
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 1 {
-			return err
+		defer func() { _ = mark.Close() }()
+		now := millis(db.now())
+		for _, id := range updateIDs {
+			res, err := mark.ExecContext(ctx, now, id)
+			if err != nil {
+				return fmt.Errorf("update %d: %w", id, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("update %d: %w", id, err)
+			}
+			if n == 1 {
+				continue
+			}
+			var one int
+			err = tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE update_id = ?`, id).Scan(&one)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				unknown = append(unknown, id)
+			case err != nil:
+				return fmt.Errorf("update %d: %w", id, err)
+			}
 		}
-		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE update_id = ?`, updateID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		return err
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("mark update %d done: %w", updateID, err)
+		return fmt.Errorf("mark %s done: %w", describeUpdates(updateIDs), err)
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("mark %s done: %w", describeUpdates(unknown), ErrNotFound)
 	}
 	return nil
+}
+
+// describeUpdates names update ids for an error: "update 7", "updates
+// [7 9]", or only their count when there are many.
+func describeUpdates(ids []int64) string {
+	switch {
+	case len(ids) == 1:
+		return fmt.Sprintf("update %d", ids[0])
+	case len(ids) <= 10:
+		return fmt.Sprintf("updates %v", ids)
+	}
+	return fmt.Sprintf("%d updates", len(ids))
 }
 
 // InboxMaxUpdateID returns the highest update id ever stored, processed or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +147,46 @@ func TestInboxPrune(t *testing.T) {
 	}
 	if got, err := db.InboxPending(ctx, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
 		t.Errorf("InboxPending after prune = %v, %v; want [3]", updateIDs(got), err)
+	}
+}
+
+func TestInboxDoneMany(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	if err := db.InboxPut(ctx, item(1), item(2), item(3), item(4), item(5)); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() []int64 {
+		t.Helper()
+		got, err := db.InboxPending(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return updateIDs(got)
+	}
+	if err := db.InboxDone(ctx); err != nil {
+		t.Errorf("InboxDone with none: %v", err)
+	}
+	if err := db.InboxDone(ctx, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pending(), []int64{4, 5}; !slices.Equal(got, want) {
+		t.Errorf("pending after InboxDone(1, 2, 3) = %v, want %v", got, want)
+	}
+	// Unknown ids are reported; the known ones, done or not, are marked.
+	err := db.InboxDone(ctx, 3, 99, 4, 98)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("InboxDone with unknown ids = %v, want ErrNotFound", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "[99 98]") {
+		t.Errorf("InboxDone error %q, want it to name [99 98]", err)
+	}
+	if got, want := pending(), []int64{5}; !slices.Equal(got, want) {
+		t.Errorf("pending after InboxDone(3, 99, 4, 98) = %v, want %v", got, want)
+	}
+	v, err := store.WriterSynchronous(ctx, db)
+	if err != nil || v != 1 {
+		t.Errorf("writer synchronous after a batch = %d, %v; want 1 (NORMAL)", v, err)
 	}
 }
 
