@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,8 +210,8 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	endpoint := cfg.APIURL + "/bot%s/%s"
 	// The library builds requests without a context; binding one in the
 	// client lets Close and shutdown abort a call in flight.
-	sendClient := &ctxBinder{ctx: b.baseCtx, client: &http.Client{Transport: transport, Timeout: 60 * time.Second}}
-	b.pollCtx = &ctxBinder{ctx: b.baseCtx, client: &http.Client{Transport: transport, Timeout: cfg.PollTimeout + 15*time.Second}}
+	sendClient := &ctxBinder{ctx: b.baseCtx, token: cfg.Token, client: &http.Client{Transport: transport, Timeout: 60 * time.Second}}
+	b.pollCtx = &ctxBinder{ctx: b.baseCtx, token: cfg.Token, client: &http.Client{Transport: transport, Timeout: cfg.PollTimeout + 15*time.Second}}
 	b.api = &tgbotapi.BotAPI{Token: cfg.Token, Client: sendClient, Buffer: 100}
 	b.api.SetAPIEndpoint(endpoint)
 	b.poll = &tgbotapi.BotAPI{Token: cfg.Token, Client: b.pollCtx, Buffer: 100}
@@ -218,10 +219,14 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	return b, nil
 }
 
-// ctxBinder attaches a context to every request of the library.
+// ctxBinder attaches a context to every request of the library, and keeps
+// the token out of its errors: the Bot API puts the token in the URL, and
+// net/http quotes the URL in every transport error, which would end up in
+// the log.
 type ctxBinder struct {
 	mu     sync.Mutex
 	ctx    context.Context
+	token  string
 	client *http.Client
 }
 
@@ -235,8 +240,35 @@ func (c *ctxBinder) Do(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	ctx := c.ctx
 	c.mu.Unlock()
-	return c.client.Do(req.WithContext(ctx))
+	resp, err := c.client.Do(req.WithContext(ctx))
+	if err != nil && c.token != "" {
+		err = redact(err, c.token)
+	}
+	return resp, err
 }
+
+// redact hides token in err's text while keeping what callers test for
+// with errors.Is and errors.As.
+func redact(err error, token string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = strings.ReplaceAll(ue.URL, token, redacted)
+	}
+	if !strings.Contains(err.Error(), token) {
+		return err
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), token, redacted), err: err}
+}
+
+const redacted = "<token>"
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // Run connects to Telegram, registers the commands and handles updates
 // until ctx ends; then it stops polling, lets running turns finish for up

@@ -1,0 +1,61 @@
+package bot_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// The Bot API carries the token in the URL, and Go's HTTP client quotes
+// the URL in its errors: none of that may reach the log.
+func TestTokenNeverLogged(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now: every call fails at once
+
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var log syncBuffer
+	cfg := testConfig(tgfake.New(t), &log)
+	cfg.APIURL = dead
+	cfg.Token = "424242:SECRET-TOKEN-VALUE"
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, err := bot.New(cfg, newFakeAgent(), newFakeHub(0), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(log.String(), "connection refused") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	err = <-done
+	out := log.String()
+	if !strings.Contains(out, "connection refused") {
+		t.Fatalf("the failing calls were not logged:\n%s", out)
+	}
+	if strings.Contains(out, "SECRET-TOKEN-VALUE") {
+		t.Errorf("the log shows the token:\n%s", out)
+	}
+	if err != nil && strings.Contains(err.Error(), "SECRET-TOKEN-VALUE") {
+		t.Errorf("Run's error shows the token: %v", err)
+	}
+}
