@@ -23,6 +23,10 @@ type ToolCall struct {
 	CreatedAt   time.Time
 }
 
+const insertToolCallSQL = `INSERT INTO tool_calls
+	(user_id, chat_id, server, tool, arguments, status, duration_ms, result_bytes, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // RecordToolCall appends c to the audit log. Its ID is ignored; a zero
 // CreatedAt means now.
 func (db *DB) RecordToolCall(ctx context.Context, c ToolCall) error {
@@ -30,9 +34,7 @@ func (db *DB) RecordToolCall(ctx context.Context, c ToolCall) error {
 	if at.IsZero() {
 		at = db.now()
 	}
-	_, err := db.writer.ExecContext(ctx, `INSERT INTO tool_calls
-		(user_id, chat_id, server, tool, arguments, status, duration_ms, result_bytes, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.writeExec(ctx, insertToolCallSQL,
 		c.UserID, c.ChatID, c.Server, c.Tool, c.Arguments, c.Status,
 		c.Duration.Milliseconds(), c.ResultBytes, millis(at))
 	if err != nil {

@@ -27,7 +27,8 @@ type Message struct {
 // starting one if the chat has none.
 func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
 	// Most calls find one; look on a reader first to keep the writer free.
-	id, err := activeConversation(ctx, db.reader, chatID)
+	var id int64
+	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
 	if err == nil {
 		return id, nil
 	}
@@ -36,7 +37,7 @@ func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, err
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		// Another caller may have started one since the read.
-		id, err = activeConversation(ctx, tx, chatID)
+		err := db.txRow(ctx, tx, activeConversationSQL, chatID).Scan(&id)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -69,25 +70,23 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 	return id, nil
 }
 
-// querier is what reads need from *sql.DB and *sql.Tx.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func activeConversation(ctx context.Context, q querier, chatID string) (int64, error) {
-	var id int64
-	err := q.QueryRowContext(ctx,
-		`SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`, chatID).Scan(&id)
-	return id, err
-}
+const (
+	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
+	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
+	insertMessageSQL      = `INSERT INTO messages
+		(conversation_id, role, content, prompt_tokens, completion_tokens, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	messagesSQL = `SELECT id, conversation_id, role, content,
+		prompt_tokens, completion_tokens, created_at
+		FROM messages WHERE conversation_id = ? ORDER BY id`
+)
 
 func (db *DB) startConversation(ctx context.Context, tx *sql.Tx, chatID string) (int64, error) {
 	now := db.now()
 	if err := db.ensureChat(ctx, tx, chatID, now); err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx,
-		`INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`, chatID, millis(now))
+	res, err := db.txExec(ctx, tx, insertConversationSQL, chatID, millis(now))
 	if err != nil {
 		return 0, err
 	}
@@ -103,9 +102,7 @@ func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...
 	}
 	now := db.now()
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
-			(conversation_id, role, content, prompt_tokens, completion_tokens, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`)
+		stmt, err := db.txStmt(ctx, tx, insertMessageSQL)
 		if err != nil {
 			return err
 		}
@@ -131,9 +128,7 @@ func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...
 // Messages returns a conversation's messages, oldest first. An unknown
 // conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, created_at
-		FROM messages WHERE conversation_id = ? ORDER BY id`, conversationID)
+	rows, err := db.readRows(ctx, messagesSQL, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 	}

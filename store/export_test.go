@@ -67,3 +67,7 @@ func Pragmas(ctx context.Context, db *DB, n int) ([]map[string]string, error) {
 	}
 	return out, nil
 }
+
+// Unprepared counts the statements run through the prepared-statement
+// helpers without having been prepared at Open.
+func Unprepared(db *DB) int64 { return db.misses.Load() }

@@ -18,6 +18,16 @@ type InboxItem struct {
 	ReceivedAt time.Time
 }
 
+const (
+	insertInboxSQL = `INSERT INTO inbox (update_id, chat_id, payload, received_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING`
+	inboxPendingSQL = `SELECT update_id, chat_id, payload, received_at
+		FROM inbox WHERE processed_at IS NULL ORDER BY update_id LIMIT ?`
+	markInboxSQL = `UPDATE inbox SET processed_at = ?
+		WHERE update_id = ? AND processed_at IS NULL`
+	inboxExistsSQL = `SELECT 1 FROM inbox WHERE update_id = ?`
+)
+
 // InboxPut stores items in one transaction, skipping update ids already in
 // the inbox (processed or not), so a batch Telegram sends again is harmless.
 //
@@ -33,8 +43,7 @@ func (db *DB) InboxPut(ctx context.Context, items ...InboxItem) error {
 	}
 	now := db.now()
 	err := db.writeFull(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO inbox (update_id, chat_id, payload, received_at)
-			VALUES (?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING`)
+		stmt, err := db.txStmt(ctx, tx, insertInboxSQL)
 		if err != nil {
 			return err
 		}
@@ -66,8 +75,7 @@ func (db *DB) InboxPending(ctx context.Context, limit int) ([]InboxItem, error) 
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, chat_id, payload, received_at
-		FROM inbox WHERE processed_at IS NULL ORDER BY update_id LIMIT ?`, limit)
+	rows, err := db.readRows(ctx, inboxPendingSQL, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list pending inbox: %w", err)
 	}
@@ -88,6 +96,36 @@ func (db *DB) InboxPending(ctx context.Context, limit int) ([]InboxItem, error) 
 	return items, nil
 }
 
+// InboxPendingAfter returns up to limit unprocessed items with an update
+// id above afterID, in update_id order; limit <= 0 returns all. A reader
+// that has handed out every item up to afterID pages on with it, so a
+// backlog of items still being handled does not hide newer ones.
+func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]InboxItem, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, chat_id, payload, received_at
+		FROM inbox WHERE processed_at IS NULL AND update_id > ? ORDER BY update_id LIMIT ?`, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var items []InboxItem
+	for rows.Next() {
+		var it InboxItem
+		var at int64
+		if err := rows.Scan(&it.UpdateID, &it.ChatID, &it.Payload, &at); err != nil {
+			return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+		}
+		it.ReceivedAt = fromMillis(at)
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+	}
+	return items, nil
+}
+
 // InboxDone marks updates as processed, all in one transaction. Marking
 // one again is a no-op. Unknown update ids give an error wrapping
 // ErrNotFound that names them; the known ones are marked all the same.
@@ -102,8 +140,7 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 	var unknown []int64
 	err := db.writeFull(ctx, func(tx *sql.Tx) error {
 		unknown = unknown[:0] // writeFull does not retry, but stay correct if it did
-		mark, err := tx.PrepareContext(ctx, `UPDATE inbox SET processed_at = ?
-			WHERE update_id = ? AND processed_at IS NULL`)
+		mark, err := db.txStmt(ctx, tx, markInboxSQL)
 		if err != nil {
 			return err
 		}
@@ -122,7 +159,7 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 				continue
 			}
 			var one int
-			err = tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE update_id = ?`, id).Scan(&one)
+			err = db.txRow(ctx, tx, inboxExistsSQL, id).Scan(&one)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				unknown = append(unknown, id)

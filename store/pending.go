@@ -59,14 +59,11 @@ func (db *DB) CreatePending(ctx context.Context, p Pending) (int64, error) {
 		if err := db.ensureChat(ctx, tx, p.ChatID, now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pending SET resolved_at = ?, resolution = ?
-			WHERE chat_id = ? AND resolved_at IS NULL`,
+		if _, err := db.txExec(ctx, tx, supersedePendingSQL,
 			millis(now), ResolutionSuperseded, p.ChatID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO pending
-			(chat_id, user_id, conversation_id, kind, payload, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		res, err := db.txExec(ctx, tx, insertPendingSQL,
 			p.ChatID, p.UserID, conv, p.Kind, p.Payload, millis(created), nullMillis(p.ExpiresAt))
 		if err != nil {
 			return err
@@ -80,8 +77,21 @@ func (db *DB) CreatePending(ctx context.Context, p Pending) (int64, error) {
 	return id, nil
 }
 
-const pendingColumns = `id, chat_id, user_id, conversation_id, kind, payload,
+const (
+	pendingColumns = `id, chat_id, user_id, conversation_id, kind, payload,
 	created_at, expires_at, resolved_at, resolution`
+	supersedePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?
+		WHERE chat_id = ? AND resolved_at IS NULL`
+	insertPendingSQL = `INSERT INTO pending
+		(chat_id, user_id, conversation_id, kind, payload, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	openPendingSQL = `SELECT ` + pendingColumns + `
+		FROM pending WHERE chat_id = ? AND resolved_at IS NULL`
+	getPendingSQL     = `SELECT ` + pendingColumns + ` FROM pending WHERE id = ?`
+	resolvePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?
+		WHERE id = ? AND resolved_at IS NULL`
+	pendingExistsSQL = `SELECT 1 FROM pending WHERE id = ?`
+)
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -106,8 +116,7 @@ func scanPending(s scanner) (Pending, error) {
 // interaction past its ExpiresAt is still returned: expiry is decided by the
 // caller, through [DB.ExpiredPending].
 func (db *DB) OpenPending(ctx context.Context, chatID string) (Pending, error) {
-	row := db.reader.QueryRowContext(ctx, `SELECT `+pendingColumns+`
-		FROM pending WHERE chat_id = ? AND resolved_at IS NULL`, chatID)
+	row := db.readRow(ctx, openPendingSQL, chatID)
 	p, err := scanPending(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
@@ -121,7 +130,7 @@ func (db *DB) OpenPending(ctx context.Context, chatID string) (Pending, error) {
 // GetPending returns the interaction with the given id, open or not, or
 // ErrNotFound.
 func (db *DB) GetPending(ctx context.Context, id int64) (Pending, error) {
-	row := db.reader.QueryRowContext(ctx, `SELECT `+pendingColumns+` FROM pending WHERE id = ?`, id)
+	row := db.readRow(ctx, getPendingSQL, id)
 	p, err := scanPending(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
@@ -138,8 +147,7 @@ func (db *DB) GetPending(ctx context.Context, id int64) (Pending, error) {
 // succeeds and the other gets ErrResolved. An unknown id gives ErrNotFound.
 func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE pending SET resolved_at = ?, resolution = ?
-			WHERE id = ? AND resolved_at IS NULL`, millis(db.now()), resolution, id)
+		res, err := db.txExec(ctx, tx, resolvePendingSQL, millis(db.now()), resolution, id)
 		if err != nil {
 			return err
 		}
@@ -148,7 +156,7 @@ func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) e
 			return err
 		}
 		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM pending WHERE id = ?`, id).Scan(&one)
+		err = db.txRow(ctx, tx, pendingExistsSQL, id).Scan(&one)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return ErrNotFound

@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -62,6 +63,10 @@ type DB struct {
 	// run alongside the writer.
 	reader *sql.DB
 	now    func() time.Time
+
+	// Prepared statements by their SQL, see readSQL and writeSQL.
+	readStmts, writeStmts map[string]*sql.Stmt
+	misses                atomic.Int64 // statements run unprepared, for tests
 }
 
 // dsn builds the connection string. The path is sent as a file: URI so that
@@ -132,6 +137,10 @@ func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
+	if err := db.prepare(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open database %q: %w", path, err)
+	}
 	return db, nil
 }
 
@@ -141,7 +150,7 @@ func (db *DB) Path() string { return db.path }
 // Close closes the database. Calls already running finish first; later
 // calls fail.
 func (db *DB) Close() error {
-	var errs []error
+	errs := []error{db.closeStatements()}
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}
@@ -189,14 +198,14 @@ func fromNullMillis(v sql.NullInt64) time.Time {
 	return fromMillis(v.Int64)
 }
 
+const ensureChatSQL = `INSERT INTO chats (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`
+
 // ensureChat records the chat if it is new; the chat row is what
 // conversations and pending interactions hang off.
 func (db *DB) ensureChat(ctx context.Context, tx *sql.Tx, chatID string, now time.Time) error {
 	if chatID == "" {
 		return errors.New("empty chat id")
 	}
-	_, err := tx.ExecContext(ctx,
-		`INSERT INTO chats (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`,
-		chatID, millis(now))
+	_, err := db.txExec(ctx, tx, ensureChatSQL, chatID, millis(now))
 	return err
 }
