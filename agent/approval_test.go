@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -210,6 +211,40 @@ func TestApprovalIgnored(t *testing.T) {
 	}
 	if _, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}}); !errors.Is(err, agent.ErrStale) {
 		t.Errorf("press after moving on: err = %v, want ErrStale", err)
+	}
+}
+
+// In a group, another member's message neither denies nor answers the
+// approval that belongs to the member whose turn it is.
+func TestApprovalInAGroupWaitsForItsUser(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text("The sum is 5."),
+	))
+	ap := e.askApproval("add")
+	bob := hub.Caller{UserID: "222", ChatID: alice.ChatID}
+	r, err := e.turn(agent.Request{Caller: bob, Text: "hello bot"})
+	if err != nil {
+		t.Fatalf("bob's message: %v", err)
+	}
+	if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "waiting for approval") {
+		t.Errorf("bob got %+v, want to be told to wait", got)
+	}
+	if n := len(e.model.Calls()); n != 1 {
+		t.Errorf("bob's message reached the model: %d calls", n)
+	}
+	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}})
+	if err != nil {
+		t.Fatalf("alice's approval after bob's message: %v", err)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "The sum is 5." {
+		t.Errorf("last event = %+v", got)
+	}
+	for _, m := range e.history() {
+		if strings.Contains(m.Content, "hello bot") || strings.Contains(m.Content, "denied") {
+			t.Errorf("history holds %q", m.Content)
+		}
 	}
 }
 

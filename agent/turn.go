@@ -48,11 +48,14 @@ type Decision struct {
 
 // User-facing sentences of terminal events.
 const (
-	msgStopped    = "Stopped."
-	msgInternal   = "Something went wrong on our side; please try again."
-	msgStruggling = "The model is struggling to use the tools correctly (%d invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset."
-	msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
-	noteCancelled = "This request was stopped before it finished (cancelled by the user, or the bot restarted)."
+	msgStopped = "Stopped."
+	// msgApprovalWaiting answers a message in a group while another
+	// member's tool approval is open.
+	msgApprovalWaiting = "A tool is waiting for approval from the person who asked for it. Send your message again once they have answered (or after it expires)."
+	msgInternal        = "Something went wrong on our side; please try again."
+	msgStruggling      = "The model is struggling to use the tools correctly (%d invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset."
+	msgEmptyReply      = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
+	noteCancelled      = "This request was stopped before it finished (cancelled by the user, or the bot restarted)."
 )
 
 // Turn runs one turn for req and reports it through emit, ending with
@@ -96,6 +99,11 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			return t.fail(ctx, msgInternal, err)
 		}
 		user = "<answer>" + req.Text + "</answer>"
+	case p.Kind == store.KindApproval && p.UserID != req.Caller.UserID:
+		// Only the user whose turn it is may settle an approval; someone
+		// else in the group waits rather than deny it for them.
+		t.emit.send(Event{Kind: EventError, Text: msgApprovalWaiting})
+		return nil
 	case p.Kind == store.KindApproval:
 		// The user moved on without deciding: the waiting calls are
 		// denied, and the model learns it before reading the new message.

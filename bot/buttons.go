@@ -82,14 +82,15 @@ func (b *Bot) closeOpenCard(chatID int64, kind, line string) {
 }
 
 // closeOpenCardFor closes what a typed message by user settles: an open
-// approval, or an open question of that user.
+// approval or question of that user. Another user's card stays: only the
+// user whose turn it is may settle it.
 func (b *Bot) closeOpenCardFor(chatID, user int64) {
 	b.mu.Lock()
 	c := b.openCards[chatID]
 	b.mu.Unlock()
 	switch {
 	case c == nil:
-	case c.kind == "approval":
+	case c.kind == "approval" && c.user == user:
 		b.closeOpenCard(chatID, "approval", "❌ <i>Denied: a new message came first.</i>")
 	case c.user == user:
 		b.closeOpenCard(chatID, "question", "💬 <i>Answered by message.</i>")
