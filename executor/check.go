@@ -226,11 +226,9 @@ func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, *CheckError) {
 	}
 	var b strings.Builder
 	if s, ok := cat.Server(name); ok {
-		fmt.Fprintf(&b, "Server %q is not running (%s", s.Name, s.Status)
-		if s.Error != "" {
-			fmt.Fprintf(&b, ": %s", s.Error)
-		}
-		b.WriteString(").")
+		// The reason stays out: it can quote a server's stderr or a URL
+		// with credentials, and the model may repeat it to anyone.
+		fmt.Fprintf(&b, "Server %q is not running (%s).", s.Name, s.Status)
 	} else {
 		fmt.Fprintf(&b, "There is no server %q.", clean(name))
 		if best, ok := closest(name, names); ok {

@@ -15,7 +15,7 @@ func testCatalog() hub.Catalog {
 	return hub.Catalog{
 		Version: 1,
 		Servers: []hub.ServerInfo{
-			{Name: "broken", Status: hub.StatusFailed, Error: "exit status 1"},
+			{Name: "broken", Status: hub.StatusFailed, Error: "connect https://mcp.example/?key=SECRET: exit status 1", LastStderr: "token SECRET rejected"},
 			{
 				Name: "everything", Status: hub.StatusRunning, AutoApprove: []string{"echo"},
 				Tools: []hub.Tool{
@@ -122,7 +122,7 @@ func TestCheckRejects(t *testing.T) {
 		{"unknown server, tool elsewhere", tool("note", "add_note", `{}`), executor.ProblemUnknownServer,
 			[]string{`There is no server "note". Did you mean "notes"?`, `A tool "add_note" is on server "notes".`}},
 		{"failed server", tool("broken", "echo", `{}`), executor.ProblemUnknownServer,
-			[]string{`Server "broken" is not running (failed: exit status 1).`, "Running servers: everything, notes."}},
+			[]string{`Server "broken" is not running (failed).`, "Running servers: everything, notes."}},
 		{"unknown tool", tool("everything", "ecko", `{}`), executor.ProblemUnknownTool,
 			[]string{`Server "everything" has no tool "ecko"; did you mean "echo"?`, "Its tools: echo, get-sum, mode, shared."}},
 		{"tool on another server", tool("everything", "add_note", `{}`), executor.ProblemUnknownTool,
@@ -186,6 +186,10 @@ func TestCheckRejects(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("feedback lacks %q:\n%s", w, err)
 				}
+			}
+			// A failed server's reason and stderr can hold secrets.
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("feedback shows a server's failure detail:\n%s", err)
 			}
 		})
 	}

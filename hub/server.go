@@ -281,6 +281,7 @@ func (s *server) fail(err error, c *conn) {
 			msg += ": " + s.lastStderr
 		}
 	}
+	msg = s.cfg.scrub(msg)
 	s.errMsg = msg
 	s.mu.Unlock()
 	s.log.Error("server failed", "err", msg)
@@ -443,7 +444,7 @@ func (s *server) dial(c *conn, cfg config) error {
 		c.client, err = client.NewSSEMCPClient(cfg.url, client.WithHeaders(cfg.headers))
 	}
 	if err != nil {
-		return fmt.Errorf("connect %s: %w", cfg.url, err)
+		return cfg.scrubErr(fmt.Errorf("connect %s: %w", cfg.url, err))
 	}
 	c.tr = c.client.GetTransport()
 	c.client.OnConnectionLost(func(error) { c.markLost() })
@@ -456,7 +457,7 @@ func (s *server) dial(c *conn, cfg config) error {
 	}()
 	if err := c.client.Start(life); err != nil {
 		c.close()
-		return fmt.Errorf("connect %s: %w", cfg.url, err)
+		return cfg.scrubErr(fmt.Errorf("connect %s: %w", cfg.url, err))
 	}
 	return nil
 }
@@ -571,12 +572,12 @@ func (s *server) shutdown(c *conn) {
 // which fail to decode a whole result over one content type they don't know.
 func (s *server) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	s.mu.Lock()
-	c, timeout, status, reason := s.conn, s.cfg.timeout, s.status, s.errMsg
+	c, cfg, status := s.conn, s.cfg, s.status
 	s.mu.Unlock()
+	timeout := cfg.timeout
 	if c == nil {
-		if reason != "" {
-			return nil, fmt.Errorf("%w (%s: %s)", ErrNotRunning, status, reason)
-		}
+		// The reason stays in the status: it can quote the server's stderr,
+		// and this error may reach the model and, through it, any user.
 		return nil, fmt.Errorf("%w (%s)", ErrNotRunning, status)
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
@@ -602,7 +603,7 @@ func (s *server) request(ctx context.Context, method string, params any) (json.R
 			c.markLost()
 			return nil, fmt.Errorf("connection lost during the call: %w", ErrNotRunning)
 		}
-		return nil, err
+		return nil, cfg.scrubErr(err)
 	}
 	if resp.Error != nil {
 		return nil, resp.Error.AsError()
