@@ -11,7 +11,7 @@ ARG VERSION=dev
 # The same command as `make build`, which the tests exercise.
 RUN make build VERSION="${VERSION}"
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tzdata tini \
  && rm -rf /var/lib/apt/lists/* \

@@ -56,6 +56,16 @@ func TestDockerfile(t *testing.T) {
 		t.Error("make build no longer builds every binary with CGO_ENABLED=0, which the image relies on")
 	}
 
+	ignore, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".env\n", "data/\n", "bin/\n"} {
+		if !strings.Contains(string(ignore), want) {
+			t.Errorf(".dockerignore lacks %q: COPY . . would carry it into the image", strings.TrimSpace(want))
+		}
+	}
+
 	compose, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
 	if err != nil {
 		t.Fatal(err)
