@@ -201,10 +201,15 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		b.admins[id] = true
 	}
 	b.baseCtx, b.baseCancel = context.WithCancel(context.Background())
+	// Every running turn may have two calls in flight ("typing" and its
+	// replies), plus the poller and button presses handled out of band:
+	// fewer idle connections than that and a busy bot dials Telegram (TCP
+	// and TLS) for a good part of its calls.
+	idle := max(128, 2*cfg.MaxConcurrentTurns+16)
 	transport := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 128,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	endpoint := cfg.APIURL + "/bot%s/%s"

@@ -32,10 +32,10 @@ const (
 	DefaultBackoff    = time.Second
 	DefaultMaxWait    = time.Minute
 	// DefaultMaxIdleConns is how many idle connections to the endpoint the
-	// default HTTP client keeps. net/http's default of 2 per host would
-	// make a bot running many turns at once open a new TCP and TLS
-	// connection for nearly every model call.
-	DefaultMaxIdleConns = 100
+	// default HTTP client keeps, enough for a bot running a few hundred
+	// turns at once. net/http's default of 2 per host would make it open
+	// a new TCP and TLS connection for nearly every model call.
+	DefaultMaxIdleConns = 256
 )
 
 // A Config configures a Client.
