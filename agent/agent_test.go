@@ -5,10 +5,13 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -371,6 +374,50 @@ func TestSeveralToolsInOneMessage(t *testing.T) {
 	}
 	if n := len(r.kinds(agent.EventToolEnd)); n != 3 {
 		t.Errorf("%d tool ends, want 3", n)
+	}
+}
+
+// peakHub counts how many tool calls run at once.
+type peakHub struct {
+	agent.Hub
+	mu        sync.Mutex
+	cur, peak int
+}
+
+func (h *peakHub) CallTool(ctx context.Context, c hub.Caller, server, tool string, args map[string]any) (*hub.Result, error) {
+	h.mu.Lock()
+	h.cur++
+	h.peak = max(h.peak, h.cur)
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.cur--
+		h.mu.Unlock()
+	}()
+	return h.Hub.CallTool(ctx, c, server, tool, args)
+}
+
+// Seven one-second calls in one message: five run at once, then two, and
+// all seven results go back in order.
+func TestAtMostFiveToolsAtOnce(t *testing.T) {
+	t.Parallel()
+	calls := slices.Repeat([]string{useTool("everything", "trigger-long-running-operation", `{"duration": 1, "steps": 1}`)}, 7)
+	var ph *peakHub
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(strings.Join(calls, "\n")),
+		llmfake.Text(complete("all done")),
+	), setup{config: func(c *agent.Config) {
+		ph = &peakHub{Hub: c.Hub}
+		c.Hub = ph
+	}})
+	if got := e.say("seven slow things").last(t); got.Kind != agent.EventAnswer {
+		t.Fatalf("last event = %+v", got)
+	}
+	if ph.peak != executor.DefaultMaxParallel {
+		t.Errorf("at most %d calls ran at once, want %d", ph.peak, executor.DefaultMaxParallel)
+	}
+	if n := strings.Count(e.model.Calls()[1].Request.Last(), "[use_mcp_tool for 'trigger-long-running-operation' on 'everything'] Result:"); n != 7 {
+		t.Errorf("%d results reached the model, want 7", n)
 	}
 }
 
