@@ -196,6 +196,38 @@ func TestChat(t *testing.T) {
 	}
 }
 
+// A follow-up question's options are numbered; typing a number answers
+// with that option's text, and typing anything else answers with the text.
+func TestChatOptions(t *testing.T) {
+	path := settings(t, nil)
+	model := llmfake.New(t, llmfake.Script(
+		llmfake.Text(`<ask_followup_question><question>Which zone?</question><options>["Europe/Paris", "Asia/Tokyo"]</options></ask_followup_question>`),
+		llmfake.Text(`<attempt_completion><result>Tokyo it is.</result></attempt_completion>`),
+		llmfake.Text(`<ask_followup_question><question>Anything else?</question><options>["No", "Yes"]</options></ask_followup_question>`),
+		llmfake.Text(`Fine.`),
+	))
+	e := env{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(), "DATABASE_PATH": filepath.Join(t.TempDir(), "db.sqlite")}
+	out, _, err := run(t, e, "time?\n2\nmore\nmaybe later\n", "--mcp-settings", path, "chat")
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Which zone?", "  1. Europe/Paris", "  2. Asia/Tokyo", "Tokyo it is.", "Fine."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("chat output lacks %q:\n%s", want, out)
+		}
+	}
+	calls := model.Calls()
+	if len(calls) != 4 {
+		t.Fatalf("model called %d times, want 4", len(calls))
+	}
+	if got, want := calls[1].Request.Last(), "<answer>Asia/Tokyo</answer>"; got != want {
+		t.Errorf("a typed number reached the model as %q, want %q", got, want)
+	}
+	if got, want := calls[3].Request.Last(), "<answer>maybe later</answer>"; got != want {
+		t.Errorf("typed text reached the model as %q, want %q", got, want)
+	}
+}
+
 func TestChatNeedsModelKey(t *testing.T) {
 	t.Chdir(t.TempDir())
 	_, _, err := run(t, nil, "", "chat")
