@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -71,5 +72,37 @@ func TestRemoteServers(t *testing.T) {
 				t.Errorf("whoami = %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// A remote server that is down when the bot starts is retried, and runs
+// once it comes up; a local one that fails at start is not (see
+// TestStartFailures).
+func TestRemoteServerDownAtStartComesBack(t *testing.T) {
+	t.Setenv("MCPGRAM_TEST_REMOTE_TOKEN", "t0ken")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // down: connections are refused
+	h, _ := startHub(t, map[string]any{"late": map[string]any{
+		"type":    hub.TypeStreamableHTTP,
+		"url":     "http://" + addr + "/mcp",
+		"headers": map[string]string{"Authorization": "Bearer ${env:MCPGRAM_TEST_REMOTE_TOKEN}"},
+	}})
+	if s := server(t, h, "late"); s.Status == hub.StatusRunning {
+		t.Fatalf("status = %s before the server is up", s.Status)
+	}
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("port %s taken again before the test could reuse it: %v", addr, err)
+	}
+	srv := &http.Server{Handler: mcpserver.NewStreamableHTTPServer(remoteMCP(), mcpserver.WithHTTPContextFunc(withAuth))}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	waitStatus(t, h, "late", hub.StatusRunning)
+	if got, want := call(t, h, "late", "whoami", nil).Text(), `{"auth":"Bearer t0ken","user":"42"}`; got != want {
+		t.Errorf("whoami = %s, want %s", got, want)
 	}
 }

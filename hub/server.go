@@ -201,14 +201,18 @@ func (s *server) clearCatalog() {
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a
-// crash reconnects with exponential backoff. A server that fails its very
-// first start is left failed: that is almost always a settings problem, and
-// retrying it would only fill the log.
+// crash reconnects with exponential backoff. A local server that fails its
+// very first start is left failed: that is almost always a settings
+// problem, and retrying it would only fill the log. A remote one is
+// retried, since the network or the far end may come back by itself.
 func (s *server) run(ctx context.Context, ready chan struct{}) {
 	var readyOnce sync.Once
 	signalReady := func() { readyOnce.Do(func() { close(ready) }) }
 	defer signalReady()
 
+	s.mu.Lock()
+	remote := s.cfg.typ != TypeStdio && s.cfg.err == nil
+	s.mu.Unlock()
 	opts := s.hub.opts
 	delay := opts.RestartDelay
 	first := true
@@ -219,7 +223,9 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 		}
 		if err != nil {
 			s.fail(err, c)
-			if first {
+			// Start waits for the first outcome, not for a comeback.
+			signalReady()
+			if first && !remote {
 				return
 			}
 		} else {
