@@ -1,6 +1,7 @@
 // Command echo is an MCP server for the hub's tests: it echoes, reports who
-// called it and what environment it got, sleeps, crashes on demand, returns
-// every kind of content, and can spawn a grandchild process.
+// called it and what environment it got, sleeps, holds calls until enough
+// are in flight at once, crashes on demand, returns every kind of content,
+// and can spawn a grandchild process.
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -81,11 +83,25 @@ func main() {
 	s.AddTool(mcp.NewTool("sleep", mcp.WithDescription("Sleeps for ms milliseconds."),
 		mcp.WithNumber("ms", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// Tests wait for this line to know the call is in flight.
+			fmt.Fprintln(os.Stderr, "echo: sleep started")
 			select {
 			case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
 				return mcp.NewToolResultText("slept"), nil
 			case <-ctx.Done():
 				fmt.Fprintln(os.Stderr, "echo: sleep cancelled")
+				return nil, ctx.Err()
+			}
+		})
+	var meet meeting
+	s.AddTool(mcp.NewTool("meet", mcp.WithDescription("Returns once n calls of meet are in flight at once."),
+		mcp.WithNumber("n", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-meet.arrive(req.GetInt("n", 1)):
+				return mcp.NewToolResultText("met"), nil
+			case <-ctx.Done():
+				fmt.Fprintln(os.Stderr, "echo: meet cancelled")
 				return nil, ctx.Err()
 			}
 		})
@@ -137,7 +153,9 @@ func main() {
 				})
 			return mcp.NewToolResultText("added"), nil
 		})
-	if err := server.ServeStdio(s); err != nil {
+	// More workers than mcp-go's default 5, so that a test can have 20
+	// calls in flight at once.
+	if err := server.ServeStdio(s, server.WithWorkerPoolSize(32)); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -151,4 +169,28 @@ func spawnGrandchild(pidfile string) {
 	if err := os.WriteFile(pidfile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// A meeting releases calls in groups of n: each group once its n-th call
+// has arrived. A call that never sees n-1 others in flight with it waits
+// until its request is cancelled.
+type meeting struct {
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+}
+
+func (m *meeting) arrive(n int) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.all == nil {
+		m.all = make(chan struct{})
+	}
+	all := m.all
+	m.arrived++
+	if m.arrived >= n {
+		close(m.all)
+		m.all, m.arrived = nil, 0
+	}
+	return all
 }
