@@ -129,9 +129,12 @@ func TestRetries(t *testing.T) {
 		{"429 honours Retry-After", []llmfake.Reply{{Status: 429, RetryAfter: "1"}, llmfake.Text("ok")}, true, "ok", 2, time.Second, 0},
 		{"dropped stream", []llmfake.Reply{drop(llmfake.Text("partial reply").Split(2), 2), llmfake.Text("whole")}, true, "whole", 2, 0, 0},
 		{"error inside stream", []llmfake.Reply{{Content: "half", StreamError: "overloaded"}, llmfake.Text("ok")}, true, "ok", 2, 0, 0},
-		{"silent endpoint", []llmfake.Reply{{Content: "late", Delay: 3 * time.Second}, llmfake.Text("ok")}, false, "ok", 2, 0, time.Second},
-		{"stream goes silent", []llmfake.Reply{{Chunks: []string{"a", "b"}, ChunkDelay: 3 * time.Second}, llmfake.Text("ok")}, true, "ok", 2, 0, time.Second},
-		{"slow stream that keeps talking", []llmfake.Reply{{Chunks: []string{"o", "k", "!", "!"}, ChunkDelay: 400 * time.Millisecond}}, true, "ok!!", 1, 1200 * time.Millisecond, time.Second},
+		// The silences are far beyond the timeout (the fake stops waiting
+		// when the client hangs up), so a late timer cannot let them pass.
+		{"silent endpoint", []llmfake.Reply{{Content: "late", Delay: time.Minute}, llmfake.Text("ok")}, false, "ok", 2, 0, time.Second},
+		{"stream goes silent", []llmfake.Reply{{Chunks: []string{"a", "b"}, ChunkDelay: time.Minute}, llmfake.Text("ok")}, true, "ok", 2, 0, time.Second},
+		// Each gap is far inside the timeout, the whole reply longer than it.
+		{"slow stream that keeps talking", []llmfake.Reply{{Chunks: []string{"o", "k", "!", "!", "!", "!", "!", "!", "!"}, ChunkDelay: 300 * time.Millisecond}}, true, "ok!!!!!!!", 1, 2400 * time.Millisecond, 2 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,20 +220,40 @@ func TestCancelStopsWaitsAndStreams(t *testing.T) {
 		if c.N == 1 {
 			return llmfake.Reply{Status: 429, RetryAfter: "30"}
 		}
-		return llmfake.Reply{Chunks: []string{"a", "b", "c"}, ChunkDelay: 10 * time.Second}
+		return llmfake.Reply{Chunks: []string{"a", "b", "c"}, ChunkDelay: time.Minute}
 	})
-	c := newClient(t, srv, nil)
-	for range 2 {
+	// No silence limit to end the stream for us: only the cancel can.
+	c := newClient(t, srv, func(c *llm.Config) { c.Timeout = 5 * time.Minute })
+	for _, stage := range []string{"the Retry-After wait", "the stream"} {
 		ctx, cancel := context.WithCancel(context.Background())
+		cancelled := make(chan time.Time, 1)
 		var once sync.Once
-		time.AfterFunc(100*time.Millisecond, func() { once.Do(cancel) })
-		start := time.Now()
-		_, err := c.Complete(ctx, llm.Request{Messages: hello, OnDelta: func(string) {}})
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("err = %v, want context.Canceled", err)
+		// Cancel once the call is in the stage, a little into it.
+		soon := func() {
+			once.Do(func() {
+				time.AfterFunc(100*time.Millisecond, func() {
+					cancelled <- time.Now()
+					cancel()
+				})
+			})
 		}
-		if el := time.Since(start); el > 2*time.Second {
-			t.Errorf("cancel took %v", el)
+		_, err := c.Complete(ctx, llm.Request{
+			Messages: hello,
+			OnRetry:  func(int, time.Duration, error) { soon() },
+			OnDelta:  func(string) { soon() },
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v, want context.Canceled", stage, err)
+		}
+		// A sanity limit, far below the 30s wait and 1-minute chunk gap it
+		// must cut short and far above the milliseconds a cancel takes.
+		select {
+		case at := <-cancelled:
+			if el := time.Since(at); el > 10*time.Second {
+				t.Errorf("%s: the call returned %v after the cancel", stage, el)
+			}
+		default:
+			t.Errorf("%s: the call returned before it was cancelled", stage)
 		}
 		cancel()
 	}
@@ -246,10 +269,12 @@ func TestNewValidates(t *testing.T) {
 
 func TestRetryAfterHTTPDate(t *testing.T) {
 	t.Parallel()
-	at := time.Now().Add(1500 * time.Millisecond).UTC().Format(http.TimeFormat)
+	// start comes first: the date, cut to the second, is then at least
+	// 500ms after it however long the set-up takes.
+	start := time.Now()
+	at := start.Add(1500 * time.Millisecond).UTC().Format(http.TimeFormat)
 	srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Status: 503, RetryAfter: at}, llmfake.Text("ok")))
 	c := newClient(t, srv, nil)
-	start := time.Now()
 	if _, err := c.Complete(context.Background(), llm.Request{Messages: hello}); err != nil {
 		t.Fatal(err)
 	}
