@@ -133,12 +133,28 @@ func TestGetUpdates(t *testing.T) {
 	if len(again) != 2 {
 		t.Errorf("unconfirmed: got %d updates", len(again))
 	}
-	// Long poll: an update arriving during the poll ends it.
-	go func() { time.Sleep(50 * time.Millisecond); fake.Text(7, 7, "later") }()
-	start := time.Now()
-	ups, err = api.GetUpdates(tgbotapi.UpdateConfig{Offset: ups[1].UpdateID + 1, Timeout: 5})
-	if err != nil || len(ups) != 1 || ups[0].Message.Text != "later" || time.Since(start) > 2*time.Second {
-		t.Errorf("long poll: %v %v after %v", ups, err, time.Since(start))
+	// Long poll: an update arriving during the poll ends it, long before
+	// the poll's 30s; the 10s limit is only a generous sanity bound.
+	polls := len(fake.Calls("getUpdates"))
+	sent := make(chan time.Time, 1)
+	go func() {
+		for len(fake.Calls("getUpdates")) == polls { // until the poll arrives
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond) // and likely waits
+		sent <- time.Now()
+		fake.Text(7, 7, "later")
+	}()
+	slow, err := tgbotapi.NewBotAPIWithClient(tgfake.Token, fake.Endpoint(), &http.Client{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups, err = slow.GetUpdates(tgbotapi.UpdateConfig{Offset: ups[1].UpdateID + 1, Timeout: 30})
+	if err != nil || len(ups) != 1 || ups[0].Message.Text != "later" {
+		t.Fatalf("long poll: %v %v", ups, err)
+	}
+	if el := time.Since(<-sent); el > 10*time.Second {
+		t.Errorf("long poll ended %v after the update came", el)
 	}
 	// Two pollers at once: one gets 409.
 	var wg sync.WaitGroup
