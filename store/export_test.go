@@ -21,7 +21,7 @@ func WriterSynchronous(ctx context.Context, db *DB) (int, error) {
 
 // WriteFull runs fn the way the inbox writes run.
 func WriteFull(ctx context.Context, db *DB, fn func(*sql.Tx) error) error {
-	return db.writeFull(ctx, fn)
+	return db.writeFull(ctx, false, fn)
 }
 
 // QueryInt runs a query returning one integer on a reader connection.
@@ -71,3 +71,31 @@ func Pragmas(ctx context.Context, db *DB, n int) ([]map[string]string, error) {
 // Unprepared counts the statements run through the prepared-statement
 // helpers without having been prepared at Open.
 func Unprepared(db *DB) int64 { return db.misses.Load() }
+
+// A Gate is the writer's gate, for tests.
+type Gate struct{ g gate }
+
+func (g *Gate) Enter(ctx context.Context, urgent bool) error { return g.g.enter(ctx, urgent) }
+func (g *Gate) Leave()                                       { g.g.leave() }
+
+// Waiting reports how many callers wait at the gate.
+func (g *Gate) Waiting() int {
+	g.g.mu.Lock()
+	defer g.g.mu.Unlock()
+	return len(g.g.urgent) + len(g.g.queued)
+}
+
+// HoldGate enters db's write gate until release is called, so tests can
+// make writes queue at it; GateWaiting reports how many do.
+func HoldGate(ctx context.Context, db *DB) (release func(), err error) {
+	if err := db.gate.enter(ctx, false); err != nil {
+		return nil, err
+	}
+	return db.gate.leave, nil
+}
+
+func GateWaiting(db *DB) int {
+	db.gate.mu.Lock()
+	defer db.gate.mu.Unlock()
+	return len(db.gate.urgent) + len(db.gate.queued)
+}

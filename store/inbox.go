@@ -37,12 +37,15 @@ const (
 // Only the inbox pays for that fsync; messages and the audit log stay at
 // NORMAL, which survives a crash of the process, and the next FULL commit
 // flushes them too, since it syncs the whole WAL.
+//
+// It goes ahead of the writes waiting for the writer: until it returns, the
+// poller fetches no new updates.
 func (db *DB) InboxPut(ctx context.Context, items ...InboxItem) error {
 	if len(items) == 0 {
 		return nil
 	}
 	now := db.now()
-	err := db.writeFull(ctx, func(tx *sql.Tx) error {
+	err := db.writeFull(ctx, true, func(tx *sql.Tx) error {
 		stmt, err := db.txStmt(ctx, tx, insertInboxSQL)
 		if err != nil {
 			return err
@@ -138,7 +141,7 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 		return nil
 	}
 	var unknown []int64
-	err := db.writeFull(ctx, func(tx *sql.Tx) error {
+	err := db.writeFull(ctx, false, func(tx *sql.Tx) error {
 		unknown = unknown[:0] // writeFull does not retry, but stay correct if it did
 		mark, err := db.txStmt(ctx, tx, markInboxSQL)
 		if err != nil {
@@ -204,6 +207,10 @@ func (db *DB) InboxMaxUpdateID(ctx context.Context) (int64, error) {
 // returns how many it deleted. The item with the highest update id is always
 // kept, so that [DB.InboxMaxUpdateID] still knows where to resume.
 func (db *DB) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
+	if err := db.gate.enter(ctx, false); err != nil {
+		return 0, fmt.Errorf("prune inbox: %w", err)
+	}
+	defer db.gate.leave()
 	res, err := db.writer.ExecContext(ctx, `DELETE FROM inbox
 		WHERE processed_at IS NOT NULL AND received_at < ?
 		AND update_id < (SELECT max(update_id) FROM inbox)`, millis(before))
@@ -224,7 +231,13 @@ func (db *DB) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
 // to NORMAL afterwards. Opening the writer at FULL instead would fsync every
 // message and audit row as well, for no gain: those are safe against a
 // process crash at NORMAL, and power loss is the only case FULL adds.
-func (db *DB) writeFull(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+//
+// An urgent write goes ahead of the writes queued at the gate.
+func (db *DB) writeFull(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) (err error) {
+	if err := db.gate.enter(ctx, urgent); err != nil {
+		return err
+	}
+	defer db.gate.leave()
 	conn, err := db.writer.Conn(ctx)
 	if err != nil {
 		return err

@@ -89,6 +89,10 @@ func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Row
 
 // writeExec runs a statement on the writer outside any transaction.
 func (db *DB) writeExec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := db.gate.enter(ctx, false); err != nil {
+		return nil, err
+	}
+	defer db.gate.leave()
 	if st := db.writeStmts[query]; st != nil {
 		return st.ExecContext(ctx, args...)
 	}

@@ -5,7 +5,8 @@
 // It uses modernc.org/sqlite (no cgo). Pragmas are set in the DSN so that
 // every pooled connection gets them, and all writes go through a single
 // connection ([DB] holds a one-connection writer pool and a read-only reader
-// pool), so writers queue in Go instead of fighting over SQLite's lock.
+// pool), so writers queue in Go instead of fighting over SQLite's lock; they
+// queue in arrival order, except [DB.InboxPut], which goes first.
 // Transactions begin IMMEDIATE, which takes the write lock up front and
 // avoids SQLITE_BUSY on lock upgrades; busy_timeout covers another process
 // holding the file.
@@ -57,8 +58,10 @@ var (
 // A DB is an open mcpgram database. It is safe for concurrent use.
 type DB struct {
 	path string
-	// writer has exactly one connection: every write is serialised on it.
+	// writer has exactly one connection: every write is serialised on it,
+	// entering through gate.
 	writer *sql.DB
+	gate   gate
 	// reader is a pool of query_only connections for reads, which WAL lets
 	// run alongside the writer.
 	reader *sql.DB
@@ -165,6 +168,10 @@ func (db *DB) Close() error {
 
 // write runs fn in one IMMEDIATE transaction on the writer connection.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := db.gate.enter(ctx, false); err != nil {
+		return err
+	}
+	defer db.gate.leave()
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
