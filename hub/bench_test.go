@@ -2,7 +2,10 @@ package hub_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -202,4 +205,58 @@ func BenchmarkHubOverhead(b *testing.B) {
 			b.ReportMetric(100*(float64(viaHub)/float64(bare)-1), "%overhead")
 		})
 	}
+}
+
+// BenchmarkConcurrentCalls measures waves of 20 calls at once, each
+// sleeping 100ms in the server: sharing the connection, a wave takes about
+// one call's time, not twenty (TestConcurrentCallsShareTheConnection
+// proves the overlap itself).
+func BenchmarkConcurrentCalls(b *testing.B) {
+	const n, ms = 20, 100
+	h, _ := startHub(b, map[string]any{"echo": echoServer(b, nil)})
+	ctx := context.Background()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if _, err := h.CallTool(ctx, local, "echo", "sleep", map[string]any{"ms": ms}); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	wave := float64(b.Elapsed().Milliseconds()) / float64(b.N)
+	b.ReportMetric(wave, "ms/wave")
+	b.ReportMetric(wave/ms, "calls-long/wave")
+}
+
+// BenchmarkCrashDetection measures how soon a call in flight fails once its
+// server crashes: it should be at once, not at the call's timeout
+// (TestCrashMidCallRecovers proves it fails from the crash itself).
+func BenchmarkCrashDetection(b *testing.B) {
+	h, _ := startHub(b, map[string]any{"echo": echoServer(b, map[string]any{"timeout": 30})})
+	ctx := context.Background()
+	var total time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		waitStatus(b, h, "echo", hub.StatusRunning)
+		inflight := make(chan error, 1)
+		go func() {
+			_, err := h.CallTool(ctx, local, "echo", "sleep", map[string]any{"ms": 60000})
+			inflight <- err
+		}()
+		waitFor(b, 10*time.Second, "the sleep to be in flight", func() bool {
+			stderr, _ := h.Stderr("echo")
+			return strings.Contains(stderr, "echo: sleep started")
+		})
+		b.StartTimer()
+		start := time.Now()
+		_, _ = h.CallTool(ctx, local, "echo", "crash", nil)
+		if err := <-inflight; !errors.Is(err, hub.ErrNotRunning) {
+			b.Fatalf("in-flight call: %v, want ErrNotRunning", err)
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/crash-to-fail")
 }
