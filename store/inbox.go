@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -22,7 +23,7 @@ const (
 	insertInboxSQL = `INSERT INTO inbox (update_id, chat_id, payload, received_at)
 		VALUES (?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING`
 	inboxPendingSQL = `SELECT update_id, chat_id, payload, received_at
-		FROM inbox WHERE processed_at IS NULL ORDER BY update_id LIMIT ?`
+		FROM inbox WHERE processed_at IS NULL AND update_id > ? ORDER BY update_id LIMIT ?`
 	markInboxSQL = `UPDATE inbox SET processed_at = ?
 		WHERE update_id = ? AND processed_at IS NULL`
 	inboxExistsSQL = `SELECT 1 FROM inbox WHERE update_id = ?`
@@ -75,25 +76,8 @@ func (db *DB) InboxPut(ctx context.Context, items ...InboxItem) error {
 // InboxPending returns up to limit unprocessed items in update_id order
 // (Telegram's order); limit <= 0 returns all.
 func (db *DB) InboxPending(ctx context.Context, limit int) ([]InboxItem, error) {
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
-	}
-	rows, err := db.readRows(ctx, inboxPendingSQL, limit)
+	items, err := db.inboxPending(ctx, math.MinInt64, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox: %w", err)
-	}
-	defer func() { _ = rows.Close() }()
-	var items []InboxItem
-	for rows.Next() {
-		var it InboxItem
-		var at int64
-		if err := rows.Scan(&it.UpdateID, &it.ChatID, &it.Payload, &at); err != nil {
-			return nil, fmt.Errorf("list pending inbox: %w", err)
-		}
-		it.ReceivedAt = fromMillis(at)
-		items = append(items, it)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list pending inbox: %w", err)
 	}
 	return items, nil
@@ -104,13 +88,20 @@ func (db *DB) InboxPending(ctx context.Context, limit int) ([]InboxItem, error) 
 // that has handed out every item up to afterID pages on with it, so a
 // backlog of items still being handled does not hide newer ones.
 func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]InboxItem, error) {
+	items, err := db.inboxPending(ctx, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+	}
+	return items, nil
+}
+
+func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]InboxItem, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, chat_id, payload, received_at
-		FROM inbox WHERE processed_at IS NULL AND update_id > ? ORDER BY update_id LIMIT ?`, afterID, limit)
+	rows, err := db.readRows(ctx, inboxPendingSQL, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+		return nil, err
 	}
 	defer func() { _ = rows.Close() }()
 	var items []InboxItem
@@ -118,13 +109,13 @@ func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) (
 		var it InboxItem
 		var at int64
 		if err := rows.Scan(&it.UpdateID, &it.ChatID, &it.Payload, &at); err != nil {
-			return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+			return nil, err
 		}
 		it.ReceivedAt = fromMillis(at)
 		items = append(items, it)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+		return nil, err
 	}
 	return items, nil
 }

@@ -116,6 +116,44 @@ func TestInboxEmptyPayloadAndChat(t *testing.T) {
 	}
 }
 
+func TestInboxPendingAfter(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	if err := db.InboxPut(ctx, item(10), item(11), item(12), item(13), item(14), item(15)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InboxDone(ctx, 12, 14); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		after int64
+		limit int
+		want  []int64
+	}{
+		{0, 0, []int64{10, 11, 13, 15}},
+		{10, 0, []int64{11, 13, 15}},
+		{11, 0, []int64{13, 15}},
+		{11, 1, []int64{13}},
+		{12, 2, []int64{13, 15}},
+		{15, 0, nil},
+		{99, 10, nil},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("after %d limit %d", tt.after, tt.limit), func(t *testing.T) {
+			got, err := db.InboxPendingAfter(ctx, tt.after, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := updateIDs(got); !slices.Equal(ids, tt.want) {
+				t.Errorf("InboxPendingAfter(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
+			}
+			if len(got) > 0 && string(got[0].Payload) != fmt.Sprintf(`{"update_id":%d}`, got[0].UpdateID) {
+				t.Errorf("payload of %d: got %s", got[0].UpdateID, got[0].Payload)
+			}
+		})
+	}
+}
+
 func TestInboxPrune(t *testing.T) {
 	ctx := t.Context()
 	db, _ := open(t)

@@ -21,6 +21,9 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if _, err := db.InboxPending(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := db.InboxPendingAfter(ctx, 0, 10); err != nil {
+			t.Fatal(err)
+		}
 		if err := db.InboxDone(ctx, 1, 2); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("InboxDone(1, 2) = %v, want ErrNotFound for 2", err)
 		}
