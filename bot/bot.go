@@ -41,7 +41,7 @@ type Hub interface {
 // A Store keeps the inbox of received updates; *store.DB is one.
 type Store interface {
 	InboxPut(ctx context.Context, items ...store.InboxItem) error
-	InboxPending(ctx context.Context, limit int) ([]store.InboxItem, error)
+	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
 }
@@ -146,6 +146,9 @@ type Bot struct {
 	baseCancel context.CancelFunc
 
 	wake chan struct{} // the poller tells the dispatcher of new inbox items
+	// dispatched is the highest update id handed to a worker; the
+	// dispatcher reads on from there. Only dispatchLoop uses it.
+	dispatched int64
 
 	doneCh      chan int64    // handled update ids for doneLoop
 	doneStopped chan struct{} // closed when doneLoop has drained doneCh

@@ -146,32 +146,51 @@ func (b *Bot) dispatch(ctx context.Context) {
 		}
 		b.mu.Unlock()
 	}()
-	items, err := b.store.InboxPending(ctx, 1000)
-	if err != nil {
-		if ctx.Err() == nil {
-			b.logger.Error("read inbox", "err", err)
+	// Read on past the updates already handed out: those still queued
+	// behind a long turn would otherwise fill every page, and no chat
+	// would get anything newer until that backlog cleared. Ids only grow
+	// (the poller stores batches in Telegram's order), so nothing new can
+	// appear below the mark; at start it is 0 and everything left
+	// unprocessed by the last run is read.
+	for {
+		items, err := b.store.InboxPendingAfter(ctx, b.dispatched, dispatchPage)
+		if err != nil {
+			if ctx.Err() == nil {
+				b.logger.Error("read inbox", "err", err)
+			}
+			return
 		}
-		return
-	}
-	for _, it := range items {
-		b.mu.Lock()
-		// recentlyDone: a snapshot read while a worker finished the
-		// update still lists it; it must not run twice.
-		if _, done := b.recentlyDone[it.UpdateID]; done || b.inflight[it.UpdateID] || b.stopping {
+		for _, it := range items {
+			b.mu.Lock()
+			if b.stopping {
+				b.mu.Unlock()
+				return
+			}
+			b.dispatched = it.UpdateID
+			// A guard only: past the mark, no update can be one already
+			// handed out or done.
+			if _, done := b.recentlyDone[it.UpdateID]; done || b.inflight[it.UpdateID] {
+				b.mu.Unlock()
+				continue
+			}
+			b.inflight[it.UpdateID] = true
 			b.mu.Unlock()
-			continue
+			var u tgbotapi.Update
+			if err := json.Unmarshal(it.Payload, &u); err != nil {
+				b.logger.Error("undecodable update in inbox; dropping it", "update_id", it.UpdateID, "err", err)
+				b.markDone(it.UpdateID)
+				continue
+			}
+			b.route(it.UpdateID, u)
 		}
-		b.inflight[it.UpdateID] = true
-		b.mu.Unlock()
-		var u tgbotapi.Update
-		if err := json.Unmarshal(it.Payload, &u); err != nil {
-			b.logger.Error("undecodable update in inbox; dropping it", "update_id", it.UpdateID, "err", err)
-			b.markDone(it.UpdateID)
-			continue
+		if len(items) < dispatchPage {
+			return
 		}
-		b.route(it.UpdateID, u)
 	}
 }
+
+// dispatchPage is how many inbox items the dispatcher reads at a time.
+const dispatchPage = 1000
 
 // A pruner can forget handled updates; *store.DB is one.
 type pruner interface {

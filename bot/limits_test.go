@@ -1,0 +1,62 @@
+package bot_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+// waitHandled waits until Telegram has no update the bot did not take and
+// the inbox has none the bot did not finish.
+func waitHandled(t *testing.T, h *harness) {
+	t.Helper()
+	h.fake.WaitFor(t, 30*time.Second, "every update handled", func() bool {
+		if h.fake.Unconfirmed() != 0 {
+			return false
+		}
+		items, err := h.db.InboxPending(t.Context(), 0)
+		return err == nil && len(items) == 0
+	})
+}
+
+// A chat with over a thousand updates waiting behind a long turn does not
+// hold up another chat, and its own backlog is handled in order after.
+func TestBacklogDoesNotStallOtherChats(t *testing.T) {
+	const backlog = 1100
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.RateLimitPerMinute = 1 << 20 })
+	fake.Text(alice, alice, "block")
+	fake.WaitFor(t, 10*time.Second, "blocked turn", func() bool { return a.Turns("block") == 1 })
+	for i := range backlog {
+		fake.Text(alice, alice, fmt.Sprintf("spam %d", i))
+	}
+	fake.Text(bob, bob, "hello")
+	waitText(t, fake, bob, "echo: hello")
+	if n := countText(fake, alice, "echo: spam"); n != 0 {
+		t.Errorf("%d of alice's messages answered while her turn still ran", n)
+	}
+
+	close(a.block)
+	waitText(t, fake, alice, "unblocked")
+	waitText(t, fake, alice, fmt.Sprintf("echo: spam %d", backlog-1))
+	waitHandled(t, h)
+	var got []string
+	for _, m := range fake.Messages(alice) {
+		if strings.HasPrefix(m.Plain, "echo: spam ") {
+			got = append(got, m.Plain)
+		}
+	}
+	if len(got) != backlog {
+		t.Fatalf("alice's backlog: %d answers, want %d", len(got), backlog)
+	}
+	for i, g := range got {
+		if want := fmt.Sprintf("echo: spam %d", i); g != want {
+			t.Fatalf("answer %d: got %q, want %q (out of order or doubled)", i, g, want)
+		}
+	}
+}
