@@ -158,6 +158,8 @@ type Bot struct {
 	recentlyDone map[int64]time.Time // done since the dispatcher's last read began
 	chats        map[int64]*chat
 	limiters     map[int64]*userLimit
+	refused      map[int64]time.Time // stranger -> when last told the bot is private
+	refusedSwept time.Time           // when refused was last cleared of old entries
 	stopping     bool
 	work         sync.WaitGroup // chat workers and out-of-band handlers
 
@@ -196,6 +198,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		doneStopped:  make(chan struct{}),
 		chats:        map[int64]*chat{},
 		limiters:     map[int64]*userLimit{},
+		refused:      map[int64]time.Time{},
 	}
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true
@@ -402,6 +405,34 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (b *Bot) isAdmin(id int64) bool { return b.admins[id] }
 
 func (b *Bot) isAllowed(id int64) bool { return len(b.allowed) == 0 || b.allowed[id] || b.admins[id] }
+
+// refusalInterval is the least time between two refusals to one stranger.
+const refusalInterval = time.Minute
+
+// refuse reports whether a user not allowed should be told so now: once
+// per refusalInterval at most, then silence, so that strangers cannot
+// spend the bot's Telegram budget (about one message a second per chat)
+// by writing to it.
+func (b *Bot) refuse(user int64) bool {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.refusedSwept) >= refusalInterval {
+		// Entries old enough to refuse again are no longer needed; dropping
+		// them keeps a stream of new strangers from growing the map.
+		for id, at := range b.refused {
+			if now.Sub(at) >= refusalInterval {
+				delete(b.refused, id)
+			}
+		}
+		b.refusedSwept = now
+	}
+	if at, ok := b.refused[user]; ok && now.Sub(at) < refusalInterval {
+		return false
+	}
+	b.refused[user] = now
+	return true
+}
 
 // allow applies the per-user rate limit; warn is true the first time a
 // user is refused in a row, so the polite message is not itself a flood.

@@ -202,6 +202,10 @@ func (b *Bot) handleMessage(c *chat, m *tgbotapi.Message) {
 		return
 	}
 	if !b.isAllowed(user) {
+		if !b.refuse(user) {
+			b.logger.Debug("message from a user not in ALLOWED_USER_IDS; ignored", "user", user, "chat", chatID)
+			return
+		}
 		b.logger.Info("message from a user not in ALLOWED_USER_IDS", "user", user, "chat", chatID)
 		if private {
 			b.say(chatID, "Sorry, this bot is private.")

@@ -60,3 +60,22 @@ func TestBacklogDoesNotStallOtherChats(t *testing.T) {
 		}
 	}
 }
+
+// A stranger's messages get one refusal, then silence: they cannot make
+// the bot spend the chat's Telegram budget.
+func TestStrangerRefusedOnce(t *testing.T) {
+	fake := tgfake.New(t)
+	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Config) {
+		c.AllowedUserIDs = []int64{alice}
+	})
+	for i := range 10 {
+		fake.Text(bob, bob, fmt.Sprintf("let me in %d", i))
+	}
+	waitHandled(t, h)
+	if n := countText(fake, bob, "this bot is private"); n != 1 {
+		t.Errorf("stranger refused %d times, want once", n)
+	}
+	// Allowed users are unaffected.
+	fake.Text(alice, alice, "hi")
+	waitText(t, fake, alice, "echo: hi")
+}
