@@ -20,6 +20,7 @@ type chat struct {
 	queue   []job
 	running bool
 	cancel  context.CancelFunc // of the running turn, for /cancel
+	owner   int64              // the user whose turn is running
 }
 
 type job struct {
@@ -274,18 +275,30 @@ func (b *Bot) handleCancel(m *tgbotapi.Message) {
 	if !m.Chat.IsPrivate() && !b.addressed(m) {
 		return
 	}
+	user := m.From.ID
 	b.mu.Lock()
 	var cancel context.CancelFunc
+	var owner int64
 	if c := b.chats[m.Chat.ID]; c != nil {
-		cancel = c.cancel
+		cancel, owner = c.cancel, c.owner
 	}
 	b.mu.Unlock()
-	if cancel == nil {
-		b.say(m.Chat.ID, "Nothing is running.")
-		return
+	// The answers count against the rate limit; a refused one is dropped
+	// (they are courtesies, and /cancel itself must keep working).
+	switch {
+	case cancel == nil:
+		if ok, _ := b.allow(user); ok {
+			b.say(m.Chat.ID, "Nothing is running.")
+		}
+	case owner != user && !b.isAdmin(user):
+		// In a group, one member must not stop another's request.
+		if ok, _ := b.allow(user); ok {
+			b.say(m.Chat.ID, "Only the person who asked, or an admin, can stop this request.")
+		}
+	default:
+		// The agent ends the turn with its own "Stopped." message.
+		cancel()
 	}
-	// The agent ends the turn with its own "Stopped." message.
-	cancel()
 }
 
 // runTurn runs one agent turn with the chat's reply machinery, inside the
@@ -294,11 +307,11 @@ func (b *Bot) runTurn(c *chat, chatID, user int64, replyTo int, req agent.Reques
 	ctx, cancel := context.WithCancel(b.baseCtx)
 	defer cancel()
 	b.mu.Lock()
-	c.cancel = cancel
+	c.cancel, c.owner = cancel, user
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
-		c.cancel = nil
+		c.cancel, c.owner = nil, 0
 		b.mu.Unlock()
 	}()
 	select {

@@ -79,3 +79,30 @@ func TestStrangerRefusedOnce(t *testing.T) {
 	fake.Text(alice, alice, "hi")
 	waitText(t, fake, alice, "echo: hi")
 }
+
+// In a group, /cancel stops a turn only for the user who started it or
+// an admin.
+func TestCancelInGroup(t *testing.T) {
+	const group = -77
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
+
+	fake.Text(group, alice, "@mcpgram_bot block")
+	fake.WaitFor(t, 10*time.Second, "alice's turn", func() bool { return a.Turns("block") == 1 })
+	fake.Text(group, bob, "/cancel")
+	waitText(t, fake, group, "can stop this request")
+	if n := countText(fake, group, "Stopped."); n != 0 {
+		t.Fatalf("bob's /cancel stopped alice's turn")
+	}
+	fake.Text(group, admin, "/cancel")
+	waitText(t, fake, group, "Stopped.")
+
+	fake.Text(group, alice, "@mcpgram_bot block")
+	fake.WaitFor(t, 10*time.Second, "alice's second turn", func() bool { return a.Turns("block") == 2 })
+	fake.Text(group, alice, "/cancel")
+	fake.WaitFor(t, 10*time.Second, "alice's own /cancel", func() bool { return countText(fake, group, "Stopped.") == 2 })
+	if n := countText(fake, group, "can stop this request"); n != 1 {
+		t.Errorf("refused %d /cancels, want 1", n)
+	}
+}
