@@ -167,6 +167,9 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 		b.answerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
 		return
 	}
+	if !b.allowPress(cq) {
+		return
+	}
 	parts := strings.Split(cq.Data, ":")
 	var id int64
 	var err error
@@ -249,6 +252,16 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 	default:
 		b.answerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 	}
+}
+
+// allowPress applies the per-user rate limit to a press, answering one
+// over the limit with an alert so that its button does not keep spinning.
+func (b *Bot) allowPress(cq *tgbotapi.CallbackQuery) bool {
+	if ok, _ := b.allow(cq.From.ID); ok {
+		return true
+	}
+	b.answerCallback(b.baseCtx, cq.ID, fmt.Sprintf("You are pressing buttons faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute), true)
+	return false
 }
 
 // pressAckAfter is how long a press waits for the agent's first event
@@ -381,6 +394,9 @@ func (b *Bot) handleServerPress(cq *tgbotapi.CallbackQuery) {
 	if !b.isAdmin(cq.From.ID) {
 		b.logger.Warn("/servers button pressed by a non-admin; ignored", "user", cq.From.ID, "data", cq.Data)
 		b.answerCallback(ctx, cq.ID, "Only admins can manage servers.", true)
+		return
+	}
+	if !b.allowPress(cq) {
 		return
 	}
 	parts := strings.SplitN(cq.Data, ":", 4)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -105,4 +106,36 @@ func TestCancelInGroup(t *testing.T) {
 	if n := countText(fake, group, "can stop this request"); n != 1 {
 		t.Errorf("refused %d /cancels, want 1", n)
 	}
+}
+
+// Button presses count against the per-user rate limit; a refused press
+// is answered with an alert, never left spinning, and changes nothing.
+func TestPressesRateLimited(t *testing.T) {
+	fake := tgfake.New(t)
+	fh := newFakeHub(10)
+	startBot(t, fake, t.TempDir(), newFakeAgent(), fh, func(c *bot.Config) { c.RateLimitPerMinute = 1 })
+
+	t.Run("question", func(t *testing.T) {
+		fake.Text(alice, alice, "ask")
+		q := waitText(t, fake, alice, "Which city?")
+		data := strings.Split(q.Buttons()[0], "=")[1]
+		cb := fake.Press(alice, alice, q.ID, data)
+		if ans := waitAnswer(t, fake, cb); !ans.ShowAlert || !strings.Contains(ans.Text, "faster than I can keep up") {
+			t.Errorf("press over the limit: got %+v, want a rate-limit alert", ans)
+		}
+		if n := countText(fake, alice, "you chose"); n != 0 {
+			t.Errorf("a press over the limit answered the question")
+		}
+	})
+	t.Run("servers", func(t *testing.T) {
+		fake.Text(admin, admin, "/servers")
+		m := waitText(t, fake, admin, "MCP servers (page 1 of 2)")
+		cb := fake.Press(admin, admin, m.ID, "s:d:0:srv00")
+		if ans := waitAnswer(t, fake, cb); !ans.ShowAlert || !strings.Contains(ans.Text, "faster than I can keep up") {
+			t.Errorf("/servers press over the limit: got %+v, want a rate-limit alert", ans)
+		}
+		if got := fh.Status("srv00"); got != hub.StatusRunning {
+			t.Errorf("a press over the limit changed srv00 to %s", got)
+		}
+	})
 }
