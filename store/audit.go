@@ -30,17 +30,22 @@ const insertToolCallSQL = `INSERT INTO tool_calls
 // RecordToolCall appends c to the audit log. Its ID is ignored; a zero
 // CreatedAt means now.
 func (db *DB) RecordToolCall(ctx context.Context, c ToolCall) error {
-	at := c.CreatedAt
-	if at.IsZero() {
-		at = db.now()
-	}
-	_, err := db.writeExec(ctx, insertToolCallSQL,
-		c.UserID, c.ChatID, c.Server, c.Tool, c.Arguments, c.Status,
-		c.Duration.Milliseconds(), c.ResultBytes, millis(at))
+	_, err := db.writeExec(ctx, insertToolCallSQL, toolCallArgs(c, db.now())...)
 	if err != nil {
 		return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
 	}
 	return nil
+}
+
+// toolCallArgs are insertToolCallSQL's arguments for c; a zero CreatedAt
+// means now.
+func toolCallArgs(c ToolCall, now time.Time) []any {
+	at := c.CreatedAt
+	if at.IsZero() {
+		at = now
+	}
+	return []any{c.UserID, c.ChatID, c.Server, c.Tool, c.Arguments, c.Status,
+		c.Duration.Milliseconds(), c.ResultBytes, millis(at)}
 }
 
 // ToolCalls returns up to limit audit entries, newest first; limit <= 0

@@ -50,6 +50,22 @@ func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, err
 	return id, nil
 }
 
+// CurrentConversation returns the id of the chat's active conversation, or
+// ErrNotFound when it has none. Unlike [DB.ActiveConversation] it never
+// writes: a turn can read a new chat's (empty) history without taking the
+// writer, and start the conversation with its first [DB.AppendTurn].
+func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
+	var id int64
+	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("current conversation of chat %q: %w", chatID, err)
+	}
+	return id, nil
+}
+
 // ResetConversation ends the chat's active conversation, if any, and starts
 // a new one whose id it returns. The old conversation stays on disk.
 func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, error) {
@@ -102,27 +118,79 @@ func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...
 	}
 	now := db.now()
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := db.txStmt(ctx, tx, insertMessageSQL)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = stmt.Close() }()
-		for _, m := range msgs {
-			at := m.CreatedAt
-			if at.IsZero() {
-				at = now
-			}
-			if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
-				m.PromptTokens, m.CompletionTokens, millis(at)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return db.insertMessages(ctx, tx, conversationID, now, msgs)
 	})
 	if err != nil {
 		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
 	}
 	return nil
+}
+
+func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int64, now time.Time, msgs []Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	stmt, err := db.txStmt(ctx, tx, insertMessageSQL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stmt.Close() }()
+	for _, m := range msgs {
+		at := m.CreatedAt
+		if at.IsZero() {
+			at = now
+		}
+		if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
+			m.PromptTokens, m.CompletionTokens, millis(at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A TurnWrite is what a turn of the agent stores at once.
+type TurnWrite struct {
+	// ChatID is the chat the turn runs in.
+	ChatID string
+	// ConversationID to append to; 0 means the chat's active conversation,
+	// started if the chat has none.
+	ConversationID int64
+	// Messages to append (see [DB.AppendMessages]).
+	Messages []Message
+	// ToolCalls to add to the audit log (see [DB.RecordToolCall]).
+	ToolCalls []ToolCall
+}
+
+// AppendTurn stores w in one transaction, all of it or none, and returns
+// the id of the conversation it appended to: one commit instead of one per
+// part, as every commit waits its turn at the single writer.
+func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
+	now := db.now()
+	conv := w.ConversationID
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if conv == 0 {
+			err := db.txRow(ctx, tx, activeConversationSQL, w.ChatID).Scan(&conv)
+			if errors.Is(err, sql.ErrNoRows) {
+				conv, err = db.startConversation(ctx, tx, w.ChatID)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if err := db.insertMessages(ctx, tx, conv, now, w.Messages); err != nil {
+			return err
+		}
+		for _, c := range w.ToolCalls {
+			if _, err := db.txExec(ctx, tx, insertToolCallSQL, toolCallArgs(c, now)...); err != nil {
+				return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("append %d messages and %d tool calls to chat %q: %w", len(w.Messages), len(w.ToolCalls), w.ChatID, err)
+	}
+	return conv, nil
 }
 
 // Messages returns a conversation's messages, oldest first. An unknown

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -150,5 +152,75 @@ func TestAppendMessagesIsAtomic(t *testing.T) {
 	}
 	if len(msgs) != 0 {
 		t.Errorf("got %d messages after a failed append, want 0", len(msgs))
+	}
+}
+
+func TestAppendTurn(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	if _, err := db.CurrentConversation(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("CurrentConversation of a new chat = %v, want ErrNotFound", err)
+	}
+	call := store.ToolCall{UserID: "u", ChatID: "c", Server: "everything", Tool: "echo", Arguments: `{"message":"hi"}`, Status: "ok", Duration: 12 * time.Millisecond, ResultBytes: 8}
+	// A new chat: the conversation starts with the first write.
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c",
+		Messages:  []store.Message{{Role: "user", Content: "echo hi"}, {Role: "assistant", Content: "calling", PromptTokens: 9, CompletionTokens: 3}},
+		ToolCalls: []store.ToolCall{call},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.CurrentConversation(ctx, "c"); err != nil || got != conv {
+		t.Errorf("CurrentConversation = %d, %v; want %d", got, err, conv)
+	}
+	if got, err := db.ActiveConversation(ctx, "c"); err != nil || got != conv {
+		t.Errorf("ActiveConversation = %d, %v; want %d", got, err, conv)
+	}
+	// The active conversation again, then an explicit one.
+	if again, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "tool", Content: "result"}}}); err != nil || again != conv {
+		t.Errorf("AppendTurn to the active conversation = %d, %v; want %d", again, err, conv)
+	}
+	if again, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ConversationID: conv, Messages: []store.Message{{Role: "assistant", Content: "done"}}}); err != nil || again != conv {
+		t.Errorf("AppendTurn to conversation %d = %d, %v", conv, again, err)
+	}
+	msgs, err := db.Messages(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	if want := []string{"user:echo hi", "assistant:calling", "tool:result", "assistant:done"}; !slices.Equal(got, want) {
+		t.Errorf("messages %q, want %q", got, want)
+	}
+	if msgs[1].PromptTokens != 9 || msgs[1].CompletionTokens != 3 {
+		t.Errorf("tokens %d/%d, want 9/3", msgs[1].PromptTokens, msgs[1].CompletionTokens)
+	}
+	calls, err := db.ToolCalls(ctx, 0)
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("ToolCalls = %d, %v; want 1", len(calls), err)
+	}
+	c := calls[0]
+	c.ID, c.CreatedAt = 0, time.Time{}
+	if c != call {
+		t.Errorf("audit row %+v, want %+v", c, call)
+	}
+
+	// All or nothing: a failing part leaves no trace, not even a new
+	// conversation.
+	_, err = db.AppendTurn(ctx, store.TurnWrite{ChatID: "d",
+		Messages: []store.Message{{Role: "user", Content: "lost"}}, ToolCalls: []store.ToolCall{call}, ConversationID: 999999})
+	if err == nil {
+		t.Fatal("AppendTurn to an unknown conversation: got nil, want an error")
+	}
+	if calls, _ := db.ToolCalls(ctx, 0); len(calls) != 1 {
+		t.Errorf("a failed AppendTurn left %d audit rows, want 1", len(calls))
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{Messages: []store.Message{{Role: "user", Content: "x"}}}); err == nil {
+		t.Error("AppendTurn without a chat: got nil, want an error")
+	}
+	if _, err := db.CurrentConversation(ctx, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("CurrentConversation of no chat = %v, want ErrNotFound", err)
 	}
 }

@@ -37,6 +37,16 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
 			t.Fatal(err)
 		}
+		if cur, err := db.CurrentConversation(ctx, "c"); err != nil || cur != conv {
+			t.Fatalf("CurrentConversation = %d, %v; want %d", cur, err, conv)
+		}
+		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "new", Messages: []store.Message{{Role: "user", Content: "hi"}},
+			ToolCalls: []store.ToolCall{{UserID: "u", ChatID: "new", Server: "s", Tool: "t", Status: "ok"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ConversationID: conv, Messages: []store.Message{{Role: "tool", Content: "r"}}}); err != nil {
+			t.Fatal(err)
+		}
 		if msgs, err := db.Messages(ctx, conv); err != nil || len(msgs) < 2 {
 			t.Fatalf("Messages = %d, %v", len(msgs), err)
 		}
