@@ -74,9 +74,9 @@ type Model interface {
 // A Store keeps conversations, pending interactions and the audit log;
 // *store.DB is one.
 type Store interface {
-	ActiveConversation(ctx context.Context, chatID string) (int64, error)
+	CurrentConversation(ctx context.Context, chatID string) (int64, error)
 	ResetConversation(ctx context.Context, chatID string) (int64, error)
-	AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error
+	AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error)
 	Messages(ctx context.Context, conversationID int64) ([]store.Message, error)
 	RecordToolCall(ctx context.Context, c store.ToolCall) error
 	CreatePending(ctx context.Context, p store.Pending) (int64, error)

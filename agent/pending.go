@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,28 +96,44 @@ type questionPayload struct {
 
 // runReady runs, concurrently, the calls of b that are neither done nor
 // waiting for approval.
+//
+// A call's audit row is written as soon as the call returns, so the log
+// keeps a call that ran even if the turn dies before storing its outcome;
+// except when it is the only call to run: the batch's outcome is then
+// stored right away (see settle), and the row goes in that same
+// transaction, one commit instead of two.
 func (t *turn) runReady(ctx context.Context, b *batch) {
-	limit := t.a.cfg.Executor.MaxParallel
-	if limit <= 0 {
-		limit = executor.DefaultMaxParallel
-	}
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
 	ran := make([]bool, len(b.Calls))
-	for i := range b.Calls {
-		bc := &b.Calls[i]
-		if bc.Text != "" || bc.Waiting {
-			continue
+	n := 0
+	for i, bc := range b.Calls {
+		if bc.Text == "" && !bc.Waiting {
+			ran[i] = true
+			n++
 		}
-		ran[i] = true
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			t.runOne(ctx, bc)
-		}()
 	}
-	wg.Wait()
+	if n == 1 {
+		t.runOne(ctx, &b.Calls[slices.Index(ran, true)], true)
+	} else {
+		limit := t.a.cfg.Executor.MaxParallel
+		if limit <= 0 {
+			limit = executor.DefaultMaxParallel
+		}
+		sem := make(chan struct{}, limit)
+		var wg sync.WaitGroup
+		for i := range b.Calls {
+			if !ran[i] {
+				continue
+			}
+			bc := &b.Calls[i]
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				t.runOne(ctx, bc, false)
+			}()
+		}
+		wg.Wait()
+	}
 	for i, c := range b.Calls {
 		if ran[i] {
 			t.done = append(t.done, describe(c)+" "+okWord(c.OK))
@@ -145,7 +162,9 @@ func firstLine(s string) string {
 	return s
 }
 
-func (t *turn) runOne(ctx context.Context, bc *batchCall) {
+// runOne runs bc; with deferAudit, its audit row waits in t.audits for the
+// turn's next write, which only the turn's own goroutine may do.
+func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 	call, err := bc.toCall()
 	if err != nil {
 		target := bc.Tool
@@ -165,7 +184,12 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall) {
 	case !o.OK:
 		status = "error"
 	}
-	t.audit(ctx, *bc, status, o.Duration, o.Bytes)
+	row := t.auditRow(*bc, status, o.Duration, o.Bytes)
+	if deferAudit {
+		t.audits = append(t.audits, row)
+	} else {
+		t.audit(ctx, row)
+	}
 	ev := Event{Kind: EventToolEnd, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
 	if o.Result != nil {
 		ev.Images = o.Result.Images()
@@ -191,21 +215,26 @@ func errorLine(o executor.Outcome) string {
 	return s
 }
 
-func (t *turn) audit(ctx context.Context, bc batchCall, status string, d time.Duration, n int) {
+// auditRow is the audit log's entry for bc.
+func (t *turn) auditRow(bc batchCall, status string, d time.Duration, n int) store.ToolCall {
 	tool, args := bc.Tool, bc.Arguments
 	if bc.Name == executor.AccessMCPResource {
 		tool = executor.AccessMCPResource
 		b, _ := json.Marshal(map[string]string{"uri": bc.URI})
 		args = string(b)
 	}
-	err := t.a.cfg.Store.RecordToolCall(context.WithoutCancel(ctx), store.ToolCall{
+	return store.ToolCall{
 		UserID: t.caller.UserID, ChatID: t.caller.ChatID, Server: bc.Server, Tool: tool,
 		Arguments: args, Status: status, Duration: d, ResultBytes: n,
-	})
-	if err != nil {
+	}
+}
+
+// audit writes row at once.
+func (t *turn) audit(ctx context.Context, row store.ToolCall) {
+	if err := t.a.cfg.Store.RecordToolCall(context.WithoutCancel(ctx), row); err != nil {
 		// The call happened either way; losing its audit line must not
 		// lose the user's turn.
-		t.a.logger.Error("audit tool call", "server", bc.Server, "tool", tool, "err", err)
+		t.a.logger.Error("audit tool call", "server", row.Server, "tool", row.Tool, "err", err)
 	}
 }
 
@@ -216,7 +245,7 @@ func (t *turn) deny(ctx context.Context, bc *batchCall, status string) {
 	}
 	bc.Waiting = false
 	bc.Text = executor.Denied(call)
-	t.audit(ctx, *bc, status, 0, 0)
+	t.audit(ctx, t.auditRow(*bc, status, 0, 0))
 	t.done = append(t.done, describe(*bc)+" (denied)")
 }
 

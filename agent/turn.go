@@ -153,17 +153,27 @@ type turn struct {
 	// model loses nothing the user wrote); a crash in between loses them,
 	// but the bot's inbox then runs the update again.
 	unsaved []store.Message
+	// audits are audit rows stored with the next messages; see runReady.
+	audits []store.ToolCall
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
 }
 
+// startTurn reads the history of conversation conv, or of the chat's
+// active one when conv is 0. A chat without one has an empty history and
+// gets its conversation with the turn's first write, so a turn takes the
+// store's single writer only to store what it did.
 func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, emit func(Event)) (*turn, error) {
 	t := &turn{a: a, caller: caller, emit: &emitter{fn: emit}}
 	var err error
 	if conv == 0 {
-		if conv, err = a.cfg.Store.ActiveConversation(ctx, caller.ChatID); err != nil {
+		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
+		if errors.Is(err, store.ErrNotFound) {
+			return t, nil
+		}
+		if err != nil {
 			return t, err
 		}
 	}
@@ -210,7 +220,7 @@ func (t *turn) fail(ctx context.Context, userText string, err error) error {
 // cancelled records that the user stopped the turn, so the model does not
 // carry on with the abandoned request next time.
 func (t *turn) cancelled(ctx context.Context) error {
-	if t.conv != 0 {
+	if t.conv != 0 || len(t.unsaved) > 0 {
 		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: noteCancelled}); err != nil {
 			t.a.logger.Error("record cancel", "chat", t.caller.ChatID, "err", err)
 		}
@@ -219,17 +229,22 @@ func (t *turn) cancelled(ctx context.Context) error {
 	return fmt.Errorf("turn: %w", context.Cause(ctx))
 }
 
-// append stores msgs after any unsaved reply, in one transaction.
+// append stores msgs after any unsaved reply, with the waiting audit rows,
+// in one transaction; the chat's first write starts its conversation.
 func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
 	all := append(t.unsaved, msgs...)
-	if len(all) == 0 {
+	if len(all) == 0 && len(t.audits) == 0 {
 		return nil
 	}
-	if err := t.a.cfg.Store.AppendMessages(ctx, t.conv, all...); err != nil {
+	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
+		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits,
+	})
+	if err != nil {
 		return err
 	}
+	t.conv = conv
 	t.history = append(t.history, all...)
-	t.unsaved = nil
+	t.unsaved, t.audits = nil, nil
 	return nil
 }
 
