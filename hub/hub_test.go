@@ -787,11 +787,22 @@ func TestRestartBackoff(t *testing.T) {
 			opts := fastOptions()
 			opts.Logger = slog.New(log)
 			opts.RestartDelay, opts.MaxRestartDelay, opts.HealthyAfter = 20*ms, 160*ms, tt.healthyAfter
-			// The server exits on its own shortly after each start.
-			path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{"ECHO_EXIT_AFTER": "100ms"}})})
+			path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
 			h := startHubAt(t, path, opts)
+			// Crash each process once it runs: a crash at a set time after
+			// start could come before initialize on a busy machine, a
+			// failed start that does not count as a run.
+			for i := range len(tt.want) {
+				waitFor(t, 10*time.Second, "the server to run again", func() bool {
+					s := server(t, h, "echo")
+					return s.Status == hub.StatusRunning && s.Restarts == i
+				})
+				if _, err := h.CallTool(context.Background(), local, "echo", "crash", nil); !errors.Is(err, hub.ErrNotRunning) {
+					t.Fatalf("crash %d: err = %v, want ErrNotRunning", i+1, err)
+				}
+			}
 			var got []time.Duration
-			waitFor(t, 20*time.Second, "the restarts", func() bool {
+			waitFor(t, 10*time.Second, "the restarts", func() bool {
 				got = log.first(len(tt.want))
 				return got != nil
 			})

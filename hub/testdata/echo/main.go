@@ -44,13 +44,6 @@ func main() {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	fmt.Fprintln(os.Stderr, "echo: starting")
-	if d, err := time.ParseDuration(os.Getenv("ECHO_EXIT_AFTER")); err == nil {
-		go func() {
-			time.Sleep(d)
-			fmt.Fprintln(os.Stderr, "echo: exiting as told")
-			os.Exit(4)
-		}()
-	}
 
 	s := server.NewMCPServer("echo", "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true))
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes its message."),
