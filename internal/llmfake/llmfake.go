@@ -273,25 +273,54 @@ func (r Reply) usage(req Request, text string) map[string]any {
 	}
 }
 
+// A streamChunk is one "data:" event of a streamed reply.
+type streamChunk struct {
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []streamChoice `json:"choices"`
+	Usage   map[string]any `json:"usage,omitempty"`
+}
+
+type streamChoice struct {
+	Index        int         `json:"index"`
+	Delta        streamDelta `json:"delta"`
+	FinishReason *string     `json:"finish_reason"`
+}
+
+type streamDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, reply Reply) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
+	// Each event goes out on its own when the reply paces or cuts the
+	// stream; otherwise all go out at once, which a client cannot tell
+	// from events that happen to arrive together.
+	flushEach := reply.ChunkDelay > 0 || reply.DropAfter > 0
+	flush := func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
 	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{
-			"id":      "chatcmpl-fake",
-			"object":  "chat.completion.chunk",
-			"created": time.Now().Unix(),
-			"model":   req.Model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		b = append(append([]byte("data: "), b...), "\n\n"...)
+		_, _ = w.Write(b)
+		if flushEach {
+			flush()
+		}
+	}
+	created := time.Now().Unix()
+	chunk := func(delta streamDelta, finish *string) streamChunk {
+		return streamChunk{
+			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Created: created, Model: req.Model,
+			Choices: []streamChoice{{Delta: delta, FinishReason: finish}},
 		}
 	}
 	text := reply.text()
@@ -299,7 +328,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	if chunks == nil {
 		chunks = []string{text}
 	}
-	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	empty := ""
+	send(chunk(streamDelta{Role: "assistant", Content: &empty}, nil))
 	for i, c := range chunks {
 		if reply.DropAfter > 0 && i == reply.DropAfter {
 			// Cut the connection mid-body: the client sees an unexpected EOF.
@@ -317,27 +347,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 				return
 			}
 		}
-		send(chunk(map[string]any{"content": c}, nil))
+		send(chunk(streamDelta{Content: &c}, nil))
 	}
 	if reply.StreamError != "" {
 		send(map[string]any{"error": map[string]any{"message": reply.StreamError, "type": "server_error"}})
+		flush()
 		return
 	}
-	send(chunk(map[string]any{}, reply.finish()))
+	finish := reply.finish()
+	send(chunk(streamDelta{}, &finish))
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		send(map[string]any{
-			"id":      "chatcmpl-fake",
-			"object":  "chat.completion.chunk",
-			"created": time.Now().Unix(),
-			"model":   req.Model,
-			"choices": []any{},
-			"usage":   reply.usage(req, text),
+		send(streamChunk{
+			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Created: created, Model: req.Model,
+			Choices: []streamChoice{}, Usage: reply.usage(req, text),
 		})
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
-	}
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	flush()
 }
 
 func writeError(w http.ResponseWriter, reply Reply) {
