@@ -54,7 +54,7 @@ func TestCommands(t *testing.T) {
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(2), nil)
 	tests := []struct{ cmd, want string }{
-		{"/start", "srv00 (1 tools)"},
+		{"/start", "srv00 (1 tool)"},
 		{"/help", "/cancel"},
 		{"/tools", "echo – Echoes <input>"},
 		{"/reset", "Started a new conversation."},

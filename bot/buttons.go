@@ -328,7 +328,7 @@ func (b *Bot) serversView(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		name := escape(s.Name)
 		switch s.Status {
 		case hub.StatusRunning:
-			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %d tools", name, len(s.Tools))
+			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %s", name, toolCount(len(s.Tools)))
 		case hub.StatusStarting:
 			fmt.Fprintf(&sb, "\n\n🟡 <b>%s</b>: starting…", name)
 		case hub.StatusDisabled:

@@ -356,7 +356,7 @@ func (b *Bot) startText() string {
 	} else {
 		sb.WriteString("Connected:\n")
 		for _, s := range running {
-			fmt.Fprintf(&sb, "• <b>%s</b> (%d tools)\n", escape(s.Name), len(s.Tools))
+			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", escape(s.Name), toolCount(len(s.Tools)))
 		}
 	}
 	sb.WriteString("\n/help lists the commands.")
@@ -400,4 +400,12 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// toolCount says "1 tool" or "N tools".
+func toolCount(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
 }
