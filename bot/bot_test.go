@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -408,7 +409,7 @@ func TestDoneMarksShareCommits(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	ds := &doneCounter{DB: db, release: make(chan struct{})}
-	b, err := bot.New(testConfig(fake, &syncBuffer{}), newFakeAgent(), newFakeHub(1), ds)
+	b, err := bot.New(testConfig(fake, &testenv.Buffer{}), newFakeAgent(), newFakeHub(1), ds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func TestRunRejectsBadToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	cfg := testConfig(fake, &syncBuffer{})
+	cfg := testConfig(fake, &testenv.Buffer{})
 	cfg.Token = "999:wrong"
 	b, err := bot.New(cfg, newFakeAgent(), newFakeHub(0), db)
 	if err != nil {

@@ -1,7 +1,6 @@
 package bot_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -238,34 +238,16 @@ func (h *fakeHub) Restart(ctx context.Context, name string) error {
 	return h.set(name, hub.StatusRunning)
 }
 
-// syncBuffer is a log sink tests can read while the bot writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	fake  *tgfake.Server
 	db    *store.DB
 	dbDir string
-	log   *syncBuffer
+	log   *testenv.Buffer
 	stop  func()
 }
 
 // testConfig is a Config with short timings for tests.
-func testConfig(fake *tgfake.Server, log *syncBuffer) bot.Config {
+func testConfig(fake *tgfake.Server, log *testenv.Buffer) bot.Config {
 	return bot.Config{
 		Token:          tgfake.Token,
 		APIURL:         fake.URL(),
@@ -295,7 +277,7 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
 	t.Helper()
 	dir := filepath.Dir(db.Path())
-	hs := &harness{fake: fake, db: db, dbDir: dir, log: &syncBuffer{}}
+	hs := &harness{fake: fake, db: db, dbDir: dir, log: &testenv.Buffer{}}
 	cfg := testConfig(fake, hs.log)
 	if edit != nil {
 		edit(&cfg)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -29,7 +30,7 @@ func TestTokenNeverLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	var log syncBuffer
+	var log testenv.Buffer
 	cfg := testConfig(tgfake.New(t), &log)
 	cfg.APIURL = dead
 	cfg.Token = "424242:SECRET-TOKEN-VALUE"
