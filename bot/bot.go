@@ -154,8 +154,6 @@ type Bot struct {
 	doneStopped chan struct{} // closed when doneLoop has drained doneCh
 
 	mu           sync.Mutex
-	inflight     map[int64]bool      // update ids handed to a worker and not yet done
-	recentlyDone map[int64]time.Time // done since the dispatcher's last read began
 	chats        map[int64]*chat
 	limiters     map[int64]*userLimit
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
@@ -187,18 +185,16 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	cfg.setDefaults()
 	b := &Bot{
 		cfg: cfg, agent: a, hub: h, store: s,
-		logger:       cfg.Logger,
-		allowed:      map[int64]bool{},
-		admins:       map[int64]bool{},
-		sem:          make(chan struct{}, cfg.MaxConcurrentTurns),
-		wake:         make(chan struct{}, 1),
-		inflight:     map[int64]bool{},
-		recentlyDone: map[int64]time.Time{},
-		doneCh:       make(chan int64, 1024),
-		doneStopped:  make(chan struct{}),
-		chats:        map[int64]*chat{},
-		limiters:     map[int64]*userLimit{},
-		refused:      map[int64]time.Time{},
+		logger:      cfg.Logger,
+		allowed:     map[int64]bool{},
+		admins:      map[int64]bool{},
+		sem:         make(chan struct{}, cfg.MaxConcurrentTurns),
+		wake:        make(chan struct{}, 1),
+		doneCh:      make(chan int64, 1024),
+		doneStopped: make(chan struct{}),
+		chats:       map[int64]*chat{},
+		limiters:    map[int64]*userLimit{},
+		refused:     map[int64]time.Time{},
 	}
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true

@@ -135,23 +135,13 @@ func (b *Bot) dispatchLoop(ctx context.Context) {
 }
 
 func (b *Bot) dispatch(ctx context.Context) {
-	started := time.Now()
-	defer func() {
-		// An update done before this read began cannot be in its snapshot.
-		b.mu.Lock()
-		for id, at := range b.recentlyDone {
-			if at.Before(started) {
-				delete(b.recentlyDone, id)
-			}
-		}
-		b.mu.Unlock()
-	}()
 	// Read on past the updates already handed out: those still queued
 	// behind a long turn would otherwise fill every page, and no chat
 	// would get anything newer until that backlog cleared. Ids only grow
 	// (the poller stores batches in Telegram's order), so nothing new can
 	// appear below the mark; at start it is 0 and everything left
-	// unprocessed by the last run is read.
+	// unprocessed by the last run is read. The mark is also what keeps an
+	// update from being handed out twice.
 	for {
 		items, err := b.store.InboxPendingAfter(ctx, b.dispatched, dispatchPage)
 		if err != nil {
@@ -167,13 +157,6 @@ func (b *Bot) dispatch(ctx context.Context) {
 				return
 			}
 			b.dispatched = it.UpdateID
-			// A guard only: past the mark, no update can be one already
-			// handed out or done.
-			if _, done := b.recentlyDone[it.UpdateID]; done || b.inflight[it.UpdateID] {
-				b.mu.Unlock()
-				continue
-			}
-			b.inflight[it.UpdateID] = true
 			b.mu.Unlock()
 			var u tgbotapi.Update
 			if err := json.Unmarshal(it.Payload, &u); err != nil {
@@ -229,8 +212,6 @@ const maxDoneBatch = 256
 // doneLoop commits done marks until doneCh is closed: every mark waiting
 // when a commit starts goes into it, so one fsync serves all the updates
 // that finished during the previous one, and a lone mark is not delayed.
-// An update stays in inflight until its mark is committed, so the
-// dispatcher cannot hand it out again meanwhile.
 func (b *Bot) doneLoop() {
 	defer close(b.doneStopped)
 	ids := make([]int64, 0, maxDoneBatch)
@@ -255,13 +236,6 @@ func (b *Bot) doneLoop() {
 			b.logger.Error("mark updates done; they will be handled again after a restart", "update_ids", ids, "err", err)
 		}
 		cancel()
-		now := time.Now()
-		b.mu.Lock()
-		for _, id := range ids {
-			delete(b.inflight, id)
-			b.recentlyDone[id] = now
-		}
-		b.mu.Unlock()
 	}
 }
 
