@@ -52,6 +52,11 @@ type Options struct {
 	WatchDelay time.Duration
 	// NoWatch turns the settings file watcher off.
 	NoWatch bool
+
+	// LookupEnv expands ${env:VAR} in the settings file (default
+	// os.LookupEnv). The configuration layer passes one that also sees
+	// .env, so the file and the bot agree on what is set.
+	LookupEnv func(string) (string, bool)
 }
 
 func (o *Options) setDefaults() {
@@ -69,6 +74,9 @@ func (o *Options) setDefaults() {
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillGrace, 3*time.Second)
 	def(&o.WatchDelay, 100*time.Millisecond)
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
 }
 
 // A Hub runs the MCP servers of one settings file and routes calls to them.
@@ -106,7 +114,7 @@ func New(settingsPath string, opts Options) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings path: %w", err)
 	}
-	cfgs, err := loadSettings(path, os.LookupEnv)
+	cfgs, err := loadSettings(path, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -148,10 +156,33 @@ func (h *Hub) Stderr(server string) (string, error) {
 // timeout; then it watches the settings file. A server that fails does not
 // fail Start: its status says why. Start returns early only if ctx ends.
 func (h *Hub) Start(ctx context.Context) error {
+	readies, err := h.launch()
+	if err != nil {
+		return err
+	}
+	for _, r := range readies {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return fmt.Errorf("start hub: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Launch is Start without the wait: it starts every enabled server and
+// returns at once. Each server shows as starting in the catalog and joins
+// it, tools and all, when it is ready; a front end can serve meanwhile.
+func (h *Hub) Launch() error {
+	_, err := h.launch()
+	return err
+}
+
+func (h *Hub) launch() ([]<-chan struct{}, error) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.started || h.closed.Load() {
-		h.mu.Unlock()
-		return errors.New("start hub: already started")
+		return nil, errors.New("start hub: already started")
 	}
 	h.started = true
 	var readies []<-chan struct{}
@@ -168,15 +199,7 @@ func (h *Hub) Start(ctx context.Context) error {
 			h.log.Warn("settings file is not watched", "err", err)
 		}
 	}
-	h.mu.Unlock()
-	for _, r := range readies {
-		select {
-		case <-r:
-		case <-ctx.Done():
-			return fmt.Errorf("start hub: %w", ctx.Err())
-		}
-	}
-	return nil
+	return readies, nil
 }
 
 // Close stops the watcher and every server, leaving no process behind.
@@ -451,7 +474,7 @@ func (h *Hub) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
 // are left alone. A file that no longer parses changes nothing.
 func (h *Hub) reload(ctx context.Context) {
 	h.fileMu.Lock()
-	cfgs, err := loadSettings(h.path, os.LookupEnv)
+	cfgs, err := loadSettings(h.path, h.opts.LookupEnv)
 	if err != nil {
 		h.fileMu.Unlock()
 		if !errors.Is(err, os.ErrNotExist) {
