@@ -16,6 +16,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -273,7 +274,7 @@ func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
 	if errors.Is(context.Cause(actx), errSilent) {
 		return nil, &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.cfg.Timeout)}
 	}
-	return nil, classify(err, info.retryAfter())
+	return nil, scrub(classify(err, info.retryAfter()), c.cfg.APIKey)
 }
 
 func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
@@ -334,6 +335,12 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
+			// go-openai says EOF both after [DONE] and when the body just
+			// ends: a proxy or server that gives up midway closes the
+			// stream cleanly, and the half reply must not pass for whole.
+			if out.FinishReason == "" && !streamDone(ctx) {
+				return nil, errIncomplete
+			}
 			finished = true
 			break
 		}
@@ -368,13 +375,25 @@ func usage(u *openai.Usage) Usage {
 	return out
 }
 
+// errIncomplete is a stream that ended with neither a finish reason nor
+// [DONE]: the connection was cut, so it is retried like a network error.
+var errIncomplete = errors.New("the reply stream ended before the reply was complete (no finish reason, no [DONE])")
+
 // go-openai keeps no response headers on its errors, so the HTTP client
 // notes Retry-After in a holder that the attempt put in the request context.
+// It notes there too whether a stream's body carried [DONE], which
+// go-openai does not tell apart from the body just ending.
 type attemptKey struct{}
 
 type attemptInfo struct {
 	mu     sync.Mutex
 	header http.Header
+	done   atomic.Bool
+}
+
+func streamDone(ctx context.Context) bool {
+	info, ok := ctx.Value(attemptKey{}).(*attemptInfo)
+	return ok && info.done.Load()
 }
 
 func (a *attemptInfo) retryAfter() time.Duration {
@@ -390,16 +409,44 @@ func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	if resp.StatusCode >= 400 {
-		if info, ok := req.Context().Value(attemptKey{}).(*attemptInfo); ok {
-			info.mu.Lock()
-			info.header = resp.Header.Clone()
-			info.mu.Unlock()
-		}
+	info, _ := req.Context().Value(attemptKey{}).(*attemptInfo)
+	if resp.StatusCode >= 400 && info != nil {
+		info.mu.Lock()
+		info.header = resp.Header.Clone()
+		info.mu.Unlock()
 	}
-	resp.Body = drainer{resp.Body}
+	var body io.ReadCloser = resp.Body
+	if info != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body = &doneScanner{ReadCloser: body, info: info, tail: []byte("\n")}
+	}
+	resp.Body = drainer{body}
 	return resp, nil
 }
+
+// A doneScanner notes when a server-sent event stream carries the line
+// "data: [DONE]". A JSON chunk cannot hold a raw newline, so the marker
+// at the start of a line is never text of the reply.
+type doneScanner struct {
+	io.ReadCloser
+	info *attemptInfo
+	// tail is the end of what was read so far, enough to find a marker
+	// split between two reads.
+	tail []byte
+}
+
+func (d *doneScanner) Read(p []byte) (int, error) {
+	n, err := d.ReadCloser.Read(p)
+	if n > 0 && !d.info.done.Load() {
+		buf := append(d.tail, p[:n]...)
+		if doneMarker.Match(buf) {
+			d.info.done.Store(true)
+		}
+		d.tail = append(d.tail[:0], buf[max(0, len(buf)-16):]...)
+	}
+	return n, err
+}
+
+var doneMarker = regexp.MustCompile(`\ndata:[ \t]*\[DONE\]`)
 
 // A drainer reads what is left of a body before closing it. go-openai
 // closes a stream after "data: [DONE]" with the chunked terminator still

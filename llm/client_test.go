@@ -3,7 +3,10 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -128,6 +131,10 @@ func TestRetries(t *testing.T) {
 		{"502 503 504 then ok", []llmfake.Reply{{Status: 502}, {Status: 503}, {Status: 504}, llmfake.Text("ok")}, true, "ok", 4, 0, 0},
 		{"429 honours Retry-After", []llmfake.Reply{{Status: 429, RetryAfter: "1"}, llmfake.Text("ok")}, true, "ok", 2, time.Second, 0},
 		{"dropped stream", []llmfake.Reply{drop(llmfake.Text("partial reply").Split(2), 2), llmfake.Text("whole")}, true, "whole", 2, 0, 0},
+		{"stream ends cleanly with no finish reason and no [DONE]", []llmfake.Reply{{Chunks: []string{"half of ", "it"}, NoFinish: true, NoDone: true}, llmfake.Text("whole")}, true, "whole", 2, 0, 0},
+		{"a finish reason without [DONE] is complete", []llmfake.Reply{{Content: "whole", NoDone: true}}, true, "whole", 1, 0, 0},
+		{"[DONE] without a finish reason is complete", []llmfake.Reply{{Content: "whole", NoFinish: true}}, true, "whole", 1, 0, 0},
+		{"[DONE] after paced chunks, no finish reason", []llmfake.Reply{{Chunks: []string{"wh", "ole"}, NoFinish: true, ChunkDelay: time.Millisecond}}, true, "whole", 1, 0, 0},
 		{"error inside stream", []llmfake.Reply{{Content: "half", StreamError: "overloaded"}, llmfake.Text("ok")}, true, "ok", 2, 0, 0},
 		// The silences are far beyond the timeout (the fake stops waiting
 		// when the client hangs up), so a late timer cannot let them pass.
@@ -373,5 +380,57 @@ func TestStreamOptionsRejected(t *testing.T) {
 	}
 	if n := len(srv.Calls()); n != 3 {
 		t.Errorf("server saw %d calls, want 3 (one rejected, then two without the option)", n)
+	}
+}
+
+// Some endpoints echo the request's Authorization header in their error
+// body; the key must not survive into anything the caller may log.
+func TestErrorsNeverCarryTheKey(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	echo := "Incorrect API key provided: Authorization: Bearer " + key + " (key " + key + ")"
+	for _, tt := range []struct {
+		name    string
+		replies []llmfake.Reply
+	}{
+		{"401", []llmfake.Reply{{Status: 401, Error: echo}}},
+		{"400", []llmfake.Reply{{Status: 400, Error: echo}}},
+		{"500 after retries", []llmfake.Reply{{Status: 500, Error: echo}, {Status: 500, Error: echo}, {Status: 500, Error: echo}, {Status: 500, Error: echo}}},
+		{"error inside a stream", []llmfake.Reply{{Content: "x", StreamError: echo}, {Content: "x", StreamError: echo}, {Content: "x", StreamError: echo}, {Content: "x", StreamError: echo}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmfake.New(t, llmfake.Script(tt.replies...))
+			c := newClient(t, srv, func(c *llm.Config) { c.APIKey = key })
+			_, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
+			assertScrubbed(t, err, key)
+		})
+	}
+	t.Run("non-JSON body", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, "denied for "+r.Header.Get("Authorization"))
+		}))
+		defer srv.Close()
+		c, err := llm.New(llm.Config{BaseURL: srv.URL, APIKey: key, Model: "m", Backoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Complete(context.Background(), llm.Request{Messages: hello})
+		assertScrubbed(t, err, key)
+	})
+}
+
+func assertScrubbed(t *testing.T, err error, key string) {
+	t.Helper()
+	var e *llm.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want *llm.Error", err)
+	}
+	for what, s := range map[string]string{"Error()": err.Error(), "Message": e.Message, "%+v": fmt.Sprintf("%+v", err), "UserMessage": e.UserMessage()} {
+		if strings.Contains(s, key) || strings.Contains(s, key[:12]) {
+			t.Errorf("%s carries the key: %q", what, s)
+		}
+	}
+	if !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("Error() = %q, want the echoed key shown as [redacted]", err.Error())
 	}
 }

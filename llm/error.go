@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -164,6 +165,28 @@ func classify(err error, retryAfter time.Duration) *Error {
 		}
 	}
 	return e
+}
+
+// scrub removes the API key, and any bearer credential, from what e says:
+// some endpoints echo the request's Authorization header in their error
+// body, and an *Error is logged. The original error is not kept, so no
+// chain of wraps can print the key either.
+func scrub(e *Error, key string) *Error {
+	e.Message = scrubText(e.Message, key)
+	if e.Err != nil {
+		e.Err = errors.New(scrubText(e.Err.Error(), key))
+	}
+	return e
+}
+
+// bearerRE finds a bearer credential, whatever the key it holds.
+var bearerRE = regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;}\]]+`)
+
+func scrubText(s, key string) string {
+	if key != "" {
+		s = strings.ReplaceAll(s, key, "[redacted]")
+	}
+	return bearerRE.ReplaceAllString(s, "${1}[redacted]")
 }
 
 // parseRetryAfter reads Retry-After (seconds or an HTTP date) and the

@@ -90,6 +90,11 @@ type Reply struct {
 	Usage *Usage
 	// FinishReason; default "stop".
 	FinishReason string
+	// NoFinish leaves out the streamed chunk carrying the finish reason,
+	// and NoDone the closing "data: [DONE]": with both, the body ends
+	// cleanly after the content, as a proxy that gives up midway ends it.
+	NoFinish bool
+	NoDone   bool
 }
 
 // Text is a 200 reply with content s.
@@ -354,15 +359,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 		flush()
 		return
 	}
-	finish := reply.finish()
-	send(chunk(streamDelta{}, &finish))
+	if !reply.NoFinish {
+		finish := reply.finish()
+		send(chunk(streamDelta{}, &finish))
+	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		send(streamChunk{
 			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Created: created, Model: req.Model,
 			Choices: []streamChoice{}, Usage: reply.usage(req, text),
 		})
 	}
-	_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	if !reply.NoDone {
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	}
 	flush()
 }
 
