@@ -35,6 +35,10 @@ func TestCalculate(t *testing.T) {
 		{"10 ^ 1000", "too large", true},
 		{"", "empty", true},
 		{42, "required", true},
+		// expr-lang reads comments; here they are errors, not silently dropped.
+		{"7 // 2 + 100", `"//" at position 3`, true},
+		{"10 /* 2 */ + 1", "comments are not allowed", true},
+		{"99999999999999999999 + 1", "too large for a whole number", true},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSpace(strings.ReplaceAll(anyString(tt.expression), "/", "÷")), func(t *testing.T) {

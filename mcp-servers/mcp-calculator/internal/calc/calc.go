@@ -47,6 +47,9 @@ func Eval(expression string) (float64, error) {
 	if len(expression) > MaxLen {
 		return 0, errorf("the expression is %d characters long; the limit is %d", len(expression), MaxLen)
 	}
+	if err := scan(expression); err != nil {
+		return 0, err
+	}
 	tree, err := parser.Parse(expression)
 	if err != nil {
 		var fe *file.Error
