@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
@@ -24,26 +26,39 @@ type App struct {
 	Model *llm.Client
 }
 
-// Open opens the database, starts the MCP servers and wires the agent.
-func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch bool) (app *App, err error) {
-	app = &App{}
-	defer func() {
-		if err != nil {
-			app.Close()
-		}
-	}()
-	if app.Store, err = store.Open(ctx, cfg.DatabasePath); err != nil {
-		return nil, fmt.Errorf("open database %s: %w", cfg.DatabasePath, err)
-	}
-	if app.Hub, err = hub.New(cfg.MCPSettings, hub.Options{Logger: logger.With("component", "hub"), NoWatch: !watch}); err != nil {
+// Open reads the MCP settings, opens the database, starts the MCP servers
+// and wires the agent. With wait, it returns once every server is ready
+// or failed; without, servers join the catalog as they come up, so a
+// front end can serve at once.
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) (*App, error) {
+	app := &App{}
+	if err := app.open(ctx, cfg, logger, watch, wait); err != nil {
+		app.Close()
 		return nil, err
 	}
-	if err = app.Hub.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start MCP servers: %w", err)
+	return app, nil
+}
+
+func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) error {
+	var err error
+	if app.Hub, err = newHub(cfg, logger, watch); err != nil {
+		return err
 	}
-	for _, s := range app.Hub.Catalog().Servers {
-		if s.Status == hub.StatusFailed {
-			logger.Warn("MCP server failed to start", "server", s.Name, "reason", s.Error, "stderr", s.LastStderr)
+	if app.Store, err = store.Open(ctx, cfg.DatabasePath); err != nil {
+		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
+	}
+	if !wait {
+		if err := app.Hub.Launch(); err != nil {
+			return fmt.Errorf("start MCP servers: %w", err)
+		}
+	} else {
+		if err = app.Hub.Start(ctx); err != nil {
+			return fmt.Errorf("start MCP servers: %w", err)
+		}
+		for _, s := range app.Hub.Catalog().Servers {
+			if s.Status == hub.StatusFailed {
+				logger.Warn("MCP server failed to start", "server", s.Name, "reason", s.Error, "stderr", s.LastStderr)
+			}
 		}
 	}
 	app.Model, err = llm.New(llm.Config{
@@ -56,7 +71,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch bo
 		Logger:      logger.With("component", "llm"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("model client: %w", err)
+		return fmt.Errorf("model client: %w", err)
 	}
 	app.Agent, err = agent.New(agent.Config{
 		Model:            app.Model,
@@ -69,14 +84,34 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch bo
 		AutoApproveAll:   cfg.AutoApproveAll,
 		Logger:           logger.With("component", "agent"),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return app, nil
+	return err
 }
 
-// Close stops the MCP servers and closes the database.
+// newHub reads the MCP settings file. A missing file is an error, not "no
+// servers": a mistyped path would otherwise start a bot without its tools
+// and without a word about why.
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool) (*hub.Hub, error) {
+	h, err := hub.New(cfg.MCPSettings, hub.Options{
+		Logger:    logger.With("component", "hub"),
+		NoWatch:   !watch,
+		LookupEnv: cfg.LookupEnv,
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		path, _ := filepath.Abs(cfg.MCPSettings)
+		return nil, fmt.Errorf("no MCP settings file at %s: create one (the repository's mcp-settings.json is a start, and {\"mcpServers\": {}} runs with no tools) or point --mcp-settings or MCP_SETTINGS at yours", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w; fix the file, or point --mcp-settings or MCP_SETTINGS at another", err)
+	}
+	return h, nil
+}
+
+// Close stops the MCP servers and closes the database; it is safe on an
+// App that Open left half built.
 func (a *App) Close() error {
+	if a == nil {
+		return nil
+	}
 	var errs []error
 	if a.Hub != nil {
 		errs = append(errs, a.Hub.Close())

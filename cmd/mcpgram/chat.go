@@ -22,7 +22,7 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 		return err
 	}
 	logger := cliLogger(cfg, stderr)
-	app, err := Open(ctx, cfg, logger, false)
+	app, err := Open(ctx, cfg, logger, false, true)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Command mcpgram is a Telegram bot whose model acts through MCP tools.
 //
-// Usage:
+// Usage (mcpgram --help, and --help on each command, say more):
 //
 //	mcpgram run                      the Telegram bot
 //	mcpgram chat                     the same agent in a terminal
@@ -22,29 +22,22 @@ import (
 	"syscall"
 
 	"github.com/mcpgram/mcpgram/internal/config"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-const usage = `mcpgram: a Telegram bot whose model acts through MCP tools.
-
-Usage:
-  mcpgram run                          start the Telegram bot
-  mcpgram chat                         talk to the same agent in this terminal
-  mcpgram mcp list                     list MCP servers, their status and tools
-  mcpgram mcp call SERVER TOOL [JSON]  call one tool and print the result
-  mcpgram config                       print the effective configuration (secrets masked)
-  mcpgram version                      print the version
-
-Flags:
-`
-
 // exitError carries a process exit code for errors already reported.
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// A usageError is a mistake in the command line: it is printed with a hint
+// and exits 2, as command-line tools do.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -82,46 +75,97 @@ func addOwnFolderToPath() {
 
 // Main runs one mcpgram command; an end-to-end test calls it too.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) (string, bool)) error {
-	fs := pflag.NewFlagSet("mcpgram", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config.Flags(fs)
-	user := fs.String("user", "local", "operator identity for `chat` and `mcp` (memories and history are kept per user)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
-	fs.SetInterspersed(true)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return exitError{2}
-	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		fs.Usage()
-		return exitError{2}
-	}
-	if rest[0] == "version" {
-		fmt.Fprintln(stdout, "mcpgram", version)
+	root := newRoot(ctx, stdin, stdout, stderr, getenv)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var ue usageError
+	switch {
+	case err == nil:
 		return nil
-	}
-	cfg, err := config.Load(fs, getenv)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	switch rest[0] {
-	case "config":
-		return cfg.Print(stdout)
-	case "mcp":
-		return mcpCommand(ctx, cfg, *user, rest[1:], stdout, stderr)
-	case "chat":
-		return chatCommand(ctx, cfg, *user, stdin, stdout, stderr)
-	case "run":
-		return runCommand(ctx, cfg, stderr)
-	default:
-		fmt.Fprintf(stderr, "mcpgram: unknown command %q\n\n", strings.Join(rest, " "))
-		fs.Usage()
+	case errors.As(err, &ue) || isCobraUsage(err):
+		fmt.Fprintf(stderr, "mcpgram: %v\nRun 'mcpgram --help' for usage.\n", err)
 		return exitError{2}
 	}
+	return err
+}
+
+// isCobraUsage tells cobra's own command-line errors, which it returns as
+// plain errors, from those of the commands.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command ") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "unknown shorthand flag")
+}
+
+// newRoot builds the command tree. Cobra prints help asked for to stdout
+// and gives every subcommand its own --help; errors come back to Main.
+func newRoot(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) (string, bool)) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "mcpgram",
+		Short:         "A Telegram bot whose model acts through MCP tools",
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(stderr)
+			_ = cmd.Usage()
+			return exitError{2}
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("mcpgram {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	config.Flags(root.PersistentFlags())
+	user := root.PersistentFlags().String("user", "local", "operator identity for chat and mcp (memories and history are kept per user)")
+
+	load := func(cmd *cobra.Command) (*config.Config, error) {
+		cfg, err := config.Load(cmd.Flags(), getenv)
+		if err != nil {
+			return nil, fmt.Errorf("configuration: %w", err)
+		}
+		return cfg, nil
+	}
+	withConfig := func(f func(cfg *config.Config, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			cfg, err := load(cmd)
+			if err != nil {
+				return err
+			}
+			return f(cfg, args)
+		}
+	}
+	root.AddCommand(
+		&cobra.Command{
+			Use: "run", Short: "Start the Telegram bot", Args: noArgs,
+			RunE: withConfig(func(cfg *config.Config, _ []string) error { return runCommand(ctx, cfg, stderr) }),
+		},
+		&cobra.Command{
+			Use: "chat", Short: "Talk to the same agent in this terminal", Args: noArgs,
+			RunE: withConfig(func(cfg *config.Config, _ []string) error {
+				return chatCommand(ctx, cfg, *user, stdin, stdout, stderr)
+			}),
+		},
+		mcpCommands(ctx, withConfig, user, stdout, stderr),
+		&cobra.Command{
+			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
+			RunE: withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
+		},
+		&cobra.Command{
+			Use: "version", Short: "Print the version", Args: noArgs,
+			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
+		},
+	)
+	return root
+}
+
+// noArgs refuses arguments to a command that takes none, as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%q takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " "))}
+	}
+	return nil
 }

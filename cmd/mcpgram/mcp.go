@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,16 +12,13 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/spf13/cobra"
 )
-
-const mcpUsage = `usage:
-  mcpgram mcp list
-  mcpgram mcp call SERVER TOOL ['{"arg": "value"}']`
 
 // startHub starts every enabled server of the settings file. The CLI logs
 // only warnings: an operator reads the table, not the start-up chatter.
 func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*hub.Hub, error) {
-	h, err := hub.New(cfg.MCPSettings, hub.Options{Logger: logger.With("component", "hub"), NoWatch: true})
+	h, err := newHub(cfg, logger, false)
 	if err != nil {
 		return nil, err
 	}
@@ -39,30 +37,72 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return c.Logger(w)
 }
 
-func mcpCommand(ctx context.Context, cfg *config.Config, user string, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "call") {
-		fmt.Fprintln(stderr, mcpUsage)
-		return exitError{2}
+// mcpCommands builds "mcp list" and "mcp call", the operator's view of the
+// servers without the model.
+func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdout, stderr io.Writer) *cobra.Command {
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{errors.New("mcp needs a command: list or call")}
+		}}
+	mcp.AddCommand(
+		&cobra.Command{
+			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
+			RunE: withConfig(func(cfg *config.Config, _ []string) error {
+				h, err := startHub(ctx, cfg, cliLogger(cfg, stderr))
+				if err != nil {
+					return err
+				}
+				defer h.Close()
+				cat := h.Catalog()
+				if err := printServers(stdout, cat); err != nil {
+					return err
+				}
+				if n := failedServers(cat); n > 0 {
+					fmt.Fprintf(stderr, "mcpgram: %d of %d servers failed\n", n, len(cat.Servers))
+					return exitError{1}
+				}
+				return nil
+			}),
+		},
+		&cobra.Command{
+			Use: "call SERVER TOOL ['{\"arg\": \"value\"}']", Short: "Call one tool and print the result; exits 1 on error",
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) < 2 || len(args) > 3 {
+					return usageError{fmt.Errorf("mcp call takes SERVER TOOL and optional JSON arguments, got %d arguments", len(args))}
+				}
+				return nil
+			},
+			RunE: withConfig(func(cfg *config.Config, args []string) error {
+				return callTool(ctx, cfg, *user, args, stdout, stderr)
+			}),
+		},
+	)
+	return mcp
+}
+
+func failedServers(cat hub.Catalog) int {
+	n := 0
+	for _, s := range cat.Servers {
+		if s.Status == hub.StatusFailed {
+			n++
+		}
 	}
-	if args[0] == "call" && (len(args) < 3 || len(args) > 4) {
-		fmt.Fprintln(stderr, mcpUsage)
-		return exitError{2}
+	return n
+}
+
+func callTool(ctx context.Context, cfg *config.Config, user string, args []string, stdout, stderr io.Writer) error {
+	callArgs := map[string]any{}
+	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
+		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
+			return fmt.Errorf("arguments must be a JSON object: %w", err)
+		}
 	}
 	h, err := startHub(ctx, cfg, cliLogger(cfg, stderr))
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	if args[0] == "list" {
-		return printServers(stdout, h.Catalog())
-	}
-	callArgs := map[string]any{}
-	if len(args) == 4 && strings.TrimSpace(args[3]) != "" {
-		if err := json.Unmarshal([]byte(args[3]), &callArgs); err != nil {
-			return fmt.Errorf("arguments must be a JSON object: %w", err)
-		}
-	}
-	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, args[1], args[2], callArgs)
+	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], callArgs)
 	if err != nil {
 		return err
 	}

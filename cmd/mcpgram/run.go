@@ -16,7 +16,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		return err
 	}
 	logger := cfg.Logger(stderr)
-	app, err := Open(ctx, cfg, logger, true)
+	app, err := Open(ctx, cfg, logger, true, false)
 	if err != nil {
 		return err
 	}
@@ -34,6 +34,8 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		return err
 	}
 	defer b.Close()
-	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Running()))
+	// Servers are still starting: each joins the catalog, and so the
+	// prompt, once ready, while the bot already answers.
+	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Servers))
 	return b.Run(ctx)
 }

@@ -78,3 +78,50 @@ func TestRun(t *testing.T) {
 		t.Error("the log shows a secret")
 	}
 }
+
+// The bot answers while a server is still starting: polling does not wait
+// for the slowest server. The silent server's timeout is an hour, so a bot
+// that waited for it could not answer within the test.
+func TestRunAnswersWhileAServerStarts(t *testing.T) {
+	path := settings(t, map[string]any{
+		"silent": map[string]any{"command": "sleep", "args": []string{"3600"}, "timeout": 3600},
+	})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, llmfake.Script(llmfake.Text("Hello while a server starts.")))
+	e := env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token,
+		"TELEGRAM_API_URL":   tg.URL(),
+		"OPENAI_API_KEY":     "sk-test",
+		"OPENAI_BASE_URL":    model.URL(),
+		"DATABASE_PATH":      filepath.Join(t.TempDir(), "mcpgram.db"),
+		"ALLOWED_USER_IDS":   "42",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs testenv.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup)
+	}()
+	tg.Text(42, 42, "hi")
+	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, "Hello while a server starts.") {
+				return true
+			}
+		}
+		return false
+	})
+	if sys := model.Calls()[0].Request.Messages[0].Content; strings.Contains(sys, "silent") {
+		t.Error("the system prompt lists a server that has not started")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop after its context ended")
+	}
+}

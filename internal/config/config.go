@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +90,9 @@ type Config struct {
 	File string
 
 	values map[string]string
+	// getenv and dotenv answer LookupEnv.
+	getenv func(string) (string, bool)
+	dotenv map[string]string
 }
 
 // ErrMissing reports a required setting that has no value.
@@ -140,6 +145,9 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 			return nil, fmt.Errorf("read config file %s: %w", file, err)
 		}
 		cfgFile = file
+		if err := checkKeys(file, v); err != nil {
+			return nil, err
+		}
 		for _, s := range Settings {
 			if s.Secret && v.InConfig(key(s.Name)) {
 				return nil, fmt.Errorf("%s: %s is a secret and is read only from the environment, a .env file or %s_FILE, not from %s", key(s.Name), s.Name, s.Name, file)
@@ -193,7 +201,98 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		return nil, err
 	}
 	c.File = cfgFile
+	c.getenv, c.dotenv = getenv, dotenv
 	return c, nil
+}
+
+// LookupEnv looks a variable up the way settings are: the environment
+// first, then the .env file. The hub expands ${env:VAR} in mcp-settings.json
+// with it, so a variable set in .env reaches a server's env too.
+func (c *Config) LookupEnv(name string) (string, bool) {
+	if c.getenv != nil {
+		if v, ok := c.getenv(name); ok {
+			return v, true
+		}
+	}
+	v, ok := c.dotenv[name]
+	return v, ok
+}
+
+// checkKeys refuses a key of mcpgram.yaml that names no setting: a typo
+// would otherwise leave the default in force without a word.
+func checkKeys(file string, v *viper.Viper) error {
+	known := make([]string, len(Settings))
+	for i, s := range Settings {
+		known[i] = key(s.Name)
+	}
+	var errs []error
+	for _, k := range fileKeys(v) {
+		if slices.Contains(known, k) {
+			continue
+		}
+		msg := fmt.Sprintf("%s: unknown setting %q", file, k)
+		if best := closest(k, known); best != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
+}
+
+// fileKeys lists the keys the config file itself set (viper's AllKeys
+// mixes in the defaults), nested ones as a.b.
+func fileKeys(v *viper.Viper) []string {
+	var out []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, val := range m {
+			if sub, ok := val.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out = append(out, prefix+strings.ToLower(k))
+		}
+	}
+	fv := viper.New()
+	fv.SetConfigFile(v.ConfigFileUsed())
+	if fv.ReadInConfig() == nil {
+		walk("", fv.AllSettings())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// closest returns the known name nearest to k, if it is near enough to be
+// a typo of it.
+func closest(k string, known []string) string {
+	best, bestD := "", len(k)/3+2
+	for _, name := range known {
+		if d := distance(k, name); d < bestD {
+			best, bestD = name, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func key(name string) string { return strings.ToLower(name) }
@@ -335,6 +434,8 @@ func (c *Config) Print(w io.Writer) error {
 		val := c.values[s.Name]
 		if s.Secret {
 			val = Mask(val)
+		} else if strings.HasSuffix(s.Name, "_URL") {
+			val = MaskURL(val)
 		}
 		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
 	}
@@ -353,9 +454,55 @@ func Mask(s string) string {
 	}
 }
 
+// MaskURL hides what a URL may carry of a credential: the user
+// information and the query (some endpoints take their key as ?key=).
+func MaskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(not a valid URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("****")
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "****"
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// Secrets returns the values of the secret settings that are set, and the
+// credentials inside the URL settings, for a log handler to redact.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, s := range Settings {
+		val := c.values[s.Name]
+		switch {
+		case val == "":
+		case s.Secret:
+			out = append(out, val)
+		case strings.HasSuffix(s.Name, "_URL"):
+			if u, err := url.Parse(val); err == nil {
+				if p, ok := u.User.Password(); ok && p != "" {
+					out = append(out, p)
+				}
+				for _, vs := range u.Query() {
+					for _, v := range vs {
+						if len(v) >= 8 {
+							out = append(out, v)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Logger builds the process logger from the configuration.
 func (c *Config) Logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	w = NewRedactor(w, c.Secrets())
 	if c.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

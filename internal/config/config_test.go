@@ -3,6 +3,7 @@ package config_test
 import (
 	"bytes"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,9 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
 		{"broken .env", map[string]string{".env": "JUSTAWORD\n"}, nil, ".env:1"},
+		{"mistyped key", map[string]string{"mcpgram.yaml": "opneai_model: gpt-4o\n"}, nil, `unknown setting "opneai_model" (did you mean "openai_model"?)`},
+		{"unknown key, nothing near", map[string]string{"mcpgram.yaml": "max_turns: 5\nfavourite_colour: blue\n"}, nil, `mcpgram.yaml: unknown setting "favourite_colour"`},
+		{"nested unknown key", map[string]string{"mcpgram.yaml": "telegram:\n  token: x\n"}, nil, `unknown setting "telegram.token"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +140,10 @@ func TestMissingExplicitConfigFile(t *testing.T) {
 }
 
 func TestPrintMasksSecrets(t *testing.T) {
-	env := map[string]string{"TELEGRAM_BOT_TOKEN": "123456:SECRETSECRETSECRET", "OPENAI_API_KEY": "sk-verysecretkey"}
+	env := map[string]string{
+		"TELEGRAM_BOT_TOKEN": "123456:SECRETSECRETSECRET", "OPENAI_API_KEY": "sk-verysecretkey",
+		"OPENAI_BASE_URL": "https://user:urlpass@llm.example.com/v1?api-key=querykey",
+	}
 	c, err := load(t, nil, env)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +153,7 @@ func TestPrintMasksSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, secret := range []string{"SECRETSECRET", "verysecret"} {
+	for _, secret := range []string{"SECRETSECRET", "verysecret", "urlpass", "querykey"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("Print shows %q:\n%s", secret, out)
 		}
@@ -180,6 +187,54 @@ func TestExamplesListEverySetting(t *testing.T) {
 		}
 		if !strings.Contains(string(yml), want) {
 			t.Errorf("mcpgram.example.yaml lacks %q", want)
+		}
+	}
+}
+
+func TestYAMLKeysInAnyCaseAreKnown(t *testing.T) {
+	c, err := load(t, map[string]string{"mcpgram.yaml": "MAX_TURNS: 7\nopenai_model: m\n"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxTurns != 7 || c.Model != "m" {
+		t.Errorf("MaxTurns, Model = %d, %q; want 7, m", c.MaxTurns, c.Model)
+	}
+}
+
+// The hub expands ${env:VAR} with LookupEnv: the environment wins over
+// .env, and .env serves what the environment lacks.
+func TestLookupEnvSeesDotEnv(t *testing.T) {
+	c, err := load(t, map[string]string{".env": "GITHUB_TOKEN=from-dotenv\nBOTH=from-dotenv\n"}, map[string]string{"BOTH": "from-env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"GITHUB_TOKEN": "from-dotenv", "BOTH": "from-env"} {
+		if got, ok := c.LookupEnv(name); !ok || got != want {
+			t.Errorf("LookupEnv(%s) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	if _, ok := c.LookupEnv("UNSET_ANYWHERE"); ok {
+		t.Error("LookupEnv found a variable set nowhere")
+	}
+}
+
+func TestLoggerRedactsSecrets(t *testing.T) {
+	const token, key = "123456:SECRETSECRETSECRET", "sk-verysecretkey"
+	for _, format := range []string{"text", "json"} {
+		c, err := load(t, nil, map[string]string{"TELEGRAM_BOT_TOKEN": token, "OPENAI_API_KEY": key, "LOG_FORMAT": format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		logger := c.Logger(&buf)
+		logger.Error("turn failed", "err", errors.New("401: Authorization: Bearer "+key), "url", "https://api.telegram.org/bot"+url.PathEscape(token)+"/getMe")
+		logger.With("token", token).Info("message with " + key)
+		out := buf.String()
+		if strings.Contains(out, "SECRETSECRET") || strings.Contains(out, "verysecret") {
+			t.Errorf("%s log carries a secret:\n%s", format, out)
+		}
+		if n := strings.Count(out, "[redacted]"); n < 4 {
+			t.Errorf("%s log has %d [redacted], want 4:\n%s", format, n, out)
 		}
 	}
 }

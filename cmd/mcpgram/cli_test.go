@@ -1,0 +1,165 @@
+package main_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/internal/testenv"
+)
+
+// binary is the real mcpgram, run as a person would, in a folder of its
+// own with an environment that holds only what the test gives it.
+type binary struct {
+	t    *testing.T
+	path string
+	dir  string
+}
+
+func buildBinary(t *testing.T) *binary {
+	t.Helper()
+	return &binary{t: t, path: testenv.BuildPackage(t, "./cmd/mcpgram"), dir: t.TempDir()}
+}
+
+// run returns stdout, stderr and the exit code.
+func (b *binary) run(env []string, args ...string) (string, string, int) {
+	b.t.Helper()
+	cmd := exec.Command(b.path, args...)
+	cmd.Dir = b.dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir}, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		b.t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// Each way a first start can go wrong ends in one line that names what is
+// wrong and how to fix it, and exit 1: never a panic.
+func TestStartupFailures(t *testing.T) {
+	b := buildBinary(t)
+	broken := filepath.Join(b.dir, "broken.json")
+	if err := os.WriteFile(broken, []byte("{\n  \"mcpServers\": {\n    \"x\": {\"command\": }\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(b.dir, "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A file where a folder should be: unwritable even for root.
+	notDir := filepath.Join(b.dir, "a-file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := []string{"OPENAI_API_KEY=sk-x", "OPENAI_BASE_URL=http://127.0.0.1:9/v1"}
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{"chat without a settings file", model, []string{"chat"}, []string{"no MCP settings file at " + filepath.Join(b.dir, "mcp-settings.json"), "--mcp-settings", "MCP_SETTINGS"}},
+		{"run without a settings file", append(model, "TELEGRAM_BOT_TOKEN=1:x"), []string{"run"}, []string{"no MCP settings file", "--mcp-settings"}},
+		{"mcp list without a settings file", nil, []string{"mcp", "list"}, []string{"no MCP settings file"}},
+		{"broken settings file", model, []string{"--mcp-settings", broken, "chat"}, []string{"broken.json:3:", "fix the file"}},
+		{"unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"open database", "DATABASE_PATH"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := b.run(tt.env, tt.args...)
+			if code != 1 {
+				t.Errorf("exit code %d, want 1; stderr:\n%s", code, stderr)
+			}
+			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+				t.Fatalf("it panicked:\n%s", stderr)
+			}
+			if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "mcpgram: ") {
+				t.Errorf("stderr is not one line starting mcpgram: %q", stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	b := buildBinary(t)
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // part of it; "" means it must be empty
+		stderr     string
+		emptyOther bool
+	}{
+		{"unknown flag", []string{"--bogus"}, 2, "", "unknown flag: --bogus\nRun 'mcpgram --help' for usage.", true},
+		{"unknown flag of a command", []string{"mcp", "list", "--bogus"}, 2, "", "unknown flag: --bogus", true},
+		{"--version", []string{"--version"}, 0, "mcpgram ", "", true},
+		{"version", []string{"version"}, 0, "mcpgram ", "", true},
+		{"help", []string{"help"}, 0, "Available Commands:", "", true},
+		{"--help", []string{"--help"}, 0, "mcp", "", true},
+		{"run --help", []string{"run", "--help"}, 0, "Start the Telegram bot", "", true},
+		{"mcp call --help", []string{"mcp", "call", "--help"}, 0, "mcpgram mcp call SERVER TOOL", "", true},
+		{"no command", nil, 2, "", "Available Commands:", true},
+		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly"`, true},
+		{"mcp call with one argument", []string{"mcp", "call", "calculator"}, 2, "", "mcp call takes SERVER TOOL", true},
+		{"run with an argument", []string{"run", "now"}, 2, "", `"mcpgram run" takes no arguments`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := b.run(nil, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			check := func(what, got, want string) {
+				if want != "" && !strings.Contains(got, want) {
+					t.Errorf("%s %q lacks %q", what, got, want)
+				}
+				if want == "" && tt.emptyOther && got != "" {
+					t.Errorf("%s = %q, want nothing", what, got)
+				}
+			}
+			check("stdout", stdout, tt.stdout)
+			check("stderr", stderr, tt.stderr)
+		})
+	}
+}
+
+// ${env:VAR} in mcp-settings.json is expanded from .env too, as README
+// says of every setting: the environment first, then .env.
+func TestDotEnvReachesSettings(t *testing.T) {
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{
+		"calculator": map[string]any{
+			"command": testenv.Bundled(t, "mcp-calculator"),
+			"env":     map[string]string{"FROM_DOTENV": "${env:ONLY_IN_DOTENV}"},
+		},
+	})
+	stdout, stderr, code := b.run(nil, "--mcp-settings", settings, "mcp", "list")
+	if code != 1 || !strings.Contains(stdout, "ONLY_IN_DOTENV") {
+		t.Fatalf("without .env: exit %d, stdout %q; want the server failed naming ONLY_IN_DOTENV (stderr %q)", code, stdout, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, ".env"), []byte("ONLY_IN_DOTENV=yes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = b.run(nil, "--mcp-settings", settings, "mcp", "list")
+	if code != 0 || !strings.Contains(stdout, "running") {
+		t.Errorf("with .env: exit %d, stdout %q, stderr %q; want the server running", code, stdout, stderr)
+	}
+}
