@@ -634,3 +634,39 @@ func TestDialect(t *testing.T) {
 		t.Errorf("model read %q", res)
 	}
 }
+
+// A call written as an example, in a code fence beside prose, does not
+// run: the model is asked what it meant, and its next reply decides. A
+// fenced call that is the whole reply runs.
+func TestFencedExampleDoesNotRun(t *testing.T) {
+	t.Parallel()
+	example := "This is what echoing would look like (I am not doing it):\n```xml\n" + echo("not meant") + "\n```"
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(example),
+		llmfake.Text("It was only an example: the call is written as shown above."),
+		llmfake.Text("```xml\n"+echo("meant")+"\n```"),
+		llmfake.Text(complete("Echoed.")),
+	), setup{})
+
+	r := e.say("how would you echo something?")
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "It was only an example: the call is written as shown above." {
+		t.Fatalf("last event = %+v, want the second reply as the answer", got)
+	}
+	if s := r.kinds(agent.EventToolStart); len(s) != 0 {
+		t.Errorf("a fenced example ran: %+v", s)
+	}
+	if a := e.audit(); len(a) != 0 {
+		t.Errorf("audit = %+v, want nothing run", a)
+	}
+	if fb := e.model.Calls()[1].Request.Last(); !strings.Contains(fb, "Not run") || !strings.Contains(fb, "outside any code fence") {
+		t.Errorf("the model was told %q, want the note on the fenced call", fb)
+	}
+
+	r = e.say("now echo for real")
+	if s := r.kinds(agent.EventToolStart); len(s) != 1 || s[0].Tool != "echo" {
+		t.Errorf("the lone fenced call did not run: %+v", s)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Echoed." {
+		t.Errorf("last event = %+v", got)
+	}
+}

@@ -296,7 +296,19 @@ func (t *turn) loop(ctx context.Context) error {
 			return t.finish(ctx, reply.Text)
 		}
 
-		plan := executor.PlanReply(reply.Blocks)
+		blocks, aside := executor.Runnable(reply)
+		if len(blocks) == 0 {
+			// Only examples: nothing runs, and the model says what it meant.
+			// A well-formed reply is no mistake; MaxTurns bounds the asking.
+			if err := t.append(ctx, store.Message{Role: RoleTool, Content: aside}); err != nil {
+				return t.fail(ctx, msgInternal, err)
+			}
+			continue
+		}
+		plan := executor.PlanReply(blocks)
+		if aside != "" {
+			plan.Feedback = strings.TrimSpace(aside + "\n\n" + plan.Feedback)
+		}
 		if plan.Final != nil {
 			call, err := a.exec.Check(cat, *plan.Final)
 			if err != nil {

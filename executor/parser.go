@@ -52,6 +52,10 @@ type Block struct {
 	Dialect string
 	// Raw is the block exactly as written, tags included.
 	Raw string
+	// Fenced is true when the block stood inside Markdown code of the
+	// visible text, a fence or an inline span, the way examples are
+	// written. See Runnable.
+	Fenced bool
 }
 
 // A Reply is a whole model message split into what users see and the tool
@@ -113,6 +117,9 @@ type Parser struct {
 
 	thinking strings.Builder
 	sawThink bool // a thinking block or its end was seen
+
+	fence  fenceTracker // code fences of the visible text
+	fenced bool         // the block being read opened inside a fence
 
 	cur    *Block
 	params []paramTag // parameters of cur
@@ -313,6 +320,7 @@ func (p *Parser) open(name string) {
 		p.strayThinkEnd()
 		return
 	}
+	p.fenced = p.fence.inside()
 	// Whatever space preceded the block is replaced by the separator
 	// written before the next visible text; a code fence opened just
 	// before it wrapped the block and goes with it.
@@ -334,7 +342,7 @@ func (p *Parser) open(name string) {
 		p.val.Reset()
 		return
 	}
-	p.cur = &Block{Name: name, Params: map[string]string{}}
+	p.cur = &Block{Name: name, Params: map[string]string{}, Fenced: p.fenced}
 	p.params = toolParams[name]
 	p.end = "</" + name + ">"
 	p.state = stateTool
@@ -359,6 +367,7 @@ func (p *Parser) finishDialect(complete bool) {
 	b := parseDialect(p.val.String())
 	b.Complete = complete
 	b.Raw = p.raw.String()
+	b.Fenced = p.fenced
 	p.blocks = append(p.blocks, b)
 	p.val.Reset()
 	p.raw.Reset()
@@ -380,6 +389,7 @@ func (p *Parser) strayThinkEnd() {
 	p.text.Reset()
 	p.pend.Reset()
 	p.pendNS, p.held, p.needSep, p.expectCloser = -1, false, false, false
+	p.fence.reset()
 }
 
 // couldBecomeParam reports whether s is a strict prefix of an opening

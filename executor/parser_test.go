@@ -142,7 +142,7 @@ var parseCases = []parseCase{
 		in:   "Let me check.\n```xml\n<attempt_completion><result>ok</result></attempt_completion>\n```\nDone.",
 		text: "Let me check.\n\nDone.",
 		blocks: []executor.Block{{
-			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true,
+			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Fenced: true,
 			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
 		}},
 	},
@@ -150,8 +150,8 @@ var parseCases = []parseCase{
 		name: "fence around two blocks, at the very start and end",
 		in:   "```\n<attempt_completion><result>a</result></attempt_completion>\n\n<attempt_completion><result>b</result></attempt_completion>\n  ```",
 		blocks: []executor.Block{
-			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "a"}, Complete: true, Raw: "<attempt_completion><result>a</result></attempt_completion>"},
-			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "b"}, Complete: true, Raw: "<attempt_completion><result>b</result></attempt_completion>"},
+			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "a"}, Complete: true, Fenced: true, Raw: "<attempt_completion><result>a</result></attempt_completion>"},
+			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "b"}, Complete: true, Fenced: true, Raw: "<attempt_completion><result>b</result></attempt_completion>"},
 		},
 	},
 	{
@@ -164,7 +164,7 @@ var parseCases = []parseCase{
 		in:   "```xml\n<attempt_completion><result>ok</result></attempt_completion>\nMore\n```",
 		text: "More\n```",
 		blocks: []executor.Block{{
-			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true,
+			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Fenced: true,
 			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
 		}},
 	},

@@ -55,6 +55,31 @@ func PlanReply(blocks []Block) Plan {
 	return p
 }
 
+// Runnable sets aside the tool calls of r that may have been only
+// examples: a call inside a code fence runs only when it is the reply's
+// whole content (besides space and thinking), as when a model fences
+// every call it makes. Beside other text, a fenced call is what a model
+// writes to show what a call would look like, so it is not run; feedback
+// asks the model, in one note, to write it again unfenced if it meant it.
+// Questions and completions are never set aside.
+func Runnable(r Reply) (blocks []Block, feedback string) {
+	if strings.TrimSpace(r.Text) == "" {
+		return r.Blocks, ""
+	}
+	var aside []string
+	for _, b := range r.Blocks {
+		if b.Fenced && !isFinal(b.Name) {
+			aside = append(aside, Header(b.Name, b.Params["server_name"], blockTarget(b), false))
+			continue
+		}
+		blocks = append(blocks, b)
+	}
+	if len(aside) == 0 {
+		return r.Blocks, ""
+	}
+	return blocks, strings.Join(aside, "\n") + "\nNot run: written inside a code fence beside other text, so it may have been only an example. If you meant to run it, write it again outside any code fence. If it was an example, give your answer again in full, with no tool tags in it."
+}
+
 func isFinal(name string) bool {
 	return name == AskFollowupQuestion || name == AttemptCompletion
 }

@@ -20,6 +20,7 @@ func (p *Parser) writeVisible(s string) {
 	if s == "" {
 		return
 	}
+	p.fence.write(s)
 	base := len(p.pend)
 	p.pend.WriteString(s)
 	for i := len(s) - 1; i >= 0; i-- {
