@@ -670,3 +670,24 @@ func TestFencedExampleDoesNotRun(t *testing.T) {
 		t.Errorf("last event = %+v", got)
 	}
 }
+
+// Arguments nested 9,999 deep never reach the server (which would answer
+// with an error the hub cannot match): the model hears of the bound at once.
+func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
+	deep := `{"message": "x", "extra": ` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "echo", deep)),
+		llmfake.Text(complete("Gave up.")),
+	), setup{})
+	r := e.say("echo something deep")
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Gave up." {
+		t.Fatalf("last event = %+v", got)
+	}
+	if s := r.kinds(agent.EventToolStart); len(s) != 0 {
+		t.Errorf("the call was sent: %+v", s)
+	}
+	if fb := e.model.Calls()[1].Request.Last(); !strings.Contains(fb, "deeper than 64 levels") {
+		t.Errorf("the model was told %q", fb)
+	}
+}

@@ -387,6 +387,9 @@ func decodeArguments(raw string) (map[string]any, error) {
 	if raw == "" {
 		return map[string]any{}, nil
 	}
+	if err := checkBounds(raw); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -402,6 +405,49 @@ func decodeArguments(raw string) (map[string]any, error) {
 		return nil, fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(v))
 	}
 	return obj, nil
+}
+
+// Bounds of one call's arguments, checked before anything is decoded or
+// sent. No real tool nests its arguments deeper than a few levels, and
+// servers choke on what is far deeper (one answered 9,999 levels with a
+// parse error the hub could not match to the call, which then waited out
+// its whole timeout); 1 MiB is far beyond what a model writes for a call
+// and still small next to what servers accept.
+const (
+	MaxArgumentDepth = 64
+	MaxArgumentBytes = 1 << 20
+)
+
+// checkBounds refuses arguments over MaxArgumentBytes or nested deeper
+// than MaxArgumentDepth, in one pass that skips the inside of strings.
+func checkBounds(raw string) error {
+	if len(raw) > MaxArgumentBytes {
+		return fmt.Errorf("the arguments are %d bytes long; the limit is %d (1 MiB)", len(raw), MaxArgumentBytes)
+	}
+	depth, inString, escaped := 0, false, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxArgumentDepth {
+				return fmt.Errorf("the arguments nest deeper than %d levels of objects and arrays (%s)", MaxArgumentDepth, position(raw, int64(i)))
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 func jsonError(raw string, err error, off int64) error {

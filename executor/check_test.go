@@ -110,6 +110,15 @@ func TestCheckAccepts(t *testing.T) {
 	}
 }
 
+// The depth bound counts objects and arrays, not brackets inside strings.
+func TestCheckArgumentDepth(t *testing.T) {
+	var c executor.Executor
+	deep := strings.Repeat(`{"a":`, 64) + `"[[[[{{{{\\\"[["` + strings.Repeat("}", 64)
+	if _, err := c.Check(testCatalog(), onlyBlock(t, tool("everything", "shared", deep))); err != nil {
+		t.Errorf("64 levels with brackets in a string: %v, want accepted", err)
+	}
+}
+
 func TestCheckRejects(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -131,6 +140,12 @@ func TestCheckRejects(t *testing.T) {
 			[]string{"invalid character '}' looking for beginning of object key string (line 1, column 18)", `The tool's input schema: {"properties":{"message":{"description":"Message to echo","type":"string"}},"required":["message"],"type":"object"}`}},
 		{"unclosed JSON", tool("everything", "echo", "{\"message\": \n\"hi\""), executor.ProblemInvalidJSON,
 			[]string{"unexpected end of JSON input (line 2, column 5)"}},
+		{"arguments nested 9,999 deep", tool("everything", "shared", `{"a":`+strings.Repeat("[", 9999)+strings.Repeat("]", 9999)+`}`), executor.ProblemInvalidJSON,
+			[]string{"the arguments nest deeper than 64 levels of objects and arrays (line 1, column 69)"}},
+		{"arguments one level too deep", tool("everything", "shared", strings.Repeat(`{"a":`, 65)+"1"+strings.Repeat("}", 65)), executor.ProblemInvalidJSON,
+			[]string{"deeper than 64 levels"}},
+		{"arguments over 1 MiB", tool("everything", "echo", `{"message": "`+strings.Repeat("x", 1<<20)+`"}`), executor.ProblemInvalidJSON,
+			[]string{"the arguments are 1048591 bytes long; the limit is 1048576 (1 MiB)"}},
 		{"JSON not an object", tool("everything", "echo", `["hi"]`), executor.ProblemInvalidJSON,
 			[]string{"the arguments must be a JSON object, not an array"}},
 		{"trailing text", tool("everything", "echo", `{"message":"a"} and more`), executor.ProblemInvalidJSON,
