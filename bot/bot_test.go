@@ -131,7 +131,7 @@ func TestApprovals(t *testing.T) {
 			}
 			return c == n
 		})
-		if !strings.Contains(m.Plain, `"message": "<hi> & bye"`) {
+		if !strings.Contains(m.Plain, `• message: "<hi> & bye"`) {
 			t.Errorf("approval does not show the arguments: %q", m.Plain)
 		}
 		return m

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -129,11 +130,24 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int, a *agent.Approval) {
-	args := shorten(prettyArgs(a.Arguments), 1500)
-	html := fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:\n<pre><code class=\"language-json\">%s</code></pre>",
-		escape(a.Tool), escape(a.Server), escape(args))
+	summary, cut := argSummary(a.Arguments)
+	html := fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:\n%s", escape(a.Tool), escape(a.Server), summary)
+	var expiry string
 	if !a.ExpiresAt.IsZero() {
-		html += fmt.Sprintf("\n<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
+		expiry = fmt.Sprintf("\n<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
+	}
+	var attach []byte
+	if cut {
+		full := prettyArgs(a.Arguments)
+		quoted := html + "\n<blockquote expandable>" + escape(full) + "</blockquote>" + expiry
+		if utf8.RuneCountInString(PlainText(quoted)) <= MaxMessageLen {
+			html = quoted
+		} else {
+			html += "\n<i>The arguments in full are in " + argsFileName + ", below.</i>" + expiry
+			attach = []byte(full)
+		}
+	} else {
+		html += expiry
 	}
 	rows := [][]tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardRow(
 		tgbotapi.NewInlineKeyboardButtonData("✅ Approve", fmt.Sprintf("a:%d:y", a.PendingID)),
@@ -143,12 +157,22 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(
 			tgbotapi.NewInlineKeyboardButtonData("♾ Always allow "+shorten(a.Tool, 30), fmt.Sprintf("a:%d:A", a.PendingID))))
 	}
-	m, err := b.sendHTML(ctx, chatID, replyTo, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
+	// A card of many arguments takes several messages; the buttons go on
+	// the last, after every argument was shown.
+	m, err := b.sendLong(ctx, chatID, replyTo, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
 	if err != nil {
 		b.logger.Error("send approval", "chat", chatID, "err", err)
 		return
 	}
-	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: html})
+	if attach != nil {
+		doc := tgbotapi.NewDocument(chatID, tgbotapi.FileBytes{Name: argsFileName, Bytes: attach})
+		doc.ReplyToMessageID = m.MessageID
+		if _, err := b.send(ctx, doc); err != nil {
+			b.logger.Error("send approval arguments", "chat", chatID, "err", err)
+		}
+	}
+	parts := SplitHTML(html, MaxMessageLen)
+	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: parts[len(parts)-1]})
 }
 
 func roundDuration(d time.Duration) string {

@@ -227,7 +227,7 @@ func TestE2EApprovals(t *testing.T) {
 	}
 
 	m := ask(alice, alice)
-	if !strings.Contains(m.Plain, "get-sum") || !strings.Contains(m.Plain, `"a": 2`) {
+	if !strings.Contains(m.Plain, "get-sum") || !strings.Contains(m.Plain, "• a: 2\n• b: 3") {
 		t.Errorf("approval card: %q", m.Plain)
 	}
 	press(alice, alice, m, 0)

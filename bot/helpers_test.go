@@ -34,6 +34,7 @@ type fakeAgent struct {
 	turns   map[string]int // text -> turns started
 	resets  int
 	block   chan struct{} // "block" turns wait on it (or ctx)
+	args    string        // arguments of "approve args" calls
 }
 
 type fakePending struct {
@@ -42,6 +43,13 @@ type fakePending struct {
 	options    []string
 	expires    time.Time
 	open       bool
+}
+
+// approveArgs sets the arguments of the next "approve args" call.
+func (a *fakeAgent) approveArgs(args string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.args = args
 }
 
 func newFakeAgent() *fakeAgent {
@@ -119,6 +127,14 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		a.pending[id].expires = time.Now().Add(ttl)
 		a.mu.Unlock()
 		emit(agent.Event{Kind: agent.EventApproval, Approval: &agent.Approval{PendingID: id, Server: "everything", Tool: "echo", Arguments: `{"message":"<hi> & bye"}`, ExpiresAt: time.Now().Add(ttl)}})
+	case "approve args":
+		// The arguments of the call are the test's: see approveArgs.
+		id := a.newPending(req, "approval", nil)
+		a.mu.Lock()
+		a.pending[id].expires = time.Now().Add(time.Hour)
+		args := a.args
+		a.mu.Unlock()
+		emit(agent.Event{Kind: agent.EventApproval, Approval: &agent.Approval{PendingID: id, Server: "files", Tool: "write_file", Arguments: args, ExpiresAt: time.Now().Add(time.Hour)}})
 	case "block":
 		select {
 		case <-ctx.Done():

@@ -40,6 +40,9 @@ type Message struct {
 	Keyboard    [][]tgbotapi.InlineKeyboardButton
 	Photo       []byte
 	Caption     string
+	// Document and DocumentName are a file sent with sendDocument.
+	Document     []byte
+	DocumentName string
 	Edits       int
 	Deleted     bool
 	ReplyTo     int
@@ -454,6 +457,10 @@ func writeErr(w http.ResponseWriter, e *apiError) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+// fileNameKey prefixes the parameter that holds an uploaded file's name;
+// no Bot API parameter starts so.
+const fileNameKey = "\x00filename:"
+
 // readParams flattens form, multipart or JSON parameters into strings, as
 // Telegram treats them (JSON objects become their JSON text).
 func readParams(r *http.Request) (map[string]string, map[string][]byte, error) {
@@ -493,6 +500,7 @@ func readParams(r *http.Request) (map[string]string, map[string][]byte, error) {
 				return nil, nil, err
 			}
 			files[k] = b
+			params[fileNameKey+k] = fhs[0].Filename
 		}
 	default:
 		if err := r.ParseForm(); err != nil {
@@ -637,7 +645,7 @@ var notModified = badRequest("message is not modified: specified new message con
 
 func (s *Server) handleLocked(method string, p map[string]string, files map[string][]byte) (any, *apiError) {
 	switch method {
-	case "sendMessage", "sendPhoto":
+	case "sendMessage", "sendPhoto", "sendDocument":
 		chat, e := s.chatID(p)
 		if e != nil {
 			return nil, e
@@ -653,6 +661,17 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 				return nil, e
 			}
 			m.Text = p["text"]
+		} else if method == "sendDocument" {
+			if len(files["document"]) == 0 {
+				return nil, badRequest("there is no document in the request")
+			}
+			if len(files["document"]) > 50<<20 {
+				return nil, &apiError{code: 413, desc: "Request Entity Too Large"}
+			}
+			if m.Plain, e = parseText(p["caption"], p["parse_mode"], 1024, "caption"); e != nil {
+				return nil, e
+			}
+			m.Document, m.DocumentName, m.Caption, m.Text = files["document"], p[fileNameKey+"document"], m.Plain, p["caption"]
 		} else {
 			photo := files["photo"]
 			if len(photo) == 0 {

@@ -1,0 +1,155 @@
+package bot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// What an approval card shows of the arguments. A person must see every
+// argument they approve: the summary has one line per value, each key in
+// full view and each value's start, so that 4,000 harmless characters in
+// one argument cannot push another one (a path, a recipient) out of
+// sight. The arguments in full are on the card too, in an expandable
+// quote, or attached as a file when they are too long for a message.
+const (
+	// maxLeafLines is how many values the summary lists one by one; past
+	// it, it lists the top-level arguments instead.
+	maxLeafLines = 100
+	// summaryBudget is roughly how many characters the summary's values
+	// share; each value gets a share within [minValueRunes, maxValueRunes].
+	summaryBudget = 2400
+	minValueRunes = 40
+	maxValueRunes = 400
+	maxKeyRunes   = 80
+	// argsFileName is the attachment holding arguments too long to quote.
+	argsFileName = "arguments.json"
+)
+
+// An argLine is one line of the summary: where a value is, and the value
+// as compact JSON.
+type argLine struct{ path, value string }
+
+// argSummary renders the summary lines of a call's JSON arguments, and
+// reports whether anything was shortened (so the card must offer the
+// arguments in full). Arguments that are not a JSON object are shown as
+// one value.
+func argSummary(raw string) (html string, cut bool) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		v = raw
+	}
+	lines := leafLines("", v, nil)
+	if len(lines) > maxLeafLines {
+		lines = topLines(v)
+	}
+	if len(lines) == 0 {
+		return "<i>(no arguments)</i>", false
+	}
+	share := min(maxValueRunes, max(minValueRunes, summaryBudget/len(lines)))
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		value, n := clip(l.value, share)
+		cut = cut || n > 0
+		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", escape(l.path), escape(value))
+		if n > 0 {
+			fmt.Fprintf(&b, " <i>(+%d more characters)</i>", n)
+		}
+	}
+	return b.String(), cut
+}
+
+// leafLines lists every scalar of v (and every empty object or array)
+// with its path, up to one past maxLeafLines.
+func leafLines(path string, v any, out []argLine) []argLine {
+	if len(out) > maxLeafLines {
+		return out
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) > 0 {
+			for _, k := range sortedKeys(x) {
+				out = leafLines(joinPath(path, k), x[k], out)
+			}
+			return out
+		}
+	case []any:
+		if len(x) > 0 {
+			for i, e := range x {
+				out = leafLines(path+"["+strconv.Itoa(i)+"]", e, out)
+			}
+			return out
+		}
+	}
+	if path == "" {
+		path = "(value)"
+	}
+	return append(out, argLine{path, compact(v)})
+}
+
+// topLines lists the top-level arguments, each value whole as JSON.
+func topLines(v any) []argLine {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return []argLine{{"(value)", compact(v)}}
+	}
+	out := make([]argLine, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, argLine{joinPath("", k), compact(m[k])})
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// joinPath adds key to path; a key that is not a plain word is quoted,
+// so that no key can pass for punctuation of the card or another path.
+func joinPath(path, key string) string {
+	key, _ = clip(key, maxKeyRunes)
+	if !plainKey.MatchString(key) {
+		key = strconv.Quote(key)
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func compact(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// clip keeps the first n runes of s and reports how many it dropped.
+func clip(s string, n int) (string, int) {
+	total := utf8.RuneCountInString(s)
+	if total <= n {
+		return s, 0
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…", total - (n - 1)
+}

@@ -1,0 +1,147 @@
+package bot_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+// The user sees what they approve: every argument's key and the start of
+// its value are on the card, however long the other arguments are, and
+// the arguments in full are on the card or attached to it.
+func TestApprovalCardShowsEveryArgument(t *testing.T) {
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
+	user := int64(alice)
+
+	// card asks for an approval of args and returns the messages the card
+	// took, the last one holding the buttons, and any attachment.
+	card := func(t *testing.T, args string) (parts []tgfake.Message, doc *tgfake.Message) {
+		t.Helper()
+		a.approveArgs(args)
+		before := len(fake.Messages(user))
+		fake.Text(user, user, "approve args")
+		// The buttons come with the card's last part; a file the card
+		// announces follows it.
+		fake.WaitFor(t, 10*time.Second, "the approval card", func() bool {
+			msgs := fake.Messages(user)[before:]
+			for i, m := range msgs {
+				if len(m.Buttons()) > 0 {
+					return !strings.Contains(m.Plain, "arguments.json, below") || hasDoc(msgs[i:])
+				}
+			}
+			return false
+		})
+		for _, m := range fake.Messages(user)[before:] {
+			switch {
+			case m.FromID != tgfake.BotUser.ID:
+			case m.DocumentName != "":
+				doc = &m
+			default:
+				parts = append(parts, m)
+			}
+		}
+		return parts, doc
+	}
+
+	t.Run("a long value cannot hide a path", func(t *testing.T) {
+		args := fmt.Sprintf(`{"content": %q, "path": "/etc/cron.d/evil"}`, strings.Repeat("harmless ", 450))
+		parts, doc := card(t, args)
+		if len(parts) != 1 {
+			t.Fatalf("card took %d messages, want 1", len(parts))
+		}
+		plain := parts[0].Plain
+		for _, want := range []string{"• path: \"/etc/cron.d/evil\"", "• content: \"harmless harmless", "more characters)", "Approve"} {
+			if !strings.Contains(plain+strings.Join(parts[0].Buttons(), " "), want) {
+				t.Errorf("card lacks %q:\n%s", want, plain)
+			}
+		}
+		if strings.Contains(parts[0].Text, "<blockquote expandable>") {
+			t.Error("4 KB of arguments are quoted on a card of 4096 characters")
+		}
+		if doc == nil || doc.DocumentName != "arguments.json" {
+			t.Fatal("no arguments.json attached")
+		}
+		var got map[string]string
+		if err := json.Unmarshal(doc.Document, &got); err != nil || got["path"] != "/etc/cron.d/evil" || got["content"] != strings.Repeat("harmless ", 450) {
+			t.Errorf("attached arguments = %.200q (%v), want them whole", doc.Document, err)
+		}
+		if doc.ReplyTo != parts[0].ID {
+			t.Errorf("the file replies to message %d, want the card %d", doc.ReplyTo, parts[0].ID)
+		}
+	})
+
+	t.Run("a shortened value is quoted in full when it fits", func(t *testing.T) {
+		args := fmt.Sprintf(`{"content": %q, "path": "/tmp/x"}`, strings.Repeat("y", 1000))
+		parts, doc := card(t, args)
+		if doc != nil || len(parts) != 1 {
+			t.Fatalf("%d messages and a document: %v, want one card", len(parts), doc != nil)
+		}
+		if !strings.Contains(parts[0].Text, "<blockquote expandable>") || !strings.Contains(parts[0].Plain, strings.Repeat("y", 1000)) {
+			t.Errorf("card lacks the arguments in full:\n%s", parts[0].Text)
+		}
+	})
+
+	t.Run("nested values are listed by path", func(t *testing.T) {
+		args := fmt.Sprintf(`{"options": {"content": %q, "target": {"path": "/etc/passwd"}}, "list": [1, {"to": "mallory"}]}`, strings.Repeat("z", 3000))
+		parts, _ := card(t, args)
+		plain := parts[0].Plain
+		for _, want := range []string{`• options.target.path: "/etc/passwd"`, `• list[1].to: "mallory"`, "• list[0]: 1", "• options.content: \"zzz"} {
+			if !strings.Contains(plain, want) {
+				t.Errorf("card lacks %q:\n%s", want, plain)
+			}
+		}
+	})
+
+	t.Run("hostile keys are quoted, values escaped", func(t *testing.T) {
+		args := `{"a\n• path": "forged line", "<b>x</b>": "</code><i>", "ok": "line1\nline2 \u0007"}`
+		parts, _ := card(t, args)
+		plain, html := parts[0].Plain, parts[0].Text
+		for _, want := range []string{`• "a\n• path": "forged line"`, `• "<b>x</b>": "</code><i>"`, `• ok: "line1\nline2 \u0007"`} {
+			if !strings.Contains(plain, want) {
+				t.Errorf("card lacks %q:\n%s", want, plain)
+			}
+		}
+		if strings.Contains(html, "<b>x</b>") || strings.Contains(html, "</code><i>") {
+			t.Errorf("argument HTML reached the card unescaped:\n%s", html)
+		}
+	})
+
+	t.Run("a thousand arguments all show their keys", func(t *testing.T) {
+		m := map[string]string{}
+		for i := range 1000 {
+			m[fmt.Sprintf("key%04d", i)] = strings.Repeat("v", 100)
+		}
+		b, _ := json.Marshal(m)
+		parts, _ := card(t, string(b))
+		if len(parts) < 2 {
+			t.Fatalf("a card of 1000 arguments took %d message(s)", len(parts))
+		}
+		var all strings.Builder
+		for _, p := range parts {
+			all.WriteString(p.Plain)
+		}
+		for i := range 1000 {
+			if k := fmt.Sprintf("• key%04d: \"vvv", i); !strings.Contains(all.String(), k) {
+				t.Fatalf("cards lack %q", k)
+			}
+		}
+		if len(parts[len(parts)-1].Buttons()) == 0 {
+			t.Error("the buttons are not on the last part")
+		}
+	})
+}
+
+func hasDoc(msgs []tgfake.Message) bool {
+	for _, m := range msgs {
+		if m.DocumentName != "" {
+			return true
+		}
+	}
+	return false
+}
