@@ -43,9 +43,9 @@ type Message struct {
 	// Document and DocumentName are a file sent with sendDocument.
 	Document     []byte
 	DocumentName string
-	Edits       int
-	Deleted     bool
-	ReplyTo     int
+	Edits        int
+	Deleted      bool
+	ReplyTo      int
 }
 
 // Buttons returns the callback data of every button, row by row, as "text=data".
