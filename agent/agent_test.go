@@ -587,7 +587,7 @@ func TestResourceRead(t *testing.T) {
 	t.Parallel()
 	read := "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/dynamic/text/1</uri>\n</access_mcp_resource>"
 	e := newEnv(t, llmfake.Script(llmfake.Text(read), llmfake.Text(complete("read it"))), setup{
-		servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")},
+		servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo", "resource:demo://resource/dynamic/*")},
 	})
 	r := e.say("read resource 1")
 	if got := r.last(t); got.Kind != agent.EventAnswer {

@@ -301,3 +301,100 @@ func TestRestartLosesNothing(t *testing.T) {
 		t.Errorf("messages after restarts: %+v", msgs)
 	}
 }
+
+// A resource read that no "resource:" entry of autoApprove covers waits
+// for the user like a tool, across a restart; "always" adds the exact URI.
+func TestResourceReadNeedsApproval(t *testing.T) {
+	t.Parallel()
+	const uri = "demo://resource/static/document/architecture.md"
+	read := "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>" + uri + "</uri>\n</access_mcp_resource>"
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(read),
+		llmfake.Text(complete("Read.")),
+		llmfake.Text(read),
+		llmfake.Text(complete("Read again.")),
+	), setup{servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")}, own: true})
+
+	ap := e.askApproval("read the doc")
+	if ap.Server != "everything" || ap.URI != uri || ap.Tool != "" || ap.Consent {
+		t.Errorf("approval = %+v, want the read of %s on everything", ap, uri)
+	}
+	if n := len(e.audit()); n != 0 {
+		t.Fatalf("%d reads before approval", n)
+	}
+	e.restart()
+	r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true, Always: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Read." {
+		t.Fatalf("last event = %+v", got)
+	}
+	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "[access_mcp_resource for '"+uri+"' on 'everything'] Result:") {
+		t.Errorf("model read %q", res)
+	}
+	b, err := os.ReadFile(e.settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"resource:`+uri+`"`) {
+		t.Errorf("settings file does not allow the URI:\n%s", b)
+	}
+	// The next read of the same URI runs without asking.
+	if got := e.say("read it again").last(t); got.Kind != agent.EventAnswer || got.Text != "Read again." {
+		t.Fatalf("last event = %+v", got)
+	}
+}
+
+// A call its tool declares to need the user's own consent is asked for on
+// a card even when the tool is auto-approved, and even with AUTO_APPROVE
+// =all; only the user's press sends it with the consent mark, and no
+// "always" covers it.
+func TestConsentCalls(t *testing.T) {
+	t.Parallel()
+	echoBin := testenv.BuildPackage(t, "./hub/testdata/echo")
+	for _, approveAll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "autoApprove", true: "AUTO_APPROVE=all"}[approveAll], func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, llmfake.Script(
+				llmfake.Text(useTool("notes", "keep", `{"mode": "read"}`)),
+				llmfake.Text(useTool("notes", "keep", `{"mode": "write"}`)),
+				llmfake.Text(complete("Kept.")),
+			), setup{
+				servers: map[string]any{"notes": map[string]any{"command": echoBin, "autoApprove": []string{"keep"}}},
+				own:     true,
+				config:  func(c *agent.Config) { c.AutoApproveAll = approveAll },
+			})
+			before, err := os.ReadFile(e.settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ap := e.askApproval("keep a note")
+			if !ap.Consent || ap.Tool != "keep" || ap.Arguments != `{"mode":"write"}` {
+				t.Fatalf("approval = %+v, want the write, marked as consent", ap)
+			}
+			calls := e.model.Calls()
+			if read := calls[1].Request.Last(); !strings.Contains(read, "Result:") || strings.Contains(read, "mcpgram/consent") {
+				t.Errorf("the read ran as %q; want it run without asking, with no consent mark", read)
+			}
+			// A forged "always" approves this call only.
+			r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true, Always: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Kept." {
+				t.Fatalf("last event = %+v", got)
+			}
+			if write := e.model.Calls()[2].Request.Last(); !strings.Contains(write, `"mcpgram/consent":true`) || !strings.Contains(write, `"mcpgram/user_id":"111"`) {
+				t.Errorf("the approved write reached the server as %q; want the consent mark", write)
+			}
+			after, err := os.ReadFile(e.settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(after) != string(before) {
+				t.Errorf("an always press on a consent call changed the settings:\n%s", after)
+			}
+		})
+	}
+}

@@ -56,12 +56,18 @@ type Question struct {
 	Options   []string
 }
 
-// An Approval is a tool call waiting for the user's approval.
+// An Approval is a tool call or a resource read waiting for the user's
+// approval.
 type Approval struct {
 	PendingID int64
 	Server    string
-	Tool      string
+	// Tool is the tool to call; "" for a resource read, whose URI is set.
+	Tool string
+	URI  string
 	// Arguments is the call's JSON arguments as the model wrote them.
 	Arguments string
 	ExpiresAt time.Time
+	// Consent is set when the call needs the user's own consent: it is
+	// approved once, never always.
+	Consent bool
 }

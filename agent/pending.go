@@ -33,6 +33,11 @@ type batchCall struct {
 	Arguments string `json:"arguments,omitempty"`
 	// Waiting: the call needs an approval not yet given.
 	Waiting bool `json:"waiting,omitempty"`
+	// Consent: the call needs the user's own consent, so no "always"
+	// covers it. Approved: the user approved this very call on its card,
+	// which the server is told (hub.Caller.Consent).
+	Consent  bool `json:"consent,omitempty"`
+	Approved bool `json:"approved,omitempty"`
 	// Text is the outcome for the model once the call ran, was refused or
 	// failed its check; "" while it is still to run.
 	Text string `json:"text,omitempty"`
@@ -175,7 +180,9 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 		return
 	}
 	t.emit.send(Event{Kind: EventToolStart, Server: call.Server, Tool: call.Tool, URI: call.URI})
-	o := t.a.exec.RunOne(ctx, t.caller, call)
+	caller := t.caller
+	caller.Consent = bc.Approved
+	o := t.a.exec.RunOne(ctx, caller, call)
 	bc.Text, bc.OK = o.Text, o.OK
 	status := "ok"
 	switch {
@@ -283,7 +290,7 @@ func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool
 	}
 	c := b.Calls[i]
 	t.emit.send(Event{Kind: EventApproval, Text: visible, Server: c.Server, Tool: c.Tool, URI: c.URI, Approval: &Approval{
-		PendingID: id, Server: c.Server, Tool: c.Tool, Arguments: c.Arguments, ExpiresAt: expires,
+		PendingID: id, Server: c.Server, Tool: c.Tool, URI: c.URI, Arguments: c.Arguments, ExpiresAt: expires, Consent: c.Consent,
 	}})
 	return true, nil
 }
@@ -390,19 +397,27 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 	}
 	c := &b.Calls[i]
 	switch {
-	case d.Approve && d.Always:
-		if err := a.cfg.Hub.AllowTool(c.Server, c.Tool); err != nil {
+	case d.Approve && d.Always && !c.Consent:
+		entry := c.Tool
+		if c.Name == executor.AccessMCPResource {
+			entry = hub.ResourcePrefix + c.URI
+		}
+		if err := a.cfg.Hub.AllowTool(c.Server, entry); err != nil {
 			// The user approved this call either way; only the "always"
 			// part is lost, and the next call will ask again.
-			a.logger.Error("allow tool", "server", c.Server, "tool", c.Tool, "err", err)
+			a.logger.Error("allow tool", "server", c.Server, "entry", entry, "err", err)
 		}
+		c.Approved = true
 		for j := range b.Calls {
-			if b.Calls[j].Waiting && b.Calls[j].Server == c.Server && b.Calls[j].Tool == c.Tool {
-				b.Calls[j].Waiting = false
+			o := &b.Calls[j]
+			if o.Waiting && !o.Consent && o.Name == c.Name && o.Server == c.Server && o.Tool == c.Tool && o.URI == c.URI {
+				o.Waiting = false
 			}
 		}
 	case d.Approve:
-		c.Waiting = false
+		// A consent call is approved once, whatever the press said: no
+		// "always" stands in for the user's say on each call.
+		c.Waiting, c.Approved = false, true
 	default:
 		t.deny(ctx, c, "denied")
 	}

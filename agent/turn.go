@@ -336,6 +336,7 @@ func (t *turn) loop(ctx context.Context) error {
 				Name: call.Name, Server: call.Server, Tool: call.Tool, URI: call.URI,
 				Arguments: call.ArgumentsJSON,
 				Waiting:   executor.NeedsApproval(cat, call, a.cfg.AutoApproveAll),
+				Consent:   executor.NeedsConsent(cat, call),
 				call:      &call,
 			})
 		}

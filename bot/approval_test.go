@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -135,6 +136,40 @@ func TestApprovalCardShowsEveryArgument(t *testing.T) {
 			t.Error("the buttons are not on the last part")
 		}
 	})
+}
+
+// Resource reads and consent calls get cards of their own: the read names
+// server and URI, and a consent card offers no "Always allow", even to an
+// admin.
+func TestApprovalCardKinds(t *testing.T) {
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.AdminUserIDs = []int64{alice} })
+	card := func(args string) tgfake.Message {
+		t.Helper()
+		a.approveArgs(args)
+		before := countText(fake, alice, "needed")
+		fake.Text(alice, alice, "approve args")
+		fake.WaitFor(t, 10*time.Second, "the card", func() bool { return countText(fake, alice, "needed") == before+1 })
+		m, _ := lastWith(fake, alice, "needed")
+		return m
+	}
+	m := card("resource:demo://resource/<secret>&x")
+	if !strings.Contains(m.Plain, "Read demo://resource/<secret>&x from files.") {
+		t.Errorf("resource card = %q", m.Plain)
+	}
+	if b := m.Buttons(); len(b) != 3 || !strings.HasPrefix(b[2], "♾ Always allow this resource=") {
+		t.Errorf("admin's resource card buttons = %q", b)
+	}
+	m = card(`consent:{"operation": "store", "content": "Anna is my wife"}`)
+	for _, want := range []string{"Your consent is needed", "• content: \"Anna is my wife\"", "• operation: \"store\""} {
+		if !strings.Contains(m.Plain, want) {
+			t.Errorf("consent card lacks %q: %q", want, m.Plain)
+		}
+	}
+	if b := m.Buttons(); len(b) != 2 || !strings.HasPrefix(b[0], "✅ I agree=") {
+		t.Errorf("admin's consent card buttons = %q, want I agree and No only", b)
+	}
 }
 
 func hasDoc(msgs []tgfake.Message) bool {

@@ -130,8 +130,13 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int, a *agent.Approval) {
-	summary, cut := argSummary(a.Arguments)
-	html := fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:\n%s", escape(a.Tool), escape(a.Server), summary)
+	var summary string
+	var cut bool
+	html := approvalTitle(a)
+	if a.Tool != "" {
+		summary, cut = argSummary(a.Arguments)
+		html += "\n" + summary
+	}
 	var expiry string
 	if !a.ExpiresAt.IsZero() {
 		expiry = fmt.Sprintf("\n<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
@@ -149,13 +154,23 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	} else {
 		html += expiry
 	}
+	yes, no := "✅ Approve", "❌ Deny"
+	if a.Consent {
+		yes, no = "✅ I agree", "❌ No"
+	}
 	rows := [][]tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardRow(
-		tgbotapi.NewInlineKeyboardButtonData("✅ Approve", fmt.Sprintf("a:%d:y", a.PendingID)),
-		tgbotapi.NewInlineKeyboardButtonData("❌ Deny", fmt.Sprintf("a:%d:n", a.PendingID)),
+		tgbotapi.NewInlineKeyboardButtonData(yes, fmt.Sprintf("a:%d:y", a.PendingID)),
+		tgbotapi.NewInlineKeyboardButtonData(no, fmt.Sprintf("a:%d:n", a.PendingID)),
 	)}
-	if b.isAdmin(user) {
+	// A consent call is the user's say on each call: nobody may answer it
+	// for good.
+	if b.isAdmin(user) && !a.Consent {
+		what := shorten(a.Tool, 30)
+		if a.Tool == "" {
+			what = "this resource"
+		}
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(
-			tgbotapi.NewInlineKeyboardButtonData("♾ Always allow "+shorten(a.Tool, 30), fmt.Sprintf("a:%d:A", a.PendingID))))
+			tgbotapi.NewInlineKeyboardButtonData("♾ Always allow "+what, fmt.Sprintf("a:%d:A", a.PendingID))))
 	}
 	// A card of many arguments takes several messages; the buttons go on
 	// the last, after every argument was shown.
@@ -173,6 +188,18 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	}
 	parts := SplitHTML(html, MaxMessageLen)
 	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: parts[len(parts)-1]})
+}
+
+// approvalTitle says what the card asks: a tool to run, a resource to
+// read, or a call that needs the user's own consent.
+func approvalTitle(a *agent.Approval) string {
+	switch {
+	case a.Tool == "":
+		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", escape(a.URI), escape(a.Server))
+	case a.Consent:
+		return fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code> with:", escape(a.Server), escape(a.Tool))
+	}
+	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:", escape(a.Tool), escape(a.Server))
 }
 
 func roundDuration(d time.Duration) string {

@@ -134,7 +134,14 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		a.pending[id].expires = time.Now().Add(time.Hour)
 		args := a.args
 		a.mu.Unlock()
-		emit(agent.Event{Kind: agent.EventApproval, Approval: &agent.Approval{PendingID: id, Server: "files", Tool: "write_file", Arguments: args, ExpiresAt: time.Now().Add(time.Hour)}})
+		ap := &agent.Approval{PendingID: id, Server: "files", Tool: "write_file", Arguments: args, ExpiresAt: time.Now().Add(time.Hour)}
+		switch {
+		case strings.HasPrefix(args, "resource:"):
+			ap.Tool, ap.URI, ap.Arguments = "", strings.TrimPrefix(args, "resource:"), ""
+		case strings.HasPrefix(args, "consent:"):
+			ap.Server, ap.Tool, ap.Consent, ap.Arguments = "memory", "memory", true, strings.TrimPrefix(args, "consent:")
+		}
+		emit(agent.Event{Kind: agent.EventApproval, Approval: ap})
 	case "block":
 		select {
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,9 +258,30 @@ func TestNeedsApproval(t *testing.T) {
 		{"other tool", executor.Call{Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum"}, false, true},
 		{"approve all", executor.Call{Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum"}, true, false},
 		{"unknown server", executor.Call{Name: executor.UseMCPTool, Server: "nope", Tool: "echo"}, false, true},
-		{"resource read", executor.Call{Name: executor.AccessMCPResource, Server: "notes", URI: "x://y"}, false, false},
+		{"resource read not covered", executor.Call{Name: executor.AccessMCPResource, Server: "notes", URI: "x://y"}, false, true},
+		{"resource read, exact entry", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "demo://exact"}, false, false},
+		{"resource read, other URI", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "demo://exact2"}, false, true},
+		{"resource read, prefix entry", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "file:///pub/a.txt"}, false, false},
+		{"resource read outside the prefix", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "file:///etc/passwd"}, false, true},
+		{"resource read, wildcard", executor.Call{Name: executor.AccessMCPResource, Server: "open", URI: "anything://at/all"}, false, false},
+		{"resource read, approve all", executor.Call{Name: executor.AccessMCPResource, Server: "notes", URI: "x://y"}, true, false},
+		{"tool entry does not cover a resource", executor.Call{Name: executor.AccessMCPResource, Server: "everything", URI: "echo"}, false, true},
+		{"consent call, auto-approved tool", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "store"}}, false, true},
+		{"consent call, approve all", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "store"}}, true, true},
+		{"consent tool, other operation", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "list"}}, false, false},
+		{"consent tool, operation not a string", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": []any{"store"}}}, false, true},
+		{"every call needs consent", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "send", Arguments: map[string]any{}}, true, true},
 		{"completion", executor.Call{Name: executor.AttemptCompletion}, false, false},
 	}
+	cat.Servers = append(cat.Servers,
+		hub.ServerInfo{Name: "docs", Status: hub.StatusRunning, AutoApprove: []string{"resource:demo://exact", "resource:file:///pub/*"}},
+		hub.ServerInfo{Name: "mem", Status: hub.StatusRunning, AutoApprove: []string{"memory", "send"}, Tools: []hub.Tool{
+			{Name: "memory", ConsentWhen: map[string][]string{"operation": {"store"}}},
+			{Name: "send", ConsentWhen: map[string][]string{}},
+		}},
+		hub.ServerInfo{Name: "open", Status: hub.StatusRunning, AutoApprove: []string{"resource:*"}},
+	)
+	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := executor.NeedsApproval(cat, tc.call, tc.approveAll); got != tc.want {

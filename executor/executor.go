@@ -317,13 +317,39 @@ func renderResult(r *hub.Result) string {
 }
 
 // NeedsApproval reports whether the user must approve c before it runs:
-// a tool call whose tool is not in its server's autoApprove list, unless
-// approveAll (AUTO_APPROVE=all). Resource reads and the other core tools
+// a tool call whose tool is not in its server's autoApprove list, a
+// resource read that no "resource:" entry of the list covers, and, always,
+// a call that needs the user's own consent (NeedsConsent). approveAll
+// (AUTO_APPROVE=all) approves all but the last. The other core tools
 // never need approval.
 func NeedsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
-	if c.Name != UseMCPTool || approveAll {
+	if NeedsConsent(cat, c) {
+		return true
+	}
+	if approveAll {
 		return false
 	}
 	s, ok := cat.Server(c.Server)
-	return !ok || !s.AutoApproves(c.Tool)
+	switch c.Name {
+	case UseMCPTool:
+		return !ok || !s.AutoApproves(c.Tool)
+	case AccessMCPResource:
+		return !ok || !s.AutoApprovesResource(c.URI)
+	}
+	return false
+}
+
+// NeedsConsent reports whether c is a call its tool declares to need the
+// user's own consent (hub.MetaConsentWhen): the user is asked on a card
+// however the server is approved, and no "Always allow" covers it.
+func NeedsConsent(cat hub.Catalog, c Call) bool {
+	if c.Name != UseMCPTool {
+		return false
+	}
+	s, ok := cat.Server(c.Server)
+	if !ok {
+		return false
+	}
+	t, ok := s.Tool(c.Tool)
+	return ok && t.NeedsConsent(c.Arguments)
 }

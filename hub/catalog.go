@@ -6,7 +6,9 @@ package hub
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -29,6 +31,33 @@ type Tool struct {
 	// InputSchema is the tool's JSON Schema as compact JSON; never empty
 	// (servers that send none get {"type":"object"}).
 	InputSchema json.RawMessage
+	// ConsentWhen, when not nil, says which calls need the user's own
+	// consent: those whose argument named by a key equals one of its
+	// values; an empty map means every call. See MetaConsentWhen.
+	ConsentWhen map[string][]string
+}
+
+// NeedsConsent reports whether a call of t with args needs the user's
+// own consent.
+func (t Tool) NeedsConsent(args map[string]any) bool {
+	if t.ConsentWhen == nil {
+		return false
+	}
+	if len(t.ConsentWhen) == 0 {
+		return true
+	}
+	for name, values := range t.ConsentWhen {
+		v, ok := args[name].(string)
+		if ok && slices.Contains(values, v) {
+			return true
+		}
+		// A value that is not a string cannot be matched, so it is
+		// treated as needing consent: the server may read it leniently.
+		if _, present := args[name]; present && !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // A Resource is one concrete resource offered by a server.
@@ -85,6 +114,26 @@ func (s ServerInfo) Tool(name string) (Tool, bool) {
 func (s ServerInfo) AutoApproves(tool string) bool {
 	for _, name := range s.AutoApprove {
 		if name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// ResourcePrefix marks an autoApprove entry that covers resource reads:
+// "resource:URI" one URI, "resource:PREFIX*" every URI that starts with
+// PREFIX, "resource:*" every resource of the server. Tool names have no
+// colon, so the two kinds of entry never meet.
+const ResourcePrefix = "resource:"
+
+// AutoApprovesResource reports whether reading uri may go without asking.
+func (s ServerInfo) AutoApprovesResource(uri string) bool {
+	for _, entry := range s.AutoApprove {
+		pattern, ok := strings.CutPrefix(entry, ResourcePrefix)
+		if !ok {
+			continue
+		}
+		if prefix, wild := strings.CutSuffix(pattern, "*"); wild && strings.HasPrefix(uri, prefix) || pattern == uri {
 			return true
 		}
 	}

@@ -267,6 +267,9 @@ func meta(caller Caller) map[string]any {
 	if caller.ChatID != "" {
 		m[MetaChatID] = caller.ChatID
 	}
+	if caller.Consent {
+		m[MetaConsent] = true
+	}
 	return m
 }
 

@@ -11,13 +11,26 @@ type Caller struct {
 	UserID string
 	// ChatID is the Telegram chat id in decimal, or "local".
 	ChatID string
+	// Consent is set only for a call the user approved on its own card,
+	// having seen its arguments: servers read it as the user's consent to
+	// that very call (see MetaConsentWhen).
+	Consent bool
 }
 
 // The _meta keys under which the hub sends the caller to a server.
 const (
 	MetaUserID = "mcpgram/user_id"
 	MetaChatID = "mcpgram/chat_id"
+	// MetaConsent is true on a call the user approved on its card.
+	MetaConsent = "mcpgram/consent"
 )
+
+// MetaConsentWhen is the key, in a tool definition's _meta, of the calls
+// that need the user's own consent: an object from argument name to the
+// values that need it, such as {"operation": ["store"]}; {} means every
+// call. mcpgram asks the user before each such call, whatever autoApprove
+// says, and sends it with MetaConsent once the user agreed.
+const MetaConsentWhen = "mcpgram/consent_when"
 
 // Content types of a result part.
 const (

@@ -547,6 +547,36 @@ func convertTool(t mcp.Tool) Tool {
 	if len(out.InputSchema) == 0 {
 		out.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
+	if t.Meta != nil {
+		if raw, ok := t.Meta.AdditionalFields[MetaConsentWhen]; ok {
+			out.ConsentWhen = consentWhen(raw)
+		}
+	}
+	return out
+}
+
+// consentWhen reads a tool's consent declaration. One that is malformed
+// still declares that consent matters, so it is read as "every call": the
+// safe side of a server's mistake.
+func consentWhen(raw any) map[string][]string {
+	out := map[string][]string{}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return out
+	}
+	for name, v := range m {
+		list, ok := v.([]any)
+		if !ok {
+			return map[string][]string{}
+		}
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok {
+				return map[string][]string{}
+			}
+			out[name] = append(out[name], s)
+		}
+	}
 	return out
 }
 

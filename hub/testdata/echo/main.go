@@ -51,15 +51,21 @@ func main() {
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(req.GetString("message", "")), nil
 		})
-	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Reports the caller from _meta.")),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			got := map[string]any{}
-			if req.Params.Meta != nil {
-				got = req.Params.Meta.AdditionalFields
-			}
-			b, _ := json.Marshal(got)
-			return mcp.NewToolResultText(string(b)), nil
-		})
+	whoami := func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		got := map[string]any{}
+		if req.Params.Meta != nil {
+			got = req.Params.Meta.AdditionalFields
+		}
+		b, _ := json.Marshal(got)
+		return mcp.NewToolResultText(string(b)), nil
+	}
+	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Reports the caller from _meta.")), whoami)
+	// keep declares, as mcp-memory does, that writing needs the user's own
+	// consent; like whoami it reports the _meta it got.
+	keep := mcp.NewTool("keep", mcp.WithDescription("Keeps or reads a note; reports the caller from _meta."),
+		mcp.WithString("mode", mcp.Enum("write", "read")))
+	keep.Meta = &mcp.Meta{AdditionalFields: map[string]any{"mcpgram/consent_when": map[string]any{"mode": []any{"write"}}}}
+	s.AddTool(keep, whoami)
 	s.AddTool(mcp.NewTool("env", mcp.WithDescription("Lists its environment.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strings.Join(os.Environ(), "\n")), nil
