@@ -136,6 +136,11 @@ func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
 				name = rest
 			}
 		}
+		if server.Coming() {
+			// Its tools are not known until it is up: the hub waits for it,
+			// and the server itself judges the name and the arguments.
+			return c.checkArguments(cat.Version, server, hub.Tool{Name: name}, b.Params["arguments"], call)
+		}
 		tool, err := findTool(cat, server, name)
 		if err != nil {
 			return call, err
@@ -215,13 +220,15 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 	}
 }
 
+// runningServer returns the named server if it is running or on its way
+// up (a call to it waits for it), or says why not.
 func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, *CheckError) {
 	running := cat.Running()
 	names := make([]string, len(running))
 	for i, s := range running {
 		names[i] = s.Name
 	}
-	if s, ok := cat.Server(name); ok && s.Status == hub.StatusRunning {
+	if s, ok := cat.Server(name); ok && (s.Status == hub.StatusRunning || s.Coming()) {
 		return s, nil
 	}
 	var b strings.Builder

@@ -271,9 +271,12 @@ func TestNeedsApproval(t *testing.T) {
 		{"consent tool, other operation", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "list"}}, false, false},
 		{"consent tool, operation not a string", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": []any{"store"}}}, false, true},
 		{"every call needs consent", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "send", Arguments: map[string]any{}}, true, true},
+		{"tool on a restarting server", executor.Call{Name: executor.UseMCPTool, Server: "back", Tool: "echo"}, true, true},
+		{"resource on a restarting server", executor.Call{Name: executor.AccessMCPResource, Server: "back", URI: "a://b"}, false, false},
 		{"completion", executor.Call{Name: executor.AttemptCompletion}, false, false},
 	}
 	cat.Servers = append(cat.Servers,
+		hub.ServerInfo{Name: "back", Status: hub.StatusRestarting, AutoApprove: []string{"echo", "resource:*"}},
 		hub.ServerInfo{Name: "docs", Status: hub.StatusRunning, AutoApprove: []string{"resource:demo://exact", "resource:file:///pub/*"}},
 		hub.ServerInfo{Name: "mem", Status: hub.StatusRunning, AutoApprove: []string{"memory", "send"}, Tools: []hub.Tool{
 			{Name: "memory", ConsentWhen: map[string][]string{"operation": {"store"}}},
@@ -318,5 +321,25 @@ func TestCheckText(t *testing.T) {
 				t.Fatalf("got %v, want a misformatted error with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A call to a server on its way up is accepted without its tools, which are
+// not known yet (the hub waits for the server, which judges the call); its
+// arguments are still decoded and bounded.
+func TestCheckServerComingUp(t *testing.T) {
+	cat := testCatalog()
+	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "starting", Status: hub.StatusStarting})
+	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	var c executor.Executor
+	call, err := c.Check(cat, onlyBlock(t, tool("starting", "anything", `{"x": 1}`)))
+	if err != nil || call.Server != "starting" || call.Tool != "anything" || call.ArgumentsJSON != `{"x":1}` {
+		t.Errorf("got %+v, %v; want the call accepted as written", call, err)
+	}
+	if _, err := c.Check(cat, onlyBlock(t, tool("starting", "anything", strings.Repeat("[", 100)+strings.Repeat("]", 100)))); err == nil {
+		t.Error("arguments 100 deep were accepted for a starting server")
+	}
+	if _, err := c.Check(cat, onlyBlock(t, tool("broken", "echo", `{}`))); err == nil || !strings.Contains(err.Error(), "not running (failed)") {
+		t.Errorf("failed server: %v, want refused", err)
 	}
 }

@@ -319,17 +319,23 @@ func renderResult(r *hub.Result) string {
 // NeedsApproval reports whether the user must approve c before it runs:
 // a tool call whose tool is not in its server's autoApprove list, a
 // resource read that no "resource:" entry of the list covers, and, always,
-// a call that needs the user's own consent (NeedsConsent). approveAll
-// (AUTO_APPROVE=all) approves all but the last. The other core tools
+// a call that needs the user's own consent (NeedsConsent), as is a tool
+// call to a server still starting or restarting, whose tools' declarations
+// are not known yet. approveAll (AUTO_APPROVE=all) approves all but these. The other core tools
 // never need approval.
 func NeedsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
 	if NeedsConsent(cat, c) {
 		return true
 	}
+	s, ok := cat.Server(c.Server)
+	if ok && s.Coming() && c.Name == UseMCPTool {
+		// The tool's declarations are not known until the server is up,
+		// so whether it needs consent cannot be told: the user decides.
+		return true
+	}
 	if approveAll {
 		return false
 	}
-	s, ok := cat.Server(c.Server)
 	switch c.Name {
 	case UseMCPTool:
 		return !ok || !s.AutoApproves(c.Tool)

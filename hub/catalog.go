@@ -18,10 +18,13 @@ type Status string
 // The states a server moves through.
 const (
 	StatusStarting Status = "starting"
-	StatusRunning  Status = "running"
-	StatusDisabled Status = "disabled"
-	StatusFailed   Status = "failed"
-	StatusStopped  Status = "stopped"
+	// StatusRestarting is a server that crashed (Error says how) and waits
+	// out its back-off before starting again; calls wait for it.
+	StatusRestarting Status = "restarting"
+	StatusRunning    Status = "running"
+	StatusDisabled   Status = "disabled"
+	StatusFailed     Status = "failed"
+	StatusStopped    Status = "stopped"
 )
 
 // A Tool is one tool offered by a server.
@@ -155,6 +158,12 @@ func (c Catalog) Server(name string) (ServerInfo, bool) {
 		return c.Servers[i], true
 	}
 	return ServerInfo{}, false
+}
+
+// Coming reports whether s is on its way up (starting or restarting): a
+// call to it waits for it, up to its timeout.
+func (s ServerInfo) Coming() bool {
+	return s.Status == StatusStarting || s.Status == StatusRestarting
 }
 
 // Running returns the servers of c that are running, in name order.

@@ -88,6 +88,10 @@ type Hub struct {
 	log  *slog.Logger
 
 	version atomic.Uint64
+	// wake is closed, and replaced, at every change of the catalog, so that
+	// a call can wait for a server to come up.
+	wakeMu sync.Mutex
+	wake   chan struct{}
 
 	// fileMu serializes reading and writing the settings file with the
 	// updates of the in-memory settings that go with them, so that the
@@ -119,6 +123,7 @@ func New(settingsPath string, opts Options) (*Hub, error) {
 		return nil, err
 	}
 	h := &Hub{
+		wake:    make(chan struct{}),
 		path:    path,
 		opts:    opts,
 		log:     opts.Logger,
@@ -131,7 +136,20 @@ func New(settingsPath string, opts Options) (*Hub, error) {
 	return h, nil
 }
 
-func (h *Hub) changed() { h.version.Add(1) }
+func (h *Hub) changed() {
+	h.version.Add(1)
+	h.wakeMu.Lock()
+	close(h.wake)
+	h.wake = make(chan struct{})
+	h.wakeMu.Unlock()
+}
+
+// changes returns a channel closed at the next change of the catalog.
+func (h *Hub) changes() <-chan struct{} {
+	h.wakeMu.Lock()
+	defer h.wakeMu.Unlock()
+	return h.wake
+}
 
 func (h *Hub) isClosed() bool { return h.closed.Load() }
 

@@ -245,15 +245,53 @@ func TestBrokenPipeRecovers(t *testing.T) {
 	waitFor(t, 10*time.Second, "the old process to end", func() bool { return !alive(before) })
 }
 
+// A call a moment after a crash waits for the restart and runs, instead of
+// failing with "not running".
+func TestCallWaitsForRestart(t *testing.T) {
+	t.Parallel()
+	opts := fastOptions()
+	opts.RestartDelay = 300 * time.Millisecond
+	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
+	h := startHubAt(t, path, opts)
+	before := pidOf(t, h, "echo")
+	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
+	waitStatus(t, h, "echo", hub.StatusRestarting)
+	res, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "after the crash"})
+	if err != nil || res.Text() != "after the crash" {
+		t.Fatalf("call during the restart: %v, %v; want it run once the server is back", res, err)
+	}
+	if pidOf(t, h, "echo") == before {
+		t.Error("the call ran on the crashed process")
+	}
+}
+
+// A call to a server that is disabled, or that failed its first start,
+// fails at once: nothing will bring it up by itself.
+func TestCallToServerDownForGoodFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	path := writeSettings(t, t.TempDir(), map[string]any{
+		"off":    echoServer(t, map[string]any{"disabled": true, "timeout": 3600}),
+		"broken": map[string]any{"command": "./no-such-server", "timeout": 3600},
+	})
+	h := startHubAt(t, path, fastOptions())
+	for _, name := range []string{"off", "broken"} {
+		// With an hour's timeout, a call that waited would outlive the test.
+		_, err := h.CallTool(context.Background(), local, name, "echo", nil)
+		if !errors.Is(err, hub.ErrNotRunning) {
+			t.Errorf("%s: err = %v, want ErrNotRunning at once", name, err)
+		}
+	}
+}
+
 func TestFailedStatusShowsExitAndStderr(t *testing.T) {
 	t.Parallel()
 	opts := fastOptions()
 	opts.RestartDelay = time.Minute // keep it failed long enough to look
 	opts.MaxRestartDelay = time.Minute
-	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
+	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
 	h := startHubAt(t, path, opts)
 	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
-	s := waitStatus(t, h, "echo", hub.StatusFailed)
+	s := waitStatus(t, h, "echo", hub.StatusRestarting)
 	if s.ExitCode != 3 || s.LastStderr != "fatal: crash requested" {
 		t.Errorf("exit code %d, last stderr %q; want 3, %q", s.ExitCode, s.LastStderr, "fatal: crash requested")
 	}
@@ -266,9 +304,11 @@ func TestFailedStatusShowsExitAndStderr(t *testing.T) {
 	if stderr, err := h.Stderr("echo"); err != nil || !strings.Contains(stderr, "echo: starting\nfatal: crash requested\n") {
 		t.Errorf("Stderr = %q, %v; want all the process wrote", stderr, err)
 	}
+	// A call waits for the restart up to the server's timeout (1 s here,
+	// against a back-off of a minute), then fails.
 	_, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"})
-	if !errors.Is(err, hub.ErrNotRunning) {
-		t.Errorf("call on failed server: err = %v, want ErrNotRunning", err)
+	if !errors.Is(err, hub.ErrNotRunning) || !strings.Contains(err.Error(), "still restarting after 1s") {
+		t.Errorf("call on a restarting server: err = %v, want ErrNotRunning, still restarting", err)
 	}
 	// An explicit restart does not wait for the backoff.
 	if err := h.Restart(context.Background(), "echo"); err != nil {

@@ -228,6 +228,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 			if first && !remote {
 				return
 			}
+			s.restarting()
 		} else {
 			first = false
 			signalReady()
@@ -243,6 +244,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 				why = errExited
 			}
 			s.fail(why, c)
+			s.restarting()
 			if time.Since(c.started) >= opts.HealthyAfter {
 				delay = opts.RestartDelay
 			}
@@ -260,6 +262,15 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 		s.mu.Unlock()
 		s.hub.changed()
 	}
+}
+
+// restarting marks a failed server that the run loop will start again:
+// calls wait for it instead of failing at once. Error keeps the reason.
+func (s *server) restarting() {
+	s.mu.Lock()
+	s.status = StatusRestarting
+	s.mu.Unlock()
+	s.hub.changed()
 }
 
 // fail records why the server is down; c, if any, is the connection that
@@ -607,15 +618,11 @@ func (s *server) shutdown(c *conn) {
 // timeout and returns the raw result. It bypasses mcp-go's typed calls,
 // which fail to decode a whole result over one content type they don't know.
 func (s *server) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	s.mu.Lock()
-	c, cfg, status := s.conn, s.cfg, s.status
-	s.mu.Unlock()
-	timeout := cfg.timeout
-	if c == nil {
-		// The reason stays in the status: it can quote the server's stderr,
-		// and this error may reach the model and, through it, any user.
-		return nil, fmt.Errorf("%w (%s)", ErrNotRunning, status)
+	c, cfg, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
 	}
+	timeout := cfg.timeout
 	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 	id := mcp.NewRequestId("mcpgram-" + strconv.FormatInt(c.nextID.Add(1), 10))
@@ -645,6 +652,39 @@ func (s *server) request(ctx context.Context, method string, params any) (json.R
 		return nil, resp.Error.AsError()
 	}
 	return resp.Result, nil
+}
+
+// ready returns the live connection, waiting up to the server's timeout
+// while it starts or restarts: a call a moment after a crash runs once the
+// server is back instead of failing. A server down for good fails at once.
+func (s *server) ready(ctx context.Context) (*conn, config, error) {
+	var deadline <-chan time.Time
+	for {
+		wake := s.hub.changes()
+		s.mu.Lock()
+		c, cfg, status := s.conn, s.cfg, s.status
+		s.mu.Unlock()
+		switch {
+		case c != nil:
+			return c, cfg, nil
+		case status != StatusStarting && status != StatusRestarting:
+			// The reason stays in the status: it can quote the server's
+			// stderr, and this error may reach the model and any user.
+			return nil, cfg, fmt.Errorf("%w (%s)", ErrNotRunning, status)
+		}
+		if deadline == nil {
+			t := time.NewTimer(cfg.timeout)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			return nil, cfg, fmt.Errorf("%w: still %s after %s", ErrNotRunning, status, seconds(cfg.timeout))
+		case <-ctx.Done():
+			return nil, cfg, ctx.Err()
+		}
+	}
 }
 
 // cancelRequest tells the server to stop working on a request we gave up

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,6 +116,111 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	if sys := model.Calls()[0].Request.Messages[0].Content; strings.Contains(sys, "silent") {
 		t.Error("the system prompt lists a server that has not started")
 	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop after its context ended")
+	}
+}
+
+// The memory promise, as users meet it: with the repository's settings
+// (memory auto-approved), nothing is stored before the user agrees on a
+// card, what one user stored is not another's, and denying stores nothing.
+func TestRunMemoryConsent(t *testing.T) {
+	path := settings(t, map[string]any{
+		"memory": map[string]any{
+			"command": testenv.Bundled(t, "mcp-memory"), "autoApprove": []string{"memory"},
+			"env": map[string]string{"MEMORY_DB_PATH": filepath.Join(t.TempDir(), "memory.db")},
+		},
+	})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Last()
+		switch {
+		case strings.Contains(last, "] Result:") || strings.Contains(last, "] Error:"):
+			return llmfake.Text("<attempt_completion><result>Memory said: " + last + "</result></attempt_completion>")
+		case strings.HasPrefix(last, "remember "):
+			args, _ := json.Marshal(map[string]any{"operation": "store", "content": strings.TrimPrefix(last, "remember "), "has_explicit_permission": true})
+			return llmfake.Text(`<use_mcp_tool><server_name>memory</server_name><tool_name>memory</tool_name><arguments>` + string(args) + `</arguments></use_mcp_tool>`)
+		default:
+			return llmfake.Text(`<use_mcp_tool><server_name>memory</server_name><tool_name>memory</tool_name><arguments>{"operation": "list"}</arguments></use_mcp_tool>`)
+		}
+	})
+	e := env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token, "TELEGRAM_API_URL": tg.URL(),
+		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
+		"DATABASE_PATH": filepath.Join(t.TempDir(), "mcpgram.db"), "ALLOWED_USER_IDS": "42,43", "RATE_LIMIT_PER_MINUTE": "1000",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs testenv.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup)
+	}()
+	find := func(chat int64, text string) (tgfake.Message, bool) {
+		for _, m := range tg.Messages(chat) {
+			if strings.Contains(m.Plain, text) && !m.Deleted {
+				return m, true
+			}
+		}
+		return tgfake.Message{}, false
+	}
+	waitFor := func(chat int64, text string) tgfake.Message {
+		t.Helper()
+		tg.WaitFor(t, 30*time.Second, text, func() bool { _, ok := find(chat, text); return ok })
+		m, _ := find(chat, text)
+		return m
+	}
+	press := func(chat int64, m tgfake.Message, label string) {
+		t.Helper()
+		for _, b := range m.Buttons() {
+			if strings.HasPrefix(b, label+"=") {
+				tg.Press(chat, chat, m.ID, strings.TrimPrefix(b, label+"="))
+				return
+			}
+		}
+		t.Fatalf("no %q button on %q: %q", label, m.Plain, m.Buttons())
+	}
+
+	// The bot answers while servers start; a call to one still starting is
+	// asked for on a plain card, since its tools are not known. Ask /tools
+	// until the memory server is up, each time waiting for the answer.
+	for i := 0; ; i++ {
+		n := len(tg.Messages(42))
+		tg.Text(42, 42, "/tools")
+		tg.WaitFor(t, 30*time.Second, "the /tools answer", func() bool { return len(tg.Messages(42)) > n })
+		if msgs := tg.Messages(42); strings.Contains(msgs[len(msgs)-1].Plain, "• memory") {
+			break
+		}
+		if i == 100 {
+			t.Fatal("the memory server did not start")
+		}
+	}
+	tg.Text(42, 42, "remember Ich wohne in Berlin, meine Frau heißt Anna")
+	card := waitFor(42, "Your consent is needed")
+	if !strings.Contains(card.Plain, `• content: "Ich wohne in Berlin, meine Frau heißt Anna"`) {
+		t.Errorf("the card does not show what is to be stored: %q", card.Plain)
+	}
+	press(42, card, "✅ I agree")
+	waitFor(42, "Memory said: [use_mcp_tool for 'memory' on 'memory'] Result:")
+
+	tg.Text(42, 42, "remember I collect stamps")
+	press(42, waitFor(42, "I collect stamps"), "❌ No")
+	waitFor(42, "The user denied this operation.")
+
+	tg.Text(43, 43, "what do you remember about me?")
+	waitFor(43, "No memories stored yet.")
+	tg.Text(42, 42, "what do you remember about me?")
+	list := waitFor(42, "1 memory")
+	if !strings.Contains(list.Plain, "Berlin") || strings.Contains(list.Plain, "stamps") {
+		t.Errorf("user 42's memories = %q, want the agreed one only", list.Plain)
+	}
+
 	cancel()
 	select {
 	case err := <-done:

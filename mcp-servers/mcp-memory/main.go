@@ -5,22 +5,26 @@
 // search, delete and list. Memories are kept in SQLite with FTS5 full-text
 // search, so search returns the best matches first.
 //
-// Every call must name its user in the request's _meta under the key
+// Every call names its user in the request's _meta under the key
 // "mcpgram/user_id"; the host sets it, never the model. A user can never
 // read, list, search or delete another user's memories, and a call without
-// a user is refused.
+// a user is refused, unless MEMORY_USER names the one user of a host that
+// serves one person (Claude Desktop, Cline), and the client is not mcpgram.
 //
-// The model is told to ask the user before storing anything. The server
-// enforces the part that matters: content that looks like personal
-// information or a preference (words such as "my", "I am", "prefer",
-// "birthday", e-mail addresses, phone numbers) is refused with "Cannot store
-// user preferences or personal information without explicit permission"
-// unless the call sets has_explicit_permission to true.
+// Storing needs the user's consent. A host that names its users attests it
+// for each store with _meta "mcpgram/consent" (mcpgram asks the user on a
+// card first, as the tool's _meta "mcpgram/consent_when" tells it to); a
+// store without it is refused. The single user of another host has only
+// the model's has_explicit_permission: without it, content that looks like
+// personal information or a preference is refused with "Cannot store user
+// preferences or personal information without explicit permission".
 //
 // Environment:
 //
 //	MEMORY_DB_PATH  the SQLite file (default ./data/memory.db, relative to
 //	                the working directory; its folder is created)
+//	MEMORY_USER     the one user of requests that name none (default: none,
+//	                and such requests are refused)
 //
 // Logs go to stderr; stdout carries the protocol.
 package main
@@ -64,5 +68,5 @@ func run(logger *slog.Logger) error {
 	}
 	defer func() { _ = store.Close() }()
 
-	return stdio.Serve(ctx, memory.NewServer(store, logger, version), logger)
+	return stdio.Serve(ctx, memory.NewServer(store, logger, version, os.Getenv("MEMORY_USER")), logger)
 }

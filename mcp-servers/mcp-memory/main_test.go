@@ -25,11 +25,22 @@ func startMemory(t *testing.T, dbPath string) *client.Client {
 
 func as(user string) map[string]any { return map[string]any{"mcpgram/user_id": user} }
 
+// consenting is the _meta of a call the user approved on its card, as
+// mcpgram sends it.
+func consenting(user string) map[string]any {
+	return map[string]any{"mcpgram/user_id": user, "mcpgram/consent": true}
+}
+
 // call runs one memory operation for user and fails the test if the tool's
-// error flag is not wantErr.
+// error flag is not wantErr. Stores go as mcpgram sends them once the user
+// agreed.
 func call(t *testing.T, c *client.Client, user string, args map[string]any, wantErr bool) string {
 	t.Helper()
-	res := mcptest.Call(t, c, "memory", args, as(user))
+	meta := as(user)
+	if args["operation"] == "store" {
+		meta = consenting(user)
+	}
+	res := mcptest.Call(t, c, "memory", args, meta)
 	if res.IsError != wantErr {
 		t.Fatalf("memory %v as %q: isError = %v, want %v; text: %s", args, user, res.IsError, wantErr, res.Text)
 	}
@@ -42,9 +53,10 @@ func TestMemoryTool(t *testing.T) {
 	if !ok {
 		t.Fatal("no memory tool")
 	}
-	if !strings.Contains(tool.Description, "ask the user for explicit confirmation") ||
-		!strings.Contains(tool.Description, "has_explicit_permission") {
-		t.Errorf("description does not tell the model to ask first:\n%s", tool.Description)
+	for _, want := range []string{"In mcpgram the user confirms each store", "MEMORY_USER", "has_explicit_permission"} {
+		if !strings.Contains(tool.Description, want) {
+			t.Errorf("description lacks %q:\n%s", want, tool.Description)
+		}
 	}
 	for _, p := range []string{"operation", "content", "key", "query", "tags", "has_explicit_permission"} {
 		if _, ok := tool.InputSchema.Properties[p]; !ok {
@@ -58,10 +70,79 @@ func TestMemoryTool(t *testing.T) {
 	if !slices.Contains(tool.InputSchema.Required, "operation") {
 		t.Errorf("operation is not required: %v", tool.InputSchema.Required)
 	}
+	if tool.Meta == nil || fmt.Sprint(tool.Meta.AdditionalFields["mcpgram/consent_when"]) != "map[operation:[store]]" {
+		t.Errorf("tool _meta = %+v, want consent_when for store", tool.Meta)
+	}
 }
 
-func TestMemoryPermission(t *testing.T) {
+// For a host that names its users, a store needs the host's word that the
+// user agreed, whatever the content says and whatever the model claims;
+// reading needs none.
+func TestMemoryConsent(t *testing.T) {
 	c := startMemory(t, filepath.Join(t.TempDir(), "memory.db"))
+	tests := []struct {
+		name    string
+		meta    map[string]any
+		args    map[string]any
+		refused bool
+	}{
+		{"store without consent", as("alice"), map[string]any{"content": "The office printer is on floor 2"}, true},
+		{"store, the model claims permission", as("alice"), map[string]any{"content": "Ich wohne in Berlin", "has_explicit_permission": true}, true},
+		{"store, consent not true", map[string]any{"mcpgram/user_id": "alice", "mcpgram/consent": "true"}, map[string]any{"content": "Meeting notes live in the wiki"}, true},
+		{"store, consent false", map[string]any{"mcpgram/user_id": "alice", "mcpgram/consent": false}, map[string]any{"content": "Meeting notes live in the wiki"}, true},
+		{"store with consent", consenting("alice"), map[string]any{"content": "The user resides at 12 Baker Street, London and was born 1990-04-02"}, false},
+		{"German with consent", consenting("alice"), map[string]any{"content": "Ich wohne in Berlin, meine Frau heißt Anna"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := map[string]any{"operation": "store"}
+			for k, v := range tt.args {
+				args[k] = v
+			}
+			res := mcptest.Call(t, c, "memory", args, tt.meta)
+			if res.IsError != tt.refused {
+				t.Fatalf("isError = %v, want %v: %s", res.IsError, tt.refused, res.Text)
+			}
+			if tt.refused && !strings.Contains(res.Text, "mcpgram/consent") {
+				t.Errorf("refusal %q does not say what is missing", res.Text)
+			}
+		})
+	}
+	list := mcptest.Call(t, c, "memory", map[string]any{"operation": "list"}, as("alice"))
+	if list.IsError || !strings.Contains(list.Text, "2 memories") || strings.Contains(list.Text, "printer") || strings.Contains(list.Text, "wiki") {
+		t.Errorf("list without consent = %+v, want the two consented memories only", list)
+	}
+}
+
+// MEMORY_USER lets a host that serves one person use the server: its
+// requests name no user. The default never mixes users, and mcpgram, which
+// always names its user, is never taken for the single user.
+func TestMemorySingleUser(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "memory.db")
+	bin := testenv.Bundled(t, "mcp-memory")
+	c := mcptest.Start(t, bin, "MEMORY_DB_PATH="+db, "MEMORY_USER=me")
+	if res := mcptest.Call(t, c, "memory", map[string]any{"operation": "store", "key": "tea", "content": "Green tea, no sugar", "has_explicit_permission": true}, nil); res.IsError {
+		t.Fatalf("single-user store: %s", res.Text)
+	}
+	if res := mcptest.Call(t, c, "memory", map[string]any{"operation": "retrieve", "key": "tea"}, nil); res.IsError || !strings.Contains(res.Text, "Green tea") {
+		t.Errorf("single-user retrieve = %+v", res)
+	}
+	// A host that names its user still gets that user, not the single one.
+	if got := call(t, c, "alice", map[string]any{"operation": "list"}, false); !strings.Contains(got, "No memories") {
+		t.Errorf("alice lists %q, want none of the single user's", got)
+	}
+	// mcpgram without a user is refused even where MEMORY_USER is set.
+	m := mcptest.StartAs(t, "mcpgram", "", bin, "MEMORY_DB_PATH="+db, "MEMORY_USER=me")
+	if res := mcptest.Call(t, m, "memory", map[string]any{"operation": "list"}, nil); !res.IsError || !strings.Contains(res.Text, "names no user") {
+		t.Errorf("mcpgram without a user = %+v, want a refusal", res)
+	}
+}
+
+// The single user's gate is the model's claim plus the detector: personal
+// content without has_explicit_permission is refused, in the languages the
+// detector reads, disguises included.
+func TestMemoryPermission(t *testing.T) {
+	c := mcptest.Start(t, testenv.Bundled(t, "mcp-memory"), "MEMORY_DB_PATH="+filepath.Join(t.TempDir(), "memory.db"), "MEMORY_USER=alice")
 	tests := []struct {
 		name       string
 		content    string
@@ -72,6 +153,9 @@ func TestMemoryPermission(t *testing.T) {
 		{"first person without permission", "I'm allergic to peanuts", false, true},
 		{"email without permission", "Contact: anna@example.org", nil, true},
 		{"phone without permission", "Call +49 30 1234567", nil, true},
+		{"address and birth date", "The user resides at 12 Baker Street, London and was born 1990-04-02", nil, true},
+		{"German", "Ich wohne in Berlin, meine Frau heißt Anna", nil, true},
+		{"zero-width split", "M\u200by wi\u200bfe is Anna", nil, true},
 		{"neutral fact without permission", "The office printer is on floor 2", nil, false},
 		{"preference with permission", "User prefers green tea", true, false},
 		{"personal with permission as text", "My birthday is 3 May", "true", false},
@@ -82,22 +166,24 @@ func TestMemoryPermission(t *testing.T) {
 			if tt.permission != nil {
 				args["has_explicit_permission"] = tt.permission
 			}
-			got := call(t, c, "alice", args, tt.refused)
-			if tt.refused && got != refusal {
-				t.Errorf("refusal text = %q, want %q", got, refusal)
+			res := mcptest.Call(t, c, "memory", args, nil)
+			if res.IsError != tt.refused {
+				t.Fatalf("isError = %v, want %v: %s", res.IsError, tt.refused, res.Text)
+			}
+			if tt.refused && res.Text != refusal {
+				t.Errorf("refusal text = %q, want %q", res.Text, refusal)
 			}
 		})
 	}
 
 	// Personal words hidden in the key or tags are caught too.
-	got := call(t, c, "alice", map[string]any{"operation": "store", "content": "Blue", "key": "favourite colour"}, true)
-	if got != refusal {
-		t.Errorf("refusal text = %q, want %q", got, refusal)
+	if res := mcptest.Call(t, c, "memory", map[string]any{"operation": "store", "content": "Blue", "key": "favourite colour"}, nil); res.Text != refusal {
+		t.Errorf("refusal text = %q, want %q", res.Text, refusal)
 	}
 
 	// Nothing refused was stored.
-	list := call(t, c, "alice", map[string]any{"operation": "list"}, false)
-	if strings.Contains(list, "anna@example.org") || strings.Contains(list, "peanuts") || strings.Contains(list, "Blue") {
+	list := mcptest.Call(t, c, "memory", map[string]any{"operation": "list"}, nil).Text
+	if strings.Contains(list, "anna@example.org") || strings.Contains(list, "peanuts") || strings.Contains(list, "Blue") || strings.Contains(list, "Berlin") {
 		t.Errorf("a refused memory was stored:\n%s", list)
 	}
 	if !strings.Contains(list, "3 memories") {
@@ -227,13 +313,13 @@ func TestMemoryRefusesCallWithoutUser(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := mcptest.Call(t, c, "memory", args, meta)
-			if !res.IsError || !strings.Contains(res.Text, "mcpgram/user_id") {
-				t.Errorf("got %+v, want an error naming mcpgram/user_id", res)
+			if !res.IsError || !strings.Contains(res.Text, "mcpgram/user_id") || !strings.Contains(res.Text, "MEMORY_USER") {
+				t.Errorf("got %+v, want an error naming mcpgram/user_id and MEMORY_USER", res)
 			}
 		})
 	}
 	// A numeric id is read as its decimal text.
-	mcptest.Call(t, c, "memory", map[string]any{"operation": "store", "key": "n", "content": "Numbers work"}, map[string]any{"mcpgram/user_id": 123456789})
+	mcptest.Call(t, c, "memory", map[string]any{"operation": "store", "key": "n", "content": "Numbers work"}, map[string]any{"mcpgram/user_id": 123456789, "mcpgram/consent": true})
 	if got := call(t, c, "123456789", map[string]any{"operation": "retrieve", "key": "n"}, false); !strings.Contains(got, "Numbers work") {
 		t.Errorf("numeric user = %q", got)
 	}
@@ -266,7 +352,7 @@ func TestMemoryConcurrentCalls(t *testing.T) {
 		for i := range perUser {
 			wg.Go(func() {
 				args := map[string]any{"operation": "store", "key": fmt.Sprintf("k%d", i), "content": fmt.Sprintf("Fact number %d about the build server", i)}
-				if res := mcptest.Call(t, c, "memory", args, as(user)); res.IsError {
+				if res := mcptest.Call(t, c, "memory", args, consenting(user)); res.IsError {
 					t.Errorf("store %s/%d: %s", user, i, res.Text)
 				}
 				mcptest.Call(t, c, "memory", map[string]any{"operation": "search", "query": "build server"}, as(user))

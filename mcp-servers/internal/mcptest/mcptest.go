@@ -35,6 +35,13 @@ func Start(t testing.TB, binary string, env ...string) *client.Client {
 // ends. The server's stderr is shown if the test failed.
 func StartIn(t testing.TB, dir, binary string, env ...string) *client.Client {
 	t.Helper()
+	return StartAs(t, "mcptest", dir, binary, env...)
+}
+
+// StartAs is StartIn with the client's name in initialize, for a server
+// that treats some clients differently.
+func StartAs(t testing.TB, clientName, dir, binary string, env ...string) *client.Client {
+	t.Helper()
 	stderr := &lockedBuffer{}
 	c, err := client.NewStdioMCPClientWithOptions(binary, env, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
@@ -58,7 +65,7 @@ func StartIn(t testing.TB, dir, binary string, env ...string) *client.Client {
 	defer cancel()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = ProtocolVersion
-	init.Params.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "0"}
+	init.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: "0"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatalf("initialize %s: %v", binary, err)
 	}

@@ -3,6 +3,9 @@ package memory
 import (
 	"regexp"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // personalWords are words and phrases that mark text as being about a
@@ -34,6 +37,16 @@ var personalWords = []string{
 	// health and beliefs
 	`allergic`, `allergy`, `allergies`, `intolerant`, `intolerance`, `diagnosed`, `medication`,
 	`pregnant`, `diabetic`, `vegan`, `vegetarian`, `religion`, `religious`,
+	// facts told about the user in the third person
+	`the user`, `user's`, `resides`, `reside`, `residence`, `born`, `birth`, `home address`, `lives`,
+	// German
+	`ich`, `mein`, `meine`, `meinen`, `meinem`, `meiner`, `mich`, `mir`, `wohne`, `wohnt`, `heiße`, `heisse`, `heißt`, `heisst`,
+	`geboren`, `geburtstag`, `frau`, `mann`, `ehefrau`, `ehemann`, `freundin`, `tochter`, `sohn`, `mutter`, `vater`,
+	`schwester`, `bruder`, `adresse`, `telefon`, `allergisch`, `mag`, `liebe`, `hasse`, `bevorzuge`, `lieblings\w*`,
+	// French
+	`je`, `j'ai`, `j'habite`, `mon`, `mes`, `moi`, `habite`, `femme`, `mari`, `née?`, `adresse`, `aime`, `préfère`, `m'appelle`,
+	// Spanish
+	`yo`, `mis`, `vivo`, `esposa`, `esposo`, `me llamo`, `nací`, `dirección`, `prefiero`, `cumpleaños`,
 }
 
 var (
@@ -51,6 +64,12 @@ var (
 	// A bare run of 10 to 19 digits: a phone or card number unless it is
 	// part of a decimal number.
 	digitRunRE = regexp.MustCompile(`\d{10,19}`)
+	// Street addresses as English and German write them: "12 Baker Street",
+	// "Hauptstraße 5".
+	addressREs = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b\d{1,5}[a-z]?\s+(?:\pL+\s+){0,3}(?:street|st|road|rd|avenue|ave|lane|ln|boulevard|blvd|drive|dr|way|court|ct|place|pl|square|sq|terrace|close|crescent)\b`),
+		regexp.MustCompile(`(?i)\pL*(?:straße|strasse|str\.|weg|gasse|allee|platz)\s*\d{1,4}\b`),
+	}
 )
 
 func joinWords(words []string) string {
@@ -65,10 +84,13 @@ func joinWords(words []string) string {
 // DetectPersonal reports whether text looks like personal information or a
 // preference, and what gave it away. Matching is case-insensitive and on
 // whole words, so "Myanmar" and "unlikely" are fine while "My" and "likes"
-// are not; e-mail addresses and phone-like numbers count too.
+// are not; e-mail addresses, phone-like numbers and street addresses count
+// too. The words are English, German, French and Spanish: text in other
+// languages passes unseen, which is why a host that can ask the user
+// (mcpgram) does not rely on this at all, and only the single user of
+// another host is guarded by it.
 func DetectPersonal(text string) (match string, found bool) {
-	// Models and phones write typographic apostrophes.
-	text = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'").Replace(text)
+	text = fold(text)
 	if m := emailRE.FindString(text); m != "" {
 		return m, true
 	}
@@ -82,10 +104,31 @@ func DetectPersonal(text string) (match string, found bool) {
 			return text[loc[0]:loc[1]], true
 		}
 	}
+	for _, re := range addressREs {
+		if m := re.FindString(text); m != "" {
+			return m, true
+		}
+	}
 	if m := personalWordsRE.FindString(text); m != "" {
 		return m, true
 	}
 	return "", false
+}
+
+// fold undoes the disguises that would let a word slip past the lists:
+// compatibility forms (full-width letters, ligatures) become plain ones,
+// invisible format characters (zero-width spaces and joiners, soft
+// hyphens) go, and typographic apostrophes become plain ones, as phones
+// and models write them.
+func fold(text string) string {
+	text = norm.NFKC.String(text)
+	text = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, text)
+	return strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'").Replace(text)
 }
 
 func countDigits(s string) int {

@@ -11,6 +11,16 @@ func TestDetectPersonal(t *testing.T) {
 		text string
 		want bool
 	}{
+		// the examples, and disguises
+		{"The user resides at 12 Baker Street, London and was born 1990-04-02", true},
+		{"Resident of 12 Baker Street", true},
+		{"Ich wohne in Berlin, meine Frau heißt Anna", true},
+		{"Wohnhaft Hauptstraße 5, Berlin", true},
+		{"J'habite à Lyon", true},
+		{"Me llamo Ana", true},
+		{"M\u200by birthday is in May", true},
+		{"p\u00adr\u200de\u2060fers tea", true},
+		{"\uff2d\uff59 cat is Tom", true}, // full-width "My"
 		// preferences
 		{"I prefer dark mode", true},
 		{"User prefers tea over coffee", true},

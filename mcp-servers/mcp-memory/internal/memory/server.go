@@ -19,6 +19,24 @@ import (
 // through tool arguments.
 const MetaUserID = "mcpgram/user_id"
 
+// MetaConsent is the _meta key under which the host attests that the user
+// approved this very call, having seen what it stores. MetaConsentWhen is
+// the key, in the tool's definition, of the calls that need it; mcpgram
+// reads it and asks the user before each such call.
+const (
+	MetaConsent     = "mcpgram/consent"
+	MetaConsentWhen = "mcpgram/consent_when"
+)
+
+// mcpgramClient is the name mcpgram gives in initialize. A client of that
+// name always names its user, so the single-user setting never applies to
+// it: a request of its without a user is a fault, not the one user.
+const mcpgramClient = "mcpgram"
+
+// ErrNoConsent is the text of the refusal to store, for a host that names
+// its users, without the host's word that the user agreed.
+const ErrNoConsent = "Refused: storing a memory needs the user's own consent, which the host attests with _meta \"mcpgram/consent\" after the user approved this very store. Nothing was stored."
+
 // ErrNoPermission is the text of the refusal to store personal information
 // without the user's explicit consent.
 const ErrNoPermission = "Cannot store user preferences or personal information without explicit permission"
@@ -36,24 +54,28 @@ Operations:
 - search: find memories whose content or tags match the words of "query", best match first (optionally only those with one of "tags").
 - delete: remove the memory named "key".
 - list: show the most recent memories (optionally only those with one of "tags").
-Before storing anything, ask the user for explicit confirmation, for example "Shall I remember that you prefer tea?". Only after the user agrees, call store with has_explicit_permission set to true. Never set has_explicit_permission on your own initiative: without it the server refuses anything that looks like personal information or a preference.`
+Store only what the user wants remembered. In mcpgram the user confirms each store on a card, so call store directly. Other hosts must start this server with MEMORY_USER naming the one user; there, ask the user first ("Shall I remember that you prefer tea?") and set has_explicit_permission to true only after they agree, or anything that looks personal is refused.`
 
 // NewServer returns the MCP server with the one tool, "memory", backed by
 // store.
-func NewServer(store *Store, logger *slog.Logger, version string) *server.MCPServer {
+//
+// singleUser, when not empty, is the user of requests that name none, for
+// hosts other than mcpgram that serve one person (Claude Desktop, Cline);
+// empty, such requests are refused, so users are never mixed.
+func NewServer(store *Store, logger *slog.Logger, version, singleUser string) *server.MCPServer {
 	srv := server.NewMCPServer("mcp-memory", version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Long-term memory for the current user. Ask the user before storing anything about them."),
+		server.WithInstructions("Long-term memory for the current user. Store only what the user wants remembered."),
 	)
-	h := &handler{store: store, logger: logger}
+	h := &handler{store: store, logger: logger, singleUser: strings.TrimSpace(singleUser)}
 	srv.AddTool(Tool(), h.call)
 	return srv
 }
 
 // Tool returns the definition of the "memory" tool.
 func Tool() mcp.Tool {
-	return mcp.NewTool("memory",
+	t := mcp.NewTool("memory",
 		mcp.WithDescription(toolDescription),
 		mcp.WithTitleAnnotation("Memory"),
 		mcp.WithDestructiveHintAnnotation(true),
@@ -70,13 +92,55 @@ func Tool() mcp.Tool {
 		mcp.WithArray("tags", mcp.WithStringItems(mcp.MaxLength(MaxTagLen)), mcp.MaxItems(MaxTags),
 			mcp.Description("store: labels for the memory. list, search: show only memories with one of these labels.")),
 		mcp.WithBoolean("has_explicit_permission", mcp.DefaultBool(false),
-			mcp.Description("store: true only if the user explicitly agreed, in this conversation, to having this remembered.")),
+			mcp.Description("store, outside mcpgram: true only if the user explicitly agreed, in this conversation, to having this remembered.")),
 	)
+	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaConsentWhen: map[string]any{"operation": []any{"store"}}}}
+	return t
 }
 
 type handler struct {
-	store  *Store
-	logger *slog.Logger
+	store      *Store
+	logger     *slog.Logger
+	singleUser string
+}
+
+// A caller is who a request is for, and how the server knows.
+type caller struct {
+	user string
+	// attested: the host named the user, and so attests consent too
+	// (MetaConsent); otherwise this is the single user of a host that
+	// cannot attest anything, and the permission gate applies.
+	attested bool
+	consent  bool
+}
+
+// callerOf finds the user of req: the one the host names in _meta, or else
+// the single user, unless the client is mcpgram, which always names one.
+func (h *handler) callerOf(ctx context.Context, req mcp.CallToolRequest) (caller, string) {
+	if user, ok := UserFromMeta(req.Params.Meta); ok {
+		return caller{user: user, attested: true, consent: consentFromMeta(req.Params.Meta)}, ""
+	}
+	if h.singleUser != "" && clientName(ctx) != mcpgramClient {
+		return caller{user: h.singleUser}, ""
+	}
+	return caller{}, fmt.Sprintf("Refused: this memory server keeps memories per user, and the request names no user. "+
+		"A host that serves several people must set _meta %q; a host that serves one person (Claude Desktop, Cline) "+
+		"can start the server with the environment variable MEMORY_USER set to a name for that person.", MetaUserID)
+}
+
+func clientName(ctx context.Context) string {
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return s.GetClientInfo().Name
+	}
+	return ""
+}
+
+func consentFromMeta(meta *mcp.Meta) bool {
+	if meta == nil {
+		return false
+	}
+	v, ok := meta.AdditionalFields[MetaConsent].(bool)
+	return ok && v
 }
 
 // arguments are the tool's arguments, read leniently: models sometimes send
@@ -125,11 +189,11 @@ func (f *flexBool) UnmarshalJSON(b []byte) error {
 }
 
 func (h *handler) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	user, ok := UserFromMeta(req.Params.Meta)
-	if !ok {
-		return mcp.NewToolResultError(fmt.Sprintf(
-			"Refused: this memory server keeps memories per user, and the request names no user (the host must set _meta %q).", MetaUserID)), nil
+	who, refusal := h.callerOf(ctx, req)
+	if refusal != "" {
+		return mcp.NewToolResultError(refusal), nil
 	}
+	user := who.user
 	var args arguments
 	if err := req.BindArguments(&args); err != nil {
 		return mcp.NewToolResultError("Invalid arguments: " + err.Error()), nil
@@ -142,7 +206,7 @@ func (h *handler) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	)
 	switch op := strings.ToLower(strings.TrimSpace(args.Operation)); op {
 	case "store":
-		text, err = h.storeMemory(ctx, user, args)
+		text, err = h.storeMemory(ctx, who, args)
 	case "retrieve":
 		text, err = h.retrieve(ctx, user, args)
 	case "search":
@@ -173,12 +237,23 @@ type userError string
 
 func (e userError) Error() string { return string(e) }
 
-func (h *handler) storeMemory(ctx context.Context, user string, args arguments) (string, error) {
+// storeMemory stores only with consent. A host that names its users
+// attests it for each store (mcpgram asks the user on a card), and no
+// reading of the content stands in for that: no word list knows every
+// language. The single user of another host has only the model's word,
+// has_explicit_permission, and without it anything that looks personal
+// is refused.
+func (h *handler) storeMemory(ctx context.Context, who caller, args arguments) (string, error) {
+	user := who.user
 	content := strings.TrimSpace(args.Content)
 	if content == "" {
 		return "", userError("store needs content: the text to remember")
 	}
-	if !args.Permission {
+	if who.attested && !who.consent {
+		h.logger.Info("refused to store without the host's consent", "user", user)
+		return "", userError(ErrNoConsent)
+	}
+	if !who.attested && !bool(args.Permission) {
 		// Key and tags are stored and shown too, so they are checked as well.
 		if _, found := DetectPersonal(content + "\n" + args.Key + "\n" + strings.Join(args.Tags, "\n")); found {
 			// The match itself may be an address or a number: keep it out of the log.
