@@ -3,6 +3,8 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -259,4 +261,31 @@ func BenchmarkCrashDetection(b *testing.B) {
 		total += time.Since(start)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/crash-to-fail")
+}
+
+// BenchmarkSettingsLoad reads a settings file of 30,000 entries: reading
+// must grow with the file, not with its square.
+func BenchmarkSettingsLoad(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("{\"mcpServers\": {\n")
+	for i := range 30000 {
+		if i > 0 {
+			sb.WriteString(",\n")
+		}
+		fmt.Fprintf(&sb, "  \"s%d\": {\"command\": \"mcp-server-%d\", \"args\": [\"--x\"], \"disabled\": true}", i, i)
+	}
+	sb.WriteString("\n}}\n")
+	path := filepath.Join(b.TempDir(), "mcp-settings.json")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		h, err := hub.New(path, hub.Options{NoWatch: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(h.Catalog().Servers); n != 30000 {
+			b.Fatalf("%d servers", n)
+		}
+	}
 }

@@ -335,6 +335,10 @@ func TestStartFailures(t *testing.T) {
 		{"wrong field type", map[string]any{"command": "sh", "args": "not a list"}, `"args"`},
 		{"unknown type", map[string]any{"type": "carrier-pigeon", "url": "x"}, "unknown type"},
 		{"remote without url", map[string]any{"type": "sse"}, "needs a url"},
+		{"timeout that would overflow", map[string]any{"command": "sh", "timeout": 1e11}, "timeout must be a number of seconds from 0.1 to 86400, got 1e+11"},
+		{"negative timeout", map[string]any{"command": "sh", "timeout": -5}, "timeout must be"},
+		{"zero timeout", map[string]any{"command": "sh", "timeout": 0}, "timeout must be"},
+		{"tiny timeout", map[string]any{"command": "sh", "timeout": 0.001}, "timeout must be"},
 	}
 	servers := map[string]any{
 		"good":            echoServer(t, nil),
@@ -381,6 +385,56 @@ func TestSettingsSyntaxError(t *testing.T) {
 	}
 	if _, err := hub.New(filepath.Join(t.TempDir(), "missing.json"), fastOptions()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want ErrNotExist", err)
+	}
+}
+
+// Two servers of one name are both refused, naming the lines: which one
+// was meant cannot be told. The other servers run.
+func TestSettingsDuplicateNames(t *testing.T) {
+	t.Parallel()
+	echo, err := json.Marshal(testServer(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp-settings.json")
+	body := "{\n  \"mcpServers\": {\n    \"twin\": {\"command\": " + string(echo) + "},\n    \"other\": {\"command\": " + string(echo) + "},\n    \"twin\": {\"command\": \"sh\"}\n  }\n}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHubAt(t, path, fastOptions())
+	if s := server(t, h, "twin"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, `the name "twin" is given to 2 servers (lines 3 and 5)`) {
+		t.Errorf("twin: %s, %q; want failed, naming lines 3 and 5", s.Status, s.Error)
+	}
+	if s := server(t, h, "other"); s.Status != hub.StatusRunning {
+		t.Errorf("other: %s (%s), want running", s.Status, s.Error)
+	}
+}
+
+// A file saved with a UTF-8 byte order mark, as some Windows editors do,
+// is read, and keeps its mark when the hub writes a toggle to it.
+func TestSettingsByteOrderMark(t *testing.T) {
+	t.Parallel()
+	echo, err := json.Marshal(testServer(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp-settings.json")
+	if err := os.WriteFile(path, []byte("\xef\xbb\xbf{\"mcpServers\": {\"echo\": {\"command\": "+string(echo)+"}}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHubAt(t, path, fastOptions())
+	if s := server(t, h, "echo"); s.Status != hub.StatusRunning {
+		t.Fatalf("echo: %s (%s), want running", s.Status, s.Error)
+	}
+	if err := h.AllowTool("echo", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("\xef\xbb\xbf{")) || !bytes.Contains(b, []byte(`"autoApprove": ["echo"]`)) {
+		t.Errorf("after a write the file is %q, want the mark kept and the entry patched", b)
 	}
 }
 

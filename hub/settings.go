@@ -20,6 +20,14 @@ import (
 // name no timeout.
 const DefaultTimeout = 60 * time.Second
 
+// The range of a settings timeout, in seconds: from a tenth of a second to
+// a day. Outside it a value is a mistake (1e11 seconds would even overflow
+// a duration into a negative one).
+const (
+	minTimeout = 0.1
+	maxTimeout = 86400
+)
+
 // Transport types of a server entry.
 const (
 	TypeStdio          = "stdio"
@@ -86,7 +94,11 @@ func loadSettings(path string, lookupEnv func(string) (string, bool)) ([]config,
 	return parseSettings(path, data, lookupEnv)
 }
 
+// bom is the UTF-8 byte order mark some Windows editors put first.
+var bom = []byte("\xef\xbb\xbf")
+
 func parseSettings(path string, data []byte, lookupEnv func(string) (string, bool)) ([]config, error) {
+	data = bytes.TrimPrefix(data, bom)
 	if err := checkSyntax(path, data); err != nil {
 		return nil, err
 	}
@@ -104,12 +116,55 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
+	dupes := duplicates(data)
 	var out []config
 	for _, kv := range servers {
-		out = append(out, parseEntry(kv.key, kv.value, dir, lookupEnv))
+		c := parseEntry(kv.key, kv.value, dir, lookupEnv)
+		if lines, ok := dupes[kv.key]; ok {
+			// Which of the entries was meant cannot be told, so none runs.
+			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.key, len(lines), joinInts(lines))
+		}
+		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b config) int { return strings.Compare(a.name, b.name) })
 	return out, nil
+}
+
+// duplicates maps each server name that mcpServers holds more than once to
+// the lines where it stands.
+func duplicates(data []byte) map[string][]int {
+	top, _, err := spans(data, 0)
+	if err != nil {
+		return nil
+	}
+	ms, ok := lastSpan(top, "mcpServers")
+	if !ok || len(ms.value) == 0 || ms.value[0] != '{' {
+		return nil
+	}
+	members, _, err := spans(data, ms.start)
+	if err != nil {
+		return nil
+	}
+	count := make(map[string]int, len(members))
+	for _, m := range members {
+		count[m.key]++
+	}
+	lines := map[string][]int{}
+	for _, m := range members {
+		if count[m.key] > 1 {
+			line, _ := position(data, int64(m.keyStart))
+			lines[m.key] = append(lines[m.key], line)
+		}
+	}
+	return lines
+}
+
+func joinInts(n []int) string {
+	s := make([]string, len(n))
+	for i, v := range n {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, " and ")
 }
 
 // checkSyntax reports a JSON syntax error with the file's name, line and
@@ -175,8 +230,8 @@ func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(str
 	c.autoApprove = e.AutoApprove
 	c.cwd = e.Cwd
 	if e.Timeout != nil {
-		if *e.Timeout <= 0 {
-			c.err = fmt.Errorf("timeout must be a positive number of seconds, got %v", *e.Timeout)
+		if t := *e.Timeout; !(t >= minTimeout && t <= maxTimeout) {
+			c.err = fmt.Errorf("timeout must be a number of seconds from %g to %d, got %v", minTimeout, maxTimeout, t)
 			return c
 		}
 		c.timeout = time.Duration(*e.Timeout * float64(time.Second))
@@ -304,6 +359,7 @@ func parseObject(data json.RawMessage) ([]member, error) {
 		return nil, errors.New("want a JSON object")
 	}
 	var out []member
+	index := map[string]int{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -314,8 +370,13 @@ func parseObject(data json.RawMessage) ([]member, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		// A repeated key: the last one wins, as in encoding/json.
-		out = slices.DeleteFunc(out, func(m member) bool { return m.key == key })
+		// A repeated key: the last one wins, as in encoding/json, in the
+		// place of the first.
+		if i, ok := index[key]; ok {
+			out[i].value = v
+			continue
+		}
+		index[key] = len(out)
 		out = append(out, member{key, v})
 	}
 	return out, nil
@@ -365,17 +426,19 @@ func patchServer(path, server, key string, patch func(old json.RawMessage) (json
 	if err != nil {
 		return fmt.Errorf("read settings: %w", err)
 	}
-	if err := checkSyntax(path, data); err != nil {
+	// A byte order mark stays where it was; the JSON after it is patched.
+	body := bytes.TrimPrefix(data, bom)
+	if err := checkSyntax(path, body); err != nil {
 		return err
 	}
-	out, err := splice(data, server, key, patch)
+	out, err := splice(body, server, key, patch)
 	if errors.Is(err, errLayout) {
-		out, err = reencode(data, server, key, patch)
+		out, err = reencode(body, server, key, patch)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return writeAtomic(path, out)
+	return writeAtomic(path, append(data[:len(data)-len(body):len(data)-len(body)], out...))
 }
 
 // errLayout means splice could not follow the file's bytes; reencode can.
