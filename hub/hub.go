@@ -53,6 +53,11 @@ type Options struct {
 	// NoWatch turns the settings file watcher off.
 	NoWatch bool
 
+	// MaxMessage bounds one line a stdio server writes, in bytes (default
+	// DefaultMaxMessage). A server past it is stopped, and its status
+	// says why.
+	MaxMessage int
+
 	// LookupEnv expands ${env:VAR} in the settings file (default
 	// os.LookupEnv). The configuration layer passes one that also sees
 	// .env, so the file and the bot agree on what is set.
@@ -74,6 +79,9 @@ func (o *Options) setDefaults() {
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillGrace, 3*time.Second)
 	def(&o.WatchDelay, 100*time.Millisecond)
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}

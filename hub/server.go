@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -116,14 +117,38 @@ type conn struct {
 	closeOnce sync.Once
 	// refresh asks for the catalog to be read again.
 	refresh chan struct{}
+
+	stdout   *os.File // our end of a child's stdout
+	requests inFlight // the hub's requests awaiting an answer
+
+	reasonMu sync.Mutex
+	reason   error // why the hub stopped the child, if it did
+}
+
+func (c *conn) setReason(err error) {
+	c.reasonMu.Lock()
+	defer c.reasonMu.Unlock()
+	if c.reason == nil {
+		c.reason = err
+	}
+}
+
+func (c *conn) stopReason() error {
+	c.reasonMu.Lock()
+	defer c.reasonMu.Unlock()
+	return c.reason
 }
 
 func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
 
-// close shuts the transport down once; for a child it reaps the process.
+// close shuts the transport down once: for a child, that closes its stdin
+// and our end of its stdout.
 func (c *conn) close() {
 	c.closeOnce.Do(func() {
 		_ = c.client.Close()
+		if c.stdout != nil {
+			c.stdout.Close()
+		}
 		close(c.closed)
 	})
 }
@@ -242,6 +267,9 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 			why := errors.New("connection lost")
 			if c.cmd != nil {
 				why = errExited
+			}
+			if r := c.stopReason(); r != nil {
+				why = r
 			}
 			s.fail(why, c)
 			s.restarting()
@@ -413,41 +441,68 @@ func (s *server) spawn(c *conn, cfg config) error {
 	} else if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("command %s: %w", path, errors.Unwrap(err))
 	}
-	pr, pw, err := os.Pipe()
+	cmd := exec.Command(path, cfg.args...)
+	cmd.Env = childEnv(cfg.env)
+	cmd.Dir = cfg.cwd
+	setProcessGroup(cmd)
+	// Files, not writers or exec's pipes: exec would copy a writer in a
+	// goroutine that Wait waits for (a grandchild holding the pipe would
+	// keep it from returning), and it closes its own pipes in Wait, which
+	// may lose the last reply still unread.
+	stdin, toChild, err := os.Pipe()
 	if err != nil {
+		return fmt.Errorf("stdin pipe: %w", err)
+	}
+	fromChild, stdout, err := os.Pipe()
+	if err != nil {
+		stdin.Close()
+		toChild.Close()
+		return fmt.Errorf("stdout pipe: %w", err)
+	}
+	errRead, errWrite, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{stdin, toChild, fromChild, stdout} {
+			f.Close()
+		}
 		return fmt.Errorf("stderr pipe: %w", err)
 	}
-	var cmd *exec.Cmd
-	tr := transport.NewStdioWithOptions(path, nil, cfg.args,
-		transport.WithCommandLogger(s.log),
-		transport.WithCommandFunc(func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			cmd = exec.Command(command, args...)
-			cmd.Env = childEnv(cfg.env)
-			cmd.Dir = cfg.cwd
-			// A file, not a writer: exec would otherwise copy stderr in a
-			// goroutine that Wait waits for, and a grandchild holding the
-			// pipe would keep the transport's Close from returning.
-			cmd.Stderr = pw
-			setProcessGroup(cmd)
-			return cmd, nil
-		}))
-	c.tr = tr
-	c.client = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
-	// Never a context that ends: the transport kills the child when its
-	// Start context is cancelled.
-	err = c.client.Start(context.Background())
-	pw.Close()
-	go c.stderr.readFrom(pr, s.log)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, errWrite
+	err = cmd.Start()
+	// The child has its ends now; ours would keep the pipes open.
+	stdin.Close()
+	stdout.Close()
+	errWrite.Close()
 	if err != nil {
-		pr.Close()
+		for _, f := range []*os.File{toChild, fromChild, errRead} {
+			f.Close()
+		}
 		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
 	}
-	c.cmd = cmd
+	c.cmd, c.stdout = cmd, fromChild
+	go c.stderr.readFrom(errRead, s.log)
 	go func() {
-		waitExit(cmd.Process.Pid, c.closed)
+		// Wait reaps the child; with the pipes ours, it closes none.
+		_ = cmd.Wait()
 		close(c.exited)
 		c.markLost()
 	}()
+
+	lines, toTransport := io.Pipe()
+	guard := &stdoutGuard{
+		max:      s.hub.opts.MaxMessage,
+		inFlight: c.requests.list,
+		overflow: func(err error) {
+			c.setReason(err)
+			s.log.Error("stopping server", "err", err)
+			kill(cmd)
+		},
+	}
+	go guard.run(fromChild, toTransport)
+	c.tr = transport.NewIO(lines, toChild, nil)
+	c.client = client.NewClient(c.tr, client.WithProtocolVersion(ProtocolVersion))
+	if err := c.client.Start(context.Background()); err != nil {
+		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
+	}
 	return nil
 }
 
@@ -598,7 +653,7 @@ func (s *server) shutdown(c *conn) {
 		c.close()
 		return
 	}
-	go c.close()
+	c.close()
 	opts := s.hub.opts
 	select {
 	case <-c.exited:
@@ -608,9 +663,10 @@ func (s *server) shutdown(c *conn) {
 		case <-c.exited:
 		case <-time.After(opts.KillGrace):
 			kill(c.cmd)
+			// Reaped once dead, so that how it ended can be read.
+			<-c.exited
 		}
 	}
-	<-c.closed
 	endGroup(c.cmd.Process.Pid, opts.KillGrace)
 }
 
@@ -625,7 +681,10 @@ func (s *server) request(ctx context.Context, method string, params any) (json.R
 	timeout := cfg.timeout
 	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
-	id := mcp.NewRequestId("mcpgram-" + strconv.FormatInt(c.nextID.Add(1), 10))
+	idText := "mcpgram-" + strconv.FormatInt(c.nextID.Add(1), 10)
+	id := mcp.NewRequestId(idText)
+	c.requests.add(idText)
+	defer c.requests.remove(idText)
 	resp, err := c.tr.SendRequest(rctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		ID:      id,

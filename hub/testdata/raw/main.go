@@ -1,7 +1,10 @@
 // Command raw is a hand-written JSON-RPC server for the hub's tests, for
 // what mcp-go's server cannot be made to do: with -mode silent it never
 // answers anything; with -mode weird it answers, but its tool returns a
-// content type no MCP version defines.
+// content type no MCP version defines; with -mode flood a tool call makes
+// it write to stdout without end and without a newline; with -mode nullid
+// it answers a tool call with a parse error whose id is null, as servers
+// do for a request they cannot read.
 package main
 
 import (
@@ -10,10 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
-	mode := flag.String("mode", "silent", "silent or weird")
+	mode := flag.String("mode", "silent", "silent, weird, flood or nullid")
 	flag.Parse()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
@@ -33,8 +37,21 @@ func main() {
 		case "initialize":
 			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
 		case "tools/list":
-			result = `{"tools":[{"name":"weird","inputSchema":{"type":"object"}}]}`
+			result = `{"tools":[{"name":"weird","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}}]}`
 		case "tools/call":
+			switch *mode {
+			case "flood":
+				chunk := []byte(strings.Repeat("x", 1<<16))
+				os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[{"type":"text","text":"`)
+				for {
+					if _, err := os.Stdout.Write(chunk); err != nil {
+						os.Exit(1)
+					}
+				}
+			case "nullid":
+				fmt.Println(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+				continue
+			}
 			result = `{"content":[{"type":"text","text":"before"},{"type":"hologram","data":"AAAA"},{"type":"text","text":"after"}]}`
 		default:
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
