@@ -74,6 +74,16 @@ func (b *batch) waiting() int {
 	return -1
 }
 
+// ready reports whether a call of b is to run now.
+func (b *batch) ready() bool {
+	for _, c := range b.Calls {
+		if c.Text == "" && !c.Waiting {
+			return true
+		}
+	}
+	return false
+}
+
 // text is the message that gives the model every outcome, in order.
 func (b *batch) text() string {
 	parts := make([]string, 0, len(b.Calls)+1)

@@ -92,6 +92,15 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		if calls := unanswered(t.history); len(calls) > 0 {
+			// The bot stopped while these calls ran: the model learns that
+			// their outcome is unknown. The message that started them is
+			// the one replayed now, unless the user wrote another.
+			t.unsaved = append(t.unsaved, store.Message{Role: RoleTool, Content: outcomeUnknown(calls)})
+			if n := len(t.history); n >= 2 && t.history[n-2].Role == RoleUser && t.history[n-2].Content == user {
+				return t.loop(ctx)
+			}
+		}
 	case err != nil:
 		return t.fail(ctx, msgInternal, err)
 	case p.Kind == store.KindQuestion && p.UserID == req.Caller.UserID:
@@ -129,6 +138,42 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	}
 	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user})
 	return t.loop(ctx)
+}
+
+// NoteUnknown follows, for the model, each call whose outcome was lost.
+const NoteUnknown = "Outcome unknown: the bot stopped (a crash or a restart) while this call ran, so it may or may not have taken effect. Check before you do it again, if doing it twice would matter."
+
+// unanswered returns the tool calls of the history's last message when it
+// is a reply of the model whose calls have no outcome after it: the reply
+// was stored before its calls ran, and the bot stopped before their
+// outcome was. A reply waiting for an approval looks the same; the caller
+// asks only when no approval is open.
+func unanswered(history []store.Message) []executor.Block {
+	if len(history) == 0 || history[len(history)-1].Role != RoleAssistant {
+		return nil
+	}
+	blocks, _ := executor.Runnable(executor.Parse(history[len(history)-1].Content))
+	var calls []executor.Block
+	for _, b := range blocks {
+		if b.Complete && (b.Name == executor.UseMCPTool || b.Name == executor.AccessMCPResource) {
+			calls = append(calls, b)
+		}
+	}
+	return calls
+}
+
+// outcomeUnknown tells the model, in the result format, that calls may or
+// may not have run.
+func outcomeUnknown(calls []executor.Block) string {
+	parts := make([]string, len(calls))
+	for i, b := range calls {
+		target := b.Params["tool_name"]
+		if b.Name == executor.AccessMCPResource {
+			target = b.Params["uri"]
+		}
+		parts[i] = executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 func btoi(b bool) int {
@@ -344,6 +389,14 @@ func (t *turn) loop(ctx context.Context) error {
 			t.mistakes++
 		} else {
 			t.mistakes = 0
+		}
+		if b.ready() {
+			// Write-ahead: the reply with its calls is stored before any of
+			// them runs, so that after a crash the model sees what it set
+			// in motion (see unanswered) instead of doing it again blindly.
+			if err := t.append(ctx); err != nil {
+				return t.fail(ctx, msgInternal, err)
+			}
 		}
 		t.runReady(ctx, b)
 		if ended, err := t.settle(ctx, b, reply.Text); ended || err != nil {
