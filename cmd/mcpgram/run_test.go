@@ -187,20 +187,7 @@ func TestRunMemoryConsent(t *testing.T) {
 		t.Fatalf("no %q button on %q: %q", label, m.Plain, m.Buttons())
 	}
 
-	// The bot answers while servers start; a call to one still starting is
-	// asked for on a plain card, since its tools are not known. Ask /tools
-	// until the memory server is up, each time waiting for the answer.
-	for i := 0; ; i++ {
-		n := len(tg.Messages(42))
-		tg.Text(42, 42, "/tools")
-		tg.WaitFor(t, 30*time.Second, "the /tools answer", func() bool { return len(tg.Messages(42)) > n })
-		if msgs := tg.Messages(42); strings.Contains(msgs[len(msgs)-1].Plain, "• memory") {
-			break
-		}
-		if i == 100 {
-			t.Fatal("the memory server did not start")
-		}
-	}
+	waitForTool(t, tg, 42, "memory")
 	tg.Text(42, 42, "remember Ich wohne in Berlin, meine Frau heißt Anna")
 	card := waitFor(42, "Your consent is needed")
 	if !strings.Contains(card.Plain, `• content: "Ich wohne in Berlin, meine Frau heißt Anna"`) {
@@ -229,5 +216,24 @@ func TestRunMemoryConsent(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("run did not stop after its context ended")
+	}
+}
+
+// waitForTool asks /tools in chat until tool is listed. The bot answers
+// while servers start, and a call to one still starting is asked for on a
+// plain card, since its tools are not known yet; a test of what a running
+// server does waits for it so. Each round waits for the bot's answer.
+func waitForTool(t *testing.T, tg *tgfake.Server, chat int64, tool string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		n := len(tg.Messages(chat))
+		tg.Text(chat, chat, "/tools")
+		tg.WaitFor(t, 30*time.Second, "the /tools answer", func() bool { return len(tg.Messages(chat)) > n })
+		if msgs := tg.Messages(chat); strings.Contains(msgs[len(msgs)-1].Plain, "• "+tool) {
+			return
+		}
+		if i == 100 {
+			t.Fatalf("no server offered %s", tool)
+		}
 	}
 }

@@ -84,6 +84,14 @@ func main() {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			// Tests wait for this line to know the call is in flight.
 			fmt.Fprintln(os.Stderr, "echo: sleep started")
+			// A test that kills the host reads from here how many sleeps
+			// started, and which process to clean up.
+			if f := os.Getenv("ECHO_CALL_LOG"); f != "" {
+				if log, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintf(log, "sleep %d\n", os.Getpid())
+					log.Close()
+				}
+			}
 			select {
 			case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
 				return mcp.NewToolResultText("slept"), nil
