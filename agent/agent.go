@@ -92,6 +92,7 @@ type Hub interface {
 	CallTool(ctx context.Context, caller hub.Caller, server, tool string, args map[string]any) (*hub.Result, error)
 	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
 	AllowTool(server, tool string) error
+	WaitReady(ctx context.Context, server string) error
 }
 
 // A Config configures an Agent.

@@ -691,3 +691,28 @@ func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
 		t.Errorf("the model was told %q", fb)
 	}
 }
+
+// A call to a server still starting (the bot answers at once after a
+// start) waits for it and is checked against its tools: an auto-approved
+// tool runs without a card.
+func TestCallWaitsForAStartingServer(t *testing.T) {
+	t.Parallel()
+	echoBin := testenv.BuildPackage(t, "./hub/testdata/echo")
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(useTool("slow", "echo", `{"message": "after the start"}`)),
+		llmfake.Text(complete("done")),
+	), setup{launch: true, servers: map[string]any{
+		// A server that takes a second to come up.
+		"slow": map[string]any{"command": "sh", "args": []string{"-c", "sleep 1; exec " + echoBin}, "autoApprove": []string{"echo"}},
+	}})
+	if s, _ := e.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+		t.Fatalf("the server is %s before the turn, want starting", s.Status)
+	}
+	r := e.say("echo it")
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
+		t.Fatalf("last event = %+v, want the answer without a card", got)
+	}
+	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "after the start") {
+		t.Errorf("the model read %q", res)
+	}
+}

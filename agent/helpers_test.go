@@ -41,7 +41,10 @@ type setup struct {
 	// own starts a hub for this test alone, for tests that change its
 	// settings; the others share one hub per settings, since starting the
 	// servers is most of a test's time.
-	own    bool
+	own bool
+	// launch starts this test's own hub without waiting for its servers,
+	// as the bot does.
+	launch bool
 	config func(*agent.Config)
 }
 
@@ -79,6 +82,23 @@ func shared(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	return h, settings
 }
 
+func launchHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agent-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := testenv.WriteSettings(t, dir, servers)
+	h, err := hub.New(settings, hub.Options{NoWatch: true, StopGrace: 200 * time.Millisecond, KillGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Launch(); err != nil {
+		t.Fatal(err)
+	}
+	return h, settings
+}
+
 func startHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "agent-test-")
@@ -111,7 +131,13 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	if servers == nil {
 		servers = map[string]any{"everything": testenv.EverythingEntry(t, "echo", "get-sum", "trigger-long-running-operation")}
 	}
-	if s.own {
+	if s.launch {
+		e.hub, e.settings = launchHub(t, servers)
+		t.Cleanup(func() {
+			_ = e.hub.Close()
+			_ = os.RemoveAll(filepath.Dir(e.settings))
+		})
+	} else if s.own {
 		e.hub, e.settings = startHub(t, servers)
 		t.Cleanup(func() {
 			_ = e.hub.Close()

@@ -342,6 +342,7 @@ func (t *turn) loop(ctx context.Context) error {
 		}
 
 		blocks, aside := executor.Runnable(reply)
+		cat = t.awaitServers(ctx, cat, blocks)
 		if len(blocks) == 0 {
 			// Only examples: nothing runs, and the model says what it meant.
 			// A well-formed reply is no mistake; MaxTurns bounds the asking.
@@ -406,6 +407,25 @@ func (t *turn) loop(ctx context.Context) error {
 			return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
 		}
 	}
+}
+
+// awaitServers waits for the servers that blocks call and that are still
+// starting or restarting (a bot that just started, a server that just
+// crashed), each up to its timeout, and returns the catalog then: the
+// calls are checked against the tools the servers turn out to have.
+func (t *turn) awaitServers(ctx context.Context, cat hub.Catalog, blocks []executor.Block) hub.Catalog {
+	waited := false
+	for _, b := range blocks {
+		if s, ok := cat.Server(b.Params["server_name"]); ok && s.Coming() {
+			// An error leaves the server as it is; the check says so.
+			_ = t.a.cfg.Hub.WaitReady(ctx, s.Name)
+			waited = true
+		}
+	}
+	if !waited {
+		return cat
+	}
+	return t.a.cfg.Hub.Catalog()
 }
 
 // finish stores the reply and ends the turn with answer.

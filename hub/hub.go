@@ -299,6 +299,18 @@ func meta(caller Caller) map[string]any {
 	return m
 }
 
+// WaitReady waits while server is starting or restarting, up to its
+// timeout, so that a caller can check a call against its tools. It returns
+// nil once the server runs, and otherwise an error saying how it is.
+func (h *Hub) WaitReady(ctx context.Context, server string) error {
+	s, err := h.server(server)
+	if err != nil {
+		return err
+	}
+	_, _, err = s.ready(ctx)
+	return err
+}
+
 // CallTool calls tool on server for caller, who reaches the server in the
 // request's _meta. A tool that reports its own failure gives a Result with
 // IsError and a nil error; an error means the call did not complete: an

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,22 +18,35 @@ import (
 )
 
 const chatHelp = `Type a message and press Enter. Commands: /reset (new conversation), /tools, /help, /quit.
-A question's options are numbered: type the number, or any text. An approval asks y (yes), n (no) or a (always).`
+A question's options are numbered: type the number, or any text. An approval asks y (yes), n (no) or a (always).
+Ctrl-C stops the running request; at the prompt it ends the chat.`
 
-func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.Reader, stdout, stderr io.Writer) error {
+// chatCommand runs the terminal chat until the operator quits, stdin ends,
+// or ctx ends. interrupts delivers Ctrl-C: it stops the running turn, and
+// at the prompt ends the chat. Logs go to a file beside the database, so
+// that none is printed into the conversation.
+func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.Reader, stdout io.Writer, interrupts <-chan os.Signal) error {
 	if err := cfg.RequireModel(); err != nil {
 		return err
 	}
-	logger := cliLogger(cfg, stderr)
-	app, err := Open(ctx, cfg, logger, false, true)
+	logPath := filepath.Join(filepath.Dir(cfg.DatabasePath), "chat.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return fmt.Errorf("log folder: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
+	}
+	logFile, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("log file: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
+	}
+	defer logFile.Close()
+	app, err := Open(ctx, cfg, cfg.Logger(logFile), false, true)
 	if err != nil {
 		return err
 	}
 	defer app.Close()
 	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}}
 	running := len(app.Hub.Catalog().Running())
-	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running.\n%s\n", cfg.Model, running, chatHelp)
-	return c.run(ctx, stdin)
+	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", cfg.Model, running, logPath, chatHelp)
+	return c.run(ctx, stdin, interrupts)
 }
 
 // A terminal is the chat front end for one operator: it reads lines and
@@ -46,51 +62,103 @@ type terminal struct {
 	shown    string // streamed text already printed for the current reply
 }
 
-func (c *terminal) run(ctx context.Context, in io.Reader) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+// commandRE is a typed command: a slash and a word, alone on the line.
+var commandRE = regexp.MustCompile(`^/[A-Za-z0-9_]+$`)
+
+func (c *terminal) run(ctx context.Context, in io.Reader, interrupts <-chan os.Signal) error {
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		// Ends with stdin; a chat that returns first leaves it blocked in
+		// Read, which the process's exit ends.
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
 	for {
 		c.prompt()
-		if !sc.Scan() {
+		var line string
+		select {
+		case line = <-lines:
+		case err := <-readErr:
 			fmt.Fprintln(c.out)
-			return sc.Err()
+			return err
+		case <-interrupts:
+			fmt.Fprintln(c.out)
+			return nil
+		case <-ctx.Done():
+			return nil
 		}
-		line := strings.TrimSpace(sc.Text())
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		switch line {
-		case "/quit", "/exit":
-			return nil
-		case "/help":
-			fmt.Fprintln(c.out, chatHelp)
-			continue
-		case "/tools":
-			printServers(c.out, c.hub.Catalog())
-			continue
-		case "/reset":
-			if err := c.agent.Reset(ctx, c.caller.ChatID); err != nil {
+		if commandRE.MatchString(line) {
+			if quit, err := c.command(ctx, line); quit || err != nil {
 				return err
 			}
-			c.question, c.approval = nil, nil
-			fmt.Fprintln(c.out, "New conversation.")
 			continue
 		}
 		req, ok := c.request(line)
 		if !ok {
 			continue
 		}
-		c.question, c.approval, c.shown = nil, nil, ""
-		err := c.agent.Turn(ctx, req, c.event)
-		switch {
-		case errors.Is(err, agent.ErrStale):
-			fmt.Fprintln(c.out, "That request is no longer open.")
-		case ctx.Err() != nil:
+		if err := c.turn(ctx, req, interrupts); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
 			return nil
-		case err != nil && !errors.Is(err, agent.ErrNotYours):
-			// The turn already told the user in an EventError.
 		}
 	}
+}
+
+// command runs a typed command; quit reports that the chat ends.
+func (c *terminal) command(ctx context.Context, line string) (quit bool, err error) {
+	switch line {
+	case "/quit", "/exit":
+		return true, nil
+	case "/help":
+		fmt.Fprintln(c.out, chatHelp)
+	case "/tools":
+		printServers(c.out, c.hub.Catalog())
+	case "/reset":
+		if err := c.agent.Reset(ctx, c.caller.ChatID); err != nil {
+			return true, err
+		}
+		c.question, c.approval = nil, nil
+		fmt.Fprintln(c.out, "New conversation.")
+	default:
+		fmt.Fprintf(c.out, "Unknown command %s. Commands: /reset, /tools, /help, /quit.\n", line)
+	}
+	return false, nil
+}
+
+// turn runs one turn; Ctrl-C meanwhile stops it, not the chat.
+func (c *terminal) turn(ctx context.Context, req agent.Request, interrupts <-chan os.Signal) error {
+	c.question, c.approval, c.shown = nil, nil, ""
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.agent.Turn(tctx, req, c.event) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-interrupts:
+		cancel()
+		err = <-done
+	}
+	if errors.Is(err, agent.ErrStale) {
+		fmt.Fprintln(c.out, "That request is no longer open.")
+	}
+	// Any other failure was told in an EventError.
+	return nil
 }
 
 func (c *terminal) prompt() {
@@ -171,7 +239,15 @@ func (c *terminal) event(e agent.Event) {
 	case agent.EventApproval:
 		c.endStream()
 		c.approval = e.Approval
-		fmt.Fprintf(c.out, "The model wants to run %s on %s with %s\n", e.Approval.Tool, e.Approval.Server, e.Approval.Arguments)
+		a := e.Approval
+		switch {
+		case a.Tool == "":
+			fmt.Fprintf(c.out, "The model wants to read %s from %s.\n", a.URI, a.Server)
+		case a.Consent:
+			fmt.Fprintf(c.out, "%s acts on this only with your consent: run %s with %s\n", a.Server, a.Tool, a.Arguments)
+		default:
+			fmt.Fprintf(c.out, "The model wants to run %s on %s with %s\n", a.Tool, a.Server, a.Arguments)
+		}
 	case agent.EventAnswer:
 		if c.shown != "" && strings.TrimSpace(c.shown) == strings.TrimSpace(e.Text) {
 			fmt.Fprintln(c.out)

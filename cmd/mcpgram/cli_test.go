@@ -72,7 +72,8 @@ func TestStartupFailures(t *testing.T) {
 		{"run without a settings file", append(model, "TELEGRAM_BOT_TOKEN=1:x"), []string{"run"}, []string{"no MCP settings file", "--mcp-settings"}},
 		{"mcp list without a settings file", nil, []string{"mcp", "list"}, []string{"no MCP settings file"}},
 		{"broken settings file", model, []string{"--mcp-settings", broken, "chat"}, []string{"broken.json:3:", "fix the file"}},
-		{"unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"open database", "DATABASE_PATH"}},
+		{"chat, unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"a-file", "DATABASE_PATH"}},
+		{"run, unwritable database folder", append(model, "TELEGRAM_BOT_TOKEN=1:x", "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "run"}, []string{"open database", "a-file", "DATABASE_PATH"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

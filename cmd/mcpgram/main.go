@@ -40,10 +40,14 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
+	// Ctrl-C goes to the command: the terminal chat stops the running
+	// request with it, every other command stops.
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
 	addOwnFolderToPath()
-	err := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
+	err := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv, interrupts)
 	var ee exitError
 	switch {
 	case err == nil:
@@ -74,8 +78,12 @@ func addOwnFolderToPath() {
 }
 
 // Main runs one mcpgram command; an end-to-end test calls it too.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) (string, bool)) error {
-	root := newRoot(ctx, stdin, stdout, stderr, getenv)
+//
+// interrupts delivers Ctrl-C (nil: never); for all but the chat it ends the
+// command as SIGTERM, through ctx, does.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) (string, bool), interrupts <-chan os.Signal) error {
+	root, stop := newRoot(ctx, stdin, stdout, stderr, getenv, interrupts)
+	defer stop()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var ue usageError
@@ -99,7 +107,16 @@ func isCobraUsage(err error) bool {
 
 // newRoot builds the command tree. Cobra prints help asked for to stdout
 // and gives every subcommand its own --help; errors come back to Main.
-func newRoot(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) (string, bool)) *cobra.Command {
+func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) (string, bool), interrupts <-chan os.Signal) (*cobra.Command, context.CancelFunc) {
+	// ctx ends on Ctrl-C too, for every command but the chat.
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-interrupts:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	root := &cobra.Command{
 		Use:           "mcpgram",
 		Short:         "A Telegram bot whose model acts through MCP tools",
@@ -146,7 +163,8 @@ func newRoot(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, get
 		&cobra.Command{
 			Use: "chat", Short: "Talk to the same agent in this terminal", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				return chatCommand(ctx, cfg, *user, stdin, stdout, stderr)
+				cancel() // the chat takes Ctrl-C itself
+				return chatCommand(parent, cfg, *user, stdin, stdout, interrupts)
 			}),
 		},
 		mcpCommands(ctx, withConfig, user, stdout, stderr),
@@ -159,7 +177,7 @@ func newRoot(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, get
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
 		},
 	)
-	return root
+	return root, cancel
 }
 
 // noArgs refuses arguments to a command that takes none, as a usage error.

@@ -25,7 +25,7 @@ func run(t *testing.T, e env, stdin string, args ...string) (stdout, stderr stri
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	err = main.Main(ctx, args, strings.NewReader(stdin), &out, &errOut, e.lookup)
+	err = main.Main(ctx, args, strings.NewReader(stdin), &out, &errOut, e.lookup, nil)
 	return out.String(), errOut.String(), err
 }
 

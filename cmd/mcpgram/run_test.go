@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 	var logs testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup)
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
 	}()
 
 	tg.Text(42, 42, "what is 25 * 48 + 120 / 4?")
@@ -102,7 +102,7 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	var logs testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup)
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
 	}()
 	tg.Text(42, 42, "hi")
 	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
@@ -160,7 +160,7 @@ func TestRunMemoryConsent(t *testing.T) {
 	var logs testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup)
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
 	}()
 	find := func(chat int64, text string) (tgfake.Message, bool) {
 		for _, m := range tg.Messages(chat) {
