@@ -12,19 +12,26 @@ ARG VERSION=dev
 RUN make build VERSION="${VERSION}"
 
 FROM node:22-bookworm-slim
+# /data, /config and the npm cache belong to the user the bot runs as, so
+# that Docker fills named volumes mounted there with that ownership: the
+# bot can write them on a fresh host without anyone running chown.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tzdata tini \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 --shell /usr/sbin/nologin mcpgram \
- && mkdir -p /data /config \
- && chown mcpgram:mcpgram /data /config
+ && mkdir -p /data /config /home/mcpgram/.npm \
+ && chown mcpgram:mcpgram /data /config /home/mcpgram/.npm
 COPY --from=build /src/bin/ /usr/local/bin/
-COPY mcp-settings.json /config/mcp-settings.json
+COPY --chown=mcpgram:mcpgram mcp-settings.json /config/mcp-settings.json
 USER mcpgram
-# Relative paths in mcp-settings.json (./data/memory.db, ./data/files) and the
-# default DATABASE_PATH (./data/mcpgram.db) all land in the /data volume.
+# Relative paths in mcp-settings.json (./data/memory.db, ./data/files) and
+# DATABASE_PATH all land in the /data volume.
 WORKDIR /
-ENV MCP_SETTINGS=/config/mcp-settings.json
+ENV MCP_SETTINGS=/config/mcp-settings.json \
+    DATABASE_PATH=/data/mcpgram.db
 VOLUME ["/data"]
+# Healthy while the bot polls Telegram: it touches /data/heartbeat after
+# each answer to getUpdates, at least every 30 s.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["mcpgram", "health"]
 ENTRYPOINT ["/usr/bin/tini", "--", "mcpgram"]
 CMD ["run"]

@@ -67,6 +67,9 @@ type Config struct {
 
 	// PollTimeout is the getUpdates long-poll timeout, in whole seconds; default 30s.
 	PollTimeout time.Duration
+	// Heartbeat, when set, is called after each answer from getUpdates: a
+	// health check reads from it that the bot is alive and reaches Telegram.
+	Heartbeat func()
 	// RetryMin and RetryMax bound the exponential backoff after network
 	// errors, 5xx and 409; defaults 1s and 30s.
 	RetryMin, RetryMax time.Duration

@@ -59,6 +59,9 @@ func (b *Bot) pollLoop(ctx context.Context) {
 			continue
 		}
 		delay = b.cfg.RetryMin
+		if b.cfg.Heartbeat != nil {
+			b.cfg.Heartbeat()
+		}
 		if len(items) == 0 {
 			continue
 		}

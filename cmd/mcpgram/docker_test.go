@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -41,6 +44,8 @@ func TestDockerfile(t *testing.T) {
 		{"keeps data in a /data volume", strings.Contains(runtime, `VOLUME ["/data"]`)},
 		{"reads the settings from a mounted path", strings.Contains(runtime, "MCP_SETTINGS=/config/mcp-settings.json")},
 		{"starts the bot", strings.Contains(runtime, `"mcpgram"`) && strings.Contains(runtime, `CMD ["run"]`)},
+		{"checks its health", strings.Contains(runtime, `HEALTHCHECK`) && strings.Contains(runtime, `CMD ["mcpgram", "health"]`)},
+		{"owns what named volumes mount over", strings.Contains(runtime, "chown mcpgram:mcpgram /data /config /home/mcpgram/.npm")},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -66,13 +71,62 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 
-	compose, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
+	checkCompose(t, root)
+}
+
+// The compose file as shipped works on a fresh Linux host: named volumes
+// (created owned by the image's user, where bind-mounted host folders are
+// owned by the host's and leave the database uncreatable), a stop grace
+// beyond the bot's own 20 s, the health check, and a kept npm cache.
+func checkCompose(t *testing.T, root string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"./data:/data", "./config:/config", "env_file: .env"} {
-		if !strings.Contains(string(compose), want) {
-			t.Errorf("docker-compose.yml lacks %q", want)
+	var file struct {
+		Services map[string]struct {
+			EnvFile         string                  `yaml:"env_file"`
+			Environment     map[string]any          `yaml:"environment"`
+			Volumes         []string                `yaml:"volumes"`
+			StopGracePeriod string                  `yaml:"stop_grace_period"`
+			Healthcheck     struct{ Test []string } `yaml:"healthcheck"`
+		} `yaml:"services"`
+		Volumes map[string]any `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(b, &file); err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	svc, ok := file.Services["mcpgram"]
+	if !ok {
+		t.Fatal("docker-compose.yml has no mcpgram service")
+	}
+	if svc.EnvFile != ".env" {
+		t.Errorf("env_file = %q, want .env", svc.EnvFile)
+	}
+	mounts := map[string]string{}
+	for _, v := range svc.Volumes {
+		src, dst, _ := strings.Cut(v, ":")
+		mounts[dst] = src
+		if strings.HasPrefix(src, ".") || strings.HasPrefix(src, "/") {
+			t.Errorf("volume %q bind-mounts a host folder, which the image's user (uid 10001) may not write", v)
+		} else if _, declared := file.Volumes[src]; !declared {
+			t.Errorf("volume %q is not declared under volumes:", src)
 		}
+	}
+	for _, dst := range []string{"/data", "/config", "/home/mcpgram/.npm"} {
+		if mounts[dst] == "" {
+			t.Errorf("nothing is mounted at %s", dst)
+		}
+	}
+	if svc.Environment["DATABASE_PATH"] != "/data/mcpgram.db" || svc.Environment["MCP_SETTINGS"] != "/config/mcp-settings.json" {
+		t.Errorf("environment = %v, want the database in /data and the settings in /config", svc.Environment)
+	}
+	grace, err := time.ParseDuration(svc.StopGracePeriod)
+	if err != nil || grace <= 20*time.Second {
+		t.Errorf("stop_grace_period = %q, want more than the bot's 20 s shutdown grace", svc.StopGracePeriod)
+	}
+	if strings.Join(svc.Healthcheck.Test, " ") != "CMD mcpgram health" {
+		t.Errorf("healthcheck = %v, want mcpgram health", svc.Healthcheck.Test)
 	}
 }

@@ -7,6 +7,7 @@
 //	mcpgram mcp list                 each MCP server with its status and tools
 //	mcpgram mcp call SERVER TOOL ARGS  call one tool and print the result
 //	mcpgram config                   the effective configuration, secrets masked
+//	mcpgram health                   exit 0 while the running bot polls Telegram
 //	mcpgram version                  the version set at build time
 package main
 
@@ -171,6 +172,10 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		&cobra.Command{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
+		},
+		&cobra.Command{
+			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
+			RunE: withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
 		},
 		&cobra.Command{
 			Use: "version", Short: "Print the version", Args: noArgs,

@@ -28,6 +28,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
+		Heartbeat:          heartbeat(cfg),
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)
 	if err != nil {

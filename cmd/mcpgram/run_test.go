@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -235,5 +236,50 @@ func waitForTool(t *testing.T, tg *tgfake.Server, chat int64, tool string) {
 		if i == 100 {
 			t.Fatalf("no server offered %s", tool)
 		}
+	}
+}
+
+// mcpgram health is what the Docker image's HEALTHCHECK runs: unhealthy
+// before the bot runs, healthy once it polls Telegram, unhealthy again
+// when its heartbeat grows old.
+func TestHealth(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	dbDir := t.TempDir()
+	e := env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token, "TELEGRAM_API_URL": tg.URL(),
+		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+		"DATABASE_PATH": filepath.Join(dbDir, "mcpgram.db"),
+	}
+	health := func() (string, error) {
+		out, _, err := run(t, e, "", "--mcp-settings", path, "health")
+		return out, err
+	}
+	if _, err := health(); err == nil || !strings.Contains(err.Error(), "no heartbeat") {
+		t.Fatalf("health before the bot ran: %v, want unhealthy", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs testenv.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
+	}()
+	// An update makes the long poll answer at once.
+	tg.Text(42, 42, "/help")
+	tg.WaitFor(t, 30*time.Second, "a healthy bot", func() bool { _, err := health(); return err == nil })
+	if out, _ := health(); out != "healthy\n" {
+		t.Errorf("health printed %q", out)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(filepath.Join(dbDir, "heartbeat"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := health(); err == nil || !strings.Contains(err.Error(), "old") {
+		t.Errorf("health with a heartbeat 2 min old: %v, want unhealthy", err)
 	}
 }
