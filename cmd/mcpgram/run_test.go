@@ -283,3 +283,44 @@ func TestHealth(t *testing.T) {
 		t.Errorf("health with a heartbeat 2 min old: %v, want unhealthy", err)
 	}
 }
+
+// An endpoint whose error echoes the Authorization header does not get
+// the key into the log, nor the token of the bot, whatever logs them.
+func TestRunKeepsSecretsOutOfTheLog(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	const key = "sk-live-abcdef0123456789"
+	model := llmfake.New(t, llmfake.Script(llmfake.Reply{Status: 401, Error: "Incorrect API key provided: Bearer " + key}))
+	e := env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token, "TELEGRAM_API_URL": tg.URL(),
+		"OPENAI_API_KEY": key, "OPENAI_BASE_URL": model.URL(),
+		"DATABASE_PATH": filepath.Join(t.TempDir(), "mcpgram.db"), "LOG_LEVEL": "debug",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs testenv.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
+	}()
+	tg.Text(42, 42, "hello")
+	tg.WaitFor(t, 30*time.Second, "the refusal", func() bool {
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, "API key") {
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	<-done
+	log := logs.String()
+	if !strings.Contains(log, "turn failed") {
+		t.Fatalf("the failure was not logged:\n%s", log)
+	}
+	for _, secret := range []string{key, tgfake.Token} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log shows %q:\n%s", secret, log)
+		}
+	}
+}
