@@ -133,7 +133,7 @@ func TestContents(t *testing.T) {
 
 func TestMemoryReminder(t *testing.T) {
 	got := prompt.Build(withMemory())
-	if !strings.Contains(got, "# Memory\n") || !strings.Contains(got, "has_explicit_permission set to true") || !strings.Contains(got, "explicit confirmation") {
+	if !strings.Contains(got, "# Memory\n") || !strings.Contains(got, "sees each store on a card") || !strings.Contains(got, "do not ask first") {
 		t.Errorf("memory reminder missing:\n%s", got)
 	}
 }

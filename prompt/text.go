@@ -129,7 +129,7 @@ Lisbon will be sunny for the next 3 days, 24-27 °C.
 const memory = `
 # Memory
 
-A connected server offers a memory tool that keeps information about the user across conversations. Before storing anything, ask the user for explicit confirmation, for example with ask_followup_question. Only after they agree, call the memory tool with has_explicit_permission set to true; never set it to true otherwise.
+A connected server offers a memory tool that keeps information about the user across conversations. Store only what the user wants remembered. The user sees each store on a card and agrees or refuses there, so do not ask first with a question: call store when the user asks you to remember something, and if they refuse, do not try again.
 `
 
 const guidelines = `
@@ -137,6 +137,7 @@ const guidelines = `
 
 - Pick the tool that fits the task from the list above, and read its description and input schema before calling it.
 - Arguments must be one valid JSON object with the property names and types the schema asks for.
+- Write a call you mean to run as plain XML, never inside a code fence: a fenced call beside other text is taken for an example and not run.
 - If a call fails, read the error, correct the call and try again. Do not repeat a call that failed in the same way.
 - Your answers are shown in Telegram: keep them short and clear. Markdown (bold, italics, code, links, lists) is fine; avoid tables and HTML.
 - Answer in the language the user writes in.
