@@ -82,7 +82,9 @@ func shared(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	return h, settings
 }
 
-func launchHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
+// newHub writes servers to a settings file of its own and returns a hub
+// for it, not started.
+func newHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "agent-test-")
 	if err != nil {
@@ -93,6 +95,12 @@ func launchHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, settings
+}
+
+func launchHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
+	t.Helper()
+	h, settings := newHub(t, servers)
 	if err := h.Launch(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,15 +109,7 @@ func launchHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 
 func startHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "agent-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := testenv.WriteSettings(t, dir, servers)
-	h, err := hub.New(settings, hub.Options{NoWatch: true, StopGrace: 200 * time.Millisecond, KillGrace: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, settings := newHub(t, servers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := h.Start(ctx); err != nil {
@@ -131,14 +131,12 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	if servers == nil {
 		servers = map[string]any{"everything": testenv.EverythingEntry(t, "echo", "get-sum", "trigger-long-running-operation")}
 	}
-	if s.launch {
-		e.hub, e.settings = launchHub(t, servers)
-		t.Cleanup(func() {
-			_ = e.hub.Close()
-			_ = os.RemoveAll(filepath.Dir(e.settings))
-		})
-	} else if s.own {
-		e.hub, e.settings = startHub(t, servers)
+	if s.own || s.launch {
+		if s.launch {
+			e.hub, e.settings = launchHub(t, servers)
+		} else {
+			e.hub, e.settings = startHub(t, servers)
+		}
 		t.Cleanup(func() {
 			_ = e.hub.Close()
 			_ = os.RemoveAll(filepath.Dir(e.settings))

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -203,7 +204,7 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 			}
 		}
 		msg := fmt.Sprintf("No running server has a tool %q.", clean(name))
-		if best, ok := closest(name, all); ok {
+		if best, ok := suggest.Closest(name, all); ok {
 			msg += fmt.Sprintf(" Did you mean %q?", best)
 		}
 		if len(all) > 0 {
@@ -238,7 +239,7 @@ func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, *CheckError) {
 		fmt.Fprintf(&b, "Server %q is not running (%s).", s.Name, s.Status)
 	} else {
 		fmt.Fprintf(&b, "There is no server %q.", clean(name))
-		if best, ok := closest(name, names); ok {
+		if best, ok := suggest.Closest(name, names); ok {
 			fmt.Fprintf(&b, " Did you mean %q?", best)
 		}
 	}
@@ -272,7 +273,7 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Server %q has no tool %q", s.Name, clean(name))
-	if best, ok := closest(name, names); ok {
+	if best, ok := suggest.Closest(name, names); ok {
 		fmt.Fprintf(&b, "; did you mean %q?", best)
 	} else {
 		b.WriteString(".")
@@ -531,45 +532,6 @@ func parseOptions(raw string) ([]string, error) {
 		out[i] = strings.TrimSpace(s)
 	}
 	return out, nil
-}
-
-// closest returns the candidate nearest to name by edit distance, if it is
-// near enough to be a plausible typo.
-func closest(name string, candidates []string) (string, bool) {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(name), strings.ToLower(c))
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := max(2, len([]rune(name))/3)
-	if bestD < 0 || bestD > limit {
-		return "", false
-	}
-	return best, true
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // stableJSON re-encodes JSON with sorted keys and no space, so the same

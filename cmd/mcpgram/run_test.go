@@ -26,21 +26,8 @@ func TestRun(t *testing.T) {
 		llmfake.Text(`<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "25 * 48 + 120 / 4"}</arguments></use_mcp_tool>`),
 		llmfake.Text(`<attempt_completion><result>**25 * 48 + 120 / 4** is 1230 & that's < 2000.</result></attempt_completion>`),
 	))
-	e := env{
-		"TELEGRAM_BOT_TOKEN": tgfake.Token,
-		"TELEGRAM_API_URL":   tg.URL(),
-		"OPENAI_API_KEY":     "sk-test",
-		"OPENAI_BASE_URL":    model.URL(),
-		"DATABASE_PATH":      filepath.Join(t.TempDir(), "mcpgram.db"),
-		"ALLOWED_USER_IDS":   "42",
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs testenv.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
-	}()
+	e := runEnv(t, tg, model.URL())
+	logs, stop := startRun(t, e, path)
 
 	tg.Text(42, 42, "what is 25 * 48 + 120 / 4?")
 	tg.Text(7, 7, "let me in")
@@ -67,15 +54,7 @@ func TestRun(t *testing.T) {
 	}
 	tg.WaitFor(t, 10*time.Second, "a refusal for user 7", func() bool { return len(tg.Messages(7)) > 0 })
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run returned %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not stop after its context ended")
-	}
+	stop()
 	if strings.Contains(logs.String(), tgfake.Token) || strings.Contains(logs.String(), "sk-test") {
 		t.Error("the log shows a secret")
 	}
@@ -90,21 +69,8 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	})
 	tg := tgfake.New(t)
 	model := llmfake.New(t, llmfake.Script(llmfake.Text("Hello while a server starts.")))
-	e := env{
-		"TELEGRAM_BOT_TOKEN": tgfake.Token,
-		"TELEGRAM_API_URL":   tg.URL(),
-		"OPENAI_API_KEY":     "sk-test",
-		"OPENAI_BASE_URL":    model.URL(),
-		"DATABASE_PATH":      filepath.Join(t.TempDir(), "mcpgram.db"),
-		"ALLOWED_USER_IDS":   "42",
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs testenv.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
-	}()
+	e := runEnv(t, tg, model.URL())
+	_, stop := startRun(t, e, path)
 	tg.Text(42, 42, "hi")
 	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
 		for _, m := range tg.Messages(42) {
@@ -117,15 +83,7 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	if sys := model.Calls()[0].Request.Messages[0].Content; strings.Contains(sys, "silent") {
 		t.Error("the system prompt lists a server that has not started")
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run returned %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not stop after its context ended")
-	}
+	stop()
 }
 
 // The memory promise, as users meet it: with the repository's settings
@@ -151,18 +109,9 @@ func TestRunMemoryConsent(t *testing.T) {
 			return llmfake.Text(`<use_mcp_tool><server_name>memory</server_name><tool_name>memory</tool_name><arguments>{"operation": "list"}</arguments></use_mcp_tool>`)
 		}
 	})
-	e := env{
-		"TELEGRAM_BOT_TOKEN": tgfake.Token, "TELEGRAM_API_URL": tg.URL(),
-		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-		"DATABASE_PATH": filepath.Join(t.TempDir(), "mcpgram.db"), "ALLOWED_USER_IDS": "42,43", "RATE_LIMIT_PER_MINUTE": "1000",
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs testenv.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
-	}()
+	e := runEnv(t, tg, model.URL())
+	e["ALLOWED_USER_IDS"], e["RATE_LIMIT_PER_MINUTE"] = "42,43", "1000"
+	_, stop := startRun(t, e, path)
 	find := func(chat int64, text string) (tgfake.Message, bool) {
 		for _, m := range tg.Messages(chat) {
 			if strings.Contains(m.Plain, text) && !m.Deleted {
@@ -209,15 +158,7 @@ func TestRunMemoryConsent(t *testing.T) {
 		t.Errorf("user 42's memories = %q, want the agreed one only", list.Plain)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run returned %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not stop after its context ended")
-	}
+	stop()
 }
 
 // waitForTool asks /tools in chat until tool is listed. The bot answers
@@ -246,11 +187,8 @@ func TestHealth(t *testing.T) {
 	path := settings(t, nil)
 	tg := tgfake.New(t)
 	dbDir := t.TempDir()
-	e := env{
-		"TELEGRAM_BOT_TOKEN": tgfake.Token, "TELEGRAM_API_URL": tg.URL(),
-		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
-		"DATABASE_PATH": filepath.Join(dbDir, "mcpgram.db"),
-	}
+	e := runEnv(t, tg, "http://127.0.0.1:9/v1")
+	e["DATABASE_PATH"], e["ALLOWED_USER_IDS"] = filepath.Join(dbDir, "mcpgram.db"), ""
 	health := func() (string, error) {
 		out, _, err := run(t, e, "", "--mcp-settings", path, "health")
 		return out, err
@@ -258,23 +196,14 @@ func TestHealth(t *testing.T) {
 	if _, err := health(); err == nil || !strings.Contains(err.Error(), "no heartbeat") {
 		t.Fatalf("health before the bot ran: %v, want unhealthy", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs testenv.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
-	}()
+	_, stop := startRun(t, e, path)
 	// An update makes the long poll answer at once.
 	tg.Text(42, 42, "/help")
 	tg.WaitFor(t, 30*time.Second, "a healthy bot", func() bool { _, err := health(); return err == nil })
 	if out, _ := health(); out != "healthy\n" {
 		t.Errorf("health printed %q", out)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	old := time.Now().Add(-2 * time.Minute)
 	if err := os.Chtimes(filepath.Join(dbDir, "heartbeat"), old, old); err != nil {
 		t.Fatal(err)
@@ -291,18 +220,9 @@ func TestRunKeepsSecretsOutOfTheLog(t *testing.T) {
 	tg := tgfake.New(t)
 	const key = "sk-live-abcdef0123456789"
 	model := llmfake.New(t, llmfake.Script(llmfake.Reply{Status: 401, Error: "Incorrect API key provided: Bearer " + key}))
-	e := env{
-		"TELEGRAM_BOT_TOKEN": tgfake.Token, "TELEGRAM_API_URL": tg.URL(),
-		"OPENAI_API_KEY": key, "OPENAI_BASE_URL": model.URL(),
-		"DATABASE_PATH": filepath.Join(t.TempDir(), "mcpgram.db"), "LOG_LEVEL": "debug",
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs testenv.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), &logs, &logs, e.lookup, nil)
-	}()
+	e := runEnv(t, tg, model.URL())
+	e["OPENAI_API_KEY"], e["LOG_LEVEL"], e["ALLOWED_USER_IDS"] = key, "debug", ""
+	logs, stop := startRun(t, e, path)
 	tg.Text(42, 42, "hello")
 	tg.WaitFor(t, 30*time.Second, "the refusal", func() bool {
 		for _, m := range tg.Messages(42) {
@@ -312,8 +232,7 @@ func TestRunKeepsSecretsOutOfTheLog(t *testing.T) {
 		}
 		return false
 	})
-	cancel()
-	<-done
+	stop()
 	log := logs.String()
 	if !strings.Contains(log, "turn failed") {
 		t.Fatalf("the failure was not logged:\n%s", log)
@@ -322,5 +241,43 @@ func TestRunKeepsSecretsOutOfTheLog(t *testing.T) {
 		if strings.Contains(log, secret) {
 			t.Errorf("the log shows %q:\n%s", secret, log)
 		}
+	}
+}
+
+// startRun runs `mcpgram run` with the settings file at path, as SIGTERM
+// would stop it; stop stops it and reports how it ended.
+func startRun(t *testing.T, e env, path string) (logs *testenv.Buffer, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	logs = &testenv.Buffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), logs, logs, e.lookup, nil)
+	}()
+	return logs, func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("run did not stop after its context ended")
+		}
+	}
+}
+
+// runEnv is the environment of `mcpgram run` against the fakes, with a
+// database of its own, for user 42.
+func runEnv(t *testing.T, tg *tgfake.Server, modelURL string) env {
+	return env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token,
+		"TELEGRAM_API_URL":   tg.URL(),
+		"OPENAI_API_KEY":     "sk-test",
+		"OPENAI_BASE_URL":    modelURL,
+		"DATABASE_PATH":      filepath.Join(t.TempDir(), "mcpgram.db"),
+		"ALLOWED_USER_IDS":   "42",
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -231,7 +232,7 @@ func checkKeys(file string, v *viper.Viper) error {
 			continue
 		}
 		msg := fmt.Sprintf("%s: unknown setting %q", file, k)
-		if best := closest(k, known); best != "" {
+		if best, ok := suggest.Closest(k, known); ok {
 			msg += fmt.Sprintf(" (did you mean %q?)", best)
 		}
 		errs = append(errs, errors.New(msg))
@@ -260,39 +261,6 @@ func fileKeys(v *viper.Viper) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// closest returns the known name nearest to k, if it is near enough to be
-// a typo of it.
-func closest(k string, known []string) string {
-	best, bestD := "", len(k)/3+2
-	for _, name := range known {
-		if d := distance(k, name); d < bestD {
-			best, bestD = name, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func key(name string) string { return strings.ToLower(name) }

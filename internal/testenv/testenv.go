@@ -71,18 +71,28 @@ func BuildPackage(t testing.TB, pkg string) string {
 // not installed, the test fails and says how to install it.
 func Everything(t testing.TB) (command string, args []string) {
 	t.Helper()
-	script := filepath.Join(Root(t), "testdata", "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(script); err != nil {
+	node, dir := NPMPackage(t, "@modelcontextprotocol/server-everything")
+	return node, []string{filepath.Join(dir, "dist", "index.js"), "stdio"}
+}
+
+// NPMPackage returns the path of node and the folder of pkg, one of the
+// pinned packages of testdata/npm. It skips the test, loudly, only where
+// node or npm is absent; where they are present but pkg is not installed,
+// the test fails and says how to install it.
+func NPMPackage(t testing.TB, pkg string) (node, dir string) {
+	t.Helper()
+	dir = filepath.Join(Root(t), "testdata", "npm", "node_modules", filepath.FromSlash(pkg))
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
 		if _, npmErr := exec.LookPath("npm"); npmErr != nil {
-			t.Skip("SKIPPED LOUDLY: npm is not installed, so @modelcontextprotocol/server-everything cannot run; install Node.js and run `make test-deps`")
+			t.Skip("SKIPPED LOUDLY: npm is not installed, so " + pkg + " cannot run; install Node.js and run `make test-deps`")
 		}
-		t.Fatalf("@modelcontextprotocol/server-everything is not installed: run `make test-deps` (%v)", err)
+		t.Fatalf("%s is not installed: run `make test-deps` (%v)", pkg, err)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("SKIPPED LOUDLY: node is not installed, so @modelcontextprotocol/server-everything cannot run")
+		t.Skip("SKIPPED LOUDLY: node is not installed, so " + pkg + " cannot run")
 	}
-	return node, []string{script, "stdio"}
+	return node, dir
 }
 
 // buildServers builds ./mcp-servers/... into a folder of the temp dir named

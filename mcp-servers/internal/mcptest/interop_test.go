@@ -50,17 +50,8 @@ type sdkResult struct {
 // where node or the pinned SDK is missing.
 func runSDK(t *testing.T, plan sdkPlan) sdkResult {
 	t.Helper()
+	node, _ := testenv.NPMPackage(t, "@modelcontextprotocol/sdk")
 	dir := filepath.Join(testenv.Root(t), "testdata", "npm")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		if _, npmErr := exec.LookPath("npm"); npmErr != nil {
-			t.Skip("SKIPPED LOUDLY: npm is not installed, so the official MCP SDK client cannot run; install Node.js and run `make test-deps`")
-		}
-		t.Fatalf("@modelcontextprotocol/sdk is not installed: run `make test-deps` (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("SKIPPED LOUDLY: node is not installed, so the official MCP SDK client cannot run")
-	}
 	if plan.Env == nil {
 		plan.Env = map[string]string{}
 	}
