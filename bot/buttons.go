@@ -16,6 +16,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
@@ -106,7 +107,7 @@ func (b *Bot) closeCard(c *card, line string) {
 }
 
 func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int, q *agent.Question) {
-	html := "❓ " + RenderHTML(q.Text)
+	html := "❓ " + render.HTML(q.Text)
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
 		data := fmt.Sprintf("q:%d:%d", q.PendingID, i)
@@ -122,7 +123,7 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 		return
 	}
 	if len(rows) > 0 {
-		parts := SplitHTML(html, MaxMessageLen)
+		parts := render.Split(html, render.MaxMessageLen)
 		b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: q.PendingID, kind: "question", user: user, html: parts[len(parts)-1], options: q.Options})
 	}
 }
@@ -134,7 +135,7 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	var cut bool
 	html := approvalTitle(a)
 	if a.Tool != "" {
-		summary, cut = argSummary(a.Arguments)
+		summary, cut = render.Args(a.Arguments)
 		html += "\n" + summary
 	}
 	var expiry string
@@ -143,9 +144,9 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	}
 	var attach []byte
 	if cut {
-		full := prettyArgs(a.Arguments)
-		quoted := html + "\n<blockquote expandable>" + escape(full) + "</blockquote>" + expiry
-		if utf8.RuneCountInString(PlainText(quoted)) <= MaxMessageLen {
+		full := render.PrettyJSON(a.Arguments)
+		quoted := html + "\n<blockquote expandable>" + render.Escape(full) + "</blockquote>" + expiry
+		if utf8.RuneCountInString(render.PlainText(quoted)) <= render.MaxMessageLen {
 			html = quoted
 		} else {
 			html += "\n<i>The arguments in full are in " + argsFileName + ", below.</i>" + expiry
@@ -186,7 +187,7 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 			b.logger.Error("send approval arguments", "chat", chatID, "err", err)
 		}
 	}
-	parts := SplitHTML(html, MaxMessageLen)
+	parts := render.Split(html, render.MaxMessageLen)
 	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: parts[len(parts)-1]})
 }
 
@@ -195,11 +196,11 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 func approvalTitle(a *agent.Approval) string {
 	switch {
 	case a.Tool == "":
-		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", escape(a.URI), escape(a.Server))
+		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", render.Escape(a.URI), render.Escape(a.Server))
 	case a.Consent:
-		return fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code> with:", escape(a.Server), escape(a.Tool))
+		return fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code> with:", render.Escape(a.Server), render.Escape(a.Tool))
 	}
-	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:", escape(a.Tool), escape(a.Server))
+	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:", render.Escape(a.Tool), render.Escape(a.Server))
 }
 
 func roundDuration(d time.Duration) string {
@@ -245,7 +246,7 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 		if v, ok := b.cards.Load(id); ok && opt < len(v.(*card).options) {
 			choice = v.(*card).options[opt]
 		}
-		ack, line = "Got it", "→ <b>"+escape(choice)+"</b>"
+		ack, line = "Got it", "→ <b>"+render.Escape(choice)+"</b>"
 	case "a":
 		switch parts[2] {
 		case "y":
@@ -281,7 +282,7 @@ func (b *Bot) handlePress(c *chat, cq *tgbotapi.CallbackQuery) {
 			b.answerCallback(ctx, cq.ID, ack, false)
 			cd := b.takeCard(id)
 			if cd == nil {
-				cd = &card{chatID: chatID, msgID: msgID, html: escape(cq.Message.Text)}
+				cd = &card{chatID: chatID, msgID: msgID, html: render.Escape(cq.Message.Text)}
 			}
 			b.closeCard(cd, line)
 		})
@@ -336,6 +337,9 @@ func buttonText(m *tgbotapi.Message, data string) string {
 
 const serversPerPage = 8
 
+// argsFileName is the attachment holding arguments too long to quote.
+const argsFileName = "arguments.json"
+
 // serverKey names a server in callback data: its name when that fits in
 // 64 bytes, else a hash of it.
 func serverKey(act string, page int, name string) string {
@@ -376,7 +380,7 @@ func (b *Bot) serversView(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	lo, hi := page*serversPerPage, min((page+1)*serversPerPage, len(cat.Servers))
 	for _, s := range cat.Servers[lo:hi] {
-		name := escape(s.Name)
+		name := render.Escape(s.Name)
 		switch s.Status {
 		case hub.StatusRunning:
 			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %s", name, toolCount(len(s.Tools)))
@@ -387,13 +391,13 @@ func (b *Bot) serversView(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		case hub.StatusFailed:
 			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: failed", name)
 			if s.Error != "" {
-				sb.WriteString(": " + escape(shorten(s.Error, 200)))
+				sb.WriteString(": " + render.Escape(shorten(s.Error, 200)))
 			}
 			if s.LastStderr != "" {
-				sb.WriteString("\n<i>stderr:</i> <code>" + escape(shorten(s.LastStderr, 200)) + "</code>")
+				sb.WriteString("\n<i>stderr:</i> <code>" + render.Escape(shorten(s.LastStderr, 200)) + "</code>")
 			}
 		default:
-			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, escape(string(s.Status)))
+			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, render.Escape(string(s.Status)))
 		}
 		label := shorten(s.Name, 24)
 		var row []tgbotapi.InlineKeyboardButton
@@ -496,7 +500,7 @@ func (b *Bot) handleServerPress(cq *tgbotapi.CallbackQuery) {
 		msg := shorten(fmt.Sprintf("Could not do that to %s: %v", s.Name, err), 190)
 		once.Do(func() { b.answerCallback(ctx, cq.ID, msg, true) })
 		if early.Load() {
-			note = "⚠️ " + escape(msg)
+			note = "⚠️ " + render.Escape(msg)
 		}
 	} else {
 		once.Do(func() { b.answerCallback(ctx, cq.ID, shorten(done, 190), false) })

@@ -10,6 +10,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
@@ -356,7 +357,7 @@ func (b *Bot) startText() string {
 	} else {
 		sb.WriteString("Connected:\n")
 		for _, s := range running {
-			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", escape(s.Name), toolCount(len(s.Tools)))
+			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", render.Escape(s.Name), toolCount(len(s.Tools)))
 		}
 	}
 	sb.WriteString("\n/help lists the commands.")
@@ -374,14 +375,14 @@ func (b *Bot) toolsText() string {
 			sb.WriteString("\n\n")
 		}
 		if s.Status != hub.StatusRunning {
-			fmt.Fprintf(&sb, "<b>%s</b>: %s", escape(s.Name), escape(string(s.Status)))
+			fmt.Fprintf(&sb, "<b>%s</b>: %s", render.Escape(s.Name), render.Escape(string(s.Status)))
 			continue
 		}
-		fmt.Fprintf(&sb, "<b>%s</b>", escape(s.Name))
+		fmt.Fprintf(&sb, "<b>%s</b>", render.Escape(s.Name))
 		for _, t := range s.Tools {
-			fmt.Fprintf(&sb, "\n• <code>%s</code>", escape(t.Name))
+			fmt.Fprintf(&sb, "\n• <code>%s</code>", render.Escape(t.Name))
 			if d := firstLine(t.Description); d != "" {
-				sb.WriteString(" – " + escape(shorten(d, 100)))
+				sb.WriteString(" – " + render.Escape(shorten(d, 100)))
 			}
 		}
 	}

@@ -1,9 +1,7 @@
 package bot
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +14,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/render"
 )
 
 // A reply turns the events of one turn into Telegram messages: "typing"
@@ -118,9 +117,9 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventText:
 		r.streamLocked(ctx, ev.Text)
 	case agent.EventToolStart:
-		what := fmt.Sprintf("<code>%s</code> on <b>%s</b>", escape(ev.Tool), escape(ev.Server))
+		what := fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(ev.Tool), render.Escape(ev.Server))
 		if ev.Tool == "" && ev.URI != "" {
-			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", escape(shorten(ev.URI, 80)), escape(ev.Server))
+			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(shorten(ev.URI, 80)), render.Escape(ev.Server))
 		}
 		r.firstText = time.Time{} // the next model call streams afresh
 		r.tools = append(r.tools, "⏳ "+what)
@@ -144,7 +143,7 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
-		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, RenderHTML(ev.Text), nil); err != nil {
+		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, render.HTML(ev.Text), nil); err != nil {
 			r.b.logger.Error("send answer", "chat", r.chatID, "err", err)
 		}
 	case agent.EventQuestion:
@@ -166,7 +165,7 @@ func (r *reply) emit(ev agent.Event) {
 		if text == "" {
 			text = "Sorry, something went wrong."
 		}
-		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, escape(text), nil); err != nil {
+		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, render.Escape(text), nil); err != nil {
 			r.b.logger.Error("send error message", "chat", r.chatID, "err", err)
 		}
 	}
@@ -201,7 +200,7 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	if time.Since(r.firstText) < r.b.cfg.StreamInterval || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
 		return
 	}
-	parts := SplitHTML(RenderHTML(text), MaxMessageLen-10)
+	parts := render.Split(render.HTML(text), render.MaxMessageLen-10)
 	if len(parts) == 0 {
 		return
 	}
@@ -290,13 +289,4 @@ func (r *reply) photoLocked(ctx context.Context, data []byte, mimeType, caption 
 		r.b.logger.Error("send photo", "chat", r.chatID, "err", err)
 		r.b.say(r.chatID, "(A tool returned an image that Telegram did not accept.)")
 	}
-}
-
-// prettyArgs indents JSON arguments for reading, leaving other text as is.
-func prettyArgs(s string) string {
-	var out bytes.Buffer
-	if err := json.Indent(&out, []byte(s), "", "  "); err != nil {
-		return s
-	}
-	return out.String()
 }

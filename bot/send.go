@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/mcpgram/mcpgram/bot/render"
 )
 
 // errNotModified is Telegram's answer to an edit that changes nothing; it
@@ -100,7 +101,7 @@ func (b *Bot) sendHTML(ctx context.Context, chatID int64, replyTo int, html stri
 	m, err := b.send(ctx, msg)
 	if err != nil && isParseError(err) {
 		b.logger.Warn("Telegram rejected our HTML; sending plain text", "err", err)
-		msg.Text, msg.ParseMode = PlainText(html), ""
+		msg.Text, msg.ParseMode = render.PlainText(html), ""
 		m, err = b.send(ctx, msg)
 	}
 	return m, err
@@ -114,7 +115,7 @@ func (b *Bot) editHTML(ctx context.Context, chatID int64, msgID int, html string
 	edit.ReplyMarkup = markup
 	_, err := b.request(ctx, edit)
 	if err != nil && isParseError(err) {
-		edit.Text, edit.ParseMode = PlainText(html), ""
+		edit.Text, edit.ParseMode = render.PlainText(html), ""
 		_, err = b.request(ctx, edit)
 	}
 	return err
@@ -123,7 +124,7 @@ func (b *Bot) editHTML(ctx context.Context, chatID int64, msgID int, html string
 // sendLong splits html into parts and sends each, the first as a reply to
 // message replyTo (0: none), markup on the last one.
 func (b *Bot) sendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error) {
-	parts := SplitHTML(html, MaxMessageLen)
+	parts := render.Split(html, render.MaxMessageLen)
 	if len(parts) == 0 {
 		parts = []string{"…"}
 	}
@@ -143,7 +144,7 @@ func (b *Bot) sendLong(ctx context.Context, chatID int64, replyTo int, html stri
 			// Telegram disagrees with our HTML or our count: send the
 			// part as plain text in smaller pieces rather than drop it.
 			b.logger.Warn("Telegram rejected a part; sending it as plain text", "err", err)
-			for _, piece := range SplitPlain(PlainText(p), MaxMessageLen/2) {
+			for _, piece := range render.SplitPlain(render.PlainText(p), render.MaxMessageLen/2) {
 				msg := tgbotapi.NewMessage(chatID, piece)
 				msg.ReplyMarkup = mk
 				if m, err = b.send(ctx, msg); err != nil {

@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"bytes"
@@ -27,19 +27,17 @@ const (
 	minValueRunes = 40
 	maxValueRunes = 400
 	maxKeyRunes   = 80
-	// argsFileName is the attachment holding arguments too long to quote.
-	argsFileName = "arguments.json"
 )
 
 // An argLine is one line of the summary: where a value is, and the value
 // as compact JSON.
 type argLine struct{ path, value string }
 
-// argSummary renders the summary lines of a call's JSON arguments, and
+// Args renders the summary lines of a call's JSON arguments, and
 // reports whether anything was shortened (so the card must offer the
 // arguments in full). Arguments that are not a JSON object are shown as
 // one value.
-func argSummary(raw string) (html string, cut bool) {
+func Args(raw string) (html string, cut bool) {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -61,7 +59,7 @@ func argSummary(raw string) (html string, cut bool) {
 		}
 		value, n := clip(l.value, share)
 		cut = cut || n > 0
-		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", escape(l.path), escape(value))
+		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", Escape(l.path), Escape(value))
 		if n > 0 {
 			fmt.Fprintf(&b, " <i>(+%d more characters)</i>", n)
 		}
@@ -152,4 +150,13 @@ func clip(s string, n int) (string, int) {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…", total - (n - 1)
+}
+
+// PrettyJSON indents JSON for reading, leaving other text as it is.
+func PrettyJSON(s string) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, []byte(s), "", "  "); err != nil {
+		return s
+	}
+	return out.String()
 }

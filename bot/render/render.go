@@ -1,4 +1,7 @@
-package bot
+// Package render turns the Markdown a model writes into the HTML subset
+// Telegram accepts, and splits HTML and plain text into messages within
+// Telegram's length limit. It is pure: text in, text out.
+package render
 
 import (
 	"bytes"
@@ -37,9 +40,9 @@ func StripToolXML(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// RenderHTML turns the Markdown a model writes into Telegram's HTML subset.
+// HTML turns the Markdown a model writes into Telegram's HTML subset.
 // Everything that is not one of Telegram's tags is escaped.
-func RenderHTML(md string) string {
+func HTML(md string) string {
 	src := []byte(StripToolXML(md))
 	doc := markdown.Parser().Parse(text.NewReader(src))
 	r := &renderer{src: src}
@@ -61,8 +64,8 @@ func (r *renderer) esc(s string) {
 // KB) on first use, which per call was a tenth of the bot's allocations.
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// escape escapes text for Telegram HTML.
-func escape(s string) string {
+// Escape escapes text for Telegram HTML.
+func Escape(s string) string {
 	return htmlEscaper.Replace(s)
 }
 
@@ -333,7 +336,7 @@ func (r *renderer) link(url string, body func()) {
 		body()
 		return
 	}
-	r.b.WriteString(`<a href="` + strings.ReplaceAll(escape(url), `"`, "&quot;") + `">`)
+	r.b.WriteString(`<a href="` + strings.ReplaceAll(Escape(url), `"`, "&quot;") + `">`)
 	body()
 	r.b.WriteString("</a>")
 }
@@ -420,11 +423,11 @@ func tokenize(h string) []token {
 	return toks
 }
 
-// SplitHTML cuts Telegram HTML into parts of at most limit visible UTF-16
+// Split cuts Telegram HTML into parts of at most limit visible UTF-16
 // units, preferring paragraph breaks, then line breaks, then spaces. Tags
 // open at a cut are closed at the end of one part and reopened at the start
 // of the next, so every part is balanced on its own.
-func SplitHTML(h string, limit int) []string {
+func Split(h string, limit int) []string {
 	toks := tokenize(h)
 	var parts []string
 	var stack []token // open tags at the start of the current part
@@ -494,9 +497,9 @@ func SplitHTML(h string, limit int) []string {
 }
 
 // SplitPlain cuts plain text into parts of at most limit UTF-16 units, at
-// the same kinds of boundaries as SplitHTML.
+// the same kinds of boundaries as Split.
 func SplitPlain(s string, limit int) []string {
-	parts := SplitHTML(escape(s), limit)
+	parts := Split(Escape(s), limit)
 	for i := range parts {
 		parts[i] = PlainText(parts[i])
 	}

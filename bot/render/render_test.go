@@ -1,10 +1,10 @@
-package bot_test
+package render_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -32,7 +32,7 @@ func TestRenderHTML(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := bot.RenderHTML(tt.in)
+			got := render.HTML(tt.in)
 			if got != tt.want {
 				t.Errorf("RenderHTML(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
@@ -54,11 +54,11 @@ func TestRenderHTMLAlwaysValid(t *testing.T) {
 			b.WriteString(pieces[next()%uint32(len(pieces))])
 		}
 		in := b.String()
-		got := bot.RenderHTML(in)
+		got := render.HTML(in)
 		if _, err := tgfake.ParseHTML(got); err != nil {
 			t.Fatalf("RenderHTML(%q) = %q: %v", in, got, err)
 		}
-		for _, part := range bot.SplitHTML(got, 50) {
+		for _, part := range render.Split(got, 50) {
 			plain, err := tgfake.ParseHTML(part)
 			if err != nil {
 				t.Fatalf("part %q of %q: %v", part, got, err)
@@ -73,8 +73,8 @@ func TestRenderHTMLAlwaysValid(t *testing.T) {
 func TestSplitHTML(t *testing.T) {
 	para := strings.Repeat("word ", 300) // 1500 chars
 	md := "**" + strings.TrimSpace(para) + "**\n\n" + para + "\n\n```\n" + strings.Repeat("a < b & c\n", 600) + "```\n\n" + strings.Repeat("😀", 5000)
-	h := bot.RenderHTML(md)
-	parts := bot.SplitHTML(h, bot.MaxMessageLen)
+	h := render.HTML(md)
+	parts := render.Split(h, render.MaxMessageLen)
 	if len(parts) < 3 {
 		t.Fatalf("got %d parts, want several", len(parts))
 	}
@@ -84,7 +84,7 @@ func TestSplitHTML(t *testing.T) {
 		if err != nil {
 			t.Fatalf("part %d rejected: %v", i, err)
 		}
-		if n := tgfake.Len(plain); n > bot.MaxMessageLen {
+		if n := tgfake.Len(plain); n > render.MaxMessageLen {
 			t.Errorf("part %d has %d UTF-16 units", i, n)
 		}
 		all.WriteString(plain)
@@ -103,7 +103,7 @@ func TestSplitHTML(t *testing.T) {
 
 func TestSplitPlain(t *testing.T) {
 	s := strings.Repeat("line <x> & y\n", 1000)
-	parts := bot.SplitPlain(s, 4096)
+	parts := render.SplitPlain(s, 4096)
 	var got strings.Builder
 	for _, p := range parts {
 		if n := tgfake.Len(p); n > 4096 {
@@ -123,11 +123,11 @@ func FuzzRenderHTML(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, md string) {
-		h := bot.RenderHTML(md)
+		h := render.HTML(md)
 		if _, err := tgfake.ParseHTML(h); err != nil {
 			t.Fatalf("RenderHTML(%q) = %q: %v", md, h, err)
 		}
-		for _, part := range bot.SplitHTML(h, 64) {
+		for _, part := range render.Split(h, 64) {
 			plain, err := tgfake.ParseHTML(part)
 			if err != nil {
 				t.Fatalf("part %q: %v", part, err)
