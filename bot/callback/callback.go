@@ -1,0 +1,207 @@
+// Package callback is the codec of the data behind mcpgram's inline
+// buttons. Telegram hands a button's data back, unchanged but from whoever
+// pressed it, so the data is hostile input: it carries ids, never option
+// text, and Decode accepts only what String produces. Telegram allows 1 to
+// 64 bytes; String never writes more.
+//
+// The wire forms are:
+//
+//	q:<pending id>:<option>        a follow-up question's option
+//	a:<pending id>:y|n|A           approve, deny, always allow
+//	s:<action>:<page>:<server>     /servers: d(isable) e(nable) r(estart) p(age)
+//
+// Authorisation is not the codec's business: a press is checked when it is
+// pressed, by whoever acts on it.
+package callback
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// MaxLen is Telegram's limit on callback data, in bytes.
+const MaxLen = 64
+
+// A Kind is what a button does.
+type Kind byte
+
+// The kinds of button.
+const (
+	Option  Kind = 'q' // answers a follow-up question
+	Verdict Kind = 'a' // answers an approval
+	Servers Kind = 's' // acts on the /servers screen
+)
+
+// An Answer is what a Verdict button says.
+type Answer byte
+
+// The answers to an approval.
+const (
+	Approve Answer = 'y'
+	Deny    Answer = 'n'
+	Always  Answer = 'A' // approve, and never ask again for this tool
+)
+
+// An Action is what a Servers button does.
+type Action byte
+
+// The /servers actions.
+const (
+	Disable Action = 'd'
+	Enable  Action = 'e'
+	Restart Action = 'r'
+	Page    Action = 'p' // show another page
+)
+
+// Data is what one button carries. Which fields count depends on Kind.
+type Data struct {
+	Kind Kind
+	// Pending is the agent's id of the question or approval (Option, Verdict).
+	Pending int64
+	// Option is the index of the chosen option (Option).
+	Option int
+	// Answer is the verdict (Verdict).
+	Answer Answer
+	// Action, Page and Server say what to do to which server, from which
+	// page of the screen (Servers). A decoded Server is a key: the name,
+	// or a hash of it when the name does not fit; see Names.
+	Action Action
+	Page   int
+	Server string
+}
+
+// ErrInvalid is returned by Decode for data String would not write.
+var ErrInvalid = errors.New("callback: invalid button data")
+
+// hashPrefix marks a server key that is a hash of the name.
+const hashPrefix = "#"
+
+// String encodes d, in at most MaxLen bytes: a server name too long to
+// fit is replaced by a hash of it.
+func (d Data) String() string {
+	switch d.Kind {
+	case Option:
+		return "q:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Option)
+	case Verdict:
+		return "a:" + strconv.FormatInt(d.Pending, 10) + ":" + string(rune(d.Answer))
+	case Servers:
+		head := "s:" + string(rune(d.Action)) + ":" + strconv.Itoa(d.Page) + ":"
+		key := d.Server
+		if !isHash(key) && (len(head)+len(key) > MaxLen || strings.HasPrefix(key, hashPrefix)) {
+			key = serverHash(key)
+		}
+		return head + key
+	}
+	return ""
+}
+
+// Names reports whether the key in d.Server stands for the server name.
+func (d Data) Names(name string) bool {
+	return d.Server == name || (isHash(d.Server) && d.Server == serverHash(name))
+}
+
+func serverHash(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hashPrefix + hex.EncodeToString(sum[:hashBytes])
+}
+
+// hashBytes of SHA-256 tell servers apart: a collision needs two
+// configured names, chosen by the operator, that share 64 bits.
+const hashBytes = 8
+
+// isHash reports whether key has the form serverHash writes.
+func isHash(key string) bool {
+	if len(key) != len(hashPrefix)+2*hashBytes || !strings.HasPrefix(key, hashPrefix) {
+		return false
+	}
+	for _, c := range key[len(hashPrefix):] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Decode parses button data. It accepts exactly what String writes, so
+// every decoded Data encodes back to the same bytes.
+func Decode(s string) (Data, error) {
+	if len(s) > MaxLen || len(s) < 2 || s[1] != ':' {
+		return Data{}, ErrInvalid
+	}
+	d := Data{Kind: Kind(s[0])}
+	var ok bool
+	switch d.Kind {
+	case Option, Verdict:
+		ok = d.decodePending(s[2:])
+	case Servers:
+		ok = d.decodeServers(s[2:])
+	}
+	if !ok {
+		return Data{}, ErrInvalid
+	}
+	return d, nil
+}
+
+// decodePending parses "<pending id>:<option or answer>".
+func (d *Data) decodePending(s string) bool {
+	id, rest, found := strings.Cut(s, ":")
+	var ok bool
+	if d.Pending, ok = number(id); !ok || !found {
+		return false
+	}
+	if d.Kind == Verdict {
+		d.Answer = Answer(firstByte(rest))
+		return len(rest) == 1 && (d.Answer == Approve || d.Answer == Deny || d.Answer == Always)
+	}
+	opt, ok := number(rest)
+	d.Option = int(opt)
+	return ok && int64(d.Option) == opt
+}
+
+// decodeServers parses "<action>:<page>:<server key>".
+func (d *Data) decodeServers(s string) bool {
+	parts := strings.SplitN(s, ":", 3)
+	if len(parts) != 3 || len(parts[0]) != 1 {
+		return false
+	}
+	d.Action = Action(parts[0][0])
+	page, ok := number(parts[1])
+	d.Page, d.Server = int(page), parts[2]
+	if !ok || int64(d.Page) != page {
+		return false
+	}
+	if strings.HasPrefix(d.Server, hashPrefix) && !isHash(d.Server) {
+		return false // String hashes such a name
+	}
+	switch d.Action {
+	case Page:
+		return d.Server == ""
+	case Disable, Enable, Restart:
+		return d.Server != ""
+	}
+	return false
+}
+
+// number parses a non-negative decimal without sign or leading zeros.
+func number(s string) (int64, bool) {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+func firstByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
+}

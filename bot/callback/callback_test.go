@@ -1,0 +1,132 @@
+package callback_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/bot/callback"
+)
+
+func TestRoundTrip(t *testing.T) {
+	long := strings.Repeat("server-", 20)
+	tests := []struct {
+		d    callback.Data
+		want string
+	}{
+		{callback.Data{Kind: callback.Option, Pending: 42, Option: 3}, "q:42:3"},
+		{callback.Data{Kind: callback.Verdict, Pending: 7, Answer: callback.Approve}, "a:7:y"},
+		{callback.Data{Kind: callback.Verdict, Pending: 7, Answer: callback.Deny}, "a:7:n"},
+		{callback.Data{Kind: callback.Verdict, Pending: 9223372036854775807, Answer: callback.Always}, "a:9223372036854775807:A"},
+		{callback.Data{Kind: callback.Servers, Action: callback.Disable, Page: 1, Server: "files"}, "s:d:1:files"},
+		{callback.Data{Kind: callback.Servers, Action: callback.Restart, Server: "a:b"}, "s:r:0:a:b"},
+		{callback.Data{Kind: callback.Servers, Action: callback.Page, Page: 2}, "s:p:2:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := tt.d.String(); got != tt.want {
+				t.Fatalf("String() = %q, want %q", got, tt.want)
+			}
+			got, err := callback.Decode(tt.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.d {
+				t.Errorf("Decode(%q) = %+v, want %+v", tt.want, got, tt.d)
+			}
+		})
+	}
+	t.Run("long server name", func(t *testing.T) {
+		enc := callback.Data{Kind: callback.Servers, Action: callback.Enable, Page: 3, Server: long}.String()
+		if len(enc) > callback.MaxLen {
+			t.Fatalf("%q is %d bytes", enc, len(enc))
+		}
+		d, err := callback.Decode(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Names(long) || d.Names(long+"x") || d.Names("files") {
+			t.Errorf("the key %q names the wrong servers", d.Server)
+		}
+		if d.String() != enc {
+			t.Errorf("a decoded hash key encodes as %q, want %q", d.String(), enc)
+		}
+	})
+	t.Run("name like a hash", func(t *testing.T) {
+		d, err := callback.Decode(callback.Data{Kind: callback.Servers, Action: callback.Enable, Server: "#zz"}.String())
+		if err != nil || !d.Names("#zz") {
+			t.Errorf("a short name starting with # does not come back: %+v, %v", d, err)
+		}
+	})
+}
+
+func TestDecodeRejects(t *testing.T) {
+	for _, s := range []string{
+		"", "q", "q:", "q:1", "q:1:", "q::1", "q:-1:0", "q:1:-1", "q:01:2", "q:1:+2", "q:1:2:3", "q:1:x",
+		"q:99999999999999999999:1", "a:1:Y", "a:1:yy", "a:1:", "x:1:y", "s:d:0:", "s:p:0:x", "s:z:0:x",
+		"s:d:-1:x", "s:d:0", "s:dd:0:x", "s:d:0:#nothex", "s:d:0:#0123456789abcdeF",
+		"s:d:0:" + strings.Repeat("x", 60),
+	} {
+		if d, err := callback.Decode(s); !errors.Is(err, callback.ErrInvalid) {
+			t.Errorf("Decode(%q) = %+v, %v; want ErrInvalid", s, d, err)
+		}
+	}
+}
+
+// Whatever a client sends back, Decode either refuses it or returns data
+// that encodes to the very same bytes within Telegram's limit.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := callback.Decode(s)
+		if err != nil {
+			return
+		}
+		if got := d.String(); got != s {
+			t.Fatalf("Decode(%q) = %+v, which encodes as %q", s, d, got)
+		}
+	})
+}
+
+// Whatever is encoded fits in a button and decodes to the same button.
+func FuzzEncode(f *testing.F) {
+	f.Add(byte('s'), int64(1), 2, byte('d'), "files")
+	f.Add(byte('q'), int64(5), 0, byte('y'), "")
+	f.Fuzz(func(t *testing.T, kind byte, pending int64, n int, act byte, server string) {
+		if pending < 0 || n < 0 {
+			return
+		}
+		var d callback.Data
+		switch kind % 3 {
+		case 0:
+			d = callback.Data{Kind: callback.Option, Pending: pending, Option: n}
+		case 1:
+			d = callback.Data{Kind: callback.Verdict, Pending: pending, Answer: []callback.Answer{callback.Approve, callback.Deny, callback.Always}[int(act)%3]}
+		default:
+			a := []callback.Action{callback.Disable, callback.Enable, callback.Restart}[int(act)%3]
+			if server == "" {
+				return
+			}
+			d = callback.Data{Kind: callback.Servers, Action: a, Page: n, Server: server}
+		}
+		enc := d.String()
+		if len(enc) > callback.MaxLen {
+			t.Fatalf("%+v encodes as %d bytes", d, len(enc))
+		}
+		got, err := callback.Decode(enc)
+		if err != nil {
+			t.Fatalf("Decode(%q) of %+v: %v", enc, d, err)
+		}
+		if d.Kind == callback.Servers {
+			if !got.Names(server) {
+				t.Fatalf("%q does not name %q", enc, server)
+			}
+			got.Server = server
+		}
+		if got != d {
+			t.Fatalf("Decode(%q) = %+v, want %+v", enc, got, d)
+		}
+	})
+}
