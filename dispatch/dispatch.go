@@ -1,0 +1,424 @@
+// Package dispatch hands the items of a durable inbox to their handlers.
+//
+// A Queue reads the inbox in update order and gives each item to a lane,
+// usually one per chat. Its guarantees:
+//   - Order: the items of one lane run one at a time, in inbox order.
+//   - Bounded concurrency: at most MaxRunning lanes run at once; items
+//     routed out of band (lane "") run at once beside them, for what must
+//     not wait behind a lane (stopping it, say).
+//   - At least once: an item is marked done only after its job returned
+//     without being cut short. Items queued when Close is called, and jobs
+//     Close had to cancel, stay pending for the next Queue over the inbox.
+//     A crash between a job's end and its mark (a few milliseconds) runs
+//     the item again; marking first would risk losing it instead.
+//
+// The queue knows nothing of Telegram: the front end decodes items and
+// chooses lanes in its Route function.
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// An Inbox holds received items until they are marked done; *store.DB is one.
+type Inbox interface {
+	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
+	InboxDone(ctx context.Context, updateIDs ...int64) error
+}
+
+// A Pruner forgets done items received before a time; *store.DB is one.
+// A Queue over an Inbox that is also a Pruner prunes it every hour.
+type Pruner interface {
+	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+}
+
+// A Job is the work for one inbox item.
+type Job struct {
+	// Lane orders jobs: those of one lane run one at a time, in inbox
+	// order. "" runs the job at once, outside every lane.
+	Lane string
+	// Run does the work. Its context ends when Close runs out of time;
+	// a job cut short that way is not marked done.
+	Run func(ctx context.Context)
+}
+
+// A Config configures a Queue.
+type Config struct {
+	Inbox Inbox
+	// Route turns an item into a job. A Job with a nil Run means there is
+	// nothing to do, and the item is marked done. Route runs on the
+	// dispatching goroutine: it must be quick.
+	Route func(store.InboxItem) Job
+	// MaxRunning caps the lanes running at once; default 64.
+	MaxRunning int
+	// Interval is how often the inbox is read without a Wake; default 5s.
+	Interval time.Duration
+	// Retain is how long done items are kept before pruning; default 48h.
+	Retain time.Duration
+	Logger *slog.Logger
+}
+
+// ErrCutShort is returned by Close when jobs had to be cancelled.
+var ErrCutShort = errors.New("dispatch: jobs were cut short")
+
+// A Queue dispatches inbox items to lanes. Start it once, then Close it.
+type Queue struct {
+	cfg    Config
+	logger *slog.Logger
+	wake   chan struct{}
+	slots  chan struct{} // one per running lane
+
+	// work is the context of running jobs; Close cancels it when out of time.
+	work       context.Context
+	cancelWork context.CancelFunc
+	stop       context.CancelFunc // ends the dispatcher
+	dispatcher sync.WaitGroup
+	jobs       sync.WaitGroup // lanes, out-of-band jobs and Go's
+
+	done        chan int64    // ids to mark, for the marker
+	doneStopped chan struct{} // closed when the marker has written every mark
+
+	mu       sync.Mutex
+	lanes    map[string]*lane
+	stopping bool
+	// dispatched is the highest id handed out; the dispatcher reads on
+	// from there.
+	dispatched int64
+	running    int // lanes holding a slot
+	waiting    int // lanes waiting for one
+}
+
+// A lane is the ordered queue of one chat. Its worker goroutine lives
+// while the lane has work.
+type lane struct {
+	name   string
+	jobs   []queued
+	active bool
+}
+
+type queued struct {
+	id  int64
+	run func(context.Context)
+}
+
+// New returns a Queue that has not started.
+func New(cfg Config) (*Queue, error) {
+	if cfg.Inbox == nil || cfg.Route == nil {
+		return nil, errors.New("dispatch: Inbox and Route are required")
+	}
+	if cfg.MaxRunning <= 0 {
+		cfg.MaxRunning = 64
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 5 * time.Second
+	}
+	if cfg.Retain <= 0 {
+		cfg.Retain = 48 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	q := &Queue{
+		cfg: cfg, logger: cfg.Logger,
+		wake:        make(chan struct{}, 1),
+		slots:       make(chan struct{}, cfg.MaxRunning),
+		done:        make(chan int64, 1024),
+		doneStopped: make(chan struct{}),
+		lanes:       map[string]*lane{},
+	}
+	q.work, q.cancelWork = context.WithCancel(context.Background())
+	return q, nil
+}
+
+// Start begins dispatching: first the items a previous run left pending,
+// then whatever Wake announces.
+func (q *Queue) Start() {
+	ctx, stop := context.WithCancel(context.Background())
+	q.stop = stop
+	go q.mark()
+	q.dispatcher.Add(1)
+	go func() {
+		defer q.dispatcher.Done()
+		q.dispatchLoop(ctx)
+	}()
+}
+
+// Wake tells the queue that new items are in the inbox.
+func (q *Queue) Wake() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Go runs fn outside every lane as a job of the queue: Close waits for it
+// and cancels its context when out of time, as for the lanes.
+func (q *Queue) Go(fn func(ctx context.Context)) {
+	q.jobs.Add(1)
+	go func() {
+		defer q.jobs.Done()
+		fn(q.work)
+	}()
+}
+
+// Close stops handing out items and waits for the running jobs until ctx
+// ends; then it cancels them and waits for them to return. It returns
+// after every mark of a finished job is written, with ErrCutShort if jobs
+// had to be cancelled. Close without Start is allowed.
+func (q *Queue) Close(ctx context.Context) error {
+	if q.stop != nil {
+		q.stop()
+		q.dispatcher.Wait()
+	}
+	q.mu.Lock()
+	q.stopping = true
+	q.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { q.jobs.Wait(); close(finished) }()
+	var err error
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		q.cancelWork()
+		<-finished
+		err = ErrCutShort
+	}
+	q.cancelWork()
+	if q.stop != nil {
+		close(q.done)
+		<-q.doneStopped
+	}
+	return err
+}
+
+// Stats is a snapshot of the lanes.
+type Stats struct {
+	Running int // lanes running a job
+	Waiting int // lanes with work, waiting for a slot
+}
+
+// Stats reports how many lanes are running and waiting.
+func (q *Queue) Stats() Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return Stats{Running: q.running, Waiting: q.waiting}
+}
+
+func (q *Queue) dispatchLoop(ctx context.Context) {
+	tick := time.NewTicker(q.cfg.Interval)
+	defer tick.Stop()
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
+	for {
+		q.dispatch(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.wake:
+		case <-tick.C:
+		case <-prune.C:
+			q.prune(ctx)
+		}
+	}
+}
+
+// page is how many inbox items the dispatcher reads at a time.
+const page = 1000
+
+func (q *Queue) dispatch(ctx context.Context) {
+	// Read on past the items already handed out: those still queued
+	// behind a long job would otherwise fill every page, and no lane would
+	// get anything newer until that backlog cleared. Ids only grow (items
+	// are stored in update order), so nothing new can appear below the
+	// mark; at start it is 0 and everything left pending by the last run
+	// is read. The mark also keeps an item from being handed out twice.
+	for ctx.Err() == nil {
+		items, err := q.cfg.Inbox.InboxPendingAfter(ctx, q.dispatched, page)
+		if err != nil {
+			if ctx.Err() == nil {
+				q.logger.Error("read inbox", "err", err)
+			}
+			return
+		}
+		for _, it := range items {
+			q.dispatched = it.UpdateID
+			q.route(it)
+		}
+		if len(items) < page {
+			return
+		}
+	}
+}
+
+func (q *Queue) route(it store.InboxItem) {
+	job := q.cfg.Route(it)
+	switch {
+	case job.Run == nil:
+		q.markDone(it.UpdateID)
+	case job.Lane == "":
+		q.Go(func(ctx context.Context) { q.runJob(ctx, queued{it.UpdateID, job.Run}) })
+	default:
+		q.enqueue(job.Lane, queued{it.UpdateID, job.Run})
+	}
+}
+
+func (q *Queue) enqueue(name string, j queued) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.lanes[name]
+	if l == nil {
+		l = &lane{name: name}
+		q.lanes[name] = l
+	}
+	l.jobs = append(l.jobs, j)
+	if !l.active {
+		l.active = true
+		q.jobs.Add(1)
+		go q.runLane(l)
+	}
+}
+
+// runLane runs a lane's jobs in order, holding a slot while it runs one.
+func (q *Queue) runLane(l *lane) {
+	defer q.jobs.Done()
+	for {
+		j, ok := q.next(l)
+		if !ok {
+			return
+		}
+		slot := false
+		select {
+		case q.slots <- struct{}{}:
+			slot = true
+		case <-q.work.Done():
+		}
+		if !q.claim(l, slot) {
+			return // cut short or stopping before it ran: it stays pending
+		}
+		q.runJob(q.work, j)
+		<-q.slots
+		q.setCounts(0, -1)
+		if q.work.Err() != nil {
+			return
+		}
+	}
+}
+
+// claim turns a waiting lane that got a slot into a running one. When it
+// got none (cut short), or the queue is stopping, the slot goes back and
+// the lane retires.
+func (q *Queue) claim(l *lane, slot bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.waiting--
+	if !slot || q.stopping {
+		l.active = false
+		if slot {
+			<-q.slots
+		}
+		return false
+	}
+	q.running++
+	return true
+}
+
+// next takes the lane's next job, or retires the lane when it has none or
+// the queue is stopping; queued jobs then stay pending in the inbox.
+func (q *Queue) next(l *lane) (queued, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(l.jobs) == 0 || q.stopping {
+		l.active = false
+		if len(l.jobs) == 0 {
+			delete(q.lanes, l.name)
+		}
+		return queued{}, false
+	}
+	j := l.jobs[0]
+	l.jobs = l.jobs[1:]
+	q.waiting++
+	return j, true
+}
+
+// setCounts adjusts the lane counts.
+func (q *Queue) setCounts(waiting, running int) {
+	q.mu.Lock()
+	q.waiting += waiting
+	q.running += running
+	q.mu.Unlock()
+}
+
+func (q *Queue) runJob(ctx context.Context, j queued) {
+	defer func() {
+		if p := recover(); p != nil {
+			q.logger.Error("panic in a job; the item is marked done", "update_id", j.id, "panic", fmt.Sprint(p))
+			q.markDone(j.id)
+		}
+	}()
+	j.run(ctx)
+	if ctx.Err() != nil {
+		return // cut short: it runs again after the restart
+	}
+	q.markDone(j.id)
+}
+
+// prune drops done items older than Retain. Telegram keeps updates for
+// 24 hours, so older ones can never come again.
+func (q *Queue) prune(ctx context.Context) {
+	p, ok := q.cfg.Inbox.(Pruner)
+	if !ok {
+		return
+	}
+	if n, err := p.InboxPrune(ctx, time.Now().Add(-q.cfg.Retain)); err != nil {
+		q.logger.Warn("prune inbox", "err", err)
+	} else if n > 0 {
+		q.logger.Debug("pruned inbox", "items", n)
+	}
+}
+
+func (q *Queue) markDone(id int64) {
+	q.done <- id
+}
+
+// maxMarks caps the marks written together.
+const maxMarks = 256
+
+// mark writes done marks until q.done is closed, off the jobs' path: each
+// write may be an fsync on the store's one writer, and hundreds of lanes
+// finishing at once would otherwise queue their fsyncs in front of the
+// jobs' own writes. Every mark waiting when a write starts goes into it,
+// so one fsync serves all the items that finished during the previous
+// one, and a lone mark is not delayed.
+func (q *Queue) mark() {
+	defer close(q.doneStopped)
+	ids := make([]int64, 0, maxMarks)
+	for id := range q.done {
+		ids = append(ids[:0], id)
+	more:
+		for len(ids) < maxMarks {
+			select {
+			case id, ok := <-q.done:
+				if !ok {
+					break more
+				}
+				ids = append(ids, id)
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := q.cfg.Inbox.InboxDone(ctx, ids...); errors.Is(err, store.ErrNotFound) {
+			q.logger.Warn("mark items done: some were not in the inbox", "err", err)
+		} else if err != nil {
+			q.logger.Error("mark items done; they will run again after a restart", "update_ids", ids, "err", err)
+		}
+		cancel()
+	}
+}

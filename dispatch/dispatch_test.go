@@ -1,0 +1,238 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpgram/mcpgram/dispatch"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// openInbox opens a real SQLite inbox holding one item per lane name, in
+// order; the item ids are 1, 2, 3…
+func openInbox(t *testing.T, lanes ...string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var items []store.InboxItem
+	for i, l := range lanes {
+		items = append(items, store.InboxItem{UpdateID: int64(i + 1), ChatID: l, Payload: []byte(`{}`)})
+	}
+	if err := db.InboxPut(context.Background(), items...); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func pending(t *testing.T, db *store.DB) []int64 {
+	t.Helper()
+	items, err := db.InboxPending(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, it := range items {
+		ids = append(ids, it.UpdateID)
+	}
+	return ids
+}
+
+func start(t *testing.T, cfg dispatch.Config) *dispatch.Queue {
+	t.Helper()
+	q, err := dispatch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Start()
+	return q
+}
+
+func closeQueue(t *testing.T, q *dispatch.Queue) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := q.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recorder notes the order jobs run in.
+type recorder struct {
+	mu  sync.Mutex
+	ran []int64
+}
+
+func (r *recorder) add(id int64) {
+	r.mu.Lock()
+	r.ran = append(r.ran, id)
+	r.mu.Unlock()
+}
+
+func (r *recorder) got() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ran)
+}
+
+// One lane's items run in order and one at a time, while another lane's
+// go ahead of them; every item is marked done.
+func TestLanesOrderedAndIndependent(t *testing.T) {
+	db := openInbox(t, "a", "a", "b", "a")
+	var rec recorder
+	bRan := make(chan struct{})
+	q := start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
+			if it.UpdateID == 1 {
+				<-bRan // lane a's first job waits for lane b
+			}
+			rec.add(it.UpdateID)
+			if it.ChatID == "b" {
+				close(bRan)
+			}
+		}}
+	}})
+	waitFor(t, func() bool { return len(rec.got()) == 4 })
+	closeQueue(t, q)
+	if got, want := rec.got(), []int64{3, 1, 2, 4}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+	if p := pending(t, db); len(p) != 0 {
+		t.Errorf("pending after every job ran: %v", p)
+	}
+}
+
+// At most MaxRunning lanes run at once; out-of-band jobs run beside them.
+func TestBoundedConcurrency(t *testing.T) {
+	db := openInbox(t, "a", "b", "c", "")
+	release := make(chan struct{})
+	oob := make(chan struct{})
+	var rec recorder
+	q := start(t, dispatch.Config{Inbox: db, MaxRunning: 2, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
+			if it.ChatID == "" {
+				close(oob)
+				return
+			}
+			<-release
+			rec.add(it.UpdateID)
+		}}
+	}})
+	<-oob // the out-of-band job did not wait for a slot
+	waitFor(t, func() bool { return q.Stats() == dispatch.Stats{Running: 2, Waiting: 1} })
+	close(release)
+	waitFor(t, func() bool { return len(rec.got()) == 3 })
+	closeQueue(t, q)
+	if s := q.Stats(); s != (dispatch.Stats{}) {
+		t.Errorf("stats after close: %+v", s)
+	}
+	if p := pending(t, db); len(p) != 0 {
+		t.Errorf("pending: %v", p)
+	}
+}
+
+// A job cut short by Close and the jobs queued behind it stay pending, and
+// the next queue over the inbox runs them, in order.
+func TestCutShortRunsAgain(t *testing.T) {
+	db := openInbox(t, "a", "a", "b")
+	started := make(chan struct{})
+	q := start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
+			if it.UpdateID == 1 {
+				close(started)
+				<-ctx.Done()
+			}
+		}}
+	}})
+	<-started
+	waitFor(t, func() bool { return slices.Equal(pending(t, db), []int64{1, 2}) }) // b is done
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := q.Close(ctx); !errors.Is(err, dispatch.ErrCutShort) {
+		t.Fatalf("Close = %v, want ErrCutShort", err)
+	}
+	if got, want := pending(t, db), []int64{1, 2}; !slices.Equal(got, want) {
+		t.Fatalf("pending after a cut-short close: %v, want %v", got, want)
+	}
+
+	var rec recorder
+	q = start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+	}})
+	waitFor(t, func() bool { return len(rec.got()) == 2 })
+	closeQueue(t, q)
+	if got, want := rec.got(), []int64{1, 2}; !slices.Equal(got, want) {
+		t.Errorf("the restart ran %v, want %v", got, want)
+	}
+	if p := pending(t, db); len(p) != 0 {
+		t.Errorf("pending after the restart: %v", p)
+	}
+}
+
+// Items with nothing to do, and jobs that panic, are marked done; the lane
+// goes on.
+func TestNothingAndPanicsAreDone(t *testing.T) {
+	db := openInbox(t, "skip", "a", "a")
+	var rec recorder
+	q := start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+		if it.ChatID == "skip" {
+			return dispatch.Job{}
+		}
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) {
+			rec.add(it.UpdateID)
+			if it.UpdateID == 2 {
+				panic("boom " + strconv.Itoa(2))
+			}
+		}}
+	}})
+	waitFor(t, func() bool { return len(pending(t, db)) == 0 })
+	closeQueue(t, q)
+	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+}
+
+// Wake hands out items stored after Start at once, without the interval.
+func TestWake(t *testing.T) {
+	db := openInbox(t)
+	var rec recorder
+	q := start(t, dispatch.Config{Inbox: db, Interval: time.Hour, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+	}})
+	defer closeQueue(t, q)
+	if err := db.InboxPut(context.Background(), store.InboxItem{UpdateID: 7, ChatID: "a", Payload: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	q.Wake()
+	waitFor(t, func() bool { return len(rec.got()) == 1 })
+}
+
+func TestNewValidates(t *testing.T) {
+	if _, err := dispatch.New(dispatch.Config{}); err == nil {
+		t.Error("New without Inbox and Route succeeded")
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a while.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
