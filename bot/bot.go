@@ -10,16 +10,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-	"golang.org/x/time/rate"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -134,35 +134,19 @@ type Bot struct {
 	hub    Hub
 	store  Store
 	logger *slog.Logger
-
-	api     *tgbotapi.BotAPI // sends; bound to baseCtx
-	poll    *tgbotapi.BotAPI // long polls; bound to the poll context
-	pollCtx *ctxBinder
-	self    tgbotapi.User
+	tg     *telegram.Client
+	self   tgbotapi.User
+	queue  *dispatch.Queue
 
 	allowed map[int64]bool
 	admins  map[int64]bool
-	sem     chan struct{}
-
-	// baseCtx outlives Run's context by ShutdownGrace so running turns can finish.
-	baseCtx    context.Context
-	baseCancel context.CancelFunc
-
-	wake chan struct{} // the poller tells the dispatcher of new inbox items
-	// dispatched is the highest update id handed to a worker; the
-	// dispatcher reads on from there. Only dispatchLoop uses it.
-	dispatched int64
-
-	doneCh      chan int64    // handled update ids for doneLoop
-	doneStopped chan struct{} // closed when doneLoop has drained doneCh
+	ran     atomic.Bool
 
 	mu           sync.Mutex
-	chats        map[int64]*chat
+	turns        map[int64]*turn // chat -> its running turn, for /cancel
 	limiters     map[int64]*userLimit
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
-	stopping     bool
-	work         sync.WaitGroup // chat workers and out-of-band handlers
 
 	// drafts says whether the server has sendMessageDraft: draftsUnknown
 	// until the first try, then draftsOn or draftsOff.
@@ -172,9 +156,10 @@ type Bot struct {
 	openCards map[int64]*card // chat -> its newest live card; under mu
 }
 
-type userLimit struct {
-	lim    *rate.Limiter
-	warned bool
+// A turn is what /cancel needs of a running turn.
+type turn struct {
+	cancel context.CancelFunc
+	owner  int64 // the user whose turn it is
 }
 
 // New returns a Bot that has not yet contacted Telegram.
@@ -188,16 +173,13 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	cfg.setDefaults()
 	b := &Bot{
 		cfg: cfg, agent: a, hub: h, store: s,
-		logger:      cfg.Logger,
-		allowed:     map[int64]bool{},
-		admins:      map[int64]bool{},
-		sem:         make(chan struct{}, cfg.MaxConcurrentTurns),
-		wake:        make(chan struct{}, 1),
-		doneCh:      make(chan int64, 1024),
-		doneStopped: make(chan struct{}),
-		chats:       map[int64]*chat{},
-		limiters:    map[int64]*userLimit{},
-		refused:     map[int64]time.Time{},
+		logger:    cfg.Logger,
+		allowed:   map[int64]bool{},
+		admins:    map[int64]bool{},
+		turns:     map[int64]*turn{},
+		limiters:  map[int64]*userLimit{},
+		refused:   map[int64]time.Time{},
+		openCards: map[int64]*card{},
 	}
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true
@@ -205,86 +187,37 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	for _, id := range cfg.AdminUserIDs {
 		b.admins[id] = true
 	}
-	b.baseCtx, b.baseCancel = context.WithCancel(context.Background())
 	// Every running turn may have two calls in flight ("typing" and its
 	// replies), plus the poller and button presses handled out of band:
 	// fewer idle connections than that and a busy bot dials Telegram (TCP
 	// and TLS) for a good part of its calls.
-	idle := max(128, 2*cfg.MaxConcurrentTurns+16)
-	transport := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		MaxIdleConns:        idle,
-		MaxIdleConnsPerHost: idle,
-		IdleConnTimeout:     90 * time.Second,
+	b.tg = telegram.New(telegram.Config{
+		Token: cfg.Token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
+		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
+		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Logger: cfg.Logger,
+	})
+	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
 	}
-	endpoint := cfg.APIURL + "/bot%s/%s"
-	// The library builds requests without a context; binding one in the
-	// client lets Close and shutdown abort a call in flight.
-	sendClient := &ctxBinder{ctx: b.baseCtx, token: cfg.Token, client: &http.Client{Transport: transport, Timeout: 60 * time.Second}}
-	b.pollCtx = &ctxBinder{ctx: b.baseCtx, token: cfg.Token, client: &http.Client{Transport: transport, Timeout: cfg.PollTimeout + 15*time.Second}}
-	b.api = &tgbotapi.BotAPI{Token: cfg.Token, Client: sendClient, Buffer: 100}
-	b.api.SetAPIEndpoint(endpoint)
-	b.poll = &tgbotapi.BotAPI{Token: cfg.Token, Client: b.pollCtx, Buffer: 100}
-	b.poll.SetAPIEndpoint(endpoint)
+	b.queue = q
 	return b, nil
 }
 
-// ctxBinder attaches a context to every request of the library, and keeps
-// the token out of its errors: the Bot API puts the token in the URL, and
-// net/http quotes the URL in every transport error, which would end up in
-// the log.
-type ctxBinder struct {
-	mu     sync.Mutex
-	ctx    context.Context
-	token  string
-	client *http.Client
-}
-
-func (c *ctxBinder) set(ctx context.Context) {
-	c.mu.Lock()
-	c.ctx = ctx
-	c.mu.Unlock()
-}
-
-func (c *ctxBinder) Do(req *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	ctx := c.ctx
-	c.mu.Unlock()
-	resp, err := c.client.Do(req.WithContext(ctx))
-	if err != nil && c.token != "" {
-		err = redact(err, c.token)
-	}
-	return resp, err
-}
-
-// redact hides token in err's text while keeping what callers test for
-// with errors.Is and errors.As.
-func redact(err error, token string) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		ue.URL = strings.ReplaceAll(ue.URL, token, redacted)
-	}
-	if !strings.Contains(err.Error(), token) {
-		return err
-	}
-	return &redactedError{msg: strings.ReplaceAll(err.Error(), token, redacted), err: err}
-}
-
-const redacted = "<token>"
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+// ErrCutShort is returned by Run when turns still running after the
+// shutdown grace had to be cancelled. Their updates run again at the next
+// start.
+var ErrCutShort = errors.New("bot: running turns were cut short at shutdown")
 
 // Run connects to Telegram, registers the commands and handles updates
 // until ctx ends; then it stops polling, lets running turns finish for up
 // to ShutdownGrace, and returns. Updates received but not handled stay in
-// the inbox for the next Run.
+// the inbox for the next Run. It returns ErrCutShort when turns had to be
+// cancelled, and works once.
 func (b *Bot) Run(ctx context.Context) error {
+	if !b.ran.CompareAndSwap(false, true) {
+		return errors.New("bot: Run called twice")
+	}
 	if err := b.connect(ctx); err != nil {
 		return err
 	}
@@ -293,58 +226,31 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	b.registerCommands(ctx)
 
-	go b.doneLoop()
-	defer func() {
-		close(b.doneCh)
-		<-b.doneStopped
-	}()
-
-	pollCtx, stopPoll := context.WithCancel(ctx)
-	defer stopPoll()
-	b.pollCtx.set(pollCtx)
-
-	var loops sync.WaitGroup
-	loops.Add(2)
-	go func() { defer loops.Done(); b.pollLoop(pollCtx) }()
-	go func() { defer loops.Done(); b.dispatchLoop(ctx) }()
+	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
-	b.work.Add(1)
-	go func() { defer b.work.Done(); b.expireLoop(ctx) }()
-	<-ctx.Done()
-	loops.Wait()
+	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
+	b.pollLoop(ctx)
 	b.logger.Info("stopping: polling stopped, waiting for running turns", "grace", b.cfg.ShutdownGrace)
 
-	b.mu.Lock()
-	b.stopping = true
-	b.mu.Unlock()
-	done := make(chan struct{})
-	go func() { b.work.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(b.cfg.ShutdownGrace):
-		b.logger.Warn("running turns did not finish in time; cancelling them", "grace", b.cfg.ShutdownGrace)
-		b.baseCancel()
-		<-done
+	grace, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownGrace)
+	defer cancel()
+	if err := b.queue.Close(grace); err != nil {
+		b.logger.Warn("running turns did not finish in time; cancelled them, and their updates run again at the next start", "grace", b.cfg.ShutdownGrace)
+		return ErrCutShort
 	}
 	return nil
 }
 
-// Close releases the Bot's connections and cancels anything still running.
-func (b *Bot) Close() error {
-	b.baseCancel()
-	if c, ok := b.api.Client.(*ctxBinder); ok {
-		c.client.CloseIdleConnections()
-	}
-	return nil
-}
+// Close releases the Bot's connections and aborts Telegram calls in flight.
+// Call it after Run has returned.
+func (b *Bot) Close() { b.tg.Close() }
 
 // connect calls getMe until it works or ctx ends: the bot needs its own
 // username to recognise mentions in groups.
 func (b *Bot) connect(ctx context.Context) error {
 	delay := b.cfg.RetryMin
 	for {
-		b.pollCtx.set(ctx)
-		me, err := b.poll.GetMe()
+		me, err := b.tg.GetMe(ctx)
 		if err == nil {
 			b.self = me
 			b.logger.Info("connected to Telegram", "bot", me.UserName)
@@ -355,7 +261,7 @@ func (b *Bot) connect(ctx context.Context) error {
 			return fmt.Errorf("bot: Telegram rejected TELEGRAM_BOT_TOKEN: %w", err)
 		}
 		b.logger.Warn("cannot reach Telegram; retrying", "err", err, "in", delay)
-		if !sleep(ctx, delay) {
+		if !telegram.Sleep(ctx, delay) {
 			return fmt.Errorf("bot: connect to Telegram: %w", err)
 		}
 		delay = min(delay*2, b.cfg.RetryMax)
@@ -377,78 +283,15 @@ var (
 )
 
 func (b *Bot) registerCommands(ctx context.Context) {
-	if _, err := b.request(ctx, tgbotapi.NewSetMyCommands(commands...)); err != nil {
+	if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommands(commands...)); err != nil {
 		b.logger.Warn("setMyCommands failed; the command menu may be stale", "err", err)
 	}
 	for id := range b.admins {
 		// Fails with "chat not found" until the admin has talked to the
 		// bot once; /servers works regardless.
 		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, adminCommands...)); err != nil {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, adminCommands...)); err != nil {
 			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
 		}
 	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-func (b *Bot) isAdmin(id int64) bool { return b.admins[id] }
-
-func (b *Bot) isAllowed(id int64) bool { return len(b.allowed) == 0 || b.allowed[id] || b.admins[id] }
-
-// refusalInterval is the least time between two refusals to one stranger.
-const refusalInterval = time.Minute
-
-// refuse reports whether a user not allowed should be told so now: once
-// per refusalInterval at most, then silence, so that strangers cannot
-// spend the bot's Telegram budget (about one message a second per chat)
-// by writing to it.
-func (b *Bot) refuse(user int64) bool {
-	now := time.Now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if now.Sub(b.refusedSwept) >= refusalInterval {
-		// Entries old enough to refuse again are no longer needed; dropping
-		// them keeps a stream of new strangers from growing the map.
-		for id, at := range b.refused {
-			if now.Sub(at) >= refusalInterval {
-				delete(b.refused, id)
-			}
-		}
-		b.refusedSwept = now
-	}
-	if at, ok := b.refused[user]; ok && now.Sub(at) < refusalInterval {
-		return false
-	}
-	b.refused[user] = now
-	return true
-}
-
-// allow applies the per-user rate limit; warn is true the first time a
-// user is refused in a row, so the polite message is not itself a flood.
-func (b *Bot) allow(user int64) (ok, warn bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	l := b.limiters[user]
-	if l == nil {
-		n := b.cfg.RateLimitPerMinute
-		l = &userLimit{lim: rate.NewLimiter(rate.Every(time.Minute/time.Duration(n)), n)}
-		b.limiters[user] = l
-	}
-	if l.lim.Allow() {
-		l.warned = false
-		return true, false
-	}
-	warn = !l.warned
-	l.warned = true
-	return false, warn
 }

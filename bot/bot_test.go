@@ -282,7 +282,7 @@ func TestGroups(t *testing.T) {
 
 func TestAccessAndRateLimit(t *testing.T) {
 	fake := tgfake.New(t)
-	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Config) {
+	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Config) {
 		c.AllowedUserIDs = []int64{alice}
 		c.RateLimitPerMinute = 2
 	})
@@ -292,8 +292,7 @@ func TestAccessAndRateLimit(t *testing.T) {
 		fake.Text(alice, alice, fmt.Sprintf("m%d", i))
 	}
 	waitText(t, fake, alice, "faster than I can keep up")
-	waitText(t, fake, alice, "echo: m1")
-	time.Sleep(200 * time.Millisecond)
+	waitHandled(t, h)
 	if n := countText(fake, alice, "echo: m"); n != 2 {
 		t.Errorf("%d messages answered, want 2", n)
 	}
@@ -326,18 +325,14 @@ func TestRestartLosesAndDoublesNothing(t *testing.T) {
 	waitText(t, fake, bob, "echo: quick")
 	fake.WaitFor(t, 5*time.Second, "blocked turn", func() bool { return a.Turns("block") == 1 })
 	fake.WaitFor(t, 5*time.Second, "batch confirmed", func() bool { return fake.Unconfirmed() == 0 })
-	h1.stop()
+	h1.stopWant(bot.ErrCutShort)
 	if n := countText(fake, alice, "Stopped."); n != 0 {
 		t.Errorf("shutdown told the user %q", "Stopped.")
 	}
 	fake.Text(alice, alice, "while down")
 
 	close(a.block) // the next run's turn finishes
-	startBot(t, fake, dir, a, newFakeHub(1), nil)
-	waitText(t, fake, alice, "unblocked")
-	waitText(t, fake, alice, "echo: queued behind")
-	waitText(t, fake, alice, "echo: while down")
-	time.Sleep(300 * time.Millisecond)
+	waitHandled(t, startBot(t, fake, dir, a, newFakeHub(1), nil))
 	for text, want := range map[string]int{"echo: quick": 1, "unblocked": 1, "echo: queued behind": 1, "echo: while down": 1} {
 		chat := int64(alice)
 		if text == "echo: quick" {
@@ -376,76 +371,6 @@ func TestManyChats(t *testing.T) {
 	wg.Wait()
 	for i := range n {
 		waitText(t, fake, int64(1000+i), fmt.Sprintf("echo: hi %d", i))
-	}
-}
-
-// doneCounter is a store that records each InboxDone call, holding the
-// first one back until release is closed.
-type doneCounter struct {
-	*store.DB
-	release chan struct{}
-	mu      sync.Mutex
-	calls   [][]int64
-}
-
-func (d *doneCounter) InboxDone(ctx context.Context, ids ...int64) error {
-	d.mu.Lock()
-	first := len(d.calls) == 0
-	d.calls = append(d.calls, append([]int64(nil), ids...))
-	d.mu.Unlock()
-	if first {
-		<-d.release
-	}
-	return d.DB.InboxDone(ctx, ids...)
-}
-
-// Updates that finish while a done mark is being committed share the
-// next commit (one fsync) instead of queueing one each.
-func TestDoneMarksShareCommits(t *testing.T) {
-	fake := tgfake.New(t)
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ds := &doneCounter{DB: db, release: make(chan struct{})}
-	b, err := bot.New(testConfig(fake, &testenv.Buffer{}), newFakeAgent(), newFakeHub(1), ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		b.Close()
-	})
-
-	const n = 30
-	for i := range n {
-		fake.Text(int64(1000+i), int64(1000+i), fmt.Sprintf("hi %d", i))
-	}
-	for i := range n {
-		waitText(t, fake, int64(1000+i), fmt.Sprintf("echo: hi %d", i))
-	}
-	// The marks follow the replies closely; give the workers a moment.
-	time.Sleep(100 * time.Millisecond)
-	close(ds.release)
-	fake.WaitFor(t, 10*time.Second, "every update marked done", func() bool {
-		items, err := db.InboxPending(context.Background(), 0)
-		return err == nil && len(items) == 0
-	})
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	marked := 0
-	for _, ids := range ds.calls {
-		marked += len(ids)
-	}
-	if marked != n || len(ds.calls) > n/3 {
-		t.Errorf("InboxDone calls %v: %d calls marking %d updates, want %d updates in at most %d calls", ds.calls, len(ds.calls), marked, n, n/3)
 	}
 }
 

@@ -341,16 +341,12 @@ func TestE2ERestartLosesAndDoublesNothing(t *testing.T) {
 	s.fake.Text(alice, alice, "first")
 	s.fake.Text(alice, alice, "second")
 	s.fake.WaitFor(t, 30*time.Second, "the model call for 'first'", func() bool { return len(s.model.Calls()) >= 1 })
-	h1.stop()
+	h1.stopWant(bot.ErrCutShort)
 	s.fake.Text(alice, alice, "third")
 	mu.Lock()
 	slow = false
 	mu.Unlock()
-	s.start(nil)
-	for _, w := range []string{"You said: first", "You said: second", "You said: third"} {
-		waitText(t, s.fake, alice, w)
-	}
-	time.Sleep(300 * time.Millisecond)
+	waitHandled(t, s.start(nil))
 	for _, w := range []string{"You said: first", "You said: second", "You said: third"} {
 		if n := countText(s.fake, alice, w); n != 1 {
 			t.Errorf("%q answered %d times, want once", w, n)

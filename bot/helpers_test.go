@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
@@ -266,7 +268,10 @@ type harness struct {
 	db    *store.DB
 	dbDir string
 	log   *testenv.Buffer
-	stop  func()
+	// stop ends the bot, which must return nil from Run; stopWant
+	// expects want instead.
+	stop     func()
+	stopWant func(want error)
 }
 
 // testConfig is a Config with short timings for tests.
@@ -313,13 +318,13 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
 	var once sync.Once
-	hs.stop = func() {
+	hs.stopWant = func(want error) {
 		once.Do(func() {
 			cancel()
 			select {
 			case err := <-done:
-				if err != nil {
-					t.Errorf("Run: %v", err)
+				if !errors.Is(err, want) || (want == nil && err != nil) {
+					t.Errorf("Run: %v, want %v", err, want)
 				}
 			case <-time.After(10 * time.Second):
 				t.Errorf("Run did not return after cancel")
@@ -330,6 +335,7 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 			}
 		})
 	}
+	hs.stop = func() { hs.stopWant(nil) }
 	t.Cleanup(hs.stop)
 	return hs
 }
@@ -371,3 +377,6 @@ func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAns
 	})
 	return got
 }
+
+// Every goroutine the bot starts ends by the time Run and Close return.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

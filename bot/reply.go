@@ -28,7 +28,10 @@ import (
 // to throttled edits of a draft message, deleted when the final message is
 // sent, so the answer always arrives as a new message with a notification.
 type reply struct {
-	b       *Bot
+	b *Bot
+	// base is the job's context: replies go out even after /cancel ended
+	// ctx, the turn's.
+	base    context.Context
 	ctx     context.Context
 	chatID  int64
 	user    int64
@@ -52,8 +55,8 @@ type reply struct {
 	typingDone chan struct{}
 }
 
-func (b *Bot) newReply(ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func()) *reply {
-	r := &reply{b: b, ctx: ctx, chatID: chatID, user: user, replyTo: replyTo, private: chatID > 0, onFirst: onFirst}
+func (b *Bot) newReply(base, ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func()) *reply {
+	r := &reply{b: b, base: base, ctx: ctx, chatID: chatID, user: user, replyTo: replyTo, private: chatID > 0, onFirst: onFirst}
 	if typing {
 		r.stopTyping = make(chan struct{})
 		r.typingDone = make(chan struct{})
@@ -68,7 +71,7 @@ func (r *reply) typing() {
 	defer t.Stop()
 	for {
 		// One try only: a missed "typing" is not worth a delay.
-		if _, err := r.b.api.Request(tgbotapi.NewChatAction(r.chatID, tgbotapi.ChatTyping)); err != nil {
+		if err := r.b.tg.Try(tgbotapi.NewChatAction(r.chatID, tgbotapi.ChatTyping)); err != nil {
 			r.b.logger.Debug("sendChatAction", "chat", r.chatID, "err", err)
 		}
 		select {
@@ -96,7 +99,7 @@ func (r *reply) finish() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.status != 0 && len(r.tools) > 0 {
-		if err := r.b.editHTML(r.b.baseCtx, r.chatID, r.status, strings.Join(r.tools, "\n"), nil); err != nil {
+		if err := r.b.tg.EditHTML(r.base, r.chatID, r.status, strings.Join(r.tools, "\n"), nil); err != nil {
 			r.b.logger.Debug("final status edit", "err", err)
 		}
 	}
@@ -106,13 +109,13 @@ func (r *reply) emit(ev agent.Event) {
 	if r.onFirst != nil {
 		r.first.Do(r.onFirst)
 	}
-	if ev.Kind == agent.EventError && r.b.baseCtx.Err() != nil {
+	if ev.Kind == agent.EventError && r.base.Err() != nil {
 		// Shutting down: the update stays in the inbox and runs again.
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ctx := r.b.baseCtx // replies go out even after /cancel stopped the turn
+	ctx := r.base
 	switch ev.Kind {
 	case agent.EventText:
 		r.streamLocked(ctx, ev.Text)
@@ -143,7 +146,7 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
-		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, render.HTML(ev.Text), nil); err != nil {
+		if _, err := r.b.tg.SendLong(ctx, r.chatID, r.replyTo, render.HTML(ev.Text), nil); err != nil {
 			r.b.logger.Error("send answer", "chat", r.chatID, "err", err)
 		}
 	case agent.EventQuestion:
@@ -165,7 +168,7 @@ func (r *reply) emit(ev agent.Event) {
 		if text == "" {
 			text = "Sorry, something went wrong."
 		}
-		if _, err := r.b.sendLong(ctx, r.chatID, r.replyTo, render.Escape(text), nil); err != nil {
+		if _, err := r.b.tg.SendLong(ctx, r.chatID, r.replyTo, render.Escape(text), nil); err != nil {
 			r.b.logger.Error("send error message", "chat", r.chatID, "err", err)
 		}
 	}
@@ -173,12 +176,12 @@ func (r *reply) emit(ev agent.Event) {
 
 func (r *reply) statusLocked(ctx context.Context, html string) {
 	if r.status != 0 {
-		if err := r.b.editHTML(ctx, r.chatID, r.status, html, nil); err != nil {
+		if err := r.b.tg.EditHTML(ctx, r.chatID, r.status, html, nil); err != nil {
 			r.b.logger.Debug("edit status", "err", err)
 		}
 		return
 	}
-	m, err := r.b.sendHTML(ctx, r.chatID, 0, html, nil)
+	m, err := r.b.tg.SendHTML(ctx, r.chatID, 0, html, nil)
 	if err != nil {
 		r.b.logger.Debug("send status", "err", err)
 		return
@@ -214,12 +217,12 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 		return
 	}
 	if r.draft != 0 {
-		if err := r.b.editHTML(ctx, r.chatID, r.draft, html, nil); err != nil {
+		if err := r.b.tg.EditHTML(ctx, r.chatID, r.draft, html, nil); err != nil {
 			r.b.logger.Debug("edit draft", "err", err)
 		}
 		return
 	}
-	m, err := r.b.sendHTML(ctx, r.chatID, 0, html, nil)
+	m, err := r.b.tg.SendHTML(ctx, r.chatID, 0, html, nil)
 	if err != nil {
 		r.b.logger.Debug("send draft", "err", err)
 		return
@@ -239,7 +242,7 @@ func (r *reply) sendDraftLocked(html string) bool {
 		"text":       html,
 		"parse_mode": tgbotapi.ModeHTML,
 	}
-	_, err := r.b.api.MakeRequest("sendMessageDraft", params)
+	_, err := r.b.tg.Method("sendMessageDraft", params)
 	if err == nil {
 		r.b.drafts.CompareAndSwap(draftsUnknown, draftsOn)
 		return true
@@ -261,7 +264,7 @@ func (r *reply) dropDraftLocked(ctx context.Context) {
 	if r.draft == 0 {
 		return
 	}
-	if _, err := r.b.request(ctx, tgbotapi.NewDeleteMessage(r.chatID, r.draft)); err != nil {
+	if _, err := r.b.tg.Request(ctx, tgbotapi.NewDeleteMessage(r.chatID, r.draft)); err != nil {
 		r.b.logger.Debug("delete draft", "err", err)
 	}
 	r.draft, r.draftHTML = 0, ""
@@ -285,8 +288,8 @@ func (r *reply) photoLocked(ctx context.Context, data []byte, mimeType, caption 
 	}
 	photo := tgbotapi.NewPhoto(r.chatID, tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data})
 	photo.Caption = shorten(caption, 1000)
-	if _, err := r.b.send(ctx, photo); err != nil {
+	if _, err := r.b.tg.Send(ctx, photo); err != nil {
 		r.b.logger.Error("send photo", "chat", r.chatID, "err", err)
-		r.b.say(r.chatID, "(A tool returned an image that Telegram did not accept.)")
+		r.b.say(ctx, r.chatID, "(A tool returned an image that Telegram did not accept.)")
 	}
 }

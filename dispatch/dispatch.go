@@ -202,13 +202,14 @@ func (q *Queue) Close(ctx context.Context) error {
 type Stats struct {
 	Running int // lanes running a job
 	Waiting int // lanes with work, waiting for a slot
+	Marks   int // done marks waiting to be written
 }
 
 // Stats reports how many lanes are running and waiting.
 func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return Stats{Running: q.running, Waiting: q.waiting}
+	return Stats{Running: q.running, Waiting: q.waiting, Marks: len(q.done)}
 }
 
 func (q *Queue) dispatchLoop(ctx context.Context) {

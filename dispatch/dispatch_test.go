@@ -217,6 +217,57 @@ func TestWake(t *testing.T) {
 	waitFor(t, func() bool { return len(rec.got()) == 1 })
 }
 
+// slowMarks blocks its first InboxDone until released, closing writing as
+// it starts.
+type slowMarks struct {
+	*store.DB
+	writing chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	calls   [][]int64
+}
+
+func (d *slowMarks) InboxDone(ctx context.Context, ids ...int64) error {
+	d.mu.Lock()
+	first := len(d.calls) == 0
+	d.calls = append(d.calls, slices.Clone(ids))
+	d.mu.Unlock()
+	if first {
+		close(d.writing)
+		<-d.release
+	}
+	return d.DB.InboxDone(ctx, ids...)
+}
+
+// Items that finish while a done mark is being written share the next
+// write (one fsync) instead of queueing one each.
+func TestMarksShareWrites(t *testing.T) {
+	const n = 30
+	lanes := make([]string, n)
+	for i := range lanes {
+		lanes[i] = strconv.Itoa(i)
+	}
+	db := openInbox(t, lanes...)
+	inbox := &slowMarks{DB: db, writing: make(chan struct{}), release: make(chan struct{})}
+	q := start(t, dispatch.Config{Inbox: inbox, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) {
+			if it.UpdateID != 1 {
+				<-inbox.writing // the others finish while the first mark is written
+			}
+		}}
+	}})
+	// The first mark is being written (and blocked); the others wait for it.
+	waitFor(t, func() bool { return q.Stats().Marks == n-1 })
+	close(inbox.release)
+	waitFor(t, func() bool { return len(pending(t, db)) == 0 })
+	closeQueue(t, q)
+	inbox.mu.Lock()
+	defer inbox.mu.Unlock()
+	if len(inbox.calls) != 2 || len(inbox.calls[1]) != n-1 {
+		t.Errorf("InboxDone calls %v; want one of 1 id, then one of %d", inbox.calls, n-1)
+	}
+}
+
 func TestNewValidates(t *testing.T) {
 	if _, err := dispatch.New(dispatch.Config{}); err == nil {
 		t.Error("New without Inbox and Route succeeded")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/mcpgram/mcpgram/bot"
@@ -38,5 +39,10 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	// Servers are still starting: each joins the catalog, and so the
 	// prompt, once ready, while the bot already answers.
 	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Servers))
-	return b.Run(ctx)
+	if err := b.Run(ctx); !errors.Is(err, bot.ErrCutShort) {
+		return err
+	}
+	// Turns cut short at shutdown were logged, and run again at the next
+	// start: a stop that loses nothing is not a failure.
+	return nil
 }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,112 +11,43 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/store"
 )
 
-// A chat is the ordered queue of one Telegram chat. Its worker goroutine
-// lives while the queue has work.
-type chat struct {
-	id      int64
-	queue   []job
-	running bool
-	cancel  context.CancelFunc // of the running turn, for /cancel
-	owner   int64              // the user whose turn is running
-}
-
-type job struct {
-	updateID int64
-	u        tgbotapi.Update
-}
-
-// route sends an update to its chat's worker, or handles it out of band
-// when it must not wait behind a running turn (/cancel, /servers buttons).
-func (b *Bot) route(id int64, u tgbotapi.Update) {
+// route turns an inbox item into a job for the dispatch queue. Messages
+// and presses run in their chat's lane, in order; what must not wait
+// behind a running turn (/cancel, /servers buttons, buttons that cannot
+// be valid) runs out of band.
+func (b *Bot) route(it store.InboxItem) dispatch.Job {
+	var u tgbotapi.Update
+	if err := json.Unmarshal(it.Payload, &u); err != nil {
+		b.logger.Error("undecodable update in inbox; dropping it", "update_id", it.UpdateID, "err", err)
+		return dispatch.Job{}
+	}
 	switch {
 	case u.Message != nil && u.Message.Chat != nil:
-		if u.Message.IsCommand() && strings.EqualFold(u.Message.Command(), "cancel") {
-			b.outOfBand(id, func() { b.handleCancel(u.Message) })
-			return
+		m := u.Message
+		if m.IsCommand() && strings.EqualFold(m.Command(), "cancel") {
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleCancel(ctx, m) }}
 		}
-		b.enqueue(u.Message.Chat.ID, job{id, u})
+		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleMessage(ctx, m) }}
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
-		if strings.HasPrefix(cq.Data, "s:") || cq.From == nil || cq.Message == nil || cq.Message.Chat == nil {
-			b.outOfBand(id, func() { b.handleServerPress(cq) })
-			return
+		data, err := callback.Decode(cq.Data)
+		switch {
+		case err != nil || cq.From == nil || cq.Message == nil || cq.Message.Chat == nil:
+			return dispatch.Job{Run: func(ctx context.Context) { b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true) }}
+		case data.Kind == callback.Servers:
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		}
-		b.enqueue(cq.Message.Chat.ID, job{id, u})
-	default:
-		// Edits, channel posts, member changes: nothing to answer.
-		b.markDone(id)
+		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
 	}
-}
-
-func (b *Bot) outOfBand(id int64, fn func()) {
-	b.work.Add(1)
-	go func() {
-		defer b.work.Done()
-		fn()
-		b.markDone(id)
-	}()
-}
-
-func (b *Bot) enqueue(chatID int64, j job) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c := b.chats[chatID]
-	if c == nil {
-		c = &chat{id: chatID}
-		b.chats[chatID] = c
-	}
-	c.queue = append(c.queue, j)
-	if !c.running {
-		c.running = true
-		b.work.Add(1)
-		go b.runChat(c)
-	}
-}
-
-func (b *Bot) runChat(c *chat) {
-	defer b.work.Done()
-	for {
-		b.mu.Lock()
-		if len(c.queue) == 0 || b.stopping {
-			// While stopping, queued updates stay unprocessed in the inbox
-			// for the next run.
-			c.running = false
-			if len(c.queue) == 0 {
-				delete(b.chats, c.id)
-			}
-			b.mu.Unlock()
-			return
-		}
-		j := c.queue[0]
-		c.queue = c.queue[1:]
-		b.mu.Unlock()
-
-		b.handle(c, j.u)
-		if b.baseCtx.Err() != nil {
-			// Cut short by shutdown: handle it again after the restart.
-			return
-		}
-		b.markDone(j.updateID)
-	}
-}
-
-func (b *Bot) handle(c *chat, u tgbotapi.Update) {
-	defer func() {
-		if p := recover(); p != nil {
-			b.logger.Error("panic while handling an update", "chat", c.id, "panic", p)
-		}
-	}()
-	switch {
-	case u.Message != nil:
-		b.handleMessage(c, u.Message)
-	case u.CallbackQuery != nil:
-		b.handlePress(c, u.CallbackQuery)
-	}
+	// Edits, channel posts, member changes: nothing to answer.
+	return dispatch.Job{}
 }
 
 func caller(user, chatID int64) hub.Caller {
@@ -188,13 +120,13 @@ func (b *Bot) stripMention(text string) string {
 	return strings.TrimSpace(text)
 }
 
-func (b *Bot) say(chatID int64, html string) {
-	if _, err := b.sendLong(b.baseCtx, chatID, 0, html, nil); err != nil {
+func (b *Bot) say(ctx context.Context, chatID int64, html string) {
+	if _, err := b.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
 		b.logger.Error("send message", "chat", chatID, "err", err)
 	}
 }
 
-func (b *Bot) handleMessage(c *chat, m *tgbotapi.Message) {
+func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if m.From == nil || m.From.IsBot {
 		return
 	}
@@ -210,38 +142,38 @@ func (b *Bot) handleMessage(c *chat, m *tgbotapi.Message) {
 		}
 		b.logger.Info("message from a user not in ALLOWED_USER_IDS", "user", user, "chat", chatID)
 		if private {
-			b.say(chatID, "Sorry, this bot is private.")
+			b.say(ctx, chatID, "Sorry, this bot is private.")
 		}
 		return
 	}
 	if ok, warn := b.allow(user); !ok {
 		if warn {
-			b.say(chatID, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
+			b.say(ctx, chatID, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
 		}
 		return
 	}
 	if m.IsCommand() {
 		switch strings.ToLower(m.Command()) {
 		case "start":
-			b.say(chatID, b.startText())
+			b.say(ctx, chatID, b.startText())
 			return
 		case "help":
-			b.say(chatID, helpText)
+			b.say(ctx, chatID, helpText)
 			return
 		case "reset":
-			if err := b.agent.Reset(b.baseCtx, strconv.FormatInt(chatID, 10)); err != nil {
+			if err := b.agent.Reset(ctx, strconv.FormatInt(chatID, 10)); err != nil {
 				b.logger.Error("reset", "chat", chatID, "err", err)
-				b.say(chatID, "Sorry, I could not start a new conversation. Please try again.")
+				b.say(ctx, chatID, "Sorry, I could not start a new conversation. Please try again.")
 				return
 			}
-			b.closeOpenCard(chatID, "", "<i>Conversation reset.</i>")
-			b.say(chatID, "Started a new conversation.")
+			b.closeOpenCard(ctx, chatID, "", "<i>Conversation reset.</i>")
+			b.say(ctx, chatID, "Started a new conversation.")
 			return
 		case "tools":
-			b.say(chatID, b.toolsText())
+			b.say(ctx, chatID, b.toolsText())
 			return
 		case "servers":
-			b.showServers(chatID, user)
+			b.showServers(ctx, chatID, user)
 			return
 		}
 	}
@@ -254,22 +186,22 @@ func (b *Bot) handleMessage(c *chat, m *tgbotapi.Message) {
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
-			b.say(chatID, "I can only read text messages for now.")
+			b.say(ctx, chatID, "I can only read text messages for now.")
 		}
 		return
 	}
 	// A typed message answers an open question or denies an open
 	// approval (the agent decides); either way its buttons are done.
-	b.closeOpenCardFor(chatID, user)
+	b.closeOpenCardFor(ctx, chatID, user)
 	// In groups the reply quotes the message, as several people may talk.
 	replyTo := 0
 	if !private {
 		replyTo = m.MessageID
 	}
-	b.runTurn(c, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text}, nil)
+	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text}, nil)
 }
 
-func (b *Bot) handleCancel(m *tgbotapi.Message) {
+func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 	if m.From == nil || !b.isAllowed(m.From.ID) {
 		return
 	}
@@ -280,8 +212,8 @@ func (b *Bot) handleCancel(m *tgbotapi.Message) {
 	b.mu.Lock()
 	var cancel context.CancelFunc
 	var owner int64
-	if c := b.chats[m.Chat.ID]; c != nil {
-		cancel, owner = c.cancel, c.owner
+	if t := b.turns[m.Chat.ID]; t != nil {
+		cancel, owner = t.cancel, t.owner
 	}
 	b.mu.Unlock()
 	// The answers count against the rate limit; a refused one is dropped
@@ -289,12 +221,12 @@ func (b *Bot) handleCancel(m *tgbotapi.Message) {
 	switch {
 	case cancel == nil:
 		if ok, _ := b.allow(user); ok {
-			b.say(m.Chat.ID, "Nothing is running.")
+			b.say(ctx, m.Chat.ID, "Nothing is running.")
 		}
 	case owner != user && !b.isAdmin(user):
 		// In a group, one member must not stop another's request.
 		if ok, _ := b.allow(user); ok {
-			b.say(m.Chat.ID, "Only the person who asked, or an admin, can stop this request.")
+			b.say(ctx, m.Chat.ID, "Only the person who asked, or an admin, can stop this request.")
 		}
 	default:
 		// The agent ends the turn with its own "Stopped." message.
@@ -302,35 +234,27 @@ func (b *Bot) handleCancel(m *tgbotapi.Message) {
 	}
 }
 
-// runTurn runs one agent turn with the chat's reply machinery, inside the
-// global cap on running turns. onFirst runs before the first event.
-func (b *Bot) runTurn(c *chat, chatID, user int64, replyTo int, req agent.Request, onFirst func()) error {
-	ctx, cancel := context.WithCancel(b.baseCtx)
+// runTurn runs one agent turn with the chat's reply machinery; ctx is
+// the job's. onFirst runs before the first event.
+func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req agent.Request, onFirst func()) error {
+	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.mu.Lock()
-	c.cancel, c.owner = cancel, user
+	b.turns[chatID] = &turn{cancel: cancel, owner: user}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
-		c.cancel, c.owner = nil, 0
+		delete(b.turns, chatID)
 		b.mu.Unlock()
 	}()
-	select {
-	case b.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-b.sem }()
 
-	r := b.newReply(ctx, chatID, user, replyTo, true, onFirst)
-	err := b.agent.Turn(ctx, req, r.emit)
+	r := b.newReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst)
+	err := b.agent.Turn(turnCtx, req, r.emit)
 	r.finish()
-	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) {
-		if b.baseCtx.Err() == nil {
-			b.logger.Error("turn failed", "chat", chatID, "err", err)
-		}
-		if !r.ended() && b.baseCtx.Err() == nil && ctx.Err() == nil {
-			b.say(chatID, "Sorry, something went wrong on my side. Please try again.")
+	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && ctx.Err() == nil {
+		b.logger.Error("turn failed", "chat", chatID, "err", err)
+		if !r.ended() && turnCtx.Err() == nil {
+			b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")
 		}
 	}
 	return err

@@ -1,0 +1,80 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"golang.org/x/time/rate"
+)
+
+// Who may use the bot, and how fast: ALLOWED_USER_IDS and ADMIN_USER_IDS,
+// the per-user rate limit, and one polite refusal a minute for strangers.
+
+type userLimit struct {
+	lim    *rate.Limiter
+	warned bool
+}
+
+func (b *Bot) isAdmin(id int64) bool { return b.admins[id] }
+
+func (b *Bot) isAllowed(id int64) bool { return len(b.allowed) == 0 || b.allowed[id] || b.admins[id] }
+
+// refusalInterval is the least time between two refusals to one stranger.
+const refusalInterval = time.Minute
+
+// refuse reports whether a user not allowed should be told so now: once
+// per refusalInterval at most, then silence, so that strangers cannot
+// spend the bot's Telegram budget (about one message a second per chat)
+// by writing to it.
+func (b *Bot) refuse(user int64) bool {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.refusedSwept) >= refusalInterval {
+		// Entries old enough to refuse again are no longer needed; dropping
+		// them keeps a stream of new strangers from growing the map.
+		for id, at := range b.refused {
+			if now.Sub(at) >= refusalInterval {
+				delete(b.refused, id)
+			}
+		}
+		b.refusedSwept = now
+	}
+	if at, ok := b.refused[user]; ok && now.Sub(at) < refusalInterval {
+		return false
+	}
+	b.refused[user] = now
+	return true
+}
+
+// allow applies the per-user rate limit; warn is true the first time a
+// user is refused in a row, so the polite message is not itself a flood.
+func (b *Bot) allow(user int64) (ok, warn bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.limiters[user]
+	if l == nil {
+		n := b.cfg.RateLimitPerMinute
+		l = &userLimit{lim: rate.NewLimiter(rate.Every(time.Minute/time.Duration(n)), n)}
+		b.limiters[user] = l
+	}
+	if l.lim.Allow() {
+		l.warned = false
+		return true, false
+	}
+	warn = !l.warned
+	l.warned = true
+	return false, warn
+}
+
+// allowPress applies the per-user rate limit to a press, answering one
+// over the limit with an alert so that its button does not keep spinning.
+func (b *Bot) allowPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
+	if ok, _ := b.allow(cq.From.ID); ok {
+		return true
+	}
+	b.tg.AnswerCallback(ctx, cq.ID, fmt.Sprintf("You are pressing buttons faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute), true)
+	return false
+}

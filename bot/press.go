@@ -1,0 +1,126 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/render"
+)
+
+// pressAckAfter is how long a press waits for the agent's first event
+// before it is acknowledged anyway; refusals come much sooner.
+const pressAckAfter = 3 * time.Second
+
+// argsFileName is the attachment holding arguments too long to quote.
+const argsFileName = "arguments.json"
+
+// A press is what a card's button asks of the agent, and what to say once
+// the agent takes it.
+type press struct {
+	req  agent.Request
+	ack  string // the answer to the press
+	line string // added to the card as its buttons go
+}
+
+// handlePress handles a follow-up option or approval button, in the
+// chat's lane: the press starts a turn.
+func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+	user, chatID := cq.From.ID, cq.Message.Chat.ID
+	if !b.isAllowed(user) {
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+		return
+	}
+	if !b.allowPress(ctx, cq) {
+		return
+	}
+	p, refusal := b.pressOf(cq, data)
+	if refusal != "" {
+		b.tg.AnswerCallback(ctx, cq.ID, refusal, true)
+		return
+	}
+
+	// The agent refuses a press (ErrNotYours, ErrStale) at once and emits
+	// nothing; its first event means it accepted. A model slow to emit
+	// must not leave the button spinning, so a timer accepts it too.
+	var once sync.Once
+	var accepted atomic.Bool
+	onFirst := func() {
+		once.Do(func() {
+			accepted.Store(true)
+			b.tg.AnswerCallback(ctx, cq.ID, p.ack, false)
+			cd := b.takeCard(data.Pending)
+			if cd == nil {
+				cd = &card{chatID: chatID, msgID: cq.Message.MessageID, html: render.Escape(cq.Message.Text)}
+			}
+			b.closeCard(ctx, cd, p.line)
+		})
+	}
+	timer := time.AfterFunc(pressAckAfter, onFirst)
+	err := b.runTurn(ctx, chatID, user, 0, p.req, onFirst)
+	timer.Stop()
+	if accepted.Load() {
+		return
+	}
+	switch {
+	case errors.Is(err, agent.ErrNotYours):
+		b.tg.AnswerCallback(ctx, cq.ID, "This is someone else's request; only they can answer it.", true)
+	case errors.Is(err, agent.ErrStale):
+		b.tg.AnswerCallback(ctx, cq.ID, "This request is no longer open.", true)
+	case err == nil:
+		onFirst()
+	default:
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
+	}
+}
+
+// pressOf says what a press asks, or why it is refused.
+func (b *Bot) pressOf(cq *tgbotapi.CallbackQuery, data callback.Data) (press, string) {
+	p := press{req: agent.Request{Caller: caller(cq.From.ID, cq.Message.Chat.ID)}}
+	id := data.Pending
+	if data.Kind == callback.Option {
+		p.req.Answer = &agent.Answer{PendingID: id, Option: data.Option}
+		choice := buttonText(cq.Message, cq.Data)
+		if v, ok := b.cards.Load(id); ok && data.Option < len(v.(*card).options) {
+			choice = v.(*card).options[data.Option]
+		}
+		p.ack, p.line = "Got it", "→ <b>"+render.Escape(choice)+"</b>"
+		return p, ""
+	}
+	switch data.Answer {
+	case callback.Approve:
+		p.req.Decision = &agent.Decision{PendingID: id, Approve: true}
+		p.ack, p.line = "Approved", "✅ <i>Approved.</i>"
+	case callback.Deny:
+		p.req.Decision = &agent.Decision{PendingID: id}
+		p.ack, p.line = "Denied", "❌ <i>Denied.</i>"
+	case callback.Always:
+		if !b.isAdmin(cq.From.ID) {
+			return p, "Only admins can always allow a tool."
+		}
+		p.req.Decision = &agent.Decision{PendingID: id, Approve: true, Always: true}
+		p.ack, p.line = "Always allowed", "✅ <i>Approved, and always allowed from now on.</i>"
+	}
+	return p, ""
+}
+
+// buttonText finds the label of the button with data on m.
+func buttonText(m *tgbotapi.Message, data string) string {
+	if m == nil || m.ReplyMarkup == nil {
+		return ""
+	}
+	for _, row := range m.ReplyMarkup.InlineKeyboard {
+		for _, btn := range row {
+			if btn.CallbackData != nil && *btn.CallbackData == data {
+				return btn.Text
+			}
+		}
+	}
+	return ""
+}
