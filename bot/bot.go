@@ -121,12 +121,6 @@ func (c *Config) setDefaults() {
 	}
 }
 
-const (
-	draftsUnknown int32 = iota
-	draftsOn
-	draftsOff
-)
-
 // A Bot is the Telegram front end. Run it once; Close it after Run returns.
 type Bot struct {
 	cfg    Config
@@ -147,10 +141,6 @@ type Bot struct {
 	limiters     map[int64]*userLimit
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
-
-	// drafts says whether the server has sendMessageDraft: draftsUnknown
-	// until the first try, then draftsOn or draftsOff.
-	drafts atomic.Int32
 
 	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
 	openCards map[int64]*card // chat -> its newest live card; under mu

@@ -99,7 +99,7 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
 		data := callback.Data{Kind: callback.Option, Pending: q.PendingID, Option: i}.String()
-		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(shorten(oneLine(opt), 40), data)))
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(render.Shorten(oneLine(opt), 40), data)))
 	}
 	var markup any
 	if len(rows) > 0 {
@@ -154,7 +154,7 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	// A consent call is the user's say on each call: nobody may answer it
 	// for good.
 	if b.isAdmin(user) && !a.Consent {
-		what := shorten(a.Tool, 30)
+		what := render.Shorten(a.Tool, 30)
 		if a.Tool == "" {
 			what = "this resource"
 		}

@@ -2,11 +2,8 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,7 +119,7 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventToolStart:
 		what := fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(ev.Tool), render.Escape(ev.Server))
 		if ev.Tool == "" && ev.URI != "" {
-			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(shorten(ev.URI, 80)), render.Escape(ev.Server))
+			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(render.Shorten(ev.URI, 80)), render.Escape(ev.Server))
 		}
 		r.firstText = time.Time{} // the next model call streams afresh
 		r.tools = append(r.tools, "⏳ "+what)
@@ -141,7 +138,10 @@ func (r *reply) emit(ev agent.Event) {
 			}
 		}
 		for i, img := range ev.Images {
-			r.photoLocked(ctx, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i)
+			if err := r.b.tg.SendPhoto(ctx, r.chatID, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i); err != nil {
+				r.b.logger.Error("send photo", "chat", r.chatID, "err", err)
+				r.b.say(ctx, r.chatID, "(A tool returned an image that Telegram did not accept.)")
+			}
 		}
 	case agent.EventAnswer:
 		r.done = true
@@ -213,7 +213,10 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	}
 	r.lastDraft = time.Now()
 	r.draftHTML = html
-	if r.b.drafts.Load() != draftsOff && r.sendDraftLocked(html) {
+	if r.draftID == 0 {
+		r.draftID = rand.Int64N(1<<31-1) + 1
+	}
+	if r.b.tg.SendDraft(r.chatID, r.draftID, html) {
 		return
 	}
 	if r.draft != 0 {
@@ -230,36 +233,6 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	r.draft = m.MessageID
 }
 
-// sendDraftLocked streams html with sendMessageDraft and reports whether
-// that method is available; the first 404 or 400 turns it off for good.
-func (r *reply) sendDraftLocked(html string) bool {
-	if r.draftID == 0 {
-		r.draftID = rand.Int64N(1<<31-1) + 1
-	}
-	params := tgbotapi.Params{
-		"chat_id":    strconv.FormatInt(r.chatID, 10),
-		"draft_id":   strconv.FormatInt(r.draftID, 10),
-		"text":       html,
-		"parse_mode": tgbotapi.ModeHTML,
-	}
-	_, err := r.b.tg.Method("sendMessageDraft", params)
-	if err == nil {
-		r.b.drafts.CompareAndSwap(draftsUnknown, draftsOn)
-		return true
-	}
-	var apiErr *tgbotapi.Error
-	if errors.As(err, &apiErr) && (apiErr.Code == http.StatusNotFound ||
-		(apiErr.Code == http.StatusBadRequest && r.b.drafts.Load() == draftsUnknown)) {
-		if r.b.drafts.CompareAndSwap(draftsUnknown, draftsOff) {
-			r.b.logger.Info("the Bot API server lacks sendMessageDraft; streaming by editing a message", "err", err)
-		}
-		return false
-	}
-	// A lost frame only delays the preview; the final message follows.
-	r.b.logger.Debug("sendMessageDraft", "err", err)
-	return true
-}
-
 func (r *reply) dropDraftLocked(ctx context.Context) {
 	if r.draft == 0 {
 		return
@@ -268,28 +241,4 @@ func (r *reply) dropDraftLocked(ctx context.Context) {
 		r.b.logger.Debug("delete draft", "err", err)
 	}
 	r.draft, r.draftHTML = 0, ""
-}
-
-func (r *reply) photoLocked(ctx context.Context, data []byte, mimeType, caption string, i int) {
-	if len(data) == 0 {
-		return
-	}
-	if mimeType == "" {
-		mimeType = http.DetectContentType(data)
-	}
-	ext := ".png"
-	switch {
-	case strings.Contains(mimeType, "jpeg"):
-		ext = ".jpg"
-	case strings.Contains(mimeType, "gif"):
-		ext = ".gif"
-	case strings.Contains(mimeType, "webp"):
-		ext = ".webp"
-	}
-	photo := tgbotapi.NewPhoto(r.chatID, tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data})
-	photo.Caption = shorten(caption, 1000)
-	if _, err := r.b.tg.Send(ctx, photo); err != nil {
-		r.b.logger.Error("send photo", "chat", r.chatID, "err", err)
-		r.b.say(ctx, r.chatID, "(A tool returned an image that Telegram did not accept.)")
-	}
 }

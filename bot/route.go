@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
@@ -54,71 +55,8 @@ func caller(user, chatID int64) hub.Caller {
 	return hub.Caller{UserID: strconv.FormatInt(user, 10), ChatID: strconv.FormatInt(chatID, 10)}
 }
 
-// addressed reports whether a group message is for the bot: a command
-// without a bot name or with ours, a mention, or a reply to one of ours.
-func (b *Bot) addressed(m *tgbotapi.Message) bool {
-	if m.IsCommand() {
-		_, at, found := strings.Cut(m.CommandWithAt(), "@")
-		return !found || strings.EqualFold(at, b.self.UserName)
-	}
-	if m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == b.self.ID {
-		return true
-	}
-	for _, e := range m.Entities {
-		switch e.Type {
-		case "mention":
-			if strings.EqualFold(utf16Slice(m.Text, e.Offset, e.Length), "@"+b.self.UserName) {
-				return true
-			}
-		case "text_mention":
-			if e.User != nil && e.User.ID == b.self.ID {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// utf16Slice cuts s by Telegram's UTF-16 offsets.
-func utf16Slice(s string, off, n int) string {
-	pos, start := 0, -1
-	for i, r := range s {
-		if pos == off {
-			start = i
-		}
-		if start >= 0 && pos == off+n {
-			return s[start:i]
-		}
-		if r >= 0x10000 {
-			pos += 2
-		} else {
-			pos++
-		}
-	}
-	if start >= 0 && pos == off+n {
-		return s[start:]
-	}
-	return ""
-}
-
-func (b *Bot) stripMention(text string) string {
-	if b.self.UserName == "" {
-		return text
-	}
-	at := "@" + strings.ToLower(b.self.UserName)
-	for {
-		i := strings.Index(strings.ToLower(text), at)
-		if i < 0 {
-			break
-		}
-		left, right := strings.TrimRight(text[:i], " "), strings.TrimLeft(text[i+len(at):], " ")
-		if left != "" && right != "" {
-			left += " "
-		}
-		text = left + right
-	}
-	return strings.TrimSpace(text)
-}
+// addressed reports whether a group message is for the bot.
+func (b *Bot) addressed(m *tgbotapi.Message) bool { return telegram.Addressed(m, b.self) }
 
 func (b *Bot) say(ctx context.Context, chatID int64, html string) {
 	if _, err := b.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
@@ -182,7 +120,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		text = m.Caption
 	}
 	if !private {
-		text = b.stripMention(text)
+		text = telegram.StripMention(text, b.self.UserName)
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
@@ -306,7 +244,7 @@ func (b *Bot) toolsText() string {
 		for _, t := range s.Tools {
 			fmt.Fprintf(&sb, "\n• <code>%s</code>", render.Escape(t.Name))
 			if d := firstLine(t.Description); d != "" {
-				sb.WriteString(" – " + render.Escape(shorten(d, 100)))
+				sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
 			}
 		}
 	}
@@ -316,15 +254,6 @@ func (b *Bot) toolsText() string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
-}
-
-// shorten cuts s to at most n runes, marking the cut.
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // toolCount says "1 tool" or "N tools".

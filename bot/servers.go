@@ -57,15 +57,15 @@ func (b *Bot) serversView(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		case hub.StatusFailed:
 			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: failed", name)
 			if s.Error != "" {
-				sb.WriteString(": " + render.Escape(shorten(s.Error, 200)))
+				sb.WriteString(": " + render.Escape(render.Shorten(s.Error, 200)))
 			}
 			if s.LastStderr != "" {
-				sb.WriteString("\n<i>stderr:</i> <code>" + render.Escape(shorten(s.LastStderr, 200)) + "</code>")
+				sb.WriteString("\n<i>stderr:</i> <code>" + render.Escape(render.Shorten(s.LastStderr, 200)) + "</code>")
 			}
 		default:
 			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, render.Escape(string(s.Status)))
 		}
-		label := shorten(s.Name, 24)
+		label := render.Shorten(s.Name, 24)
 		var row []tgbotapi.InlineKeyboardButton
 		if s.Status == hub.StatusDisabled {
 			row = append(row, serverButton("Enable "+label, callback.Enable, page, s.Name))
@@ -137,13 +137,13 @@ func (b *Bot) handleServerPress(ctx context.Context, cq *tgbotapi.CallbackQuery,
 	note := ""
 	if err != nil {
 		b.logger.Error("/servers action", "server", s.Name, "action", string(rune(data.Action)), "err", err)
-		msg := shorten(fmt.Sprintf("Could not do that to %s: %v", s.Name, err), 190)
+		msg := render.Shorten(fmt.Sprintf("Could not do that to %s: %v", s.Name, err), 190)
 		once.Do(func() { b.tg.AnswerCallback(ctx, cq.ID, msg, true) })
 		if early.Load() {
 			note = "⚠️ " + render.Escape(msg)
 		}
 	} else {
-		once.Do(func() { b.tg.AnswerCallback(ctx, cq.ID, shorten(done, 190), false) })
+		once.Do(func() { b.tg.AnswerCallback(ctx, cq.ID, render.Shorten(done, 190), false) })
 	}
 	b.editServers(ctx, cq, data.Page, note)
 }

@@ -505,3 +505,12 @@ func SplitPlain(s string, limit int) []string {
 	}
 	return parts
 }
+
+// Shorten cuts s to at most n runes, marking the cut with "…".
+func Shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

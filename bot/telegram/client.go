@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -48,7 +50,17 @@ type Client struct {
 	polls  *ctxBinder
 	base   context.Context
 	cancel context.CancelFunc
+
+	// drafts says whether the server has sendMessageDraft: draftsUnknown
+	// until the first try, then draftsOn or draftsOff.
+	drafts atomic.Int32
 }
+
+const (
+	draftsUnknown int32 = iota
+	draftsOn
+	draftsOff
+)
 
 // New returns a Client that has not yet contacted Telegram.
 func New(cfg Config) *Client {
@@ -106,11 +118,6 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, allowed []string)
 func (c *Client) Try(call tgbotapi.Chattable) error {
 	_, err := c.api.Request(call)
 	return err
-}
-
-// Method calls a method the library does not know (sendMessageDraft), once.
-func (c *Client) Method(name string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
-	return c.api.MakeRequest(name, params)
 }
 
 // Sleep waits d, or reports false when ctx ends first.
@@ -339,4 +346,60 @@ func (c *Client) AnswerCallback(ctx context.Context, id, text string, alert bool
 	if _, err := c.Request(ctx, cb); err != nil {
 		c.logger.Debug("answerCallbackQuery", "err", err)
 	}
+}
+
+// SendDraft shows html as the draft draftID of a private chat with
+// sendMessageDraft (Bot API 9.3+), once, and reports whether the server
+// has that method: the first 404, or 400 before any success, turns it off
+// for good, and the caller edits a message instead.
+func (c *Client) SendDraft(chatID, draftID int64, html string) bool {
+	if c.drafts.Load() == draftsOff {
+		return false
+	}
+	params := tgbotapi.Params{
+		"chat_id":    strconv.FormatInt(chatID, 10),
+		"draft_id":   strconv.FormatInt(draftID, 10),
+		"text":       html,
+		"parse_mode": tgbotapi.ModeHTML,
+	}
+	_, err := c.api.MakeRequest("sendMessageDraft", params)
+	if err == nil {
+		c.drafts.CompareAndSwap(draftsUnknown, draftsOn)
+		return true
+	}
+	var apiErr *tgbotapi.Error
+	if errors.As(err, &apiErr) && (apiErr.Code == http.StatusNotFound ||
+		(apiErr.Code == http.StatusBadRequest && c.drafts.Load() == draftsUnknown)) {
+		if c.drafts.CompareAndSwap(draftsUnknown, draftsOff) {
+			c.logger.Info("the Bot API server lacks sendMessageDraft; streaming by editing a message", "err", err)
+		}
+		return false
+	}
+	// A lost frame only delays the preview; the final message follows.
+	c.logger.Debug("sendMessageDraft", "err", err)
+	return true
+}
+
+// SendPhoto sends image data as the i-th photo of a message, named by its
+// type so Telegram takes it.
+func (c *Client) SendPhoto(ctx context.Context, chatID int64, data []byte, mimeType, caption string, i int) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if mimeType == "" {
+		mimeType = http.DetectContentType(data)
+	}
+	ext := ".png"
+	switch {
+	case strings.Contains(mimeType, "jpeg"):
+		ext = ".jpg"
+	case strings.Contains(mimeType, "gif"):
+		ext = ".gif"
+	case strings.Contains(mimeType, "webp"):
+		ext = ".webp"
+	}
+	photo := tgbotapi.NewPhoto(chatID, tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data})
+	photo.Caption = render.Shorten(caption, 1000)
+	_, err := c.Send(ctx, photo)
+	return err
 }
