@@ -1,0 +1,150 @@
+// Package web serves mcpgram's HTTP endpoint for machines: /metrics for
+// Prometheus, /healthz (the process lives and its database answers) and
+// /readyz (updates arrive and the model answers). It is one http.Server
+// with routes, started and stopped with the bot, so that other routes (a
+// webhook) can join it.
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpgram/mcpgram/metrics"
+)
+
+// A Check reports a problem, or nil when all is well.
+type Check struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// A Config configures a Server.
+type Config struct {
+	// Addr is where to listen, such as 127.0.0.1:9090 (HTTP_LISTEN).
+	Addr string
+	// Metrics is served on /metrics; nil serves none.
+	Metrics *metrics.Metrics
+	// Health is what /healthz checks; Ready, what /readyz checks beside it.
+	Health, Ready []Check
+	// CheckTimeout bounds each check; default 5s.
+	CheckTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// A Server is the HTTP endpoint. Start it, then Close it.
+type Server struct {
+	cfg    Config
+	mux    *http.ServeMux
+	srv    *http.Server
+	ln     net.Listener
+	served chan error
+}
+
+// New returns a Server with its routes, not yet listening.
+func New(cfg Config) *Server {
+	if cfg.CheckTimeout <= 0 {
+		cfg.CheckTimeout = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	if cfg.Metrics != nil {
+		s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError)}))
+	}
+	s.mux.HandleFunc("GET /healthz", s.checks(cfg.Health))
+	s.mux.HandleFunc("GET /readyz", s.checks(append(append([]Check(nil), cfg.Health...), cfg.Ready...)))
+	s.srv = &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+// Handle adds a route, before Start.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Start listens on Addr and serves in the background. An address in use
+// is an error here, not a log line later.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on HTTP_LISTEN %q: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.served = make(chan error, 1)
+	go func() { s.served <- s.srv.Serve(ln) }()
+	s.cfg.Logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the address the Server listens on, once started.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Close stops the Server, letting requests in flight finish until ctx ends.
+func (s *Server) Close(ctx context.Context) error {
+	if s.ln == nil {
+		return nil
+	}
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// A report is what /healthz and /readyz answer.
+type report struct {
+	Status string            `json:"status"` // ok or failing
+	Checks map[string]string `json:"checks"` // name -> ok, or the problem
+}
+
+// checks answers 200 when every check passes, else 503, with each check's
+// result in JSON.
+func (s *Server) checks(list []Check) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rep := report{Status: "ok", Checks: map[string]string{}}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, c := range list {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(r.Context(), s.cfg.CheckTimeout)
+				defer cancel()
+				res := "ok"
+				if err := c.Check(ctx); err != nil {
+					res = err.Error()
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				rep.Checks[c.Name] = res
+				if res != "ok" {
+					rep.Status = "failing"
+				}
+			}()
+		}
+		wg.Wait()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if rep.Status != "ok" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(rep)
+	}
+}

@@ -1,0 +1,99 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/web"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func TestEndpoints(t *testing.T) {
+	m := metrics.New()
+	m.ToolCall("files", "read", "ok", 0)
+	dbErr := error(nil)
+	probe := web.NewRecentProbe("telegram", 1<<62)
+	s := web.New(web.Config{
+		Addr:    "127.0.0.1:0",
+		Metrics: m,
+		Health:  []web.Check{{Name: "database", Check: func(context.Context) error { return dbErr }}},
+		Ready:   []web.Check{{Name: "telegram", Check: probe.Check}},
+	})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	base := "http://" + s.Addr()
+
+	code, body := get(t, base+"/metrics")
+	if code != 200 || !strings.Contains(body, `mcpgram_tool_calls_total{server="files",status="ok",tool="read"} 1`) || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("/metrics = %d:\n%s", code, body)
+	}
+
+	check := func(path string, want int, wantChecks map[string]string) {
+		t.Helper()
+		code, body := get(t, base+path)
+		var rep struct {
+			Status string
+			Checks map[string]string
+		}
+		if err := json.Unmarshal([]byte(body), &rep); err != nil {
+			t.Fatalf("%s: %v in %q", path, err, body)
+		}
+		if code != want {
+			t.Errorf("%s = %d %s, want %d", path, code, body, want)
+		}
+		for k, v := range wantChecks {
+			if rep.Checks[k] != v {
+				t.Errorf("%s: check %s = %q, want %q", path, k, rep.Checks[k], v)
+			}
+		}
+	}
+	check("/healthz", 200, map[string]string{"database": "ok"})
+	check("/readyz", 503, map[string]string{"database": "ok", "telegram": "telegram: no success yet"})
+	probe.OK()
+	check("/readyz", 200, map[string]string{"telegram": "ok"})
+	dbErr = errors.New("database is closed")
+	check("/healthz", 503, map[string]string{"database": "database is closed"})
+	check("/readyz", 503, nil)
+}
+
+func TestAddressInUse(t *testing.T) {
+	a := web.New(web.Config{Addr: "127.0.0.1:0"})
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	b := web.New(web.Config{Addr: a.Addr()})
+	if err := b.Start(); err == nil || !strings.Contains(err.Error(), "HTTP_LISTEN") {
+		b.Close(context.Background())
+		t.Fatalf("a second Start on %s = %v, want an error naming HTTP_LISTEN", a.Addr(), err)
+	}
+}
