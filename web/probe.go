@@ -18,10 +18,10 @@ type Probe struct {
 	// be idle for hours).
 	recent bool
 
-	mu      sync.Mutex
-	lastOK  time.Time
+	mu       sync.Mutex
+	lastOK   time.Time
 	failedAt time.Time // the last failure, when no success came after it
-	now     func() time.Time
+	now      func() time.Time
 }
 
 // NewRecentProbe returns a Probe that is ready only while the last success
