@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -86,6 +87,10 @@ type Config struct {
 	// ShutdownGrace is how long running turns may finish after Run's
 	// context ends; default 20s.
 	ShutdownGrace time.Duration
+
+	// Metrics, when set, counts updates and Bot API calls, and reports the
+	// inbox's backlog and the chats running and waiting.
+	Metrics *metrics.Metrics
 
 	Logger *slog.Logger
 }
@@ -184,14 +189,48 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	b.tg = telegram.New(telegram.Config{
 		Token: cfg.Token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
 		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
-		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Logger: cfg.Logger,
+		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
 	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
 	b.queue = q
+	b.registerGauges()
 	return b, nil
+}
+
+// A backlogger reports the inbox's backlog; *store.DB is one.
+type backlogger interface {
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+}
+
+// registerGauges reports the chats running and waiting, and the inbox's
+// backlog where the store can tell it.
+func (b *Bot) registerGauges() {
+	m := b.cfg.Metrics
+	m.Gauge("chats_running", "Chats whose turn is running.", func() float64 { return float64(b.queue.Stats().Running) })
+	m.Gauge("chats_waiting", "Chats with work waiting for MAX_CONCURRENT_TURNS.", func() float64 { return float64(b.queue.Stats().Waiting) })
+	bl, ok := b.store.(backlogger)
+	if !ok {
+		return
+	}
+	backlog := func() (int, time.Time) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n, oldest, err := bl.InboxBacklog(ctx)
+		if err != nil {
+			b.logger.Warn("read the inbox backlog for metrics", "err", err)
+		}
+		return n, oldest
+	}
+	m.Gauge("inbox_pending", "Updates received and not yet handled.", func() float64 { n, _ := backlog(); return float64(n) })
+	m.Gauge("inbox_oldest_pending_seconds", "Age of the oldest update not yet handled; 0 when none.", func() float64 {
+		if _, oldest := backlog(); !oldest.IsZero() {
+			return time.Since(oldest).Seconds()
+		}
+		return 0
+	})
 }
 
 // ErrCutShort is returned by Run when turns still running after the

@@ -44,6 +44,7 @@ func (b *Bot) pollLoop(ctx context.Context) {
 		if len(items) == 0 {
 			continue
 		}
+		b.cfg.Metrics.Updates(len(items))
 		if !b.putBatch(ctx, items) {
 			return
 		}

@@ -194,6 +194,21 @@ func (db *DB) InboxMaxUpdateID(ctx context.Context) (int64, error) {
 	return id.Int64, nil
 }
 
+// InboxBacklog returns how many items are not yet processed, and when the
+// oldest of them was received (zero when none are).
+func (db *DB) InboxBacklog(ctx context.Context) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	err := db.reader.QueryRowContext(ctx, `SELECT count(*), min(received_at) FROM inbox WHERE processed_at IS NULL`).Scan(&n, &oldest)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("inbox backlog: %w", err)
+	}
+	if !oldest.Valid {
+		return n, time.Time{}, nil
+	}
+	return n, fromMillis(oldest.Int64), nil
+}
+
 // InboxPrune deletes processed items received before the given time and
 // returns how many it deleted. The item with the highest update id is always
 // kept, so that [DB.InboxMaxUpdateID] still knows where to resume.

@@ -287,3 +287,28 @@ func TestInboxSynchronous(t *testing.T) {
 		t.Errorf("the cancelled write left %v, %v; want nothing", updateIDs(got), err)
 	}
 }
+
+func TestInboxBacklog(t *testing.T) {
+	ctx := context.Background()
+	db, _ := open(t)
+	n, oldest, err := db.InboxBacklog(ctx)
+	if err != nil || n != 0 || !oldest.IsZero() {
+		t.Fatalf("empty inbox: %d, %v, %v", n, oldest, err)
+	}
+	first := time.UnixMilli(time.Now().Add(-time.Minute).UnixMilli())
+	items := []store.InboxItem{
+		{UpdateID: 1, ChatID: "1", Payload: []byte(`{}`), ReceivedAt: first},
+		{UpdateID: 2, ChatID: "1", Payload: []byte(`{}`), ReceivedAt: first.Add(time.Second)},
+		{UpdateID: 3, ChatID: "2", Payload: []byte(`{}`)},
+	}
+	if err := db.InboxPut(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InboxDone(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	n, oldest, err = db.InboxBacklog(ctx)
+	if err != nil || n != 2 || !oldest.Equal(first.Add(time.Second)) {
+		t.Errorf("InboxBacklog = %d, %v, %v; want 2, %v", n, oldest, err, first.Add(time.Second))
+	}
+}

@@ -22,6 +22,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/metrics"
 )
 
 // A Config configures a Client.
@@ -36,7 +37,9 @@ type Config struct {
 	RetryMin, RetryMax time.Duration
 	// MaxIdleConns keeps that many connections to the server open.
 	MaxIdleConns int
-	Logger       *slog.Logger
+	// Metrics counts the calls by method and status; nil counts none.
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
 }
 
 // A Client calls the Bot API. Its methods are safe for concurrent use,
@@ -117,6 +120,7 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, allowed []string)
 // delay ("typing").
 func (c *Client) Try(call tgbotapi.Chattable) error {
 	_, err := c.api.Request(call)
+	c.count(call, err)
 	return err
 }
 
@@ -227,6 +231,7 @@ func (c *Client) retryDelay(err error, attempt int) (time.Duration, bool) {
 func (c *Client) Request(ctx context.Context, call tgbotapi.Chattable) (*tgbotapi.APIResponse, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := c.api.Request(call)
+		c.count(call, err)
 		if err == nil {
 			return resp, nil
 		}
@@ -402,4 +407,48 @@ func (c *Client) SendPhoto(ctx context.Context, chatID int64, data []byte, mimeT
 	photo.Caption = render.Shorten(caption, 1000)
 	_, err := c.Send(ctx, photo)
 	return err
+}
+
+// count records a call's method and status.
+func (c *Client) count(call tgbotapi.Chattable, err error) {
+	if c.cfg.Metrics == nil {
+		return
+	}
+	status := "ok"
+	var apiErr *tgbotapi.Error
+	switch {
+	case errors.As(err, &apiErr) && apiErr.Code != 0:
+		status = strconv.Itoa(apiErr.Code)
+	case errors.As(err, &apiErr):
+		status = "error"
+	case err != nil:
+		status = "network"
+	}
+	c.cfg.Metrics.TelegramRequest(methodOf(call), status, apiErr != nil && apiErr.RetryAfter > 0)
+}
+
+// methodOf names the Bot API method of a call; the library keeps its own
+// name for it unexported.
+func methodOf(call tgbotapi.Chattable) string {
+	switch call.(type) {
+	case tgbotapi.MessageConfig:
+		return "sendMessage"
+	case tgbotapi.EditMessageTextConfig:
+		return "editMessageText"
+	case tgbotapi.EditMessageReplyMarkupConfig:
+		return "editMessageReplyMarkup"
+	case tgbotapi.DeleteMessageConfig:
+		return "deleteMessage"
+	case tgbotapi.CallbackConfig:
+		return "answerCallbackQuery"
+	case tgbotapi.ChatActionConfig:
+		return "sendChatAction"
+	case tgbotapi.PhotoConfig:
+		return "sendPhoto"
+	case tgbotapi.DocumentConfig:
+		return "sendDocument"
+	case tgbotapi.SetMyCommandsConfig:
+		return "setMyCommands"
+	}
+	return "other"
 }
