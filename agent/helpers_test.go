@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"go.uber.org/goleak"
 )
 
 var alice = hub.Caller{UserID: "111", ChatID: "500"}
@@ -54,15 +55,26 @@ var hubs = struct {
 	dirs []string
 }{m: map[string]*hub.Hub{}}
 
+// TestMain closes the shared hubs once every test is done, then fails the
+// run if a goroutine is left: an agent's turns, and the hubs, must end
+// what they start.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	goleak.VerifyTestMain(closingShared{m})
+}
+
+// closingShared runs the tests and then closes the hubs they shared, so
+// that the leak check sees only what the tests themselves left behind.
+type closingShared struct{ m *testing.M }
+
+func (c closingShared) Run() int {
+	code := c.m.Run()
 	for _, h := range hubs.m {
 		_ = h.Close()
 	}
 	for _, d := range hubs.dirs {
 		_ = os.RemoveAll(d)
 	}
-	os.Exit(code)
+	return code
 }
 
 func shared(t *testing.T, servers map[string]any) (*hub.Hub, string) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
+	"go.uber.org/goleak"
 )
 
 var (
@@ -45,12 +46,16 @@ func testServer(t testing.TB, name string) string {
 	return filepath.Join(binDir, name)
 }
 
+// TestMain fails the run if a test leaves a goroutine behind: every hub
+// a test starts is closed by its cleanup, and Close must wait for all the
+// hub's goroutines.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if binDir != "" {
+			os.RemoveAll(binDir)
+		}
+		os.Exit(code)
+	}))
 }
 
 // fastOptions shortens every wait of the hub so the tests run quickly.
