@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 func TestListAndCall(t *testing.T) {
@@ -679,7 +680,7 @@ func TestWritesKeepTheLayout(t *testing.T) {
 
 func TestOwnWritesDoNotRestart(t *testing.T) {
 	t.Parallel()
-	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})
+	h, path := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})
 	pid := pidOf(t, h, "echo")
 	if err := h.AllowTool("echo", "echo"); err != nil {
 		t.Fatal(err)
@@ -687,7 +688,15 @@ func TestOwnWritesDoNotRestart(t *testing.T) {
 	if err := h.SetEnabled(context.Background(), "b", false); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the watcher see the writes
+	// An edit of our own after the hub's writes: the watcher handles events
+	// in order, so once the catalog shows it, every reload the hub's writes
+	// caused is done, or was folded into this one, which read them too.
+	settings := readJSON(t, path)
+	settings["mcpServers"].(map[string]any)["echo"].(map[string]any)["autoApprove"] = []string{"echo", "pid"}
+	writeJSON(t, path, settings)
+	waitFor(t, 10*time.Second, "the edit after the hub's writes", func() bool {
+		return server(t, h, "echo").AutoApproves("pid")
+	})
 	if got := pidOf(t, h, "echo"); got != pid {
 		t.Errorf("echo restarted after the hub's own write: pid %d, was %d", got, pid)
 	}
@@ -704,7 +713,11 @@ func TestWatchReconciles(t *testing.T) {
 		"removed": echoServer(t, nil),
 		"toggled": echoServer(t, nil),
 	}
-	h, path := startHub(t, servers)
+	logs := &testenv.Buffer{}
+	opts := fastOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	path := writeSettings(t, t.TempDir(), servers)
+	h := startHubAt(t, path, opts)
 	samePID, changedPID, removedPID := pidOf(t, h, "same"), pidOf(t, h, "changed"), pidOf(t, h, "removed")
 
 	delete(servers, "removed")
@@ -739,7 +752,10 @@ func TestWatchReconciles(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The hub says so once it has read the broken file and given up on it.
+	waitFor(t, 10*time.Second, "the broken edit to be refused", func() bool {
+		return strings.Contains(logs.String(), "settings file changed but cannot be used")
+	})
 	if got := pidOf(t, h, "same"); got != samePID {
 		t.Errorf("a broken edit restarted a server")
 	}
