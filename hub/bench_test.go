@@ -115,7 +115,7 @@ func BenchmarkStart(b *testing.B) {
 	}
 	for _, set := range sets {
 		b.Run(set.name, func(b *testing.B) {
-			path := writeSettings(b, b.TempDir(), set.servers(b))
+			path := testenv.WriteSettings(b, b.TempDir(), set.servers(b))
 			opts := fastOptions()
 			opts.NoWatch = true
 			var total time.Duration
@@ -248,7 +248,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 			_, err := h.CallTool(ctx, local, "echo", "sleep", map[string]any{"ms": 60000})
 			inflight <- err
 		}()
-		waitFor(b, 10*time.Second, "the sleep to be in flight", func() bool {
+		testenv.Eventually(b, 10*time.Second, "the sleep to be in flight", func() bool {
 			stderr, _ := h.Stderr("echo")
 			return strings.Contains(stderr, "echo: sleep started")
 		})
