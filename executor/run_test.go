@@ -248,7 +248,6 @@ func TestInteropEverything(t *testing.T) {
 }
 
 func testRun(t *testing.T, s server) {
-	t.Helper()
 	h := s.start(t)
 	cat := h.Catalog()
 	ex := executor.New(h, executor.Options{})
@@ -311,7 +310,6 @@ func testRun(t *testing.T, s server) {
 func TestRunToolError(t *testing.T) { testRunToolError(t, echoTest) }
 
 func testRunToolError(t *testing.T, s server) {
-	t.Helper()
 	h := s.start(t)
 	ex := executor.New(h, executor.Options{})
 	c := executor.Call{Name: executor.UseMCPTool, Server: s.name, Tool: s.add, Arguments: map[string]any{"a": "x"}}
