@@ -8,12 +8,14 @@ package testenv
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -82,17 +84,24 @@ func TestServer(t testing.TB, name string) string {
 	return testServers.path(t, name)
 }
 
-// BuildPackage builds one main package of this module (a path relative to
-// the root, such as "./hub/testdata/crashy") into t's temp folder.
+var packages = struct {
+	sync.Mutex
+	m map[string]*binaries
+}{m: map[string]*binaries{}}
+
+// BuildPackage returns the path of one main package of this module (a
+// path relative to the root, such as "./cmd/mcpgram"), built once for a
+// given state of the module's sources.
 func BuildPackage(t testing.TB, pkg string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = Root(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, b)
+	packages.Lock()
+	b, ok := packages.m[pkg]
+	if !ok {
+		b = &binaries{pkgs: []string{pkg}, src: "."}
+		packages.m[pkg] = b
 	}
-	return out
+	packages.Unlock()
+	return b.path(t, filepath.Base(pkg))
 }
 
 // Everything returns the command and arguments that start the pinned
@@ -130,7 +139,7 @@ func NPMPackage(t testing.TB, pkg string) (node, dir string) {
 // goes to a private folder first and is renamed into place, so a
 // concurrent process never sees half a build.
 func build(root string, pkgs []string, src string) (dir string, out []byte, err error) {
-	sum, err := sourceHash(root, src)
+	sum, err := sourceHash(root, pkgs, src)
 	if err != nil {
 		return "", nil, err
 	}
@@ -161,13 +170,22 @@ func build(root string, pkgs []string, src string) (dir string, out []byte, err 
 	return dir, nil, nil
 }
 
-// sourceHash digests go.mod, go.sum and every file under src.
-func sourceHash(root, src string) (string, error) {
+// sourceHash digests the packages' names, go.mod, go.sum and every file
+// under src but those of node_modules and hidden ones.
+func sourceHash(root string, pkgs []string, src string) (string, error) {
 	h := sha256.New()
+	fmt.Fprintln(h, pkgs)
 	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
-	err := filepath.WalkDir(filepath.Join(root, src), func(path string, d fs.DirEntry, err error) error {
+	top := filepath.Join(root, src)
+	err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if path != top && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.IsDir() {
 			files = append(files, path)
@@ -179,6 +197,9 @@ func sourceHash(root, src string) (string, error) {
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the walk: not a source
+		}
 		if err != nil {
 			return "", err
 		}
