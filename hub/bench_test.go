@@ -39,7 +39,7 @@ func BenchmarkHubCall(b *testing.B) {
 		want    string
 	}{
 		{"go", func(tb testing.TB) map[string]any { return echoServer(tb, nil) }, "hello", "hello"},
-		{"everything", everything, "hello", "Echo: hello"},
+		{"everything", func(tb testing.TB) map[string]any { return testenv.EverythingEntry(tb) }, "hello", "Echo: hello"},
 	}
 	for _, srv := range servers {
 		// The hub sends the caller in _meta, which costs some servers
@@ -103,14 +103,14 @@ func BenchmarkStart(b *testing.B) {
 		{"calculator", one("calculator")},
 		{"clock", one("clock")},
 		{"bundled", bundled},
-		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": everything(tb)} }},
+		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": testenv.EverythingEntry(tb)} }},
 		{"bundled+everything", func(tb testing.TB) map[string]any {
 			servers := bundled(tb)
-			servers["everything"] = everything(tb)
+			servers["everything"] = testenv.EverythingEntry(tb)
 			return servers
 		}},
 		{"3everything", func(tb testing.TB) map[string]any {
-			return map[string]any{"e1": everything(tb), "e2": everything(tb), "e3": everything(tb)}
+			return map[string]any{"e1": testenv.EverythingEntry(tb), "e2": testenv.EverythingEntry(tb), "e3": testenv.EverythingEntry(tb)}
 		}},
 	}
 	for _, set := range sets {
@@ -176,7 +176,7 @@ func BenchmarkHubOverhead(b *testing.B) {
 		entry func(testing.TB) map[string]any
 	}{
 		{"go", func(tb testing.TB) map[string]any { return echoServer(tb, nil) }},
-		{"everything", everything},
+		{"everything", func(tb testing.TB) map[string]any { return testenv.EverythingEntry(tb) }},
 	}
 	for _, srv := range servers {
 		b.Run(srv.name, func(b *testing.B) {
