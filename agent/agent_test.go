@@ -487,11 +487,15 @@ func TestCancel(t *testing.T) {
 				r.emit(ev)
 				if ev.Kind == tt.when && !reached {
 					reached = true
-					// Let the model's stream or the tool call get going.
-					time.AfterFunc(200*time.Millisecond, func() {
+					// A text event means the stream is under way; a tool
+					// call is under way once the server says so.
+					go func() {
+						if ev.Kind == agent.EventToolStart {
+							waitStderr(e.hub, "echo", "echo: sleep started")
+						}
 						cancelled <- time.Now()
 						cancel()
-					})
+					}()
 				}
 			}
 			err := e.agent.Turn(ctx, agent.Request{Caller: alice, Text: "long job"}, emit)
@@ -553,17 +557,20 @@ func TestReset(t *testing.T) {
 // Turns of one chat run one at a time: the second sees the first's reply.
 func TestTurnsOfAChatRunInOrder(t *testing.T) {
 	t.Parallel()
-	first := make(chan struct{}, 1)
+	first, release := make(chan struct{}, 1), make(chan struct{})
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
 		if c.N == 1 {
 			first <- struct{}{}
-			return llmfake.Reply{Content: "first answer", Delay: 300 * time.Millisecond}
+			<-release // the first turn holds the chat until the test lets go
+			return llmfake.Text("first answer")
 		}
 		return llmfake.Text("second answer")
 	}, setup{})
+	letGo := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(letGo) // before the model server closes, should the test fail early
 	done := make(chan *recorder)
 	go func() { done <- e.say("one") }()
-	<-first // the first turn holds the chat
+	<-first
 	// A turn cancelled while it waits for the chat ends cleanly too.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -574,6 +581,7 @@ func TestTurnsOfAChatRunInOrder(t *testing.T) {
 	if got := r.last(t); got.Kind != agent.EventError {
 		t.Errorf("waiting turn ended with %+v", got)
 	}
+	letGo()
 	e.say("two")
 	<-done
 	msgs := e.model.Calls()[1].Request.Messages

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,3 +262,16 @@ func echo(msg string) string { return useTool("echo", "echo", `{"message": "`+ms
 
 // echoed is how the result of echo(msg) reads to the model.
 func echoed(msg string) string { return "Result:\n```\n" + msg + "\n```" }
+
+// waitStderr waits, for up to 10 seconds, until server has written line
+// to its stderr; it is for a goroutine, which cannot fail the test: a
+// test that needed the line fails on what follows.
+func waitStderr(h *hub.Hub, server, line string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, err := h.Stderr(server); err == nil && strings.Contains(s, line) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
