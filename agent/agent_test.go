@@ -29,7 +29,7 @@ func TestToolRoundTrip(t *testing.T) {
 		t.Fatalf("last event = %+v, want the answer", got)
 	}
 	starts, ends := r.kinds(agent.EventToolStart), r.kinds(agent.EventToolEnd)
-	if len(starts) != 1 || starts[0].Server != "everything" || starts[0].Tool != "echo" {
+	if len(starts) != 1 || starts[0].Server != "echo" || starts[0].Tool != "echo" {
 		t.Errorf("tool starts = %+v", starts)
 	}
 	if len(ends) != 1 || !ends[0].OK || ends[0].Duration <= 0 {
@@ -58,7 +58,7 @@ func TestToolRoundTrip(t *testing.T) {
 	if len(second) != 4 || second[2].Role != "assistant" || second[3].Role != "user" {
 		t.Fatalf("second call messages = %+v", second)
 	}
-	if res := second[3].Content; !strings.Contains(res, "[use_mcp_tool for 'echo' on 'everything'] Result:") || !strings.Contains(res, "Echo: hi there") {
+	if res := second[3].Content; !strings.Contains(res, "[use_mcp_tool for 'echo' on 'echo'] "+echoed("hi there")) {
 		t.Errorf("tool result sent = %q", res)
 	}
 
@@ -146,12 +146,12 @@ func TestBadCallsAreCorrected(t *testing.T) {
 		reply string
 		want  string // in the feedback the model gets
 	}{
-		{"unknown server", useTool("everythin", "echo", `{"message":"x"}`), `Did you mean "everything"?`},
-		{"unknown tool", useTool("everything", "ecko", `{"message":"x"}`), `did you mean "echo"?`},
-		{"invalid JSON", useTool("everything", "echo", `{"message": "x",}`), "not valid"},
-		{"schema violation", useTool("everything", "get-sum", `{"a": "one", "b": 2}`), "do not match its input schema"},
+		{"unknown server", useTool("ecoh", "echo", `{"message":"x"}`), `Did you mean "echo"?`},
+		{"unknown tool", useTool("echo", "ecko", `{"message":"x"}`), `did you mean "echo"?`},
+		{"invalid JSON", useTool("echo", "echo", `{"message": "x",}`), "not valid"},
+		{"schema violation", useTool("echo", "add", `{"a": "one", "b": 2}`), "do not match its input schema"},
 		{"missing parameter", "<use_mcp_tool><tool_name>echo</tool_name><arguments>{}</arguments></use_mcp_tool>", "'server_name'"},
-		{"cut off", "<use_mcp_tool><server_name>everything</server_name><tool_name>echo", "cut off"},
+		{"cut off", "<use_mcp_tool><server_name>echo</server_name><tool_name>echo", "cut off"},
 		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
 		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
 		{"tool name as a tag", "<echo><message>hi</message></echo>", "You wrote <echo> as a tag"},
@@ -172,7 +172,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 			if fb := calls[1].Request.Last(); !strings.Contains(fb, tt.want) {
 				t.Errorf("feedback %q lacks %q", fb, tt.want)
 			}
-			if res := calls[2].Request.Last(); !strings.Contains(res, "Echo: fixed") {
+			if res := calls[2].Request.Last(); !strings.Contains(res, echoed("fixed")) {
 				t.Errorf("corrected call result = %q", res)
 			}
 			// One mistake cools the next call by 0.1.
@@ -189,7 +189,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 func TestMistakeLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply {
-		return llmfake.Text(useTool("everything", "nope", "{}"))
+		return llmfake.Text(useTool("echo", "nope", "{}"))
 	}, setup{config: func(c *agent.Config) { c.Temperature = 0.15 }})
 	r := e.say("go")
 	if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "struggling") {
@@ -213,7 +213,7 @@ func TestTurnLimit(t *testing.T) {
 	}, setup{config: func(c *agent.Config) { c.MaxTurns = 3 }})
 	r := e.say("loop forever")
 	got := r.last(t)
-	if got.Kind != agent.EventError || !strings.Contains(got.Text, "stopped after 3 model calls") || !strings.Contains(got.Text, "echo on everything (ok)") {
+	if got.Kind != agent.EventError || !strings.Contains(got.Text, "stopped after 3 model calls") || !strings.Contains(got.Text, "echo on echo (ok)") {
 		t.Fatalf("last event = %+v", got)
 	}
 	if n := len(e.model.Calls()); n != 3 {
@@ -351,7 +351,7 @@ func TestContextBudgetKeepsTheQuestion(t *testing.T) {
 
 func TestSeveralToolsInOneMessage(t *testing.T) {
 	t.Parallel()
-	slow := useTool("everything", "trigger-long-running-operation", `{"duration": 1, "steps": 1}`)
+	slow := useTool("echo", "sleep", `{"ms": 1000}`)
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text("Three at once:\n"+slow+"\n"+echo("middle")+"\n"+slow+"\n"+complete("too early")),
 		llmfake.Text(complete("all done")),
@@ -365,9 +365,9 @@ func TestSeveralToolsInOneMessage(t *testing.T) {
 		t.Errorf("events %v: a call started only after another ended", k)
 	}
 	res := e.model.Calls()[1].Request.Last()
-	i1 := strings.Index(res, "[use_mcp_tool for 'trigger-long-running-operation'")
-	i2 := strings.Index(res, "Echo: middle")
-	i3 := strings.LastIndex(res, "[use_mcp_tool for 'trigger-long-running-operation'")
+	i1 := strings.Index(res, "[use_mcp_tool for 'sleep'")
+	i2 := strings.Index(res, echoed("middle"))
+	i3 := strings.LastIndex(res, "[use_mcp_tool for 'sleep'")
 	i4 := strings.Index(res, "Not acted on")
 	if i1 < 0 || i2 < i1 || i3 < i2 || i4 < i3 {
 		t.Errorf("results out of order (%d %d %d %d):\n%s", i1, i2, i3, i4, res)
@@ -401,7 +401,7 @@ func (h *peakHub) CallTool(ctx context.Context, c hub.Caller, server, tool strin
 // all seven results go back in order.
 func TestAtMostFiveToolsAtOnce(t *testing.T) {
 	t.Parallel()
-	calls := slices.Repeat([]string{useTool("everything", "trigger-long-running-operation", `{"duration": 1, "steps": 1}`)}, 7)
+	calls := slices.Repeat([]string{useTool("echo", "sleep", `{"ms": 1000}`)}, 7)
 	var ph *peakHub
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(strings.Join(calls, "\n")),
@@ -416,7 +416,7 @@ func TestAtMostFiveToolsAtOnce(t *testing.T) {
 	if ph.peak != executor.DefaultMaxParallel {
 		t.Errorf("at most %d calls ran at once, want %d", ph.peak, executor.DefaultMaxParallel)
 	}
-	if n := strings.Count(e.model.Calls()[1].Request.Last(), "[use_mcp_tool for 'trigger-long-running-operation' on 'everything'] Result:"); n != 7 {
+	if n := strings.Count(e.model.Calls()[1].Request.Last(), "[use_mcp_tool for 'sleep' on 'echo'] Result:"); n != 7 {
 		t.Errorf("%d results reached the model, want 7", n)
 	}
 }
@@ -455,7 +455,7 @@ func TestStreamedTagsSplitAcrossChunks(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(e.model.Calls()[1].Request.Last(), "Echo: split") {
+			if !strings.Contains(e.model.Calls()[1].Request.Last(), echoed("split")) {
 				t.Error("tool did not run from the split reply")
 			}
 		})
@@ -472,7 +472,7 @@ func TestCancel(t *testing.T) {
 		// The waits are far longer than the limit below, so that only the
 		// cancel can end them in time.
 		{"during the model's reply", llmfake.Reply{Chunks: []string{"Thinking", " more", " and more"}, ChunkDelay: time.Minute}, agent.EventText},
-		{"during a tool call", llmfake.Text(useTool("everything", "trigger-long-running-operation", `{"duration": 60, "steps": 2}`)), agent.EventToolStart},
+		{"during a tool call", llmfake.Text(useTool("echo", "sleep", `{"ms": 60000}`)), agent.EventToolStart},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -487,11 +487,15 @@ func TestCancel(t *testing.T) {
 				r.emit(ev)
 				if ev.Kind == tt.when && !reached {
 					reached = true
-					// Let the model's stream or the tool call get going.
-					time.AfterFunc(200*time.Millisecond, func() {
+					// A text event means the stream is under way; a tool
+					// call is under way once the server says so.
+					go func() {
+						if ev.Kind == agent.EventToolStart {
+							waitStderr(e.hub, "echo", "echo: sleep started")
+						}
 						cancelled <- time.Now()
 						cancel()
-					})
+					}()
 				}
 			}
 			err := e.agent.Turn(ctx, agent.Request{Caller: alice, Text: "long job"}, emit)
@@ -553,17 +557,20 @@ func TestReset(t *testing.T) {
 // Turns of one chat run one at a time: the second sees the first's reply.
 func TestTurnsOfAChatRunInOrder(t *testing.T) {
 	t.Parallel()
-	first := make(chan struct{}, 1)
+	first, release := make(chan struct{}, 1), make(chan struct{})
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
 		if c.N == 1 {
 			first <- struct{}{}
-			return llmfake.Reply{Content: "first answer", Delay: 300 * time.Millisecond}
+			<-release // the first turn holds the chat until the test lets go
+			return llmfake.Text("first answer")
 		}
 		return llmfake.Text("second answer")
 	}, setup{})
+	letGo := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(letGo) // before the model server closes, should the test fail early
 	done := make(chan *recorder)
 	go func() { done <- e.say("one") }()
-	<-first // the first turn holds the chat
+	<-first
 	// A turn cancelled while it waits for the chat ends cleanly too.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -574,6 +581,7 @@ func TestTurnsOfAChatRunInOrder(t *testing.T) {
 	if got := r.last(t); got.Kind != agent.EventError {
 		t.Errorf("waiting turn ended with %+v", got)
 	}
+	letGo()
 	e.say("two")
 	<-done
 	msgs := e.model.Calls()[1].Request.Messages
@@ -585,21 +593,21 @@ func TestTurnsOfAChatRunInOrder(t *testing.T) {
 // A resource read runs without approval and is audited.
 func TestResourceRead(t *testing.T) {
 	t.Parallel()
-	read := "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/dynamic/text/1</uri>\n</access_mcp_resource>"
+	read := "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>echo://dynamic/1</uri>\n</access_mcp_resource>"
 	e := newEnv(t, llmfake.Script(llmfake.Text(read), llmfake.Text(complete("read it"))), setup{
-		servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo", "resource:demo://resource/dynamic/*")},
+		servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "resource:echo://dynamic/*")},
 	})
 	r := e.say("read resource 1")
 	if got := r.last(t); got.Kind != agent.EventAnswer {
 		t.Fatalf("last event = %+v", got)
 	}
-	if s := r.kinds(agent.EventToolStart); len(s) != 1 || s[0].URI != "demo://resource/dynamic/text/1" {
+	if s := r.kinds(agent.EventToolStart); len(s) != 1 || s[0].URI != "echo://dynamic/1" {
 		t.Errorf("tool starts = %+v", s)
 	}
-	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "[access_mcp_resource for 'demo://resource/dynamic/text/1' on 'everything'] Result:") {
+	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "[access_mcp_resource for 'echo://dynamic/1' on 'echo'] Result:\n```\nDynamic text 1") {
 		t.Errorf("model read %q", res)
 	}
-	if a := e.audit(); len(a) != 1 || a[0].Tool != "access_mcp_resource" || a[0].Status != "ok" || !strings.Contains(a[0].Arguments, "demo://resource/dynamic/text/1") {
+	if a := e.audit(); len(a) != 1 || a[0].Tool != "access_mcp_resource" || a[0].Status != "ok" || !strings.Contains(a[0].Arguments, "echo://dynamic/1") {
 		t.Errorf("audit = %+v", a)
 	}
 }
@@ -624,7 +632,7 @@ func TestBundledServer(t *testing.T) {
 func TestDialect(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, llmfake.Script(
-		llmfake.Text("<mcp:tool>\nname: get-sum\nparameters:\n  a: 2\n  b: 3\n</mcp:tool>"),
+		llmfake.Text("<mcp:tool>\nname: add\nparameters:\n  a: 2\n  b: 3\n</mcp:tool>"),
 		llmfake.Text(complete("5")),
 	), setup{})
 	if got := e.say("add").last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
@@ -677,7 +685,7 @@ func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
 	t.Parallel()
 	deep := `{"message": "x", "extra": ` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`
 	e := newEnv(t, llmfake.Script(
-		llmfake.Text(useTool("everything", "echo", deep)),
+		llmfake.Text(useTool("echo", "echo", deep)),
 		llmfake.Text(complete("Gave up.")),
 	), setup{})
 	r := e.say("echo something deep")
@@ -697,7 +705,7 @@ func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
 // tool runs without a card.
 func TestCallWaitsForAStartingServer(t *testing.T) {
 	t.Parallel()
-	echoBin := testenv.BuildPackage(t, "./hub/testdata/echo")
+	echoBin := testenv.TestServer(t, "echo")
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(useTool("slow", "echo", `{"message": "after the start"}`)),
 		llmfake.Text(complete("done")),

@@ -16,10 +16,10 @@ import (
 
 const sum = `{"a": 2, "b": 3}`
 
-// approvalEnv: echo runs freely, get-sum needs approval.
+// approvalEnv: echo runs freely, add needs approval.
 func approvalEnv(t *testing.T, h llmfake.Handler) *env {
 	t.Helper()
-	return newEnv(t, h, setup{servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")}})
+	return newEnv(t, h, setup{servers: map[string]any{"echo": testenv.EchoEntry(t, "echo")}})
 }
 
 // ask runs the first turn up to the approval request.
@@ -48,11 +48,11 @@ func TestApproval(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := approvalEnv(t, llmfake.Script(
-				llmfake.Text("Adding.\n"+useTool("everything", "get-sum", sum)),
+				llmfake.Text("Adding.\n"+useTool("echo", "add", sum)),
 				llmfake.Text(complete("Finished.")),
 			))
 			ap := e.askApproval("add 2 and 3")
-			if ap.Server != "everything" || ap.Tool != "get-sum" || ap.Arguments != `{"a":2,"b":3}` {
+			if ap.Server != "echo" || ap.Tool != "add" || ap.Arguments != `{"a":2,"b":3}` {
 				t.Errorf("approval = %+v", ap)
 			}
 			if want := e.clock().Add(agent.DefaultApprovalTimeout); !ap.ExpiresAt.Equal(want) {
@@ -81,7 +81,7 @@ func TestApproval(t *testing.T) {
 			if got := e.model.Calls()[1].Request.Last(); !strings.Contains(got, tt.want) {
 				t.Errorf("model read %q, want %q in it", got, tt.want)
 			}
-			if a := e.audit(); len(a) != 1 || a[0].Status != tt.status || a[0].Tool != "get-sum" {
+			if a := e.audit(); len(a) != 1 || a[0].Status != tt.status || a[0].Tool != "add" {
 				t.Errorf("audit = %+v, want one %s", a, tt.status)
 			}
 			// A double press finds the approval resolved.
@@ -99,16 +99,16 @@ func TestApproval(t *testing.T) {
 func TestApprovalAlways(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, llmfake.Script(
-		llmfake.Text(useTool("everything", "get-sum", sum)),
-		llmfake.Text(useTool("everything", "get-sum", `{"a": 10, "b": 5}`)),
+		llmfake.Text(useTool("echo", "add", sum)),
+		llmfake.Text(useTool("echo", "add", `{"a": 10, "b": 5}`)),
 		llmfake.Text(complete("15")),
-	), setup{servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")}, own: true})
+	), setup{servers: map[string]any{"echo": testenv.EchoEntry(t, "echo")}})
 	ap := e.askApproval("add")
 	r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true, Always: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The second get-sum ran without asking.
+	// The second add ran without asking.
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "15" {
 		t.Fatalf("last event = %+v", got)
 	}
@@ -119,15 +119,15 @@ func TestApprovalAlways(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "get-sum") {
-		t.Errorf("settings file does not allow get-sum:\n%s", b)
+	if !strings.Contains(string(b), `"add"`) {
+		t.Errorf("settings file does not allow add:\n%s", b)
 	}
 }
 
 func TestApprovalExpires(t *testing.T) {
 	t.Parallel()
 	e := approvalEnv(t, llmfake.Script(
-		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(useTool("echo", "add", sum)),
 		llmfake.Text(complete("Not added.")),
 	))
 	ap := e.askApproval("add")
@@ -176,7 +176,7 @@ func TestApprovalExpires(t *testing.T) {
 func TestApprovalInABatch(t *testing.T) {
 	t.Parallel()
 	e := approvalEnv(t, llmfake.Script(
-		llmfake.Text(echo("first")+"\n"+useTool("everything", "get-sum", sum)+"\n"+echo("third")),
+		llmfake.Text(echo("first")+"\n"+useTool("echo", "add", sum)+"\n"+echo("third")),
 		llmfake.Text(complete("ok")),
 	))
 	r := e.say("three calls")
@@ -188,7 +188,7 @@ func TestApprovalInABatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := e.model.Calls()[1].Request.Last()
-	i1, i2, i3 := strings.Index(res, "Echo: first"), strings.Index(res, "The sum of 2 and 3 is 5."), strings.Index(res, "Echo: third")
+	i1, i2, i3 := strings.Index(res, echoed("first")), strings.Index(res, "The sum of 2 and 3 is 5."), strings.Index(res, echoed("third"))
 	if i1 < 0 || i2 < i1 || i3 < i2 {
 		t.Errorf("results out of order:\n%s", res)
 	}
@@ -198,7 +198,7 @@ func TestApprovalInABatch(t *testing.T) {
 func TestApprovalIgnored(t *testing.T) {
 	t.Parallel()
 	e := approvalEnv(t, llmfake.Script(
-		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(useTool("echo", "add", sum)),
 		llmfake.Text("Sure, forget it."),
 	))
 	ap := e.askApproval("add")
@@ -219,7 +219,7 @@ func TestApprovalIgnored(t *testing.T) {
 func TestApprovalInAGroupWaitsForItsUser(t *testing.T) {
 	t.Parallel()
 	e := approvalEnv(t, llmfake.Script(
-		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(useTool("echo", "add", sum)),
 		llmfake.Text("The sum is 5."),
 	))
 	ap := e.askApproval("add")
@@ -251,10 +251,10 @@ func TestApprovalInAGroupWaitsForItsUser(t *testing.T) {
 func TestAutoApproveAll(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, llmfake.Script(
-		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(useTool("echo", "add", sum)),
 		llmfake.Text(complete("5")),
 	), setup{
-		servers: map[string]any{"everything": testenv.EverythingEntry(t)},
+		servers: map[string]any{"echo": testenv.EchoEntry(t)},
 		config:  func(c *agent.Config) { c.AutoApproveAll = true },
 	})
 	if got := e.say("add").last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
@@ -268,7 +268,7 @@ func TestRestartLosesNothing(t *testing.T) {
 	t.Parallel()
 	e := approvalEnv(t, llmfake.Script(
 		llmfake.Text("<ask_followup_question><question>Add what?</question><options>[\"2 and 3\", \"4 and 5\"]</options></ask_followup_question>"),
-		llmfake.Text(useTool("everything", "get-sum", sum)),
+		llmfake.Text(useTool("echo", "add", sum)),
 		llmfake.Text(complete("5")),
 	))
 	q := e.say("add").last(t)
@@ -306,18 +306,18 @@ func TestRestartLosesNothing(t *testing.T) {
 // for the user like a tool, across a restart; "always" adds the exact URI.
 func TestResourceReadNeedsApproval(t *testing.T) {
 	t.Parallel()
-	const uri = "demo://resource/static/document/architecture.md"
-	read := "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>" + uri + "</uri>\n</access_mcp_resource>"
+	const uri = "echo://static/readme.md"
+	read := "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>" + uri + "</uri>\n</access_mcp_resource>"
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(read),
 		llmfake.Text(complete("Read.")),
 		llmfake.Text(read),
 		llmfake.Text(complete("Read again.")),
-	), setup{servers: map[string]any{"everything": testenv.EverythingEntry(t, "echo")}, own: true})
+	), setup{servers: map[string]any{"echo": testenv.EchoEntry(t, "echo")}})
 
 	ap := e.askApproval("read the doc")
-	if ap.Server != "everything" || ap.URI != uri || ap.Tool != "" || ap.Consent {
-		t.Errorf("approval = %+v, want the read of %s on everything", ap, uri)
+	if ap.Server != "echo" || ap.URI != uri || ap.Tool != "" || ap.Consent {
+		t.Errorf("approval = %+v, want the read of %s on echo", ap, uri)
 	}
 	if n := len(e.audit()); n != 0 {
 		t.Fatalf("%d reads before approval", n)
@@ -330,7 +330,7 @@ func TestResourceReadNeedsApproval(t *testing.T) {
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Read." {
 		t.Fatalf("last event = %+v", got)
 	}
-	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "[access_mcp_resource for '"+uri+"' on 'everything'] Result:") {
+	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "[access_mcp_resource for '"+uri+"' on 'echo'] Result:\n```\n# echo") {
 		t.Errorf("model read %q", res)
 	}
 	b, err := os.ReadFile(e.settings)
@@ -352,7 +352,7 @@ func TestResourceReadNeedsApproval(t *testing.T) {
 // "always" covers it.
 func TestConsentCalls(t *testing.T) {
 	t.Parallel()
-	echoBin := testenv.BuildPackage(t, "./hub/testdata/echo")
+	echoBin := testenv.TestServer(t, "echo")
 	for _, approveAll := range []bool{false, true} {
 		t.Run(map[bool]string{false: "autoApprove", true: "AUTO_APPROVE=all"}[approveAll], func(t *testing.T) {
 			t.Parallel()
@@ -362,7 +362,6 @@ func TestConsentCalls(t *testing.T) {
 				llmfake.Text(complete("Kept.")),
 			), setup{
 				servers: map[string]any{"notes": map[string]any{"command": echoBin, "autoApprove": []string{"keep"}}},
-				own:     true,
 				config:  func(c *agent.Config) { c.AutoApproveAll = approveAll },
 			})
 			before, err := os.ReadFile(e.settings)

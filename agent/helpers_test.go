@@ -2,9 +2,8 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"go.uber.org/goleak"
 )
 
 var alice = hub.Caller{UserID: "111", ChatID: "500"}
@@ -35,93 +35,27 @@ type env struct {
 }
 
 type setup struct {
-	// servers are the settings file's entries; default everything with
-	// echo, get-sum and trigger-long-running-operation auto-approved.
+	// servers are the settings file's entries; default the test server
+	// hub/testdata/echo as "echo", with echo, add and sleep auto-approved.
+	// It starts in milliseconds, so every test has a hub of its own.
 	servers map[string]any
-	// own starts a hub for this test alone, for tests that change its
-	// settings; the others share one hub per settings, since starting the
-	// servers is most of a test's time.
-	own bool
-	// launch starts this test's own hub without waiting for its servers,
-	// as the bot does.
+	// launch starts the hub without waiting for its servers, as the bot
+	// does.
 	launch bool
 	config func(*agent.Config)
 }
 
-var hubs = struct {
-	sync.Mutex
-	m    map[string]*hub.Hub
-	dirs []string
-}{m: map[string]*hub.Hub{}}
-
+// TestMain fails the run if a goroutine is left once every test is done:
+// an agent's turns, and the hubs the tests start, must end what they
+// start.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, h := range hubs.m {
-		_ = h.Close()
-	}
-	for _, d := range hubs.dirs {
-		_ = os.RemoveAll(d)
-	}
-	os.Exit(code)
+	goleak.VerifyTestMain(m)
 }
 
-func shared(t *testing.T, servers map[string]any) (*hub.Hub, string) {
+// echoServer is the default settings entry of a test's hub.
+func echoServer(t *testing.T) map[string]any {
 	t.Helper()
-	key, err := json.Marshal(servers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hubs.Lock()
-	defer hubs.Unlock()
-	if h, ok := hubs.m[string(key)]; ok {
-		return h, ""
-	}
-	h, settings := startHub(t, servers)
-	hubs.m[string(key)] = h
-	hubs.dirs = append(hubs.dirs, filepath.Dir(settings))
-	return h, settings
-}
-
-// newHub writes servers to a settings file of its own and returns a hub
-// for it, not started.
-func newHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "agent-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := testenv.WriteSettings(t, dir, servers)
-	h, err := hub.New(settings, hub.Options{NoWatch: true, StopGrace: 200 * time.Millisecond, KillGrace: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, settings
-}
-
-func launchHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
-	t.Helper()
-	h, settings := newHub(t, servers)
-	if err := h.Launch(); err != nil {
-		t.Fatal(err)
-	}
-	return h, settings
-}
-
-func startHub(t *testing.T, servers map[string]any) (*hub.Hub, string) {
-	t.Helper()
-	h, settings := newHub(t, servers)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, srv := range h.Catalog().Servers {
-		if srv.Status != hub.StatusRunning {
-			_ = h.Close()
-			t.Fatalf("server %s is %s: %s", srv.Name, srv.Status, srv.Error)
-		}
-	}
-	return h, settings
+	return testenv.EchoEntry(t, "echo", "add", "sleep")
 }
 
 func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
@@ -129,20 +63,17 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	e := &env{t: t, now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	servers := s.servers
 	if servers == nil {
-		servers = map[string]any{"everything": testenv.EverythingEntry(t, "echo", "get-sum", "trigger-long-running-operation")}
+		servers = map[string]any{"echo": echoServer(t)}
 	}
-	if s.own || s.launch {
-		if s.launch {
-			e.hub, e.settings = launchHub(t, servers)
-		} else {
-			e.hub, e.settings = startHub(t, servers)
+	e.settings = testenv.WriteSettings(t, t.TempDir(), servers)
+	if s.launch {
+		e.hub = testenv.NewHub(t, e.settings, hub.Options{NoWatch: true})
+		if err := e.hub.Launch(); err != nil {
+			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			_ = e.hub.Close()
-			_ = os.RemoveAll(filepath.Dir(e.settings))
-		})
 	} else {
-		e.hub, e.settings = shared(t, servers)
+		e.hub = testenv.StartHub(t, e.settings, hub.Options{NoWatch: true})
+		testenv.Running(t, e.hub)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -327,4 +258,20 @@ func complete(result string) string {
 	return "<attempt_completion>\n<result>\n" + result + "\n</result>\n</attempt_completion>"
 }
 
-func echo(msg string) string { return useTool("everything", "echo", `{"message": "`+msg+`"}`) }
+func echo(msg string) string { return useTool("echo", "echo", `{"message": "`+msg+`"}`) }
+
+// echoed is how the result of echo(msg) reads to the model.
+func echoed(msg string) string { return "Result:\n```\n" + msg + "\n```" }
+
+// waitStderr waits, for up to 10 seconds, until server has written line
+// to its stderr; it is for a goroutine, which cannot fail the test: a
+// test that needed the line fails on what follows.
+func waitStderr(h *hub.Hub, server, line string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, err := h.Stderr(server); err == nil && strings.Contains(s, line) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

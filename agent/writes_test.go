@@ -149,7 +149,7 @@ func TestCrashMidCallIsReportedNotRepeated(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, llmfake.Script(llmfake.Text("It may have run already; I will not send it twice.")), setup{})
 			// What the write-ahead leaves when the bot dies mid-call.
-			call := useTool("everything", "echo", `{"message": "send the invoice"}`)
+			call := useTool("echo", "echo", `{"message": "send the invoice"}`)
 			if _, err := e.db.AppendTurn(context.Background(), store.TurnWrite{ChatID: alice.ChatID, Messages: []store.Message{
 				{Role: agent.RoleUser, Content: "send the invoice"},
 				{Role: agent.RoleAssistant, Content: "Sending.\n" + call},
@@ -178,7 +178,7 @@ func TestCrashMidCallIsReportedNotRepeated(t *testing.T) {
 			if want := []string{"user", "assistant", "user"}; !slices.Equal(roles, want) {
 				t.Fatalf("roles sent to the model %v, want %v", roles, want)
 			}
-			want := "[use_mcp_tool for 'echo' on 'everything'] Error:\n" + agent.NoteUnknown
+			want := "[use_mcp_tool for 'echo' on 'echo'] Error:\n" + agent.NoteUnknown
 			if !replay {
 				want += "\n\ndid it work?"
 			}

@@ -16,7 +16,7 @@ import (
 
 // fakeHub answers from a function; it stands in for the hub only where a
 // real server cannot produce the case (exact sizes, hostile output,
-// timing). The real round trip is TestRunEverything.
+// timing). The real round trip is TestRun.
 type fakeHub struct {
 	call    func(server, tool string, args map[string]any) (*hub.Result, error)
 	running atomic.Int32
@@ -207,31 +207,58 @@ func TestDenied(t *testing.T) {
 	}
 }
 
-// startEverything starts the real hub with the pinned reference server.
-func startEverything(t *testing.T) *hub.Hub {
-	t.Helper()
-	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"everything": testenv.EverythingEntry(t, "echo")})
-	h := testenv.StartHub(t, path, hub.Options{NoWatch: true})
-	if s, ok := h.Catalog().Server("everything"); !ok || s.Status != hub.StatusRunning {
-		t.Fatalf("everything is not running: %+v", s)
+// A server is an MCP server the round trip runs against, and how its
+// answers read.
+type server struct {
+	name, echoed, add, sum, image, resource string
+	entry                                   func(t testing.TB, autoApprove ...string) map[string]any
+}
+
+var (
+	// echoTest is hub/testdata/echo, which needs nothing but Go.
+	echoTest = server{
+		name: "echo", echoed: "hello <world>", add: "add", sum: "The sum of 2 and 40 is 42.",
+		image: "image", resource: "echo://dynamic/1", entry: testenv.EchoEntry,
 	}
+	// everything is the MCP reference server, for interoperability.
+	everything = server{
+		name: "everything", echoed: "Echo: hello <world>", add: "get-sum", sum: "The sum of 2 and 40 is 42.",
+		image: "get-tiny-image", resource: "demo://resource/dynamic/text/1", entry: testenv.EverythingEntry,
+	}
+)
+
+// start starts the real hub with s, echo auto-approved.
+func (s server) start(t *testing.T) *hub.Hub {
+	t.Helper()
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{s.name: s.entry(t, "echo")})
+	h := testenv.StartHub(t, path, hub.Options{NoWatch: true})
+	testenv.Running(t, h)
 	return h
 }
 
-// TestRunEverything parses, checks and runs a reply with several calls
-// against @modelcontextprotocol/server-everything through the real hub.
-func TestRunEverything(t *testing.T) {
-	h := startEverything(t)
+// TestRun parses, checks and runs a reply with several calls against
+// hub/testdata/echo through the real hub.
+func TestRun(t *testing.T) { testRun(t, echoTest) }
+
+// TestInteropEverything is TestRun and TestRunToolError against
+// @modelcontextprotocol/server-everything; it skips where Node is absent.
+func TestInteropEverything(t *testing.T) {
+	t.Run("run", func(t *testing.T) { testRun(t, everything) })
+	t.Run("tool error", func(t *testing.T) { testRunToolError(t, everything) })
+}
+
+func testRun(t *testing.T, s server) {
+	h := s.start(t)
 	cat := h.Catalog()
 	ex := executor.New(h, executor.Options{})
 
 	reply := executor.Parse("I'll do three things.\n" +
-		tool("everything", "echo", `{"message": "hello <world>"}`) +
-		tool("everything", "get-sum", `{"a": 2, "b": 40}`) +
-		tool("everything", "get-tiny-image", `{}`) +
-		"<access_mcp_resource><server_name>everything</server_name><uri>demo://resource/dynamic/text/1</uri></access_mcp_resource>" +
-		tool("everything", "echo", `{}`) +
-		tool("everything", "ecoh", `{"message": "x"}`))
+		tool(s.name, "echo", `{"message": "hello <world>"}`) +
+		tool(s.name, s.add, `{"a": 2, "b": 40}`) +
+		tool(s.name, s.image, `{}`) +
+		"<access_mcp_resource><server_name>" + s.name + "</server_name><uri>" + s.resource + "</uri></access_mcp_resource>" +
+		tool(s.name, "echo", `{}`) +
+		tool(s.name, "ecoh", `{"message": "x"}`))
 	plan := executor.PlanReply(reply.Blocks)
 	if len(plan.Calls) != 6 || plan.Final != nil {
 		t.Fatalf("plan = %+v", plan)
@@ -252,17 +279,18 @@ func TestRunEverything(t *testing.T) {
 		t.Fatalf("rejected = %q", rejected)
 	}
 	if executor.NeedsApproval(cat, calls[0], false) || !executor.NeedsApproval(cat, calls[1], false) {
-		t.Errorf("echo is auto-approved and get-sum is not")
+		t.Errorf("echo is auto-approved and %s is not", s.add)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	outs := ex.Run(ctx, hub.Caller{UserID: "42", ChatID: "42"}, calls)
+	on := " on '" + s.name + "'] Result:\n```\n"
 	wants := []string{
-		"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\nEcho: hello <world>\n```",
-		"[use_mcp_tool for 'get-sum' on 'everything'] Result:\n```\nThe sum of 2 and 40 is 42.\n```",
-		"[use_mcp_tool for 'get-tiny-image' on 'everything'] Result:\n```\n",
-		"[access_mcp_resource for 'demo://resource/dynamic/text/1' on 'everything'] Result:\n```\n",
+		"[use_mcp_tool for 'echo'" + on + s.echoed + "\n```",
+		"[use_mcp_tool for '" + s.add + "'" + on + s.sum + "\n```",
+		"[use_mcp_tool for '" + s.image + "'" + on,
+		"[access_mcp_resource for '" + s.resource + "'" + on,
 	}
 	for i, o := range outs {
 		if !o.OK || !strings.HasPrefix(o.Text, wants[i]) {
@@ -277,14 +305,16 @@ func TestRunEverything(t *testing.T) {
 	}
 }
 
-// TestRunEverythingToolError: a call that passes our checks but that the
-// server rejects comes back as an error outcome naming server and tool.
-func TestRunEverythingToolError(t *testing.T) {
-	h := startEverything(t)
+// TestRunToolError: a call that passes our checks but that the server
+// rejects comes back as an error outcome naming server and tool.
+func TestRunToolError(t *testing.T) { testRunToolError(t, echoTest) }
+
+func testRunToolError(t *testing.T, s server) {
+	h := s.start(t)
 	ex := executor.New(h, executor.Options{})
-	c := executor.Call{Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum", Arguments: map[string]any{"a": "x"}}
+	c := executor.Call{Name: executor.UseMCPTool, Server: s.name, Tool: s.add, Arguments: map[string]any{"a": "x"}}
 	o := ex.RunOne(context.Background(), hub.Caller{UserID: "1", ChatID: "1"}, c)
-	if o.OK || !strings.HasPrefix(o.Text, "[use_mcp_tool for 'get-sum' on 'everything'] Error:\n") {
+	if o.OK || !strings.HasPrefix(o.Text, "[use_mcp_tool for '"+s.add+"' on '"+s.name+"'] Error:\n") {
 		t.Errorf("OK=%v err=%v text=%q", o.OK, o.Err, o.Text)
 	}
 }

@@ -39,7 +39,7 @@ func BenchmarkHubCall(b *testing.B) {
 		want    string
 	}{
 		{"go", func(tb testing.TB) map[string]any { return echoServer(tb, nil) }, "hello", "hello"},
-		{"everything", everything, "hello", "Echo: hello"},
+		{"everything", func(tb testing.TB) map[string]any { return testenv.EverythingEntry(tb) }, "hello", "Echo: hello"},
 	}
 	for _, srv := range servers {
 		// The hub sends the caller in _meta, which costs some servers
@@ -103,19 +103,19 @@ func BenchmarkStart(b *testing.B) {
 		{"calculator", one("calculator")},
 		{"clock", one("clock")},
 		{"bundled", bundled},
-		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": everything(tb)} }},
+		{"everything", func(tb testing.TB) map[string]any { return map[string]any{"e": testenv.EverythingEntry(tb)} }},
 		{"bundled+everything", func(tb testing.TB) map[string]any {
 			servers := bundled(tb)
-			servers["everything"] = everything(tb)
+			servers["everything"] = testenv.EverythingEntry(tb)
 			return servers
 		}},
 		{"3everything", func(tb testing.TB) map[string]any {
-			return map[string]any{"e1": everything(tb), "e2": everything(tb), "e3": everything(tb)}
+			return map[string]any{"e1": testenv.EverythingEntry(tb), "e2": testenv.EverythingEntry(tb), "e3": testenv.EverythingEntry(tb)}
 		}},
 	}
 	for _, set := range sets {
 		b.Run(set.name, func(b *testing.B) {
-			path := writeSettings(b, b.TempDir(), set.servers(b))
+			path := testenv.WriteSettings(b, b.TempDir(), set.servers(b))
 			opts := fastOptions()
 			opts.NoWatch = true
 			var total time.Duration
@@ -176,7 +176,7 @@ func BenchmarkHubOverhead(b *testing.B) {
 		entry func(testing.TB) map[string]any
 	}{
 		{"go", func(tb testing.TB) map[string]any { return echoServer(tb, nil) }},
-		{"everything", everything},
+		{"everything", func(tb testing.TB) map[string]any { return testenv.EverythingEntry(tb) }},
 	}
 	for _, srv := range servers {
 		b.Run(srv.name, func(b *testing.B) {
@@ -248,7 +248,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 			_, err := h.CallTool(ctx, local, "echo", "sleep", map[string]any{"ms": 60000})
 			inflight <- err
 		}()
-		waitFor(b, 10*time.Second, "the sleep to be in flight", func() bool {
+		testenv.Eventually(b, 10*time.Second, "the sleep to be in flight", func() bool {
 			stderr, _ := h.Stderr("echo")
 			return strings.Contains(stderr, "echo: sleep started")
 		})

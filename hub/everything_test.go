@@ -13,16 +13,13 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
-// everything returns the settings entry of the pinned server-everything.
-func everything(t testing.TB) map[string]any {
-	t.Helper()
-	command, args := testenv.Everything(t)
-	return map[string]any{"command": command, "args": args}
-}
-
-func TestEverything(t *testing.T) {
+// TestInteropEverything runs the MCP reference server
+// @modelcontextprotocol/server-everything through the hub: listing, calls,
+// an image, resources, a clean environment and concurrent calls. The other
+// tests use hub/testdata/echo; this one skips where Node is absent.
+func TestInteropEverything(t *testing.T) {
 	t.Setenv("TELEGRAM_BOT_TOKEN", "123:secret-token")
-	h, _ := startHub(t, map[string]any{"everything": everything(t)})
+	h, _ := startHub(t, map[string]any{"everything": testenv.EverythingEntry(t)})
 	s := server(t, h, "everything")
 	if s.Status != hub.StatusRunning {
 		t.Fatalf("status = %s (%s)", s.Status, s.Error)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 // A server that writes on without a newline is stopped at the bound, its
@@ -20,10 +21,10 @@ func TestServerOverTheMessageBoundIsStopped(t *testing.T) {
 	opts := fastOptions()
 	opts.MaxMessage = 1 << 20
 	opts.RestartDelay = time.Hour
-	path := writeSettings(t, t.TempDir(), map[string]any{
-		"flood": map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "flood"}, "timeout": 3600},
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
+		"flood": map[string]any{"command": testenv.TestServer(t, "raw"), "args": []string{"-mode", "flood"}, "timeout": 3600},
 	})
-	h := startHubAt(t, path, opts)
+	h := testenv.StartHub(t, path, opts)
 	_, err := h.CallTool(context.Background(), local, "flood", "weird", nil)
 	if !errors.Is(err, hub.ErrNotRunning) {
 		t.Fatalf("call to the flooding server: err = %v, want ErrNotRunning", err)
@@ -50,7 +51,7 @@ func TestBigMessagesPass(t *testing.T) {
 func TestNullIDErrorFailsCallsInFlight(t *testing.T) {
 	t.Parallel()
 	h, _ := startHub(t, map[string]any{
-		"nullid": map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "nullid"}, "timeout": 3600},
+		"nullid": map[string]any{"command": testenv.TestServer(t, "raw"), "args": []string{"-mode", "nullid"}, "timeout": 3600},
 	})
 	var wg sync.WaitGroup
 	errs := make([]error, 3)

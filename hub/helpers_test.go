@@ -5,52 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
+	"go.uber.org/goleak"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-	buildOut  []byte
-)
-
-// testServer returns the path of a test server of hub/testdata, all of
-// which are built once per test process.
-func testServer(t testing.TB, name string) string {
-	t.Helper()
-	root := testenv.Root(t)
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "mcpgram-hub-test-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./hub/testdata/echo", "./hub/testdata/raw")
-		cmd.Dir = root
-		buildOut, buildErr = cmd.CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("build test servers: %v\n%s", buildErr, buildOut)
-	}
-	return filepath.Join(binDir, name)
-}
-
+// TestMain fails the run if a test leaves a goroutine behind: every hub
+// a test starts is closed by its cleanup, and Close must wait for all the
+// hub's goroutines.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	goleak.VerifyTestMain(m)
 }
 
 // fastOptions shortens every wait of the hub so the tests run quickly.
@@ -65,14 +35,7 @@ func fastOptions() hub.Options {
 	}
 }
 
-// writeSettings writes {"mcpServers": servers} to dir/mcp-settings.json.
-func writeSettings(t testing.TB, dir string, servers map[string]any) string {
-	t.Helper()
-	path := filepath.Join(dir, "mcp-settings.json")
-	writeJSON(t, path, map[string]any{"mcpServers": servers})
-	return path
-}
-
+// writeJSON writes v to path as an edit of the settings file would.
 func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -106,32 +69,13 @@ func readJSON(t testing.TB, path string) map[string]any {
 // the test ends.
 func startHub(t testing.TB, servers map[string]any) (*hub.Hub, string) {
 	t.Helper()
-	path := writeSettings(t, t.TempDir(), servers)
-	return startHubAt(t, path, fastOptions()), path
-}
-
-func startHubAt(t testing.TB, path string, opts hub.Options) *hub.Hub {
-	t.Helper()
-	h, err := hub.New(path, opts)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	return h
+	path := testenv.WriteSettings(t, t.TempDir(), servers)
+	return testenv.StartHub(t, path, fastOptions()), path
 }
 
 func echoServer(t testing.TB, extra map[string]any) map[string]any {
 	t.Helper()
-	s := map[string]any{"command": testServer(t, "echo")}
+	s := map[string]any{"command": testenv.TestServer(t, "echo")}
 	for k, v := range extra {
 		s[k] = v
 	}
@@ -147,22 +91,10 @@ func server(t testing.TB, h *hub.Hub, name string) hub.ServerInfo {
 	return s
 }
 
-// waitFor polls cond until it holds or d passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waitStatus(t testing.TB, h *hub.Hub, name string, want hub.Status) hub.ServerInfo {
 	t.Helper()
 	var got hub.ServerInfo
-	waitFor(t, 10*time.Second, name+" to be "+string(want), func() bool {
+	testenv.Eventually(t, 10*time.Second, name+" to be "+string(want), func() bool {
 		got = server(t, h, name)
 		return got.Status == want
 	})

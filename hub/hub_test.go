@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 func TestListAndCall(t *testing.T) {
@@ -109,7 +110,7 @@ func TestResultContent(t *testing.T) {
 
 func TestUnknownContentType(t *testing.T) {
 	t.Parallel()
-	h, _ := startHub(t, map[string]any{"raw": map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "weird"}}})
+	h, _ := startHub(t, map[string]any{"raw": map[string]any{"command": testenv.TestServer(t, "raw"), "args": []string{"-mode", "weird"}}})
 	res := call(t, h, "raw", "weird", nil)
 	if len(res.Content) != 3 || res.Content[0].Text != "before" || res.Content[2].Text != "after" {
 		t.Fatalf("content = %+v, want the known parts kept around the unknown one", res.Content)
@@ -167,7 +168,7 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("timed out after %s, want 1s", d)
 	}
 	// The server heard of the cancellation and stopped working on it.
-	waitFor(t, 5*time.Second, "the server to see the request cancelled", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the server to see the request cancelled", func() bool {
 		stderr, _ := h.Stderr("echo")
 		return strings.Contains(stderr, "echo: sleep cancelled")
 	})
@@ -200,7 +201,7 @@ func TestCrashMidCallRecovers(t *testing.T) {
 		_, err := h.CallTool(context.Background(), local, "echo", "sleep", map[string]any{"ms": 60000})
 		inflight <- err
 	}()
-	waitFor(t, 10*time.Second, "the sleep to be in flight", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the sleep to be in flight", func() bool {
 		stderr, _ := h.Stderr("echo")
 		return strings.Contains(stderr, "echo: sleep started")
 	})
@@ -216,7 +217,7 @@ func TestCrashMidCallRecovers(t *testing.T) {
 
 	// The failed state is brief: the hub restarts the server at once.
 	gate.open()
-	waitFor(t, 5*time.Second, "the server to restart", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the server to restart", func() bool {
 		s := server(t, h, "echo")
 		return s.Status == hub.StatusRunning && s.Restarts >= 1
 	})
@@ -235,14 +236,14 @@ func TestBrokenPipeRecovers(t *testing.T) {
 		t.Errorf("err = %v, want ErrNotRunning at the broken pipe", err)
 	}
 	gate.open()
-	waitFor(t, 5*time.Second, "the server to restart", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the server to restart", func() bool {
 		s := server(t, h, "echo")
 		return s.Status == hub.StatusRunning && s.Restarts >= 1
 	})
 	if pidOf(t, h, "echo") == before {
 		t.Errorf("still the process with the broken pipe")
 	}
-	waitFor(t, 10*time.Second, "the old process to end", func() bool { return !alive(before) })
+	testenv.Eventually(t, 10*time.Second, "the old process to end", func() bool { return !alive(before) })
 }
 
 // A call a moment after a crash waits for the restart and runs, instead of
@@ -251,8 +252,8 @@ func TestCallWaitsForRestart(t *testing.T) {
 	t.Parallel()
 	opts := fastOptions()
 	opts.RestartDelay = 300 * time.Millisecond
-	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
-	h := startHubAt(t, path, opts)
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
+	h := testenv.StartHub(t, path, opts)
 	before := pidOf(t, h, "echo")
 	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
 	waitStatus(t, h, "echo", hub.StatusRestarting)
@@ -269,11 +270,11 @@ func TestCallWaitsForRestart(t *testing.T) {
 // fails at once: nothing will bring it up by itself.
 func TestCallToServerDownForGoodFailsAtOnce(t *testing.T) {
 	t.Parallel()
-	path := writeSettings(t, t.TempDir(), map[string]any{
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
 		"off":    echoServer(t, map[string]any{"disabled": true, "timeout": 3600}),
 		"broken": map[string]any{"command": "./no-such-server", "timeout": 3600},
 	})
-	h := startHubAt(t, path, fastOptions())
+	h := testenv.StartHub(t, path, fastOptions())
 	for _, name := range []string{"off", "broken"} {
 		// With an hour's timeout, a call that waited would outlive the test.
 		_, err := h.CallTool(context.Background(), local, name, "echo", nil)
@@ -288,8 +289,8 @@ func TestFailedStatusShowsExitAndStderr(t *testing.T) {
 	opts := fastOptions()
 	opts.RestartDelay = time.Minute // keep it failed long enough to look
 	opts.MaxRestartDelay = time.Minute
-	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
-	h := startHubAt(t, path, opts)
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
+	h := testenv.StartHub(t, path, opts)
 	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
 	s := waitStatus(t, h, "echo", hub.StatusRestarting)
 	if s.ExitCode != 3 || s.LastStderr != "fatal: crash requested" {
@@ -328,7 +329,7 @@ func TestStartFailures(t *testing.T) {
 	}{
 		{"missing command", map[string]any{"command": "mcpgram-no-such-command"}, `command "mcpgram-no-such-command" not found`},
 		{"missing relative command", map[string]any{"command": "./bin/nothing"}, "no such file"},
-		{"never initializes", map[string]any{"command": testServer(t, "raw"), "args": []string{"-mode", "silent"}, "timeout": 1}, "no answer to initialize within 1s"},
+		{"never initializes", map[string]any{"command": testenv.TestServer(t, "raw"), "args": []string{"-mode", "silent"}, "timeout": 1}, "no answer to initialize within 1s"},
 		{"exits at once", map[string]any{"command": "sh", "args": []string{"-c", "echo 'cannot open db' >&2; exit 7"}}, "exited with code 7: cannot open db"},
 		{"unset variable", map[string]any{"command": "sh", "args": []string{"${env:MCPGRAM_TEST_SURELY_UNSET}"}}, "MCPGRAM_TEST_SURELY_UNSET is not set"},
 		{"unset variable in env", map[string]any{"command": "sh", "env": map[string]string{"K": "${env:MCPGRAM_TEST_SURELY_UNSET2}"}}, "MCPGRAM_TEST_SURELY_UNSET2 is not set"},
@@ -392,7 +393,7 @@ func TestSettingsSyntaxError(t *testing.T) {
 // was meant cannot be told. The other servers run.
 func TestSettingsDuplicateNames(t *testing.T) {
 	t.Parallel()
-	echo, err := json.Marshal(testServer(t, "echo"))
+	echo, err := json.Marshal(testenv.TestServer(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +402,7 @@ func TestSettingsDuplicateNames(t *testing.T) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := startHubAt(t, path, fastOptions())
+	h := testenv.StartHub(t, path, fastOptions())
 	if s := server(t, h, "twin"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, `the name "twin" is given to 2 servers (lines 3 and 5)`) {
 		t.Errorf("twin: %s, %q; want failed, naming lines 3 and 5", s.Status, s.Error)
 	}
@@ -414,7 +415,7 @@ func TestSettingsDuplicateNames(t *testing.T) {
 // is read, and keeps its mark when the hub writes a toggle to it.
 func TestSettingsByteOrderMark(t *testing.T) {
 	t.Parallel()
-	echo, err := json.Marshal(testServer(t, "echo"))
+	echo, err := json.Marshal(testenv.TestServer(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestSettingsByteOrderMark(t *testing.T) {
 	if err := os.WriteFile(path, []byte("\xef\xbb\xbf{\"mcpServers\": {\"echo\": {\"command\": "+string(echo)+"}}}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := startHubAt(t, path, fastOptions())
+	h := testenv.StartHub(t, path, fastOptions())
 	if s := server(t, h, "echo"); s.Status != hub.StatusRunning {
 		t.Fatalf("echo: %s (%s), want running", s.Status, s.Error)
 	}
@@ -448,19 +449,19 @@ func TestChildEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A relative command and cwd are relative to the settings file.
-	echo, err := os.ReadFile(testServer(t, "echo"))
+	echo, err := os.ReadFile(testenv.TestServer(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "echo-copy"), echo, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := writeSettings(t, dir, map[string]any{"echo": map[string]any{
+	path := testenv.WriteSettings(t, dir, map[string]any{"echo": map[string]any{
 		"command": "./echo-copy",
 		"cwd":     "work",
 		"env":     map[string]string{"OWN": "mine", "FROM_BOT": "${env:MCPGRAM_TEST_PASSED}"},
 	}})
-	h := startHubAt(t, path, fastOptions())
+	h := testenv.StartHub(t, path, fastOptions())
 	env := strings.Split(call(t, h, "echo", "env", nil).Text(), "\n")
 	for _, secret := range []string{"TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "MCPGRAM_TEST_PASSED"} {
 		for _, kv := range env {
@@ -509,7 +510,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 			if err := h.SetEnabled(context.Background(), "echo", false); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "the server and its grandchild to be gone", func() bool {
+			testenv.Eventually(t, 10*time.Second, "the server and its grandchild to be gone", func() bool {
 				return !alive(pid) && !alive(grandchild)
 			})
 			if s := server(t, h, "echo"); s.Status != hub.StatusDisabled {
@@ -522,7 +523,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 func TestCloseLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
-	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}})})
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}})})
 	h, err := hub.New(path, fastOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -560,7 +561,7 @@ func TestTogglePersistsAndKeepsOtherFields(t *testing.T) {
 		},
 	})
 	before := readJSON(t, path)
-	h := startHubAt(t, path, fastOptions())
+	h := testenv.StartHub(t, path, fastOptions())
 	pid := pidOf(t, h, "echo")
 	version := h.Catalog().Version
 
@@ -649,7 +650,7 @@ func TestWritesKeepTheLayout(t *testing.T) {
 	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := startHubAt(t, path, fastOptions())
+	h := testenv.StartHub(t, path, fastOptions())
 	ctx := context.Background()
 	for _, step := range []func() error{
 		func() error { return h.SetEnabled(ctx, "a", false) },
@@ -679,7 +680,7 @@ func TestWritesKeepTheLayout(t *testing.T) {
 
 func TestOwnWritesDoNotRestart(t *testing.T) {
 	t.Parallel()
-	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})
+	h, path := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})
 	pid := pidOf(t, h, "echo")
 	if err := h.AllowTool("echo", "echo"); err != nil {
 		t.Fatal(err)
@@ -687,7 +688,15 @@ func TestOwnWritesDoNotRestart(t *testing.T) {
 	if err := h.SetEnabled(context.Background(), "b", false); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the watcher see the writes
+	// An edit of our own after the hub's writes: the watcher handles events
+	// in order, so once the catalog shows it, every reload the hub's writes
+	// caused is done, or was folded into this one, which read them too.
+	settings := readJSON(t, path)
+	settings["mcpServers"].(map[string]any)["echo"].(map[string]any)["autoApprove"] = []string{"echo", "pid"}
+	writeJSON(t, path, settings)
+	testenv.Eventually(t, 10*time.Second, "the edit after the hub's writes", func() bool {
+		return server(t, h, "echo").AutoApproves("pid")
+	})
 	if got := pidOf(t, h, "echo"); got != pid {
 		t.Errorf("echo restarted after the hub's own write: pid %d, was %d", got, pid)
 	}
@@ -704,7 +713,11 @@ func TestWatchReconciles(t *testing.T) {
 		"removed": echoServer(t, nil),
 		"toggled": echoServer(t, nil),
 	}
-	h, path := startHub(t, servers)
+	logs := &testenv.Buffer{}
+	opts := fastOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	path := testenv.WriteSettings(t, t.TempDir(), servers)
+	h := testenv.StartHub(t, path, opts)
 	samePID, changedPID, removedPID := pidOf(t, h, "same"), pidOf(t, h, "changed"), pidOf(t, h, "removed")
 
 	delete(servers, "removed")
@@ -713,18 +726,18 @@ func TestWatchReconciles(t *testing.T) {
 	servers["toggled"] = echoServer(t, map[string]any{"disabled": true})
 	writeJSON(t, path, map[string]any{"mcpServers": servers})
 
-	waitFor(t, 10*time.Second, "the edit to be reconciled", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the edit to be reconciled", func() bool {
 		c := h.Catalog()
 		_, hasRemoved := c.Server("removed")
 		added, _ := c.Server("added")
 		toggled, _ := c.Server("toggled")
 		return !hasRemoved && added.Status == hub.StatusRunning && toggled.Status == hub.StatusDisabled
 	})
-	waitFor(t, 10*time.Second, "the changed server to restart with its new env", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the changed server to restart with its new env", func() bool {
 		res, err := h.CallTool(context.Background(), local, "changed", "env", nil)
 		return err == nil && strings.Contains(res.Text(), "NEW=1")
 	})
-	waitFor(t, 5*time.Second, "the removed server's process to end", func() bool { return !alive(removedPID) })
+	testenv.Eventually(t, 5*time.Second, "the removed server's process to end", func() bool { return !alive(removedPID) })
 	if got := pidOf(t, h, "same"); got != samePID {
 		t.Errorf("unchanged server restarted: pid %d, was %d", got, samePID)
 	}
@@ -739,7 +752,10 @@ func TestWatchReconciles(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The hub says so once it has read the broken file and given up on it.
+	testenv.Eventually(t, 10*time.Second, "the broken edit to be refused", func() bool {
+		return strings.Contains(logs.String(), "settings file changed but cannot be used")
+	})
 	if got := pidOf(t, h, "same"); got != samePID {
 		t.Errorf("a broken edit restarted a server")
 	}
@@ -750,7 +766,7 @@ func TestCatalogRefreshOnListChanged(t *testing.T) {
 	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
 	version := h.Catalog().Version
 	call(t, h, "echo", "add_tool", map[string]any{"name": "extra"})
-	waitFor(t, 5*time.Second, "the new tool in the catalog", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the new tool in the catalog", func() bool {
 		_, ok := server(t, h, "echo").Tool("extra")
 		return ok
 	})
@@ -762,9 +778,13 @@ func TestCatalogRefreshOnListChanged(t *testing.T) {
 	}
 
 	call(t, h, "echo", "add_resource", nil)
-	waitFor(t, 5*time.Second, "the new resource in the catalog", func() bool {
-		rs := server(t, h, "echo").Resources
-		return len(rs) == 1 && rs[0].URI == "echo://added" && rs[0].MIMEType == "text/plain"
+	testenv.Eventually(t, 5*time.Second, "the new resource in the catalog", func() bool {
+		for _, r := range server(t, h, "echo").Resources {
+			if r.URI == "echo://added" {
+				return r.MIMEType == "text/plain"
+			}
+		}
+		return false
 	})
 	res, err := h.ReadResource(context.Background(), local, "echo", "echo://added")
 	if err != nil {
@@ -786,7 +806,7 @@ func TestStartIsConcurrent(t *testing.T) {
 	servers := map[string]any{}
 	for i := range n {
 		name := "s" + strconv.Itoa(i)
-		servers[name] = map[string]any{"command": "sh", "args": []string{"-c", wait, met, name, testServer(t, "echo")}, "timeout": 20}
+		servers[name] = map[string]any{"command": "sh", "args": []string{"-c", wait, met, name, testenv.TestServer(t, "echo")}, "timeout": 20}
 	}
 	h, _ := startHub(t, servers)
 	for i := range n {
@@ -824,9 +844,9 @@ func startGatedHub(t *testing.T, servers map[string]any) (*hub.Hub, *restartGate
 	gate := &restartGate{c: make(chan struct{})}
 	opts := fastOptions()
 	opts.Logger = slog.New(gate)
-	path := writeSettings(t, t.TempDir(), servers)
-	h := startHubAt(t, path, opts)
-	t.Cleanup(gate.open) // cleanups run last first: before startHubAt's Close
+	path := testenv.WriteSettings(t, t.TempDir(), servers)
+	h := testenv.StartHub(t, path, opts)
+	t.Cleanup(gate.open) // cleanups run last first: before the hub's Close
 	return h, gate
 }
 
@@ -881,13 +901,13 @@ func TestRestartBackoff(t *testing.T) {
 			opts := fastOptions()
 			opts.Logger = slog.New(log)
 			opts.RestartDelay, opts.MaxRestartDelay, opts.HealthyAfter = 20*ms, 160*ms, tt.healthyAfter
-			path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
-			h := startHubAt(t, path, opts)
+			path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
+			h := testenv.StartHub(t, path, opts)
 			// Crash each process once it runs: a crash at a set time after
 			// start could come before initialize on a busy machine, a
 			// failed start that does not count as a run.
 			for i := range len(tt.want) {
-				waitFor(t, 10*time.Second, "the server to run again", func() bool {
+				testenv.Eventually(t, 10*time.Second, "the server to run again", func() bool {
 					s := server(t, h, "echo")
 					return s.Status == hub.StatusRunning && s.Restarts == i
 				})
@@ -896,7 +916,7 @@ func TestRestartBackoff(t *testing.T) {
 				}
 			}
 			var got []time.Duration
-			waitFor(t, 10*time.Second, "the restarts", func() bool {
+			testenv.Eventually(t, 10*time.Second, "the restarts", func() bool {
 				got = log.first(len(tt.want))
 				return got != nil
 			})

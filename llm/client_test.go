@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -323,13 +324,19 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 		return r
 	})
 	c := newClient(t, srv, nil)
+	// net/http hands a connection back to the pool after the call has
+	// returned; the trace says when it did, and whether the pool took it.
+	pooled := make(chan error, 2*n)
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		PutIdleConn: func(err error) { pooled <- err },
+	})
 	wave := func() {
 		t.Helper()
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
 		for range n {
 			wg.Go(func() {
-				_, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
+				_, err := c.Complete(ctx, llm.Request{Messages: hello, OnDelta: func(string) {}})
 				errs <- err
 			})
 		}
@@ -342,7 +349,16 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 		}
 	}
 	wave()
-	time.Sleep(50 * time.Millisecond) // connections go back to the pool
+	for i := range n {
+		select {
+		case err := <-pooled:
+			if err != nil {
+				t.Fatalf("connection %d not kept for the next calls: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of %d connections went back to the pool", i, n)
+		}
+	}
 	wave()
 	first := map[string]bool{}
 	calls := srv.Calls()

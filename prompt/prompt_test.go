@@ -189,14 +189,29 @@ func TestExamplesParse(t *testing.T) {
 	}
 }
 
-// TestEverything builds the prompt from the real catalog of
-// @modelcontextprotocol/server-everything through the hub.
-func TestEverything(t *testing.T) {
-	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"everything": testenv.EverythingEntry(t)})
+// TestRealCatalog builds the prompt from the catalog of the test server
+// hub/testdata/echo, read through the hub.
+func TestRealCatalog(t *testing.T) {
+	testCatalog(t, map[string]any{"echo": testenv.EchoEntry(t)},
+		"## echo\n", "- echo: Echoes its message.\n", "- add: Adds two numbers.", "echo://static/readme.md", "echo://dynamic/{id}")
+}
+
+// TestInteropEverything builds the prompt from the catalog of
+// @modelcontextprotocol/server-everything; it skips where Node is absent.
+func TestInteropEverything(t *testing.T) {
+	testCatalog(t, map[string]any{"everything": testenv.EverythingEntry(t)},
+		"## everything\n", "- echo: Echoes back the input string\n", "- get-sum: ", "demo://resource/dynamic/text/{resourceId}")
+}
+
+// testCatalog checks that the prompt from the servers' real catalog holds
+// wants, and that its examples parse as the golden prompts' do.
+func testCatalog(t *testing.T, servers map[string]any, wants ...string) {
+	t.Helper()
+	path := testenv.WriteSettings(t, t.TempDir(), servers)
 	h := testenv.StartHub(t, path, hub.Options{NoWatch: true})
-	cat := h.Catalog()
-	p := prompt.Build(cat)
-	for _, want := range []string{"## everything\n", "- echo: Echoes back the input string\n", "- get-sum: ", "demo://resource/dynamic/text/{resourceId}"} {
+	testenv.Running(t, h)
+	p := prompt.Build(h.Catalog())
+	for _, want := range wants {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
@@ -204,5 +219,5 @@ func TestEverything(t *testing.T) {
 	if r := executor.Parse(p); len(r.Blocks) != 8 {
 		t.Errorf("prompt from the real catalog parses into %d blocks, want the 8 printed examples", len(r.Blocks))
 	}
-	t.Logf("prompt with server-everything: %d bytes", len(p))
+	t.Logf("prompt from the real catalog: %d bytes", len(p))
 }

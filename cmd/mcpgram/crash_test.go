@@ -24,7 +24,7 @@ func TestKilledMidToolDoesNotRepeatIt(t *testing.T) {
 	calls := filepath.Join(b.dir, "calls.log")
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
 		"jobs": map[string]any{
-			"command": testenv.BuildPackage(t, "./hub/testdata/echo"), "autoApprove": []string{"sleep"},
+			"command": testenv.TestServer(t, "echo"), "autoApprove": []string{"sleep"},
 			"env": map[string]string{"ECHO_CALL_LOG": calls},
 		},
 	})

@@ -37,10 +37,20 @@ func EverythingEntry(t testing.TB, autoApprove ...string) map[string]any {
 	return map[string]any{"command": command, "args": args, "autoApprove": autoApprove}
 }
 
-// StartHub starts a hub on the settings file at path and closes it when
-// the test ends. Zero stop graces are shortened: a test has no patience
-// for a server that ignores its closed stdin.
-func StartHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
+// EchoEntry is the settings entry that runs the test server
+// hub/testdata/echo, with the given tools auto-approved.
+func EchoEntry(t testing.TB, autoApprove ...string) map[string]any {
+	t.Helper()
+	if autoApprove == nil {
+		autoApprove = []string{}
+	}
+	return map[string]any{"command": TestServer(t, "echo"), "autoApprove": autoApprove}
+}
+
+// NewHub returns a hub on the settings file at path, not started, and
+// closes it when the test ends. Zero stop graces are shortened: a test has
+// no patience for a server that ignores its closed stdin.
+func NewHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 	t.Helper()
 	if opts.StopGrace == 0 {
 		opts.StopGrace = 200 * time.Millisecond
@@ -57,10 +67,28 @@ func StartHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 			t.Errorf("hub Close: %v", err)
 		}
 	})
+	return h
+}
+
+// StartHub is NewHub, then Start: it returns once every server is up or
+// has failed.
+func StartHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
+	t.Helper()
+	h := NewHub(t, path, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := h.Start(ctx); err != nil {
 		t.Fatalf("hub Start: %v", err)
 	}
 	return h
+}
+
+// Running fails the test unless every server of h is running.
+func Running(t testing.TB, h *hub.Hub) {
+	t.Helper()
+	for _, s := range h.Catalog().Servers {
+		if s.Status != hub.StatusRunning {
+			t.Fatalf("server %s is %s: %s", s.Name, s.Status, s.Error)
+		}
+	}
 }

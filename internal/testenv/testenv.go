@@ -1,16 +1,21 @@
-// Package testenv gives tests the real parts they run against: the bundled
-// MCP servers built from this module, and the pinned npm reference server.
+// Package testenv gives tests the real parts they run against, one way
+// each: the bundled MCP servers and the test servers of hub/testdata,
+// built once; the pinned npm reference server; a hub started on a settings
+// file and closed when the test ends; a log buffer; and a wait for a
+// condition with a deadline.
 package testenv
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -25,44 +30,78 @@ func Root(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// A binaries is a set of main packages of this module, built once for a
+// given state of their sources and shared by every test process: go test
+// runs packages in parallel, and Go's build cache does not keep linked
+// binaries.
+type binaries struct {
+	// pkgs is what go build is given (a pattern with ... skips testdata,
+	// so those are named one by one); src is the folder whose files, with
+	// go.mod and go.sum, decide whether a build is still current.
+	pkgs []string
+	src  string
+
+	once sync.Once
+	dir  string
+	out  []byte
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildOut  []byte
+	bundled     = &binaries{pkgs: []string{"./mcp-servers/..."}, src: "mcp-servers"}
+	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw"}, src: filepath.Join("hub", "testdata")}
 )
 
-// Bundled returns the path of the named bundled server binary (a folder of
-// mcp-servers/). The binaries are built once for a given state of the
-// sources and shared by every test process: go test runs packages in
-// parallel, and Go's build cache does not keep linked binaries.
-func Bundled(t testing.TB, name string) string {
+// path returns the binary named name of the set, building the set first
+// if no process has built it yet.
+func (b *binaries) path(t testing.TB, name string) string {
 	t.Helper()
 	root := Root(t)
-	buildOnce.Do(func() {
-		buildDir, buildOut, buildErr = buildServers(root)
+	b.once.Do(func() {
+		b.dir, b.out, b.err = build(root, b.pkgs, b.src)
 	})
-	if buildErr != nil {
-		t.Fatalf("build bundled servers: %v\n%s", buildErr, buildOut)
+	if b.err != nil {
+		t.Fatalf("build %s: %v\n%s", b.pkgs, b.err, b.out)
 	}
-	path := filepath.Join(buildDir, name)
+	path := filepath.Join(b.dir, name)
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("bundled server %q: %v", name, err)
+		t.Fatalf("%s: no binary %q: %v", b.pkgs, name, err)
 	}
 	return path
 }
 
-// BuildPackage builds one main package of this module (a path relative to
-// the root, such as "./hub/testdata/crashy") into t's temp folder.
+// Bundled returns the path of the named bundled server binary (a folder of
+// mcp-servers/), built once.
+func Bundled(t testing.TB, name string) string {
+	t.Helper()
+	return bundled.path(t, name)
+}
+
+// TestServer returns the path of the named test server of hub/testdata
+// ("echo" or "raw"), built once.
+func TestServer(t testing.TB, name string) string {
+	t.Helper()
+	return testServers.path(t, name)
+}
+
+var packages = struct {
+	sync.Mutex
+	m map[string]*binaries
+}{m: map[string]*binaries{}}
+
+// BuildPackage returns the path of one main package of this module (a
+// path relative to the root, such as "./cmd/mcpgram"), built once for a
+// given state of the module's sources.
 func BuildPackage(t testing.TB, pkg string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = Root(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, b)
+	packages.Lock()
+	b, ok := packages.m[pkg]
+	if !ok {
+		b = &binaries{pkgs: []string{pkg}, src: "."}
+		packages.m[pkg] = b
 	}
-	return out
+	packages.Unlock()
+	return b.path(t, filepath.Base(pkg))
 }
 
 // Everything returns the command and arguments that start the pinned
@@ -95,16 +134,16 @@ func NPMPackage(t testing.TB, pkg string) (node, dir string) {
 	return node, dir
 }
 
-// buildServers builds ./mcp-servers/... into a folder of the temp dir named
-// after a hash of the sources, unless an earlier process already did.
-// The build goes to a private folder first and is renamed into place, so
-// a concurrent process never sees half a build.
-func buildServers(root string) (dir string, out []byte, err error) {
-	sum, err := sourceHash(root)
+// build builds pkgs into a folder of the temp dir named after a hash of
+// the sources under src, unless an earlier process already did. The build
+// goes to a private folder first and is renamed into place, so a
+// concurrent process never sees half a build.
+func build(root string, pkgs []string, src string) (dir string, out []byte, err error) {
+	sum, err := sourceHash(root, pkgs, src)
 	if err != nil {
 		return "", nil, err
 	}
-	dir = filepath.Join(os.TempDir(), "mcpgram-servers-"+sum)
+	dir = filepath.Join(os.TempDir(), "mcpgram-bin-"+sum)
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
 		return dir, nil, nil
 	}
@@ -112,7 +151,7 @@ func buildServers(root string) (dir string, out []byte, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "./mcp-servers/...")
+	cmd := exec.Command("go", append([]string{"build", "-o", tmp + string(filepath.Separator)}, pkgs...)...)
 	cmd.Dir = root
 	if out, err = cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(tmp)
@@ -131,13 +170,22 @@ func buildServers(root string) (dir string, out []byte, err error) {
 	return dir, nil, nil
 }
 
-// sourceHash digests go.mod, go.sum and every file under mcp-servers/.
-func sourceHash(root string) (string, error) {
+// sourceHash digests the packages' names, go.mod, go.sum and every file
+// under src but those of node_modules and hidden ones.
+func sourceHash(root string, pkgs []string, src string) (string, error) {
 	h := sha256.New()
+	fmt.Fprintln(h, pkgs)
 	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
-	err := filepath.WalkDir(filepath.Join(root, "mcp-servers"), func(path string, d fs.DirEntry, err error) error {
+	top := filepath.Join(root, src)
+	err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if path != top && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.IsDir() {
 			files = append(files, path)
@@ -149,6 +197,9 @@ func sourceHash(root string) (string, error) {
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the walk: not a source
+		}
 		if err != nil {
 			return "", err
 		}

@@ -1,7 +1,9 @@
-// Command echo is an MCP server for the hub's tests: it echoes, reports who
-// called it and what environment it got, sleeps, holds calls until enough
-// are in flight at once, crashes on demand, returns every kind of content,
-// and can spawn a grandchild process.
+// Command echo is the MCP server the hub, executor, agent and prompt tests
+// run against, so that they need nothing but Go: it echoes, adds, reports
+// who called it and what environment it got, sleeps, holds calls until
+// enough are in flight at once, crashes on demand, returns an image, an
+// error and every kind of content, serves resources, and can spawn a
+// grandchild process.
 package main
 
 import (
@@ -160,6 +162,8 @@ func main() {
 				})
 			return mcp.NewToolResultText("added"), nil
 		})
+	addTools(s)
+	addResources(s)
 	// More workers than mcp-go's default 5, so that a test can have 20
 	// calls in flight at once.
 	if err := server.ServeStdio(s, server.WithWorkerPoolSize(32)); err != nil {
@@ -200,4 +204,43 @@ func (m *meeting) arrive(n int) <-chan struct{} {
 		m.all, m.arrived = nil, 0
 	}
 	return all
+}
+
+// addTools adds the tools a model is asked to call in the agent and
+// executor tests: a typed schema to check arguments against, an image, and
+// an error the server itself decides on.
+func addTools(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
+		mcp.WithNumber("a", mcp.Required(), mcp.Description("First number")),
+		mcp.WithNumber("b", mcp.Required(), mcp.Description("Second number"))),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, errA := req.RequireFloat("a")
+			b, errB := req.RequireFloat("b")
+			if errA != nil || errB != nil {
+				return mcp.NewToolResultError("a and b must be numbers"), nil
+			}
+			return mcp.NewToolResultText(fmt.Sprintf("The sum of %g and %g is %g.", a, b, a+b)), nil
+		})
+	s.AddTool(mcp.NewTool("image", mcp.WithDescription("Returns a tiny image.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				mcp.NewTextContent("A tiny image:"),
+				mcp.NewImageContent(pixel, "image/png"),
+			}}, nil
+		})
+}
+
+// addResources adds a static document and a template of generated texts.
+func addResources(s *server.MCPServer) {
+	s.AddResource(mcp.NewResource("echo://static/readme.md", "readme.md",
+		mcp.WithResourceDescription("What this server is."), mcp.WithMIMEType("text/markdown")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: "# echo\nA server for tests."}}, nil
+		})
+	s.AddResourceTemplate(mcp.NewResourceTemplate("echo://dynamic/{id}", "Dynamic text",
+		mcp.WithTemplateDescription("A text made up for its id."), mcp.WithTemplateMIMEType("text/plain")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := strings.TrimPrefix(req.Params.URI, "echo://dynamic/")
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "Dynamic text " + id}}, nil
+		})
 }

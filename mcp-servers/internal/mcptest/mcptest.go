@@ -4,19 +4,18 @@
 package mcptest
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 // ProtocolVersion is pinned: an empty or newest version makes mcp-go's client
@@ -42,7 +41,9 @@ func StartIn(t testing.TB, dir, binary string, env ...string) *client.Client {
 // that treats some clients differently.
 func StartAs(t testing.TB, clientName, dir, binary string, env ...string) *client.Client {
 	t.Helper()
-	stderr := &lockedBuffer{}
+	// The child's stderr is written by exec's copying goroutine and read
+	// by the test.
+	stderr := &testenv.Buffer{}
 	c, err := client.NewStdioMCPClientWithOptions(binary, env, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
@@ -70,25 +71,6 @@ func StartAs(t testing.TB, clientName, dir, binary string, env ...string) *clien
 		t.Fatalf("initialize %s: %v", binary, err)
 	}
 	return c
-}
-
-// lockedBuffer collects a child's stderr, written by exec's copying
-// goroutine and read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // A Result is the text of a tool result and its isError flag.
