@@ -43,7 +43,7 @@ type Call struct {
 // A Problem names the kind of mistake a CheckError reports.
 type Problem string
 
-// The problems Check finds.
+// The problems the check finds.
 const (
 	ProblemIncomplete     Problem = "incomplete"      // block cut off before its closing tag
 	ProblemMissingParam   Problem = "missing_param"   // a required XML parameter is absent or empty
@@ -54,7 +54,7 @@ const (
 	ProblemSchema         Problem = "schema"          // arguments break the tool's input schema
 	ProblemInvalidOptions Problem = "invalid_options" // options are not a JSON array of 2-5 strings
 	ProblemUnknownBlock   Problem = "unknown_block"   // a block the executor does not run: a foreign call syntax (<tool_call>) or an unknown name
-	ProblemMisformatted   Problem = "misformatted"    // CheckText: a call in the text that is not a block
+	ProblemMisformatted   Problem = "misformatted"    // checkText: a call in the text that is not a block
 )
 
 // A CheckError says why a block cannot be acted on. Its message is written

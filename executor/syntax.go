@@ -1,11 +1,11 @@
-package executor
-
-import "slices"
-
-// This file is the one definition of the tool-call syntax: the tags the
+// The one definition of the tool-call syntax: the tags the
 // parser takes outside a block, what each opens, and the parameters inside
 // the core tools. The parser and Visible (what users may see of a reply)
 // both read it, so a tag cannot be known to one and leak through the other.
+
+package executor
+
+import "slices"
 
 // The core tools a model may call, named as Cline names them.
 const (
