@@ -36,7 +36,9 @@ type Reply struct {
 	// Text is the visible text: everything outside tool blocks and
 	// thinking, trimmed, with the space where a block stood collapsed to
 	// one blank line. A Markdown code fence written around tool blocks
-	// (a line ```xml just before, ``` just after) goes with them.
+	// (a line ```xml just before, ``` just after) goes with them. Show
+	// users Visible of it: text around a removed thinking block can join
+	// into a tag, which Visible drops.
 	Text string
 	// Thinking is the text of <thinking> and <think> blocks, for logs only.
 	Thinking string
@@ -125,9 +127,6 @@ func (p *Parser) Write(chunk string) (visible string, done []Block) {
 	}
 	return p.text.String(), done
 }
-
-// Visible returns the visible text so far, as the last Write returned it.
-func (p *Parser) Visible() string { return p.text.String() }
 
 // Close ends the reply and returns all of it. Held-back text that did not
 // become a tag is visible after all; a block cut off by the end is
