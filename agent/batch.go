@@ -1,4 +1,4 @@
-// A batch holds the tool calls of one reply from their check to their
+// Batches: the tool calls of one reply, from their check to their
 // outcomes: running them, auditing them, and handing the outcomes back.
 
 package agent

@@ -1,3 +1,6 @@
+// Expiry: an approval request left open past its time is denied, and the
+// conversation carries on without the user.
+
 package agent
 
 import (

@@ -1,4 +1,4 @@
-// What questions and approvals share: each is a pending interaction in
+// Pending interactions, what questions and approvals share: each is one in
 // the store, which a press may answer only while it is open and only by
 // the user it was for.
 
