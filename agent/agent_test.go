@@ -155,6 +155,8 @@ func TestBadCallsAreCorrected(t *testing.T) {
 		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
 		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
 		{"tool name as a tag", "<echo><message>hi</message></echo>", "You wrote <echo> as a tag"},
+		{"another family's syntax", "Checking.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"x\"}}\n</tool_call>", "The <tool_call> format is not one this bot runs"},
+		{"another family's syntax, cut off", "<function_calls><invoke name=\"echo\">", "Call the tools of MCP servers with use_mcp_tool"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +169,13 @@ func TestBadCallsAreCorrected(t *testing.T) {
 			r := e.say("go")
 			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
 				t.Fatalf("last event = %+v", got)
+			}
+			for _, ev := range r.all() {
+				for _, tag := range executor.Tags() {
+					if strings.Contains(ev.Text, "<"+tag+">") {
+						t.Errorf("event %+v shows <%s>", ev, tag)
+					}
+				}
 			}
 			calls := e.model.Calls()
 			if fb := calls[1].Request.Last(); !strings.Contains(fb, tt.want) {

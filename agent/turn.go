@@ -54,7 +54,6 @@ const (
 	msgApprovalWaiting = "A tool is waiting for approval from the person who asked for it. Send your message again once they have answered (or after it expires)."
 	msgInternal        = "Something went wrong on our side; please try again."
 	msgStruggling      = "The model is struggling to use the tools correctly (%d invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset."
-	msgEmptyReply      = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
 	noteCancelled      = "This request was stopped before it finished (cancelled by the user, or the bot restarted)."
 )
 
@@ -152,14 +151,7 @@ func unanswered(history []store.Message) []executor.Block {
 	if len(history) == 0 || history[len(history)-1].Role != RoleAssistant {
 		return nil
 	}
-	blocks, _ := executor.Runnable(executor.Parse(history[len(history)-1].Content))
-	var calls []executor.Block
-	for _, b := range blocks {
-		if b.Complete && (b.Name == executor.UseMCPTool || b.Name == executor.AccessMCPResource) {
-			calls = append(calls, b)
-		}
-	}
-	return calls
+	return executor.Parse(history[len(history)-1].Content).Calls()
 }
 
 // outcomeUnknown tells the model, in the result format, that calls may or
@@ -296,136 +288,99 @@ func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
 // loop calls the model until the turn ends. The history ends with what the
 // model has to read next: a user message or tool results.
 func (t *turn) loop(ctx context.Context) error {
-	a := t.a
 	for {
 		if ctx.Err() != nil {
 			return t.cancelled(ctx)
 		}
-		if t.calls >= a.cfg.MaxTurns {
-			return t.fail(ctx, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", a.cfg.MaxTurns))
+		if t.calls >= t.a.cfg.MaxTurns {
+			return t.fail(ctx, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", t.a.cfg.MaxTurns))
 		}
 		t.calls++
-		cat := a.cfg.Hub.Catalog()
+		cat := t.a.cfg.Hub.Catalog()
 		resp, reply, err := t.callModel(ctx, cat)
 		if err != nil {
-			if ctx.Err() != nil {
-				return t.cancelled(ctx)
-			}
-			msg := msgInternal
-			var le *llm.Error
-			if errors.As(err, &le) {
-				msg = le.UserMessage()
-			}
-			return t.fail(ctx, msg, err)
+			return t.modelFailed(ctx, err)
 		}
 		t.unsaved = append(t.unsaved, store.Message{
 			Role: RoleAssistant, Content: resp.Content,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
-
-		if len(reply.Blocks) == 0 {
-			if strings.TrimSpace(reply.Text) == "" {
-				if err := t.mistake(ctx, msgEmptyReply); err != nil {
-					return err
-				}
-				continue
-			}
-			// A call written in a shape the parser does not take would
-			// otherwise reach the user as the answer, tags and all.
-			if err := executor.CheckText(cat, reply.Text); err != nil {
-				if err := t.mistake(ctx, err.Error()); err != nil {
-					return err
-				}
-				continue
-			}
-			return t.finish(ctx, reply.Text)
-		}
-
-		blocks, aside := executor.Runnable(reply)
-		cat = t.awaitServers(ctx, cat, blocks)
-		if len(blocks) == 0 {
-			// Only examples: nothing runs, and the model says what it meant.
-			// A well-formed reply is no mistake; MaxTurns bounds the asking.
-			if err := t.append(ctx, store.Message{Role: RoleTool, Content: aside}); err != nil {
-				return t.fail(ctx, msgInternal, err)
-			}
-			continue
-		}
-		plan := executor.PlanReply(blocks)
-		if aside != "" {
-			plan.Feedback = strings.TrimSpace(aside + "\n\n" + plan.Feedback)
-		}
-		if plan.Final != nil {
-			call, err := a.exec.Check(cat, *plan.Final)
-			if err != nil {
-				if err := t.mistake(ctx, executor.Feedback(*plan.Final, err)); err != nil {
-					return err
-				}
-				continue
-			}
-			if call.Name == executor.AskFollowupQuestion {
-				return t.ask(ctx, reply.Text, call)
-			}
-			return t.finish(ctx, call.Result)
-		}
-
-		b := &batch{Feedback: plan.Feedback}
-		invalid := false
-		for _, blk := range plan.Calls {
-			call, err := a.exec.Check(cat, blk)
-			if err != nil {
-				invalid = true
-				b.Calls = append(b.Calls, batchCall{Name: blk.Name, Text: executor.Feedback(blk, err)})
-				continue
-			}
-			b.Calls = append(b.Calls, batchCall{
-				Name: call.Name, Server: call.Server, Tool: call.Tool, URI: call.URI,
-				Arguments: call.ArgumentsJSON,
-				Waiting:   executor.NeedsApproval(cat, call, a.cfg.AutoApproveAll),
-				Consent:   executor.NeedsConsent(cat, call),
-				call:      &call,
-			})
-		}
-		if invalid {
-			t.mistakes++
-		} else {
-			t.mistakes = 0
-		}
-		if b.ready() {
-			// Write-ahead: the reply with its calls is stored before any of
-			// them runs, so that after a crash the model sees what it set
-			// in motion (see unanswered) instead of doing it again blindly.
-			if err := t.append(ctx); err != nil {
-				return t.fail(ctx, msgInternal, err)
-			}
-		}
-		t.runReady(ctx, b)
-		if ended, err := t.settle(ctx, b, reply.Text); ended || err != nil {
+		if ended, err := t.act(ctx, t.prepare(ctx, cat, reply), reply.Text); ended || err != nil {
 			return err
-		}
-		if t.mistakes >= MaxMistakes {
-			return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
 		}
 	}
 }
 
-// awaitServers waits for the servers that blocks call and that are still
-// starting or restarting (a bot that just started, a server that just
-// crashed), each up to its timeout, and returns the catalog then: the
-// calls are checked against the tools the servers turn out to have.
-func (t *turn) awaitServers(ctx context.Context, cat hub.Catalog, blocks []executor.Block) hub.Catalog {
-	waited := false
-	for _, b := range blocks {
-		if s, ok := cat.Server(b.Params["server_name"]); ok && s.Coming() {
-			// An error leaves the server as it is; the check says so.
-			_ = t.a.cfg.Hub.WaitReady(ctx, s.Name)
-			waited = true
+// modelFailed ends the turn after a failed model call.
+func (t *turn) modelFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return t.cancelled(ctx)
+	}
+	msg := msgInternal
+	var le *llm.Error
+	if errors.As(err, &le) {
+		msg = le.UserMessage()
+	}
+	return t.fail(ctx, msg, err)
+}
+
+// prepare decides what to do about reply. Calls to servers still starting
+// or restarting (a bot that just started, a server that just crashed) wait
+// for them, each up to its timeout, and are checked again against the
+// tools the servers turn out to have.
+func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply executor.Reply) executor.Plan {
+	plan := t.a.exec.Prepare(cat, reply, t.a.cfg.AutoApproveAll)
+	if len(plan.Await) == 0 {
+		return plan
+	}
+	for _, s := range plan.Await {
+		// An error leaves the server as it is; the check says so.
+		_ = t.a.cfg.Hub.WaitReady(ctx, s)
+	}
+	return t.a.exec.Prepare(t.a.cfg.Hub.Catalog(), reply, t.a.cfg.AutoApproveAll)
+}
+
+// act does what plan says. ended reports that the turn ended (err is then
+// what Turn returns); otherwise the model has the next word.
+func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (ended bool, err error) {
+	switch plan.Action {
+	case executor.ActAnswer:
+		return true, t.finish(ctx, plan.Answer)
+	case executor.ActAsk:
+		return true, t.ask(ctx, visible, *plan.Question)
+	case executor.ActCorrect:
+		err := t.mistake(ctx, plan.Feedback)
+		return err != nil, err
+	case executor.ActClarify:
+		// Only examples: nothing runs, and the model says what it meant.
+		// A well-formed reply is no mistake; MaxTurns bounds the asking.
+		if err := t.append(ctx, store.Message{Role: RoleTool, Content: plan.Feedback}); err != nil {
+			return true, t.fail(ctx, msgInternal, err)
+		}
+		return false, nil
+	}
+	if plan.Refused() {
+		t.mistakes++
+	} else {
+		t.mistakes = 0
+	}
+	b := newBatch(plan)
+	if b.ready() {
+		// Write-ahead: the reply with its calls is stored before any of
+		// them runs, so that after a crash the model sees what it set
+		// in motion (see unanswered) instead of doing it again blindly.
+		if err := t.append(ctx); err != nil {
+			return true, t.fail(ctx, msgInternal, err)
 		}
 	}
-	if !waited {
-		return cat
+	t.runReady(ctx, b)
+	if ended, err := t.settle(ctx, b, visible); ended || err != nil {
+		return true, err
 	}
-	return t.a.cfg.Hub.Catalog()
+	if t.mistakes >= MaxMistakes {
+		return true, t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
+	}
+	return false, nil
 }
 
 // finish stores the reply and ends the turn with answer.

@@ -109,3 +109,22 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVisibleNested: tags joined around a removed thinking block,
+// nested so that each one cut joins the next ("</resu</resu<think></think>
+// lt>lt>"), at 16 and 64 KiB. Throughput should not fall with the size:
+// Visible cuts them in one pass.
+func BenchmarkVisibleNested(b *testing.B) {
+	for _, size := range []int{1 << 14, 1 << 16} {
+		n := size / 9
+		in := strings.Repeat("</resu", n) + "<think></think>" + strings.Repeat("lt>", n)
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if executor.Visible(in) != "" {
+					b.Fatal("a joined tag was left")
+				}
+			}
+		})
+	}
+}

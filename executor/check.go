@@ -43,7 +43,7 @@ type Call struct {
 // A Problem names the kind of mistake a CheckError reports.
 type Problem string
 
-// The problems Check finds.
+// The problems the check finds.
 const (
 	ProblemIncomplete     Problem = "incomplete"      // block cut off before its closing tag
 	ProblemMissingParam   Problem = "missing_param"   // a required XML parameter is absent or empty
@@ -53,8 +53,8 @@ const (
 	ProblemInvalidJSON    Problem = "invalid_json"    // arguments are not one JSON object
 	ProblemSchema         Problem = "schema"          // arguments break the tool's input schema
 	ProblemInvalidOptions Problem = "invalid_options" // options are not a JSON array of 2-5 strings
-	ProblemUnknownBlock   Problem = "unknown_block"   // a block name the executor does not know
-	ProblemMisformatted   Problem = "misformatted"    // CheckText: a call in the text that is not a block
+	ProblemUnknownBlock   Problem = "unknown_block"   // a block the executor does not run: a foreign call syntax (<tool_call>) or an unknown name
+	ProblemMisformatted   Problem = "misformatted"    // checkText: a call in the text that is not a block
 )
 
 // A CheckError says why a block cannot be acted on. Its message is written
@@ -103,6 +103,9 @@ type compiledSchema struct {
 // check turns b into a Call, or says what is wrong with it in a *CheckError.
 func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
 	call := Call{Name: b.Name, Block: b}
+	if kindOf(b.Name) == kindForeign {
+		return call, problem(ProblemUnknownBlock, "The <%s> format is not one this bot runs, so nothing was called. Call the tools of MCP servers with use_mcp_tool:\n%s", b.Name, usage[UseMCPTool])
+	}
 	if _, known := required[b.Name]; !known {
 		return call, problem(ProblemUnknownBlock, "Unknown tool block <%s>. Use one of: use_mcp_tool, access_mcp_resource, ask_followup_question, attempt_completion.", clean(b.Name))
 	}

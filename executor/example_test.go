@@ -36,16 +36,18 @@ func ExampleParser() {
 	// 1 true
 }
 
-func ExampleExecutor_Check() {
+func ExampleExecutor_Prepare() {
 	ex := executor.New(nil, executor.Options{})
-	b := executor.Parse(`<use_mcp_tool><server_name>everything</server_name><tool_name>get-sum</tool_name><arguments>{"a": 1}</arguments></use_mcp_tool>`).Blocks[0]
-	_, err := ex.Check(testCatalog(), b)
+	reply := executor.Parse("Adding them up.\n" + `<use_mcp_tool><server_name>everything</server_name><tool_name>get-sum</tool_name><arguments>{"a": 1}</arguments></use_mcp_tool>`)
+	plan := ex.Prepare(testCatalog(), reply, false)
+	fmt.Println(plan.Action, len(plan.Steps))
 	var ce *executor.CheckError
-	if errors.As(err, &ce) {
+	if err := plan.Steps[0].Err; errors.As(err, &ce) {
 		fmt.Println(ce.Problem)
 	}
-	fmt.Println(executor.Feedback(b, err))
+	fmt.Println(plan.Steps[0].Feedback)
 	// Output:
+	// run 1
 	// schema
 	// [use_mcp_tool for 'get-sum' on 'everything'] Error:
 	// The arguments for "get-sum" do not match its input schema:

@@ -9,11 +9,14 @@
 //	p := executor.NewParser()
 //	visible, done := p.Write(chunk)     // per streamed chunk: show visible
 //	reply := p.Close()                  // text, thinking, blocks
-//	err := executor.CheckText(cat, reply.Text) // no blocks: a call in a wrong format?
-//	plan := executor.PlanReply(reply.Blocks)   // which blocks to act on
-//	call, err := ex.Check(cat, block)   // on error: executor.Feedback(block, err)
-//	executor.NeedsApproval(cat, call, approveAll)
-//	outcomes := ex.Run(ctx, caller, calls) // outcome.Text goes back to the model
+//	plan := ex.Prepare(cat, reply, approveAll) // answer, ask, correct, or the checked calls
+//	outcome := ex.RunOne(ctx, caller, plan.Steps[i].Call) // approved first where a step says so
+//	                                    // outcome.Text goes back to the model
+//
+// Prepare keeps the order of the decisions in one place: text without
+// blocks, calls that were only examples, which blocks to act on, the check
+// of each against the catalog, approval. Visible gives what a user may see
+// of any model text; Tags lists the tags it hides.
 //
 // # The result format
 //
@@ -33,7 +36,7 @@
 // many bytes were cut. An empty output is written as (no output), unfenced.
 // Names quoted in headers have control characters, quotes and brackets
 // replaced so that a model- or server-chosen name cannot forge a header
-// either. Feedback from Check is our own text and is not fenced.
+// either. Feedback from the check is our own text and is not fenced.
 package executor
 
 import (
@@ -79,7 +82,7 @@ type Executor struct {
 }
 
 // New returns an Executor that runs calls through h. h may be nil when
-// only Check is used.
+// only Prepare is used.
 func New(h Hub, opts Options) *Executor {
 	if opts.MaxOutput <= 0 {
 		opts.MaxOutput = DefaultMaxOutput
@@ -94,11 +97,11 @@ func New(h Hub, opts Options) *Executor {
 	return &Executor{hub: h, opts: opts, logger: logger}
 }
 
-// Check turns a parsed block into a Call against the catalog, or returns a
-// *CheckError whose text tells the model what to fix. Use Feedback to wrap
+// check turns a parsed block into a Call against the catalog, or returns a
+// *CheckError whose text tells the model what to fix. Use feedback to wrap
 // that text in the result format. Schemas are compiled once per catalog
 // Version.
-func (e *Executor) Check(cat hub.Catalog, b Block) (Call, error) {
+func (e *Executor) check(cat hub.Catalog, b Block) (Call, error) {
 	return e.checker.check(cat, b)
 }
 
@@ -198,9 +201,9 @@ func Header(name, server, target string, ok bool) string {
 	return b.String()
 }
 
-// Feedback returns the text for the model when Check rejected b with err:
+// feedback returns the text for the model when check rejected b with err:
 // the Error header of the result format followed by err's message.
-func Feedback(b Block, err error) string {
+func feedback(b Block, err error) string {
 	server := b.Params["server_name"]
 	target := b.Params["tool_name"]
 	if b.Name == AccessMCPResource {
@@ -316,15 +319,15 @@ func renderResult(r *hub.Result) string {
 	return b.String()
 }
 
-// NeedsApproval reports whether the user must approve c before it runs:
+// needsApproval reports whether the user must approve c before it runs:
 // a tool call whose tool is not in its server's autoApprove list, a
 // resource read that no "resource:" entry of the list covers, and, always,
-// a call that needs the user's own consent (NeedsConsent), as is a tool
+// a call that needs the user's own consent (needsConsent), as is a tool
 // call to a server still starting or restarting, whose tools' declarations
 // are not known yet. approveAll (AUTO_APPROVE=all) approves all but these. The other core tools
 // never need approval.
-func NeedsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
-	if NeedsConsent(cat, c) {
+func needsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
+	if needsConsent(cat, c) {
 		return true
 	}
 	s, ok := cat.Server(c.Server)
@@ -345,10 +348,10 @@ func NeedsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
 	return false
 }
 
-// NeedsConsent reports whether c is a call its tool declares to need the
+// needsConsent reports whether c is a call its tool declares to need the
 // user's own consent (hub.MetaConsentWhen): the user is asked on a card
 // however the server is approved, and no "Always allow" covers it.
-func NeedsConsent(cat hub.Catalog, c Call) bool {
+func needsConsent(cat hub.Catalog, c Call) bool {
 	if c.Name != UseMCPTool {
 		return false
 	}

@@ -3,46 +3,18 @@ package executor
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
-
-// The core tools a model may call, named as Cline names them.
-const (
-	UseMCPTool          = "use_mcp_tool"
-	AccessMCPResource   = "access_mcp_resource"
-	AskFollowupQuestion = "ask_followup_question"
-	AttemptCompletion   = "attempt_completion"
-)
-
-// DialectMCPTool marks a Block written in the fallback <mcp:tool> dialect.
-const DialectMCPTool = "mcp:tool"
-
-// toolParams lists, per core tool, the parameter tags the parser
-// recognises inside it. Other tags inside a block are ignored.
-var toolParams = map[string][]paramTag{
-	UseMCPTool:          tags("server_name", "tool_name", "arguments"),
-	AccessMCPResource:   tags("server_name", "uri"),
-	AskFollowupQuestion: tags("question", "options"),
-	AttemptCompletion:   tags("result"),
-}
-
-// A paramTag is a parameter's name with its tags, built once.
-type paramTag struct{ name, open, close string }
-
-func tags(names ...string) []paramTag {
-	out := make([]paramTag, len(names))
-	for i, n := range names {
-		out[i] = paramTag{n, "<" + n + ">", "</" + n + ">"}
-	}
-	return out
-}
 
 // A Block is one tool call found in a model reply.
 type Block struct {
 	// Name is one of UseMCPTool, AccessMCPResource, AskFollowupQuestion or
 	// AttemptCompletion. Blocks in the <mcp:tool> dialect are mapped to
 	// UseMCPTool with tool_name and arguments but no server_name; the
-	// checker resolves the server.
+	// checker resolves the server. Blocks in a foreign call syntax are
+	// named ForeignToolCall or ForeignFunctionCalls, with no Params; the
+	// check refuses them.
 	Name string
 	// Params holds each parameter's value, trimmed of surrounding space.
 	Params map[string]string
@@ -64,7 +36,9 @@ type Reply struct {
 	// Text is the visible text: everything outside tool blocks and
 	// thinking, trimmed, with the space where a block stood collapsed to
 	// one blank line. A Markdown code fence written around tool blocks
-	// (a line ```xml just before, ``` just after) goes with them.
+	// (a line ```xml just before, ``` just after) goes with them. Show
+	// users Visible of it: text around a removed thinking block can join
+	// into a tag, which Visible drops.
 	Text string
 	// Thinking is the text of <thinking> and <think> blocks, for logs only.
 	Thinking string
@@ -81,20 +55,6 @@ const (
 	stateParam
 	stateDialect
 )
-
-// openTags are the tags recognised outside any block.
-var openTags = []string{
-	"<" + UseMCPTool + ">",
-	"<" + AccessMCPResource + ">",
-	"<" + AskFollowupQuestion + ">",
-	"<" + AttemptCompletion + ">",
-	"<" + DialectMCPTool + ">",
-	"<thinking>",
-	"<think>",
-	// A closing tag with no opening one: see strayThinkEnd.
-	"</thinking>",
-	"</think>",
-}
 
 // A Parser splits a model reply, fed in chunks as it streams, into visible
 // text and tool blocks. Feeding a reply in any split gives the same result
@@ -130,11 +90,13 @@ type Parser struct {
 
 	blocks []Block
 	closed bool
+
+	tags *tagSet // textTags; visibleTags for Visible
 }
 
 // NewParser returns a Parser ready for the first chunk of a reply.
 func NewParser() *Parser {
-	return &Parser{pendNS: -1}
+	return &Parser{pendNS: -1, tags: textTags}
 }
 
 // Parse splits a whole reply.
@@ -165,9 +127,6 @@ func (p *Parser) Write(chunk string) (visible string, done []Block) {
 	}
 	return p.text.String(), done
 }
-
-// Visible returns the visible text so far, as the last Write returned it.
-func (p *Parser) Visible() string { return p.text.String() }
 
 // Close ends the reply and returns all of it. Held-back text that did not
 // become a tag is visible after all; a block cut off by the end is
@@ -204,120 +163,142 @@ func (p *Parser) Close() Reply {
 func (p *Parser) step() bool {
 	switch p.state {
 	case stateText:
-		// Find the first '<' that starts, or may start, a recognised tag;
-		// everything before it is visible.
-		from := 0
-		for {
-			i := strings.IndexByte(p.buf[from:], '<')
-			if i < 0 {
-				p.writeVisible(p.buf)
-				p.buf = ""
-				return false
-			}
-			i += from
-			rest := p.buf[i:]
-			if len(rest) > 1 && !strings.ContainsRune("uatm/", rune(rest[1])) {
-				from = i + 1 // no recognised tag starts so
-				continue
-			}
-			for _, tag := range openTags {
-				if strings.HasPrefix(rest, tag) {
-					p.writeVisible(p.buf[:i])
-					p.buf = rest[len(tag):]
-					p.open(tag[1 : len(tag)-1])
-					return true
-				}
-			}
-			if couldBecome(rest, openTags...) {
-				p.writeVisible(p.buf[:i])
-				p.buf = rest
-				return false
-			}
-			from = i + 1
-		}
-
+		return p.stepText()
 	case stateThink:
-		i := strings.Index(p.buf, p.close)
-		if i < 0 {
-			keep := min(len(p.buf), len(p.close)-1)
-			p.thinking.WriteString(p.buf[:len(p.buf)-keep])
-			p.buf = p.buf[len(p.buf)-keep:]
-			return false
-		}
-		p.thinking.WriteString(p.buf[:i])
-		p.buf = p.buf[i+len(p.close):]
-		p.state = stateText
-		return true
-
+		return p.stepThink()
 	case stateTool:
-		end := p.end
-		from := 0
-		for {
-			i := strings.IndexByte(p.buf[from:], '<')
-			if i < 0 {
-				p.raw.WriteString(p.buf)
-				p.buf = ""
-				return false
-			}
-			i += from
-			rest := p.buf[i:]
-			if strings.HasPrefix(rest, end) {
-				p.raw.WriteString(p.buf[:i+len(end)])
-				p.buf = rest[len(end):]
-				p.finishBlock(true)
-				return true
-			}
-			for _, tag := range p.params {
-				if strings.HasPrefix(rest, tag.open) {
-					p.raw.WriteString(p.buf[:i+len(tag.open)])
-					p.buf = rest[len(tag.open):]
-					p.param = tag.name
-					p.close = tag.close
-					p.val.Reset()
-					p.state = stateParam
-					return true
-				}
-			}
-			if couldBecome(rest, end) || p.couldBecomeParam(rest) {
-				p.raw.WriteString(p.buf[:i])
-				p.buf = rest
-				return false
-			}
-			from = i + 1
-		}
-
+		return p.stepTool()
 	case stateParam, stateDialect:
-		i := strings.Index(p.buf, p.close)
-		if i < 0 {
-			keep := min(len(p.buf), len(p.close)-1)
-			p.val.WriteString(p.buf[:len(p.buf)-keep])
-			p.raw.WriteString(p.buf[:len(p.buf)-keep])
-			p.buf = p.buf[len(p.buf)-keep:]
-			return false
-		}
-		p.val.WriteString(p.buf[:i])
-		p.raw.WriteString(p.buf[:i+len(p.close)])
-		p.buf = p.buf[i+len(p.close):]
-		if p.state == stateDialect {
-			p.finishDialect(true)
-			return true
-		}
-		p.setParam()
-		p.state = stateTool
-		return true
+		return p.stepValue()
 	}
 	return false
 }
 
+// stepText finds the first '<' that starts, or may start, a tag of
+// p.tags; everything before it is visible.
+func (p *Parser) stepText() bool {
+	from := 0
+	for {
+		i := strings.IndexByte(p.buf[from:], '<')
+		if i < 0 {
+			p.writeVisible(p.buf)
+			p.buf = ""
+			return false
+		}
+		i += from
+		rest := p.buf[i:]
+		if len(rest) > 1 && strings.IndexByte(p.tags.starts, rest[1]) < 0 {
+			from = i + 1 // no recognised tag starts so
+			continue
+		}
+		for _, tag := range p.tags.tags {
+			if strings.HasPrefix(rest, tag) {
+				p.writeVisible(p.buf[:i])
+				p.buf = rest[len(tag):]
+				p.open(tag[1 : len(tag)-1])
+				return true
+			}
+		}
+		if couldBecome(rest, p.tags.tags...) {
+			p.writeVisible(p.buf[:i])
+			p.buf = rest
+			return false
+		}
+		from = i + 1
+	}
+}
+
+// stepThink reads thinking up to its closing tag.
+func (p *Parser) stepThink() bool {
+	i := strings.Index(p.buf, p.close)
+	if i < 0 {
+		keep := min(len(p.buf), len(p.close)-1)
+		p.thinking.WriteString(p.buf[:len(p.buf)-keep])
+		p.buf = p.buf[len(p.buf)-keep:]
+		return false
+	}
+	p.thinking.WriteString(p.buf[:i])
+	p.buf = p.buf[i+len(p.close):]
+	p.state = stateText
+	return true
+}
+
+// stepTool reads a block between its parameters: it looks for the block's
+// closing tag or a parameter's opening tag.
+func (p *Parser) stepTool() bool {
+	from := 0
+	for {
+		i := strings.IndexByte(p.buf[from:], '<')
+		if i < 0 {
+			p.raw.WriteString(p.buf)
+			p.buf = ""
+			return false
+		}
+		i += from
+		rest := p.buf[i:]
+		if strings.HasPrefix(rest, p.end) {
+			p.raw.WriteString(p.buf[:i+len(p.end)])
+			p.buf = rest[len(p.end):]
+			p.finishBlock(true)
+			return true
+		}
+		for _, tag := range p.params {
+			if strings.HasPrefix(rest, tag.open) {
+				p.raw.WriteString(p.buf[:i+len(tag.open)])
+				p.buf = rest[len(tag.open):]
+				p.param = tag.name
+				p.close = tag.close
+				p.val.Reset()
+				p.state = stateParam
+				return true
+			}
+		}
+		if couldBecome(rest, p.end) || p.couldBecomeParam(rest) {
+			p.raw.WriteString(p.buf[:i])
+			p.buf = rest
+			return false
+		}
+		from = i + 1
+	}
+}
+
+// stepValue reads a parameter's value, or an <mcp:tool> body, up to its
+// closing tag; nothing inside is a tag.
+func (p *Parser) stepValue() bool {
+	i := strings.Index(p.buf, p.close)
+	if i < 0 {
+		keep := min(len(p.buf), len(p.close)-1)
+		p.val.WriteString(p.buf[:len(p.buf)-keep])
+		p.raw.WriteString(p.buf[:len(p.buf)-keep])
+		p.buf = p.buf[len(p.buf)-keep:]
+		return false
+	}
+	p.val.WriteString(p.buf[:i])
+	p.raw.WriteString(p.buf[:i+len(p.close)])
+	p.buf = p.buf[i+len(p.close):]
+	if p.state == stateDialect {
+		p.finishDialect(true)
+		return true
+	}
+	p.setParam()
+	p.state = stateTool
+	return true
+}
+
+// open starts what the tag name opens.
 func (p *Parser) open(name string) {
-	switch name {
-	case "thinking", "think":
+	if p.tags == visibleTags && slices.Contains(completionTags, "<"+name+">") {
+		return // see completionTags
+	}
+	if strings.HasPrefix(name, "/") { // only thinking's closing tags are taken alone
+		p.strayThinkEnd()
+		return
+	}
+	kind := kindOf(name)
+	if kind == kindThink {
 		p.state = stateThink
 		p.close = "</" + name + ">"
 		p.sawThink = true
-		return
-	case "/thinking", "/think":
-		p.strayThinkEnd()
 		return
 	}
 	p.fenced = p.fence.inside()
@@ -336,12 +317,14 @@ func (p *Parser) open(name string) {
 	}
 	p.raw.Reset()
 	p.raw.WriteString("<" + name + ">")
-	if name == DialectMCPTool {
+	if kind == kindDialect {
 		p.state = stateDialect
-		p.close = "</" + DialectMCPTool + ">"
+		p.close = "</" + name + ">"
 		p.val.Reset()
 		return
 	}
+	// A foreign block has no parameters of ours: it is read whole, for
+	// the check to refuse.
 	p.cur = &Block{Name: name, Params: map[string]string{}, Fenced: p.fenced}
 	p.params = toolParams[name]
 	p.end = "</" + name + ">"

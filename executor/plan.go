@@ -1,12 +1,169 @@
 package executor
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
 
-// A Plan says which blocks of one reply to act on.
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// An Action is what a Plan asks of its caller.
+type Action int
+
+const (
+	// ActAnswer ends the turn with Plan.Answer: the reply's text, or a
+	// completion's result.
+	ActAnswer Action = iota
+	// ActAsk ends the turn with Plan.Question, a checked follow-up question.
+	ActAsk
+	// ActRun runs Plan.Steps that passed their check, each after the
+	// user's approval where it says so, and sends the model every step's
+	// outcome in order, then Plan.Feedback.
+	ActRun
+	// ActCorrect acts on nothing: Plan.Feedback tells the model what to
+	// fix. It is a mistake, which the caller counts.
+	ActCorrect
+	// ActClarify acts on nothing: the reply's only calls may have been
+	// examples, and Plan.Feedback asks the model what it meant. A
+	// well-formed reply is no mistake.
+	ActClarify
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActAnswer:
+		return "answer"
+	case ActAsk:
+		return "ask"
+	case ActRun:
+		return "run"
+	case ActCorrect:
+		return "correct"
+	case ActClarify:
+		return "clarify"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// A Plan is what to do about one model reply, decided by Prepare.
 type Plan struct {
-	// Calls are the UseMCPTool and AccessMCPResource blocks to check and
-	// run, in order. Incomplete blocks are included so that Check reports
-	// them.
+	Action Action
+	// Answer is the text that ends the turn, for ActAnswer.
+	Answer string
+	// Question is the checked question, for ActAsk.
+	Question *Call
+	// Steps are the tool calls to act on, checked, in the order written,
+	// for ActRun.
+	Steps []Step
+	// Feedback is for the model: all there is to send for ActCorrect and
+	// ActClarify; for ActRun, why blocks were not acted on, to send after
+	// the steps' outcomes ("" when none was left out).
+	Feedback string
+	// Await names the servers that runnable calls go to and that are still
+	// starting or restarting: their tools are not known yet, so the calls
+	// were checked leniently. Wait for the servers, then Prepare the reply
+	// again with the catalog then.
+	Await []string
+}
+
+// A Step is one tool call of a Plan, checked against the catalog.
+type Step struct {
+	Block Block
+	// Call is the checked call, when Err is nil.
+	Call Call
+	// Err is the check's *CheckError, nil when the block passed; Feedback
+	// is the same for the model, in the result format.
+	Err      error
+	Feedback string
+	// Approve: the user must approve the call before it runs. Consent:
+	// the call needs the user's own consent (hub.MetaConsentWhen), which
+	// no "always allow" covers.
+	Approve, Consent bool
+}
+
+// Refused reports whether the check refused a step: the reply was a
+// mistake, though its other calls run.
+func (p Plan) Refused() bool {
+	return slices.ContainsFunc(p.Steps, func(s Step) bool { return s.Err != nil })
+}
+
+// msgEmptyReply answers a reply with nothing in it.
+const msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
+
+// Prepare decides what to do about a reply, everything short of running a
+// call, in this order:
+//
+//  1. A reply without blocks answers the user, unless it is empty or holds
+//     a call in a shape the parser does not take (checkText): a mistake.
+//  2. Calls that may have been only examples are set aside (runnable); if
+//     nothing else is left, the model is asked what it meant.
+//  3. Which blocks to act on (selectBlocks): every call, or the first
+//     question or completion.
+//  4. Each is checked against cat. A question or completion that fails
+//     its check is a mistake; a call that fails is a step with feedback.
+//  5. Each checked call needs approval or not (needsApproval), where
+//     approveAll is AUTO_APPROVE=all, and consent or not.
+func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
+	if len(r.Blocks) == 0 {
+		switch err := checkText(cat, r.Text); {
+		case strings.TrimSpace(r.Text) == "":
+			return Plan{Action: ActCorrect, Feedback: msgEmptyReply}
+		case err != nil:
+			return Plan{Action: ActCorrect, Feedback: err.Error()}
+		}
+		return Plan{Action: ActAnswer, Answer: r.Text}
+	}
+	blocks, aside := runnable(r)
+	if len(blocks) == 0 {
+		return Plan{Action: ActClarify, Feedback: aside}
+	}
+	sel := selectBlocks(blocks)
+	p := Plan{Await: coming(cat, blocks)}
+	if sel.Final != nil {
+		call, err := e.check(cat, *sel.Final)
+		switch {
+		case err != nil:
+			p.Action, p.Feedback = ActCorrect, feedback(*sel.Final, err)
+		case call.Name == AskFollowupQuestion:
+			p.Action, p.Question = ActAsk, &call
+		default:
+			p.Action, p.Answer = ActAnswer, call.Result
+		}
+		return p
+	}
+	p.Action = ActRun
+	p.Feedback = strings.TrimSpace(aside + "\n\n" + sel.Feedback)
+	for _, b := range sel.Calls {
+		call, err := e.check(cat, b)
+		if err != nil {
+			p.Steps = append(p.Steps, Step{Block: b, Err: err, Feedback: feedback(b, err)})
+			continue
+		}
+		p.Steps = append(p.Steps, Step{
+			Block: b, Call: call,
+			Approve: needsApproval(cat, call, approveAll), Consent: needsConsent(cat, call),
+		})
+	}
+	return p
+}
+
+// coming returns the servers, each once, that blocks call and that are
+// still starting or restarting.
+func coming(cat hub.Catalog, blocks []Block) []string {
+	var out []string
+	for _, b := range blocks {
+		if s, ok := cat.Server(b.Params["server_name"]); ok && s.Coming() && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// A selection says which blocks of one reply to act on.
+type selection struct {
+	// Calls are the blocks to check and run, in order. Incomplete blocks
+	// are included so that the check reports them.
 	Calls []Block
 	// Final is the AskFollowupQuestion or AttemptCompletion block to act
 	// on; nil when there are calls to run or none was written.
@@ -14,18 +171,17 @@ type Plan struct {
 	// Skipped are blocks not acted on.
 	Skipped []Block
 	// Feedback tells the model, in the result format, why each skipped
-	// block was not acted on; "" when none was skipped. Send it with the
-	// calls' outcomes.
+	// block was not acted on; "" when none was skipped.
 	Feedback string
 }
 
-// PlanReply decides what to act on. When a tool call comes before the
+// selectBlocks decides what to act on. When a tool call comes before the
 // first question or completion, every tool call runs and the questions
 // and completions wait: the model has not seen the results yet. Otherwise
 // the first question or completion is acted on and everything after it is
 // skipped, since it ends the turn.
-func PlanReply(blocks []Block) Plan {
-	var p Plan
+func selectBlocks(blocks []Block) selection {
+	var p selection
 	firstFinal := -1
 	for i, b := range blocks {
 		if isFinal(b.Name) {
@@ -55,14 +211,14 @@ func PlanReply(blocks []Block) Plan {
 	return p
 }
 
-// Runnable sets aside the tool calls of r that may have been only
+// runnable sets aside the tool calls of r that may have been only
 // examples: a call inside a code fence runs only when it is the reply's
 // whole content (besides space and thinking), as when a model fences
 // every call it makes. Beside other text, a fenced call is what a model
 // writes to show what a call would look like, so it is not run; feedback
 // asks the model, in one note, to write it again unfenced if it meant it.
 // Questions and completions are never set aside.
-func Runnable(r Reply) (blocks []Block, feedback string) {
+func runnable(r Reply) (blocks []Block, feedback string) {
 	if strings.TrimSpace(r.Text) == "" {
 		return r.Blocks, ""
 	}
@@ -89,4 +245,18 @@ func blockTarget(b Block) string {
 		return b.Params["uri"]
 	}
 	return b.Params["tool_name"]
+}
+
+// Calls returns the complete tool calls (UseMCPTool and AccessMCPResource)
+// of r that are not set aside as examples: what a reply, stored before its
+// calls ran, set in motion.
+func (r Reply) Calls() []Block {
+	blocks, _ := runnable(r)
+	var calls []Block
+	for _, b := range blocks {
+		if b.Complete && (b.Name == UseMCPTool || b.Name == AccessMCPResource) {
+			calls = append(calls, b)
+		}
+	}
+	return calls
 }

@@ -1,6 +1,9 @@
 package executor
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Visible text is committed to p.text only once decided, so that what Write
 // returns only ever grows. Two things wait in p.pend: space, which counts
@@ -147,4 +150,41 @@ func isFence(line []byte, opener bool) bool {
 		ticks++
 	}
 	return ticks >= 3 && (opener || ticks == len(line))
+}
+
+// Visible returns the text of a model reply that a user may see: every
+// block (tool calls, <mcp:tool>, foreign call syntaxes, thinking) removed,
+// closed or left open at the end; a completion's result shown as text,
+// without its tags; trimmed. It holds none of the opening tags of Tags,
+// no tag of a completion and no closing tag of thinking.
+func Visible(reply string) string {
+	p := NewParser()
+	p.tags = visibleTags
+	p.Write(reply)
+	return strings.TrimSpace(dropTags(p.Close().Text))
+}
+
+// dropTags removes what remains of the tags of visibleTags in s: the text
+// on both sides of a removed block can join into one
+// ("<thi<think>…</think>nking>"). Each tag is cut as soon as its last byte
+// is read, so that a cut cannot join another one that stays: the stack
+// way of removing every occurrence of a string, in one pass.
+func dropTags(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		out = append(out, s[i])
+		if s[i] != '>' {
+			continue
+		}
+		for _, t := range visibleTags.tags {
+			if bytes.HasSuffix(out, []byte(t)) {
+				out = out[:len(out)-len(t)]
+				break
+			}
+		}
+	}
+	return string(out)
 }

@@ -1,3 +1,7 @@
+// Stray calls: tool calls written in a reply's visible text in a shape the
+// parser does not take, which would otherwise reach users as the answer,
+// tags and all.
+
 package executor
 
 import (
@@ -6,12 +10,12 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 )
 
-// CheckText looks in a reply's visible text for tool calls that the parser
+// checkText looks in a reply's visible text for tool calls that the parser
 // cannot see: an MCP tool's name used as a tag (<echo>…</echo>), or
 // use_mcp_tool's parameters written without their wrapper. It returns a
 // *CheckError with feedback for the model, or nil. Call it on replies with
 // no blocks, before taking their text as the answer.
-func CheckText(cat hub.Catalog, text string) error {
+func checkText(cat hub.Catalog, text string) error {
 	if strings.Contains(text, "<server_name>") && (strings.Contains(text, "<tool_name>") || strings.Contains(text, "<uri>")) {
 		return problem(ProblemMisformatted, "Your message holds <server_name> and <tool_name> or <uri> tags outside a tool block, so nothing was called. Wrap them in <use_mcp_tool> or <access_mcp_resource>:\n%s", usage[UseMCPTool])
 	}

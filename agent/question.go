@@ -1,0 +1,62 @@
+// Follow-up questions: the model asks, the turn ends, and a pressed
+// option (or a typed message, see Turn) answers it in a new turn.
+
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+type questionPayload struct {
+	Question string   `json:"question"`
+	Options  []string `json:"options,omitempty"`
+}
+
+// ask stores the follow-up question and ends the turn with it.
+func (t *turn) ask(ctx context.Context, visible string, call executor.Call) error {
+	payload, err := json.Marshal(questionPayload{Question: call.Question, Options: call.Options})
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	if err := t.append(ctx); err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	id, err := t.a.cfg.Store.CreatePending(ctx, store.Pending{
+		ChatID: t.caller.ChatID, UserID: t.caller.UserID, ConversationID: t.conv,
+		Kind: store.KindQuestion, Payload: string(payload),
+	})
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.emit.send(Event{Kind: EventQuestion, Text: visible, Question: &Question{PendingID: id, Text: call.Question, Options: call.Options}})
+	return nil
+}
+
+// answer continues the conversation with a pressed option.
+func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error {
+	p, err := a.authorize(ctx, req.Caller, req.Answer.PendingID, store.KindQuestion)
+	if err != nil {
+		return err
+	}
+	var q questionPayload
+	if err := json.Unmarshal([]byte(p.Payload), &q); err != nil {
+		return fmt.Errorf("decode question %d: %w", p.ID, err)
+	}
+	if req.Answer.Option < 0 || req.Answer.Option >= len(q.Options) {
+		return fmt.Errorf("%w: question %d has no option %d", ErrStale, p.ID, req.Answer.Option)
+	}
+	if err := a.resolve(ctx, p.ID, "answered"); err != nil {
+		return err
+	}
+	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, emit)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>"})
+	return t.loop(ctx)
+}

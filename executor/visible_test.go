@@ -1,0 +1,120 @@
+package executor_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/executor"
+)
+
+// Every tag the parser takes hides what it opens, closed or left open at
+// the end, from what users see; a completion shows what it wraps, the
+// answer, without its tags.
+func TestVisibleHidesEveryTag(t *testing.T) {
+	for _, tag := range executor.Tags() {
+		for _, in := range []string{
+			"a <" + tag + ">inside</" + tag + "> b",
+			"a <" + tag + ">inside",
+		} {
+			got := executor.Visible(in)
+			shown := tag == executor.AttemptCompletion
+			if strings.Contains(got, "inside") != shown || strings.Contains(got, "<"+tag+">") || !strings.HasPrefix(got, "a") {
+				t.Errorf("Visible(%q) = %q", in, got)
+			}
+		}
+	}
+}
+
+func TestVisible(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "  Hello <b>world</b>\n", "Hello <b>world</b>"},
+		{"call removed", "Checking.\n" + tool("everything", "echo", `{"message":"hi"}`) + "\nDone.", "Checking.\n\nDone."},
+		{"completion shows its result", "Here:\n<attempt_completion>\n<result>\nThe answer is 42.\n</result>\n</attempt_completion>", "Here:\n\n\nThe answer is 42."},
+		{"completion between text", "x <attempt_completion><result>R</result></attempt_completion> y", "x R y"},
+		{"completion cut off", "<attempt_completion><result>Partial answ", "Partial answ"},
+		{"completion without result", "<attempt_completion></attempt_completion>", ""},
+		{"completion keeps other markup", "<attempt_completion><note>n</note><result>Use <b>bold</b></result></attempt_completion>", "<note>n</note>Use <b>bold</b>"},
+		{"bare result tags", "<result>Done.</result>", "Done."},
+		{"stray completion end", "Done.</attempt_completion>", "Done."},
+		{"question hidden", "Which one?\n<ask_followup_question><question>Which?</question></ask_followup_question>", "Which one?"},
+		{"thinking hidden", "<thinking>plan</thinking>Hi <think>hmm</think>there.", "Hi there."},
+		{"stray end of thinking", "reasoning\n</think>\nAnswer", "Answer"},
+		{"mcp:tool hidden", "Sure. <mcp:tool>name: echo</mcp:tool>", "Sure."},
+		{"tool_call hidden", "Let me look. <tool_call>{\"name\": \"echo\"}</tool_call>", "Let me look."},
+		{"function_calls hidden", "One moment.\n<function_calls>\n<invoke name=\"echo\"></invoke>\n</function_calls>", "One moment."},
+		{"tags inside a result are hidden too", "<attempt_completion><result>A <think>x</think>B</result></attempt_completion>", "A B"},
+		{"a tag joined around a removed block is dropped", "<thi<think>x</think>nking>shown", "shown"},
+		{"joined tags nest", "</resu</resu<think></think>lt>lt>A", "A"},
+		{"partial tag at the end is text", "a <use_mcp", "a <use_mcp"},
+		{"other tags are text", "<b>x</b> <tool>y</tool>", "<b>x</b> <tool>y</tool>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := executor.Visible(tt.in); got != tt.want {
+				t.Errorf("Visible(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// The foreign call syntaxes are blocks, which the check refuses with
+// feedback that asks for use_mcp_tool.
+func TestForeignSyntax(t *testing.T) {
+	for _, name := range []string{executor.ForeignToolCall, executor.ForeignFunctionCalls} {
+		in := "Looking.\n<" + name + ">{\"name\": \"echo\", \"arguments\": {}}</" + name + ">"
+		r := executor.Parse(in)
+		if r.Text != "Looking." || len(r.Blocks) != 1 || r.Blocks[0].Name != name || !r.Blocks[0].Complete {
+			t.Fatalf("Parse(%q) = %+v", in, r)
+		}
+		var ex executor.Executor
+		_, err := ex.Check(testCatalog(), r.Blocks[0])
+		if err == nil || !strings.Contains(err.Error(), "<"+name+"> format is not one this bot runs") || !strings.Contains(err.Error(), "<use_mcp_tool>") {
+			t.Errorf("check of <%s>: %v", name, err)
+		}
+	}
+}
+
+// FuzzVisible checks what users may see of any reply:
+//   - it holds no opening tag of Tags(), no closing tag of thinking and no
+//     tag of a completion, whatever the input (a tag joined from the text
+//     around a removed block included);
+//   - it is stable: the bot may apply Visible to text that already went
+//     through it, or through the parser, and must not change it again;
+//   - text with no '<' is shown as written, only trimmed;
+//   - without completions it agrees with the parser's visible text, which
+//     streaming showed.
+func FuzzVisible(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add(tc.in)
+	}
+	for _, tag := range executor.Tags() {
+		f.Add("a <" + tag + ">x</" + tag + "> b")
+		f.Add("<" + tag[:2] + "<think></think>" + tag[2:] + ">")
+	}
+	f.Add("<attempt_completion><result><thi</result></attempt_completion>nking>")
+	f.Add("<res<think></think>ult>x")
+	f.Fuzz(func(t *testing.T, in string) {
+		got := executor.Visible(in)
+		for _, tag := range executor.Tags() {
+			if strings.Contains(got, "<"+tag+">") {
+				t.Fatalf("Visible(%q) = %q holds <%s>", in, got, tag)
+			}
+		}
+		for _, end := range []string{"</think>", "</thinking>", "<result>", "</result>", "</attempt_completion>"} {
+			if strings.Contains(got, end) {
+				t.Fatalf("Visible(%q) = %q holds %s", in, got, end)
+			}
+		}
+		if again := executor.Visible(got); again != got {
+			t.Fatalf("Visible is not stable: %q -> %q -> %q", in, got, again)
+		}
+		if !strings.Contains(in, "<") && got != strings.TrimSpace(in) {
+			t.Fatalf("Visible(%q) = %q, want the text trimmed", in, got)
+		}
+		if !strings.Contains(in, "result>") && !strings.Contains(in, "attempt_completion>") && !strings.Contains(in, "think") {
+			if want := strings.TrimSpace(executor.Parse(in).Text); got != want {
+				t.Fatalf("Visible(%q) = %q, parser shows %q", in, got, want)
+			}
+		}
+	})
+}
