@@ -7,11 +7,11 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/mcpgram/mcpgram/executor"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -26,24 +26,11 @@ const MaxMessageLen = 4096
 
 var markdown = goldmark.New(goldmark.WithExtensions(extension.Strikethrough, extension.Table, extension.Linkify))
 
-// toolXML matches the tool-call dialects a model may leave in its text
-// (see executor); users must never see them.
-var toolXML = regexp.MustCompile(`(?s)<(use_mcp_tool|access_mcp_resource|ask_followup_question|mcp:tool|thinking|think|function_calls|tool_call)\b[^>]*>.*?(</(use_mcp_tool|access_mcp_resource|ask_followup_question|mcp:tool|thinking|think|function_calls|tool_call)>|$)`)
-
-// completion unwraps <attempt_completion><result>…</result></attempt_completion>.
-var completion = regexp.MustCompile(`(?s)</?(attempt_completion|result)>`)
-
-// StripToolXML removes tool-call XML from a model's text.
-func StripToolXML(s string) string {
-	s = toolXML.ReplaceAllString(s, "")
-	s = completion.ReplaceAllString(s, "")
-	return strings.TrimSpace(s)
-}
-
 // HTML turns the Markdown a model writes into Telegram's HTML subset.
-// Everything that is not one of Telegram's tags is escaped.
+// Tool calls and thinking are cut first, by the executor, which owns
+// their syntax; everything that is not one of Telegram's tags is escaped.
 func HTML(md string) string {
-	src := []byte(StripToolXML(md))
+	src := []byte(executor.Visible(md))
 	doc := markdown.Parser().Parse(text.NewReader(src))
 	r := &renderer{src: src}
 	r.blocks(doc, "\n\n", 0)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -137,4 +138,27 @@ func FuzzRenderHTML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every tag the executor's parser accepts is cut from what users see, in
+// its closed and its cut-off form: the display asks the parser's own list.
+func TestHTMLHidesEveryToolTag(t *testing.T) {
+	for _, tag := range executor.Tags() {
+		for _, in := range []string{
+			"before <" + tag + ">secret</" + tag + "> after",
+			"before <" + tag + ">secret",
+		} {
+			got := render.HTML(in)
+			plain, err := tgfake.ParseHTML(got)
+			if err != nil {
+				t.Fatalf("HTML(%q) = %q: %v", in, got, err)
+			}
+			if strings.Contains(plain, tag) || (tag != executor.AttemptCompletion && strings.Contains(plain, "secret")) {
+				t.Errorf("HTML(%q) shows %q", in, plain)
+			}
+			if !strings.Contains(plain, "before") {
+				t.Errorf("HTML(%q) lost the text around the block: %q", in, plain)
+			}
+		}
+	}
 }
