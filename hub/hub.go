@@ -1,3 +1,7 @@
+// Package hub runs the MCP servers named in an mcp-settings.json file as
+// child processes (or remote connections), keeps them alive, keeps a catalog
+// of their tools and resources, and routes every tool call and resource read
+// to the right server. It knows nothing of Telegram or of models.
 package hub
 
 import (
@@ -6,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,10 +240,7 @@ func (h *Hub) Close() error {
 		h.mu.Unlock()
 		return nil
 	}
-	servers := make([]*server, 0, len(h.servers))
-	for _, s := range h.servers {
-		servers = append(servers, s)
-	}
+	servers := slices.Collect(maps.Values(h.servers))
 	cancel, done := h.watchCancel, h.watchDone
 	h.mu.Unlock()
 	if cancel != nil {
@@ -263,10 +265,7 @@ func (h *Hub) Catalog() Catalog {
 	// it past what the caller saw, and the caller looks again.
 	c := Catalog{Version: h.version.Load()}
 	h.mu.Lock()
-	servers := make([]*server, 0, len(h.servers))
-	for _, s := range h.servers {
-		servers = append(servers, s)
-	}
+	servers := slices.Collect(maps.Values(h.servers))
 	h.mu.Unlock()
 	for _, s := range servers {
 		c.Servers = append(c.Servers, s.info())

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -782,12 +783,7 @@ func childEnv(own map[string]string) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	keys := make([]string, 0, len(own))
-	for k := range own {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(own)) {
 		env = append(env, k+"="+own[k])
 	}
 	return env

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -323,12 +324,7 @@ func expandMap(m map[string]string, expand func(string) (string, error)) (map[st
 		return nil, nil
 	}
 	out := make(map[string]string, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v, err := expand(m[k])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
@@ -530,9 +526,9 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 	var out []byte
 	switch {
 	case found:
-		out = concat(data[:old.start], value, data[old.end:])
+		out = slices.Concat(data[:old.start], value, data[old.end:])
 	case len(fields) == 0:
-		out = concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
+		out = slices.Concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
 	default:
 		// Lay the new member out like the last one: on its own line with
 		// the same indent, or on the same line.
@@ -544,20 +540,12 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 				sep = ",\n" + string(indent)
 			}
 		}
-		out = concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
+		out = slices.Concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
 	}
 	if !json.Valid(out) {
 		return nil, errLayout
 	}
 	return out, nil
-}
-
-func concat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // reencode is patchServer for files splice cannot follow: it keeps every
