@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
 // DefaultTimeout bounds start-up and each request of a server whose settings
@@ -150,14 +152,14 @@ func duplicates(data []byte) map[string][]int {
 	for _, m := range members {
 		count[m.key]++
 	}
-	lines := map[string][]int{}
+	at := map[string][]int{}
 	for _, m := range members {
 		if count[m.key] > 1 {
-			line, _ := position(data, int64(m.keyStart))
-			lines[m.key] = append(lines[m.key], line)
+			line, _ := lines.Position(data, int64(m.keyStart))
+			at[m.key] = append(at[m.key], line)
 		}
 	}
-	return lines
+	return at
 }
 
 func joinInts(n []int) string {
@@ -181,28 +183,15 @@ func checkSyntax(path string, data []byte) error {
 	}
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
-		line, col := position(data, syn.Offset)
+		// Offset counts the bytes read, the last of which is at fault.
+		line, col := lines.Position(data, syn.Offset-1)
 		return fmt.Errorf("%s:%d:%d: %s", path, line, col, syn.Error())
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
-		line, col := position(data, int64(len(data)))
+		line, col := lines.Position(data, int64(len(data)))
 		return fmt.Errorf("%s:%d:%d: unexpected end of file", path, line, col)
 	}
 	return fmt.Errorf("%s: %w", path, err)
-}
-
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, offset int64) (line, col int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
-	if col < 1 {
-		col = 1
-	}
-	return line, col
 }
 
 func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(string) (string, bool)) config {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/spf13/cobra"
 )
 
@@ -119,7 +120,7 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 	for _, s := range cat.Servers {
 		fmt.Fprintf(tw, "%s\t%s\n", s.Name, serverState(s))
 		for _, t := range s.Tools {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, firstLine(t.Description, 90))
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, summary(t.Description, 90))
 		}
 	}
 	return tw.Flush()
@@ -144,8 +145,10 @@ func serverState(s hub.ServerInfo) string {
 	}
 }
 
-func firstLine(s string, max int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+// summary is the first line of a description, cut to max runes so that
+// the table stays readable.
+func summary(s string, max int) string {
+	s = lines.First(s)
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}
