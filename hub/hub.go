@@ -233,7 +233,9 @@ func (h *Hub) launch() ([]<-chan struct{}, error) {
 	return readies, nil
 }
 
-// Close stops the watcher and every server, leaving no process behind.
+// Close stops the watcher and every server, leaving no process behind. It
+// returns an error naming each server that ignored the request to stop and
+// had to be killed; the others stopped cleanly.
 func (h *Hub) Close() error {
 	h.mu.Lock()
 	if h.closed.Swap(true) {
@@ -247,16 +249,21 @@ func (h *Hub) Close() error {
 		cancel()
 		<-done
 	}
+	// In name order, so that the error reads the same every time.
+	slices.SortFunc(servers, func(a, b *server) int { return strings.Compare(a.name, b.name) })
+	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
-	for _, s := range servers {
+	for i, s := range servers {
 		wg.Go(func() {
 			s.op.Lock()
 			defer s.op.Unlock()
-			s.stop(StatusStopped)
+			if err := s.stop(StatusStopped); err != nil {
+				errs[i] = fmt.Errorf("stop server %q: %w", s.name, err)
+			}
 		})
 	}
 	wg.Wait()
-	return nil
+	return errors.Join(errs...)
 }
 
 // Catalog returns a snapshot of every configured server, sorted by name.
@@ -387,7 +394,7 @@ func (h *Hub) SetEnabled(ctx context.Context, server string, enabled bool) error
 	s.op.Lock()
 	defer s.op.Unlock()
 	if !enabled {
-		s.stop(StatusDisabled)
+		s.stopLogged(StatusDisabled)
 		return nil
 	}
 	return s.startAndWait(ctx)
@@ -408,7 +415,7 @@ func (h *Hub) Restart(ctx context.Context, server string) error {
 	if disabled {
 		return fmt.Errorf("restart server %q: it is disabled: %w", server, ErrNotRunning)
 	}
-	s.stop(StatusStopped)
+	s.stopLogged(StatusStopped)
 	if err := s.startAndWait(ctx); err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
@@ -576,7 +583,7 @@ func (h *Hub) reload(ctx context.Context) {
 			a.s.op.Lock()
 			defer a.s.op.Unlock()
 			if a.stop || !a.start {
-				a.s.stop("")
+				a.s.stopLogged("")
 			}
 			if a.start {
 				select {

@@ -66,6 +66,9 @@ type server struct {
 	templates  []ResourceTemplate
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
+	// stopErr says how the run loop's last connection ended when it was
+	// told to stop: an error if the process had to be killed.
+	stopErr error
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -124,6 +127,9 @@ type conn struct {
 
 	reasonMu sync.Mutex
 	reason   error // why the hub stopped the child, if it did
+
+	// stopErr is what shutdown returned, for the run loop to report.
+	stopErr error
 }
 
 func (c *conn) setReason(err error) {
@@ -196,14 +202,18 @@ func (s *server) start() <-chan struct{} {
 	s.hub.changed()
 	go func(done chan struct{}) {
 		defer close(done)
-		s.run(ctx, ready)
+		err := s.run(ctx, ready)
+		s.mu.Lock()
+		s.stopErr = err
+		s.mu.Unlock()
 	}(s.done)
 	return ready
 }
 
 // stop ends the run loop, stopping the process, and leaves s in state, or
-// with state "" in the state its settings call for at rest.
-func (s *server) stop(state Status) {
+// with state "" in the state its settings call for at rest. It returns an
+// error if the process did not stop when asked and had to be killed.
+func (s *server) stop(state Status) error {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.cancel, s.done = nil, nil
@@ -213,6 +223,8 @@ func (s *server) stop(state Status) {
 		<-done
 	}
 	s.mu.Lock()
+	err := s.stopErr
+	s.stopErr = nil
 	s.status, s.errMsg = state, ""
 	if state == "" {
 		s.status, s.errMsg = s.cfg.restingState()
@@ -220,6 +232,14 @@ func (s *server) stop(state Status) {
 	s.clearCatalog()
 	s.mu.Unlock()
 	s.hub.changed()
+	return err
+}
+
+// stopLogged is stop for callers with no one to tell but the log.
+func (s *server) stopLogged(state Status) {
+	if err := s.stop(state); err != nil {
+		s.log.Warn("server did not stop cleanly", "err", err)
+	}
 }
 
 func (s *server) clearCatalog() {
@@ -231,7 +251,8 @@ func (s *server) clearCatalog() {
 // very first start is left failed: that is almost always a settings
 // problem, and retrying it would only fill the log. A remote one is
 // retried, since the network or the far end may come back by itself.
-func (s *server) run(ctx context.Context, ready chan struct{}) {
+// Once ctx ends, run returns how the connection it then had stopped.
+func (s *server) run(ctx context.Context, ready chan struct{}) error {
 	var readyOnce sync.Once
 	signalReady := func() { readyOnce.Do(func() { close(ready) }) }
 	defer signalReady()
@@ -245,14 +266,21 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 	for {
 		c, err := s.connect(ctx)
 		if ctx.Err() != nil {
-			return
+			switch {
+			case err == nil:
+				// Up just as it was told to stop.
+				return s.shutdown(c)
+			case c != nil:
+				return c.stopErr
+			}
+			return nil
 		}
 		if err != nil {
 			s.fail(err, c)
 			// Start waits for the first outcome, not for a comeback.
 			signalReady()
 			if first && !remote {
-				return
+				return nil
 			}
 			s.restarting()
 		} else {
@@ -260,11 +288,10 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 			signalReady()
 			s.serve(ctx, c)
 			if ctx.Err() != nil {
-				s.shutdown(c)
-				return
+				return s.shutdown(c)
 			}
 			// The process died, its pipe broke, or the connection dropped.
-			s.shutdown(c)
+			_ = s.shutdown(c)
 			why := errors.New("connection lost")
 			if c.cmd != nil {
 				why = errExited
@@ -281,7 +308,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 		s.log.Warn("restarting server", "in", delay)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, opts.MaxRestartDelay)
@@ -418,7 +445,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 			case <-time.After(200 * time.Millisecond):
 			}
 		}
-		s.shutdown(c)
+		_ = s.shutdown(c)
 		return c, err
 	}
 	s.mu.Lock()
@@ -648,13 +675,17 @@ func consentWhen(raw any) map[string][]string {
 }
 
 // shutdown stops a connection for good: close stdin, give the server a
-// moment, then SIGTERM and at last SIGKILL its whole process group.
-func (s *server) shutdown(c *conn) {
-	if c.cmd == nil {
-		c.close()
-		return
-	}
+// moment, then SIGTERM and at last SIGKILL its whole process group. Closed
+// stdin and SIGTERM are how the MCP specification ends a stdio server; a
+// server that ignored both and had to be killed is an error, which may
+// mean work it had not saved. (Whatever the server left behind in its
+// group is ended too, but not judged: an exited process nobody reaped
+// looks alive to the group's signals.)
+func (s *server) shutdown(c *conn) error {
 	c.close()
+	if c.cmd == nil {
+		return nil
+	}
 	opts := s.hub.opts
 	select {
 	case <-c.exited:
@@ -666,9 +697,11 @@ func (s *server) shutdown(c *conn) {
 			kill(c.cmd)
 			// Reaped once dead, so that how it ended can be read.
 			<-c.exited
+			c.stopErr = fmt.Errorf("killed: it ignored its closed stdin for %s and SIGTERM for %s", seconds(opts.StopGrace), seconds(opts.KillGrace))
 		}
 	}
 	endGroup(c.cmd.Process.Pid, opts.KillGrace)
+	return c.stopErr
 }
 
 // request sends one request on the current connection with the server's

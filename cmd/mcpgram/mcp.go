@@ -24,7 +24,7 @@ func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*hu
 		return nil, err
 	}
 	if err := h.Start(ctx); err != nil {
-		h.Close()
+		closeAndWarn(h, logger)
 		return nil, err
 	}
 	return h, nil
@@ -49,11 +49,12 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				h, err := startHub(ctx, cfg, cliLogger(cfg, stderr))
+				logger := cliLogger(cfg, stderr)
+				h, err := startHub(ctx, cfg, logger)
 				if err != nil {
 					return err
 				}
-				defer h.Close()
+				defer closeAndWarn(h, logger)
 				cat := h.Catalog()
 				if err := printServers(stdout, cat); err != nil {
 					return err
@@ -98,11 +99,12 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 			return fmt.Errorf("arguments must be a JSON object: %w", err)
 		}
 	}
-	h, err := startHub(ctx, cfg, cliLogger(cfg, stderr))
+	logger := cliLogger(cfg, stderr)
+	h, err := startHub(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer closeAndWarn(h, logger)
 	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], callArgs)
 	if err != nil {
 		return err
