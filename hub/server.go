@@ -39,6 +39,9 @@ const stderrKeep = 16 << 10
 var childEnvKeys = []string{"PATH", "HOME", "USER", "LANG", "TMPDIR", "TERM"}
 
 var (
+	// errTimeout is the cause a context ends with when the server's
+	// timeout runs out (at start-up or in a request), told apart from the
+	// caller's own cancel; callers of a request see ErrTimeout.
 	errTimeout = errors.New("request timed out")
 	// errExited stands for "the process ended on its own"; fail turns it
 	// into the exit code and last stderr line.
