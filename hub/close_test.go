@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,6 +47,37 @@ func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 	}
 	if err := h.Close(); err != nil {
 		t.Errorf("second Close() = %v, want nil", err)
+	}
+}
+
+// A process the server left behind that ignores SIGTERM is killed too, and
+// Close says so; one that ends on SIGTERM is no news (TestCloseLeavesNoProcess).
+func TestCloseNamesLeftoversThatHadToBeKilled(t *testing.T) {
+	t.Parallel()
+	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
+	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{
+		"ECHO_GRANDCHILD_PIDFILE": pidfile,
+		"ECHO_IGNORE_TERM":        "1",
+	}})})
+	h, err := hub.New(path, fastOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grandchild, _ := strconv.Atoi(string(b))
+
+	err = h.Close()
+	if err == nil || !strings.Contains(err.Error(), `stop server "echo": killed processes it left behind`) {
+		t.Errorf("Close() = %v, want it to say it killed what echo left behind", err)
+	}
+	if alive(grandchild) {
+		t.Errorf("grandchild %d outlived Close", grandchild)
 	}
 }
 

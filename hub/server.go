@@ -294,7 +294,9 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 				return s.shutdown(c)
 			}
 			// The process died, its pipe broke, or the connection dropped.
-			_ = s.shutdown(c)
+			if err := s.shutdown(c); err != nil {
+				s.log.Warn("server did not stop cleanly", "err", err)
+			}
 			why := errors.New("connection lost")
 			if c.cmd != nil {
 				why = errExited
@@ -680,10 +682,8 @@ func consentWhen(raw any) map[string][]string {
 // shutdown stops a connection for good: close stdin, give the server a
 // moment, then SIGTERM and at last SIGKILL its whole process group. Closed
 // stdin and SIGTERM are how the MCP specification ends a stdio server; a
-// server that ignored both and had to be killed is an error, which may
-// mean work it had not saved. (Whatever the server left behind in its
-// group is ended too, but not judged: an exited process nobody reaped
-// looks alive to the group's signals.)
+// server, or a process it left behind, that ignored both and had to be
+// killed is an error, which may mean work it had not saved.
 func (s *server) shutdown(c *conn) error {
 	c.close()
 	if c.cmd == nil {
@@ -703,7 +703,9 @@ func (s *server) shutdown(c *conn) error {
 			c.stopErr = fmt.Errorf("killed: it ignored its closed stdin for %s and SIGTERM for %s", seconds(opts.StopGrace), seconds(opts.KillGrace))
 		}
 	}
-	endGroup(c.cmd.Process.Pid, opts.KillGrace)
+	if endGroup(c.cmd.Process.Pid, opts.KillGrace) {
+		c.stopErr = errors.Join(c.stopErr, fmt.Errorf("killed processes it left behind, which ignored SIGTERM for %s", seconds(opts.KillGrace)))
+	}
 	return c.stopErr
 }
 
