@@ -160,6 +160,7 @@ func writeDescription(b *strings.Builder, d string) {
 	}
 }
 
+// oneLine folds s onto one line, every run of white space one space.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }

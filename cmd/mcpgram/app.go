@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -33,7 +34,7 @@ type App struct {
 func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) (*App, error) {
 	app := &App{}
 	if err := app.open(ctx, cfg, logger, watch, wait); err != nil {
-		app.Close()
+		closeAndWarn(app, logger)
 		return nil, err
 	}
 	return app, nil
@@ -107,7 +108,8 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool) (*hub.Hub, erro
 }
 
 // Close stops the MCP servers and closes the database; it is safe on an
-// App that Open left half built.
+// App that Open left half built. Its error names each server that had to
+// be killed, and any failure to close the database.
 func (a *App) Close() error {
 	if a == nil {
 		return nil
@@ -120,4 +122,14 @@ func (a *App) Close() error {
 		errs = append(errs, a.Store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// closeAndWarn closes c (an App, or a hub on its own) once a command is
+// done. What goes wrong then, such as a server that had to be killed, is
+// worth a warning in the log, not the failure of a command whose work is
+// done.
+func closeAndWarn(c io.Closer, logger *slog.Logger) {
+	if err := c.Close(); err != nil {
+		logger.Warn("shutdown was not clean", "err", err)
+	}
 }

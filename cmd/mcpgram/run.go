@@ -21,7 +21,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer app.Close()
+	defer closeAndWarn(app, logger)
 	b, err := bot.New(bot.Config{
 		Token:              cfg.TelegramToken,
 		APIURL:             cfg.TelegramAPIURL,

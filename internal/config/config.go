@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"github.com/subosito/gotenv"
 )
 
 // A Setting describes one configuration value.
@@ -477,38 +478,20 @@ func (c *Config) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// readDotEnv reads KEY=VALUE lines; # starts a comment; values may be
-// quoted. Keys it does not know are kept so NAME_FILE works too.
+// readDotEnv reads a .env file the way dotenv tools do (gotenv, which viper
+// brings along): KEY=value lines, # comments, an optional export, single
+// quotes kept as written, double quotes with escapes, and $VAR replaced by
+// the environment or an earlier line. Keys it does not know are kept, so
+// that NAME_FILE and ${env:VAR} in mcp-settings.json see them too.
 func readDotEnv(path string) (map[string]string, error) {
 	f, err := os.Open(filepath.Clean(path))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		s = strings.TrimPrefix(s, "export ")
-		k, val, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: want KEY=value", path, line)
-		}
-		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
-			val = val[1 : len(val)-1]
-		} else if i := strings.Index(val, " #"); i >= 0 {
-			val = strings.TrimSpace(val[:i])
-		}
-		out[k] = val
+	env, err := gotenv.StrictParse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return out, nil
+	return env, nil
 }

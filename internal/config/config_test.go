@@ -117,7 +117,8 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
-		{"broken .env", map[string]string{".env": "JUSTAWORD\n"}, nil, ".env:1"},
+		{"broken .env", map[string]string{".env": "OPENAI_MODEL=m\nJUSTAWORD\n"}, nil, ".env: line `JUSTAWORD`"},
+		{"unclosed quote in .env", map[string]string{".env": "OPENAI_API_KEY=\"sk-abc\n"}, nil, ".env: missing quotes"},
 		{"mistyped key", map[string]string{"mcpgram.yaml": "opneai_model: gpt-4o\n"}, nil, `unknown setting "opneai_model" (did you mean "openai_model"?)`},
 		{"unknown key, nothing near", map[string]string{"mcpgram.yaml": "max_turns: 5\nfavourite_colour: blue\n"}, nil, `mcpgram.yaml: unknown setting "favourite_colour"`},
 		{"nested unknown key", map[string]string{"mcpgram.yaml": "telegram:\n  token: x\n"}, nil, `unknown setting "telegram.token"`},
@@ -215,6 +216,44 @@ func TestLookupEnvSeesDotEnv(t *testing.T) {
 	}
 	if _, ok := c.LookupEnv("UNSET_ANYWHERE"); ok {
 		t.Error("LookupEnv found a variable set nowhere")
+	}
+}
+
+// .env is read as dotenv tools read it; these are the rules README
+// promises, secrets with $ and # in single quotes above all.
+func TestDotEnvSyntax(t *testing.T) {
+	const file = `# comment
+PLAIN=value # a comment after a space
+HASH=abc#def
+SPACED = padded
+export EXPORTED=yes
+DOUBLE="a \"quoted\" word\nand a second line"
+SINGLE='pa$$W0RD#1 \n stays'
+BASE=https://example.com
+REF=${BASE}/v1
+MULTI="line one
+line two"
+EMPTY=
+` + "CRLF=windows\r\n"
+	c, err := load(t, map[string]string{".env": file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"PLAIN":    "value",
+		"HASH":     "abc",
+		"SPACED":   "padded",
+		"EXPORTED": "yes",
+		"DOUBLE":   "a \"quoted\" word\nand a second line",
+		"SINGLE":   `pa$$W0RD#1 \n stays`,
+		"REF":      "https://example.com/v1",
+		"MULTI":    "line one\nline two",
+		"EMPTY":    "",
+		"CRLF":     "windows",
+	} {
+		if got, ok := c.LookupEnv(name); !ok || got != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, ok, want)
+		}
 	}
 }
 
