@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,8 +308,8 @@ var (
 		{Command: "tools", Description: "Connected servers and their tools"},
 		{Command: "cancel", Description: "Stop the running request"},
 	}
-	adminCommands = append(append([]tgbotapi.BotCommand(nil), commands...),
-		tgbotapi.BotCommand{Command: "servers", Description: "Manage the MCP servers"})
+	adminCommands = slices.Concat(commands,
+		[]tgbotapi.BotCommand{{Command: "servers", Description: "Manage the MCP servers"}})
 )
 
 func (b *Bot) registerCommands(ctx context.Context) {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -243,17 +244,12 @@ func (b *Bot) toolsText() string {
 		fmt.Fprintf(&sb, "<b>%s</b>", render.Escape(s.Name))
 		for _, t := range s.Tools {
 			fmt.Fprintf(&sb, "\n• <code>%s</code>", render.Escape(t.Name))
-			if d := firstLine(t.Description); d != "" {
+			if d := lines.First(t.Description); d != "" {
 				sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
 			}
 		}
 	}
 	return sb.String()
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // toolCount says "1 tool" or "N tools".

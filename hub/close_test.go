@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 // Close names the servers that ignored the request to stop and had to be
@@ -18,8 +19,8 @@ import (
 // on, so only SIGKILL ends it.
 func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 	t.Parallel()
-	echo := testServer(t, "echo")
-	path := writeSettings(t, t.TempDir(), map[string]any{
+	echo := testenv.TestServer(t, "echo")
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
 		"clean":    map[string]any{"command": echo},
 		"stubborn": map[string]any{"command": "/bin/sh", "args": []string{"-c", "trap '' TERM; " + echo + "; sleep 3600"}},
 	})
@@ -55,7 +56,7 @@ func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 func TestCloseNamesLeftoversThatHadToBeKilled(t *testing.T) {
 	t.Parallel()
 	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
-	path := writeSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{
 		"ECHO_GRANDCHILD_PIDFILE": pidfile,
 		"ECHO_IGNORE_TERM":        "1",
 	}})})
