@@ -53,8 +53,17 @@ func endGroup(pid int, grace time.Duration) (killed bool) {
 		}
 	}
 	signalGroup(pid, syscall.SIGKILL)
+	// SIGKILL is delivered, not done: wait (briefly) until the kernel has
+	// ended them, so that nothing outlives the stop that reports them.
+	deadline = time.Now().Add(killWait)
+	for groupAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	return true
 }
+
+// killWait bounds the wait for killed processes to end.
+const killWait = 2 * time.Second
 
 // terminate asks every process of the server to stop.
 func terminate(cmd *exec.Cmd) { signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
