@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/mcpgram/mcpgram/metrics"
 )
 
 // Errors callers branch on.
@@ -67,6 +68,10 @@ type Options struct {
 	// os.LookupEnv). The configuration layer passes one that also sees
 	// .env, so the file and the bot agree on what is set.
 	LookupEnv func(string) (string, bool)
+
+	// Metrics, when set, records start-up times and restarts, and reports
+	// each server's status at every scrape.
+	Metrics *metrics.Metrics
 }
 
 func (o *Options) setDefaults() {

@@ -321,6 +321,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 		s.restarts++
 		s.status = StatusStarting
 		s.mu.Unlock()
+		opts.Metrics.ServerRestart(s.name)
 		s.hub.changed()
 	}
 }
@@ -392,6 +393,7 @@ func (s *server) serve(ctx context.Context, c *conn) {
 // its catalog, all within the server's timeout. On failure the returned
 // conn, if not nil, is already shut down and tells how the process ended.
 func (s *server) connect(ctx context.Context) (*conn, error) {
+	began := time.Now()
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
@@ -457,6 +459,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	s.conn = c
 	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
 	s.mu.Unlock()
+	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()
 	s.log.Info("server running", "tools", len(s.info().Tools))
 	return c, nil

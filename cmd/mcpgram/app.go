@@ -13,8 +13,10 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/web"
 )
 
 // An App is the wired core that every front end drives: the store, the
@@ -25,6 +27,10 @@ type App struct {
 	Hub   *hub.Hub
 	Agent *agent.Agent
 	Model *llm.Client
+	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
+	// calls for /readyz.
+	Metrics    *metrics.Metrics
+	ModelProbe *web.Probe
 }
 
 // Open reads the MCP settings, opens the database, starts the MCP servers
@@ -42,9 +48,14 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, w
 
 func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) error {
 	var err error
-	if app.Hub, err = newHub(cfg, logger, watch); err != nil {
+	if cfg.HTTPListen != "" {
+		app.Metrics = metrics.New()
+	}
+	app.ModelProbe = web.NewFailureProbe("model", modelWindow)
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics); err != nil {
 		return err
 	}
+	app.Metrics.Collector(app.Hub.Collector())
 	if app.Store, err = store.Open(ctx, cfg.DatabasePath); err != nil {
 		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
 	}
@@ -75,7 +86,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return fmt.Errorf("model client: %w", err)
 	}
 	app.Agent, err = agent.New(agent.Config{
-		Model:            app.Model,
+		Model:            probedModel{app.Model, app.ModelProbe},
 		Store:            app.Store,
 		Hub:              app.Hub,
 		SystemPrompt:     prompt.Build,
@@ -91,8 +102,9 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics) (*hub.Hub, error) {
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
+		Metrics:   m,
 		Logger:    logger.With("component", "hub"),
 		NoWatch:   !watch,
 		LookupEnv: cfg.LookupEnv,

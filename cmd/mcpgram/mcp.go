@@ -19,7 +19,7 @@ import (
 // startHub starts every enabled server of the settings file. The CLI logs
 // only warnings: an operator reads the table, not the start-up chatter.
 func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false)
+	h, err := newHub(cfg, logger, false, nil)
 	if err != nil {
 		return nil, err
 	}

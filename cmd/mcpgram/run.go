@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/web"
 )
 
 // runCommand runs the Telegram bot until ctx ends (SIGINT or SIGTERM): it
@@ -22,6 +23,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		return err
 	}
 	defer closeAndWarn(app, logger)
+	telegram := web.NewRecentProbe("telegram", healthyWithin)
 	b, err := bot.New(bot.Config{
 		Token:              cfg.TelegramToken,
 		APIURL:             cfg.TelegramAPIURL,
@@ -29,13 +31,19 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
-		Heartbeat:          heartbeat(cfg),
+		Heartbeat:          heartbeat(cfg, telegram),
+		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	srv, err := startHTTP(cfg, app, telegram, logger)
+	if err != nil {
+		return err
+	}
+	defer closeHTTP(srv, logger)
 	// Servers are still starting: each joins the catalog, and so the
 	// prompt, once ready, while the bot already answers.
 	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Servers))

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -59,6 +60,7 @@ var Settings = []Setting{
 	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
 	{Name: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
 	{Name: "LOG_FORMAT", Default: "text", Help: "text or json"},
+	{Name: "HTTP_LISTEN", Default: "", Help: "address of the HTTP endpoint for machines (/metrics, /healthz, /readyz), such as 127.0.0.1:9090; empty: off"},
 }
 
 // A Config is the validated configuration.
@@ -87,6 +89,9 @@ type Config struct {
 
 	LogLevel  slog.Level
 	LogFormat string
+
+	// HTTPListen is the address of /metrics, /healthz and /readyz; empty: off.
+	HTTPListen string
 
 	// File is the mcpgram.yaml that was read, if any.
 	File string
@@ -301,6 +306,7 @@ func parse(values map[string]string) (*Config, error) {
 		MCPSettings:    values["MCP_SETTINGS"],
 		DatabasePath:   values["DATABASE_PATH"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
+		HTTPListen:     values["HTTP_LISTEN"],
 		values:         values,
 	}
 	var errs []error
@@ -346,6 +352,11 @@ func parse(values map[string]string) (*Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: want text or json, got %q", values["LOG_FORMAT"]))
+	}
+	if a := c.HTTPListen; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("HTTP_LISTEN: want host:port such as 127.0.0.1:9090, got %q", a))
+		}
 	}
 	for _, name := range []string{"TELEGRAM_API_URL", "OPENAI_BASE_URL"} {
 		u := values[name]
