@@ -3,7 +3,10 @@
 // /bot<token>/<method>, answers {"ok":…}) and enforces the limits that bite
 // in production: 4096 characters after entity parsing, 1024 per caption,
 // 64-byte callback data, Telegram's HTML subset, "message is not modified",
-// one poller at a time (409), and programmable 429s with retry_after.
+// one poller at a time (409), and programmable 429s with retry_after. After
+// setWebhook it posts updates to the webhook instead, with the secret token
+// header, in order, retrying until the bot answers 2xx, and answers
+// getUpdates 409 as Telegram does.
 package tgfake
 
 import (
@@ -108,6 +111,11 @@ type Server struct {
 	commands  map[string][]tgbotapi.BotCommand // by scope JSON, "" for the default
 	actions   map[int64]int
 	drafts    map[int64][]string // nil: sendMessageDraft unsupported (404)
+
+	hook       *webhook // set by setWebhook; nil while polling
+	deliveries int
+	hookErr    string
+	hookErrAt  time.Time
 }
 
 // New starts a fake Bot API and stops it when t ends.
@@ -124,6 +132,12 @@ func New(t testing.TB) *Server {
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
+	// Before the server closes: deliveries to a webhook end with the test.
+	t.Cleanup(func() {
+		s.mu.Lock()
+		s.deleteWebhookLocked(nil)
+		s.mu.Unlock()
+	})
 	return s
 }
 
@@ -521,6 +535,10 @@ func (s *Server) getUpdates(r *http.Request, p map[string]string) (any, *apiErro
 		limit = 100
 	}
 	s.mu.Lock()
+	if s.hook != nil {
+		s.mu.Unlock()
+		return nil, &apiError{code: 409, desc: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
+	}
 	if s.polling {
 		s.mu.Unlock()
 		return nil, &apiError{code: 409, desc: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}
@@ -645,6 +663,13 @@ var notModified = badRequest("message is not modified: specified new message con
 
 func (s *Server) handleLocked(method string, p map[string]string, files map[string][]byte) (any, *apiError) {
 	switch method {
+	case "setWebhook":
+		return s.setWebhookLocked(p)
+	case "deleteWebhook":
+		s.deleteWebhookLocked(p)
+		return true, nil
+	case "getWebhookInfo":
+		return s.webhookInfoLocked(), nil
 	case "sendMessage", "sendPhoto", "sendDocument":
 		chat, e := s.chatID(p)
 		if e != nil {
