@@ -94,9 +94,9 @@ type Queue struct {
 	rewind     int64
 	// handed are the items handed out and not yet marked done, so that a
 	// rewound read hands none out twice.
-	handed map[int64]bool
-	running    int // lanes holding a slot
-	waiting    int // lanes waiting for one
+	handed  map[int64]bool
+	running int // lanes holding a slot
+	waiting int // lanes waiting for one
 }
 
 // A lane is the ordered queue of one chat. Its worker goroutine lives
