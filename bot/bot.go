@@ -67,7 +67,16 @@ type Config struct {
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
 	MaxConcurrentTurns int
 
-	// PollTimeout is the getUpdates long-poll timeout, in whole seconds; default 30s.
+	// Webhook selects webhook mode: updates arrive through WebhookHandler
+	// instead of getUpdates. WebhookSecret, required then, is the token
+	// Telegram must send in X-Telegram-Bot-Api-Secret-Token; WebhookURL,
+	// when set, is registered with setWebhook at start.
+	Webhook       bool
+	WebhookSecret string
+	WebhookURL    string
+
+	// PollTimeout is the getUpdates long-poll timeout, in whole seconds;
+	// default 30s. In webhook mode, how often getWebhookInfo is asked.
 	PollTimeout time.Duration
 	// Heartbeat, when set, is called after each answer from getUpdates: a
 	// health check reads from it that the bot is alive and reaches Telegram.
@@ -142,6 +151,10 @@ type Bot struct {
 	admins  map[int64]bool
 	ran     atomic.Bool
 
+	// webhookRefused is when a refused webhook request was last logged,
+	// in Unix nanoseconds.
+	webhookRefused atomic.Int64
+
 	mu           sync.Mutex
 	turns        map[int64]*turn // chat -> its running turn, for /cancel
 	limiters     map[int64]*userLimit
@@ -165,6 +178,9 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	}
 	if a == nil || h == nil || s == nil {
 		return nil, errors.New("bot: agent, hub and store are required")
+	}
+	if cfg.Webhook && cfg.WebhookSecret == "" {
+		return nil, errors.New("bot: webhook mode needs TELEGRAM_WEBHOOK_SECRET")
 	}
 	cfg.setDefaults()
 	b := &Bot{
@@ -259,16 +275,21 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
-	b.pollLoop(ctx)
-	b.logger.Info("stopping: polling stopped, waiting for running turns", "grace", b.cfg.ShutdownGrace)
+	var runErr error
+	if b.cfg.Webhook {
+		runErr = b.watchWebhook(ctx)
+	} else {
+		b.pollLoop(ctx)
+	}
+	b.logger.Info("stopping: no more updates taken, waiting for running turns", "grace", b.cfg.ShutdownGrace)
 
 	grace, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownGrace)
 	defer cancel()
 	if err := b.queue.Close(grace); err != nil {
 		b.logger.Warn("running turns did not finish in time; cancelled them, and their updates run again at the next start", "grace", b.cfg.ShutdownGrace)
-		return ErrCutShort
+		return errors.Join(runErr, ErrCutShort)
 	}
-	return nil
+	return runErr
 }
 
 // Close releases the Bot's connections and aborts Telegram calls in flight.

@@ -264,6 +264,7 @@ func (h *fakeHub) Restart(ctx context.Context, name string) error {
 }
 
 type harness struct {
+	bot   *bot.Bot
 	fake  *tgfake.Server
 	db    *store.DB
 	dbDir string
@@ -314,6 +315,7 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}
+	hs.bot = b
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
