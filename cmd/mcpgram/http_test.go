@@ -172,3 +172,41 @@ func TestRunServesMetricsAndHealth(t *testing.T) {
 		}
 	}
 }
+
+// In webhook mode `mcpgram run` takes updates at /telegram on HTTP_LISTEN,
+// never polls, and keeps the secret out of the log.
+func TestRunWebhookMode(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	llm := llmfake.New(t, llmfake.Script(llmfake.Text(`<attempt_completion><result>Hello from a webhook.</result></attempt_completion>`)))
+	e := runEnv(t, tg, llm.URL())
+	const secret = "webhook-Secret_123"
+	e["TELEGRAM_MODE"], e["TELEGRAM_WEBHOOK_SECRET"], e["HTTP_LISTEN"] = "webhook", secret, freeAddr(t)
+	// The operator registered the webhook (TELEGRAM_WEBHOOK_URL empty).
+	resp, err := http.PostForm(tg.URL()+"/bot"+tgfake.Token+"/setWebhook", map[string][]string{
+		"url": {"http://" + e["HTTP_LISTEN"] + "/telegram"}, "secret_token": {secret},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	logs, stop := startRun(t, e, path)
+
+	tg.Text(42, 42, "hi")
+	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, "Hello from a webhook.") {
+				return true
+			}
+		}
+		return false
+	})
+	tg.WaitFor(t, 30*time.Second, "a getWebhookInfo heartbeat", func() bool { return len(tg.Calls("getWebhookInfo")) > 0 })
+	stop()
+	if n := len(tg.Calls("getUpdates")); n != 0 {
+		t.Errorf("getUpdates called %d times in webhook mode", n)
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Error("the log shows the webhook secret")
+	}
+}

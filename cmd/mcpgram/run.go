@@ -31,6 +31,9 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
+		Webhook:            cfg.Webhook,
+		WebhookSecret:      cfg.WebhookSecret,
+		WebhookURL:         cfg.WebhookURL,
 		Heartbeat:          heartbeat(cfg, telegram),
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
@@ -39,7 +42,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		return err
 	}
 	defer b.Close()
-	srv, err := startHTTP(cfg, app, telegram, logger)
+	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), logger)
 	if err != nil {
 		return err
 	}

@@ -16,14 +16,18 @@ import (
 	"github.com/mcpgram/mcpgram/web"
 )
 
+// webhookPath is where Telegram posts updates in webhook mode.
+const webhookPath = "/telegram"
+
 // modelWindow is how long a model that answered stays ready through
 // failures that follow: a provider's hiccup is not an outage.
 const modelWindow = 5 * time.Minute
 
 // startHTTP starts the endpoint of HTTP_LISTEN: /metrics, /healthz (the
 // database answers) and /readyz (Telegram answers the long poll, and the
-// model is not failing). It returns nil when HTTP_LISTEN is empty.
-func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, logger *slog.Logger) (*web.Server, error) {
+// model is not failing). In webhook mode it also takes Telegram's updates
+// at /telegram. It returns nil when HTTP_LISTEN is empty.
+func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, logger *slog.Logger) (*web.Server, error) {
 	if cfg.HTTPListen == "" {
 		return nil, nil
 	}
@@ -37,6 +41,9 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, logger *slog.L
 		},
 		Logger: logger.With("component", "http"),
 	})
+	if cfg.Webhook {
+		s.Handle("POST "+webhookPath, webhook)
+	}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,9 @@ type Setting struct {
 var Settings = []Setting{
 	{Name: "TELEGRAM_BOT_TOKEN", Secret: true, Help: "bot token from @BotFather (required for `run`)"},
 	{Name: "TELEGRAM_API_URL", Default: "https://api.telegram.org", Help: "Bot API server; point at a local Bot API server if you run one"},
+	{Name: "TELEGRAM_MODE", Default: "polling", Help: "polling (getUpdates) or webhook (Telegram posts updates to HTTP_LISTEN, at /telegram)"},
+	{Name: "TELEGRAM_WEBHOOK_SECRET", Secret: true, Help: "webhook mode: the secret token Telegram sends with every update, 1-256 of A-Z a-z 0-9 _ - (required in webhook mode)"},
+	{Name: "TELEGRAM_WEBHOOK_URL", Default: "", Help: "webhook mode: the public HTTPS URL that reaches /telegram, registered with setWebhook at start; empty: register it yourself"},
 	{Name: "OPENAI_API_KEY", Secret: true, Help: "API key of the OpenAI-compatible endpoint (required unless the endpoint needs none, e.g. Ollama: set it to any value)"},
 	{Name: "OPENAI_BASE_URL", Default: "https://api.openai.com/v1", Help: "any OpenAI-compatible endpoint: OpenRouter, DeepSeek, Groq, Ollama, vLLM, LM Studio"},
 	{Name: "OPENAI_MODEL", Default: "gpt-4o-mini", Help: "model name as the endpoint knows it"},
@@ -67,6 +71,10 @@ var Settings = []Setting{
 type Config struct {
 	TelegramToken  string
 	TelegramAPIURL string
+	// Webhook is TELEGRAM_MODE=webhook, with its secret and public URL.
+	Webhook       bool
+	WebhookSecret string
+	WebhookURL    string
 
 	OpenAIKey     string
 	OpenAIBaseURL string
@@ -307,6 +315,8 @@ func parse(values map[string]string) (*Config, error) {
 		DatabasePath:   values["DATABASE_PATH"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
 		HTTPListen:     values["HTTP_LISTEN"],
+		WebhookSecret:  values["TELEGRAM_WEBHOOK_SECRET"],
+		WebhookURL:     values["TELEGRAM_WEBHOOK_URL"],
 		values:         values,
 	}
 	var errs []error
@@ -353,6 +363,7 @@ func parse(values map[string]string) (*Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: want text or json, got %q", values["LOG_FORMAT"]))
 	}
+	errs = append(errs, c.checkMode(values)...)
 	if a := c.HTTPListen; a != "" {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			errs = append(errs, fmt.Errorf("HTTP_LISTEN: want host:port such as 127.0.0.1:9090, got %q", a))
@@ -385,6 +396,34 @@ func ids(name, s string) ([]int64, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// webhookSecret is the syntax Telegram takes for a webhook's secret token.
+var webhookSecret = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// checkMode validates TELEGRAM_MODE and what webhook mode needs.
+func (c *Config) checkMode(values map[string]string) []error {
+	var errs []error
+	switch strings.ToLower(values["TELEGRAM_MODE"]) {
+	case "polling":
+		return nil
+	case "webhook":
+		c.Webhook = true
+	default:
+		return []error{fmt.Errorf("TELEGRAM_MODE: want polling or webhook, got %q", values["TELEGRAM_MODE"])}
+	}
+	if c.HTTPListen == "" {
+		errs = append(errs, errors.New("HTTP_LISTEN: webhook mode serves /telegram there; set an address such as 0.0.0.0:8080"))
+	}
+	if s := c.WebhookSecret; s == "" {
+		errs = append(errs, &MissingError{Name: "TELEGRAM_WEBHOOK_SECRET", Hint: "webhook mode needs it"})
+	} else if !webhookSecret.MatchString(s) {
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 of A-Z a-z 0-9 _ and -"))
+	}
+	if u := c.WebhookURL; u != "" && !strings.HasPrefix(u, "https://") {
+		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL: Telegram posts only to https:// URLs, got %q", u))
+	}
+	return errs
 }
 
 // RequireTelegram checks what `mcpgram run` needs beyond Load.

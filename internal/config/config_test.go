@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,6 +123,12 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"mistyped key", map[string]string{"mcpgram.yaml": "opneai_model: gpt-4o\n"}, nil, `unknown setting "opneai_model" (did you mean "openai_model"?)`},
 		{"unknown key, nothing near", map[string]string{"mcpgram.yaml": "max_turns: 5\nfavourite_colour: blue\n"}, nil, `mcpgram.yaml: unknown setting "favourite_colour"`},
 		{"nested unknown key", map[string]string{"mcpgram.yaml": "telegram:\n  token: x\n"}, nil, `unknown setting "telegram.token"`},
+		{"bad mode", nil, map[string]string{"TELEGRAM_MODE": "push"}, "TELEGRAM_MODE"},
+		{"webhook without secret", nil, map[string]string{"TELEGRAM_MODE": "webhook", "HTTP_LISTEN": ":8080"}, "TELEGRAM_WEBHOOK_SECRET is not set"},
+		{"webhook without listener", nil, map[string]string{"TELEGRAM_MODE": "webhook", "TELEGRAM_WEBHOOK_SECRET": "abc"}, "HTTP_LISTEN"},
+		{"webhook secret Telegram refuses", nil, map[string]string{"TELEGRAM_MODE": "webhook", "HTTP_LISTEN": ":8080", "TELEGRAM_WEBHOOK_SECRET": "a b"}, "TELEGRAM_WEBHOOK_SECRET: want"},
+		{"webhook url not https", nil, map[string]string{"TELEGRAM_MODE": "webhook", "HTTP_LISTEN": ":8080", "TELEGRAM_WEBHOOK_SECRET": "abc", "TELEGRAM_WEBHOOK_URL": "http://bot.example.com/telegram"}, "TELEGRAM_WEBHOOK_URL"},
+		{"bad listen address", nil, map[string]string{"HTTP_LISTEN": "9090"}, "HTTP_LISTEN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,5 +282,18 @@ func TestLoggerRedactsSecrets(t *testing.T) {
 		if n := strings.Count(out, "[redacted]"); n < 4 {
 			t.Errorf("%s log has %d [redacted], want 4:\n%s", format, n, out)
 		}
+	}
+}
+
+func TestWebhookMode(t *testing.T) {
+	c, err := load(t, nil, map[string]string{"TELEGRAM_MODE": "Webhook", "HTTP_LISTEN": "0.0.0.0:8080", "TELEGRAM_WEBHOOK_SECRET": "s3cret-_x", "TELEGRAM_WEBHOOK_URL": "https://bot.example.com/telegram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Webhook || c.WebhookSecret != "s3cret-_x" || c.WebhookURL != "https://bot.example.com/telegram" || c.HTTPListen != "0.0.0.0:8080" {
+		t.Errorf("config = %+v", c)
+	}
+	if !slices.Contains(c.Secrets(), "s3cret-_x") {
+		t.Error("the webhook secret is not among the secrets the log hides")
 	}
 }
