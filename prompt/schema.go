@@ -192,49 +192,19 @@ func writeProperties(b *strings.Builder, props map[string]any, required any, ind
 // writeProperty writes the line of one property and those of its own
 // properties, or reports false if the terse form cannot say all of p.
 func writeProperty(b *strings.Builder, name string, p map[string]any, required bool, indent string) bool {
-	typ, ok := typeOf(p)
+	attrs, ok := attributes(p, required)
 	if !ok {
 		return false
 	}
-	var attrs []string
-	if typ != "" {
-		attrs = append(attrs, typ)
-	}
-	if required {
-		attrs = append(attrs, "required")
-	}
-	for k := range p {
-		switch k {
-		case "type", "anyOf", "items", "properties", "required", "description":
-		default:
-			if !slices.Contains(keywords, k) {
-				return false
-			}
-		}
-	}
-	attrs = appendKeywords(attrs, "", p)
 	nested, nestedRequired, ok := objectKeys(p)
 	if !ok {
 		return false
 	}
-	if items, ok := p["items"].(map[string]any); ok {
-		for k := range items {
-			switch k {
-			case "type", "anyOf", "properties", "required":
-			case "items":
-				if !plain(items[k]) {
-					return false // an inner array's keywords have no place on the line
-				}
-			default:
-				if !slices.Contains(keywords, k) || k == "default" || k == "examples" || k == "deprecated" {
-					return false
-				}
-			}
+	if items, isMap := p["items"].(map[string]any); isMap {
+		if nested != nil || nestedRequired != nil || !sayableItems(items) {
+			return false // keys of both the array and its objects, or items unsaid
 		}
 		attrs = appendKeywords(attrs, "items ", items)
-		if nested != nil || nestedRequired != nil {
-			return false // keys of both the array and its objects
-		}
 		if nested, nestedRequired, ok = objectKeys(items); !ok {
 			return false
 		}
@@ -264,6 +234,55 @@ func writeProperty(b *strings.Builder, name string, p map[string]any, required b
 		return nestedRequired == nil
 	}
 	return writeProperties(b, nested, nestedRequired, indent+"  ")
+}
+
+// attributes returns what goes in brackets after a property's key: its
+// type, the required marker and its keywords; false if p holds a key the
+// line cannot say.
+func attributes(p map[string]any, required bool) ([]string, bool) {
+	for k := range p {
+		switch k {
+		case "type", "anyOf", "items", "properties", "required", "description":
+		default:
+			if !slices.Contains(keywords, k) {
+				return nil, false
+			}
+		}
+	}
+	typ, ok := typeOf(p)
+	if !ok {
+		return nil, false
+	}
+	var attrs []string
+	if typ != "" {
+		attrs = append(attrs, typ)
+	}
+	if required {
+		attrs = append(attrs, "required")
+	}
+	return appendKeywords(attrs, "", p), true
+}
+
+// sayableItems reports whether the terse form can say all of an array's
+// items: a type, keywords written as "items keyword value", and the keys
+// of objects; not a description, a default or an inner array's keywords.
+func sayableItems(items map[string]any) bool {
+	for k, v := range items {
+		switch k {
+		case "type", "anyOf", "properties", "required":
+		case "items":
+			if !plain(v) {
+				return false
+			}
+		case "default", "examples", "deprecated":
+			return false
+		default:
+			if !slices.Contains(keywords, k) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // appendKeywords appends "keyword value" for each keyword of s, values as

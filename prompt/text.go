@@ -36,7 +36,7 @@ Calls a tool of a connected MCP server.
 Parameters:
 - server_name (required): the name of the server.
 - tool_name (required): the name of the tool.
-- arguments (required): a JSON object with the tool's arguments, following its input schema. Use {} when the tool takes none.
+- arguments (required): a JSON object with the tool's arguments, as listed under the tool. Use {} when the tool takes none.
 Usage:
 <use_mcp_tool>
 <server_name>server name here</server_name>
