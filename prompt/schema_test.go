@@ -418,3 +418,30 @@ func show(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestSchemaBytesDoNotMatter: the prompt depends on what a schema says,
+// not on its key order or spacing, and on nothing that varies between
+// builds (Go's map order is random on every range).
+func TestSchemaBytesDoNotMatter(t *testing.T) {
+	for name, cat := range map[string]hub.Catalog{"shapes": shapes(), "edges": edgesCatalog()} {
+		t.Run(name, func(t *testing.T) {
+			want := prompt.Build(cat)
+			for range 20 {
+				if got := prompt.Build(cat); got != want {
+					t.Fatal("prompt changed between builds")
+				}
+			}
+			for i, tool := range cat.Servers[0].Tools {
+				b, err := json.MarshalIndent(decode(t, tool.InputSchema), "", "\t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				cat.Servers[0].Tools[i].InputSchema = b
+			}
+			slices.Reverse(cat.Servers[0].Tools)
+			if got := prompt.Build(cat); got != want {
+				t.Errorf("prompt changed with the schemas' key order and spacing:\n%s", got)
+			}
+		})
+	}
+}
