@@ -71,9 +71,9 @@ func sizedServers() []struct {
 
 // sizes are the tool sections of one server in the three renderings.
 type sizes struct {
-	cat               hub.Catalog
-	tools             int
-	ours, json, cline string
+	cat                        hub.Catalog
+	tools                      int
+	ours, json, cleaned, cline string
 	// prose counts the characters of the tools' names and descriptions
 	// and of their arguments' descriptions, which every rendering holds
 	// whole (less a few line breaks): the rest is what the rendering costs.
@@ -99,13 +99,14 @@ func measure(tb testing.TB, s sizedServer) sizes {
 		prose += chars(t.Name) + chars(t.Description) + descriptions(schema)
 	}
 	return sizes{
-		cat:    cat,
-		tools:  len(info.Tools),
-		ours:   toolSection(tb, p, s.name),
-		json:   compactRendering(tb, info.Tools),
-		cline:  clineRendering(listTools(tb, s)),
-		prose:  prose,
-		prompt: chars(p),
+		cat:     cat,
+		tools:   len(info.Tools),
+		ours:    toolSection(tb, p, s.name),
+		json:    compactRendering(tb, info.Tools, false),
+		cleaned: compactRendering(tb, info.Tools, true),
+		cline:   clineRendering(listTools(tb, s)),
+		prose:   prose,
+		prompt:  chars(p),
 	}
 }
 
@@ -146,8 +147,10 @@ func toolSection(tb testing.TB, p, name string) string {
 }
 
 // compactRendering is the tool list as this package wrote it before the
-// terse form: each schema as compact JSON with sorted keys, less "$schema".
-func compactRendering(tb testing.TB, tools []hub.Tool) string {
+// terse form: each schema as compact JSON with sorted keys, less "$schema";
+// with clean, also less the keys that carry nothing (as schema_test.go's
+// normalize drops them), to tell what the terse form saves beyond that.
+func compactRendering(tb testing.TB, tools []hub.Tool, clean bool) string {
 	tb.Helper()
 	tools = slices.Clone(tools)
 	slices.SortFunc(tools, func(a, b hub.Tool) int { return strings.Compare(a.Name, b.Name) })
@@ -160,6 +163,9 @@ func compactRendering(tb testing.TB, tools []hub.Tool) string {
 			tb.Fatalf("tool %s: schema: %v", t.Name, err)
 		}
 		delete(s, "$schema")
+		if clean {
+			normalize(s, t.Name, true, false)
+		}
 		var enc bytes.Buffer
 		e := json.NewEncoder(&enc)
 		e.SetEscapeHTML(false)
@@ -298,12 +304,13 @@ func TestPromptSize(t *testing.T) {
 	for _, srv := range sizedServers() {
 		t.Run(srv.name, func(t *testing.T) {
 			s := measure(t, srv.start(t))
-			ours, js, cline := chars(s.ours), chars(s.json), chars(s.cline)
-			t.Logf("%-10s %2d tools: terse %5d chars (~%4d tokens), compact JSON (before) %5d (~%4d), Cline %5d (~%4d); terse/Cline %3.0f%%; less the %4d chars of names and descriptions: %4d, %4d, %4d (%3.0f%%); whole prompt %5d chars",
-				srv.name, s.tools, ours, ours/4, js, js/4, cline, cline/4, percent(ours, cline),
-				s.prose, ours-s.prose, js-s.prose, cline-s.prose, percent(ours-s.prose, cline-s.prose), s.prompt)
-			if ours > js || js > cline {
-				t.Errorf("%s: terse %d, compact JSON %d, Cline %d: want them in that order", srv.name, ours, js, cline)
+			ours, js, cleaned, cline := chars(s.ours), chars(s.json), chars(s.cleaned), chars(s.cline)
+			t.Logf("%-10s %2d tools: terse %5d chars (~%4d tokens), compact JSON (before) %5d (~%4d), compact JSON less empty keys %5d (~%4d), Cline %5d (~%4d); terse/Cline %3.0f%%",
+				srv.name, s.tools, ours, ours/4, js, js/4, cleaned, cleaned/4, cline, cline/4, percent(ours, cline))
+			t.Logf("%-10s beyond the %4d chars of names and descriptions: terse %4d, compact JSON %4d, less empty keys %4d, Cline %4d; terse/Cline %3.0f%%; whole prompt %5d chars",
+				srv.name, s.prose, ours-s.prose, js-s.prose, cleaned-s.prose, cline-s.prose, percent(ours-s.prose, cline-s.prose), s.prompt)
+			if ours > cleaned || cleaned > js || js > cline {
+				t.Errorf("%s: terse %d, compact JSON less empty keys %d, compact JSON %d, Cline %d: want them in that order", srv.name, ours, cleaned, js, cline)
 			}
 			if 2*(ours-s.prose) > cline-s.prose {
 				t.Errorf("%s: the terse form costs %d characters beyond names and descriptions, more than half of Cline's %d", srv.name, ours-s.prose, cline-s.prose)
