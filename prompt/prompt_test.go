@@ -163,7 +163,7 @@ func TestMemoryReminder(t *testing.T) {
 // executor's parser into a complete block with its required parameters,
 // and the prompt's own text never opens a block by accident.
 func TestExamplesParse(t *testing.T) {
-	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory()} {
+	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
 		t.Run(name, func(t *testing.T) {
 			p := prompt.Build(cat)
 			r := executor.Parse(p)

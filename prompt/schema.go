@@ -67,7 +67,8 @@ func decodeSchema(raw json.RawMessage) (map[string]any, bool) {
 
 // clean drops, in place, the keys of schema s (named name: a property's
 // key, a definition's name or the tool's name at the top) that tell the
-// model nothing: "$schema"; the top level's "type":"object", which the
+// model nothing: "$schema"; "$comment", which JSON Schema keeps for the
+// schema's authors; the top level's "type":"object", which the
 // arguments always are; empty "required" and "properties";
 // additionalProperties given as a boolean (the model writes the listed
 // keys either way); a title that only repeats the name; a null default.
@@ -78,6 +79,7 @@ func clean(s map[string]any, name string, top bool) {
 			delete(s, "type")
 		}
 	}
+	delete(s, "$comment")
 	if t, ok := s["title"].(string); ok && repeats(t, name, top) {
 		delete(s, "title")
 	}

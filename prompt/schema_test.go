@@ -42,6 +42,7 @@ var edges = map[string]string{
 	"description-typed": `{"type":"object","properties":{"a":{"type":"string","description":["not","a","string"]}}}`,
 	"empty-description": `{"type":"object","properties":{"a":{"type":"string","description":" "}}}`,
 	"title-top-differs": `{"type":"object","title":"Something else","properties":{}}`,
+	"comments":          `{"type":"object","$comment":"for us","properties":{"a":{"type":"string","$comment":"for us too"}}}`,
 	"multiline":         `{"type":"object","properties":{"a":{"type":"string","description":"One:\n- two\n- three"}}}`,
 }
 
@@ -80,7 +81,7 @@ func TestTerseWhereItCan(t *testing.T) {
 	for name := range edges {
 		block := toolBlock(t, p, "edges", name)
 		terse := !strings.Contains(block, "Input schema: ")
-		want := slices.Contains([]string{"enum-objects", "odd-keys", "pattern", "items-union", "deep", "numbers", "empty-description", "multiline"}, name)
+		want := slices.Contains([]string{"enum-objects", "odd-keys", "pattern", "items-union", "deep", "numbers", "empty-description", "multiline", "comments"}, name)
 		if terse != want {
 			t.Errorf("%s: terse = %v, want %v:\n%s", name, terse, want, block)
 		}
@@ -328,6 +329,7 @@ func normalize(s map[string]any, name string, top, terse bool) {
 			delete(s, "type")
 		}
 	}
+	delete(s, "$comment")
 	if title, ok := s["title"].(string); ok {
 		t, n := squash(title), squash(name)
 		if t == n || top && (t == n+"arguments" || t == n+"input") {
