@@ -1,6 +1,7 @@
 // Package prompt builds the system prompt from the hub's catalog: who the
 // assistant is, how to write a tool call, the core tools, every running
-// MCP server's tools and resources, and guidelines.
+// MCP server's tools (their arguments in a terse form, see schema.go) and
+// resources, and guidelines.
 //
 // The prompt is byte-stable: the same servers, tools and options give the
 // same bytes, whatever order the catalog lists them in, so that providers'

@@ -16,8 +16,9 @@ import (
 //	- key (type, required, keyword value, ...): description
 //
 // with the keys of a nested object (or of an array's objects) indented
-// under it. It costs about a third of the JSON and reads as what the model
-// must write. A schema the terse form cannot say whole (unions beyond
+// under it. It reads as what the model must write and, beyond the names
+// and descriptions every form holds, costs about half of compact JSON and
+// a quarter of Cline's pretty-printed JSON (see TestPromptSize). A schema the terse form cannot say whole (unions beyond
 // plain types, $ref, tuples, typed additionalProperties, a title that is
 // more than the key's name…) is written as compact JSON Schema instead,
 // so nothing the model needs is ever lost. Both forms first drop the keys
