@@ -36,7 +36,7 @@ Calls a tool of a connected MCP server.
 Parameters:
 - server_name (required): the name of the server.
 - tool_name (required): the name of the tool.
-- arguments (required): a JSON object with the tool's arguments, following its input schema. Use {} when the tool takes none.
+- arguments (required): a JSON object with the tool's arguments, as listed under the tool. Use {} when the tool takes none.
 Usage:
 <use_mcp_tool>
 <server_name>server name here</server_name>
@@ -135,11 +135,16 @@ A connected server offers a memory tool that keeps information about the user ac
 const guidelines = `
 # Guidelines
 
-- Pick the tool that fits the task from the list above, and read its description and input schema before calling it.
-- Arguments must be one valid JSON object with the property names and types the schema asks for.
+- Pick the tool that fits the task from the list above, and read its description and arguments before calling it.
+- Arguments must be one valid JSON object with the keys and types listed for the tool.
 - Write a call you mean to run as plain XML, never inside a code fence: a fenced call beside other text is taken for an example and not run.
 - If a call fails, read the error, correct the call and try again. Do not repeat a call that failed in the same way.
 - Your answers are shown in Telegram: keep them short and clear. Markdown (bold, italics, code, links, lists) is fine; avoid tables and HTML.
 - Answer in the language the user writes in.
 - Do not show XML, tool names or raw tool output to the user unless they ask; tell them what you found.
+`
+
+// argumentsLegend explains the terse form of a tool's arguments (see
+// schema.go) once, before the servers' tools.
+const argumentsLegend = `Under each tool, "Arguments:" lists the keys of its JSON arguments object, one a line: key (type, "required" if it must be given, JSON Schema keywords such as enum, default or minimum with JSON values): meaning. The keys of an object, or of an array's objects, are indented under it. A tool with no arguments listed takes {}; one shown with an input schema takes arguments matching that JSON Schema.
 `
