@@ -98,6 +98,12 @@ type Config struct {
 	// context ends; default 20s.
 	ShutdownGrace time.Duration
 
+	// Transcriber, when set, turns voice notes, audio and video notes into
+	// text; without one, the bot says they are not set up.
+	Transcriber Transcriber
+	// MaxDocumentBytes caps the text files the bot reads; default 64 KiB.
+	MaxDocumentBytes int
+
 	// Metrics, when set, counts updates and Bot API calls, and reports the
 	// inbox's backlog and the chats running and waiting.
 	Metrics *metrics.Metrics
@@ -120,6 +126,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxConcurrentTurns <= 0 {
 		c.MaxConcurrentTurns = 64
+	}
+	if c.MaxDocumentBytes <= 0 {
+		c.MaxDocumentBytes = 64 << 10
 	}
 	if c.MaxRetries <= 0 {
 		c.MaxRetries = 5

@@ -382,3 +382,18 @@ func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAns
 
 // Every goroutine the bot starts ends by the time Run and Close return.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// turnsWith returns the texts of the turns whose text contains s.
+func (a *fakeAgent) turnsWith(s string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for text, n := range a.turns {
+		if strings.Contains(text, s) {
+			for range n {
+				out = append(out, text)
+			}
+		}
+	}
+	return out
+}

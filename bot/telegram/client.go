@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -499,4 +500,50 @@ func (c *Client) GetWebhookInfo(ctx context.Context) (WebhookInfo, error) {
 		return info, fmt.Errorf("decode webhook info: %w", err)
 	}
 	return info, nil
+}
+
+// ErrTooBig is returned by Download for a file over the limit.
+var ErrTooBig = errors.New("telegram: file too big")
+
+// Download fetches a file a user sent: getFile for its path, then the
+// file under the API URL (so a local Bot API server works too), reading
+// at most limit bytes. It returns the file's path on the server, whose
+// extension tells its format.
+func (c *Client) Download(ctx context.Context, fileID string, limit int64) ([]byte, string, error) {
+	var f tgbotapi.File
+	err := c.retry(ctx, "getFile", func() error {
+		var err error
+		f, err = c.api.GetFile(tgbotapi.FileConfig{FileID: fileID})
+		return err
+	})
+	var apiErr *tgbotapi.Error
+	if errors.As(err, &apiErr) && strings.Contains(apiErr.Message, "too big") {
+		return nil, "", ErrTooBig
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("getFile: %w", err)
+	}
+	if int64(f.FileSize) > limit {
+		return nil, f.FilePath, ErrTooBig
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.APIURL+"/file/bot"+c.cfg.Token+"/"+f.FilePath, nil)
+	if err != nil {
+		return nil, "", redact(err, c.cfg.Token)
+	}
+	resp, err := c.sends.client.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("download %s: %w", f.FilePath, redact(err, c.cfg.Token))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", fmt.Errorf("download %s: HTTP %d", f.FilePath, resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("download %s: %w", f.FilePath, redact(err, c.cfg.Token))
+	}
+	if int64(len(data)) > limit {
+		return nil, f.FilePath, ErrTooBig
+	}
+	return data, f.FilePath, nil
 }

@@ -210,3 +210,33 @@ func TestRunWebhookMode(t *testing.T) {
 		t.Error("the log shows the webhook secret")
 	}
 }
+
+// A voice note goes through TRANSCRIPTION_MODEL on the model's endpoint,
+// with the model's key, and its transcript is answered.
+func TestRunVoiceNote(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	llm := llmfake.New(t, llmfake.Script(llmfake.Text(`<attempt_completion><result>Lights on.</result></attempt_completion>`)))
+	llm.SetTranscriber(func(tr llmfake.Transcription) (string, int) {
+		return "please turn on the lights", 0
+	})
+	e := runEnv(t, tg, llm.URL())
+	e["TRANSCRIPTION_MODEL"] = "whisper-1"
+	_, stop := startRun(t, e, path)
+	defer stop()
+	tg.SendFile(tgfake.Upload{ChatID: 42, UserID: 42, Kind: "voice", MIMEType: "audio/ogg", Data: []byte("OggS")})
+	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, "Lights on.") {
+				return true
+			}
+		}
+		return false
+	})
+	if calls := llm.Calls(); len(calls) != 1 || calls[0].Request.Last() != "please turn on the lights" {
+		t.Errorf("the model was asked %+v, want the transcript", calls)
+	}
+	if tr := llm.Transcriptions(); len(tr) != 1 || tr[0].Model != "whisper-1" || tr[0].Authorization != "Bearer sk-test" || string(tr[0].Audio) != "OggS" {
+		t.Errorf("transcriptions: %+v", tr)
+	}
+}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -24,6 +26,10 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	}
 	defer closeAndWarn(app, logger)
 	telegram := web.NewRecentProbe("telegram", healthyWithin)
+	transcriber, err := newTranscriber(cfg)
+	if err != nil {
+		return err
+	}
 	b, err := bot.New(bot.Config{
 		Token:              cfg.TelegramToken,
 		APIURL:             cfg.TelegramAPIURL,
@@ -35,6 +41,8 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		WebhookSecret:      cfg.WebhookSecret,
 		WebhookURL:         cfg.WebhookURL,
 		Heartbeat:          heartbeat(cfg, telegram),
+		Transcriber:        transcriber,
+		MaxDocumentBytes:   cfg.MaxDocumentBytes,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)
@@ -56,4 +64,18 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	// Turns cut short at shutdown were logged, and run again at the next
 	// start: a stop that loses nothing is not a failure.
 	return nil
+}
+
+// newTranscriber returns the speech-to-text client, or nil (and no error)
+// when TRANSCRIPTION_MODEL is not set: the bot then says voice messages
+// are not set up.
+func newTranscriber(cfg *config.Config) (bot.Transcriber, error) {
+	if cfg.TranscriptionModel == "" {
+		return nil, nil
+	}
+	t, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: cfg.TranscriptionBaseURL, APIKey: cfg.TranscriptionKey, Model: cfg.TranscriptionModel})
+	if err != nil {
+		return nil, fmt.Errorf("TRANSCRIPTION_MODEL: %w", err)
+	}
+	return t, nil
 }

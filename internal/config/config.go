@@ -9,6 +9,7 @@ package config
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,10 @@ var Settings = []Setting{
 	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
+	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
+	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
+	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
+	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
@@ -82,6 +87,12 @@ type Config struct {
 	Temperature   float32
 	MaxTokens     int
 	LLMTimeout    time.Duration
+
+	// Transcription is the speech-to-text endpoint; Model empty: off.
+	TranscriptionModel   string
+	TranscriptionBaseURL string
+	TranscriptionKey     string
+	MaxDocumentBytes     int
 
 	MCPSettings  string
 	DatabasePath string
@@ -315,9 +326,13 @@ func parse(values map[string]string) (*Config, error) {
 		DatabasePath:   values["DATABASE_PATH"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
 		HTTPListen:     values["HTTP_LISTEN"],
-		WebhookSecret:  values["TELEGRAM_WEBHOOK_SECRET"],
-		WebhookURL:     values["TELEGRAM_WEBHOOK_URL"],
-		values:         values,
+
+		TranscriptionModel:   values["TRANSCRIPTION_MODEL"],
+		TranscriptionBaseURL: strings.TrimRight(cmp.Or(values["TRANSCRIPTION_BASE_URL"], values["OPENAI_BASE_URL"]), "/"),
+		TranscriptionKey:     cmp.Or(values["TRANSCRIPTION_API_KEY"], values["OPENAI_API_KEY"]),
+		WebhookSecret:        values["TELEGRAM_WEBHOOK_SECRET"],
+		WebhookURL:           values["TELEGRAM_WEBHOOK_URL"],
+		values:               values,
 	}
 	var errs []error
 	num := func(name string, min int) int {
@@ -332,6 +347,7 @@ func parse(values map[string]string) (*Config, error) {
 	c.MaxContextTokens = num("MAX_CONTEXT_TOKENS", 1000)
 	c.RateLimitPerMinute = num("RATE_LIMIT_PER_MINUTE", 1)
 	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
+	c.MaxDocumentBytes = num("MAX_DOCUMENT_BYTES", 1)
 
 	if t, err := strconv.ParseFloat(values["LLM_TEMPERATURE"], 32); err != nil || t < 0 || t > 2 {
 		errs = append(errs, fmt.Errorf("LLM_TEMPERATURE: want a number from 0 to 2, got %q", values["LLM_TEMPERATURE"]))
@@ -369,8 +385,11 @@ func parse(values map[string]string) (*Config, error) {
 			errs = append(errs, fmt.Errorf("HTTP_LISTEN: want host:port such as 127.0.0.1:9090, got %q", a))
 		}
 	}
-	for _, name := range []string{"TELEGRAM_API_URL", "OPENAI_BASE_URL"} {
+	for _, name := range []string{"TELEGRAM_API_URL", "OPENAI_BASE_URL", "TRANSCRIPTION_BASE_URL"} {
 		u := values[name]
+		if u == "" && name == "TRANSCRIPTION_BASE_URL" {
+			continue
+		}
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			errs = append(errs, fmt.Errorf("%s: want an http:// or https:// URL, got %q", name, u))
 		}

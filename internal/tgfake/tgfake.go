@@ -112,6 +112,10 @@ type Server struct {
 	actions   map[int64]int
 	drafts    map[int64][]string // nil: sendMessageDraft unsupported (404)
 
+	files     map[string]*upload // by file_id
+	nextFile  int
+	downloads int
+
 	hook       *webhook // set by setWebhook; nil while polling
 	deliveries int
 	hookErr    string
@@ -408,6 +412,10 @@ func badRequest(format string, args ...any) *apiError {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/") {
+		s.serveFile(w, r)
+		return
+	}
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)
 	if len(parts) != 2 || !strings.HasPrefix(parts[0], "bot") {
 		writeErr(w, &apiError{code: 404, desc: "Not Found"})
@@ -663,6 +671,8 @@ var notModified = badRequest("message is not modified: specified new message con
 
 func (s *Server) handleLocked(method string, p map[string]string, files map[string][]byte) (any, *apiError) {
 	switch method {
+	case "getFile":
+		return s.getFileLocked(p)
 	case "setWebhook":
 		return s.setWebhookLocked(p)
 	case "deleteWebhook":
