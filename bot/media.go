@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
 // A Transcriber turns speech into text; *llm.Transcriber is one.
@@ -110,7 +111,7 @@ func (b *Bot) document(ctx context.Context, m *tgbotapi.Message) (string, bool) 
 	if name == "" {
 		name = "file"
 	}
-	fence := strings.Repeat("`", max(3, longestRun(string(data), '`')+1))
+	fence := lines.Fence(string(data))
 	file := fmt.Sprintf("The user sent the file %q:\n%s\n%s\n%s", name, fence, strings.TrimRight(string(data), "\n"), fence)
 	return joinCaption(m.Caption, file), true
 }
@@ -169,18 +170,4 @@ func sizeText(n int) string {
 		return fmt.Sprintf("%d MB", n>>20)
 	}
 	return fmt.Sprintf("%d KB", n>>10)
-}
-
-// longestRun is the length of the longest run of c in s.
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }

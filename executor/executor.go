@@ -49,6 +49,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/lines"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -242,7 +243,7 @@ func (e *Executor) format(c Call, ok bool, body string) string {
 		cut = len(body) - n
 		body = body[:n]
 	}
-	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	fence := lines.Fence(body)
 	b.WriteString(fence)
 	b.WriteByte('\n')
 	b.WriteString(body)
@@ -254,19 +255,6 @@ func (e *Executor) format(c Call, ok bool, body string) string {
 		fmt.Fprintf(&b, "\n(Output cut at %d bytes: %d more bytes were not shown.)", len(body), cut)
 	}
 	return b.String()
-}
-
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }
 
 // headerName keeps a name from breaking out of its quotes in a header.

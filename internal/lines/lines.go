@@ -28,3 +28,18 @@ func Position[T ~string | ~[]byte](s T, off int64) (line, col int) {
 	}
 	return line, col
 }
+
+// Fence returns a Markdown code fence that body cannot close: three
+// backticks, or one more than the longest run of backticks in body.
+func Fence(body string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(body); i++ {
+		if body[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}

@@ -49,3 +49,18 @@ func TestPosition(t *testing.T) {
 		}
 	}
 }
+
+func TestFence(t *testing.T) {
+	for body, want := range map[string]string{
+		"":                   "```",
+		"plain":              "```",
+		"a `b` c":            "```",
+		"```go\nx\n```":      "````",
+		"`````` and ```":     "```````",
+		"ends in backtick `": "```",
+	} {
+		if got := lines.Fence(body); got != want {
+			t.Errorf("Fence(%q) = %q, want %q", body, got, want)
+		}
+	}
+}
