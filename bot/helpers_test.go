@@ -345,18 +345,7 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 // waitText waits until a bot message in chat contains want and returns it.
 func waitText(t *testing.T, fake *tgfake.Server, chat int64, want string) tgfake.Message {
 	t.Helper()
-	var got tgfake.Message
-	fake.WaitFor(t, 30*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
-		for _, m := range fake.Messages(chat) {
-			// A streamed draft ends in "▌"; tests wait for final messages.
-			if strings.Contains(m.Plain, want) && !strings.HasSuffix(m.Plain, "▌") {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
+	return fake.WaitText(t, chat, want)
 }
 
 func countText(fake *tgfake.Server, chat int64, want string) int {

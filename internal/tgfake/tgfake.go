@@ -307,6 +307,23 @@ func (s *Server) Unconfirmed() int {
 	return len(s.updates)
 }
 
+// WaitText waits until a final message (not a streamed draft, which ends
+// in "▌") in chat shows want, and returns it; it fails t after 30 s.
+func (s *Server) WaitText(t testing.TB, chat int64, want string) Message {
+	t.Helper()
+	var got Message
+	s.WaitFor(t, 30*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
+		for _, m := range s.Messages(chat) {
+			if strings.Contains(m.Plain, want) && !strings.HasSuffix(m.Plain, "▌") {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
 // WaitFor waits until cond (called with the lock free) is true, failing t
 // after timeout with a dump of what the bot sent.
 func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
