@@ -105,7 +105,7 @@ var parseCases = []parseCase{
 		blocks: []executor.Block{{
 			Name:   executor.UseMCPTool,
 			Params: map[string]string{"server_name": "everything", "tool_name": "ec"}, OpenParam: "tool_name",
-			Raw:    "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
+			Raw: "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
 		}},
 	},
 	{
