@@ -109,7 +109,10 @@ func toolOn(cat hub.Catalog, s hub.ServerInfo, name string, kinds []string) (too
 		}
 		return toolMatch{}, cerr
 	case 1:
-		ms[0].kinds = append(kinds, ms[0].kinds...)
+		for _, k := range ms[0].kinds {
+			kinds = appendKind(kinds, k)
+		}
+		ms[0].kinds = kinds
 		return ms[0], nil
 	}
 	return toolMatch{}, ambiguous(name, ms)
