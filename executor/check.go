@@ -163,7 +163,15 @@ func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []stri
 		if !ok { // a server still starting: see toolOn
 			t = hub.Tool{Name: m.tool}
 		}
-		raw, whole := b.Params["arguments"], true
+		raw, given := b.Params["arguments"]
+		whole := true
+		if !given && b.Complete {
+			// Elements written straight into the block, <path>/x</path>,
+			// are the arguments without their wrapper: never run as {}.
+			if s := strayElements(b); strings.HasPrefix(s, "<") {
+				raw = s
+			}
+		}
 		if b.OpenParam == "arguments" {
 			// The reply ended inside the arguments: only JSON that closes
 			// itself shows they were whole.
@@ -454,6 +462,25 @@ func repairArguments(raw string, schema json.RawMessage, whole bool) (map[string
 		}
 	}
 	return nil, nil, err
+}
+
+// strayElements returns what a use_mcp_tool block holds besides its
+// server_name and tool_name elements and its own tags.
+func strayElements(b Block) string {
+	s := strings.TrimSuffix(strings.TrimPrefix(b.Raw, "<"+b.Name+">"), "</"+b.Name+">")
+	for _, name := range []string{"server_name", "tool_name"} {
+		open, end := "<"+name+">", "</"+name+">"
+		i := strings.Index(s, open)
+		if i < 0 {
+			continue
+		}
+		j := strings.Index(s[i:], end)
+		if j < 0 {
+			return ""
+		}
+		s = s[:i] + s[i+j+len(end):]
+	}
+	return strings.TrimSpace(s)
 }
 
 // trimPartialTag cuts from s the start of tag that a reply cut off left

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/suggest"
 )
 
 // joiners are what models put between a server's name and a tool's when
@@ -52,12 +53,31 @@ func resolveTool(cat hub.Catalog, server, tool string) (toolMatch, *CheckError) 
 	case 0:
 		return toolMatch{}, unknownServer(cat, server, tool)
 	case 1:
-		if !slices.Contains(ms[0].kinds, RepairNameJoined) {
-			ms[0].kinds = append([]string{RepairServerInferred}, ms[0].kinds...)
+		if slices.Contains(ms[0].kinds, RepairNameJoined) {
+			return ms[0], nil // the tool's name names the server
 		}
+		if server != "" && !related(server, ms[0].server.Name) {
+			// A server the model named that does not exist and is no
+			// misspelling of this one: it may have meant another service
+			// altogether, and running this one's tool is not plainly meant.
+			return toolMatch{}, unknownServer(cat, server, tool)
+		}
+		ms[0].kinds = append([]string{RepairServerInferred}, ms[0].kinds...)
 		return ms[0], nil
 	}
 	return toolMatch{}, ambiguous(tool, ms)
+}
+
+// related reports whether a server name the model wrote can be taken for
+// name: a misspelling of it (an edit or so per three letters), or one
+// name, of three letters or more, inside the other, as "files" and
+// "filesystem" or "server-everything" and "everything".
+func related(written, name string) bool {
+	w, n := strings.ToLower(written), strings.ToLower(name)
+	if min(len(w), len(n)) >= 3 && (strings.Contains(w, n) || strings.Contains(n, w)) {
+		return true
+	}
+	return suggest.Distance(w, n) <= max(1, len([]rune(w))/3)
 }
 
 // namedServer returns the server of that name, running or on its way up,
