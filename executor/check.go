@@ -155,31 +155,7 @@ func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []stri
 	}
 	switch b.Name {
 	case UseMCPTool:
-		m, cerr := resolveTool(cat, b.Params["server_name"], b.Params["tool_name"])
-		if cerr != nil {
-			return call, cerr
-		}
-		t, ok := m.server.Tool(m.tool)
-		if !ok { // a server still starting: see toolOn
-			t = hub.Tool{Name: m.tool}
-		}
-		raw, given := b.Params["arguments"]
-		whole := true
-		if !given && b.Complete {
-			// Elements written straight into the block, <path>/x</path>,
-			// are the arguments without their wrapper: never run as {}.
-			if s := strayElements(b); strings.HasPrefix(s, "<") {
-				raw = s
-			}
-		}
-		if b.OpenParam == "arguments" {
-			// The reply ended inside the arguments: only JSON that closes
-			// itself shows they were whole.
-			raw, whole = trimPartialTag(raw, "</arguments>"), false
-		}
-		call, err := c.checkArguments(cat.Version, m.server, t, raw, whole, call)
-		call.Repairs = append(append(repairs, m.kinds...), call.Repairs...)
-		return call, err
+		return c.checkUse(cat, b, call, repairs)
 	case AccessMCPResource:
 		server, kinds, found, cerr := namedServer(cat, b.Params["server_name"])
 		if !found && cerr == nil {
@@ -205,6 +181,36 @@ func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []stri
 		call.Result = b.Params["result"]
 		return call, nil
 	}
+}
+
+// checkUse resolves a use_mcp_tool block's server and tool and checks its
+// arguments, repairing near misses.
+func (c *checker) checkUse(cat hub.Catalog, b Block, call Call, repairs []string) (Call, error) {
+	m, cerr := resolveTool(cat, b.Params["server_name"], b.Params["tool_name"])
+	if cerr != nil {
+		return call, cerr
+	}
+	t, ok := m.server.Tool(m.tool)
+	if !ok { // a server still starting: see toolOn
+		t = hub.Tool{Name: m.tool}
+	}
+	raw, given := b.Params["arguments"]
+	whole := true
+	if !given && b.Complete {
+		// Elements written straight into the block, <path>/x</path>,
+		// are the arguments without their wrapper: never run as {}.
+		if s := strayElements(b); strings.HasPrefix(s, "<") {
+			raw = s
+		}
+	}
+	if b.OpenParam == "arguments" {
+		// The reply ended inside the arguments: only JSON that closes
+		// itself shows they were whole.
+		raw, whole = trimPartialTag(raw, "</arguments>"), false
+	}
+	call, err := c.checkArguments(cat.Version, m.server, t, raw, whole, call)
+	call.Repairs = append(append(repairs, m.kinds...), call.Repairs...)
+	return call, err
 }
 
 // checkDialect resolves an <mcp:tool> name, "server__tool" or a bare tool
