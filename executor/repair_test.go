@@ -341,3 +341,35 @@ func FuzzRepairJSON(f *testing.F) {
 		}
 	})
 }
+
+// Whatever arguments a model writes, the check with its repairs never
+// panics, and what it accepts is one JSON object within the bounds.
+func FuzzRepairArguments(f *testing.F) {
+	for _, s := range []string{`{"path": "/x",}`, "<path>/x</path><depth>2</depth>", "path: /x\nrecursive: true", `{'path': '/x'`, "<path>", "a:", "{“path”: “/x”"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	ex := executor.New(nil, executor.Options{})
+	cat := repairCatalog()
+	f.Fuzz(func(t *testing.T, args string, closed bool) {
+		reply := "<use_mcp_tool><server_name>filesystem</server_name><tool_name>list_directory</tool_name><arguments>" + args
+		if closed {
+			reply += "</arguments></use_mcp_tool>"
+		}
+		r := executor.Parse(reply)
+		if len(r.Blocks) != 1 {
+			return // the arguments closed the block themselves
+		}
+		c, err := ex.Check(cat, r.Blocks[0])
+		if err != nil {
+			return
+		}
+		var v map[string]any
+		if json.Unmarshal([]byte(c.ArgumentsJSON), &v) != nil || len(c.ArgumentsJSON) > executor.MaxArgumentBytes {
+			t.Fatalf("accepted %q as %q", args, c.ArgumentsJSON)
+		}
+		if closed && json.Valid([]byte(args)) && len(c.Repairs) > 0 {
+			t.Fatalf("valid JSON %q repaired: %q", args, c.Repairs)
+		}
+	})
+}
