@@ -1,7 +1,11 @@
-// Package bot is mcpgram's Telegram front end: it polls for updates into a
-// durable inbox, runs one ordered worker per chat, turns agent events into
-// Telegram messages, buttons and photos, and lets admins manage the MCP
-// servers with /servers.
+// Package bot is mcpgram's Telegram front end: updates in, events out. It
+// takes updates into the durable inbox (long polling, or Telegram's posts
+// in webhook mode), hands them to package dispatch's per-chat lanes, turns
+// each message (text, a recording's transcript, a text file) into a turn
+// of the agent, and the agent's events into Telegram messages, cards with
+// buttons and photos; admins manage the MCP servers with /servers. The
+// pieces that know nothing of the agent live beside it: render (HTML),
+// callback (button data) and telegram (the Bot API client).
 package bot
 
 import (
