@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -92,9 +93,14 @@ type Queue struct {
 	// from there, or from rewind when Arrived saw an item below it.
 	dispatched int64
 	rewind     int64
-	// handed are the items handed out and not yet marked done, so that a
-	// rewound read hands none out twice.
+	// handed are the items handed out and not yet known to be marked done,
+	// so that a rewound read hands none out twice. marked are the items
+	// whose marks are written: the next read, which starts after those
+	// writes and cannot see them pending, forgets them from handed. (A read
+	// under way may have seen them pending, so forgetting them at once
+	// would hand them out again.)
 	handed  map[int64]bool
+	marked  []int64
 	running int // lanes holding a slot
 	waiting int // lanes waiting for one
 }
@@ -264,6 +270,10 @@ func (q *Queue) dispatch(ctx context.Context) {
 		after = q.rewind - 1
 	}
 	q.rewind = 0
+	for _, id := range q.marked {
+		delete(q.handed, id)
+	}
+	q.marked = q.marked[:0]
 	q.mu.Unlock()
 	for ctx.Err() == nil {
 		items, err := q.cfg.Inbox.InboxPendingAfter(ctx, after, page)
@@ -458,9 +468,40 @@ func (q *Queue) mark() {
 			continue
 		}
 		q.mu.Lock()
-		for _, id := range ids {
-			delete(q.handed, id)
-		}
+		q.marked = append(q.marked, ids...)
 		q.mu.Unlock()
 	}
+}
+
+// A Backlogger reports the inbox's backlog; *store.DB is one.
+type Backlogger interface {
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+}
+
+// Register reports the lanes running and waiting on m, and the inbox's
+// backlog where the Inbox is a Backlogger, read at each scrape. A nil m
+// registers nothing.
+func (q *Queue) Register(m *metrics.Metrics) {
+	m.Gauge("chats_running", "Chats whose turn is running.", func() float64 { return float64(q.Stats().Running) })
+	m.Gauge("chats_waiting", "Chats with work waiting for MAX_CONCURRENT_TURNS.", func() float64 { return float64(q.Stats().Waiting) })
+	bl, ok := q.cfg.Inbox.(Backlogger)
+	if !ok {
+		return
+	}
+	backlog := func() (int, time.Time) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n, oldest, err := bl.InboxBacklog(ctx)
+		if err != nil {
+			q.logger.Warn("read the inbox backlog for metrics", "err", err)
+		}
+		return n, oldest
+	}
+	m.Gauge("inbox_pending", "Updates received and not yet handled.", func() float64 { n, _ := backlog(); return float64(n) })
+	m.Gauge("inbox_oldest_pending_seconds", "Age of the oldest update not yet handled; 0 when none.", func() float64 {
+		if _, oldest := backlog(); !oldest.IsZero() {
+			return time.Since(oldest).Seconds()
+		}
+		return 0
+	})
 }
