@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/metrics"
@@ -159,14 +160,11 @@ type Bot struct {
 	tg     *telegram.Client
 	self   tgbotapi.User
 	queue  *dispatch.Queue
+	in     *updates.Receiver
 
 	allowed map[int64]bool
 	admins  map[int64]bool
 	ran     atomic.Bool
-
-	// webhookRefused is when a refused webhook request was last logged,
-	// in Unix nanoseconds.
-	webhookRefused atomic.Int64
 
 	mu           sync.Mutex
 	turns        map[int64]*turn // chat -> its running turn, for /cancel
@@ -226,41 +224,13 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
 	b.queue = q
-	b.registerGauges()
-	return b, nil
-}
-
-// A backlogger reports the inbox's backlog; *store.DB is one.
-type backlogger interface {
-	InboxBacklog(ctx context.Context) (int, time.Time, error)
-}
-
-// registerGauges reports the chats running and waiting, and the inbox's
-// backlog where the store can tell it.
-func (b *Bot) registerGauges() {
-	m := b.cfg.Metrics
-	m.Gauge("chats_running", "Chats whose turn is running.", func() float64 { return float64(b.queue.Stats().Running) })
-	m.Gauge("chats_waiting", "Chats with work waiting for MAX_CONCURRENT_TURNS.", func() float64 { return float64(b.queue.Stats().Waiting) })
-	bl, ok := b.store.(backlogger)
-	if !ok {
-		return
-	}
-	backlog := func() (int, time.Time) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		n, oldest, err := bl.InboxBacklog(ctx)
-		if err != nil {
-			b.logger.Warn("read the inbox backlog for metrics", "err", err)
-		}
-		return n, oldest
-	}
-	m.Gauge("inbox_pending", "Updates received and not yet handled.", func() float64 { n, _ := backlog(); return float64(n) })
-	m.Gauge("inbox_oldest_pending_seconds", "Age of the oldest update not yet handled; 0 when none.", func() float64 {
-		if _, oldest := backlog(); !oldest.IsZero() {
-			return time.Since(oldest).Seconds()
-		}
-		return 0
+	b.in = updates.New(updates.Config{
+		TG: b.tg, Inbox: s, Arrived: q.Arrived, Heartbeat: cfg.Heartbeat, Metrics: cfg.Metrics,
+		PollTimeout: cfg.PollTimeout, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
+		Secret: cfg.WebhookSecret, URL: cfg.WebhookURL, Logger: cfg.Logger,
 	})
+	q.Register(cfg.Metrics)
+	return b, nil
 }
 
 // ErrCutShort is returned by Run when turns still running after the
@@ -290,9 +260,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
 	var runErr error
 	if b.cfg.Webhook {
-		runErr = b.watchWebhook(ctx)
+		if runErr = b.in.Watch(ctx); runErr != nil {
+			runErr = fmt.Errorf("bot: %w", runErr)
+		}
 	} else {
-		b.pollLoop(ctx)
+		b.in.Poll(ctx)
 	}
 	b.logger.Info("stopping: no more updates taken, waiting for running turns", "grace", b.cfg.ShutdownGrace)
 
@@ -359,3 +331,7 @@ func (b *Bot) registerCommands(ctx context.Context) {
 		}
 	}
 }
+
+// WebhookHandler returns the handler of Telegram's webhook requests, for
+// the HTTP endpoint in webhook mode.
+func (b *Bot) WebhookHandler() http.Handler { return b.in }

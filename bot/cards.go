@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -200,4 +201,33 @@ func roundDuration(d time.Duration) string {
 
 func verdict(pending int64, a callback.Answer) string {
 	return callback.Data{Kind: callback.Verdict, Pending: pending, Answer: a}.String()
+}
+
+// expireLoop denies approvals nobody answered in time, until ctx ends.
+// The turns it continues run in work, which outlives ctx by the grace.
+func (b *Bot) expireLoop(ctx, work context.Context) {
+	tick := time.NewTicker(b.cfg.ExpireInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var replies []*reply
+		emitFor := func(chatID string) func(agent.Event) {
+			id, _ := strconv.ParseInt(chatID, 10, 64)
+			r := b.newReply(work, work, id, 0, 0, false, func() {
+				b.closeOpenCard(work, id, "approval", "⌛ <i>Expired: denied.</i>")
+			})
+			replies = append(replies, r)
+			return r.emit
+		}
+		if err := b.agent.Expire(work, time.Now(), emitFor); err != nil && work.Err() == nil {
+			b.logger.Error("expire approvals", "err", err)
+		}
+		for _, r := range replies {
+			r.finish()
+		}
+	}
 }
