@@ -114,6 +114,11 @@ type Usage struct {
 	CachedTokens int
 }
 
+// Reported says the provider reported usage. Some OpenAI-compatible
+// servers send none (or zeros), plain or streamed; a prompt is never
+// zero tokens, so zeros mean "not reported" and the caller may estimate.
+func (u Usage) Reported() bool { return u.PromptTokens > 0 || u.CompletionTokens > 0 }
+
 // A Response is a model reply.
 type Response struct {
 	Content string
