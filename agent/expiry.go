@@ -66,7 +66,7 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 	if err != nil {
 		return err
 	}
-	t, err := a.startTurn(ctx, hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, p.ConversationID, emit)
+	t, err := a.startTurn(ctx, hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, p.ConversationID, "", emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
