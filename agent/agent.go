@@ -132,8 +132,9 @@ type Config struct {
 	ModelName string
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
-	// cap. A turn starts only under it, so the last turn of a day may go
-	// over; Request.Exempt (admins) skips it.
+	// cap. A typed message starts a turn only under it, so the last turn
+	// of a day may go over, and presses that carry a turn on (answers,
+	// approvals) are never refused; Request.Exempt (admins) skips it.
 	TokenBudgetPerUserDay int64
 	// Metrics, when set, counts turns, model calls, tokens, the tool-call
 	// format and tool calls.

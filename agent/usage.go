@@ -44,12 +44,14 @@ func nextMidnight(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
 }
 
-// overBudget returns the sentence for a user whose turn may not start, or
-// "" when it may. A store that cannot tell lets the turn run: the budget
+// overBudget returns the sentence for a user whose typed message may not
+// start a turn, or "" when it may. A store that cannot tell lets the turn run: the budget
 // is a brake on spending, not worth failing a turn over.
 func (a *Agent) overBudget(ctx context.Context, req Request) string {
 	budget := a.cfg.TokenBudgetPerUserDay
-	if budget <= 0 || req.Exempt {
+	if budget <= 0 || req.Exempt || req.Text == "" {
+		// A press answers a question or approval of a request made under
+		// the budget: refusing it would leave the request half done.
 		return ""
 	}
 	now := a.cfg.Now()
@@ -62,11 +64,12 @@ func (a *Agent) overBudget(ctx context.Context, req Request) string {
 		return ""
 	}
 	return fmt.Sprintf("You have used today's token budget (%d of %d tokens). It resets at 00:00 UTC, in %s.",
-		u.Today.Total(), budget, hoursMinutes(nextMidnight(now).Sub(now)))
+		u.Today.Total(), budget, HoursMinutes(nextMidnight(now).Sub(now)))
 }
 
-// hoursMinutes writes d, rounded up to the minute, as "5 h 12 min".
-func hoursMinutes(d time.Duration) string {
+// HoursMinutes writes a wait d, rounded up to the minute, as "5 h 12 min",
+// the way the budget message says when it resets.
+func HoursMinutes(d time.Duration) string {
 	m := int((d + time.Minute - 1) / time.Minute)
 	switch {
 	case m >= 60 && m%60 == 0:
