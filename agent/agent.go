@@ -210,6 +210,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Executor.Logger == nil {
 		cfg.Executor.Logger = cfg.Logger
 	}
+	cfg.Executor.Logger = slog.New(turnHandler{cfg.Executor.Logger.Handler()})
 	return &Agent{
 		cfg:    cfg,
 		exec:   executor.New(cfg.Hub, cfg.Executor),

@@ -78,6 +78,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if req.TurnID == "" {
 		req.TurnID = newTurnID()
 	}
+	ctx = withTurn(ctx, req.TurnID, req.Caller)
 	if msg := a.overBudget(ctx, req); msg != "" {
 		a.logger.Info("turn refused: over the daily token budget", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID)
 		a.newEmitter(emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/mcpgram/mcpgram/llm"
@@ -100,7 +99,3 @@ func (t *turn) spent(msgs []llm.Message, resp *llm.Response) (in, out int, estim
 	})
 	return in, out, estimated
 }
-
-// newTurnID returns a short random id that ties a turn's log lines
-// together; it need not be unpredictable, only unlikely to repeat.
-func newTurnID() string { return fmt.Sprintf("%012x", rand.Uint64()>>16) }

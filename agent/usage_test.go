@@ -242,8 +242,8 @@ func mustTurn(t *testing.T, e *env, req agent.Request) agent.Event {
 	return r.last(t)
 }
 
-// Every line the agent logs for a turn carries its id and chat; a turn id
-// from the request is used as is.
+// Every line the agent and its executor log for a turn carries its id and
+// chat; a turn id from the request is used as is.
 func TestTurnLogLines(t *testing.T) {
 	t.Parallel()
 	var buf lockedBuffer
@@ -251,10 +251,7 @@ func TestTurnLogLines(t *testing.T) {
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(echo("hi")),
 		llmfake.Text(complete("done")),
-	), setup{config: func(c *agent.Config) {
-		c.Logger = logger
-		c.Executor.Logger = slog.New(slog.DiscardHandler) // the executor's own lines are not the turn's
-	}})
+	), setup{config: func(c *agent.Config) { c.Logger = logger }})
 	if got := mustTurn(t, e, agent.Request{Caller: alice, Text: "echo hi", TurnID: "t-42"}); got.Kind != agent.EventAnswer {
 		t.Fatalf("turn ended with %+v", got)
 	}
@@ -269,8 +266,8 @@ func TestTurnLogLines(t *testing.T) {
 		}
 		seen[rec["msg"].(string)]++
 	}
-	if seen["model call"] != 2 || seen["tool call"] != 1 {
-		t.Errorf("log lines = %v, want 2 model calls and 1 tool call", seen)
+	if seen["model call"] != 2 || seen["tool call"] != 1 || seen["call done"] != 1 {
+		t.Errorf("log lines = %v, want 2 model calls, 1 tool call and the executor's call done", seen)
 	}
 }
 
