@@ -86,6 +86,7 @@ type Store interface {
 	ResolvePending(ctx context.Context, id int64, resolution string) error
 	ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error)
 	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
+	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
 }
 
 // A Hub is where tools live; *hub.Hub is one.

@@ -101,9 +101,9 @@ func (s *timedStore) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, 
 	return s.DB.AppendTurn(ctx, w)
 }
 
-func (s *timedStore) UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error) {
+func (s *timedStore) DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error) {
 	defer s.since(time.Now())
-	return s.DB.UserUsage(ctx, userID, now)
+	return s.DB.DayUsage(ctx, userID, t)
 }
 
 func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error {

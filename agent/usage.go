@@ -54,16 +54,16 @@ func (a *Agent) overBudget(ctx context.Context, req Request) string {
 		return ""
 	}
 	now := a.cfg.Now()
-	u, err := a.cfg.Store.UserUsage(ctx, req.Caller.UserID, now)
+	today, err := a.cfg.Store.DayUsage(ctx, req.Caller.UserID, now)
 	if err != nil {
 		a.logger.Error("read token usage for the budget; letting the turn run", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID, "err", err)
 		return ""
 	}
-	if u.Today.Total() < budget {
+	if today.Total() < budget {
 		return ""
 	}
 	return fmt.Sprintf("You have used today's token budget (%d of %d tokens). It resets at 00:00 UTC, in %s.",
-		u.Today.Total(), budget, HoursMinutes(nextMidnight(now).Sub(now)))
+		today.Total(), budget, HoursMinutes(nextMidnight(now).Sub(now)))
 }
 
 // HoursMinutes writes a wait d, rounded up to the minute, as "5 h 12 min",

@@ -15,7 +15,7 @@ var (
 	readSQL = []string{
 		activeConversationSQL, messagesSQL,
 		openPendingSQL, getPendingSQL,
-		inboxPendingSQL, userUsageSQL,
+		inboxPendingSQL, userUsageSQL, dayUsageSQL,
 	}
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,

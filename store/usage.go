@@ -71,6 +71,9 @@ const (
 	userUsageSQL = `SELECT day = ? AS today, sum(calls), sum(in_tokens), sum(out_tokens), sum(est_in), sum(est_out)
 		FROM token_usage WHERE user_id = ? AND day >= ? GROUP BY today`
 	tokenSums = `sum(calls), sum(in_tokens), sum(out_tokens), sum(est_in), sum(est_out)`
+	// dayUsageSQL reads one user's day: a row per model, by the key.
+	dayUsageSQL = `SELECT coalesce(` + "sum(calls), 0), coalesce(sum(in_tokens), 0), coalesce(sum(out_tokens), 0), coalesce(sum(est_in), 0), coalesce(sum(est_out), 0)" + `
+		FROM token_usage WHERE user_id = ? AND day = ?`
 )
 
 // day is the UTC day t falls on, as stored.
@@ -130,6 +133,17 @@ func (db *DB) UserUsage(ctx context.Context, userID string, now time.Time) (User
 	}
 	if err := rows.Err(); err != nil {
 		return UserUsage{}, fmt.Errorf("token usage of user %q: %w", userID, err)
+	}
+	return u, nil
+}
+
+// DayUsage returns the user's tokens on t's UTC day: what a daily budget
+// checks before each turn, cheaper than [DB.UserUsage].
+func (db *DB) DayUsage(ctx context.Context, userID string, t time.Time) (Tokens, error) {
+	var u Tokens
+	err := db.readRow(ctx, dayUsageSQL, userID, day(t)).Scan(&u.Calls, &u.In, &u.Out, &u.EstimatedIn, &u.EstimatedOut)
+	if err != nil {
+		return Tokens{}, fmt.Errorf("token usage of user %q on %s: %w", userID, day(t), err)
 	}
 	return u, nil
 }

@@ -48,12 +48,18 @@ func TestUsageTodayAndMonthSurviveReopen(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: UserUsage = %+v, want %+v", step, got, want)
 		}
+		if day, err := db.DayUsage(ctx, "u1", now.Add(2*time.Hour)); err != nil || day != want.Today {
+			t.Errorf("%s: DayUsage = %+v, %v; want %+v", step, day, err, want.Today)
+		}
 	}
 	if got, _ := db.UserUsage(ctx, "u1", now.In(time.FixedZone("far east", 14*3600)).Add(15*time.Hour)); got.Today.Calls != 0 {
 		t.Errorf("UserUsage the next UTC day: today = %+v, want nothing", got.Today)
 	}
 	if got, _ := db.UserUsage(ctx, "nobody", now); got != (store.UserUsage{}) {
 		t.Errorf("UserUsage of a user without calls = %+v, want zero", got)
+	}
+	if got, err := db.DayUsage(ctx, "nobody", now); err != nil || got != (store.Tokens{}) {
+		t.Errorf("DayUsage of a user without calls = %+v, %v; want zero", got, err)
 	}
 	if got := want.Today.Total(); got != 197 {
 		t.Errorf("Total = %d, want 197", got)
