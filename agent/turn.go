@@ -67,10 +67,11 @@ const (
 // exactly one of EventAnswer, EventQuestion, EventApproval or EventError.
 // It returns nil when the turn ran to an answer, question or approval
 // request; an error after emitting EventError (ctx's error when ctx was
-// cancelled); and ErrNotYours or ErrStale, having emitted nothing, for a
-// press that cannot be honoured. A Request without exactly one of Text,
-// Answer and Decision is an error, with no events. emit is never called
-// concurrently.
+// cancelled; ErrOverBudget, without calling the model, when the user has
+// used up the day's tokens); and ErrNotYours or ErrStale, having emitted
+// nothing, for a press that cannot be honoured. A Request without exactly
+// one of Text, Answer and Decision is an error, with no events. emit is
+// never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil); n != 1 {
 		return fmt.Errorf("agent: a request needs exactly one of Text, Answer and Decision, got %d", n)
