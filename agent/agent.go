@@ -134,8 +134,9 @@ type Config struct {
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
 	// cap. A typed message starts a turn only under it, so the last turn
-	// of a day may go over, and presses that carry a turn on (answers,
-	// approvals) are never refused; Request.Exempt (admins) skips it.
+	// of a day may go over; what carries a request on (a pressed or typed
+	// answer to the user's question, an approval) is never refused.
+	// Request.Exempt (admins) skips it.
 	TokenBudgetPerUserDay int64
 	// Metrics, when set, counts turns, model calls, tokens, the tool-call
 	// format and tool calls.

@@ -62,6 +62,9 @@ func (a *Agent) overBudget(ctx context.Context, req Request) string {
 	if today.Total() < budget {
 		return ""
 	}
+	if p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID); err == nil && p.Kind == store.KindQuestion && p.UserID == req.Caller.UserID {
+		return "" // a typed answer to the user's open question, as a press would be
+	}
 	return fmt.Sprintf("You have used today's token budget (%d of %d tokens). It resets at 00:00 UTC, in %s.",
 		today.Total(), budget, HoursMinutes(nextMidnight(now).Sub(now)))
 }

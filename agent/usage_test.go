@@ -188,7 +188,13 @@ func TestUsageEstimatedWhenNotReported(t *testing.T) {
 func TestBudget(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
-	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(complete("ok")) },
+	ask := "<ask_followup_question>\n<question>Which?</question>\n<options>[\"a\", \"b\"]</options>\n</ask_followup_question>"
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		if last := c.Request.Last(); strings.Contains(last, "please ask") || strings.Contains(last, "<answer>b</answer>") {
+			return llmfake.Text(ask) // asks again after a pressed answer
+		}
+		return llmfake.Text(complete("ok"))
+	},
 		setup{config: func(c *agent.Config) { c.TokenBudgetPerUserDay = 10; c.Metrics = m }})
 	e.advance(-(2*time.Hour + 30*time.Minute + 20*time.Second)) // 09:29:40 UTC
 	if got := e.say("first").last(t); got.Kind != agent.EventAnswer {
@@ -220,6 +226,18 @@ func TestBudget(t *testing.T) {
 		t.Errorf("another user: %+v, want the answer", got)
 	}
 
+	// An open question is answered, by a press or typed, over budget too.
+	q := mustTurn(t, e, agent.Request{Caller: alice, Text: "please ask", Exempt: true})
+	if q.Kind != agent.EventQuestion {
+		t.Fatalf("exempt question turn: %+v", q)
+	}
+	if got := mustTurn(t, e, agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID, Option: 1}}); got.Kind != agent.EventQuestion {
+		t.Errorf("pressed answer over budget: %+v, want the turn to go on", got)
+	}
+	if got := mustTurn(t, e, agent.Request{Caller: alice, Text: "typed answer"}); got.Kind != agent.EventAnswer {
+		t.Errorf("typed answer over budget: %+v, want the turn to go on", got)
+	}
+
 	e.advance(14*time.Hour + 31*time.Minute) // 00:00:40 UTC, the next day
 	if got := e.say("next day").last(t); got.Kind != agent.EventAnswer {
 		t.Errorf("next day: %+v, want the answer", got)
@@ -228,8 +246,8 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Budget != 10 || u.Today.Calls != 1 || u.Month.Calls != 3 || !u.Resets.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("Usage = %+v, want budget 10, 1 call today, 3 this month, reset at the 23rd", u)
+	if u.Budget != 10 || u.Today.Calls != 1 || u.Month.Calls != 6 || !u.Resets.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("Usage = %+v, want budget 10, 1 call today, 6 this month, reset at the 23rd", u)
 	}
 }
 
