@@ -28,10 +28,14 @@ USER mcpgram
 # DATABASE_PATH all land in the /data volume.
 WORKDIR /
 ENV MCP_SETTINGS=/config/mcp-settings.json \
-    DATABASE_PATH=/data/mcpgram.db
+    DATABASE_PATH=/data/mcpgram.db \
+    HTTP_LISTEN=0.0.0.0:9090
 VOLUME ["/data"]
-# Healthy while the bot polls Telegram: it touches /data/heartbeat after
-# each answer to getUpdates, at least every 30 s.
+# /metrics, /healthz and /readyz, for Prometheus and the health check.
+EXPOSE 9090
+# Healthy while /readyz is: the database answers, the bot polls Telegram
+# (an answer to getUpdates at least every 30 s) and the model is not
+# failing. With HTTP_LISTEN emptied, the check reads /data/heartbeat.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["mcpgram", "health"]
 ENTRYPOINT ["/usr/bin/tini", "--", "mcpgram"]
 CMD ["run"]

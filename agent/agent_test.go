@@ -146,11 +146,12 @@ func TestBadCallsAreCorrected(t *testing.T) {
 		reply string
 		want  string // in the feedback the model gets
 	}{
-		{"unknown server", useTool("ecoh", "echo", `{"message":"x"}`), `Did you mean "echo"?`},
+		{"unknown server", useTool("ecoh", "ecko", `{"message":"x"}`), `Did you mean "echo"?`},
 		{"unknown tool", useTool("echo", "ecko", `{"message":"x"}`), `did you mean "echo"?`},
-		{"invalid JSON", useTool("echo", "echo", `{"message": "x",}`), "not valid"},
+		{"invalid JSON", useTool("echo", "echo", `{"message": "x",,}`), "not valid"},
 		{"schema violation", useTool("echo", "add", `{"a": "one", "b": 2}`), "do not match its input schema"},
-		{"missing parameter", "<use_mcp_tool><tool_name>echo</tool_name><arguments>{}</arguments></use_mcp_tool>", "'server_name'"},
+		{"missing parameter", "<use_mcp_tool><tool_name>nothing</tool_name><arguments>{}</arguments></use_mcp_tool>", "'server_name'"},
+		{"cut off before the arguments end", "<use_mcp_tool><server_name>echo</server_name><tool_name>echo</tool_name><arguments>{\"message\": \"x", "cut off"},
 		{"cut off", "<use_mcp_tool><server_name>echo</server_name><tool_name>echo", "cut off"},
 		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
 		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
@@ -190,6 +191,38 @@ func TestBadCallsAreCorrected(t *testing.T) {
 			}
 			if tp := *calls[2].Request.Temperature; tp < 0.49 || tp > 0.51 {
 				t.Errorf("temperature after a good call = %v, want 0.5", tp)
+			}
+		})
+	}
+}
+
+// Near misses whose meaning is plain run at once: no feedback, no mistake
+// counted, the temperature untouched.
+func TestNearMissesRunFirstTime(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, reply string }{
+		{"trailing comma", useTool("echo", "echo", `{"message": "x",}`)},
+		{"server left out", "<use_mcp_tool><tool_name>echo</tool_name><arguments>{\"message\": \"x\"}</arguments></use_mcp_tool>"},
+		{"server__tool", useTool("", "echo__echo", `{"message": "x"}`)},
+		{"cut off after the arguments", "<use_mcp_tool><server_name>echo</server_name><tool_name>echo</tool_name><arguments>{\"message\": \"x\"}</argum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, llmfake.Script(
+				llmfake.Text(tt.reply),
+				llmfake.Text(complete("done")),
+			), setup{})
+			r := e.say("go")
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
+				t.Fatalf("last event = %+v", got)
+			}
+			calls := e.model.Calls()
+			if res := calls[1].Request.Last(); !strings.Contains(res, echoed("x")) {
+				t.Errorf("result = %q, want the call run", res)
+			}
+			if tp := *calls[1].Request.Temperature; tp < 0.49 || tp > 0.51 {
+				t.Errorf("temperature after a repaired call = %v, want 0.5", tp)
 			}
 		})
 	}

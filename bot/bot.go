@@ -1,7 +1,11 @@
-// Package bot is mcpgram's Telegram front end: it polls for updates into a
-// durable inbox, runs one ordered worker per chat, turns agent events into
-// Telegram messages, buttons and photos, and lets admins manage the MCP
-// servers with /servers.
+// Package bot is mcpgram's Telegram front end: updates in, events out. It
+// takes updates into the durable inbox (long polling, or Telegram's posts
+// in webhook mode), hands them to package dispatch's per-chat lanes, turns
+// each message (text, a recording's transcript, a text file) into a turn
+// of the agent, and the agent's events into Telegram messages, cards with
+// buttons and photos; admins manage the MCP servers with /servers. The
+// pieces that know nothing of the agent live beside it: render (HTML),
+// callback (button data) and telegram (the Bot API client).
 package bot
 
 import (
@@ -10,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,7 +71,16 @@ type Config struct {
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
 	MaxConcurrentTurns int
 
-	// PollTimeout is the getUpdates long-poll timeout, in whole seconds; default 30s.
+	// Webhook selects webhook mode: updates arrive through WebhookHandler
+	// instead of getUpdates. WebhookSecret, required then, is the token
+	// Telegram must send in X-Telegram-Bot-Api-Secret-Token; WebhookURL,
+	// when set, is registered with setWebhook at start.
+	Webhook       bool
+	WebhookSecret string
+	WebhookURL    string
+
+	// PollTimeout is the getUpdates long-poll timeout, in whole seconds;
+	// default 30s. In webhook mode, how often getWebhookInfo is asked.
 	PollTimeout time.Duration
 	// Heartbeat, when set, is called after each answer from getUpdates: a
 	// health check reads from it that the bot is alive and reaches Telegram.
@@ -87,6 +101,12 @@ type Config struct {
 	// ShutdownGrace is how long running turns may finish after Run's
 	// context ends; default 20s.
 	ShutdownGrace time.Duration
+
+	// Transcriber, when set, turns voice notes, audio and video notes into
+	// text; without one, the bot says they are not set up.
+	Transcriber Transcriber
+	// MaxDocumentBytes caps the text files the bot reads; default 64 KiB.
+	MaxDocumentBytes int
 
 	// Metrics, when set, counts updates and Bot API calls, and reports the
 	// inbox's backlog and the chats running and waiting.
@@ -110,6 +130,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxConcurrentTurns <= 0 {
 		c.MaxConcurrentTurns = 64
+	}
+	if c.MaxDocumentBytes <= 0 {
+		c.MaxDocumentBytes = 64 << 10
 	}
 	if c.MaxRetries <= 0 {
 		c.MaxRetries = 5
@@ -141,6 +164,10 @@ type Bot struct {
 	admins  map[int64]bool
 	ran     atomic.Bool
 
+	// webhookRefused is when a refused webhook request was last logged,
+	// in Unix nanoseconds.
+	webhookRefused atomic.Int64
+
 	mu           sync.Mutex
 	turns        map[int64]*turn // chat -> its running turn, for /cancel
 	limiters     map[int64]*userLimit
@@ -164,6 +191,9 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	}
 	if a == nil || h == nil || s == nil {
 		return nil, errors.New("bot: agent, hub and store are required")
+	}
+	if cfg.Webhook && cfg.WebhookSecret == "" {
+		return nil, errors.New("bot: webhook mode needs TELEGRAM_WEBHOOK_SECRET")
 	}
 	cfg.setDefaults()
 	b := &Bot{
@@ -258,16 +288,21 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
-	b.pollLoop(ctx)
-	b.logger.Info("stopping: polling stopped, waiting for running turns", "grace", b.cfg.ShutdownGrace)
+	var runErr error
+	if b.cfg.Webhook {
+		runErr = b.watchWebhook(ctx)
+	} else {
+		b.pollLoop(ctx)
+	}
+	b.logger.Info("stopping: no more updates taken, waiting for running turns", "grace", b.cfg.ShutdownGrace)
 
 	grace, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownGrace)
 	defer cancel()
 	if err := b.queue.Close(grace); err != nil {
 		b.logger.Warn("running turns did not finish in time; cancelled them, and their updates run again at the next start", "grace", b.cfg.ShutdownGrace)
-		return ErrCutShort
+		return errors.Join(runErr, ErrCutShort)
 	}
-	return nil
+	return runErr
 }
 
 // Close releases the Bot's connections and aborts Telegram calls in flight.
@@ -308,8 +343,8 @@ var (
 		{Command: "usage", Description: "Your token usage"},
 		{Command: "cancel", Description: "Stop the running request"},
 	}
-	adminCommands = append(append([]tgbotapi.BotCommand(nil), commands...),
-		tgbotapi.BotCommand{Command: "servers", Description: "Manage the MCP servers"})
+	adminCommands = slices.Concat(commands,
+		[]tgbotapi.BotCommand{{Command: "servers", Description: "Manage the MCP servers"}})
 )
 
 func (b *Bot) registerCommands(ctx context.Context) {

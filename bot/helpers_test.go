@@ -264,6 +264,7 @@ func (h *fakeHub) Restart(ctx context.Context, name string) error {
 }
 
 type harness struct {
+	bot   *bot.Bot
 	fake  *tgfake.Server
 	db    *store.DB
 	dbDir string
@@ -314,6 +315,7 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}
+	hs.bot = b
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
@@ -343,18 +345,7 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 // waitText waits until a bot message in chat contains want and returns it.
 func waitText(t *testing.T, fake *tgfake.Server, chat int64, want string) tgfake.Message {
 	t.Helper()
-	var got tgfake.Message
-	fake.WaitFor(t, 30*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
-		for _, m := range fake.Messages(chat) {
-			// A streamed draft ends in "▌"; tests wait for final messages.
-			if strings.Contains(m.Plain, want) && !strings.HasSuffix(m.Plain, "▌") {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
+	return fake.WaitText(t, chat, want)
 }
 
 func countText(fake *tgfake.Server, chat int64, want string) int {
@@ -380,3 +371,18 @@ func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAns
 
 // Every goroutine the bot starts ends by the time Run and Close return.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// turnsWith returns the texts of the turns whose text contains s.
+func (a *fakeAgent) turnsWith(s string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for text, n := range a.turns {
+		if strings.Contains(text, s) {
+			for range n {
+				out = append(out, text)
+			}
+		}
+	}
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -118,17 +119,8 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 			return
 		}
 	}
-	text := m.Text
-	if text == "" {
-		text = m.Caption
-	}
-	if !private {
-		text = telegram.StripMention(text, b.self.UserName)
-	}
-	if strings.TrimSpace(text) == "" {
-		if private || m.Text != "" {
-			b.say(ctx, chatID, "I can only read text messages for now.")
-		}
+	text, ok := b.messageText(ctx, m)
+	if !ok {
 		return
 	}
 	// A typed message answers an open question or denies an open
@@ -173,6 +165,33 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 		// The agent ends the turn with its own "Stopped." message.
 		cancel()
 	}
+}
+
+// messageText is what the model gets of a message: its text, or what it
+// carries (a recording's transcript, a text file) with its caption. ok is
+// false when there is nothing to send, the user having been told why.
+func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, bool) {
+	private := m.Chat.IsPrivate()
+	text := m.Text
+	if text == "" {
+		if t, ok := b.mediaText(ctx, m); ok {
+			text = t
+		} else if m.Voice != nil || m.Audio != nil || m.VideoNote != nil || m.Document != nil {
+			return "", false
+		} else {
+			text = m.Caption
+		}
+	}
+	if !private {
+		text = telegram.StripMention(text, b.self.UserName)
+	}
+	if strings.TrimSpace(text) == "" {
+		if private || m.Text != "" {
+			b.say(ctx, m.Chat.ID, "I can read text, voice messages and text files; photos and stickers not yet.")
+		}
+		return "", false
+	}
+	return text, true
 }
 
 // runTurn runs one agent turn with the chat's reply machinery; ctx is
@@ -247,17 +266,12 @@ func (b *Bot) toolsText() string {
 		fmt.Fprintf(&sb, "<b>%s</b>", render.Escape(s.Name))
 		for _, t := range s.Tools {
 			fmt.Fprintf(&sb, "\n• <code>%s</code>", render.Escape(t.Name))
-			if d := firstLine(t.Description); d != "" {
+			if d := lines.First(t.Description); d != "" {
 				sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
 			}
 		}
 	}
 	return sb.String()
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // toolCount says "1 tool" or "N tools".

@@ -89,10 +89,14 @@ type Queue struct {
 	lanes    map[string]*lane
 	stopping bool
 	// dispatched is the highest id handed out; the dispatcher reads on
-	// from there.
+	// from there, or from rewind when Arrived saw an item below it.
 	dispatched int64
-	running    int // lanes holding a slot
-	waiting    int // lanes waiting for one
+	rewind     int64
+	// handed are the items handed out and not yet marked done, so that a
+	// rewound read hands none out twice.
+	handed  map[int64]bool
+	running int // lanes holding a slot
+	waiting int // lanes waiting for one
 }
 
 // A lane is the ordered queue of one chat. Its worker goroutine lives
@@ -132,6 +136,7 @@ func New(cfg Config) (*Queue, error) {
 		done:        make(chan int64, 1024),
 		doneStopped: make(chan struct{}),
 		lanes:       map[string]*lane{},
+		handed:      map[int64]bool{},
 	}
 	q.work, q.cancelWork = context.WithCancel(context.Background())
 	return q, nil
@@ -150,12 +155,24 @@ func (q *Queue) Start() {
 	}()
 }
 
-// Wake tells the queue that new items are in the inbox.
+// Wake tells the queue that new items are in the inbox, above every item
+// it was told of before (as a poller stores them).
 func (q *Queue) Wake() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Arrived tells the queue that item id is in the inbox, wherever it falls:
+// webhooks may deliver out of order, and the next read goes back for it.
+func (q *Queue) Arrived(id int64) {
+	q.mu.Lock()
+	if q.rewind == 0 || id < q.rewind {
+		q.rewind = id
+	}
+	q.mu.Unlock()
+	q.Wake()
 }
 
 // Go runs fn outside every lane as a job of the queue: Close waits for it
@@ -236,12 +253,20 @@ const page = 1000
 func (q *Queue) dispatch(ctx context.Context) {
 	// Read on past the items already handed out: those still queued
 	// behind a long job would otherwise fill every page, and no lane would
-	// get anything newer until that backlog cleared. Ids only grow (items
-	// are stored in update order), so nothing new can appear below the
-	// mark; at start it is 0 and everything left pending by the last run
-	// is read. The mark also keeps an item from being handed out twice.
+	// get anything newer until that backlog cleared. A poller stores items
+	// in update order, so nothing new appears below the mark; an item
+	// that did (Arrived) makes this read start below it, and handed keeps
+	// what is already out from going out twice. At start the mark is 0 and
+	// everything left pending by the last run is read.
+	q.mu.Lock()
+	after := q.dispatched
+	if q.rewind != 0 && q.rewind <= after {
+		after = q.rewind - 1
+	}
+	q.rewind = 0
+	q.mu.Unlock()
 	for ctx.Err() == nil {
-		items, err := q.cfg.Inbox.InboxPendingAfter(ctx, q.dispatched, page)
+		items, err := q.cfg.Inbox.InboxPendingAfter(ctx, after, page)
 		if err != nil {
 			if ctx.Err() == nil {
 				q.logger.Error("read inbox", "err", err)
@@ -249,8 +274,15 @@ func (q *Queue) dispatch(ctx context.Context) {
 			return
 		}
 		for _, it := range items {
-			q.dispatched = it.UpdateID
-			q.route(it)
+			after = it.UpdateID
+			q.mu.Lock()
+			fresh := !q.handed[it.UpdateID]
+			q.handed[it.UpdateID] = true
+			q.dispatched = max(q.dispatched, it.UpdateID)
+			q.mu.Unlock()
+			if fresh {
+				q.route(it)
+			}
 		}
 		if len(items) < page {
 			return
@@ -415,11 +447,20 @@ func (q *Queue) mark() {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := q.cfg.Inbox.InboxDone(ctx, ids...); errors.Is(err, store.ErrNotFound) {
-			q.logger.Warn("mark items done: some were not in the inbox", "err", err)
-		} else if err != nil {
-			q.logger.Error("mark items done; they will run again after a restart", "update_ids", ids, "err", err)
-		}
+		err := q.cfg.Inbox.InboxDone(ctx, ids...)
 		cancel()
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			q.logger.Warn("mark items done: some were not in the inbox", "err", err)
+		case err != nil:
+			// Still handed out: they run again after a restart, not before.
+			q.logger.Error("mark items done; they will run again after a restart", "update_ids", ids, "err", err)
+			continue
+		}
+		q.mu.Lock()
+		for _, id := range ids {
+			delete(q.handed, id)
+		}
+		q.mu.Unlock()
 	}
 }

@@ -287,3 +287,34 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// An item stored below what was already handed out (a webhook delivering
+// out of order) is still handed out, once, when Arrived announces it; none
+// of the others goes out twice.
+func TestArrivedOutOfOrder(t *testing.T) {
+	db := openInbox(t)
+	var rec recorder
+	q := start(t, dispatch.Config{Inbox: db, Interval: time.Hour, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+	}})
+	defer closeQueue(t, q)
+	put := func(id int64) {
+		t.Helper()
+		if err := db.InboxPut(context.Background(), store.InboxItem{UpdateID: id, ChatID: strconv.FormatInt(id, 10), Payload: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		q.Arrived(id)
+	}
+	put(10)
+	put(12)
+	waitFor(t, func() bool { return len(rec.got()) == 2 })
+	put(11)
+	waitFor(t, func() bool { return len(rec.got()) == 3 })
+	put(13)
+	waitFor(t, func() bool { return len(rec.got()) == 4 && len(pending(t, db)) == 0 })
+	got := rec.got()
+	slices.Sort(got)
+	if want := []int64{10, 11, 12, 13}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want each of %v once", got, want)
+	}
+}

@@ -38,6 +38,10 @@ type Call struct {
 
 	// Block is the block the call was checked from.
 	Block Block
+	// Repairs are the kinds of near miss repaired to make the call (see
+	// RepairTrailingComma and the others), in a fixed order; nil when it
+	// was written right.
+	Repairs []string
 }
 
 // A Problem names the kind of mistake a CheckError reports.
@@ -120,52 +124,58 @@ func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
 		return call, problem(ProblemUnknownBlock, "Unknown tool block <%s>. Use one of: use_mcp_tool, access_mcp_resource, ask_followup_question, attempt_completion.", clean(b.Name))
 	}
 	if !b.Complete {
-		closing := "</" + b.Name + ">"
-		if b.Dialect == DialectMCPTool {
-			closing = "</" + DialectMCPTool + ">"
+		if !cutOffRunnable(b) {
+			return call, cutOff(b, nil)
 		}
-		return call, problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, closing)
+		call, err := c.checkWhole(cat, b, call, []string{RepairCutOff})
+		if err != nil {
+			// What is wrong may be only what the end of the reply cut.
+			return call, cutOff(b, err)
+		}
+		return call, nil
 	}
+	return c.checkWhole(cat, b, call, nil)
+}
+
+// cutOff is the feedback for a block cut off by the end of the reply,
+// with what its check found, if anything.
+func cutOff(b Block, err error) *CheckError {
+	closing := "</" + b.Name + ">"
+	if b.Dialect == DialectMCPTool {
+		closing = "</" + DialectMCPTool + ">"
+	}
+	ce := problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, closing)
+	if err != nil {
+		ce.Feedback += "\n" + err.Error()
+	}
+	return ce
+}
+
+// checkWhole checks a block that is complete, or cut off with all it
+// needs, after the repairs so far.
+func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []string) (Call, error) {
 	if b.Dialect == DialectMCPTool {
 		return c.checkDialect(cat, b, call)
 	}
 	for _, name := range required[b.Name] {
-		if b.Params[name] == "" {
+		// A call without its server may name a tool only one server has.
+		if b.Params[name] == "" && (b.Name != UseMCPTool || name != "server_name") {
 			return call, problem(ProblemMissingParam, "Missing value for required parameter '%s'. Retry with the complete block:\n%s", name, usage[b.Name])
 		}
 	}
 	switch b.Name {
 	case UseMCPTool:
-		server, cerr := runningServer(cat, b.Params["server_name"])
-		if cerr != nil {
-			if where := serversWithTool(cat, b.Params["tool_name"]); len(where) > 0 {
-				cerr.Feedback += fmt.Sprintf(" A tool %q is on server %s.", clean(b.Params["tool_name"]), strings.Join(where, ", "))
-			}
-			return call, cerr
-		}
-		name := b.Params["tool_name"]
-		// Models that saw the "server__tool" form elsewhere write it here too.
-		if rest, ok := strings.CutPrefix(name, server.Name+"__"); ok {
-			if _, exists := server.Tool(name); !exists {
-				name = rest
-			}
-		}
-		if server.Coming() {
-			// Its tools are not known until it is up: the hub waits for it,
-			// and the server itself judges the name and the arguments.
-			return c.checkArguments(cat.Version, server, hub.Tool{Name: name}, b.Params["arguments"], call)
-		}
-		tool, err := findTool(cat, server, name)
-		if err != nil {
-			return call, err
-		}
-		return c.checkArguments(cat.Version, server, tool, b.Params["arguments"], call)
+		return c.checkUse(cat, b, call, repairs)
 	case AccessMCPResource:
-		server, cerr := runningServer(cat, b.Params["server_name"])
+		server, kinds, found, cerr := namedServer(cat, b.Params["server_name"])
+		if !found && cerr == nil {
+			_, cerr = runningServer(cat, b.Params["server_name"])
+		}
 		if cerr != nil {
 			return call, cerr
 		}
 		call.Server, call.URI = server.Name, b.Params["uri"]
+		call.Repairs = append(repairs, kinds...)
 		return call, nil
 	case AskFollowupQuestion:
 		call.Question = b.Params["question"]
@@ -181,6 +191,36 @@ func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
 		call.Result = b.Params["result"]
 		return call, nil
 	}
+}
+
+// checkUse resolves a use_mcp_tool block's server and tool and checks its
+// arguments, repairing near misses.
+func (c *checker) checkUse(cat hub.Catalog, b Block, call Call, repairs []string) (Call, error) {
+	m, cerr := resolveTool(cat, b.Params["server_name"], b.Params["tool_name"])
+	if cerr != nil {
+		return call, cerr
+	}
+	t, ok := m.server.Tool(m.tool)
+	if !ok { // a server still starting: see toolOn
+		t = hub.Tool{Name: m.tool}
+	}
+	raw, given := b.Params["arguments"]
+	whole := true
+	if !given && b.Complete {
+		// Elements written straight into the block, <path>/x</path>,
+		// are the arguments without their wrapper: never run as {}.
+		if s := strayElements(b); strings.HasPrefix(s, "<") {
+			raw = s
+		}
+	}
+	if b.OpenParam == "arguments" {
+		// The reply ended inside the arguments: only JSON that closes
+		// itself shows they were whole.
+		raw, whole = trimPartialTag(raw, "</arguments>"), false
+	}
+	call, err := c.checkArguments(cat.Version, m.server, t, raw, whole, call)
+	call.Repairs = append(append(repairs, m.kinds...), call.Repairs...)
+	return call, err
 }
 
 // checkDialect resolves an <mcp:tool> name, "server__tool" or a bare tool
@@ -208,7 +248,7 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 	}
 	switch len(matches) {
 	case 1:
-		return c.checkArguments(cat.Version, matches[0].server, matches[0].tool, b.Params["arguments"], call)
+		return c.checkArguments(cat.Version, matches[0].server, matches[0].tool, b.Params["arguments"], true, call)
 	case 0:
 		var all []string
 		for _, s := range cat.Running() {
@@ -302,11 +342,13 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 	return hub.Tool{}, problem(ProblemUnknownTool, "%s", b.String())
 }
 
-// checkArguments decodes the arguments and validates them against the
-// tool's input schema.
-func (c *checker) checkArguments(version uint64, s hub.ServerInfo, t hub.Tool, raw string, call Call) (Call, error) {
+// checkArguments decodes the arguments, repairing near misses (see
+// repairArguments), and validates them against the tool's input schema.
+// whole is false when the reply ended inside the arguments.
+func (c *checker) checkArguments(version uint64, s hub.ServerInfo, t hub.Tool, raw string, whole bool, call Call) (Call, error) {
 	call.Name, call.Server, call.Tool = UseMCPTool, s.Name, t.Name
-	args, err := decodeArguments(raw)
+	args, repairs, err := repairArguments(raw, t.InputSchema, whole)
+	call.Repairs = repairs
 	if err != nil {
 		return call, problem(ProblemInvalidJSON, "The arguments for %q are not valid: %v. Write them as one JSON object. The tool's input schema: %s", t.Name, err, stableJSON(t.InputSchema))
 	}
@@ -399,6 +441,91 @@ type refuseLoader struct{}
 
 func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema reference %q not loaded: external references are not allowed", url)
+}
+
+// repairArguments decodes the arguments like decodeArguments and, when
+// they are not a JSON object, repairs what it plainly can: JSON slips
+// (repairJSON; closing what is left open only when whole), or elements or
+// lines typed by schema (formArguments, only when whole). It returns the
+// kinds of repair made. What it cannot repair gets the original error.
+func repairArguments(raw string, schema json.RawMessage, whole bool) (map[string]any, []string, error) {
+	args, err := decodeArguments(raw)
+	trimmed := strings.TrimSpace(stripFence(raw))
+	if err == nil || len(trimmed) > MaxArgumentBytes {
+		return args, nil, err
+	}
+	switch trimmed[0] {
+	case '{':
+		if fixed, kinds, ok := repairJSON(trimmed, whole); ok {
+			if args, ferr := decodeArguments(fixed); ferr == nil {
+				return args, kinds, nil
+			}
+		}
+	case '[', '"', '\'':
+	default:
+		if !whole {
+			break
+		}
+		if args, kind, ferr := formArguments(trimmed, schema); ferr == nil {
+			canon, merr := json.Marshal(args)
+			if merr != nil {
+				break
+			}
+			if berr := checkBounds(string(canon)); berr != nil {
+				return nil, nil, berr
+			}
+			return args, []string{kind}, nil
+		}
+	}
+	return nil, nil, err
+}
+
+// strayElements returns what a use_mcp_tool block holds besides its
+// server_name and tool_name elements and its own tags.
+func strayElements(b Block) string {
+	s := strings.TrimSuffix(strings.TrimPrefix(b.Raw, "<"+b.Name+">"), "</"+b.Name+">")
+	for _, name := range []string{"server_name", "tool_name"} {
+		open, end := "<"+name+">", "</"+name+">"
+		i := strings.Index(s, open)
+		if i < 0 {
+			continue
+		}
+		j := strings.Index(s[i:], end)
+		if j < 0 {
+			return ""
+		}
+		s = s[:i] + s[i+j+len(end):]
+	}
+	return strings.TrimSpace(s)
+}
+
+// trimPartialTag cuts from s the start of tag that a reply cut off left
+// at its end.
+func trimPartialTag(s, tag string) string {
+	for n := min(len(tag)-1, len(s)); n > 0; n-- {
+		if strings.HasSuffix(s, tag[:n]) {
+			return strings.TrimSpace(s[:len(s)-n])
+		}
+	}
+	return s
+}
+
+// cutOffRunnable reports whether b, cut off by the end of the reply, has
+// all it needs: a tool call whose parameters were all closed or whose
+// arguments were the last thing written (repairArguments then asks them
+// to be whole), or a resource read whose URI was closed.
+func cutOffRunnable(b Block) bool {
+	if b.Complete || b.Dialect != "" {
+		return false
+	}
+	switch b.Name {
+	case UseMCPTool:
+		_, args := b.Params["arguments"]
+		return args && (b.OpenParam == "" || b.OpenParam == "arguments")
+	case AccessMCPResource:
+		return b.OpenParam == "" && b.Params["uri"] != ""
+	}
+	return false
 }
 
 // decodeArguments reads one JSON object. An empty value means no

@@ -18,6 +18,20 @@
 // of each against the catalog, approval. Visible gives what a user may see
 // of any model text; Tags lists the tags it hides.
 //
+// # Near misses
+//
+// Models get the format slightly wrong in a few recurring ways. Where what
+// a call means is plain, the check repairs it and the call runs at once,
+// with no round trip to correct it: JSON slips in the arguments (see
+// repairJSON), names in the wrong case or joined (server__tool), a server
+// left out when one running server alone has the tool, arguments written
+// as elements or "key: value" lines (typed by the tool's schema), a block
+// cut off by the end of the reply after all it needs, a reply that is
+// nothing but a fenced call. Each repair is recorded by kind on the Call
+// and the Plan and logged at debug level. Where two readings are possible
+// nothing is guessed: the model gets feedback as for any other mistake.
+// Repaired calls are approved like any other, on their repaired form.
+//
 // # The result format
 //
 // Every outcome sent back to the model starts with a header line naming
@@ -49,6 +63,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/lines"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -242,7 +257,7 @@ func (e *Executor) format(c Call, ok bool, body string) string {
 		cut = len(body) - n
 		body = body[:n]
 	}
-	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	fence := lines.Fence(body)
 	b.WriteString(fence)
 	b.WriteByte('\n')
 	b.WriteString(body)
@@ -254,19 +269,6 @@ func (e *Executor) format(c Call, ok bool, body string) string {
 		fmt.Fprintf(&b, "\n(Output cut at %d bytes: %d more bytes were not shown.)", len(body), cut)
 	}
 	return b.String()
-}
-
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }
 
 // headerName keeps a name from breaking out of its quotes in a header.

@@ -12,3 +12,6 @@ var (
 )
 
 func (e *Executor) Check(cat hub.Catalog, b Block) (Call, error) { return e.check(cat, b) }
+
+// RepairJSON is the tolerant JSON pass, for its table and fuzz tests.
+var RepairJSON = repairJSON

@@ -20,6 +20,9 @@ type Block struct {
 	Params map[string]string
 	// Complete is false when the reply ended inside the block.
 	Complete bool
+	// OpenParam names the parameter the reply ended inside, when it ended
+	// inside one; its value in Params is what was written of it.
+	OpenParam string
 	// Dialect is DialectMCPTool for blocks written in that dialect, else "".
 	Dialect string
 	// Raw is the block exactly as written, tags included.
@@ -146,6 +149,7 @@ func (p *Parser) Close() Reply {
 		case stateParam:
 			p.val.WriteString(p.buf)
 			p.raw.WriteString(p.buf)
+			p.cur.OpenParam = p.param
 			p.setParam()
 			p.finishBlock(false)
 		case stateDialect:

@@ -104,8 +104,8 @@ var parseCases = []parseCase{
 		text: "Working.",
 		blocks: []executor.Block{{
 			Name:   executor.UseMCPTool,
-			Params: map[string]string{"server_name": "everything", "tool_name": "ec"},
-			Raw:    "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
+			Params: map[string]string{"server_name": "everything", "tool_name": "ec"}, OpenParam: "tool_name",
+			Raw: "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
 		}},
 	},
 	{

@@ -68,6 +68,10 @@ type Plan struct {
 	// were checked leniently. Wait for the servers, then Prepare the reply
 	// again with the catalog then.
 	Await []string
+	// Repairs holds, for each call acted on, the kinds of near miss
+	// repaired to make it (Call.Repairs): what the model got slightly
+	// wrong and did not have to write again. For counting.
+	Repairs []string
 }
 
 // A Step is one tool call of a Plan, checked against the catalog.
@@ -125,6 +129,9 @@ func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
 	p := Plan{Await: coming(cat, blocks)}
 	if sel.Final != nil {
 		call, err := e.check(cat, *sel.Final)
+		if err == nil {
+			p.Repairs = e.repaired(call)
+		}
 		switch {
 		case err != nil:
 			p.Action, p.Feedback, p.Problem = ActCorrect, feedback(*sel.Final, err), ProblemOf(err)
@@ -143,6 +150,10 @@ func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
 			p.Steps = append(p.Steps, Step{Block: b, Err: err, Feedback: feedback(b, err)})
 			continue
 		}
+		if b.Fenced { // runnable lets a fenced call through only alone
+			call.Repairs = append([]string{RepairFenced}, call.Repairs...)
+		}
+		p.Repairs = append(p.Repairs, e.repaired(call)...)
 		p.Steps = append(p.Steps, Step{
 			Block: b, Call: call,
 			Approve: needsApproval(cat, call, approveAll), Consent: needsConsent(cat, call),
@@ -151,12 +162,22 @@ func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
 	return p
 }
 
+// repaired logs the repairs made to c and returns them.
+func (e *Executor) repaired(c Call) []string {
+	if len(c.Repairs) > 0 {
+		e.logger.Debug("near miss repaired", "repairs", c.Repairs, "call", c.Name,
+			"server", c.Server, "tool", c.Tool, "arguments_bytes", len(c.ArgumentsJSON))
+	}
+	return c.Repairs
+}
+
 // coming returns the servers, each once, that blocks call and that are
 // still starting or restarting.
 func coming(cat hub.Catalog, blocks []Block) []string {
 	var out []string
 	for _, b := range blocks {
-		if s, ok := cat.Server(b.Params["server_name"]); ok && s.Coming() && !slices.Contains(out, s.Name) {
+		s, _, found, _ := namedServer(cat, b.Params["server_name"])
+		if found && s.Coming() && !slices.Contains(out, s.Name) {
 			out = append(out, s.Name)
 		}
 	}
@@ -257,7 +278,8 @@ func (r Reply) Calls() []Block {
 	blocks, _ := runnable(r)
 	var calls []Block
 	for _, b := range blocks {
-		if b.Complete && (b.Name == UseMCPTool || b.Name == AccessMCPResource) {
+		// A block cut off that would have run counts: see cutOffRunnable.
+		if (b.Complete || cutOffRunnable(b)) && (b.Name == UseMCPTool || b.Name == AccessMCPResource) {
 			calls = append(calls, b)
 		}
 	}

@@ -1,13 +1,8 @@
-// Package hub runs the MCP servers named in an mcp-settings.json file as
-// child processes (or remote connections), keeps them alive, keeps a catalog
-// of their tools and resources, and routes every tool call and resource read
-// to the right server. It knows nothing of Telegram or of models.
 package hub
 
 import (
 	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -105,22 +100,15 @@ type ServerInfo struct {
 
 // Tool returns the named tool of s.
 func (s ServerInfo) Tool(name string) (Tool, bool) {
-	for _, t := range s.Tools {
-		if t.Name == name {
-			return t, true
-		}
+	if i := slices.IndexFunc(s.Tools, func(t Tool) bool { return t.Name == name }); i >= 0 {
+		return s.Tools[i], true
 	}
 	return Tool{}, false
 }
 
 // AutoApproves reports whether tool may run without asking the user.
 func (s ServerInfo) AutoApproves(tool string) bool {
-	for _, name := range s.AutoApprove {
-		if name == tool {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.AutoApprove, tool)
 }
 
 // ResourcePrefix marks an autoApprove entry that covers resource reads:
@@ -153,8 +141,9 @@ type Catalog struct {
 
 // Server returns the named server of c.
 func (c Catalog) Server(name string) (ServerInfo, bool) {
-	i := sort.Search(len(c.Servers), func(i int) bool { return c.Servers[i].Name >= name })
-	if i < len(c.Servers) && c.Servers[i].Name == name {
+	if i, ok := slices.BinarySearchFunc(c.Servers, name, func(s ServerInfo, name string) int {
+		return strings.Compare(s.Name, name)
+	}); ok {
 		return c.Servers[i], true
 	}
 	return ServerInfo{}, false

@@ -1,3 +1,7 @@
+// Package hub runs the MCP servers named in an mcp-settings.json file as
+// child processes (or remote connections), keeps them alive, keeps a catalog
+// of their tools and resources, and routes every tool call and resource read
+// to the right server. It knows nothing of Telegram or of models.
 package hub
 
 import (
@@ -6,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/mcpgram/mcpgram/metrics"
 )
 
 // Errors callers branch on.
@@ -62,6 +68,10 @@ type Options struct {
 	// os.LookupEnv). The configuration layer passes one that also sees
 	// .env, so the file and the bot agree on what is set.
 	LookupEnv func(string) (string, bool)
+
+	// Metrics, when set, records start-up times and restarts, and reports
+	// each server's status at every scrape.
+	Metrics *metrics.Metrics
 }
 
 func (o *Options) setDefaults() {
@@ -228,33 +238,37 @@ func (h *Hub) launch() ([]<-chan struct{}, error) {
 	return readies, nil
 }
 
-// Close stops the watcher and every server, leaving no process behind.
+// Close stops the watcher and every server, leaving no process behind. It
+// returns an error naming each server that ignored the request to stop and
+// had to be killed; the others stopped cleanly.
 func (h *Hub) Close() error {
 	h.mu.Lock()
 	if h.closed.Swap(true) {
 		h.mu.Unlock()
 		return nil
 	}
-	servers := make([]*server, 0, len(h.servers))
-	for _, s := range h.servers {
-		servers = append(servers, s)
-	}
+	servers := slices.Collect(maps.Values(h.servers))
 	cancel, done := h.watchCancel, h.watchDone
 	h.mu.Unlock()
 	if cancel != nil {
 		cancel()
 		<-done
 	}
+	// In name order, so that the error reads the same every time.
+	slices.SortFunc(servers, func(a, b *server) int { return strings.Compare(a.name, b.name) })
+	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
-	for _, s := range servers {
+	for i, s := range servers {
 		wg.Go(func() {
 			s.op.Lock()
 			defer s.op.Unlock()
-			s.stop(StatusStopped)
+			if err := s.stop(StatusStopped); err != nil {
+				errs[i] = fmt.Errorf("stop server %q: %w", s.name, err)
+			}
 		})
 	}
 	wg.Wait()
-	return nil
+	return errors.Join(errs...)
 }
 
 // Catalog returns a snapshot of every configured server, sorted by name.
@@ -263,10 +277,7 @@ func (h *Hub) Catalog() Catalog {
 	// it past what the caller saw, and the caller looks again.
 	c := Catalog{Version: h.version.Load()}
 	h.mu.Lock()
-	servers := make([]*server, 0, len(h.servers))
-	for _, s := range h.servers {
-		servers = append(servers, s)
-	}
+	servers := slices.Collect(maps.Values(h.servers))
 	h.mu.Unlock()
 	for _, s := range servers {
 		c.Servers = append(c.Servers, s.info())
@@ -388,7 +399,7 @@ func (h *Hub) SetEnabled(ctx context.Context, server string, enabled bool) error
 	s.op.Lock()
 	defer s.op.Unlock()
 	if !enabled {
-		s.stop(StatusDisabled)
+		s.stopLogged(StatusDisabled)
 		return nil
 	}
 	return s.startAndWait(ctx)
@@ -409,7 +420,7 @@ func (h *Hub) Restart(ctx context.Context, server string) error {
 	if disabled {
 		return fmt.Errorf("restart server %q: it is disabled: %w", server, ErrNotRunning)
 	}
-	s.stop(StatusStopped)
+	s.stopLogged(StatusStopped)
 	if err := s.startAndWait(ctx); err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
@@ -577,7 +588,7 @@ func (h *Hub) reload(ctx context.Context) {
 			a.s.op.Lock()
 			defer a.s.op.Unlock()
 			if a.stop || !a.start {
-				a.s.stop("")
+				a.s.stopLogged("")
 			}
 			if a.start {
 				select {

@@ -22,31 +22,48 @@ func signalGroup(pid int, sig syscall.Signal) {
 	}
 }
 
-// groupAlive reports whether any process of the group led by pid is left.
+// groupAlive reports whether a live process of the group led by pid is left.
+// The group's signals reach zombies too, and an exited orphan stays one
+// where nothing reaps it (a container whose init reaps nothing): those
+// count as gone.
 func groupAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
 	err := syscall.Kill(-pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !zombiesOnly(pid)
 }
 
 // endGroup stops whatever is left of the group led by pid once its leader is
-// gone: processes the server spawned would otherwise live on as orphans.
-func endGroup(pid int, grace time.Duration) {
+// gone: processes the server spawned would otherwise live on as orphans. It
+// reports whether some ignored SIGTERM and had to be killed.
+func endGroup(pid int, grace time.Duration) (killed bool) {
 	if !groupAlive(pid) {
-		return
+		return false
 	}
 	signalGroup(pid, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 		if !groupAlive(pid) {
-			return
+			return false
 		}
 	}
 	signalGroup(pid, syscall.SIGKILL)
+	// SIGKILL is delivered, not done: wait (briefly) until the kernel has
+	// ended them, so that nothing outlives the stop that reports them.
+	deadline = time.Now().Add(killWait)
+	for groupAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return true
 }
+
+// killWait bounds the wait for killed processes to end.
+const killWait = 2 * time.Second
 
 // terminate asks every process of the server to stop.
 func terminate(cmd *exec.Cmd) { signalGroup(cmd.Process.Pid, syscall.SIGTERM) }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,9 @@ const stderrKeep = 16 << 10
 var childEnvKeys = []string{"PATH", "HOME", "USER", "LANG", "TMPDIR", "TERM"}
 
 var (
+	// errTimeout is the cause a context ends with when the server's
+	// timeout runs out (at start-up or in a request), told apart from the
+	// caller's own cancel; callers of a request see ErrTimeout.
 	errTimeout = errors.New("request timed out")
 	// errExited stands for "the process ended on its own"; fail turns it
 	// into the exit code and last stderr line.
@@ -65,6 +69,9 @@ type server struct {
 	templates  []ResourceTemplate
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
+	// stopErr says how the run loop's last connection ended when it was
+	// told to stop: an error if the process had to be killed.
+	stopErr error
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -123,6 +130,9 @@ type conn struct {
 
 	reasonMu sync.Mutex
 	reason   error // why the hub stopped the child, if it did
+
+	// stopErr is what shutdown returned, for the run loop to report.
+	stopErr error
 }
 
 func (c *conn) setReason(err error) {
@@ -195,14 +205,18 @@ func (s *server) start() <-chan struct{} {
 	s.hub.changed()
 	go func(done chan struct{}) {
 		defer close(done)
-		s.run(ctx, ready)
+		err := s.run(ctx, ready)
+		s.mu.Lock()
+		s.stopErr = err
+		s.mu.Unlock()
 	}(s.done)
 	return ready
 }
 
 // stop ends the run loop, stopping the process, and leaves s in state, or
-// with state "" in the state its settings call for at rest.
-func (s *server) stop(state Status) {
+// with state "" in the state its settings call for at rest. It returns an
+// error if the process did not stop when asked and had to be killed.
+func (s *server) stop(state Status) error {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.cancel, s.done = nil, nil
@@ -212,6 +226,8 @@ func (s *server) stop(state Status) {
 		<-done
 	}
 	s.mu.Lock()
+	err := s.stopErr
+	s.stopErr = nil
 	s.status, s.errMsg = state, ""
 	if state == "" {
 		s.status, s.errMsg = s.cfg.restingState()
@@ -219,6 +235,14 @@ func (s *server) stop(state Status) {
 	s.clearCatalog()
 	s.mu.Unlock()
 	s.hub.changed()
+	return err
+}
+
+// stopLogged is stop for callers with no one to tell but the log.
+func (s *server) stopLogged(state Status) {
+	if err := s.stop(state); err != nil {
+		s.log.Warn("server did not stop cleanly", "err", err)
+	}
 }
 
 func (s *server) clearCatalog() {
@@ -230,7 +254,8 @@ func (s *server) clearCatalog() {
 // very first start is left failed: that is almost always a settings
 // problem, and retrying it would only fill the log. A remote one is
 // retried, since the network or the far end may come back by itself.
-func (s *server) run(ctx context.Context, ready chan struct{}) {
+// Once ctx ends, run returns how the connection it then had stopped.
+func (s *server) run(ctx context.Context, ready chan struct{}) error {
 	var readyOnce sync.Once
 	signalReady := func() { readyOnce.Do(func() { close(ready) }) }
 	defer signalReady()
@@ -244,14 +269,21 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 	for {
 		c, err := s.connect(ctx)
 		if ctx.Err() != nil {
-			return
+			switch {
+			case err == nil:
+				// Up just as it was told to stop.
+				return s.shutdown(c)
+			case c != nil:
+				return c.stopErr
+			}
+			return nil
 		}
 		if err != nil {
 			s.fail(err, c)
 			// Start waits for the first outcome, not for a comeback.
 			signalReady()
 			if first && !remote {
-				return
+				return nil
 			}
 			s.restarting()
 		} else {
@@ -259,11 +291,12 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 			signalReady()
 			s.serve(ctx, c)
 			if ctx.Err() != nil {
-				s.shutdown(c)
-				return
+				return s.shutdown(c)
 			}
 			// The process died, its pipe broke, or the connection dropped.
-			s.shutdown(c)
+			if err := s.shutdown(c); err != nil {
+				s.log.Warn("server did not stop cleanly", "err", err)
+			}
 			why := errors.New("connection lost")
 			if c.cmd != nil {
 				why = errExited
@@ -280,7 +313,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 		s.log.Warn("restarting server", "in", delay)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, opts.MaxRestartDelay)
@@ -288,6 +321,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) {
 		s.restarts++
 		s.status = StatusStarting
 		s.mu.Unlock()
+		opts.Metrics.ServerRestart(s.name)
 		s.hub.changed()
 	}
 }
@@ -359,6 +393,7 @@ func (s *server) serve(ctx context.Context, c *conn) {
 // its catalog, all within the server's timeout. On failure the returned
 // conn, if not nil, is already shut down and tells how the process ended.
 func (s *server) connect(ctx context.Context) (*conn, error) {
+	began := time.Now()
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
@@ -417,13 +452,14 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 			case <-time.After(200 * time.Millisecond):
 			}
 		}
-		s.shutdown(c)
+		_ = s.shutdown(c)
 		return c, err
 	}
 	s.mu.Lock()
 	s.conn = c
 	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
 	s.mu.Unlock()
+	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()
 	s.log.Info("server running", "tools", len(s.info().Tools))
 	return c, nil
@@ -647,13 +683,15 @@ func consentWhen(raw any) map[string][]string {
 }
 
 // shutdown stops a connection for good: close stdin, give the server a
-// moment, then SIGTERM and at last SIGKILL its whole process group.
-func (s *server) shutdown(c *conn) {
-	if c.cmd == nil {
-		c.close()
-		return
-	}
+// moment, then SIGTERM and at last SIGKILL its whole process group. Closed
+// stdin and SIGTERM are how the MCP specification ends a stdio server; a
+// server, or a process it left behind, that ignored both and had to be
+// killed is an error, which may mean work it had not saved.
+func (s *server) shutdown(c *conn) error {
 	c.close()
+	if c.cmd == nil {
+		return nil
+	}
 	opts := s.hub.opts
 	select {
 	case <-c.exited:
@@ -665,9 +703,13 @@ func (s *server) shutdown(c *conn) {
 			kill(c.cmd)
 			// Reaped once dead, so that how it ended can be read.
 			<-c.exited
+			c.stopErr = fmt.Errorf("killed: it ignored its closed stdin for %s and SIGTERM for %s", seconds(opts.StopGrace), seconds(opts.KillGrace))
 		}
 	}
-	endGroup(c.cmd.Process.Pid, opts.KillGrace)
+	if endGroup(c.cmd.Process.Pid, opts.KillGrace) {
+		c.stopErr = errors.Join(c.stopErr, fmt.Errorf("killed processes it left behind, which ignored SIGTERM for %s", seconds(opts.KillGrace)))
+	}
+	return c.stopErr
 }
 
 // request sends one request on the current connection with the server's
@@ -782,12 +824,7 @@ func childEnv(own map[string]string) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	keys := make([]string, 0, len(own))
-	for k := range own {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(own)) {
 		env = append(env, k+"="+own[k])
 	}
 	return env

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
 // DefaultTimeout bounds start-up and each request of a server whose settings
@@ -149,14 +152,14 @@ func duplicates(data []byte) map[string][]int {
 	for _, m := range members {
 		count[m.key]++
 	}
-	lines := map[string][]int{}
+	at := map[string][]int{}
 	for _, m := range members {
 		if count[m.key] > 1 {
-			line, _ := position(data, int64(m.keyStart))
-			lines[m.key] = append(lines[m.key], line)
+			line, _ := lines.Position(data, int64(m.keyStart))
+			at[m.key] = append(at[m.key], line)
 		}
 	}
-	return lines
+	return at
 }
 
 func joinInts(n []int) string {
@@ -180,37 +183,26 @@ func checkSyntax(path string, data []byte) error {
 	}
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
-		line, col := position(data, syn.Offset)
+		// Offset counts the bytes read, the last of which is at fault.
+		line, col := lines.Position(data, syn.Offset-1)
 		return fmt.Errorf("%s:%d:%d: %s", path, line, col, syn.Error())
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
-		line, col := position(data, int64(len(data)))
+		line, col := lines.Position(data, int64(len(data)))
 		return fmt.Errorf("%s:%d:%d: unexpected end of file", path, line, col)
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, offset int64) (line, col int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
-	if col < 1 {
-		col = 1
-	}
-	return line, col
-}
-
+// parseEntry reads the entry of server name. dir is the settings file's
+// folder, against which relative paths resolve.
 func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(string) (string, bool)) config {
 	c := config{name: name, timeout: DefaultTimeout}
 	// Read disabled and autoApprove on their own first, so that an entry
 	// broken elsewhere still shows whether the user meant it to run.
 	var loose map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &loose); err != nil {
-		c.err = fmt.Errorf("server entry must be a JSON object")
+		c.err = errors.New("server entry must be a JSON object")
 		return c
 	}
 	_ = json.Unmarshal(loose["disabled"], &c.disabled)
@@ -226,75 +218,94 @@ func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(str
 		}
 		return c
 	}
+	c.err = c.read(e, dir, func(s string) (string, error) { return expandEnv(s, lookupEnv) })
+	return c
+}
+
+// read fills c from a decoded entry, ${env:VAR} expanded with expand, and
+// says what makes the entry unusable.
+func (c *config) read(e entry, dir string, expand func(string) (string, error)) error {
 	c.disabled = e.Disabled
 	c.autoApprove = e.AutoApprove
 	c.cwd = e.Cwd
 	if e.Timeout != nil {
 		if t := *e.Timeout; !(t >= minTimeout && t <= maxTimeout) {
-			c.err = fmt.Errorf("timeout must be a number of seconds from %g to %d, got %v", minTimeout, maxTimeout, t)
-			return c
+			return fmt.Errorf("timeout must be a number of seconds from %g to %d, got %v", minTimeout, maxTimeout, t)
 		}
 		c.timeout = time.Duration(*e.Timeout * float64(time.Second))
 	}
+	typ, err := serverType(e)
+	if err != nil {
+		return err
+	}
+	c.typ = typ
+	if c.typ == TypeStdio {
+		return c.readStdio(e, dir, expand)
+	}
+	return c.readRemote(e, expand)
+}
 
-	c.typ = e.Type
-	switch c.typ {
+// serverType is the type of server an entry describes, under its canonical
+// name.
+func serverType(e entry) (string, error) {
+	switch e.Type {
 	case "":
-		c.typ = TypeStdio
 		if e.Command == "" && e.URL != "" {
 			// Cline reads an entry with only a url as a legacy SSE server.
-			c.typ = TypeSSE
+			return TypeSSE, nil
 		}
+		return TypeStdio, nil
 	case TypeStdio, TypeStreamableHTTP, TypeSSE:
+		return e.Type, nil
 	case "http", "streamable-http", "streamableHTTP":
-		c.typ = TypeStreamableHTTP
+		return TypeStreamableHTTP, nil
 	default:
-		c.err = fmt.Errorf("unknown type %q (want %q, %q or %q)", e.Type, TypeStdio, TypeStreamableHTTP, TypeSSE)
-		return c
+		return "", fmt.Errorf("unknown type %q (want %q, %q or %q)", e.Type, TypeStdio, TypeStreamableHTTP, TypeSSE)
 	}
+}
 
-	expand := func(s string) (string, error) { return expandEnv(s, lookupEnv) }
+// readStdio reads what starts a local server: its command, arguments,
+// environment and working folder.
+func (c *config) readStdio(e entry, dir string, expand func(string) (string, error)) error {
+	if e.Command == "" {
+		return errors.New("no command")
+	}
+	c.command = e.Command
+	// A relative path is relative to the settings file, so that the same
+	// file works wherever the bot is started from.
+	if strings.ContainsRune(c.command, '/') && !filepath.IsAbs(c.command) {
+		c.command = filepath.Join(dir, c.command)
+	}
+	if c.cwd != "" && !filepath.IsAbs(c.cwd) {
+		c.cwd = filepath.Join(dir, c.cwd)
+	}
+	for _, a := range e.Args {
+		arg, err := expand(a)
+		if err != nil {
+			return fmt.Errorf("args: %w", err)
+		}
+		c.args = append(c.args, arg)
+	}
 	var err error
-	if c.typ == TypeStdio {
-		if e.Command == "" {
-			c.err = errors.New("no command")
-			return c
-		}
-		c.command = e.Command
-		// A relative path is relative to the settings file, so that the same
-		// file works wherever the bot is started from.
-		if strings.ContainsRune(c.command, '/') && !filepath.IsAbs(c.command) {
-			c.command = filepath.Join(dir, c.command)
-		}
-		if c.cwd != "" && !filepath.IsAbs(c.cwd) {
-			c.cwd = filepath.Join(dir, c.cwd)
-		}
-		for _, a := range e.Args {
-			if a, err = expand(a); err != nil {
-				c.err = fmt.Errorf("args: %w", err)
-				return c
-			}
-			c.args = append(c.args, a)
-		}
-		if c.env, err = expandMap(e.Env, expand); err != nil {
-			c.err = fmt.Errorf("env: %w", err)
-			return c
-		}
-		return c
+	if c.env, err = expandMap(e.Env, expand); err != nil {
+		return fmt.Errorf("env: %w", err)
 	}
+	return nil
+}
+
+// readRemote reads what reaches a remote server: its URL and headers.
+func (c *config) readRemote(e entry, expand func(string) (string, error)) error {
 	if e.URL == "" {
-		c.err = fmt.Errorf("type %q needs a url", c.typ)
-		return c
+		return fmt.Errorf("type %q needs a url", c.typ)
 	}
+	var err error
 	if c.url, err = expand(e.URL); err != nil {
-		c.err = fmt.Errorf("url: %w", err)
-		return c
+		return fmt.Errorf("url: %w", err)
 	}
 	if c.headers, err = expandMap(e.Headers, expand); err != nil {
-		c.err = fmt.Errorf("headers: %w", err)
-		return c
+		return fmt.Errorf("headers: %w", err)
 	}
-	return c
+	return nil
 }
 
 var envRef = regexp.MustCompile(`\$\{env:([^}]*)\}`)
@@ -323,12 +334,7 @@ func expandMap(m map[string]string, expand func(string) (string, error)) (map[st
 		return nil, nil
 	}
 	out := make(map[string]string, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v, err := expand(m[k])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
@@ -530,9 +536,9 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 	var out []byte
 	switch {
 	case found:
-		out = concat(data[:old.start], value, data[old.end:])
+		out = slices.Concat(data[:old.start], value, data[old.end:])
 	case len(fields) == 0:
-		out = concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
+		out = slices.Concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
 	default:
 		// Lay the new member out like the last one: on its own line with
 		// the same indent, or on the same line.
@@ -544,20 +550,12 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 				sep = ",\n" + string(indent)
 			}
 		}
-		out = concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
+		out = slices.Concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
 	}
 	if !json.Valid(out) {
 		return nil, errLayout
 	}
 	return out, nil
-}
-
-func concat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // reencode is patchServer for files splice cannot follow: it keeps every

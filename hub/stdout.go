@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -128,9 +130,5 @@ func (f *inFlight) remove(id string) {
 func (f *inFlight) list() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]string, 0, len(f.ids))
-	for id := range f.ids {
-		out = append(out, id)
-	}
-	return out
+	return slices.Collect(maps.Keys(f.ids))
 }

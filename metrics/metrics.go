@@ -56,7 +56,7 @@ func New() *Metrics {
 		toolCalls:      f.counter("tool_calls_total", "MCP tool calls by server, tool and status (ok, tool_error, timeout, denied, invalid, failed).", "server", "tool", "status"),
 		toolSeconds:    f.histogram("tool_call_seconds", "Duration of MCP tool calls.", "server", "tool"),
 		resourceReads:  f.counter("resource_reads_total", "MCP resource reads by server and status.", "server", "status"),
-		serverRestarts: f.counter("server_restarts_total", "MCP server restarts after a crash or by an admin.", "server"),
+		serverRestarts: f.counter("server_restarts_total", "MCP server restarts after a crash.", "server"),
 		serverStart:    f.histogram("server_start_seconds", "Time for an MCP server to start and list its tools.", "server"),
 		updates:        f.plainCounter("telegram_updates_total", "Telegram updates received."),
 		tgRequests:     f.counter("telegram_requests_total", "Bot API calls by method and status (ok, or the HTTP code; network for transport errors).", "method", "status"),
@@ -168,16 +168,20 @@ func (m *Metrics) ResourceRead(server, status string) {
 	m.resourceReads.WithLabelValues(server, status).Inc()
 }
 
-// ServerStarted records how long a server took to start; restart says it
-// had run before.
-func (m *Metrics) ServerStarted(server string, d time.Duration, restart bool) {
+// ServerStarted records how long a server took to start and list its tools.
+func (m *Metrics) ServerStarted(server string, d time.Duration) {
 	if m == nil {
 		return
 	}
 	m.serverStart.WithLabelValues(server).Observe(d.Seconds())
-	if restart {
-		m.serverRestarts.WithLabelValues(server).Inc()
+}
+
+// ServerRestart counts a restart of a server after a crash.
+func (m *Metrics) ServerRestart(server string) {
+	if m == nil {
+		return
 	}
+	m.serverRestarts.WithLabelValues(server).Inc()
 }
 
 // Updates counts Telegram updates received.

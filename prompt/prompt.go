@@ -1,6 +1,7 @@
 // Package prompt builds the system prompt from the hub's catalog: who the
 // assistant is, how to write a tool call, the core tools, every running
-// MCP server's tools and resources, and guidelines.
+// MCP server's tools (their arguments in a terse form, see schema.go) and
+// resources, and guidelines.
 //
 // The prompt is byte-stable: the same servers, tools and options give the
 // same bytes, whatever order the catalog lists them in, so that providers'
@@ -9,8 +10,6 @@
 package prompt
 
 import (
-	"bytes"
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -81,13 +80,25 @@ func offersMemory(servers []hub.ServerInfo) bool {
 	return false
 }
 
+func offersTools(servers []hub.ServerInfo) bool {
+	for _, s := range servers {
+		if len(s.Tools) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func writeServers(b *strings.Builder, servers []hub.ServerInfo) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
 		return
 	}
-	b.WriteString("These servers are connected. Use only the servers, tools and resources listed here, with the exact names shown. Each tool's input schema is JSON Schema; the arguments you write must match it.\n")
+	b.WriteString("These servers are connected. Use only the servers, tools and resources listed here, with the exact names shown.\n")
+	if offersTools(servers) {
+		b.WriteString(argumentsLegend)
+	}
 	for _, s := range servers {
 		b.WriteString("\n## ")
 		b.WriteString(s.Name)
@@ -98,9 +109,7 @@ func writeServers(b *strings.Builder, servers []hub.ServerInfo) {
 				b.WriteString("- ")
 				b.WriteString(t.Name)
 				writeDescription(b, t.Description)
-				b.WriteString("    Input schema: ")
-				b.WriteString(compactSchema(t.InputSchema))
-				b.WriteString("\n")
+				writeInput(b, t)
 			}
 		}
 		if len(s.Resources) > 0 {
@@ -160,28 +169,7 @@ func writeDescription(b *strings.Builder, d string) {
 	}
 }
 
+// oneLine folds s onto one line, every run of white space one space.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// compactSchema re-encodes a schema as one line with sorted keys, so the
-// same schema always gives the same bytes. The top-level "$schema" is
-// dropped: it costs tokens on every call and tells the model nothing.
-func compactSchema(raw json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return oneLine(string(raw))
-	}
-	if m, ok := v.(map[string]any); ok {
-		delete(m, "$schema")
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return oneLine(string(raw))
-	}
-	return strings.TrimSuffix(out.String(), "\n")
 }

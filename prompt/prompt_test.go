@@ -51,6 +51,26 @@ func withMemory() hub.Catalog {
 	return cat
 }
 
+// shapes is a server whose tools have the schema shapes real servers
+// send: each line of the terse form, and what falls back to JSON Schema.
+func shapes() hub.Catalog {
+	tool := func(name, schema string) hub.Tool {
+		return hub.Tool{Name: name, Description: "Shape " + name + ".", InputSchema: json.RawMessage(schema)}
+	}
+	return hub.Catalog{Servers: []hub.ServerInfo{{
+		Name: "shapes", Status: hub.StatusRunning,
+		Tools: []hub.Tool{
+			tool("none", `{"type":"object","properties":{},"required":[],"$schema":"http://json-schema.org/draft-07/schema#"}`),
+			tool("keywords", `{"type":"object","properties":{"mode":{"type":"string","enum":["fast","safe"],"default":"safe","description":"How to run.\nSecond line."},"count":{"type":"integer","minimum":1,"maximum":10,"default":3},"url":{"type":"string","format":"uri","title":"URL"},"dry":{"type":"boolean","default":null}},"required":["mode"],"additionalProperties":false}`),
+			tool("nested", `{"type":"object","properties":{"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old":{"type":"string","description":"Text to find"},"new":{"type":"string"}},"required":["old","new"],"additionalProperties":false}},"options":{"type":"object","properties":{"depth":{"type":"integer"}}},"tags":{"type":"array","maxItems":20,"items":{"type":"string","maxLength":50}},"matrix":{"type":"array","items":{"type":"array","items":{"type":"number"}}},"odd key":{"type":"string"}},"required":["edits"]}`),
+			tool("pydantic", `{"properties":{"path":{"title":"Path","type":"string"},"max_results":{"anyOf":[{"type":"integer"},{"type":"null"}],"default":null,"title":"Max Results"},"kind":{"type":["string","null"]}},"required":["path"],"title":"pydanticArguments","type":"object"}`),
+			tool("union", `{"type":"object","properties":{"target":{"oneOf":[{"type":"string"},{"type":"object","properties":{"id":{"type":"number"}},"additionalProperties":false}]}},"required":["target"],"additionalProperties":false}`),
+			tool("ref", `{"$defs":{"Point":{"title":"Point","type":"object","properties":{"x":{"type":"number","title":"X"}}}},"type":"object","properties":{"at":{"$ref":"#/$defs/Point"}}}`),
+			tool("titled", `{"type":"object","properties":{"q":{"type":"string","title":"Where to look"}}}`),
+		},
+	}}}
+}
+
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		name string
@@ -60,6 +80,7 @@ func TestGolden(t *testing.T) {
 		{"no_servers", hub.Catalog{}, prompt.Options{}},
 		{"servers", catalog(), prompt.Options{}},
 		{"memory_and_instructions", withMemory(), prompt.Options{Instructions: "  Answer like a pirate.\n"}},
+		{"schemas", shapes(), prompt.Options{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,8 +132,8 @@ func TestContents(t *testing.T) {
 	got := prompt.Build(catalog())
 	for _, want := range []string{
 		"## everything\n",
-		"- echo: Echoes back the input string\n    Input schema: {\"properties\":{\"message\":{\"description\":\"Message to echo <as is>\",\"type\":\"string\"}},\"required\":[\"message\"],\"type\":\"object\"}\n",
-		"    Input schema: {\"properties\":{\"a\":{\"description\":\"First number\",\"type\":\"number\"},\"b\":{\"description\":\"Second number\",\"type\":\"number\"}},\"required\":[\"a\",\"b\"],\"type\":\"object\"}\n",
+		"- echo: Echoes back the input string\n    Arguments:\n    - message (string, required): Message to echo <as is>\n",
+		"    Arguments:\n    - a (number, required): First number\n    - b (number, required): Second number\n",
 		"- demo://resource/static/document/a.md (a.md, text/markdown): First doc\n    spanning two lines\n",
 		"- demo://resource/dynamic/text/{resourceId} (Dynamic Text Resource, text/plain): Plaintext dynamic resource fabricated on the fly\n",
 		"## empty\n\n(This server offers no tools or resources.)\n",
@@ -142,7 +163,7 @@ func TestMemoryReminder(t *testing.T) {
 // executor's parser into a complete block with its required parameters,
 // and the prompt's own text never opens a block by accident.
 func TestExamplesParse(t *testing.T) {
-	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory()} {
+	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
 		t.Run(name, func(t *testing.T) {
 			p := prompt.Build(cat)
 			r := executor.Parse(p)

@@ -147,6 +147,15 @@ func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 	return db, nil
 }
 
+// Ping reports whether the database answers a query.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.reader.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	return nil
+}
+
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -76,7 +77,7 @@ func leafLines(path string, v any, out []argLine) []argLine {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) > 0 {
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				out = leafLines(joinPath(path, k), x[k], out)
 			}
 			return out
@@ -102,19 +103,10 @@ func topLines(v any) []argLine {
 		return []argLine{{"(value)", compact(v)}}
 	}
 	out := make([]argLine, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, argLine{joinPath("", k), compact(m[k])})
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

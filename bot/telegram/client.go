@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -120,7 +121,7 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, allowed []string)
 // delay ("typing").
 func (c *Client) Try(call tgbotapi.Chattable) error {
 	_, err := c.api.Request(call)
-	c.count(call, err)
+	c.count(methodOf(call), err)
 	return err
 }
 
@@ -229,22 +230,33 @@ func (c *Client) retryDelay(err error, attempt int) (time.Duration, bool) {
 // the methods that return true (answerCallbackQuery, sendChatAction,
 // deleteMessage), which Send cannot decode.
 func (c *Client) Request(ctx context.Context, call tgbotapi.Chattable) (*tgbotapi.APIResponse, error) {
-	for attempt := 0; ; attempt++ {
-		resp, err := c.api.Request(call)
-		c.count(call, err)
-		if err == nil {
-			return resp, nil
-		}
+	var resp *tgbotapi.APIResponse
+	err := c.retry(ctx, methodOf(call), func() error {
+		var err error
+		resp, err = c.api.Request(call)
 		if isNotModified(err) {
-			return &tgbotapi.APIResponse{Ok: true}, nil
+			resp, err = &tgbotapi.APIResponse{Ok: true}, nil
+		}
+		return err
+	})
+	return resp, err
+}
+
+// retry calls do until it succeeds, fails for good, or runs out of tries.
+func (c *Client) retry(ctx context.Context, method string, do func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := do()
+		c.count(method, err)
+		if err == nil {
+			return nil
 		}
 		delay, retry := c.retryDelay(err, attempt)
 		if !retry || attempt >= c.cfg.MaxRetries || ctx.Err() != nil {
-			return nil, err
+			return err
 		}
-		c.logger.Debug("telegram call failed; retrying", "err", err, "in", delay)
+		c.logger.Debug("telegram call failed; retrying", "method", method, "err", err, "in", delay)
 		if !Sleep(ctx, delay) {
-			return nil, err
+			return err
 		}
 	}
 }
@@ -410,7 +422,7 @@ func (c *Client) SendPhoto(ctx context.Context, chatID int64, data []byte, mimeT
 }
 
 // count records a call's method and status.
-func (c *Client) count(call tgbotapi.Chattable, err error) {
+func (c *Client) count(method string, err error) {
 	if c.cfg.Metrics == nil {
 		return
 	}
@@ -424,7 +436,7 @@ func (c *Client) count(call tgbotapi.Chattable, err error) {
 	case err != nil:
 		status = "network"
 	}
-	c.cfg.Metrics.TelegramRequest(methodOf(call), status, apiErr != nil && apiErr.RetryAfter > 0)
+	c.cfg.Metrics.TelegramRequest(method, status, apiErr != nil && apiErr.RetryAfter > 0)
 }
 
 // methodOf names the Bot API method of a call; the library keeps its own
@@ -451,4 +463,87 @@ func methodOf(call tgbotapi.Chattable) string {
 		return "setMyCommands"
 	}
 	return "other"
+}
+
+// SetWebhook registers url for updates of the allowed kinds, with secret
+// as the X-Telegram-Bot-Api-Secret-Token Telegram sends back. One
+// connection at a time keeps a chat's updates in order.
+func (c *Client) SetWebhook(ctx context.Context, url, secret string, allowed []string) error {
+	kinds, err := json.Marshal(allowed)
+	if err != nil {
+		return err
+	}
+	params := tgbotapi.Params{"url": url, "secret_token": secret, "max_connections": "1", "allowed_updates": string(kinds)}
+	return c.retry(ctx, "setWebhook", func() error {
+		_, err := c.api.MakeRequest("setWebhook", params)
+		return err
+	})
+}
+
+// A WebhookInfo is what getWebhookInfo says of deliveries.
+type WebhookInfo struct {
+	URL              string `json:"url"`
+	PendingUpdates   int    `json:"pending_update_count"`
+	LastErrorDate    int64  `json:"last_error_date"`
+	LastErrorMessage string `json:"last_error_message"`
+}
+
+// GetWebhookInfo asks Telegram how deliveries to the webhook go, once.
+func (c *Client) GetWebhookInfo(ctx context.Context) (WebhookInfo, error) {
+	c.polls.set(ctx)
+	var info WebhookInfo
+	resp, err := c.poll.MakeRequest("getWebhookInfo", nil)
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(resp.Result, &info); err != nil {
+		return info, fmt.Errorf("decode webhook info: %w", err)
+	}
+	return info, nil
+}
+
+// ErrTooBig is returned by Download for a file over the limit.
+var ErrTooBig = errors.New("telegram: file too big")
+
+// Download fetches a file a user sent: getFile for its path, then the
+// file under the API URL (so a local Bot API server works too), reading
+// at most limit bytes. It returns the file's path on the server, whose
+// extension tells its format.
+func (c *Client) Download(ctx context.Context, fileID string, limit int64) ([]byte, string, error) {
+	var f tgbotapi.File
+	err := c.retry(ctx, "getFile", func() error {
+		var err error
+		f, err = c.api.GetFile(tgbotapi.FileConfig{FileID: fileID})
+		return err
+	})
+	var apiErr *tgbotapi.Error
+	if errors.As(err, &apiErr) && strings.Contains(apiErr.Message, "too big") {
+		return nil, "", ErrTooBig
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("getFile: %w", err)
+	}
+	if int64(f.FileSize) > limit {
+		return nil, f.FilePath, ErrTooBig
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.APIURL+"/file/bot"+c.cfg.Token+"/"+f.FilePath, nil)
+	if err != nil {
+		return nil, "", redact(err, c.cfg.Token)
+	}
+	resp, err := c.sends.client.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("download %s: %w", f.FilePath, redact(err, c.cfg.Token))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", fmt.Errorf("download %s: HTTP %d", f.FilePath, resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("download %s: %w", f.FilePath, redact(err, c.cfg.Token))
+	}
+	if int64(len(data)) > limit {
+		return nil, f.FilePath, ErrTooBig
+	}
+	return data, f.FilePath, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -12,8 +13,10 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/web"
 )
 
 // An App is the wired core that every front end drives: the store, the
@@ -24,6 +27,10 @@ type App struct {
 	Hub   *hub.Hub
 	Agent *agent.Agent
 	Model *llm.Client
+	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
+	// calls for /readyz.
+	Metrics    *metrics.Metrics
+	ModelProbe *web.Probe
 }
 
 // Open reads the MCP settings, opens the database, starts the MCP servers
@@ -33,7 +40,7 @@ type App struct {
 func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) (*App, error) {
 	app := &App{}
 	if err := app.open(ctx, cfg, logger, watch, wait); err != nil {
-		app.Close()
+		closeAndWarn(app, logger)
 		return nil, err
 	}
 	return app, nil
@@ -41,9 +48,14 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, w
 
 func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) error {
 	var err error
-	if app.Hub, err = newHub(cfg, logger, watch); err != nil {
+	if cfg.HTTPListen != "" {
+		app.Metrics = metrics.New()
+	}
+	app.ModelProbe = web.NewFailureProbe("model", modelWindow)
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics); err != nil {
 		return err
 	}
+	app.Metrics.Collector(app.Hub.Collector())
 	if app.Store, err = store.Open(ctx, cfg.DatabasePath); err != nil {
 		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
 	}
@@ -74,7 +86,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return fmt.Errorf("model client: %w", err)
 	}
 	app.Agent, err = agent.New(agent.Config{
-		Model:            app.Model,
+		Model:            probedModel{app.Model, app.ModelProbe},
 		Store:            app.Store,
 		Hub:              app.Hub,
 		SystemPrompt:     prompt.Build,
@@ -92,8 +104,9 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics) (*hub.Hub, error) {
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
+		Metrics:   m,
 		Logger:    logger.With("component", "hub"),
 		NoWatch:   !watch,
 		LookupEnv: cfg.LookupEnv,
@@ -109,7 +122,8 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool) (*hub.Hub, erro
 }
 
 // Close stops the MCP servers and closes the database; it is safe on an
-// App that Open left half built.
+// App that Open left half built. Its error names each server that had to
+// be killed, and any failure to close the database.
 func (a *App) Close() error {
 	if a == nil {
 		return nil
@@ -122,4 +136,14 @@ func (a *App) Close() error {
 		errs = append(errs, a.Store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// closeAndWarn closes c (an App, or a hub on its own) once a command is
+// done. What goes wrong then, such as a server that had to be killed, is
+// worth a warning in the log, not the failure of a command whose work is
+// done.
+func closeAndWarn(c io.Closer, logger *slog.Logger) {
+	if err := c.Close(); err != nil {
+		logger.Warn("shutdown was not clean", "err", err)
+	}
 }

@@ -38,11 +38,12 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 		return fmt.Errorf("log file: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
 	}
 	defer logFile.Close()
-	app, err := Open(ctx, cfg, cfg.Logger(logFile), false, true)
+	logger := cfg.Logger(logFile)
+	app, err := Open(ctx, cfg, logger, false, true)
 	if err != nil {
 		return err
 	}
-	defer app.Close()
+	defer closeAndWarn(app, logger)
 	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}}
 	running := len(app.Hub.Catalog().Running())
 	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", cfg.Model, running, logPath, chatHelp)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/web"
 )
 
 // The running bot touches the heartbeat file beside its database after each
@@ -19,12 +20,14 @@ func heartbeatPath(cfg *config.Config) string {
 	return filepath.Join(filepath.Dir(cfg.DatabasePath), "heartbeat")
 }
 
-// heartbeat returns the function the bot calls to say it is alive. A file
-// and not a port: it needs no listener, works in any container, and says
-// more than "the process runs": the bot polls and Telegram answers.
-func heartbeat(cfg *config.Config) func() {
+// heartbeat returns the function the bot calls to say it is alive: it
+// touches the file and tells the readiness probe. A file works without a
+// listener, in any container, and says more than "the process runs": the
+// bot polls and Telegram answers.
+func heartbeat(cfg *config.Config, probe *web.Probe) func() {
 	path := heartbeatPath(cfg)
 	return func() {
+		probe.OK()
 		now := time.Now()
 		if err := os.Chtimes(path, now, now); err != nil {
 			_ = os.WriteFile(path, nil, 0o644)
@@ -32,9 +35,13 @@ func heartbeat(cfg *config.Config) func() {
 	}
 }
 
-// healthCommand exits 0 while the bot's heartbeat is fresh, and 1 saying
-// why otherwise; Docker's HEALTHCHECK runs it.
+// healthCommand exits 0 while the bot is ready, and 1 saying why
+// otherwise; Docker's HEALTHCHECK runs it. With HTTP_LISTEN set it asks
+// /readyz; without, it reads the heartbeat.
 func healthCommand(cfg *config.Config, stdout io.Writer) error {
+	if cfg.HTTPListen != "" {
+		return readyCommand(cfg, stdout)
+	}
 	path := heartbeatPath(cfg)
 	st, err := os.Stat(path)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -70,10 +71,8 @@ func addOwnFolderToPath() {
 	}
 	dir := filepath.Dir(exe)
 	path := os.Getenv("PATH")
-	for _, p := range filepath.SplitList(path) {
-		if p == dir {
-			return
-		}
+	if slices.Contains(filepath.SplitList(path), dir) {
+		return
 	}
 	os.Setenv("PATH", dir+string(os.PathListSeparator)+path)
 }

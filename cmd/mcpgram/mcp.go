@@ -12,18 +12,19 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/spf13/cobra"
 )
 
 // startHub starts every enabled server of the settings file. The CLI logs
 // only warnings: an operator reads the table, not the start-up chatter.
 func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false)
+	h, err := newHub(cfg, logger, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	if err := h.Start(ctx); err != nil {
-		h.Close()
+		closeAndWarn(h, logger)
 		return nil, err
 	}
 	return h, nil
@@ -48,11 +49,12 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				h, err := startHub(ctx, cfg, cliLogger(cfg, stderr))
+				logger := cliLogger(cfg, stderr)
+				h, err := startHub(ctx, cfg, logger)
 				if err != nil {
 					return err
 				}
-				defer h.Close()
+				defer closeAndWarn(h, logger)
 				cat := h.Catalog()
 				if err := printServers(stdout, cat); err != nil {
 					return err
@@ -97,11 +99,12 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 			return fmt.Errorf("arguments must be a JSON object: %w", err)
 		}
 	}
-	h, err := startHub(ctx, cfg, cliLogger(cfg, stderr))
+	logger := cliLogger(cfg, stderr)
+	h, err := startHub(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer closeAndWarn(h, logger)
 	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], callArgs)
 	if err != nil {
 		return err
@@ -119,7 +122,7 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 	for _, s := range cat.Servers {
 		fmt.Fprintf(tw, "%s\t%s\n", s.Name, serverState(s))
 		for _, t := range s.Tools {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, firstLine(t.Description, 90))
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, summary(t.Description, 90))
 		}
 	}
 	return tw.Flush()
@@ -144,8 +147,10 @@ func serverState(s hub.ServerInfo) string {
 	}
 }
 
-func firstLine(s string, max int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+// summary is the first line of a description, cut to max runes so that
+// the table stays readable.
+func summary(s string, max int) string {
+	s = lines.First(s)
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}

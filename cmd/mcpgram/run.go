@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/web"
 )
 
 // runCommand runs the Telegram bot until ctx ends (SIGINT or SIGTERM): it
@@ -21,7 +24,12 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer app.Close()
+	defer closeAndWarn(app, logger)
+	telegram := web.NewRecentProbe("telegram", healthyWithin)
+	transcriber, err := newTranscriber(cfg)
+	if err != nil {
+		return err
+	}
 	b, err := bot.New(bot.Config{
 		Token:              cfg.TelegramToken,
 		APIURL:             cfg.TelegramAPIURL,
@@ -29,13 +37,24 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
-		Heartbeat:          heartbeat(cfg),
+		Webhook:            cfg.Webhook,
+		WebhookSecret:      cfg.WebhookSecret,
+		WebhookURL:         cfg.WebhookURL,
+		Heartbeat:          heartbeat(cfg, telegram),
+		Transcriber:        transcriber,
+		MaxDocumentBytes:   cfg.MaxDocumentBytes,
+		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), logger)
+	if err != nil {
+		return err
+	}
+	defer closeHTTP(srv, logger)
 	// Servers are still starting: each joins the catalog, and so the
 	// prompt, once ready, while the bot already answers.
 	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Servers))
@@ -45,4 +64,18 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	// Turns cut short at shutdown were logged, and run again at the next
 	// start: a stop that loses nothing is not a failure.
 	return nil
+}
+
+// newTranscriber returns the speech-to-text client, or nil (and no error)
+// when TRANSCRIPTION_MODEL is not set: the bot then says voice messages
+// are not set up.
+func newTranscriber(cfg *config.Config) (bot.Transcriber, error) {
+	if cfg.TranscriptionModel == "" {
+		return nil, nil
+	}
+	t, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: cfg.TranscriptionBaseURL, APIKey: cfg.TranscriptionKey, Model: cfg.TranscriptionModel})
+	if err != nil {
+		return nil, fmt.Errorf("TRANSCRIPTION_MODEL: %w", err)
+	}
+	return t, nil
 }

@@ -72,14 +72,7 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	e := runEnv(t, tg, model.URL())
 	_, stop := startRun(t, e, path)
 	tg.Text(42, 42, "hi")
-	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
-		for _, m := range tg.Messages(42) {
-			if strings.Contains(m.Plain, "Hello while a server starts.") {
-				return true
-			}
-		}
-		return false
-	})
+	tg.WaitText(t, 42, "Hello while a server starts.")
 	if sys := model.Calls()[0].Request.Messages[0].Content; strings.Contains(sys, "silent") {
 		t.Error("the system prompt lists a server that has not started")
 	}

@@ -9,13 +9,16 @@ package config
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +27,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"github.com/subosito/gotenv"
 )
 
 // A Setting describes one configuration value.
@@ -41,12 +45,19 @@ type Setting struct {
 var Settings = []Setting{
 	{Name: "TELEGRAM_BOT_TOKEN", Secret: true, Help: "bot token from @BotFather (required for `run`)"},
 	{Name: "TELEGRAM_API_URL", Default: "https://api.telegram.org", Help: "Bot API server; point at a local Bot API server if you run one"},
+	{Name: "TELEGRAM_MODE", Default: "polling", Help: "polling (getUpdates) or webhook (Telegram posts updates to HTTP_LISTEN, at /telegram)"},
+	{Name: "TELEGRAM_WEBHOOK_SECRET", Secret: true, Help: "webhook mode: the secret token Telegram sends with every update, 1-256 of A-Z a-z 0-9 _ - (required in webhook mode)"},
+	{Name: "TELEGRAM_WEBHOOK_URL", Default: "", Help: "webhook mode: the public HTTPS URL that reaches /telegram, registered with setWebhook at start; empty: register it yourself"},
 	{Name: "OPENAI_API_KEY", Secret: true, Help: "API key of the OpenAI-compatible endpoint (required unless the endpoint needs none, e.g. Ollama: set it to any value)"},
 	{Name: "OPENAI_BASE_URL", Default: "https://api.openai.com/v1", Help: "any OpenAI-compatible endpoint: OpenRouter, DeepSeek, Groq, Ollama, vLLM, LM Studio"},
 	{Name: "OPENAI_MODEL", Default: "gpt-4o-mini", Help: "model name as the endpoint knows it"},
 	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
+	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
+	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
+	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
+	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
@@ -59,12 +70,17 @@ var Settings = []Setting{
 	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
 	{Name: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
 	{Name: "LOG_FORMAT", Default: "text", Help: "text or json"},
+	{Name: "HTTP_LISTEN", Default: "", Help: "address of the HTTP endpoint for machines (/metrics, /healthz, /readyz), such as 127.0.0.1:9090; empty: off"},
 }
 
 // A Config is the validated configuration.
 type Config struct {
 	TelegramToken  string
 	TelegramAPIURL string
+	// Webhook is TELEGRAM_MODE=webhook, with its secret and public URL.
+	Webhook       bool
+	WebhookSecret string
+	WebhookURL    string
 
 	OpenAIKey     string
 	OpenAIBaseURL string
@@ -72,6 +88,12 @@ type Config struct {
 	Temperature   float32
 	MaxTokens     int
 	LLMTimeout    time.Duration
+
+	// Transcription is the speech-to-text endpoint; Model empty: off.
+	TranscriptionModel   string
+	TranscriptionBaseURL string
+	TranscriptionKey     string
+	MaxDocumentBytes     int
 
 	MCPSettings  string
 	DatabasePath string
@@ -89,6 +111,9 @@ type Config struct {
 
 	LogLevel  slog.Level
 	LogFormat string
+
+	// HTTPListen is the address of /metrics, /healthz and /readyz; empty: off.
+	HTTPListen string
 
 	// File is the mcpgram.yaml that was read, if any.
 	File string
@@ -303,7 +328,14 @@ func parse(values map[string]string) (*Config, error) {
 		MCPSettings:    values["MCP_SETTINGS"],
 		DatabasePath:   values["DATABASE_PATH"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
-		values:         values,
+		HTTPListen:     values["HTTP_LISTEN"],
+
+		TranscriptionModel:   values["TRANSCRIPTION_MODEL"],
+		TranscriptionBaseURL: strings.TrimRight(cmp.Or(values["TRANSCRIPTION_BASE_URL"], values["OPENAI_BASE_URL"]), "/"),
+		TranscriptionKey:     cmp.Or(values["TRANSCRIPTION_API_KEY"], values["OPENAI_API_KEY"]),
+		WebhookSecret:        values["TELEGRAM_WEBHOOK_SECRET"],
+		WebhookURL:           values["TELEGRAM_WEBHOOK_URL"],
+		values:               values,
 	}
 	var errs []error
 	num := func(name string, min int) int {
@@ -319,6 +351,7 @@ func parse(values map[string]string) (*Config, error) {
 	c.RateLimitPerMinute = num("RATE_LIMIT_PER_MINUTE", 1)
 	c.TokenBudgetPerUserDay = int64(num("TOKEN_BUDGET_PER_USER_DAY", 0))
 	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
+	c.MaxDocumentBytes = num("MAX_DOCUMENT_BYTES", 1)
 
 	if t, err := strconv.ParseFloat(values["LLM_TEMPERATURE"], 32); err != nil || t < 0 || t > 2 {
 		errs = append(errs, fmt.Errorf("LLM_TEMPERATURE: want a number from 0 to 2, got %q", values["LLM_TEMPERATURE"]))
@@ -350,8 +383,17 @@ func parse(values map[string]string) (*Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: want text or json, got %q", values["LOG_FORMAT"]))
 	}
-	for _, name := range []string{"TELEGRAM_API_URL", "OPENAI_BASE_URL"} {
+	errs = append(errs, c.checkMode(values)...)
+	if a := c.HTTPListen; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("HTTP_LISTEN: want host:port such as 127.0.0.1:9090, got %q", a))
+		}
+	}
+	for _, name := range []string{"TELEGRAM_API_URL", "OPENAI_BASE_URL", "TRANSCRIPTION_BASE_URL"} {
 		u := values[name]
+		if u == "" && name == "TRANSCRIPTION_BASE_URL" {
+			continue
+		}
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			errs = append(errs, fmt.Errorf("%s: want an http:// or https:// URL, got %q", name, u))
 		}
@@ -377,6 +419,34 @@ func ids(name, s string) ([]int64, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// webhookSecret is the syntax Telegram takes for a webhook's secret token.
+var webhookSecret = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// checkMode validates TELEGRAM_MODE and what webhook mode needs.
+func (c *Config) checkMode(values map[string]string) []error {
+	var errs []error
+	switch strings.ToLower(values["TELEGRAM_MODE"]) {
+	case "polling":
+		return nil
+	case "webhook":
+		c.Webhook = true
+	default:
+		return []error{fmt.Errorf("TELEGRAM_MODE: want polling or webhook, got %q", values["TELEGRAM_MODE"])}
+	}
+	if c.HTTPListen == "" {
+		errs = append(errs, errors.New("HTTP_LISTEN: webhook mode serves /telegram there; set an address such as 0.0.0.0:8080"))
+	}
+	if s := c.WebhookSecret; s == "" {
+		errs = append(errs, &MissingError{Name: "TELEGRAM_WEBHOOK_SECRET", Hint: "webhook mode needs it"})
+	} else if !webhookSecret.MatchString(s) {
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET: want 1 to 256 of A-Z a-z 0-9 _ and -"))
+	}
+	if u := c.WebhookURL; u != "" && !strings.HasPrefix(u, "https://") {
+		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL: Telegram posts only to https:// URLs, got %q", u))
+	}
+	return errs
 }
 
 // RequireTelegram checks what `mcpgram run` needs beyond Load.
@@ -481,38 +551,20 @@ func (c *Config) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// readDotEnv reads KEY=VALUE lines; # starts a comment; values may be
-// quoted. Keys it does not know are kept so NAME_FILE works too.
+// readDotEnv reads a .env file the way dotenv tools do (gotenv, which viper
+// brings along): KEY=value lines, # comments, an optional export, single
+// quotes kept as written, double quotes with escapes, and $VAR replaced by
+// the environment or an earlier line. Keys it does not know are kept, so
+// that NAME_FILE and ${env:VAR} in mcp-settings.json see them too.
 func readDotEnv(path string) (map[string]string, error) {
 	f, err := os.Open(filepath.Clean(path))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		s = strings.TrimPrefix(s, "export ")
-		k, val, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: want KEY=value", path, line)
-		}
-		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
-			val = val[1 : len(val)-1]
-		} else if i := strings.Index(val, " #"); i >= 0 {
-			val = strings.TrimSpace(val[:i])
-		}
-		out[k] = val
+	env, err := gotenv.StrictParse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return out, nil
+	return env, nil
 }

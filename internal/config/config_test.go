@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,10 +123,17 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
-		{"broken .env", map[string]string{".env": "JUSTAWORD\n"}, nil, ".env:1"},
+		{"broken .env", map[string]string{".env": "OPENAI_MODEL=m\nJUSTAWORD\n"}, nil, ".env: line `JUSTAWORD`"},
+		{"unclosed quote in .env", map[string]string{".env": "OPENAI_API_KEY=\"sk-abc\n"}, nil, ".env: missing quotes"},
 		{"mistyped key", map[string]string{"mcpgram.yaml": "opneai_model: gpt-4o\n"}, nil, `unknown setting "opneai_model" (did you mean "openai_model"?)`},
 		{"unknown key, nothing near", map[string]string{"mcpgram.yaml": "max_turns: 5\nfavourite_colour: blue\n"}, nil, `mcpgram.yaml: unknown setting "favourite_colour"`},
 		{"nested unknown key", map[string]string{"mcpgram.yaml": "telegram:\n  token: x\n"}, nil, `unknown setting "telegram.token"`},
+		{"bad mode", nil, map[string]string{"TELEGRAM_MODE": "push"}, "TELEGRAM_MODE"},
+		{"webhook without secret", nil, map[string]string{"TELEGRAM_MODE": "webhook", "HTTP_LISTEN": ":8080"}, "TELEGRAM_WEBHOOK_SECRET is not set"},
+		{"webhook without listener", nil, map[string]string{"TELEGRAM_MODE": "webhook", "TELEGRAM_WEBHOOK_SECRET": "abc"}, "HTTP_LISTEN"},
+		{"webhook secret Telegram refuses", nil, map[string]string{"TELEGRAM_MODE": "webhook", "HTTP_LISTEN": ":8080", "TELEGRAM_WEBHOOK_SECRET": "a b"}, "TELEGRAM_WEBHOOK_SECRET: want"},
+		{"webhook url not https", nil, map[string]string{"TELEGRAM_MODE": "webhook", "HTTP_LISTEN": ":8080", "TELEGRAM_WEBHOOK_SECRET": "abc", "TELEGRAM_WEBHOOK_URL": "http://bot.example.com/telegram"}, "TELEGRAM_WEBHOOK_URL"},
+		{"bad listen address", nil, map[string]string{"HTTP_LISTEN": "9090"}, "HTTP_LISTEN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,6 +231,44 @@ func TestLookupEnvSeesDotEnv(t *testing.T) {
 	}
 }
 
+// .env is read as dotenv tools read it; these are the rules README
+// promises, secrets with $ and # in single quotes above all.
+func TestDotEnvSyntax(t *testing.T) {
+	const file = `# comment
+PLAIN=value # a comment after a space
+HASH=abc#def
+SPACED = padded
+export EXPORTED=yes
+DOUBLE="a \"quoted\" word\nand a second line"
+SINGLE='pa$$W0RD#1 \n stays'
+BASE=https://example.com
+REF=${BASE}/v1
+MULTI="line one
+line two"
+EMPTY=
+` + "CRLF=windows\r\n"
+	c, err := load(t, map[string]string{".env": file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"PLAIN":    "value",
+		"HASH":     "abc",
+		"SPACED":   "padded",
+		"EXPORTED": "yes",
+		"DOUBLE":   "a \"quoted\" word\nand a second line",
+		"SINGLE":   `pa$$W0RD#1 \n stays`,
+		"REF":      "https://example.com/v1",
+		"MULTI":    "line one\nline two",
+		"EMPTY":    "",
+		"CRLF":     "windows",
+	} {
+		if got, ok := c.LookupEnv(name); !ok || got != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
+
 func TestLoggerRedactsSecrets(t *testing.T) {
 	const token, key = "123456:SECRETSECRETSECRET", "sk-verysecretkey"
 	for _, format := range []string{"text", "json"} {
@@ -241,5 +287,18 @@ func TestLoggerRedactsSecrets(t *testing.T) {
 		if n := strings.Count(out, "[redacted]"); n < 4 {
 			t.Errorf("%s log has %d [redacted], want 4:\n%s", format, n, out)
 		}
+	}
+}
+
+func TestWebhookMode(t *testing.T) {
+	c, err := load(t, nil, map[string]string{"TELEGRAM_MODE": "Webhook", "HTTP_LISTEN": "0.0.0.0:8080", "TELEGRAM_WEBHOOK_SECRET": "s3cret-_x", "TELEGRAM_WEBHOOK_URL": "https://bot.example.com/telegram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Webhook || c.WebhookSecret != "s3cret-_x" || c.WebhookURL != "https://bot.example.com/telegram" || c.HTTPListen != "0.0.0.0:8080" {
+		t.Errorf("config = %+v", c)
+	}
+	if !slices.Contains(c.Secrets(), "s3cret-_x") {
+		t.Error("the webhook secret is not among the secrets the log hides")
 	}
 }

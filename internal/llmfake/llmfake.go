@@ -150,9 +150,11 @@ type Server struct {
 	srv     *httptest.Server
 	handler Handler
 
-	mu       sync.Mutex
-	calls    []Call
-	problems []string
+	mu             sync.Mutex
+	calls          []Call
+	problems       []string
+	transcriber    Transcriber
+	transcriptions []Transcription
 }
 
 // New starts a Server answering with h; it stops when t ends, and the
@@ -163,6 +165,7 @@ func New(t testing.TB, h Handler) *Server {
 	s := &Server{handler: h}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serve)
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcribe)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		s.srv.CloseClientConnections()

@@ -3,7 +3,10 @@
 // /bot<token>/<method>, answers {"ok":…}) and enforces the limits that bite
 // in production: 4096 characters after entity parsing, 1024 per caption,
 // 64-byte callback data, Telegram's HTML subset, "message is not modified",
-// one poller at a time (409), and programmable 429s with retry_after.
+// one poller at a time (409), and programmable 429s with retry_after. After
+// setWebhook it posts updates to the webhook instead, with the secret token
+// header, in order, retrying until the bot answers 2xx, and answers
+// getUpdates 409 as Telegram does.
 package tgfake
 
 import (
@@ -108,6 +111,15 @@ type Server struct {
 	commands  map[string][]tgbotapi.BotCommand // by scope JSON, "" for the default
 	actions   map[int64]int
 	drafts    map[int64][]string // nil: sendMessageDraft unsupported (404)
+
+	files     map[string]*upload // by file_id
+	nextFile  int
+	downloads int
+
+	hook       *webhook // set by setWebhook; nil while polling
+	deliveries int
+	hookErr    string
+	hookErrAt  time.Time
 }
 
 // New starts a fake Bot API and stops it when t ends.
@@ -124,6 +136,12 @@ func New(t testing.TB) *Server {
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
+	// Before the server closes: deliveries to a webhook end with the test.
+	t.Cleanup(func() {
+		s.mu.Lock()
+		s.deleteWebhookLocked(nil)
+		s.mu.Unlock()
+	})
 	return s
 }
 
@@ -289,6 +307,23 @@ func (s *Server) Unconfirmed() int {
 	return len(s.updates)
 }
 
+// WaitText waits until a final message (not a streamed draft, which ends
+// in "▌") in chat shows want, and returns it; it fails t after 30 s.
+func (s *Server) WaitText(t testing.TB, chat int64, want string) Message {
+	t.Helper()
+	var got Message
+	s.WaitFor(t, 30*time.Second, fmt.Sprintf("a message containing %q in chat %d", want, chat), func() bool {
+		for _, m := range s.Messages(chat) {
+			if strings.Contains(m.Plain, want) && !strings.HasSuffix(m.Plain, "▌") {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
 // WaitFor waits until cond (called with the lock free) is true, failing t
 // after timeout with a dump of what the bot sent.
 func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
@@ -394,6 +429,10 @@ func badRequest(format string, args ...any) *apiError {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/") {
+		s.serveFile(w, r)
+		return
+	}
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)
 	if len(parts) != 2 || !strings.HasPrefix(parts[0], "bot") {
 		writeErr(w, &apiError{code: 404, desc: "Not Found"})
@@ -521,6 +560,10 @@ func (s *Server) getUpdates(r *http.Request, p map[string]string) (any, *apiErro
 		limit = 100
 	}
 	s.mu.Lock()
+	if s.hook != nil {
+		s.mu.Unlock()
+		return nil, &apiError{code: 409, desc: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
+	}
 	if s.polling {
 		s.mu.Unlock()
 		return nil, &apiError{code: 409, desc: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}
@@ -645,6 +688,15 @@ var notModified = badRequest("message is not modified: specified new message con
 
 func (s *Server) handleLocked(method string, p map[string]string, files map[string][]byte) (any, *apiError) {
 	switch method {
+	case "getFile":
+		return s.getFileLocked(p)
+	case "setWebhook":
+		return s.setWebhookLocked(p)
+	case "deleteWebhook":
+		s.deleteWebhookLocked(p)
+		return true, nil
+	case "getWebhookInfo":
+		return s.webhookInfoLocked(), nil
 	case "sendMessage", "sendPhoto", "sendDocument":
 		chat, e := s.chatID(p)
 		if e != nil {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -36,6 +37,7 @@ func main() {
 		if os.Getenv("ECHO_IGNORE_TERM") != "" {
 			signal.Ignore(syscall.SIGTERM)
 		}
+		os.Stdout.Close() // ready: what it ignores is set
 		time.Sleep(time.Hour)
 		return
 	}
@@ -174,7 +176,16 @@ func main() {
 func spawnGrandchild(pidfile string) {
 	cmd := exec.Command(os.Args[0], "-sleeper")
 	cmd.Env = os.Environ()
+	ready, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	// The pid goes out once the grandchild is ready, so that a test that
+	// stops the server finds it ignoring what it should.
+	if _, err := io.Copy(io.Discard, ready); err != nil {
 		log.Fatal(err)
 	}
 	if err := os.WriteFile(pidfile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"os"
 
@@ -19,23 +18,12 @@ import (
 // must write elsewhere (stderr).
 func Serve(ctx context.Context, srv *server.MCPServer, logger *slog.Logger) error {
 	s := server.NewStdioServer(srv)
-	s.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
+	// mcp-go logs through a log.Logger: make its lines records of ours, so
+	// that a server's stderr has one format.
+	s.SetErrorLogger(slog.NewLogLogger(logger.With("component", "mcp-go").Handler(), slog.LevelWarn))
 	err := s.Listen(ctx, os.Stdin, os.Stdout)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
 	return nil
-}
-
-// slogWriter turns mcp-go's log.Logger output into structured records, so a
-// server's stderr has one format.
-type slogWriter struct{ logger *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	msg := string(p)
-	if n := len(msg); n > 0 && msg[n-1] == '\n' {
-		msg = msg[:n-1]
-	}
-	w.logger.Warn(msg, "component", "mcp-go")
-	return len(p), nil
 }

@@ -13,8 +13,9 @@ package calc
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -277,11 +278,7 @@ var functions = map[string]function{
 
 // allowed says what an expression may contain.
 func allowed() string {
-	names := make([]string, 0, len(functions))
-	for name := range functions {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(functions))
 	return "only numbers, the operators + - * / % ^ and parentheses, the constants pi and e, and the functions " +
 		strings.Join(names, ", ") + " are allowed"
 }

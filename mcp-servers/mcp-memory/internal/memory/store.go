@@ -1,7 +1,3 @@
-// Package memory is the logic of the bundled memory MCP server: a SQLite
-// store of per-user memories with full-text search, the detector that keeps
-// personal information out unless the user agreed, and the MCP tool that
-// puts both in front of a model.
 package memory
 
 import (
@@ -15,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,7 +103,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list migrations: %w", err)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	var current int
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
@@ -326,7 +322,7 @@ func (s *Store) Search(ctx context.Context, userID, query string, tags []string,
 		FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.user_id = ?`+filter+`
 		ORDER BY bm25(memories_fts, 2.0, 1.0), m.updated_at DESC LIMIT ?`,
-		append(append([]any{match}, args...), limit)...)
+		slices.Concat([]any{match}, args, []any{limit})...)
 	if err != nil {
 		return nil, fmt.Errorf("search memories: %w", err)
 	}

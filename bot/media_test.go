@@ -1,0 +1,109 @@
+package bot_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/llm"
+)
+
+// transcriber is the real client against the fake endpoint: "OggS-<words>"
+// is heard as <words>; "garbled" fails.
+func transcriber(t *testing.T) *llm.Transcriber {
+	t.Helper()
+	fake := llmfake.New(t, llmfake.Script())
+	fake.SetTranscriber(func(tr llmfake.Transcription) (string, int) {
+		if string(tr.Audio) == "garbled" {
+			return "", http.StatusBadRequest
+		}
+		return strings.TrimPrefix(string(tr.Audio), "OggS-"), 0
+	})
+	tr, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: fake.URL(), APIKey: "sk-test", Model: "whisper-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// A voice note is transcribed, the user sees what was heard, and the
+// model gets it as the message; what cannot be heard is said so, and no
+// turn runs for it.
+func TestVoice(t *testing.T) {
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.Transcriber = transcriber(t) })
+
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "voice", MIMEType: "audio/ogg", Data: []byte("OggS-turn on the <lights>")})
+	heard := waitText(t, fake, alice, "I heard")
+	if !strings.Contains(heard.Plain, "turn on the <lights>") || !strings.Contains(heard.Text, "<blockquote expandable>turn on the &lt;lights&gt;</blockquote>") {
+		t.Errorf("the transcript shown: %q", heard.Text)
+	}
+	waitText(t, fake, alice, "echo: turn on the <lights>")
+
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "audio", Name: "memo.mp3", Data: []byte("OggS-second"), Caption: "From my walk:"})
+	waitText(t, fake, alice, "echo: From my walk:\n\nsecond")
+
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "voice", Data: []byte("garbled")})
+	waitText(t, fake, alice, "could not transcribe")
+	downloads := fake.Downloads()
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "voice", Data: []byte("OggS-x"), Size: tgfake.MaxDownload + 1})
+	waitText(t, fake, alice, "too large for me to fetch")
+	waitHandled(t, h)
+	if fake.Downloads() != downloads {
+		t.Error("a recording over 20 MB was downloaded")
+	}
+	if a.Turns("garbled") != 0 || len(a.turnsWith("x")) != 0 {
+		t.Error("a turn ran for a recording that was not heard")
+	}
+}
+
+// Without a transcriber, a voice note gets a clear answer and no turn.
+func TestVoiceNotSetUp(t *testing.T) {
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "voice", Data: []byte("OggS-hello")})
+	waitText(t, fake, alice, "Voice messages are not set up")
+	waitHandled(t, h)
+	if len(a.turnsWith("hello")) != 0 || fake.Downloads() != 0 {
+		t.Error("a voice note ran a turn or was downloaded without a transcriber")
+	}
+}
+
+// A text file reaches the model with its name, fenced so that its own
+// backticks cannot end the fence; other files get a clear answer.
+func TestDocuments(t *testing.T) {
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.MaxDocumentBytes = 1000 })
+
+	notes := "# Notes\n\n```go\nx := 1\n```\n"
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "document", Name: "notes.md", MIMEType: "text/markdown", Data: []byte(notes), Caption: "Summarise this"})
+	waitText(t, fake, alice, "echo: Summarise this")
+	want := "Summarise this\n\nThe user sent the file \"notes.md\":\n````\n# Notes\n\n```go\nx := 1\n```\n````"
+	if got := a.turnsWith("notes.md"); len(got) != 1 || got[0] != want {
+		t.Errorf("the model got %q, want %q", got, want)
+	}
+
+	for _, tt := range []struct {
+		up   tgfake.Upload
+		want string
+	}{
+		{tgfake.Upload{Name: "report.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.7")}, "not PDF files yet"},
+		{tgfake.Upload{Name: "big.txt", MIMEType: "text/plain", Data: []byte(strings.Repeat("a", 1001))}, "up to 0 KB"},
+		{tgfake.Upload{Name: "latin1.txt", MIMEType: "text/plain", Data: []byte{'c', 'a', 'f', 0xe9}}, "not UTF-8"},
+		{tgfake.Upload{Name: "blob.bin", MIMEType: "application/octet-stream", Data: []byte{1, 2}}, "not files of type application/octet-stream"},
+	} {
+		tt.up.ChatID, tt.up.UserID, tt.up.Kind = bob, bob, "document"
+		fake.SendFile(tt.up)
+		waitText(t, fake, bob, tt.want)
+	}
+	waitHandled(t, h)
+	if n := len(a.turnsWith("")); n != 1 {
+		t.Errorf("%d turns ran, want 1 (only for the Markdown file)", n)
+	}
+}

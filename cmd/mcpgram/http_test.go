@@ -1,0 +1,221 @@
+package main_test
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+// freeAddr returns a local address with a port nobody listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// scrape reads /metrics into metric families.
+func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// value is the value of the sample of family name with the given labels,
+// and whether there is one.
+func value(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if got[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// check answers /healthz or /readyz: the status code and each check; 0
+// while nothing listens yet.
+func check(t *testing.T, url string) (int, map[string]string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var rep struct{ Checks map[string]string }
+	if err := json.Unmarshal(body, &rep); err != nil {
+		t.Fatalf("%s: %v in %q", url, err, body)
+	}
+	return resp.StatusCode, rep.Checks
+}
+
+// With HTTP_LISTEN set, `mcpgram run` serves /metrics with what it did,
+// /healthz while its database answers, and /readyz while Telegram answers
+// and the model is not failing.
+func TestRunServesMetricsAndHealth(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	llm := llmfake.New(t, llmfake.Script(
+		llmfake.Reply{Status: http.StatusBadRequest, Error: "the model is gone"},
+		llmfake.Text(`<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "25 * 48"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`<attempt_completion><result>It is 1200.</result></attempt_completion>`),
+	))
+	e := runEnv(t, tg, llm.URL())
+	e["HTTP_LISTEN"] = freeAddr(t)
+	base := "http://" + e["HTTP_LISTEN"]
+	_, stop := startRun(t, e, path)
+	defer stop()
+
+	// The model fails: the bot is not ready, though it lives.
+	tg.Text(42, 42, "hello?")
+	tg.WaitFor(t, 30*time.Second, "not ready", func() bool {
+		code, checks := check(t, base+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.HasPrefix(checks["model"], "model: failing")
+	})
+	if code, checks := check(t, base+"/healthz"); code != http.StatusOK || checks["database"] != "ok" {
+		t.Errorf("/healthz with a failing model = %d %v, want 200", code, checks)
+	}
+	// `mcpgram health` asks /readyz when HTTP_LISTEN is set.
+	if _, _, err := run(t, e, "", "--mcp-settings", path, "health"); err == nil || !strings.Contains(err.Error(), "model: failing") {
+		t.Errorf("health with a failing model: %v, want unhealthy naming the model", err)
+	}
+
+	// It answers again: ready.
+	tg.Text(42, 42, "what is 25 * 48?")
+	tg.WaitText(t, 42, "It is 1200.")
+	if code, checks := check(t, base+"/readyz"); code != http.StatusOK || checks["telegram"] != "ok" || checks["model"] != "ok" || checks["database"] != "ok" {
+		t.Errorf("/readyz after a good turn = %d %v, want 200 with every check ok", code, checks)
+	}
+	if out, _, err := run(t, e, "", "--mcp-settings", path, "health"); err != nil || !strings.HasPrefix(out, "healthy") {
+		t.Errorf("health of a ready bot: %q, %v", out, err)
+	}
+
+	fams := scrape(t, base)
+	for _, want := range []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{"mcpgram_telegram_updates_total", nil, 1},
+		{"mcpgram_telegram_requests_total", map[string]string{"method": "sendMessage", "status": "ok"}, 1},
+		{"mcpgram_server_status", map[string]string{"server": "calculator", "status": "running"}, 1},
+		{"mcpgram_server_tools", map[string]string{"server": "calculator"}, 1},
+		{"mcpgram_server_start_seconds", map[string]string{"server": "calculator"}, 1},
+		{"mcpgram_chats_running", nil, 0},
+		{"mcpgram_inbox_pending", nil, 0},
+		{"go_goroutines", nil, 1},
+		{"process_resident_memory_bytes", nil, 1},
+	} {
+		v, ok := value(fams, want.name, want.labels)
+		if !ok || v < want.min {
+			t.Errorf("%s%v = %v (present: %v), want at least %v", want.name, want.labels, v, ok, want.min)
+		}
+	}
+	for name := range fams {
+		if f := fams[name]; strings.HasPrefix(name, "mcpgram_") {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "user" || l.GetName() == "chat" || strings.Contains(l.GetValue(), "42") {
+						t.Errorf("%s has a label %s=%q: no user or chat ids as labels", name, l.GetName(), l.GetValue())
+					}
+				}
+			}
+		}
+	}
+}
+
+// In webhook mode `mcpgram run` takes updates at /telegram on HTTP_LISTEN,
+// never polls, and keeps the secret out of the log.
+func TestRunWebhookMode(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	llm := llmfake.New(t, llmfake.Script(llmfake.Text(`<attempt_completion><result>Hello from a webhook.</result></attempt_completion>`)))
+	e := runEnv(t, tg, llm.URL())
+	const secret = "webhook-Secret_123"
+	e["TELEGRAM_MODE"], e["TELEGRAM_WEBHOOK_SECRET"], e["HTTP_LISTEN"] = "webhook", secret, freeAddr(t)
+	// The operator registered the webhook (TELEGRAM_WEBHOOK_URL empty).
+	resp, err := http.PostForm(tg.URL()+"/bot"+tgfake.Token+"/setWebhook", map[string][]string{
+		"url": {"http://" + e["HTTP_LISTEN"] + "/telegram"}, "secret_token": {secret},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	logs, stop := startRun(t, e, path)
+
+	tg.Text(42, 42, "hi")
+	tg.WaitText(t, 42, "Hello from a webhook.")
+	tg.WaitFor(t, 30*time.Second, "a getWebhookInfo heartbeat", func() bool { return len(tg.Calls("getWebhookInfo")) > 0 })
+	stop()
+	if n := len(tg.Calls("getUpdates")); n != 0 {
+		t.Errorf("getUpdates called %d times in webhook mode", n)
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Error("the log shows the webhook secret")
+	}
+}
+
+// A voice note goes through TRANSCRIPTION_MODEL on the model's endpoint,
+// with the model's key, and its transcript is answered.
+func TestRunVoiceNote(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	llm := llmfake.New(t, llmfake.Script(llmfake.Text(`<attempt_completion><result>Lights on.</result></attempt_completion>`)))
+	llm.SetTranscriber(func(tr llmfake.Transcription) (string, int) {
+		return "please turn on the lights", 0
+	})
+	e := runEnv(t, tg, llm.URL())
+	e["TRANSCRIPTION_MODEL"] = "whisper-1"
+	_, stop := startRun(t, e, path)
+	defer stop()
+	tg.SendFile(tgfake.Upload{ChatID: 42, UserID: 42, Kind: "voice", MIMEType: "audio/ogg", Data: []byte("OggS")})
+	tg.WaitText(t, 42, "Lights on.")
+	if calls := llm.Calls(); len(calls) != 1 || calls[0].Request.Last() != "please turn on the lights" {
+		t.Errorf("the model was asked %+v, want the transcript", calls)
+	}
+	if tr := llm.Transcriptions(); len(tr) != 1 || tr[0].Model != "whisper-1" || tr[0].Authorization != "Bearer sk-test" || string(tr[0].Audio) != "OggS" {
+		t.Errorf("transcriptions: %+v", tr)
+	}
+}

@@ -1,0 +1,375 @@
+package executor_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// repairCatalog has tools whose schemas type integers, numbers and
+// booleans, a tool name two servers share, and a server that
+// auto-approves nothing.
+func repairCatalog() hub.Catalog {
+	schema := func(s string) json.RawMessage { return json.RawMessage(s) }
+	return hub.Catalog{
+		Version: 1,
+		Servers: []hub.ServerInfo{
+			{Name: "everything", Status: hub.StatusRunning, AutoApprove: []string{"echo", "get-sum"}, Tools: []hub.Tool{
+				{Name: "echo", InputSchema: schema(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)},
+				{Name: "get-sum", InputSchema: schema(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
+			}},
+			{Name: "filesystem", Status: hub.StatusRunning, Tools: []hub.Tool{
+				{Name: "list_directory", InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"},"recursive":{"type":"boolean"},"depth":{"type":"integer"},"tags":{"type":"array"}},"required":["path"]}`)},
+				{Name: "read_file", InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+				{Name: "write_file", InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)},
+			}},
+			{Name: "notes", Status: hub.StatusRunning, Tools: []hub.Tool{
+				{Name: "add_note", InputSchema: schema(`{"type":"object","properties":{"text":{"type":"string"},"meta":{"type":"object"}}}`)},
+				{Name: "search", InputSchema: schema(`{"type":"object","properties":{"query":{"type":"string"}}}`)},
+			}},
+			{Name: "web", Status: hub.StatusRunning, Tools: []hub.Tool{
+				{Name: "fetch", InputSchema: schema(`{"type":"object","properties":{"url":{"type":"string"}}}`)},
+				{Name: "search", InputSchema: schema(`{"type":"object","properties":{"query":{"type":"string"}}}`)},
+			}},
+		},
+	}
+}
+
+// call writes a use_mcp_tool block with its arguments as given.
+func call(server, name, args string) string {
+	return "<use_mcp_tool>\n<server_name>" + server + "</server_name>\n<tool_name>" + name + "</tool_name>\n<arguments>" + args + "</arguments>\n</use_mcp_tool>"
+}
+
+// A nearMiss is a malformed reply and the call it plainly means, or none
+// when what it means is not plain and it must be fed back.
+type nearMiss struct {
+	class, name, reply string
+	server, tool, args string   // the meant call; server "" when it must be fed back
+	repairs            []string // the kinds recorded, when it runs
+}
+
+func nearMisses() []nearMiss {
+	cut := func(s string, n int) string { return s[:len(s)-n] }
+	return []nearMiss{
+		// JSON slips in arguments.
+		{"json", "trailing comma", call("filesystem", "read_file", `{"path": "/x",}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_trailing_comma"}},
+		{"json", "trailing commas in arrays and objects", call("filesystem", "list_directory", "{\"path\": \"/x\", \"tags\": [\"a\", \"b\",],\n}"), "filesystem", "list_directory", `{"path":"/x","tags":["a","b"]}`, []string{"json_trailing_comma"}},
+		{"json", "typographic quotes", call("everything", "echo", `{“message”: “hi there”}`), "everything", "echo", `{"message":"hi there"}`, []string{"json_quotes"}},
+		{"json", "single quotes", call("filesystem", "read_file", `{'path': '/tmp/a "b"'}`), "filesystem", "read_file", `{"path":"/tmp/a \"b\""}`, []string{"json_quotes"}},
+		{"json", "single-quoted keys, an apostrophe in double quotes", call("everything", "echo", `{'message': "it's"}`), "everything", "echo", `{"message":"it's"}`, []string{"json_quotes"}},
+		{"json", "comments", call("everything", "get-sum", "{\"a\": 1, // the first\n\"b\": 2 /* the second */}"), "everything", "get-sum", `{"a":1,"b":2}`, []string{"json_comments"}},
+		{"json", "closing brace missing", call("filesystem", "read_file", `{"path": "/x"`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_unclosed"}},
+		{"json", "bracket and brace missing", call("filesystem", "list_directory", `{"path": "/x", "tags": ["a", "b"`), "filesystem", "list_directory", `{"path":"/x","tags":["a","b"]}`, []string{"json_unclosed"}},
+		{"json", "inner object left open with several members", call("notes", "add_note", `{"text": "t", "meta": {"x": 1, "y": 2`), "", "", "", nil},
+		{"json", "string left open", call("everything", "echo", `{"message": "hi`), "", "", "", nil},
+		{"json", "apostrophe inside single quotes", call("everything", "echo", `{'message': 'it's'}`), "", "", "", nil},
+		{"json", "two commas", call("everything", "echo", `{"message": "hi",,}`), "", "", "", nil},
+		// Name variants.
+		{"name", "server in the wrong case", call("FileSystem", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_case"}},
+		{"name", "tool in the wrong case", call("filesystem", "Read_File", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_case"}},
+		{"name", "server__tool, no server", call("", "filesystem__read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}},
+		{"name", "server.tool", call("filesystem", "filesystem.read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}},
+		{"name", "server/tool, server unknown", call("fs", "filesystem/read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}},
+		{"name", "server unknown, tool on one server", call("files", "write_file", `{"path": "/x", "content": "c"}`), "filesystem", "write_file", `{"content":"c","path":"/x"}`, []string{"server_inferred"}},
+		{"name", "no server, tool on one server", "<use_mcp_tool><tool_name>fetch</tool_name><arguments>{\"url\": \"https://x\"}</arguments></use_mcp_tool>", "web", "fetch", `{"url":"https://x"}`, []string{"server_inferred"}},
+		{"name", "server misspelt, tool on one server", call("filesystm", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"server_inferred"}},
+		{"name", "server unknown and unlike the one with the tool", call("browser", "fetch", `{"url": "https://x"}`), "", "", "", nil},
+		{"name", "short unknown server, one edit from the one with the tool", call("wb", "fetch", `{"url": "https://x"}`), "web", "fetch", `{"url":"https://x"}`, []string{"server_inferred"}},
+		{"name", "short unknown server, two edits away", call("db", "fetch", `{"url": "https://x"}`), "", "", "", nil},
+		{"name", "no server, tool on two servers", "<use_mcp_tool><tool_name>search</tool_name><arguments>{\"query\": \"q\"}</arguments></use_mcp_tool>", "", "", "", nil},
+		{"name", "server named lacks the tool", call("notes", "fetch", `{"url": "https://x"}`), "", "", "", nil},
+		{"name", "server_name and tool_name name two servers", call("notes", "web__search", `{"query": "q"}`), "", "", "", nil},
+		// Argument forms.
+		{"args", "XML elements", call("filesystem", "list_directory", "\n<path>/src</path>\n<recursive>true</recursive>\n<depth>2</depth>\n"), "filesystem", "list_directory", `{"depth":2,"path":"/src","recursive":true}`, []string{"args_xml"}},
+		{"args", "key: value lines", call("everything", "get-sum", "\na: 1.5\nb: -2\n"), "everything", "get-sum", `{"a":1.5,"b":-2}`, []string{"args_lines"}},
+		{"args", "a number where the tool wants a string stays a string", call("everything", "echo", "message: 42"), "everything", "echo", `{"message":"42"}`, []string{"args_lines"}},
+		{"args", "XML elements without <arguments>", "<use_mcp_tool>\n<server_name>filesystem</server_name>\n<tool_name>list_directory</tool_name>\n<path>/src</path>\n<depth>1</depth>\n</use_mcp_tool>", "filesystem", "list_directory", `{"depth":1,"path":"/src"}`, []string{"args_xml"}},
+		{"args", "unknown elements without <arguments>", "<use_mcp_tool>\n<server_name>notes</server_name>\n<tool_name>search</tool_name>\n<q>x</q>\n</use_mcp_tool>", "", "", "", nil},
+		{"args", "XML integer that is not one", call("filesystem", "list_directory", "<path>/src</path><depth>two</depth>"), "", "", "", nil},
+		{"args", "XML key given twice", call("filesystem", "read_file", "<path>/a</path><path>/b</path>"), "", "", "", nil},
+		{"args", "XML entity", call("filesystem", "write_file", "<path>/a</path><content>a &amp; b</content>"), "", "", "", nil},
+		{"args", "quoted line value", call("everything", "echo", `message: "hi"`), "", "", "", nil},
+		{"args", "line key not in the schema", call("everything", "echo", "msg: hi"), "", "", "", nil},
+		// Framing.
+		{"framing", "cut off after the arguments", cut(call("filesystem", "read_file", `{"path": "/x"}`), len("\n</use_mcp_tool>")), "filesystem", "read_file", `{"path":"/x"}`, []string{"cut_off"}},
+		{"framing", "cut off in the closing tag of whole arguments", cut(call("filesystem", "read_file", `{"path": "/x"}`), len("ents>\n</use_mcp_tool>")), "filesystem", "read_file", `{"path":"/x"}`, []string{"cut_off"}},
+		{"framing", "cut off inside the arguments", "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name><arguments>{\"path\": \"/x", "", "", "", nil},
+		{"framing", "cut off before the arguments", "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name>", "", "", "", nil},
+		{"framing", "cut off, a required argument missing", cut(call("filesystem", "write_file", `{"path": "/x"}`), len("\n</use_mcp_tool>")), "", "", "", nil},
+		{"framing", "nothing but a fenced call", "```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```", "filesystem", "read_file", `{"path":"/x"}`, []string{"fenced"}},
+		{"framing", "a fenced call beside text", "For example:\n```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```", "", "", "", nil},
+		{"framing", "thinking before the call", "<think>the file</think>\n" + call("filesystem", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, nil},
+		// Several at once.
+		{"mixed", "wrong case, typographic quotes, trailing comma", call("Everything", "ECHO", `{“message”: “hi”,}`), "everything", "echo", `{"message":"hi"}`, []string{"name_case", "json_trailing_comma", "json_quotes"}},
+	}
+}
+
+// The near-miss table: every reply runs at the first attempt as the call
+// it plainly means, or is fed back; none runs as another call.
+func TestNearMissTable(t *testing.T) {
+	ex := executor.New(nil, executor.Options{})
+	cat := repairCatalog()
+	type tally struct{ ran, fed, wrong int }
+	byClass := map[string]*tally{}
+	var classes []string
+	for _, nm := range nearMisses() {
+		if byClass[nm.class] == nil {
+			byClass[nm.class] = &tally{}
+			classes = append(classes, nm.class)
+		}
+		n := byClass[nm.class]
+		t.Run(nm.class+"/"+nm.name, func(t *testing.T) {
+			p := ex.Prepare(cat, executor.Parse(nm.reply), false)
+			var ran []executor.Call
+			for _, s := range p.Steps {
+				if s.Err == nil {
+					ran = append(ran, s.Call)
+				}
+			}
+			switch {
+			case p.Action == executor.ActRun && len(ran) > 0:
+				c := ran[0]
+				if len(ran) != 1 || c.Server != nm.server || c.Tool != nm.tool || c.ArgumentsJSON != nm.args {
+					n.wrong++
+					t.Fatalf("ran %d calls, first %s/%s %s; want %q", len(ran), c.Server, c.Tool, c.ArgumentsJSON, nm.server+"/"+nm.tool+" "+nm.args)
+				}
+				n.ran++
+				if !slices.Equal(p.Repairs, nm.repairs) {
+					t.Errorf("repairs %q, want %q", p.Repairs, nm.repairs)
+				}
+			default:
+				n.fed++
+				if nm.server != "" {
+					t.Errorf("fed back (%v): %s\nwant it run as %s/%s %s", p.Action, feedbackOf(p), nm.server, nm.tool, nm.args)
+				}
+				if p.Action == executor.ActRun && feedbackOf(p) == "" {
+					t.Errorf("nothing ran and no feedback")
+				}
+			}
+		})
+	}
+	var b strings.Builder
+	var all tally
+	fmt.Fprintf(&b, "\n%-8s %5s %9s %8s %6s\n", "class", "cases", "ran first", "fed back", "wrong")
+	for _, c := range classes {
+		n := byClass[c]
+		all.ran, all.fed, all.wrong = all.ran+n.ran, all.fed+n.fed, all.wrong+n.wrong
+		fmt.Fprintf(&b, "%-8s %5d %9d %8d %6d\n", c, n.ran+n.fed+n.wrong, n.ran, n.fed, n.wrong)
+	}
+	fmt.Fprintf(&b, "%-8s %5d %9d %8d %6d", "all", all.ran+all.fed+all.wrong, all.ran, all.fed, all.wrong)
+	t.Log(b.String())
+	if all.wrong != 0 {
+		t.Errorf("%d near misses ran as another call than meant", all.wrong)
+	}
+	if total := all.ran + all.fed + all.wrong; total < 24 {
+		t.Errorf("the table has %d near misses, want at least 24", total)
+	}
+}
+
+func feedbackOf(p executor.Plan) string {
+	out := p.Feedback
+	for _, s := range p.Steps {
+		out += s.Feedback
+	}
+	return out
+}
+
+// A repaired call still asks for approval where it would have, and the
+// approval shows the repaired arguments.
+func TestRepairedCallIsApproved(t *testing.T) {
+	ex := executor.New(nil, executor.Options{})
+	p := ex.Prepare(repairCatalog(), executor.Parse(call("FILESYSTEM", "write_file", "<path>/a</path><content>x</content>")), false)
+	if len(p.Steps) != 1 || p.Steps[0].Err != nil {
+		t.Fatalf("steps %+v", p.Steps)
+	}
+	s := p.Steps[0]
+	if !s.Approve {
+		t.Errorf("repaired call to a tool not auto-approved runs without approval")
+	}
+	if got, want := s.Call.ArgumentsJSON, `{"content":"x","path":"/a"}`; got != want {
+		t.Errorf("arguments for the approval %s, want %s", got, want)
+	}
+	if got, want := p.Repairs, []string{"name_case", "args_xml"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("repairs %q, want %q", got, want)
+	}
+}
+
+// Names resolve to a tool only when exactly one fits.
+func TestRepairNames(t *testing.T) {
+	cat := repairCatalog()
+	cat.Servers = append(cat.Servers,
+		hub.ServerInfo{Name: "Web", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "fetch", InputSchema: json.RawMessage(`{}`)}}},
+		hub.ServerInfo{Name: "cased", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "Get", InputSchema: json.RawMessage(`{}`)}, {Name: "get", InputSchema: json.RawMessage(`{}`)}}},
+	)
+	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	tests := []struct {
+		name, server, tool string
+		want               string // server/tool, or the problem
+	}{
+		{"exact name wins over case", "cased", "get", "cased/get"},
+		{"two tools differ only in case", "cased", "GET", string(executor.ProblemAmbiguousTool)},
+		{"exact server wins over case", "web", "fetch", "web/fetch"},
+		{"two servers differ only in case", "WEB", "fetch", string(executor.ProblemUnknownServer)},
+		{"joined name in another case", "", "CASED__get", "cased/get"},
+		{"failed server in another case is not run", "Broken", "x", string(executor.ProblemUnknownServer)},
+	}
+	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "broken", Status: hub.StatusFailed})
+	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	ex := executor.New(nil, executor.Options{})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := onlyBlock(t, call(tc.server, tc.tool, "{}"))
+			c, err := ex.Check(cat, b)
+			got := c.Server + "/" + c.Tool
+			if ce, ok := err.(*executor.CheckError); ok {
+				got = string(ce.Problem)
+			}
+			if got != tc.want {
+				t.Errorf("got %s (%v), want %s", got, err, tc.want)
+			}
+		})
+	}
+	// A server still starting may have the tool: nothing is inferred.
+	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "zeta", Status: hub.StatusStarting})
+	if _, err := ex.Check(cat, onlyBlock(t, call("", "fetch", "{}"))); err == nil {
+		t.Errorf("server inferred while another server is starting")
+	}
+}
+
+func TestRepairJSON(t *testing.T) {
+	tests := []struct {
+		name, in   string
+		closeAtEnd bool
+		want       string // "" when not repaired
+		kinds      []string
+	}{
+		{"valid JSON is not repaired", `{"a": 1}`, true, "", nil},
+		{"trailing comma", `{"a": [1, 2, ], }`, true, `{"a": [1, 2 ] }`, []string{"json_trailing_comma"}},
+		{"comma kept before a value", `{"a": 1, "b": 2,}`, true, `{"a": 1, "b": 2}`, []string{"json_trailing_comma"}},
+		{"comment after a trailing comma", "{\"a\": 1, // one\n}", true, "{\"a\": 1 \n}", []string{"json_trailing_comma", "json_comments"}},
+		{"slashes in strings are no comment", `{"url": "http://x", /* c */ "b": 1}`, true, `{"url": "http://x",   "b": 1}`, []string{"json_comments"}},
+		{"single quotes, escapes", `{'a': 'x\'y', 'b': 'say "hi"\n'}`, true, `{"a": "x'y", "b": "say \"hi\"\n"}`, []string{"json_quotes"}},
+		{"typographic quotes", `{“a”: ‘b’}`, true, `{"a": "b"}`, []string{"json_quotes"}},
+		{"typographic quotes in strings stay", `{"a": "“x”",}`, true, `{"a": "“x”"}`, []string{"json_trailing_comma"}},
+		{"unclosed", `{"a": [1, {"b": true`, true, `{"a": [1, {"b": true}]}`, []string{"json_unclosed"}},
+		{"unclosed not asked", `{"a": 1`, false, "", nil},
+		{"unclosed after a comma", `{"a": 1,`, true, "", nil},
+		{"unclosed after a colon", `{"a":`, true, "", nil},
+		{"unclosed, members may belong outside", `{"a": {"b": 1, "c": 2`, true, "", nil},
+		{"unclosed array of several in an object", `{"a": [1, 2`, true, `{"a": [1, 2]}`, []string{"json_unclosed"}},
+		{"string left open", `{"a": "b`, true, "", nil},
+		{"comment left open", `{"a": 1 /* x`, true, "", nil},
+		{"unquoted key is not repaired", `{a: 1,}`, true, "", nil},
+		{"too deep", strings.Repeat("[", 65) + strings.Repeat("]", 65) + ",", true, "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, kinds, ok := executor.RepairJSON(tc.in, tc.closeAtEnd)
+			if ok != (tc.want != "") || got != tc.want || !slices.Equal(kinds, tc.kinds) {
+				t.Errorf("got %q %q %v, want %q %q", got, kinds, ok, tc.want, tc.kinds)
+			}
+		})
+	}
+}
+
+// The pass is linear: hostile input near the 1 MiB bound takes about as
+// long as its size, not its square. A quadratic pass would take minutes.
+func TestRepairJSONHostile(t *testing.T) {
+	inputs := map[string]string{
+		"commas":         "[" + strings.Repeat("1,", executor.MaxArgumentBytes/2-2) + "]",
+		"open brackets":  strings.Repeat("[", executor.MaxArgumentBytes),
+		"comment starts": strings.Repeat("/*", executor.MaxArgumentBytes/2),
+		"quotes":         strings.Repeat("'a',", executor.MaxArgumentBytes/4),
+		"spaces, comma":  "{\"a\":1," + strings.Repeat(" ", executor.MaxArgumentBytes-10) + "}",
+	}
+	for name, in := range inputs {
+		start := time.Now()
+		executor.RepairJSON(in, true)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: %v for %d bytes", name, d, len(in))
+		}
+	}
+	// The argument forms too, through the check.
+	ex0 := executor.New(nil, executor.Options{})
+	for name, args := range map[string]string{
+		"elements":       strings.Repeat("<path>/a</path>", executor.MaxArgumentBytes/16),
+		"unclosed tags":  strings.Repeat("<path>", executor.MaxArgumentBytes/6),
+		"lines":          strings.Repeat("path: /a\n", executor.MaxArgumentBytes/10),
+		"no tag closing": "<" + strings.Repeat("p", executor.MaxArgumentBytes-1),
+	} {
+		start := time.Now()
+		if _, err := ex0.Check(repairCatalog(), onlyBlock(t, call("filesystem", "read_file", args))); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: %v for %d bytes", name, d, len(args))
+		}
+	}
+	// Over the bound, the check refuses the arguments before any repair.
+	ex := executor.New(nil, executor.Options{})
+	big := `{"message": "` + strings.Repeat("x", executor.MaxArgumentBytes) + `",}`
+	if _, err := ex.Check(repairCatalog(), onlyBlock(t, call("everything", "echo", big))); err == nil {
+		t.Errorf("arguments over 1 MiB were repaired and accepted")
+	}
+}
+
+// Whatever the pass returns as repaired is valid JSON, and it never panics.
+func FuzzRepairJSON(f *testing.F) {
+	for _, s := range []string{`{"a": 1,}`, `{'a': 'b'}`, `{“a”: “b”}`, "{\"a\": 1 // c\n}", `{"a": [1, {"b": 2`, `{"a": "b`, `/*`, `{'a\'': "\"'"}`, "\xe2\x80", "{\"a\":\"\\\xe2\x80\x9c\"}"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, in string, closeAtEnd bool) {
+		out, kinds, ok := executor.RepairJSON(in, closeAtEnd)
+		if !ok {
+			if out != "" || kinds != nil {
+				t.Fatalf("not repaired, yet returned %q %q", out, kinds)
+			}
+			return
+		}
+		if !json.Valid([]byte(out)) {
+			t.Fatalf("repaired %q into invalid JSON %q", in, out)
+		}
+		if len(kinds) == 0 {
+			t.Fatalf("repaired %q with no kind recorded", in)
+		}
+	})
+}
+
+// Whatever arguments a model writes, the check with its repairs never
+// panics, and what it accepts is one JSON object within the bounds.
+func FuzzRepairArguments(f *testing.F) {
+	for _, s := range []string{`{"path": "/x",}`, "<path>/x</path><depth>2</depth>", "path: /x\nrecursive: true", `{'path': '/x'`, "<path>", "a:", "{“path”: “/x”"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	ex := executor.New(nil, executor.Options{})
+	cat := repairCatalog()
+	f.Fuzz(func(t *testing.T, args string, closed bool) {
+		reply := "<use_mcp_tool><server_name>filesystem</server_name><tool_name>list_directory</tool_name><arguments>" + args
+		if closed {
+			reply += "</arguments></use_mcp_tool>"
+		}
+		r := executor.Parse(reply)
+		if len(r.Blocks) != 1 {
+			return // the arguments closed the block themselves
+		}
+		c, err := ex.Check(cat, r.Blocks[0])
+		if err != nil {
+			return
+		}
+		var v map[string]any
+		if json.Unmarshal([]byte(c.ArgumentsJSON), &v) != nil || len(c.ArgumentsJSON) > executor.MaxArgumentBytes {
+			t.Fatalf("accepted %q as %q", args, c.ArgumentsJSON)
+		}
+		if closed && json.Valid([]byte(args)) && len(c.Repairs) > 0 {
+			t.Fatalf("valid JSON %q repaired: %q", args, c.Repairs)
+		}
+	})
+}

@@ -1,0 +1,127 @@
+package tgfake
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// MaxDownload is the cloud Bot API's limit on files a bot may download.
+const MaxDownload = 20 << 20
+
+// An Upload is a file a user sends: a voice note, an audio file, a video
+// note or a document.
+type Upload struct {
+	ChatID, UserID int64
+	Kind           string // "voice", "audio", "video_note" or "document"
+	Name           string // a document's file name
+	MIMEType       string
+	Data           []byte
+	// Size, when set, is the size Telegram reports instead of len(Data),
+	// as for a file too big to download.
+	Size    int
+	Caption string
+}
+
+// SendFile queues a message carrying a file and returns its message id.
+func (s *Server) SendFile(up Upload) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size := up.Size
+	if size == 0 {
+		size = len(up.Data)
+	}
+	s.nextFile++
+	id := fmt.Sprintf("file-%d", s.nextFile)
+	if s.files == nil {
+		s.files = map[string]*upload{}
+	}
+	s.files[id] = &upload{data: up.Data, size: size, path: fmt.Sprintf("%s/%s%s", up.Kind, id, ext(up))}
+
+	msgID := s.newMsgIDLocked(up.ChatID)
+	m := &tgbotapi.Message{
+		MessageID: msgID, Date: int(time.Now().Unix()), Chat: chatOf(up.ChatID),
+		From:    &tgbotapi.User{ID: up.UserID, FirstName: fmt.Sprintf("user%d", up.UserID)},
+		Caption: up.Caption, CaptionEntities: entities(up.Caption),
+	}
+	uniq := "u" + id
+	switch up.Kind {
+	case "voice":
+		m.Voice = &tgbotapi.Voice{FileID: id, FileUniqueID: uniq, Duration: 3, MimeType: up.MIMEType, FileSize: size}
+	case "audio":
+		m.Audio = &tgbotapi.Audio{FileID: id, FileUniqueID: uniq, Duration: 3, MimeType: up.MIMEType, FileSize: size, FileName: up.Name}
+	case "video_note":
+		m.VideoNote = &tgbotapi.VideoNote{FileID: id, FileUniqueID: uniq, Duration: 3, FileSize: size}
+	default:
+		m.Document = &tgbotapi.Document{FileID: id, FileUniqueID: uniq, FileName: up.Name, MimeType: up.MIMEType, FileSize: size}
+	}
+	s.msgs[up.ChatID] = append(s.msgs[up.ChatID], &Message{ID: msgID, ChatID: up.ChatID, FromID: up.UserID, Caption: up.Caption, Plain: up.Caption, DocumentName: up.Name})
+	s.queueLocked(tgbotapi.Update{Message: m})
+	return msgID
+}
+
+func ext(up Upload) string {
+	switch {
+	case up.Kind == "voice":
+		return ".oga"
+	case up.Kind == "video_note":
+		return ".mp4"
+	case strings.Contains(up.Name, "."):
+		return up.Name[strings.LastIndexByte(up.Name, '.'):]
+	}
+	return ""
+}
+
+// An upload is a file the fake holds.
+type upload struct {
+	data []byte
+	size int
+	path string
+}
+
+// getFileLocked answers getFile: a path to download from, or Telegram's
+// refusal of a file over MaxDownload.
+func (s *Server) getFileLocked(p map[string]string) (any, *apiError) {
+	f := s.files[p["file_id"]]
+	if f == nil {
+		return nil, badRequest("Bad Request: invalid file_id")
+	}
+	if f.size > MaxDownload {
+		return nil, badRequest("Bad Request: file is too big")
+	}
+	return tgbotapi.File{FileID: p["file_id"], FileUniqueID: "u" + p["file_id"], FileSize: f.size, FilePath: f.path}, nil
+}
+
+// serveFile serves /file/bot<token>/<path>, as the Bot API does.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"+Token+"/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	var data []byte
+	for _, f := range s.files {
+		if f.path == rest {
+			data = f.data
+		}
+	}
+	s.downloads++
+	s.mu.Unlock()
+	if data == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(data)
+}
+
+// Downloads counts the requests for files.
+func (s *Server) Downloads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downloads
+}

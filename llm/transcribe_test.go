@@ -1,0 +1,41 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/llm"
+)
+
+func TestTranscribe(t *testing.T) {
+	fake := llmfake.New(t, llmfake.Script())
+	fake.SetTranscriber(func(tr llmfake.Transcription) (string, int) {
+		if string(tr.Audio) == "broken" {
+			return "", http.StatusBadRequest
+		}
+		return "  hello " + tr.Model + " " + tr.FileName + "  ", 0
+	})
+	tr, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: fake.URL(), APIKey: "sk-voice", Model: "whisper-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.Transcribe(context.Background(), "voice.oga", []byte("OggS..."))
+	if err != nil || got != "hello whisper-1 voice.oga" {
+		t.Errorf("Transcribe = %q, %v", got, err)
+	}
+	if ts := fake.Transcriptions(); len(ts) != 1 || ts[0].Authorization != "Bearer sk-voice" || string(ts[0].Audio) != "OggS..." {
+		t.Errorf("requests: %+v", ts)
+	}
+	_, err = tr.Transcribe(context.Background(), "voice.oga", []byte("broken"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Kind != llm.KindBadRequest || strings.Contains(err.Error(), "sk-voice") {
+		t.Errorf("a refused transcription: %v", err)
+	}
+	if _, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: fake.URL()}); err == nil {
+		t.Error("a transcriber without a model was made")
+	}
+}
