@@ -80,20 +80,29 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 	m.ToolCall(server, tool, status, 0)
 }
 
-// countFormat counts the tool-call format of a reply: each checked block
-// right at the first try or fed back with its problem, and each refused
-// call as an invalid tool call. Blocks set aside as possible examples are
-// not counted: they are no mistake. A plain answer holds no call.
+// countFormat counts the tool-call format of a reply, once per block
+// acted on: right at the first try, repaired (with the first kind of near
+// miss the executor repaired, in its fixed order), or fed back with its
+// problem; and each refused call as an invalid tool call. Blocks set aside
+// as possible examples are not counted: they are no mistake. A plain
+// answer holds no call.
 func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.Plan) {
 	m := t.a.cfg.Metrics
 	if m == nil {
 		return
 	}
 	model := t.a.cfg.ModelName
+	checked := func(repairs []string) {
+		if len(repairs) > 0 {
+			m.Format(model, "repaired", repairs[0])
+			return
+		}
+		m.Format(model, "first_try", "")
+	}
 	switch plan.Action {
 	case executor.ActAnswer, executor.ActAsk:
 		if len(reply.Blocks) > 0 {
-			m.Format(model, "first_try", "")
+			checked(plan.Repairs) // the question's or completion's own
 		}
 	case executor.ActCorrect:
 		if plan.Problem != "" {
@@ -102,7 +111,7 @@ func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.
 	case executor.ActRun:
 		for _, s := range plan.Steps {
 			if s.Err == nil {
-				m.Format(model, "first_try", "")
+				checked(s.Call.Repairs)
 				continue
 			}
 			m.Format(model, "fed_back", string(executor.ProblemOf(s.Err)))

@@ -57,14 +57,14 @@ func sample(t *testing.T, m *metrics.Metrics, name string, labels ...string) flo
 	return 0
 }
 
-// A turn with a valid and an invalid tool call counts the turn, both model
-// calls with their first tokens, the provider's tokens, the format of each
-// call and the calls themselves, with bounded labels.
+// A turn with valid, repaired and invalid tool calls counts the turn, both
+// model calls with their first tokens, the provider's tokens, the format
+// of each call and the calls themselves, with bounded labels.
 func TestMetricsOfATurnWithAToolCall(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
 	e := newEnv(t, llmfake.Script(
-		llmfake.Text(echo("hi")+"\n"+useTool("echo", "no_such_tool", `{}`)+"\n"+useTool("made_up", "x", `{}`)).Split(9),
+		llmfake.Text(echo("hi")+"\n"+useTool("echo", "echo", `{"message": "slip",}`)+"\n"+useTool("echo", "no_such_tool", `{}`)+"\n"+useTool("made_up", "x", `{}`)).Split(9),
 		llmfake.Text(complete("done")),
 	), setup{config: func(c *agent.Config) { c.Metrics = m }})
 	if got := e.say("echo hi").last(t); got.Kind != agent.EventAnswer {
@@ -80,7 +80,7 @@ func TestMetricsOfATurnWithAToolCall(t *testing.T) {
 		{"mcpgram_model_calls_total", []string{"model", "fake", "outcome", "ok"}, 2},
 		{"mcpgram_model_call_seconds", []string{"model", "fake"}, 2},
 		{"mcpgram_model_first_token_seconds", []string{"model", "fake"}, 2},
-		{"mcpgram_tool_call_seconds", []string{"server", "echo", "tool", "echo"}, 1},
+		{"mcpgram_tool_call_seconds", []string{"server", "echo", "tool", "echo"}, 2},
 	}
 	for _, c := range checks {
 		if got := sample(t, m, c.name, c.labels...); got != c.want {
@@ -93,10 +93,11 @@ func TestMetricsOfATurnWithAToolCall(t *testing.T) {
 # TYPE mcpgram_tool_calls_total counter
 mcpgram_tool_calls_total{server="",status="invalid",tool=""} 1
 mcpgram_tool_calls_total{server="echo",status="invalid",tool=""} 1
-mcpgram_tool_calls_total{server="echo",status="ok",tool="echo"} 1
+mcpgram_tool_calls_total{server="echo",status="ok",tool="echo"} 2
 # HELP mcpgram_tool_format_total Tool calls in the model's replies, by model and result (first_try, repaired, fed_back) and kind of problem or repair.
 # TYPE mcpgram_tool_format_total counter
 mcpgram_tool_format_total{kind="",model="fake",result="first_try"} 2
+mcpgram_tool_format_total{kind="json_trailing_comma",model="fake",result="repaired"} 1
 mcpgram_tool_format_total{kind="unknown_server",model="fake",result="fed_back"} 1
 mcpgram_tool_format_total{kind="unknown_tool",model="fake",result="fed_back"} 1
 `
