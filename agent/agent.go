@@ -33,6 +33,7 @@ import (
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -84,6 +85,8 @@ type Store interface {
 	GetPending(ctx context.Context, id int64) (store.Pending, error)
 	ResolvePending(ctx context.Context, id int64, resolution string) error
 	ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error)
+	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
+	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
 }
 
 // A Hub is where tools live; *hub.Hub is one.
@@ -124,6 +127,20 @@ type Config struct {
 	ApprovalTimeout time.Duration
 	// Executor options (output cap, parallelism).
 	Executor executor.Options
+
+	// ModelName labels metrics and stored token counts; default the
+	// Model's own Model() (as *llm.Client has), else "model".
+	ModelName string
+	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
+	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
+	// cap. A typed message starts a turn only under it, so the last turn
+	// of a day may go over; what carries a request on (a pressed or typed
+	// answer to the user's question, an approval) is never refused.
+	// Request.Exempt (admins) skips it.
+	TokenBudgetPerUserDay int64
+	// Metrics, when set, counts turns, model calls, tokens, the tool-call
+	// format and tool calls.
+	Metrics *metrics.Metrics
 
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
@@ -168,6 +185,14 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: max turns %d is negative", cfg.MaxTurns)
 	case cfg.MaxContextTokens < 0:
 		return nil, fmt.Errorf("agent: max context tokens %d is negative", cfg.MaxContextTokens)
+	case cfg.TokenBudgetPerUserDay < 0:
+		return nil, fmt.Errorf("agent: token budget %d is negative", cfg.TokenBudgetPerUserDay)
+	}
+	if cfg.ModelName == "" {
+		cfg.ModelName = "model"
+		if m, ok := cfg.Model.(interface{ Model() string }); ok && m.Model() != "" {
+			cfg.ModelName = m.Model()
+		}
 	}
 	if cfg.SystemPrompt == nil {
 		cfg.SystemPrompt = prompt.Build
@@ -187,6 +212,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Executor.Logger == nil {
 		cfg.Executor.Logger = cfg.Logger
 	}
+	cfg.Executor.Logger = slog.New(turnHandler{cfg.Executor.Logger.Handler()})
 	return &Agent{
 		cfg:    cfg,
 		exec:   executor.New(cfg.Hub, cfg.Executor),

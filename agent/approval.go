@@ -63,7 +63,7 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 	if err := a.resolve(ctx, p.ID, resolution); err != nil {
 		return err
 	}
-	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, emit)
+	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, req.TurnID, emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
@@ -77,7 +77,7 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 		if err := a.cfg.Hub.AllowTool(c.Server, entry); err != nil {
 			// The user approved this call either way; only the "always"
 			// part is lost, and the next call will ask again.
-			a.logger.Error("allow tool", "server", c.Server, "entry", entry, "err", err)
+			t.logger.Error("allow tool", "server", c.Server, "entry", entry, "err", err)
 		}
 		c.Approved = true
 		for j := range b.Calls {
@@ -104,6 +104,7 @@ func (t *turn) deny(ctx context.Context, bc *batchCall, status string) {
 	bc.Waiting = false
 	bc.Text = executor.Denied(call)
 	t.audit(ctx, t.auditRow(*bc, status, 0, 0))
+	t.countCall(bc.Name, bc.Server, bc.Tool, "denied", nil)
 	t.done = append(t.done, describe(*bc)+" (denied)")
 }
 

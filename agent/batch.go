@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -215,6 +216,11 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 	case !o.OK:
 		status = "error"
 	}
+	measured := callStatus(o)
+	t.countCall(call.Name, call.Server, call.Tool, measured, &o)
+	if t.logger.Enabled(ctx, slog.LevelDebug) {
+		t.logger.Debug("tool call", "server", call.Server, "tool", call.Tool, "uri", call.URI, "status", measured, "duration", o.Duration)
+	}
 	row := t.auditRow(*bc, status, o.Duration, o.Bytes)
 	if deferAudit {
 		t.audits = append(t.audits, row)
@@ -265,7 +271,7 @@ func (t *turn) audit(ctx context.Context, row store.ToolCall) {
 	if err := t.a.cfg.Store.RecordToolCall(context.WithoutCancel(ctx), row); err != nil {
 		// The call happened either way; losing its audit line must not
 		// lose the user's turn.
-		t.a.logger.Error("audit tool call", "server", row.Server, "tool", row.Tool, "err", err)
+		t.logger.Error("audit tool call", "server", row.Server, "tool", row.Tool, "err", err)
 	}
 }
 
@@ -275,7 +281,7 @@ func (t *turn) audit(ctx context.Context, row store.ToolCall) {
 func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool, err error) {
 	if ctx.Err() != nil {
 		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: b.text()}); err != nil {
-			t.a.logger.Error("record results", "chat", t.caller.ChatID, "err", err)
+			t.logger.Error("record results", "err", err)
 		}
 		return true, t.cancelled(ctx)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -90,6 +91,21 @@ func (s *timedStore) AppendMessages(ctx context.Context, id int64, msgs ...store
 	return s.DB.AppendMessages(ctx, id, msgs...)
 }
 
+func (s *timedStore) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
+	defer s.since(time.Now())
+	return s.DB.CurrentConversation(ctx, chatID)
+}
+
+func (s *timedStore) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) {
+	defer s.since(time.Now())
+	return s.DB.AppendTurn(ctx, w)
+}
+
+func (s *timedStore) DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error) {
+	defer s.since(time.Now())
+	return s.DB.DayUsage(ctx, userID, t)
+}
+
 func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error {
 	defer s.since(time.Now())
 	return s.DB.RecordToolCall(ctx, c)
@@ -97,7 +113,8 @@ func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error
 
 // BenchmarkTurn runs whole turns: two model calls and one call to the
 // bundled calculator, with every message, the audit line and the token
-// counts written to a real database. It reports per turn: tool-µs, the
+// counts written to a real database; "metrics+budget" also counts the
+// metrics and reads the user's day for a budget. It reports per turn: tool-µs, the
 // tool round trip; loop-µs, everything else (the goal is < 1000), and
 // within it db-µs, the database's share, and agent-µs, the rest. "in-process" is a zero-latency
 // scripted model; "http" goes through the llm client and llmfake's SSE
@@ -109,9 +126,15 @@ func BenchmarkTurn(b *testing.B) {
 		// turnsPerChat: 1 measures a chat's first message, 25 chats with
 		// histories of up to 100 messages (read on every turn).
 		turnsPerChat int
-	}{{"in-process", 1}, {"in-process", 25}, {"http", 1}} {
+		// metrics counts the turns, and checks a daily token budget.
+		metrics bool
+	}{{"in-process", 1, false}, {"in-process", 25, false}, {"in-process", 1, true}, {"http", 1, false}} {
 		model := bench.model
-		b.Run(fmt.Sprintf("model=%s/turns-per-chat=%d", model, bench.turnsPerChat), func(b *testing.B) {
+		name := fmt.Sprintf("model=%s/turns-per-chat=%d", model, bench.turnsPerChat)
+		if bench.metrics {
+			name += "/metrics+budget"
+		}
+		b.Run(name, func(b *testing.B) {
 			h := &timedHub{Hub: benchHub(b)}
 			sdb, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
@@ -131,7 +154,12 @@ func BenchmarkTurn(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			a, err := agent.New(agent.Config{Model: m, Store: db, Hub: h})
+			cfg := agent.Config{Model: m, Store: db, Hub: h}
+			if bench.metrics {
+				cfg.Metrics = metrics.New()
+				cfg.TokenBudgetPerUserDay = 1 << 40
+			}
+			a, err := agent.New(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -66,7 +66,9 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 	if err != nil {
 		return err
 	}
-	t, err := a.startTurn(ctx, hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, p.ConversationID, emit)
+	caller, id := hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, newTurnID()
+	ctx = withTurn(ctx, id, caller)
+	t, err := a.startTurn(ctx, caller, p.ConversationID, id, emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}

@@ -53,7 +53,7 @@ func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error
 	if err := a.resolve(ctx, p.ID, "answered"); err != nil {
 		return err
 	}
-	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, emit)
+	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, req.TurnID, emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}

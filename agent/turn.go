@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -28,6 +30,10 @@ type Request struct {
 	Answer *Answer
 	// Decision is a pressed approval button.
 	Decision *Decision
+	// Exempt skips the daily token budget (admins).
+	Exempt bool
+	// TurnID ties the turn's log lines together; "" gets a new one.
+	TurnID string
 }
 
 // An Answer is the press of one option of a follow-up question.
@@ -61,18 +67,28 @@ const (
 // exactly one of EventAnswer, EventQuestion, EventApproval or EventError.
 // It returns nil when the turn ran to an answer, question or approval
 // request; an error after emitting EventError (ctx's error when ctx was
-// cancelled); and ErrNotYours or ErrStale, having emitted nothing, for a
-// press that cannot be honoured. A Request without exactly one of Text,
-// Answer and Decision is an error, with no events. emit is never called
-// concurrently.
+// cancelled; ErrOverBudget, without calling the model, when the user has
+// used up the day's tokens); and ErrNotYours or ErrStale, having emitted
+// nothing, for a press that cannot be honoured. A Request without exactly
+// one of Text, Answer and Decision is an error, with no events. emit is
+// never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil); n != 1 {
 		return fmt.Errorf("agent: a request needs exactly one of Text, Answer and Decision, got %d", n)
 	}
+	if req.TurnID == "" {
+		req.TurnID = newTurnID()
+	}
+	ctx = withTurn(ctx, req.TurnID, req.Caller)
+	if msg := a.overBudget(ctx, req); msg != "" {
+		a.logger.Info("turn refused: over the daily token budget", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID)
+		a.newEmitter(emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget)
+		return ErrOverBudget
+	}
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
 	if err != nil {
 		// Cancelled while the chat's previous turn was still running.
-		(&emitter{fn: emit}).send(Event{Kind: EventError, Text: msgStopped})
+		a.newEmitter(emit).end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled)
 		return fmt.Errorf("turn: %w", err)
 	}
 	defer unlock()
@@ -83,7 +99,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	case req.Decision != nil:
 		return a.decide(ctx, req, emit)
 	}
-	t, err := a.startTurn(ctx, req.Caller, 0, emit)
+	t, err := a.startTurn(ctx, req.Caller, 0, req.TurnID, emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
@@ -182,6 +198,8 @@ type turn struct {
 	conv    int64
 	history []store.Message
 	emit    *emitter
+	// logger carries the turn's id and chat on every line.
+	logger *slog.Logger
 
 	// unsaved holds messages the model reads but the store does not have
 	// yet: the user's message and the model's reply wait to be stored with
@@ -192,6 +210,8 @@ type turn struct {
 	unsaved []store.Message
 	// audits are audit rows stored with the next messages; see runReady.
 	audits []store.ToolCall
+	// usage is the model calls' tokens, stored with the next messages.
+	usage []store.Usage
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -202,8 +222,11 @@ type turn struct {
 // active one when conv is 0. A chat without one has an empty history and
 // gets its conversation with the turn's first write, so a turn takes the
 // store's single writer only to store what it did.
-func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, emit func(Event)) (*turn, error) {
-	t := &turn{a: a, caller: caller, emit: &emitter{fn: emit}}
+func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id string, emit func(Event)) (*turn, error) {
+	if id == "" {
+		id = newTurnID()
+	}
+	t := &turn{a: a, caller: caller, emit: a.newEmitter(emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
 	var err error
 	if conv == 0 {
 		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
@@ -220,14 +243,24 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, em
 }
 
 // An emitter keeps the promise of one terminal event and no concurrent
-// calls, whatever path a turn takes.
+// calls, whatever path a turn takes; it counts the turn's outcome with the
+// terminal event.
 type emitter struct {
-	mu    sync.Mutex
-	fn    func(Event)
-	ended bool
+	mu      sync.Mutex
+	fn      func(Event)
+	metrics *metrics.Metrics
+	ended   bool
 }
 
-func (e *emitter) send(ev Event) {
+func (a *Agent) newEmitter(fn func(Event)) *emitter {
+	return &emitter{fn: fn, metrics: a.cfg.Metrics}
+}
+
+func (e *emitter) send(ev Event) { e.end(ev, "") }
+
+// end sends ev, counting the turn's outcome as outcome when ev ends it
+// ("": as ev's kind says).
+func (e *emitter) end(ev Event, outcome string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ended {
@@ -236,6 +269,10 @@ func (e *emitter) send(ev Event) {
 	switch ev.Kind {
 	case EventAnswer, EventQuestion, EventApproval, EventError:
 		e.ended = true
+		if outcome == "" {
+			outcome = outcomeOf(ev)
+		}
+		e.metrics.Turn(outcome)
 	}
 	if e.fn != nil {
 		e.fn(ev)
@@ -243,14 +280,19 @@ func (e *emitter) send(ev Event) {
 }
 
 func (t *turn) fail(ctx context.Context, userText string, err error) error {
+	return t.failAs(ctx, "", userText, err)
+}
+
+// failAs is fail counting the turn's outcome as outcome ("": error).
+func (t *turn) failAs(ctx context.Context, outcome, userText string, err error) error {
 	if ctx.Err() != nil {
 		return t.cancelled(ctx)
 	}
-	t.a.logger.Error("turn failed", "chat", t.caller.ChatID, "user", t.caller.UserID, "err", err)
+	t.logger.Error("turn failed", "user", t.caller.UserID, "err", err)
 	if err := t.append(context.WithoutCancel(ctx)); err != nil {
-		t.a.logger.Error("store the failed turn's messages", "chat", t.caller.ChatID, "err", err)
+		t.logger.Error("store the failed turn's messages", "err", err)
 	}
-	t.emit.send(Event{Kind: EventError, Text: userText})
+	t.emit.end(Event{Kind: EventError, Text: userText}, outcome)
 	return err
 }
 
@@ -259,10 +301,10 @@ func (t *turn) fail(ctx context.Context, userText string, err error) error {
 func (t *turn) cancelled(ctx context.Context) error {
 	if t.conv != 0 || len(t.unsaved) > 0 {
 		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: noteCancelled}); err != nil {
-			t.a.logger.Error("record cancel", "chat", t.caller.ChatID, "err", err)
+			t.logger.Error("record cancel", "err", err)
 		}
 	}
-	t.emit.send(Event{Kind: EventError, Text: msgStopped})
+	t.emit.end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled)
 	return fmt.Errorf("turn: %w", context.Cause(ctx))
 }
 
@@ -270,18 +312,18 @@ func (t *turn) cancelled(ctx context.Context) error {
 // in one transaction; the chat's first write starts its conversation.
 func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
 	all := append(t.unsaved, msgs...)
-	if len(all) == 0 && len(t.audits) == 0 {
+	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 {
 		return nil
 	}
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
-		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits,
+		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
 	})
 	if err != nil {
 		return err
 	}
 	t.conv = conv
 	t.history = append(t.history, all...)
-	t.unsaved, t.audits = nil, nil
+	t.unsaved, t.audits, t.usage = nil, nil, nil
 	return nil
 }
 
@@ -293,7 +335,7 @@ func (t *turn) loop(ctx context.Context) error {
 			return t.cancelled(ctx)
 		}
 		if t.calls >= t.a.cfg.MaxTurns {
-			return t.fail(ctx, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", t.a.cfg.MaxTurns))
+			return t.failAs(ctx, outcomeLimit, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", t.a.cfg.MaxTurns))
 		}
 		t.calls++
 		cat := t.a.cfg.Hub.Catalog()
@@ -305,7 +347,9 @@ func (t *turn) loop(ctx context.Context) error {
 			Role: RoleAssistant, Content: resp.Content,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
-		if ended, err := t.act(ctx, t.prepare(ctx, cat, reply), reply.Text); ended || err != nil {
+		plan := t.prepare(ctx, cat, reply)
+		t.countFormat(t.a.cfg.Hub.Catalog(), reply, plan)
+		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
 			return err
 		}
 	}
@@ -427,16 +471,25 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 
 	parser := executor.NewParser()
 	shown := ""
+	start := time.Now()
+	var firstToken time.Duration
 	resp, err := a.cfg.Model.Complete(ctx, llm.Request{
 		Messages:    msgs,
 		Temperature: &temp,
+		Logger:      t.logger,
 		OnDelta: func(d string) {
+			if firstToken == 0 {
+				firstToken = time.Since(start)
+			}
 			if v, _ := parser.Write(d); v != shown {
 				shown = v
 				t.emit.send(Event{Kind: EventText, Text: v})
 			}
 		},
 		OnRetry: func(int, time.Duration, error) {
+			// The user waits through the retry: the first token is the
+			// one of the attempt that answers.
+			firstToken = 0
 			parser = executor.NewParser()
 			if shown != "" {
 				shown = ""
@@ -444,8 +497,20 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 			}
 		},
 	})
+	d := time.Since(start)
+	outcome := modelOutcome(ctx, err)
+	a.cfg.Metrics.ModelCall(a.cfg.ModelName, outcome, d, firstToken)
+	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
+		if debug {
+			t.logger.Debug("model call", "outcome", outcome, "duration", d)
+		}
 		return nil, executor.Reply{}, err
+	}
+	in, out, estimated := t.spent(msgs, resp)
+	if debug {
+		t.logger.Debug("model call", "outcome", outcome, "duration", d, "first_token", firstToken,
+			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts)
 	}
 	reply := parser.Close()
 	if reply.Text != shown {

@@ -312,6 +312,7 @@ var (
 		{Command: "help", Description: "How to use it"},
 		{Command: "reset", Description: "Start a new conversation"},
 		{Command: "tools", Description: "Connected servers and their tools"},
+		{Command: "usage", Description: "Your token usage"},
 		{Command: "cancel", Description: "Stop the running request"},
 	}
 	adminCommands = slices.Concat(commands,

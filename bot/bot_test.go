@@ -45,8 +45,8 @@ func TestToolRoundTrip(t *testing.T) {
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")
 	}
-	if got := len(fake.Commands(0)); got != 5 {
-		t.Errorf("setMyCommands registered %d commands for everyone, want 5", got)
+	if got := len(fake.Commands(0)); got != 6 {
+		t.Errorf("setMyCommands registered %d commands for everyone, want 6", got)
 	}
 }
 
@@ -61,6 +61,7 @@ func TestCommands(t *testing.T) {
 		{"/reset", "Started a new conversation."},
 		{"/cancel", "Nothing is running."},
 		{"/servers", "only admins"},
+		{"/usage", "Token usage is not tracked here."},
 	}
 	for _, tt := range tests {
 		fake.Text(alice, alice, tt.cmd)
@@ -417,7 +418,7 @@ func TestAdminCommandMenu(t *testing.T) {
 	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	waitText(t, fake, admin, "echo: hello")
-	if got := fake.Commands(admin); len(got) != 6 || got[5].Command != "servers" {
+	if got := fake.Commands(admin); len(got) != 7 || got[6].Command != "servers" {
 		t.Errorf("admin menu: %+v", got)
 	}
 }

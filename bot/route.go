@@ -114,6 +114,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		case "servers":
 			b.showServers(ctx, chatID, user)
 			return
+		case "usage":
+			b.showUsage(ctx, chatID, user)
+			return
 		}
 	}
 	text, ok := b.messageText(ctx, m)
@@ -128,7 +131,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !private {
 		replyTo = m.MessageID
 	}
-	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text}, nil)
+	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Exempt: b.isAdmin(user)}, nil)
 }
 
 func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
@@ -208,7 +211,7 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 	r := b.newReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst)
 	err := b.agent.Turn(turnCtx, req, r.emit)
 	r.finish()
-	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && ctx.Err() == nil {
+	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && ctx.Err() == nil {
 		b.logger.Error("turn failed", "chat", chatID, "err", err)
 		if !r.ended() && turnCtx.Err() == nil {
 			b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")
@@ -223,6 +226,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /start – what I can do
 /reset – start a new conversation
 /tools – connected servers and their tools
+/usage – your tokens today and this month
 /cancel – stop the running request
 /servers – manage servers (admins)
 

@@ -70,6 +70,16 @@ type CheckError struct {
 
 func (e *CheckError) Error() string { return e.Feedback }
 
+// ProblemOf returns the kind of mistake err reports: its *CheckError's
+// Problem, or "" when err is none.
+func ProblemOf(err error) Problem {
+	var ce *CheckError
+	if errors.As(err, &ce) {
+		return ce.Problem
+	}
+	return ""
+}
+
 func problem(p Problem, format string, args ...any) *CheckError {
 	return &CheckError{Problem: p, Feedback: fmt.Sprintf(format, args...)}
 }

@@ -60,6 +60,9 @@ type Plan struct {
 	// ActClarify; for ActRun, why blocks were not acted on, to send after
 	// the steps' outcomes ("" when none was left out).
 	Feedback string
+	// Problem is the kind of mistake, for ActCorrect; "" for an empty
+	// reply. Steps carry their own (see ProblemOf).
+	Problem Problem
 	// Await names the servers that runnable calls go to and that are still
 	// starting or restarting: their tools are not known yet, so the calls
 	// were checked leniently. Wait for the servers, then Prepare the reply
@@ -114,7 +117,7 @@ func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
 		case strings.TrimSpace(r.Text) == "":
 			return Plan{Action: ActCorrect, Feedback: msgEmptyReply}
 		case err != nil:
-			return Plan{Action: ActCorrect, Feedback: err.Error()}
+			return Plan{Action: ActCorrect, Feedback: err.Error(), Problem: ProblemOf(err)}
 		}
 		return Plan{Action: ActAnswer, Answer: r.Text}
 	}
@@ -131,7 +134,7 @@ func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
 		}
 		switch {
 		case err != nil:
-			p.Action, p.Feedback = ActCorrect, feedback(*sel.Final, err)
+			p.Action, p.Feedback, p.Problem = ActCorrect, feedback(*sel.Final, err), ProblemOf(err)
 		case call.Name == AskFollowupQuestion:
 			p.Action, p.Question = ActAsk, &call
 		default:

@@ -103,6 +103,9 @@ type Request struct {
 	// OnRetry, when not nil, is called before each retry. When streaming,
 	// text already passed to OnDelta is void: the retry starts from empty.
 	OnRetry func(attempt int, wait time.Duration, err error)
+	// Logger, when not nil, logs this call's retries in place of
+	// Config.Logger, so they carry the caller's attributes (a turn's id).
+	Logger *slog.Logger
 }
 
 // A Usage counts the tokens of one call as the provider reported them
@@ -113,6 +116,11 @@ type Usage struct {
 	// CachedTokens of the prompt, read from the provider's prefix cache.
 	CachedTokens int
 }
+
+// Reported says the provider reported usage. Some OpenAI-compatible
+// servers send none (or zeros), plain or streamed; a prompt is never
+// zero tokens, so zeros mean "not reported" and the caller may estimate.
+func (u Usage) Reported() bool { return u.PromptTokens > 0 || u.CompletionTokens > 0 }
 
 // A Response is a model reply.
 type Response struct {
@@ -213,7 +221,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 			strings.Contains(strings.ToLower(e.Message), "stream_options") {
 			// Some OpenAI-compatible servers reject the option that asks
 			// for usage in a stream: do without usage rather than fail.
-			c.logger.Warn("endpoint rejects stream_options; streaming without token usage", "err", e)
+			c.log(req).Warn("endpoint rejects stream_options; streaming without token usage", "err", e)
 			c.noStreamUsage.Store(true)
 			attempt--
 			continue
@@ -228,7 +236,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 			}
 			wait = e.RetryAfter
 		}
-		c.logger.Warn("model call failed, retrying", "attempt", attempt, "wait", wait, "err", e)
+		c.log(req).Warn("model call failed, retrying", "attempt", attempt, "wait", wait, "err", e)
 		if req.OnRetry != nil {
 			req.OnRetry(attempt, wait, e)
 		}
@@ -240,6 +248,14 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// log is the logger for req's messages.
+func (c *Client) log(req Request) *slog.Logger {
+	if req.Logger != nil {
+		return req.Logger.With("model", c.cfg.Model)
+	}
+	return c.logger
 }
 
 func (c *Client) backoff(attempt int) time.Duration {

@@ -450,3 +450,31 @@ func assertScrubbed(t *testing.T, err error, key string) {
 		t.Errorf("Error() = %q, want the echoed key shown as [redacted]", err.Error())
 	}
 }
+
+// An endpoint that reports no usage, plain or streamed, gives a Usage the
+// caller knows to estimate.
+func TestNoUsageReported(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Content: "hello there", NoUsage: true}))
+			c, err := llm.New(llm.Config{BaseURL: srv.URL(), Model: "fake"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := c.Complete(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Usage.Reported() || resp.Usage != (llm.Usage{}) {
+				t.Errorf("usage = %+v (reported %v), want none", resp.Usage, resp.Usage.Reported())
+			}
+			if stream && !srv.Calls()[0].Request.StreamOptions.IncludeUsage {
+				t.Error("include_usage not requested")
+			}
+		})
+	}
+}

@@ -147,13 +147,17 @@ func (m *Metrics) Format(model, result, kind string) {
 	m.format.WithLabelValues(model, result, kind).Inc()
 }
 
-// ToolCall counts an MCP tool call and its duration.
+// ToolCall counts an MCP tool call and its duration; a call that never
+// ran (denied, invalid: d is 0) is counted but not timed, so that it does
+// not pull the latency quantiles down.
 func (m *Metrics) ToolCall(server, tool, status string, d time.Duration) {
 	if m == nil {
 		return
 	}
 	m.toolCalls.WithLabelValues(server, tool, status).Inc()
-	m.toolSeconds.WithLabelValues(server, tool).Observe(d.Seconds())
+	if d > 0 {
+		m.toolSeconds.WithLabelValues(server, tool).Observe(d.Seconds())
+	}
 }
 
 // ResourceRead counts an MCP resource read.

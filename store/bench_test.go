@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -77,6 +78,63 @@ func BenchmarkAppendMessagesParallel(b *testing.B) {
 			if err := db.AppendMessages(ctx, conv, msg, msg); err != nil {
 				b.Error(err)
 				return
+			}
+		}
+	})
+}
+
+// BenchmarkAppendTurnUsage is a turn's write with and without the model
+// call's token count beside it: what usage tracking adds per model call.
+func BenchmarkAppendTurnUsage(b *testing.B) {
+	for _, withUsage := range []bool{false, true} {
+		b.Run(fmt.Sprintf("usage=%v", withUsage), func(b *testing.B) {
+			db, _ := open(b)
+			ctx := b.Context()
+			w := store.TurnWrite{ChatID: "42", Messages: []store.Message{
+				{Role: "user", Content: "What is the weather in Lisbon tomorrow?"},
+				{Role: "assistant", Content: strings.Repeat("It will be sunny. ", 30), PromptTokens: 900, CompletionTokens: 120},
+			}}
+			if withUsage {
+				w.Usage = []store.Usage{{UserID: "42", Model: "gpt-4o-mini", In: 900, Out: 120}}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := db.AppendTurn(ctx, w); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUserUsage reads a user's month (/usage) and day (the daily
+// budget's read before each turn), over a month of days and three models.
+func BenchmarkUserUsage(b *testing.B) {
+	db, _ := open(b)
+	ctx := b.Context()
+	now := time.Date(2026, 3, 31, 12, 0, 0, 0, time.UTC)
+	var us []store.Usage
+	for d := range 31 {
+		for _, m := range []string{"a", "b", "c"} {
+			us = append(us, store.Usage{UserID: "42", Model: m, At: now.AddDate(0, 0, -d), In: 1000, Out: 100})
+		}
+	}
+	if err := db.AddUsage(ctx, us...); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("month", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := db.UserUsage(ctx, "42", now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("day", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := db.DayUsage(ctx, "42", now); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

@@ -159,6 +159,8 @@ type TurnWrite struct {
 	Messages []Message
 	// ToolCalls to add to the audit log (see [DB.RecordToolCall]).
 	ToolCalls []ToolCall
+	// Usage to add to the users' token counts (see [DB.AddUsage]).
+	Usage []Usage
 }
 
 // AppendTurn stores w in one transaction, all of it or none, and returns
@@ -184,6 +186,9 @@ func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
 			if _, err := db.txExec(ctx, tx, insertToolCallSQL, toolCallArgs(c, now)...); err != nil {
 				return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
 			}
+		}
+		if err := db.addUsage(ctx, tx, now, w.Usage); err != nil {
+			return fmt.Errorf("add token usage: %w", err)
 		}
 		return nil
 	})

@@ -10,7 +10,7 @@ import (
 
 func TestMigrationsNewFileHasAllTables(t *testing.T) {
 	db, _ := open(t)
-	for _, table := range []string{"chats", "conversations", "messages", "tool_calls", "pending", "inbox", "schema_migrations"} {
+	for _, table := range []string{"chats", "conversations", "messages", "tool_calls", "pending", "inbox", "token_usage", "schema_migrations"} {
 		n, err := store.QueryInt(t.Context(), db, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table)
 		if err != nil {
 			t.Fatal(err)

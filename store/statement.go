@@ -15,11 +15,11 @@ var (
 	readSQL = []string{
 		activeConversationSQL, messagesSQL,
 		openPendingSQL, getPendingSQL,
-		inboxPendingSQL,
+		inboxPendingSQL, userUsageSQL, dayUsageSQL,
 	}
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,
-		insertToolCallSQL,
+		insertToolCallSQL, addUsageSQL,
 		supersedePendingSQL, insertPendingSQL, resolvePendingSQL, pendingExistsSQL,
 		insertInboxSQL, markInboxSQL, inboxExistsSQL,
 	}

@@ -95,6 +95,8 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		MaxContextTokens: cfg.MaxContextTokens,
 		AutoApproveAll:   cfg.AutoApproveAll,
 		Logger:           logger.With("component", "agent"),
+
+		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 	})
 	return err
 }

@@ -66,6 +66,7 @@ var Settings = []Setting{
 	{Name: "ALLOWED_USER_IDS", Default: "", Help: "comma-separated Telegram user ids allowed to use the bot; empty allows anyone"},
 	{Name: "ADMIN_USER_IDS", Default: "", Help: "comma-separated Telegram user ids of admins (/servers, Always allow)"},
 	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute"},
+	{Name: "TOKEN_BUDGET_PER_USER_DAY", Default: "0", Help: "tokens (read and written) one user may use per UTC day; 0: no limit; admins are exempt"},
 	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
 	{Name: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
 	{Name: "LOG_FORMAT", Default: "text", Help: "text or json"},
@@ -104,7 +105,9 @@ type Config struct {
 	AllowedUserIDs     []int64
 	AdminUserIDs       []int64
 	RateLimitPerMinute int
-	MaxConcurrentTurns int
+	// TokenBudgetPerUserDay caps one user's tokens per UTC day; 0: none.
+	TokenBudgetPerUserDay int64
+	MaxConcurrentTurns    int
 
 	LogLevel  slog.Level
 	LogFormat string
@@ -346,6 +349,7 @@ func parse(values map[string]string) (*Config, error) {
 	c.MaxTurns = num("MAX_TURNS", 1)
 	c.MaxContextTokens = num("MAX_CONTEXT_TOKENS", 1000)
 	c.RateLimitPerMinute = num("RATE_LIMIT_PER_MINUTE", 1)
+	c.TokenBudgetPerUserDay = int64(num("TOKEN_BUDGET_PER_USER_DAY", 0))
 	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
 	c.MaxDocumentBytes = num("MAX_DOCUMENT_BYTES", 1)
 

@@ -53,6 +53,9 @@ func TestDefaults(t *testing.T) {
 	if c.AutoApproveAll {
 		t.Error("AutoApproveAll is on by default")
 	}
+	if c.TokenBudgetPerUserDay != 0 {
+		t.Errorf("TokenBudgetPerUserDay = %d, want 0 (no budget)", c.TokenBudgetPerUserDay)
+	}
 	err = c.RequireTelegram()
 	var miss *config.MissingError
 	if !errors.As(err, &miss) || miss.Name != "TELEGRAM_BOT_TOKEN" || !strings.Contains(err.Error(), "BotFather") || !strings.Contains(err.Error(), "mcpgram chat") {
@@ -65,7 +68,7 @@ func TestPrecedence(t *testing.T) {
 		"mcpgram.yaml": "max_turns: 7\nopenai_model: from-yaml\nmax_context_tokens: 5000\nlog_level: warn\n",
 		".env":         "# comment\nOPENAI_MODEL=\"from-dotenv\"\nMAX_CONTEXT_TOKENS=6000\nOPENAI_API_KEY=sk-dotenv-123456\n",
 	}
-	env := map[string]string{"MAX_CONTEXT_TOKENS": "7000"}
+	env := map[string]string{"MAX_CONTEXT_TOKENS": "7000", "TOKEN_BUDGET_PER_USER_DAY": "250000"}
 	c, err := load(t, files, env, "--log-level", "debug")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +80,7 @@ func TestPrecedence(t *testing.T) {
 		{"yaml over default", c.MaxTurns, 7},
 		{".env over yaml", c.Model, "from-dotenv"},
 		{"environment over .env", c.MaxContextTokens, 7000},
+		{"budget from the environment", int(c.TokenBudgetPerUserDay), 250000},
 		{"flag over yaml", c.LogLevel.String(), "DEBUG"},
 		{"secret from .env", c.OpenAIKey, "sk-dotenv-123456"},
 	}
@@ -116,6 +120,7 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad auto approve", nil, map[string]string{"AUTO_APPROVE": "some"}, "AUTO_APPROVE"},
 		{"bad url", nil, map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, "OPENAI_BASE_URL"},
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
+		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
 		{"broken .env", map[string]string{".env": "OPENAI_MODEL=m\nJUSTAWORD\n"}, nil, ".env: line `JUSTAWORD`"},

@@ -88,6 +88,9 @@ type Reply struct {
 	// Usage to report; nil reports a count derived from the byte lengths
 	// (bytes/4), so token accounting is always exercised.
 	Usage *Usage
+	// NoUsage reports no usage at all, as some compatible endpoints do:
+	// no "usage" in a plain reply, no usage chunk in a stream.
+	NoUsage bool
 	// FinishReason; default "stop".
 	FinishReason string
 	// NoFinish leaves out the streamed chunk carrying the finish reason,
@@ -243,8 +246,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text := reply.text()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	out := map[string]any{
 		"id":      "chatcmpl-fake",
 		"object":  "chat.completion",
 		"created": time.Now().Unix(),
@@ -254,8 +256,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			"message":       map[string]any{"role": "assistant", "content": text},
 			"finish_reason": reply.finish(),
 		}},
-		"usage": reply.usage(req, text),
-	})
+	}
+	if !reply.NoUsage {
+		out["usage"] = reply.usage(req, text)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 func (r Reply) finish() string {
@@ -366,7 +372,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 		finish := reply.finish()
 		send(chunk(streamDelta{}, &finish))
 	}
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !reply.NoUsage {
 		send(streamChunk{
 			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Created: created, Model: req.Model,
 			Choices: []streamChoice{}, Usage: reply.usage(req, text),
