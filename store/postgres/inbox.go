@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -15,13 +16,21 @@ import (
 // InboxPut stores items in one transaction, skipping update ids already in
 // the inbox (processed or not), so a batch Telegram sends again is
 // harmless. It returns once the commit is durable.
+//
+// The rows go in in update id order: two batches that overlap, from two
+// instances, then take their keys' locks in the same order, and one waits
+// for the other instead of both waiting in a cycle (a deadlock PostgreSQL
+// would end by failing one).
 func (db *DB) InboxPut(ctx context.Context, items ...store.InboxItem) error {
 	if len(items) == 0 {
 		return nil
 	}
 	now := time.Now()
+	sorted := slices.SortedStableFunc(slices.Values(items), func(a, b store.InboxItem) int {
+		return cmp.Compare(a.UpdateID, b.UpdateID)
+	})
 	b := &pgx.Batch{}
-	for _, it := range items {
+	for _, it := range sorted {
 		at := it.ReceivedAt
 		if at.IsZero() {
 			at = now
