@@ -205,7 +205,7 @@ const reaperScript = `bin=$1 dir=$2 port=$3
 pid=0
 if "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync --no-instructions >>"$dir/server.log" 2>&1; then
 	"$bin/postgres" -D "$dir/data" -p "$port" -k "$dir/sock" -c listen_addresses=127.0.0.1 \
-		-c fsync=off -c synchronous_commit=off -c full_page_writes=off </dev/null >>"$dir/server.log" 2>&1 &
+		-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=32MB </dev/null >>"$dir/server.log" 2>&1 &
 	pid=$!
 fi
 echo "$pid"
@@ -232,7 +232,7 @@ func startServer(bin string) (srv *server, retry bool, err error) {
 		gid, _ = strconv.Atoi(u.Gid)
 		argv = append([]string{"runuser", "-u", "postgres", "--"}, argv...)
 	}
-	dir, err := os.MkdirTemp("", "mcpgram-pg-")
+	dir, err := os.MkdirTemp(reachableTemp(), "mcpgram-pg-")
 	if err != nil {
 		return nil, false, err
 	}
@@ -298,7 +298,7 @@ func (s *server) startReaper(argv []string) (pid int, err error) {
 	}
 	defer func() { _ = said.Close() }()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = os.TempDir() // the server's user may not enter the test's folder
+	cmd.Dir = filepath.Dir(s.dir) // the server's user may not enter the test's folder
 	// Stderr stays /dev/null: go test waits for the pipes it gave.
 	cmd.Stdin, cmd.Stdout = stdin, stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -319,6 +319,15 @@ func (s *server) startReaper(argv []string) (pid int, err error) {
 		return 0, fmt.Errorf("read the server's pid from the reaper: %w", err)
 	}
 	return pid, nil
+}
+
+// reachableTemp is the temp folder, unless others may not enter it (a
+// TMPDIR private to root): then /tmp, where the postgres user may.
+func reachableTemp() string {
+	if fi, err := os.Stat(os.TempDir()); err == nil && fi.Mode().Perm()&0o001 != 0 {
+		return os.TempDir()
+	}
+	return "/tmp"
 }
 
 // running reports whether pid is a live process (a zombie is not).
