@@ -64,12 +64,23 @@ var pg cluster
 // Where PostgreSQL is not installed the test is skipped, loudly, saying how
 // to install it; with MCPGRAM_REQUIRE_POSTGRES=1 (as CI sets) it fails
 // instead.
+//
+// Commits of these databases do not wait for the disk
+// (synchronous_commit=off): a crash of the cluster, deleted at the end
+// anyway, could lose the last ones.
 func Postgres(t testing.TB) (dsn string) {
 	t.Helper()
-	return pg.database(t)
+	return pg.database(t, false)
 }
 
-func (c *cluster) database(t testing.TB) string {
+// PostgresDurable is [Postgres] with commits that return once flushed to
+// disk, as on a production server: for benchmarks to set beside SQLite's.
+func PostgresDurable(t testing.TB) (dsn string) {
+	t.Helper()
+	return pg.database(t, true)
+}
+
+func (c *cluster) database(t testing.TB, durable bool) string {
 	t.Helper()
 	c.once.Do(c.start)
 	if c.missing != "" {
@@ -88,6 +99,11 @@ func (c *cluster) database(t testing.TB) string {
 	defer cancel()
 	if err := c.srv.admin(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create test database: %v", err)
+	}
+	if durable {
+		if err := c.srv.admin(ctx, "ALTER DATABASE "+name+" SET synchronous_commit = on"); err != nil {
+			t.Fatalf("make the test database durable: %v", err)
+		}
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -205,7 +221,7 @@ const reaperScript = `bin=$1 dir=$2 port=$3
 pid=0
 if "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync --no-instructions >>"$dir/server.log" 2>&1; then
 	"$bin/postgres" -D "$dir/data" -p "$port" -k "$dir/sock" -c listen_addresses=127.0.0.1 \
-		-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=32MB </dev/null >>"$dir/server.log" 2>&1 &
+		-c synchronous_commit=off -c shared_buffers=32MB </dev/null >>"$dir/server.log" 2>&1 &
 	pid=$!
 fi
 echo "$pid"
@@ -216,8 +232,8 @@ rm -rf "$dir"
 
 // startServer starts a cluster with the binaries in bin. On error, a
 // non-nil server still needs shutdown; retry reports a failure that
-// another port may not have. Durability is turned off: the cluster is
-// deleted at the end anyway.
+// another port may not have. Commits do not wait for the disk unless a
+// database asks (see PostgresDurable): the cluster is deleted at the end.
 func startServer(bin string) (srv *server, retry bool, err error) {
 	// initdb and postgres refuse to run as root: root runs them as
 	// postgres, the user Debian's package creates.

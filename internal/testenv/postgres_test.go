@@ -127,7 +127,7 @@ func TestPostgresMissingSkipsLoudly(t *testing.T) {
 		defer func() { skipped = t.Skipped() }()
 		rec := &skipRecorder{TB: t}
 		defer func() { out = rec.msg }()
-		c.database(rec)
+		c.database(rec, false)
 	})
 	if !skipped {
 		t.Fatal("the test was not skipped")
@@ -148,4 +148,23 @@ type skipRecorder struct {
 func (r *skipRecorder) Skip(args ...any) {
 	r.msg = fmt.Sprint(args...)
 	r.TB.Skip(args...)
+}
+
+// A durable database waits for the disk at commit; the others do not.
+func TestPostgresDurable(t *testing.T) {
+	ctx := t.Context()
+	for dsn, want := range map[string]string{Postgres(t): "off", PostgresDurable(t): "on"} {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, fsync string
+		if err := conn.QueryRow(ctx, `SELECT current_setting('synchronous_commit'), current_setting('fsync')`).Scan(&got, &fsync); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.Close(ctx)
+		if got != want || fsync != "on" {
+			t.Errorf("%s: synchronous_commit %s, fsync %s; want %s, on", dsn, got, fsync, want)
+		}
+	}
 }

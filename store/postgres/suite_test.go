@@ -11,5 +11,11 @@ import (
 // The behaviour both engines share, on a PostgreSQL database of each
 // test's own.
 func TestStore(t *testing.T) {
-	storetest.Run(t, storetest.PerTest(func(t *testing.T) string { return testenv.Postgres(t) }, postgres.Open))
+	storetest.Run(t, storetest.PerTest(testenv.Postgres, postgres.Open))
+}
+
+// The shared benchmarks, to set beside SQLite's, on a database whose
+// commits wait for the disk.
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, storetest.PerTest(testenv.PostgresDurable, postgres.Open))
 }

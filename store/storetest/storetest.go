@@ -54,7 +54,7 @@ type Store interface {
 // first call, the same database on later calls of the same test (a
 // reopen, or a second process). Handles are closed when the test ends;
 // the suite may close one sooner.
-type Open func(t *testing.T) Store
+type Open func(t testing.TB) Store
 
 // Run runs the suite, each test as a subtest on a database of its own.
 func Run(t *testing.T, open Open) {
@@ -97,10 +97,10 @@ func Run(t *testing.T, open Open) {
 // PerTest makes an Open for an engine: create makes the test's empty
 // database, once per test, and returns what connect opens it with (a
 // file path, a URL).
-func PerTest[S Store](create func(t *testing.T) string, connect func(ctx context.Context, where string) (S, error)) Open {
+func PerTest[S Store](create func(t testing.TB) string, connect func(ctx context.Context, where string) (S, error)) Open {
 	var mu sync.Mutex
-	where := map[*testing.T]string{}
-	return func(t *testing.T) Store {
+	where := map[testing.TB]string{}
+	return func(t testing.TB) Store {
 		t.Helper()
 		mu.Lock()
 		w, ok := where[t]
