@@ -32,13 +32,16 @@ smoke: build
 	$(CURDIR)/$(BIN)/mcpgram --mcp-settings $(CURDIR)/mcp-settings.json mcp call calculator calculate '{"expression": "25 * 48 + 120 / 4"}' | grep -qx 1230 && \
 	echo "smoke: ok" && rm -rf $$tmp
 
-## test-deps: the pinned npm MCP servers that tests launch
+## test-deps: the pinned npm MCP servers that tests launch; a word if
+## PostgreSQL, which the store tests on PostgreSQL start, is missing
 test-deps:
 	@if command -v npm >/dev/null 2>&1; then \
 		cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error; \
 	else \
 		echo "WARNING: npm not found; tests against @modelcontextprotocol/server-everything will be skipped"; \
 	fi
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
+		echo "WARNING: PostgreSQL not found; the store tests on PostgreSQL will be skipped (install it: sudo apt-get install -y postgresql)"
 
 lint: fmt-check vet staticcheck
 

@@ -5,10 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -23,209 +20,6 @@ func updateIDs(items []store.InboxItem) []int64 {
 		ids = append(ids, it.UpdateID)
 	}
 	return ids
-}
-
-func TestInbox(t *testing.T) {
-	ctx := t.Context()
-	db, path := open(t)
-	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 0 {
-		t.Fatalf("InboxMaxUpdateID on empty inbox = %d, %v; want 0", maxID, err)
-	}
-
-	// Out of order, with duplicates inside a batch and across batches.
-	if err := db.InboxPut(ctx, item(12), item(10), item(11), item(10)); err != nil {
-		t.Fatal(err)
-	}
-	changed := item(11)
-	changed.Payload = []byte(`{"changed":true}`)
-	if err := db.InboxPut(ctx, changed, item(13)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InboxPut(ctx); err != nil {
-		t.Errorf("InboxPut with none: %v", err)
-	}
-
-	got, err := db.InboxPending(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{10, 11, 12, 13}) {
-		t.Fatalf("InboxPending ids = %v, want [10 11 12 13]", ids)
-	}
-	if string(got[1].Payload) != `{"update_id":11}` {
-		t.Errorf("a duplicate replaced the payload: got %s", got[1].Payload)
-	}
-	if got[0].ChatID != "chat1" || got[0].ReceivedAt.Location() != time.UTC || time.Since(got[0].ReceivedAt) > time.Minute {
-		t.Errorf("item 10 = %+v, want chat1 received about now in UTC", got[0])
-	}
-
-	if err := db.InboxDone(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InboxDone(ctx, 10); err != nil {
-		t.Errorf("InboxDone twice: %v, want nil", err)
-	}
-	if err := db.InboxDone(ctx, 12); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InboxDone(ctx, 99); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("InboxDone(unknown) = %v, want ErrNotFound", err)
-	}
-	// A processed update sent again stays processed.
-	if err := db.InboxPut(ctx, item(10)); err != nil {
-		t.Fatal(err)
-	}
-
-	// Everything survives a restart.
-	db = reopen(t, db, path)
-	got, err = db.InboxPending(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{11}) {
-		t.Errorf("InboxPending(1) after reopen = %v, want [11]", ids)
-	}
-	got, err = db.InboxPending(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{11, 13}) {
-		t.Errorf("InboxPending after reopen = %v, want [11 13]", ids)
-	}
-	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
-		t.Errorf("InboxMaxUpdateID = %d, %v; want 13", maxID, err)
-	}
-	// Processed ones count for the max too.
-	if err := db.InboxDone(ctx, 13); err != nil {
-		t.Fatal(err)
-	}
-	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
-		t.Errorf("InboxMaxUpdateID after done = %d, %v; want 13", maxID, err)
-	}
-}
-
-func TestInboxEmptyPayloadAndChat(t *testing.T) {
-	ctx := t.Context()
-	db, _ := open(t)
-	if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1}); err != nil {
-		t.Fatalf("InboxPut without chat or payload: %v", err)
-	}
-	got, err := db.InboxPending(ctx, 0)
-	if err != nil || len(got) != 1 || got[0].ChatID != "" || len(got[0].Payload) != 0 {
-		t.Errorf("InboxPending = %+v, %v; want one empty item", got, err)
-	}
-}
-
-func TestInboxPendingAfter(t *testing.T) {
-	ctx := t.Context()
-	db, _ := open(t)
-	if err := db.InboxPut(ctx, item(10), item(11), item(12), item(13), item(14), item(15)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InboxDone(ctx, 12, 14); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		after int64
-		limit int
-		want  []int64
-	}{
-		{0, 0, []int64{10, 11, 13, 15}},
-		{10, 0, []int64{11, 13, 15}},
-		{11, 0, []int64{13, 15}},
-		{11, 1, []int64{13}},
-		{12, 2, []int64{13, 15}},
-		{15, 0, nil},
-		{99, 10, nil},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("after %d limit %d", tt.after, tt.limit), func(t *testing.T) {
-			got, err := db.InboxPendingAfter(ctx, tt.after, tt.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ids := updateIDs(got); !slices.Equal(ids, tt.want) {
-				t.Errorf("InboxPendingAfter(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
-			}
-			if len(got) > 0 && string(got[0].Payload) != fmt.Sprintf(`{"update_id":%d}`, got[0].UpdateID) {
-				t.Errorf("payload of %d: got %s", got[0].UpdateID, got[0].Payload)
-			}
-		})
-	}
-}
-
-func TestInboxPrune(t *testing.T) {
-	ctx := t.Context()
-	db, _ := open(t)
-	old := time.Now().Add(-48 * time.Hour)
-	var items []store.InboxItem
-	for id := int64(1); id <= 4; id++ {
-		it := item(id)
-		it.ReceivedAt = old
-		items = append(items, it)
-	}
-	if err := db.InboxPut(ctx, items...); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []int64{1, 2, 4} {
-		if err := db.InboxDone(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := db.InboxPrune(ctx, time.Now().Add(-24*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 1 and 2 go; 3 is not processed; 4 is the newest and keeps the offset.
-	if n != 2 {
-		t.Errorf("InboxPrune deleted %d, want 2", n)
-	}
-	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 4 {
-		t.Errorf("InboxMaxUpdateID after prune = %d, %v; want 4", maxID, err)
-	}
-	if got, err := db.InboxPending(ctx, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
-		t.Errorf("InboxPending after prune = %v, %v; want [3]", updateIDs(got), err)
-	}
-}
-
-func TestInboxDoneMany(t *testing.T) {
-	ctx := t.Context()
-	db, _ := open(t)
-	if err := db.InboxPut(ctx, item(1), item(2), item(3), item(4), item(5)); err != nil {
-		t.Fatal(err)
-	}
-	pending := func() []int64 {
-		t.Helper()
-		got, err := db.InboxPending(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return updateIDs(got)
-	}
-	if err := db.InboxDone(ctx); err != nil {
-		t.Errorf("InboxDone with none: %v", err)
-	}
-	if err := db.InboxDone(ctx, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := pending(), []int64{4, 5}; !slices.Equal(got, want) {
-		t.Errorf("pending after InboxDone(1, 2, 3) = %v, want %v", got, want)
-	}
-	// Unknown ids are reported; the known ones, done or not, are marked.
-	err := db.InboxDone(ctx, 3, 99, 4, 98)
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("InboxDone with unknown ids = %v, want ErrNotFound", err)
-	}
-	if err == nil || !strings.Contains(err.Error(), "[99 98]") {
-		t.Errorf("InboxDone error %q, want it to name [99 98]", err)
-	}
-	if got, want := pending(), []int64{5}; !slices.Equal(got, want) {
-		t.Errorf("pending after InboxDone(3, 99, 4, 98) = %v, want %v", got, want)
-	}
-	v, err := store.WriterSynchronous(ctx, db)
-	if err != nil || v != 1 {
-		t.Errorf("writer synchronous after a batch = %d, %v; want 1 (NORMAL)", v, err)
-	}
 }
 
 // The inbox commits at synchronous=FULL and every other write at NORMAL.
@@ -265,6 +59,13 @@ func TestInboxSynchronous(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after InboxDone")
+	if err := db.InboxPut(ctx, item(3), item(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InboxDone(ctx, 3, 4, 99); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("InboxDone(3, 4, 99) = %v, want ErrNotFound", err)
+	}
+	check("after a batch InboxDone naming an unknown id")
 
 	// Restored even when the write fails, or its context ends midway.
 	boom := errors.New("boom")
@@ -285,30 +86,5 @@ func TestInboxSynchronous(t *testing.T) {
 	check("after a cancelled inbox write")
 	if got, err := db.InboxPending(ctx, 0); err != nil || len(got) != 0 {
 		t.Errorf("the cancelled write left %v, %v; want nothing", updateIDs(got), err)
-	}
-}
-
-func TestInboxBacklog(t *testing.T) {
-	ctx := context.Background()
-	db, _ := open(t)
-	n, oldest, err := db.InboxBacklog(ctx)
-	if err != nil || n != 0 || !oldest.IsZero() {
-		t.Fatalf("empty inbox: %d, %v, %v", n, oldest, err)
-	}
-	first := time.UnixMilli(time.Now().Add(-time.Minute).UnixMilli())
-	items := []store.InboxItem{
-		{UpdateID: 1, ChatID: "1", Payload: []byte(`{}`), ReceivedAt: first},
-		{UpdateID: 2, ChatID: "1", Payload: []byte(`{}`), ReceivedAt: first.Add(time.Second)},
-		{UpdateID: 3, ChatID: "2", Payload: []byte(`{}`)},
-	}
-	if err := db.InboxPut(ctx, items...); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InboxDone(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	n, oldest, err = db.InboxBacklog(ctx)
-	if err != nil || n != 2 || !oldest.Equal(first.Add(time.Second)) {
-		t.Errorf("InboxBacklog = %d, %v, %v; want 2, %v", n, oldest, err, first.Add(time.Second))
 	}
 }

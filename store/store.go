@@ -26,8 +26,9 @@
 //
 // Consumers do not depend on *DB directly: agent and bot each declare the
 // small interface they need, and *DB satisfies it. Nothing in the method set
-// is specific to SQLite, so a PostgreSQL implementation could satisfy the
-// same interfaces when mcpgram needs to run on several machines.
+// is specific to SQLite: store/postgres has the same one on PostgreSQL, for
+// several machines sharing one store, and store/storetest is the suite of
+// behaviour both pass.
 package store
 
 import (

@@ -57,48 +57,6 @@ func TestOpenRejectsMemory(t *testing.T) {
 	}
 }
 
-func TestMigrations(t *testing.T) {
-	ctx := t.Context()
-	db, path := open(t)
-	v, err := db.SchemaVersion(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v < 1 {
-		t.Fatalf("SchemaVersion on a new file = %d, want >= 1", v)
-	}
-	conv, err := db.ActiveConversation(ctx, "chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "hello"}); err != nil {
-		t.Fatal(err)
-	}
-
-	db = reopen(t, db, path)
-	v2, err := db.SchemaVersion(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v2 != v {
-		t.Errorf("SchemaVersion after reopen = %d, want %d", v2, v)
-	}
-	got, err := db.ActiveConversation(ctx, "chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != conv {
-		t.Errorf("ActiveConversation after reopen = %d, want %d", got, conv)
-	}
-	msgs, err := db.Messages(ctx, conv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(msgs) != 1 || msgs[0].Content != "hello" {
-		t.Errorf("Messages after reopen = %+v, want one \"hello\"", msgs)
-	}
-}
-
 // The DSN's pragmas reach every pooled connection, not just the first.
 func TestPragmasOnEveryConnection(t *testing.T) {
 	db, _ := open(t)
@@ -177,21 +135,5 @@ func TestOpenNotADatabase(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), path) {
 		t.Errorf("error %q does not name the file", err)
-	}
-}
-
-func TestCloseTwice(t *testing.T) {
-	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if _, err := db.ActiveConversation(t.Context(), "c"); err == nil {
-		t.Error("ActiveConversation after Close: got nil error, want one")
 	}
 }

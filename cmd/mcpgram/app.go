@@ -8,22 +8,43 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/web"
+)
+
+// A Store is the database the front ends share: *store.DB on a SQLite
+// file, or *postgres.DB when DATABASE_URL is set. Neither the agent nor the
+// bot knows which.
+type Store interface {
+	agent.Store
+	bot.Store
+	dispatch.Pruner
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+var (
+	_ Store = (*store.DB)(nil)
+	_ Store = (*postgres.DB)(nil)
 )
 
 // An App is the wired core that every front end drives: the store, the
 // hub with its servers, the model client and the agent. Open builds it and
 // Close takes it down in reverse order.
 type App struct {
-	Store *store.DB
+	Store Store
 	Hub   *hub.Hub
 	Agent *agent.Agent
 	Model *llm.Client
@@ -56,8 +77,8 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
-	if app.Store, err = store.Open(ctx, cfg.DatabasePath); err != nil {
-		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
+	if app.Store, err = openStore(ctx, cfg, logger); err != nil {
+		return err
 	}
 	if !wait {
 		if err := app.Hub.Launch(); err != nil {
@@ -99,6 +120,26 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 	})
 	return err
+}
+
+// openStore opens PostgreSQL when DATABASE_URL is set, else the SQLite
+// file at DATABASE_PATH. A nil Store on error keeps Close from closing a
+// nil database.
+func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (Store, error) {
+	if cfg.DatabaseURL != "" {
+		db, err := postgres.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			// The error names host, user and database, never the password.
+			return nil, fmt.Errorf("%w (check DATABASE_URL: the server must be up and the database exist)", err)
+		}
+		logger.Info("using PostgreSQL", "database", db.Name())
+		return db, nil
+	}
+	db, err := store.Open(ctx, cfg.DatabasePath)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
+	}
+	return db, nil
 }
 
 // newHub reads the MCP settings file. A missing file is an error, not "no

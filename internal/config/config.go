@@ -2,9 +2,10 @@
 // mcpgram.yaml, then a .env file, then the environment, then flags. It is
 // validated once, at start, with errors that name the setting at fault.
 //
-// Secrets (the Telegram token and the model API key) come only from the
-// environment, a .env file, or a file named by NAME_FILE; they are never read
-// from mcpgram.yaml and never printed unmasked.
+// Secrets (the Telegram token, the webhook secret, the model API key and
+// DATABASE_URL, which may hold a password) come only from the environment,
+// a .env file, or a file named by NAME_FILE; they are never read from
+// mcpgram.yaml and never printed unmasked.
 package config
 
 import (
@@ -60,6 +61,7 @@ var Settings = []Setting{
 	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
+	{Name: "DATABASE_URL", Secret: true, Help: "postgres://user:password@host:5432/database keeps everything in PostgreSQL instead, for several instances sharing one store; empty: SQLite at DATABASE_PATH"},
 	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
 	{Name: "MAX_CONTEXT_TOKENS", Default: "32000", Help: "estimated tokens of history sent to the model; the oldest turns are dropped first"},
 	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool without asking (trusted deployments only); empty asks for tools outside autoApprove"},
@@ -97,6 +99,9 @@ type Config struct {
 
 	MCPSettings  string
 	DatabasePath string
+	// DatabaseURL, when set, selects PostgreSQL over the SQLite file at
+	// DatabasePath.
+	DatabaseURL string
 
 	MaxTurns         int
 	MaxContextTokens int
@@ -327,6 +332,7 @@ func parse(values map[string]string) (*Config, error) {
 		Model:          values["OPENAI_MODEL"],
 		MCPSettings:    values["MCP_SETTINGS"],
 		DatabasePath:   values["DATABASE_PATH"],
+		DatabaseURL:    values["DATABASE_URL"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
 		HTTPListen:     values["HTTP_LISTEN"],
 
@@ -398,6 +404,9 @@ func parse(values map[string]string) (*Config, error) {
 			errs = append(errs, fmt.Errorf("%s: want an http:// or https:// URL, got %q", name, u))
 		}
 	}
+	if err := checkDatabaseURL(c.DatabaseURL); err != nil {
+		errs = append(errs, err)
+	}
 	for _, name := range []string{"MCP_SETTINGS", "DATABASE_PATH", "OPENAI_MODEL"} {
 		if values[name] == "" {
 			errs = append(errs, &MissingError{Name: name})
@@ -419,6 +428,20 @@ func ids(name, s string) ([]int64, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// checkDatabaseURL accepts an empty DATABASE_URL or a postgres:// URL. The
+// libpq key=value form is refused: masking its password for the log is
+// guesswork. The error never quotes the value, which holds a password.
+func checkDatabaseURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return errors.New("DATABASE_URL: want a URL such as postgres://mcpgram:PASSWORD@db.example.com:5432/mcpgram (special characters of the password percent-encoded), got something else")
+	}
+	return nil
 }
 
 // webhookSecret is the syntax Telegram takes for a webhook's secret token.
@@ -474,10 +497,10 @@ func (c *Config) Print(w io.Writer) error {
 	}
 	for _, s := range Settings {
 		val := c.values[s.Name]
-		if s.Secret {
-			val = Mask(val)
-		} else if strings.HasSuffix(s.Name, "_URL") {
+		if strings.HasSuffix(s.Name, "_URL") && val != "" {
 			val = MaskURL(val)
+		} else if s.Secret {
+			val = Mask(val)
 		}
 		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
 	}
@@ -503,37 +526,50 @@ func MaskURL(raw string) string {
 	if err != nil {
 		return "(not a valid URL)"
 	}
-	if u.User != nil {
-		u.User = url.User("****")
-	}
+	hadUser := u.User != nil
+	u.User = nil
 	if u.RawQuery != "" {
 		u.RawQuery = "****"
 	}
 	u.Fragment, u.RawFragment = "", ""
-	return u.String()
+	out := u.String()
+	if hadUser {
+		// Set as user info, the stars would come out percent-encoded.
+		out = strings.Replace(out, "//", "//****@", 1)
+	}
+	return out
 }
 
 // Secrets returns the values of the secret settings that are set, and the
-// credentials inside the URL settings, for a log handler to redact.
+// credentials inside the URL settings (the password as written and
+// decoded, long query values), for a log handler to redact.
 func (c *Config) Secrets() []string {
 	var out []string
 	for _, s := range Settings {
 		val := c.values[s.Name]
-		switch {
-		case val == "":
-		case s.Secret:
+		if val == "" {
+			continue
+		}
+		if s.Secret {
 			out = append(out, val)
-		case strings.HasSuffix(s.Name, "_URL"):
-			if u, err := url.Parse(val); err == nil {
-				if p, ok := u.User.Password(); ok && p != "" {
-					out = append(out, p)
-				}
-				for _, vs := range u.Query() {
-					for _, v := range vs {
-						if len(v) >= 8 {
-							out = append(out, v)
-						}
-					}
+		}
+		if !strings.HasSuffix(s.Name, "_URL") {
+			continue
+		}
+		u, err := url.Parse(val)
+		if err != nil {
+			continue
+		}
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p)
+			if _, raw, ok := strings.Cut(u.User.String(), ":"); ok && raw != p {
+				out = append(out, raw)
+			}
+		}
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				if len(v) >= 8 {
+					out = append(out, v)
 				}
 			}
 		}

@@ -302,3 +302,63 @@ func TestWebhookMode(t *testing.T) {
 		t.Error("the webhook secret is not among the secrets the log hides")
 	}
 }
+
+// DATABASE_URL selects PostgreSQL; its password, as written or
+// percent-encoded, is never printed nor logged.
+func TestDatabaseURL(t *testing.T) {
+	const pw = "p@ss:w0rd/secret"
+	dsn := "postgres://mcpgram:" + url.QueryEscape(pw) + "@db.example.com:5432/mcpgram?sslmode=require"
+	c, err := load(t, nil, map[string]string{"DATABASE_URL": dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != dsn {
+		t.Errorf("DatabaseURL = %q, want %q", c.DatabaseURL, dsn)
+	}
+	var buf bytes.Buffer
+	if err := c.Print(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); strings.Contains(out, "w0rd") || !strings.Contains(out, "DATABASE_URL=postgres://****@db.example.com:5432/mcpgram?****\n") {
+		t.Errorf("Print shows the password or hides the host:\n%s", out)
+	}
+	buf.Reset()
+	logger := c.Logger(&buf)
+	logger.Error("connect failed", "err", errors.New("password "+pw+" refused"), "dsn", dsn)
+	if out := buf.String(); strings.Contains(out, "w0rd") || strings.Count(out, "[redacted]") < 2 {
+		t.Errorf("the log carries the password:\n%s", out)
+	}
+
+	// A unix socket, the password in the query: hidden all the same.
+	socket := "postgres:///mcpgram?host=/run/postgresql&password=" + url.QueryEscape(pw)
+	if c, err := load(t, nil, map[string]string{"DATABASE_URL": socket}); err != nil {
+		t.Errorf("DATABASE_URL on a socket: %v", err)
+	} else if !slices.Contains(c.Secrets(), pw) {
+		t.Errorf("Secrets() = %q, want the password of the query among them", c.Secrets())
+	}
+	// Empty: SQLite.
+	if c, err := load(t, nil, nil); err != nil || c.DatabaseURL != "" {
+		t.Errorf("default DatabaseURL = %q, %v; want empty", c.DatabaseURL, err)
+	}
+	// From a file, as a container secret.
+	if c, err := load(t, map[string]string{"db-url": dsn + "\n"}, map[string]string{"DATABASE_URL_FILE": "db-url"}); err != nil || c.DatabaseURL != dsn {
+		t.Errorf("DATABASE_URL_FILE: %q, %v; want %q", c.DatabaseURL, err, dsn)
+	}
+	// Never from mcpgram.yaml.
+	if _, err := load(t, map[string]string{"mcpgram.yaml": "database_url: " + dsn + "\n"}, nil); err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
+		t.Errorf("database_url in mcpgram.yaml: %v, want an error naming DATABASE_URL", err)
+	}
+	// Not a postgres:// URL: refused, without quoting it.
+	for _, bad := range []string{
+		"host=db user=mcpgram password=" + pw,
+		"mysql://mcpgram:" + url.QueryEscape(pw) + "@db/mcpgram",
+		"mcpgram:" + url.QueryEscape(pw) + "@db.example.com:5432/mcpgram",
+	} {
+		_, err := load(t, nil, map[string]string{"DATABASE_URL": bad})
+		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
+			t.Errorf("DATABASE_URL=%q: %v, want an error naming DATABASE_URL", bad, err)
+		} else if strings.Contains(err.Error(), "w0rd") {
+			t.Errorf("the error quotes the password: %v", err)
+		}
+	}
+}

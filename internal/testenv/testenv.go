@@ -1,8 +1,9 @@
 // Package testenv gives tests the real parts they run against, one way
 // each: the bundled MCP servers and the test servers of hub/testdata,
 // built once; the pinned npm reference server; a hub started on a settings
-// file and closed when the test ends; a log buffer; and a wait for a
-// condition with a deadline.
+// file and closed when the test ends; a throwaway PostgreSQL cluster with a
+// fresh database per test; a log buffer; and a wait for a condition with a
+// deadline.
 package testenv
 
 import (

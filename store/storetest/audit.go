@@ -1,4 +1,4 @@
-package store_test
+package storetest
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-func TestToolCalls(t *testing.T) {
+func testToolCalls(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, path := open(t)
+	db := open(t)
 	if got, err := db.ToolCalls(ctx, 10); err != nil || len(got) != 0 {
 		t.Fatalf("ToolCalls on empty log = %v, %v; want none", got, err)
 	}
@@ -24,7 +24,7 @@ func TestToolCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db = reopen(t, db, path)
+	db = reopen(t, db, open)
 
 	tests := []struct {
 		limit     int

@@ -1,4 +1,4 @@
-package store_test
+package storetest
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-func TestPendingLifecycle(t *testing.T) {
+func testPendingLifecycle(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, path := open(t)
+	db := open(t)
 	conv, err := db.ActiveConversation(ctx, "c1")
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +34,13 @@ func TestPendingLifecycle(t *testing.T) {
 	}
 
 	// The approval superseded the question.
-	open, err := db.OpenPending(ctx, "c1")
+	cur, err := db.OpenPending(ctx, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if open.ID != aID || open.Kind != store.KindApproval || open.Payload != `{"a":1}` ||
-		open.UserID != "u1" || open.ConversationID != conv || !open.ExpiresAt.Equal(expires) || !open.IsOpen() {
-		t.Errorf("OpenPending = %+v, want the approval %d", open, aID)
+	if cur.ID != aID || cur.Kind != store.KindApproval || cur.Payload != `{"a":1}` ||
+		cur.UserID != "u1" || cur.ConversationID != conv || !cur.ExpiresAt.Equal(expires) || !cur.IsOpen() {
+		t.Errorf("OpenPending = %+v, want the approval %d", cur, aID)
 	}
 	old, err := db.GetPending(ctx, qID)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestPendingLifecycle(t *testing.T) {
 	}
 
 	// Survives a restart.
-	db = reopen(t, db, path)
+	db = reopen(t, db, open)
 	if err := db.ResolvePending(ctx, aID, "approved"); err != nil {
 		t.Fatalf("ResolvePending: %v", err)
 	}
@@ -82,9 +82,9 @@ func TestPendingLifecycle(t *testing.T) {
 	}
 }
 
-func TestPendingChatsAreIndependent(t *testing.T) {
+func testPendingChatsAreIndependent(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, _ := open(t)
+	db := open(t)
 	// No conversation: ConversationID zero is allowed, and the chat is
 	// created on the fly.
 	id1, err := db.CreatePending(ctx, store.Pending{ChatID: "c1", UserID: "u", Kind: store.KindQuestion, Payload: "{}"})
@@ -103,16 +103,17 @@ func TestPendingChatsAreIndependent(t *testing.T) {
 	}
 }
 
-func TestPendingBadKind(t *testing.T) {
-	db, _ := open(t)
+func testPendingBadKind(t *testing.T, open Open) {
+	db := open(t)
 	if _, err := db.CreatePending(t.Context(), store.Pending{ChatID: "c", Kind: "poll"}); err == nil {
 		t.Error("CreatePending with kind poll: got nil error, want one")
 	}
 }
 
-func TestResolvePendingDoublePress(t *testing.T) {
+func testResolvePendingDoublePress(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, _ := open(t)
+	db := open(t)
+	other := open(t) // a press reaching another instance
 	id, err := db.CreatePending(ctx, store.Pending{ChatID: "c", UserID: "u", Kind: store.KindApproval, Payload: "{}"})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,11 @@ func TestResolvePendingDoublePress(t *testing.T) {
 	errs := make([]error, presses)
 	var wg sync.WaitGroup
 	for i := range presses {
-		wg.Go(func() { errs[i] = db.ResolvePending(ctx, id, "approved") })
+		h := db
+		if i%2 == 1 {
+			h = other
+		}
+		wg.Go(func() { errs[i] = h.ResolvePending(ctx, id, "approved") })
 	}
 	wg.Wait()
 	var ok, resolved int
@@ -140,9 +145,9 @@ func TestResolvePendingDoublePress(t *testing.T) {
 	}
 }
 
-func TestExpiredPending(t *testing.T) {
+func testExpiredPending(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, _ := open(t)
+	db := open(t)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	create := func(chat string, expires time.Time) int64 {
 		t.Helper()

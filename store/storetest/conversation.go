@@ -1,17 +1,18 @@
-package store_test
+package storetest
 
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
 )
 
-func TestConversationsAndReset(t *testing.T) {
+func testConversationsAndReset(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, path := open(t)
+	db := open(t)
 
 	first, err := db.ActiveConversation(ctx, "c1")
 	if err != nil {
@@ -56,8 +57,8 @@ func TestConversationsAndReset(t *testing.T) {
 		t.Errorf("new conversation has %d messages, want 0", len(msgs))
 	}
 
-	// The old conversation stays on disk, across a reopen too.
-	db = reopen(t, db, path)
+	// The old conversation stays, across a reopen too.
+	db = reopen(t, db, open)
 	msgs, err = db.Messages(ctx, first)
 	if err != nil {
 		t.Fatal(err)
@@ -75,16 +76,19 @@ func TestConversationsAndReset(t *testing.T) {
 	}
 }
 
-func TestConversationEmptyChatID(t *testing.T) {
-	db, _ := open(t)
+func testConversationEmptyChatID(t *testing.T, open Open) {
+	db := open(t)
 	if _, err := db.ActiveConversation(t.Context(), ""); err == nil {
 		t.Error("ActiveConversation(\"\"): got nil error, want one")
 	}
+	if _, err := db.ResetConversation(t.Context(), ""); err == nil {
+		t.Error("ResetConversation(\"\"): got nil error, want one")
+	}
 }
 
-func TestMessagesOrderAndTokens(t *testing.T) {
+func testMessagesOrderAndTokens(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, _ := open(t)
+	db := open(t)
 	conv, err := db.ActiveConversation(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
@@ -137,9 +141,51 @@ func TestMessagesOrderAndTokens(t *testing.T) {
 	}
 }
 
-func TestAppendMessagesIsAtomic(t *testing.T) {
+// Any text a model or a tool produces is stored: valid UTF-8, however
+// unusual, comes back byte for byte; a NUL byte or invalid UTF-8 does not
+// fail the write (PostgreSQL stores them as U+FFFD, SQLite as given).
+func testMessagesText(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, _ := open(t)
+	db := open(t)
+	exact := []string{"", "'; DROP TABLE messages; --", "emoji 🦫 and RTL עברית", "\\x00 $1 %s ? :name", "line\r\nbreak\ttab"}
+	lossy := []string{"nul \x00 byte", "bad \xff\xfe utf-8"}
+	var msgs []store.Message
+	for _, s := range append(slices.Clone(exact), lossy...) {
+		msgs = append(msgs, store.Message{Role: "tool", Content: s})
+	}
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: msgs,
+		ToolCalls: []store.ToolCall{{ChatID: "c", Server: "s", Tool: "t", Arguments: "{\"a\":\"\x00\"}", Status: "ok"}}})
+	if err != nil {
+		t.Fatalf("AppendTurn with unusual text: %v", err)
+	}
+	got, err := db.Messages(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(msgs) {
+		t.Fatalf("got %d messages, want %d", len(got), len(msgs))
+	}
+	for i, s := range exact {
+		if got[i].Content != s {
+			t.Errorf("message %d = %q, want %q", i, got[i].Content, s)
+		}
+	}
+	for i, s := range lossy {
+		g := got[len(exact)+i].Content
+		if g != s && g != replaceBad(s) {
+			t.Errorf("message %q came back as %q, want it as given or with U+FFFD", s, g)
+		}
+	}
+}
+
+// replaceBad is what PostgreSQL's store makes of s.
+func replaceBad(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func testAppendMessagesIsAtomic(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
 	// A conversation that does not exist fails the foreign key; nothing of
 	// the batch is kept.
 	err := db.AppendMessages(ctx, 999, store.Message{Role: "user", Content: "a"}, store.Message{Role: "user", Content: "b"})
@@ -155,9 +201,9 @@ func TestAppendMessagesIsAtomic(t *testing.T) {
 	}
 }
 
-func TestAppendTurn(t *testing.T) {
+func testAppendTurn(t *testing.T, open Open) {
 	ctx := t.Context()
-	db, _ := open(t)
+	db := open(t)
 	if _, err := db.CurrentConversation(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("CurrentConversation of a new chat = %v, want ErrNotFound", err)
 	}
@@ -217,10 +263,17 @@ func TestAppendTurn(t *testing.T) {
 	if calls, _ := db.ToolCalls(ctx, 0); len(calls) != 1 {
 		t.Errorf("a failed AppendTurn left %d audit rows, want 1", len(calls))
 	}
+	if _, err := db.CurrentConversation(ctx, "d"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a failed AppendTurn left chat d a conversation: %v", err)
+	}
 	if _, err := db.AppendTurn(ctx, store.TurnWrite{Messages: []store.Message{{Role: "user", Content: "x"}}}); err == nil {
 		t.Error("AppendTurn without a chat: got nil, want an error")
 	}
 	if _, err := db.CurrentConversation(ctx, ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("CurrentConversation of no chat = %v, want ErrNotFound", err)
+	}
+	// A turn with nothing to store still names its conversation.
+	if empty, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "e"}); err != nil || empty == 0 {
+		t.Errorf("AppendTurn with nothing = %d, %v; want a new conversation", empty, err)
 	}
 }

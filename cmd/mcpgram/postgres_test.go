@@ -1,0 +1,117 @@
+package main_test
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/postgres"
+)
+
+// TestMain stops the test PostgreSQL cluster, if a test started one, before
+// the process ends.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := testenv.StopPostgres(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// `mcpgram run` with DATABASE_URL keeps everything in PostgreSQL: the
+// update, the conversation, the audit row; no SQLite file is made, and the
+// URL's password stays out of the log.
+func TestRunOnPostgreSQL(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	// The test cluster trusts every local connection, so any password is
+	// accepted: enough to see where it goes.
+	const password = "pg-s3cr3t-password"
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("postgres", password)
+
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	model := llmfake.New(t, llmfake.Script(
+		llmfake.Text(`<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "6 * 7"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`<attempt_completion><result>It is 42.</result></attempt_completion>`),
+	))
+	e := runEnv(t, tg, model.URL())
+	e["DATABASE_URL"], e["LOG_LEVEL"] = u.String(), "debug"
+	logs, stop := startRun(t, e, path)
+
+	tg.Text(42, 42, "what is 6 * 7?")
+	tg.WaitFor(t, 30*time.Second, "the answer", func() bool {
+		return slices.ContainsFunc(tg.Messages(42), func(m tgfake.Message) bool {
+			return m.FromID == tgfake.BotUser.ID && strings.Contains(m.Plain, "It is 42") && !m.Deleted
+		})
+	})
+	stop()
+	if log := logs.String(); strings.Contains(log, password) {
+		t.Errorf("the log shows the database password:\n%s", log)
+	} else if !strings.Contains(log, "using PostgreSQL") {
+		t.Errorf("the log does not say PostgreSQL is in use:\n%s", log)
+	}
+	if _, err := os.Stat(e["DATABASE_PATH"]); !os.IsNotExist(err) {
+		t.Errorf("a SQLite file was made at DATABASE_PATH: %v", err)
+	}
+
+	db, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	conv, err := db.CurrentConversation(t.Context(), "42")
+	if err != nil {
+		t.Fatalf("chat 42 has no conversation in PostgreSQL: %v", err)
+	}
+	msgs, err := db.Messages(t.Context(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(msgs, func(m store.Message) bool { return strings.Contains(m.Content, "It is 42") }) {
+		t.Errorf("the answer is not in PostgreSQL: %+v", msgs)
+	}
+	if calls, err := db.ToolCalls(t.Context(), 0); err != nil || len(calls) != 1 || calls[0].Tool != "calculate" {
+		t.Errorf("audit log = %+v, %v; want the one calculate call", calls, err)
+	}
+	if n, _, err := db.InboxBacklog(t.Context()); err != nil || n != 0 {
+		t.Errorf("inbox backlog %d, %v; want every update done", n, err)
+	}
+	if max, err := db.InboxMaxUpdateID(t.Context()); err != nil || max == 0 {
+		t.Errorf("InboxMaxUpdateID = %d, %v; want the update stored", max, err)
+	}
+}
+
+// A DATABASE_URL nothing answers at ends the start in one line naming
+// DATABASE_URL, without its password.
+func TestRunDatabaseURLUnreachable(t *testing.T) {
+	path := settings(t, nil)
+	e := env{
+		"TELEGRAM_BOT_TOKEN": tgfake.Token, "OPENAI_API_KEY": "sk-test",
+		"DATABASE_URL": "postgres://mcpgram:pg-s3cr3t-password@127.0.0.1:1/mcpgram?connect_timeout=5",
+	}
+	_, stderr, err := run(t, e, "", "--mcp-settings", path, "run")
+	if err == nil {
+		t.Fatal("run with an unreachable DATABASE_URL: got nil error")
+	}
+	msg := err.Error() + stderr
+	if !strings.Contains(msg, "DATABASE_URL") || strings.Contains(msg, "pg-s3cr3t") {
+		t.Errorf("error %q, stderr %q: want DATABASE_URL named and the password hidden", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "data")); !os.IsNotExist(err) {
+		t.Errorf("a SQLite folder was made: %v", err)
+	}
+}

@@ -1,0 +1,187 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+const (
+	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = $1 AND ended_at IS NULL`
+	insertMessageSQL      = `INSERT INTO messages
+		(conversation_id, role, content, prompt_tokens, completion_tokens, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`
+)
+
+// querier is what a pool and a transaction share.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// active returns the chat's active conversation, or pgx.ErrNoRows.
+func active(ctx context.Context, q querier, chatID string) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, activeConversationSQL, chatID).Scan(&id)
+	return id, err
+}
+
+// ActiveConversation returns the id of the chat's active conversation,
+// starting one if the chat has none.
+func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
+	id, err := active(ctx, db.pool, chatID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = db.tx(ctx, func(tx pgx.Tx) error {
+			id, err = activeOrStart(ctx, tx, chatID)
+			return err
+		})
+	}
+	if err != nil {
+		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
+	}
+	return id, nil
+}
+
+// activeOrStart returns the chat's active conversation, starting one if
+// it has none, under the chat's lock.
+func activeOrStart(ctx context.Context, tx pgx.Tx, chatID string) (int64, error) {
+	if err := lockChat(ctx, tx, chatID, time.Now()); err != nil {
+		return 0, err
+	}
+	// Another process may have started one before the lock was ours.
+	id, err := active(ctx, tx, chatID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return startConversation(ctx, tx, chatID)
+	}
+	return id, err
+}
+
+// startConversation inserts a new active conversation; the caller holds
+// the chat's lock and has ended any other.
+func startConversation(ctx context.Context, tx pgx.Tx, chatID string) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO conversations (chat_id, created_at) VALUES ($1, $2) RETURNING id`,
+		chatID, millis(time.Now())).Scan(&id)
+	return id, err
+}
+
+// CurrentConversation returns the id of the chat's active conversation, or
+// store.ErrNotFound when it has none. It never writes.
+func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
+	id, err := active(ctx, db.pool, chatID)
+	if err != nil {
+		return 0, fmt.Errorf("current conversation of chat %q: %w", chatID, notFound(err))
+	}
+	return id, nil
+}
+
+// ResetConversation ends the chat's active conversation, if any, and starts
+// a new one whose id it returns. The old conversation stays.
+func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, error) {
+	var id int64
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		now := time.Now()
+		if err := lockChat(ctx, tx, chatID, now); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE conversations SET ended_at = $1 WHERE chat_id = $2 AND ended_at IS NULL`,
+			millis(now), chatID); err != nil {
+			return err
+		}
+		var err error
+		id, err = startConversation(ctx, tx, chatID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reset conversation of chat %q: %w", chatID, err)
+	}
+	return id, nil
+}
+
+// AppendMessages adds msgs to the end of a conversation in one transaction:
+// all are stored or none. Their ID and ConversationID fields are ignored; a
+// zero CreatedAt means now.
+func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	queueMessages(b, conversationID, time.Now(), msgs)
+	if err := db.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
+		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
+	}
+	return nil
+}
+
+// queueMessages adds the inserts of msgs to b, sent in one round trip.
+func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []store.Message) {
+	for _, m := range msgs {
+		at := m.CreatedAt
+		if at.IsZero() {
+			at = now
+		}
+		b.Queue(insertMessageSQL, conversationID, text(m.Role), text(m.Content),
+			m.PromptTokens, m.CompletionTokens, millis(at))
+	}
+}
+
+// AppendTurn stores w in one transaction, all of it or none, and returns
+// the id of the conversation it appended to.
+func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) {
+	now := time.Now()
+	conv := w.ConversationID
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if conv == 0 {
+			var err error
+			if conv, err = active(ctx, tx, w.ChatID); errors.Is(err, pgx.ErrNoRows) {
+				conv, err = activeOrStart(ctx, tx, w.ChatID)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		b := &pgx.Batch{}
+		queueMessages(b, conv, now, w.Messages)
+		for _, c := range w.ToolCalls {
+			b.Queue(insertToolCallSQL, toolCallArgs(c, now)...)
+		}
+		queueUsage(b, now, w.Usage)
+		if b.Len() == 0 {
+			return nil
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("append %d messages and %d tool calls to chat %q: %w", len(w.Messages), len(w.ToolCalls), w.ChatID, err)
+	}
+	return conv, nil
+}
+
+// Messages returns a conversation's messages, oldest first. An unknown
+// conversation has none.
+func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, conversation_id, role, content,
+		prompt_tokens, completion_tokens, created_at
+		FROM messages WHERE conversation_id = $1 ORDER BY id`, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
+	}
+	msgs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Message, error) {
+		var m store.Message
+		var at int64
+		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &at)
+		m.CreatedAt = fromMillis(at)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
+	}
+	if len(msgs) == 0 {
+		return nil, nil // as the SQLite store: no messages is a nil slice
+	}
+	return msgs, nil
+}

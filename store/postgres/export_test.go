@@ -1,0 +1,31 @@
+package postgres
+
+import (
+	"context"
+	"io/fs"
+)
+
+// OpenWithMigrations is Open with the migrations taken from fsys.
+func OpenWithMigrations(ctx context.Context, dsn string, fsys fs.FS) (*DB, error) {
+	return open(ctx, dsn, fsys)
+}
+
+// QueryInt runs a query returning one integer.
+func QueryInt(ctx context.Context, db *DB, query string, args ...any) (int64, error) {
+	var v int64
+	err := db.pool.QueryRow(ctx, query, args...).Scan(&v)
+	return v, err
+}
+
+// Migrations counts the embedded migrations.
+func Migrations(t interface{ Fatal(...any) }) int64 {
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(len(ms))
+}

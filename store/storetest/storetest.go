@@ -1,0 +1,195 @@
+// Package storetest is the behaviour every store engine shares, as one
+// suite of tests: the SQLite store (store.DB) and the PostgreSQL store
+// (store/postgres) each run it from their own tests, so the agent and the
+// bot can take either without telling them apart.
+//
+// It covers conversations and messages, turns, pending interactions, the
+// audit log, the inbox and token usage, their errors, their use from several handles
+// at once (as several processes would), and cancelled contexts. What only
+// one engine has (SQLite's pragmas, write gate and crash test, PostgreSQL's
+// advisory-locked migrations) stays in that engine's tests.
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// A Store is the method set both engines have.
+type Store interface {
+	Ping(ctx context.Context) error
+	Close() error
+	SchemaVersion(ctx context.Context) (int, error)
+
+	ActiveConversation(ctx context.Context, chatID string) (int64, error)
+	CurrentConversation(ctx context.Context, chatID string) (int64, error)
+	ResetConversation(ctx context.Context, chatID string) (int64, error)
+	AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error
+	AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error)
+	Messages(ctx context.Context, conversationID int64) ([]store.Message, error)
+
+	RecordToolCall(ctx context.Context, c store.ToolCall) error
+	ToolCalls(ctx context.Context, limit int) ([]store.ToolCall, error)
+
+	CreatePending(ctx context.Context, p store.Pending) (int64, error)
+	OpenPending(ctx context.Context, chatID string) (store.Pending, error)
+	GetPending(ctx context.Context, id int64) (store.Pending, error)
+	ResolvePending(ctx context.Context, id int64, resolution string) error
+	ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error)
+
+	InboxPut(ctx context.Context, items ...store.InboxItem) error
+	InboxPending(ctx context.Context, limit int) ([]store.InboxItem, error)
+	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
+	InboxDone(ctx context.Context, updateIDs ...int64) error
+	InboxMaxUpdateID(ctx context.Context) (int64, error)
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+
+	AddUsage(ctx context.Context, us ...store.Usage) error
+	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
+	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
+	UsageByModel(ctx context.Context, from, to time.Time) ([]store.ModelUsage, error)
+	TopUsers(ctx context.Context, from, to time.Time, limit int) ([]store.UserTokens, error)
+}
+
+// Open returns a new handle on the test's database: empty on the test's
+// first call, the same database on later calls of the same test (a
+// reopen, or a second process). Handles are closed when the test ends;
+// the suite may close one sooner.
+type Open func(t testing.TB) Store
+
+// Run runs the suite, each test as a subtest on a database of its own.
+func Run(t *testing.T, open Open) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, open Open)
+	}{
+		{"SchemaVersion", testSchemaVersion},
+		{"CloseTwice", testCloseTwice},
+		{"ConversationsAndReset", testConversationsAndReset},
+		{"ConversationEmptyChatID", testConversationEmptyChatID},
+		{"MessagesOrderAndTokens", testMessagesOrderAndTokens},
+		{"MessagesText", testMessagesText},
+		{"AppendMessagesIsAtomic", testAppendMessagesIsAtomic},
+		{"AppendTurn", testAppendTurn},
+		{"ToolCalls", testToolCalls},
+		{"PendingLifecycle", testPendingLifecycle},
+		{"PendingChatsAreIndependent", testPendingChatsAreIndependent},
+		{"PendingBadKind", testPendingBadKind},
+		{"ResolvePendingDoublePress", testResolvePendingDoublePress},
+		{"ExpiredPending", testExpiredPending},
+		{"Inbox", testInbox},
+		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
+		{"UsageTodayAndMonth", testUsageTodayAndMonth},
+		{"UsageOverPeriod", testUsageOverPeriod},
+		{"InboxPendingAfter", testInboxPendingAfter},
+		{"InboxPrune", testInboxPrune},
+		{"InboxDoneMany", testInboxDoneMany},
+		{"InboxBacklog", testInboxBacklog},
+		{"InboxPutConcurrentDuplicates", testInboxPutConcurrentDuplicates},
+		{"ConcurrentWriters", testConcurrentWriters},
+		{"ConcurrentActiveConversation", testConcurrentActiveConversation},
+		{"ConcurrentResets", testConcurrentResets},
+		{"ConcurrentCreatePending", testConcurrentCreatePending},
+		{"ContextCancelled", testContextCancelled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, open) })
+	}
+}
+
+// PerTest makes an Open for an engine: create makes the test's empty
+// database, once per test, and returns what connect opens it with (a
+// file path, a URL).
+func PerTest[S Store](create func(t testing.TB) string, connect func(ctx context.Context, where string) (S, error)) Open {
+	var mu sync.Mutex
+	where := map[testing.TB]string{}
+	return func(t testing.TB) Store {
+		t.Helper()
+		mu.Lock()
+		w, ok := where[t]
+		if !ok {
+			w = create(t)
+			where[t] = w
+			t.Cleanup(func() {
+				mu.Lock()
+				delete(where, t)
+				mu.Unlock()
+			})
+		}
+		mu.Unlock()
+		s, err := connect(t.Context(), w)
+		if err != nil {
+			t.Fatalf("open the store: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+		return s
+	}
+}
+
+// reopen closes db and opens the test's database again.
+func reopen(t *testing.T, db Store, open Open) Store {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return open(t)
+}
+
+func testSchemaVersion(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v < 1 {
+		t.Fatalf("SchemaVersion of a new database = %d, want >= 1", v)
+	}
+	if err := db.Ping(ctx); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	conv, err := db.ActiveConversation(ctx, "chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+
+	db = reopen(t, db, open)
+	if v2, err := db.SchemaVersion(ctx); err != nil || v2 != v {
+		t.Errorf("SchemaVersion after reopen = %d, %v; want %d", v2, err, v)
+	}
+	if got, err := db.ActiveConversation(ctx, "chat"); err != nil || got != conv {
+		t.Errorf("ActiveConversation after reopen = %d, %v; want %d", got, err, conv)
+	}
+	msgs, err := db.Messages(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Content != "hello" {
+		t.Errorf("Messages after reopen = %+v, want one \"hello\"", msgs)
+	}
+}
+
+func testCloseTwice(t *testing.T, open Open) {
+	db := open(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := db.ActiveConversation(t.Context(), "c"); err == nil {
+		t.Error("ActiveConversation after Close: got nil error, want one")
+	}
+}
