@@ -66,7 +66,7 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 	if err != nil {
 		return err
 	}
-	caller, id := hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, newTurnID()
+	caller, id := hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, NewTurnID()
 	ctx = withTurn(ctx, id, caller)
 	t, err := a.startTurn(ctx, caller, p.ConversationID, id, emit)
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 )
 
-// newTurnID returns a short random id that ties a turn's log lines
+// NewTurnID returns a short random id that ties a turn's log lines
 // together; it need not be unpredictable, only unlikely to repeat.
-func newTurnID() string { return fmt.Sprintf("%012x", rand.Uint64()>>16) }
+func NewTurnID() string { return fmt.Sprintf("%012x", rand.Uint64()>>16) }
 
 type turnKey struct{}
 

@@ -77,7 +77,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		return fmt.Errorf("agent: a request needs exactly one of Text, Answer and Decision, got %d", n)
 	}
 	if req.TurnID == "" {
-		req.TurnID = newTurnID()
+		req.TurnID = NewTurnID()
 	}
 	ctx = withTurn(ctx, req.TurnID, req.Caller)
 	if msg := a.overBudget(ctx, req); msg != "" {
@@ -224,7 +224,7 @@ type turn struct {
 // store's single writer only to store what it did.
 func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id string, emit func(Event)) (*turn, error) {
 	if id == "" {
-		id = newTurnID()
+		id = NewTurnID()
 	}
 	t := &turn{a: a, caller: caller, emit: a.newEmitter(emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
 	var err error

@@ -208,11 +208,15 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 		b.mu.Unlock()
 	}()
 
+	// The bot's lines of the turn carry the agent's turn id too.
+	if req.TurnID == "" {
+		req.TurnID = agent.NewTurnID()
+	}
 	r := b.newReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst)
 	err := b.agent.Turn(turnCtx, req, r.emit)
 	r.finish()
 	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && ctx.Err() == nil {
-		b.logger.Error("turn failed", "chat", chatID, "err", err)
+		b.logger.Error("turn failed", "chat", chatID, "turn", req.TurnID, "err", err)
 		if !r.ended() && turnCtx.Err() == nil {
 			b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")
 		}

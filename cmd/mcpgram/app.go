@@ -118,6 +118,8 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Logger:           logger.With("component", "agent"),
 
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
+		Metrics:               app.Metrics,
+		ModelName:             cfg.Model,
 	})
 	return err
 }
