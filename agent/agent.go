@@ -26,9 +26,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
@@ -87,6 +89,8 @@ type Store interface {
 	ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error)
 	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
 	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
+	ChatInstructions(ctx context.Context, chatID string) (string, error)
+	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 }
 
 // A Hub is where tools live; *hub.Hub is one.
@@ -230,6 +234,38 @@ func (a *Agent) systemPrompt(cat hub.Catalog) string {
 	p := &cachedPrompt{version: cat.Version, text: a.cfg.SystemPrompt(cat)}
 	a.prompt.Store(p)
 	return p.text
+}
+
+// MaxInstructions bounds what /system may add to the prompt, in runes.
+const MaxInstructions = 2000
+
+// ErrInstructionsTooLong is returned by SetInstructions past MaxInstructions.
+var ErrInstructionsTooLong = fmt.Errorf("agent: instructions longer than %d characters", MaxInstructions)
+
+// Instructions returns what chatID asked the assistant to follow, or "".
+func (a *Agent) Instructions(ctx context.Context, chatID string) (string, error) {
+	return a.cfg.Store.ChatInstructions(ctx, chatID)
+}
+
+// SetInstructions replaces chatID's instructions; "" clears them. They
+// take effect from the next turn. Who may set them is the front end's
+// business.
+func (a *Agent) SetInstructions(ctx context.Context, chatID, instructions string) error {
+	instructions = strings.TrimSpace(instructions)
+	if utf8.RuneCountInString(instructions) > MaxInstructions {
+		return ErrInstructionsTooLong
+	}
+	return a.cfg.Store.SetChatInstructions(ctx, chatID, instructions)
+}
+
+// chatInstructions is the part of the system prompt a chat's
+// instructions make. It comes after the shared prompt, so that the shared
+// prefix, the same bytes for every chat, still hits providers' caches.
+func chatInstructions(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "\n\n====\n\nINSTRUCTIONS FOR THIS CHAT\n\nThe people of this chat asked you to follow these instructions. Follow them where they do not conflict with the rules above (the tool-call format, approvals and consent stay as they are):\n\n" + s
 }
 
 // lock waits for the chat's running turn, if any, to end.

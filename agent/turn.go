@@ -213,6 +213,10 @@ type turn struct {
 	// usage is the model calls' tokens, stored with the next messages.
 	usage []store.Usage
 
+	// instructions are what the chat asked with /system, added after the
+	// shared prompt.
+	instructions string
+
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
@@ -228,6 +232,9 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 	}
 	t := &turn{a: a, caller: caller, emit: a.newEmitter(emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
 	var err error
+	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
+		return t, err
+	}
 	if conv == 0 {
 		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -461,7 +468,7 @@ func (t *turn) limitMessage() string {
 // callModel sends the conversation and streams the reply's visible text.
 func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
 	a := t.a
-	sys := a.systemPrompt(cat)
+	sys := a.systemPrompt(cat) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)

@@ -314,6 +314,7 @@ var (
 		{Command: "tools", Description: "Connected servers and their tools"},
 		{Command: "usage", Description: "Your token usage"},
 		{Command: "cancel", Description: "Stop the running request"},
+		{Command: "system", Description: "This chat's instructions to the assistant"},
 	}
 	adminCommands = slices.Concat(commands,
 		[]tgbotapi.BotCommand{{Command: "servers", Description: "Manage the MCP servers"}})

@@ -114,6 +114,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		case "servers":
 			b.showServers(ctx, chatID, user)
 			return
+		case "system":
+			b.handleSystem(ctx, m)
+			return
 		case "usage":
 			b.showUsage(ctx, chatID, user)
 			return
@@ -232,6 +235,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /tools – connected servers and their tools
 /usage – your tokens today and this month
 /cancel – stop the running request
+/system – this chat's instructions to me (group admins change them)
 /servers – manage servers (admins)
 
 In groups, mention me, reply to my message, or use a command.`

@@ -547,3 +547,14 @@ func (c *Client) Download(ctx context.Context, fileID string, limit int64) ([]by
 	}
 	return data, f.FilePath, nil
 }
+
+// ChatMember asks what user is in chat (creator, administrator, member…).
+func (c *Client) ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.ChatMember, error) {
+	var m tgbotapi.ChatMember
+	err := c.retry(ctx, "getChatMember", func() error {
+		var err error
+		m, err = c.api.GetChatMember(tgbotapi.GetChatMemberConfig{ChatConfigWithUser: tgbotapi.ChatConfigWithUser{ChatID: chatID, UserID: user}})
+		return err
+	})
+	return m, err
+}

@@ -3,6 +3,7 @@ package tgfake
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,4 +125,33 @@ func (s *Server) Downloads() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.downloads
+}
+
+// SetChatAdmin makes user an administrator of chat, as getChatMember
+// reports it.
+func (s *Server) SetChatAdmin(chat, user int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admins == nil {
+		s.admins = map[int64]map[int64]bool{}
+	}
+	if s.admins[chat] == nil {
+		s.admins[chat] = map[int64]bool{}
+	}
+	s.admins[chat][user] = true
+}
+
+// getChatMemberLocked answers getChatMember: "administrator" for the
+// users SetChatAdmin named, "member" for others.
+func (s *Server) getChatMemberLocked(p map[string]string) (any, *apiError) {
+	chat, aerr := strconv.ParseInt(p["chat_id"], 10, 64)
+	user, uerr := strconv.ParseInt(p["user_id"], 10, 64)
+	if aerr != nil || uerr != nil {
+		return nil, badRequest("Bad Request: chat_id and user_id are required")
+	}
+	status := "member"
+	if s.admins[chat][user] {
+		status = "administrator"
+	}
+	return tgbotapi.ChatMember{User: &tgbotapi.User{ID: user}, Status: status}, nil
 }

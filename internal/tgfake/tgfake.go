@@ -112,7 +112,8 @@ type Server struct {
 	actions   map[int64]int
 	drafts    map[int64][]string // nil: sendMessageDraft unsupported (404)
 
-	files     map[string]*upload // by file_id
+	files     map[string]*upload       // by file_id
+	admins    map[int64]map[int64]bool // chat -> its administrators
 	nextFile  int
 	downloads int
 
@@ -690,6 +691,8 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 	switch method {
 	case "getFile":
 		return s.getFileLocked(p)
+	case "getChatMember":
+		return s.getChatMemberLocked(p)
 	case "setWebhook":
 		return s.setWebhookLocked(p)
 	case "deleteWebhook":

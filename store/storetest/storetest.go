@@ -54,6 +54,9 @@ type Store interface {
 	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
 	UsageByModel(ctx context.Context, from, to time.Time) ([]store.ModelUsage, error)
 	TopUsers(ctx context.Context, from, to time.Time, limit int) ([]store.UserTokens, error)
+
+	ChatInstructions(ctx context.Context, chatID string) (string, error)
+	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 }
 
 // Open returns a new handle on the test's database: empty on the test's
@@ -86,6 +89,7 @@ func Run(t *testing.T, open Open) {
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
 		{"UsageOverPeriod", testUsageOverPeriod},
+		{"ChatInstructions", testChatInstructions},
 		{"InboxPendingAfter", testInboxPendingAfter},
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},

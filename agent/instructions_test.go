@@ -1,0 +1,55 @@
+package agent_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+)
+
+// A chat's instructions go into its system prompt after the shared part,
+// which stays the same bytes for every chat; other chats do not get them.
+func TestChatInstructions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(complete("ok")) }, setup{})
+	ctx := t.Context()
+	if err := e.agent.SetInstructions(ctx, alice.ChatID, "  Answer in French.  "); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.agent.Instructions(ctx, alice.ChatID); err != nil || got != "Answer in French." {
+		t.Errorf("Instructions = %q, %v", got, err)
+	}
+	e.say("hello")
+	bob := hub.Caller{UserID: "222", ChatID: "600"}
+	if _, err := e.turn(agent.Request{Caller: bob, Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.model.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d model calls, want 2", len(calls))
+	}
+	withInstr, without := calls[0].Request.Messages[0].Content, calls[1].Request.Messages[0].Content
+	if !strings.HasSuffix(withInstr, "Answer in French.") || !strings.Contains(withInstr, "INSTRUCTIONS FOR THIS CHAT") {
+		t.Errorf("alice's system prompt does not end with her chat's instructions:\n...%s", withInstr[max(0, len(withInstr)-300):])
+	}
+	if !strings.HasPrefix(withInstr, without) {
+		t.Error("the instructions changed the shared part of the prompt")
+	}
+	if strings.Contains(without, "French") {
+		t.Error("another chat got alice's chat's instructions")
+	}
+
+	if err := e.agent.SetInstructions(ctx, alice.ChatID, strings.Repeat("é", agent.MaxInstructions+1)); !errors.Is(err, agent.ErrInstructionsTooLong) {
+		t.Errorf("instructions too long: %v", err)
+	}
+	if err := e.agent.SetInstructions(ctx, alice.ChatID, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.say("again")
+	if last := e.model.Calls()[2].Request.Messages[0].Content; last != without {
+		t.Error("cleared instructions still change the prompt")
+	}
+}

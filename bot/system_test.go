@@ -1,0 +1,72 @@
+package bot_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// A chat's /system instructions reach the model for that chat only, and
+// persist; in a group only its administrators change them.
+func TestSystemInstructions(t *testing.T) {
+	dir := t.TempDir()
+	h := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
+	db, err := store.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	model := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Bonjour.") })
+	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: "fake", Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: h, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := tgfake.New(t)
+	startBotWith(t, fake, db, false, a, h, nil)
+
+	fake.Text(alice, alice, "/system")
+	waitText(t, fake, alice, "no instructions of its own")
+	fake.Text(alice, alice, "/system Answer in French, <briefly>.")
+	saved := waitText(t, fake, alice, "Saved.")
+	if !strings.Contains(saved.Plain, "Answer in French, <briefly>.") {
+		t.Errorf("the saved instructions shown: %q", saved.Plain)
+	}
+	fake.Text(alice, alice, "hello")
+	waitText(t, fake, alice, "Bonjour.")
+	fake.Text(bob, bob, "hello")
+	waitText(t, fake, bob, "Bonjour.")
+	system := func(i int) string { return model.Calls()[i].Request.Messages[0].Content }
+	if !strings.HasSuffix(system(0), "Answer in French, <briefly>.") || strings.Contains(system(1), "French") {
+		t.Errorf("system prompts: alice's %q, bob's %q", system(0), system(1))
+	}
+
+	const group = -55
+	fake.Send(tgfake.Incoming{ChatID: group, UserID: bob, Text: "/system Talk like a pirate."})
+	waitText(t, fake, group, "Only the group's administrators")
+	fake.SetChatAdmin(group, alice)
+	fake.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "/system Talk like a pirate."})
+	waitText(t, fake, group, "Saved.")
+	fake.Send(tgfake.Incoming{ChatID: group, UserID: bob, Text: "/system"})
+	waitText(t, fake, group, "Talk like a pirate.")
+	if got, err := db.ChatInstructions(t.Context(), "-55"); err != nil || got != "Talk like a pirate." {
+		t.Errorf("stored group instructions = %q, %v", got, err)
+	}
+	fake.Text(alice, alice, "/system clear")
+	waitText(t, fake, alice, "Instructions cleared.")
+	if got, _ := db.ChatInstructions(t.Context(), "2"); got != "" {
+		t.Errorf("instructions after clear = %q", got)
+	}
+}

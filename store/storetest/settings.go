@@ -1,0 +1,37 @@
+package storetest
+
+import "testing"
+
+// A chat's instructions are its own, replaced whole, cleared by "", and
+// kept across a reopen.
+func testChatInstructions(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if got, err := db.ChatInstructions(ctx, "c1"); err != nil || got != "" {
+		t.Fatalf("instructions of a new chat = %q, %v", got, err)
+	}
+	for _, set := range []string{"Answer in French.", "Be brief.\nUse metric units."} {
+		if err := db.SetChatInstructions(ctx, "c1", set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.SetChatInstructions(ctx, "c2", "Other chat."); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t)
+	if got, err := db.ChatInstructions(ctx, "c1"); err != nil || got != "Be brief.\nUse metric units." {
+		t.Errorf("instructions after a reopen = %q, %v", got, err)
+	}
+	if err := db.SetChatInstructions(ctx, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ChatInstructions(ctx, "c1"); got != "" {
+		t.Errorf("cleared instructions = %q", got)
+	}
+	if got, _ := db.ChatInstructions(ctx, "c2"); got != "Other chat." {
+		t.Errorf("another chat's instructions = %q", got)
+	}
+}
