@@ -30,6 +30,10 @@ type Request struct {
 	Answer *Answer
 	// Decision is a pressed approval button.
 	Decision *Decision
+	// Retry answers the chat's last message again (/retry): the earlier
+	// answer is replaced, and a call it made runs again only once the
+	// user approves it.
+	Retry bool
 	// Exempt skips the daily token budget (admins).
 	Exempt bool
 	// TurnID ties the turn's log lines together; "" gets a new one.
@@ -73,8 +77,8 @@ const (
 // one of Text, Answer and Decision is an error, with no events. emit is
 // never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
-	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil); n != 1 {
-		return fmt.Errorf("agent: a request needs exactly one of Text, Answer and Decision, got %d", n)
+	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil) + btoi(req.Retry); n != 1 {
+		return fmt.Errorf("agent: a request needs exactly one of Text, Answer, Decision and Retry, got %d", n)
 	}
 	if req.TurnID == "" {
 		req.TurnID = NewTurnID()
@@ -102,6 +106,9 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	t, err := a.startTurn(ctx, req.Caller, 0, req.TurnID, emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
+	}
+	if req.Retry {
+		return t.retry(ctx)
 	}
 	user := req.Text
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
@@ -216,6 +223,11 @@ type turn struct {
 	// instructions are what the chat asked with /system, added after the
 	// shared prompt.
 	instructions string
+	// replaceFrom is the first message a retry replaces, written with the
+	// turn's first write; repeats are the calls the replaced answer made,
+	// which run again only once approved.
+	replaceFrom int64
+	repeats     map[string]bool
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -324,10 +336,12 @@ func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
 	}
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
+		ReplaceFrom: t.replaceFrom,
 	})
 	if err != nil {
 		return err
 	}
+	t.replaceFrom = 0
 	t.conv = conv
 	t.history = append(t.history, all...)
 	t.unsaved, t.audits, t.usage = nil, nil, nil
@@ -381,14 +395,15 @@ func (t *turn) modelFailed(ctx context.Context, err error) error {
 // tools the servers turn out to have.
 func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply executor.Reply) executor.Plan {
 	plan := t.a.exec.Prepare(cat, reply, t.a.cfg.AutoApproveAll)
-	if len(plan.Await) == 0 {
-		return plan
+	if len(plan.Await) > 0 {
+		for _, s := range plan.Await {
+			// An error leaves the server as it is; the check says so.
+			_ = t.a.cfg.Hub.WaitReady(ctx, s)
+		}
+		plan = t.a.exec.Prepare(t.a.cfg.Hub.Catalog(), reply, t.a.cfg.AutoApproveAll)
 	}
-	for _, s := range plan.Await {
-		// An error leaves the server as it is; the check says so.
-		_ = t.a.cfg.Hub.WaitReady(ctx, s)
-	}
-	return t.a.exec.Prepare(t.a.cfg.Hub.Catalog(), reply, t.a.cfg.AutoApproveAll)
+	t.askForRepeats(plan)
+	return plan
 }
 
 // act does what plan says. ended reports that the turn ended (err is then

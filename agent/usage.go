@@ -48,7 +48,7 @@ func nextMidnight(t time.Time) time.Time {
 // is a brake on spending, not worth failing a turn over.
 func (a *Agent) overBudget(ctx context.Context, req Request) string {
 	budget := a.cfg.TokenBudgetPerUserDay
-	if budget <= 0 || req.Exempt || req.Text == "" {
+	if budget <= 0 || req.Exempt || (req.Text == "" && !req.Retry) {
 		// A press answers a question or approval of a request made under
 		// the budget: refusing it would leave the request half done.
 		return ""

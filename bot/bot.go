@@ -313,6 +313,7 @@ var (
 		{Command: "reset", Description: "Start a new conversation"},
 		{Command: "tools", Description: "Connected servers and their tools"},
 		{Command: "usage", Description: "Your token usage"},
+		{Command: "retry", Description: "Answer the last message again"},
 		{Command: "cancel", Description: "Stop the running request"},
 		{Command: "system", Description: "This chat's instructions to the assistant"},
 	}

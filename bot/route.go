@@ -117,6 +117,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		case "system":
 			b.handleSystem(ctx, m)
 			return
+		case "retry":
+			// Whatever card is open stays: the agent says to answer it first.
+			b.runTurn(ctx, chatID, user, 0, agent.Request{Caller: caller(user, chatID), Retry: true, Exempt: b.isAdmin(user)}, nil)
+			return
 		case "usage":
 			b.showUsage(ctx, chatID, user)
 			return
@@ -234,6 +238,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /reset – start a new conversation
 /tools – connected servers and their tools
 /usage – your tokens today and this month
+/retry – answer my last message again
 /cancel – stop the running request
 /system – this chat's instructions to me (group admins change them)
 /servers – manage servers (admins)

@@ -70,3 +70,34 @@ func TestSystemInstructions(t *testing.T) {
 		t.Errorf("instructions after clear = %q", got)
 	}
 }
+
+// /retry through the bot: the last message is answered again.
+func TestRetryCommand(t *testing.T) {
+	dir := t.TempDir()
+	h := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
+	db, err := store.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	model := llmfake.New(t, llmfake.Script(llmfake.Text("First try."), llmfake.Text("Second try.")))
+	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: "fake", Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: h, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := tgfake.New(t)
+	startBotWith(t, fake, db, false, a, h, nil)
+	fake.Text(alice, alice, "/retry")
+	waitText(t, fake, alice, "no message to answer again")
+	fake.Text(alice, alice, "tell me a joke")
+	waitText(t, fake, alice, "First try.")
+	fake.Text(alice, alice, "/retry")
+	waitText(t, fake, alice, "Second try.")
+	if last := model.Calls()[1].Request.Messages; strings.Contains(last[len(last)-1].Content, "First try.") || last[len(last)-1].Content != "tell me a joke" {
+		t.Errorf("the retry asked the model %+v", last)
+	}
+}

@@ -94,7 +94,9 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?)`
 	messagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, created_at
-		FROM messages WHERE conversation_id = ? ORDER BY id`
+		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
+	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
+		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
 )
 
 func (db *DB) startConversation(ctx context.Context, tx *sql.Tx, chatID string) (int64, error) {
@@ -161,6 +163,10 @@ type TurnWrite struct {
 	ToolCalls []ToolCall
 	// Usage to add to the users' token counts (see [DB.AddUsage]).
 	Usage []Usage
+	// ReplaceFrom, when not 0, marks the conversation's messages from this
+	// id on as replaced before the new ones are added (/retry): they stay
+	// stored, and Messages no longer returns them.
+	ReplaceFrom int64
 }
 
 // AppendTurn stores w in one transaction, all of it or none, and returns
@@ -177,6 +183,11 @@ func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
 			}
 			if err != nil {
 				return err
+			}
+		}
+		if w.ReplaceFrom != 0 {
+			if _, err := db.txExec(ctx, tx, replaceMessagesSQL, millis(now), conv, w.ReplaceFrom); err != nil {
+				return fmt.Errorf("replace messages: %w", err)
 			}
 		}
 		if err := db.insertMessages(ctx, tx, conv, now, w.Messages); err != nil {
@@ -198,8 +209,8 @@ func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
 	return conv, nil
 }
 
-// Messages returns a conversation's messages, oldest first. An unknown
-// conversation has none.
+// Messages returns a conversation's messages, oldest first, without those
+// a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, error) {
 	rows, err := db.readRows(ctx, messagesSQL, conversationID)
 	if err != nil {

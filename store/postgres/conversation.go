@@ -145,6 +145,10 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 			}
 		}
 		b := &pgx.Batch{}
+		if w.ReplaceFrom != 0 {
+			b.Queue(`UPDATE messages SET replaced_at = $1 WHERE conversation_id = $2 AND id >= $3 AND replaced_at IS NULL`,
+				millis(now), conv, w.ReplaceFrom)
+		}
 		queueMessages(b, conv, now, w.Messages)
 		for _, c := range w.ToolCalls {
 			b.Queue(insertToolCallSQL, toolCallArgs(c, now)...)
@@ -161,12 +165,12 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 	return conv, nil
 }
 
-// Messages returns a conversation's messages, oldest first. An unknown
-// conversation has none.
+// Messages returns a conversation's messages, oldest first, without those
+// a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
 	rows, err := db.pool.Query(ctx, `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, created_at
-		FROM messages WHERE conversation_id = $1 ORDER BY id`, conversationID)
+		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL ORDER BY id`, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 	}

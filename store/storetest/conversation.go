@@ -277,3 +277,40 @@ func testAppendTurn(t *testing.T, open Open) {
 		t.Errorf("AppendTurn with nothing = %d, %v; want a new conversation", empty, err)
 	}
 }
+
+// A turn written with ReplaceFrom hides the messages from that id on, in
+// the same transaction as its own, and they stay hidden after a reopen.
+func testReplaceMessages(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "user", Content: "q1"}, {Role: "assistant", Content: "a1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, Messages: []store.Message{{Role: "user", Content: "q2"}, {Role: "assistant", Content: "a2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := db.Messages(ctx, conv)
+	if err != nil || len(msgs) != 4 {
+		t.Fatalf("Messages = %v, %v", msgs, err)
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, ReplaceFrom: msgs[2].ID,
+		Messages: []store.Message{{Role: "user", Content: "q2"}, {Role: "assistant", Content: "a2 again"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t)
+	msgs, err = db.Messages(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Content)
+	}
+	if want := []string{"q1", "a1", "q2", "a2 again"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Messages after a replace = %q, want %q", got, want)
+	}
+}

@@ -90,6 +90,7 @@ func Run(t *testing.T, open Open) {
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
 		{"UsageOverPeriod", testUsageOverPeriod},
 		{"ChatInstructions", testChatInstructions},
+		{"ReplaceMessages", testReplaceMessages},
 		{"InboxPendingAfter", testInboxPendingAfter},
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},
