@@ -45,8 +45,8 @@ func TestToolRoundTrip(t *testing.T) {
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")
 	}
-	if got := len(fake.Commands(0)); got != 6 {
-		t.Errorf("setMyCommands registered %d commands for everyone, want 6", got)
+	if got := len(fake.Commands(0)); got != 8 {
+		t.Errorf("setMyCommands registered %d commands for everyone, want 8", got)
 	}
 }
 
@@ -418,7 +418,7 @@ func TestAdminCommandMenu(t *testing.T) {
 	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	waitText(t, fake, admin, "echo: hello")
-	if got := fake.Commands(admin); len(got) != 7 || got[6].Command != "servers" {
+	if got := fake.Commands(admin); len(got) != 9 || got[8].Command != "servers" {
 		t.Errorf("admin menu: %+v", got)
 	}
 }
