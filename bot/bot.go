@@ -23,6 +23,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
@@ -105,7 +106,7 @@ type Config struct {
 
 	// Transcriber, when set, turns voice notes, audio and video notes into
 	// text; without one, the bot says they are not set up.
-	Transcriber Transcriber
+	Transcriber media.Transcriber
 	// MaxDocumentBytes caps the text files the bot reads; default 64 KiB.
 	MaxDocumentBytes int
 
@@ -161,6 +162,7 @@ type Bot struct {
 	self   tgbotapi.User
 	queue  *dispatch.Queue
 	in     *updates.Receiver
+	media  *media.Reader
 
 	allowed map[int64]bool
 	admins  map[int64]bool
@@ -230,6 +232,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		Secret: cfg.WebhookSecret, URL: cfg.WebhookURL, Logger: cfg.Logger,
 	})
 	q.Register(cfg.Metrics)
+	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Logger: cfg.Logger}
 	return b, nil
 }
 

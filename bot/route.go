@@ -181,12 +181,21 @@ func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, boo
 	private := m.Chat.IsPrivate()
 	text := m.Text
 	if text == "" {
-		if t, ok := b.mediaText(ctx, m); ok {
-			text = t
-		} else if m.Voice != nil || m.Audio != nil || m.VideoNote != nil || m.Document != nil {
-			return "", false
-		} else {
+		res, carried := b.media.Read(ctx, m)
+		switch {
+		case !carried:
 			text = m.Caption
+		case res.Problem != "":
+			b.say(ctx, m.Chat.ID, render.Escape(res.Problem))
+			return "", false
+		default:
+			if res.Heard != "" {
+				shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(res.Heard) + "</blockquote>"
+				if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
+					b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
+				}
+			}
+			text = res.Text
 		}
 	}
 	if !private {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/web"
@@ -69,7 +70,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 // newTranscriber returns the speech-to-text client, or nil (and no error)
 // when TRANSCRIPTION_MODEL is not set: the bot then says voice messages
 // are not set up.
-func newTranscriber(cfg *config.Config) (bot.Transcriber, error) {
+func newTranscriber(cfg *config.Config) (media.Transcriber, error) {
 	if cfg.TranscriptionModel == "" {
 		return nil, nil
 	}

@@ -1,0 +1,187 @@
+// Package media turns what a Telegram message carries besides its text
+// into text for the model: a recording's transcript (voice notes, audio,
+// video notes) or a text file's content with its name. What it cannot
+// read, it explains in one sentence for the user, and nothing is sent to
+// the model then.
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/internal/lines"
+)
+
+// A Transcriber turns speech into text; *llm.Transcriber is one.
+type Transcriber interface {
+	Transcribe(ctx context.Context, name string, audio []byte) (string, error)
+}
+
+// A Downloader fetches a file a user sent; *telegram.Client is one.
+type Downloader interface {
+	Download(ctx context.Context, fileID string, limit int64) ([]byte, string, error)
+}
+
+// A Reader reads messages' files. Transcriber may be nil: recordings are
+// then answered that voice messages are not set up.
+type Reader struct {
+	Files       Downloader
+	Transcriber Transcriber
+	// MaxDocument caps the text files read, in bytes.
+	MaxDocument int
+	Logger      *slog.Logger
+}
+
+// A Result is what a message carried.
+type Result struct {
+	// Text is for the model, with the caption before it; "" when there is
+	// nothing to send.
+	Text string
+	// Heard is a recording's transcript, to show the user.
+	Heard string
+	// Problem, when not "", is why the message cannot be read, for the
+	// user.
+	Problem string
+}
+
+// maxAudioBytes is what the cloud Bot API lets a bot download.
+const maxAudioBytes = 20 << 20
+
+// Read reads what m carries; ok is false when it carries nothing this
+// package reads (text, photos, stickers…).
+func (r *Reader) Read(ctx context.Context, m *tgbotapi.Message) (res Result, ok bool) {
+	switch {
+	case m.Voice != nil:
+		return r.transcribe(ctx, m, m.Voice.FileID, m.Voice.FileSize, "voice.ogg"), true
+	case m.VideoNote != nil:
+		return r.transcribe(ctx, m, m.VideoNote.FileID, m.VideoNote.FileSize, "video_note.mp4"), true
+	case m.Audio != nil:
+		name := m.Audio.FileName
+		if name == "" {
+			name = "audio.mp3"
+		}
+		return r.transcribe(ctx, m, m.Audio.FileID, m.Audio.FileSize, name), true
+	case m.Document != nil:
+		return r.document(ctx, m), true
+	}
+	return Result{}, false
+}
+
+// transcribe fetches a recording and returns what was heard.
+func (r *Reader) transcribe(ctx context.Context, m *tgbotapi.Message, fileID string, size int, name string) Result {
+	if r.Transcriber == nil {
+		return Result{Problem: "Voice messages are not set up on this bot (the operator can set TRANSCRIPTION_MODEL). Please type your message."}
+	}
+	if size > maxAudioBytes {
+		return Result{Problem: "That recording is too large for me to fetch (over 20 MB). Please send a shorter one, or type your message."}
+	}
+	audio, _, err := r.Files.Download(ctx, fileID, maxAudioBytes)
+	if err != nil {
+		r.Logger.Error("download a recording", "chat", m.Chat.ID, "err", err)
+		return Result{Problem: downloadProblem(err, "recording")}
+	}
+	heard, err := r.Transcriber.Transcribe(ctx, name, audio)
+	if err != nil {
+		r.Logger.Error("transcribe a recording", "chat", m.Chat.ID, "err", err)
+		return Result{Problem: "Sorry, I could not transcribe that recording. Please try again, or type your message."}
+	}
+	if strings.TrimSpace(heard) == "" {
+		return Result{Problem: "I could not make out any words in that recording."}
+	}
+	return Result{Text: joinCaption(m.Caption, heard), Heard: heard}
+}
+
+// document reads a text file for the model: its name and its content,
+// fenced so that nothing in it reads as the message's own structure.
+func (r *Reader) document(ctx context.Context, m *tgbotapi.Message) Result {
+	d, limit := m.Document, r.MaxDocument
+	tooLarge := Result{Problem: fmt.Sprintf("That file is too large for me: I read text files of up to %s.", sizeText(limit))}
+	if !textLike(d.FileName, d.MimeType) {
+		return Result{Problem: fmt.Sprintf("I can read text files (plain text, Markdown, CSV, JSON, YAML, source code), not %s. Please send the text, or a text file.", kindOf(d.FileName, d.MimeType))}
+	}
+	if d.FileSize > limit {
+		return tooLarge
+	}
+	data, _, err := r.Files.Download(ctx, d.FileID, int64(limit))
+	if errors.Is(err, telegram.ErrTooBig) {
+		return tooLarge
+	}
+	if err != nil {
+		r.Logger.Error("download a document", "chat", m.Chat.ID, "err", err)
+		return Result{Problem: downloadProblem(err, "file")}
+	}
+	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
+		return Result{Problem: "That file is not text I can read (it is not UTF-8). Please send it as plain text."}
+	}
+	name := d.FileName
+	if name == "" {
+		name = "file"
+	}
+	body := strings.TrimRight(string(data), "\n")
+	fence := lines.Fence(body)
+	return Result{Text: joinCaption(m.Caption, fmt.Sprintf("The user sent the file %q:\n%s\n%s\n%s", name, fence, body, fence))}
+}
+
+func downloadProblem(err error, what string) string {
+	if errors.Is(err, telegram.ErrTooBig) {
+		return "That " + what + " is too large for me to fetch (over 20 MB)."
+	}
+	return "Sorry, I could not fetch that " + what + " from Telegram. Please try again."
+}
+
+// joinCaption puts the caption, the user's own words, before the rest.
+func joinCaption(caption, rest string) string {
+	if c := strings.TrimSpace(caption); c != "" {
+		return c + "\n\n" + rest
+	}
+	return rest
+}
+
+// textExts are the extensions of files read as text whatever their type.
+var textExts = map[string]bool{
+	".txt": true, ".md": true, ".markdown": true, ".csv": true, ".tsv": true, ".json": true, ".jsonl": true,
+	".yaml": true, ".yml": true, ".toml": true, ".ini": true, ".xml": true, ".log": true, ".sql": true,
+	".html": true, ".css": true, ".go": true, ".py": true, ".js": true, ".ts": true, ".tsx": true, ".jsx": true,
+	".java": true, ".kt": true, ".c": true, ".h": true, ".cpp": true, ".hpp": true, ".cs": true, ".rs": true,
+	".rb": true, ".php": true, ".sh": true, ".swift": true, ".lua": true, ".r": true, ".tex": true, ".diff": true, ".patch": true,
+}
+
+// textLike reports whether a file is one the bot reads as text.
+func textLike(name, mime string) bool {
+	mime = strings.ToLower(mime)
+	switch {
+	case strings.HasPrefix(mime, "text/"),
+		mime == "application/json", mime == "application/xml", mime == "application/x-yaml", mime == "application/yaml",
+		mime == "application/javascript", mime == "application/x-sh", mime == "application/sql", mime == "application/toml":
+		return true
+	}
+	return textExts[strings.ToLower(path.Ext(name))]
+}
+
+// kindOf names a file's kind for a refusal.
+func kindOf(name, mime string) string {
+	switch {
+	case mime == "application/pdf" || strings.EqualFold(path.Ext(name), ".pdf"):
+		return "PDF files yet"
+	case strings.HasPrefix(mime, "image/"):
+		return "images yet"
+	case mime != "":
+		return "files of type " + mime
+	}
+	return "this kind of file"
+}
+
+func sizeText(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d KB", n>>10)
+}
