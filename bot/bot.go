@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/media"
+	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
@@ -153,16 +154,17 @@ func (c *Config) setDefaults() {
 
 // A Bot is the Telegram front end. Run it once; Close it after Run returns.
 type Bot struct {
-	cfg    Config
-	agent  Agent
-	hub    Hub
-	store  Store
-	logger *slog.Logger
-	tg     *telegram.Client
-	self   tgbotapi.User
-	queue  *dispatch.Queue
-	in     *updates.Receiver
-	media  *media.Reader
+	cfg     Config
+	agent   Agent
+	hub     Hub
+	store   Store
+	logger  *slog.Logger
+	tg      *telegram.Client
+	self    tgbotapi.User
+	queue   *dispatch.Queue
+	in      *updates.Receiver
+	media   *media.Reader
+	servers *servers.Screen
 
 	allowed map[int64]bool
 	admins  map[int64]bool
@@ -232,6 +234,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		Secret: cfg.WebhookSecret, URL: cfg.WebhookURL, Logger: cfg.Logger,
 	})
 	q.Register(cfg.Metrics)
+	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger}
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Logger: cfg.Logger}
 	return b, nil
 }

@@ -264,7 +264,7 @@ func (b *Bot) startText() string {
 	} else {
 		sb.WriteString("Connected:\n")
 		for _, s := range running {
-			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", render.Escape(s.Name), toolCount(len(s.Tools)))
+			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", render.Escape(s.Name), render.Count(len(s.Tools), "tool"))
 		}
 	}
 	sb.WriteString("\n/help lists the commands.")
@@ -294,12 +294,4 @@ func (b *Bot) toolsText() string {
 		}
 	}
 	return sb.String()
-}
-
-// toolCount says "1 tool" or "N tools".
-func toolCount(n int) string {
-	if n == 1 {
-		return "1 tool"
-	}
-	return fmt.Sprintf("%d tools", n)
 }

@@ -501,3 +501,11 @@ func Shorten(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+
+// Count says "1 tool" or "3 tools": n and noun, made plural with an s.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,187 @@
+// Package servers is the /servers screen: every MCP server with its status,
+// a page at a time, with Enable, Disable and Restart buttons. Who may see
+// and press it is the bot's to check; the screen only shows and acts.
+package servers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// A Hub reports and manages the MCP servers; *hub.Hub is one.
+type Hub interface {
+	Catalog() hub.Catalog
+	SetEnabled(ctx context.Context, server string, enabled bool) error
+	Restart(ctx context.Context, server string) error
+}
+
+// A Screen shows the servers of Hub through TG.
+type Screen struct {
+	Hub    Hub
+	TG     *telegram.Client
+	Logger *slog.Logger
+}
+
+// perPage is how many servers a page lists, each with its buttons.
+const perPage = 8
+
+// ackAfter is how long a press waits before it is acknowledged anyway:
+// starting a server can take a while.
+const ackAfter = 3 * time.Second
+
+func button(label string, act callback.Action, page int, name string) tgbotapi.InlineKeyboardButton {
+	return tgbotapi.NewInlineKeyboardButtonData(label, callback.Data{Kind: callback.Servers, Action: act, Page: page, Server: name}.String())
+}
+
+func find(cat hub.Catalog, data callback.Data) (hub.ServerInfo, bool) {
+	for _, s := range cat.Servers {
+		if data.Names(s.Name) {
+			return s, true
+		}
+	}
+	return hub.ServerInfo{}, false
+}
+
+// View renders one page of the screen.
+func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
+	cat := sc.Hub.Catalog()
+	pages := max(1, (len(cat.Servers)+perPage-1)/perPage)
+	page = min(max(page, 0), pages-1)
+	var sb strings.Builder
+	sb.WriteString("<b>MCP servers</b>")
+	if pages > 1 {
+		fmt.Fprintf(&sb, " (page %d of %d)", page+1, pages)
+	}
+	if len(cat.Servers) == 0 {
+		sb.WriteString("\n\nNone configured.")
+	}
+	var rows [][]tgbotapi.InlineKeyboardButton
+	lo, hi := page*perPage, min((page+1)*perPage, len(cat.Servers))
+	for _, s := range cat.Servers[lo:hi] {
+		name := render.Escape(s.Name)
+		switch s.Status {
+		case hub.StatusRunning:
+			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %s", name, render.Count(len(s.Tools), "tool"))
+		case hub.StatusStarting:
+			fmt.Fprintf(&sb, "\n\n🟡 <b>%s</b>: starting…", name)
+		case hub.StatusDisabled:
+			fmt.Fprintf(&sb, "\n\n⚪ <b>%s</b>: disabled", name)
+		case hub.StatusFailed:
+			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: failed", name)
+			if s.Error != "" {
+				sb.WriteString(": " + render.Escape(render.Shorten(s.Error, 200)))
+			}
+			if s.LastStderr != "" {
+				sb.WriteString("\n<i>stderr:</i> <code>" + render.Escape(render.Shorten(s.LastStderr, 200)) + "</code>")
+			}
+		default:
+			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, render.Escape(string(s.Status)))
+		}
+		label := render.Shorten(s.Name, 24)
+		var row []tgbotapi.InlineKeyboardButton
+		if s.Status == hub.StatusDisabled {
+			row = append(row, button("Enable "+label, callback.Enable, page, s.Name))
+		} else {
+			row = append(row, button("Disable "+label, callback.Disable, page, s.Name))
+		}
+		if s.Status == hub.StatusFailed {
+			row = append(row, button("Restart "+label, callback.Restart, page, s.Name))
+		}
+		rows = append(rows, row)
+	}
+	if pages > 1 {
+		var nav []tgbotapi.InlineKeyboardButton
+		if page > 0 {
+			nav = append(nav, button("◀ Previous", callback.Page, page-1, ""))
+		}
+		if page < pages-1 {
+			nav = append(nav, button("Next ▶", callback.Page, page+1, ""))
+		}
+		rows = append(rows, nav)
+	}
+	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
+}
+
+// Show sends the screen's first page to chatID.
+func (sc *Screen) Show(ctx context.Context, chatID int64) {
+	html, kb := sc.View(0)
+	var markup any
+	if len(kb.InlineKeyboard) > 0 {
+		markup = kb
+	}
+	if _, err := sc.TG.SendHTML(ctx, chatID, 0, html, markup); err != nil {
+		sc.Logger.Error("send /servers", "chat", chatID, "err", err)
+	}
+}
+
+// Press acts on a button of the screen at once; the caller has checked
+// that the presser may.
+func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+	if data.Action == callback.Page {
+		sc.TG.AnswerCallback(ctx, cq.ID, "", false)
+		sc.edit(ctx, cq, data.Page, "")
+		return
+	}
+	s, ok := find(sc.Hub.Catalog(), data)
+	if !ok {
+		sc.TG.AnswerCallback(ctx, cq.ID, "That server is no longer configured.", true)
+		return
+	}
+	// Starting a server can take a while: past ackAfter the button
+	// stops spinning and any failure shows in the message instead.
+	var once sync.Once
+	var early atomic.Bool
+	timer := time.AfterFunc(ackAfter, func() {
+		once.Do(func() { early.Store(true); sc.TG.AnswerCallback(ctx, cq.ID, "Working on it…", false) })
+	})
+	done, err := sc.act(ctx, data.Action, s.Name)
+	timer.Stop()
+	note := ""
+	if err != nil {
+		sc.Logger.Error("/servers action", "server", s.Name, "action", string(rune(data.Action)), "err", err)
+		msg := render.Shorten(fmt.Sprintf("Could not do that to %s: %v", s.Name, err), 190)
+		once.Do(func() { sc.TG.AnswerCallback(ctx, cq.ID, msg, true) })
+		if early.Load() {
+			note = "⚠️ " + render.Escape(msg)
+		}
+	} else {
+		once.Do(func() { sc.TG.AnswerCallback(ctx, cq.ID, render.Shorten(done, 190), false) })
+	}
+	sc.edit(ctx, cq, data.Page, note)
+}
+
+// act does act to the server, and says what it did.
+func (sc *Screen) act(ctx context.Context, act callback.Action, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	switch act {
+	case callback.Disable:
+		return "Disabled " + name, sc.Hub.SetEnabled(ctx, name, false)
+	case callback.Enable:
+		return "Enabled " + name, sc.Hub.SetEnabled(ctx, name, true)
+	}
+	return "Restarted " + name, sc.Hub.Restart(ctx, name)
+}
+
+// edit redraws the screen's message on page, with an optional note.
+func (sc *Screen) edit(ctx context.Context, cq *tgbotapi.CallbackQuery, page int, note string) {
+	html, kb := sc.View(page)
+	if note != "" {
+		html += "\n\n" + note
+	}
+	if err := sc.TG.EditHTML(ctx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
+		sc.Logger.Error("edit /servers", "err", err)
+	}
+}
