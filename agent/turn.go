@@ -84,9 +84,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		req.TurnID = NewTurnID()
 	}
 	ctx = withTurn(ctx, req.TurnID, req.Caller)
-	if msg := a.overBudget(ctx, req); msg != "" {
-		a.logger.Info("turn refused: over the daily token budget", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID)
-		a.newEmitter(emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget)
+	if a.refuseOverBudget(ctx, req, emit) {
 		return ErrOverBudget
 	}
 	unlock, err := a.lock(ctx, req.Caller.ChatID)

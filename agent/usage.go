@@ -102,3 +102,15 @@ func (t *turn) spent(msgs []llm.Message, resp *llm.Response) (in, out int, estim
 	})
 	return in, out, estimated
 }
+
+// refuseOverBudget ends the turn with the budget message when req's user
+// has used the day's tokens, and reports whether it did.
+func (a *Agent) refuseOverBudget(ctx context.Context, req Request, emit func(Event)) bool {
+	msg := a.overBudget(ctx, req)
+	if msg == "" {
+		return false
+	}
+	a.logger.Info("turn refused: over the daily token budget", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID)
+	a.newEmitter(emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget)
+	return true
+}
