@@ -229,7 +229,7 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 	}
 	ev := Event{Kind: EventToolEnd, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
 	if o.Result != nil {
-		ev.Images = o.Result.Images()
+		ev.Images, ev.Files = o.Result.Images(), o.Result.Files()
 	}
 	if !o.OK {
 		ev.Text = errorLine(o)

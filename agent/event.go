@@ -19,7 +19,8 @@ const (
 	EventToolStart
 	// EventToolEnd: the call finished after Duration; OK is false on any
 	// error, and Text then holds a one-line reason. Images holds image
-	// parts of the result, for sending as photos.
+	// parts of the result, for sending as photos, and Files its blobs and
+	// audio, for sending as documents.
 	EventToolEnd
 	// EventQuestion: the model asked a follow-up question; the turn ends.
 	// Text is the visible text the model wrote before asking, if any.
@@ -44,6 +45,7 @@ type Event struct {
 	Duration time.Duration
 	OK       bool
 	Images   []hub.Content
+	Files    []hub.Content // blobs and audio a tool returned, for the user to open
 	Question *Question
 	Approval *Approval
 }

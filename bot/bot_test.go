@@ -28,7 +28,11 @@ func TestToolRoundTrip(t *testing.T) {
 	}
 	msgs := fake.Messages(alice)
 	var status, photo bool
+	files := map[string]string{}
 	for _, m := range msgs {
+		if m.DocumentName != "" {
+			files[m.DocumentName] = string(m.Document)
+		}
 		if strings.Contains(m.Plain, "echo on everything") {
 			status = true
 		}
@@ -41,6 +45,13 @@ func TestToolRoundTrip(t *testing.T) {
 	}
 	if !status || !photo {
 		t.Errorf("status message %v, photo %v; want both\n%s", status, photo, fake.Dump())
+	}
+	audio := false
+	for name, data := range files {
+		audio = audio || (strings.HasPrefix(name, "file") && data == "RIFF")
+	}
+	if files["q3.csv"] != "a,b\n1,2\n" || !audio {
+		t.Errorf("files sent as documents: %q, want q3.csv and the audio", files)
 	}
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")

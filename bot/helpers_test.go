@@ -113,7 +113,11 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		emit(agent.Event{Kind: agent.EventText, Text: "Let me **check**"})
 		emit(agent.Event{Kind: agent.EventToolStart, Server: "everything", Tool: "echo"})
 		emit(agent.Event{Kind: agent.EventToolEnd, Server: "everything", Tool: "echo", OK: true, Duration: 20 * time.Millisecond,
-			Images: []hub.Content{{Type: hub.ContentImage, Data: []byte("\x89PNG\r\n\x1a\nfake"), MIMEType: "image/png"}}})
+			Images: []hub.Content{{Type: hub.ContentImage, Data: []byte("\x89PNG\r\n\x1a\nfake"), MIMEType: "image/png"}},
+			Files: []hub.Content{
+				{Type: hub.ContentResource, URI: "echo://reports/q3.csv", MIMEType: "text/csv", Data: []byte("a,b\n1,2\n")},
+				{Type: hub.ContentAudio, MIMEType: "audio/wav", Data: []byte("RIFF")},
+			}})
 		emit(agent.Event{Kind: agent.EventAnswer, Text: "**done** <&>"})
 	case "ask":
 		id := a.newPending(req, "question", []string{"Paris", "Rome, the eternal city, which is a very long option label indeed"})

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"mime"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/hub"
 )
 
 // A reply turns the events of one turn into Telegram messages: "typing"
@@ -143,6 +147,12 @@ func (r *reply) emit(ev agent.Event) {
 				r.b.say(ctx, r.chatID, "(A tool returned an image that Telegram did not accept.)")
 			}
 		}
+		for _, f := range ev.Files {
+			if err := r.b.tg.SendFile(ctx, r.chatID, f.Data, fileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server)); err != nil {
+				r.b.logger.Error("send a file", "chat", r.chatID, "err", err)
+				r.b.say(ctx, r.chatID, "(A tool returned a file that Telegram did not accept.)")
+			}
+		}
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
@@ -241,4 +251,18 @@ func (r *reply) dropDraftLocked(ctx context.Context) {
 		r.b.logger.Debug("delete draft", "err", err)
 	}
 	r.draft, r.draftHTML = 0, ""
+}
+
+// fileName names a file a tool returned: the last part of its URI, or
+// "file" with an extension for its type.
+func fileName(c hub.Content) string {
+	if u, err := url.Parse(c.URI); err == nil {
+		if name := path.Base(u.Path); name != "" && name != "/" && name != "." && len(name) <= 64 {
+			return name
+		}
+	}
+	if exts, _ := mime.ExtensionsByType(c.MIMEType); len(exts) > 0 {
+		return "file" + exts[0]
+	}
+	return "file"
 }

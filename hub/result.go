@@ -76,9 +76,21 @@ func (r *Result) Text() string {
 
 // Images returns the image parts of r.
 func (r *Result) Images() []Content {
+	return r.parts(func(c Content) bool { return c.Type == ContentImage })
+}
+
+// Files returns the parts a person opens as files: embedded resources
+// given as bytes (blobs), and audio.
+func (r *Result) Files() []Content {
+	return r.parts(func(c Content) bool {
+		return (c.Type == ContentResource || c.Type == ContentAudio) && len(c.Data) > 0
+	})
+}
+
+func (r *Result) parts(keep func(Content) bool) []Content {
 	var out []Content
 	for _, c := range r.Content {
-		if c.Type == ContentImage {
+		if keep(c) {
 			out = append(out, c)
 		}
 	}

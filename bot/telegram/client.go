@@ -558,3 +558,11 @@ func (c *Client) ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.C
 	})
 	return m, err
 }
+
+// SendFile sends data as a document named name.
+func (c *Client) SendFile(ctx context.Context, chatID int64, data []byte, name, caption string) error {
+	doc := tgbotapi.NewDocument(chatID, tgbotapi.FileBytes{Name: name, Bytes: data})
+	doc.Caption = render.Shorten(caption, 1000)
+	_, err := c.Send(ctx, doc)
+	return err
+}

@@ -232,6 +232,13 @@ func addTools(s *server.MCPServer) {
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("The sum of %g and %g is %g.", a, b, a+b)), nil
 		})
+	s.AddTool(mcp.NewTool("report", mcp.WithDescription("Returns a CSV file as an embedded blob resource.")),
+		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				mcp.NewTextContent("Your report:"),
+				mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "echo://reports/q3.csv", MIMEType: "text/csv", Blob: base64.StdEncoding.EncodeToString([]byte("a,b\n1,2\n"))}),
+			}}, nil
+		})
 	s.AddTool(mcp.NewTool("image", mcp.WithDescription("Returns a tiny image.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
