@@ -173,6 +173,45 @@ func TestNearMissTable(t *testing.T) {
 	}
 }
 
+// BenchmarkNearMiss runs the near-miss table through Prepare: the time per
+// reply, and how many ran at the first attempt, were fed back, or ran as
+// another call than meant (which must stay 0).
+func BenchmarkNearMiss(b *testing.B) {
+	ex := executor.New(nil, executor.Options{})
+	cat := repairCatalog()
+	nms := nearMisses()
+	var ran, fed, wrong int
+	b.ResetTimer()
+	for range b.N {
+		ran, fed, wrong = 0, 0, 0
+		for _, nm := range nms {
+			p := ex.Prepare(cat, executor.Parse(nm.reply), false)
+			var calls []executor.Call
+			for _, s := range p.Steps {
+				if s.Err == nil {
+					calls = append(calls, s.Call)
+				}
+			}
+			switch {
+			case p.Action != executor.ActRun || len(calls) == 0:
+				fed++
+			case len(calls) == 1 && calls[0].Server == nm.server && calls[0].Tool == nm.tool && calls[0].ArgumentsJSON == nm.args:
+				ran++
+			default:
+				wrong++
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nms))/1000, "µs/reply")
+	b.ReportMetric(float64(ran), "ran-first")
+	b.ReportMetric(float64(fed), "fed-back")
+	b.ReportMetric(float64(wrong), "wrong")
+	b.ReportMetric(0, "ns/op")
+	if wrong != 0 {
+		b.Errorf("%d near misses ran as another call than meant", wrong)
+	}
+}
+
 func feedbackOf(p executor.Plan) string {
 	out := p.Feedback
 	for _, s := range p.Steps {
