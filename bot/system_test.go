@@ -15,25 +15,33 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// A chat's /system instructions reach the model for that chat only, and
-// persist; in a group only its administrators change them.
-func TestSystemInstructions(t *testing.T) {
+// realAgent is the real agent on a hub with the echo server, a real
+// SQLite store and the fake model answering with h.
+func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *store.DB, *llmfake.Server) {
+	t.Helper()
 	dir := t.TempDir()
-	h := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
+	hb := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
 	db, err := store.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	model := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Bonjour.") })
+	model := llmfake.New(t, h)
 	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: "fake", Backoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: h, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: hb, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, hb, db, model
+}
+
+// A chat's /system instructions reach the model for that chat only, and
+// persist; in a group only its administrators change them.
+func TestSystemInstructions(t *testing.T) {
+	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Bonjour.") })
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, nil)
 
@@ -73,22 +81,7 @@ func TestSystemInstructions(t *testing.T) {
 
 // /retry through the bot: the last message is answered again.
 func TestRetryCommand(t *testing.T) {
-	dir := t.TempDir()
-	h := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
-	db, err := store.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	model := llmfake.New(t, llmfake.Script(llmfake.Text("First try."), llmfake.Text("Second try.")))
-	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: "fake", Backoff: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: h, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, h, db, model := realAgent(t, llmfake.Script(llmfake.Text("First try."), llmfake.Text("Second try.")))
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, nil)
 	fake.Text(alice, alice, "/retry")

@@ -164,17 +164,18 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("mark %s done: %w", describeUpdates(updateIDs), err)
+		return fmt.Errorf("mark %s done: %w", DescribeUpdates(updateIDs), err)
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("mark %s done: %w", describeUpdates(unknown), ErrNotFound)
+		return fmt.Errorf("mark %s done: %w", DescribeUpdates(unknown), ErrNotFound)
 	}
 	return nil
 }
 
-// describeUpdates names update ids for an error: "update 7", "updates
-// [7 9]", or only their count when there are many.
-func describeUpdates(ids []int64) string {
+// DescribeUpdates names update ids for an error: "update 7", "updates
+// [7 9]", or only their count when there are many. Both engines' errors
+// use it.
+func DescribeUpdates(ids []int64) string {
 	switch {
 	case len(ids) == 1:
 		return fmt.Sprintf("update %d", ids[0])

@@ -15,21 +15,22 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// A migration is one numbered schema change.
-type migration struct {
-	version int
-	name    string
-	sql     string
+// A Migration is one numbered schema change. Both engines read theirs
+// with ReadMigrations.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
 }
 
-// migrations returns the migrations in fsys's root in version order. Names
-// are NNNN_description.sql; versions must be unique.
-func migrations(fsys fs.FS) ([]migration, error) {
+// ReadMigrations returns the migrations in fsys's root in version order.
+// Names are NNNN_description.sql; versions must be unique.
+func ReadMigrations(fsys fs.FS) ([]Migration, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
-	var ms []migration
+	var ms []Migration
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
@@ -44,12 +45,12 @@ func migrations(fsys fs.FS) ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, migration{version: v, name: name, sql: string(text)})
+		ms = append(ms, Migration{Version: v, Name: name, SQL: string(text)})
 	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
 	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("migrations %q and %q share version %d", ms[i-1].name, ms[i].name, ms[i].version)
+		if ms[i].Version == ms[i-1].Version {
+			return nil, fmt.Errorf("migrations %q and %q share version %d", ms[i-1].Name, ms[i].Name, ms[i].Version)
 		}
 	}
 	return ms, nil
@@ -59,7 +60,7 @@ func migrations(fsys fs.FS) ([]migration, error) {
 // own transaction. Another process migrating the same file at the same time
 // is safe: the transactions are IMMEDIATE and each re-checks its version.
 func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
-	ms, err := migrations(fsys)
+	ms, err := ReadMigrations(fsys)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
@@ -80,30 +81,30 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 	if err := db.writer.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&newest); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	if known := ms[len(ms)-1].version; newest.Valid && newest.Int64 > int64(known) {
+	if known := ms[len(ms)-1].Version; newest.Valid && newest.Int64 > int64(known) {
 		return fmt.Errorf("schema version %d is newer than this binary knows (%d)", newest.Int64, known)
 	}
 
 	for _, m := range ms {
 		err := db.write(ctx, func(tx *sql.Tx) error {
 			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM schema_migrations WHERE version = ?`, m.version).Scan(&one)
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM schema_migrations WHERE version = ?`, m.Version).Scan(&one)
 			if err == nil {
 				return nil // already applied
 			}
 			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return err
 			}
 			_, err = tx.ExecContext(ctx,
 				`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, millis(db.now()))
+				m.Version, m.Name, millis(db.now()))
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("apply migration %q: %w", m.name, err)
+			return fmt.Errorf("apply migration %q: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"io/fs"
+
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // OpenWithMigrations is Open with the migrations taken from fsys.
@@ -23,7 +25,7 @@ func Migrations(t interface{ Fatal(...any) }) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := migrations(sub)
+	ms, err := store.ReadMigrations(sub)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 		known, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	}
 	if err != nil {
-		return fmt.Errorf("mark %s done: %w", describeUpdates(updateIDs), err)
+		return fmt.Errorf("mark %s done: %w", store.DescribeUpdates(updateIDs), err)
 	}
 	var unknown []int64
 	for _, id := range updateIDs {
@@ -116,21 +116,9 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("mark %s done: %w", describeUpdates(unknown), store.ErrNotFound)
+		return fmt.Errorf("mark %s done: %w", store.DescribeUpdates(unknown), store.ErrNotFound)
 	}
 	return nil
-}
-
-// describeUpdates names update ids for an error: "update 7", "updates
-// [7 9]", or only their count when there are many.
-func describeUpdates(ids []int64) string {
-	switch {
-	case len(ids) == 1:
-		return fmt.Sprintf("update %d", ids[0])
-	case len(ids) <= 10:
-		return fmt.Sprintf("updates %v", ids)
-	}
-	return fmt.Sprintf("%d updates", len(ids))
 }
 
 // InboxMaxUpdateID returns the highest update id ever stored, processed or

@@ -6,52 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mcpgram/mcpgram/store"
 )
-
-// A migration is one numbered schema change.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the migrations in fsys's root in version order. Names
-// are NNNN_description.sql; versions must be unique.
-func migrations(fsys fs.FS) ([]migration, error) {
-	entries, err := fs.ReadDir(fsys, ".")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
-			continue
-		}
-		num, _, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %q: name must be NNNN_description.sql", name)
-		}
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("migrations %q and %q share version %d", ms[i-1].name, ms[i].name, ms[i].version)
-		}
-	}
-	return ms, nil
-}
 
 // migrateLock is the key of the advisory lock that makes instances
 // starting together migrate one at a time ("mcpgram" in ASCII).
@@ -63,7 +22,7 @@ const migrateLock int64 = 0x6d6370677261_6d
 // at once wait for each other on a session advisory lock, which ends with
 // the connection if its process dies.
 func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
-	ms, err := migrations(fsys)
+	ms, err := store.ReadMigrations(fsys)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
@@ -103,23 +62,23 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 	}
 	// A database written by a newer binary has tables this one does not
 	// know; refusing is safer than running against them.
-	if newest, known := slices.Max(append(applied, 0)), ms[len(ms)-1].version; newest > known {
+	if newest, known := slices.Max(append(applied, 0)), ms[len(ms)-1].Version; newest > known {
 		return fmt.Errorf("schema version %d is newer than this binary knows (%d)", newest, known)
 	}
 	for _, m := range ms {
-		if slices.Contains(applied, m.version) {
+		if slices.Contains(applied, m.Version) {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.version, m.name, millis(time.Now()))
+				m.Version, m.Name, millis(time.Now()))
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("apply migration %q: %w", m.name, err)
+			return fmt.Errorf("apply migration %q: %w", m.Name, err)
 		}
 	}
 	return nil
