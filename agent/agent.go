@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,8 @@ type Store interface {
 	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
 	ChatInstructions(ctx context.Context, chatID string) (string, error)
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
+	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
+	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
 }
 
 // A Hub is where tools live; *hub.Hub is one.
@@ -226,8 +229,12 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // systemPrompt returns the prompt for cat, rebuilt only when the catalog
-// changed: the same bytes every call keep providers' prefix caches warm.
-func (a *Agent) systemPrompt(cat hub.Catalog) string {
+// changed: the same bytes every call keep providers' prefix caches warm. A
+// catalog a chat narrowed (own) is built each time, and not cached.
+func (a *Agent) systemPrompt(cat hub.Catalog, own bool) string {
+	if own {
+		return a.cfg.SystemPrompt(cat)
+	}
 	if p := a.prompt.Load(); p != nil && p.version == cat.Version {
 		return p.text
 	}
@@ -256,6 +263,26 @@ func (a *Agent) SetInstructions(ctx context.Context, chatID, instructions string
 		return ErrInstructionsTooLong
 	}
 	return a.cfg.Store.SetChatInstructions(ctx, chatID, instructions)
+}
+
+// ServersOff returns the servers chatID turned off for itself.
+func (a *Agent) ServersOff(ctx context.Context, chatID string) ([]string, error) {
+	return a.cfg.Store.ChatServersOff(ctx, chatID)
+}
+
+// SetServerOff turns server off (or back on) for chatID alone, from its
+// next turn; the operator's own switch stays the hub's. Who may is the
+// front end's business.
+func (a *Agent) SetServerOff(ctx context.Context, chatID, server string, off bool) error {
+	cur, err := a.cfg.Store.ChatServersOff(ctx, chatID)
+	if err != nil {
+		return err
+	}
+	cur = slices.DeleteFunc(cur, func(s string) bool { return s == server })
+	if off {
+		cur = append(cur, server)
+	}
+	return a.cfg.Store.SetChatServersOff(ctx, chatID, cur)
 }
 
 // chatInstructions is the part of the system prompt a chat's

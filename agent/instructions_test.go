@@ -53,3 +53,47 @@ func TestChatInstructions(t *testing.T) {
 		t.Error("cleared instructions still change the prompt")
 	}
 }
+
+// A server a chat turned off is out of that chat's prompt, and a call to
+// it there is refused, not run; other chats still have it.
+func TestChatServersOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		if strings.Contains(c.Request.Last(), "call it") {
+			return llmfake.Text(echo("hi"))
+		}
+		return llmfake.Text(complete("ok"))
+	}, setup{})
+	ctx := t.Context()
+	if err := e.agent.SetServerOff(ctx, alice.ChatID, "echo", true); err != nil {
+		t.Fatal(err)
+	}
+	if off, err := e.agent.ServersOff(ctx, alice.ChatID); err != nil || len(off) != 1 || off[0] != "echo" {
+		t.Fatalf("ServersOff = %q, %v", off, err)
+	}
+	e.say("call it")
+	if n := len(e.audit()); n != 0 {
+		t.Errorf("a call to a server the chat turned off ran (%d audit rows)", n)
+	}
+	calls := e.model.Calls()
+	if sys := calls[0].Request.Messages[0].Content; strings.Contains(sys, "## echo") || strings.Contains(sys, "Echoes its message") {
+		t.Error("the chat's prompt still lists the server it turned off")
+	}
+	if fed := calls[1].Request.Last(); !strings.Contains(fed, "echo") {
+		t.Errorf("the model was not told the call was refused: %q", fed)
+	}
+
+	bob := hub.Caller{UserID: "222", ChatID: "600"}
+	if _, err := e.turn(agent.Request{Caller: bob, Text: "call it"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.audit()); n != 1 {
+		t.Errorf("another chat's call to the server: %d audit rows, want 1", n)
+	}
+	if err := e.agent.SetServerOff(ctx, alice.ChatID, "echo", false); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := e.agent.ServersOff(ctx, alice.ChatID); len(off) != 0 {
+		t.Errorf("ServersOff after turning it back on = %q", off)
+	}
+}

@@ -37,7 +37,7 @@ func (t *turn) retry(ctx context.Context) error {
 		t.emit.send(Event{Kind: EventError, Text: msgNothingToRetry})
 		return nil
 	}
-	cat := t.a.cfg.Hub.Catalog()
+	cat := t.catalog()
 	t.repeats = map[string]bool{}
 	for _, m := range t.history[last+1:] {
 		if m.Role != RoleAssistant {

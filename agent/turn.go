@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -226,6 +227,9 @@ type turn struct {
 	// which run again only once approved.
 	replaceFrom int64
 	repeats     map[string]bool
+	// serversOff are the servers the chat turned off for itself: the turn
+	// sees them as disabled (see catalog).
+	serversOff []string
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -243,6 +247,9 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 	t := &turn{a: a, caller: caller, emit: a.newEmitter(emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
 	var err error
 	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
+		return t, err
+	}
+	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, caller.ChatID); err != nil {
 		return t, err
 	}
 	if conv == 0 {
@@ -357,7 +364,7 @@ func (t *turn) loop(ctx context.Context) error {
 			return t.failAs(ctx, outcomeLimit, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", t.a.cfg.MaxTurns))
 		}
 		t.calls++
-		cat := t.a.cfg.Hub.Catalog()
+		cat := t.catalog()
 		resp, reply, err := t.callModel(ctx, cat)
 		if err != nil {
 			return t.modelFailed(ctx, err)
@@ -367,7 +374,7 @@ func (t *turn) loop(ctx context.Context) error {
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
 		plan := t.prepare(ctx, cat, reply)
-		t.countFormat(t.a.cfg.Hub.Catalog(), reply, plan)
+		t.countFormat(t.catalog(), reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
 			return err
 		}
@@ -398,7 +405,7 @@ func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply executor.Repl
 			// An error leaves the server as it is; the check says so.
 			_ = t.a.cfg.Hub.WaitReady(ctx, s)
 		}
-		plan = t.a.exec.Prepare(t.a.cfg.Hub.Catalog(), reply, t.a.cfg.AutoApproveAll)
+		plan = t.a.exec.Prepare(t.catalog(), reply, t.a.cfg.AutoApproveAll)
 	}
 	t.askForRepeats(plan)
 	return plan
@@ -481,7 +488,7 @@ func (t *turn) limitMessage() string {
 // callModel sends the conversation and streams the reply's visible text.
 func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
 	a := t.a
-	sys := a.systemPrompt(cat) + chatInstructions(t.instructions)
+	sys := a.systemPrompt(cat, len(t.serversOff) > 0) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
@@ -537,4 +544,22 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 		t.emit.send(Event{Kind: EventText, Text: reply.Text})
 	}
 	return resp, reply, nil
+}
+
+// catalog is the hub's catalog as this chat sees it: the servers it
+// turned off for itself are disabled, so the prompt leaves them out and
+// the checks refuse calls to them.
+func (t *turn) catalog() hub.Catalog {
+	cat := t.a.cfg.Hub.Catalog()
+	if len(t.serversOff) == 0 {
+		return cat
+	}
+	servers := slices.Clone(cat.Servers)
+	for i, s := range servers {
+		if slices.Contains(t.serversOff, s.Name) {
+			servers[i].Status, servers[i].Tools, servers[i].Resources, servers[i].ResourceTemplates = hub.StatusDisabled, nil, nil, nil
+		}
+	}
+	cat.Servers = servers
+	return cat
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -45,6 +44,8 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true) }}
 		case data.Kind == callback.Servers:
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
+		case data.Kind == callback.Chat:
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleChatServerPress(ctx, cq, data) }}
 		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
 	}
@@ -109,7 +110,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 			b.say(ctx, chatID, "Started a new conversation.")
 			return
 		case "tools":
-			b.say(ctx, chatID, b.toolsText())
+			b.showTools(ctx, chatID)
 			return
 		case "servers":
 			b.showServers(ctx, chatID, user)
@@ -268,30 +269,5 @@ func (b *Bot) startText() string {
 		}
 	}
 	sb.WriteString("\n/help lists the commands.")
-	return sb.String()
-}
-
-func (b *Bot) toolsText() string {
-	cat := b.hub.Catalog()
-	if len(cat.Servers) == 0 {
-		return "No MCP servers are configured."
-	}
-	var sb strings.Builder
-	for i, s := range cat.Servers {
-		if i > 0 {
-			sb.WriteString("\n\n")
-		}
-		if s.Status != hub.StatusRunning {
-			fmt.Fprintf(&sb, "<b>%s</b>: %s", render.Escape(s.Name), render.Escape(string(s.Status)))
-			continue
-		}
-		fmt.Fprintf(&sb, "<b>%s</b>", render.Escape(s.Name))
-		for _, t := range s.Tools {
-			fmt.Fprintf(&sb, "\n• <code>%s</code>", render.Escape(t.Name))
-			if d := lines.First(t.Description); d != "" {
-				sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
-			}
-		}
-	}
 	return sb.String()
 }

@@ -94,3 +94,45 @@ func TestRetryCommand(t *testing.T) {
 		t.Errorf("the retry asked the model %+v", last)
 	}
 }
+
+// /tools offers to turn a server off for the chat alone; the press is
+// authorised when pressed (a group's member may not, its administrator
+// may), and the agent then leaves the server out for that chat only.
+func TestChatServers(t *testing.T) {
+	a, h, db, _ := realAgent(t, llmfake.Script())
+	fake := tgfake.New(t)
+	startBotWith(t, fake, db, false, a, h, nil)
+	fake.Text(alice, alice, "/tools")
+	tools := waitText(t, fake, alice, "Echoes its message")
+	data := ""
+	for _, row := range tools.Keyboard {
+		for _, btn := range row {
+			if btn.Text == "Turn off echo here" && btn.CallbackData != nil {
+				data = *btn.CallbackData
+			}
+		}
+	}
+	if data == "" {
+		t.Fatalf("no switch on /tools: %+v", tools.Keyboard)
+	}
+	waitAnswer(t, fake, fake.Press(alice, alice, tools.ID, data))
+	waitText(t, fake, alice, "echo: off in this chat")
+	if off, err := a.ServersOff(t.Context(), "2"); err != nil || len(off) != 1 || off[0] != "echo" {
+		t.Errorf("servers off in alice's chat = %q, %v", off, err)
+	}
+
+	const group = -66
+	fake.Send(tgfake.Incoming{ChatID: group, UserID: bob, Text: "/tools"})
+	gtools := waitText(t, fake, group, "Echoes its message")
+	if ans := waitAnswer(t, fake, fake.Press(group, bob, gtools.ID, data)); !ans.ShowAlert || !strings.Contains(ans.Text, "administrators") {
+		t.Errorf("a member's press: %+v", ans)
+	}
+	if off, _ := a.ServersOff(t.Context(), "-66"); len(off) != 0 {
+		t.Errorf("a member turned a server off: %q", off)
+	}
+	fake.SetChatAdmin(group, alice)
+	waitAnswer(t, fake, fake.Press(group, alice, gtools.ID, data))
+	if off, _ := a.ServersOff(t.Context(), "-66"); len(off) != 1 {
+		t.Errorf("the administrator's press: servers off = %q", off)
+	}
+}

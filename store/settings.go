@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 const setInstructionsSQL = `INSERT INTO chat_settings (chat_id, instructions, updated_at) VALUES (?, ?, ?)
@@ -35,4 +37,53 @@ func (db *DB) SetChatInstructions(ctx context.Context, chatID, instructions stri
 		return fmt.Errorf("set instructions of chat %q: %w", chatID, err)
 	}
 	return nil
+}
+
+const setServersOffSQL = `INSERT INTO chat_settings (chat_id, servers_off, updated_at) VALUES (?, ?, ?)
+	ON CONFLICT (chat_id) DO UPDATE SET servers_off = excluded.servers_off, updated_at = excluded.updated_at`
+
+// ChatServersOff returns the servers chatID turned off for itself, sorted.
+func (db *DB) ChatServersOff(ctx context.Context, chatID string) ([]string, error) {
+	var raw string
+	err := db.readRow(ctx, `SELECT servers_off FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("servers off in chat %q: %w", chatID, err)
+	}
+	return DecodeNames(raw)
+}
+
+// SetChatServersOff replaces the servers chatID turned off for itself.
+func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []string) error {
+	now := db.now()
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := db.txExec(ctx, tx, setServersOffSQL, chatID, EncodeNames(servers), millis(now))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set servers off in chat %q: %w", chatID, err)
+	}
+	return nil
+}
+
+// EncodeNames stores a set of names as a sorted JSON array; both engines
+// keep chats' server sets this way.
+func EncodeNames(names []string) string {
+	set := slices.Compact(slices.Sorted(slices.Values(names)))
+	if set == nil {
+		set = []string{}
+	}
+	b, _ := json.Marshal(set) // strings always marshal
+	return string(b)
+}
+
+// DecodeNames reads what EncodeNames wrote.
+func DecodeNames(raw string) ([]string, error) {
+	var names []string
+	if err := json.Unmarshal([]byte(raw), &names); err != nil {
+		return nil, fmt.Errorf("decode server names: %w", err)
+	}
+	return names, nil
 }

@@ -9,6 +9,7 @@
 //	q:<pending id>:<option>        a follow-up question's option
 //	a:<pending id>:y|n|A           approve, deny, always allow
 //	s:<action>:<page>:<server>     /servers: d(isable) e(nable) r(estart) p(age)
+//	c:<action>:0:<server>          /tools: a server off (d) or on (e) for this chat
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -33,6 +34,7 @@ const (
 	Option  Kind = 'q' // answers a follow-up question
 	Verdict Kind = 'a' // answers an approval
 	Servers Kind = 's' // acts on the /servers screen
+	Chat    Kind = 'c' // turns a server off or on for one chat (/tools)
 )
 
 // An Answer is what a Verdict button says.
@@ -66,7 +68,7 @@ type Data struct {
 	// Answer is the verdict (Verdict).
 	Answer Answer
 	// Action, Page and Server say what to do to which server, from which
-	// page of the screen (Servers). A decoded Server is a key: the name,
+	// page of the screen (Servers), or for the chat (Chat: Page is 0). A decoded Server is a key: the name,
 	// or a hash of it when the name does not fit; see Names.
 	Action Action
 	Page   int
@@ -87,8 +89,8 @@ func (d Data) String() string {
 		return "q:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Option)
 	case Verdict:
 		return "a:" + strconv.FormatInt(d.Pending, 10) + ":" + string(rune(d.Answer))
-	case Servers:
-		head := "s:" + string(rune(d.Action)) + ":" + strconv.Itoa(d.Page) + ":"
+	case Servers, Chat:
+		head := string(rune(d.Kind)) + ":" + string(rune(d.Action)) + ":" + strconv.Itoa(d.Page) + ":"
 		key := d.Server
 		if !isHash(key) && (len(head)+len(key) > MaxLen || strings.HasPrefix(key, hashPrefix)) {
 			key = serverHash(key)
@@ -136,7 +138,7 @@ func Decode(s string) (Data, error) {
 	switch d.Kind {
 	case Option, Verdict:
 		ok = d.decodePending(s[2:])
-	case Servers:
+	case Servers, Chat:
 		ok = d.decodeServers(s[2:])
 	}
 	if !ok {
@@ -176,10 +178,12 @@ func (d *Data) decodeServers(s string) bool {
 	if strings.HasPrefix(d.Server, hashPrefix) && !isHash(d.Server) {
 		return false // String hashes such a name
 	}
-	switch d.Action {
-	case Page:
+	switch {
+	case d.Kind == Chat:
+		return (d.Action == Disable || d.Action == Enable) && d.Page == 0 && d.Server != ""
+	case d.Action == Page:
 		return d.Server == ""
-	case Disable, Enable, Restart:
+	case d.Action == Disable, d.Action == Enable, d.Action == Restart:
 		return d.Server != ""
 	}
 	return false

@@ -21,6 +21,8 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Servers, Action: callback.Disable, Page: 1, Server: "files"}, "s:d:1:files"},
 		{callback.Data{Kind: callback.Servers, Action: callback.Restart, Server: "a:b"}, "s:r:0:a:b"},
 		{callback.Data{Kind: callback.Servers, Action: callback.Page, Page: 2}, "s:p:2:"},
+		{callback.Data{Kind: callback.Chat, Action: callback.Disable, Server: "files"}, "c:d:0:files"},
+		{callback.Data{Kind: callback.Chat, Action: callback.Enable, Server: "web"}, "c:e:0:web"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -66,6 +68,7 @@ func TestDecodeRejects(t *testing.T) {
 		"q:99999999999999999999:1", "a:1:Y", "a:1:yy", "a:1:", "x:1:y", "s:d:0:", "s:p:0:x", "s:z:0:x",
 		"s:d:-1:x", "s:d:0", "s:dd:0:x", "s:d:0:#nothex", "s:d:0:#0123456789abcdeF",
 		"s:d:0:" + strings.Repeat("x", 60),
+		"c:r:0:x", "c:p:0:", "c:d:1:x", "c:d:0:",
 	} {
 		if d, err := callback.Decode(s); !errors.Is(err, callback.ErrInvalid) {
 			t.Errorf("Decode(%q) = %+v, %v; want ErrInvalid", s, d, err)
@@ -94,16 +97,22 @@ func FuzzDecode(f *testing.F) {
 func FuzzEncode(f *testing.F) {
 	f.Add(byte('s'), int64(1), 2, byte('d'), "files")
 	f.Add(byte('q'), int64(5), 0, byte('y'), "")
+	f.Add(byte('c'), int64(0), 0, byte('e'), "web")
 	f.Fuzz(func(t *testing.T, kind byte, pending int64, n int, act byte, server string) {
 		if pending < 0 || n < 0 {
 			return
 		}
 		var d callback.Data
-		switch kind % 3 {
+		switch kind % 4 {
 		case 0:
 			d = callback.Data{Kind: callback.Option, Pending: pending, Option: n}
 		case 1:
 			d = callback.Data{Kind: callback.Verdict, Pending: pending, Answer: []callback.Answer{callback.Approve, callback.Deny, callback.Always}[int(act)%3]}
+		case 3:
+			if server == "" {
+				return
+			}
+			d = callback.Data{Kind: callback.Chat, Action: []callback.Action{callback.Disable, callback.Enable}[int(act)%2], Server: server}
 		default:
 			a := []callback.Action{callback.Disable, callback.Enable, callback.Restart}[int(act)%3]
 			if server == "" {
@@ -119,7 +128,7 @@ func FuzzEncode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Decode(%q) of %+v: %v", enc, d, err)
 		}
-		if d.Kind == callback.Servers {
+		if d.Kind == callback.Servers || d.Kind == callback.Chat {
 			if !got.Names(server) {
 				t.Fatalf("%q does not name %q", enc, server)
 			}

@@ -45,6 +45,11 @@ func button(label string, act callback.Action, page int, name string) tgbotapi.I
 	return tgbotapi.NewInlineKeyboardButtonData(label, callback.Data{Kind: callback.Servers, Action: act, Page: page, Server: name}.String())
 }
 
+// Find returns the configured server data's key names.
+func (sc *Screen) Find(data callback.Data) (hub.ServerInfo, bool) {
+	return find(sc.Hub.Catalog(), data)
+}
+
 func find(cat hub.Catalog, data callback.Data) (hub.ServerInfo, bool) {
 	for _, s := range cat.Servers {
 		if data.Names(s.Name) {

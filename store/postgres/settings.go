@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // ChatInstructions returns the instructions chatID set with /system, or
@@ -30,6 +32,30 @@ func (db *DB) SetChatInstructions(ctx context.Context, chatID, instructions stri
 		text(chatID), text(instructions), millis(time.Now()))
 	if err != nil {
 		return fmt.Errorf("set instructions of chat %q: %w", chatID, err)
+	}
+	return nil
+}
+
+// ChatServersOff returns the servers chatID turned off for itself, sorted.
+func (db *DB) ChatServersOff(ctx context.Context, chatID string) ([]string, error) {
+	var raw string
+	err := db.pool.QueryRow(ctx, `SELECT servers_off FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("servers off in chat %q: %w", chatID, err)
+	}
+	return store.DecodeNames(raw)
+}
+
+// SetChatServersOff replaces the servers chatID turned off for itself.
+func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []string) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, servers_off, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (chat_id) DO UPDATE SET servers_off = excluded.servers_off, updated_at = excluded.updated_at`,
+		text(chatID), text(store.EncodeNames(servers)), millis(time.Now()))
+	if err != nil {
+		return fmt.Errorf("set servers off in chat %q: %w", chatID, err)
 	}
 	return nil
 }

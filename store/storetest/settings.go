@@ -1,6 +1,9 @@
 package storetest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // A chat's instructions are its own, replaced whole, cleared by "", and
 // kept across a reopen.
@@ -33,5 +36,40 @@ func testChatInstructions(t *testing.T, open Open) {
 	}
 	if got, _ := db.ChatInstructions(ctx, "c2"); got != "Other chat." {
 		t.Errorf("another chat's instructions = %q", got)
+	}
+}
+
+// A chat's servers turned off are its own, kept as a set, beside its
+// instructions, and across a reopen.
+func testChatServersOff(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if got, err := db.ChatServersOff(ctx, "c1"); err != nil || len(got) != 0 {
+		t.Fatalf("servers off in a new chat = %q, %v", got, err)
+	}
+	if err := db.SetChatInstructions(ctx, "c1", "Be brief."); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetChatServersOff(ctx, "c1", []string{"web", "files", "web"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t)
+	if got, err := db.ChatServersOff(ctx, "c1"); err != nil || !slices.Equal(got, []string{"files", "web"}) {
+		t.Errorf("servers off after a reopen = %q, %v", got, err)
+	}
+	if got, _ := db.ChatInstructions(ctx, "c1"); got != "Be brief." {
+		t.Errorf("instructions beside the servers = %q", got)
+	}
+	if got, _ := db.ChatServersOff(ctx, "c2"); len(got) != 0 {
+		t.Errorf("another chat's servers off = %q", got)
+	}
+	if err := db.SetChatServersOff(ctx, "c1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ChatServersOff(ctx, "c1"); len(got) != 0 {
+		t.Errorf("servers off after turning all on = %q", got)
 	}
 }

@@ -57,6 +57,8 @@ type Store interface {
 
 	ChatInstructions(ctx context.Context, chatID string) (string, error)
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
+	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
+	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
 }
 
 // Open returns a new handle on the test's database: empty on the test's
@@ -90,6 +92,7 @@ func Run(t *testing.T, open Open) {
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
 		{"UsageOverPeriod", testUsageOverPeriod},
 		{"ChatInstructions", testChatInstructions},
+		{"ChatServersOff", testChatServersOff},
 		{"ReplaceMessages", testReplaceMessages},
 		{"InboxPendingAfter", testInboxPendingAfter},
 		{"InboxPrune", testInboxPrune},

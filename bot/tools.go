@@ -1,0 +1,131 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/lines"
+)
+
+// /tools: the servers and their tools, with a button each to turn a
+// server off (or back on) for this chat alone, within what the operator
+// enabled. In a group only its administrators (or the bot's admins) may
+// press them; in a private chat, its user.
+
+// A serverSwitch keeps the servers a chat turned off; *agent.Agent is one.
+// Like usageReporter, it is asked of the Agent by assertion.
+type serverSwitch interface {
+	ServersOff(ctx context.Context, chatID string) ([]string, error)
+	SetServerOff(ctx context.Context, chatID, server string, off bool) error
+}
+
+func (b *Bot) showTools(ctx context.Context, chatID int64) {
+	html, kb := b.toolsView(ctx, chatID)
+	var markup any
+	if len(kb.InlineKeyboard) > 0 {
+		markup = kb
+	}
+	if _, err := b.tg.SendLong(ctx, chatID, 0, html, markup); err != nil {
+		b.logger.Error("send /tools", "chat", chatID, "err", err)
+	}
+}
+
+// toolsView lists the servers as chatID sees them, with their switches.
+func (b *Bot) toolsView(ctx context.Context, chatID int64) (string, tgbotapi.InlineKeyboardMarkup) {
+	cat := b.hub.Catalog()
+	if len(cat.Servers) == 0 {
+		return "No MCP servers are configured.", tgbotapi.InlineKeyboardMarkup{}
+	}
+	sw, _ := b.agent.(serverSwitch)
+	var off []string
+	if sw != nil {
+		var err error
+		if off, err = sw.ServersOff(ctx, strconv.FormatInt(chatID, 10)); err != nil {
+			b.logger.Error("read the chat's servers", "chat", chatID, "err", err)
+		}
+	}
+	var sb strings.Builder
+	var rows [][]tgbotapi.InlineKeyboardButton
+	for i, s := range cat.Servers {
+		if i > 0 {
+			sb.WriteString("\n\n")
+		}
+		name := render.Escape(s.Name)
+		switch {
+		case s.Status != hub.StatusRunning:
+			fmt.Fprintf(&sb, "<b>%s</b>: %s", name, render.Escape(string(s.Status)))
+			continue
+		case slices.Contains(off, s.Name):
+			fmt.Fprintf(&sb, "<b>%s</b>: off in this chat", name)
+			rows = append(rows, chatButton("Turn on "+render.Shorten(s.Name, 30)+" here", callback.Enable, s.Name))
+			continue
+		}
+		fmt.Fprintf(&sb, "<b>%s</b>", name)
+		toolLines(&sb, s.Tools)
+		if sw != nil {
+			rows = append(rows, chatButton("Turn off "+render.Shorten(s.Name, 30)+" here", callback.Disable, s.Name))
+		}
+	}
+	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
+}
+
+func toolLines(sb *strings.Builder, tools []hub.Tool) {
+	for _, t := range tools {
+		fmt.Fprintf(sb, "\n• <code>%s</code>", render.Escape(t.Name))
+		if d := lines.First(t.Description); d != "" {
+			sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
+		}
+	}
+}
+
+func chatButton(label string, act callback.Action, server string) []tgbotapi.InlineKeyboardButton {
+	return tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(label, callback.Data{Kind: callback.Chat, Action: act, Server: server}.String()))
+}
+
+// handleChatServerPress turns a server off or on for the chat, checking
+// the presser's right at the press.
+func (b *Bot) handleChatServerPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+	chatID, user := cq.Message.Chat.ID, cq.From.ID
+	sw, ok := b.agent.(serverSwitch)
+	switch {
+	case !b.isAllowed(user):
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+		return
+	case !b.allowPress(ctx, cq):
+		return
+	case !ok:
+		b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	case !cq.Message.Chat.IsPrivate() && !b.isAdmin(user) && !b.chatAdmin(ctx, chatID, user):
+		b.tg.AnswerCallback(ctx, cq.ID, "Only the group's administrators can turn servers off or on here.", true)
+		return
+	}
+	s, found := b.servers.Find(data)
+	if !found {
+		b.tg.AnswerCallback(ctx, cq.ID, "That server is no longer configured.", true)
+		return
+	}
+	off := data.Action == callback.Disable
+	if err := sw.SetServerOff(ctx, strconv.FormatInt(chatID, 10), s.Name, off); err != nil {
+		b.logger.Error("turn a server off or on for a chat", "chat", chatID, "server", s.Name, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
+		return
+	}
+	ack := "Turned on " + s.Name + " in this chat"
+	if off {
+		ack = "Turned off " + s.Name + " in this chat"
+	}
+	b.tg.AnswerCallback(ctx, cq.ID, render.Shorten(ack, 190), false)
+	html, kb := b.toolsView(ctx, chatID)
+	if err := b.tg.EditHTML(ctx, chatID, cq.Message.MessageID, html, &kb); err != nil {
+		b.logger.Debug("redraw /tools", "chat", chatID, "err", err)
+	}
+}
