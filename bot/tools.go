@@ -2,17 +2,13 @@ package bot
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/lines"
+	"github.com/mcpgram/mcpgram/bot/servers"
 )
 
 // /tools: the servers and their tools, with a button each to turn a
@@ -40,10 +36,6 @@ func (b *Bot) showTools(ctx context.Context, chatID int64) {
 
 // toolsView lists the servers as chatID sees them, with their switches.
 func (b *Bot) toolsView(ctx context.Context, chatID int64) (string, tgbotapi.InlineKeyboardMarkup) {
-	cat := b.hub.Catalog()
-	if len(cat.Servers) == 0 {
-		return "No MCP servers are configured.", tgbotapi.InlineKeyboardMarkup{}
-	}
 	sw, _ := b.agent.(serverSwitch)
 	var off []string
 	if sw != nil {
@@ -52,42 +44,7 @@ func (b *Bot) toolsView(ctx context.Context, chatID int64) (string, tgbotapi.Inl
 			b.logger.Error("read the chat's servers", "chat", chatID, "err", err)
 		}
 	}
-	var sb strings.Builder
-	var rows [][]tgbotapi.InlineKeyboardButton
-	for i, s := range cat.Servers {
-		if i > 0 {
-			sb.WriteString("\n\n")
-		}
-		name := render.Escape(s.Name)
-		switch {
-		case s.Status != hub.StatusRunning:
-			fmt.Fprintf(&sb, "<b>%s</b>: %s", name, render.Escape(string(s.Status)))
-			continue
-		case slices.Contains(off, s.Name):
-			fmt.Fprintf(&sb, "<b>%s</b>: off in this chat", name)
-			rows = append(rows, chatButton("Turn on "+render.Shorten(s.Name, 30)+" here", callback.Enable, s.Name))
-			continue
-		}
-		fmt.Fprintf(&sb, "<b>%s</b>", name)
-		toolLines(&sb, s.Tools)
-		if sw != nil {
-			rows = append(rows, chatButton("Turn off "+render.Shorten(s.Name, 30)+" here", callback.Disable, s.Name))
-		}
-	}
-	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
-}
-
-func toolLines(sb *strings.Builder, tools []hub.Tool) {
-	for _, t := range tools {
-		fmt.Fprintf(sb, "\n• <code>%s</code>", render.Escape(t.Name))
-		if d := lines.First(t.Description); d != "" {
-			sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
-		}
-	}
-}
-
-func chatButton(label string, act callback.Action, server string) []tgbotapi.InlineKeyboardButton {
-	return tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(label, callback.Data{Kind: callback.Chat, Action: act, Server: server}.String()))
+	return servers.ChatView(b.hub.Catalog(), off, sw != nil)
 }
 
 // handleChatServerPress turns a server off or on for the chat, checking

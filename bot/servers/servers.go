@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
@@ -189,4 +191,49 @@ func (sc *Screen) edit(ctx context.Context, cq *tgbotapi.CallbackQuery, page int
 	if err := sc.TG.EditHTML(ctx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
 		sc.Logger.Error("edit /servers", "err", err)
 	}
+}
+
+// ChatView is /tools: the servers and their tools as a chat sees them,
+// off being those it turned off for itself, with a switch each when
+// switches is set.
+func ChatView(cat hub.Catalog, off []string, switches bool) (string, tgbotapi.InlineKeyboardMarkup) {
+	if len(cat.Servers) == 0 {
+		return "No MCP servers are configured.", tgbotapi.InlineKeyboardMarkup{}
+	}
+	var sb strings.Builder
+	var rows [][]tgbotapi.InlineKeyboardButton
+	for i, s := range cat.Servers {
+		if i > 0 {
+			sb.WriteString("\n\n")
+		}
+		name := render.Escape(s.Name)
+		switch {
+		case s.Status != hub.StatusRunning:
+			fmt.Fprintf(&sb, "<b>%s</b>: %s", name, render.Escape(string(s.Status)))
+			continue
+		case slices.Contains(off, s.Name):
+			fmt.Fprintf(&sb, "<b>%s</b>: off in this chat", name)
+			rows = append(rows, chatButton("Turn on "+render.Shorten(s.Name, 30)+" here", callback.Enable, s.Name))
+			continue
+		}
+		fmt.Fprintf(&sb, "<b>%s</b>", name)
+		toolLines(&sb, s.Tools)
+		if switches {
+			rows = append(rows, chatButton("Turn off "+render.Shorten(s.Name, 30)+" here", callback.Disable, s.Name))
+		}
+	}
+	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
+}
+
+func toolLines(sb *strings.Builder, tools []hub.Tool) {
+	for _, t := range tools {
+		fmt.Fprintf(sb, "\n• <code>%s</code>", render.Escape(t.Name))
+		if d := lines.First(t.Description); d != "" {
+			sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
+		}
+	}
+}
+
+func chatButton(label string, act callback.Action, server string) []tgbotapi.InlineKeyboardButton {
+	return tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(label, callback.Data{Kind: callback.Chat, Action: act, Server: server}.String()))
 }
