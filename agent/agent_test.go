@@ -49,7 +49,7 @@ func TestToolRoundTrip(t *testing.T) {
 	if first[0].Role != "system" || first[0].Content != prompt.Build(e.hub.Catalog()) {
 		t.Errorf("first message is not the system prompt: %.200q", first[0])
 	}
-	if first[0] != second[0] {
+	if first[0].Content != second[0].Content {
 		t.Error("system prompt changed between calls of one catalog")
 	}
 	if got := first[len(first)-1]; got.Role != "user" || got.Content != "please echo hi there" {

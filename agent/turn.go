@@ -31,6 +31,10 @@ type Request struct {
 	Answer *Answer
 	// Decision is a pressed approval button.
 	Decision *Decision
+	// Images go with Text to the model, as image parts of the message, in
+	// the turn's first model call (the model's reply, in the history,
+	// carries what it saw on). The stored message is Text alone.
+	Images []llm.Image
 	// Retry answers the chat's last message again (/retry): the earlier
 	// answer is replaced, and a call it made runs again only once the
 	// user approves it.
@@ -109,6 +113,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if req.Retry {
 		return t.retry(ctx)
 	}
+	t.images = req.Images
 	user := req.Text
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
@@ -227,6 +232,8 @@ type turn struct {
 	// which run again only once approved.
 	replaceFrom int64
 	repeats     map[string]bool
+	// images go with the user's message in the first model call.
+	images []llm.Image
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
@@ -494,6 +501,9 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
 	msgs := modelMessages(sys, fit(history, a.cfg.MaxContextTokens, estimate(sys)))
+	if t.calls == 1 && len(t.images) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser {
+		msgs[len(msgs)-1].Images = t.images
+	}
 	temp := float32(math.Max(0, math.Round((float64(a.cfg.Temperature)-0.1*float64(t.mistakes))*100)/100))
 
 	parser := executor.NewParser()

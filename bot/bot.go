@@ -110,6 +110,9 @@ type Config struct {
 	Transcriber media.Transcriber
 	// MaxDocumentBytes caps the text files the bot reads; default 64 KiB.
 	MaxDocumentBytes int
+	// Vision says the model sees images: photos go to it as images.
+	// Without it, only a photo's caption does.
+	Vision bool
 
 	// Metrics, when set, counts updates and Bot API calls, and reports the
 	// inbox's backlog and the chats running and waiting.
@@ -235,7 +238,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	})
 	q.Register(cfg.Metrics)
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger}
-	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Logger: cfg.Logger}
+	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	return b, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -127,7 +128,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 			return
 		}
 	}
-	text, ok := b.messageText(ctx, m)
+	text, images, ok := b.messageText(ctx, m)
 	if !ok {
 		return
 	}
@@ -139,7 +140,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !private {
 		replyTo = m.MessageID
 	}
-	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Exempt: b.isAdmin(user)}, nil)
+	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
 }
 
 func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
@@ -176,11 +177,13 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 }
 
 // messageText is what the model gets of a message: its text, or what it
-// carries (a recording's transcript, a text file) with its caption. ok is
-// false when there is nothing to send, the user having been told why.
-func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, bool) {
+// carries (a recording's transcript, a text file, a photo) with its
+// caption. ok is false when there is nothing to send, the user having been
+// told why.
+func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, []llm.Image, bool) {
 	private := m.Chat.IsPrivate()
 	text := m.Text
+	var images []llm.Image
 	if text == "" {
 		res, carried := b.media.Read(ctx, m)
 		switch {
@@ -188,15 +191,18 @@ func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, boo
 			text = m.Caption
 		case res.Problem != "":
 			b.say(ctx, m.Chat.ID, render.Escape(res.Problem))
-			return "", false
+			return "", nil, false
 		default:
+			if res.Notice != "" {
+				b.say(ctx, m.Chat.ID, render.Escape(res.Notice))
+			}
 			if res.Heard != "" {
 				shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(res.Heard) + "</blockquote>"
 				if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
 					b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
 				}
 			}
-			text = res.Text
+			text, images = res.Text, res.Images
 		}
 	}
 	if !private {
@@ -204,11 +210,11 @@ func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, boo
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
-			b.say(ctx, m.Chat.ID, "I can read text, voice messages and text files; photos and stickers not yet.")
+			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos and text files; not stickers or this kind of message.")
 		}
-		return "", false
+		return "", nil, false
 	}
-	return text, true
+	return text, images, true
 }
 
 // runTurn runs one agent turn with the chat's reply machinery; ctx is

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -134,5 +135,42 @@ func TestChatServers(t *testing.T) {
 	waitAnswer(t, fake, fake.Press(group, alice, gtools.ID, data))
 	if off, _ := a.ServersOff(t.Context(), "-66"); len(off) != 1 {
 		t.Errorf("the administrator's press: servers off = %q", off)
+	}
+}
+
+// A photo with its caption reaches a model that sees images as an image
+// part; for one that does not, the caption goes on with a word to the
+// user, and a photo without a caption gets a clear answer and no turn.
+func TestPhotos(t *testing.T) {
+	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A red square.") })
+	fake := tgfake.New(t)
+	startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision = true })
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: png, Caption: "What is this?"})
+	waitText(t, fake, alice, "A red square.")
+	m := model.Calls()[0].Request.Messages
+	last := m[len(m)-1]
+	if len(last.Images) != 1 || !strings.HasPrefix(last.Images[0], "data:image/png;base64,") || !strings.HasPrefix(last.Content, "What is this?") {
+		t.Errorf("the model got %+v", last)
+	}
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: png, Size: 11 << 20})
+	waitText(t, fake, alice, "too large")
+}
+
+func TestPhotosWithoutVision(t *testing.T) {
+	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Noted.") })
+	fake := tgfake.New(t)
+	hs := startBotWith(t, fake, db, false, a, h, nil)
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: []byte("\xff\xd8"), Caption: "My receipt"})
+	waitText(t, fake, alice, "cannot see images: I read only the caption")
+	waitText(t, fake, alice, "Noted.")
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: []byte("\xff\xd8")})
+	waitText(t, fake, alice, "Please describe the picture in words.")
+	waitHandled(t, hs)
+	if n := len(model.Calls()); n != 1 || len(model.Calls()[0].Request.Messages[len(model.Calls()[0].Request.Messages)-1].Images) != 0 {
+		t.Errorf("model calls: %d", n)
+	}
+	if fake.Downloads() != 0 {
+		t.Error("a photo was downloaded for a model that cannot see it")
 	}
 }

@@ -9,6 +9,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,14 @@ const (
 type Message struct {
 	Role    string
 	Content string
+	// Images go with Content as image parts, for models that see them.
+	Images []Image
+}
+
+// An Image is a picture in a message.
+type Image struct {
+	MIMEType string
+	Data     []byte
 }
 
 // A Request is one chat completion call.
@@ -306,6 +315,9 @@ func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+		if len(m.Images) > 0 {
+			msgs[i].Content, msgs[i].MultiContent = "", imageParts(m)
+		}
 	}
 	return openai.ChatCompletionRequest{
 		Model:    c.cfg.Model,
@@ -473,4 +485,15 @@ type drainer struct{ io.ReadCloser }
 func (d drainer) Close() error {
 	_, _ = io.CopyN(io.Discard, d.ReadCloser, 64<<10)
 	return d.ReadCloser.Close()
+}
+
+// imageParts is m as the parts of a message with images: the text, then
+// each image as a data URL.
+func imageParts(m Message) []openai.ChatMessagePart {
+	parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: m.Content}}
+	for _, img := range m.Images {
+		url := "data:" + img.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
+		parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: url}})
+	}
+	return parts
 }

@@ -90,7 +90,7 @@ func TestCompletePlainAndStreamed(t *testing.T) {
 			if h := got.Header.Get("Authorization"); h != "Bearer sk-test" {
 				t.Errorf("Authorization = %q", h)
 			}
-			if len(got.Messages) != 2 || got.Messages[1] != (llmfake.Message{Role: "user", Content: "hello"}) {
+			if m := got.Messages; len(m) != 2 || m[1].Role != "user" || m[1].Content != "hello" || len(m[1].Images) != 0 {
 				t.Errorf("messages = %+v", got.Messages)
 			}
 		})
@@ -476,5 +476,25 @@ func TestNoUsageReported(t *testing.T) {
 				t.Error("include_usage not requested")
 			}
 		})
+	}
+}
+
+// A message with images goes as parts: its text, then each image as a
+// data URL, as OpenAI's API takes them.
+func TestImageParts(t *testing.T) {
+	fake := llmfake.New(t, llmfake.Script(llmfake.Text("A cat.")))
+	c, err := llm.New(llm.Config{BaseURL: fake.URL(), APIKey: "sk-test", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(context.Background(), llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleUser, Content: "What is this?", Images: []llm.Image{{MIMEType: "image/jpeg", Data: []byte{0xff, 0xd8}}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fake.Calls()[0].Request.Messages[0]
+	if m.Content != "What is this?" || len(m.Images) != 1 || m.Images[0] != "data:image/jpeg;base64,/9g=" {
+		t.Errorf("sent %+v", m)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/internal/lines"
+	"github.com/mcpgram/mcpgram/llm"
 )
 
 // A Transcriber turns speech into text; *llm.Transcriber is one.
@@ -37,7 +39,9 @@ type Reader struct {
 	Transcriber Transcriber
 	// MaxDocument caps the text files read, in bytes.
 	MaxDocument int
-	Logger      *slog.Logger
+	// Vision says the model sees images: photos then go to it.
+	Vision bool
+	Logger *slog.Logger
 }
 
 // A Result is what a message carried.
@@ -47,9 +51,11 @@ type Result struct {
 	Text string
 	// Heard is a recording's transcript, to show the user.
 	Heard string
+	// Images go to the model with Text.
+	Images []llm.Image
 	// Problem, when not "", is why the message cannot be read, for the
-	// user.
-	Problem string
+	// user; Notice, a word for the user while Text still goes on.
+	Problem, Notice string
 }
 
 // maxAudioBytes is what the cloud Bot API lets a bot download.
@@ -71,6 +77,8 @@ func (r *Reader) Read(ctx context.Context, m *tgbotapi.Message) (res Result, ok 
 		return r.transcribe(ctx, m, m.Audio.FileID, m.Audio.FileSize, name), true
 	case m.Document != nil:
 		return r.document(ctx, m), true
+	case len(m.Photo) > 0:
+		return r.photo(ctx, m), true
 	}
 	return Result{}, false
 }
@@ -128,6 +136,40 @@ func (r *Reader) document(ctx context.Context, m *tgbotapi.Message) Result {
 	body := strings.TrimRight(string(data), "\n")
 	fence := lines.Fence(body)
 	return Result{Text: joinCaption(m.Caption, fmt.Sprintf("The user sent the file %q:\n%s\n%s\n%s", name, fence, body, fence))}
+}
+
+// maxImageBytes is the largest photo sent to a model: OpenAI's limit is
+// 20 MB, and a photo Telegram compressed is far smaller.
+const maxImageBytes = 10 << 20
+
+// photoMark stands for a photo in the stored message.
+const photoMark = "[The user sent a photo.]"
+
+// photo fetches a photo's largest size for a model that sees images; for
+// one that does not, only the caption goes on.
+func (r *Reader) photo(ctx context.Context, m *tgbotapi.Message) Result {
+	caption := strings.TrimSpace(m.Caption)
+	if !r.Vision {
+		if caption == "" {
+			return Result{Problem: "This bot's model cannot see images. Please describe the picture in words."}
+		}
+		return Result{Text: caption, Notice: "(This bot's model cannot see images: I read only the caption.)"}
+	}
+	best := m.Photo[len(m.Photo)-1]
+	for _, p := range m.Photo {
+		if p.FileSize > best.FileSize && p.FileSize <= maxImageBytes {
+			best = p
+		}
+	}
+	if best.FileSize > maxImageBytes {
+		return Result{Problem: "That photo is too large for me to send to the model. Please send a smaller one."}
+	}
+	data, _, err := r.Files.Download(ctx, best.FileID, maxImageBytes)
+	if err != nil {
+		r.Logger.Error("download a photo", "chat", m.Chat.ID, "err", err)
+		return Result{Problem: downloadProblem(err, "photo")}
+	}
+	return Result{Text: joinCaption(caption, photoMark), Images: []llm.Image{{MIMEType: http.DetectContentType(data), Data: data}}}
 }
 
 func downloadProblem(err error, what string) string {

@@ -44,6 +44,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		Heartbeat:          heartbeat(cfg, telegram),
 		Transcriber:        transcriber,
 		MaxDocumentBytes:   cfg.MaxDocumentBytes,
+		Vision:             cfg.Vision,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)

@@ -55,6 +55,7 @@ var Settings = []Setting{
 	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
+	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos then go to it; false sends only a photo's caption"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
 	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
 	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
@@ -90,6 +91,9 @@ type Config struct {
 	Temperature   float32
 	MaxTokens     int
 	LLMTimeout    time.Duration
+
+	// Vision says the model sees images (MODEL_VISION).
+	Vision bool
 
 	// Transcription is the speech-to-text endpoint; Model empty: off.
 	TranscriptionModel   string
@@ -358,6 +362,11 @@ func parse(values map[string]string) (*Config, error) {
 	c.TokenBudgetPerUserDay = int64(num("TOKEN_BUDGET_PER_USER_DAY", 0))
 	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
 	c.MaxDocumentBytes = num("MAX_DOCUMENT_BYTES", 1)
+	if v, err := strconv.ParseBool(values["MODEL_VISION"]); err != nil {
+		errs = append(errs, fmt.Errorf("MODEL_VISION: want true or false, got %q", values["MODEL_VISION"]))
+	} else {
+		c.Vision = v
+	}
 
 	if t, err := strconv.ParseFloat(values["LLM_TEMPERATURE"], 32); err != nil || t < 0 || t > 2 {
 		errs = append(errs, fmt.Errorf("LLM_TEMPERATURE: want a number from 0 to 2, got %q", values["LLM_TEMPERATURE"]))

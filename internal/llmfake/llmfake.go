@@ -26,6 +26,55 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Images are the data URLs of a message sent as parts (text and
+	// image_url), whose text parts make Content.
+	Images []string `json:"-"`
+}
+
+// UnmarshalJSON reads content as a string or, as OpenAI's API takes it
+// for images, as an array of parts.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	m.Role = w.Role
+	if len(w.Content) == 0 || w.Content[0] != '[' {
+		return json.Unmarshal(cmpOr(w.Content, []byte(`""`)), &m.Content)
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(w.Content, &parts); err != nil {
+		return err
+	}
+	var texts []string
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			texts = append(texts, p.Text)
+		case "image_url":
+			m.Images = append(m.Images, p.ImageURL.URL)
+		default:
+			return fmt.Errorf("unknown content part type %q", p.Type)
+		}
+	}
+	m.Content = strings.Join(texts, "\n")
+	return nil
+}
+
+func cmpOr(b, def []byte) []byte {
+	if len(b) == 0 || string(b) == "null" {
+		return def
+	}
+	return b
 }
 
 // A Request is what a client sent, decoded from the wire independently of

@@ -17,7 +17,7 @@ const MaxDownload = 20 << 20
 // note or a document.
 type Upload struct {
 	ChatID, UserID int64
-	Kind           string // "voice", "audio", "video_note" or "document"
+	Kind           string // "voice", "audio", "video_note", "photo" or "document"
 	Name           string // a document's file name
 	MIMEType       string
 	Data           []byte
@@ -56,6 +56,9 @@ func (s *Server) SendFile(up Upload) int {
 		m.Audio = &tgbotapi.Audio{FileID: id, FileUniqueID: uniq, Duration: 3, MimeType: up.MIMEType, FileSize: size, FileName: up.Name}
 	case "video_note":
 		m.VideoNote = &tgbotapi.VideoNote{FileID: id, FileUniqueID: uniq, Duration: 3, FileSize: size}
+	case "photo":
+		// Telegram sends each photo in several sizes, largest last.
+		m.Photo = []tgbotapi.PhotoSize{{FileID: id, FileUniqueID: uniq, Width: 1280, Height: 960, FileSize: size}}
 	default:
 		m.Document = &tgbotapi.Document{FileID: id, FileUniqueID: uniq, FileName: up.Name, MimeType: up.MIMEType, FileSize: size}
 	}
@@ -70,6 +73,8 @@ func ext(up Upload) string {
 		return ".oga"
 	case up.Kind == "video_note":
 		return ".mp4"
+	case up.Kind == "photo":
+		return ".jpg"
 	case strings.Contains(up.Name, "."):
 		return up.Name[strings.LastIndexByte(up.Name, '.'):]
 	}
