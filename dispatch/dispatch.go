@@ -309,6 +309,12 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 // page is how many inbox items the dispatcher reads at a time.
 const page = 1000
 
+// chatsPerClaim caps the chats a shared inbox hands one instance per read:
+// a few at a time, with a read again at once when it took them all, so
+// that instances woken together share a burst of new chats rather than
+// the first one taking every chat.
+const chatsPerClaim = 4
+
 func (q *Queue) dispatch(ctx context.Context) {
 	// Read on past the items already handed out: those still queued
 	// behind a long job would otherwise fill every page, and no lane would
@@ -327,15 +333,21 @@ func (q *Queue) dispatch(ctx context.Context) {
 		delete(q.handed, id)
 	}
 	q.marked = q.marked[:0]
-	newChats := q.cfg.MaxRunning - len(q.lanes)
+	ask := max(min(q.cfg.MaxRunning-len(q.lanes), chatsPerClaim), 0)
 	q.mu.Unlock()
 	if q.claimer != nil {
 		// Only this instance's chats are read, and a chat taken over may
 		// have items anywhere: read them all, every time.
 		after = 0
 	}
+	newChats, took := ask, map[string]bool{}
+	defer func() {
+		if ask > 0 && len(took) >= ask {
+			q.Wake() // there may be more chats waiting: take them next
+		}
+	}()
 	for ctx.Err() == nil {
-		items, err := q.read(ctx, after, max(newChats, 0))
+		items, err := q.read(ctx, after, newChats)
 		newChats = 0 // taken with the first page
 		if err != nil {
 			if ctx.Err() == nil {
@@ -348,6 +360,9 @@ func (q *Queue) dispatch(ctx context.Context) {
 			q.mu.Lock()
 			fresh := !q.handed[it.UpdateID]
 			q.handed[it.UpdateID] = true
+			if fresh && q.claimer != nil && q.lanes[it.ChatID] == nil {
+				took[it.ChatID] = true
+			}
 			q.dispatched = max(q.dispatched, it.UpdateID)
 			q.mu.Unlock()
 			if fresh {
