@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -32,62 +33,110 @@ const (
 
 var scaleTag = regexp.MustCompile(`c\d+-m\d+`)
 
-// Two `mcpgram run` processes share one PostgreSQL and one bot token in
-// webhook mode, behind a round-robin proxy that Telegram (the fake) posts
-// to. One is killed with SIGKILL while its turns run tool calls; the other
-// takes its chats once their leases expire and finishes them. Every
-// message is answered, in order, and at most the turn that was running in
-// a killed chat is answered twice (the at-least-once replay).
-func TestScaleTwoInstancesOneKilled(t *testing.T) {
-	b := buildBinary(t)
-	dsn := testenv.Postgres(t)
-	tg := tgfake.New(t)
-	model := llmfake.New(t, scaleModel)
-	const secret = "scale-Secret_1"
+// A cluster is n `mcpgram run` processes sharing one PostgreSQL and one
+// bot token in webhook mode, behind a round-robin proxy that the fake
+// Telegram posts to. Each runs its own echo test server, whose sleep calls
+// it logs to calls[i].
+type cluster struct {
+	tg    *tgfake.Server
+	dsn   string
+	procs []*exec.Cmd
+	calls []string
+	logs  []*testenv.Buffer // each instance's log, at debug level
+}
 
-	var backends [2]*url.URL
+func startCluster(t *testing.T, n int, model *llmfake.Server, autoApprove []string) *cluster {
+	t.Helper()
+	b := buildBinary(t)
+	cl := &cluster{tg: tgfake.New(t), dsn: testenv.Postgres(t)}
+	const secret = "scale-Secret_1"
+	backends := make([]*url.URL, n)
 	var next atomic.Uint64
 	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(backends[next.Add(1)%2])
+		r.SetURL(backends[next.Add(1)%uint64(n)])
 	}, ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
 		w.WriteHeader(http.StatusBadGateway) // a dead instance: Telegram sends again
 	}})
 	t.Cleanup(proxy.Close)
-
-	var calls [2]string
-	var procs [2]*exec.Cmd
-	for i := range procs {
+	for i := range n {
 		addr := freeAddr(t)
 		backends[i] = &url.URL{Scheme: "http", Host: addr}
-		calls[i] = filepath.Join(b.dir, fmt.Sprintf("calls%d.log", i))
-		t.Cleanup(func() { killLogged(calls[i]) }) // the orphaned server of the killed instance
+		calls := filepath.Join(b.dir, fmt.Sprintf("calls%d.log", i))
+		cl.calls = append(cl.calls, calls)
+		t.Cleanup(func() { killLogged(calls) }) // the orphaned server of a killed instance
 		dir := filepath.Join(b.dir, fmt.Sprint("instance", i))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		settings := testenv.WriteSettings(t, dir, map[string]any{
 			"jobs": map[string]any{
-				"command": testenv.TestServer(t, "echo"), "autoApprove": []string{"sleep"},
-				"env": map[string]string{"ECHO_CALL_LOG": calls[i]},
+				"command": testenv.TestServer(t, "echo"), "autoApprove": autoApprove,
+				"env": map[string]string{"ECHO_CALL_LOG": calls},
 			},
 		})
-		procs[i] = startInstance(t, b, settings, []string{
-			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
+		logs := &testenv.Buffer{}
+		cl.logs = append(cl.logs, logs)
+		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, []string{
+			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
 			"TELEGRAM_MODE=webhook", "TELEGRAM_WEBHOOK_SECRET=" + secret, "HTTP_LISTEN=" + addr,
 			"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
-			"DATABASE_URL=" + dsn, "CHAT_LEASE=2s", "RATE_LIMIT_PER_MINUTE=1000",
-		})
+			"DATABASE_URL=" + cl.dsn, "CHAT_LEASE=2s", "RATE_LIMIT_PER_MINUTE=1000", "LOG_LEVEL=debug",
+		}))
 	}
 	for _, be := range backends {
 		waitReady(t, be.String()+"/readyz")
 	}
-	resp, err := http.PostForm(tg.URL()+"/bot"+tgfake.Token+"/setWebhook", url.Values{
+	resp, err := http.PostForm(cl.tg.URL()+"/bot"+tgfake.Token+"/setWebhook", url.Values{
 		"url": {proxy.URL + "/telegram"}, "secret_token": {secret},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	return cl
+}
+
+// kill ends instance i with SIGKILL.
+func (cl *cluster) kill(t *testing.T, i int) {
+	t.Helper()
+	if err := cl.procs[i].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cl.procs[i].Process.Wait()
+}
+
+// stop ends instance i with SIGTERM and checks it stopped cleanly.
+func (cl *cluster) stop(t *testing.T, i int) {
+	t.Helper()
+	if err := cl.procs[i].Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.procs[i].Process.Wait(); err != nil {
+		t.Errorf("instance %d: %v", i, err)
+	}
+}
+
+// backlog checks that every update in the inbox is done.
+func (cl *cluster) backlog(t *testing.T) {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), cl.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	if n, _, err := db.InboxBacklog(t.Context()); err != nil || n != 0 {
+		t.Errorf("inbox backlog %d (%v), want every update done", n, err)
+	}
+}
+
+// Two instances, one killed with SIGKILL while its turns run tool calls;
+// the other takes its chats once their leases expire and finishes them.
+// Every message is answered, in order, and at most the turn that was
+// running in a killed chat is answered twice (the at-least-once replay).
+func TestScaleTwoInstancesOneKilled(t *testing.T) {
+	model := llmfake.New(t, scaleModel)
+	cl := startCluster(t, 2, model, []string{"sleep"})
+	tg, calls := cl.tg, cl.calls
 
 	for m := 1; m <= scaleMessages; m++ {
 		for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
@@ -98,10 +147,7 @@ func TestScaleTwoInstancesOneKilled(t *testing.T) {
 	tg.WaitFor(t, 60*time.Second, "the first instance to run tool calls", func() bool {
 		return len(loggedCalls(calls[0])) >= scaleChats/5
 	})
-	if err := procs[0].Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = procs[0].Process.Wait()
+	cl.kill(t, 0)
 	killedAt := time.Now()
 
 	tg.WaitFor(t, 90*time.Second, "every message answered", func() bool {
@@ -151,20 +197,8 @@ func TestScaleTwoInstancesOneKilled(t *testing.T) {
 	}
 	t.Logf("turns taken over mid tool call: %d", unknown)
 
-	if err := procs[1].Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := procs[1].Process.Wait(); err != nil {
-		t.Errorf("the surviving instance: %v", err)
-	}
-	db, err := postgres.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	if n, _, err := db.InboxBacklog(t.Context()); err != nil || n != 0 {
-		t.Errorf("inbox backlog %d (%v), want every update done", n, err)
-	}
+	cl.stop(t, 1)
+	cl.backlog(t)
 }
 
 // scaleModel answers "please answer TAG" with a slow tool call, then, once
@@ -196,14 +230,12 @@ func answers(tg *tgfake.Server, chat int64) []string {
 	return tags
 }
 
-func startInstance(t *testing.T, b *binary, settings string, env []string) *exec.Cmd {
+func startInstance(t *testing.T, b *binary, settings string, logs *testenv.Buffer, env []string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
 	cmd.Dir = b.dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir}, env...)
-	if testing.Verbose() {
-		cmd.Stderr = os.Stderr
-	}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -226,4 +258,60 @@ func waitReady(t *testing.T, u string) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling for a listener, with a deadline
 	}
+}
+
+// A question or approval is in the database, not in the instance that
+// asked it: with that instance killed, the other takes the press, runs the
+// approved call and finishes the turn.
+func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		msgs := c.Request.Messages
+		if strings.Contains(msgs[len(msgs)-1].Content, "please run the job") {
+			return llmfake.Text(`<use_mcp_tool><server_name>jobs</server_name><tool_name>sleep</tool_name><arguments>{"ms": 1}</arguments></use_mcp_tool>`)
+		}
+		return llmfake.Text(`<attempt_completion><result>The job ran.</result></attempt_completion>`)
+	})
+	cl := startCluster(t, 2, model, nil) // sleep needs an approval
+	cl.tg.Text(42, 42, "please run the job")
+	var card tgfake.Message
+	cl.tg.WaitFor(t, 30*time.Second, "the approval card", func() bool {
+		for _, m := range cl.tg.Messages(42) {
+			if len(m.Keyboard) > 0 && !m.Deleted {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	// Killed before its done mark is written, the instance would leave the
+	// message to run again (the at-least-once replay): wait for the mark.
+	db, err := postgres.Open(t.Context(), cl.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	cl.tg.WaitFor(t, 30*time.Second, "the message marked done", func() bool {
+		n, _, err := db.InboxBacklog(t.Context())
+		return err == nil && n == 0
+	})
+	asked := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
+	if asked < 0 {
+		t.Fatal("no instance logged the model call")
+	}
+	other := 1 - asked
+	cl.kill(t, asked)
+
+	approve, _, _ := strings.Cut(card.Buttons()[0], "=")
+	_, data, _ := strings.Cut(card.Buttons()[0], "=")
+	t.Logf("instance %d asked; pressing %q", asked, approve)
+	cl.tg.Press(42, 42, card.ID, data)
+	cl.tg.WaitText(t, 42, "The job ran.")
+	if n := len(loggedCalls(cl.calls[other])); n != 1 {
+		t.Errorf("the other instance ran the approved call %d times, want once", n)
+	}
+	if n := len(loggedCalls(cl.calls[asked])); n != 0 {
+		t.Errorf("the killed instance ran it %d times, want never", n)
+	}
+	cl.stop(t, other)
+	cl.backlog(t)
 }
