@@ -45,7 +45,7 @@ type cluster struct {
 	logs  []*testenv.Buffer // each instance's log, at debug level
 }
 
-func startCluster(t *testing.T, n int, model *llmfake.Server, autoApprove []string) *cluster {
+func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string) *cluster {
 	t.Helper()
 	b := buildBinary(t)
 	cl := &cluster{tg: tgfake.New(t), dsn: testenv.Postgres(t)}
@@ -97,7 +97,7 @@ func startCluster(t *testing.T, n int, model *llmfake.Server, autoApprove []stri
 }
 
 // kill ends instance i with SIGKILL.
-func (cl *cluster) kill(t *testing.T, i int) {
+func (cl *cluster) kill(t testing.TB, i int) {
 	t.Helper()
 	if err := cl.procs[i].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func (cl *cluster) kill(t *testing.T, i int) {
 }
 
 // stop ends instance i with SIGTERM and checks it stopped cleanly.
-func (cl *cluster) stop(t *testing.T, i int) {
+func (cl *cluster) stop(t testing.TB, i int) {
 	t.Helper()
 	if err := cl.procs[i].Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func (cl *cluster) stop(t *testing.T, i int) {
 }
 
 // backlog checks that every update in the inbox is done.
-func (cl *cluster) backlog(t *testing.T) {
+func (cl *cluster) backlog(t testing.TB) {
 	t.Helper()
 	db, err := postgres.Open(t.Context(), cl.dsn)
 	if err != nil {
@@ -230,7 +230,7 @@ func answers(tg *tgfake.Server, chat int64) []string {
 	return tags
 }
 
-func startInstance(t *testing.T, b *binary, settings string, logs *testenv.Buffer, env []string) *exec.Cmd {
+func startInstance(t testing.TB, b *binary, settings string, logs *testenv.Buffer, env []string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
 	cmd.Dir = b.dir
@@ -244,7 +244,7 @@ func startInstance(t *testing.T, b *binary, settings string, logs *testenv.Buffe
 }
 
 // waitReady polls a /readyz until it answers at all (the listener is up).
-func waitReady(t *testing.T, u string) {
+func waitReady(t testing.TB, u string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -314,4 +314,36 @@ func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
 	}
 	cl.stop(t, other)
 	cl.backlog(t)
+}
+
+// Turns per second through one and through two instances on one
+// PostgreSQL, webhook mode, the fake model answering at once: 50 chats,
+// b.N messages spread over them.
+func BenchmarkScaleTurns(b *testing.B) {
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			model := llmfake.New(b, func(c llmfake.Call) llmfake.Reply {
+				msgs := c.Request.Messages
+				return llmfake.Text(`<attempt_completion><result>answer ` + scaleTag.FindString(msgs[len(msgs)-1].Content) + `</result></attempt_completion>`)
+			})
+			cl := startCluster(b, n, model, nil)
+			b.ResetTimer()
+			for i := range b.N {
+				c := int64(scaleFirst + i%scaleChats)
+				cl.tg.Text(c, c, fmt.Sprintf("please answer c%d-m%d", c, i))
+			}
+			cl.tg.WaitFor(b, 10*time.Minute, "every answer", func() bool {
+				got := 0
+				for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
+					got += len(answers(cl.tg, c))
+				}
+				return got >= b.N
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+			for i := range n {
+				cl.stop(b, i)
+			}
+		})
+	}
 }
