@@ -340,7 +340,7 @@ func (q *Queue) dispatch(ctx context.Context) {
 		// have items anywhere: read them all, every time.
 		after = 0
 	}
-	newChats, took := ask, map[string]bool{}
+	newChats, took, seen := ask, map[string]bool{}, map[int64]bool{}
 	defer func() {
 		if ask > 0 && len(took) >= ask {
 			q.Wake() // there may be more chats waiting: take them next
@@ -357,6 +357,7 @@ func (q *Queue) dispatch(ctx context.Context) {
 		}
 		for _, it := range items {
 			after = it.UpdateID
+			seen[it.UpdateID] = true
 			q.mu.Lock()
 			fresh := !q.handed[it.UpdateID]
 			q.handed[it.UpdateID] = true
@@ -370,8 +371,36 @@ func (q *Queue) dispatch(ctx context.Context) {
 			}
 		}
 		if len(items) < page {
+			if q.claimer != nil {
+				q.dropLost(seen)
+			}
 			return
 		}
+	}
+}
+
+// dropLost forgets the queued jobs of chats this instance no longer holds:
+// a full read of its chats' pending items, seen, lacks them, so their
+// lease went to another instance (this one could not renew it in time)
+// and that one runs them now. A job already running goes on: the item
+// runs twice then, as after a crash.
+func (q *Queue) dropLost(seen map[int64]bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, l := range q.lanes {
+		kept := l.jobs[:0]
+		for _, j := range l.jobs {
+			if seen[j.id] {
+				kept = append(kept, j)
+				continue
+			}
+			delete(q.handed, j.id)
+		}
+		if n := len(l.jobs) - len(kept); n > 0 {
+			q.logger.Warn("lost the lease of a chat to another instance; its queued updates run there", "chat", l.name, "updates", n)
+		}
+		clear(l.jobs[len(kept):])
+		l.jobs = kept
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,5 +196,48 @@ func TestSharedInboxCloseHandsBack(t *testing.T) {
 	}
 	if got, want := l.by[2], []string{"second"}; !slices.Equal(got, want) {
 		t.Errorf("item 2 ran on %v, want %v", got, want)
+	}
+}
+
+// An instance that lost a chat's lease (it could not renew in time, and
+// another took the chat) drops the chat's queued items rather than run
+// them beside the new owner; the one it was running finishes.
+func TestSharedInboxLostLeaseDropsQueued(t *testing.T) {
+	dbs := sharedInbox(t, 2)
+	ctx := context.Background()
+	if err := dbs[0].InboxPut(ctx,
+		store.InboxItem{UpdateID: 1, ChatID: "x", Payload: []byte(`{}`)},
+		store.InboxItem{UpdateID: 2, ChatID: "x", Payload: []byte(`{}`)},
+		store.InboxItem{UpdateID: 3, ChatID: "x", Payload: []byte(`{}`)},
+	); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	logs := &testenv.Buffer{}
+	slow := start(t, dispatch.Config{Inbox: dbs[0], Instance: "slow", LeaseFor: time.Hour, Interval: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Route: l.route("slow", func(_ context.Context, it store.InboxItem) {
+			if it.UpdateID == 1 {
+				close(started)
+				<-release
+			}
+		})})
+	<-started
+	// The lease goes to another instance behind slow's back.
+	if err := dbs[1].ReleaseLeases(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dbs[1].ClaimPending(ctx, store.Claim{Instance: "thief", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 3 {
+		t.Fatalf("thief claimed %v (%v), want the 3 updates", got, err)
+	}
+	slow.Wake()
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "lost the lease") })
+	close(release)
+	closeQueue(t, slow)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if got := l.ran["x"]; !slices.Equal(got, []int64{1}) {
+		t.Errorf("slow ran %v after losing the chat, want only [1], which was running", got)
 	}
 }
