@@ -81,11 +81,20 @@ func TestSharedInboxTwoInstances(t *testing.T) {
 	dbs := sharedInbox(t, 2)
 	l := newLedger(t)
 	var queues []*dispatch.Queue
+	// Jobs wait until both instances run one: an instance holds at most
+	// MaxRunning chats with work, so it cannot take them all, and the
+	// other must get some.
+	var started [2]sync.Once
+	var both sync.WaitGroup
+	both.Add(2)
 	for i, db := range dbs {
 		name := fmt.Sprintf("i%d", i)
 		queues = append(queues, start(t, dispatch.Config{
 			Inbox: db, Instance: name, MaxRunning: 4, LeaseFor: time.Minute,
-			Route: l.route(name, func(context.Context, store.InboxItem) { time.Sleep(time.Millisecond) }), // work takes time
+			Route: l.route(name, func(context.Context, store.InboxItem) {
+				started[i].Do(both.Done)
+				both.Wait()
+			}),
 		}))
 	}
 	const chats, perChat = 20, 5
