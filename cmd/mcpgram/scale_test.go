@@ -317,16 +317,26 @@ func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
 }
 
 // Turns per second through one and through two instances on one
-// PostgreSQL, webhook mode, the fake model answering at once: 50 chats,
-// b.N messages spread over them.
+// PostgreSQL, webhook mode, and through the default (one instance, SQLite,
+// long polling), the fake model answering at once: 50 chats, b.N messages
+// spread over them.
 func BenchmarkScaleTurns(b *testing.B) {
-	for _, n := range []int{1, 2} {
-		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+	for _, n := range []int{0, 1, 2} {
+		name := fmt.Sprintf("instances=%d", n)
+		if n == 0 {
+			name = "sqlite-polling"
+		}
+		b.Run(name, func(b *testing.B) {
 			model := llmfake.New(b, func(c llmfake.Call) llmfake.Reply {
 				msgs := c.Request.Messages
 				return llmfake.Text(`<attempt_completion><result>answer ` + scaleTag.FindString(msgs[len(msgs)-1].Content) + `</result></attempt_completion>`)
 			})
-			cl := startCluster(b, n, model, nil)
+			var cl *cluster
+			if n == 0 {
+				cl, n = startPolling(b, model), 1
+			} else {
+				cl = startCluster(b, n, model, nil)
+			}
 			b.ResetTimer()
 			for i := range b.N {
 				c := int64(scaleFirst + i%scaleChats)
@@ -346,4 +356,19 @@ func BenchmarkScaleTurns(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startPolling starts the default set-up, one instance on SQLite taking
+// updates by long polling, as a cluster of one.
+func startPolling(t testing.TB, model *llmfake.Server) *cluster {
+	t.Helper()
+	b := buildBinary(t)
+	cl := &cluster{tg: tgfake.New(t), logs: []*testenv.Buffer{{}}}
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{})
+	cl.procs = append(cl.procs, startInstance(t, b, settings, cl.logs[0], []string{
+		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
+		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "RATE_LIMIT_PER_MINUTE=1000",
+	}))
+	return cl
 }
