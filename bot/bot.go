@@ -73,6 +73,10 @@ type Config struct {
 	RateLimitPerMinute int
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
 	MaxConcurrentTurns int
+	// ChatLease is how long a chat stays with this instance after it was
+	// last renewed, where the store is shared by several instances
+	// (dispatch.Claimer); default 30s.
+	ChatLease time.Duration
 
 	// Webhook selects webhook mode: updates arrive through WebhookHandler
 	// instead of getUpdates. WebhookSecret, required then, is the token
@@ -143,6 +147,7 @@ func (c *Config) setDefaults() {
 	if c.MaxRetries <= 0 {
 		c.MaxRetries = 5
 	}
+	def(&c.ChatLease, 30*time.Second)
 	def(&c.PollTimeout, 30*time.Second)
 	def(&c.RetryMin, time.Second)
 	def(&c.RetryMax, 30*time.Second)
@@ -226,7 +231,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
 		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
-	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, Logger: cfg.Logger})
+	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, LeaseFor: cfg.ChatLease, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -264,6 +269,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	b.registerCommands(ctx)
 
+	if name := b.queue.Instance(); name != "" {
+		b.logger.Info("sharing the inbox with other instances: this one runs the chats it leases", "instance", name, "lease", b.cfg.ChatLease)
+	}
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })

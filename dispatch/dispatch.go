@@ -12,15 +12,26 @@
 //     A crash between a job's end and its mark (a few milliseconds) runs
 //     the item again; marking first would risk losing it instead.
 //
+// Several instances can share one inbox when it is a [Claimer] (the
+// PostgreSQL store): each then runs only the items of the chats it holds a
+// lease on, renewed at every read of the inbox, so that a chat's items run
+// on one instance at a time, in order. An instance that dies stops
+// renewing; once its leases expire another takes its chats with every
+// item of theirs not marked done, the one that was running included: the
+// same at-least-once replay as a restart. Close hands the leases back.
+//
 // The queue knows nothing of Telegram: the front end decodes items and
 // chooses lanes in its Route function.
 package dispatch
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -32,6 +43,14 @@ import (
 type Inbox interface {
 	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
+}
+
+// A Claimer is an Inbox that several instances share by leasing chats;
+// *postgres.DB is one. ClaimPending renews the instance's leases, takes
+// more chats, and returns the pending items of the chats it holds.
+type Claimer interface {
+	ClaimPending(ctx context.Context, c store.Claim) ([]store.InboxItem, error)
+	ReleaseLeases(ctx context.Context, instance string) error
 }
 
 // A Pruner forgets done items received before a time; *store.DB is one.
@@ -63,7 +82,14 @@ type Config struct {
 	Interval time.Duration
 	// Retain is how long done items are kept before pruning; default 48h.
 	Retain time.Duration
-	Logger *slog.Logger
+	// Instance names this process among those sharing a Claimer inbox;
+	// default: host name, process id and a random suffix.
+	Instance string
+	// LeaseFor is how long a chat stays with this instance after it was
+	// last heard of (Claimer inboxes only): the takeover time after a
+	// crash. Default 30s; the inbox is read at least three times as often.
+	LeaseFor time.Duration
+	Logger   *slog.Logger
 }
 
 // ErrCutShort is returned by Close when jobs had to be cancelled.
@@ -71,10 +97,11 @@ var ErrCutShort = errors.New("dispatch: jobs were cut short")
 
 // A Queue dispatches inbox items to lanes. Start it once, then Close it.
 type Queue struct {
-	cfg    Config
-	logger *slog.Logger
-	wake   chan struct{}
-	slots  chan struct{} // one per running lane
+	cfg     Config
+	logger  *slog.Logger
+	claimer Claimer // nil: this process owns the whole inbox
+	wake    chan struct{}
+	slots   chan struct{} // one per running lane
 
 	// work is the context of running jobs; Close cancels it when out of time.
 	work       context.Context
@@ -135,8 +162,19 @@ func New(cfg Config) (*Queue, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	claimer, _ := cfg.Inbox.(Claimer)
+	if claimer != nil {
+		if cfg.LeaseFor <= 0 {
+			cfg.LeaseFor = 30 * time.Second
+		}
+		cfg.Interval = min(cfg.Interval, cfg.LeaseFor/3)
+		if cfg.Instance == "" {
+			cfg.Instance = instanceName()
+		}
+		cfg.Logger = cfg.Logger.With("instance", cfg.Instance)
+	}
 	q := &Queue{
-		cfg: cfg, logger: cfg.Logger,
+		cfg: cfg, logger: cfg.Logger, claimer: claimer,
 		wake:        make(chan struct{}, 1),
 		slots:       make(chan struct{}, cfg.MaxRunning),
 		done:        make(chan int64, 1024),
@@ -217,8 +255,23 @@ func (q *Queue) Close(ctx context.Context) error {
 	if q.stop != nil {
 		close(q.done)
 		<-q.doneStopped
+		q.releaseLeases()
 	}
 	return err
+}
+
+// releaseLeases hands this instance's chats back once its marks are
+// written, so another instance runs what is left of them at once rather
+// than after the leases expire.
+func (q *Queue) releaseLeases() {
+	if q.claimer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := q.claimer.ReleaseLeases(ctx, q.cfg.Instance); err != nil {
+		q.logger.Warn("hand back the chats; other instances take them when the leases expire", "lease", q.cfg.LeaseFor, "err", err)
+	}
 }
 
 // Stats is a snapshot of the lanes.
@@ -256,6 +309,12 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 // page is how many inbox items the dispatcher reads at a time.
 const page = 1000
 
+// chatsPerClaim caps the chats a shared inbox hands one instance per read:
+// a few at a time, with a read again at once when it took them all, so
+// that instances woken together share a burst of new chats rather than
+// the first one taking every chat.
+const chatsPerClaim = 4
+
 func (q *Queue) dispatch(ctx context.Context) {
 	// Read on past the items already handed out: those still queued
 	// behind a long job would otherwise fill every page, and no lane would
@@ -274,9 +333,22 @@ func (q *Queue) dispatch(ctx context.Context) {
 		delete(q.handed, id)
 	}
 	q.marked = q.marked[:0]
+	ask := max(min(q.cfg.MaxRunning-len(q.lanes), chatsPerClaim), 0)
 	q.mu.Unlock()
+	if q.claimer != nil {
+		// Only this instance's chats are read, and a chat taken over may
+		// have items anywhere: read them all, every time.
+		after = 0
+	}
+	newChats, took, seen := ask, map[string]bool{}, map[int64]bool{}
+	defer func() {
+		if ask > 0 && len(took) >= ask {
+			q.Wake() // there may be more chats waiting: take them next
+		}
+	}()
 	for ctx.Err() == nil {
-		items, err := q.cfg.Inbox.InboxPendingAfter(ctx, after, page)
+		items, err := q.read(ctx, after, newChats)
+		newChats = 0 // taken with the first page
 		if err != nil {
 			if ctx.Err() == nil {
 				q.logger.Error("read inbox", "err", err)
@@ -285,9 +357,13 @@ func (q *Queue) dispatch(ctx context.Context) {
 		}
 		for _, it := range items {
 			after = it.UpdateID
+			seen[it.UpdateID] = true
 			q.mu.Lock()
 			fresh := !q.handed[it.UpdateID]
 			q.handed[it.UpdateID] = true
+			if fresh && q.claimer != nil && q.lanes[it.ChatID] == nil {
+				took[it.ChatID] = true
+			}
 			q.dispatched = max(q.dispatched, it.UpdateID)
 			q.mu.Unlock()
 			if fresh {
@@ -295,9 +371,71 @@ func (q *Queue) dispatch(ctx context.Context) {
 			}
 		}
 		if len(items) < page {
+			if q.claimer != nil {
+				q.dropLost(seen)
+			}
 			return
 		}
 	}
+}
+
+// dropLost forgets the queued jobs of chats this instance no longer holds:
+// a full read of its chats' pending items, seen, lacks them, so their
+// lease went to another instance (this one could not renew it in time)
+// and that one runs them now. A job already running goes on: the item
+// runs twice then, as after a crash.
+func (q *Queue) dropLost(seen map[int64]bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, l := range q.lanes {
+		kept := l.jobs[:0]
+		for _, j := range l.jobs {
+			if seen[j.id] {
+				kept = append(kept, j)
+				continue
+			}
+			delete(q.handed, j.id)
+		}
+		if n := len(l.jobs) - len(kept); n > 0 {
+			q.logger.Warn("lost the lease of a chat to another instance; its queued updates run there", "chat", l.name, "updates", n)
+		}
+		clear(l.jobs[len(kept):])
+		l.jobs = kept
+	}
+}
+
+// read returns the next page of pending items after the given id: from a
+// Claimer, those of the chats this instance holds, taking up to newChats
+// more of them.
+func (q *Queue) read(ctx context.Context, after int64, newChats int) ([]store.InboxItem, error) {
+	if q.claimer == nil {
+		return q.cfg.Inbox.InboxPendingAfter(ctx, after, page)
+	}
+	return q.claimer.ClaimPending(ctx, store.Claim{
+		Instance: q.cfg.Instance, After: after, Limit: page,
+		NewChats: newChats, LeaseFor: q.cfg.LeaseFor,
+	})
+}
+
+// instanceName names this process among the instances: unique across
+// machines and restarts, and telling an operator where it runs.
+func instanceName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "instance"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Instance returns the name this queue claims chats under, or "" when it
+// owns the whole inbox.
+func (q *Queue) Instance() string {
+	if q.claimer == nil {
+		return ""
+	}
+	return q.cfg.Instance
 }
 
 func (q *Queue) route(it store.InboxItem) {
@@ -470,6 +608,11 @@ func (q *Queue) mark() {
 		q.mu.Lock()
 		q.marked = append(q.marked, ids...)
 		q.mu.Unlock()
+		if q.claimer != nil {
+			// The next claim hands back chats left with nothing pending,
+			// and takes new ones for the slots freed.
+			q.Wake()
+		}
 	}
 }
 

@@ -274,3 +274,19 @@ func (db *DB) writeFull(ctx context.Context, urgent bool, fn func(tx *sql.Tx) er
 	}
 	return tx.Commit()
 }
+
+// A Claim asks a shared inbox for the pending items of the chats one
+// instance owns; see dispatch.Claimer.
+type Claim struct {
+	// Instance names the claiming process, unique among those sharing the
+	// inbox and new at each start.
+	Instance string
+	// After and Limit page the items returned, in update id order.
+	After int64
+	Limit int
+	// NewChats caps the chats taken in one call, so that one instance
+	// does not take every waiting chat while others idle.
+	NewChats int
+	// LeaseFor is how long the instance's leases last from this call.
+	LeaseFor time.Duration
+}

@@ -15,12 +15,12 @@ import (
 // binary is the real mcpgram, run as a person would, in a folder of its
 // own with an environment that holds only what the test gives it.
 type binary struct {
-	t    *testing.T
+	t    testing.TB
 	path string
 	dir  string
 }
 
-func buildBinary(t *testing.T) *binary {
+func buildBinary(t testing.TB) *binary {
 	t.Helper()
 	return &binary{t: t, path: testenv.BuildPackage(t, "./cmd/mcpgram"), dir: t.TempDir()}
 }

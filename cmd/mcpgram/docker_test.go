@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,66 @@ func TestDockerfile(t *testing.T) {
 	}
 
 	checkCompose(t, root)
+	checkScaleProfile(t, root)
+}
+
+// The compose file's "scale" profile: PostgreSQL, two replicas in webhook
+// mode on it, sharing the settings volume (so a /servers toggle written by
+// one reaches the other's watcher), and a proxy in front of both; none of
+// it starts without the profile.
+func checkScaleProfile(t *testing.T, root string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type service struct {
+		Profiles    []string       `yaml:"profiles"`
+		Environment map[string]any `yaml:"environment"`
+		Volumes     []string       `yaml:"volumes"`
+		Command     []string       `yaml:"command"`
+		Image       string         `yaml:"image"`
+	}
+	var file struct {
+		Services map[string]service `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &file); err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	if p := file.Services["mcpgram"].Profiles; len(p) != 0 {
+		t.Errorf("the default service has profiles %v: docker compose up would not start it", p)
+	}
+	pg, ok := file.Services["postgres"]
+	if !ok || !slices.Equal(pg.Profiles, []string{"scale"}) || !strings.HasPrefix(pg.Image, "postgres:") {
+		t.Errorf("postgres service = %+v, want postgres in the scale profile", pg)
+	}
+	var url string
+	for _, name := range []string{"bot-1", "bot-2"} {
+		svc, ok := file.Services[name]
+		if !ok {
+			t.Errorf("no %s service", name)
+			continue
+		}
+		if !slices.Equal(svc.Profiles, []string{"scale"}) {
+			t.Errorf("%s profiles = %v, want [scale]", name, svc.Profiles)
+		}
+		if svc.Environment["TELEGRAM_MODE"] != "webhook" {
+			t.Errorf("%s is not in webhook mode", name)
+		}
+		u, _ := svc.Environment["DATABASE_URL"].(string)
+		if !strings.Contains(u, "@postgres:5432/") || (url != "" && u != url) {
+			t.Errorf("%s DATABASE_URL = %q, want the postgres service's, the same for both", name, u)
+		}
+		url = u
+		if !slices.Contains(svc.Volumes, "config:/config") {
+			t.Errorf("%s does not share the config volume: %v", name, svc.Volumes)
+		}
+	}
+	proxy := file.Services["proxy"]
+	cmd := strings.Join(proxy.Command, " ")
+	if !slices.Equal(proxy.Profiles, []string{"scale"}) || !strings.Contains(cmd, "bot-1:9090") || !strings.Contains(cmd, "bot-2:9090") {
+		t.Errorf("proxy = %+v, want it in the scale profile, in front of both replicas' port 9090", proxy)
+	}
 }
 
 // The compose file as shipped works on a fresh Linux host: named volumes

@@ -38,6 +38,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
+		ChatLease:          cfg.ChatLease,
 		Webhook:            cfg.Webhook,
 		WebhookSecret:      cfg.WebhookSecret,
 		WebhookURL:         cfg.WebhookURL,

@@ -63,6 +63,7 @@ var Settings = []Setting{
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "postgres://user:password@host:5432/database keeps everything in PostgreSQL instead, for several instances sharing one store; empty: SQLite at DATABASE_PATH"},
+	{Name: "CHAT_LEASE", Default: "30s", Help: "PostgreSQL only: how long a chat stays with an instance that stopped renewing its lease (it died); another instance then takes the chat, and the turn that was running"},
 	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
 	{Name: "MAX_CONTEXT_TOKENS", Default: "32000", Help: "estimated tokens of history sent to the model; the oldest turns are dropped first"},
 	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool without asking (trusted deployments only); empty asks for tools outside autoApprove"},
@@ -106,6 +107,8 @@ type Config struct {
 	// DatabaseURL, when set, selects PostgreSQL over the SQLite file at
 	// DatabasePath.
 	DatabaseURL string
+	// ChatLease is how long a dead instance keeps its chats (PostgreSQL).
+	ChatLease time.Duration
 
 	MaxTurns         int
 	MaxContextTokens int
@@ -372,6 +375,11 @@ func parse(values map[string]string) (*Config, error) {
 		errs = append(errs, fmt.Errorf("LLM_TEMPERATURE: want a number from 0 to 2, got %q", values["LLM_TEMPERATURE"]))
 	} else {
 		c.Temperature = float32(t)
+	}
+	if d, err := time.ParseDuration(values["CHAT_LEASE"]); err != nil || d < time.Second {
+		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 30s, got %q", values["CHAT_LEASE"]))
+	} else {
+		c.ChatLease = d
 	}
 	if d, err := time.ParseDuration(values["LLM_TIMEOUT"]); err != nil || d <= 0 {
 		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: want a duration such as 120s, got %q", values["LLM_TIMEOUT"]))

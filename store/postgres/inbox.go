@@ -76,17 +76,20 @@ func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]sto
 	if err != nil {
 		return nil, err
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.InboxItem, error) {
-		var it store.InboxItem
-		var at int64
-		err := row.Scan(&it.UpdateID, &it.ChatID, &it.Payload, &at)
-		it.ReceivedAt = fromMillis(at)
-		return it, err
-	})
+	items, err := pgx.CollectRows(rows, scanInboxItem)
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
 	return items, nil
+}
+
+// scanInboxItem reads update_id, chat_id, payload and received_at.
+func scanInboxItem(row pgx.CollectableRow) (store.InboxItem, error) {
+	var it store.InboxItem
+	var at int64
+	err := row.Scan(&it.UpdateID, &it.ChatID, &it.Payload, &at)
+	it.ReceivedAt = fromMillis(at)
+	return it, err
 }
 
 // InboxDone marks updates as processed, all in one statement. Marking one

@@ -1,0 +1,374 @@
+package main_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store/postgres"
+)
+
+// scaleChats and scaleMessages size the multi-instance test: every chat
+// sends its messages at once, and each turn makes one slow tool call.
+const (
+	scaleChats    = 50
+	scaleMessages = 2
+	scaleFirst    = 1001 // the first chat (and user) id
+)
+
+var scaleTag = regexp.MustCompile(`c\d+-m\d+`)
+
+// A cluster is n `mcpgram run` processes sharing one PostgreSQL and one
+// bot token in webhook mode, behind a round-robin proxy that the fake
+// Telegram posts to. Each runs its own echo test server, whose sleep calls
+// it logs to calls[i].
+type cluster struct {
+	tg    *tgfake.Server
+	dsn   string
+	procs []*exec.Cmd
+	calls []string
+	logs  []*testenv.Buffer // each instance's log, at debug level
+}
+
+func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string) *cluster {
+	t.Helper()
+	b := buildBinary(t)
+	cl := &cluster{tg: tgfake.New(t), dsn: testenv.Postgres(t)}
+	const secret = "scale-Secret_1"
+	backends := make([]*url.URL, n)
+	var next atomic.Uint64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(backends[next.Add(1)%uint64(n)])
+	}, ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
+		w.WriteHeader(http.StatusBadGateway) // a dead instance: Telegram sends again
+	}})
+	t.Cleanup(proxy.Close)
+	for i := range n {
+		addr := freeAddr(t)
+		backends[i] = &url.URL{Scheme: "http", Host: addr}
+		calls := filepath.Join(b.dir, fmt.Sprintf("calls%d.log", i))
+		cl.calls = append(cl.calls, calls)
+		t.Cleanup(func() { killLogged(calls) }) // the orphaned server of a killed instance
+		dir := filepath.Join(b.dir, fmt.Sprint("instance", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		settings := testenv.WriteSettings(t, dir, map[string]any{
+			"jobs": map[string]any{
+				"command": testenv.TestServer(t, "echo"), "autoApprove": autoApprove,
+				"env": map[string]string{"ECHO_CALL_LOG": calls},
+			},
+		})
+		logs := &testenv.Buffer{}
+		cl.logs = append(cl.logs, logs)
+		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, []string{
+			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
+			"TELEGRAM_MODE=webhook", "TELEGRAM_WEBHOOK_SECRET=" + secret, "HTTP_LISTEN=" + addr,
+			"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+			"DATABASE_URL=" + cl.dsn, "CHAT_LEASE=2s", "RATE_LIMIT_PER_MINUTE=1000", "LOG_LEVEL=debug",
+		}))
+	}
+	for _, be := range backends {
+		waitReady(t, be.String()+"/readyz")
+	}
+	resp, err := http.PostForm(cl.tg.URL()+"/bot"+tgfake.Token+"/setWebhook", url.Values{
+		"url": {proxy.URL + "/telegram"}, "secret_token": {secret},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return cl
+}
+
+// kill ends instance i with SIGKILL.
+func (cl *cluster) kill(t testing.TB, i int) {
+	t.Helper()
+	if err := cl.procs[i].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cl.procs[i].Process.Wait()
+}
+
+// stop ends instance i with SIGTERM and checks it stopped cleanly.
+func (cl *cluster) stop(t testing.TB, i int) {
+	t.Helper()
+	if err := cl.procs[i].Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.procs[i].Process.Wait(); err != nil {
+		t.Errorf("instance %d: %v", i, err)
+	}
+}
+
+// backlog checks that every update in the inbox is done.
+func (cl *cluster) backlog(t testing.TB) {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), cl.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	if n, _, err := db.InboxBacklog(t.Context()); err != nil || n != 0 {
+		t.Errorf("inbox backlog %d (%v), want every update done", n, err)
+	}
+}
+
+// Two instances, one killed with SIGKILL while its turns run tool calls;
+// the other takes its chats once their leases expire and finishes them.
+// Every message is answered, in order, and at most the turn that was
+// running in a killed chat is answered twice (the at-least-once replay).
+func TestScaleTwoInstancesOneKilled(t *testing.T) {
+	model := llmfake.New(t, scaleModel)
+	cl := startCluster(t, 2, model, []string{"sleep"})
+	tg, calls := cl.tg, cl.calls
+
+	for m := 1; m <= scaleMessages; m++ {
+		for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
+			tg.Text(c, c, fmt.Sprintf("please answer c%d-m%d", c, m))
+		}
+	}
+	// Kill the first instance while it is running tool calls.
+	tg.WaitFor(t, 60*time.Second, "the first instance to run tool calls", func() bool {
+		return len(loggedCalls(calls[0])) >= scaleChats/5
+	})
+	cl.kill(t, 0)
+	killedAt := time.Now()
+
+	tg.WaitFor(t, 90*time.Second, "every message answered", func() bool {
+		for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
+			if len(answers(tg, c)) < scaleMessages {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("all answered %v after the kill; tool calls: %d on the killed instance, %d on the other",
+		time.Since(killedAt).Round(time.Millisecond), len(loggedCalls(calls[0])), len(loggedCalls(calls[1])))
+
+	replayed := 0
+	for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
+		got := answers(tg, c)
+		var dedup []string
+		for _, a := range got {
+			if len(dedup) > 0 && dedup[len(dedup)-1] == a {
+				replayed++ // the at-least-once replay of the killed turn
+				continue
+			}
+			dedup = append(dedup, a)
+		}
+		var want []string
+		for m := 1; m <= scaleMessages; m++ {
+			want = append(want, fmt.Sprintf("c%d-m%d", c, m))
+		}
+		if strings.Join(dedup, " ") != strings.Join(want, " ") {
+			t.Errorf("chat %d answered %v, want %v in that order", c, got, want)
+		}
+		if len(got)-len(dedup) > 1 {
+			t.Errorf("chat %d: %d answers repeated, want at most the one turn that was running", c, len(got)-len(dedup))
+		}
+	}
+	t.Logf("answers repeated by the replay: %d", replayed)
+	// The killed instance's tool calls in flight were finished by the
+	// other, which told the model their outcome is unknown.
+	unknown := 0
+	for _, c := range model.Calls() {
+		if strings.Contains(c.Request.Messages[len(c.Request.Messages)-1].Content, "Outcome unknown") {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		t.Error("no turn was taken over in the middle of a tool call")
+	}
+	t.Logf("turns taken over mid tool call: %d", unknown)
+
+	cl.stop(t, 1)
+	cl.backlog(t)
+}
+
+// scaleModel answers "please answer TAG" with a slow tool call, then, once
+// the call's result (or its unknown outcome, after a crash) is in, with
+// "answer TAG".
+func scaleModel(c llmfake.Call) llmfake.Reply {
+	msgs := c.Request.Messages
+	last := msgs[len(msgs)-1]
+	var tag string
+	for i := len(msgs) - 1; i >= 0 && tag == ""; i-- {
+		if msgs[i].Role == "user" && strings.Contains(msgs[i].Content, "please answer") {
+			tag = scaleTag.FindString(msgs[i].Content)
+		}
+	}
+	if strings.Contains(last.Content, "please answer") {
+		return llmfake.Text(`Working on it.<use_mcp_tool><server_name>jobs</server_name><tool_name>sleep</tool_name><arguments>{"ms": 300}</arguments></use_mcp_tool>`)
+	}
+	return llmfake.Text(`<attempt_completion><result>answer ` + tag + `</result></attempt_completion>`)
+}
+
+// answers returns the tags of the bot's answers in chat, in order.
+func answers(tg *tgfake.Server, chat int64) []string {
+	var tags []string
+	for _, m := range tg.Messages(chat) {
+		if m.FromID == tgfake.BotUser.ID && !m.Deleted && strings.HasPrefix(m.Plain, "answer ") {
+			tags = append(tags, scaleTag.FindString(m.Plain))
+		}
+	}
+	return tags
+}
+
+func startInstance(t testing.TB, b *binary, settings string, logs *testenv.Buffer, env []string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
+	cmd.Dir = b.dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir}, env...)
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	return cmd
+}
+
+// waitReady polls a /readyz until it answers at all (the listener is up).
+func waitReady(t testing.TB, u string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never answered: %v", u, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for a listener, with a deadline
+	}
+}
+
+// A question or approval is in the database, not in the instance that
+// asked it: with that instance killed, the other takes the press, runs the
+// approved call and finishes the turn.
+func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		msgs := c.Request.Messages
+		if strings.Contains(msgs[len(msgs)-1].Content, "please run the job") {
+			return llmfake.Text(`<use_mcp_tool><server_name>jobs</server_name><tool_name>sleep</tool_name><arguments>{"ms": 1}</arguments></use_mcp_tool>`)
+		}
+		return llmfake.Text(`<attempt_completion><result>The job ran.</result></attempt_completion>`)
+	})
+	cl := startCluster(t, 2, model, nil) // sleep needs an approval
+	cl.tg.Text(42, 42, "please run the job")
+	var card tgfake.Message
+	cl.tg.WaitFor(t, 30*time.Second, "the approval card", func() bool {
+		for _, m := range cl.tg.Messages(42) {
+			if len(m.Keyboard) > 0 && !m.Deleted {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	// Killed before its done mark is written, the instance would leave the
+	// message to run again (the at-least-once replay): wait for the mark.
+	db, err := postgres.Open(t.Context(), cl.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	cl.tg.WaitFor(t, 30*time.Second, "the message marked done", func() bool {
+		n, _, err := db.InboxBacklog(t.Context())
+		return err == nil && n == 0
+	})
+	asked := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
+	if asked < 0 {
+		t.Fatal("no instance logged the model call")
+	}
+	other := 1 - asked
+	cl.kill(t, asked)
+
+	approve, _, _ := strings.Cut(card.Buttons()[0], "=")
+	_, data, _ := strings.Cut(card.Buttons()[0], "=")
+	t.Logf("instance %d asked; pressing %q", asked, approve)
+	cl.tg.Press(42, 42, card.ID, data)
+	cl.tg.WaitText(t, 42, "The job ran.")
+	if n := len(loggedCalls(cl.calls[other])); n != 1 {
+		t.Errorf("the other instance ran the approved call %d times, want once", n)
+	}
+	if n := len(loggedCalls(cl.calls[asked])); n != 0 {
+		t.Errorf("the killed instance ran it %d times, want never", n)
+	}
+	cl.stop(t, other)
+	cl.backlog(t)
+}
+
+// Turns per second through one and through two instances on one
+// PostgreSQL, webhook mode, and through the default (one instance, SQLite,
+// long polling), the fake model answering at once: 50 chats, b.N messages
+// spread over them.
+func BenchmarkScaleTurns(b *testing.B) {
+	for _, n := range []int{0, 1, 2} {
+		name := fmt.Sprintf("instances=%d", n)
+		if n == 0 {
+			name = "sqlite-polling"
+		}
+		b.Run(name, func(b *testing.B) {
+			model := llmfake.New(b, func(c llmfake.Call) llmfake.Reply {
+				msgs := c.Request.Messages
+				return llmfake.Text(`<attempt_completion><result>answer ` + scaleTag.FindString(msgs[len(msgs)-1].Content) + `</result></attempt_completion>`)
+			})
+			var cl *cluster
+			if n == 0 {
+				cl, n = startPolling(b, model), 1
+			} else {
+				cl = startCluster(b, n, model, nil)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				c := int64(scaleFirst + i%scaleChats)
+				cl.tg.Text(c, c, fmt.Sprintf("please answer c%d-m%d", c, i))
+			}
+			cl.tg.WaitFor(b, 10*time.Minute, "every answer", func() bool {
+				got := 0
+				for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
+					got += len(answers(cl.tg, c))
+				}
+				return got >= b.N
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+			for i := range n {
+				cl.stop(b, i)
+			}
+		})
+	}
+}
+
+// startPolling starts the default set-up, one instance on SQLite taking
+// updates by long polling, as a cluster of one.
+func startPolling(t testing.TB, model *llmfake.Server) *cluster {
+	t.Helper()
+	b := buildBinary(t)
+	cl := &cluster{tg: tgfake.New(t), logs: []*testenv.Buffer{{}}}
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{})
+	cl.procs = append(cl.procs, startInstance(t, b, settings, cl.logs[0], []string{
+		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
+		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "RATE_LIMIT_PER_MINUTE=1000",
+	}))
+	return cl
+}
