@@ -163,6 +163,8 @@ type TurnWrite struct {
 	ToolCalls []ToolCall
 	// Usage to add to the users' token counts (see [DB.AddUsage]).
 	Usage []Usage
+	// ModelCalls to record for /stats (see [DB.Stats]).
+	ModelCalls []ModelCall
 	// ReplaceFrom, when not 0, marks the conversation's messages from this
 	// id on as replaced before the new ones are added (/retry): they stay
 	// stored, and Messages no longer returns them.
@@ -201,7 +203,7 @@ func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
 		if err := db.addUsage(ctx, tx, now, w.Usage); err != nil {
 			return fmt.Errorf("add token usage: %w", err)
 		}
-		return nil
+		return db.insertModelCalls(ctx, tx, now, w.ModelCalls)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("append %d messages and %d tool calls to chat %q: %w", len(w.Messages), len(w.ToolCalls), w.ChatID, err)

@@ -19,7 +19,7 @@ var (
 	}
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,
-		insertToolCallSQL, addUsageSQL,
+		insertToolCallSQL, addUsageSQL, insertTurnSQL, insertModelCallSQL,
 		supersedePendingSQL, insertPendingSQL, resolvePendingSQL, pendingExistsSQL,
 		insertInboxSQL, markInboxSQL, inboxExistsSQL,
 	}

@@ -154,6 +154,7 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 			b.Queue(insertToolCallSQL, toolCallArgs(c, now)...)
 		}
 		queueUsage(b, now, w.Usage)
+		queueModelCalls(b, now, w.ModelCalls)
 		if b.Len() == 0 {
 			return nil
 		}

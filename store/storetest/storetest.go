@@ -4,7 +4,7 @@
 // bot can take either without telling them apart.
 //
 // It covers conversations and messages, turns, pending interactions, the
-// audit log, the inbox and token usage, their errors, their use from several handles
+// audit log, the inbox, token usage and the statistics of /stats, their errors, their use from several handles
 // at once (as several processes would), and cancelled contexts. What only
 // one engine has (SQLite's pragmas, write gate and crash test, PostgreSQL's
 // advisory-locked migrations) stays in that engine's tests.
@@ -59,6 +59,10 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+
+	RecordTurn(ctx context.Context, r store.TurnRecord) error
+	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
+	PruneStats(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Open returns a new handle on the test's database: empty on the test's
@@ -91,6 +95,8 @@ func Run(t *testing.T, open Open) {
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
 		{"UsageOverPeriod", testUsageOverPeriod},
+		{"Stats", testStats},
+		{"StatsEmptyAndPrune", testStatsEmptyAndPrune},
 		{"ChatInstructions", testChatInstructions},
 		{"ChatServersOff", testChatServersOff},
 		{"ReplaceMessages", testReplaceMessages},

@@ -1,0 +1,414 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// /stats: how turns ended and each model call, beside the audit log and
+// token usage, read over a window for the admins. The rows outlive the
+// process (Prometheus counters do not) and, on PostgreSQL, cover every
+// instance. Both engines compute a window with [ReadStats], on the same
+// SQL.
+
+// A TurnRecord is how one turn ended.
+type TurnRecord struct {
+	TurnID, UserID, ChatID string
+	// Outcome is answer, question, approval, error, limit, cancelled or
+	// budget, as mcpgram_turns_total counts them.
+	Outcome string
+	// Kind narrows an error: the model's failure kind, format, busy or
+	// internal; "" otherwise.
+	Kind string
+	// At is when it ended; zero means now.
+	At time.Time
+}
+
+// A ModelCall is one call of the model, for /stats.
+type ModelCall struct {
+	UserID, Model string
+	// Outcome is ok, cancelled, or the failure kind after retries.
+	Outcome string
+	// Duration is the whole call, retries included; FirstToken the time to
+	// its first streamed token, 0 when none came. Stored in milliseconds.
+	Duration, FirstToken time.Duration
+	// In and Out are the tokens read and written, as counted for usage.
+	In, Out int
+	// FirstTry, Repaired and FedBack count the tool blocks of the reply
+	// that the bot acted on: right at the first try, repaired, or sent
+	// back to the model to correct.
+	FirstTry, Repaired, FedBack int
+	// At is when the call was made; zero means now.
+	At time.Time
+}
+
+// Stats is what happened over a window, for /stats.
+type Stats struct {
+	// From and To bound the window: From <= created_at < To.
+	From, To time.Time
+	// Turns counts turns by outcome, most first.
+	Turns []Count
+	// Errors counts turns that ended in an error or at the turn limit, by
+	// kind ("limit" for the latter), most first.
+	Errors []Count
+	// Models has one entry per model, most calls first.
+	Models []ModelStats
+	// Tools has one entry per server and tool of the audit log, most calls
+	// first.
+	Tools []ToolStats
+	// TopUsers are the users with the most tokens, most first.
+	TopUsers []UserTokens
+}
+
+// A Count is a number of things of one name.
+type Count struct {
+	Name string
+	N    int64
+}
+
+// Total sums cs.
+func Total(cs []Count) int64 {
+	var n int64
+	for _, c := range cs {
+		n += c.N
+	}
+	return n
+}
+
+// ModelStats is one model's calls over a window.
+type ModelStats struct {
+	Model string
+	// Calls counts every call; Failures those that failed, by kind
+	// (cancelled calls are neither ok nor failures).
+	Calls    int64
+	Failures []Count
+	// P50 and P95 are the nearest-rank percentiles of the duration of the
+	// calls that were not cancelled.
+	P50, P95 time.Duration
+	// FirstTry of Blocks tool blocks were right at the first try.
+	FirstTry, Blocks int64
+	// In and Out are the tokens read and written.
+	In, Out int64
+}
+
+// ToolStats is one tool's calls over a window, from the audit log.
+type ToolStats struct {
+	Server, Tool string
+	// Calls counts the calls that ran (ok or error); Failed those that
+	// failed; Denied those the user denied or let expire.
+	Calls, Failed, Denied int64
+	// P50 and P95 are the nearest-rank percentiles of the duration of the
+	// calls that ran.
+	P50, P95 time.Duration
+}
+
+// Audit statuses /stats reads; see the agent's audit rows.
+const (
+	auditOK      = "ok"
+	auditError   = "error"
+	auditDenied  = "denied"
+	auditExpired = "expired"
+)
+
+// A RowFunc runs query with args and calls row for each result row, which
+// scans it with scan; each engine has one. The statements use $1, $2
+// placeholders, which both PostgreSQL and modernc's SQLite read.
+type RowFunc func(ctx context.Context, query string, args []any, row func(scan func(dest ...any) error) error) error
+
+// The statements of a window, $1 <= created_at < $2. Sums are cast back
+// to bigint, which PostgreSQL would make numeric.
+//
+// Percentiles are nearest-rank, computed in the database: in each
+// partition ordered by duration, the p-th percentile is the value at rank
+// ceil(p*n/100) = (p*n+99)/100 in integer arithmetic, so that at least p %
+// of the values are at most it, and it is one of them.
+const (
+	statsTurnsSQL = `SELECT outcome, kind, count(*) FROM turns
+		WHERE created_at >= $1 AND created_at < $2 GROUP BY outcome, kind`
+	statsModelsSQL = `SELECT model, outcome, count(*), CAST(sum(in_tokens) AS bigint), CAST(sum(out_tokens) AS bigint),
+		CAST(sum(first_try) AS bigint), CAST(sum(first_try + repaired + fed_back) AS bigint)
+		FROM model_calls WHERE created_at >= $1 AND created_at < $2 GROUP BY model, outcome`
+	statsModelLatencySQL = `SELECT model, rn, n, duration_ms FROM (
+			SELECT model, duration_ms,
+				row_number() OVER (PARTITION BY model ORDER BY duration_ms) AS rn,
+				count(*) OVER (PARTITION BY model) AS n
+			FROM model_calls WHERE created_at >= $1 AND created_at < $2 AND outcome <> 'cancelled') AS ranked
+		WHERE rn = (50 * n + 99) / 100 OR rn = (95 * n + 99) / 100`
+	statsToolsSQL = `SELECT server, tool, status, count(*) FROM tool_calls
+		WHERE created_at >= $1 AND created_at < $2 GROUP BY server, tool, status`
+	statsToolLatencySQL = `SELECT server, tool, rn, n, duration_ms FROM (
+			SELECT server, tool, duration_ms,
+				row_number() OVER (PARTITION BY server, tool ORDER BY duration_ms) AS rn,
+				count(*) OVER (PARTITION BY server, tool) AS n
+			FROM tool_calls WHERE created_at >= $1 AND created_at < $2 AND status IN ('ok', 'error')) AS ranked
+		WHERE rn = (50 * n + 99) / 100 OR rn = (95 * n + 99) / 100`
+	statsUsersSQL = `SELECT user_id, count(*), CAST(sum(in_tokens) AS bigint), CAST(sum(out_tokens) AS bigint)
+		FROM model_calls WHERE created_at >= $1 AND created_at < $2 GROUP BY user_id
+		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, user_id LIMIT $3`
+)
+
+// ReadStats computes the window [from, to) with rows, naming at most top
+// users (top <= 0: none).
+func ReadStats(ctx context.Context, rows RowFunc, from, to time.Time, top int) (Stats, error) {
+	s := Stats{From: from.UTC().Truncate(time.Millisecond), To: to.UTC().Truncate(time.Millisecond)}
+	window := []any{millis(from), millis(to)}
+	errs := map[string]int64{}
+	err := rows(ctx, statsTurnsSQL, window, func(scan func(...any) error) error {
+		var c Count
+		var kind string
+		if err := scan(&c.Name, &kind, &c.N); err != nil {
+			return err
+		}
+		s.Turns = addCount(s.Turns, c.Name, c.N)
+		switch c.Name {
+		case "error":
+			errs[kind] += c.N
+		case "limit":
+			errs["limit"] += c.N
+		}
+		return nil
+	})
+	if err != nil {
+		return Stats{}, fmt.Errorf("stats of turns: %w", err)
+	}
+	for k, n := range errs {
+		s.Errors = append(s.Errors, Count{Name: k, N: n})
+	}
+	sortCounts(s.Turns)
+	sortCounts(s.Errors)
+	if err := readModelStats(ctx, rows, window, &s); err != nil {
+		return Stats{}, fmt.Errorf("stats of model calls: %w", err)
+	}
+	if err := readToolStats(ctx, rows, window, &s); err != nil {
+		return Stats{}, fmt.Errorf("stats of tool calls: %w", err)
+	}
+	if top > 0 {
+		err := rows(ctx, statsUsersSQL, append(window, top), func(scan func(...any) error) error {
+			var u UserTokens
+			if err := scan(&u.UserID, &u.Calls, &u.In, &u.Out); err != nil {
+				return err
+			}
+			s.TopUsers = append(s.TopUsers, u)
+			return nil
+		})
+		if err != nil {
+			return Stats{}, fmt.Errorf("stats of users: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func readModelStats(ctx context.Context, rows RowFunc, window []any, s *Stats) error {
+	byModel := map[string]*ModelStats{}
+	model := func(name string) *ModelStats {
+		m := byModel[name]
+		if m == nil {
+			m = &ModelStats{Model: name}
+			byModel[name] = m
+		}
+		return m
+	}
+	err := rows(ctx, statsModelsSQL, window, func(scan func(...any) error) error {
+		var name, outcome string
+		var n, in, out, first, blocks int64
+		if err := scan(&name, &outcome, &n, &in, &out, &first, &blocks); err != nil {
+			return err
+		}
+		m := model(name)
+		m.Calls += n
+		m.In += in
+		m.Out += out
+		m.FirstTry += first
+		m.Blocks += blocks
+		if outcome != "ok" && outcome != "cancelled" {
+			m.Failures = addCount(m.Failures, outcome, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = rows(ctx, statsModelLatencySQL, window, func(scan func(...any) error) error {
+		var name string
+		var rank, n, ms int64
+		if err := scan(&name, &rank, &n, &ms); err != nil {
+			return err
+		}
+		setPercentiles(&model(name).P50, &model(name).P95, rank, n, ms)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range byModel {
+		sortCounts(m.Failures)
+		s.Models = append(s.Models, *m)
+	}
+	slices.SortFunc(s.Models, func(a, b ModelStats) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Model, b.Model))
+	})
+	return nil
+}
+
+func readToolStats(ctx context.Context, rows RowFunc, window []any, s *Stats) error {
+	type key struct{ server, tool string }
+	byTool := map[key]*ToolStats{}
+	tool := func(k key) *ToolStats {
+		t := byTool[k]
+		if t == nil {
+			t = &ToolStats{Server: k.server, Tool: k.tool}
+			byTool[k] = t
+		}
+		return t
+	}
+	err := rows(ctx, statsToolsSQL, window, func(scan func(...any) error) error {
+		var k key
+		var status string
+		var n int64
+		if err := scan(&k.server, &k.tool, &status, &n); err != nil {
+			return err
+		}
+		t := tool(k)
+		switch status {
+		case auditOK:
+			t.Calls += n
+		case auditError:
+			t.Calls += n
+			t.Failed += n
+		case auditDenied, auditExpired:
+			t.Denied += n
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = rows(ctx, statsToolLatencySQL, window, func(scan func(...any) error) error {
+		var k key
+		var rank, n, ms int64
+		if err := scan(&k.server, &k.tool, &rank, &n, &ms); err != nil {
+			return err
+		}
+		t := tool(k)
+		setPercentiles(&t.P50, &t.P95, rank, n, ms)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range byTool {
+		s.Tools = append(s.Tools, *t)
+	}
+	slices.SortFunc(s.Tools, func(a, b ToolStats) int {
+		return cmp.Or(cmp.Compare(b.Calls+b.Denied, a.Calls+a.Denied),
+			strings.Compare(a.Server, b.Server), strings.Compare(a.Tool, b.Tool))
+	})
+	return nil
+}
+
+// setPercentiles sets p50 and p95 from a row at rank of n (both may be
+// the same row).
+func setPercentiles(p50, p95 *time.Duration, rank, n, ms int64) {
+	d := time.Duration(ms) * time.Millisecond
+	if rank == (50*n+99)/100 {
+		*p50 = d
+	}
+	if rank == (95*n+99)/100 {
+		*p95 = d
+	}
+}
+
+func addCount(cs []Count, name string, n int64) []Count {
+	for i := range cs {
+		if cs[i].Name == name {
+			cs[i].N += n
+			return cs
+		}
+	}
+	return append(cs, Count{Name: name, N: n})
+}
+
+// sortCounts orders cs most first, then by name.
+func sortCounts(cs []Count) {
+	slices.SortFunc(cs, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.N, a.N), strings.Compare(a.Name, b.Name))
+	})
+}
+
+const (
+	insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	insertModelCallSQL = `INSERT INTO model_calls (user_id, model, outcome, duration_ms, first_token_ms,
+		in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// RecordTurn stores how a turn ended: one small insert per turn.
+func (db *DB) RecordTurn(ctx context.Context, r TurnRecord) error {
+	at := r.At
+	if at.IsZero() {
+		at = db.now()
+	}
+	if _, err := db.writeExec(ctx, insertTurnSQL, r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, millis(at)); err != nil {
+		return fmt.Errorf("record turn %s: %w", r.TurnID, err)
+	}
+	return nil
+}
+
+// ModelCallArgs are the values of a model_calls row for c, in column
+// order (user_id … created_at); a zero At means now. Both engines insert
+// them.
+func ModelCallArgs(c ModelCall, now time.Time) []any {
+	at := c.At
+	if at.IsZero() {
+		at = now
+	}
+	return []any{c.UserID, c.Model, c.Outcome, c.Duration.Milliseconds(), c.FirstToken.Milliseconds(),
+		c.In, c.Out, c.FirstTry, c.Repaired, c.FedBack, millis(at)}
+}
+
+func (db *DB) insertModelCalls(ctx context.Context, tx *sql.Tx, now time.Time, cs []ModelCall) error {
+	for _, c := range cs {
+		if _, err := db.txExec(ctx, tx, insertModelCallSQL, ModelCallArgs(c, now)...); err != nil {
+			return fmt.Errorf("record model call: %w", err)
+		}
+	}
+	return nil
+}
+
+// Stats computes the window [from, to), naming at most top users by
+// tokens.
+func (db *DB) Stats(ctx context.Context, from, to time.Time, top int) (Stats, error) {
+	return ReadStats(ctx, db.statsRows, from, to, top)
+}
+
+func (db *DB) statsRows(ctx context.Context, query string, args []any, row func(scan func(...any) error) error) error {
+	return db.usageQuery(ctx, query, func(rows *sql.Rows) error { return row(rows.Scan) }, args...)
+}
+
+// PruneStats deletes the turns and model calls recorded before before,
+// and returns how many rows went. The audit log and token usage are kept:
+// they are records, not statistics.
+func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{`DELETE FROM turns WHERE created_at < ?`, `DELETE FROM model_calls WHERE created_at < ?`} {
+			res, err := tx.ExecContext(ctx, q, millis(before))
+			if err != nil {
+				return err
+			}
+			k, _ := res.RowsAffected()
+			n += k
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune stats: %w", err)
+	}
+	return n, nil
+}
