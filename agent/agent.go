@@ -83,6 +83,7 @@ type Store interface {
 	AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error)
 	Messages(ctx context.Context, conversationID int64) ([]store.Message, error)
 	RecordToolCall(ctx context.Context, c store.ToolCall) error
+	RecordTurn(ctx context.Context, r store.TurnRecord) error
 	CreatePending(ctx context.Context, p store.Pending) (int64, error)
 	OpenPending(ctx context.Context, chatID string) (store.Pending, error)
 	GetPending(ctx context.Context, id int64) (store.Pending, error)

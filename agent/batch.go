@@ -263,6 +263,7 @@ func (t *turn) auditRow(bc batchCall, status string, d time.Duration, n int) sto
 	return store.ToolCall{
 		UserID: t.caller.UserID, ChatID: t.caller.ChatID, Server: bc.Server, Tool: tool,
 		Arguments: args, Status: status, Duration: d, ResultBytes: n,
+		CreatedAt: t.a.cfg.Now(), // the turn's clock, as its other records
 	}
 }
 

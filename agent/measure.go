@@ -1,6 +1,8 @@
-// Measures: what a turn counts in the metrics. Labels are bounded: the
-// model, servers and tools of the catalog, outcomes and kinds; never users
-// or chats, and never a name the model made up.
+// Measures: what a turn counts in the metrics, and records for /stats.
+// Labels are bounded: the model, servers and tools of the catalog,
+// outcomes and kinds; never users or chats, and never a name the model
+// made up. The records (the store's turns and model_calls) carry the same
+// outcomes and kinds, and the user, which only admins see.
 
 package agent
 
@@ -12,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // Turn outcomes beyond the terminal event's kind.
@@ -20,6 +23,35 @@ const (
 	outcomeCancelled = "cancelled"
 	outcomeBudget    = "budget"
 )
+
+// Kinds of a turn that ended in an error, beside the model's failure
+// kinds (rate_limited, timeout, ...).
+const (
+	// kindFormat: too many replies in a row with invalid tool calls.
+	kindFormat = "format"
+	// kindBusy: a message in a group while another member's approval is
+	// open.
+	kindBusy = "busy"
+	// kindModel: the model failed without saying how.
+	kindModel = "model"
+	// kindInternal: anything else, such as the store failing.
+	kindInternal = "internal"
+)
+
+// errMistakes ends a turn after MaxMistakes invalid replies in a row.
+var errMistakes = errors.New("invalid replies in a row")
+
+// errorKind names what made a turn fail with err.
+func errorKind(err error) string {
+	var le *llm.Error
+	switch {
+	case errors.Is(err, errMistakes):
+		return kindFormat
+	case errors.As(err, &le):
+		return strings.ReplaceAll(le.Kind.String(), " ", "_")
+	}
+	return kindInternal
+}
 
 // outcomeOf names how a turn ended with ev, unless the turn said better.
 func outcomeOf(ev Event) string {
@@ -85,19 +117,27 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 // miss the executor repaired, in its fixed order), or fed back with its
 // problem; and each refused call as an invalid tool call. Blocks set aside
 // as possible examples are not counted: they are no mistake. A plain
-// answer holds no call.
+// answer holds no call. The record of the model call that wrote the reply
+// gets the same counts.
 func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.Plan) {
 	m := t.a.cfg.Metrics
-	if m == nil {
-		return
-	}
 	model := t.a.cfg.ModelName
+	rec := &store.ModelCall{} // the reply's model call, when still unsaved
+	if n := len(t.modelCalls); n > 0 {
+		rec = &t.modelCalls[n-1]
+	}
 	checked := func(repairs []string) {
 		if len(repairs) > 0 {
+			rec.Repaired++
 			m.Format(model, "repaired", repairs[0])
 			return
 		}
+		rec.FirstTry++
 		m.Format(model, "first_try", "")
+	}
+	fedBack := func(problem executor.Problem) {
+		rec.FedBack++
+		m.Format(model, "fed_back", string(problem))
 	}
 	switch plan.Action {
 	case executor.ActAnswer, executor.ActAsk:
@@ -106,7 +146,7 @@ func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.
 		}
 	case executor.ActCorrect:
 		if plan.Problem != "" {
-			m.Format(model, "fed_back", string(plan.Problem))
+			fedBack(plan.Problem)
 		}
 	case executor.ActRun:
 		for _, s := range plan.Steps {
@@ -114,7 +154,7 @@ func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.
 				checked(s.Call.Repairs)
 				continue
 			}
-			m.Format(model, "fed_back", string(executor.ProblemOf(s.Err)))
+			fedBack(executor.ProblemOf(s.Err))
 			server, tool := known(cat, s.Block)
 			t.countCall(s.Block.Name, server, tool, "invalid", nil)
 		}

@@ -95,7 +95,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
 	if err != nil {
 		// Cancelled while the chat's previous turn was still running.
-		a.newEmitter(emit).end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled)
+		a.newEmitter(ctx, req.TurnID, req.Caller, emit).end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled, "")
 		return fmt.Errorf("turn: %w", err)
 	}
 	defer unlock()
@@ -137,7 +137,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	case p.Kind == store.KindApproval && p.UserID != req.Caller.UserID:
 		// Only the user whose turn it is may settle an approval; someone
 		// else in the group waits rather than deny it for them.
-		t.emit.send(Event{Kind: EventError, Text: msgApprovalWaiting})
+		t.emit.end(Event{Kind: EventError, Text: msgApprovalWaiting}, "", kindBusy)
 		return nil
 	case p.Kind == store.KindApproval:
 		// The user moved on without deciding: the waiting calls are
@@ -221,8 +221,10 @@ type turn struct {
 	unsaved []store.Message
 	// audits are audit rows stored with the next messages; see runReady.
 	audits []store.ToolCall
-	// usage is the model calls' tokens, stored with the next messages.
-	usage []store.Usage
+	// usage is the model calls' tokens, and modelCalls the calls
+	// themselves (for /stats), stored with the next messages.
+	usage      []store.Usage
+	modelCalls []store.ModelCall
 
 	// instructions are what the chat asked with /system, added after the
 	// shared prompt.
@@ -251,7 +253,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 	if id == "" {
 		id = NewTurnID()
 	}
-	t := &turn{a: a, caller: caller, emit: a.newEmitter(emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
+	t := &turn{a: a, caller: caller, emit: a.newEmitter(ctx, id, caller, emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
 	var err error
 	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
 		return t, err
@@ -274,24 +276,32 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 }
 
 // An emitter keeps the promise of one terminal event and no concurrent
-// calls, whatever path a turn takes; it counts the turn's outcome with the
-// terminal event.
+// calls, whatever path a turn takes; it counts and records the turn's
+// outcome with the terminal event.
 type emitter struct {
 	mu      sync.Mutex
 	fn      func(Event)
 	metrics *metrics.Metrics
 	ended   bool
+
+	// record stores the outcome; ctx is the turn's.
+	a      *Agent
+	ctx    context.Context
+	record store.TurnRecord
 }
 
-func (a *Agent) newEmitter(fn func(Event)) *emitter {
-	return &emitter{fn: fn, metrics: a.cfg.Metrics}
+func (a *Agent) newEmitter(ctx context.Context, turnID string, caller hub.Caller, fn func(Event)) *emitter {
+	return &emitter{fn: fn, metrics: a.cfg.Metrics, a: a, ctx: ctx,
+		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID}}
 }
 
-func (e *emitter) send(ev Event) { e.end(ev, "") }
+func (e *emitter) send(ev Event) { e.end(ev, "", "") }
 
-// end sends ev, counting the turn's outcome as outcome when ev ends it
-// ("": as ev's kind says).
-func (e *emitter) end(ev Event, outcome string) {
+// end sends ev, counting and recording the turn's outcome as outcome when
+// ev ends it ("": as ev's kind says), an error narrowed by kind. The
+// record is stored before ev goes out, so that whoever reads the
+// statistics after seeing the turn end finds it there.
+func (e *emitter) end(ev Event, outcome, kind string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ended {
@@ -304,18 +314,30 @@ func (e *emitter) end(ev Event, outcome string) {
 			outcome = outcomeOf(ev)
 		}
 		e.metrics.Turn(outcome)
+		e.store(outcome, kind)
 	}
 	if e.fn != nil {
 		e.fn(ev)
 	}
 }
 
-func (t *turn) fail(ctx context.Context, userText string, err error) error {
-	return t.failAs(ctx, "", userText, err)
+// store records the turn's outcome: one small insert per turn. A failure
+// is logged; the turn's own work is stored already.
+func (e *emitter) store(outcome, kind string) {
+	r := e.record
+	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
+	if err := e.a.cfg.Store.RecordTurn(context.WithoutCancel(e.ctx), r); err != nil {
+		e.a.logger.Error("record the turn's outcome", "turn", r.TurnID, "chat", r.ChatID, "err", err)
+	}
 }
 
-// failAs is fail counting the turn's outcome as outcome ("": error).
-func (t *turn) failAs(ctx context.Context, outcome, userText string, err error) error {
+func (t *turn) fail(ctx context.Context, userText string, err error) error {
+	return t.failAs(ctx, "", errorKind(err), userText, err)
+}
+
+// failAs is fail counting the turn's outcome as outcome ("": error) of
+// kind.
+func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err error) error {
 	if ctx.Err() != nil {
 		return t.cancelled(ctx)
 	}
@@ -323,7 +345,7 @@ func (t *turn) failAs(ctx context.Context, outcome, userText string, err error) 
 	if err := t.append(context.WithoutCancel(ctx)); err != nil {
 		t.logger.Error("store the failed turn's messages", "err", err)
 	}
-	t.emit.end(Event{Kind: EventError, Text: userText}, outcome)
+	t.emit.end(Event{Kind: EventError, Text: userText}, outcome, kind)
 	return err
 }
 
@@ -335,7 +357,7 @@ func (t *turn) cancelled(ctx context.Context) error {
 			t.logger.Error("record cancel", "err", err)
 		}
 	}
-	t.emit.end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled)
+	t.emit.end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled, "")
 	return fmt.Errorf("turn: %w", context.Cause(ctx))
 }
 
@@ -343,12 +365,12 @@ func (t *turn) cancelled(ctx context.Context) error {
 // in one transaction; the chat's first write starts its conversation.
 func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
 	all := append(t.unsaved, msgs...)
-	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 {
+	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 && len(t.modelCalls) == 0 {
 		return nil
 	}
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
-		ReplaceFrom: t.replaceFrom,
+		ModelCalls: t.modelCalls, ReplaceFrom: t.replaceFrom,
 	})
 	if err != nil {
 		return err
@@ -356,7 +378,7 @@ func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
 	t.replaceFrom = 0
 	t.conv = conv
 	t.history = append(t.history, all...)
-	t.unsaved, t.audits, t.usage = nil, nil, nil
+	t.unsaved, t.audits, t.usage, t.modelCalls = nil, nil, nil, nil
 	return nil
 }
 
@@ -368,7 +390,7 @@ func (t *turn) loop(ctx context.Context) error {
 			return t.cancelled(ctx)
 		}
 		if t.calls >= t.a.cfg.MaxTurns {
-			return t.failAs(ctx, outcomeLimit, t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", t.a.cfg.MaxTurns))
+			return t.failAs(ctx, outcomeLimit, "", t.limitMessage(), fmt.Errorf("turn limit of %d model calls reached", t.a.cfg.MaxTurns))
 		}
 		t.calls++
 		cat := t.catalog()
@@ -393,12 +415,12 @@ func (t *turn) modelFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return t.cancelled(ctx)
 	}
-	msg := msgInternal
+	msg, kind := msgInternal, kindModel
 	var le *llm.Error
 	if errors.As(err, &le) {
-		msg = le.UserMessage()
+		msg, kind = le.UserMessage(), modelOutcome(ctx, err)
 	}
-	return t.fail(ctx, msg, err)
+	return t.failAs(ctx, "", kind, msg, err)
 }
 
 // prepare decides what to do about reply. Calls to servers still starting
@@ -456,7 +478,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 		return true, err
 	}
 	if t.mistakes >= MaxMistakes {
-		return true, t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
+		return true, t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d %w", t.mistakes, errMistakes))
 	}
 	return false, nil
 }
@@ -477,7 +499,7 @@ func (t *turn) mistake(ctx context.Context, feedback string) error {
 		return t.fail(ctx, msgInternal, err)
 	}
 	if t.mistakes >= MaxMistakes {
-		return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d invalid replies in a row", t.mistakes))
+		return t.fail(ctx, fmt.Sprintf(msgStruggling, t.mistakes), fmt.Errorf("%d %w", t.mistakes, errMistakes))
 	}
 	return nil
 }
@@ -537,6 +559,9 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
 	a.cfg.Metrics.ModelCall(a.cfg.ModelName, outcome, d, firstToken)
+	t.modelCalls = append(t.modelCalls, store.ModelCall{
+		UserID: t.caller.UserID, Model: a.cfg.ModelName, Outcome: outcome, Duration: d, FirstToken: firstToken, At: a.cfg.Now(),
+	})
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
 		if debug {
@@ -545,6 +570,8 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 		return nil, executor.Reply{}, err
 	}
 	in, out, estimated := t.spent(msgs, resp)
+	mc := &t.modelCalls[len(t.modelCalls)-1]
+	mc.In, mc.Out = in, out
 	if debug {
 		t.logger.Debug("model call", "outcome", outcome, "duration", d, "first_token", firstToken,
 			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts)

@@ -111,6 +111,6 @@ func (a *Agent) refuseOverBudget(ctx context.Context, req Request, emit func(Eve
 		return false
 	}
 	a.logger.Info("turn refused: over the daily token budget", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID)
-	a.newEmitter(emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget)
+	a.newEmitter(ctx, req.TurnID, req.Caller, emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget, "")
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // sample returns the value of the metric name with exactly labels (a
@@ -305,4 +307,83 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// What a turn records for /stats matches what it counts in the metrics:
+// the turn's outcome (an error with its kind), each model call with its
+// failure and tool-call format, the tools from the audit log, and the
+// user's tokens.
+func TestStatsRecorded(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	read := "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>echo://dynamic/1</uri>\n</access_mcp_resource>"
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(read+"\n"+useTool("echo", "fail", `{}`)),
+		llmfake.Text("<ask_followup_question>\n<question>Which?</question>\n<options>not json</options>\n</ask_followup_question>"),
+		llmfake.Text(useTool("echo", "pid", `{}`)),
+		llmfake.Reply{Status: 400, Error: "no more"},
+		llmfake.Text(useTool("echo", "nope", `{}`)),
+		llmfake.Text(useTool("echo", "nope", `{}`)),
+		llmfake.Text(useTool("echo", "nope", `{}`)),
+	), setup{
+		servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "resource:echo://dynamic/*", "fail")},
+		config:  func(c *agent.Config) { c.Metrics = m },
+	})
+	last := e.say("read, then ask").last(t)
+	if last.Kind != agent.EventApproval {
+		t.Fatalf("turn ended with %+v, want an approval request", last)
+	}
+	if _, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: last.Approval.PendingID}}); err == nil {
+		t.Fatal("the model refused the call after the denial, yet the turn succeeded")
+	}
+	if got := e.say("again").last(t); got.Kind != agent.EventError {
+		t.Fatalf("third turn ended with %+v, want an error after three invalid replies", got)
+	}
+
+	ctx := context.Background()
+	st, err := e.db.Stats(ctx, e.clock().Add(-time.Minute), e.clock().Add(time.Minute), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []store.Count{{Name: "error", N: 2}, {Name: "approval", N: 1}}; !reflect.DeepEqual(st.Turns, want) {
+		t.Errorf("turns = %+v, want %+v", st.Turns, want)
+	}
+	if want := []store.Count{{Name: "bad_request", N: 1}, {Name: "format", N: 1}}; !reflect.DeepEqual(st.Errors, want) {
+		t.Errorf("errors = %+v, want %+v", st.Errors, want)
+	}
+	if len(st.Models) != 1 {
+		t.Fatalf("models = %+v, want one", st.Models)
+	}
+	// Blocks: the read and fail at the first try; the question fed back;
+	// pid at the first try; three unknown tools fed back.
+	mo := st.Models[0]
+	if mo.Model != "fake" || mo.Calls != 7 || mo.FirstTry != 3 || mo.Blocks != 7 ||
+		!reflect.DeepEqual(mo.Failures, []store.Count{{Name: "bad_request", N: 1}}) {
+		t.Errorf("model = %+v, want fake: 7 calls, 1 bad_request, 3 of 7 blocks at the first try", mo)
+	}
+	firstTry := sample(t, m, "mcpgram_tool_format_total", "model", "fake", "result", "first_try", "kind", "")
+	if int64(firstTry) != mo.FirstTry {
+		t.Errorf("first_try counted %v, recorded %d", firstTry, mo.FirstTry)
+	}
+	u, err := e.db.UserUsage(ctx, alice.UserID, e.clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mo.In != u.Today.In || mo.Out != u.Today.Out {
+		t.Errorf("model tokens %d in, %d out; usage %+v", mo.In, mo.Out, u.Today)
+	}
+	if len(st.TopUsers) != 1 || st.TopUsers[0].UserID != alice.UserID || st.TopUsers[0].Total() != u.Today.Total() {
+		t.Errorf("top users = %+v, want %s with %d tokens", st.TopUsers, alice.UserID, u.Today.Total())
+	}
+	wantTools := map[string][3]int64{ // calls, failed, denied
+		"echo/access_mcp_resource": {1, 0, 0}, "echo/fail": {1, 1, 0}, "echo/pid": {0, 0, 1},
+	}
+	if len(st.Tools) != len(wantTools) {
+		t.Errorf("tools = %+v, want %d", st.Tools, len(wantTools))
+	}
+	for _, tool := range st.Tools {
+		if got := [3]int64{tool.Calls, tool.Failed, tool.Denied}; got != wantTools[tool.Server+"/"+tool.Tool] {
+			t.Errorf("tool %s/%s: calls, failed, denied = %v, want %v", tool.Server, tool.Tool, got, wantTools[tool.Server+"/"+tool.Tool])
+		}
+	}
 }
