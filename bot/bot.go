@@ -67,7 +67,7 @@ type Config struct {
 	APIURL string
 	// AllowedUserIDs may use the bot; empty allows anyone (a warning is logged).
 	AllowedUserIDs []int64
-	// AdminUserIDs may use /servers and "Always allow".
+	// AdminUserIDs may use /servers, /stats and "Always allow".
 	AdminUserIDs []int64
 	// RateLimitPerMinute caps messages per user; default 20.
 	RateLimitPerMinute int
@@ -108,6 +108,10 @@ type Config struct {
 	// ShutdownGrace is how long running turns may finish after Run's
 	// context ends; default 20s.
 	ShutdownGrace time.Duration
+	// StatsRetention is how long the records /stats reads (turns, model
+	// calls) are kept; older ones are swept hourly. Default
+	// DefaultStatsRetention.
+	StatsRetention time.Duration
 
 	// Transcriber, when set, turns voice notes, audio and video notes into
 	// text; without one, the bot says they are not set up.
@@ -155,6 +159,7 @@ func (c *Config) setDefaults() {
 	def(&c.StreamInterval, 1500*time.Millisecond)
 	def(&c.ExpireInterval, 30*time.Second)
 	def(&c.ShutdownGrace, 20*time.Second)
+	def(&c.StatsRetention, DefaultStatsRetention)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -335,7 +340,10 @@ var (
 		{Command: "system", Description: "This chat's instructions to the assistant"},
 	}
 	adminCommands = slices.Concat(commands,
-		[]tgbotapi.BotCommand{{Command: "servers", Description: "Manage the MCP servers"}})
+		[]tgbotapi.BotCommand{
+			{Command: "servers", Description: "Manage the MCP servers"},
+			{Command: "stats", Description: "Statistics of the last 24 hours and 7 days"},
+		})
 )
 
 func (b *Bot) registerCommands(ctx context.Context) {

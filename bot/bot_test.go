@@ -429,7 +429,7 @@ func TestAdminCommandMenu(t *testing.T) {
 	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	waitText(t, fake, admin, "echo: hello")
-	if got := fake.Commands(admin); len(got) != 9 || got[8].Command != "servers" {
+	if got := fake.Commands(admin); len(got) != 10 || got[8].Command != "servers" || got[9].Command != "stats" {
 		t.Errorf("admin menu: %+v", got)
 	}
 }

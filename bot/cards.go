@@ -208,12 +208,16 @@ func verdict(pending int64, a callback.Answer) string {
 func (b *Bot) expireLoop(ctx, work context.Context) {
 	tick := time.NewTicker(b.cfg.ExpireInterval)
 	defer tick.Stop()
+	var swept time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+		// The statistics' retention rides on the same beat: hourly is
+		// plenty, and it needs no goroutine of its own.
+		b.sweepStats(work, time.Now(), &swept)
 		var replies []*reply
 		emitFor := func(chatID string) func(agent.Event) {
 			id, _ := strconv.ParseInt(chatID, 10, 64)

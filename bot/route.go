@@ -126,6 +126,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		case "usage":
 			b.showUsage(ctx, chatID, user)
 			return
+		case "stats":
+			b.showStats(ctx, chatID, user)
+			return
 		}
 	}
 	text, images, ok := b.messageText(ctx, m)
@@ -258,6 +261,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /cancel – stop the running request
 /system – this chat's instructions to me (group admins change them)
 /servers – manage servers (admins)
+/stats – the last 24 hours and 7 days (admins)
 
 In groups, mention me, reply to my message, or use a command.`
 

@@ -29,6 +29,7 @@ import (
 type Store interface {
 	agent.Store
 	bot.Store
+	bot.StatsStore
 	dispatch.Pruner
 	InboxBacklog(ctx context.Context) (int, time.Time, error)
 	Ping(ctx context.Context) error

@@ -1,0 +1,219 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// statsRequests are what the user of TestE2EStats types; statsModel
+// answers each the way the test needs.
+var statsRequests = []string{"hello", "echo ping", "fail now", "malformed", "deny me", "break"}
+
+// statsModel reports 100 tokens in and 10 out for every reply, so the
+// test knows the totals.
+func statsModel(c llmfake.Call) llmfake.Reply {
+	msgs := c.Request.Messages
+	last := msgs[len(msgs)-1].Content
+	var topic string
+	for _, m := range slices.Backward(msgs) {
+		if slices.Contains(statsRequests, m.Content) {
+			topic = m.Content
+			break
+		}
+	}
+	text := complete("Done: " + topic)
+	switch last {
+	case "hello":
+		text = "Hi there." // a plain answer: no tool block
+	case "echo ping":
+		text = useTool("echo", "echo", `{"message": "ping"}`)
+	case "fail now":
+		text = useTool("echo", "fail", `{}`)
+	case "malformed":
+		text = useTool("echo", "no_such_tool", `{}`) // fed back, then answered
+	case "deny me":
+		text = useTool("echo", "pid", `{}`) // not auto-approved
+	case "break":
+		return llmfake.Reply{Status: 400, Error: "the provider refuses"}
+	}
+	return llmfake.Reply{Content: text, Usage: &llmfake.Usage{PromptTokens: 100, CompletionTokens: 10}}
+}
+
+// newEchoStack is newStack on the test server hub/testdata/echo (echo and
+// fail auto-approved), which needs no Node.
+func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	s := &stack{t: t, fake: tgfake.New(t)}
+	s.settings = testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t, "echo", "fail")})
+	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
+	testenv.Running(t, s.hub)
+	var err error
+	if s.db, err = store.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	s.model = llmfake.New(t, h)
+	client, err := llm.New(llm.Config{BaseURL: s.model.URL(), Model: "fake", Backoff: time.Millisecond, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.agent, err = agent.New(agent.Config{Model: client, Store: s.db, Hub: s.hub, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// /stats shows exactly the turns the test ran: answers, a tool call that
+// worked, one that failed, a malformed call fed back, a denied approval
+// and a failing model; a non-admin is refused. Records past the retention
+// are swept.
+func TestE2EStats(t *testing.T) {
+	s := newEchoStack(t, statsModel)
+	// A record past the retention, which the sweep deletes.
+	old := time.Now().Add(-31 * 24 * time.Hour)
+	if err := s.db.RecordTurn(context.Background(), store.TurnRecord{TurnID: "old", UserID: "9", ChatID: "9", Outcome: "answer", At: old}); err != nil {
+		t.Fatal(err)
+	}
+	s.start(nil)
+
+	say := func(text, want string) {
+		t.Helper()
+		before := countText(s.fake, alice, want)
+		s.fake.Text(alice, alice, text)
+		s.fake.WaitFor(t, 30*time.Second, "reply to "+text, func() bool { return countText(s.fake, alice, want) > before })
+	}
+	say("hello", "Hi there.")
+	say("echo ping", "Done: echo ping")
+	say("fail now", "Done: fail now")
+	say("malformed", "Done: malformed")
+	say("deny me", "Approval needed")
+	card, _ := lastWith(s.fake, alice, "Approval needed")
+	waitAnswer(t, s.fake, s.fake.Press(alice, alice, card.ID, strings.SplitN(card.Buttons()[1], "=", 2)[1]))
+	waitText(t, s.fake, alice, "Done: deny me")
+	say("break", "The model provider rejected the request")
+
+	s.fake.Text(alice, alice, "/stats")
+	waitText(t, s.fake, alice, "Sorry, only admins can see the statistics.")
+
+	s.fake.Text(admin, admin, "/stats")
+	health := waitText(t, s.fake, admin, "Servers now")
+	msgs := s.fake.Messages(admin)
+	day, _ := lastWith(s.fake, admin, "Last 24 hours")
+	week, _ := lastWith(s.fake, admin, "Last 7 days")
+	if len(msgs) != 3 {
+		t.Fatalf("/stats sent %d messages, want 3 (24 hours, 7 days, servers):\n%s", len(msgs), s.fake.Dump())
+	}
+
+	t.Logf("/stats:\n%s\n\n%s\n\n%s", day.Text, week.Plain, health.Plain)
+	// 7 turns: 5 answered (the denial's press is a turn of its own), one
+	// approval request, one model failure. 10 model calls: hello 1, echo,
+	// fail and malformed 2 each, deny 1 + 1 after the press, break 1. 8
+	// tool blocks, all at the first try but the unknown tool.
+	want := []string{
+		"Turns: 7\nanswer 5 · approval 1 · error 1\n",
+		"Errors: 1\nbad_request 1\n",
+		"Model fake\n10 calls, 1 failed (bad_request 1)\nLatency p50 ",
+		"Format at first try: 7 of 8 (88%)\n",
+		"Tokens: 900 in · 90 out\n",
+		"• echo/echo: 1 call, 0% failed\n  p50 ",
+		"• echo/fail: 1 call, 100% failed\n  p50 ",
+		"• echo/pid: 0 calls, 1 denied\n",
+		"Top users by tokens\n1. 2: 990",
+	}
+	for _, m := range []tgfake.Message{day, week} {
+		for _, w := range want {
+			if !strings.Contains(m.Plain, w) {
+				t.Errorf("/stats says:\n%s\nwant it to say %q", m.Plain, w)
+			}
+		}
+		if strings.Count(m.Plain, "• ") != 3 {
+			t.Errorf("/stats lists %d tools, want 3:\n%s", strings.Count(m.Plain, "• "), m.Plain)
+		}
+	}
+	if !strings.Contains(health.Plain, "✅ echo: running, ") {
+		t.Errorf("server health: %q", health.Plain)
+	}
+
+	// The sweep deleted the old record (the bot sweeps at its first beat).
+	testenv.Eventually(t, 10*time.Second, "the old record swept", func() bool {
+		st, err := s.db.Stats(context.Background(), old.Add(-time.Hour), old.Add(time.Hour), 0)
+		return err == nil && len(st.Turns) == 0
+	})
+
+	// The admins' menu has it (TestAdminCommandMenu); everyone's does not.
+	if slices.ContainsFunc(s.fake.Commands(0), func(c tgbotapi.BotCommand) bool { return c.Command == "stats" }) {
+		t.Errorf("everyone's commands %+v have /stats", s.fake.Commands(0))
+	}
+}
+
+// /stats of a busy window stays short: the tools beyond the tenth are
+// counted, not listed; names are escaped; every message is one Telegram
+// takes (tgfake refuses HTML it would refuse, and messages over 4096
+// characters). An empty window says so.
+func TestStatsRendering(t *testing.T) {
+	fake := tgfake.New(t)
+	dir := t.TempDir()
+	db, err := store.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startBotWith(t, fake, db, true, newFakeAgent(), newFakeHub(2), nil)
+
+	fake.Text(admin, admin, "/stats")
+	waitText(t, fake, admin, "Servers now")
+	if n := countText(fake, admin, "Nothing happened."); n != 2 {
+		t.Errorf("an empty database: %d windows say nothing happened, want 2:\n%s", n, fake.Dump())
+	}
+
+	ctx := context.Background()
+	long := strings.Repeat("<very&long>", 6)
+	for i := range 15 {
+		for j := range 20 - i { // tool i has 20-i calls: the order is known
+			c := store.ToolCall{UserID: "u", ChatID: "c", Server: long, Tool: fmt.Sprintf("tool%02d", i), Status: "ok", Duration: time.Duration(j) * time.Millisecond}
+			if err := db.RecordToolCall(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 8 {
+		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ModelCalls: []store.ModelCall{
+			{UserID: fmt.Sprintf("user%d", i), Model: long, Outcome: "ok", In: 1000 * (i + 1), Out: 1},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(fake.Messages(admin))
+	fake.Text(admin, admin, "/stats")
+	fake.WaitFor(t, 30*time.Second, "three more messages", func() bool { return len(fake.Messages(admin)) == before+3 })
+	day := fake.Messages(admin)[before]
+	for _, want := range []string{
+		"• " + long + "/tool00: 20 calls, 0% failed\n  p50 9 ms · p95 18 ms\n",
+		"• " + long + "/tool09: 11 calls",
+		"… and 5 more\n",
+		"Model " + long + "\n8 calls\n",
+		"1. user7: 8,001\n2. user6: 7,001\n3. user5: 6,001\n4. user4: 5,001\n5. user3: 4,001",
+	} {
+		if !strings.Contains(day.Plain, want) {
+			t.Errorf("/stats says:\n%s\nwant it to say %q", day.Plain, want)
+		}
+	}
+	if strings.Contains(day.Plain, "tool10") || strings.Contains(day.Plain, "user2") {
+		t.Errorf("/stats lists more than 10 tools or 5 users:\n%s", day.Plain)
+	}
+}
