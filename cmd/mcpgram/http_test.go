@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -13,7 +15,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	main "github.com/mcpgram/mcpgram/cmd/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -97,10 +101,14 @@ func check(t *testing.T, url string) (int, map[string]string) {
 func TestRunServesMetricsAndHealth(t *testing.T) {
 	path := settings(t, nil)
 	tg := tgfake.New(t)
+	replies := []string{
+		`<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "25 * 48"}</arguments></use_mcp_tool>`,
+		`<attempt_completion><result>It is 1200.</result></attempt_completion>`,
+	}
 	llm := llmfake.New(t, llmfake.Script(
 		llmfake.Reply{Status: http.StatusBadRequest, Error: "the model is gone"},
-		llmfake.Text(`<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "25 * 48"}</arguments></use_mcp_tool>`),
-		llmfake.Text(`<attempt_completion><result>It is 1200.</result></attempt_completion>`),
+		llmfake.Text(replies[0]),
+		llmfake.Text(replies[1]),
 	))
 	e := runEnv(t, tg, llm.URL())
 	e["HTTP_LISTEN"] = freeAddr(t)
@@ -144,15 +152,6 @@ func TestRunServesMetricsAndHealth(t *testing.T) {
 		{"mcpgram_server_tools", map[string]string{"server": "calculator"}, 1},
 		{"mcpgram_server_start_seconds", map[string]string{"server": "calculator"}, 1},
 		{"mcpgram_chats_running", nil, 0},
-		{"mcpgram_turns_total", map[string]string{"outcome": "answer"}, 1},
-		{"mcpgram_turns_total", map[string]string{"outcome": "error"}, 1},
-		{"mcpgram_model_calls_total", map[string]string{"outcome": "ok"}, 2},
-		{"mcpgram_model_calls_total", map[string]string{"outcome": "bad_request"}, 1},
-		{"mcpgram_model_call_seconds", nil, 3},
-		{"mcpgram_tokens_total", map[string]string{"direction": "in"}, 1},
-		{"mcpgram_tool_calls_total", map[string]string{"server": "calculator", "tool": "calculate", "status": "ok"}, 1},
-		{"mcpgram_tool_call_seconds", map[string]string{"server": "calculator", "tool": "calculate"}, 1},
-		{"mcpgram_tool_format_total", map[string]string{"result": "first_try"}, 1},
 		{"mcpgram_inbox_pending", nil, 0},
 		{"go_goroutines", nil, 1},
 		{"process_resident_memory_bytes", nil, 1},
@@ -160,6 +159,50 @@ func TestRunServesMetricsAndHealth(t *testing.T) {
 		v, ok := value(fams, want.name, want.labels)
 		if !ok || v < want.min {
 			t.Errorf("%s%v = %v (present: %v), want at least %v", want.name, want.labels, v, ok, want.min)
+		}
+	}
+	// What the two turns did, exactly: one failed at the model, one ran
+	// the calculator. llmfake counts a quarter of the bytes as tokens.
+	in := 0
+	for _, c := range llm.Calls()[1:] {
+		for _, m := range c.Request.Messages {
+			in += len(m.Content) / 4
+		}
+	}
+	out := len(replies[0])/4 + len(replies[1])/4
+	model := map[string]string{"model": "gpt-4o-mini"}
+	with := func(labels map[string]string, kv ...string) map[string]string {
+		m := maps.Clone(labels)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	calc := map[string]string{"server": "calculator", "tool": "calculate"}
+	for _, want := range []struct {
+		name   string
+		labels map[string]string
+		value  float64
+	}{
+		{"mcpgram_turns_total", map[string]string{"outcome": "answer"}, 1},
+		{"mcpgram_turns_total", map[string]string{"outcome": "error"}, 1},
+		{"mcpgram_model_calls_total", with(model, "outcome", "ok"), 2},
+		{"mcpgram_model_calls_total", with(model, "outcome", "bad_request"), 1},
+		{"mcpgram_model_call_seconds", model, 3},
+		{"mcpgram_tokens_total", with(model, "direction", "in", "source", "provider"), float64(in)},
+		{"mcpgram_tokens_total", with(model, "direction", "out", "source", "provider"), float64(out)},
+		{"mcpgram_tool_calls_total", with(calc, "status", "ok"), 1},
+		{"mcpgram_tool_call_seconds", calc, 1},
+		// The call and the completion, both right at the first try.
+		{"mcpgram_tool_format_total", with(model, "result", "first_try", "kind", ""), 2},
+	} {
+		if v, ok := value(fams, want.name, want.labels); !ok || v != want.value {
+			t.Errorf("%s%v = %v (present: %v), want %v", want.name, want.labels, v, ok, want.value)
+		}
+	}
+	for _, series := range []string{"mcpgram_turns_total", "mcpgram_model_calls_total", "mcpgram_tool_calls_total", "mcpgram_tool_format_total"} {
+		if n := len(fams[series].GetMetric()); n != map[string]int{"mcpgram_turns_total": 2, "mcpgram_model_calls_total": 2, "mcpgram_tool_calls_total": 1, "mcpgram_tool_format_total": 1}[series] {
+			t.Errorf("%s has %d series: more than the turns made", series, n)
 		}
 	}
 	for name := range fams {
@@ -227,4 +270,45 @@ func TestRunVoiceNote(t *testing.T) {
 	if tr := llm.Transcriptions(); len(tr) != 1 || tr[0].Model != "whisper-1" || tr[0].Authorization != "Bearer sk-test" || string(tr[0].Audio) != "OggS" {
 		t.Errorf("transcriptions: %+v", tr)
 	}
+}
+
+// With Telegram unreachable from the start, the bot lives (/healthz) but
+// is not ready (/readyz names Telegram), and `mcpgram health` says so.
+func TestReadyzWhenTelegramIsUnreachable(t *testing.T) {
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	e := runEnv(t, tg, "http://"+freeAddr(t))
+	e["TELEGRAM_API_URL"] = "http://" + freeAddr(t) // nothing listens there
+	e["HTTP_LISTEN"] = freeAddr(t)
+	base := "http://" + e["HTTP_LISTEN"]
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	logs := &testenv.Buffer{}
+	go func() {
+		done <- main.Main(ctx, []string{"--mcp-settings", path, "run"}, strings.NewReader(""), logs, logs, e.lookup, nil)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			// Stopped while still trying to reach Telegram: it says so.
+			if err == nil || !strings.Contains(err.Error(), "connect to Telegram") {
+				t.Errorf("run returned %v, want the failure to reach Telegram", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("run did not stop after its context ended")
+		}
+	}()
+
+	tg.WaitFor(t, 30*time.Second, "the endpoint", func() bool { code, _ := check(t, base+"/healthz"); return code != 0 })
+	if code, checks := check(t, base+"/healthz"); code != http.StatusOK || checks["database"] != "ok" {
+		t.Errorf("/healthz = %d %v, want 200: the process and its database are fine", code, checks)
+	}
+	if code, checks := check(t, base+"/readyz"); code != http.StatusServiceUnavailable || checks["telegram"] != "telegram: no success yet" {
+		t.Errorf("/readyz = %d %v, want 503 naming Telegram", code, checks)
+	}
+	if _, _, err := run(t, e, "", "--mcp-settings", path, "health"); err == nil || !strings.Contains(err.Error(), "telegram") {
+		t.Errorf("health with Telegram unreachable: %v, want unhealthy naming Telegram", err)
+	}
+	testenv.Eventually(t, 30*time.Second, "a retry logged", func() bool { return strings.Contains(logs.String(), "cannot reach Telegram") })
 }

@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -114,4 +118,60 @@ func TestRunDatabaseURLUnreachable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "data")); !os.IsNotExist(err) {
 		t.Errorf("a SQLite folder was made: %v", err)
 	}
+}
+
+// /healthz and /readyz turn unhealthy while the database cannot be
+// reached (its connections cut, new ones refused), naming the database,
+// and healthy again once it is back.
+func TestHealthWhenTheDatabaseIsDown(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	path := settings(t, nil)
+	tg := tgfake.New(t)
+	e := runEnv(t, tg, llmfake.New(t, llmfake.Script(llmfake.Text("Hello."))).URL())
+	e["DATABASE_URL"], e["HTTP_LISTEN"] = dsn, freeAddr(t)
+	base := "http://" + e["HTTP_LISTEN"]
+	_, stop := startRun(t, e, path)
+	defer stop()
+
+	tg.Text(42, 42, "hi")
+	tg.WaitText(t, 42, "Hello.")
+	if code, checks := check(t, base+"/healthz"); code != http.StatusOK || checks["database"] != "ok" {
+		t.Fatalf("/healthz = %d %v, want 200", code, checks)
+	}
+
+	// As superuser, on the cluster's own database: refuse new connections
+	// to the bot's, and end the ones it has.
+	admin := *u
+	admin.Path = "/postgres"
+	conn, err := pgx.Connect(t.Context(), admin.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := conn.Exec(t.Context(), sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`ALTER DATABASE ` + pgx.Identifier{name}.Sanitize() + ` WITH ALLOW_CONNECTIONS false`)
+	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, name)
+	tg.WaitFor(t, 30*time.Second, "unhealthy", func() bool {
+		code, checks := check(t, base+"/healthz")
+		return code == http.StatusServiceUnavailable && checks["database"] != "ok" && checks["database"] != ""
+	})
+	if code, checks := check(t, base+"/readyz"); code != http.StatusServiceUnavailable || checks["database"] == "ok" {
+		t.Errorf("/readyz with the database down = %d %v, want 503 naming the database", code, checks)
+	}
+
+	exec(`ALTER DATABASE ` + pgx.Identifier{name}.Sanitize() + ` WITH ALLOW_CONNECTIONS true`)
+	tg.WaitFor(t, 30*time.Second, "healthy again", func() bool {
+		code, checks := check(t, base+"/healthz")
+		return code == http.StatusOK && checks["database"] == "ok"
+	})
 }
