@@ -110,6 +110,11 @@ func TestE2EStats(t *testing.T) {
 
 	s.fake.Text(alice, alice, "/stats")
 	waitText(t, s.fake, alice, "Sorry, only admins can see the statistics.")
+	// /usage counts the same tokens: 9 replies of 100 in and 10 out.
+	s.fake.Text(alice, alice, "/usage")
+	if u := waitText(t, s.fake, alice, "Your token usage"); !strings.Contains(u.Plain, "Today: 990 tokens (900 in, 90 out)") {
+		t.Errorf("/usage = %q, want the 990 tokens of the turns run", u.Plain)
+	}
 
 	s.fake.Text(admin, admin, "/stats")
 	health := waitText(t, s.fake, admin, "Servers now")

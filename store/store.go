@@ -1,6 +1,7 @@
 // Package store keeps mcpgram's state in a SQLite database: chats, their
 // conversations and messages, an audit log of tool calls, pending follow-up
-// questions and approvals, and the inbox of Telegram updates.
+// questions and approvals, the inbox of Telegram updates, token usage, and
+// the records of turns and model calls that /stats reads.
 //
 // It uses modernc.org/sqlite (no cgo). Pragmas are set in the DSN so that
 // every pooled connection gets them, and all writes go through a single

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,10 @@ func check(t *testing.T, url string) (int, map[string]string) {
 // /healthz while its database answers, and /readyz while Telegram answers
 // and the model is not failing.
 func TestRunServesMetricsAndHealth(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md") // before settings moves to a temporary folder
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := settings(t, nil)
 	tg := tgfake.New(t)
 	replies := []string{
@@ -206,6 +211,9 @@ func TestRunServesMetricsAndHealth(t *testing.T) {
 		}
 	}
 	for name := range fams {
+		if strings.HasPrefix(name, "mcpgram_") && !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("README.md does not document %s", name)
+		}
 		if f := fams[name]; strings.HasPrefix(name, "mcpgram_") {
 			for _, m := range f.GetMetric() {
 				for _, l := range m.GetLabel() {

@@ -1,0 +1,48 @@
+package metrics_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/metrics"
+)
+
+// Every family, once each method has counted something, is in the README's
+// table, under its full name.
+func TestEveryFamilyDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New()
+	m.Turn("answer")
+	m.ModelCall("model", "ok", time.Second, time.Millisecond)
+	m.Tokens("model", 1, 1, false)
+	m.Format("model", "first_try", "")
+	m.ToolCall("server", "tool", "ok", time.Millisecond)
+	m.ResourceRead("server", "ok")
+	m.ServerStarted("server", time.Millisecond)
+	m.ServerRestart("server")
+	m.Updates(1)
+	m.TelegramRequest("sendMessage", "429", true)
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fams {
+		name := f.GetName()
+		if !strings.HasPrefix(name, "mcpgram_") {
+			continue
+		}
+		n++
+		if !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("README.md does not document %s", name)
+		}
+	}
+	if n != 14 {
+		t.Errorf("%d mcpgram_ families, want 14: a new one needs a line in README.md, and here", n)
+	}
+}
