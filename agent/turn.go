@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,10 +285,12 @@ type emitter struct {
 	metrics *metrics.Metrics
 	ended   bool
 
-	// record stores the outcome; ctx is the turn's.
-	a      *Agent
-	ctx    context.Context
-	record store.TurnRecord
+	// record stores the outcome; ctx is the turn's. recorded says the
+	// turn's last write stored it already (see ending).
+	a        *Agent
+	ctx      context.Context
+	record   store.TurnRecord
+	recorded bool
 }
 
 func (a *Agent) newEmitter(ctx context.Context, turnID string, caller hub.Caller, fn func(Event)) *emitter {
@@ -314,15 +317,39 @@ func (e *emitter) end(ev Event, outcome, kind string) {
 			outcome = outcomeOf(ev)
 		}
 		e.metrics.Turn(outcome)
-		e.store(outcome, kind)
+		if !e.recorded {
+			e.store(outcome, kind)
+		}
 	}
 	if e.fn != nil {
 		e.fn(ev)
 	}
 }
 
-// store records the turn's outcome: one small insert per turn. A failure
-// is logged; the turn's own work is stored already.
+// ending returns the record of the turn ending as outcome of kind, for
+// its last write to store, or nil once the turn has ended. The caller ends
+// the turn with the same outcome right after the write, and calls
+// stored once it went in.
+func (e *emitter) ending(outcome, kind string) *store.TurnRecord {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended || e.recorded {
+		return nil
+	}
+	r := e.record
+	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
+	return &r
+}
+
+func (e *emitter) stored() {
+	e.mu.Lock()
+	e.recorded = true
+	e.mu.Unlock()
+}
+
+// store records the turn's outcome: one small insert, for the ways out of
+// a turn that do not end on a write of their own. A failure is logged;
+// the turn's own work is stored already.
 func (e *emitter) store(outcome, kind string) {
 	r := e.record
 	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
@@ -342,7 +369,7 @@ func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err e
 		return t.cancelled(ctx)
 	}
 	t.logger.Error("turn failed", "user", t.caller.UserID, "err", err)
-	if err := t.append(context.WithoutCancel(ctx)); err != nil {
+	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {
 		t.logger.Error("store the failed turn's messages", "err", err)
 	}
 	t.emit.end(Event{Kind: EventError, Text: userText}, outcome, kind)
@@ -353,7 +380,7 @@ func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err e
 // carry on with the abandoned request next time.
 func (t *turn) cancelled(ctx context.Context) error {
 	if t.conv != 0 || len(t.unsaved) > 0 {
-		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: noteCancelled}); err != nil {
+		if err := t.appendEnding(context.WithoutCancel(ctx), outcomeCancelled, "", store.Message{Role: RoleTool, Content: noteCancelled}); err != nil {
 			t.logger.Error("record cancel", "err", err)
 		}
 	}
@@ -364,16 +391,30 @@ func (t *turn) cancelled(ctx context.Context) error {
 // append stores msgs after any unsaved reply, with the waiting audit rows,
 // in one transaction; the chat's first write starts its conversation.
 func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
+	return t.write(ctx, nil, msgs)
+}
+
+// appendEnding is append for the turn's last write before it ends as
+// outcome of kind: the record of how it ended goes in the same
+// transaction, sparing a commit.
+func (t *turn) appendEnding(ctx context.Context, outcome, kind string, msgs ...store.Message) error {
+	return t.write(ctx, t.emit.ending(outcome, kind), msgs)
+}
+
+func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store.Message) error {
 	all := append(t.unsaved, msgs...)
 	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 && len(t.modelCalls) == 0 {
-		return nil
+		return nil // nothing to carry the record: end stores it alone
 	}
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
-		ModelCalls: t.modelCalls, ReplaceFrom: t.replaceFrom,
+		ModelCalls: t.modelCalls, ReplaceFrom: t.replaceFrom, Turn: ending,
 	})
 	if err != nil {
 		return err
+	}
+	if ending != nil {
+		t.emit.stored()
 	}
 	t.replaceFrom = 0
 	t.conv = conv
@@ -485,7 +526,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 
 // finish stores the reply and ends the turn with answer.
 func (t *turn) finish(ctx context.Context, answer string) error {
-	if err := t.append(ctx); err != nil {
+	if err := t.appendEnding(ctx, "answer", ""); err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
 	t.emit.send(Event{Kind: EventAnswer, Text: answer})

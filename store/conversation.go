@@ -165,6 +165,9 @@ type TurnWrite struct {
 	Usage []Usage
 	// ModelCalls to record for /stats (see [DB.Stats]).
 	ModelCalls []ModelCall
+	// Turn, when set, records how the turn ended (see [DB.RecordTurn]):
+	// a turn whose last write is known to be its last saves a commit.
+	Turn *TurnRecord
 	// ReplaceFrom, when not 0, marks the conversation's messages from this
 	// id on as replaced before the new ones are added (/retry): they stay
 	// stored, and Messages no longer returns them.
@@ -203,7 +206,15 @@ func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
 		if err := db.addUsage(ctx, tx, now, w.Usage); err != nil {
 			return fmt.Errorf("add token usage: %w", err)
 		}
-		return db.insertModelCalls(ctx, tx, now, w.ModelCalls)
+		if err := db.insertModelCalls(ctx, tx, now, w.ModelCalls); err != nil {
+			return err
+		}
+		if w.Turn != nil {
+			if _, err := db.txExec(ctx, tx, insertTurnSQL, turnArgs(*w.Turn, now)...); err != nil {
+				return fmt.Errorf("record turn %s: %w", w.Turn.TurnID, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("append %d messages and %d tool calls to chat %q: %w", len(w.Messages), len(w.ToolCalls), w.ChatID, err)

@@ -350,14 +350,19 @@ const (
 
 // RecordTurn stores how a turn ended: one small insert per turn.
 func (db *DB) RecordTurn(ctx context.Context, r TurnRecord) error {
-	at := r.At
-	if at.IsZero() {
-		at = db.now()
-	}
-	if _, err := db.writeExec(ctx, insertTurnSQL, r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, millis(at)); err != nil {
+	if _, err := db.writeExec(ctx, insertTurnSQL, turnArgs(r, db.now())...); err != nil {
 		return fmt.Errorf("record turn %s: %w", r.TurnID, err)
 	}
 	return nil
+}
+
+// turnArgs are insertTurnSQL's arguments for r; a zero At means now.
+func turnArgs(r TurnRecord, now time.Time) []any {
+	at := r.At
+	if at.IsZero() {
+		at = now
+	}
+	return []any{r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, millis(at)}
 }
 
 // ModelCallArgs are the values of a model_calls row for c, in column
@@ -411,4 +416,52 @@ func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
 		return 0, fmt.Errorf("prune stats: %w", err)
 	}
 	return n, nil
+}
+
+// A Bucket is the turns of one stretch of a timeline, by outcome.
+type Bucket struct {
+	// Start is where the stretch begins; it ends where the next begins.
+	Start time.Time
+	Turns []Count
+}
+
+// statsTimelineSQL counts turns by stretch of $3 ms from $1, and outcome.
+const statsTimelineSQL = `SELECT (created_at - $1) / $3 AS bucket, outcome, count(*) FROM turns
+	WHERE created_at >= $1 AND created_at < $2 GROUP BY bucket, outcome`
+
+// ReadTimeline counts the turns of [from, to) by outcome, in stretches of
+// step from from: one Bucket per stretch, empty ones included.
+func ReadTimeline(ctx context.Context, rows RowFunc, from, to time.Time, step time.Duration) ([]Bucket, error) {
+	if step < time.Millisecond || !to.After(from) {
+		return nil, fmt.Errorf("timeline of %s to %s by %s: not a timeline", from, to, step)
+	}
+	n := int((to.Sub(from) + step - 1) / step)
+	out := make([]Bucket, n)
+	for i := range out {
+		out[i].Start = from.Add(time.Duration(i) * step).UTC().Truncate(time.Millisecond)
+	}
+	err := rows(ctx, statsTimelineSQL, []any{millis(from), millis(to), step.Milliseconds()}, func(scan func(...any) error) error {
+		var i, k int64
+		var outcome string
+		if err := scan(&i, &outcome, &k); err != nil {
+			return err
+		}
+		if i >= 0 && i < int64(n) {
+			out[i].Turns = addCount(out[i].Turns, outcome, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("timeline of turns: %w", err)
+	}
+	for i := range out {
+		sortCounts(out[i].Turns)
+	}
+	return out, nil
+}
+
+// Timeline counts the turns of [from, to) by outcome, in stretches of
+// step; see [ReadTimeline].
+func (db *DB) Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]Bucket, error) {
+	return ReadTimeline(ctx, db.statsRows, from, to, step)
 }

@@ -155,6 +155,9 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 		}
 		queueUsage(b, now, w.Usage)
 		queueModelCalls(b, now, w.ModelCalls)
+		if w.Turn != nil {
+			b.Queue(insertTurnSQL, turnArgs(*w.Turn, now)...)
+		}
 		if b.Len() == 0 {
 			return nil
 		}

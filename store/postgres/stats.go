@@ -20,15 +20,19 @@ const (
 
 // RecordTurn stores how a turn ended: one small insert per turn.
 func (db *DB) RecordTurn(ctx context.Context, r store.TurnRecord) error {
-	at := r.At
-	if at.IsZero() {
-		at = time.Now()
-	}
-	_, err := db.pool.Exec(ctx, insertTurnSQL, text(r.TurnID), text(r.UserID), text(r.ChatID), text(r.Outcome), text(r.Kind), millis(at))
-	if err != nil {
+	if _, err := db.pool.Exec(ctx, insertTurnSQL, turnArgs(r, time.Now())...); err != nil {
 		return fmt.Errorf("record turn %s: %w", r.TurnID, err)
 	}
 	return nil
+}
+
+// turnArgs are insertTurnSQL's arguments for r; a zero At means now.
+func turnArgs(r store.TurnRecord, now time.Time) []any {
+	at := r.At
+	if at.IsZero() {
+		at = now
+	}
+	return []any{text(r.TurnID), text(r.UserID), text(r.ChatID), text(r.Outcome), text(r.Kind), millis(at)}
 }
 
 // queueModelCalls adds the inserts of cs to b.
@@ -77,4 +81,10 @@ func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
 		return 0, fmt.Errorf("prune stats: %w", err)
 	}
 	return n, nil
+}
+
+// Timeline counts the turns of [from, to) by outcome, in stretches of
+// step; see store.ReadTimeline.
+func (db *DB) Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error) {
+	return store.ReadTimeline(ctx, db.statsRows, from, to, step)
 }

@@ -23,7 +23,7 @@ func testStats(t *testing.T, open Open) {
 		{Outcome: "answer", At: from}, {Outcome: "answer", At: in}, {Outcome: "answer", At: in},
 		{Outcome: "error", Kind: "rate_limited", At: in}, {Outcome: "error", Kind: "format", At: in},
 		{Outcome: "error", Kind: "format", At: in}, {Outcome: "limit", At: in},
-		{Outcome: "cancelled", At: in}, {Outcome: "question", At: in},
+		{Outcome: "cancelled", At: in},
 		{Outcome: "answer", At: outside[0]}, {Outcome: "error", Kind: "internal", At: outside[1]},
 	} {
 		r.TurnID, r.UserID, r.ChatID = "t", "u1", "c1"
@@ -52,7 +52,9 @@ func testStats(t *testing.T, open Open) {
 	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c1", ModelCalls: calls[:10]}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c2", Messages: []store.Message{{Role: "user", Content: "hi"}}, ModelCalls: calls[10:]}); err != nil {
+	// The turn's last write may carry its record.
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c2", Messages: []store.Message{{Role: "user", Content: "hi"}}, ModelCalls: calls[10:],
+		Turn: &store.TurnRecord{TurnID: "t", UserID: "u1", ChatID: "c2", Outcome: "question", At: in}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -157,5 +159,40 @@ func testStatsEmptyAndPrune(t *testing.T, open Open) {
 	}
 	if n, err := db.PruneStats(ctx, now.AddDate(0, 0, -30)); err != nil || n != 0 {
 		t.Errorf("PruneStats again = %d, %v; want 0", n, err)
+	}
+}
+
+// A timeline has one bucket per step, empty ones included, the last one
+// cut short by the window's end; each turn in the bucket its time falls in.
+func testTimeline(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	from := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	to := from.Add(3*time.Hour + 30*time.Minute)
+	for _, r := range []store.TurnRecord{
+		{Outcome: "answer", At: from}, {Outcome: "answer", At: from.Add(time.Hour - time.Millisecond)},
+		{Outcome: "error", At: from.Add(time.Hour)},
+		{Outcome: "answer", At: from.Add(3*time.Hour + 29*time.Minute)}, {Outcome: "cancelled", At: from.Add(3 * time.Hour)},
+		{Outcome: "answer", At: from.Add(-time.Millisecond)}, {Outcome: "answer", At: to},
+	} {
+		if err := db.RecordTurn(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.Timeline(ctx, from, to, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Bucket{
+		{Start: from, Turns: []store.Count{{Name: "answer", N: 2}}},
+		{Start: from.Add(time.Hour), Turns: []store.Count{{Name: "error", N: 1}}},
+		{Start: from.Add(2 * time.Hour)},
+		{Start: from.Add(3 * time.Hour), Turns: []store.Count{{Name: "answer", N: 1}, {Name: "cancelled", N: 1}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Timeline =\n%+v\nwant\n%+v", got, want)
+	}
+	if _, err := db.Timeline(ctx, to, from, time.Hour); err == nil {
+		t.Error("Timeline of a window that ends before it starts: no error")
 	}
 }

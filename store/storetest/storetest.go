@@ -63,6 +63,7 @@ type Store interface {
 	RecordTurn(ctx context.Context, r store.TurnRecord) error
 	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
 	PruneStats(ctx context.Context, before time.Time) (int64, error)
+	Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error)
 }
 
 // Open returns a new handle on the test's database: empty on the test's
@@ -97,6 +98,7 @@ func Run(t *testing.T, open Open) {
 		{"UsageOverPeriod", testUsageOverPeriod},
 		{"Stats", testStats},
 		{"StatsEmptyAndPrune", testStatsEmptyAndPrune},
+		{"Timeline", testTimeline},
 		{"ChatInstructions", testChatInstructions},
 		{"ChatServersOff", testChatServersOff},
 		{"ReplaceMessages", testReplaceMessages},
