@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 type StatsStore interface {
 	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
 	PruneStats(ctx context.Context, before time.Time) (int64, error)
+	Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error)
 }
 
 // Defaults of the statistics.
@@ -59,7 +61,35 @@ func (b *Bot) showStats(ctx context.Context, chatID, user int64) {
 		}
 		b.say(ctx, chatID, statsText(w.title, st))
 	}
+	b.sendChart(ctx, ss, chatID, now)
 	b.say(ctx, chatID, serversHealth(b.hub.Catalog()))
+}
+
+// sendChart sends the turns of the last 24 hours by hour and of the last
+// 7 days by day as bars, when there were any.
+func (b *Bot) sendChart(ctx context.Context, ss StatsStore, chatID int64, now time.Time) {
+	day, err := ss.Timeline(ctx, now.Add(-24*time.Hour), now, time.Hour)
+	var week []store.Bucket
+	if err == nil {
+		week, err = ss.Timeline(ctx, now.Add(-7*24*time.Hour), now, 24*time.Hour)
+	}
+	if err != nil {
+		b.logger.Error("read the timeline of turns", "chat", chatID, "err", err)
+		return
+	}
+	if !slices.ContainsFunc(week, func(b store.Bucket) bool { return len(b.Turns) > 0 }) {
+		return // an empty chart says nothing the text did not
+	}
+	img, tallest, err := turnsChart(day, week)
+	if err != nil {
+		b.logger.Error("draw the chart of turns", "chat", chatID, "err", err)
+		return
+	}
+	caption := fmt.Sprintf("Turns over time, now on the right. Top: the last 24 hours, an hour a bar (tallest: %d). "+
+		"Bottom: the last 7 days, a day a bar (tallest: %d). Green: answered; red: failed; grey: stopped.", tallest[0], tallest[1])
+	if err := b.tg.SendPhoto(ctx, chatID, img, "image/png", caption, 0); err != nil {
+		b.logger.Error("send the chart of turns", "chat", chatID, "err", err)
+	}
 }
 
 // sweepStats deletes the records past the retention, at most once per

@@ -1,8 +1,11 @@
 package bot_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/color"
+	"image/png"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -121,9 +125,10 @@ func TestE2EStats(t *testing.T) {
 	msgs := s.fake.Messages(admin)
 	day, _ := lastWith(s.fake, admin, "Last 24 hours")
 	week, _ := lastWith(s.fake, admin, "Last 7 days")
-	if len(msgs) != 3 {
-		t.Fatalf("/stats sent %d messages, want 3 (24 hours, 7 days, servers):\n%s", len(msgs), s.fake.Dump())
+	if len(msgs) != 4 || msgs[2].Photo == nil {
+		t.Fatalf("/stats sent %d messages, want 4 (24 hours, 7 days, a chart, servers):\n%s", len(msgs), s.fake.Dump())
 	}
+	checkChart(t, msgs[2], 6, 1) // 6 answered (or asking for approval), 1 failed
 
 	t.Logf("/stats:\n%s\n\n%s\n\n%s", day.Text, week.Plain, health.Plain)
 	// 7 turns: 5 answered (the denial's press is a turn of its own), one
@@ -220,5 +225,45 @@ func TestStatsRendering(t *testing.T) {
 	}
 	if strings.Contains(day.Plain, "tool10") || strings.Contains(day.Plain, "user2") {
 		t.Errorf("/stats lists more than 10 tools or 5 users:\n%s", day.Plain)
+	}
+}
+
+// checkChart reads the chart of /stats: every turn of the test is in the
+// last bar of both panels, answered at the bottom, failed above, at
+// heights in proportion; every other bar is empty.
+func checkChart(t *testing.T, m tgfake.Message, answered, failed int) {
+	t.Helper()
+	total := answered + failed
+	for _, want := range []string{fmt.Sprintf("an hour a bar (tallest: %d)", total), fmt.Sprintf("a day a bar (tallest: %d)", total)} {
+		if !strings.Contains(m.Caption, want) {
+			t.Errorf("chart caption %q, want it to say %q", m.Caption, want)
+		}
+	}
+	img, err := png.Decode(bytes.NewReader(m.Photo))
+	if err != nil {
+		t.Fatalf("the chart is no PNG: %v", err)
+	}
+	for p, slots := range []int{24, 7} {
+		r := bot.ChartPanels[p]
+		slot := r.Dx() / slots
+		for i := range slots {
+			counts := [3]int{} // pixels of each colour in the bar's middle column
+			x := r.Min.X + i*slot + slot/2
+			for y := r.Min.Y; y < r.Max.Y; y++ {
+				for k, c := range bot.ChartColors {
+					if color.RGBAModel.Convert(img.At(x, y)) == c {
+						counts[k]++
+					}
+				}
+			}
+			want := [3]int{}
+			if i == slots-1 {
+				green := answered * r.Dy() / total
+				want = [3]int{green, r.Dy() - green, 0}
+			}
+			if counts != want {
+				t.Errorf("panel %d, bar %d: %v pixels answered, failed, stopped; want %v", p, i, counts, want)
+			}
+		}
 	}
 }
