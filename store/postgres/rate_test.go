@@ -1,9 +1,13 @@
 package postgres_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/store/postgres"
 )
 
 // The per-user limit is one count for every instance: what one instance
@@ -129,4 +133,28 @@ func TestPruneRates(t *testing.T) {
 	if r, _ := a.TakeRate(ctx, "long", time.Hour, 1); r != 1 {
 		t.Errorf("the long row was pruned: take gives %d refusals, want 1", r)
 	}
+}
+
+// The cost a shared rate adds to each message a user sends (TakeRate) and
+// to each message the bot sends (ReserveRate): one statement each.
+func BenchmarkRates(b *testing.B) {
+	db, err := postgres.Open(b.Context(), testenv.Postgres(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	b.Run("TakeRate", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := db.TakeRate(b.Context(), fmt.Sprintf("user:%d", i%100), time.Millisecond, 20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ReserveRate", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := db.ReserveRate(b.Context(), "telegram:sends", time.Nanosecond, 30); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
