@@ -75,7 +75,8 @@ type Model interface {
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
 }
 
-// A Store keeps conversations, pending interactions and the audit log;
+// A Store keeps conversations, pending interactions, the audit log, token
+// usage and the records of turns and model calls that /stats reads;
 // *store.DB is one.
 type Store interface {
 	CurrentConversation(ctx context.Context, chatID string) (int64, error)
@@ -147,7 +148,8 @@ type Config struct {
 	// Request.Exempt (admins) skips it.
 	TokenBudgetPerUserDay int64
 	// Metrics, when set, counts turns, model calls, tokens, the tool-call
-	// format and tool calls.
+	// format and tool calls. The Store records the same, metrics or not:
+	// each turn's outcome and each model call (see store.Stats).
 	Metrics *metrics.Metrics
 
 	Logger *slog.Logger
