@@ -41,7 +41,9 @@ func TestHotStatementsArePrepared(t *testing.T) {
 			t.Fatalf("CurrentConversation = %d, %v; want %d", cur, err, conv)
 		}
 		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "new", Messages: []store.Message{{Role: "user", Content: "hi"}},
-			ToolCalls: []store.ToolCall{{UserID: "u", ChatID: "new", Server: "s", Tool: "t", Status: "ok"}}}); err != nil {
+			ToolCalls:  []store.ToolCall{{UserID: "u", ChatID: "new", Server: "s", Tool: "t", Status: "ok"}},
+			ModelCalls: []store.ModelCall{{UserID: "u", Model: "m", Outcome: "ok"}},
+			Turn:       &store.TurnRecord{TurnID: "t1", UserID: "u", ChatID: "new", Outcome: "answer"}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ConversationID: conv, Messages: []store.Message{{Role: "tool", Content: "r"}}}); err != nil {
@@ -51,6 +53,9 @@ func TestHotStatementsArePrepared(t *testing.T) {
 			t.Fatalf("Messages = %d, %v", len(msgs), err)
 		}
 		if err := db.RecordToolCall(ctx, store.ToolCall{UserID: "u", ChatID: "c", Server: "s", Tool: "t", Status: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordTurn(ctx, store.TurnRecord{TurnID: "t2", UserID: "u", ChatID: "c", Outcome: "budget"}); err != nil {
 			t.Fatal(err)
 		}
 		id, err := db.CreatePending(ctx, store.Pending{ChatID: "c", UserID: "u", ConversationID: conv, Kind: store.KindApproval, Payload: "{}", ExpiresAt: time.Now().Add(time.Hour)})
