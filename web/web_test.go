@@ -6,12 +6,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -95,5 +97,41 @@ func TestAddressInUse(t *testing.T) {
 	if err := b.Start(); err == nil || !strings.Contains(err.Error(), "HTTP_LISTEN") {
 		b.Close(context.Background())
 		t.Fatalf("a second Start on %s = %v, want an error naming HTTP_LISTEN", a.Addr(), err)
+	}
+}
+
+// /healthz and /readyz on a real SQLite store: healthy while it is open,
+// 503 naming the database once it is closed.
+func TestHealthOfAClosedDatabase(t *testing.T) {
+	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := web.New(web.Config{Addr: "127.0.0.1:0", Health: []web.Check{{Name: "database", Check: db.Ping}}})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(t, "http://"+s.Addr()+path); code != http.StatusOK {
+			t.Errorf("%s with the database open = %d %s, want 200", path, code, body)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		code, body := get(t, "http://"+s.Addr()+path)
+		var rep struct{ Checks map[string]string }
+		if err := json.Unmarshal([]byte(body), &rep); err != nil {
+			t.Fatalf("%s: %v in %q", path, err, body)
+		}
+		if code != http.StatusServiceUnavailable || !strings.HasPrefix(rep.Checks["database"], "database") {
+			t.Errorf("%s with the database closed = %d %s, want 503 naming the database", path, code, body)
+		}
 	}
 }
