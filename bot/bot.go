@@ -4,9 +4,9 @@
 // each message (text, a recording's transcript, a text file) into a turn
 // of the agent, and the agent's events into Telegram messages, cards with
 // buttons and photos; admins manage the MCP servers with /servers and
-// read how the bot fares with /stats. The
-// pieces that know nothing of the agent live beside it: render (HTML),
-// callback (button data) and telegram (the Bot API client).
+// read how the bot fares with /stats. The pieces that know nothing of the
+// agent live beside it: render (HTML), callback (button data) and
+// telegram (the Bot API client).
 package bot
 
 import (
