@@ -1,8 +1,9 @@
 // Measures: what a turn counts in the metrics, and records for /stats.
 // Labels are bounded: the model, servers and tools of the catalog,
 // outcomes and kinds; never users or chats, and never a name the model
-// made up. The records (the store's turns and model_calls) carry the same
-// outcomes and kinds, and the user, which only admins see.
+// made up. The record (a row of the store's turns, with the turn's model
+// calls) carries the same outcomes and kinds, and the user, which only
+// admins see.
 
 package agent
 
@@ -122,7 +123,7 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.Plan) {
 	m := t.a.cfg.Metrics
 	model := t.a.cfg.ModelName
-	rec := &store.ModelCall{} // the reply's model call, when still unsaved
+	rec := &store.ModelCall{} // the record of the reply's model call
 	if n := len(t.modelCalls); n > 0 {
 		rec = &t.modelCalls[n-1]
 	}

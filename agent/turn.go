@@ -222,9 +222,10 @@ type turn struct {
 	unsaved []store.Message
 	// audits are audit rows stored with the next messages; see runReady.
 	audits []store.ToolCall
-	// usage is the model calls' tokens, and modelCalls the calls
-	// themselves (for /stats), stored with the next messages.
-	usage      []store.Usage
+	// usage is the model calls' tokens, stored with the next messages.
+	usage []store.Usage
+	// modelCalls are the turn's model calls, recorded with its outcome
+	// (for /stats) when it ends.
 	modelCalls []store.ModelCall
 
 	// instructions are what the chat asked with /system, added after the
@@ -255,6 +256,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		id = NewTurnID()
 	}
 	t := &turn{a: a, caller: caller, emit: a.newEmitter(ctx, id, caller, emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
+	t.emit.calls = &t.modelCalls
 	var err error
 	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
 		return t, err
@@ -285,11 +287,14 @@ type emitter struct {
 	metrics *metrics.Metrics
 	ended   bool
 
-	// record stores the outcome; ctx is the turn's. recorded says the
-	// turn's last write stored it already (see ending).
+	// record stores the outcome, with the model calls of calls (nil: the
+	// turn made none); ctx is the turn's. recorded says the turn's last
+	// write stored it already (see ending). calls is read only when the
+	// turn ends, on the turn's goroutine, the one that appends to it.
 	a        *Agent
 	ctx      context.Context
 	record   store.TurnRecord
+	calls    *[]store.ModelCall
 	recorded bool
 }
 
@@ -336,9 +341,18 @@ func (e *emitter) ending(outcome, kind string) *store.TurnRecord {
 	if e.ended || e.recorded {
 		return nil
 	}
-	r := e.record
-	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
+	r := e.outcome(outcome, kind)
 	return &r
+}
+
+// outcome is the turn's record as it ends with outcome of kind.
+func (e *emitter) outcome(outcome, kind string) store.TurnRecord {
+	r := e.record
+	r.Outcome, r.Kind, r.Model, r.At = outcome, kind, e.a.cfg.ModelName, e.a.cfg.Now()
+	if e.calls != nil {
+		r.Calls = slices.Clone(*e.calls)
+	}
+	return r
 }
 
 func (e *emitter) stored() {
@@ -351,8 +365,7 @@ func (e *emitter) stored() {
 // a turn that do not end on a write of their own. A failure is logged;
 // the turn's own work is stored already.
 func (e *emitter) store(outcome, kind string) {
-	r := e.record
-	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
+	r := e.outcome(outcome, kind)
 	if err := e.a.cfg.Store.RecordTurn(context.WithoutCancel(e.ctx), r); err != nil {
 		e.a.logger.Error("record the turn's outcome", "turn", r.TurnID, "chat", r.ChatID, "err", err)
 	}
@@ -403,12 +416,12 @@ func (t *turn) appendEnding(ctx context.Context, outcome, kind string, msgs ...s
 
 func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store.Message) error {
 	all := append(t.unsaved, msgs...)
-	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 && len(t.modelCalls) == 0 {
+	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 {
 		return nil // nothing to carry the record: end stores it alone
 	}
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
-		ModelCalls: t.modelCalls, ReplaceFrom: t.replaceFrom, Turn: ending,
+		ReplaceFrom: t.replaceFrom, Turn: ending,
 	})
 	if err != nil {
 		return err
@@ -419,7 +432,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	t.replaceFrom = 0
 	t.conv = conv
 	t.history = append(t.history, all...)
-	t.unsaved, t.audits, t.usage, t.modelCalls = nil, nil, nil, nil
+	t.unsaved, t.audits, t.usage = nil, nil, nil
 	return nil
 }
 
@@ -600,9 +613,7 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
 	a.cfg.Metrics.ModelCall(a.cfg.ModelName, outcome, d, firstToken)
-	t.modelCalls = append(t.modelCalls, store.ModelCall{
-		UserID: t.caller.UserID, Model: a.cfg.ModelName, Outcome: outcome, Duration: d, FirstToken: firstToken, At: a.cfg.Now(),
-	})
+	t.modelCalls = append(t.modelCalls, store.ModelCall{Outcome: outcome, Duration: d})
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
 		if debug {

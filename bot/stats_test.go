@@ -202,15 +202,14 @@ func TestStatsRendering(t *testing.T) {
 		}
 	}
 	for i := range 8 {
-		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ModelCalls: []store.ModelCall{
-			{UserID: fmt.Sprintf("user%d", i), Model: long, Outcome: "ok", In: 1000 * (i + 1), Out: 1},
-		}}); err != nil {
+		if err := db.RecordTurn(ctx, store.TurnRecord{UserID: fmt.Sprintf("user%d", i), ChatID: "c", Outcome: "answer", Model: long,
+			Calls: []store.ModelCall{{Outcome: "ok", In: 1000 * (i + 1), Out: 1}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := len(fake.Messages(admin))
 	fake.Text(admin, admin, "/stats")
-	fake.WaitFor(t, 30*time.Second, "three more messages", func() bool { return len(fake.Messages(admin)) == before+3 })
+	fake.WaitFor(t, 30*time.Second, "four more messages", func() bool { return len(fake.Messages(admin)) == before+4 }) // with the chart
 	day := fake.Messages(admin)[before]
 	for _, want := range []string{
 		"• " + long + "/tool00: 20 calls, 0% failed\n  p50 9 ms · p95 18 ms\n",

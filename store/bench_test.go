@@ -142,8 +142,8 @@ func BenchmarkUserUsage(b *testing.B) {
 
 // BenchmarkAppendTurnStats measures what /stats adds to a turn's last
 // write: "bare" is an answered turn's write (the reply and its token
-// count), "stats" the same with its two model calls and the turn's own
-// record, as the agent writes them.
+// count), "stats" the same with the turn's record and its two model
+// calls, as the agent writes them.
 func BenchmarkAppendTurnStats(b *testing.B) {
 	for _, withStats := range []bool{false, true} {
 		name := "bare"
@@ -159,11 +159,10 @@ func BenchmarkAppendTurnStats(b *testing.B) {
 				Usage:    []store.Usage{{UserID: "42", Model: "m", In: 900, Out: 120}},
 			}
 			if withStats {
-				w.ModelCalls = []store.ModelCall{
-					{UserID: "42", Model: "m", Outcome: "ok", Duration: time.Second, In: 900, Out: 60, FirstTry: 1},
-					{UserID: "42", Model: "m", Outcome: "ok", Duration: time.Second, In: 950, Out: 60, FirstTry: 1},
-				}
-				w.Turn = &store.TurnRecord{TurnID: "3f9a0c1b2d4e", UserID: "42", ChatID: "42", Outcome: "answer"}
+				w.Turn = &store.TurnRecord{TurnID: "3f9a0c1b2d4e", UserID: "42", ChatID: "42", Outcome: "answer", Model: "m", Calls: []store.ModelCall{
+					{Outcome: "ok", Duration: time.Second, In: 900, Out: 60, FirstTry: 1},
+					{Outcome: "ok", Duration: time.Second, In: 950, Out: 60, FirstTry: 1},
+				}}
 			}
 			b.ReportAllocs()
 			for b.Loop() {

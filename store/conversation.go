@@ -163,10 +163,9 @@ type TurnWrite struct {
 	ToolCalls []ToolCall
 	// Usage to add to the users' token counts (see [DB.AddUsage]).
 	Usage []Usage
-	// ModelCalls to record for /stats (see [DB.Stats]).
-	ModelCalls []ModelCall
-	// Turn, when set, records how the turn ended (see [DB.RecordTurn]):
-	// a turn whose last write is known to be its last saves a commit.
+	// Turn, when set, records how the turn ended and its model calls, for
+	// /stats (see [DB.RecordTurn]): a turn whose last write is known to be
+	// its last saves a commit.
 	Turn *TurnRecord
 	// ReplaceFrom, when not 0, marks the conversation's messages from this
 	// id on as replaced before the new ones are added (/retry): they stay
@@ -206,11 +205,8 @@ func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
 		if err := db.addUsage(ctx, tx, now, w.Usage); err != nil {
 			return fmt.Errorf("add token usage: %w", err)
 		}
-		if err := db.insertModelCalls(ctx, tx, now, w.ModelCalls); err != nil {
-			return err
-		}
 		if w.Turn != nil {
-			if _, err := db.txExec(ctx, tx, insertTurnSQL, turnArgs(*w.Turn, now)...); err != nil {
+			if _, err := db.txExec(ctx, tx, insertTurnSQL, TurnArgs(*w.Turn, now)...); err != nil {
 				return fmt.Errorf("record turn %s: %w", w.Turn.TurnID, err)
 			}
 		}

@@ -19,7 +19,7 @@ var (
 	}
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,
-		insertToolCallSQL, addUsageSQL, insertTurnSQL, insertModelCallSQL,
+		insertToolCallSQL, addUsageSQL, insertTurnSQL,
 		supersedePendingSQL, insertPendingSQL, resolvePendingSQL, pendingExistsSQL,
 		insertInboxSQL, markInboxSQL, inboxExistsSQL,
 	}

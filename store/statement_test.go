@@ -41,9 +41,8 @@ func TestHotStatementsArePrepared(t *testing.T) {
 			t.Fatalf("CurrentConversation = %d, %v; want %d", cur, err, conv)
 		}
 		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "new", Messages: []store.Message{{Role: "user", Content: "hi"}},
-			ToolCalls:  []store.ToolCall{{UserID: "u", ChatID: "new", Server: "s", Tool: "t", Status: "ok"}},
-			ModelCalls: []store.ModelCall{{UserID: "u", Model: "m", Outcome: "ok"}},
-			Turn:       &store.TurnRecord{TurnID: "t1", UserID: "u", ChatID: "new", Outcome: "answer"}}); err != nil {
+			ToolCalls: []store.ToolCall{{UserID: "u", ChatID: "new", Server: "s", Tool: "t", Status: "ok"}},
+			Turn:      &store.TurnRecord{TurnID: "t1", UserID: "u", ChatID: "new", Outcome: "answer", Model: "m", Calls: []store.ModelCall{{Outcome: "ok"}}}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ConversationID: conv, Messages: []store.Message{{Role: "tool", Content: "r"}}}); err != nil {

@@ -6,17 +6,20 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// /stats: how turns ended and each model call, beside the audit log and
-// token usage, read over a window for the admins. The rows outlive the
-// process (Prometheus counters do not) and, on PostgreSQL, cover every
-// instance. Both engines compute a window with [ReadStats], on the same
-// SQL.
+// /stats: how each turn ended and the model calls it made, beside the
+// audit log and token usage, read over a window for the admins. The rows
+// outlive the process (Prometheus counters do not) and, on PostgreSQL,
+// cover every instance. A turn is one row, whatever its calls: the cost of
+// the statistics is one insert per turn, most often in a transaction the
+// turn makes anyway. Both engines compute a window with [ReadStats], on
+// the same SQL.
 
-// A TurnRecord is how one turn ended.
+// A TurnRecord is how one turn ended, and its model calls.
 type TurnRecord struct {
 	TurnID, UserID, ChatID string
 	// Outcome is answer, question, approval, error, limit, cancelled or
@@ -25,26 +28,26 @@ type TurnRecord struct {
 	// Kind narrows an error: the model's failure kind, format, busy or
 	// internal; "" otherwise.
 	Kind string
+	// Model is the model the turn called, and Calls its calls in order.
+	Model string
+	Calls []ModelCall
 	// At is when it ended; zero means now.
 	At time.Time
 }
 
 // A ModelCall is one call of the model, for /stats.
 type ModelCall struct {
-	UserID, Model string
 	// Outcome is ok, cancelled, or the failure kind after retries.
 	Outcome string
-	// Duration is the whole call, retries included; FirstToken the time to
-	// its first streamed token, 0 when none came. Stored in milliseconds.
-	Duration, FirstToken time.Duration
+	// Duration is the whole call, retries included; stored in
+	// milliseconds.
+	Duration time.Duration
 	// In and Out are the tokens read and written, as counted for usage.
 	In, Out int
 	// FirstTry, Repaired and FedBack count the tool blocks of the reply
 	// that the bot acted on: right at the first try, repaired, or sent
 	// back to the model to correct.
 	FirstTry, Repaired, FedBack int
-	// At is when the call was made; zero means now.
-	At time.Time
 }
 
 // Stats is what happened over a window, for /stats.
@@ -123,22 +126,17 @@ type RowFunc func(ctx context.Context, query string, args []any, row func(scan f
 // The statements of a window, $1 <= created_at < $2. Sums are cast back
 // to bigint, which PostgreSQL would make numeric.
 //
-// Percentiles are nearest-rank, computed in the database: in each
-// partition ordered by duration, the p-th percentile is the value at rank
-// ceil(p*n/100) = (p*n+99)/100 in integer arithmetic, so that at least p %
-// of the values are at most it, and it is one of them.
+// Percentiles are nearest-rank: of the n durations in order, the p-th
+// percentile is the one at rank ceil(p*n/100) = (p*n+99)/100 in integer
+// arithmetic, so that at least p % of the values are at most it, and it is
+// one of them. The tools' are computed in the database, over the audit
+// log's rows; the model's in Go, over the durations the window's turns
+// list.
 const (
 	statsTurnsSQL = `SELECT outcome, kind, count(*) FROM turns
 		WHERE created_at >= $1 AND created_at < $2 GROUP BY outcome, kind`
-	statsModelsSQL = `SELECT model, outcome, count(*), CAST(sum(in_tokens) AS bigint), CAST(sum(out_tokens) AS bigint),
-		CAST(sum(first_try) AS bigint), CAST(sum(first_try + repaired + fed_back) AS bigint)
-		FROM model_calls WHERE created_at >= $1 AND created_at < $2 GROUP BY model, outcome`
-	statsModelLatencySQL = `SELECT model, rn, n, duration_ms FROM (
-			SELECT model, duration_ms,
-				row_number() OVER (PARTITION BY model ORDER BY duration_ms) AS rn,
-				count(*) OVER (PARTITION BY model) AS n
-			FROM model_calls WHERE created_at >= $1 AND created_at < $2 AND outcome <> 'cancelled') AS ranked
-		WHERE rn = (50 * n + 99) / 100 OR rn = (95 * n + 99) / 100`
+	statsModelsSQL = `SELECT model, calls, failures, durations_ms, in_tokens, out_tokens, first_try, repaired, fed_back
+		FROM turns WHERE created_at >= $1 AND created_at < $2 AND calls > 0`
 	statsToolsSQL = `SELECT server, tool, status, count(*) FROM tool_calls
 		WHERE created_at >= $1 AND created_at < $2 GROUP BY server, tool, status`
 	statsToolLatencySQL = `SELECT server, tool, rn, n, duration_ms FROM (
@@ -147,8 +145,8 @@ const (
 				count(*) OVER (PARTITION BY server, tool) AS n
 			FROM tool_calls WHERE created_at >= $1 AND created_at < $2 AND status IN ('ok', 'error')) AS ranked
 		WHERE rn = (50 * n + 99) / 100 OR rn = (95 * n + 99) / 100`
-	statsUsersSQL = `SELECT user_id, count(*), CAST(sum(in_tokens) AS bigint), CAST(sum(out_tokens) AS bigint)
-		FROM model_calls WHERE created_at >= $1 AND created_at < $2 GROUP BY user_id
+	statsUsersSQL = `SELECT user_id, CAST(sum(calls) AS bigint), CAST(sum(in_tokens) AS bigint), CAST(sum(out_tokens) AS bigint)
+		FROM turns WHERE created_at >= $1 AND created_at < $2 AND calls > 0 GROUP BY user_id
 		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, user_id LIMIT $3`
 )
 
@@ -205,47 +203,45 @@ func ReadStats(ctx context.Context, rows RowFunc, from, to time.Time, top int) (
 
 func readModelStats(ctx context.Context, rows RowFunc, window []any, s *Stats) error {
 	byModel := map[string]*ModelStats{}
-	model := func(name string) *ModelStats {
+	durations := map[string][]int64{}
+	err := rows(ctx, statsModelsSQL, window, func(scan func(...any) error) error {
+		var name, failures, ms string
+		var calls, in, out, first, repaired, fedBack int64
+		if err := scan(&name, &calls, &failures, &ms, &in, &out, &first, &repaired, &fedBack); err != nil {
+			return err
+		}
 		m := byModel[name]
 		if m == nil {
 			m = &ModelStats{Model: name}
 			byModel[name] = m
 		}
-		return m
-	}
-	err := rows(ctx, statsModelsSQL, window, func(scan func(...any) error) error {
-		var name, outcome string
-		var n, in, out, first, blocks int64
-		if err := scan(&name, &outcome, &n, &in, &out, &first, &blocks); err != nil {
-			return err
-		}
-		m := model(name)
-		m.Calls += n
+		m.Calls += calls
 		m.In += in
 		m.Out += out
 		m.FirstTry += first
-		m.Blocks += blocks
-		if outcome != "ok" && outcome != "cancelled" {
-			m.Failures = addCount(m.Failures, outcome, n)
+		m.Blocks += first + repaired + fedBack
+		for _, kind := range strings.Fields(failures) {
+			m.Failures = addCount(m.Failures, kind, 1)
+		}
+		for _, d := range strings.Fields(ms) {
+			v, err := strconv.ParseInt(d, 10, 64)
+			if err != nil {
+				return fmt.Errorf("model %q: duration %q: %w", name, d, err)
+			}
+			durations[name] = append(durations[name], v)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	err = rows(ctx, statsModelLatencySQL, window, func(scan func(...any) error) error {
-		var name string
-		var rank, n, ms int64
-		if err := scan(&name, &rank, &n, &ms); err != nil {
-			return err
+	for name, m := range byModel {
+		ds := durations[name]
+		slices.Sort(ds)
+		if n := int64(len(ds)); n > 0 {
+			m.P50 = time.Duration(ds[(50*n+99)/100-1]) * time.Millisecond
+			m.P95 = time.Duration(ds[(95*n+99)/100-1]) * time.Millisecond
 		}
-		setPercentiles(&model(name).P50, &model(name).P95, rank, n, ms)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, m := range byModel {
 		sortCounts(m.Failures)
 		s.Models = append(s.Models, *m)
 	}
@@ -340,50 +336,42 @@ func sortCounts(cs []Count) {
 	})
 }
 
-const (
-	insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`
-	insertModelCallSQL = `INSERT INTO model_calls (user_id, model, outcome, duration_ms, first_token_ms,
-		in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-)
+const insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, model, calls, failures,
+	durations_ms, in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// RecordTurn stores how a turn ended: one small insert per turn.
+// RecordTurn stores how a turn ended, with its model calls: one small
+// insert, for a turn that does not end on a write of its own (see
+// [TurnWrite]).
 func (db *DB) RecordTurn(ctx context.Context, r TurnRecord) error {
-	if _, err := db.writeExec(ctx, insertTurnSQL, turnArgs(r, db.now())...); err != nil {
+	if _, err := db.writeExec(ctx, insertTurnSQL, TurnArgs(r, db.now())...); err != nil {
 		return fmt.Errorf("record turn %s: %w", r.TurnID, err)
 	}
 	return nil
 }
 
-// turnArgs are insertTurnSQL's arguments for r; a zero At means now.
-func turnArgs(r TurnRecord, now time.Time) []any {
+// TurnArgs are the values of r's row of turns, in column order (turn_id …
+// created_at); a zero At means now. Both engines insert them.
+func TurnArgs(r TurnRecord, now time.Time) []any {
 	at := r.At
 	if at.IsZero() {
 		at = now
 	}
-	return []any{r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, millis(at)}
-}
-
-// ModelCallArgs are the values of a model_calls row for c, in column
-// order (user_id … created_at); a zero At means now. Both engines insert
-// them.
-func ModelCallArgs(c ModelCall, now time.Time) []any {
-	at := c.At
-	if at.IsZero() {
-		at = now
-	}
-	return []any{c.UserID, c.Model, c.Outcome, c.Duration.Milliseconds(), c.FirstToken.Milliseconds(),
-		c.In, c.Out, c.FirstTry, c.Repaired, c.FedBack, millis(at)}
-}
-
-func (db *DB) insertModelCalls(ctx context.Context, tx *sql.Tx, now time.Time, cs []ModelCall) error {
-	for _, c := range cs {
-		if _, err := db.txExec(ctx, tx, insertModelCallSQL, ModelCallArgs(c, now)...); err != nil {
-			return fmt.Errorf("record model call: %w", err)
+	var failures, durations []string
+	var in, out, first, repaired, fedBack int
+	for _, c := range r.Calls {
+		if c.Outcome != "ok" && c.Outcome != "cancelled" {
+			// Kinds have no spaces; a list of them is split on spaces.
+			failures = append(failures, strings.ReplaceAll(c.Outcome, " ", "_"))
 		}
+		if c.Outcome != "cancelled" {
+			durations = append(durations, strconv.FormatInt(c.Duration.Milliseconds(), 10))
+		}
+		in, out = in+c.In, out+c.Out
+		first, repaired, fedBack = first+c.FirstTry, repaired+c.Repaired, fedBack+c.FedBack
 	}
-	return nil
+	return []any{r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, r.Model, len(r.Calls),
+		strings.Join(failures, " "), strings.Join(durations, " "), in, out, first, repaired, fedBack, millis(at)}
 }
 
 // Stats computes the window [from, to), naming at most top users by
@@ -396,21 +384,17 @@ func (db *DB) statsRows(ctx context.Context, query string, args []any, row func(
 	return db.usageQuery(ctx, query, func(rows *sql.Rows) error { return row(rows.Scan) }, args...)
 }
 
-// PruneStats deletes the turns and model calls recorded before before,
-// and returns how many rows went. The audit log and token usage are kept:
-// they are records, not statistics.
+// PruneStats deletes the turns recorded before before, and returns how
+// many went. The audit log and token usage are kept: they are records,
+// not statistics.
 func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{`DELETE FROM turns WHERE created_at < ?`, `DELETE FROM model_calls WHERE created_at < ?`} {
-			res, err := tx.ExecContext(ctx, q, millis(before))
-			if err != nil {
-				return err
-			}
-			k, _ := res.RowsAffected()
-			n += k
+		res, err := tx.ExecContext(ctx, `DELETE FROM turns WHERE created_at < ?`, millis(before))
+		if err == nil {
+			n, err = res.RowsAffected()
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("prune stats: %w", err)

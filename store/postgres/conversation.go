@@ -154,7 +154,6 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 			b.Queue(insertToolCallSQL, toolCallArgs(c, now)...)
 		}
 		queueUsage(b, now, w.Usage)
-		queueModelCalls(b, now, w.ModelCalls)
 		if w.Turn != nil {
 			b.Queue(insertTurnSQL, turnArgs(*w.Turn, now)...)
 		}

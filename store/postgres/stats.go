@@ -5,20 +5,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/mcpgram/mcpgram/store"
 )
 
-const (
-	insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`
-	insertModelCallSQL = `INSERT INTO model_calls (user_id, model, outcome, duration_ms, first_token_ms,
-		in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
-)
+const insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, model, calls, failures,
+	durations_ms, in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 
-// RecordTurn stores how a turn ended: one small insert per turn.
+// RecordTurn stores how a turn ended, with its model calls: one small
+// insert, for a turn that does not end on a write of its own.
 func (db *DB) RecordTurn(ctx context.Context, r store.TurnRecord) error {
 	if _, err := db.pool.Exec(ctx, insertTurnSQL, turnArgs(r, time.Now())...); err != nil {
 		return fmt.Errorf("record turn %s: %w", r.TurnID, err)
@@ -26,21 +21,12 @@ func (db *DB) RecordTurn(ctx context.Context, r store.TurnRecord) error {
 	return nil
 }
 
-// turnArgs are insertTurnSQL's arguments for r; a zero At means now.
+// turnArgs are insertTurnSQL's arguments for r, as text PostgreSQL takes.
 func turnArgs(r store.TurnRecord, now time.Time) []any {
-	at := r.At
-	if at.IsZero() {
-		at = now
-	}
-	return []any{text(r.TurnID), text(r.UserID), text(r.ChatID), text(r.Outcome), text(r.Kind), millis(at)}
-}
-
-// queueModelCalls adds the inserts of cs to b.
-func queueModelCalls(b *pgx.Batch, now time.Time, cs []store.ModelCall) {
-	for _, c := range cs {
-		c.UserID, c.Model, c.Outcome = text(c.UserID), text(c.Model), text(c.Outcome)
-		b.Queue(insertModelCallSQL, store.ModelCallArgs(c, now)...)
-	}
+	r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, r.Model = text(r.TurnID), text(r.UserID), text(r.ChatID), text(r.Outcome), text(r.Kind), text(r.Model)
+	args := store.TurnArgs(r, now)
+	args[7] = text(args[7].(string)) // the failures' kinds
+	return args
 }
 
 // Stats computes the window [from, to), naming at most top users by
@@ -63,24 +49,14 @@ func (db *DB) statsRows(ctx context.Context, query string, args []any, row func(
 	return rows.Err()
 }
 
-// PruneStats deletes the turns and model calls recorded before before,
-// and returns how many rows went. The audit log and token usage are kept.
+// PruneStats deletes the turns recorded before before, and returns how
+// many went. The audit log and token usage are kept.
 func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		for _, q := range []string{`DELETE FROM turns WHERE created_at < $1`, `DELETE FROM model_calls WHERE created_at < $1`} {
-			tag, err := tx.Exec(ctx, q, millis(before))
-			if err != nil {
-				return err
-			}
-			n += tag.RowsAffected()
-		}
-		return nil
-	})
+	tag, err := db.pool.Exec(ctx, `DELETE FROM turns WHERE created_at < $1`, millis(before))
 	if err != nil {
 		return 0, fmt.Errorf("prune stats: %w", err)
 	}
-	return n, nil
+	return tag.RowsAffected(), nil
 }
 
 // Timeline counts the turns of [from, to) by outcome, in stretches of

@@ -19,42 +19,42 @@ func testStats(t *testing.T, open Open) {
 	in := from.Add(time.Hour)
 	outside := []time.Time{from.Add(-time.Millisecond), to}
 
+	// m1: 20 calls of 1..20 ms and 2 timeouts of 100 and 200 ms, which
+	// count in its latency; a cancelled call of 5 s, which does not.
+	var fast, slow []store.ModelCall
+	for i := 1; i <= 20; i++ {
+		c := store.ModelCall{Outcome: "ok", Duration: time.Duration(i) * time.Millisecond, In: 100, Out: 10, FirstTry: 1}
+		if i <= 10 {
+			fast = append(fast, c)
+		} else {
+			slow = append(slow, c)
+		}
+	}
+	failing := []store.ModelCall{
+		{Outcome: "timeout", Duration: 100 * time.Millisecond}, {Outcome: "timeout", Duration: 200 * time.Millisecond},
+		{Outcome: "cancelled", Duration: 5 * time.Second, In: 1},
+	}
+	huge := []store.ModelCall{{Outcome: "ok", Duration: time.Millisecond, In: 99999}}
 	for _, r := range []store.TurnRecord{
-		{Outcome: "answer", At: from}, {Outcome: "answer", At: in}, {Outcome: "answer", At: in},
-		{Outcome: "error", Kind: "rate_limited", At: in}, {Outcome: "error", Kind: "format", At: in},
-		{Outcome: "error", Kind: "format", At: in}, {Outcome: "limit", At: in},
-		{Outcome: "cancelled", At: in},
-		{Outcome: "answer", At: outside[0]}, {Outcome: "error", Kind: "internal", At: outside[1]},
+		{UserID: "u1", Outcome: "answer", Model: "m1", Calls: fast, At: from},
+		{UserID: "u1", Outcome: "answer", Model: "m1", Calls: slow, At: in},
+		{UserID: "u2", Outcome: "answer", Model: "m1", Calls: failing, At: in},
+		{UserID: "u1", Outcome: "error", Kind: "rate_limited", At: in},
+		{UserID: "u1", Outcome: "error", Kind: "format", At: in}, {UserID: "u1", Outcome: "error", Kind: "format", At: in},
+		{UserID: "u1", Outcome: "limit", At: in}, {UserID: "u1", Outcome: "cancelled", At: in},
+		{UserID: "u4", Outcome: "answer", Model: "m3", Calls: huge, At: outside[0]},
+		{UserID: "u4", Outcome: "error", Kind: "internal", Model: "m3", Calls: huge, At: outside[1]},
 	} {
-		r.TurnID, r.UserID, r.ChatID = "t", "u1", "c1"
+		r.TurnID, r.ChatID = "t", "c1"
 		if err := db.RecordTurn(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-
-	// m1: 20 calls of 1..20 ms and 2 timeouts of 100 and 200 ms, which
-	// count in its latency; a cancelled call of 5 s, which does not.
-	var calls []store.ModelCall
-	for i := 1; i <= 20; i++ {
-		calls = append(calls, store.ModelCall{UserID: "u1", Model: "m1", Outcome: "ok", Duration: time.Duration(i) * time.Millisecond,
-			In: 100, Out: 10, FirstTry: 1, At: in})
-	}
-	calls = append(calls,
-		store.ModelCall{UserID: "u2", Model: "m1", Outcome: "timeout", Duration: 100 * time.Millisecond, At: in},
-		store.ModelCall{UserID: "u2", Model: "m1", Outcome: "timeout", Duration: 200 * time.Millisecond, At: in},
-		store.ModelCall{UserID: "u2", Model: "m1", Outcome: "cancelled", Duration: 5 * time.Second, In: 1, At: in},
-		store.ModelCall{UserID: "u3", Model: "m2", Outcome: "ok", Duration: 7 * time.Millisecond, FirstToken: 2 * time.Millisecond,
-			In: 3000, Out: 300, FirstTry: 1, Repaired: 1, FedBack: 2, At: from},
-		store.ModelCall{UserID: "u4", Model: "m3", Outcome: "ok", Duration: time.Millisecond, In: 99999, At: outside[0]},
-		store.ModelCall{UserID: "u4", Model: "m3", Outcome: "ok", Duration: time.Millisecond, In: 99999, At: outside[1]},
-	)
-	// Written with turns, in their transactions.
-	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c1", ModelCalls: calls[:10]}); err != nil {
-		t.Fatal(err)
-	}
 	// The turn's last write may carry its record.
-	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c2", Messages: []store.Message{{Role: "user", Content: "hi"}}, ModelCalls: calls[10:],
-		Turn: &store.TurnRecord{TurnID: "t", UserID: "u1", ChatID: "c2", Outcome: "question", At: in}}); err != nil {
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c2", Messages: []store.Message{{Role: "user", Content: "hi"}},
+		Turn: &store.TurnRecord{TurnID: "t", UserID: "u3", ChatID: "c2", Outcome: "question", Model: "m2", At: from, Calls: []store.ModelCall{
+			{Outcome: "ok", Duration: 7 * time.Millisecond, In: 3000, Out: 300, FirstTry: 1, Repaired: 1, FedBack: 2},
+		}}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,7 +136,8 @@ func testStatsEmptyAndPrune(t *testing.T, open Open) {
 		if err := db.RecordTurn(ctx, store.TurnRecord{Outcome: "answer", At: at}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ModelCalls: []store.ModelCall{{Model: "m", Outcome: "ok", At: at}}}); err != nil {
+		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "user", Content: "hi"}},
+			Turn: &store.TurnRecord{Outcome: "answer", Model: "m", At: at, Calls: []store.ModelCall{{Outcome: "ok"}}}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.RecordToolCall(ctx, store.ToolCall{Server: "s", Tool: "t", Status: "ok", CreatedAt: at}); err != nil {
@@ -145,14 +146,14 @@ func testStatsEmptyAndPrune(t *testing.T, open Open) {
 	}
 	n, err := db.PruneStats(ctx, now.AddDate(0, 0, -30))
 	if err != nil || n != 2 {
-		t.Fatalf("PruneStats = %d, %v; want 2 rows (a turn and a model call)", n, err)
+		t.Fatalf("PruneStats = %d, %v; want the 2 old turns", n, err)
 	}
 	got, err = db.Stats(ctx, old.Add(-time.Hour), now, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.Total(got.Turns) != 1 || len(got.Models) != 1 || got.Models[0].Calls != 1 {
-		t.Errorf("after the prune: turns %+v, models %+v; want the recent turn and call only", got.Turns, got.Models)
+	if store.Total(got.Turns) != 2 || len(got.Models) != 1 || got.Models[0].Calls != 1 {
+		t.Errorf("after the prune: turns %+v, models %+v; want the 2 recent turns and one call only", got.Turns, got.Models)
 	}
 	if len(got.Tools) != 1 || got.Tools[0].Calls != 2 {
 		t.Errorf("after the prune: tools %+v; want both audit rows kept", got.Tools)
