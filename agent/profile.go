@@ -128,4 +128,4 @@ func (t *turn) resolveProfile(ctx context.Context) error {
 const msgProfileGone = "The model %q this chat chose is no longer configured, so the default, %q, answers now. /model chooses another."
 
 // msgNoVision tells the user a photo did not reach the model.
-const msgNoVision = "(This chat's model, %q, cannot see images: it reads only the caption. /model may offer one that can.)"
+const msgNoVision = "This chat's model, %q, cannot see images: it reads only the caption. /model may offer one that can."
