@@ -152,7 +152,8 @@ type Config struct {
 	// Temperature is the model's usual temperature, sent on every call in
 	// place of the model client's own. After a reply with an invalid tool
 	// call the next call is made 0.1 cooler per mistake in a row, down to
-	// 0, to pull a confused model towards the format.
+	// 0, to pull a confused model towards the format. With Profiles, each
+	// profile has its own.
 	Temperature float32
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
@@ -160,7 +161,7 @@ type Config struct {
 	// MaxContextTokens is the budget for what one model call sends
 	// (MAX_CONTEXT_TOKENS), estimated at 4 bytes a token; 0 means no
 	// budget. Whole old turns are left out to fit; the system prompt and
-	// the current turn never are.
+	// the current turn never are. With Profiles, each profile has its own.
 	MaxContextTokens int
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
@@ -171,7 +172,8 @@ type Config struct {
 	Executor executor.Options
 
 	// ModelName labels metrics and stored token counts; default the
-	// Model's own Model() (as *llm.Client has), else "model".
+	// Model's own Model() (as *llm.Client has), else "model". With
+	// Profiles, each profile has its own.
 	ModelName string
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no

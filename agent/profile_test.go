@@ -36,8 +36,7 @@ func twoProfiles(t *testing.T, local *llmfake.Server) func(*agent.Config) {
 func TestProfilePerChat(t *testing.T) {
 	t.Parallel()
 	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from local") })
-	var e *env
-	e = newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: twoProfiles(t, local)})
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: twoProfiles(t, local)})
 	if got := e.say("hello").last(t).Text; got != "from default" {
 		t.Fatalf("first answer = %q", got)
 	}
