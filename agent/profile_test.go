@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
 )
 
@@ -36,7 +37,11 @@ func twoProfiles(t *testing.T, local *llmfake.Server) func(*agent.Config) {
 func TestProfilePerChat(t *testing.T) {
 	t.Parallel()
 	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from local") })
-	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: twoProfiles(t, local)})
+	m := metrics.New()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: func(cfg *agent.Config) {
+		twoProfiles(t, local)(cfg)
+		cfg.Metrics = m
+	}})
 	if got := e.say("hello").last(t).Text; got != "from default" {
 		t.Fatalf("first answer = %q", got)
 	}
@@ -83,6 +88,11 @@ func TestProfilePerChat(t *testing.T) {
 	}
 	if !models["fake"] || !models["llama-local"] {
 		t.Errorf("usage by model = %+v, want fake and llama-local", used)
+	}
+	for model, want := range map[string]float64{"fake": 2, "llama-local": 1} {
+		if got := sample(t, m, "mcpgram_model_calls_total", "model", model, "outcome", "ok"); got != want {
+			t.Errorf("model calls of %s = %v, want %v", model, got, want)
+		}
 	}
 	if err := e.agent.SetProfile(ctx, alice.ChatID, "gpt-9"); !errors.Is(err, agent.ErrUnknownProfile) {
 		t.Errorf("SetProfile of an unknown profile = %v, want ErrUnknownProfile", err)
