@@ -184,6 +184,15 @@ func TestModelPressAuthorisedWhenPressed(t *testing.T) {
 	if got := stored(); got != "default" {
 		t.Errorf("after the bot admin's press: %q, want default", got)
 	}
+	// Demoted since her last press: refused at this one.
+	fake.RemoveChatAdmin(group, alice)
+	if ans := waitAnswer(t, fake, fake.Press(group, alice, view.ID, local)); !ans.ShowAlert {
+		t.Errorf("a demoted administrator's press: %+v", ans)
+	}
+	if got := stored(); got != "default" {
+		t.Errorf("a demoted administrator switched the group to %q", got)
+	}
+	fake.SetChatAdmin(group, alice)
 
 	for _, data := range []string{"m:gpt-9", "m:#0123456789abcdef", "m:local;drop", "m:", "m:" + strings.Repeat("l", 63)} {
 		if ans := waitAnswer(t, fake, fake.Press(group, alice, view.ID, data)); !ans.ShowAlert {
