@@ -29,7 +29,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -94,6 +93,8 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+	ChatModel(ctx context.Context, chatID string) (string, error)
+	SetChatModel(ctx context.Context, chatID, profile string) error
 }
 
 // A Hub is where tools live; *hub.Hub is one.
@@ -105,19 +106,54 @@ type Hub interface {
 	WaitReady(ctx context.Context, server string) error
 }
 
+// A Profile is one model a chat may answer with, under the name the
+// operator gave it (see Config.Profiles). A turn resolves the chat's
+// profile once, at its start, and reads everything model-specific from it.
+type Profile struct {
+	// Name is unique; a chat stores it (SetProfile).
+	Name string
+	// Model is the profile's client.
+	Model Model
+	// ModelName labels metrics and stored token counts; default the
+	// Model's own Model() (as *llm.Client has), else "model".
+	ModelName string
+	// Temperature, MaxContextTokens: as Config's.
+	Temperature      float32
+	MaxContextTokens int
+	// Vision says the model sees images; a turn without it drops the
+	// request's images and tells the user so.
+	Vision bool
+	// Prompt frames the system prompt; "" is prompt.Generic.
+	Prompt prompt.Variant
+	// ToolCalling is the profile's tool_calling ("xml", "native",
+	// "auto"), carried for the turn.
+	ToolCalling string
+}
+
 // A Config configures an Agent.
 type Config struct {
+	// Model, with ModelName, Temperature and MaxContextTokens, makes the
+	// one profile, named "default" and seeing images (the front end
+	// decides what it sends), when Profiles is empty.
 	Model Model
 	Store Store
 	Hub   Hub
-	// SystemPrompt renders the system prompt from a catalog; it is called
-	// once per catalog Version. Default prompt.Build.
+	// Profiles are the models a chat may choose from (SetProfile); a
+	// chat that chose none, or chose one no longer listed, gets
+	// DefaultProfile (default: the first).
+	Profiles       []Profile
+	DefaultProfile string
+	// SystemPrompt, when set, renders the system prompt from a catalog
+	// for every profile, whatever its variant; nil renders it with
+	// prompt.BuildVariant in the profile's variant. It is called once
+	// per catalog Version and variant.
 	SystemPrompt func(hub.Catalog) string
 
 	// Temperature is the model's usual temperature, sent on every call in
 	// place of the model client's own. After a reply with an invalid tool
 	// call the next call is made 0.1 cooler per mistake in a row, down to
-	// 0, to pull a confused model towards the format.
+	// 0, to pull a confused model towards the format. With Profiles, each
+	// profile has its own.
 	Temperature float32
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
@@ -125,7 +161,7 @@ type Config struct {
 	// MaxContextTokens is the budget for what one model call sends
 	// (MAX_CONTEXT_TOKENS), estimated at 4 bytes a token; 0 means no
 	// budget. Whole old turns are left out to fit; the system prompt and
-	// the current turn never are.
+	// the current turn never are. With Profiles, each profile has its own.
 	MaxContextTokens int
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
@@ -136,7 +172,8 @@ type Config struct {
 	Executor executor.Options
 
 	// ModelName labels metrics and stored token counts; default the
-	// Model's own Model() (as *llm.Client has), else "model".
+	// Model's own Model() (as *llm.Client has), else "model". With
+	// Profiles, each profile has its own.
 	ModelName string
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
@@ -161,7 +198,9 @@ type Agent struct {
 	exec   *executor.Executor
 	logger *slog.Logger
 
-	prompt atomic.Pointer[cachedPrompt]
+	// prompts caches the system prompt per variant.
+	promptMu sync.Mutex
+	prompts  map[prompt.Variant]cachedPrompt
 
 	mu    sync.Mutex
 	chats map[string]*chatLock
@@ -182,7 +221,7 @@ type cachedPrompt struct {
 // New returns an Agent for cfg.
 func New(cfg Config) (*Agent, error) {
 	switch {
-	case cfg.Model == nil:
+	case cfg.Model == nil && len(cfg.Profiles) == 0:
 		return nil, errors.New("agent: no model")
 	case cfg.Store == nil:
 		return nil, errors.New("agent: no store")
@@ -195,14 +234,8 @@ func New(cfg Config) (*Agent, error) {
 	case cfg.TokenBudgetPerUserDay < 0:
 		return nil, fmt.Errorf("agent: token budget %d is negative", cfg.TokenBudgetPerUserDay)
 	}
-	if cfg.ModelName == "" {
-		cfg.ModelName = "model"
-		if m, ok := cfg.Model.(interface{ Model() string }); ok && m.Model() != "" {
-			cfg.ModelName = m.Model()
-		}
-	}
-	if cfg.SystemPrompt == nil {
-		cfg.SystemPrompt = prompt.Build
+	if err := cfg.checkProfiles(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
@@ -221,25 +254,35 @@ func New(cfg Config) (*Agent, error) {
 	}
 	cfg.Executor.Logger = slog.New(turnHandler{cfg.Executor.Logger.Handler()})
 	return &Agent{
-		cfg:    cfg,
-		exec:   executor.New(cfg.Hub, cfg.Executor),
-		logger: cfg.Logger,
-		chats:  make(map[string]*chatLock),
+		cfg:     cfg,
+		exec:    executor.New(cfg.Hub, cfg.Executor),
+		logger:  cfg.Logger,
+		chats:   make(map[string]*chatLock),
+		prompts: make(map[prompt.Variant]cachedPrompt),
 	}, nil
 }
 
-// systemPrompt returns the prompt for cat, rebuilt only when the catalog
-// changed: the same bytes every call keep providers' prefix caches warm. A
-// catalog a chat narrowed (own) is built each time, and not cached.
-func (a *Agent) systemPrompt(cat hub.Catalog, own bool) string {
-	if own {
-		return a.cfg.SystemPrompt(cat)
+// systemPrompt returns the prompt for cat in variant v, rebuilt only when
+// the catalog changed: the same bytes every call keep providers' prefix
+// caches warm. A catalog a chat narrowed (own) is built each time, and
+// not cached.
+func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own bool) string {
+	build := func() string {
+		if a.cfg.SystemPrompt != nil {
+			return a.cfg.SystemPrompt(cat)
+		}
+		return prompt.BuildVariant(cat, v)
 	}
-	if p := a.prompt.Load(); p != nil && p.version == cat.Version {
+	if own {
+		return build()
+	}
+	a.promptMu.Lock()
+	defer a.promptMu.Unlock()
+	if p, ok := a.prompts[v]; ok && p.version == cat.Version {
 		return p.text
 	}
-	p := &cachedPrompt{version: cat.Version, text: a.cfg.SystemPrompt(cat)}
-	a.prompt.Store(p)
+	p := cachedPrompt{version: cat.Version, text: build()}
+	a.prompts[v] = p
 	return p.text
 }
 

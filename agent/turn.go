@@ -114,6 +114,10 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		return t.retry(ctx)
 	}
 	t.images = req.Images
+	if len(t.images) > 0 && !t.profile.Vision {
+		t.images = nil
+		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
+	}
 	user := req.Text
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
@@ -237,6 +241,8 @@ type turn struct {
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
+	// profile is the chat's model, resolved once at the turn's start.
+	profile Profile
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -257,6 +263,9 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		return t, err
 	}
 	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, caller.ChatID); err != nil {
+		return t, err
+	}
+	if err := t.resolveProfile(ctx); err != nil {
 		return t, err
 	}
 	if conv == 0 {
@@ -495,22 +504,23 @@ func (t *turn) limitMessage() string {
 // callModel sends the conversation and streams the reply's visible text.
 func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
 	a := t.a
-	sys := a.systemPrompt(cat, len(t.serversOff) > 0) + chatInstructions(t.instructions)
+	p := t.profile
+	sys := a.systemPrompt(cat, p.Prompt, len(t.serversOff) > 0) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	msgs := modelMessages(sys, fit(history, a.cfg.MaxContextTokens, estimate(sys)))
+	msgs := modelMessages(sys, fit(history, p.MaxContextTokens, estimate(sys)))
 	if t.calls == 1 && len(t.images) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser {
 		msgs[len(msgs)-1].Images = t.images
 	}
-	temp := float32(math.Max(0, math.Round((float64(a.cfg.Temperature)-0.1*float64(t.mistakes))*100)/100))
+	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
 
 	parser := executor.NewParser()
 	shown := ""
 	start := time.Now()
 	var firstToken time.Duration
-	resp, err := a.cfg.Model.Complete(ctx, llm.Request{
+	resp, err := p.Model.Complete(ctx, llm.Request{
 		Messages:    msgs,
 		Temperature: &temp,
 		Logger:      t.logger,
@@ -536,7 +546,7 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 	})
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
-	a.cfg.Metrics.ModelCall(a.cfg.ModelName, outcome, d, firstToken)
+	a.cfg.Metrics.ModelCall(p.ModelName, outcome, d, firstToken)
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
 		if debug {

@@ -331,10 +331,13 @@ func (b *Bot) connect(ctx context.Context) error {
 	}
 }
 
-// commands is what setMyCommands registers for everyone; admins also get
-// adminCommands in their private chat with the bot.
+// The command menus, per scope as Telegram defines them. Telegram shows a
+// user the most specific menu that applies: in a private chat, the chat's
+// own (operators) before all_private_chats; in a group, an
+// administrator's all_chat_administrators before all_group_chats.
 var (
-	commands = []tgbotapi.BotCommand{
+	// groupCommands are for every member of a group, and the default.
+	groupCommands = []tgbotapi.BotCommand{
 		{Command: "start", Description: "What this bot can do"},
 		{Command: "help", Description: "How to use it"},
 		{Command: "reset", Description: "Start a new conversation"},
@@ -342,21 +345,43 @@ var (
 		{Command: "usage", Description: "Your token usage"},
 		{Command: "retry", Description: "Answer the last message again"},
 		{Command: "cancel", Description: "Stop the running request"},
-		{Command: "system", Description: "This chat's instructions to the assistant"},
 	}
-	adminCommands = slices.Concat(commands,
+	// chatOwnerCommands change a chat for everyone in it: in a private
+	// chat its user's, in a group its administrators'.
+	chatOwnerCommands = []tgbotapi.BotCommand{
+		{Command: "system", Description: "This chat's instructions to the assistant"},
+		{Command: "model", Description: "Which model answers this chat"},
+	}
+	privateCommands = slices.Concat(groupCommands[:3],
+		[]tgbotapi.BotCommand{{Command: "tools", Description: "Servers and tools, with this chat's switches"}},
+		groupCommands[4:], chatOwnerCommands)
+	groupAdminCommands = privateCommands
+	// operatorCommands are for ADMIN_USER_IDS, in their private chat.
+	operatorCommands = slices.Concat(privateCommands,
 		[]tgbotapi.BotCommand{{Command: "servers", Description: "Manage the MCP servers"}})
 )
 
+// registerCommands sets the menus. A failure costs only a stale menu:
+// every command works whatever the menu shows.
 func (b *Bot) registerCommands(ctx context.Context) {
-	if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommands(commands...)); err != nil {
-		b.logger.Warn("setMyCommands failed; the command menu may be stale", "err", err)
+	for _, m := range []struct {
+		scope tgbotapi.BotCommandScope
+		cmds  []tgbotapi.BotCommand
+	}{
+		{tgbotapi.NewBotCommandScopeDefault(), groupCommands},
+		{tgbotapi.NewBotCommandScopeAllPrivateChats(), privateCommands},
+		{tgbotapi.NewBotCommandScopeAllGroupChats(), groupCommands},
+		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), groupAdminCommands},
+	} {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
+			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
+		}
 	}
 	for id := range b.admins {
 		// Fails with "chat not found" until the admin has talked to the
 		// bot once; /servers works regardless.
 		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, adminCommands...)); err != nil {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, operatorCommands...)); err != nil {
 			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
 		}
 	}

@@ -47,6 +47,8 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
 			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleChatServerPress(ctx, cq, data) }}
+		case data.Kind == callback.Model:
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleModelPress(ctx, cq, data) }}
 		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
 	}
@@ -118,6 +120,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 			return
 		case "system":
 			b.handleSystem(ctx, m)
+			return
+		case "model":
+			b.showModel(ctx, chatID)
 			return
 		case "retry":
 			// Whatever card is open stays: the agent says to answer it first.
@@ -257,6 +262,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /retry – answer my last message again
 /cancel – stop the running request
 /system – this chat's instructions to me (group admins change them)
+/model – which model answers this chat (group admins switch it)
 /servers – manage servers (admins)
 
 In groups, mention me, reply to my message, or use a command.`

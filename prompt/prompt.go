@@ -21,6 +21,8 @@ type Options struct {
 	// Instructions from the operator, added under their own heading
 	// before the guidelines. Empty adds nothing.
 	Instructions string
+	// Variant frames the prompt for a kind of model; "" is Generic.
+	Variant Variant
 }
 
 // Build returns the system prompt for the running servers of cat.
@@ -28,13 +30,19 @@ func Build(cat hub.Catalog) string {
 	return BuildWith(cat, Options{})
 }
 
+// BuildVariant is Build framed for variant v.
+func BuildVariant(cat hub.Catalog, v Variant) string {
+	return BuildWith(cat, Options{Variant: v})
+}
+
 // BuildWith is Build with options.
 func BuildWith(cat hub.Catalog, opts Options) string {
+	f := opts.Variant.framing()
 	var b strings.Builder
-	b.WriteString(intro)
-	b.WriteString(toolFormat)
+	b.WriteString(f.intro)
+	b.WriteString(f.format)
 	b.WriteString(coreTools)
-	b.WriteString(examples)
+	b.WriteString(f.examples)
 	servers := runningServers(cat)
 	writeServers(&b, servers)
 	if offersMemory(servers) {
@@ -45,7 +53,7 @@ func BuildWith(cat hub.Catalog, opts Options) string {
 		b.WriteString(s)
 		b.WriteString("\n")
 	}
-	b.WriteString(guidelines)
+	b.WriteString(f.guidelines)
 	return b.String()
 }
 

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/suggest"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"github.com/subosito/gotenv"
@@ -56,6 +57,7 @@ var Settings = []Setting{
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
 	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos then go to it; false sends only a photo's caption"},
+	{Name: "DEFAULT_MODEL", Default: "", Help: "the profile under models: (mcpgram.yaml) that answers chats that chose none with /model; empty: the profile named default, which the OPENAI_*, LLM_*, MAX_CONTEXT_TOKENS and MODEL_VISION settings make"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
 	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
 	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
@@ -96,6 +98,13 @@ type Config struct {
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
+
+	// Profiles are the models a chat may answer with: the one the
+	// settings above make, named EnvProfile, then those of models: in
+	// mcpgram.yaml, in the order written. DefaultProfile names the one a
+	// chat that chose none gets (DEFAULT_MODEL).
+	Profiles       []llm.Profile
+	DefaultProfile string
 
 	// Transcription is the speech-to-text endpoint; Model empty: off.
 	TranscriptionModel   string
@@ -182,6 +191,7 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		file = "mcpgram.yaml"
 	}
 	cfgFile := ""
+	var models []rawProfile
 	if _, err := os.Stat(file); err == nil {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
@@ -194,6 +204,11 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		for _, s := range Settings {
 			if s.Secret && v.InConfig(key(s.Name)) {
 				return nil, fmt.Errorf("%s: %s is a secret and is read only from the environment, a .env file or %s_FILE, not from %s", key(s.Name), s.Name, s.Name, file)
+			}
+		}
+		if v.InConfig("models") {
+			if models, err = readModels(file); err != nil {
+				return nil, err
 			}
 		}
 	} else if explicit {
@@ -245,6 +260,9 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 	}
 	c.File = cfgFile
 	c.getenv, c.dotenv = getenv, dotenv
+	if err := c.profiles(cfgFile, models); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -270,7 +288,7 @@ func checkKeys(file string, v *viper.Viper) error {
 	}
 	var errs []error
 	for _, k := range fileKeys(v) {
-		if slices.Contains(known, k) {
+		if slices.Contains(known, k) || k == "models" || strings.HasPrefix(k, "models.") {
 			continue
 		}
 		msg := fmt.Sprintf("%s: unknown setting %q", file, k)
@@ -505,11 +523,9 @@ func (c *Config) RequireTelegram() error {
 }
 
 // RequireModel checks what any command that talks to the model needs.
+// Every profile's key must be set: a chat may switch to any of them.
 func (c *Config) RequireModel() error {
-	if c.OpenAIKey == "" {
-		return &MissingError{Name: "OPENAI_API_KEY", Hint: "set the API key of your OpenAI-compatible endpoint (any value for a local one such as Ollama)"}
-	}
-	return nil
+	return c.requireKeys()
 }
 
 // Print writes the effective configuration, one NAME=value line per
@@ -527,6 +543,13 @@ func (c *Config) Print(w io.Writer) error {
 			val = Mask(val)
 		}
 		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
+	}
+	for _, p := range c.Profiles {
+		if p.Name == EnvProfile {
+			continue
+		}
+		fmt.Fprintf(bw, "models.%s: base_url=%s api_key_env=%s model=%s temperature=%g max_tokens=%d context_tokens=%d tool_calling=%s vision=%t prompt=%s\n",
+			p.Name, MaskURL(p.BaseURL), p.APIKeyEnv, p.Model, p.Temperature, p.MaxTokens, p.ContextTokens, p.ToolCalling, p.Vision, p.Prompt)
 	}
 	return bw.Flush()
 }
@@ -596,6 +619,11 @@ func (c *Config) Secrets() []string {
 					out = append(out, v)
 				}
 			}
+		}
+	}
+	for _, p := range c.Profiles {
+		if p.APIKey != "" && p.Name != EnvProfile {
+			out = append(out, p.APIKey)
 		}
 	}
 	return out
