@@ -127,6 +127,10 @@ type Config struct {
 	// budget. Whole old turns are left out to fit; the system prompt and
 	// the current turn never are.
 	MaxContextTokens int
+	// Vision says the model sees images (MODEL_VISION): the images of the
+	// history go to it, counted against MaxContextTokens; without it
+	// they are a note.
+	Vision bool
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
 	// ApprovalTimeout is how long an approval request stays open; default

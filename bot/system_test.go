@@ -32,7 +32,7 @@ func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *store.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: hb, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: hb, Vision: true, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		MaxTurns:         cfg.MaxTurns,
 		MaxContextTokens: cfg.MaxContextTokens,
 		AutoApproveAll:   cfg.AutoApproveAll,
+		Vision:           cfg.Vision,
 		Logger:           logger.With("component", "agent"),
 
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
