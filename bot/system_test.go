@@ -145,7 +145,7 @@ func TestPhotos(t *testing.T) {
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A red square.") })
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision = true })
-	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	png := pngOf(t, 0)
 	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: png, Caption: "What is this?"})
 	waitText(t, fake, alice, "A red square.")
 	m := model.Calls()[0].Request.Messages
