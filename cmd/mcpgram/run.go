@@ -46,6 +46,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		Transcriber:        transcriber,
 		MaxDocumentBytes:   cfg.MaxDocumentBytes,
 		Vision:             cfg.Vision,
+		MediaRetention:     cfg.MediaRetention,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)
