@@ -1,8 +1,8 @@
 // Package bot is mcpgram's Telegram front end: updates in, events out. It
 // takes updates into the durable inbox (long polling, or Telegram's posts
 // in webhook mode), hands them to package dispatch's per-chat lanes, turns
-// each message (text, a recording's transcript, a text file) into a turn
-// of the agent, and the agent's events into Telegram messages, cards with
+// each message (text, a recording's transcript, a text file, images; an
+// album's updates together) into a turn of the agent, and the agent's events into Telegram messages, cards with
 // buttons and photos; admins manage the MCP servers with /servers. The
 // pieces that know nothing of the agent live beside it: render (HTML),
 // callback (button data) and telegram (the Bot API client).
