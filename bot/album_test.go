@@ -215,6 +215,15 @@ func TestMediaRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cut-off is to the millisecond: let one pass, so that a
+	// retention of a nanosecond leaves the image behind it.
+	stored, err := db.MediaGet(t.Context(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for time.Now().UnixMilli() < stored.StoredAt.UnixMilli()+2 {
+		time.Sleep(time.Millisecond)
+	}
 	fake := tgfake.New(t)
 	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.MediaRetention = time.Nanosecond })
 	fake.WaitFor(t, 30*time.Second, "the retention's log line", func() bool {
