@@ -2,16 +2,21 @@ package bot_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
@@ -231,5 +236,67 @@ func TestMediaRetention(t *testing.T) {
 	})
 	if _, err := db.MediaGet(t.Context(), ref); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an image past the retention: %v, want ErrNotFound", err)
+	}
+}
+
+// albumAgent counts the images of each turn; its first turn waits for
+// block, or its end.
+type albumAgent struct {
+	mu      sync.Mutex
+	turns   []string // text and image count of each turn
+	started chan struct{}
+	block   chan struct{}
+}
+
+func (a *albumAgent) Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error {
+	a.mu.Lock()
+	a.turns = append(a.turns, fmt.Sprintf("%s (%d images)", strings.SplitN(req.Text, "\n", 2)[0], len(req.Images)))
+	first := len(a.turns) == 1
+	a.mu.Unlock()
+	if first {
+		close(a.started)
+		select {
+		case <-ctx.Done():
+			emit(agent.Event{Kind: agent.EventError, Text: "Stopped."})
+			return ctx.Err()
+		case <-a.block:
+		}
+	}
+	emit(agent.Event{Kind: agent.EventAnswer, Text: fmt.Sprintf("seen %q with %d images", req.Text, len(req.Images))})
+	return nil
+}
+
+func (a *albumAgent) Reset(context.Context, string) error { return nil }
+func (a *albumAgent) Expire(context.Context, time.Time, func(string) func(agent.Event)) error {
+	return nil
+}
+
+// A restart in the middle of an album's turn replays the whole album as
+// one turn, once, and the chat's next message after it: no item is lost,
+// none answered alone or twice.
+func TestAlbumRestart(t *testing.T) {
+	fake := tgfake.New(t)
+	dir := t.TempDir()
+	a := &albumAgent{started: make(chan struct{}), block: make(chan struct{})}
+	edit := func(c *bot.Config) {
+		c.Vision, c.AlbumWait, c.ShutdownGrace = true, 100*time.Millisecond, 100*time.Millisecond
+	}
+	h1 := startBot(t, fake, dir, a, newFakeHub(1), edit)
+	fake.SendAlbum(photos(t, alice, alice, 3, 400, "Look")...)
+	fake.Text(alice, alice, "after")
+	<-a.started
+	fake.WaitFor(t, 5*time.Second, "batch confirmed", func() bool { return fake.Unconfirmed() == 0 })
+	h1.stopWant(bot.ErrCutShort)
+
+	close(a.block)
+	waitHandled(t, startBot(t, fake, dir, a, newFakeHub(1), edit))
+	a.mu.Lock()
+	turns := slices.Clone(a.turns)
+	a.mu.Unlock()
+	if want := []string{"Look (3 images)", "Look (3 images)", "after (0 images)"}; !slices.Equal(turns, want) {
+		t.Errorf("turns %q, want %q (the first cut short by the stop)", turns, want)
+	}
+	if n := countText(fake, alice, "with 3 images"); n != 1 {
+		t.Errorf("the album answered %d times, want 1", n)
 	}
 }
