@@ -18,17 +18,22 @@ type MediaStore interface {
 	MediaGet(ctx context.Context, ref string) (store.Media, error)
 }
 
-// Notes the model reads in place of images it does not get.
-const (
-	noteImageGone  = "[An image sent here is no longer kept.]"
-	noteImageBlind = "[An image sent here is not shown: this model does not see images.]"
-)
+// Notes the model reads in place of n images it does not get.
+func noteImagesGone(n int) string { return imagesNote(n, "no longer kept") }
+
+func noteImagesBlind(n int) string {
+	return imagesNote(n, "not shown: this model does not see images")
+}
 
 func noteImagesDropped(n int) string {
+	return imagesNote(n, "left out to keep within the context budget")
+}
+
+func imagesNote(n int, why string) string {
 	if n == 1 {
-		return "[An image sent here is left out to keep within the context budget.]"
+		return "[An image sent here is " + why + ".]"
 	}
-	return fmt.Sprintf("[%d images sent here are left out to keep within the context budget.]", n)
+	return fmt.Sprintf("[%d images sent here are %s.]", n, why)
 }
 
 func withNote(content, note string) string {
@@ -88,7 +93,7 @@ func (t *turn) messages(ctx context.Context, sys string, history []store.Message
 			continue
 		}
 		if !vision {
-			note(i, noteImageBlind)
+			note(i, noteImagesBlind(len(m.Media)))
 			continue
 		}
 		gone := 0
@@ -100,7 +105,7 @@ func (t *turn) messages(ctx context.Context, sys string, history []store.Message
 			}
 		}
 		if gone > 0 {
-			note(i, noteImageGone)
+			note(i, noteImagesGone(gone))
 		}
 	}
 	return modelMessages(sys, kept, images)
