@@ -81,6 +81,11 @@ type Config struct {
 	RateLimitPerMinute int
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
 	MaxConcurrentTurns int
+	// SendsPerSecond paces the messages the bot sends over all its chats
+	// (TELEGRAM_SENDS_PER_SECOND), with a burst of as many; 0 does not
+	// pace them. Over a store that is SharedRates, the pace is shared by
+	// every instance.
+	SendsPerSecond float64
 	// ChatLease is how long a chat stays with this instance after it was
 	// last renewed, where the store is shared by several instances
 	// (dispatch.Claimer); default 30s.
@@ -197,6 +202,7 @@ type Bot struct {
 	mu           sync.Mutex
 	turns        map[int64]*turn // chat -> its running turn, for /cancel
 	limiters     map[int64]*userLimit
+	rates        *sharedRates        // nil: the limits are this process's own
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
@@ -232,6 +238,9 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		refused:   map[int64]time.Time{},
 		openCards: map[int64]*card{},
 	}
+	if r, ok := s.(SharedRates); ok {
+		b.rates = &sharedRates{SharedRates: r}
+	}
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true
 	}
@@ -245,7 +254,8 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	b.tg = telegram.New(telegram.Config{
 		Token: cfg.Token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
 		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
-		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Metrics: cfg.Metrics, Logger: cfg.Logger,
+		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: newPacer(cfg.SendsPerSecond, b.rates, cfg.Logger),
+		Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
 	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, LeaseFor: cfg.ChatLease, Logger: cfg.Logger})
 	if err != nil {

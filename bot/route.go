@@ -94,7 +94,7 @@ func (b *Bot) admit(ctx context.Context, m *tgbotapi.Message, addressed bool) bo
 		}
 		return false
 	}
-	if ok, warn := b.allow(user); !ok {
+	if ok, warn := b.allow(ctx, user); !ok {
 		if warn {
 			b.say(ctx, chatID, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
 		}
@@ -184,12 +184,12 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 	// (they are courtesies, and /cancel itself must keep working).
 	switch {
 	case cancel == nil:
-		if ok, _ := b.allow(user); ok {
+		if ok, _ := b.allow(ctx, user); ok {
 			b.say(ctx, m.Chat.ID, "Nothing is running.")
 		}
 	case owner != user && !b.isAdmin(user):
 		// In a group, one member must not stop another's request.
-		if ok, _ := b.allow(user); ok {
+		if ok, _ := b.allow(ctx, user); ok {
 			b.say(ctx, m.Chat.ID, "Only the person who asked, or an admin, can stop this request.")
 		}
 	default:

@@ -37,6 +37,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		AllowedUserIDs:     cfg.AllowedUserIDs,
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
+		SendsPerSecond:     cfg.SendsPerSecond,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
 		ChatLease:          cfg.ChatLease,
 		Webhook:            cfg.Webhook,

@@ -70,7 +70,8 @@ var Settings = []Setting{
 	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool without asking (trusted deployments only); empty asks for tools outside autoApprove"},
 	{Name: "ALLOWED_USER_IDS", Default: "", Help: "comma-separated Telegram user ids allowed to use the bot; empty allows anyone"},
 	{Name: "ADMIN_USER_IDS", Default: "", Help: "comma-separated Telegram user ids of admins (/servers, Always allow)"},
-	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute"},
+	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute; over PostgreSQL counted for all instances together"},
+	{Name: "TELEGRAM_SENDS_PER_SECOND", Default: "30", Help: "messages the bot sends per second over all chats (Telegram allows about 30); over PostgreSQL shared by all instances; 0: not paced"},
 	{Name: "TOKEN_BUDGET_PER_USER_DAY", Default: "0", Help: "tokens (read and written) one user may use per UTC day; 0: no limit; admins are exempt"},
 	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
 	{Name: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
@@ -120,6 +121,7 @@ type Config struct {
 	AllowedUserIDs     []int64
 	AdminUserIDs       []int64
 	RateLimitPerMinute int
+	SendsPerSecond     float64
 	// TokenBudgetPerUserDay caps one user's tokens per UTC day; 0: none.
 	TokenBudgetPerUserDay int64
 	MaxConcurrentTurns    int
@@ -368,6 +370,11 @@ func parse(values map[string]string) (*Config, error) {
 	c.TokenBudgetPerUserDay = int64(num("TOKEN_BUDGET_PER_USER_DAY", 0))
 	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
 	c.MaxDocumentBytes = num("MAX_DOCUMENT_BYTES", 1)
+	if v, err := strconv.ParseFloat(values["TELEGRAM_SENDS_PER_SECOND"], 64); err != nil || v < 0 || v > 1000 {
+		errs = append(errs, fmt.Errorf("TELEGRAM_SENDS_PER_SECOND: want a number from 0 to 1000, got %q", values["TELEGRAM_SENDS_PER_SECOND"]))
+	} else {
+		c.SendsPerSecond = v
+	}
 	if v, err := strconv.ParseBool(values["MODEL_VISION"]); err != nil {
 		errs = append(errs, fmt.Errorf("MODEL_VISION: want true or false, got %q", values["MODEL_VISION"]))
 	} else {
