@@ -120,7 +120,7 @@ type Profile struct {
 	// Temperature, MaxContextTokens: as Config's.
 	Temperature      float32
 	MaxContextTokens int
-	// Vision says the model sees images; a turn without it drops the
+	// Vision says the model sees images; a turn without it notes the
 	// request's images and tells the user so.
 	Vision bool
 	// Prompt frames the system prompt; "" is prompt.Generic.
@@ -163,6 +163,10 @@ type Config struct {
 	// budget. Whole old turns are left out to fit; the system prompt and
 	// the current turn never are. With Profiles, each profile has its own.
 	MaxContextTokens int
+	// Vision says the model sees images (MODEL_VISION): the images of the
+	// history go to it, counted against MaxContextTokens; without it
+	// they are a note. With Profiles, each profile has its own.
+	Vision bool
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
 	// ApprovalTimeout is how long an approval request stays open; default

@@ -17,7 +17,7 @@ func (cfg *Config) checkProfiles() error {
 	if len(cfg.Profiles) == 0 {
 		cfg.Profiles = []Profile{{
 			Name: "default", Model: cfg.Model, ModelName: cfg.ModelName, Temperature: cfg.Temperature,
-			MaxContextTokens: cfg.MaxContextTokens, Vision: true,
+			MaxContextTokens: cfg.MaxContextTokens, Vision: cfg.Vision,
 		}}
 	}
 	cfg.Profiles = slices.Clone(cfg.Profiles)

@@ -31,9 +31,10 @@ type Request struct {
 	Answer *Answer
 	// Decision is a pressed approval button.
 	Decision *Decision
-	// Images go with Text to the model, as image parts of the message, in
-	// the turn's first model call (the model's reply, in the history,
-	// carries what it saw on). The stored message is Text alone.
+	// Images go with Text to a model that sees them (Config.Vision), as
+	// image parts of the message. They are kept by reference with the
+	// stored message (see MediaStore), so later calls and turns send them
+	// again while they fit the context budget.
 	Images []llm.Image
 	// Retry answers the chat's last message again (/retry): the earlier
 	// answer is replaced, and a call it made runs again only once the
@@ -113,9 +114,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if req.Retry {
 		return t.retry(ctx)
 	}
-	t.images = req.Images
-	if len(t.images) > 0 && !t.profile.Vision {
-		t.images = nil
+	if len(req.Images) > 0 && !t.profile.Vision {
 		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
 	}
 	user := req.Text
@@ -166,7 +165,11 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			return t.fail(ctx, msgInternal, err)
 		}
 	}
-	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user})
+	refs, err := t.keepImages(ctx, req.Images)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user, Media: refs})
 	return t.loop(ctx)
 }
 
@@ -236,8 +239,8 @@ type turn struct {
 	// which run again only once approved.
 	replaceFrom int64
 	repeats     map[string]bool
-	// images go with the user's message in the first model call.
-	images []llm.Image
+	// media caches the images of the turn's history by reference.
+	media map[string]llm.Image
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
@@ -510,10 +513,7 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, e
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	msgs := modelMessages(sys, fit(history, p.MaxContextTokens, estimate(sys)))
-	if t.calls == 1 && len(t.images) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser {
-		msgs[len(msgs)-1].Images = t.images
-	}
+	msgs := t.messages(ctx, sys, history)
 	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
 
 	parser := executor.NewParser()

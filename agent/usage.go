@@ -91,7 +91,7 @@ func (t *turn) spent(msgs []llm.Message, resp *llm.Response) (in, out int, estim
 		estimated = true
 		in = 0
 		for _, m := range msgs {
-			in += estimate(m.Content)
+			in += estimate(m.Content) + imageTokens*len(m.Images)
 		}
 		out = estimate(resp.Content)
 	}

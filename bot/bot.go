@@ -1,8 +1,8 @@
 // Package bot is mcpgram's Telegram front end: updates in, events out. It
 // takes updates into the durable inbox (long polling, or Telegram's posts
 // in webhook mode), hands them to package dispatch's per-chat lanes, turns
-// each message (text, a recording's transcript, a text file) into a turn
-// of the agent, and the agent's events into Telegram messages, cards with
+// each message (text, a recording's transcript, a text file, images; an
+// album's updates together) into a turn of the agent, and the agent's events into Telegram messages, cards with
 // buttons and photos; admins manage the MCP servers with /servers. The
 // pieces that know nothing of the agent live beside it: render (HTML),
 // callback (button data) and telegram (the Bot API client).
@@ -53,6 +53,14 @@ type Store interface {
 	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
+	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
+}
+
+// A MediaPruner deletes the images users sent once they are older than
+// the retention limit; *store.DB is one. A Store that is one is pruned
+// every hour.
+type MediaPruner interface {
+	MediaPrune(ctx context.Context, before time.Time) (int64, error)
 }
 
 // DefaultAPIURL is Telegram's Bot API server.
@@ -119,9 +127,15 @@ type Config struct {
 	Transcriber media.Transcriber
 	// MaxDocumentBytes caps the text files the bot reads; default 64 KiB.
 	MaxDocumentBytes int
-	// Vision says the model sees images: photos go to it as images.
-	// Without it, only a photo's caption does.
+	// Vision says the model sees images: photos and images sent as files
+	// go to it as images. Without it, only a photo's caption does.
 	Vision bool
+	// AlbumWait is how long the bot waits for more of an album's items
+	// after the last one arrived; default 1s (see handleAlbum).
+	AlbumWait time.Duration
+	// MediaRetention is how long the images users sent are kept
+	// (MEDIA_RETENTION), where the Store is a MediaPruner; default 30 days.
+	MediaRetention time.Duration
 
 	// Metrics, when set, counts updates and Bot API calls, and reports the
 	// inbox's backlog and the chats running and waiting.
@@ -160,6 +174,8 @@ func (c *Config) setDefaults() {
 	def(&c.StreamInterval, 1500*time.Millisecond)
 	def(&c.ExpireInterval, 30*time.Second)
 	def(&c.ShutdownGrace, 20*time.Second)
+	def(&c.AlbumWait, time.Second)
+	def(&c.MediaRetention, 30*24*time.Hour)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -285,6 +301,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
+	if p, ok := b.store.(MediaPruner); ok {
+		b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx, p) })
+	}
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {

@@ -47,6 +47,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		Transcriber:        transcriber,
 		MaxDocumentBytes:   cfg.MaxDocumentBytes,
 		Vision:             anyVision(cfg),
+		MediaRetention:     cfg.MediaRetention,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)

@@ -56,12 +56,13 @@ var Settings = []Setting{
 	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
-	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos then go to it; false sends only a photo's caption"},
+	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos and images sent as files then go to it; false sends only a photo's caption"},
 	{Name: "DEFAULT_MODEL", Default: "", Help: "the profile under models: (mcpgram.yaml) that answers chats that chose none with /model; empty: the profile named default, which the OPENAI_*, LLM_*, MAX_CONTEXT_TOKENS and MODEL_VISION settings make"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
 	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
 	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
 	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
+	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns and /retry, counted from when each was last sent: a duration such as 720h, or days such as 30d; then the history says the image is no longer kept"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "postgres://user:password@host:5432/database keeps everything in PostgreSQL instead, for several instances sharing one store; empty: SQLite at DATABASE_PATH"},
@@ -111,6 +112,8 @@ type Config struct {
 	TranscriptionBaseURL string
 	TranscriptionKey     string
 	MaxDocumentBytes     int
+	// MediaRetention is how long images users sent are kept.
+	MediaRetention time.Duration
 
 	MCPSettings  string
 	DatabasePath string
@@ -401,6 +404,11 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.Temperature = float32(t)
 	}
+	if d, err := parseDays(values["MEDIA_RETENTION"]); err != nil || d < time.Hour {
+		errs = append(errs, fmt.Errorf("MEDIA_RETENTION: want a duration of at least 1h such as 720h, or days such as 30d, got %q", values["MEDIA_RETENTION"]))
+	} else {
+		c.MediaRetention = d
+	}
 	if d, err := time.ParseDuration(values["CHAT_LEASE"]); err != nil || d < time.Second {
 		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 30s, got %q", values["CHAT_LEASE"]))
 	} else {
@@ -655,4 +663,16 @@ func readDotEnv(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return env, nil
+}
+
+// parseDays is time.ParseDuration that also takes whole days, as "30d".
+func parseDays(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 100*365 {
+			return 0, fmt.Errorf("bad number of days %q", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }

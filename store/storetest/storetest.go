@@ -4,7 +4,7 @@
 // bot can take either without telling them apart.
 //
 // It covers conversations and messages, turns, pending interactions, the
-// audit log, the inbox and token usage, their errors, their use from several handles
+// audit log, the inbox, token usage and the images users sent, their errors, their use from several handles
 // at once (as several processes would), and cancelled contexts. What only
 // one engine has (SQLite's pragmas, write gate and crash test, PostgreSQL's
 // advisory-locked migrations) stays in that engine's tests.
@@ -48,6 +48,11 @@ type Store interface {
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
 	InboxBacklog(ctx context.Context) (int, time.Time, error)
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
+
+	MediaPut(ctx context.Context, mimeType string, data []byte) (string, error)
+	MediaGet(ctx context.Context, ref string) (store.Media, error)
+	MediaPrune(ctx context.Context, before time.Time) (int64, error)
 
 	AddUsage(ctx context.Context, us ...store.Usage) error
 	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
@@ -101,6 +106,8 @@ func Run(t *testing.T, open Open) {
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},
 		{"InboxBacklog", testInboxBacklog},
+		{"InboxPendingChat", testInboxPendingChat},
+		{"Media", testMedia},
 		{"InboxPutConcurrentDuplicates", testInboxPutConcurrentDuplicates},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentActiveConversation", testConcurrentActiveConversation},
