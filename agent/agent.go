@@ -113,6 +113,12 @@ type Config struct {
 	// SystemPrompt renders the system prompt from a catalog; it is called
 	// once per catalog Version. Default prompt.Build.
 	SystemPrompt func(hub.Catalog) string
+	// NativePrompt renders the system prompt of a native call, which
+	// teaches no call syntax; default prompt.BuildNative.
+	NativePrompt func(hub.Catalog) string
+	// ToolCalling is how the model calls tools (TOOL_CALLING); default
+	// ToolCallingXML.
+	ToolCalling ToolCalling
 
 	// Temperature is the model's usual temperature, sent on every call in
 	// place of the model client's own. After a reply with an invalid tool
@@ -161,7 +167,11 @@ type Agent struct {
 	exec   *executor.Executor
 	logger *slog.Logger
 
-	prompt atomic.Pointer[cachedPrompt]
+	// prompt caches the system prompt per mode: [0] XML, [1] native.
+	prompt [2]atomic.Pointer[cachedPrompt]
+	tools  atomic.Pointer[toolset]
+	// support remembers which endpoints took native tools (auto).
+	support support
 
 	mu    sync.Mutex
 	chats map[string]*chatLock
@@ -204,6 +214,16 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.SystemPrompt == nil {
 		cfg.SystemPrompt = prompt.Build
 	}
+	if cfg.NativePrompt == nil {
+		cfg.NativePrompt = prompt.BuildNative
+	}
+	switch cfg.ToolCalling {
+	case "":
+		cfg.ToolCalling = ToolCallingXML
+	case ToolCallingXML, ToolCallingNative, ToolCallingAuto:
+	default:
+		return nil, fmt.Errorf("agent: tool calling %q is not xml, native or auto", cfg.ToolCalling)
+	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
 	}
@@ -231,15 +251,19 @@ func New(cfg Config) (*Agent, error) {
 // systemPrompt returns the prompt for cat, rebuilt only when the catalog
 // changed: the same bytes every call keep providers' prefix caches warm. A
 // catalog a chat narrowed (own) is built each time, and not cached.
-func (a *Agent) systemPrompt(cat hub.Catalog, own bool) string {
-	if own {
-		return a.cfg.SystemPrompt(cat)
+func (a *Agent) systemPrompt(cat hub.Catalog, own, native bool) string {
+	build, cache := a.cfg.SystemPrompt, &a.prompt[0]
+	if native {
+		build, cache = a.cfg.NativePrompt, &a.prompt[1]
 	}
-	if p := a.prompt.Load(); p != nil && p.version == cat.Version {
+	if own {
+		return build(cat)
+	}
+	if p := cache.Load(); p != nil && p.version == cat.Version {
 		return p.text
 	}
-	p := &cachedPrompt{version: cat.Version, text: a.cfg.SystemPrompt(cat)}
-	a.prompt.Store(p)
+	p := &cachedPrompt{version: cat.Version, text: build(cat)}
+	cache.Store(p)
 	return p.text
 }
 

@@ -217,6 +217,9 @@ func New(cfg Config) (*Client, error) {
 // Model returns the configured model name.
 func (c *Client) Model() string { return c.cfg.Model }
 
+// BaseURL returns the endpoint's base URL, as configured.
+func (c *Client) BaseURL() string { return c.cfg.BaseURL }
+
 // Temperature returns the configured temperature.
 func (c *Client) Temperature() float32 { return c.cfg.Temperature }
 

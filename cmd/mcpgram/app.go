@@ -111,6 +111,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Store:            app.Store,
 		Hub:              app.Hub,
 		SystemPrompt:     prompt.Build,
+		ToolCalling:      agent.ToolCalling(cfg.ToolCalling),
 		Temperature:      cfg.Temperature,
 		MaxTurns:         cfg.MaxTurns,
 		MaxContextTokens: cfg.MaxContextTokens,

@@ -53,6 +53,15 @@ func TestDefaults(t *testing.T) {
 	if c.AutoApproveAll {
 		t.Error("AutoApproveAll is on by default")
 	}
+	if c.ToolCalling != "xml" {
+		t.Errorf("ToolCalling = %q, want xml", c.ToolCalling)
+	}
+	for _, v := range []string{"native", "Auto"} {
+		c, err := load(t, nil, map[string]string{"TOOL_CALLING": v})
+		if err != nil || c.ToolCalling != strings.ToLower(v) {
+			t.Errorf("TOOL_CALLING=%s: %q, %v", v, c.ToolCalling, err)
+		}
+	}
 	if c.TokenBudgetPerUserDay != 0 {
 		t.Errorf("TokenBudgetPerUserDay = %d, want 0 (no budget)", c.TokenBudgetPerUserDay)
 	}
@@ -120,6 +129,7 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad auto approve", nil, map[string]string{"AUTO_APPROVE": "some"}, "AUTO_APPROVE"},
 		{"bad url", nil, map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, "OPENAI_BASE_URL"},
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
+		{"bad tool calling", nil, map[string]string{"TOOL_CALLING": "json"}, "TOOL_CALLING: want xml, native or auto"},
 		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
