@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,31 +41,7 @@ func (m mode) reply(s string) llmfake.Reply {
 	if !m.native() {
 		return llmfake.Text(s).Split(7)
 	}
-	return asNative(s)
-}
-
-// asNative is an XML reply as native calls: its visible text as content,
-// each block a function call.
-func asNative(s string) llmfake.Reply {
-	r := executor.Parse(s)
-	out := llmfake.Reply{Content: r.Text}
-	for _, b := range r.Blocks {
-		var c llmfake.ToolCall
-		switch b.Name {
-		case executor.UseMCPTool:
-			c = llmfake.ToolCall{Name: b.Params["server_name"] + "__" + b.Params["tool_name"], Arguments: b.Params["arguments"]}
-		case executor.AccessMCPResource:
-			c = llmfake.Fn(b.Name, map[string]string{"server_name": b.Params["server_name"], "uri": b.Params["uri"]})
-		case executor.AskFollowupQuestion:
-			var opts []string
-			_ = json.Unmarshal([]byte(b.Params["options"]), &opts)
-			c = llmfake.Fn(b.Name, map[string]any{"question": b.Params["question"], "options": opts})
-		case executor.AttemptCompletion:
-			c = llmfake.Fn(b.Name, map[string]string{"result": b.Params["result"]})
-		}
-		out.ToolCalls = append(out.ToolCalls, c)
-	}
-	return out.Split(5)
+	return llmfake.AsNative(llmfake.Text(s))
 }
 
 // script answers the n-th model call with replies[n-1], in the mode.
