@@ -15,10 +15,13 @@
 //
 // The conversation is stored as messages with the roles RoleUser (what the
 // user typed, or an <answer> to a question), RoleAssistant (the model's raw
-// reply, tool XML included, so it sees what it did) and RoleTool (tool
-// results and feedback, sent to the model as user messages, the way Cline
-// does it for models without native tool calling). A stored turn starts at
-// a RoleUser message; the context budget drops whole turns, oldest first.
+// reply, tool XML included, so it sees what it did; a native reply's calls
+// are stored as the XML they stand for) and RoleTool (each call's outcome,
+// and feedback, a message each). In XML mode tool messages reach the model
+// as user messages, the way Cline does it for models without native tool
+// calling; in native mode as the "tool" messages answering the reply's
+// tool_calls (see native.go). A stored turn starts at a RoleUser message;
+// the context budget drops whole turns, oldest first.
 package agent
 
 import (

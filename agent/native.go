@@ -298,6 +298,9 @@ func nativeMessages(system string, history []store.Message, ts *prompt.Toolset) 
 // calls, with ids made of the message's place (at) and the call's; ok is
 // false when the reply has no blocks, or one that is not a whole call.
 func nativeCalls(ts *prompt.Toolset, content string, at int) (text string, calls []llm.ToolCall, ok bool) {
+	if !strings.Contains(content, "<") {
+		return "", nil, false // no tag, no block: spares the parse
+	}
 	r := executor.Parse(content)
 	if len(r.Blocks) == 0 {
 		return "", nil, false
