@@ -528,3 +528,29 @@ func TestAutoFallsBackOnlyBeforeTools(t *testing.T) {
 		t.Errorf("%d model calls, want 2: no XML retry", n)
 	}
 }
+
+// /retry in native mode: a call the replaced answer made waits for
+// approval when the model makes it again, as in XML.
+func TestNativeRetry(t *testing.T) {
+	t.Parallel()
+	m := modes[1]
+	e := m.env(t, m.script(echo("once"), complete("first answer"), echo("once"), complete("second answer")), setup{})
+	if got := e.say("say once").last(t); got.Kind != agent.EventAnswer || got.Text != "first answer" {
+		t.Fatalf("first turn: %+v", got)
+	}
+	r, err := e.turn(agent.Request{Caller: alice, Retry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.last(t)
+	if got.Kind != agent.EventApproval || got.Approval.Tool != "echo" {
+		t.Fatalf("the retry's repeated call: %+v, want an approval", got)
+	}
+	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: got.Approval.PendingID, Approve: true}})
+	if err != nil || r.last(t).Text != "second answer" {
+		t.Fatalf("after approving: %+v, %v", r.all(), err)
+	}
+	if n := len(e.audit()); n != 2 {
+		t.Errorf("audit has %d calls, want 2", n)
+	}
+}

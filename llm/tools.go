@@ -98,7 +98,8 @@ const maxStreamedCalls = 1024
 type callAssembler struct {
 	calls []ToolCall
 	index []int // index of each call as the endpoint numbered it
-	args  []strings.Builder
+	// args are pointers: a Builder must not move once written to.
+	args []*strings.Builder
 }
 
 func (a *callAssembler) add(d openai.ToolCall) {
@@ -134,7 +135,7 @@ func (a *callAssembler) add(d openai.ToolCall) {
 func (a *callAssembler) start(index int) int {
 	a.calls = append(a.calls, ToolCall{})
 	a.index = append(a.index, index)
-	a.args = append(a.args, strings.Builder{})
+	a.args = append(a.args, &strings.Builder{})
 	return len(a.calls) - 1
 }
 

@@ -118,7 +118,9 @@ func TestStreamedCallsByIndex(t *testing.T) {
 	for i := range many {
 		many[i] = llmfake.ToolCall{Name: fmt.Sprintf("t%d", i), Arguments: fmt.Sprintf(`{"i":%d}`, i)}
 	}
-	srv := llmfake.New(t, llmfake.Script(llmfake.Calls(many...).Split(3)))
+	interleaved := llmfake.Calls(many...).Split(3)
+	interleaved.Interleave = true
+	srv := llmfake.New(t, llmfake.Script(interleaved))
 	resp, err := newClient(t, srv, nil).Complete(context.Background(), llm.Request{Messages: hello, Tools: []llm.Tool{echoTool}, OnDelta: func(string) {}})
 	if err != nil {
 		t.Fatal(err)

@@ -164,6 +164,9 @@ type Reply struct {
 	// once when 0).
 	ToolCalls []ToolCall
 	ArgChunk  int
+	// Interleave sends the calls' deltas taking turns, a delta of each
+	// call in index order, as endpoints that stream calls in parallel do.
+	Interleave bool
 	// Status, when not 0 or 200, answers with that HTTP status and an
 	// OpenAI-style error body carrying Error (or a default message).
 	Status int
@@ -553,12 +556,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 }
 
 // streamCalls sends each tool call as deltas of its index: id, type and
-// name first, then the arguments in pieces.
+// name first, then the arguments in pieces; one call after another, or
+// taking turns (Interleave).
 func (r Reply) streamCalls(send func(callDelta)) {
+	all := make([][]callDelta, len(r.ToolCalls))
 	for i, c := range r.ToolCalls {
 		first := callDelta{Index: i, ID: r.callID(i), Type: "function"}
 		first.Function.Name = c.Name
-		send(first)
+		all[i] = append(all[i], first)
 		args := c.Arguments
 		for args != "" {
 			n := len(args)
@@ -567,8 +572,28 @@ func (r Reply) streamCalls(send func(callDelta)) {
 			}
 			d := callDelta{Index: i}
 			d.Function.Arguments = args[:n]
-			send(d)
+			all[i] = append(all[i], d)
 			args = args[n:]
+		}
+	}
+	if !r.Interleave {
+		for _, ds := range all {
+			for _, d := range ds {
+				send(d)
+			}
+		}
+		return
+	}
+	for k := 0; ; k++ {
+		sent := false
+		for _, ds := range all {
+			if k < len(ds) {
+				send(ds[k])
+				sent = true
+			}
+		}
+		if !sent {
+			return
 		}
 	}
 }
