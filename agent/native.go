@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
@@ -215,12 +216,39 @@ func writeCore(b *strings.Builder, name, args string) {
 }
 
 // nativeFeedback rewrites the plan's feedback for a model that made
-// native calls: no XML examples (see executor.NativeFeedback).
-func nativeFeedback(p *executor.Plan) {
+// native calls: no XML examples (see executor.NativeFeedback); and a call
+// of a server's tool that named no tool the check found also hears the
+// function it may have meant, by the name the model called.
+func nativeFeedback(p *executor.Plan, ts *prompt.Toolset) {
 	p.Feedback = executor.NativeFeedback(p.Feedback)
 	for i := range p.Steps {
-		p.Steps[i].Feedback = executor.NativeFeedback(p.Steps[i].Feedback)
+		s := &p.Steps[i]
+		s.Feedback = executor.NativeFeedback(s.Feedback)
+		if s.Err == nil || s.Block.Name != executor.UseMCPTool {
+			continue
+		}
+		switch executor.ProblemOf(s.Err) {
+		case executor.ProblemUnknownServer, executor.ProblemUnknownTool, executor.ProblemMissingParam:
+			s.Feedback += closestFunction(ts, s.Block)
+		}
 	}
+}
+
+// closestFunction names the function closest to the one b was written
+// from, or says none is.
+func closestFunction(ts *prompt.Toolset, b executor.Block) string {
+	name := b.Params["tool_name"]
+	if b.Params["server_name"] != "" {
+		name = b.Params["server_name"] + "__" + name
+	}
+	var names []string
+	for _, f := range ts.Functions {
+		names = append(names, f.Name)
+	}
+	if best, ok := suggest.Closest(name, names); ok {
+		return fmt.Sprintf("\nNo function is named %q; did you mean %q?", name, best)
+	}
+	return fmt.Sprintf("\nNo function is named %q: call one of the functions offered.", name)
 }
 
 // storedReply is what the store keeps of a native reply: its calls as

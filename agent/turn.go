@@ -238,6 +238,9 @@ type turn struct {
 	// sees them as disabled (see catalog).
 	serversOff []string
 
+	// tools are the functions of the last native call.
+	tools *toolset
+
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
@@ -381,8 +384,8 @@ func (t *turn) loop(ctx context.Context) error {
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
 		plan := t.prepare(ctx, cat, reply)
-		if len(resp.ToolCalls) > 0 {
-			nativeFeedback(&plan)
+		if len(resp.ToolCalls) > 0 && t.tools != nil {
+			nativeFeedback(&plan, t.tools.set)
 		}
 		t.countFormat(t.catalog(), reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
@@ -522,8 +525,10 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	history = fit(history, a.cfg.MaxContextTokens, estimate(sys))
 	req := llm.Request{Logger: t.logger}
 	var ts *toolset
+	t.tools = nil
 	if native {
 		ts = a.toolset(cat, own)
+		t.tools = ts
 		req.Messages, req.Tools = nativeMessages(sys, history, ts.set), ts.tools
 	} else {
 		req.Messages = modelMessages(sys, history)
