@@ -2,6 +2,12 @@
 // for tests. It speaks the real wire format, plain JSON and SSE streaming,
 // and answers each request with whatever a test's Handler decides from the
 // request, so tests can both script the model and assert what it was sent.
+// It speaks native tool calling too: a Reply's ToolCalls go out as
+// "tool_calls", streamed as deltas by index; Native turns a scripted XML
+// model into a native one; RejectTools plays an endpoint without tools;
+// and every request's tools and tool history are checked as a strict
+// endpoint checks them (see checkWire), a malformed one answered 400 and
+// failing the test.
 //
 //	srv := llmfake.New(t, llmfake.Script(
 //		llmfake.Reply{Status: 429, RetryAfter: "1"},
