@@ -8,8 +8,7 @@
 // The prompt is byte-stable: the same servers, tools and options give the
 // same bytes, whatever order the catalog lists them in, so that providers'
 // prefix caches hit across turns and users; so are the functions. It
-// therefore holds no time, no
-// user data and no catalog version.
+// therefore holds no time, no user data and no catalog version.
 package prompt
 
 import (
