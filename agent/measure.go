@@ -91,7 +91,7 @@ func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.
 	if m == nil {
 		return
 	}
-	model := t.a.cfg.ModelName
+	model := t.profile.ModelName
 	checked := func(repairs []string) {
 		if len(repairs) > 0 {
 			m.Format(model, "repaired", repairs[0])

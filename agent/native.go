@@ -47,13 +47,40 @@ const (
 	ToolCallingNative ToolCalling = "native"
 	// ToolCallingAuto is native where the endpoint takes tools and XML
 	// where it refuses them (see llm.ToolsRejected); the answer is
-	// remembered per endpoint and model for the life of the Agent.
+	// remembered per endpoint and model (a profile's) for the life of
+	// the Agent.
 	ToolCallingAuto ToolCalling = "auto"
 )
 
-// toolCalling is the mode of this turn: the one place a turn reads it.
+// toolCalling is the mode of this turn, its profile's: the one place a
+// turn reads it.
 func (t *turn) toolCalling() ToolCalling {
-	return t.a.cfg.ToolCalling
+	return ToolCalling(t.profile.ToolCalling)
+}
+
+// checkToolCalling checks the modes, and gives the profiles that name
+// none the Config's.
+func (cfg *Config) checkToolCalling() error {
+	if cfg.ToolCalling == "" {
+		cfg.ToolCalling = ToolCallingXML
+	}
+	if !cfg.ToolCalling.valid() {
+		return fmt.Errorf("agent: tool calling %q is not xml, native or auto", cfg.ToolCalling)
+	}
+	for i := range cfg.Profiles {
+		p := &cfg.Profiles[i]
+		if p.ToolCalling == "" {
+			p.ToolCalling = string(cfg.ToolCalling)
+		}
+		if !ToolCalling(p.ToolCalling).valid() {
+			return fmt.Errorf("agent: profile %q: tool calling %q is not xml, native or auto", p.Name, p.ToolCalling)
+		}
+	}
+	return nil
+}
+
+func (m ToolCalling) valid() bool {
+	return m == ToolCallingXML || m == ToolCallingNative || m == ToolCallingAuto
 }
 
 // support remembers, per endpoint and model, whether the endpoint took
@@ -63,24 +90,24 @@ type support struct {
 	m  map[string]bool
 }
 
-// supportKey names the endpoint and model the Agent calls.
-func (a *Agent) supportKey() string {
+// supportKey names the endpoint and model of profile p.
+func supportKey(p Profile) string {
 	endpoint := ""
-	if e, ok := a.cfg.Model.(interface{ BaseURL() string }); ok {
+	if e, ok := p.Model.(interface{ BaseURL() string }); ok {
 		endpoint = e.BaseURL()
 	}
-	return endpoint + " " + a.cfg.ModelName
+	return endpoint + " " + p.ModelName
 }
 
-// native reports whether a call in mode goes native.
-func (a *Agent) native(mode ToolCalling) bool {
+// native reports whether a call of profile p in mode goes native.
+func (a *Agent) native(mode ToolCalling, p Profile) bool {
 	switch mode {
 	case ToolCallingNative:
 		return true
 	case ToolCallingAuto:
 		a.support.mu.Lock()
 		defer a.support.mu.Unlock()
-		ok, known := a.support.m[a.supportKey()]
+		ok, known := a.support.m[supportKey(p)]
 		return ok || !known
 	}
 	return false
@@ -90,13 +117,13 @@ func (a *Agent) native(mode ToolCalling) bool {
 // when the endpoint is now known to refuse tools: err is a refusal and
 // the endpoint never took them before (after a success, a refusal is
 // about that request, not about tools).
-func (a *Agent) learn(err error) (refused bool) {
+func (a *Agent) learn(err error, p Profile) (refused bool) {
 	a.support.mu.Lock()
 	defer a.support.mu.Unlock()
 	if a.support.m == nil {
 		a.support.m = map[string]bool{}
 	}
-	key := a.supportKey()
+	key := supportKey(p)
 	switch ok, known := a.support.m[key]; {
 	case err == nil:
 		a.support.m[key] = true
@@ -115,7 +142,7 @@ type toolset struct {
 }
 
 func newToolset(cat hub.Catalog) *toolset {
-	set := prompt.Tools(cat)
+	set := prompt.Functions(cat)
 	ts := &toolset{version: cat.Version, set: set, tools: make([]llm.Tool, len(set.Functions))}
 	for i, f := range set.Functions {
 		ts.tools[i] = llm.Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters}

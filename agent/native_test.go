@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -553,5 +555,40 @@ func TestNativeRetry(t *testing.T) {
 	}
 	if n := len(e.audit()); n != 2 {
 		t.Errorf("audit has %d calls, want 2", n)
+	}
+}
+
+// A chat's profile carries its way of calling tools: switching model
+// with SetProfile switches it in the same conversation, and what the
+// other model did is rendered for the new one.
+func TestProfileToolCalling(t *testing.T) {
+	t.Parallel()
+	local := llmfake.New(t, llmfake.Native(llmfake.Script(llmfake.Text(echo("native")), llmfake.Text("Done natively."))))
+	e := newEnv(t, llmfake.Script(llmfake.Text(echo("xml")), llmfake.Text("Done in XML.")), setup{config: func(cfg *agent.Config) {
+		client, err := llm.New(llm.Config{BaseURL: local.URL(), Model: "local", Backoff: time.Millisecond, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Profiles = []agent.Profile{
+			{Name: "default", Model: cfg.Model, Temperature: 0.5, Vision: true},
+			{Name: "local", Model: client, Temperature: 0.5, ToolCalling: "native"},
+		}
+	}})
+	if got := e.say("echo xml").last(t); got.Text != "Done in XML." {
+		t.Fatalf("default profile: %+v", got)
+	}
+	if err := e.agent.SetProfile(t.Context(), alice.ChatID, "local"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.say("echo native").last(t); got.Text != "Done natively." {
+		t.Fatalf("local profile: %+v", got)
+	}
+	checkMode(t, modes[0], e.model.Calls()[0].Request)
+	calls := local.Calls()
+	checkMode(t, modes[1], calls[0].Request)
+	// The XML turn's call and result, as tool_calls and a tool message.
+	msgs := calls[0].Request.Messages
+	if len(msgs) < 4 || len(msgs[2].ToolCalls) != 1 || msgs[3].Role != "tool" || !strings.Contains(msgs[3].Content, echoed("xml")) {
+		t.Errorf("the native model read the XML turn as %+v", msgs)
 	}
 }

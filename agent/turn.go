@@ -114,6 +114,10 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		return t.retry(ctx)
 	}
 	t.images = req.Images
+	if len(t.images) > 0 && !t.profile.Vision {
+		t.images = nil
+		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
+	}
 	user := req.Text
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
@@ -237,7 +241,8 @@ type turn struct {
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
-
+	// profile is the chat's model, resolved once at the turn's start.
+	profile Profile
 	// tools are the functions of the last native call.
 	tools *toolset
 
@@ -260,6 +265,9 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		return t, err
 	}
 	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, caller.ChatID); err != nil {
+		return t, err
+	}
+	if err := t.resolveProfile(ctx); err != nil {
 		return t, err
 	}
 	if conv == 0 {
@@ -504,10 +512,10 @@ func (t *turn) limitMessage() string {
 // refuses tools gets the same call again in XML, and XML from then on.
 func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, executor.Reply, error) {
 	mode := t.toolCalling()
-	native := t.a.native(mode)
+	native := t.a.native(mode, t.profile)
 	resp, stored, reply, err := t.complete(ctx, cat, native)
-	if native && mode == ToolCallingAuto && ctx.Err() == nil && t.a.learn(err) {
-		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.a.cfg.ModelName, "err", err)
+	if native && mode == ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
+		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.ModelName, "err", err)
 		return t.complete(ctx, cat, false)
 	}
 	return resp, stored, reply, err
@@ -516,13 +524,14 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, s
 // complete makes one model call, native or XML.
 func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, executor.Reply, error) {
 	a := t.a
+	p := t.profile
 	own := len(t.serversOff) > 0
-	sys := a.systemPrompt(cat, own, native) + chatInstructions(t.instructions)
+	sys := a.systemPrompt(cat, p.Prompt, own, native) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	history = fit(history, a.cfg.MaxContextTokens, estimate(sys))
+	history = fit(history, p.MaxContextTokens, estimate(sys))
 	req := llm.Request{Logger: t.logger}
 	var ts *toolset
 	t.tools = nil
@@ -537,7 +546,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	if t.calls == 1 && len(t.images) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser {
 		msgs[len(msgs)-1].Images = t.images
 	}
-	temp := float32(math.Max(0, math.Round((float64(a.cfg.Temperature)-0.1*float64(t.mistakes))*100)/100))
+	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
 	req.Temperature = &temp
 
 	parser := executor.NewParser()
@@ -563,10 +572,10 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 			t.emit.send(Event{Kind: EventText, Text: ""})
 		}
 	}
-	resp, err := a.cfg.Model.Complete(ctx, req)
+	resp, err := p.Model.Complete(ctx, req)
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
-	a.cfg.Metrics.ModelCall(a.cfg.ModelName, outcome, d, firstToken)
+	a.cfg.Metrics.ModelCall(p.ModelName, outcome, d, firstToken)
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
 		if debug {

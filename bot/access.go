@@ -51,7 +51,18 @@ func (b *Bot) refuse(user int64) bool {
 
 // allow applies the per-user rate limit; warn is true the first time a
 // user is refused in a row, so the polite message is not itself a flood.
-func (b *Bot) allow(user int64) (ok, warn bool) {
+// Over a store that several instances share, the limit is counted there,
+// for the bot as a whole; if the store cannot be asked, this instance's
+// own count decides.
+func (b *Bot) allow(ctx context.Context, user int64) (ok, warn bool) {
+	if b.rates != nil {
+		n := b.cfg.RateLimitPerMinute
+		refusals, err := b.rates.take(ctx, fmt.Sprintf("user:%d", user), time.Minute/time.Duration(n), n)
+		if err == nil {
+			return refusals == 0, refusals == 1
+		}
+		b.logger.Warn("shared rate limit unavailable; counting on this instance", "err", err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.limiters[user]
@@ -72,7 +83,7 @@ func (b *Bot) allow(user int64) (ok, warn bool) {
 // allowPress applies the per-user rate limit to a press, answering one
 // over the limit with an alert so that its button does not keep spinning.
 func (b *Bot) allowPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
-	if ok, _ := b.allow(cq.From.ID); ok {
+	if ok, _ := b.allow(ctx, cq.From.ID); ok {
 		return true
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, fmt.Sprintf("You are pressing buttons faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute), true)

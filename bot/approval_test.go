@@ -17,7 +17,7 @@ import (
 func TestApprovalCardShowsEveryArgument(t *testing.T) {
 	fake := tgfake.New(t)
 	a := newFakeAgent()
-	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
 	user := int64(alice)
 
 	// card asks for an approval of args and returns the messages the card
@@ -38,6 +38,9 @@ func TestApprovalCardShowsEveryArgument(t *testing.T) {
 			}
 			return false
 		})
+		// The turn ends after its last part is sent; a stop before that
+		// would cut it short.
+		waitHandled(t, h)
 		for _, m := range fake.Messages(user)[before:] {
 			switch {
 			case m.FromID != tgfake.BotUser.ID:

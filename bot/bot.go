@@ -73,6 +73,11 @@ type Config struct {
 	RateLimitPerMinute int
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
 	MaxConcurrentTurns int
+	// SendsPerSecond paces the messages the bot sends over all its chats
+	// (TELEGRAM_SENDS_PER_SECOND), with a burst of as many; 0 does not
+	// pace them. Over a store that is SharedRates, the pace is shared by
+	// every instance.
+	SendsPerSecond float64
 	// ChatLease is how long a chat stays with this instance after it was
 	// last renewed, where the store is shared by several instances
 	// (dispatch.Claimer); default 30s.
@@ -181,6 +186,7 @@ type Bot struct {
 	mu           sync.Mutex
 	turns        map[int64]*turn // chat -> its running turn, for /cancel
 	limiters     map[int64]*userLimit
+	rates        *sharedRates        // nil: the limits are this process's own
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
@@ -216,6 +222,9 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		refused:   map[int64]time.Time{},
 		openCards: map[int64]*card{},
 	}
+	if r, ok := s.(SharedRates); ok {
+		b.rates = &sharedRates{SharedRates: r}
+	}
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true
 	}
@@ -229,7 +238,8 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	b.tg = telegram.New(telegram.Config{
 		Token: cfg.Token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
 		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
-		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Metrics: cfg.Metrics, Logger: cfg.Logger,
+		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: newPacer(cfg.SendsPerSecond, b.rates, cfg.Logger),
+		Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
 	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, LeaseFor: cfg.ChatLease, Logger: cfg.Logger})
 	if err != nil {
@@ -321,10 +331,13 @@ func (b *Bot) connect(ctx context.Context) error {
 	}
 }
 
-// commands is what setMyCommands registers for everyone; admins also get
-// adminCommands in their private chat with the bot.
+// The command menus, per scope as Telegram defines them. Telegram shows a
+// user the most specific menu that applies: in a private chat, the chat's
+// own (operators) before all_private_chats; in a group, an
+// administrator's all_chat_administrators before all_group_chats.
 var (
-	commands = []tgbotapi.BotCommand{
+	// groupCommands are for every member of a group, and the default.
+	groupCommands = []tgbotapi.BotCommand{
 		{Command: "start", Description: "What this bot can do"},
 		{Command: "help", Description: "How to use it"},
 		{Command: "reset", Description: "Start a new conversation"},
@@ -332,21 +345,43 @@ var (
 		{Command: "usage", Description: "Your token usage"},
 		{Command: "retry", Description: "Answer the last message again"},
 		{Command: "cancel", Description: "Stop the running request"},
-		{Command: "system", Description: "This chat's instructions to the assistant"},
 	}
-	adminCommands = slices.Concat(commands,
+	// chatOwnerCommands change a chat for everyone in it: in a private
+	// chat its user's, in a group its administrators'.
+	chatOwnerCommands = []tgbotapi.BotCommand{
+		{Command: "system", Description: "This chat's instructions to the assistant"},
+		{Command: "model", Description: "Which model answers this chat"},
+	}
+	privateCommands = slices.Concat(groupCommands[:3],
+		[]tgbotapi.BotCommand{{Command: "tools", Description: "Servers and tools, with this chat's switches"}},
+		groupCommands[4:], chatOwnerCommands)
+	groupAdminCommands = privateCommands
+	// operatorCommands are for ADMIN_USER_IDS, in their private chat.
+	operatorCommands = slices.Concat(privateCommands,
 		[]tgbotapi.BotCommand{{Command: "servers", Description: "Manage the MCP servers"}})
 )
 
+// registerCommands sets the menus. A failure costs only a stale menu:
+// every command works whatever the menu shows.
 func (b *Bot) registerCommands(ctx context.Context) {
-	if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommands(commands...)); err != nil {
-		b.logger.Warn("setMyCommands failed; the command menu may be stale", "err", err)
+	for _, m := range []struct {
+		scope tgbotapi.BotCommandScope
+		cmds  []tgbotapi.BotCommand
+	}{
+		{tgbotapi.NewBotCommandScopeDefault(), groupCommands},
+		{tgbotapi.NewBotCommandScopeAllPrivateChats(), privateCommands},
+		{tgbotapi.NewBotCommandScopeAllGroupChats(), groupCommands},
+		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), groupAdminCommands},
+	} {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
+			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
+		}
 	}
 	for id := range b.admins {
 		// Fails with "chat not found" until the admin has talked to the
 		// bot once; /servers works regardless.
 		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, adminCommands...)); err != nil {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, operatorCommands...)); err != nil {
 			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
 		}
 	}

@@ -47,6 +47,8 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
 			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleChatServerPress(ctx, cq, data) }}
+		case data.Kind == callback.Model:
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleModelPress(ctx, cq, data) }}
 		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
 	}
@@ -87,7 +89,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		}
 		return
 	}
-	if ok, warn := b.allow(user); !ok {
+	if ok, warn := b.allow(ctx, user); !ok {
 		if warn {
 			b.say(ctx, chatID, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
 		}
@@ -118,6 +120,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 			return
 		case "system":
 			b.handleSystem(ctx, m)
+			return
+		case "model":
+			b.showModel(ctx, chatID)
 			return
 		case "retry":
 			// Whatever card is open stays: the agent says to answer it first.
@@ -162,12 +167,12 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 	// (they are courtesies, and /cancel itself must keep working).
 	switch {
 	case cancel == nil:
-		if ok, _ := b.allow(user); ok {
+		if ok, _ := b.allow(ctx, user); ok {
 			b.say(ctx, m.Chat.ID, "Nothing is running.")
 		}
 	case owner != user && !b.isAdmin(user):
 		// In a group, one member must not stop another's request.
-		if ok, _ := b.allow(user); ok {
+		if ok, _ := b.allow(ctx, user); ok {
 			b.say(ctx, m.Chat.ID, "Only the person who asked, or an admin, can stop this request.")
 		}
 	default:
@@ -257,6 +262,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /retry – answer my last message again
 /cancel – stop the running request
 /system – this chat's instructions to me (group admins change them)
+/model – which model answers this chat (group admins switch it)
 /servers – manage servers (admins)
 
 In groups, mention me, reply to my message, or use a command.`

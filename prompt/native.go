@@ -60,7 +60,7 @@ const maxName = 64
 
 // FunctionName is server's tool as a function name: server__tool, each
 // character outside [a-zA-Z0-9_-] an underscore, cut to 64 bytes. Two
-// tools may come out the same; Tools tells them apart.
+// tools may come out the same; Functions tells them apart.
 func FunctionName(server, tool string) string {
 	n := unsafeName.ReplaceAllString(server, "_") + "__" + unsafeName.ReplaceAllString(tool, "_")
 	if len(n) > maxName {
@@ -69,13 +69,13 @@ func FunctionName(server, tool string) string {
 	return n
 }
 
-// Tools returns the native functions for the running servers of cat: one
+// Functions returns the native functions for the running servers of cat: one
 // per tool, named by FunctionName, and the core actions. Tools are taken
 // in order of server and tool name, and a name already taken (by a core
 // action or an earlier tool) gets the first free suffix _2, _3, ...; so
 // the same catalog always gives the same names and bytes. Schemas are
 // trimmed as the XML prompt trims them (see clean).
-func Tools(cat hub.Catalog) *Toolset {
+func Functions(cat hub.Catalog) *Toolset {
 	ts := &Toolset{Targets: map[string]Target{}}
 	servers := runningServers(cat)
 	core := coreFunctions(servers)
@@ -148,7 +148,7 @@ func offersResources(servers []hub.ServerInfo) bool {
 	return false
 }
 
-// BuildNative returns the system prompt for a model given Tools(cat) as
+// BuildNative returns the system prompt for a model given Functions(cat) as
 // native functions: no call syntax, no tool list; the servers by name
 // with their resources.
 func BuildNative(cat hub.Catalog) string {

@@ -19,7 +19,7 @@ func native(cat hub.Catalog, opts prompt.Options) string {
 	var b strings.Builder
 	b.WriteString(prompt.BuildNativeWith(cat, opts))
 	b.WriteString("\n==== tools\n")
-	for _, f := range prompt.Tools(cat).Functions {
+	for _, f := range prompt.Functions(cat).Functions {
 		b.WriteString(f.Name + ": " + f.Description + "\n    " + string(f.Parameters) + "\n")
 	}
 	return b.String()
@@ -99,7 +99,7 @@ func TestFunctionNames(t *testing.T) {
 		{Name: "my_server", Status: hub.StatusRunning, Tools: []hub.Tool{tool("read_file")}},
 		{Name: "x", Status: hub.StatusRunning, Tools: []hub.Tool{tool("attempt_completion")}},
 	}}
-	ts := prompt.Tools(cat)
+	ts := prompt.Functions(cat)
 	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	seen := map[string]bool{}
 	for _, f := range ts.Functions {

@@ -128,7 +128,7 @@ func toolsField(tb testing.TB, cat hub.Catalog) string {
 		Function function `json:"function"`
 	}
 	var tools []tool
-	for _, f := range prompt.Tools(cat).Functions {
+	for _, f := range prompt.Functions(cat).Functions {
 		tools = append(tools, tool{"function", function{f.Name, f.Description, f.Parameters}})
 	}
 	b, err := json.Marshal(tools)

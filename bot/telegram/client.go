@@ -38,9 +38,18 @@ type Config struct {
 	RetryMin, RetryMax time.Duration
 	// MaxIdleConns keeps that many connections to the server open.
 	MaxIdleConns int
+	// Pace, when set, spaces the messages sent (sendMessage, sendPhoto,
+	// sendDocument), to keep within Telegram's limit for a bot as a whole.
+	Pace Pacer
 	// Metrics counts the calls by method and status; nil counts none.
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
+}
+
+// A Pacer spaces the messages a bot sends: Telegram allows a bot about 30
+// a second over all its chats; *rate.Limiter is one.
+type Pacer interface {
+	Wait(ctx context.Context) error
 }
 
 // A Client calls the Bot API. Its methods are safe for concurrent use,
@@ -230,8 +239,14 @@ func (c *Client) retryDelay(err error, attempt int) (time.Duration, bool) {
 // the methods that return true (answerCallbackQuery, sendChatAction,
 // deleteMessage), which Send cannot decode.
 func (c *Client) Request(ctx context.Context, call tgbotapi.Chattable) (*tgbotapi.APIResponse, error) {
+	method := methodOf(call)
+	if c.cfg.Pace != nil && paced(method) {
+		if err := c.cfg.Pace.Wait(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	}
 	var resp *tgbotapi.APIResponse
-	err := c.retry(ctx, methodOf(call), func() error {
+	err := c.retry(ctx, method, func() error {
 		var err error
 		resp, err = c.api.Request(call)
 		if isNotModified(err) {
@@ -437,6 +452,17 @@ func (c *Client) count(method string, err error) {
 		status = "network"
 	}
 	c.cfg.Metrics.TelegramRequest(method, status, apiErr != nil && apiErr.RetryAfter > 0)
+}
+
+// paced reports whether method sends a new message, which Telegram counts
+// against a bot's limit; edits, chat actions and answers to presses are
+// not paced.
+func paced(method string) bool {
+	switch method {
+	case "sendMessage", "sendPhoto", "sendDocument":
+		return true
+	}
+	return false
 }
 
 // methodOf names the Bot API method of a call; the library keeps its own

@@ -45,7 +45,7 @@ type cluster struct {
 	logs  []*testenv.Buffer // each instance's log, at debug level
 }
 
-func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string) *cluster {
+func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string, env ...string) *cluster {
 	t.Helper()
 	b := buildBinary(t)
 	cl := &cluster{tg: tgfake.New(t), dsn: testenv.Postgres(t)}
@@ -76,12 +76,14 @@ func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []stri
 		})
 		logs := &testenv.Buffer{}
 		cl.logs = append(cl.logs, logs)
-		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, []string{
+		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, append([]string{
 			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
 			"TELEGRAM_MODE=webhook", "TELEGRAM_WEBHOOK_SECRET=" + secret, "HTTP_LISTEN=" + addr,
 			"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
 			"DATABASE_URL=" + cl.dsn, "CHAT_LEASE=2s", "RATE_LIMIT_PER_MINUTE=1000", "LOG_LEVEL=debug",
-		}))
+			// The bot's own pace, not Telegram's limit, is what is measured.
+			"TELEGRAM_SENDS_PER_SECOND=0",
+		}, env...)))
 	}
 	for _, be := range backends {
 		waitReady(t, be.String()+"/readyz")
@@ -316,6 +318,46 @@ func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
 	cl.backlog(t)
 }
 
+// The per-user rate limit is counted in the database, for the bot as a
+// whole: what a user sent through an instance that has since stopped
+// still counts on the one left.
+func TestScaleRateLimitIsShared(t *testing.T) {
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		msgs := c.Request.Messages
+		return llmfake.Text(`<attempt_completion><result>answer ` + scaleTag.FindString(msgs[len(msgs)-1].Content) + `</result></attempt_completion>`)
+	})
+	cl := startCluster(t, 2, model, nil, "RATE_LIMIT_PER_MINUTE=3", "TELEGRAM_SENDS_PER_SECOND=30")
+	const user = 77
+	for m := 1; m <= 2; m++ {
+		tag := fmt.Sprintf("c%d-m%d", user, m)
+		cl.tg.Text(user, user, "please answer "+tag)
+		cl.tg.WaitText(t, user, "answer "+tag)
+	}
+	// Stop an instance that took some of them; the other, alone now, has
+	// seen at most one, yet allows the user only one more.
+	took := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
+	if took < 0 {
+		t.Fatal("no instance logged a model call")
+	}
+	cl.stop(t, took)
+	cl.tg.Text(user, user, "please answer c77-m3")
+	cl.tg.WaitText(t, user, "answer c77-m3")
+	cl.tg.Text(user, user, "please answer c77-m4")
+	cl.tg.WaitFor(t, 30*time.Second, "the rate limit's refusal", func() bool {
+		for _, m := range cl.tg.Messages(user) {
+			if strings.Contains(m.Plain, "faster than I can keep up with (at most 3 a minute)") {
+				return true
+			}
+		}
+		return false
+	})
+	if got := answers(cl.tg, user); len(got) != 3 {
+		t.Errorf("answers %v, want the first three only", got)
+	}
+	cl.stop(t, 1-took)
+	cl.backlog(t)
+}
+
 // Turns per second through one and through two instances on one
 // PostgreSQL, webhook mode, and through the default (one instance, SQLite,
 // long polling), the fake model answering at once: 50 chats, b.N messages
@@ -369,6 +411,7 @@ func startPolling(t testing.TB, model *llmfake.Server) *cluster {
 		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
 		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
 		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "RATE_LIMIT_PER_MINUTE=1000",
+		"TELEGRAM_SENDS_PER_SECOND=0",
 	}))
 	return cl
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/suggest"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"github.com/subosito/gotenv"
@@ -57,6 +58,7 @@ var Settings = []Setting{
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
 	{Name: "TOOL_CALLING", Default: "xml", Help: "how the model calls tools: xml (taught in the prompt, works with any model), native (OpenAI tools and tool_calls), or auto (native where the endpoint accepts tools, else xml)"},
 	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos then go to it; false sends only a photo's caption"},
+	{Name: "DEFAULT_MODEL", Default: "", Help: "the profile under models: (mcpgram.yaml) that answers chats that chose none with /model; empty: the profile named default, which the OPENAI_*, LLM_*, MAX_CONTEXT_TOKENS and MODEL_VISION settings make"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
 	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
 	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
@@ -70,7 +72,8 @@ var Settings = []Setting{
 	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool without asking (trusted deployments only); empty asks for tools outside autoApprove"},
 	{Name: "ALLOWED_USER_IDS", Default: "", Help: "comma-separated Telegram user ids allowed to use the bot; empty allows anyone"},
 	{Name: "ADMIN_USER_IDS", Default: "", Help: "comma-separated Telegram user ids of admins (/servers, Always allow)"},
-	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute"},
+	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute; over PostgreSQL counted for all instances together"},
+	{Name: "TELEGRAM_SENDS_PER_SECOND", Default: "30", Help: "messages the bot sends per second over all chats (Telegram allows about 30); over PostgreSQL shared by all instances; 0: not paced"},
 	{Name: "TOKEN_BUDGET_PER_USER_DAY", Default: "0", Help: "tokens (read and written) one user may use per UTC day; 0: no limit; admins are exempt"},
 	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
 	{Name: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"},
@@ -99,6 +102,13 @@ type Config struct {
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
 
+	// Profiles are the models a chat may answer with: the one the
+	// settings above make, named EnvProfile, then those of models: in
+	// mcpgram.yaml, in the order written. DefaultProfile names the one a
+	// chat that chose none gets (DEFAULT_MODEL).
+	Profiles       []llm.Profile
+	DefaultProfile string
+
 	// Transcription is the speech-to-text endpoint; Model empty: off.
 	TranscriptionModel   string
 	TranscriptionBaseURL string
@@ -120,6 +130,7 @@ type Config struct {
 	AllowedUserIDs     []int64
 	AdminUserIDs       []int64
 	RateLimitPerMinute int
+	SendsPerSecond     float64
 	// TokenBudgetPerUserDay caps one user's tokens per UTC day; 0: none.
 	TokenBudgetPerUserDay int64
 	MaxConcurrentTurns    int
@@ -183,6 +194,7 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		file = "mcpgram.yaml"
 	}
 	cfgFile := ""
+	var models []rawProfile
 	if _, err := os.Stat(file); err == nil {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
@@ -195,6 +207,11 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		for _, s := range Settings {
 			if s.Secret && v.InConfig(key(s.Name)) {
 				return nil, fmt.Errorf("%s: %s is a secret and is read only from the environment, a .env file or %s_FILE, not from %s", key(s.Name), s.Name, s.Name, file)
+			}
+		}
+		if v.InConfig("models") {
+			if models, err = readModels(file); err != nil {
+				return nil, err
 			}
 		}
 	} else if explicit {
@@ -246,6 +263,9 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 	}
 	c.File = cfgFile
 	c.getenv, c.dotenv = getenv, dotenv
+	if err := c.profiles(cfgFile, models); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -271,7 +291,7 @@ func checkKeys(file string, v *viper.Viper) error {
 	}
 	var errs []error
 	for _, k := range fileKeys(v) {
-		if slices.Contains(known, k) {
+		if slices.Contains(known, k) || k == "models" || strings.HasPrefix(k, "models.") {
 			continue
 		}
 		msg := fmt.Sprintf("%s: unknown setting %q", file, k)
@@ -368,6 +388,11 @@ func parse(values map[string]string) (*Config, error) {
 	c.TokenBudgetPerUserDay = int64(num("TOKEN_BUDGET_PER_USER_DAY", 0))
 	c.MaxConcurrentTurns = num("MAX_CONCURRENT_TURNS", 1)
 	c.MaxDocumentBytes = num("MAX_DOCUMENT_BYTES", 1)
+	if v, err := strconv.ParseFloat(values["TELEGRAM_SENDS_PER_SECOND"], 64); err != nil || v < 0 || v > 1000 {
+		errs = append(errs, fmt.Errorf("TELEGRAM_SENDS_PER_SECOND: want a number from 0 to 1000, got %q", values["TELEGRAM_SENDS_PER_SECOND"]))
+	} else {
+		c.SendsPerSecond = v
+	}
 	if v, err := strconv.ParseBool(values["MODEL_VISION"]); err != nil {
 		errs = append(errs, fmt.Errorf("MODEL_VISION: want true or false, got %q", values["MODEL_VISION"]))
 	} else {
@@ -507,11 +532,9 @@ func (c *Config) RequireTelegram() error {
 }
 
 // RequireModel checks what any command that talks to the model needs.
+// Every profile's key must be set: a chat may switch to any of them.
 func (c *Config) RequireModel() error {
-	if c.OpenAIKey == "" {
-		return &MissingError{Name: "OPENAI_API_KEY", Hint: "set the API key of your OpenAI-compatible endpoint (any value for a local one such as Ollama)"}
-	}
-	return nil
+	return c.requireKeys()
 }
 
 // Print writes the effective configuration, one NAME=value line per
@@ -529,6 +552,13 @@ func (c *Config) Print(w io.Writer) error {
 			val = Mask(val)
 		}
 		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
+	}
+	for _, p := range c.Profiles {
+		if p.Name == EnvProfile {
+			continue
+		}
+		fmt.Fprintf(bw, "models.%s: base_url=%s api_key_env=%s model=%s temperature=%g max_tokens=%d context_tokens=%d tool_calling=%s vision=%t prompt=%s\n",
+			p.Name, MaskURL(p.BaseURL), p.APIKeyEnv, p.Model, p.Temperature, p.MaxTokens, p.ContextTokens, p.ToolCalling, p.Vision, p.Prompt)
 	}
 	return bw.Flush()
 }
@@ -598,6 +628,11 @@ func (c *Config) Secrets() []string {
 					out = append(out, v)
 				}
 			}
+		}
+	}
+	for _, p := range c.Profiles {
+		if p.APIKey != "" && p.Name != EnvProfile {
+			out = append(out, p.APIKey)
 		}
 	}
 	return out

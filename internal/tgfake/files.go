@@ -146,6 +146,14 @@ func (s *Server) SetChatAdmin(chat, user int64) {
 	s.admins[chat][user] = true
 }
 
+// RemoveChatAdmin makes user a plain member of chat again, as a demotion
+// in Telegram would.
+func (s *Server) RemoveChatAdmin(chat, user int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.admins[chat], user)
+}
+
 // getChatMemberLocked answers getChatMember: "administrator" for the
 // users SetChatAdmin named, "member" for others.
 func (s *Server) getChatMemberLocked(p map[string]string) (any, *apiError) {

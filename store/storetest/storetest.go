@@ -59,6 +59,8 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+	ChatModel(ctx context.Context, chatID string) (string, error)
+	SetChatModel(ctx context.Context, chatID, profile string) error
 }
 
 // Open returns a new handle on the test's database: empty on the test's
@@ -93,6 +95,7 @@ func Run(t *testing.T, open Open) {
 		{"UsageOverPeriod", testUsageOverPeriod},
 		{"ChatInstructions", testChatInstructions},
 		{"ChatServersOff", testChatServersOff},
+		{"ChatModel", testChatModel},
 		{"ReplaceMessages", testReplaceMessages},
 		{"InboxPendingAfter", testInboxPendingAfter},
 		{"InboxPrune", testInboxPrune},
