@@ -592,3 +592,16 @@ func TestProfileToolCalling(t *testing.T) {
 		t.Errorf("the native model read the XML turn as %+v", msgs)
 	}
 }
+
+func TestToolCallingChecked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(), setup{})
+	for _, cfg := range []agent.Config{
+		{Model: scripted{}, Store: e.db, Hub: e.hub, ToolCalling: "json"},
+		{Model: scripted{}, Store: e.db, Hub: e.hub, Profiles: []agent.Profile{{Name: "p", Model: scripted{}, ToolCalling: "functions"}}},
+	} {
+		if _, err := agent.New(cfg); err == nil || !strings.Contains(err.Error(), "not xml, native or auto") {
+			t.Errorf("New(tool calling %q, profiles %+v) = %v, want an error naming the modes", cfg.ToolCalling, cfg.Profiles, err)
+		}
+	}
+}
