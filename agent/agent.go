@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -125,16 +126,16 @@ type Profile struct {
 	Vision bool
 	// Prompt frames the system prompt; "" is prompt.Generic.
 	Prompt prompt.Variant
-	// ToolCalling is the profile's tool_calling ("xml", "native",
-	// "auto"), carried for the turn.
+	// ToolCalling is how the profile's model calls tools: "xml",
+	// "native" or "auto" (see ToolCalling); "" takes Config.ToolCalling.
 	ToolCalling string
 }
 
 // A Config configures an Agent.
 type Config struct {
-	// Model, with ModelName, Temperature and MaxContextTokens, makes the
-	// one profile, named "default" and seeing images (the front end
-	// decides what it sends), when Profiles is empty.
+	// Model, with ModelName, Temperature, MaxContextTokens, Vision and
+	// ToolCalling, makes the one profile, named "default", when Profiles
+	// is empty.
 	Model Model
 	Store Store
 	Hub   Hub
@@ -148,6 +149,14 @@ type Config struct {
 	// prompt.BuildVariant in the profile's variant. It is called once
 	// per catalog Version and variant.
 	SystemPrompt func(hub.Catalog) string
+	// NativePrompt renders the system prompt of a native call, which
+	// teaches no call syntax, for every profile; default
+	// prompt.BuildNative.
+	NativePrompt func(hub.Catalog) string
+	// ToolCalling is how the model calls tools (TOOL_CALLING), for the
+	// profiles that do not say (Profile.ToolCalling ""); default
+	// ToolCallingXML.
+	ToolCalling ToolCalling
 
 	// Temperature is the model's usual temperature, sent on every call in
 	// place of the model client's own. After a reply with an invalid tool
@@ -202,9 +211,13 @@ type Agent struct {
 	exec   *executor.Executor
 	logger *slog.Logger
 
-	// prompts caches the system prompt per variant.
+	// prompts caches the system prompt per variant and mode.
 	promptMu sync.Mutex
-	prompts  map[prompt.Variant]cachedPrompt
+	prompts  map[promptKey]cachedPrompt
+	// tools caches the native functions of the catalog.
+	tools atomic.Pointer[toolset]
+	// support remembers which endpoints took native tools (auto).
+	support support
 
 	mu    sync.Mutex
 	chats map[string]*chatLock
@@ -215,6 +228,13 @@ type Agent struct {
 type chatLock struct {
 	ch   chan struct{}
 	refs int
+}
+
+// A promptKey names a cached prompt: its variant, and whether it is the
+// native one (which has no variants).
+type promptKey struct {
+	variant prompt.Variant
+	native  bool
 }
 
 type cachedPrompt struct {
@@ -241,6 +261,12 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.checkProfiles(); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkToolCalling(); err != nil {
+		return nil, err
+	}
+	if cfg.NativePrompt == nil {
+		cfg.NativePrompt = prompt.BuildNative
+	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
 	}
@@ -262,17 +288,20 @@ func New(cfg Config) (*Agent, error) {
 		exec:    executor.New(cfg.Hub, cfg.Executor),
 		logger:  cfg.Logger,
 		chats:   make(map[string]*chatLock),
-		prompts: make(map[prompt.Variant]cachedPrompt),
+		prompts: make(map[promptKey]cachedPrompt),
 	}, nil
 }
 
-// systemPrompt returns the prompt for cat in variant v, rebuilt only when
-// the catalog changed: the same bytes every call keep providers' prefix
-// caches warm. A catalog a chat narrowed (own) is built each time, and
-// not cached.
-func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own bool) string {
+// systemPrompt returns the prompt for cat in variant v, or the native one,
+// rebuilt only when the catalog changed: the same bytes every call keep
+// providers' prefix caches warm. A catalog a chat narrowed (own) is built
+// each time, and not cached.
+func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own, native bool) string {
 	build := func() string {
-		if a.cfg.SystemPrompt != nil {
+		switch {
+		case native:
+			return a.cfg.NativePrompt(cat)
+		case a.cfg.SystemPrompt != nil:
 			return a.cfg.SystemPrompt(cat)
 		}
 		return prompt.BuildVariant(cat, v)
@@ -280,13 +309,17 @@ func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own bool) string
 	if own {
 		return build()
 	}
+	key := promptKey{variant: v, native: native}
+	if native {
+		key.variant = ""
+	}
 	a.promptMu.Lock()
 	defer a.promptMu.Unlock()
-	if p, ok := a.prompts[v]; ok && p.version == cat.Version {
+	if p, ok := a.prompts[key]; ok && p.version == cat.Version {
 		return p.text
 	}
 	p := cachedPrompt{version: cat.Version, text: build()}
-	a.prompts[v] = p
+	a.prompts[key] = p
 	return p.text
 }
 

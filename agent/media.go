@@ -74,10 +74,11 @@ func (t *turn) cacheImage(ref string, img llm.Image) {
 	t.media[ref] = img
 }
 
-// messages is what one model call sends: the system prompt and the part
-// of history that fits the budget, with the images its messages name.
-// An image no longer kept, or one the model cannot see, is a note instead.
-func (t *turn) messages(ctx context.Context, sys string, history []store.Message) []llm.Message {
+// withImages is the part of history one model call sends, the part that
+// fits the budget beside the system prompt sys, with the images each of
+// its messages names. An image no longer kept, or one the model cannot
+// see, is a note instead.
+func (t *turn) withImages(ctx context.Context, sys string, history []store.Message) ([]store.Message, [][]llm.Image) {
 	vision := t.profile.Vision
 	kept := fit(history, t.profile.MaxContextTokens, estimate(sys), vision)
 	images := make([][]llm.Image, len(kept))
@@ -108,7 +109,7 @@ func (t *turn) messages(ctx context.Context, sys string, history []store.Message
 			note(i, noteImagesGone(gone))
 		}
 	}
-	return modelMessages(sys, kept, images)
+	return kept, images
 }
 
 // image returns the image ref names, from the turn's cache or the store;

@@ -26,7 +26,7 @@ func twoProfiles(t *testing.T, local *llmfake.Server) func(*agent.Config) {
 		}
 		cfg.Profiles = []agent.Profile{
 			{Name: "default", Model: cfg.Model, Temperature: 0.5, MaxContextTokens: 32000, Vision: true},
-			{Name: "local", Model: client, Temperature: 0.1, MaxContextTokens: 8000, Prompt: prompt.Llama, ToolCalling: "native"},
+			{Name: "local", Model: client, Temperature: 0.1, MaxContextTokens: 8000, Prompt: prompt.Llama, ToolCalling: "xml"},
 		}
 	}
 }

@@ -125,7 +125,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			// The bot stopped while these calls ran: the model learns that
 			// their outcome is unknown. The message that started them is
 			// the one replayed now, unless the user wrote another.
-			t.unsaved = append(t.unsaved, store.Message{Role: RoleTool, Content: outcomeUnknown(calls)})
+			t.unsaved = append(t.unsaved, outcomeUnknown(calls)...)
 			if n := len(t.history); n >= 2 && t.history[n-2].Role == RoleUser && t.history[n-2].Content == user {
 				return t.loop(ctx)
 			}
@@ -158,7 +158,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			}
 		}
 		// Stored with the new message, in one transaction.
-		t.unsaved = append(t.unsaved, store.Message{Role: RoleTool, Content: b.text()})
+		t.unsaved = append(t.unsaved, b.messages()...)
 	default:
 		// Someone else's question: the conversation moves on without it.
 		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "superseded"); err != nil && !errors.Is(err, store.ErrResolved) {
@@ -189,17 +189,17 @@ func unanswered(history []store.Message) []executor.Block {
 }
 
 // outcomeUnknown tells the model, in the result format, that calls may or
-// may not have run.
-func outcomeUnknown(calls []executor.Block) string {
-	parts := make([]string, len(calls))
+// may not have run: a message each.
+func outcomeUnknown(calls []executor.Block) []store.Message {
+	out := make([]store.Message, len(calls))
 	for i, b := range calls {
 		target := b.Params["tool_name"]
 		if b.Name == executor.AccessMCPResource {
 			target = b.Params["uri"]
 		}
-		parts[i] = executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown
+		out[i] = store.Message{Role: RoleTool, Content: executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown}
 	}
-	return strings.Join(parts, "\n\n")
+	return out
 }
 
 func btoi(b bool) int {
@@ -246,6 +246,8 @@ type turn struct {
 	serversOff []string
 	// profile is the chat's model, resolved once at the turn's start.
 	profile Profile
+	// tools are the functions of the last native call.
+	tools *toolset
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -384,15 +386,18 @@ func (t *turn) loop(ctx context.Context) error {
 		}
 		t.calls++
 		cat := t.catalog()
-		resp, reply, err := t.callModel(ctx, cat)
+		resp, stored, reply, err := t.callModel(ctx, cat)
 		if err != nil {
 			return t.modelFailed(ctx, err)
 		}
 		t.unsaved = append(t.unsaved, store.Message{
-			Role: RoleAssistant, Content: resp.Content,
+			Role: RoleAssistant, Content: stored,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
 		plan := t.prepare(ctx, cat, reply)
+		if len(resp.ToolCalls) > 0 && t.tools != nil {
+			nativeFeedback(&plan, t.tools.set)
+		}
 		t.countFormat(t.catalog(), reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
 			return err
@@ -505,65 +510,94 @@ func (t *turn) limitMessage() string {
 }
 
 // callModel sends the conversation and streams the reply's visible text.
-func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
+// It returns the reply as stored: the text, with a native reply's calls
+// written as XML blocks ahead of it. In auto mode, an endpoint that
+// refuses tools gets the same call again in XML, and XML from then on.
+func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, executor.Reply, error) {
+	mode := t.toolCalling()
+	native := t.a.native(mode, t.profile)
+	resp, stored, reply, err := t.complete(ctx, cat, native)
+	if native && mode == ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
+		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.ModelName, "err", err)
+		return t.complete(ctx, cat, false)
+	}
+	return resp, stored, reply, err
+}
+
+// complete makes one model call, native or XML.
+func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, executor.Reply, error) {
 	a := t.a
 	p := t.profile
-	sys := a.systemPrompt(cat, p.Prompt, len(t.serversOff) > 0) + chatInstructions(t.instructions)
+	own := len(t.serversOff) > 0
+	sys := a.systemPrompt(cat, p.Prompt, own, native) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	msgs := t.messages(ctx, sys, history)
+	history, images := t.withImages(ctx, sys, history)
+	req := llm.Request{Logger: t.logger}
+	var ts *toolset
+	t.tools = nil
+	if native {
+		ts = a.toolset(cat, own)
+		t.tools = ts
+		req.Messages, req.Tools = nativeMessages(sys, history, images, ts.set), ts.tools
+	} else {
+		req.Messages = modelMessages(sys, history, images)
+	}
+	msgs := req.Messages
 	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
+	req.Temperature = &temp
 
 	parser := executor.NewParser()
 	shown := ""
 	start := time.Now()
 	var firstToken time.Duration
-	resp, err := p.Model.Complete(ctx, llm.Request{
-		Messages:    msgs,
-		Temperature: &temp,
-		Logger:      t.logger,
-		OnDelta: func(d string) {
-			if firstToken == 0 {
-				firstToken = time.Since(start)
-			}
-			if v, _ := parser.Write(d); v != shown {
-				shown = v
-				t.emit.send(Event{Kind: EventText, Text: v})
-			}
-		},
-		OnRetry: func(int, time.Duration, error) {
-			// The user waits through the retry: the first token is the
-			// one of the attempt that answers.
-			firstToken = 0
-			parser = executor.NewParser()
-			if shown != "" {
-				shown = ""
-				t.emit.send(Event{Kind: EventText, Text: ""})
-			}
-		},
-	})
+	req.OnDelta = func(d string) {
+		if firstToken == 0 {
+			firstToken = time.Since(start)
+		}
+		if v, _ := parser.Write(d); v != shown {
+			shown = v
+			t.emit.send(Event{Kind: EventText, Text: v})
+		}
+	}
+	req.OnRetry = func(int, time.Duration, error) {
+		// The user waits through the retry: the first token is the
+		// one of the attempt that answers.
+		firstToken = 0
+		parser = executor.NewParser()
+		if shown != "" {
+			shown = ""
+			t.emit.send(Event{Kind: EventText, Text: ""})
+		}
+	}
+	resp, err := p.Model.Complete(ctx, req)
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
 	a.cfg.Metrics.ModelCall(p.ModelName, outcome, d, firstToken)
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
 		if debug {
-			t.logger.Debug("model call", "outcome", outcome, "duration", d)
+			t.logger.Debug("model call", "outcome", outcome, "duration", d, "native", native)
 		}
-		return nil, executor.Reply{}, err
+		return nil, "", executor.Reply{}, err
 	}
 	in, out, estimated := t.spent(msgs, resp)
 	if debug {
 		t.logger.Debug("model call", "outcome", outcome, "duration", d, "first_token", firstToken,
-			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts)
+			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts, "native", native, "tool_calls", len(resp.ToolCalls))
 	}
+	stored := resp.Content
 	reply := parser.Close()
+	if native && len(resp.ToolCalls) > 0 {
+		stored = storedReply(ts.set, resp)
+		reply = executor.Parse(stored)
+	}
 	if reply.Text != shown {
 		t.emit.send(Event{Kind: EventText, Text: reply.Text})
 	}
-	return resp, reply, nil
+	return resp, stored, reply, nil
 }
 
 // catalog is the hub's catalog as this chat sees it: the servers it

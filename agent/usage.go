@@ -92,8 +92,14 @@ func (t *turn) spent(msgs []llm.Message, resp *llm.Response) (in, out int, estim
 		in = 0
 		for _, m := range msgs {
 			in += estimate(m.Content) + imageTokens*len(m.Images)
+			for _, c := range m.ToolCalls {
+				in += estimate(c.Name + c.Arguments)
+			}
 		}
 		out = estimate(resp.Content)
+		for _, c := range resp.ToolCalls {
+			out += estimate(c.Name + c.Arguments)
+		}
 	}
 	model := t.profile.ModelName
 	t.a.cfg.Metrics.Tokens(model, in, out, estimated)

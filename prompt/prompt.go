@@ -1,12 +1,14 @@
 // Package prompt builds the system prompt from the hub's catalog: who the
 // assistant is, how to write a tool call, the core tools, every running
 // MCP server's tools (their arguments in a terse form, see schema.go) and
-// resources, and guidelines.
+// resources, and guidelines. For native tool calling, BuildNative is the
+// variant that teaches no call syntax and lists no tools, and Functions gives
+// the catalog as the functions sent beside it (native.go).
 //
 // The prompt is byte-stable: the same servers, tools and options give the
 // same bytes, whatever order the catalog lists them in, so that providers'
-// prefix caches hit across turns and users. It therefore holds no time, no
-// user data and no catalog version.
+// prefix caches hit across turns and users; so are the functions. It
+// therefore holds no time, no user data and no catalog version.
 package prompt
 
 import (

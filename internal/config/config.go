@@ -56,6 +56,7 @@ var Settings = []Setting{
 	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
+	{Name: "TOOL_CALLING", Default: "xml", Help: "how the model calls tools: xml (taught in the prompt, works with any model), native (OpenAI tools and tool_calls), or auto (native where the endpoint accepts tools, else xml)"},
 	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos and images sent as files then go to it; false sends only a photo's caption"},
 	{Name: "DEFAULT_MODEL", Default: "", Help: "the profile under models: (mcpgram.yaml) that answers chats that chose none with /model; empty: the profile named default, which the OPENAI_*, LLM_*, MAX_CONTEXT_TOKENS and MODEL_VISION settings make"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
@@ -96,6 +97,8 @@ type Config struct {
 	Temperature   float32
 	MaxTokens     int
 	LLMTimeout    time.Duration
+	// ToolCalling is TOOL_CALLING: "xml", "native" or "auto".
+	ToolCalling string
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
@@ -418,6 +421,12 @@ func parse(values map[string]string) (*Config, error) {
 		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: want a duration such as 120s, got %q", values["LLM_TIMEOUT"]))
 	} else {
 		c.LLMTimeout = d
+	}
+	switch v := strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"])); v {
+	case "xml", "native", "auto":
+		c.ToolCalling = v
+	default:
+		errs = append(errs, fmt.Errorf("TOOL_CALLING: want xml, native or auto, got %q", values["TOOL_CALLING"]))
 	}
 	switch strings.ToLower(values["AUTO_APPROVE"]) {
 	case "", "none", "false":

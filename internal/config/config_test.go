@@ -54,6 +54,15 @@ func TestDefaults(t *testing.T) {
 	if c.AutoApproveAll {
 		t.Error("AutoApproveAll is on by default")
 	}
+	if c.ToolCalling != "xml" {
+		t.Errorf("ToolCalling = %q, want xml", c.ToolCalling)
+	}
+	for _, v := range []string{"native", "Auto"} {
+		c, err := load(t, nil, map[string]string{"TOOL_CALLING": v})
+		if err != nil || c.ToolCalling != strings.ToLower(v) || c.Profiles[0].ToolCalling != c.ToolCalling {
+			t.Errorf("TOOL_CALLING=%s: %q (default profile %q), %v", v, c.ToolCalling, c.Profiles[0].ToolCalling, err)
+		}
+	}
 	if c.TokenBudgetPerUserDay != 0 {
 		t.Errorf("TokenBudgetPerUserDay = %d, want 0 (no budget)", c.TokenBudgetPerUserDay)
 	}
@@ -123,6 +132,7 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
 		{"bad retention", nil, map[string]string{"MEDIA_RETENTION": "a month"}, "MEDIA_RETENTION"},
 		{"short retention", nil, map[string]string{"MEDIA_RETENTION": "5m"}, "MEDIA_RETENTION"},
+		{"bad tool calling", nil, map[string]string{"TOOL_CALLING": "json"}, "TOOL_CALLING: want xml, native or auto"},
 		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},

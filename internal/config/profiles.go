@@ -111,7 +111,7 @@ func (c *Config) profiles(file string, raws []rawProfile) error {
 	env := llm.Profile{
 		Name: EnvProfile, BaseURL: c.OpenAIBaseURL, APIKeyEnv: "OPENAI_API_KEY", APIKey: c.OpenAIKey,
 		Model: c.Model, Temperature: c.Temperature, MaxTokens: c.MaxTokens, ContextTokens: c.MaxContextTokens,
-		ToolCalling: "xml", Vision: c.Vision, Prompt: string(prompt.Generic),
+		ToolCalling: c.ToolCalling, Vision: c.Vision, Prompt: string(prompt.Generic),
 	}
 	c.DefaultProfile = cmpOr(c.values["DEFAULT_MODEL"], EnvProfile)
 	if c.DefaultProfile == EnvProfile || c.OpenAIKey != "" {
