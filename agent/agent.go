@@ -96,6 +96,8 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+	ChatModel(ctx context.Context, chatID string) (string, error)
+	SetChatModel(ctx context.Context, chatID, profile string) error
 }
 
 // A Hub is where tools live; *hub.Hub is one.
@@ -107,19 +109,62 @@ type Hub interface {
 	WaitReady(ctx context.Context, server string) error
 }
 
+// A Profile is one model a chat may answer with, under the name the
+// operator gave it (see Config.Profiles). A turn resolves the chat's
+// profile once, at its start, and reads everything model-specific from it.
+type Profile struct {
+	// Name is unique; a chat stores it (SetProfile).
+	Name string
+	// Model is the profile's client.
+	Model Model
+	// ModelName labels metrics and stored token counts; default the
+	// Model's own Model() (as *llm.Client has), else "model".
+	ModelName string
+	// Temperature, MaxContextTokens: as Config's.
+	Temperature      float32
+	MaxContextTokens int
+	// Vision says the model sees images; a turn without it notes the
+	// request's images and tells the user so.
+	Vision bool
+	// Prompt frames the system prompt; "" is prompt.Generic.
+	Prompt prompt.Variant
+	// ToolCalling is how the profile's model calls tools: "xml",
+	// "native" or "auto" (see ToolCalling); "" takes Config.ToolCalling.
+	ToolCalling string
+}
+
 // A Config configures an Agent.
 type Config struct {
+	// Model, with ModelName, Temperature, MaxContextTokens, Vision and
+	// ToolCalling, makes the one profile, named "default", when Profiles
+	// is empty.
 	Model Model
 	Store Store
 	Hub   Hub
-	// SystemPrompt renders the system prompt from a catalog; it is called
-	// once per catalog Version. Default prompt.Build.
+	// Profiles are the models a chat may choose from (SetProfile); a
+	// chat that chose none, or chose one no longer listed, gets
+	// DefaultProfile (default: the first).
+	Profiles       []Profile
+	DefaultProfile string
+	// SystemPrompt, when set, renders the system prompt from a catalog
+	// for every profile, whatever its variant; nil renders it with
+	// prompt.BuildVariant in the profile's variant. It is called once
+	// per catalog Version and variant.
 	SystemPrompt func(hub.Catalog) string
+	// NativePrompt renders the system prompt of a native call, which
+	// teaches no call syntax, for every profile; default
+	// prompt.BuildNative.
+	NativePrompt func(hub.Catalog) string
+	// ToolCalling is how the model calls tools (TOOL_CALLING), for the
+	// profiles that do not say (Profile.ToolCalling ""); default
+	// ToolCallingXML.
+	ToolCalling ToolCalling
 
 	// Temperature is the model's usual temperature, sent on every call in
 	// place of the model client's own. After a reply with an invalid tool
 	// call the next call is made 0.1 cooler per mistake in a row, down to
-	// 0, to pull a confused model towards the format.
+	// 0, to pull a confused model towards the format. With Profiles, each
+	// profile has its own.
 	Temperature float32
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
@@ -127,8 +172,12 @@ type Config struct {
 	// MaxContextTokens is the budget for what one model call sends
 	// (MAX_CONTEXT_TOKENS), estimated at 4 bytes a token; 0 means no
 	// budget. Whole old turns are left out to fit; the system prompt and
-	// the current turn never are.
+	// the current turn never are. With Profiles, each profile has its own.
 	MaxContextTokens int
+	// Vision says the model sees images (MODEL_VISION): the images of the
+	// history go to it, counted against MaxContextTokens; without it
+	// they are a note. With Profiles, each profile has its own.
+	Vision bool
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
 	// ApprovalTimeout is how long an approval request stays open; default
@@ -138,7 +187,8 @@ type Config struct {
 	Executor executor.Options
 
 	// ModelName labels metrics and stored token counts; default the
-	// Model's own Model() (as *llm.Client has), else "model".
+	// Model's own Model() (as *llm.Client has), else "model". With
+	// Profiles, each profile has its own.
 	ModelName string
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
@@ -164,7 +214,13 @@ type Agent struct {
 	exec   *executor.Executor
 	logger *slog.Logger
 
-	prompt atomic.Pointer[cachedPrompt]
+	// prompts caches the system prompt per variant and mode.
+	promptMu sync.Mutex
+	prompts  map[promptKey]cachedPrompt
+	// tools caches the native functions of the catalog.
+	tools atomic.Pointer[toolset]
+	// support remembers which endpoints took native tools (auto).
+	support support
 
 	mu    sync.Mutex
 	chats map[string]*chatLock
@@ -177,6 +233,13 @@ type chatLock struct {
 	refs int
 }
 
+// A promptKey names a cached prompt: its variant, and whether it is the
+// native one (which has no variants).
+type promptKey struct {
+	variant prompt.Variant
+	native  bool
+}
+
 type cachedPrompt struct {
 	version uint64
 	text    string
@@ -185,7 +248,7 @@ type cachedPrompt struct {
 // New returns an Agent for cfg.
 func New(cfg Config) (*Agent, error) {
 	switch {
-	case cfg.Model == nil:
+	case cfg.Model == nil && len(cfg.Profiles) == 0:
 		return nil, errors.New("agent: no model")
 	case cfg.Store == nil:
 		return nil, errors.New("agent: no store")
@@ -198,14 +261,14 @@ func New(cfg Config) (*Agent, error) {
 	case cfg.TokenBudgetPerUserDay < 0:
 		return nil, fmt.Errorf("agent: token budget %d is negative", cfg.TokenBudgetPerUserDay)
 	}
-	if cfg.ModelName == "" {
-		cfg.ModelName = "model"
-		if m, ok := cfg.Model.(interface{ Model() string }); ok && m.Model() != "" {
-			cfg.ModelName = m.Model()
-		}
+	if err := cfg.checkProfiles(); err != nil {
+		return nil, err
 	}
-	if cfg.SystemPrompt == nil {
-		cfg.SystemPrompt = prompt.Build
+	if err := cfg.checkToolCalling(); err != nil {
+		return nil, err
+	}
+	if cfg.NativePrompt == nil {
+		cfg.NativePrompt = prompt.BuildNative
 	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
@@ -224,25 +287,42 @@ func New(cfg Config) (*Agent, error) {
 	}
 	cfg.Executor.Logger = slog.New(turnHandler{cfg.Executor.Logger.Handler()})
 	return &Agent{
-		cfg:    cfg,
-		exec:   executor.New(cfg.Hub, cfg.Executor),
-		logger: cfg.Logger,
-		chats:  make(map[string]*chatLock),
+		cfg:     cfg,
+		exec:    executor.New(cfg.Hub, cfg.Executor),
+		logger:  cfg.Logger,
+		chats:   make(map[string]*chatLock),
+		prompts: make(map[promptKey]cachedPrompt),
 	}, nil
 }
 
-// systemPrompt returns the prompt for cat, rebuilt only when the catalog
-// changed: the same bytes every call keep providers' prefix caches warm. A
-// catalog a chat narrowed (own) is built each time, and not cached.
-func (a *Agent) systemPrompt(cat hub.Catalog, own bool) string {
-	if own {
-		return a.cfg.SystemPrompt(cat)
+// systemPrompt returns the prompt for cat in variant v, or the native one,
+// rebuilt only when the catalog changed: the same bytes every call keep
+// providers' prefix caches warm. A catalog a chat narrowed (own) is built
+// each time, and not cached.
+func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own, native bool) string {
+	build := func() string {
+		switch {
+		case native:
+			return a.cfg.NativePrompt(cat)
+		case a.cfg.SystemPrompt != nil:
+			return a.cfg.SystemPrompt(cat)
+		}
+		return prompt.BuildVariant(cat, v)
 	}
-	if p := a.prompt.Load(); p != nil && p.version == cat.Version {
+	if own {
+		return build()
+	}
+	key := promptKey{variant: v, native: native}
+	if native {
+		key.variant = ""
+	}
+	a.promptMu.Lock()
+	defer a.promptMu.Unlock()
+	if p, ok := a.prompts[key]; ok && p.version == cat.Version {
 		return p.text
 	}
-	p := &cachedPrompt{version: cat.Version, text: a.cfg.SystemPrompt(cat)}
-	a.prompt.Store(p)
+	p := cachedPrompt{version: cat.Version, text: build()}
+	a.prompts[key] = p
 	return p.text
 }
 

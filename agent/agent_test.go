@@ -655,18 +655,26 @@ func TestResourceRead(t *testing.T) {
 }
 
 // The bundled calculator, through the real hub: the answer carries what
-// the tool computed.
+// the tool computed, in every way of calling tools.
 func TestBundledServer(t *testing.T) {
 	t.Parallel()
-	calc := map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}}
-	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
-		if res := c.Request.Last(); strings.HasPrefix(res, "[use_mcp_tool") {
-			return llmfake.Text(complete("It is " + strings.TrimSpace(strings.Trim(strings.SplitN(res, "\n", 2)[1], "`\n")) + "."))
-		}
-		return llmfake.Text(useTool("calc", "calculate", `{"expression": "25 * 48 + 120 / 4"}`))
-	}, setup{servers: map[string]any{"calc": calc}})
-	if got := e.say("what is 25*48+120/4?").last(t); got.Kind != agent.EventAnswer || got.Text != "It is 1230." {
-		t.Fatalf("last event = %+v", got)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			calc := map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}}
+			e := newEnv(t, m.handler(llmfake.Native(func(c llmfake.Call) llmfake.Reply {
+				if res := c.Request.Last(); strings.HasPrefix(res, "[use_mcp_tool") {
+					return llmfake.Text(complete("It is " + strings.TrimSpace(strings.Trim(strings.SplitN(res, "\n", 2)[1], "`\n")) + "."))
+				}
+				return llmfake.Text(useTool("calc", "calculate", `{"expression": "25 * 48 + 120 / 4"}`))
+			})), setup{servers: map[string]any{"calc": calc}, config: func(c *agent.Config) { c.ToolCalling = m.calling }})
+			if got := e.say("what is 25*48+120/4?").last(t); got.Kind != agent.EventAnswer || got.Text != "It is 1230." {
+				t.Fatalf("last event = %+v", got)
+			}
+			if m.native() && len(e.model.Calls()[0].Request.Tools) == 0 {
+				t.Error("no tools offered")
+			}
+		})
 	}
 }
 

@@ -104,16 +104,17 @@ func (b *batch) ready() bool {
 	return false
 }
 
-// text is the message that gives the model every outcome, in order.
-func (b *batch) text() string {
-	parts := make([]string, 0, len(b.Calls)+1)
+// messages give the model every outcome, in order, a message each (see
+// native.go), then the feedback.
+func (b *batch) messages() []store.Message {
+	out := make([]store.Message, 0, len(b.Calls)+1)
 	for _, c := range b.Calls {
-		parts = append(parts, c.Text)
+		out = append(out, store.Message{Role: RoleTool, Content: c.Text})
 	}
 	if b.Feedback != "" {
-		parts = append(parts, b.Feedback)
+		out = append(out, store.Message{Role: RoleTool, Content: b.Feedback})
 	}
-	return strings.Join(parts, "\n\n")
+	return out
 }
 
 func decodeBatch(p store.Pending) (*batch, error) {
@@ -281,14 +282,14 @@ func (t *turn) audit(ctx context.Context, row store.ToolCall) {
 // (err is then what Turn returns).
 func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool, err error) {
 	if ctx.Err() != nil {
-		if err := t.append(context.WithoutCancel(ctx), store.Message{Role: RoleTool, Content: b.text()}); err != nil {
+		if err := t.append(context.WithoutCancel(ctx), b.messages()...); err != nil {
 			t.logger.Error("record results", "err", err)
 		}
 		return true, t.cancelled(ctx)
 	}
 	i := b.waiting()
 	if i < 0 {
-		if err := t.append(ctx, store.Message{Role: RoleTool, Content: b.text()}); err != nil {
+		if err := t.append(ctx, b.messages()...); err != nil {
 			return true, t.fail(ctx, msgInternal, err)
 		}
 		return false, nil

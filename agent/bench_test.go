@@ -27,8 +27,17 @@ const calcCall = "<use_mcp_tool>\n<server_name>calc</server_name>\n<tool_name>ca
 
 func (scripted) Complete(_ context.Context, req llm.Request) (*llm.Response, error) {
 	reply := "Let me calculate.\n" + calcCall
-	if last := req.Messages[len(req.Messages)-1].Content; strings.HasPrefix(last, "[use_mcp_tool") {
+	done := strings.HasPrefix(req.Messages[len(req.Messages)-1].Content, "[use_mcp_tool")
+	if done {
 		reply = "<attempt_completion><result>It is 1230.</result></attempt_completion>"
+	}
+	var calls []llm.ToolCall
+	if len(req.Tools) > 0 {
+		// A native model: the same call as a function, the answer as text.
+		reply, calls = "It is 1230.", nil
+		if !done {
+			reply, calls = "Let me calculate.", []llm.ToolCall{{ID: "call_1", Name: "calc__calculate", Arguments: `{"expression": "25 * 48 + 120 / 4"}`}}
+		}
 	}
 	if req.OnDelta != nil {
 		// Delivered in pieces, as a stream would, so parsing is counted.
@@ -38,7 +47,7 @@ func (scripted) Complete(_ context.Context, req llm.Request) (*llm.Response, err
 		}
 		req.OnDelta(reply)
 	}
-	return &llm.Response{Content: reply, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 20}}, nil
+	return &llm.Response{Content: reply, ToolCalls: calls, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 20}}, nil
 }
 
 func benchHub(b *testing.B) *hub.Hub {
@@ -119,8 +128,15 @@ func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error
 // within it db-µs, the database's share, and agent-µs, the rest. "in-process" is a zero-latency
 // scripted model; "http" goes through the llm client and llmfake's SSE
 // (both ends of the HTTP exchange run in this process, so their cost is
-// counted in loop-µs).
+// counted in loop-µs). Each runs with tools called in XML and natively
+// (tool-calling=native: the same call as a streamed function call).
 func BenchmarkTurn(b *testing.B) {
+	for _, calling := range []agent.ToolCalling{agent.ToolCallingXML, agent.ToolCallingNative} {
+		benchTurn(b, calling)
+	}
+}
+
+func benchTurn(b *testing.B, calling agent.ToolCalling) {
 	for _, bench := range []struct {
 		model string
 		// turnsPerChat: 1 measures a chat's first message, 25 chats with
@@ -130,7 +146,7 @@ func BenchmarkTurn(b *testing.B) {
 		metrics bool
 	}{{"in-process", 1, false}, {"in-process", 25, false}, {"in-process", 1, true}, {"http", 1, false}} {
 		model := bench.model
-		name := fmt.Sprintf("model=%s/turns-per-chat=%d", model, bench.turnsPerChat)
+		name := fmt.Sprintf("tool-calling=%s/model=%s/turns-per-chat=%d", calling, model, bench.turnsPerChat)
 		if bench.metrics {
 			name += "/metrics+budget"
 		}
@@ -144,17 +160,17 @@ func BenchmarkTurn(b *testing.B) {
 			db := &timedStore{DB: sdb}
 			var m agent.Model = scripted{}
 			if model == "http" {
-				srv := llmfake.New(b, func(c llmfake.Call) llmfake.Reply {
+				srv := llmfake.New(b, llmfake.Native(func(c llmfake.Call) llmfake.Reply {
 					if strings.HasPrefix(c.Request.Last(), "[use_mcp_tool") {
 						return llmfake.Text("<attempt_completion><result>It is 1230.</result></attempt_completion>").Split(16)
 					}
 					return llmfake.Text("Let me calculate.\n" + calcCall).Split(16)
-				})
+				}))
 				if m, err = llm.New(llm.Config{BaseURL: srv.URL(), Model: "fake"}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			cfg := agent.Config{Model: m, Store: db, Hub: h}
+			cfg := agent.Config{Model: m, Store: db, Hub: h, ToolCalling: calling}
 			if bench.metrics {
 				cfg.Metrics = metrics.New()
 				cfg.TokenBudgetPerUserDay = 1 << 40

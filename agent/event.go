@@ -33,6 +33,11 @@ const (
 	// EventError: the turn failed or stopped; Text is a short plain sentence
 	// for the user (details are logged). The turn ends.
 	EventError
+	// EventNotice: a short plain sentence for the user about how this
+	// turn is answered (the chat's model was removed from the
+	// configuration; its model cannot see the photo sent). The turn goes
+	// on.
+	EventNotice
 )
 
 // An Event is something a running turn reports to the front end.

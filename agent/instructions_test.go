@@ -8,7 +8,6 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // A chat's instructions go into its system prompt after the shared part,
@@ -96,35 +95,5 @@ func TestChatServersOff(t *testing.T) {
 	}
 	if off, _ := e.agent.ServersOff(ctx, alice.ChatID); len(off) != 0 {
 		t.Errorf("ServersOff after turning it back on = %q", off)
-	}
-}
-
-// A photo goes to the model as an image part of the user's message in the
-// turn's first call only; the stored message is its text.
-func TestImagesGoWithTheFirstCall(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
-		if c.N == 1 {
-			return llmfake.Text(echo("a cat"))
-		}
-		return llmfake.Text(complete("It is a cat."))
-	}, setup{})
-	img := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG")}
-	r, err := e.turn(agent.Request{Caller: alice, Text: "What is this?\n\n[The user sent a photo.]", Images: []llm.Image{img}})
-	if err != nil || r.last(t).Text != "It is a cat." {
-		t.Fatalf("turn: %+v, %v", r.all(), err)
-	}
-	calls := e.model.Calls()
-	first, second := calls[0].Request.Messages, calls[1].Request.Messages
-	if m := first[len(first)-1]; len(m.Images) != 1 || m.Images[0] != "data:image/png;base64,iVBORw==" || !strings.HasPrefix(m.Content, "What is this?") {
-		t.Errorf("first call's user message: %+v", m)
-	}
-	for _, m := range second {
-		if len(m.Images) > 0 {
-			t.Errorf("the second call sent the image again: %+v", m)
-		}
-	}
-	if h := e.history(); len(h) == 0 || h[0].Content != "What is this?\n\n[The user sent a photo.]" {
-		t.Errorf("stored user message: %+v", h)
 	}
 }

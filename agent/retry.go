@@ -52,7 +52,7 @@ func (t *turn) retry(ctx context.Context) error {
 	user := t.history[last]
 	t.replaceFrom = user.ID
 	t.history = t.history[:last:last]
-	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user.Content})
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user.Content, Media: user.Media})
 	t.logger.Info("retrying the last message", "replaced_from", user.ID, "calls_made", len(t.repeats))
 	return t.loop(ctx)
 }

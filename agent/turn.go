@@ -32,9 +32,10 @@ type Request struct {
 	Answer *Answer
 	// Decision is a pressed approval button.
 	Decision *Decision
-	// Images go with Text to the model, as image parts of the message, in
-	// the turn's first model call (the model's reply, in the history,
-	// carries what it saw on). The stored message is Text alone.
+	// Images go with Text to a model that sees them (Config.Vision), as
+	// image parts of the message. They are kept by reference with the
+	// stored message (see MediaStore), so later calls and turns send them
+	// again while they fit the context budget.
 	Images []llm.Image
 	// Retry answers the chat's last message again (/retry): the earlier
 	// answer is replaced, and a call it made runs again only once the
@@ -114,7 +115,9 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if req.Retry {
 		return t.retry(ctx)
 	}
-	t.images = req.Images
+	if len(req.Images) > 0 && !t.profile.Vision {
+		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
+	}
 	user := req.Text
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
@@ -123,7 +126,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			// The bot stopped while these calls ran: the model learns that
 			// their outcome is unknown. The message that started them is
 			// the one replayed now, unless the user wrote another.
-			t.unsaved = append(t.unsaved, store.Message{Role: RoleTool, Content: outcomeUnknown(calls)})
+			t.unsaved = append(t.unsaved, outcomeUnknown(calls)...)
 			if n := len(t.history); n >= 2 && t.history[n-2].Role == RoleUser && t.history[n-2].Content == user {
 				return t.loop(ctx)
 			}
@@ -156,14 +159,18 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 			}
 		}
 		// Stored with the new message, in one transaction.
-		t.unsaved = append(t.unsaved, store.Message{Role: RoleTool, Content: b.text()})
+		t.unsaved = append(t.unsaved, b.messages()...)
 	default:
 		// Someone else's question: the conversation moves on without it.
 		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "superseded"); err != nil && !errors.Is(err, store.ErrResolved) {
 			return t.fail(ctx, msgInternal, err)
 		}
 	}
-	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user})
+	refs, err := t.keepImages(ctx, req.Images)
+	if err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user, Media: refs})
 	return t.loop(ctx)
 }
 
@@ -183,17 +190,17 @@ func unanswered(history []store.Message) []executor.Block {
 }
 
 // outcomeUnknown tells the model, in the result format, that calls may or
-// may not have run.
-func outcomeUnknown(calls []executor.Block) string {
-	parts := make([]string, len(calls))
+// may not have run: a message each.
+func outcomeUnknown(calls []executor.Block) []store.Message {
+	out := make([]store.Message, len(calls))
 	for i, b := range calls {
 		target := b.Params["tool_name"]
 		if b.Name == executor.AccessMCPResource {
 			target = b.Params["uri"]
 		}
-		parts[i] = executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown
+		out[i] = store.Message{Role: RoleTool, Content: executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown}
 	}
-	return strings.Join(parts, "\n\n")
+	return out
 }
 
 func btoi(b bool) int {
@@ -236,11 +243,15 @@ type turn struct {
 	// which run again only once approved.
 	replaceFrom int64
 	repeats     map[string]bool
-	// images go with the user's message in the first model call.
-	images []llm.Image
+	// media caches the images of the turn's history by reference.
+	media map[string]llm.Image
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
+	// profile is the chat's model, resolved once at the turn's start.
+	profile Profile
+	// tools are the functions of the last native call.
+	tools *toolset
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -264,6 +275,10 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, caller.ChatID); err != nil {
 		return t, err
 	}
+	if err := t.resolveProfile(ctx); err != nil {
+		return t, err
+	}
+	t.emit.record.Model = t.profile.ModelName // the chat's, for the record
 	if conv == 0 {
 		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -300,7 +315,7 @@ type emitter struct {
 
 func (a *Agent) newEmitter(ctx context.Context, turnID string, caller hub.Caller, fn func(Event)) *emitter {
 	return &emitter{fn: fn, metrics: a.cfg.Metrics, a: a, ctx: ctx,
-		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID}}
+		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID, Model: a.cfg.ModelName}}
 }
 
 func (e *emitter) send(ev Event) { e.end(ev, "", "") }
@@ -348,7 +363,7 @@ func (e *emitter) ending(outcome, kind string) *store.TurnRecord {
 // outcome is the turn's record as it ends with outcome of kind.
 func (e *emitter) outcome(outcome, kind string) store.TurnRecord {
 	r := e.record
-	r.Outcome, r.Kind, r.Model, r.At = outcome, kind, e.a.cfg.ModelName, e.a.cfg.Now()
+	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
 	if e.calls != nil {
 		r.Calls = slices.Clone(*e.calls)
 	}
@@ -448,15 +463,18 @@ func (t *turn) loop(ctx context.Context) error {
 		}
 		t.calls++
 		cat := t.catalog()
-		resp, reply, err := t.callModel(ctx, cat)
+		resp, stored, reply, err := t.callModel(ctx, cat)
 		if err != nil {
 			return t.modelFailed(ctx, err)
 		}
 		t.unsaved = append(t.unsaved, store.Message{
-			Role: RoleAssistant, Content: resp.Content,
+			Role: RoleAssistant, Content: stored,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
 		plan := t.prepare(ctx, cat, reply)
+		if len(resp.ToolCalls) > 0 && t.tools != nil {
+			nativeFeedback(&plan, t.tools.set)
+		}
 		t.countFormat(t.catalog(), reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
 			return err
@@ -569,70 +587,97 @@ func (t *turn) limitMessage() string {
 }
 
 // callModel sends the conversation and streams the reply's visible text.
-func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, executor.Reply, error) {
+// It returns the reply as stored: the text, with a native reply's calls
+// written as XML blocks ahead of it. In auto mode, an endpoint that
+// refuses tools gets the same call again in XML, and XML from then on.
+func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, executor.Reply, error) {
+	mode := t.toolCalling()
+	native := t.a.native(mode, t.profile)
+	resp, stored, reply, err := t.complete(ctx, cat, native)
+	if native && mode == ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
+		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.ModelName, "err", err)
+		return t.complete(ctx, cat, false)
+	}
+	return resp, stored, reply, err
+}
+
+// complete makes one model call, native or XML.
+func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, executor.Reply, error) {
 	a := t.a
-	sys := a.systemPrompt(cat, len(t.serversOff) > 0) + chatInstructions(t.instructions)
+	p := t.profile
+	own := len(t.serversOff) > 0
+	sys := a.systemPrompt(cat, p.Prompt, own, native) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	msgs := modelMessages(sys, fit(history, a.cfg.MaxContextTokens, estimate(sys)))
-	if t.calls == 1 && len(t.images) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser {
-		msgs[len(msgs)-1].Images = t.images
+	history, images := t.withImages(ctx, sys, history)
+	req := llm.Request{Logger: t.logger}
+	var ts *toolset
+	t.tools = nil
+	if native {
+		ts = a.toolset(cat, own)
+		t.tools = ts
+		req.Messages, req.Tools = nativeMessages(sys, history, images, ts.set), ts.tools
+	} else {
+		req.Messages = modelMessages(sys, history, images)
 	}
-	temp := float32(math.Max(0, math.Round((float64(a.cfg.Temperature)-0.1*float64(t.mistakes))*100)/100))
+	msgs := req.Messages
+	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
+	req.Temperature = &temp
 
 	parser := executor.NewParser()
 	shown := ""
 	start := time.Now()
 	var firstToken time.Duration
-	resp, err := a.cfg.Model.Complete(ctx, llm.Request{
-		Messages:    msgs,
-		Temperature: &temp,
-		Logger:      t.logger,
-		OnDelta: func(d string) {
-			if firstToken == 0 {
-				firstToken = time.Since(start)
-			}
-			if v, _ := parser.Write(d); v != shown {
-				shown = v
-				t.emit.send(Event{Kind: EventText, Text: v})
-			}
-		},
-		OnRetry: func(int, time.Duration, error) {
-			// The user waits through the retry: the first token is the
-			// one of the attempt that answers.
-			firstToken = 0
-			parser = executor.NewParser()
-			if shown != "" {
-				shown = ""
-				t.emit.send(Event{Kind: EventText, Text: ""})
-			}
-		},
-	})
+	req.OnDelta = func(d string) {
+		if firstToken == 0 {
+			firstToken = time.Since(start)
+		}
+		if v, _ := parser.Write(d); v != shown {
+			shown = v
+			t.emit.send(Event{Kind: EventText, Text: v})
+		}
+	}
+	req.OnRetry = func(int, time.Duration, error) {
+		// The user waits through the retry: the first token is the
+		// one of the attempt that answers.
+		firstToken = 0
+		parser = executor.NewParser()
+		if shown != "" {
+			shown = ""
+			t.emit.send(Event{Kind: EventText, Text: ""})
+		}
+	}
+	resp, err := p.Model.Complete(ctx, req)
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
-	a.cfg.Metrics.ModelCall(a.cfg.ModelName, outcome, d, firstToken)
+	a.cfg.Metrics.ModelCall(p.ModelName, outcome, d, firstToken)
 	t.modelCalls = append(t.modelCalls, store.ModelCall{Outcome: outcome, Duration: d})
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {
 		if debug {
-			t.logger.Debug("model call", "outcome", outcome, "duration", d)
+			t.logger.Debug("model call", "outcome", outcome, "duration", d, "native", native)
 		}
-		return nil, executor.Reply{}, err
+		return nil, "", executor.Reply{}, err
 	}
 	in, out, estimated := t.spent(msgs, resp)
 	mc := &t.modelCalls[len(t.modelCalls)-1]
 	mc.In, mc.Out = in, out
 	if debug {
 		t.logger.Debug("model call", "outcome", outcome, "duration", d, "first_token", firstToken,
-			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts)
+			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts, "native", native, "tool_calls", len(resp.ToolCalls))
 	}
+	stored := resp.Content
 	reply := parser.Close()
+	if native && len(resp.ToolCalls) > 0 {
+		stored = storedReply(ts.set, resp)
+		reply = executor.Parse(stored)
+	}
 	if reply.Text != shown {
 		t.emit.send(Event{Kind: EventText, Text: reply.Text})
 	}
-	return resp, reply, nil
+	return resp, stored, reply, nil
 }
 
 // catalog is the hub's catalog as this chat sees it: the servers it

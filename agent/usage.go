@@ -91,11 +91,17 @@ func (t *turn) spent(msgs []llm.Message, resp *llm.Response) (in, out int, estim
 		estimated = true
 		in = 0
 		for _, m := range msgs {
-			in += estimate(m.Content)
+			in += estimate(m.Content) + imageTokens*len(m.Images)
+			for _, c := range m.ToolCalls {
+				in += estimate(c.Name + c.Arguments)
+			}
 		}
 		out = estimate(resp.Content)
+		for _, c := range resp.ToolCalls {
+			out += estimate(c.Name + c.Arguments)
+		}
 	}
-	model := t.a.cfg.ModelName
+	model := t.profile.ModelName
 	t.a.cfg.Metrics.Tokens(model, in, out, estimated)
 	t.usage = append(t.usage, store.Usage{
 		UserID: t.caller.UserID, Model: model, At: t.a.cfg.Now(), In: in, Out: out, Estimated: estimated,

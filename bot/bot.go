@@ -1,12 +1,12 @@
 // Package bot is mcpgram's Telegram front end: updates in, events out. It
 // takes updates into the durable inbox (long polling, or Telegram's posts
 // in webhook mode), hands them to package dispatch's per-chat lanes, turns
-// each message (text, a recording's transcript, a text file) into a turn
-// of the agent, and the agent's events into Telegram messages, cards with
-// buttons and photos; admins manage the MCP servers with /servers and
-// read how the bot fares with /stats. The pieces that know nothing of the
-// agent live beside it: render (HTML), callback (button data) and
-// telegram (the Bot API client).
+// each message (text, a recording's transcript, a text file, images; an
+// album's updates together) into a turn of the agent, and the agent's
+// events into Telegram messages, cards with buttons and photos; admins
+// manage the MCP servers with /servers and read how the bot fares with
+// /stats. The pieces that know nothing of the agent live beside it: render
+// (HTML), callback (button data) and telegram (the Bot API client).
 package bot
 
 import (
@@ -54,6 +54,14 @@ type Store interface {
 	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
+	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
+}
+
+// A MediaPruner deletes the images users sent once they are older than
+// the retention limit; *store.DB is one. A Store that is one is pruned
+// every hour.
+type MediaPruner interface {
+	MediaPrune(ctx context.Context, before time.Time) (int64, error)
 }
 
 // DefaultAPIURL is Telegram's Bot API server.
@@ -124,9 +132,15 @@ type Config struct {
 	Transcriber media.Transcriber
 	// MaxDocumentBytes caps the text files the bot reads; default 64 KiB.
 	MaxDocumentBytes int
-	// Vision says the model sees images: photos go to it as images.
-	// Without it, only a photo's caption does.
+	// Vision says the model sees images: photos and images sent as files
+	// go to it as images. Without it, only a photo's caption does.
 	Vision bool
+	// AlbumWait is how long the bot waits for more of an album's items
+	// after the last one arrived; default 1s (see handleAlbum).
+	AlbumWait time.Duration
+	// MediaRetention is how long the images users sent are kept
+	// (MEDIA_RETENTION), where the Store is a MediaPruner; default 30 days.
+	MediaRetention time.Duration
 
 	// Metrics, when set, counts updates and Bot API calls, and reports the
 	// inbox's backlog and the chats running and waiting.
@@ -165,6 +179,8 @@ func (c *Config) setDefaults() {
 	def(&c.StreamInterval, 1500*time.Millisecond)
 	def(&c.ExpireInterval, 30*time.Second)
 	def(&c.ShutdownGrace, 20*time.Second)
+	def(&c.AlbumWait, time.Second)
+	def(&c.MediaRetention, 30*24*time.Hour)
 	def(&c.StatsRetention, DefaultStatsRetention)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -291,6 +307,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
+	if p, ok := b.store.(MediaPruner); ok {
+		b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx, p) })
+	}
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {
@@ -337,10 +356,13 @@ func (b *Bot) connect(ctx context.Context) error {
 	}
 }
 
-// commands is what setMyCommands registers for everyone; admins also get
-// adminCommands in their private chat with the bot.
+// The command menus, per scope as Telegram defines them. Telegram shows a
+// user the most specific menu that applies: in a private chat, the chat's
+// own (operators) before all_private_chats; in a group, an
+// administrator's all_chat_administrators before all_group_chats.
 var (
-	commands = []tgbotapi.BotCommand{
+	// groupCommands are for every member of a group, and the default.
+	groupCommands = []tgbotapi.BotCommand{
 		{Command: "start", Description: "What this bot can do"},
 		{Command: "help", Description: "How to use it"},
 		{Command: "reset", Description: "Start a new conversation"},
@@ -348,24 +370,46 @@ var (
 		{Command: "usage", Description: "Your token usage"},
 		{Command: "retry", Description: "Answer the last message again"},
 		{Command: "cancel", Description: "Stop the running request"},
-		{Command: "system", Description: "This chat's instructions to the assistant"},
 	}
-	adminCommands = slices.Concat(commands,
+	// chatOwnerCommands change a chat for everyone in it: in a private
+	// chat its user's, in a group its administrators'.
+	chatOwnerCommands = []tgbotapi.BotCommand{
+		{Command: "system", Description: "This chat's instructions to the assistant"},
+		{Command: "model", Description: "Which model answers this chat"},
+	}
+	privateCommands = slices.Concat(groupCommands[:3],
+		[]tgbotapi.BotCommand{{Command: "tools", Description: "Servers and tools, with this chat's switches"}},
+		groupCommands[4:], chatOwnerCommands)
+	groupAdminCommands = privateCommands
+	// operatorCommands are for ADMIN_USER_IDS, in their private chat.
+	operatorCommands = slices.Concat(privateCommands,
 		[]tgbotapi.BotCommand{
 			{Command: "servers", Description: "Manage the MCP servers"},
 			{Command: "stats", Description: "Statistics of the last 24 hours and 7 days"},
 		})
 )
 
+// registerCommands sets the menus. A failure costs only a stale menu:
+// every command works whatever the menu shows.
 func (b *Bot) registerCommands(ctx context.Context) {
-	if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommands(commands...)); err != nil {
-		b.logger.Warn("setMyCommands failed; the command menu may be stale", "err", err)
+	for _, m := range []struct {
+		scope tgbotapi.BotCommandScope
+		cmds  []tgbotapi.BotCommand
+	}{
+		{tgbotapi.NewBotCommandScopeDefault(), groupCommands},
+		{tgbotapi.NewBotCommandScopeAllPrivateChats(), privateCommands},
+		{tgbotapi.NewBotCommandScopeAllGroupChats(), groupCommands},
+		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), groupAdminCommands},
+	} {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
+			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
+		}
 	}
 	for id := range b.admins {
 		// Fails with "chat not found" until the admin has talked to the
 		// bot once; /servers works regardless.
 		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, adminCommands...)); err != nil {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, operatorCommands...)); err != nil {
 			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -56,8 +58,8 @@ func TestToolRoundTrip(t *testing.T) {
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")
 	}
-	if got := len(fake.Commands(0)); got != 8 {
-		t.Errorf("setMyCommands registered %d commands for everyone, want 8", got)
+	if got := len(fake.Commands(0)); got != 7 {
+		t.Errorf("setMyCommands registered %d commands for everyone, want 7", got)
 	}
 }
 
@@ -424,13 +426,46 @@ func TestOneChatInOrder(t *testing.T) {
 	}
 }
 
-func TestAdminCommandMenu(t *testing.T) {
+// Each scope gets its menu: members of groups the commands anyone may
+// use; private chats and group administrators also /system and /model
+// (and /tools' switches, which they may press); the operators /servers
+// and /stats.
+func TestCommandMenusPerScope(t *testing.T) {
 	fake := tgfake.New(t)
 	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	waitText(t, fake, admin, "echo: hello")
-	if got := fake.Commands(admin); len(got) != 10 || got[8].Command != "servers" || got[9].Command != "stats" {
-		t.Errorf("admin menu: %+v", got)
+	names := func(cmds []tgbotapi.BotCommand) string {
+		var out []string
+		for _, c := range cmds {
+			out = append(out, c.Command)
+		}
+		return strings.Join(out, " ")
+	}
+	everyone := "start help reset tools usage retry cancel"
+	owner := everyone + " system model"
+	for _, tt := range []struct {
+		scope string
+		got   []tgbotapi.BotCommand
+		want  string
+	}{
+		{"default", fake.Commands(0), everyone},
+		{"all_group_chats", fake.ScopeCommands("all_group_chats"), everyone},
+		{"all_private_chats", fake.ScopeCommands("all_private_chats"), owner},
+		{"all_chat_administrators", fake.ScopeCommands("all_chat_administrators"), owner},
+		{"the operator's chat", fake.Commands(admin), owner + " servers stats"},
+	} {
+		if got := names(tt.got); got != tt.want {
+			t.Errorf("%s: menu %q, want %q", tt.scope, got, tt.want)
+		}
+	}
+	for _, c := range fake.ScopeCommands("all_chat_administrators") {
+		if c.Command == "tools" && !strings.Contains(c.Description, "switches") {
+			t.Errorf("administrators' /tools reads %q, want it to mention the switches", c.Description)
+		}
+	}
+	if got := fake.Commands(alice); len(got) != 0 {
+		t.Errorf("a user who is no operator got a chat menu of her own: %+v", got)
 	}
 }
 

@@ -171,6 +171,8 @@ func (r *reply) emit(ev agent.Event) {
 		if ev.Approval != nil {
 			r.b.sendApproval(ctx, r.chatID, r.user, r.replyTo, ev.Approval)
 		}
+	case agent.EventNotice:
+		r.b.say(ctx, r.chatID, render.Escape(ev.Text))
 	case agent.EventError:
 		r.done = true
 		r.dropDraftLocked(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
@@ -36,6 +37,9 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		if m.IsCommand() && strings.EqualFold(m.Command(), "cancel") {
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleCancel(ctx, m) }}
 		}
+		if m.MediaGroupID != "" {
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleAlbum(ctx, it.UpdateID, m) }}
+		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleMessage(ctx, m) }}
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
@@ -47,6 +51,8 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
 			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleChatServerPress(ctx, cq, data) }}
+		case data.Kind == callback.Model:
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleModelPress(ctx, cq, data) }}
 		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
 	}
@@ -67,32 +73,43 @@ func (b *Bot) say(ctx context.Context, chatID int64, html string) {
 	}
 }
 
-func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
+// admit decides whether a message is for the bot to answer: not from a
+// bot, addressed to it in a group, from an allowed user within the rate
+// limit. The user is told what is due.
+func (b *Bot) admit(ctx context.Context, m *tgbotapi.Message, addressed bool) bool {
 	if m.From == nil || m.From.IsBot {
-		return
+		return false
 	}
 	user, chatID := m.From.ID, m.Chat.ID
 	private := m.Chat.IsPrivate()
-	if !private && !b.addressed(m) {
-		return
+	if !private && !addressed {
+		return false
 	}
 	if !b.isAllowed(user) {
 		if !b.refuse(user) {
 			b.logger.Debug("message from a user not in ALLOWED_USER_IDS; ignored", "user", user, "chat", chatID)
-			return
+			return false
 		}
 		b.logger.Info("message from a user not in ALLOWED_USER_IDS", "user", user, "chat", chatID)
 		if private {
 			b.say(ctx, chatID, "Sorry, this bot is private.")
 		}
-		return
+		return false
 	}
 	if ok, warn := b.allow(ctx, user); !ok {
 		if warn {
 			b.say(ctx, chatID, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
 		}
+		return false
+	}
+	return true
+}
+
+func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
+	if !b.admit(ctx, m, b.addressed(m)) {
 		return
 	}
+	user, chatID := m.From.ID, m.Chat.ID
 	if m.IsCommand() {
 		switch strings.ToLower(m.Command()) {
 		case "start":
@@ -119,6 +136,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		case "system":
 			b.handleSystem(ctx, m)
 			return
+		case "model":
+			b.showModel(ctx, chatID)
+			return
 		case "retry":
 			// Whatever card is open stays: the agent says to answer it first.
 			b.runTurn(ctx, chatID, user, 0, agent.Request{Caller: caller(user, chatID), Retry: true, Exempt: b.isAdmin(user)}, nil)
@@ -135,12 +155,19 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !ok {
 		return
 	}
+	b.converse(ctx, m, text, images)
+}
+
+// converse runs the turn of message m, whose text (and images) the model
+// gets.
+func (b *Bot) converse(ctx context.Context, m *tgbotapi.Message, text string, images []llm.Image) {
+	user, chatID := m.From.ID, m.Chat.ID
 	// A typed message answers an open question or denies an open
 	// approval (the agent decides); either way its buttons are done.
 	b.closeOpenCardFor(ctx, chatID, user)
 	// In groups the reply quotes the message, as several people may talk.
 	replyTo := 0
-	if !private {
+	if !m.Chat.IsPrivate() {
 		replyTo = m.MessageID
 	}
 	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
@@ -180,44 +207,48 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 }
 
 // messageText is what the model gets of a message: its text, or what it
-// carries (a recording's transcript, a text file, a photo) with its
+// carries (a recording's transcript, a text file, an image) with its
 // caption. ok is false when there is nothing to send, the user having been
 // told why.
 func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, []llm.Image, bool) {
+	if m.Text == "" {
+		if res, carried := b.media.Read(ctx, m); carried {
+			return b.readText(ctx, m, res)
+		}
+		return b.readText(ctx, m, media.Result{Text: m.Caption})
+	}
+	return b.readText(ctx, m, media.Result{Text: m.Text})
+}
+
+// readText is what the model gets of what was read of m (or of the album
+// m starts), telling the user what is due: why it cannot be read, a
+// notice, what was heard.
+func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Result) (string, []llm.Image, bool) {
 	private := m.Chat.IsPrivate()
-	text := m.Text
-	var images []llm.Image
-	if text == "" {
-		res, carried := b.media.Read(ctx, m)
-		switch {
-		case !carried:
-			text = m.Caption
-		case res.Problem != "":
-			b.say(ctx, m.Chat.ID, render.Escape(res.Problem))
-			return "", nil, false
-		default:
-			if res.Notice != "" {
-				b.say(ctx, m.Chat.ID, render.Escape(res.Notice))
-			}
-			if res.Heard != "" {
-				shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(res.Heard) + "</blockquote>"
-				if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
-					b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
-				}
-			}
-			text, images = res.Text, res.Images
+	if res.Problem != "" {
+		b.say(ctx, m.Chat.ID, render.Escape(res.Problem))
+		return "", nil, false
+	}
+	if res.Notice != "" {
+		b.say(ctx, m.Chat.ID, render.Escape(res.Notice))
+	}
+	if res.Heard != "" {
+		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(res.Heard) + "</blockquote>"
+		if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
+			b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
 		}
 	}
+	text := res.Text
 	if !private {
 		text = telegram.StripMention(text, b.self.UserName)
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
-			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos and text files; not stickers or this kind of message.")
+			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos, images and text files; not stickers or this kind of message.")
 		}
 		return "", nil, false
 	}
-	return text, images, true
+	return text, res.Images, true
 }
 
 // runTurn runs one agent turn with the chat's reply machinery; ctx is
@@ -260,6 +291,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /retry – answer my last message again
 /cancel – stop the running request
 /system – this chat's instructions to me (group admins change them)
+/model – which model answers this chat (group admins switch it)
 /servers – manage servers (admins)
 /stats – the last 24 hours and 7 days (admins)
 

@@ -32,7 +32,7 @@ func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *store.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: hb, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: hb, Vision: true, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestPhotos(t *testing.T) {
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A red square.") })
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision = true })
-	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	png := pngOf(t, 0)
 	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: png, Caption: "What is this?"})
 	waitText(t, fake, alice, "A red square.")
 	m := model.Calls()[0].Request.Messages

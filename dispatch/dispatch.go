@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -227,6 +228,32 @@ func (q *Queue) Go(fn func(ctx context.Context)) {
 		defer q.jobs.Done()
 		fn(q.work)
 	}()
+}
+
+// Absorb marks items done that a running job handled together with its
+// own (an album gathered into one turn): its own id and theirs, in one
+// write, so that after a crash either all of them run again or none does.
+// Their queued jobs are dropped, and a read under way hands none of them
+// out again.
+func (q *Queue) Absorb(ctx context.Context, ids ...int64) error {
+	drop := make(map[int64]bool, len(ids))
+	q.mu.Lock()
+	for _, id := range ids {
+		drop[id] = true
+		q.handed[id] = true
+	}
+	for _, l := range q.lanes {
+		l.jobs = slices.DeleteFunc(l.jobs, func(j queued) bool { return drop[j.id] })
+	}
+	q.mu.Unlock()
+	if err := q.cfg.Inbox.InboxDone(ctx, ids...); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// Still handed out: they run again after a restart, not before.
+		return fmt.Errorf("dispatch: mark %s done: %w", store.DescribeUpdates(ids), err)
+	}
+	q.mu.Lock()
+	q.marked = append(q.marked, ids...)
+	q.mu.Unlock()
+	return nil
 }
 
 // Close stops handing out items and waits for the running jobs until ctx

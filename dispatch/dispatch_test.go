@@ -334,3 +334,38 @@ func TestArrivedOutOfOrder(t *testing.T) {
 		t.Errorf("ran %v, want each of %v once", got, want)
 	}
 }
+
+// A job that handles later items of its lane with its own absorbs them:
+// all are marked done in one write, and their queued jobs never run,
+// while the lane's other items still do, in order.
+func TestAbsorb(t *testing.T) {
+	db := openInbox(t, "a", "a", "a", "a", "b")
+	var rec recorder
+	bRan := make(chan struct{})
+	var q *dispatch.Queue
+	q, err := dispatch.New(dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
+			defer rec.add(it.UpdateID)
+			switch it.UpdateID {
+			case 1:
+				// Lane b's item was routed after items 2 to 4: once it
+				// ran, they are queued behind this job.
+				<-bRan
+				if err := q.Absorb(ctx, 1, 2, 3); err != nil {
+					t.Error(err)
+				}
+			case 5:
+				close(bRan)
+			}
+		}}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Start()
+	waitFor(t, func() bool { return len(rec.got()) == 3 && len(pending(t, db)) == 0 })
+	closeQueue(t, q)
+	if got, want := rec.got(), []int64{5, 1, 4}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+}

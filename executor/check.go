@@ -101,6 +101,17 @@ var usage = map[string]string{
 	AttemptCompletion:   "<attempt_completion>\n<result>your answer</result>\n</attempt_completion>",
 }
 
+// NativeFeedback is feedback for a model that calls tools as native
+// functions: the XML the check shows of the format is dropped, since such
+// a model writes no tags (the feedback's "server__tool" names are its
+// function names already).
+func NativeFeedback(s string) string {
+	for _, u := range usage {
+		s = strings.ReplaceAll(s, ":\n"+u, ".")
+	}
+	return s
+}
+
 // A checker validates blocks against a catalog. It compiles each tool's
 // input schema once per catalog version.
 type checker struct {

@@ -347,3 +347,13 @@ func TestCheckServerComingUp(t *testing.T) {
 		t.Errorf("failed server: %v, want refused", err)
 	}
 }
+
+func TestNativeFeedback(t *testing.T) {
+	cat := hub.Catalog{Servers: []hub.ServerInfo{{Name: "echo", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}}}
+	plan := executor.New(nil, executor.Options{}).Prepare(cat, executor.Parse("<use_mcp_tool><server_name>echo</server_name><arguments>{}</arguments></use_mcp_tool>"), false)
+	fb := plan.Steps[0].Feedback
+	got := executor.NativeFeedback(fb)
+	if !strings.Contains(fb, "<use_mcp_tool>") || strings.Contains(got, "<") || !strings.Contains(got, "Missing value for required parameter 'tool_name'. Retry with the complete block.") {
+		t.Errorf("NativeFeedback(%q) = %q", fb, got)
+	}
+}

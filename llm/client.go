@@ -1,8 +1,11 @@
 // Package llm talks to an OpenAI-compatible chat completions endpoint
 // (OpenAI, OpenRouter, DeepSeek, Groq, Ollama, vLLM, LM Studio, ...). It
-// sends plain messages and gets plain text back, streamed or not: tool use
-// is the caller's business, written in the text, so models without native
-// function calling work too. Transient failures (429, 5xx, timeouts, dropped
+// sends messages and gets text back, streamed or not. Tool use is the
+// caller's business in one of two ways: written in the text (the caller
+// teaches a format in the prompt and parses the reply), so models without
+// native function calling work too; or native, with Request.Tools offered
+// as OpenAI "tools" and the reply's "tool_calls" in Response.ToolCalls
+// (streamed deltas put together by index). Transient failures (429, 5xx, timeouts, dropped
 // connections) are retried with exponential backoff honouring Retry-After;
 // what is left is an *Error whose Kind the caller can branch on.
 package llm
@@ -93,6 +96,10 @@ type Message struct {
 	Content string
 	// Images go with Content as image parts, for models that see them.
 	Images []Image
+	// ToolCalls are an assistant message's native calls.
+	ToolCalls []ToolCall
+	// ToolCallID names the call a RoleTool message answers.
+	ToolCallID string
 }
 
 // An Image is a picture in a message.
@@ -104,6 +111,9 @@ type Image struct {
 // A Request is one chat completion call.
 type Request struct {
 	Messages []Message
+	// Tools, when not empty, are offered as native functions, with
+	// parallel_tool_calls on: the reply may call several at once.
+	Tools []Tool
 	// Temperature, when not nil, replaces Config.Temperature for this call.
 	Temperature *float32
 	// OnDelta, when not nil, makes the call stream: it is called with each
@@ -134,6 +144,9 @@ func (u Usage) Reported() bool { return u.PromptTokens > 0 || u.CompletionTokens
 // A Response is a model reply.
 type Response struct {
 	Content string
+	// ToolCalls are the reply's native calls, in the order the endpoint
+	// numbered them.
+	ToolCalls []ToolCall
 	// FinishReason is the provider's: "stop", "length" (cut by MaxTokens),
 	// "content_filter", ... Empty when the provider sent none.
 	FinishReason string
@@ -203,6 +216,9 @@ func New(cfg Config) (*Client, error) {
 
 // Model returns the configured model name.
 func (c *Client) Model() string { return c.cfg.Model }
+
+// BaseURL returns the endpoint's base URL, as configured.
+func (c *Client) BaseURL() string { return c.cfg.BaseURL }
 
 // Temperature returns the configured temperature.
 func (c *Client) Temperature() float32 { return c.cfg.Temperature }
@@ -314,18 +330,26 @@ func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
 	}
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		if len(m.ToolCalls) > 0 {
+			msgs[i].ToolCalls = openaiToolCalls(m.ToolCalls)
+		}
 		if len(m.Images) > 0 {
 			msgs[i].Content, msgs[i].MultiContent = "", imageParts(m)
 		}
 	}
-	return openai.ChatCompletionRequest{
+	out := openai.ChatCompletionRequest{
 		Model:    c.cfg.Model,
 		Messages: msgs,
 		//lint:ignore SA1019 max_tokens is what the OpenAI-compatible servers (Ollama, vLLM, DeepSeek, Groq) understand.
 		MaxTokens:   c.cfg.MaxTokens,
 		Temperature: temp,
 	}
+	if len(req.Tools) > 0 {
+		out.Tools = openaiTools(req.Tools)
+		out.ParallelToolCalls = true
+	}
+	return out
 }
 
 func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*Response, error) {
@@ -338,6 +362,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		out := &Response{Usage: usage(&r.Usage)}
 		if len(r.Choices) > 0 {
 			out.Content = r.Choices[0].Message.Content
+			out.ToolCalls = toolCalls(r.Choices[0].Message.ToolCalls)
 			out.FinishReason = string(r.Choices[0].FinishReason)
 		}
 		return out, nil
@@ -359,6 +384,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 	}()
 	alive()
 	var b strings.Builder
+	var calls callAssembler
 	out := &Response{}
 	for {
 		chunk, err := stream.Recv()
@@ -390,8 +416,12 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 			b.WriteString(ch.Delta.Content)
 			req.OnDelta(ch.Delta.Content)
 		}
+		for _, d := range ch.Delta.ToolCalls {
+			calls.add(d)
+		}
 	}
 	out.Content = b.String()
+	out.ToolCalls = calls.done()
 	return out, nil
 }
 

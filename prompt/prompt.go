@@ -1,12 +1,14 @@
 // Package prompt builds the system prompt from the hub's catalog: who the
 // assistant is, how to write a tool call, the core tools, every running
 // MCP server's tools (their arguments in a terse form, see schema.go) and
-// resources, and guidelines.
+// resources, and guidelines. For native tool calling, BuildNative is the
+// variant that teaches no call syntax and lists no tools, and Functions gives
+// the catalog as the functions sent beside it (native.go).
 //
 // The prompt is byte-stable: the same servers, tools and options give the
 // same bytes, whatever order the catalog lists them in, so that providers'
-// prefix caches hit across turns and users. It therefore holds no time, no
-// user data and no catalog version.
+// prefix caches hit across turns and users; so are the functions. It
+// therefore holds no time, no user data and no catalog version.
 package prompt
 
 import (
@@ -21,6 +23,8 @@ type Options struct {
 	// Instructions from the operator, added under their own heading
 	// before the guidelines. Empty adds nothing.
 	Instructions string
+	// Variant frames the prompt for a kind of model; "" is Generic.
+	Variant Variant
 }
 
 // Build returns the system prompt for the running servers of cat.
@@ -28,13 +32,19 @@ func Build(cat hub.Catalog) string {
 	return BuildWith(cat, Options{})
 }
 
+// BuildVariant is Build framed for variant v.
+func BuildVariant(cat hub.Catalog, v Variant) string {
+	return BuildWith(cat, Options{Variant: v})
+}
+
 // BuildWith is Build with options.
 func BuildWith(cat hub.Catalog, opts Options) string {
+	f := opts.Variant.framing()
 	var b strings.Builder
-	b.WriteString(intro)
-	b.WriteString(toolFormat)
+	b.WriteString(f.intro)
+	b.WriteString(f.format)
 	b.WriteString(coreTools)
-	b.WriteString(examples)
+	b.WriteString(f.examples)
 	servers := runningServers(cat)
 	writeServers(&b, servers)
 	if offersMemory(servers) {
@@ -45,7 +55,7 @@ func BuildWith(cat hub.Catalog, opts Options) string {
 		b.WriteString(s)
 		b.WriteString("\n")
 	}
-	b.WriteString(guidelines)
+	b.WriteString(f.guidelines)
 	return b.String()
 }
 

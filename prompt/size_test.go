@@ -78,6 +78,9 @@ type sizes struct {
 	// and of their arguments' descriptions, which every rendering holds
 	// whole (less a few line breaks): the rest is what the rendering costs.
 	prose, prompt int
+	// native is the native variant's prompt, nativeTools its functions
+	// as the "tools" field sends them (compact JSON).
+	native, nativeTools int
 }
 
 // measure starts s in a hub and on its own, and renders its tools.
@@ -99,15 +102,40 @@ func measure(tb testing.TB, s sizedServer) sizes {
 		prose += chars(t.Name) + chars(t.Description) + descriptions(schema)
 	}
 	return sizes{
-		cat:     cat,
-		tools:   len(info.Tools),
-		ours:    toolSection(tb, p, s.name),
-		json:    compactRendering(tb, info.Tools, false),
-		cleaned: compactRendering(tb, info.Tools, true),
-		cline:   clineRendering(listTools(tb, s)),
-		prose:   prose,
-		prompt:  chars(p),
+		cat:         cat,
+		tools:       len(info.Tools),
+		ours:        toolSection(tb, p, s.name),
+		json:        compactRendering(tb, info.Tools, false),
+		cleaned:     compactRendering(tb, info.Tools, true),
+		cline:       clineRendering(listTools(tb, s)),
+		prose:       prose,
+		prompt:      chars(p),
+		native:      chars(prompt.BuildNative(cat)),
+		nativeTools: chars(toolsField(tb, cat)),
 	}
+}
+
+// toolsField is the "tools" field of a native request for cat, as the
+// wire carries it.
+func toolsField(tb testing.TB, cat hub.Catalog) string {
+	type function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	type tool struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	var tools []tool
+	for _, f := range prompt.Functions(cat).Functions {
+		tools = append(tools, tool{"function", function{f.Name, f.Description, f.Parameters}})
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
 }
 
 // descriptions counts the characters of the "description" strings of a
@@ -309,6 +337,8 @@ func TestPromptSize(t *testing.T) {
 				srv.name, s.tools, ours, ours/4, js, js/4, cleaned, cleaned/4, cline, cline/4, percent(ours, cline))
 			t.Logf("%-10s beyond the %4d chars of names and descriptions: terse %4d, compact JSON %4d, less empty keys %4d, Cline %4d; terse/Cline %3.0f%%; whole prompt %5d chars",
 				srv.name, s.prose, ours-s.prose, js-s.prose, cleaned-s.prose, cline-s.prose, percent(ours-s.prose, cline-s.prose), s.prompt)
+			t.Logf("%-10s native: prompt %5d chars + tools field %5d = %5d (~%4d tokens); XML prompt %5d (~%4d)",
+				srv.name, s.native, s.nativeTools, s.native+s.nativeTools, (s.native+s.nativeTools)/4, s.prompt, s.prompt/4)
 			if ours > cleaned || cleaned > js || js > cline {
 				t.Errorf("%s: terse %d, compact JSON less empty keys %d, compact JSON %d, Cline %d: want them in that order", srv.name, ours, cleaned, js, cline)
 			}

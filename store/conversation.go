@@ -20,7 +20,11 @@ type Message struct {
 	// that produced the message, zero when not known.
 	PromptTokens     int
 	CompletionTokens int
-	CreatedAt        time.Time
+	// Media are the images the message carries, by reference (see
+	// [DB.MediaPut]), in order; an image may be gone since (see
+	// [DB.MediaPrune]).
+	Media     []string
+	CreatedAt time.Time
 }
 
 // ActiveConversation returns the id of the chat's active conversation,
@@ -90,10 +94,10 @@ const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
 	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
 	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	messagesSQL = `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, created_at
+		prompt_tokens, completion_tokens, media, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
 	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
 		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
@@ -143,7 +147,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int
 			at = now
 		}
 		if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
-			m.PromptTokens, m.CompletionTokens, millis(at)); err != nil {
+			m.PromptTokens, m.CompletionTokens, JoinMedia(m.Media), millis(at)); err != nil {
 			return err
 		}
 	}
@@ -230,11 +234,13 @@ func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, er
 	for rows.Next() {
 		var m Message
 		var at int64
+		var media string
 		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &at); err != nil {
+			&m.PromptTokens, &m.CompletionTokens, &media, &at); err != nil {
 			return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 		}
 		m.CreatedAt = fromMillis(at)
+		m.Media = SplitMedia(media)
 		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {

@@ -95,6 +95,25 @@ func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) (
 	return items, nil
 }
 
+// InboxPendingChat returns up to limit unprocessed items of one chat, in
+// update_id order; limit <= 0 returns all. The bot gathers an album's
+// updates with it.
+func (db *DB) InboxPendingChat(ctx context.Context, chatID string, limit int) ([]InboxItem, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, chat_id, payload, received_at
+		FROM inbox WHERE processed_at IS NULL AND chat_id = ? ORDER BY update_id LIMIT ?`, chatID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list pending inbox of chat %q: %w", chatID, err)
+	}
+	items, err := scanInbox(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list pending inbox of chat %q: %w", chatID, err)
+	}
+	return items, nil
+}
+
 func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]InboxItem, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
@@ -103,6 +122,12 @@ func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]Inb
 	if err != nil {
 		return nil, err
 	}
+	return scanInbox(rows)
+}
+
+// scanInbox reads rows of update_id, chat_id, payload and received_at,
+// and closes them.
+func scanInbox(rows *sql.Rows) ([]InboxItem, error) {
 	defer func() { _ = rows.Close() }()
 	var items []InboxItem
 	for rows.Next() {

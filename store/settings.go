@@ -87,3 +87,34 @@ func DecodeNames(raw string) ([]string, error) {
 	}
 	return names, nil
 }
+
+const setModelSQL = `INSERT INTO chat_settings (chat_id, model, updated_at) VALUES (?, ?, ?)
+	ON CONFLICT (chat_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at`
+
+// ChatModel returns the model profile chatID chose with /model, or "" when
+// it chose none (the default).
+func (db *DB) ChatModel(ctx context.Context, chatID string) (string, error) {
+	var s string
+	err := db.readRow(ctx, `SELECT model FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("model of chat %q: %w", chatID, err)
+	}
+	return s, nil
+}
+
+// SetChatModel records chatID's model profile; "" returns it to the
+// default.
+func (db *DB) SetChatModel(ctx context.Context, chatID, profile string) error {
+	now := db.now()
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := db.txExec(ctx, tx, setModelSQL, chatID, profile, millis(now))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set model of chat %q: %w", chatID, err)
+	}
+	return nil
+}

@@ -19,6 +19,10 @@
 // Times are stored as UTC Unix milliseconds and returned as UTC time.Time
 // values, truncated to the millisecond.
 //
+// The images users send are files beside the database, in a media folder
+// named by the SHA-256 of their content, with a row each in the database
+// ([DB.MediaPut]); messages name them by that hash.
+//
 // Durability: the database runs in WAL mode with synchronous=NORMAL, which is
 // consistent after any crash and durable after a process crash, but may lose
 // the last commits on power loss. Inbox writes ([DB.InboxPut],

@@ -10,6 +10,7 @@
 //	a:<pending id>:y|n|A           approve, deny, always allow
 //	s:<action>:<page>:<server>     /servers: d(isable) e(nable) r(estart) p(age)
 //	c:<action>:0:<server>          /tools: a server off (d) or on (e) for this chat
+//	m:<profile>                    /model: this model profile for this chat
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -35,6 +36,7 @@ const (
 	Verdict Kind = 'a' // answers an approval
 	Servers Kind = 's' // acts on the /servers screen
 	Chat    Kind = 'c' // turns a server off or on for one chat (/tools)
+	Model   Kind = 'm' // chooses a chat's model profile (/model)
 )
 
 // An Answer is what a Verdict button says.
@@ -73,6 +75,10 @@ type Data struct {
 	Action Action
 	Page   int
 	Server string
+	// Profile is the key of a model profile (Model): the name, or a hash
+	// of it when the name does not fit or holds other than A-Z a-z 0-9
+	// . _ -; see Names.
+	Profile string
 }
 
 // ErrInvalid is returned by Decode for data String would not write.
@@ -96,13 +102,39 @@ func (d Data) String() string {
 			key = serverHash(key)
 		}
 		return head + key
+	case Model:
+		key := d.Profile
+		if !isHash(key) && !profileKey(key) {
+			key = serverHash(key)
+		}
+		return "m:" + key
 	}
 	return ""
 }
 
-// Names reports whether the key in d.Server stands for the server name.
+// Names reports whether the key in d.Server (d.Profile for Model) stands
+// for name.
 func (d Data) Names(name string) bool {
-	return d.Server == name || (isHash(d.Server) && d.Server == serverHash(name))
+	key := d.Server
+	if d.Kind == Model {
+		key = d.Profile
+	}
+	return key == name || (isHash(key) && key == serverHash(name))
+}
+
+// profileKey reports whether a profile's name goes in the data as it is:
+// 1 to MaxLen-2 of A-Z a-z 0-9 . _ - (so never a hash's #).
+func profileKey(name string) bool {
+	if name == "" || len(name) > MaxLen-2 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func serverHash(name string) string {
@@ -140,6 +172,9 @@ func Decode(s string) (Data, error) {
 		ok = d.decodePending(s[2:])
 	case Servers, Chat:
 		ok = d.decodeServers(s[2:])
+	case Model:
+		d.Profile = s[2:]
+		ok = isHash(d.Profile) || profileKey(d.Profile)
 	}
 	if !ok {
 		return Data{}, ErrInvalid

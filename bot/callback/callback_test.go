@@ -23,6 +23,8 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Servers, Action: callback.Page, Page: 2}, "s:p:2:"},
 		{callback.Data{Kind: callback.Chat, Action: callback.Disable, Server: "files"}, "c:d:0:files"},
 		{callback.Data{Kind: callback.Chat, Action: callback.Enable, Server: "web"}, "c:e:0:web"},
+		{callback.Data{Kind: callback.Model, Profile: "local"}, "m:local"},
+		{callback.Data{Kind: callback.Model, Profile: "qwen2.5_coder-32b"}, "m:qwen2.5_coder-32b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -54,6 +56,18 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("a decoded hash key encodes as %q, want %q", d.String(), enc)
 		}
 	})
+	t.Run("profile name that does not fit", func(t *testing.T) {
+		for _, name := range []string{strings.Repeat("m", 63), "my model", "ümlaut", "#0123456789abcdef"} {
+			enc := callback.Data{Kind: callback.Model, Profile: name}.String()
+			d, err := callback.Decode(enc)
+			if err != nil || len(enc) > callback.MaxLen {
+				t.Fatalf("%q: %q, %v", name, enc, err)
+			}
+			if !d.Names(name) || d.Names(name+"x") {
+				t.Errorf("the key %q names the wrong profiles", d.Profile)
+			}
+		}
+	})
 	t.Run("name like a hash", func(t *testing.T) {
 		d, err := callback.Decode(callback.Data{Kind: callback.Servers, Action: callback.Enable, Server: "#zz"}.String())
 		if err != nil || !d.Names("#zz") {
@@ -69,6 +83,7 @@ func TestDecodeRejects(t *testing.T) {
 		"s:d:-1:x", "s:d:0", "s:dd:0:x", "s:d:0:#nothex", "s:d:0:#0123456789abcdeF",
 		"s:d:0:" + strings.Repeat("x", 60),
 		"c:r:0:x", "c:p:0:", "c:d:1:x", "c:d:0:",
+		"m:", "m", "m:a b", "m:a:b", "m:#nothex", "m:#0123456789abcdeF", "m:" + strings.Repeat("x", 63), "m:ü", "m:a\n",
 	} {
 		if d, err := callback.Decode(s); !errors.Is(err, callback.ErrInvalid) {
 			t.Errorf("Decode(%q) = %+v, %v; want ErrInvalid", s, d, err)
@@ -79,7 +94,7 @@ func TestDecodeRejects(t *testing.T) {
 // Whatever a client sends back, Decode either refuses it or returns data
 // that encodes to the very same bytes within Telegram's limit.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b"} {
+	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -98,16 +113,19 @@ func FuzzEncode(f *testing.F) {
 	f.Add(byte('s'), int64(1), 2, byte('d'), "files")
 	f.Add(byte('q'), int64(5), 0, byte('y'), "")
 	f.Add(byte('c'), int64(0), 0, byte('e'), "web")
+	f.Add(byte('m'), int64(0), 0, byte('e'), "local")
 	f.Fuzz(func(t *testing.T, kind byte, pending int64, n int, act byte, server string) {
 		if pending < 0 || n < 0 {
 			return
 		}
 		var d callback.Data
-		switch kind % 4 {
+		switch kind % 5 {
 		case 0:
 			d = callback.Data{Kind: callback.Option, Pending: pending, Option: n}
 		case 1:
 			d = callback.Data{Kind: callback.Verdict, Pending: pending, Answer: []callback.Answer{callback.Approve, callback.Deny, callback.Always}[int(act)%3]}
+		case 4:
+			d = callback.Data{Kind: callback.Model, Profile: server}
 		case 3:
 			if server == "" {
 				return
@@ -133,6 +151,12 @@ func FuzzEncode(f *testing.F) {
 				t.Fatalf("%q does not name %q", enc, server)
 			}
 			got.Server = server
+		}
+		if d.Kind == callback.Model {
+			if !got.Names(server) {
+				t.Fatalf("%q does not name %q", enc, server)
+			}
+			got.Profile = server
 		}
 		if got != d {
 			t.Fatalf("Decode(%q) = %+v, want %+v", enc, got, d)

@@ -1,14 +1,20 @@
 // Package media turns what a Telegram message carries besides its text
-// into text for the model: a recording's transcript (voice notes, audio,
-// video notes) or a text file's content with its name. What it cannot
-// read, it explains in one sentence for the user, and nothing is sent to
-// the model then.
+// into what the model reads: a recording's transcript (voice notes, audio,
+// video notes), a text file's content with its name, an image (a photo, or
+// an image sent as a file) for a model that sees them; an album's items
+// together. What it cannot read, it explains in one sentence for the
+// user, and nothing is sent to the model then.
 package media
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	_ "image/gif" // image.DecodeConfig checks GIF, JPEG and PNG headers
+	_ "image/jpeg"
+	_ "image/png"
 	"log/slog"
 	"net/http"
 	"path"
@@ -75,10 +81,18 @@ func (r *Reader) Read(ctx context.Context, m *tgbotapi.Message) (res Result, ok 
 			name = "audio.mp3"
 		}
 		return r.transcribe(ctx, m, m.Audio.FileID, m.Audio.FileSize, name), true
+	case m.Document != nil && imageFile(m.Document.FileName, m.Document.MimeType):
+		return r.image(ctx, m, m.Document.FileID, m.Document.FileSize, "image"), true
 	case m.Document != nil:
 		return r.document(ctx, m), true
 	case len(m.Photo) > 0:
-		return r.photo(ctx, m), true
+		best := m.Photo[len(m.Photo)-1]
+		for _, p := range m.Photo {
+			if p.FileSize > best.FileSize && p.FileSize <= MaxImageBytes {
+				best = p
+			}
+		}
+		return r.image(ctx, m, best.FileID, best.FileSize, "photo"), true
 	}
 	return Result{}, false
 }
@@ -138,16 +152,32 @@ func (r *Reader) document(ctx context.Context, m *tgbotapi.Message) Result {
 	return Result{Text: joinCaption(m.Caption, fmt.Sprintf("The user sent the file %q:\n%s\n%s\n%s", name, fence, body, fence))}
 }
 
-// maxImageBytes is the largest photo sent to a model: OpenAI's limit is
+// MaxImageBytes is the largest image sent to a model: OpenAI's limit is
 // 20 MB, and a photo Telegram compressed is far smaller.
-const maxImageBytes = 10 << 20
+const MaxImageBytes = 10 << 20
 
-// photoMark stands for a photo in the stored message.
+// photoMark stands for an image in the stored message.
 const photoMark = "[The user sent a photo.]"
 
-// photo fetches a photo's largest size for a model that sees images; for
-// one that does not, only the caption goes on.
-func (r *Reader) photo(ctx context.Context, m *tgbotapi.Message) Result {
+// imageTypes are the image types models take (OpenAI, Anthropic, Gemini).
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/webp": true, "image/gif": true}
+
+var imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".webp": true, ".gif": true}
+
+// imageFile reports whether a document is an image a model takes, by its
+// type, or its name when Telegram gives no type.
+func imageFile(name, mime string) bool {
+	mime = strings.ToLower(mime)
+	if mime != "" && mime != "application/octet-stream" {
+		return imageTypes[mime]
+	}
+	return imageExts[strings.ToLower(path.Ext(name))]
+}
+
+// image fetches an image for a model that sees images, checking that it
+// is one (what is claimed is not trusted); for a model that does not,
+// only the caption goes on. what names it for the user: "photo", "image".
+func (r *Reader) image(ctx context.Context, m *tgbotapi.Message, fileID string, size int, what string) Result {
 	caption := strings.TrimSpace(m.Caption)
 	if !r.Vision {
 		if caption == "" {
@@ -155,21 +185,38 @@ func (r *Reader) photo(ctx context.Context, m *tgbotapi.Message) Result {
 		}
 		return Result{Text: caption, Notice: "(This bot's model cannot see images: I read only the caption.)"}
 	}
-	best := m.Photo[len(m.Photo)-1]
-	for _, p := range m.Photo {
-		if p.FileSize > best.FileSize && p.FileSize <= maxImageBytes {
-			best = p
-		}
+	tooLarge := Result{Problem: fmt.Sprintf("That %s is too large for me to send to the model (over %d MB). Please send a smaller one.", what, MaxImageBytes>>20)}
+	if size > MaxImageBytes {
+		return tooLarge
 	}
-	if best.FileSize > maxImageBytes {
-		return Result{Problem: "That photo is too large for me to send to the model. Please send a smaller one."}
+	data, _, err := r.Files.Download(ctx, fileID, MaxImageBytes)
+	if errors.Is(err, telegram.ErrTooBig) {
+		return tooLarge
 	}
-	data, _, err := r.Files.Download(ctx, best.FileID, maxImageBytes)
 	if err != nil {
-		r.Logger.Error("download a photo", "chat", m.Chat.ID, "err", err)
-		return Result{Problem: downloadProblem(err, "photo")}
+		r.Logger.Error("download an image", "chat", m.Chat.ID, "err", err)
+		return Result{Problem: downloadProblem(err, what)}
 	}
-	return Result{Text: joinCaption(caption, photoMark), Images: []llm.Image{{MIMEType: http.DetectContentType(data), Data: data}}}
+	mime, ok := CheckImage(data)
+	if !ok {
+		return Result{Problem: fmt.Sprintf("That %s is not an image I can read: I take JPEG, PNG, WebP and GIF images.", what)}
+	}
+	return Result{Text: joinCaption(caption, photoMark), Images: []llm.Image{{MIMEType: mime, Data: data}}}
+}
+
+// CheckImage reports the type of an image from its bytes, and whether it
+// is one a model takes whose header reads as that type: a file's claimed
+// type and name are the sender's word, not the image's.
+func CheckImage(data []byte) (string, bool) {
+	mime := http.DetectContentType(data)
+	if !imageTypes[mime] {
+		return mime, false
+	}
+	if mime == "image/webp" {
+		return mime, true // no WebP decoder in the standard library; the sniffed header is RIFF....WEBPVP
+	}
+	_, _, err := image.DecodeConfig(bytes.NewReader(data))
+	return mime, err == nil
 }
 
 func downloadProblem(err error, what string) string {
@@ -214,7 +261,7 @@ func kindOf(name, mime string) string {
 	case mime == "application/pdf" || strings.EqualFold(path.Ext(name), ".pdf"):
 		return "PDF files yet"
 	case strings.HasPrefix(mime, "image/"):
-		return "images yet"
+		return "images of type " + mime + " (I take JPEG, PNG, WebP and GIF)"
 	case mime != "":
 		return "files of type " + mime
 	}

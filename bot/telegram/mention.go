@@ -7,8 +7,8 @@ import (
 )
 
 // Addressed reports whether a group message is for the bot self: a
-// command without a bot name or with its own, a mention, or a reply to one
-// of its messages.
+// command without a bot name or with its own, a mention (in the text or a
+// caption), or a reply to one of its messages.
 func Addressed(m *tgbotapi.Message, self tgbotapi.User) bool {
 	if m.IsCommand() {
 		_, at, found := strings.Cut(m.CommandWithAt(), "@")
@@ -17,10 +17,15 @@ func Addressed(m *tgbotapi.Message, self tgbotapi.User) bool {
 	if m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == self.ID {
 		return true
 	}
-	for _, e := range m.Entities {
+	// A photo's or a file's words are its caption.
+	return mentions(m.Text, m.Entities, self) || mentions(m.Caption, m.CaptionEntities, self)
+}
+
+func mentions(text string, entities []tgbotapi.MessageEntity, self tgbotapi.User) bool {
+	for _, e := range entities {
 		switch e.Type {
 		case "mention":
-			if strings.EqualFold(utf16Slice(m.Text, e.Offset, e.Length), "@"+self.UserName) {
+			if strings.EqualFold(utf16Slice(text, e.Offset, e.Length), "@"+self.UserName) {
 				return true
 			}
 		case "text_mention":

@@ -32,6 +32,8 @@ func TestAddressed(t *testing.T) {
 		{"command to us", command("/help@mcpbot"), true},
 		{"command to another bot", command("/help@otherbot"), false},
 		{"entity past the end", mention("hi", 5, 7), false},
+		{"mention in a caption", &tgbotapi.Message{Caption: "@McpBot what is this?", CaptionEntities: []tgbotapi.MessageEntity{{Type: "mention", Offset: 0, Length: 7}}}, true},
+		{"caption's entity on the text", &tgbotapi.Message{Text: "@McpBot", Caption: "hi", CaptionEntities: []tgbotapi.MessageEntity{{Type: "mention", Offset: 0, Length: 7}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

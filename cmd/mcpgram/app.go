@@ -42,13 +42,12 @@ var (
 )
 
 // An App is the wired core that every front end drives: the store, the
-// hub with its servers, the model client and the agent. Open builds it and
+// hub with its servers, the model clients (one per profile) and the agent. Open builds it and
 // Close takes it down in reverse order.
 type App struct {
 	Store Store
 	Hub   *hub.Hub
 	Agent *agent.Agent
-	Model *llm.Client
 	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
 	// calls for /readyz.
 	Metrics    *metrics.Metrics
@@ -95,34 +94,49 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			}
 		}
 	}
-	app.Model, err = llm.New(llm.Config{
-		BaseURL:     cfg.OpenAIBaseURL,
-		APIKey:      cfg.OpenAIKey,
-		Model:       cfg.Model,
-		Temperature: cfg.Temperature,
-		MaxTokens:   cfg.MaxTokens,
-		Timeout:     cfg.LLMTimeout,
-		Logger:      logger.With("component", "llm"),
-	})
+	profiles, err := newProfiles(cfg, logger, app.ModelProbe)
 	if err != nil {
-		return fmt.Errorf("model client: %w", err)
+		return err
 	}
 	app.Agent, err = agent.New(agent.Config{
-		Model:            probedModel{app.Model, app.ModelProbe},
-		Store:            app.Store,
-		Hub:              app.Hub,
-		SystemPrompt:     prompt.Build,
-		Temperature:      cfg.Temperature,
-		MaxTurns:         cfg.MaxTurns,
-		MaxContextTokens: cfg.MaxContextTokens,
-		AutoApproveAll:   cfg.AutoApproveAll,
-		Logger:           logger.With("component", "agent"),
+		Profiles:       profiles,
+		DefaultProfile: cfg.DefaultProfile,
+		Store:          app.Store,
+		Hub:            app.Hub,
+		MaxTurns:       cfg.MaxTurns,
+		AutoApproveAll: cfg.AutoApproveAll,
+		Logger:         logger.With("component", "agent"),
 
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 		Metrics:               app.Metrics,
-		ModelName:             cfg.Model,
 	})
 	return err
+}
+
+// newProfiles makes one model client per configured profile, each
+// telling the readiness probe how its calls went.
+func newProfiles(cfg *config.Config, logger *slog.Logger, probe *web.Probe) ([]agent.Profile, error) {
+	var out []agent.Profile
+	for _, p := range cfg.Profiles {
+		client, err := llm.New(llm.Config{
+			BaseURL:     p.BaseURL,
+			APIKey:      p.APIKey,
+			Model:       p.Model,
+			Temperature: p.Temperature,
+			MaxTokens:   p.MaxTokens,
+			Timeout:     cfg.LLMTimeout,
+			Logger:      logger.With("component", "llm", "profile", p.Name),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("model client of profile %q: %w", p.Name, err)
+		}
+		out = append(out, agent.Profile{
+			Name: p.Name, Model: probedModel{client, probe}, ModelName: p.Model,
+			Temperature: p.Temperature, MaxContextTokens: p.ContextTokens, Vision: p.Vision,
+			Prompt: prompt.Variant(p.Prompt), ToolCalling: p.ToolCalling,
+		})
+	}
+	return out, nil
 }
 
 // openStore opens PostgreSQL when DATABASE_URL is set, else the SQLite

@@ -46,7 +46,11 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	defer closeAndWarn(app, logger)
 	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}}
 	running := len(app.Hub.Catalog().Running())
-	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", cfg.Model, running, logPath, chatHelp)
+	model := app.Agent.DefaultProfile().ModelName
+	if p, err := app.Agent.ChatProfile(ctx, user); err == nil {
+		model = p.ModelName
+	}
+	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", model, running, logPath, chatHelp)
 	return c.run(ctx, stdin, interrupts)
 }
 
@@ -261,6 +265,9 @@ func (c *terminal) event(e agent.Event) {
 	case agent.EventError:
 		c.endStream()
 		fmt.Fprintln(c.out, "! "+e.Text)
+	case agent.EventNotice:
+		c.endStream()
+		fmt.Fprintln(c.out, "("+e.Text+")")
 	}
 }
 

@@ -46,7 +46,8 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		Heartbeat:          heartbeat(cfg, telegram),
 		Transcriber:        transcriber,
 		MaxDocumentBytes:   cfg.MaxDocumentBytes,
-		Vision:             cfg.Vision,
+		Vision:             anyVision(cfg),
+		MediaRetention:     cfg.MediaRetention,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	}, app.Agent, app.Hub, app.Store)
@@ -61,13 +62,25 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	defer closeHTTP(srv, logger)
 	// Servers are still starting: each joins the catalog, and so the
 	// prompt, once ready, while the bot already answers.
-	logger.Info("mcpgram started", "version", version, "model", cfg.Model, "servers", len(app.Hub.Catalog().Servers))
+	def := app.Agent.DefaultProfile()
+	logger.Info("mcpgram started", "version", version, "model", def.ModelName, "profile", def.Name, "profiles", len(cfg.Profiles), "servers", len(app.Hub.Catalog().Servers))
 	if err := b.Run(ctx); !errors.Is(err, bot.ErrCutShort) {
 		return err
 	}
 	// Turns cut short at shutdown were logged, and run again at the next
 	// start: a stop that loses nothing is not a failure.
 	return nil
+}
+
+// anyVision says some profile sees images: the bot then fetches photos,
+// and a turn whose profile does not see drops them, saying so.
+func anyVision(cfg *config.Config) bool {
+	for _, p := range cfg.Profiles {
+		if p.Vision {
+			return true
+		}
+	}
+	return false
 }
 
 // newTranscriber returns the speech-to-text client, or nil (and no error)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/suggest"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"github.com/subosito/gotenv"
@@ -55,11 +56,14 @@ var Settings = []Setting{
 	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2"},
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
-	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos then go to it; false sends only a photo's caption"},
+	{Name: "TOOL_CALLING", Default: "xml", Help: "how the model calls tools: xml (taught in the prompt, works with any model), native (OpenAI tools and tool_calls), or auto (native where the endpoint accepts tools, else xml)"},
+	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos and images sent as files then go to it; false sends only a photo's caption"},
+	{Name: "DEFAULT_MODEL", Default: "", Help: "the profile under models: (mcpgram.yaml) that answers chats that chose none with /model; empty: the profile named default, which the OPENAI_*, LLM_*, MAX_CONTEXT_TOKENS and MODEL_VISION settings make"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
 	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "OpenAI-compatible endpoint of /audio/transcriptions; empty: OPENAI_BASE_URL"},
 	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint; empty: OPENAI_API_KEY"},
 	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
+	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns and /retry, counted from when each was last sent: a duration such as 720h, or days such as 30d; then the history says the image is no longer kept"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "postgres://user:password@host:5432/database keeps everything in PostgreSQL instead, for several instances sharing one store; empty: SQLite at DATABASE_PATH"},
@@ -93,15 +97,26 @@ type Config struct {
 	Temperature   float32
 	MaxTokens     int
 	LLMTimeout    time.Duration
+	// ToolCalling is TOOL_CALLING: "xml", "native" or "auto".
+	ToolCalling string
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
+
+	// Profiles are the models a chat may answer with: the one the
+	// settings above make, named EnvProfile, then those of models: in
+	// mcpgram.yaml, in the order written. DefaultProfile names the one a
+	// chat that chose none gets (DEFAULT_MODEL).
+	Profiles       []llm.Profile
+	DefaultProfile string
 
 	// Transcription is the speech-to-text endpoint; Model empty: off.
 	TranscriptionModel   string
 	TranscriptionBaseURL string
 	TranscriptionKey     string
 	MaxDocumentBytes     int
+	// MediaRetention is how long images users sent are kept.
+	MediaRetention time.Duration
 
 	MCPSettings  string
 	DatabasePath string
@@ -182,6 +197,7 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		file = "mcpgram.yaml"
 	}
 	cfgFile := ""
+	var models []rawProfile
 	if _, err := os.Stat(file); err == nil {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
@@ -194,6 +210,11 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		for _, s := range Settings {
 			if s.Secret && v.InConfig(key(s.Name)) {
 				return nil, fmt.Errorf("%s: %s is a secret and is read only from the environment, a .env file or %s_FILE, not from %s", key(s.Name), s.Name, s.Name, file)
+			}
+		}
+		if v.InConfig("models") {
+			if models, err = readModels(file); err != nil {
+				return nil, err
 			}
 		}
 	} else if explicit {
@@ -245,6 +266,9 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 	}
 	c.File = cfgFile
 	c.getenv, c.dotenv = getenv, dotenv
+	if err := c.profiles(cfgFile, models); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -270,7 +294,7 @@ func checkKeys(file string, v *viper.Viper) error {
 	}
 	var errs []error
 	for _, k := range fileKeys(v) {
-		if slices.Contains(known, k) {
+		if slices.Contains(known, k) || k == "models" || strings.HasPrefix(k, "models.") {
 			continue
 		}
 		msg := fmt.Sprintf("%s: unknown setting %q", file, k)
@@ -383,6 +407,11 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.Temperature = float32(t)
 	}
+	if d, err := parseDays(values["MEDIA_RETENTION"]); err != nil || d < time.Hour {
+		errs = append(errs, fmt.Errorf("MEDIA_RETENTION: want a duration of at least 1h such as 720h, or days such as 30d, got %q", values["MEDIA_RETENTION"]))
+	} else {
+		c.MediaRetention = d
+	}
 	if d, err := time.ParseDuration(values["CHAT_LEASE"]); err != nil || d < time.Second {
 		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 30s, got %q", values["CHAT_LEASE"]))
 	} else {
@@ -392,6 +421,12 @@ func parse(values map[string]string) (*Config, error) {
 		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: want a duration such as 120s, got %q", values["LLM_TIMEOUT"]))
 	} else {
 		c.LLMTimeout = d
+	}
+	switch v := strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"])); v {
+	case "xml", "native", "auto":
+		c.ToolCalling = v
+	default:
+		errs = append(errs, fmt.Errorf("TOOL_CALLING: want xml, native or auto, got %q", values["TOOL_CALLING"]))
 	}
 	switch strings.ToLower(values["AUTO_APPROVE"]) {
 	case "", "none", "false":
@@ -505,11 +540,9 @@ func (c *Config) RequireTelegram() error {
 }
 
 // RequireModel checks what any command that talks to the model needs.
+// Every profile's key must be set: a chat may switch to any of them.
 func (c *Config) RequireModel() error {
-	if c.OpenAIKey == "" {
-		return &MissingError{Name: "OPENAI_API_KEY", Hint: "set the API key of your OpenAI-compatible endpoint (any value for a local one such as Ollama)"}
-	}
-	return nil
+	return c.requireKeys()
 }
 
 // Print writes the effective configuration, one NAME=value line per
@@ -527,6 +560,13 @@ func (c *Config) Print(w io.Writer) error {
 			val = Mask(val)
 		}
 		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
+	}
+	for _, p := range c.Profiles {
+		if p.Name == EnvProfile {
+			continue
+		}
+		fmt.Fprintf(bw, "models.%s: base_url=%s api_key_env=%s model=%s temperature=%g max_tokens=%d context_tokens=%d tool_calling=%s vision=%t prompt=%s\n",
+			p.Name, MaskURL(p.BaseURL), p.APIKeyEnv, p.Model, p.Temperature, p.MaxTokens, p.ContextTokens, p.ToolCalling, p.Vision, p.Prompt)
 	}
 	return bw.Flush()
 }
@@ -598,6 +638,11 @@ func (c *Config) Secrets() []string {
 			}
 		}
 	}
+	for _, p := range c.Profiles {
+		if p.APIKey != "" && p.Name != EnvProfile {
+			out = append(out, p.APIKey)
+		}
+	}
 	return out
 }
 
@@ -627,4 +672,16 @@ func readDotEnv(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return env, nil
+}
+
+// parseDays is time.ParseDuration that also takes whole days, as "30d".
+func parseDays(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 100*365 {
+			return 0, fmt.Errorf("bad number of days %q", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }

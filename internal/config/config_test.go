@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/spf13/pflag"
@@ -52,6 +53,15 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.AutoApproveAll {
 		t.Error("AutoApproveAll is on by default")
+	}
+	if c.ToolCalling != "xml" {
+		t.Errorf("ToolCalling = %q, want xml", c.ToolCalling)
+	}
+	for _, v := range []string{"native", "Auto"} {
+		c, err := load(t, nil, map[string]string{"TOOL_CALLING": v})
+		if err != nil || c.ToolCalling != strings.ToLower(v) || c.Profiles[0].ToolCalling != c.ToolCalling {
+			t.Errorf("TOOL_CALLING=%s: %q (default profile %q), %v", v, c.ToolCalling, c.Profiles[0].ToolCalling, err)
+		}
 	}
 	if c.TokenBudgetPerUserDay != 0 {
 		t.Errorf("TokenBudgetPerUserDay = %d, want 0 (no budget)", c.TokenBudgetPerUserDay)
@@ -120,6 +130,9 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad auto approve", nil, map[string]string{"AUTO_APPROVE": "some"}, "AUTO_APPROVE"},
 		{"bad url", nil, map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, "OPENAI_BASE_URL"},
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
+		{"bad retention", nil, map[string]string{"MEDIA_RETENTION": "a month"}, "MEDIA_RETENTION"},
+		{"short retention", nil, map[string]string{"MEDIA_RETENTION": "5m"}, "MEDIA_RETENTION"},
+		{"bad tool calling", nil, map[string]string{"TOOL_CALLING": "json"}, "TOOL_CALLING: want xml, native or auto"},
 		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
 		{"broken yaml", map[string]string{"mcpgram.yaml": "max_turns: [\n"}, nil, "mcpgram.yaml"},
@@ -359,6 +372,26 @@ func TestDatabaseURL(t *testing.T) {
 			t.Errorf("DATABASE_URL=%q: %v, want an error naming DATABASE_URL", bad, err)
 		} else if strings.Contains(err.Error(), "w0rd") {
 			t.Errorf("the error quotes the password: %v", err)
+		}
+	}
+}
+
+// MEDIA_RETENTION takes days as well as Go durations; 30 days by default.
+func TestMediaRetention(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  time.Duration
+	}{{"", 30 * 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}, {"36h", 36 * time.Hour}} {
+		env := map[string]string{}
+		if tt.value != "" {
+			env["MEDIA_RETENTION"] = tt.value
+		}
+		c, err := load(t, nil, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.MediaRetention != tt.want {
+			t.Errorf("MEDIA_RETENTION=%q: %v, want %v", tt.value, c.MediaRetention, tt.want)
 		}
 	}
 }

@@ -2,6 +2,12 @@
 // for tests. It speaks the real wire format, plain JSON and SSE streaming,
 // and answers each request with whatever a test's Handler decides from the
 // request, so tests can both script the model and assert what it was sent.
+// It speaks native tool calling too: a Reply's ToolCalls go out as
+// "tool_calls", streamed as deltas by index; Native turns a scripted XML
+// model into a native one; RejectTools plays an endpoint without tools;
+// and every request's tools and tool history are checked as a strict
+// endpoint checks them (see checkWire), a malformed one answered 400 and
+// failing the test.
 //
 //	srv := llmfake.New(t, llmfake.Script(
 //		llmfake.Reply{Status: 429, RetryAfter: "1"},
@@ -29,19 +35,36 @@ type Message struct {
 	// Images are the data URLs of a message sent as parts (text and
 	// image_url), whose text parts make Content.
 	Images []string `json:"-"`
+	// ToolCalls are an assistant message's native calls; ToolCallID the
+	// call a "tool" message answers.
+	ToolCalls  []WireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// A WireToolCall is a tool call as an assistant message carries it.
+type WireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+		// Arguments must be a JSON string holding the arguments' text.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
 }
 
 // UnmarshalJSON reads content as a string or, as OpenAI's API takes it
 // for images, as an array of parts.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCalls  []WireToolCall  `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	m.Role = w.Role
+	m.Role, m.ToolCalls, m.ToolCallID = w.Role, w.ToolCalls, w.ToolCallID
 	if len(w.Content) == 0 || w.Content[0] != '[' {
 		return json.Unmarshal(cmpOr(w.Content, []byte(`""`)), &m.Content)
 	}
@@ -89,6 +112,10 @@ type Request struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	// Tools are the native functions offered; ParallelToolCalls as sent.
+	Tools             []WireTool `json:"tools"`
+	ParallelToolCalls *bool      `json:"parallel_tool_calls"`
+	ToolChoice        any        `json:"tool_choice"`
 	// Header holds the request's HTTP headers (Authorization included).
 	Header http.Header `json:"-"`
 	// RemoteAddr is the client's address: the same for requests that
@@ -102,6 +129,25 @@ func (r Request) Last() string {
 		return ""
 	}
 	return r.Messages[len(r.Messages)-1].Content
+}
+
+// A WireTool is one function offered in "tools".
+type WireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// ToolNames returns the names of the functions offered.
+func (r Request) ToolNames() []string {
+	out := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		out[i] = t.Function.Name
+	}
+	return out
 }
 
 // A Usage is what the server reports as token counts.
@@ -118,6 +164,15 @@ type Reply struct {
 	// concatenation is the reply; Content is then ignored). Unset, a
 	// streamed reply is one delta.
 	Chunks []string
+	// ToolCalls are native calls the reply makes, after its content.
+	// Streamed, each comes as deltas of its index: the first with its id
+	// and name, then its arguments in pieces of ArgChunk bytes (all at
+	// once when 0).
+	ToolCalls []ToolCall
+	ArgChunk  int
+	// Interleave sends the calls' deltas taking turns, a delta of each
+	// call in index order, as endpoints that stream calls in parallel do.
+	Interleave bool
 	// Status, when not 0 or 200, answers with that HTTP status and an
 	// OpenAI-style error body carrying Error (or a default message).
 	Status int
@@ -152,9 +207,29 @@ type Reply struct {
 // Text is a 200 reply with content s.
 func Text(s string) Reply { return Reply{Content: s} }
 
+// A ToolCall is a native call of a Reply. An empty ID gets one made of
+// the call's position.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// Calls is a 200 reply making native calls, with no content.
+func Calls(calls ...ToolCall) Reply { return Reply{ToolCalls: calls} }
+
+// Fn is a ToolCall of name with args marshalled to JSON.
+func Fn(name string, args any) ToolCall {
+	b, err := json.Marshal(args)
+	if err != nil {
+		panic(err)
+	}
+	return ToolCall{Name: name, Arguments: string(b)}
+}
+
 // Split returns r streamed in chunks of at most n bytes (the last one
-// shorter), which cuts tags at arbitrary places.
+// shorter), which cuts tags at arbitrary places; tool calls' arguments
+// are cut the same way.
 func (r Reply) Split(n int) Reply {
+	r.ArgChunk = n
 	s := r.text()
 	r.Chunks = nil
 	for len(s) > n {
@@ -244,6 +319,16 @@ func (s *Server) Problems() []string {
 	return append([]string(nil), s.problems...)
 }
 
+// TakeProblems returns the problems so far and forgets them, for a test
+// that provokes them on purpose.
+func (s *Server) TakeProblems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.problems
+	s.problems = nil
+	return p
+}
+
 func (s *Server) problem(format string, args ...any) {
 	s.mu.Lock()
 	s.problems = append(s.problems, fmt.Sprintf(format, args...))
@@ -265,6 +350,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req.RemoteAddr = r.RemoteAddr
 	if req.Model == "" || len(req.Messages) == 0 {
 		s.problem("request without model or messages: %s", body)
+	}
+	if err := checkWire(req); err != nil {
+		// What a real endpoint answers 400, and a test must not pass.
+		s.problem("%v", err)
+		writeError(w, Reply{Status: http.StatusBadRequest, Error: err.Error()})
+		return
 	}
 
 	s.mu.Lock()
@@ -295,6 +386,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text := reply.text()
+	msg := map[string]any{"role": "assistant", "content": text}
+	if len(reply.ToolCalls) > 0 {
+		msg["tool_calls"] = reply.wireCalls()
+	}
 	out := map[string]any{
 		"id":      "chatcmpl-fake",
 		"object":  "chat.completion",
@@ -302,7 +397,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"model":   req.Model,
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": text},
+			"message":       msg,
 			"finish_reason": reply.finish(),
 		}},
 	}
@@ -314,10 +409,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (r Reply) finish() string {
-	if r.FinishReason == "" {
-		return "stop"
+	switch {
+	case r.FinishReason != "":
+		return r.FinishReason
+	case len(r.ToolCalls) > 0:
+		return "tool_calls"
 	}
-	return r.FinishReason
+	return "stop"
+}
+
+func (r Reply) callID(i int) string {
+	if id := r.ToolCalls[i].ID; id != "" {
+		return id
+	}
+	return fmt.Sprintf("call_fake_%d", i)
+}
+
+func (r Reply) wireCalls() []any {
+	out := make([]any, len(r.ToolCalls))
+	for i, c := range r.ToolCalls {
+		out[i] = map[string]any{
+			"id": r.callID(i), "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+		}
+	}
+	return out
 }
 
 func (r Reply) usage(req Request, text string) map[string]any {
@@ -353,8 +469,19 @@ type streamChoice struct {
 }
 
 type streamDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string      `json:"role,omitempty"`
+	Content   *string     `json:"content,omitempty"`
+	ToolCalls []callDelta `json:"tool_calls,omitempty"`
+}
+
+type callDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, reply Reply) {
@@ -412,6 +539,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 		}
 		send(chunk(streamDelta{Content: &c}, nil))
 	}
+	reply.streamCalls(func(d callDelta) { send(chunk(streamDelta{ToolCalls: []callDelta{d}}, nil)) })
 	if reply.StreamError != "" {
 		send(map[string]any{"error": map[string]any{"message": reply.StreamError, "type": "server_error"}})
 		flush()
@@ -431,6 +559,49 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 		_, _ = io.WriteString(w, "data: [DONE]\n\n")
 	}
 	flush()
+}
+
+// streamCalls sends each tool call as deltas of its index: id, type and
+// name first, then the arguments in pieces; one call after another, or
+// taking turns (Interleave).
+func (r Reply) streamCalls(send func(callDelta)) {
+	all := make([][]callDelta, len(r.ToolCalls))
+	for i, c := range r.ToolCalls {
+		first := callDelta{Index: i, ID: r.callID(i), Type: "function"}
+		first.Function.Name = c.Name
+		all[i] = append(all[i], first)
+		args := c.Arguments
+		for args != "" {
+			n := len(args)
+			if r.ArgChunk > 0 && r.ArgChunk < n {
+				n = r.ArgChunk
+			}
+			d := callDelta{Index: i}
+			d.Function.Arguments = args[:n]
+			all[i] = append(all[i], d)
+			args = args[n:]
+		}
+	}
+	if !r.Interleave {
+		for _, ds := range all {
+			for _, d := range ds {
+				send(d)
+			}
+		}
+		return
+	}
+	for k := 0; ; k++ {
+		sent := false
+		for _, ds := range all {
+			if k < len(ds) {
+				send(ds[k])
+				sent = true
+			}
+		}
+		if !sent {
+			return
+		}
+	}
 }
 
 func writeError(w http.ResponseWriter, reply Reply) {

@@ -25,12 +25,36 @@ type Upload struct {
 	// as for a file too big to download.
 	Size    int
 	Caption string
+	// MediaGroupID, when set, makes the message an item of an album (see
+	// SendAlbum).
+	MediaGroupID string
 }
 
 // SendFile queues a message carrying a file and returns its message id.
 func (s *Server) SendFile(up Upload) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.sendFileLocked(up)
+}
+
+// SendAlbum queues the items of an album at once, so that one getUpdates
+// answer holds them all (as Telegram usually, not always, delivers an
+// album), and returns their message ids. Items without a MediaGroupID get
+// "album".
+func (s *Server) SendAlbum(ups ...Upload) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int, len(ups))
+	for i, up := range ups {
+		if up.MediaGroupID == "" {
+			up.MediaGroupID = "album"
+		}
+		ids[i] = s.sendFileLocked(up)
+	}
+	return ids
+}
+
+func (s *Server) sendFileLocked(up Upload) int {
 	size := up.Size
 	if size == 0 {
 		size = len(up.Data)
@@ -46,7 +70,7 @@ func (s *Server) SendFile(up Upload) int {
 	m := &tgbotapi.Message{
 		MessageID: msgID, Date: int(time.Now().Unix()), Chat: chatOf(up.ChatID),
 		From:    &tgbotapi.User{ID: up.UserID, FirstName: fmt.Sprintf("user%d", up.UserID)},
-		Caption: up.Caption, CaptionEntities: entities(up.Caption),
+		Caption: up.Caption, CaptionEntities: entities(up.Caption), MediaGroupID: up.MediaGroupID,
 	}
 	uniq := "u" + id
 	switch up.Kind {
@@ -144,6 +168,14 @@ func (s *Server) SetChatAdmin(chat, user int64) {
 		s.admins[chat] = map[int64]bool{}
 	}
 	s.admins[chat][user] = true
+}
+
+// RemoveChatAdmin makes user a plain member of chat again, as a demotion
+// in Telegram would.
+func (s *Server) RemoveChatAdmin(chat, user int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.admins[chat], user)
 }
 
 // getChatMemberLocked answers getChatMember: "administrator" for the

@@ -279,6 +279,15 @@ func (s *Server) Commands(chatID int64) []tgbotapi.BotCommand {
 	return append([]tgbotapi.BotCommand(nil), s.commands[key]...)
 }
 
+// ScopeCommands returns the commands set with setMyCommands for a scope
+// of every chat of a kind: all_private_chats, all_group_chats or
+// all_chat_administrators.
+func (s *Server) ScopeCommands(scope string) []tgbotapi.BotCommand {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]tgbotapi.BotCommand(nil), s.commands[scope]...)
+}
+
 // Actions returns how many chat actions were sent to chatID.
 func (s *Server) Actions(chatID int64) int {
 	s.mu.Lock()

@@ -206,3 +206,28 @@ func TestJSONBody(t *testing.T) {
 		t.Errorf("wrong token: status %d, want 401", resp.StatusCode)
 	}
 }
+
+// An album's items come in one getUpdates answer, sharing a media group
+// id; an image sent as a file is a document with its type.
+func TestSendAlbum(t *testing.T) {
+	fake := tgfake.New(t)
+	api := newAPI(t, fake)
+	ids := fake.SendAlbum(
+		tgfake.Upload{ChatID: 5, UserID: 5, Kind: "photo", Data: []byte("a"), Caption: "two"},
+		tgfake.Upload{ChatID: 5, UserID: 5, Kind: "document", Name: "b.png", MIMEType: "image/png", Data: []byte("b")},
+	)
+	ups, err := api.GetUpdates(tgbotapi.UpdateConfig{Timeout: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ups) != 2 || len(ids) != 2 {
+		t.Fatalf("%d updates for %d items, want 2", len(ups), len(ids))
+	}
+	a, b := ups[0].Message, ups[1].Message
+	if a.MediaGroupID != "album" || b.MediaGroupID != "album" || a.MessageID != ids[0] || b.MessageID != ids[1] {
+		t.Errorf("items: %+v, %+v", a, b)
+	}
+	if len(a.Photo) != 1 || a.Caption != "two" || b.Document == nil || b.Document.MimeType != "image/png" || b.Document.FileName != "b.png" {
+		t.Errorf("the photo %+v, the document %+v", a, b.Document)
+	}
+}

@@ -69,6 +69,25 @@ func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) (
 	return items, nil
 }
 
+// InboxPendingChat returns up to limit unprocessed items of one chat, in
+// update_id order; limit <= 0 returns all.
+func (db *DB) InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error) {
+	rows, err := db.pool.Query(ctx, `SELECT update_id, chat_id, payload, received_at
+		FROM inbox WHERE processed_at IS NULL AND chat_id = $1 ORDER BY update_id LIMIT $2`,
+		chatID, limitArg(limit))
+	var items []store.InboxItem
+	if err == nil {
+		items, err = pgx.CollectRows(rows, scanInboxItem)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list pending inbox of chat %q: %w", chatID, err)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return items, nil
+}
+
 func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
 	rows, err := db.pool.Query(ctx, `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND update_id > $1 ORDER BY update_id LIMIT $2`,

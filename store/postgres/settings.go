@@ -59,3 +59,29 @@ func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []st
 	}
 	return nil
 }
+
+// ChatModel returns the model profile chatID chose with /model, or "" when
+// it chose none (the default).
+func (db *DB) ChatModel(ctx context.Context, chatID string) (string, error) {
+	var s string
+	err := db.pool.QueryRow(ctx, `SELECT model FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&s)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("model of chat %q: %w", chatID, err)
+	}
+	return s, nil
+}
+
+// SetChatModel records chatID's model profile; "" returns it to the
+// default.
+func (db *DB) SetChatModel(ctx context.Context, chatID, profile string) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, model, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (chat_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at`,
+		text(chatID), text(profile), millis(time.Now()))
+	if err != nil {
+		return fmt.Errorf("set model of chat %q: %w", chatID, err)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/binary"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,29 @@ func Bench(b *testing.B, open Open) {
 	b.Run("AppendTurnParallel", func(b *testing.B) { benchAppendTurnParallel(b, open) })
 	b.Run("InboxPutDone", func(b *testing.B) { benchInboxPutDone(b, open) })
 	b.Run("Messages", func(b *testing.B) { benchMessages(b, open) })
+	b.Run("MediaPutGet", func(b *testing.B) { benchMediaPutGet(b, open) })
+}
+
+// benchMediaPutGet stores a new 200 KB image (a Telegram photo's usual
+// size) and reads it back, as a turn with a photo does.
+func benchMediaPutGet(b *testing.B, open Open) {
+	db := open(b)
+	ctx := b.Context()
+	img := make([]byte, 200<<10)
+	var n uint64
+	b.SetBytes(int64(len(img)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n++
+		binary.LittleEndian.PutUint64(img, n) // a new image each time
+		ref, err := db.MediaPut(ctx, "image/jpeg", img)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.MediaGet(ctx, ref); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 var (

@@ -73,3 +73,53 @@ func testChatServersOff(t *testing.T, open Open) {
 		t.Errorf("servers off after turning all on = %q", got)
 	}
 }
+
+// A chat's model profile is its own, kept beside its other settings
+// (which setting it leaves alone), across a reopen, and "" returns it to
+// the default.
+func testChatModel(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if got, err := db.ChatModel(ctx, "c1"); err != nil || got != "" {
+		t.Fatalf("model of a new chat = %q, %v", got, err)
+	}
+	if err := db.SetChatInstructions(ctx, "c1", "Be brief."); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetChatServersOff(ctx, "c1", []string{"web"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"fast", "coder"} {
+		if err := db.SetChatModel(ctx, "c1", set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.SetChatModel(ctx, "c2", "fast"); err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db, open)
+	if got, err := db.ChatModel(ctx, "c1"); err != nil || got != "coder" {
+		t.Errorf("model after a reopen = %q, %v; want coder", got, err)
+	}
+	if got, _ := db.ChatInstructions(ctx, "c1"); got != "Be brief." {
+		t.Errorf("instructions beside the model = %q", got)
+	}
+	if got, _ := db.ChatServersOff(ctx, "c1"); !slices.Equal(got, []string{"web"}) {
+		t.Errorf("servers off beside the model = %q", got)
+	}
+	if err := db.SetChatInstructions(ctx, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ChatModel(ctx, "c1"); got != "coder" {
+		t.Errorf("model after clearing the instructions = %q, want coder", got)
+	}
+	if err := db.SetChatModel(ctx, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ChatModel(ctx, "c1"); got != "" {
+		t.Errorf("model back to the default = %q", got)
+	}
+	if got, _ := db.ChatModel(ctx, "c2"); got != "fast" {
+		t.Errorf("another chat's model = %q, want fast", got)
+	}
+}

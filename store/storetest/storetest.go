@@ -4,7 +4,8 @@
 // bot can take either without telling them apart.
 //
 // It covers conversations and messages, turns, pending interactions, the
-// audit log, the inbox, token usage and the statistics of /stats, their errors, their use from several handles
+// audit log, the inbox, token usage, the images users sent and the
+// statistics of /stats, their errors, their use from several handles
 // at once (as several processes would), and cancelled contexts. What only
 // one engine has (SQLite's pragmas, write gate and crash test, PostgreSQL's
 // advisory-locked migrations) stays in that engine's tests.
@@ -48,6 +49,11 @@ type Store interface {
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
 	InboxBacklog(ctx context.Context) (int, time.Time, error)
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
+
+	MediaPut(ctx context.Context, mimeType string, data []byte) (string, error)
+	MediaGet(ctx context.Context, ref string) (store.Media, error)
+	MediaPrune(ctx context.Context, before time.Time) (int64, error)
 
 	AddUsage(ctx context.Context, us ...store.Usage) error
 	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
@@ -59,6 +65,8 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+	ChatModel(ctx context.Context, chatID string) (string, error)
+	SetChatModel(ctx context.Context, chatID, profile string) error
 
 	RecordTurn(ctx context.Context, r store.TurnRecord) error
 	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
@@ -101,11 +109,14 @@ func Run(t *testing.T, open Open) {
 		{"Timeline", testTimeline},
 		{"ChatInstructions", testChatInstructions},
 		{"ChatServersOff", testChatServersOff},
+		{"ChatModel", testChatModel},
 		{"ReplaceMessages", testReplaceMessages},
 		{"InboxPendingAfter", testInboxPendingAfter},
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},
 		{"InboxBacklog", testInboxBacklog},
+		{"InboxPendingChat", testInboxPendingChat},
+		{"Media", testMedia},
 		{"InboxPutConcurrentDuplicates", testInboxPutConcurrentDuplicates},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentActiveConversation", testConcurrentActiveConversation},

@@ -1,0 +1,199 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/prompt"
+)
+
+// twoProfiles gives the env's agent a second profile, "local", on a
+// server of its own with the llama prompt and no vision; the env's own
+// model is "default" (generic, vision).
+func twoProfiles(t *testing.T, local *llmfake.Server) func(*agent.Config) {
+	return func(cfg *agent.Config) {
+		client, err := llm.New(llm.Config{BaseURL: local.URL(), Model: "llama-local", Backoff: time.Millisecond, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Profiles = []agent.Profile{
+			{Name: "default", Model: cfg.Model, Temperature: 0.5, MaxContextTokens: 32000, Vision: true},
+			{Name: "local", Model: client, Temperature: 0.1, MaxContextTokens: 8000, Prompt: prompt.Llama, ToolCalling: "xml"},
+		}
+	}
+}
+
+// A chat's profile picks the endpoint, the model name, the temperature
+// and the prompt's variant of its next turn; other chats keep theirs; the
+// tokens are counted under the profile's model.
+func TestProfilePerChat(t *testing.T) {
+	t.Parallel()
+	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from local") })
+	m := metrics.New()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: func(cfg *agent.Config) {
+		twoProfiles(t, local)(cfg)
+		cfg.Metrics = m
+	}})
+	if got := e.say("hello").last(t).Text; got != "from default" {
+		t.Fatalf("first answer = %q", got)
+	}
+	ctx := t.Context()
+	if p, err := e.agent.ChatProfile(ctx, alice.ChatID); err != nil || p.Name != "default" {
+		t.Fatalf("ChatProfile of a new chat = %q, %v", p.Name, err)
+	}
+	if err := e.agent.SetProfile(ctx, alice.ChatID, "local"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.say("again").last(t).Text; got != "from local" {
+		t.Fatalf("answer after switching = %q, want the local server's", got)
+	}
+	calls := local.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("local server got %d calls, want 1", len(calls))
+	}
+	req := calls[0].Request
+	if req.Model != "llama-local" || req.Temperature == nil || *req.Temperature < 0.099 || *req.Temperature > 0.101 {
+		t.Errorf("local call: model %q, temperature %v; want llama-local, 0.1", req.Model, req.Temperature)
+	}
+	if sys := req.Messages[0].Content; !strings.HasPrefix(sys, prompt.BuildVariant(e.hub.Catalog(), prompt.Llama)) {
+		t.Errorf("local call's system prompt is not the llama variant:\n%.300s", sys)
+	}
+	if sys := e.model.Calls()[0].Request.Messages[0].Content; !strings.HasPrefix(sys, prompt.Build(e.hub.Catalog())) {
+		t.Errorf("default call's system prompt is not the generic variant:\n%.300s", sys)
+	}
+	if len(req.Messages) != 4 || req.Messages[1].Content != "hello" {
+		t.Errorf("local call's history = %d messages, want the chat's whole conversation", len(req.Messages))
+	}
+
+	bob := hub.Caller{UserID: "222", ChatID: "600"}
+	r, err := e.turn(agent.Request{Caller: bob, Text: "hi"})
+	if err != nil || r.last(t).Text != "from default" {
+		t.Errorf("another chat: %v, %q; want the default", err, r.last(t).Text)
+	}
+	used, err := e.db.UsageByModel(ctx, e.now.Add(-time.Hour), e.now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := map[string]bool{}
+	for _, u := range used {
+		models[u.Model] = true
+	}
+	if !models["fake"] || !models["llama-local"] {
+		t.Errorf("usage by model = %+v, want fake and llama-local", used)
+	}
+	for model, want := range map[string]float64{"fake": 2, "llama-local": 1} {
+		if got := sample(t, m, "mcpgram_model_calls_total", "model", model, "outcome", "ok"); got != want {
+			t.Errorf("model calls of %s = %v, want %v", model, got, want)
+		}
+	}
+	if err := e.agent.SetProfile(ctx, alice.ChatID, "gpt-9"); !errors.Is(err, agent.ErrUnknownProfile) {
+		t.Errorf("SetProfile of an unknown profile = %v, want ErrUnknownProfile", err)
+	}
+}
+
+// A chat whose profile is no longer configured is answered by the default
+// and told so once.
+func TestProfileGoneFallsBackOnce(t *testing.T) {
+	t.Parallel()
+	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from local") })
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: twoProfiles(t, local)})
+	if err := e.db.SetChatModel(t.Context(), alice.ChatID, "removed"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.say("hello")
+	if got := r.last(t).Text; got != "from default" {
+		t.Fatalf("answer = %q, want the default's", got)
+	}
+	notes := r.kinds(agent.EventNotice)
+	if len(notes) != 1 || !strings.Contains(notes[0].Text, `"removed"`) || !strings.Contains(notes[0].Text, `"default"`) {
+		t.Errorf("notices = %+v, want one naming the removed profile and the default", notes)
+	}
+	if got := len(e.say("again").kinds(agent.EventNotice)); got != 0 {
+		t.Errorf("the second turn has %d notices, want none: the chat was told once", got)
+	}
+	if name, _ := e.db.ChatModel(t.Context(), alice.ChatID); name != "" {
+		t.Errorf("stored profile = %q, want it cleared", name)
+	}
+}
+
+// A profile without vision gets no images; the user is told.
+func TestProfileWithoutVision(t *testing.T) {
+	t.Parallel()
+	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("a caption") })
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("a cat") }, setup{config: twoProfiles(t, local)})
+	photo := []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG fake")}}
+	r, err := e.turn(agent.Request{Caller: alice, Text: "what is this?", Images: photo})
+	if err != nil || len(r.kinds(agent.EventNotice)) != 0 {
+		t.Fatalf("default profile: %v, notices %+v", err, r.kinds(agent.EventNotice))
+	}
+	if got := e.model.Calls()[0].Request.Messages; len(got[len(got)-1].Images) != 1 {
+		t.Errorf("the default (vision) got %d images, want 1", len(got[len(got)-1].Images))
+	}
+	if err := e.agent.SetProfile(t.Context(), alice.ChatID, "local"); err != nil {
+		t.Fatal(err)
+	}
+	r, err = e.turn(agent.Request{Caller: alice, Text: "and this?", Images: photo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := r.kinds(agent.EventNotice); len(notes) != 1 || !strings.Contains(notes[0].Text, "cannot see images") {
+		t.Errorf("notices = %+v, want one saying the model cannot see images", notes)
+	}
+	for _, m := range local.Calls()[0].Request.Messages {
+		if len(m.Images) > 0 {
+			t.Errorf("a model without vision got an image in %q", m.Content)
+		}
+	}
+}
+
+// The context budget is the profile's: a small one leaves old turns out.
+func TestProfileContextBudget(t *testing.T) {
+	t.Parallel()
+	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") })
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(strings.Repeat("long answer ", 3000)) }, setup{config: twoProfiles(t, local)})
+	e.say("first")
+	if err := e.agent.SetProfile(t.Context(), alice.ChatID, "local"); err != nil {
+		t.Fatal(err)
+	}
+	e.say("second")
+	msgs := local.Calls()[0].Request.Messages
+	for _, m := range msgs {
+		if m.Content == "first" {
+			t.Errorf("the 8000-token profile got the 36 KB turn before: %d messages", len(msgs))
+		}
+	}
+}
+
+func TestProfilesChecked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(), setup{})
+	var m agent.Model = fakeModel{}
+	tests := []struct {
+		name string
+		cfg  agent.Config
+		want string
+	}{
+		{"two of a name", agent.Config{Profiles: []agent.Profile{{Name: "a", Model: m}, {Name: "a", Model: m}}}, `two profiles named "a"`},
+		{"no model", agent.Config{Profiles: []agent.Profile{{Name: "a"}}}, `profile "a" has no model`},
+		{"unknown default", agent.Config{Profiles: []agent.Profile{{Name: "a", Model: m}}, DefaultProfile: "b"}, `default profile "b"`},
+		{"unknown variant", agent.Config{Profiles: []agent.Profile{{Name: "a", Model: m, Prompt: "poem"}}}, `variant "poem"`},
+	}
+	for _, tt := range tests {
+		tt.cfg.Store, tt.cfg.Hub = e.db, e.hub
+		if _, err := agent.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: New = %v, want an error with %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+type fakeModel struct{}
+
+func (fakeModel) Complete(context.Context, llm.Request) (*llm.Response, error) { return nil, nil }

@@ -1,0 +1,120 @@
+package prompt_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/prompt"
+)
+
+// Every variant has its golden file; generic is today's prompt, byte for
+// byte (servers.golden was written before variants existed).
+func TestVariantGolden(t *testing.T) {
+	for _, v := range prompt.Variants() {
+		t.Run(string(v), func(t *testing.T) {
+			got := prompt.BuildVariant(withMemory(), v)
+			path := filepath.Join("testdata", "variant_"+string(v)+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./prompt -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
+			}
+		})
+	}
+	old, err := os.ReadFile(filepath.Join("testdata", "servers.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := prompt.BuildVariant(catalog(), prompt.Generic); got != string(old) {
+		t.Error("the generic variant differs from the prompt of servers.golden")
+	}
+	if prompt.BuildVariant(catalog(), "") != prompt.Build(catalog()) {
+		t.Error("no variant differs from Build")
+	}
+}
+
+// A variant changes the framing only: the core tools and the servers'
+// tools are the same bytes in every variant.
+func TestVariantsShareTheToolBytes(t *testing.T) {
+	for name, cat := range map[string]hub.Catalog{"servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
+		tools := prompt.Tools(cat)
+		if !strings.HasPrefix(tools, "\n# MCP servers\n") || len(tools) < 200 {
+			t.Fatalf("%s: Tools = %q, want the servers' section", name, tools)
+		}
+		var core string
+		for _, v := range prompt.Variants() {
+			p := prompt.BuildVariant(cat, v)
+			if n := strings.Count(p, tools); n != 1 {
+				t.Errorf("%s, %s: the servers' tools appear %d times, want once, byte for byte", name, v, n)
+			}
+			c := section(t, p, "\n# Tools\n")
+			if core == "" {
+				core = c
+			} else if c != core {
+				t.Errorf("%s, %s: the core tools differ from generic's", name, v)
+			}
+		}
+	}
+	if prompt.BuildVariant(catalog(), prompt.Llama) == prompt.BuildVariant(catalog(), prompt.Generic) ||
+		prompt.BuildVariant(catalog(), prompt.Code) == prompt.BuildVariant(catalog(), prompt.Generic) {
+		t.Error("a variant is the generic prompt")
+	}
+}
+
+// section returns p from heading to the next top-level heading.
+func section(t *testing.T, p, heading string) string {
+	t.Helper()
+	i := strings.Index(p, heading)
+	if i < 0 {
+		t.Fatalf("prompt lacks %q", heading)
+	}
+	rest := p[i+len(heading):]
+	if j := strings.Index(rest, "\n# "); j >= 0 {
+		rest = rest[:j]
+	}
+	return heading + rest
+}
+
+// Every variant's printed calls parse into complete blocks, as generic's
+// do (TestExamplesParse), and its text after them is not swallowed.
+func TestVariantExamplesParse(t *testing.T) {
+	for _, v := range prompt.Variants() {
+		p := prompt.BuildVariant(withMemory(), v)
+		r := executor.Parse(p)
+		if len(r.Blocks) != 8 {
+			t.Errorf("%s: %d blocks, want the 4 usages and 4 examples", v, len(r.Blocks))
+		}
+		for _, b := range r.Blocks {
+			if !b.Complete {
+				t.Errorf("%s: example %s is cut off", v, b.Name)
+			}
+		}
+		if !strings.Contains(r.Text, "# Guidelines") || r.Thinking != "" {
+			t.Errorf("%s: the guidelines were swallowed by a block", v)
+		}
+	}
+}
+
+func TestVariantValid(t *testing.T) {
+	for _, v := range []prompt.Variant{"generic", "llama", "code"} {
+		if !v.Valid() {
+			t.Errorf("%q is not valid", v)
+		}
+	}
+	for _, v := range []prompt.Variant{"", "Llama", "gpt"} {
+		if v.Valid() {
+			t.Errorf("%q is valid", v)
+		}
+	}
+}
