@@ -83,17 +83,11 @@ func (b *Bot) modelView(ctx context.Context, mc modelChooser, chatID int64) (str
 func (b *Bot) handleModelPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
 	chatID, user := cq.Message.Chat.ID, cq.From.ID
 	mc, ok := b.agent.(modelChooser)
-	switch {
-	case !b.isAllowed(user):
-		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+	if !b.mayChangeChat(ctx, cq, "Only the group's administrators can switch its model.") {
 		return
-	case !b.allowPress(ctx, cq):
-		return
-	case !ok:
+	}
+	if !ok {
 		b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true)
-		return
-	case !cq.Message.Chat.IsPrivate() && !b.isAdmin(user) && !b.chatAdmin(ctx, chatID, user):
-		b.tg.AnswerCallback(ctx, cq.ID, "Only the group's administrators can switch its model.", true)
 		return
 	}
 	var chosen *agent.Profile

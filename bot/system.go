@@ -73,6 +73,25 @@ func systemText(cur string) string {
 	return "<b>Instructions for this chat</b>\n<blockquote expandable>" + render.Escape(cur) + "</blockquote>" + how
 }
 
+// mayChangeChat reports whether the one who pressed cq may change a
+// setting of the chat its button is in: allowed, within the rate limit,
+// and in a group one of its administrators (asked of Telegram now) or an
+// admin of the bot. A press refused is answered with an alert; denied is
+// what a group member who may not is told.
+func (b *Bot) mayChangeChat(ctx context.Context, cq *tgbotapi.CallbackQuery, denied string) bool {
+	chatID, user := cq.Message.Chat.ID, cq.From.ID
+	switch {
+	case !b.isAllowed(user):
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+	case !b.allowPress(ctx, cq):
+	case !cq.Message.Chat.IsPrivate() && !b.isAdmin(user) && !b.chatAdmin(ctx, chatID, user):
+		b.tg.AnswerCallback(ctx, cq.ID, denied, true)
+	default:
+		return true
+	}
+	return false
+}
+
 // chatAdmin asks Telegram whether user administers the group chatID, now:
 // a right taken away a minute ago counts as gone.
 func (b *Bot) chatAdmin(ctx context.Context, chatID, user int64) bool {

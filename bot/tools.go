@@ -50,19 +50,13 @@ func (b *Bot) toolsView(ctx context.Context, chatID int64) (string, tgbotapi.Inl
 // handleChatServerPress turns a server off or on for the chat, checking
 // the presser's right at the press.
 func (b *Bot) handleChatServerPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
-	chatID, user := cq.Message.Chat.ID, cq.From.ID
+	chatID := cq.Message.Chat.ID
 	sw, ok := b.agent.(serverSwitch)
-	switch {
-	case !b.isAllowed(user):
-		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+	if !b.mayChangeChat(ctx, cq, "Only the group's administrators can turn servers off or on here.") {
 		return
-	case !b.allowPress(ctx, cq):
-		return
-	case !ok:
+	}
+	if !ok {
 		b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true)
-		return
-	case !cq.Message.Chat.IsPrivate() && !b.isAdmin(user) && !b.chatAdmin(ctx, chatID, user):
-		b.tg.AnswerCallback(ctx, cq.ID, "Only the group's administrators can turn servers off or on here.", true)
 		return
 	}
 	s, found := b.servers.Find(data)

@@ -184,23 +184,6 @@ func writeNativeServers(b *strings.Builder, servers []hub.ServerInfo) {
 		b.WriteString("\n## ")
 		b.WriteString(s.Name)
 		fmt.Fprintf(b, " (%d tools)\n", len(s.Tools))
-		if len(s.Resources) > 0 {
-			b.WriteString("\n### Resources\n")
-			for _, r := range s.Resources {
-				b.WriteString("- ")
-				b.WriteString(r.URI)
-				writeNamed(b, r.Name, r.MIMEType)
-				writeDescription(b, r.Description)
-			}
-		}
-		if len(s.ResourceTemplates) > 0 {
-			b.WriteString("\n### Resource templates\n")
-			for _, r := range s.ResourceTemplates {
-				b.WriteString("- ")
-				b.WriteString(r.URITemplate)
-				writeNamed(b, r.Name, r.MIMEType)
-				writeDescription(b, r.Description)
-			}
-		}
+		writeResources(b, s)
 	}
 }

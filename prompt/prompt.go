@@ -122,24 +122,7 @@ func writeServers(b *strings.Builder, servers []hub.ServerInfo) {
 				writeInput(b, t)
 			}
 		}
-		if len(s.Resources) > 0 {
-			b.WriteString("\n### Resources\n")
-			for _, r := range s.Resources {
-				b.WriteString("- ")
-				b.WriteString(r.URI)
-				writeNamed(b, r.Name, r.MIMEType)
-				writeDescription(b, r.Description)
-			}
-		}
-		if len(s.ResourceTemplates) > 0 {
-			b.WriteString("\n### Resource templates\n")
-			for _, r := range s.ResourceTemplates {
-				b.WriteString("- ")
-				b.WriteString(r.URITemplate)
-				writeNamed(b, r.Name, r.MIMEType)
-				writeDescription(b, r.Description)
-			}
-		}
+		writeResources(b, s)
 		if len(s.Tools) == 0 && len(s.Resources) == 0 && len(s.ResourceTemplates) == 0 {
 			b.WriteString("\n(This server offers no tools or resources.)\n")
 		}
@@ -182,4 +165,27 @@ func writeDescription(b *strings.Builder, d string) {
 // oneLine folds s onto one line, every run of white space one space.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// writeResources lists a server's resources and resource templates, the
+// same in every variant of the prompt.
+func writeResources(b *strings.Builder, s hub.ServerInfo) {
+	if len(s.Resources) > 0 {
+		b.WriteString("\n### Resources\n")
+		for _, r := range s.Resources {
+			b.WriteString("- ")
+			b.WriteString(r.URI)
+			writeNamed(b, r.Name, r.MIMEType)
+			writeDescription(b, r.Description)
+		}
+	}
+	if len(s.ResourceTemplates) > 0 {
+		b.WriteString("\n### Resource templates\n")
+		for _, r := range s.ResourceTemplates {
+			b.WriteString("- ")
+			b.WriteString(r.URITemplate)
+			writeNamed(b, r.Name, r.MIMEType)
+			writeDescription(b, r.Description)
+		}
+	}
 }

@@ -85,9 +85,10 @@ Your final answer here
 </attempt_completion>
 `
 
-const examples = `
-# Examples
+const examples = "\n# Examples\n" + exampleCalls
 
+// exampleCalls are the four calls every XML variant shows.
+const exampleCalls = `
 Example 1: calling a tool
 
 <use_mcp_tool>
@@ -180,48 +181,7 @@ IMPORTANT: a call is XML. The outer tag is one of the four tools below. Each par
 - Never put a call inside a code fence (three backticks).
 `
 
-const llamaExamples = `
-# Examples
-
-Remember: one call, plain XML, then wait.
-
-Example 1: calling a tool
-
-<use_mcp_tool>
-<server_name>weather</server_name>
-<tool_name>get_forecast</tool_name>
-<arguments>
-{
-  "city": "Lisbon",
-  "days": 3
-}
-</arguments>
-</use_mcp_tool>
-
-Example 2: reading a resource
-
-<access_mcp_resource>
-<server_name>weather</server_name>
-<uri>weather://lisbon/current</uri>
-</access_mcp_resource>
-
-Example 3: asking a question
-
-<ask_followup_question>
-<question>Which city do you want the forecast for?</question>
-<options>
-["Lisbon", "Porto", "Another city"]
-</options>
-</ask_followup_question>
-
-Example 4: the final answer
-
-<attempt_completion>
-<result>
-Lisbon will be sunny for the next 3 days, 24-27 °C.
-</result>
-</attempt_completion>
-`
+const llamaExamples = "\n# Examples\n\nRemember: one call, plain XML, then wait.\n" + exampleCalls
 
 const llamaGuidelines = `
 # Guidelines

@@ -9,63 +9,72 @@ import (
 	"slices"
 )
 
-const setInstructionsSQL = `INSERT INTO chat_settings (chat_id, instructions, updated_at) VALUES (?, ?, ?)
-	ON CONFLICT (chat_id) DO UPDATE SET instructions = excluded.instructions, updated_at = excluded.updated_at`
-
-// ChatInstructions returns the instructions chatID set with /system, or
-// "" when it set none.
-func (db *DB) ChatInstructions(ctx context.Context, chatID string) (string, error) {
-	var s string
-	err := db.readRow(ctx, `SELECT instructions FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&s)
+// chatSetting reads one column of chatID's row of chat_settings; found
+// is false when the chat set nothing yet.
+func (db *DB) chatSetting(ctx context.Context, chatID, column string) (value string, found bool, err error) {
+	err = db.readRow(ctx, `SELECT `+column+` FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("instructions of chat %q: %w", chatID, err)
+		return "", false, fmt.Errorf("%s of chat %q: %w", column, chatID, err)
 	}
-	return s, nil
+	return value, true, nil
 }
 
-// SetChatInstructions replaces chatID's instructions; "" clears them.
-func (db *DB) SetChatInstructions(ctx context.Context, chatID, instructions string) error {
+// setChatSetting replaces one column of chatID's settings, creating its
+// row if need be.
+func (db *DB) setChatSetting(ctx context.Context, chatID, column, value string) error {
+	q := `INSERT INTO chat_settings (chat_id, ` + column + `, updated_at) VALUES (?, ?, ?)
+	ON CONFLICT (chat_id) DO UPDATE SET ` + column + ` = excluded.` + column + `, updated_at = excluded.updated_at`
 	now := db.now()
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := db.txExec(ctx, tx, setInstructionsSQL, chatID, instructions, millis(now))
+		_, err := db.txExec(ctx, tx, q, chatID, value, millis(now))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("set instructions of chat %q: %w", chatID, err)
+		return fmt.Errorf("set %s of chat %q: %w", column, chatID, err)
 	}
 	return nil
 }
 
-const setServersOffSQL = `INSERT INTO chat_settings (chat_id, servers_off, updated_at) VALUES (?, ?, ?)
-	ON CONFLICT (chat_id) DO UPDATE SET servers_off = excluded.servers_off, updated_at = excluded.updated_at`
+// ChatInstructions returns the instructions chatID set with /system, or
+// "" when it set none.
+func (db *DB) ChatInstructions(ctx context.Context, chatID string) (string, error) {
+	s, _, err := db.chatSetting(ctx, chatID, "instructions")
+	return s, err
+}
+
+// SetChatInstructions replaces chatID's instructions; "" clears them.
+func (db *DB) SetChatInstructions(ctx context.Context, chatID, instructions string) error {
+	return db.setChatSetting(ctx, chatID, "instructions", instructions)
+}
 
 // ChatServersOff returns the servers chatID turned off for itself, sorted.
 func (db *DB) ChatServersOff(ctx context.Context, chatID string) ([]string, error) {
-	var raw string
-	err := db.readRow(ctx, `SELECT servers_off FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("servers off in chat %q: %w", chatID, err)
+	raw, found, err := db.chatSetting(ctx, chatID, "servers_off")
+	if err != nil || !found {
+		return nil, err
 	}
 	return DecodeNames(raw)
 }
 
 // SetChatServersOff replaces the servers chatID turned off for itself.
 func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []string) error {
-	now := db.now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := db.txExec(ctx, tx, setServersOffSQL, chatID, EncodeNames(servers), millis(now))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("set servers off in chat %q: %w", chatID, err)
-	}
-	return nil
+	return db.setChatSetting(ctx, chatID, "servers_off", EncodeNames(servers))
+}
+
+// ChatModel returns the model profile chatID chose with /model, or "" when
+// it chose none (the default).
+func (db *DB) ChatModel(ctx context.Context, chatID string) (string, error) {
+	s, _, err := db.chatSetting(ctx, chatID, "model")
+	return s, err
+}
+
+// SetChatModel records chatID's model profile; "" returns it to the
+// default.
+func (db *DB) SetChatModel(ctx context.Context, chatID, profile string) error {
+	return db.setChatSetting(ctx, chatID, "model", profile)
 }
 
 // EncodeNames stores a set of names as a sorted JSON array; both engines
@@ -86,35 +95,4 @@ func DecodeNames(raw string) ([]string, error) {
 		return nil, fmt.Errorf("decode server names: %w", err)
 	}
 	return names, nil
-}
-
-const setModelSQL = `INSERT INTO chat_settings (chat_id, model, updated_at) VALUES (?, ?, ?)
-	ON CONFLICT (chat_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at`
-
-// ChatModel returns the model profile chatID chose with /model, or "" when
-// it chose none (the default).
-func (db *DB) ChatModel(ctx context.Context, chatID string) (string, error) {
-	var s string
-	err := db.readRow(ctx, `SELECT model FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&s)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("model of chat %q: %w", chatID, err)
-	}
-	return s, nil
-}
-
-// SetChatModel records chatID's model profile; "" returns it to the
-// default.
-func (db *DB) SetChatModel(ctx context.Context, chatID, profile string) error {
-	now := db.now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := db.txExec(ctx, tx, setModelSQL, chatID, profile, millis(now))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("set model of chat %q: %w", chatID, err)
-	}
-	return nil
 }

@@ -11,77 +11,66 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// ChatInstructions returns the instructions chatID set with /system, or
-// "" when it set none.
-func (db *DB) ChatInstructions(ctx context.Context, chatID string) (string, error) {
-	var s string
-	err := db.pool.QueryRow(ctx, `SELECT instructions FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&s)
+// chatSetting reads one column of chatID's row of chat_settings; found
+// is false when the chat set nothing yet.
+func (db *DB) chatSetting(ctx context.Context, chatID, column string) (value string, found bool, err error) {
+	err = db.pool.QueryRow(ctx, `SELECT `+column+` FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&value)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("instructions of chat %q: %w", chatID, err)
+		return "", false, fmt.Errorf("%s of chat %q: %w", column, chatID, err)
 	}
-	return s, nil
+	return value, true, nil
 }
 
-// SetChatInstructions replaces chatID's instructions; "" clears them.
-func (db *DB) SetChatInstructions(ctx context.Context, chatID, instructions string) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, instructions, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (chat_id) DO UPDATE SET instructions = excluded.instructions, updated_at = excluded.updated_at`,
-		text(chatID), text(instructions), millis(time.Now()))
+// setChatSetting replaces one column of chatID's settings, creating its
+// row if need be.
+func (db *DB) setChatSetting(ctx context.Context, chatID, column, value string) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, `+column+`, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (chat_id) DO UPDATE SET `+column+` = excluded.`+column+`, updated_at = excluded.updated_at`,
+		text(chatID), text(value), millis(time.Now()))
 	if err != nil {
-		return fmt.Errorf("set instructions of chat %q: %w", chatID, err)
+		return fmt.Errorf("set %s of chat %q: %w", column, chatID, err)
 	}
 	return nil
 }
 
+// ChatInstructions returns the instructions chatID set with /system, or
+// "" when it set none.
+func (db *DB) ChatInstructions(ctx context.Context, chatID string) (string, error) {
+	s, _, err := db.chatSetting(ctx, chatID, "instructions")
+	return s, err
+}
+
+// SetChatInstructions replaces chatID's instructions; "" clears them.
+func (db *DB) SetChatInstructions(ctx context.Context, chatID, instructions string) error {
+	return db.setChatSetting(ctx, chatID, "instructions", instructions)
+}
+
 // ChatServersOff returns the servers chatID turned off for itself, sorted.
 func (db *DB) ChatServersOff(ctx context.Context, chatID string) ([]string, error) {
-	var raw string
-	err := db.pool.QueryRow(ctx, `SELECT servers_off FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("servers off in chat %q: %w", chatID, err)
+	raw, found, err := db.chatSetting(ctx, chatID, "servers_off")
+	if err != nil || !found {
+		return nil, err
 	}
 	return store.DecodeNames(raw)
 }
 
 // SetChatServersOff replaces the servers chatID turned off for itself.
 func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []string) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, servers_off, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (chat_id) DO UPDATE SET servers_off = excluded.servers_off, updated_at = excluded.updated_at`,
-		text(chatID), text(store.EncodeNames(servers)), millis(time.Now()))
-	if err != nil {
-		return fmt.Errorf("set servers off in chat %q: %w", chatID, err)
-	}
-	return nil
+	return db.setChatSetting(ctx, chatID, "servers_off", store.EncodeNames(servers))
 }
 
 // ChatModel returns the model profile chatID chose with /model, or "" when
 // it chose none (the default).
 func (db *DB) ChatModel(ctx context.Context, chatID string) (string, error) {
-	var s string
-	err := db.pool.QueryRow(ctx, `SELECT model FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&s)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("model of chat %q: %w", chatID, err)
-	}
-	return s, nil
+	s, _, err := db.chatSetting(ctx, chatID, "model")
+	return s, err
 }
 
 // SetChatModel records chatID's model profile; "" returns it to the
 // default.
 func (db *DB) SetChatModel(ctx context.Context, chatID, profile string) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, model, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (chat_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at`,
-		text(chatID), text(profile), millis(time.Now()))
-	if err != nil {
-		return fmt.Errorf("set model of chat %q: %w", chatID, err)
-	}
-	return nil
+	return db.setChatSetting(ctx, chatID, "model", profile)
 }
