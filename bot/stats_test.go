@@ -15,7 +15,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/statsview"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -243,13 +243,13 @@ func checkChart(t *testing.T, m tgfake.Message, answered, failed int) {
 		t.Fatalf("the chart is no PNG: %v", err)
 	}
 	for p, slots := range []int{24, 7} {
-		r := bot.ChartPanels[p]
+		r := statsview.Panels[p]
 		slot := r.Dx() / slots
 		for i := range slots {
 			counts := [3]int{} // pixels of each colour in the bar's middle column
 			x := r.Min.X + i*slot + slot/2
 			for y := r.Min.Y; y < r.Max.Y; y++ {
-				for k, c := range bot.ChartColors {
+				for k, c := range statsview.Colors {
 					if color.RGBAModel.Convert(img.At(x, y)) == c {
 						counts[k]++
 					}

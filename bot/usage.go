@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -46,11 +47,11 @@ func usageText(u agent.Usage, admin bool, now time.Time) string {
 	case u.Budget <= 0:
 		sb.WriteString("No daily budget.")
 	case admin:
-		fmt.Fprintf(&sb, "Daily budget: %s tokens (admins are exempt).", grouped(u.Budget))
+		fmt.Fprintf(&sb, "Daily budget: %s tokens (admins are exempt).", render.Grouped(u.Budget))
 	default:
 		left := max(u.Budget-u.Today.Total(), 0)
 		fmt.Fprintf(&sb, "Daily budget: %s tokens, %s left.\nResets at 00:00 UTC, in %s.",
-			grouped(u.Budget), grouped(left), agent.HoursMinutes(u.Resets.Sub(now)))
+			render.Grouped(u.Budget), render.Grouped(left), agent.HoursMinutes(u.Resets.Sub(now)))
 	}
 	if u.Month.Estimated() {
 		sb.WriteString("\n<i>Some counts are estimates: the model's provider did not report them.</i>")
@@ -63,17 +64,5 @@ func tokenLine(t store.Tokens) string {
 	if t.Total() == 0 {
 		return "no tokens"
 	}
-	return fmt.Sprintf("%s tokens (%s in, %s out)", grouped(t.Total()), grouped(t.In), grouped(t.Out))
-}
-
-// grouped writes n with commas between thousands.
-func grouped(n int64) string {
-	if n < 0 {
-		return "-" + grouped(-n)
-	}
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("%s tokens (%s in, %s out)", render.Grouped(t.Total()), render.Grouped(t.In), render.Grouped(t.Out))
 }

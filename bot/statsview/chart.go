@@ -1,4 +1,4 @@
-package bot
+package statsview
 
 import (
 	"bytes"
@@ -36,15 +36,15 @@ const (
 	chartHeight = 2*chartMargin + 2*chartPanel + chartGap
 )
 
-// chartPanels are the panels' rectangles, top (the day) then bottom (the
+// Panels are the panels' rectangles, top (the day) then bottom (the
 // week).
-var chartPanels = [2]image.Rectangle{
+var Panels = [2]image.Rectangle{
 	image.Rect(chartMargin, chartMargin, chartWidth-chartMargin, chartMargin+chartPanel),
 	image.Rect(chartMargin, chartMargin+chartPanel+chartGap, chartWidth-chartMargin, chartHeight-chartMargin),
 }
 
-// chartColors are the bars' colours: answered, failed, stopped.
-var chartColors = [3]color.RGBA{chartAnswered, chartFailed, chartStopped}
+// Colors are the bars' colours: answered, failed, stopped.
+var Colors = [3]color.RGBA{chartAnswered, chartFailed, chartStopped}
 
 // kindOfOutcome sorts a turn's outcome into a bar's three parts.
 func kindOfOutcome(outcome string) int {
@@ -57,15 +57,15 @@ func kindOfOutcome(outcome string) int {
 	return 2
 }
 
-// turnsChart draws day and week as bars, oldest on the left; each panel
+// Chart draws day and week as bars, oldest on the left; each panel
 // is scaled to its own tallest bar. It returns the PNG and the tallest
 // bar of each panel.
-func turnsChart(day, week []store.Bucket) ([]byte, [2]int64, error) {
+func Chart(day, week []store.Bucket) ([]byte, [2]int64, error) {
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, chartHeight))
 	draw.Draw(img, img.Bounds(), image.NewUniform(chartBackground), image.Point{}, draw.Src)
 	var tallest [2]int64
 	for i, buckets := range [][]store.Bucket{day, week} {
-		tallest[i] = drawPanel(img, chartPanels[i], buckets)
+		tallest[i] = drawPanel(img, Panels[i], buckets)
 	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
@@ -114,7 +114,7 @@ func drawPanel(img *image.RGBA, r image.Rectangle, buckets []store.Bucket) int64
 			if yTop >= y {
 				yTop = y - 1 // a part too small to show still shows
 			}
-			fill(x0, yTop, x1, y, chartColors[k])
+			fill(x0, yTop, x1, y, Colors[k])
 			y = yTop
 		}
 	}
