@@ -318,9 +318,12 @@ func TestConnectionReuse(t *testing.T) {
 // transport would.
 func TestConcurrentCallsReuseConnections(t *testing.T) {
 	const n = 20
-	srv := llmfake.New(t, func(llmfake.Call) llmfake.Reply {
+	// Each wave's calls are held until all n are in flight, so each wave
+	// needs n connections at once, however slow the machine.
+	holds := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	srv := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		r := llmfake.Text("ok").Split(1)
-		r.Delay = 100 * time.Millisecond // all n in flight at once
+		r.Hold = holds[(c.N-1)/n]
 		return r
 	})
 	c := newClient(t, srv, nil)
@@ -330,7 +333,7 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 		PutIdleConn: func(err error) { pooled <- err },
 	})
-	wave := func() {
+	wave := func(w int) {
 		t.Helper()
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
@@ -340,6 +343,11 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 				errs <- err
 			})
 		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(srv.Calls()) < (w+1)*n && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // polling for the calls to arrive, with a deadline
+		}
+		close(holds[w])
 		wg.Wait()
 		close(errs)
 		for err := range errs {
@@ -348,7 +356,7 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 			}
 		}
 	}
-	wave()
+	wave(0)
 	for i := range n {
 		select {
 		case err := <-pooled:
@@ -359,7 +367,7 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 			t.Fatalf("only %d of %d connections went back to the pool", i, n)
 		}
 	}
-	wave()
+	wave(1)
 	first := map[string]bool{}
 	calls := srv.Calls()
 	for _, call := range calls[:n] {

@@ -181,6 +181,10 @@ type Reply struct {
 	RetryAfter string
 	// Delay before the response headers are written.
 	Delay time.Duration
+	// Hold, when not nil, is waited on after Delay, before the response
+	// headers are written: a test keeps calls in flight until it closes
+	// it.
+	Hold <-chan struct{}
 	// ChunkDelay between two streamed chunks.
 	ChunkDelay time.Duration
 	// DropAfter, when > 0, cuts the connection after that many streamed
@@ -370,6 +374,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply.Delay > 0 {
 		select {
 		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if reply.Hold != nil {
+		select {
+		case <-reply.Hold:
 		case <-r.Context().Done():
 			return
 		}
