@@ -48,15 +48,17 @@ func EchoEntry(t testing.TB, autoApprove ...string) map[string]any {
 }
 
 // NewHub returns a hub on the settings file at path, not started, and
-// closes it when the test ends. Zero stop graces are shortened: a test has
-// no patience for a server that ignores its closed stdin.
+// closes it when the test ends. A zero StopGrace is shortened: a test has
+// no patience for a server that ignores its closed stdin. A zero KillGrace
+// is 2 s: a server that handles SIGTERM (Node's do) may take more than a
+// moment to end on a loaded machine, and Close reports one it had to kill.
 func NewHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 	t.Helper()
 	if opts.StopGrace == 0 {
 		opts.StopGrace = 200 * time.Millisecond
 	}
 	if opts.KillGrace == 0 {
-		opts.KillGrace = 200 * time.Millisecond
+		opts.KillGrace = 2 * time.Second
 	}
 	h, err := hub.New(path, opts)
 	if err != nil {
