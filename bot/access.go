@@ -6,16 +6,10 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-	"golang.org/x/time/rate"
 )
 
 // Who may use the bot, and how fast: ALLOWED_USER_IDS and ADMIN_USER_IDS,
 // the per-user rate limit, and one polite refusal a minute for strangers.
-
-type userLimit struct {
-	lim    *rate.Limiter
-	warned bool
-}
 
 func (b *Bot) isAdmin(id int64) bool { return b.admins[id] }
 
@@ -50,34 +44,9 @@ func (b *Bot) refuse(user int64) bool {
 }
 
 // allow applies the per-user rate limit; warn is true the first time a
-// user is refused in a row, so the polite message is not itself a flood.
-// Over a store that several instances share, the limit is counted there,
-// for the bot as a whole; if the store cannot be asked, this instance's
-// own count decides.
+// user is refused in a row.
 func (b *Bot) allow(ctx context.Context, user int64) (ok, warn bool) {
-	if b.rates != nil {
-		n := b.cfg.RateLimitPerMinute
-		refusals, err := b.rates.take(ctx, fmt.Sprintf("user:%d", user), time.Minute/time.Duration(n), n)
-		if err == nil {
-			return refusals == 0, refusals == 1
-		}
-		b.logger.Warn("shared rate limit unavailable; counting on this instance", "err", err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	l := b.limiters[user]
-	if l == nil {
-		n := b.cfg.RateLimitPerMinute
-		l = &userLimit{lim: rate.NewLimiter(rate.Every(time.Minute/time.Duration(n)), n)}
-		b.limiters[user] = l
-	}
-	if l.lim.Allow() {
-		l.warned = false
-		return true, false
-	}
-	warn = !l.warned
-	l.warned = true
-	return false, warn
+	return b.users.Allow(ctx, user)
 }
 
 // allowPress applies the per-user rate limit to a press, answering one

@@ -24,6 +24,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/telegram"
@@ -84,7 +85,7 @@ type Config struct {
 	MaxConcurrentTurns int
 	// SendsPerSecond paces the messages the bot sends over all its chats
 	// (TELEGRAM_SENDS_PER_SECOND), with a burst of as many; 0 does not
-	// pace them. Over a store that is SharedRates, the pace is shared by
+	// pace them. Over a store that is limits.Shared, the pace is shared by
 	// every instance.
 	SendsPerSecond float64
 	// ChatLease is how long a chat stays with this instance after it was
@@ -204,11 +205,10 @@ type Bot struct {
 	allowed map[int64]bool
 	admins  map[int64]bool
 	ran     atomic.Bool
+	users   *limits.Users // the per-user rate limit
 
 	mu           sync.Mutex
-	turns        map[int64]*turn // chat -> its running turn, for /cancel
-	limiters     map[int64]*userLimit
-	rates        *sharedRates        // nil: the limits are this process's own
+	turns        map[int64]*turn     // chat -> its running turn, for /cancel
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
@@ -240,13 +240,12 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		allowed:   map[int64]bool{},
 		admins:    map[int64]bool{},
 		turns:     map[int64]*turn{},
-		limiters:  map[int64]*userLimit{},
 		refused:   map[int64]time.Time{},
 		openCards: map[int64]*card{},
 	}
-	if r, ok := s.(SharedRates); ok {
-		b.rates = &sharedRates{SharedRates: r}
-	}
+	// Over a store several instances share, so are the limits.
+	shared, _ := s.(limits.Shared)
+	b.users = limits.NewUsers(cfg.RateLimitPerMinute, shared, cfg.Logger)
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true
 	}
@@ -260,7 +259,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	b.tg = telegram.New(telegram.Config{
 		Token: cfg.Token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
 		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
-		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: newPacer(cfg.SendsPerSecond, b.rates, cfg.Logger),
+		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: limits.NewPacer(cfg.SendsPerSecond, shared, cfg.Logger),
 		Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
 	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, LeaseFor: cfg.ChatLease, Logger: cfg.Logger})
