@@ -161,14 +161,7 @@ func BuildNativeWith(cat hub.Catalog, opts Options) string {
 	b.WriteString(nativeIntro)
 	servers := runningServers(cat)
 	writeNativeServers(&b, servers)
-	if offersMemory(servers) {
-		b.WriteString(memory)
-	}
-	if s := strings.TrimSpace(opts.Instructions); s != "" {
-		b.WriteString("\n# Instructions from the operator\n\n")
-		b.WriteString(s)
-		b.WriteString("\n")
-	}
+	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(nativeGuidelines)
 	return b.String()
 }

@@ -2,8 +2,6 @@ package prompt_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,19 +37,7 @@ func TestNativeGolden(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := native(tc.cat, tc.opts)
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./prompt -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("native prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
-			}
+			golden(t, tc.name, got)
 		})
 	}
 }

@@ -47,14 +47,7 @@ func BuildWith(cat hub.Catalog, opts Options) string {
 	b.WriteString(f.examples)
 	servers := runningServers(cat)
 	writeServers(&b, servers)
-	if offersMemory(servers) {
-		b.WriteString(memory)
-	}
-	if s := strings.TrimSpace(opts.Instructions); s != "" {
-		b.WriteString("\n# Instructions from the operator\n\n")
-		b.WriteString(s)
-		b.WriteString("\n")
-	}
+	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(f.guidelines)
 	return b.String()
 }
@@ -187,5 +180,18 @@ func writeResources(b *strings.Builder, s hub.ServerInfo) {
 			writeNamed(b, r.Name, r.MIMEType)
 			writeDescription(b, r.Description)
 		}
+	}
+}
+
+// writeMemoryAndInstructions adds the advice on memory where a server
+// offers one, and the operator's instructions, the same in every variant.
+func writeMemoryAndInstructions(b *strings.Builder, servers []hub.ServerInfo, instructions string) {
+	if offersMemory(servers) {
+		b.WriteString(memory)
+	}
+	if s := strings.TrimSpace(instructions); s != "" {
+		b.WriteString("\n# Instructions from the operator\n\n")
+		b.WriteString(s)
+		b.WriteString("\n")
 	}
 }

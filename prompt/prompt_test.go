@@ -85,19 +85,7 @@ func TestGolden(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := prompt.BuildWith(tc.cat, tc.opts)
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./prompt -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
-			}
+			golden(t, tc.name, got)
 		})
 	}
 }
@@ -241,4 +229,23 @@ func testCatalog(t *testing.T, servers map[string]any, wants ...string) {
 		t.Errorf("prompt from the real catalog parses into %d blocks, want the 8 printed examples", len(r.Blocks))
 	}
 	t.Logf("prompt from the real catalog: %d bytes", len(p))
+}
+
+// golden compares got with testdata/NAME.golden; -update writes the file
+// first.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./prompt -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
+	}
 }

@@ -17,19 +17,7 @@ func TestVariantGolden(t *testing.T) {
 	for _, v := range prompt.Variants() {
 		t.Run(string(v), func(t *testing.T) {
 			got := prompt.BuildVariant(withMemory(), v)
-			path := filepath.Join("testdata", "variant_"+string(v)+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./prompt -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
-			}
+			golden(t, "variant_"+string(v), got)
 		})
 	}
 	old, err := os.ReadFile(filepath.Join("testdata", "servers.golden"))
