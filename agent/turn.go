@@ -115,6 +115,14 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if req.Retry {
 		return t.retry(ctx)
 	}
+	return t.message(ctx, req)
+}
+
+// message runs the turn of a typed message: it settles the chat's open
+// question or approval first (an answer, a denial, or superseded), and
+// tells the model of calls whose outcome a crash lost.
+func (t *turn) message(ctx context.Context, req Request) error {
+	a := t.a
 	if len(req.Images) > 0 && !t.profile.Vision {
 		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
 	}
