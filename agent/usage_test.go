@@ -122,18 +122,24 @@ mcpgram_tool_format_total{kind="unknown_tool",model="fake",result="fed_back"} 1
 	}
 }
 
+// mixedReplies read a resource beside a failing call, ask a malformed
+// question, call a tool that needs approval, and then fail with a 400.
+func mixedReplies() []llmfake.Reply {
+	read := "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>echo://dynamic/1</uri>\n</access_mcp_resource>"
+	return []llmfake.Reply{
+		llmfake.Text(read + "\n" + useTool("echo", "fail", `{}`)),
+		llmfake.Text("<ask_followup_question>\n<question>Which?</question>\n<options>not json</options>\n</ask_followup_question>"),
+		llmfake.Text(useTool("echo", "pid", `{}`)),
+		{Status: 400, Error: "no more"},
+	}
+}
+
 // Resource reads, denied calls and a refused question each count where
 // they belong.
 func TestMetricsOfReadsDenialsAndCorrections(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
-	read := "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>echo://dynamic/1</uri>\n</access_mcp_resource>"
-	e := newEnv(t, llmfake.Script(
-		llmfake.Text(read+"\n"+useTool("echo", "fail", `{}`)),
-		llmfake.Text("<ask_followup_question>\n<question>Which?</question>\n<options>not json</options>\n</ask_followup_question>"),
-		llmfake.Text(useTool("echo", "pid", `{}`)),
-		llmfake.Reply{Status: 400, Error: "no more"},
-	), setup{
+	e := newEnv(t, llmfake.Script(mixedReplies()...), setup{
 		servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "resource:echo://dynamic/*", "fail")},
 		config:  func(c *agent.Config) { c.Metrics = m },
 	})
@@ -316,16 +322,11 @@ func (l *lockedBuffer) String() string {
 func TestStatsRecorded(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
-	read := "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>echo://dynamic/1</uri>\n</access_mcp_resource>"
-	e := newEnv(t, llmfake.Script(
-		llmfake.Text(read+"\n"+useTool("echo", "fail", `{}`)),
-		llmfake.Text("<ask_followup_question>\n<question>Which?</question>\n<options>not json</options>\n</ask_followup_question>"),
-		llmfake.Text(useTool("echo", "pid", `{}`)),
-		llmfake.Reply{Status: 400, Error: "no more"},
+	e := newEnv(t, llmfake.Script(append(mixedReplies(),
 		llmfake.Text(useTool("echo", "nope", `{}`)),
 		llmfake.Text(useTool("echo", "nope", `{}`)),
 		llmfake.Text(useTool("echo", "nope", `{}`)),
-	), setup{
+	)...), setup{
 		servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "resource:echo://dynamic/*", "fail")},
 		config:  func(c *agent.Config) { c.Metrics = m },
 	})
