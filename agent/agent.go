@@ -50,7 +50,7 @@ const (
 	RoleTool = "tool"
 )
 
-// Defaults of Config.
+// Defaults of Options.
 const (
 	DefaultMaxTurns        = 20
 	DefaultApprovalTimeout = 10 * time.Minute
@@ -70,8 +70,12 @@ var (
 	ErrStale = errors.New("this request is no longer open")
 )
 
-// A Model answers chat messages; *llm.Client is one.
+// A Model answers chat messages as its profile says; *llm.Client is
+// one. The profile is the model's name, the one a chat chooses it by, and
+// everything a turn reads of the model: its temperature, context budget,
+// vision, prompt variant and way of calling tools.
 type Model interface {
+	Profile() llm.Profile
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
 }
 
@@ -96,8 +100,8 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
-	ChatModel(ctx context.Context, chatID string) (string, error)
-	SetChatModel(ctx context.Context, chatID, profile string) error
+	ChatProfile(ctx context.Context, chatID string) (string, error)
+	SetChatProfile(ctx context.Context, chatID, profile string) error
 }
 
 // A Hub is where tools live; *hub.Hub is one.
@@ -109,42 +113,12 @@ type Hub interface {
 	WaitReady(ctx context.Context, server string) error
 }
 
-// A Profile is one model a chat may answer with, under the name the
-// operator gave it (see Config.Profiles). A turn resolves the chat's
-// profile once, at its start, and reads everything model-specific from it.
-type Profile struct {
-	// Name is unique; a chat stores it (SetProfile).
-	Name string
-	// Model is the profile's client.
-	Model Model
-	// ModelName labels metrics and stored token counts; default the
-	// Model's own Model() (as *llm.Client has), else "model".
-	ModelName string
-	// Temperature, MaxContextTokens: as Config's.
-	Temperature      float32
-	MaxContextTokens int
-	// Vision says the model sees images; a turn without it notes the
-	// request's images and tells the user so.
-	Vision bool
-	// Prompt frames the system prompt; "" is prompt.Generic.
-	Prompt prompt.Variant
-	// ToolCalling is how the profile's model calls tools: "xml",
-	// "native" or "auto" (see ToolCalling); "" takes Config.ToolCalling.
-	ToolCalling string
-}
-
-// A Config configures an Agent.
-type Config struct {
-	// Model, with ModelName, Temperature, MaxContextTokens, Vision and
-	// ToolCalling, makes the one profile, named "default", when Profiles
-	// is empty.
-	Model Model
-	Store Store
-	Hub   Hub
-	// Profiles are the models a chat may choose from (SetProfile); a
-	// chat that chose none, or chose one no longer listed, gets
-	// DefaultProfile (default: the first).
-	Profiles       []Profile
+// Options are an Agent's optional settings; the zero value takes the
+// defaults.
+type Options struct {
+	// DefaultProfile names the profile of a chat that chose none, or
+	// chose one no longer configured (see SetChatProfile); default the
+	// first model's.
 	DefaultProfile string
 	// SystemPrompt, when set, renders the system prompt from a catalog
 	// for every profile, whatever its variant; nil renders it with
@@ -155,29 +129,10 @@ type Config struct {
 	// teaches no call syntax, for every profile; default
 	// prompt.BuildNative.
 	NativePrompt func(hub.Catalog) string
-	// ToolCalling is how the model calls tools (TOOL_CALLING), for the
-	// profiles that do not say (Profile.ToolCalling ""); default
-	// ToolCallingXML.
-	ToolCalling ToolCalling
 
-	// Temperature is the model's usual temperature, sent on every call in
-	// place of the model client's own. After a reply with an invalid tool
-	// call the next call is made 0.1 cooler per mistake in a row, down to
-	// 0, to pull a confused model towards the format. With Profiles, each
-	// profile has its own.
-	Temperature float32
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
 	MaxTurns int
-	// MaxContextTokens is the budget for what one model call sends
-	// (MAX_CONTEXT_TOKENS), estimated at 4 bytes a token; 0 means no
-	// budget. Whole old turns are left out to fit; the system prompt and
-	// the current turn never are. With Profiles, each profile has its own.
-	MaxContextTokens int
-	// Vision says the model sees images (MODEL_VISION): the images of the
-	// history go to it, counted against MaxContextTokens; without it
-	// they are a note. With Profiles, each profile has its own.
-	Vision bool
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
 	// ApprovalTimeout is how long an approval request stays open; default
@@ -186,10 +141,6 @@ type Config struct {
 	// Executor options (output cap, parallelism).
 	Executor executor.Options
 
-	// ModelName labels metrics and stored token counts; default the
-	// Model's own Model() (as *llm.Client has), else "model". With
-	// Profiles, each profile has its own.
-	ModelName string
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
 	// cap. A typed message starts a turn only under it, so the last turn
@@ -207,10 +158,19 @@ type Config struct {
 	Now func() time.Time
 }
 
+// config is what New was given, the defaults filled in.
+type config struct {
+	Options
+	Store Store
+	Hub   Hub
+	// choices are the models, in the order given.
+	choices []choice
+}
+
 // An Agent runs turns. It is safe for concurrent use; turns of one chat
 // run one at a time, turns of different chats in parallel.
 type Agent struct {
-	cfg    Config
+	cfg    config
 	exec   *executor.Executor
 	logger *slog.Logger
 
@@ -228,6 +188,13 @@ type Agent struct {
 
 // A chatLock serialises the turns of one chat; it is dropped from the map
 // when nobody holds or waits for it, so idle chats cost nothing.
+//
+// The bot's dispatch lanes already run a chat's updates one at a time, in
+// order (and on one instance of several); the lock is still needed, and
+// is the Agent's own promise, because not every turn comes through them:
+// the terminal chat calls Turn directly, and Expire continues the turns
+// of expired approvals beside the lanes. A lock does not keep order;
+// the lanes do.
 type chatLock struct {
 	ch   chan struct{}
 	refs int
@@ -245,26 +212,23 @@ type cachedPrompt struct {
 	text    string
 }
 
-// New returns an Agent for cfg.
-func New(cfg Config) (*Agent, error) {
+// New returns an Agent that keeps its conversations in s, calls tools
+// through h and answers with models: the profiles a chat may choose
+// from (SetChatProfile), at least one.
+func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 	switch {
-	case cfg.Model == nil && len(cfg.Profiles) == 0:
-		return nil, errors.New("agent: no model")
-	case cfg.Store == nil:
+	case s == nil:
 		return nil, errors.New("agent: no store")
-	case cfg.Hub == nil:
+	case h == nil:
 		return nil, errors.New("agent: no hub")
-	case cfg.MaxTurns < 0:
-		return nil, fmt.Errorf("agent: max turns %d is negative", cfg.MaxTurns)
-	case cfg.MaxContextTokens < 0:
-		return nil, fmt.Errorf("agent: max context tokens %d is negative", cfg.MaxContextTokens)
-	case cfg.TokenBudgetPerUserDay < 0:
-		return nil, fmt.Errorf("agent: token budget %d is negative", cfg.TokenBudgetPerUserDay)
+	case opts.MaxTurns < 0:
+		return nil, fmt.Errorf("agent: max turns %d is negative", opts.MaxTurns)
+	case opts.TokenBudgetPerUserDay < 0:
+		return nil, fmt.Errorf("agent: token budget %d is negative", opts.TokenBudgetPerUserDay)
 	}
-	if err := cfg.checkProfiles(); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkToolCalling(); err != nil {
+	cfg := config{Options: opts, Store: s, Hub: h}
+	var err error
+	if cfg.choices, cfg.DefaultProfile, err = choices(models, opts.DefaultProfile); err != nil {
 		return nil, err
 	}
 	if cfg.NativePrompt == nil {

@@ -232,7 +232,7 @@ func TestMistakeLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply {
 		return llmfake.Text(useTool("echo", "nope", "{}"))
-	}, setup{config: func(c *agent.Config) { c.Temperature = 0.15 }})
+	}, setup{config: func(c *wiring) { c.Temperature = 0.15 }})
 	r := e.say("go")
 	if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "struggling") {
 		t.Fatalf("last event = %+v", got)
@@ -252,7 +252,7 @@ func TestTurnLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
 		return llmfake.Text(echo("again"))
-	}, setup{config: func(c *agent.Config) { c.MaxTurns = 3 }})
+	}, setup{config: func(c *wiring) { c.MaxTurns = 3 }})
 	r := e.say("loop forever")
 	got := r.last(t)
 	if got.Kind != agent.EventError || !strings.Contains(got.Text, "stopped after 3 model calls") || !strings.Contains(got.Text, "echo on echo (ok)") {
@@ -331,7 +331,7 @@ func TestModelErrors(t *testing.T) {
 func TestContextBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") }, setup{
-		config: func(c *agent.Config) { c.MaxContextTokens = 1 },
+		config: func(c *wiring) { c.ContextTokens = 1 },
 	})
 	long := strings.Repeat("x", 400)
 	e.say("one " + long)
@@ -346,8 +346,8 @@ func TestContextBudget(t *testing.T) {
 
 	// With room for about two turns, the oldest goes first.
 	e2 := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") }, setup{
-		config: func(c *agent.Config) {
-			c.MaxContextTokens = len(prompt.Build(e.hub.Catalog()))/4 + 2*(100+10) + 40
+		config: func(c *wiring) {
+			c.ContextTokens = len(prompt.Build(e.hub.Catalog()))/4 + 2*(100+10) + 40
 		},
 	})
 	e2.say("one " + long)
@@ -376,7 +376,7 @@ func TestContextBudgetKeepsTheQuestion(t *testing.T) {
 		llmfake.Text("earlier reply"),
 		llmfake.Text("<ask_followup_question><question>Which?</question></ask_followup_question>"),
 		llmfake.Text("ok"),
-	), setup{config: func(c *agent.Config) { c.MaxContextTokens = 1 }})
+	), setup{config: func(c *wiring) { c.ContextTokens = 1 }})
 	e.say("old turn")
 	e.say("pick one")
 	e.say("this one")
@@ -448,7 +448,7 @@ func TestAtMostFiveToolsAtOnce(t *testing.T) {
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(strings.Join(calls, "\n")),
 		llmfake.Text(complete("all done")),
-	), setup{config: func(c *agent.Config) {
+	), setup{config: func(c *wiring) {
 		ph = &peakHub{Hub: c.Hub}
 		c.Hub = ph
 	}})
@@ -667,7 +667,7 @@ func TestBundledServer(t *testing.T) {
 					return llmfake.Text(complete("It is " + strings.TrimSpace(strings.Trim(strings.SplitN(res, "\n", 2)[1], "`\n")) + "."))
 				}
 				return llmfake.Text(useTool("calc", "calculate", `{"expression": "25 * 48 + 120 / 4"}`))
-			})), setup{servers: map[string]any{"calc": calc}, config: func(c *agent.Config) { c.ToolCalling = m.calling }})
+			})), setup{servers: map[string]any{"calc": calc}, config: func(c *wiring) { c.ToolCalling = m.calling }})
 			if got := e.say("what is 25*48+120/4?").last(t); got.Kind != agent.EventAnswer || got.Text != "It is 1230." {
 				t.Fatalf("last event = %+v", got)
 			}

@@ -255,7 +255,7 @@ func TestAutoApproveAll(t *testing.T) {
 		llmfake.Text(complete("5")),
 	), setup{
 		servers: map[string]any{"echo": testenv.EchoEntry(t)},
-		config:  func(c *agent.Config) { c.AutoApproveAll = true },
+		config:  func(c *wiring) { c.AutoApproveAll = true },
 	})
 	if got := e.say("add").last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
 		t.Fatalf("last event = %+v", got)
@@ -362,7 +362,7 @@ func TestConsentCalls(t *testing.T) {
 				llmfake.Text(complete("Kept.")),
 			), setup{
 				servers: map[string]any{"notes": map[string]any{"command": echoBin, "autoApprove": []string{"keep"}}},
-				config:  func(c *agent.Config) { c.AutoApproveAll = approveAll },
+				config:  func(c *wiring) { c.AutoApproveAll = approveAll },
 			})
 			before, err := os.ReadFile(e.settings)
 			if err != nil {

@@ -21,7 +21,9 @@ import (
 
 // scripted is a zero-latency model in process: it calls the calculator,
 // then completes once it has read the result.
-type scripted struct{}
+type scripted struct{ profile llm.Profile }
+
+func (m scripted) Profile() llm.Profile { return m.profile }
 
 const calcCall = "<use_mcp_tool>\n<server_name>calc</server_name>\n<tool_name>calculate</tool_name>\n<arguments>{\"expression\": \"25 * 48 + 120 / 4\"}</arguments>\n</use_mcp_tool>"
 
@@ -131,12 +133,12 @@ func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error
 // counted in loop-µs). Each runs with tools called in XML and natively
 // (tool-calling=native: the same call as a streamed function call).
 func BenchmarkTurn(b *testing.B) {
-	for _, calling := range []agent.ToolCalling{agent.ToolCallingXML, agent.ToolCallingNative} {
+	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
 		benchTurn(b, calling)
 	}
 }
 
-func benchTurn(b *testing.B, calling agent.ToolCalling) {
+func benchTurn(b *testing.B, calling llm.ToolCalling) {
 	for _, bench := range []struct {
 		model string
 		// turnsPerChat: 1 measures a chat's first message, 25 chats with
@@ -158,7 +160,8 @@ func benchTurn(b *testing.B, calling agent.ToolCalling) {
 			}
 			b.Cleanup(func() { _ = sdb.Close() })
 			db := &timedStore{DB: sdb}
-			var m agent.Model = scripted{}
+			profile := llm.Profile{Name: "default", Model: "fake", ToolCalling: calling}
+			var m agent.Model = scripted{profile}
 			if model == "http" {
 				srv := llmfake.New(b, llmfake.Native(func(c llmfake.Call) llmfake.Reply {
 					if strings.HasPrefix(c.Request.Last(), "[use_mcp_tool") {
@@ -166,16 +169,17 @@ func benchTurn(b *testing.B, calling agent.ToolCalling) {
 					}
 					return llmfake.Text("Let me calculate.\n" + calcCall).Split(16)
 				}))
-				if m, err = llm.New(llm.Config{BaseURL: srv.URL(), Model: "fake"}); err != nil {
+				profile.BaseURL = srv.URL()
+				if m, err = llm.New(profile, llm.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			cfg := agent.Config{Model: m, Store: db, Hub: h, ToolCalling: calling}
+			var opts agent.Options
 			if bench.metrics {
-				cfg.Metrics = metrics.New()
-				cfg.TokenBudgetPerUserDay = 1 << 40
+				opts.Metrics = metrics.New()
+				opts.TokenBudgetPerUserDay = 1 << 40
 			}
-			a, err := agent.New(cfg)
+			a, err := agent.New(db, h, []agent.Model{m}, opts)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -29,7 +29,7 @@ type env struct {
 	agent    *agent.Agent
 	settings string
 	dbPath   string
-	cfg      func(*agent.Config)
+	cfg      func(*wiring)
 	now      time.Time
 	mu       sync.Mutex
 }
@@ -42,7 +42,18 @@ type setup struct {
 	// launch starts the hub without waiting for its servers, as the bot
 	// does.
 	launch bool
-	config func(*agent.Config)
+	config func(*wiring)
+}
+
+// A wiring is what newEnv hands agent.New, for a test to change: the
+// profile of the env's own model ("default", on the scripted server),
+// models after it, the store, the hub and the options.
+type wiring struct {
+	llm.Profile
+	agent.Options
+	Others []agent.Model
+	Store  agent.Store
+	Hub    agent.Hub
 }
 
 // TestMain fails the run if a goroutine is left once every test is done:
@@ -85,27 +96,30 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	}
 	t.Cleanup(func() { _ = e.db.Close() })
 	e.cfg = s.config
-
 	e.model = llmfake.New(t, h)
-	client, err := llm.New(llm.Config{BaseURL: e.model.URL(), Model: "fake", Backoff: time.Millisecond, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := agent.Config{
-		Model:       client,
-		Store:       e.db,
-		Hub:         e.hub,
-		Temperature: 0.5,
-		Now:         e.clock,
-	}
-	if s.config != nil {
-		s.config(&cfg)
-	}
-	e.agent, err = agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.wire()
 	return e
+}
+
+// wire makes e's agent over e.db, the test's changes applied.
+func (e *env) wire() {
+	e.t.Helper()
+	w := wiring{
+		Profile: llm.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", Temperature: 0.5},
+		Options: agent.Options{Now: e.clock},
+		Store:   e.db,
+		Hub:     e.hub,
+	}
+	if e.cfg != nil {
+		e.cfg(&w)
+	}
+	client, err := llm.New(w.Profile, llm.Options{Backoff: time.Millisecond, Timeout: 10 * time.Second})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if e.agent, err = agent.New(w.Store, w.Hub, append([]agent.Model{client}, w.Others...), w.Options); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // restart replaces the agent and the database connection with new ones,
@@ -121,17 +135,7 @@ func (e *env) restart() {
 	}
 	e.t.Cleanup(func() { _ = db.Close() })
 	e.db = db
-	client, err := llm.New(llm.Config{BaseURL: e.model.URL(), Model: "fake", Backoff: time.Millisecond})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	cfg := agent.Config{Model: client, Store: db, Hub: e.hub, Temperature: 0.5, Now: e.clock}
-	if e.cfg != nil {
-		e.cfg(&cfg)
-	}
-	if e.agent, err = agent.New(cfg); err != nil {
-		e.t.Fatal(err)
-	}
+	e.wire()
 }
 
 func (e *env) clock() time.Time {

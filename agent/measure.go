@@ -122,7 +122,7 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 // gets the same counts.
 func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.Plan) {
 	m := t.a.cfg.Metrics
-	model := t.profile.ModelName
+	model := t.profile.Model
 	rec := &store.ModelCall{} // the record of the reply's model call
 	if n := len(t.modelCalls); n > 0 {
 		rec = &t.modelCalls[n-1]

@@ -80,7 +80,7 @@ func (t *turn) cacheImage(ref string, img llm.Image) {
 // see, is a note instead.
 func (t *turn) withImages(ctx context.Context, sys string, history []store.Message) ([]store.Message, [][]llm.Image) {
 	vision := t.profile.Vision
-	kept := fit(history, t.profile.MaxContextTokens, estimate(sys), vision)
+	kept := fit(history, t.profile.ContextTokens, estimate(sys), vision)
 	images := make([][]llm.Image, len(kept))
 	cloned := false
 	note := func(i int, text string) {

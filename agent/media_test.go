@@ -34,7 +34,7 @@ func TestImagesKeptByReference(t *testing.T) {
 			return llmfake.Text(echo("a cat"))
 		}
 		return llmfake.Text(complete("It is a cat."))
-	}, setup{config: func(c *agent.Config) { c.Vision = true }})
+	}, setup{config: func(c *wiring) { c.Vision = true }})
 	img := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG")}
 	const url = "data:image/png;base64,iVBORw=="
 	if _, err := e.turn(agent.Request{Caller: alice, Text: photoText, Images: []llm.Image{img}}); err != nil {
@@ -76,8 +76,8 @@ func TestImagesKeptByReference(t *testing.T) {
 func TestImagesOverBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply { return llmfake.Text("Seen.") },
-		setup{config: func(c *agent.Config) {
-			c.Vision, c.MaxContextTokens = true, 2000
+		setup{config: func(c *wiring) {
+			c.Vision, c.ContextTokens = true, 2000
 			c.SystemPrompt = func(hub.Catalog) string { return "You are mcpgram." }
 		}})
 	first := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG first")}
@@ -105,7 +105,7 @@ func TestImagesWithoutVision(t *testing.T) {
 	t.Parallel()
 	vision := true
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply { return llmfake.Text("Noted.") },
-		setup{config: func(c *agent.Config) { c.Vision = vision }})
+		setup{config: func(c *wiring) { c.Vision = vision }})
 	img := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG")}
 	if _, err := e.turn(agent.Request{Caller: alice, Text: photoText, Images: []llm.Image{img}}); err != nil {
 		t.Fatal(err)

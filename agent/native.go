@@ -35,54 +35,6 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// A ToolCalling says how the model calls tools (TOOL_CALLING).
-type ToolCalling string
-
-// The ways of calling tools.
-const (
-	// ToolCallingXML teaches the XML format in the prompt and reads calls
-	// out of the reply's text: any model can.
-	ToolCallingXML ToolCalling = "xml"
-	// ToolCallingNative offers the tools as OpenAI functions.
-	ToolCallingNative ToolCalling = "native"
-	// ToolCallingAuto is native where the endpoint takes tools and XML
-	// where it refuses them (see llm.ToolsRejected); the answer is
-	// remembered per endpoint and model (a profile's) for the life of
-	// the Agent.
-	ToolCallingAuto ToolCalling = "auto"
-)
-
-// toolCalling is the mode of this turn, its profile's: the one place a
-// turn reads it.
-func (t *turn) toolCalling() ToolCalling {
-	return ToolCalling(t.profile.ToolCalling)
-}
-
-// checkToolCalling checks the modes, and gives the profiles that name
-// none the Config's.
-func (cfg *Config) checkToolCalling() error {
-	if cfg.ToolCalling == "" {
-		cfg.ToolCalling = ToolCallingXML
-	}
-	if !cfg.ToolCalling.valid() {
-		return fmt.Errorf("agent: tool calling %q is not xml, native or auto", cfg.ToolCalling)
-	}
-	for i := range cfg.Profiles {
-		p := &cfg.Profiles[i]
-		if p.ToolCalling == "" {
-			p.ToolCalling = string(cfg.ToolCalling)
-		}
-		if !ToolCalling(p.ToolCalling).valid() {
-			return fmt.Errorf("agent: profile %q: tool calling %q is not xml, native or auto", p.Name, p.ToolCalling)
-		}
-	}
-	return nil
-}
-
-func (m ToolCalling) valid() bool {
-	return m == ToolCallingXML || m == ToolCallingNative || m == ToolCallingAuto
-}
-
 // support remembers, per endpoint and model, whether the endpoint took
 // native tools: absent while unknown.
 type support struct {
@@ -91,20 +43,14 @@ type support struct {
 }
 
 // supportKey names the endpoint and model of profile p.
-func supportKey(p Profile) string {
-	endpoint := ""
-	if e, ok := p.Model.(interface{ BaseURL() string }); ok {
-		endpoint = e.BaseURL()
-	}
-	return endpoint + " " + p.ModelName
-}
+func supportKey(p llm.Profile) string { return p.BaseURL + " " + p.Model }
 
-// native reports whether a call of profile p in mode goes native.
-func (a *Agent) native(mode ToolCalling, p Profile) bool {
-	switch mode {
-	case ToolCallingNative:
+// native reports whether a call of profile p goes native.
+func (a *Agent) native(p llm.Profile) bool {
+	switch p.ToolCalling {
+	case llm.ToolCallingNative:
 		return true
-	case ToolCallingAuto:
+	case llm.ToolCallingAuto:
 		a.support.mu.Lock()
 		defer a.support.mu.Unlock()
 		ok, known := a.support.m[supportKey(p)]
@@ -117,7 +63,7 @@ func (a *Agent) native(mode ToolCalling, p Profile) bool {
 // when the endpoint is now known to refuse tools: err is a refusal and
 // the endpoint never took them before (after a success, a refusal is
 // about that request, not about tools).
-func (a *Agent) learn(err error, p Profile) (refused bool) {
+func (a *Agent) learn(err error, p llm.Profile) (refused bool) {
 	a.support.mu.Lock()
 	defer a.support.mu.Unlock()
 	if a.support.m == nil {

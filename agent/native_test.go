@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
@@ -22,21 +21,21 @@ import (
 // same calls as tool_calls, streamed in pieces.
 type mode struct {
 	name    string
-	calling agent.ToolCalling
+	calling llm.ToolCalling
 	// rejects: the endpoint refuses tools, as one without native tool
 	// calling does (auto falls back to XML).
 	rejects bool
 }
 
 var modes = []mode{
-	{"xml", agent.ToolCallingXML, false},
-	{"native", agent.ToolCallingNative, false},
-	{"auto", agent.ToolCallingAuto, false},
-	{"auto, tools refused", agent.ToolCallingAuto, true},
+	{"xml", llm.ToolCallingXML, false},
+	{"native", llm.ToolCallingNative, false},
+	{"auto", llm.ToolCallingAuto, false},
+	{"auto, tools refused", llm.ToolCallingAuto, true},
 }
 
 // native reports whether the model answers with tool_calls.
-func (m mode) native() bool { return m.calling != agent.ToolCallingXML && !m.rejects }
+func (m mode) native() bool { return m.calling != llm.ToolCallingXML && !m.rejects }
 
 // reply is the XML reply s as the mode's model writes it.
 func (m mode) reply(s string) llmfake.Reply {
@@ -65,7 +64,7 @@ func (m mode) handler(h llmfake.Handler) llmfake.Handler {
 func (m mode) env(t *testing.T, h llmfake.Handler, s setup) *env {
 	t.Helper()
 	cfg := s.config
-	s.config = func(c *agent.Config) {
+	s.config = func(c *wiring) {
 		c.ToolCalling = m.calling
 		if cfg != nil {
 			cfg(c)
@@ -232,7 +231,7 @@ func TestModesConsent(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			servers := map[string]any{"echo": testenv.EchoEntry(t, "echo", "keep")}
-			e := m.env(t, m.script(useTool("echo", "keep", `{"mode": "write"}`), "Kept."), setup{servers: servers, config: func(c *agent.Config) { c.AutoApproveAll = true }})
+			e := m.env(t, m.script(useTool("echo", "keep", `{"mode": "write"}`), "Kept."), setup{servers: servers, config: func(c *wiring) { c.AutoApproveAll = true }})
 			ev := e.say("keep it").last(t)
 			if ev.Kind != agent.EventApproval || !ev.Approval.Consent {
 				t.Fatalf("last event = %+v, want a consent card", ev)
@@ -326,7 +325,7 @@ func TestModesMistakeLimit(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			e := m.env(t, m.handler(func(llmfake.Call) llmfake.Reply { return m.reply(useTool("echo", "nope", "{}")) }),
-				setup{config: func(c *agent.Config) { c.Temperature = 0.15 }})
+				setup{config: func(c *wiring) { c.Temperature = 0.15 }})
 			if got := e.say("go").last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "struggling") {
 				t.Fatalf("last event = %+v", got)
 			}
@@ -349,7 +348,7 @@ func TestModesTurnLimit(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			e := m.env(t, m.handler(func(llmfake.Call) llmfake.Reply { return m.reply(echo("again")) }),
-				setup{config: func(c *agent.Config) { c.MaxTurns = 3 }})
+				setup{config: func(c *wiring) { c.MaxTurns = 3 }})
 			got := e.say("loop forever").last(t)
 			if got.Kind != agent.EventError || !strings.Contains(got.Text, "stopped after 3 model calls") {
 				t.Fatalf("last event = %+v", got)
@@ -420,7 +419,7 @@ func TestModeSwitchMidConversation(t *testing.T) {
 			e := newEnv(t, llmfake.Script(replies...), setup{})
 			for i, m := range order {
 				m := m
-				e.cfg = func(c *agent.Config) { c.ToolCalling = m.calling }
+				e.cfg = func(c *wiring) { c.ToolCalling = m.calling }
 				e.restart()
 				if got := e.say(fmt.Sprint("go ", i)).last(t); got.Kind != agent.EventAnswer || got.Text != fmt.Sprint("Done ", i, ".") {
 					t.Fatalf("turn %d (%s): last event %+v", i, m.name, got)
@@ -500,7 +499,7 @@ func TestNativeFormatMetrics(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
 	e := modes[1].env(t, modes[1].script(echo("x"), useTool("echo", "ecko", "{}"), useTool("echo", "echo", `{"message": "y",}`), "done"),
-		setup{config: func(c *agent.Config) { c.Metrics = m }})
+		setup{config: func(c *wiring) { c.Metrics = m }})
 	e.say("go")
 	for _, c := range []struct {
 		result, kind string
@@ -559,25 +558,19 @@ func TestNativeRetry(t *testing.T) {
 }
 
 // A chat's profile carries its way of calling tools: switching model
-// with SetProfile switches it in the same conversation, and what the
+// with SetChatProfile switches it in the same conversation, and what the
 // other model did is rendered for the new one.
 func TestProfileToolCalling(t *testing.T) {
 	t.Parallel()
 	local := llmfake.New(t, llmfake.Native(llmfake.Script(llmfake.Text(echo("native")), llmfake.Text("Done natively."))))
-	e := newEnv(t, llmfake.Script(llmfake.Text(echo("xml")), llmfake.Text("Done in XML.")), setup{config: func(cfg *agent.Config) {
-		client, err := llm.New(llm.Config{BaseURL: local.URL(), Model: "local", Backoff: time.Millisecond, Timeout: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Profiles = []agent.Profile{
-			{Name: "default", Model: cfg.Model, Temperature: 0.5, Vision: true},
-			{Name: "local", Model: client, Temperature: 0.5, ToolCalling: "native"},
-		}
+	e := newEnv(t, llmfake.Script(llmfake.Text(echo("xml")), llmfake.Text("Done in XML.")), setup{config: func(w *wiring) {
+		w.Vision = true
+		w.Others = []agent.Model{newModel(t, local, llm.Profile{Name: "local", Model: "local", Temperature: 0.5, ToolCalling: llm.ToolCallingNative})}
 	}})
 	if got := e.say("echo xml").last(t); got.Text != "Done in XML." {
 		t.Fatalf("default profile: %+v", got)
 	}
-	if err := e.agent.SetProfile(t.Context(), alice.ChatID, "local"); err != nil {
+	if err := e.agent.SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.say("echo native").last(t); got.Text != "Done natively." {
@@ -593,19 +586,6 @@ func TestProfileToolCalling(t *testing.T) {
 	}
 }
 
-func TestToolCallingChecked(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, llmfake.Script(), setup{})
-	for _, cfg := range []agent.Config{
-		{Model: scripted{}, Store: e.db, Hub: e.hub, ToolCalling: "json"},
-		{Model: scripted{}, Store: e.db, Hub: e.hub, Profiles: []agent.Profile{{Name: "p", Model: scripted{}, ToolCalling: "functions"}}},
-	} {
-		if _, err := agent.New(cfg); err == nil || !strings.Contains(err.Error(), "not xml, native or auto") {
-			t.Errorf("New(tool calling %q, profiles %+v) = %v, want an error naming the modes", cfg.ToolCalling, cfg.Profiles, err)
-		}
-	}
-}
-
 // A photo reaches the model in every mode: as an image part of the user's
 // message on each call of its turn, tool round trip included, and again
 // in a later turn.
@@ -615,7 +595,7 @@ func TestModesImages(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			e := m.env(t, m.script(echo("a cat"), complete("It is a cat."), complete("Still a cat.")),
-				setup{config: func(c *agent.Config) { c.Vision = true }})
+				setup{config: func(c *wiring) { c.Vision = true }})
 			img := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG")}
 			if _, err := e.turn(agent.Request{Caller: alice, Text: photoText, Images: []llm.Image{img}}); err != nil {
 				t.Fatal(err)

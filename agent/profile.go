@@ -1,126 +1,141 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
 )
 
-// ErrUnknownProfile is returned by SetProfile for a name no profile has.
+// ErrUnknownProfile is returned by SetChatProfile for a name no profile
+// has.
 var ErrUnknownProfile = errors.New("no such model profile")
 
-// checkProfiles fills Profiles and DefaultProfile in, and checks them.
-func (cfg *Config) checkProfiles() error {
-	if len(cfg.Profiles) == 0 {
-		cfg.Profiles = []Profile{{
-			Name: "default", Model: cfg.Model, ModelName: cfg.ModelName, Temperature: cfg.Temperature,
-			MaxContextTokens: cfg.MaxContextTokens, Vision: cfg.Vision,
-		}}
+// A choice is one model a chat may answer with: the client, and its
+// profile as read once at New, with the defaults filled in.
+type choice struct {
+	profile llm.Profile
+	model   Model
+}
+
+// choices reads the models' profiles, fills their defaults in (XML tool
+// calls, the generic prompt) and checks them, and the default's name
+// (def, or else the first's), which it returns.
+func choices(models []Model, def string) ([]choice, string, error) {
+	if len(models) == 0 {
+		return nil, "", errors.New("agent: no model")
 	}
-	cfg.Profiles = slices.Clone(cfg.Profiles)
+	out := make([]choice, len(models))
 	seen := map[string]bool{}
-	for i := range cfg.Profiles {
-		p := &cfg.Profiles[i]
+	for i, m := range models {
+		if m == nil {
+			return nil, "", fmt.Errorf("agent: model %d is nil", i)
+		}
+		p := m.Profile()
 		switch {
 		case p.Name == "":
-			return fmt.Errorf("agent: profile %d has no name", i)
+			return nil, "", fmt.Errorf("agent: profile %d has no name", i)
 		case seen[p.Name]:
-			return fmt.Errorf("agent: two profiles named %q", p.Name)
-		case p.Model == nil:
-			return fmt.Errorf("agent: profile %q has no model", p.Name)
-		case p.MaxContextTokens < 0:
-			return fmt.Errorf("agent: profile %q: max context tokens %d is negative", p.Name, p.MaxContextTokens)
+			return nil, "", fmt.Errorf("agent: two profiles named %q", p.Name)
+		case p.Model == "":
+			return nil, "", fmt.Errorf("agent: profile %q has no model name", p.Name)
+		case p.ContextTokens < 0:
+			return nil, "", fmt.Errorf("agent: profile %q: context tokens %d is negative", p.Name, p.ContextTokens)
 		}
 		seen[p.Name] = true
-		if p.ModelName == "" {
-			p.ModelName = "model"
-			if m, ok := p.Model.(interface{ Model() string }); ok && m.Model() != "" {
-				p.ModelName = m.Model()
-			}
+		p.ToolCalling = cmp.Or(p.ToolCalling, llm.ToolCallingXML)
+		if !p.ToolCalling.Valid() {
+			return nil, "", fmt.Errorf("agent: profile %q: tool calling %q is not xml, native or auto", p.Name, p.ToolCalling)
 		}
-		if p.Prompt == "" {
-			p.Prompt = prompt.Generic
+		p.Prompt = cmp.Or(p.Prompt, string(prompt.Generic))
+		if !prompt.Variant(p.Prompt).Valid() {
+			return nil, "", fmt.Errorf("agent: profile %q: unknown prompt variant %q", p.Name, p.Prompt)
 		}
-		if !p.Prompt.Valid() {
-			return fmt.Errorf("agent: profile %q: unknown prompt variant %q", p.Name, p.Prompt)
-		}
+		out[i] = choice{profile: p, model: m}
 	}
-	if cfg.DefaultProfile == "" {
-		cfg.DefaultProfile = cfg.Profiles[0].Name
+	def = cmp.Or(def, out[0].profile.Name)
+	if !seen[def] {
+		return nil, "", fmt.Errorf("agent: default profile %q is not among the profiles", def)
 	}
-	if !seen[cfg.DefaultProfile] {
-		return fmt.Errorf("agent: default profile %q is not among the profiles", cfg.DefaultProfile)
-	}
-	return nil
+	return out, def, nil
 }
 
 // Profiles returns the profiles a chat may choose, in the configured
 // order.
-func (a *Agent) Profiles() []Profile { return slices.Clone(a.cfg.Profiles) }
-
-// DefaultProfile returns the profile of a chat that chose none.
-func (a *Agent) DefaultProfile() Profile {
-	p, _ := a.profile(a.cfg.DefaultProfile)
-	return p
+func (a *Agent) Profiles() []llm.Profile {
+	out := make([]llm.Profile, len(a.cfg.choices))
+	for i, c := range a.cfg.choices {
+		out[i] = c.profile
+	}
+	return out
 }
 
-func (a *Agent) profile(name string) (Profile, bool) {
-	i := slices.IndexFunc(a.cfg.Profiles, func(p Profile) bool { return p.Name == name })
+// DefaultProfile returns the profile of a chat that chose none.
+func (a *Agent) DefaultProfile() llm.Profile { return a.defaultChoice().profile }
+
+func (a *Agent) defaultChoice() choice {
+	c, _ := a.choice(a.cfg.DefaultProfile)
+	return c
+}
+
+func (a *Agent) choice(name string) (choice, bool) {
+	i := slices.IndexFunc(a.cfg.choices, func(c choice) bool { return c.profile.Name == name })
 	if i < 0 {
-		return Profile{}, false
+		return choice{}, false
 	}
-	return a.cfg.Profiles[i], true
+	return a.cfg.choices[i], true
 }
 
 // ChatProfile returns the profile that answers chatID: its choice, or the
 // default when it chose none or its choice is no longer configured.
-func (a *Agent) ChatProfile(ctx context.Context, chatID string) (Profile, error) {
-	p, _, err := a.chatProfile(ctx, chatID)
-	return p, err
+func (a *Agent) ChatProfile(ctx context.Context, chatID string) (llm.Profile, error) {
+	c, _, err := a.chatChoice(ctx, chatID)
+	return c.profile, err
 }
 
-// chatProfile is ChatProfile, with the name of a chosen profile that is
-// no longer configured ("" when none).
-func (a *Agent) chatProfile(ctx context.Context, chatID string) (Profile, string, error) {
-	name, err := a.cfg.Store.ChatModel(ctx, chatID)
+// chatChoice is ChatProfile, with the model, and the name of a chosen
+// profile that is no longer configured ("" when none).
+func (a *Agent) chatChoice(ctx context.Context, chatID string) (choice, string, error) {
+	name, err := a.cfg.Store.ChatProfile(ctx, chatID)
 	if err != nil {
-		return a.DefaultProfile(), "", err
+		return a.defaultChoice(), "", err
 	}
 	if name == "" {
-		return a.DefaultProfile(), "", nil
+		return a.defaultChoice(), "", nil
 	}
-	if p, ok := a.profile(name); ok {
-		return p, "", nil
+	if c, ok := a.choice(name); ok {
+		return c, "", nil
 	}
-	return a.DefaultProfile(), name, nil
+	return a.defaultChoice(), name, nil
 }
 
-// SetProfile makes profile answer chatID from its next turn. Who may is
-// the front end's business.
-func (a *Agent) SetProfile(ctx context.Context, chatID, profile string) error {
-	if _, ok := a.profile(profile); !ok {
+// SetChatProfile makes profile answer chatID from its next turn. Who may
+// is the front end's business.
+func (a *Agent) SetChatProfile(ctx context.Context, chatID, profile string) error {
+	if _, ok := a.choice(profile); !ok {
 		return fmt.Errorf("set the model of chat %q: %w: %q", chatID, ErrUnknownProfile, profile)
 	}
-	return a.cfg.Store.SetChatModel(ctx, chatID, profile)
+	return a.cfg.Store.SetChatProfile(ctx, chatID, profile)
 }
 
 // resolveProfile sets the turn's profile. A chat whose profile was
 // removed from the configuration falls back to the default and is told
 // once: its stored choice is cleared.
 func (t *turn) resolveProfile(ctx context.Context) error {
-	p, gone, err := t.a.chatProfile(ctx, t.caller.ChatID)
-	t.profile = p
+	c, gone, err := t.a.chatChoice(ctx, t.caller.ChatID)
+	t.profile, t.model = c.profile, c.model
 	if err != nil || gone == "" {
 		return err
 	}
-	t.logger.Warn("the chat's model profile is no longer configured; using the default", "profile", gone, "default", p.Name)
-	if err := t.a.cfg.Store.SetChatModel(ctx, t.caller.ChatID, ""); err != nil {
+	t.logger.Warn("the chat's model profile is no longer configured; using the default", "profile", gone, "default", c.profile.Name)
+	if err := t.a.cfg.Store.SetChatProfile(ctx, t.caller.ChatID, ""); err != nil {
 		return err
 	}
-	t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgProfileGone, gone, p.Name)})
+	t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgProfileGone, gone, c.profile.Name)})
 	return nil
 }
 

@@ -18,17 +18,22 @@ import (
 // twoProfiles gives the env's agent a second profile, "local", on a
 // server of its own with the llama prompt and no vision; the env's own
 // model is "default" (generic, vision).
-func twoProfiles(t *testing.T, local *llmfake.Server) func(*agent.Config) {
-	return func(cfg *agent.Config) {
-		client, err := llm.New(llm.Config{BaseURL: local.URL(), Model: "llama-local", Backoff: time.Millisecond, Timeout: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Profiles = []agent.Profile{
-			{Name: "default", Model: cfg.Model, Temperature: 0.5, MaxContextTokens: 32000, Vision: true},
-			{Name: "local", Model: client, Temperature: 0.1, MaxContextTokens: 8000, Prompt: prompt.Llama, ToolCalling: "xml"},
-		}
+func twoProfiles(t *testing.T, local *llmfake.Server) func(*wiring) {
+	return func(w *wiring) {
+		w.Temperature, w.ContextTokens, w.Vision = 0.5, 32000, true
+		w.Others = []agent.Model{newModel(t, local, llm.Profile{Name: "local", Model: "llama-local", Temperature: 0.1, ContextTokens: 8000, Prompt: string(prompt.Llama), ToolCalling: llm.ToolCallingXML})}
 	}
+}
+
+// newModel is a client of p on srv.
+func newModel(t *testing.T, srv *llmfake.Server, p llm.Profile) *llm.Client {
+	t.Helper()
+	p.BaseURL = srv.URL()
+	c, err := llm.New(p, llm.Options{Backoff: time.Millisecond, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // A chat's profile picks the endpoint, the model name, the temperature
@@ -38,7 +43,7 @@ func TestProfilePerChat(t *testing.T) {
 	t.Parallel()
 	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from local") })
 	m := metrics.New()
-	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: func(cfg *agent.Config) {
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: func(cfg *wiring) {
 		twoProfiles(t, local)(cfg)
 		cfg.Metrics = m
 	}})
@@ -49,7 +54,7 @@ func TestProfilePerChat(t *testing.T) {
 	if p, err := e.agent.ChatProfile(ctx, alice.ChatID); err != nil || p.Name != "default" {
 		t.Fatalf("ChatProfile of a new chat = %q, %v", p.Name, err)
 	}
-	if err := e.agent.SetProfile(ctx, alice.ChatID, "local"); err != nil {
+	if err := e.agent.SetChatProfile(ctx, alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.say("again").last(t).Text; got != "from local" {
@@ -94,8 +99,8 @@ func TestProfilePerChat(t *testing.T) {
 			t.Errorf("model calls of %s = %v, want %v", model, got, want)
 		}
 	}
-	if err := e.agent.SetProfile(ctx, alice.ChatID, "gpt-9"); !errors.Is(err, agent.ErrUnknownProfile) {
-		t.Errorf("SetProfile of an unknown profile = %v, want ErrUnknownProfile", err)
+	if err := e.agent.SetChatProfile(ctx, alice.ChatID, "gpt-9"); !errors.Is(err, agent.ErrUnknownProfile) {
+		t.Errorf("SetChatProfile of an unknown profile = %v, want ErrUnknownProfile", err)
 	}
 }
 
@@ -105,7 +110,7 @@ func TestProfileGoneFallsBackOnce(t *testing.T) {
 	t.Parallel()
 	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from local") })
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("from default") }, setup{config: twoProfiles(t, local)})
-	if err := e.db.SetChatModel(t.Context(), alice.ChatID, "removed"); err != nil {
+	if err := e.db.SetChatProfile(t.Context(), alice.ChatID, "removed"); err != nil {
 		t.Fatal(err)
 	}
 	r := e.say("hello")
@@ -119,7 +124,7 @@ func TestProfileGoneFallsBackOnce(t *testing.T) {
 	if got := len(e.say("again").kinds(agent.EventNotice)); got != 0 {
 		t.Errorf("the second turn has %d notices, want none: the chat was told once", got)
 	}
-	if name, _ := e.db.ChatModel(t.Context(), alice.ChatID); name != "" {
+	if name, _ := e.db.ChatProfile(t.Context(), alice.ChatID); name != "" {
 		t.Errorf("stored profile = %q, want it cleared", name)
 	}
 }
@@ -137,7 +142,7 @@ func TestProfileWithoutVision(t *testing.T) {
 	if got := e.model.Calls()[0].Request.Messages; len(got[len(got)-1].Images) != 1 {
 		t.Errorf("the default (vision) got %d images, want 1", len(got[len(got)-1].Images))
 	}
-	if err := e.agent.SetProfile(t.Context(), alice.ChatID, "local"); err != nil {
+	if err := e.agent.SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	r, err = e.turn(agent.Request{Caller: alice, Text: "and this?", Images: photo})
@@ -160,7 +165,7 @@ func TestProfileContextBudget(t *testing.T) {
 	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") })
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(strings.Repeat("long answer ", 3000)) }, setup{config: twoProfiles(t, local)})
 	e.say("first")
-	if err := e.agent.SetProfile(t.Context(), alice.ChatID, "local"); err != nil {
+	if err := e.agent.SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	e.say("second")
@@ -175,25 +180,35 @@ func TestProfileContextBudget(t *testing.T) {
 func TestProfilesChecked(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, llmfake.Script(), setup{})
-	var m agent.Model = fakeModel{}
+	a := fakeModel{Name: "a", Model: "m"}
 	tests := []struct {
-		name string
-		cfg  agent.Config
-		want string
+		name   string
+		models []agent.Model
+		def    string
+		want   string
 	}{
-		{"two of a name", agent.Config{Profiles: []agent.Profile{{Name: "a", Model: m}, {Name: "a", Model: m}}}, `two profiles named "a"`},
-		{"no model", agent.Config{Profiles: []agent.Profile{{Name: "a"}}}, `profile "a" has no model`},
-		{"unknown default", agent.Config{Profiles: []agent.Profile{{Name: "a", Model: m}}, DefaultProfile: "b"}, `default profile "b"`},
-		{"unknown variant", agent.Config{Profiles: []agent.Profile{{Name: "a", Model: m, Prompt: "poem"}}}, `variant "poem"`},
+		{"none", nil, "", "no model"},
+		{"nil", []agent.Model{nil}, "", "model 0 is nil"},
+		{"no name", []agent.Model{fakeModel{Model: "m"}}, "", "profile 0 has no name"},
+		{"two of a name", []agent.Model{a, a}, "", `two profiles named "a"`},
+		{"no model name", []agent.Model{fakeModel{Name: "a"}}, "", `profile "a" has no model name`},
+		{"negative budget", []agent.Model{fakeModel{Name: "a", Model: "m", ContextTokens: -1}}, "", "context tokens -1 is negative"},
+		{"unknown default", []agent.Model{a}, "b", `default profile "b"`},
+		{"unknown variant", []agent.Model{fakeModel{Name: "a", Model: "m", Prompt: "poem"}}, "", `variant "poem"`},
+		{"unknown tool calling", []agent.Model{fakeModel{Name: "a", Model: "m", ToolCalling: "functions"}}, "", "not xml, native or auto"},
 	}
 	for _, tt := range tests {
-		tt.cfg.Store, tt.cfg.Hub = e.db, e.hub
-		if _, err := agent.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := agent.New(e.db, e.hub, tt.models, agent.Options{DefaultProfile: tt.def}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: New = %v, want an error with %q", tt.name, err, tt.want)
 		}
 	}
 }
 
-type fakeModel struct{}
+// A fakeModel is a profile that is never called.
+type fakeModel llm.Profile
 
-func (fakeModel) Complete(context.Context, llm.Request) (*llm.Response, error) { return nil, nil }
+func (m fakeModel) Profile() llm.Profile { return llm.Profile(m) }
+
+func (fakeModel) Complete(context.Context, llm.Request) (*llm.Response, error) {
+	return nil, errors.New("not called")
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -32,8 +33,8 @@ type Request struct {
 	Answer *Answer
 	// Decision is a pressed approval button.
 	Decision *Decision
-	// Images go with Text to a model that sees them (Config.Vision), as
-	// image parts of the message. They are kept by reference with the
+	// Images go with Text to a model that sees them (its profile's
+	// Vision), as image parts of the message. They are kept by reference with the
 	// stored message (see MediaStore), so later calls and turns send them
 	// again while they fit the context budget.
 	Images []llm.Image
@@ -256,8 +257,10 @@ type turn struct {
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
-	// profile is the chat's model, resolved once at the turn's start.
-	profile Profile
+	// profile and model are the chat's, resolved once at the turn's
+	// start.
+	profile llm.Profile
+	model   Model
 	// tools are the functions of the last native call.
 	tools *toolset
 
@@ -286,7 +289,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 	if err := t.resolveProfile(ctx); err != nil {
 		return t, err
 	}
-	t.emit.record.Model = t.profile.ModelName // the chat's, for the record
+	t.emit.record.Model = t.profile.Model // the chat's, for the record
 	if conv == 0 {
 		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -323,7 +326,7 @@ type emitter struct {
 
 func (a *Agent) newEmitter(ctx context.Context, turnID string, caller hub.Caller, fn func(Event)) *emitter {
 	return &emitter{fn: fn, metrics: a.cfg.Metrics, a: a, ctx: ctx,
-		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID, Model: a.cfg.ModelName}}
+		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID}}
 }
 
 func (e *emitter) send(ev Event) { e.end(ev, "", "") }
@@ -599,11 +602,10 @@ func (t *turn) limitMessage() string {
 // written as XML blocks ahead of it. In auto mode, an endpoint that
 // refuses tools gets the same call again in XML, and XML from then on.
 func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, executor.Reply, error) {
-	mode := t.toolCalling()
-	native := t.a.native(mode, t.profile)
+	native := t.a.native(t.profile)
 	resp, stored, reply, err := t.complete(ctx, cat, native)
-	if native && mode == ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
-		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.ModelName, "err", err)
+	if native && t.profile.ToolCalling == llm.ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
+		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.Model, "err", err)
 		return t.complete(ctx, cat, false)
 	}
 	return resp, stored, reply, err
@@ -614,7 +616,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	a := t.a
 	p := t.profile
 	own := len(t.serversOff) > 0
-	sys := a.systemPrompt(cat, p.Prompt, own, native) + chatInstructions(t.instructions)
+	sys := a.systemPrompt(cat, prompt.Variant(p.Prompt), own, native) + chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
@@ -657,10 +659,10 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 			t.emit.send(Event{Kind: EventText, Text: ""})
 		}
 	}
-	resp, err := p.Model.Complete(ctx, req)
+	resp, err := t.model.Complete(ctx, req)
 	d := time.Since(start)
 	outcome := modelOutcome(ctx, err)
-	a.cfg.Metrics.ModelCall(p.ModelName, outcome, d, firstToken)
+	a.cfg.Metrics.ModelCall(p.Model, outcome, d, firstToken)
 	t.modelCalls = append(t.modelCalls, store.ModelCall{Outcome: outcome, Duration: d})
 	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
 	if err != nil {

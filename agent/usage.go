@@ -101,7 +101,7 @@ func (t *turn) spent(msgs []llm.Message, resp *llm.Response) (in, out int, estim
 			out += estimate(c.Name + c.Arguments)
 		}
 	}
-	model := t.profile.ModelName
+	model := t.profile.Model
 	t.a.cfg.Metrics.Tokens(model, in, out, estimated)
 	t.usage = append(t.usage, store.Usage{
 		UserID: t.caller.UserID, Model: model, At: t.a.cfg.Now(), In: in, Out: out, Estimated: estimated,

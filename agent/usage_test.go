@@ -68,7 +68,7 @@ func TestMetricsOfATurnWithAToolCall(t *testing.T) {
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(echo("hi")+"\n"+useTool("echo", "echo", `{"message": "slip",}`)+"\n"+useTool("echo", "no_such_tool", `{}`)+"\n"+useTool("made_up", "x", `{}`)).Split(9),
 		llmfake.Text(complete("done")),
-	), setup{config: func(c *agent.Config) { c.Metrics = m }})
+	), setup{config: func(c *wiring) { c.Metrics = m }})
 	if got := e.say("echo hi").last(t); got.Kind != agent.EventAnswer {
 		t.Fatalf("turn ended with %+v", got)
 	}
@@ -141,7 +141,7 @@ func TestMetricsOfReadsDenialsAndCorrections(t *testing.T) {
 	m := metrics.New()
 	e := newEnv(t, llmfake.Script(mixedReplies()...), setup{
 		servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "resource:echo://dynamic/*", "fail")},
-		config:  func(c *agent.Config) { c.Metrics = m },
+		config:  func(c *wiring) { c.Metrics = m },
 	})
 	r := e.say("read, then ask")
 	last := r.last(t)
@@ -177,7 +177,7 @@ func TestUsageEstimatedWhenNotReported(t *testing.T) {
 	m := metrics.New()
 	e := newEnv(t, llmfake.Script(
 		llmfake.Reply{Content: complete("hello to you"), NoUsage: true},
-	), setup{config: func(c *agent.Config) { c.Metrics = m }})
+	), setup{config: func(c *wiring) { c.Metrics = m }})
 	e.say("hello")
 	u, err := e.db.UserUsage(context.Background(), alice.UserID, e.clock())
 	if err != nil {
@@ -204,7 +204,7 @@ func TestBudget(t *testing.T) {
 		}
 		return llmfake.Text(complete("ok"))
 	},
-		setup{config: func(c *agent.Config) { c.TokenBudgetPerUserDay = 10; c.Metrics = m }})
+		setup{config: func(c *wiring) { c.TokenBudgetPerUserDay = 10; c.Metrics = m }})
 	e.advance(-(2*time.Hour + 30*time.Minute + 20*time.Second)) // 09:29:40 UTC
 	if got := e.say("first").last(t); got.Kind != agent.EventAnswer {
 		t.Fatalf("first turn, under budget: %+v", got)
@@ -278,7 +278,7 @@ func TestTurnLogLines(t *testing.T) {
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(echo("hi")),
 		llmfake.Text(complete("done")),
-	), setup{config: func(c *agent.Config) { c.Logger = logger }})
+	), setup{config: func(c *wiring) { c.Logger = logger }})
 	if got := mustTurn(t, e, agent.Request{Caller: alice, Text: "echo hi", TurnID: "t-42"}); got.Kind != agent.EventAnswer {
 		t.Fatalf("turn ended with %+v", got)
 	}
@@ -328,7 +328,7 @@ func TestStatsRecorded(t *testing.T) {
 		llmfake.Text(useTool("echo", "nope", `{}`)),
 	)...), setup{
 		servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "resource:echo://dynamic/*", "fail")},
-		config:  func(c *agent.Config) { c.Metrics = m },
+		config:  func(c *wiring) { c.Metrics = m },
 	})
 	last := e.say("read, then ask").last(t)
 	if last.Kind != agent.EventApproval {

@@ -56,8 +56,8 @@ func (w *writeLog) ResetConversation(ctx context.Context, chatID string) (int64,
 	return w.DB.ResetConversation(ctx, chatID)
 }
 
-func logWrites(w *writeLog) func(*agent.Config) {
-	return func(c *agent.Config) {
+func logWrites(w *writeLog) func(*wiring) {
+	return func(c *wiring) {
 		w.DB = c.Store.(*store.DB)
 		c.Store = w
 	}

@@ -60,7 +60,7 @@ func lastUser(c llmfake.Call) llmfake.Message {
 func TestAlbum(t *testing.T) {
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Three squares.") })
 	fake := tgfake.New(t)
-	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision, c.AlbumWait = true, 100*time.Millisecond })
+	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision, c.AlbumWait = true, 100*time.Millisecond })
 	fake.SendAlbum(photos(t, alice, alice, 3, 0, "Which is darkest?")...)
 	waitText(t, fake, alice, "Three squares.")
 	waitHandled(t, hs)
@@ -94,7 +94,7 @@ func TestAlbumAcrossBatches(t *testing.T) {
 		return llmfake.Text("You are welcome.")
 	})
 	fake := tgfake.New(t)
-	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision, c.AlbumWait = true, time.Minute })
+	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision, c.AlbumWait = true, time.Minute })
 	ups := photos(t, alice, alice, 3, 10, "Which is darkest?")
 	fake.SendAlbum(ups[:2]...)
 	fake.WaitFor(t, 30*time.Second, "the first two items stored", func() bool {
@@ -135,7 +135,7 @@ func TestAlbumAcrossBatches(t *testing.T) {
 func TestAlbumHugeAndMixed(t *testing.T) {
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Seen.") })
 	fake := tgfake.New(t)
-	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision, c.AlbumWait = true, 100*time.Millisecond })
+	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision, c.AlbumWait = true, 100*time.Millisecond })
 	fake.SendAlbum(photos(t, alice, alice, 12, 100, "Twelve")...)
 	mixed := append(photos(t, bob, bob, 2, 200, "Bob's"), photos(t, -77, alice, 1, 300, "@"+tgfake.BotUser.UserName+" in the group")...)
 	for i := range mixed {
@@ -175,7 +175,7 @@ func TestAlbumHugeAndMixed(t *testing.T) {
 func TestImageDocuments(t *testing.T) {
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A square.") })
 	fake := tgfake.New(t)
-	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision = true })
+	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision = true })
 	img := pngOf(t, 1)
 	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "document", Name: "../../../etc/passwd.png", MIMEType: "image/png", Data: img, Caption: "What is it?"})
 	waitText(t, fake, alice, "A square.")
@@ -230,7 +230,7 @@ func TestMediaRetention(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	fake := tgfake.New(t)
-	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.MediaRetention = time.Nanosecond })
+	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.MediaRetention = time.Nanosecond })
 	fake.WaitFor(t, 30*time.Second, "the retention's log line", func() bool {
 		return strings.Contains(hs.log.String(), "deleted images past MEDIA_RETENTION")
 	})
@@ -242,6 +242,7 @@ func TestMediaRetention(t *testing.T) {
 // albumAgent counts the images of each turn; its first turn waits for
 // block, or its end.
 type albumAgent struct {
+	fakeSettings
 	mu      sync.Mutex
 	turns   []string // text and image count of each turn
 	started chan struct{}
@@ -278,7 +279,7 @@ func TestAlbumRestart(t *testing.T) {
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	a := &albumAgent{started: make(chan struct{}), block: make(chan struct{})}
-	edit := func(c *bot.Config) {
+	edit := func(c *bot.Options) {
 		c.Vision, c.AlbumWait, c.ShutdownGrace = true, 100*time.Millisecond, 100*time.Millisecond
 	}
 	h1 := startBot(t, fake, dir, a, newFakeHub(1), edit)

@@ -147,7 +147,7 @@ func TestApprovalCardShowsEveryArgument(t *testing.T) {
 func TestApprovalCardKinds(t *testing.T) {
 	fake := tgfake.New(t)
 	a := newFakeAgent()
-	startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.AdminUserIDs = []int64{alice} })
+	startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.AdminUserIDs = []int64{alice} })
 	card := func(args string) tgfake.Message {
 		t.Helper()
 		a.approveArgs(args)

@@ -67,7 +67,7 @@ func benchChats(b *testing.B, n int) {
 	const modelDelay = 300 * time.Millisecond
 	s := newStack(b, scriptedModel(modelDelay), nil)
 	ta := &timedAgent{Agent: s.agent, start: map[string]time.Time{}, answer: map[string]time.Time{}}
-	startBotWith(b, s.fake, s.db, false, ta, s.hub, func(c *bot.Config) {
+	startBotWith(b, s.fake, s.db, false, ta, s.hub, func(c *bot.Options) {
 		// Production timings: the test ones send "typing" every 50 ms.
 		c.MaxConcurrentTurns = n + 8
 		c.TypingInterval, c.StreamInterval, c.ExpireInterval = 4*time.Second, 1500*time.Millisecond, 30*time.Second

@@ -31,15 +31,33 @@ import (
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Agent runs turns; *agent.Agent is one.
+// An Agent runs turns, and keeps what a chat chose and a user spent;
+// *agent.Agent is one.
 type Agent interface {
 	Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error
 	Reset(ctx context.Context, chatID string) error
 	Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error
+
+	// Usage tells a user's tokens, for /usage.
+	Usage(ctx context.Context, userID string) (agent.Usage, error)
+	// Instructions and SetInstructions keep a chat's own instructions,
+	// for /system.
+	Instructions(ctx context.Context, chatID string) (string, error)
+	SetInstructions(ctx context.Context, chatID, instructions string) error
+	// ServersOff and SetServerOff keep the servers a chat turned off for
+	// itself, for /tools.
+	ServersOff(ctx context.Context, chatID string) ([]string, error)
+	SetServerOff(ctx context.Context, chatID, server string, off bool) error
+	// Profiles, ChatProfile and SetChatProfile keep which model answers
+	// a chat, for /model.
+	Profiles() []llm.Profile
+	ChatProfile(ctx context.Context, chatID string) (llm.Profile, error)
+	SetChatProfile(ctx context.Context, chatID, profile string) error
 }
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
@@ -68,11 +86,9 @@ type MediaPruner interface {
 // DefaultAPIURL is Telegram's Bot API server.
 const DefaultAPIURL = "https://api.telegram.org"
 
-// A Config configures a Bot. Zero durations and counts take the defaults
-// given; tests shorten them.
-type Config struct {
-	// Token is the bot token from @BotFather (TELEGRAM_BOT_TOKEN). Required.
-	Token string
+// Options are a Bot's optional settings. Zero durations and counts take
+// the defaults given; tests shorten them.
+type Options struct {
 	// APIURL is the Bot API server (TELEGRAM_API_URL); default DefaultAPIURL.
 	APIURL string
 	// AllowedUserIDs may use the bot; empty allows anyone (a warning is logged).
@@ -85,12 +101,18 @@ type Config struct {
 	MaxConcurrentTurns int
 	// SendsPerSecond paces the messages the bot sends over all its chats
 	// (TELEGRAM_SENDS_PER_SECOND), with a burst of as many; 0 does not
-	// pace them. Over a store that is limits.Shared, the pace is shared by
-	// every instance.
+	// pace them.
 	SendsPerSecond float64
+	// Limits, when set, is where the per-user rate limit and the sending
+	// pace are counted, so that they hold for every instance sharing it
+	// (*postgres.DB is one); nil counts them in this process.
+	Limits limits.Shared
+	// Leases, when set, shares the inbox with other instances, each
+	// running the chats it leases (*postgres.DB is one); nil runs every
+	// chat here. See package dispatch.
+	Leases dispatch.Claimer
 	// ChatLease is how long a chat stays with this instance after it was
-	// last renewed, where the store is shared by several instances
-	// (dispatch.Claimer); default 30s.
+	// last renewed, with Leases; default 30s.
 	ChatLease time.Duration
 
 	// Webhook selects webhook mode: updates arrive through WebhookHandler
@@ -150,7 +172,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-func (c *Config) setDefaults() {
+func (c *Options) setDefaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -190,7 +212,7 @@ func (c *Config) setDefaults() {
 
 // A Bot is the Telegram front end. Run it once; Close it after Run returns.
 type Bot struct {
-	cfg     Config
+	cfg     Options
 	agent   Agent
 	hub     Hub
 	store   Store
@@ -207,8 +229,13 @@ type Bot struct {
 	ran     atomic.Bool
 	users   *limits.Users // the per-user rate limit
 
-	mu           sync.Mutex
-	turns        map[int64]*turn     // chat -> its running turn, for /cancel
+	mu sync.Mutex
+	// turns holds each chat's running turn, for /cancel, which runs out
+	// of band. It is no lock: the chat's dispatch lane already runs its
+	// turns one at a time, so a chat has one entry at most. (Expiry runs
+	// beside the lanes; the agent serialises it with the chat's turns,
+	// and it cannot be cancelled.)
+	turns        map[int64]*turn     // chat -> its running turn
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
@@ -222,9 +249,10 @@ type turn struct {
 	owner  int64 // the user whose turn it is
 }
 
-// New returns a Bot that has not yet contacted Telegram.
-func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
-	if cfg.Token == "" {
+// New returns a Bot with token, the bot token from @BotFather
+// (TELEGRAM_BOT_TOKEN), that has not yet contacted Telegram.
+func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
+	if token == "" {
 		return nil, errors.New("bot: TELEGRAM_BOT_TOKEN is required")
 	}
 	if a == nil || h == nil || s == nil {
@@ -243,9 +271,7 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 		refused:   map[int64]time.Time{},
 		openCards: map[int64]*card{},
 	}
-	// Over a store several instances share, so are the limits.
-	shared, _ := s.(limits.Shared)
-	b.users = limits.NewUsers(cfg.RateLimitPerMinute, shared, cfg.Logger)
+	b.users = limits.NewUsers(cfg.RateLimitPerMinute, cfg.Limits, cfg.Logger)
 	for _, id := range cfg.AllowedUserIDs {
 		b.allowed[id] = true
 	}
@@ -257,12 +283,12 @@ func New(cfg Config, a Agent, h Hub, s Store) (*Bot, error) {
 	// fewer idle connections than that and a busy bot dials Telegram (TCP
 	// and TLS) for a good part of its calls.
 	b.tg = telegram.New(telegram.Config{
-		Token: cfg.Token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
+		Token: token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
 		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
-		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: limits.NewPacer(cfg.SendsPerSecond, shared, cfg.Logger),
+		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: limits.NewPacer(cfg.SendsPerSecond, cfg.Limits, cfg.Logger),
 		Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
-	q, err := dispatch.New(dispatch.Config{Inbox: s, Route: b.route, MaxRunning: cfg.MaxConcurrentTurns, LeaseFor: cfg.ChatLease, Logger: cfg.Logger})
+	q, err := dispatch.New(s, b.route, dispatch.Options{Leases: cfg.Leases, MaxRunning: cfg.MaxConcurrentTurns, LeaseFor: cfg.ChatLease, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}

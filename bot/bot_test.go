@@ -74,7 +74,7 @@ func TestCommands(t *testing.T) {
 		{"/reset", "Started a new conversation."},
 		{"/cancel", "Nothing is running."},
 		{"/servers", "only admins"},
-		{"/usage", "Token usage is not tracked here."},
+		{"/usage", "No daily budget."},
 	}
 	for _, tt := range tests {
 		fake.Text(alice, alice, tt.cmd)
@@ -296,7 +296,7 @@ func TestGroups(t *testing.T) {
 
 func TestAccessAndRateLimit(t *testing.T) {
 	fake := tgfake.New(t)
-	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Config) {
+	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Options) {
 		c.AllowedUserIDs = []int64{alice}
 		c.RateLimitPerMinute = 2
 	})
@@ -332,7 +332,7 @@ func TestRestartLosesAndDoublesNothing(t *testing.T) {
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	a := newFakeAgent()
-	h1 := startBot(t, fake, dir, a, newFakeHub(1), func(c *bot.Config) { c.ShutdownGrace = 100 * time.Millisecond })
+	h1 := startBot(t, fake, dir, a, newFakeHub(1), func(c *bot.Options) { c.ShutdownGrace = 100 * time.Millisecond })
 	fake.Text(alice, alice, "block")
 	fake.Text(alice, alice, "queued behind")
 	fake.Text(bob, bob, "quick")
@@ -395,9 +395,7 @@ func TestRunRejectsBadToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	cfg := testConfig(fake, &testenv.Buffer{})
-	cfg.Token = "999:wrong"
-	b, err := bot.New(cfg, newFakeAgent(), newFakeHub(0), db)
+	b, err := bot.New("999:wrong", newFakeAgent(), newFakeHub(0), db, testConfig(fake, &testenv.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +513,7 @@ func TestStreaming(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := bot.New(bot.Config{}, newFakeAgent(), newFakeHub(0), nil); err == nil {
+	if _, err := bot.New("", newFakeAgent(), newFakeHub(0), nil, bot.Options{}); err == nil {
 		t.Errorf("New without token: no error")
 	}
 	_ = context.Background

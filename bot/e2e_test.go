@@ -98,7 +98,7 @@ func firstLineOf(s string) string {
 	return ""
 }
 
-func newStack(t testing.TB, h llmfake.Handler, editAgent func(*agent.Config)) *stack {
+func newStack(t testing.TB, h llmfake.Handler, editAgent func(*llm.Profile, *agent.Options)) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
@@ -116,22 +116,11 @@ func newStack(t testing.TB, h llmfake.Handler, editAgent func(*agent.Config)) *s
 	}
 	t.Cleanup(func() { _ = s.db.Close() })
 	s.model = llmfake.New(t, h)
-	client, err := llm.New(llm.Config{BaseURL: s.model.URL(), Model: "fake", Backoff: time.Millisecond, Timeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := agent.Config{Model: client, Store: s.db, Hub: s.hub, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}
-	if editAgent != nil {
-		editAgent(&cfg)
-	}
-	s.agent, err = agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.agent = newAgent(t, s.db, s.hub, s.model, editAgent)
 	return s
 }
 
-func (s *stack) start(edit func(*bot.Config)) *harness {
+func (s *stack) start(edit func(*bot.Options)) *harness {
 	s.t.Helper()
 	return startBotWith(s.t, s.fake, s.db, false, s.agent, s.hub, edit)
 }
@@ -205,8 +194,8 @@ func TestE2EApprovals(t *testing.T) {
 	// The agent's clock runs two hours late while Bob's request is made,
 	// so his approval is born expired without racing a short timeout.
 	var skew atomic.Int64
-	s := newStack(t, scriptedModel(0), func(c *agent.Config) {
-		c.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	s := newStack(t, scriptedModel(0), func(_ *llm.Profile, o *agent.Options) {
+		o.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	})
 	s.start(nil)
 	ask := func(chat, user int64) tgfake.Message {
@@ -337,7 +326,7 @@ func TestE2ERestartLosesAndDoublesNothing(t *testing.T) {
 		}
 		return r
 	}, nil)
-	h1 := s.start(func(c *bot.Config) { c.ShutdownGrace = 200 * time.Millisecond })
+	h1 := s.start(func(c *bot.Options) { c.ShutdownGrace = 200 * time.Millisecond })
 	s.fake.Text(alice, alice, "first")
 	s.fake.Text(alice, alice, "second")
 	s.fake.WaitFor(t, 30*time.Second, "the model call for 'first'", func() bool { return len(s.model.Calls()) >= 1 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +17,10 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -30,6 +33,7 @@ const (
 // fakeAgent is a scripted stand-in for agent.Agent: the text of a message
 // picks what the turn does.
 type fakeAgent struct {
+	fakeSettings
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]*fakePending
@@ -212,6 +216,89 @@ func (a *fakeAgent) Expire(ctx context.Context, now time.Time, emitFor func(chat
 	return nil
 }
 
+// fakeSettings keeps, for a fake agent, what /usage, /system, /tools and
+// /model read and change, in memory, with one profile.
+type fakeSettings struct {
+	mu           sync.Mutex
+	instructions map[string]string
+	off          map[string][]string
+}
+
+func (f *fakeSettings) Usage(context.Context, string) (agent.Usage, error) {
+	return agent.Usage{}, nil
+}
+
+func (f *fakeSettings) Instructions(_ context.Context, chatID string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.instructions[chatID], nil
+}
+
+func (f *fakeSettings) SetInstructions(_ context.Context, chatID, instructions string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.instructions == nil {
+		f.instructions = map[string]string{}
+	}
+	f.instructions[chatID] = instructions
+	return nil
+}
+
+func (f *fakeSettings) ServersOff(_ context.Context, chatID string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.off[chatID]), nil
+}
+
+func (f *fakeSettings) SetServerOff(_ context.Context, chatID, server string, off bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off == nil {
+		f.off = map[string][]string{}
+	}
+	cur := slices.DeleteFunc(f.off[chatID], func(s string) bool { return s == server })
+	if off {
+		cur = append(cur, server)
+	}
+	f.off[chatID] = cur
+	return nil
+}
+
+var fakeProfile = llm.Profile{Name: "default", Model: "fake"}
+
+func (f *fakeSettings) Profiles() []llm.Profile { return []llm.Profile{fakeProfile} }
+
+func (f *fakeSettings) ChatProfile(context.Context, string) (llm.Profile, error) {
+	return fakeProfile, nil
+}
+
+func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) error {
+	if profile != fakeProfile.Name {
+		return agent.ErrUnknownProfile
+	}
+	return nil
+}
+
+// newAgent is a real agent on db and h whose one model, "default", is
+// srv's "fake"; edit, when set, changes the profile and the options.
+func newAgent(t testing.TB, db *store.DB, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
+	t.Helper()
+	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
+	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}
+	if edit != nil {
+		edit(&p, &opts)
+	}
+	client, err := llm.New(p, llm.Options{Backoff: time.Millisecond, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(db, h, []agent.Model{client}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // fakeHub is a catalog the /servers buttons change.
 type fakeHub struct {
 	mu      sync.Mutex
@@ -279,10 +366,9 @@ type harness struct {
 	stopWant func(want error)
 }
 
-// testConfig is a Config with short timings for tests.
-func testConfig(fake *tgfake.Server, log *testenv.Buffer) bot.Config {
-	return bot.Config{
-		Token:          tgfake.Token,
+// testConfig is a Bot's Options with short timings for tests.
+func testConfig(fake *tgfake.Server, log *testenv.Buffer) bot.Options {
+	return bot.Options{
 		APIURL:         fake.URL(),
 		AdminUserIDs:   []int64{admin},
 		PollTimeout:    time.Second,
@@ -297,7 +383,7 @@ func testConfig(fake *tgfake.Server, log *testenv.Buffer) bot.Config {
 }
 
 // startBot runs a Bot against fake until the test ends (or stop is called).
-func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
+func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
@@ -307,7 +393,7 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 }
 
 // startBotWith runs a Bot on db, closing db at the end when own is set.
-func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
+func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
 	t.Helper()
 	dir := filepath.Dir(db.Path())
 	hs := &harness{fake: fake, db: db, dbDir: dir, log: &testenv.Buffer{}}
@@ -315,7 +401,7 @@ func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a b
 	if edit != nil {
 		edit(&cfg)
 	}
-	b, err := bot.New(cfg, a, h, db)
+	b, err := bot.New(tgfake.Token, a, h, db, cfg)
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}

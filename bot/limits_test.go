@@ -30,7 +30,7 @@ func TestBacklogDoesNotStallOtherChats(t *testing.T) {
 	const backlog = 1100
 	fake := tgfake.New(t)
 	a := newFakeAgent()
-	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.RateLimitPerMinute = 1 << 20 })
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.RateLimitPerMinute = 1 << 20 })
 	fake.Text(alice, alice, "block")
 	fake.WaitFor(t, 10*time.Second, "blocked turn", func() bool { return a.Turns("block") == 1 })
 	for i := range backlog {
@@ -66,7 +66,7 @@ func TestBacklogDoesNotStallOtherChats(t *testing.T) {
 // the bot spend the chat's Telegram budget.
 func TestStrangerRefusedOnce(t *testing.T) {
 	fake := tgfake.New(t)
-	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Config) {
+	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Options) {
 		c.AllowedUserIDs = []int64{alice}
 	})
 	for i := range 10 {
@@ -113,7 +113,7 @@ func TestCancelInGroup(t *testing.T) {
 func TestPressesRateLimited(t *testing.T) {
 	fake := tgfake.New(t)
 	fh := newFakeHub(10)
-	startBot(t, fake, t.TempDir(), newFakeAgent(), fh, func(c *bot.Config) { c.RateLimitPerMinute = 1 })
+	startBot(t, fake, t.TempDir(), newFakeAgent(), fh, func(c *bot.Options) { c.RateLimitPerMinute = 1 })
 
 	t.Run("question", func(t *testing.T) {
 		fake.Text(alice, alice, "ask")

@@ -22,7 +22,7 @@ func transcriber(t *testing.T) *llm.Transcriber {
 		}
 		return strings.TrimPrefix(string(tr.Audio), "OggS-"), 0
 	})
-	tr, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: fake.URL(), APIKey: "sk-test", Model: "whisper-1"})
+	tr, err := llm.NewTranscriber(fake.URL(), "whisper-1", llm.TranscriberOptions{APIKey: "sk-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func transcriber(t *testing.T) *llm.Transcriber {
 func TestVoice(t *testing.T) {
 	fake := tgfake.New(t)
 	a := newFakeAgent()
-	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.Transcriber = transcriber(t) })
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.Transcriber = transcriber(t) })
 
 	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "voice", MIMEType: "audio/ogg", Data: []byte("OggS-turn on the <lights>")})
 	heard := waitText(t, fake, alice, "I heard")
@@ -79,7 +79,7 @@ func TestVoiceNotSetUp(t *testing.T) {
 func TestDocuments(t *testing.T) {
 	fake := tgfake.New(t)
 	a := newFakeAgent()
-	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Config) { c.MaxDocumentBytes = 1000 })
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.MaxDocumentBytes = 1000 })
 
 	notes := "# Notes\n\n```go\nx := 1\n```\n"
 	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "document", Name: "notes.md", MIMEType: "text/markdown", Data: []byte(notes), Caption: "Summarise this"})

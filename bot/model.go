@@ -8,9 +8,9 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/llm"
 )
 
 // /model: which of the operator's model profiles answers this chat, with
@@ -18,21 +18,8 @@ import (
 // bot's admins) may press them, checked at the press; in a private chat,
 // its user.
 
-// A modelChooser keeps a chat's model profile; *agent.Agent is one. Like
-// usageReporter, it is asked of the Agent by assertion.
-type modelChooser interface {
-	Profiles() []agent.Profile
-	ChatProfile(ctx context.Context, chatID string) (agent.Profile, error)
-	SetProfile(ctx context.Context, chatID, profile string) error
-}
-
 func (b *Bot) showModel(ctx context.Context, chatID int64) {
-	mc, ok := b.agent.(modelChooser)
-	if !ok {
-		b.say(ctx, chatID, "Models are not chosen here.")
-		return
-	}
-	html, kb, err := b.modelView(ctx, mc, chatID)
+	html, kb, err := b.modelView(ctx, chatID)
 	if err != nil {
 		b.logger.Error("read the chat's model", "chat", chatID, "err", err)
 		b.say(ctx, chatID, "Sorry, I could not read this chat's model. Please try again.")
@@ -49,25 +36,25 @@ func (b *Bot) showModel(ctx context.Context, chatID int64) {
 
 // modelView says which profile answers chatID, with a button per profile
 // when there is a choice.
-func (b *Bot) modelView(ctx context.Context, mc modelChooser, chatID int64) (string, tgbotapi.InlineKeyboardMarkup, error) {
+func (b *Bot) modelView(ctx context.Context, chatID int64) (string, tgbotapi.InlineKeyboardMarkup, error) {
 	var kb tgbotapi.InlineKeyboardMarkup
-	cur, err := mc.ChatProfile(ctx, strconv.FormatInt(chatID, 10))
+	cur, err := b.agent.ChatProfile(ctx, strconv.FormatInt(chatID, 10))
 	if err != nil {
 		return "", kb, err
 	}
-	profiles := mc.Profiles()
+	profiles := b.agent.Profiles()
 	if len(profiles) < 2 {
-		return fmt.Sprintf("This chat is answered by <b>%s</b>. The operator configured no other models to choose from.", render.Escape(cur.ModelName)), kb, nil
+		return fmt.Sprintf("This chat is answered by <b>%s</b>. The operator configured no other models to choose from.", render.Escape(cur.Model)), kb, nil
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "<b>Model for this chat</b>\nNow: <b>%s</b> (%s).\n", render.Escape(cur.Name), render.Escape(cur.ModelName))
+	fmt.Fprintf(&sb, "<b>Model for this chat</b>\nNow: <b>%s</b> (%s).\n", render.Escape(cur.Name), render.Escape(cur.Model))
 	if chatID < 0 {
 		sb.WriteString("The group's administrators can switch it with the buttons below.")
 	} else {
 		sb.WriteString("Tap another to switch; it answers from your next message on.")
 	}
 	for _, p := range profiles {
-		label := p.Name + " · " + p.ModelName
+		label := p.Name + " · " + p.Model
 		if p.Name == cur.Name {
 			label = "✅ " + label
 		}
@@ -82,16 +69,11 @@ func (b *Bot) modelView(ctx context.Context, mc modelChooser, chatID int64) (str
 // right at the press.
 func (b *Bot) handleModelPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
 	chatID, user := cq.Message.Chat.ID, cq.From.ID
-	mc, ok := b.agent.(modelChooser)
 	if !b.mayChangeChat(ctx, cq, "Only the group's administrators can switch its model.") {
 		return
 	}
-	if !ok {
-		b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true)
-		return
-	}
-	var chosen *agent.Profile
-	for _, p := range mc.Profiles() {
+	var chosen *llm.Profile
+	for _, p := range b.agent.Profiles() {
 		if data.Names(p.Name) {
 			chosen = &p
 			break
@@ -101,14 +83,14 @@ func (b *Bot) handleModelPress(ctx context.Context, cq *tgbotapi.CallbackQuery, 
 		b.tg.AnswerCallback(ctx, cq.ID, "That model is no longer configured.", true)
 		return
 	}
-	if err := mc.SetProfile(ctx, strconv.FormatInt(chatID, 10), chosen.Name); err != nil {
+	if err := b.agent.SetChatProfile(ctx, strconv.FormatInt(chatID, 10), chosen.Name); err != nil {
 		b.logger.Error("switch a chat's model", "chat", chatID, "profile", chosen.Name, "err", err)
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 		return
 	}
 	b.logger.Info("chat switched its model", "chat", chatID, "user", user, "profile", chosen.Name)
 	b.tg.AnswerCallback(ctx, cq.ID, render.Shorten("Now answering with "+chosen.Name, 190), false)
-	html, kb, err := b.modelView(ctx, mc, chatID)
+	html, kb, err := b.modelView(ctx, chatID)
 	if err != nil {
 		b.logger.Error("read the chat's model", "chat", chatID, "err", err)
 		return

@@ -45,22 +45,19 @@ func (m *twoModels) open(names ...string) (*agent.Agent, *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := func(srv *llmfake.Server, model string) *llm.Client {
-		c, err := llm.New(llm.Config{BaseURL: srv.URL(), Model: model, Backoff: time.Millisecond})
+	all := map[string]llm.Profile{
+		"default": {Name: "default", BaseURL: m.a.URL(), Model: "model-a", Temperature: 0.5, ContextTokens: 32000},
+		"local":   {Name: "local", BaseURL: m.b.URL(), Model: "model-b", Temperature: 0.1, ContextTokens: 8000, Prompt: string(prompt.Llama)},
+	}
+	var models []agent.Model
+	for _, n := range names {
+		c, err := llm.New(all[n], llm.Options{Backoff: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		models = append(models, c)
 	}
-	all := map[string]agent.Profile{
-		"default": {Name: "default", Model: client(m.a, "model-a"), Temperature: 0.5, MaxContextTokens: 32000},
-		"local":   {Name: "local", Model: client(m.b, "model-b"), Temperature: 0.1, MaxContextTokens: 8000, Prompt: prompt.Llama},
-	}
-	var profiles []agent.Profile
-	for _, n := range names {
-		profiles = append(profiles, all[n])
-	}
-	a, err := agent.New(agent.Config{Profiles: profiles, Store: db, Hub: m.hub})
+	a, err := agent.New(db, m.hub, models, agent.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +151,7 @@ func TestModelPressAuthorisedWhenPressed(t *testing.T) {
 	const group = -77
 	stored := func() string {
 		t.Helper()
-		name, err := db.ChatModel(t.Context(), "-77")
+		name, err := db.ChatProfile(t.Context(), "-77")
 		if err != nil {
 			t.Fatal(err)
 		}

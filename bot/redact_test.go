@@ -33,9 +33,8 @@ func TestTokenNeverLogged(t *testing.T) {
 	var log testenv.Buffer
 	cfg := testConfig(tgfake.New(t), &log)
 	cfg.APIURL = dead
-	cfg.Token = "424242:SECRET-TOKEN-VALUE"
 	cfg.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b, err := bot.New(cfg, newFakeAgent(), newFakeHub(0), db)
+	b, err := bot.New("424242:SECRET-TOKEN-VALUE", newFakeAgent(), newFakeHub(0), db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,11 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/statsview"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -73,13 +71,7 @@ func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
 	}
 	t.Cleanup(func() { _ = s.db.Close() })
 	s.model = llmfake.New(t, h)
-	client, err := llm.New(llm.Config{BaseURL: s.model.URL(), Model: "fake", Backoff: time.Millisecond, Timeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.agent, err = agent.New(agent.Config{Model: client, Store: s.db, Hub: s.hub, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}); err != nil {
-		t.Fatal(err)
-	}
+	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	return s
 }
 

@@ -17,24 +17,12 @@ import (
 // prompt after the shared part. In a group only its administrators (or the
 // bot's admins) change them; everyone may read them.
 
-// An instructor keeps a chat's instructions; *agent.Agent is one. Like
-// usageReporter, it is asked of the Agent by assertion.
-type instructor interface {
-	Instructions(ctx context.Context, chatID string) (string, error)
-	SetInstructions(ctx context.Context, chatID, instructions string) error
-}
-
 func (b *Bot) handleSystem(ctx context.Context, m *tgbotapi.Message) {
 	chatID, user := m.Chat.ID, m.From.ID
-	in, ok := b.agent.(instructor)
-	if !ok {
-		b.say(ctx, chatID, "Instructions are not kept here.")
-		return
-	}
 	key := strconv.FormatInt(chatID, 10)
 	arg := strings.TrimSpace(m.CommandArguments())
 	if arg == "" {
-		cur, err := in.Instructions(ctx, key)
+		cur, err := b.agent.Instructions(ctx, key)
 		if err != nil {
 			b.logger.Error("read instructions", "chat", chatID, "err", err)
 			b.say(ctx, chatID, "Sorry, I could not read this chat's instructions. Please try again.")
@@ -50,7 +38,7 @@ func (b *Bot) handleSystem(ctx context.Context, m *tgbotapi.Message) {
 	if strings.EqualFold(arg, "clear") {
 		arg = ""
 	}
-	err := in.SetInstructions(ctx, key, arg)
+	err := b.agent.SetInstructions(ctx, key, arg)
 	switch {
 	case errors.Is(err, agent.ErrInstructionsTooLong):
 		b.say(ctx, chatID, fmt.Sprintf("Instructions can be at most %d characters.", agent.MaxInstructions))

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
@@ -28,14 +27,7 @@ func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *store.
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	model := llmfake.New(t, h)
-	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: "fake", Backoff: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Config{Model: client, Store: db, Hub: hb, Vision: true, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAgent(t, db, hb, model, func(p *llm.Profile, _ *agent.Options) { p.Vision = true })
 	return a, hb, db, model
 }
 
@@ -144,7 +136,7 @@ func TestChatServers(t *testing.T) {
 func TestPhotos(t *testing.T) {
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A red square.") })
 	fake := tgfake.New(t)
-	startBotWith(t, fake, db, false, a, h, func(c *bot.Config) { c.Vision = true })
+	startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision = true })
 	png := pngOf(t, 0)
 	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "photo", Data: png, Caption: "What is this?"})
 	waitText(t, fake, alice, "A red square.")

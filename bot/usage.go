@@ -15,20 +15,8 @@ import (
 // /usage: a user's own tokens today and this month, and their daily
 // budget (TOKEN_BUDGET_PER_USER_DAY), which the agent enforces.
 
-// A usageReporter tells a user's token usage; *agent.Agent is one. It is
-// asked of the Agent by assertion, so that agents without it (test fakes)
-// still serve everything else.
-type usageReporter interface {
-	Usage(ctx context.Context, userID string) (agent.Usage, error)
-}
-
 func (b *Bot) showUsage(ctx context.Context, chatID, user int64) {
-	r, ok := b.agent.(usageReporter)
-	if !ok {
-		b.say(ctx, chatID, "Token usage is not tracked here.")
-		return
-	}
-	u, err := r.Usage(ctx, strconv.FormatInt(user, 10))
+	u, err := b.agent.Usage(ctx, strconv.FormatInt(user, 10))
 	if err != nil {
 		b.logger.Error("read token usage", "chat", chatID, "user", user, "err", err)
 		b.say(ctx, chatID, "Sorry, I could not read your usage. Please try again.")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/llm"
 )
 
 // /usage shows the tokens of the turns the user ran, as the model's
@@ -13,7 +14,7 @@ import (
 // refused with when it resets, without calling the model, while an admin
 // carries on.
 func TestE2EUsageAndBudget(t *testing.T) {
-	s := newStack(t, scriptedModel(0), func(c *agent.Config) { c.TokenBudgetPerUserDay = 1 })
+	s := newStack(t, scriptedModel(0), func(_ *llm.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
 	s.start(nil)
 
 	s.fake.Text(alice, alice, "hi there")

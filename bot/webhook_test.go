@@ -39,8 +39,8 @@ func (f *front) serve(b *bot.Bot) {
 	f.handler.Store(&h)
 }
 
-func webhookMode(url string) func(*bot.Config) {
-	return func(c *bot.Config) {
+func webhookMode(url string) func(*bot.Options) {
+	return func(c *bot.Options) {
 		c.Webhook, c.WebhookSecret, c.WebhookURL = true, webhookSecret, url
 	}
 }

@@ -12,9 +12,9 @@
 //     A crash between a job's end and its mark (a few milliseconds) runs
 //     the item again; marking first would risk losing it instead.
 //
-// Several instances can share one inbox when it is a [Claimer] (the
-// PostgreSQL store): each then runs only the items of the chats it holds a
-// lease on, renewed at every read of the inbox, so that a chat's items run
+// Several instances can share one inbox when they are given its
+// [Claimer] (Options.Leases; the PostgreSQL store is one): each then runs
+// only the items of the chats it holds a lease on, renewed at every read of the inbox, so that a chat's items run
 // on one instance at a time, in order. An instance that dies stops
 // renewing; once its leases expire another takes its chats with every
 // item of theirs not marked done, the one that was running included: the
@@ -46,7 +46,7 @@ type Inbox interface {
 	InboxDone(ctx context.Context, updateIDs ...int64) error
 }
 
-// A Claimer is an Inbox that several instances share by leasing chats;
+// A Claimer leases the chats of an Inbox that several instances share;
 // *postgres.DB is one. ClaimPending renews the instance's leases, takes
 // more chats, and returns the pending items of the chats it holds.
 type Claimer interface {
@@ -70,27 +70,34 @@ type Job struct {
 	Run func(ctx context.Context)
 }
 
-// A Config configures a Queue.
-type Config struct {
-	Inbox Inbox
-	// Route turns an item into a job. A Job with a nil Run means there is
-	// nothing to do, and the item is marked done. Route runs on the
-	// dispatching goroutine: it must be quick.
-	Route func(store.InboxItem) Job
+// Options are a Queue's optional settings; the zero value takes the
+// defaults.
+type Options struct {
+	// Leases, when set, shares the inbox with other instances: this one
+	// runs only the chats it leases there. nil: this process owns the
+	// whole inbox.
+	Leases Claimer
 	// MaxRunning caps the lanes running at once; default 64.
 	MaxRunning int
 	// Interval is how often the inbox is read without a Wake; default 5s.
 	Interval time.Duration
 	// Retain is how long done items are kept before pruning; default 48h.
 	Retain time.Duration
-	// Instance names this process among those sharing a Claimer inbox;
-	// default: host name, process id and a random suffix.
+	// Instance names this process among those sharing the inbox (with
+	// Leases); default: host name, process id and a random suffix.
 	Instance string
 	// LeaseFor is how long a chat stays with this instance after it was
-	// last heard of (Claimer inboxes only): the takeover time after a
-	// crash. Default 30s; the inbox is read at least three times as often.
+	// last heard of (with Leases): the takeover time after a crash.
+	// Default 30s; the inbox is read at least three times as often.
 	LeaseFor time.Duration
 	Logger   *slog.Logger
+}
+
+// config is what New was given, the defaults filled in.
+type config struct {
+	Options
+	Inbox Inbox
+	Route func(store.InboxItem) Job
 }
 
 // ErrCutShort is returned by Close when jobs had to be cancelled.
@@ -98,7 +105,7 @@ var ErrCutShort = errors.New("dispatch: jobs were cut short")
 
 // A Queue dispatches inbox items to lanes. Start it once, then Close it.
 type Queue struct {
-	cfg     Config
+	cfg     config
 	logger  *slog.Logger
 	claimer Claimer // nil: this process owns the whole inbox
 	wake    chan struct{}
@@ -146,11 +153,15 @@ type queued struct {
 	run func(context.Context)
 }
 
-// New returns a Queue that has not started.
-func New(cfg Config) (*Queue, error) {
-	if cfg.Inbox == nil || cfg.Route == nil {
-		return nil, errors.New("dispatch: Inbox and Route are required")
+// New returns a Queue over inbox that has not started. route turns an
+// item into a job; a Job with a nil Run means there is nothing to do, and
+// the item is marked done. route runs on the dispatching goroutine: it
+// must be quick.
+func New(inbox Inbox, route func(store.InboxItem) Job, opts Options) (*Queue, error) {
+	if inbox == nil || route == nil {
+		return nil, errors.New("dispatch: an inbox and a route are required")
 	}
+	cfg := config{Options: opts, Inbox: inbox, Route: route}
 	if cfg.MaxRunning <= 0 {
 		cfg.MaxRunning = 64
 	}
@@ -163,8 +174,7 @@ func New(cfg Config) (*Queue, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	claimer, _ := cfg.Inbox.(Claimer)
-	if claimer != nil {
+	if cfg.Leases != nil {
 		if cfg.LeaseFor <= 0 {
 			cfg.LeaseFor = 30 * time.Second
 		}
@@ -175,7 +185,7 @@ func New(cfg Config) (*Queue, error) {
 		cfg.Logger = cfg.Logger.With("instance", cfg.Instance)
 	}
 	q := &Queue{
-		cfg: cfg, logger: cfg.Logger, claimer: claimer,
+		cfg: cfg, logger: cfg.Logger, claimer: cfg.Leases,
 		wake:        make(chan struct{}, 1),
 		slots:       make(chan struct{}, cfg.MaxRunning),
 		done:        make(chan int64, 1024),

@@ -51,9 +51,9 @@ func pending(t *testing.T, db *store.DB) []int64 {
 	return ids
 }
 
-func start(t *testing.T, cfg dispatch.Config) *dispatch.Queue {
+func start(t *testing.T, inbox dispatch.Inbox, route func(store.InboxItem) dispatch.Job, opts dispatch.Options) *dispatch.Queue {
 	t.Helper()
-	q, err := dispatch.New(cfg)
+	q, err := dispatch.New(inbox, route, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestLanesOrderedAndIndependent(t *testing.T) {
 	db := openInbox(t, "a", "a", "b", "a")
 	var rec recorder
 	bRan := make(chan struct{})
-	q := start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			if it.UpdateID == 1 {
 				<-bRan // lane a's first job waits for lane b
@@ -104,7 +104,7 @@ func TestLanesOrderedAndIndependent(t *testing.T) {
 				close(bRan)
 			}
 		}}
-	}})
+	}, dispatch.Options{})
 	waitFor(t, func() bool { return len(rec.got()) == 4 })
 	closeQueue(t, q)
 	if got, want := rec.got(), []int64{3, 1, 2, 4}; !slices.Equal(got, want) {
@@ -121,7 +121,7 @@ func TestBoundedConcurrency(t *testing.T) {
 	release := make(chan struct{})
 	oob := make(chan struct{})
 	var rec recorder
-	q := start(t, dispatch.Config{Inbox: db, MaxRunning: 2, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			if it.ChatID == "" {
 				close(oob)
@@ -130,7 +130,7 @@ func TestBoundedConcurrency(t *testing.T) {
 			<-release
 			rec.add(it.UpdateID)
 		}}
-	}})
+	}, dispatch.Options{MaxRunning: 2})
 	<-oob // the out-of-band job did not wait for a slot
 	waitFor(t, func() bool { return q.Stats() == dispatch.Stats{Running: 2, Waiting: 1} })
 	close(release)
@@ -149,14 +149,14 @@ func TestBoundedConcurrency(t *testing.T) {
 func TestCutShortRunsAgain(t *testing.T) {
 	db := openInbox(t, "a", "a", "b")
 	started := make(chan struct{})
-	q := start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			if it.UpdateID == 1 {
 				close(started)
 				<-ctx.Done()
 			}
 		}}
-	}})
+	}, dispatch.Options{})
 	<-started
 	waitFor(t, func() bool { return slices.Equal(pending(t, db), []int64{1, 2}) }) // b is done
 	ctx, cancel := context.WithCancel(context.Background())
@@ -169,9 +169,9 @@ func TestCutShortRunsAgain(t *testing.T) {
 	}
 
 	var rec recorder
-	q = start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+	q = start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
-	}})
+	}, dispatch.Options{})
 	waitFor(t, func() bool { return len(rec.got()) == 2 })
 	closeQueue(t, q)
 	if got, want := rec.got(), []int64{1, 2}; !slices.Equal(got, want) {
@@ -187,7 +187,7 @@ func TestCutShortRunsAgain(t *testing.T) {
 func TestNothingAndPanicsAreDone(t *testing.T) {
 	db := openInbox(t, "skip", "a", "a")
 	var rec recorder
-	q := start(t, dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		if it.ChatID == "skip" {
 			return dispatch.Job{}
 		}
@@ -197,7 +197,7 @@ func TestNothingAndPanicsAreDone(t *testing.T) {
 				panic("boom " + strconv.Itoa(2))
 			}
 		}}
-	}})
+	}, dispatch.Options{})
 	waitFor(t, func() bool { return len(pending(t, db)) == 0 })
 	closeQueue(t, q)
 	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(got, want) {
@@ -209,9 +209,9 @@ func TestNothingAndPanicsAreDone(t *testing.T) {
 func TestWake(t *testing.T) {
 	db := openInbox(t)
 	var rec recorder
-	q := start(t, dispatch.Config{Inbox: db, Interval: time.Hour, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
-	}})
+	}, dispatch.Options{Interval: time.Hour})
 	defer closeQueue(t, q)
 	if err := db.InboxPut(context.Background(), store.InboxItem{UpdateID: 7, ChatID: "a", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
@@ -252,13 +252,13 @@ func TestMarksShareWrites(t *testing.T) {
 	}
 	db := openInbox(t, lanes...)
 	inbox := &slowMarks{DB: db, writing: make(chan struct{}), release: make(chan struct{})}
-	q := start(t, dispatch.Config{Inbox: inbox, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, inbox, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) {
 			if it.UpdateID != 1 {
 				<-inbox.writing // the others finish while the first mark is written
 			}
 		}}
-	}})
+	}, dispatch.Options{})
 	// The first mark is being written (and blocked); the others wait for it.
 	waitFor(t, func() bool { return q.Stats().Marks == n-1 })
 	close(inbox.release)
@@ -272,7 +272,7 @@ func TestMarksShareWrites(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := dispatch.New(dispatch.Config{}); err == nil {
+	if _, err := dispatch.New(nil, nil, dispatch.Options{}); err == nil {
 		t.Error("New without Inbox and Route succeeded")
 	}
 }
@@ -310,9 +310,9 @@ func TestMain(m *testing.M) {
 func TestArrivedOutOfOrder(t *testing.T) {
 	db := openInbox(t)
 	var rec recorder
-	q := start(t, dispatch.Config{Inbox: db, Interval: time.Hour, Route: func(it store.InboxItem) dispatch.Job {
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
-	}})
+	}, dispatch.Options{Interval: time.Hour})
 	defer closeQueue(t, q)
 	put := func(id int64) {
 		t.Helper()
@@ -343,7 +343,7 @@ func TestAbsorb(t *testing.T) {
 	var rec recorder
 	bRan := make(chan struct{})
 	var q *dispatch.Queue
-	q, err := dispatch.New(dispatch.Config{Inbox: db, Route: func(it store.InboxItem) dispatch.Job {
+	q, err := dispatch.New(db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			defer rec.add(it.UpdateID)
 			switch it.UpdateID {
@@ -358,7 +358,7 @@ func TestAbsorb(t *testing.T) {
 				close(bRan)
 			}
 		}}
-	}})
+	}, dispatch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

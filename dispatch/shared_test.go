@@ -89,13 +89,10 @@ func TestSharedInboxTwoInstances(t *testing.T) {
 	both.Add(2)
 	for i, db := range dbs {
 		name := fmt.Sprintf("i%d", i)
-		queues = append(queues, start(t, dispatch.Config{
-			Inbox: db, Instance: name, MaxRunning: 4, LeaseFor: time.Minute,
-			Route: l.route(name, func(context.Context, store.InboxItem) {
-				started[i].Do(both.Done)
-				both.Wait()
-			}),
-		}))
+		queues = append(queues, start(t, db, l.route(name, func(context.Context, store.InboxItem) {
+			started[i].Do(both.Done)
+			both.Wait()
+		}), dispatch.Options{Leases: db, Instance: name, MaxRunning: 4, LeaseFor: time.Minute}))
 	}
 	const chats, perChat = 20, 5
 	id := int64(0)
@@ -156,7 +153,7 @@ func TestSharedInboxTakeover(t *testing.T) {
 		t.Fatalf("dead instance claimed %v (%v), want updates 1 and 2", got, err)
 	}
 	l := newLedger(t)
-	q := start(t, dispatch.Config{Inbox: dbs[1], Instance: "alive", LeaseFor: 300 * time.Millisecond, Route: l.route("alive", nil)})
+	q := start(t, dbs[1], l.route("alive", nil), dispatch.Options{Leases: dbs[1], Instance: "alive", LeaseFor: 300 * time.Millisecond})
 	defer closeQueue(t, q)
 	waitFor(t, func() bool { return l.count() == 3 })
 	if got := l.ran["x"]; !slices.Equal(got, []int64{1, 2}) {
@@ -180,18 +177,17 @@ func TestSharedInboxCloseHandsBack(t *testing.T) {
 	}
 	l := newLedger(t)
 	started := make(chan struct{})
-	first := start(t, dispatch.Config{Inbox: dbs[0], Instance: "first", LeaseFor: time.Hour,
-		Route: l.route("first", func(ctx context.Context, it store.InboxItem) {
-			close(started)
-			<-ctx.Done() // runs until Close cuts it short
-		})})
+	first := start(t, dbs[0], l.route("first", func(ctx context.Context, it store.InboxItem) {
+		close(started)
+		<-ctx.Done() // runs until Close cuts it short
+	}), dispatch.Options{Leases: dbs[0], Instance: "first", LeaseFor: time.Hour})
 	<-started
 	cut, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := first.Close(cut); !errors.Is(err, dispatch.ErrCutShort) {
 		t.Fatalf("Close: %v, want ErrCutShort", err)
 	}
-	second := start(t, dispatch.Config{Inbox: dbs[1], Instance: "second", LeaseFor: time.Hour, Route: l.route("second", nil)})
+	second := start(t, dbs[1], l.route("second", nil), dispatch.Options{Leases: dbs[1], Instance: "second", LeaseFor: time.Hour})
 	defer closeQueue(t, second)
 	waitFor(t, func() bool {
 		l.mu.Lock()
@@ -224,14 +220,12 @@ func TestSharedInboxLostLeaseDropsQueued(t *testing.T) {
 	l := newLedger(t)
 	started, release := make(chan struct{}), make(chan struct{})
 	logs := &testenv.Buffer{}
-	slow := start(t, dispatch.Config{Inbox: dbs[0], Instance: "slow", LeaseFor: time.Hour, Interval: time.Hour,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		Route: l.route("slow", func(_ context.Context, it store.InboxItem) {
-			if it.UpdateID == 1 {
-				close(started)
-				<-release
-			}
-		})})
+	slow := start(t, dbs[0], l.route("slow", func(_ context.Context, it store.InboxItem) {
+		if it.UpdateID == 1 {
+			close(started)
+			<-release
+		}
+	}), dispatch.Options{Leases: dbs[0], Instance: "slow", LeaseFor: time.Hour, Interval: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	<-started
 	// The lease goes to another instance behind slow's back.
 	if err := dbs[1].ReleaseLeases(ctx, "slow"); err != nil {

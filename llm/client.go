@@ -29,7 +29,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Defaults for the zero values of Config.
+// Defaults for the zero values of Profile and Options.
 const (
 	DefaultBaseURL    = "https://api.openai.com/v1"
 	DefaultTimeout    = 2 * time.Minute
@@ -43,20 +43,9 @@ const (
 	DefaultMaxIdleConns = 256
 )
 
-// A Config configures a Client.
-type Config struct {
-	// BaseURL of the API, up to and including the version: requests go to
-	// BaseURL + "/chat/completions". Default DefaultBaseURL.
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends none (local servers).
-	APIKey string
-	// Model is required.
-	Model string
-	// Temperature is sent on every call, 0 included (go-openai drops a zero
-	// temperature, which would silently give the provider's default of 1).
-	Temperature float32
-	// MaxTokens caps each reply; 0 leaves it to the provider.
-	MaxTokens int
+// Options are a Client's optional settings; the zero value takes the
+// defaults.
+type Options struct {
 	// Timeout is how long the endpoint may stay silent: when streaming,
 	// until the first chunk and then between two chunks, so a long reply
 	// that keeps streaming is never cut; without streaming, until the whole
@@ -114,7 +103,7 @@ type Request struct {
 	// Tools, when not empty, are offered as native functions, with
 	// parallel_tool_calls on: the reply may call several at once.
 	Tools []Tool
-	// Temperature, when not nil, replaces Config.Temperature for this call.
+	// Temperature, when not nil, replaces Profile.Temperature for this call.
 	Temperature *float32
 	// OnDelta, when not nil, makes the call stream: it is called with each
 	// piece of reply text as it arrives, from the calling goroutine.
@@ -123,7 +112,7 @@ type Request struct {
 	// text already passed to OnDelta is void: the retry starts from empty.
 	OnRetry func(attempt int, wait time.Duration, err error)
 	// Logger, when not nil, logs this call's retries in place of
-	// Config.Logger, so they carry the caller's attributes (a turn's id).
+	// Options.Logger, so they carry the caller's attributes (a turn's id).
 	Logger *slog.Logger
 }
 
@@ -157,71 +146,73 @@ type Response struct {
 	Duration time.Duration
 }
 
-// A Client calls the chat completions endpoint. It is safe for concurrent
-// use.
+// A Client calls the chat completions endpoint of one profile. It is
+// safe for concurrent use.
 type Client struct {
-	cfg    Config
-	api    *openai.Client
-	logger *slog.Logger
+	profile Profile
+	opts    Options
+	api     *openai.Client
+	logger  *slog.Logger
 	// noStreamUsage is set once the endpoint rejected stream_options.
 	noStreamUsage atomic.Bool
 }
 
-// New returns a Client for cfg.
-func New(cfg Config) (*Client, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
+// New returns a Client that calls p's model.
+func New(p Profile, opts Options) (*Client, error) {
+	if strings.TrimSpace(p.Model) == "" {
 		return nil, errors.New("llm: model is required")
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
+	if p.BaseURL == "" {
+		p.BaseURL = DefaultBaseURL
 	}
-	if cfg.Temperature < 0 || cfg.Temperature > 2 {
-		return nil, fmt.Errorf("llm: temperature %v is outside 0..2", cfg.Temperature)
+	if p.Temperature < 0 || p.Temperature > 2 {
+		return nil, fmt.Errorf("llm: temperature %v is outside 0..2", p.Temperature)
 	}
-	if cfg.MaxTokens < 0 {
-		return nil, fmt.Errorf("llm: max tokens %d is negative", cfg.MaxTokens)
+	if p.MaxTokens < 0 {
+		return nil, fmt.Errorf("llm: max tokens %d is negative", p.MaxTokens)
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
 	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = DefaultMaxRetries
-	} else if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	} else if opts.MaxRetries < 0 {
+		opts.MaxRetries = 0
 	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = DefaultBackoff
+	if opts.Backoff <= 0 {
+		opts.Backoff = DefaultBackoff
 	}
-	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = DefaultMaxWait
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
 	}
-	if cfg.HTTPClient == nil {
+	if opts.HTTPClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = DefaultMaxIdleConns
 		t.MaxIdleConnsPerHost = DefaultMaxIdleConns
-		cfg.HTTPClient = &http.Client{Transport: t}
+		opts.HTTPClient = &http.Client{Transport: t}
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	oc.HTTPClient = headerDoer{cfg.HTTPClient}
+	oc := openai.DefaultConfig(p.APIKey)
+	oc.BaseURL = strings.TrimRight(p.BaseURL, "/")
+	oc.HTTPClient = headerDoer{opts.HTTPClient}
 	return &Client{
-		cfg:    cfg,
-		api:    openai.NewClientWithConfig(oc),
-		logger: cfg.Logger.With("model", cfg.Model),
+		profile: p,
+		opts:    opts,
+		api:     openai.NewClientWithConfig(oc),
+		logger:  opts.Logger.With("model", p.Model),
 	}, nil
 }
 
-// Model returns the configured model name.
-func (c *Client) Model() string { return c.cfg.Model }
-
-// BaseURL returns the endpoint's base URL, as configured.
-func (c *Client) BaseURL() string { return c.cfg.BaseURL }
-
-// Temperature returns the configured temperature.
-func (c *Client) Temperature() float32 { return c.cfg.Temperature }
+// Profile returns the client's profile, defaults filled in, without its
+// APIKey: the key stays in the client, so that what is handed the
+// profile (the agent, /model, a log line) never holds the secret.
+func (c *Client) Profile() Profile {
+	p := c.profile
+	p.APIKey = ""
+	return p
+}
 
 // Complete sends req and returns the reply. Transient failures are retried;
 // the error left is an *Error, or ctx's error (wrapped) when ctx ended.
@@ -251,12 +242,12 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 			attempt--
 			continue
 		}
-		if !e.Kind.Transient() || attempt > c.cfg.MaxRetries {
+		if !e.Kind.Transient() || attempt > c.opts.MaxRetries {
 			return nil, e
 		}
 		wait := c.backoff(attempt)
 		if e.RetryAfter > 0 {
-			if e.RetryAfter > c.cfg.MaxWait {
+			if e.RetryAfter > c.opts.MaxWait {
 				return nil, e
 			}
 			wait = e.RetryAfter
@@ -278,15 +269,15 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 // log is the logger for req's messages.
 func (c *Client) log(req Request) *slog.Logger {
 	if req.Logger != nil {
-		return req.Logger.With("model", c.cfg.Model)
+		return req.Logger.With("model", c.profile.Model)
 	}
 	return c.logger
 }
 
 func (c *Client) backoff(attempt int) time.Duration {
-	d := c.cfg.Backoff << (attempt - 1)
+	d := c.opts.Backoff << (attempt - 1)
 	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
-	return min(d, c.cfg.MaxWait)
+	return min(d, c.opts.MaxWait)
 }
 
 // errSilent cancels an attempt whose endpoint stopped answering;
@@ -302,10 +293,10 @@ func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
 	actx, cancel := context.WithCancelCause(context.WithValue(ctx, attemptKey{}, info))
 	defer cancel(nil)
 	// One timer serves as header timeout and stream idle timeout.
-	timer := time.AfterFunc(c.cfg.Timeout, func() { cancel(errSilent) })
+	timer := time.AfterFunc(c.opts.Timeout, func() { cancel(errSilent) })
 	defer timer.Stop()
 
-	resp, err := c.send(actx, req, func() { timer.Reset(c.cfg.Timeout) }, func() { cancel(errAbandoned) })
+	resp, err := c.send(actx, req, func() { timer.Reset(c.opts.Timeout) }, func() { cancel(errAbandoned) })
 	if err == nil {
 		return resp, nil
 	}
@@ -313,13 +304,13 @@ func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	if errors.Is(context.Cause(actx), errSilent) {
-		return nil, &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.cfg.Timeout)}
+		return nil, &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.opts.Timeout)}
 	}
-	return nil, scrub(classify(err, info.retryAfter()), c.cfg.APIKey)
+	return nil, scrub(classify(err, info.retryAfter()), c.profile.APIKey)
 }
 
 func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
-	temp := c.cfg.Temperature
+	temp := c.profile.Temperature
 	if req.Temperature != nil {
 		temp = max(0, min(2, *req.Temperature))
 	}
@@ -339,10 +330,10 @@ func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
 		}
 	}
 	out := openai.ChatCompletionRequest{
-		Model:    c.cfg.Model,
+		Model:    c.profile.Model,
 		Messages: msgs,
 		//lint:ignore SA1019 max_tokens is what the OpenAI-compatible servers (Ollama, vLLM, DeepSeek, Groq) understand.
-		MaxTokens:   c.cfg.MaxTokens,
+		MaxTokens:   c.profile.MaxTokens,
 		Temperature: temp,
 	}
 	if len(req.Tools) > 0 {

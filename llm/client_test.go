@@ -17,21 +17,21 @@ import (
 	"github.com/mcpgram/mcpgram/llm"
 )
 
-func newClient(t *testing.T, srv *llmfake.Server, edit func(*llm.Config)) *llm.Client {
+func newClient(t *testing.T, srv *llmfake.Server, edit func(*llm.Profile, *llm.Options)) *llm.Client {
 	t.Helper()
-	cfg := llm.Config{
+	p := llm.Profile{
+		Name:        "default",
 		BaseURL:     srv.URL(),
 		APIKey:      "sk-test",
 		Model:       "fake-model",
 		Temperature: 0.7,
 		MaxTokens:   512,
-		Backoff:     time.Millisecond,
-		Timeout:     5 * time.Second,
 	}
+	opts := llm.Options{Backoff: time.Millisecond, Timeout: 5 * time.Second}
 	if edit != nil {
-		edit(&cfg)
+		edit(&p, &opts)
 	}
-	c, err := llm.New(cfg)
+	c, err := llm.New(p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestCompletePlainAndStreamed(t *testing.T) {
 // A zero temperature must reach the wire: go-openai omits a zero field.
 func TestZeroTemperatureIsSent(t *testing.T) {
 	srv := llmfake.New(t, llmfake.Script(llmfake.Text("a"), llmfake.Text("b")))
-	c := newClient(t, srv, func(c *llm.Config) { c.Temperature = 0 })
+	c := newClient(t, srv, func(p *llm.Profile, _ *llm.Options) { p.Temperature = 0 })
 	if _, err := c.Complete(context.Background(), llm.Request{Messages: hello}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +148,9 @@ func TestRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmfake.New(t, llmfake.Script(tt.replies...))
-			c := newClient(t, srv, func(c *llm.Config) {
+			c := newClient(t, srv, func(_ *llm.Profile, o *llm.Options) {
 				if tt.timeout > 0 {
-					c.Timeout = tt.timeout
+					o.Timeout = tt.timeout
 				}
 			})
 			var retries []time.Duration
@@ -231,7 +231,7 @@ func TestCancelStopsWaitsAndStreams(t *testing.T) {
 		return llmfake.Reply{Chunks: []string{"a", "b", "c"}, ChunkDelay: time.Minute}
 	})
 	// No silence limit to end the stream for us: only the cancel can.
-	c := newClient(t, srv, func(c *llm.Config) { c.Timeout = 5 * time.Minute })
+	c := newClient(t, srv, func(_ *llm.Profile, o *llm.Options) { o.Timeout = 5 * time.Minute })
 	for _, stage := range []string{"the Retry-After wait", "the stream"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancelled := make(chan time.Time, 1)
@@ -268,10 +268,25 @@ func TestCancelStopsWaitsAndStreams(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, cfg := range []llm.Config{{}, {Model: "m", Temperature: 3}, {Model: "m", MaxTokens: -1}} {
-		if _, err := llm.New(cfg); err == nil {
-			t.Errorf("New(%+v) succeeded", cfg)
+	for _, p := range []llm.Profile{{}, {Model: "m", Temperature: 3}, {Model: "m", MaxTokens: -1}} {
+		if _, err := llm.New(p, llm.Options{}); err == nil {
+			t.Errorf("New(%+v) succeeded", p)
 		}
+	}
+}
+
+// Profile is the client's, defaults filled in, without the key: what is
+// handed a profile (the agent, /model, a log line) never holds the secret.
+func TestProfileWithoutKey(t *testing.T) {
+	in := llm.Profile{Name: "fast", APIKeyEnv: "FAST_KEY", APIKey: "sk-secret", Model: "m", ToolCalling: llm.ToolCallingNative, Vision: true}
+	c, err := llm.New(in, llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in
+	want.BaseURL, want.APIKey = llm.DefaultBaseURL, ""
+	if got := c.Profile(); got != want {
+		t.Errorf("Profile() = %+v, want %+v", got, want)
 	}
 }
 
@@ -423,7 +438,7 @@ func TestErrorsNeverCarryTheKey(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmfake.New(t, llmfake.Script(tt.replies...))
-			c := newClient(t, srv, func(c *llm.Config) { c.APIKey = key })
+			c := newClient(t, srv, func(p *llm.Profile, _ *llm.Options) { p.APIKey = key })
 			_, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
 			assertScrubbed(t, err, key)
 		})
@@ -434,7 +449,7 @@ func TestErrorsNeverCarryTheKey(t *testing.T) {
 			_, _ = io.WriteString(w, "denied for "+r.Header.Get("Authorization"))
 		}))
 		defer srv.Close()
-		c, err := llm.New(llm.Config{BaseURL: srv.URL, APIKey: key, Model: "m", Backoff: time.Millisecond})
+		c, err := llm.New(llm.Profile{BaseURL: srv.URL, APIKey: key, Model: "m"}, llm.Options{Backoff: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +480,7 @@ func TestNoUsageReported(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Content: "hello there", NoUsage: true}))
-			c, err := llm.New(llm.Config{BaseURL: srv.URL(), Model: "fake"})
+			c, err := llm.New(llm.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -491,7 +506,7 @@ func TestNoUsageReported(t *testing.T) {
 // data URL, as OpenAI's API takes them.
 func TestImageParts(t *testing.T) {
 	fake := llmfake.New(t, llmfake.Script(llmfake.Text("A cat.")))
-	c, err := llm.New(llm.Config{BaseURL: fake.URL(), APIKey: "sk-test", Model: "m"})
+	c, err := llm.New(llm.Profile{BaseURL: fake.URL(), APIKey: "sk-test", Model: "m"}, llm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

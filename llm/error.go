@@ -22,7 +22,7 @@ const (
 	// KindNetwork: the endpoint could not be reached or the connection
 	// dropped. Transient.
 	KindNetwork Kind = iota + 1
-	// KindTimeout: the endpoint stayed silent longer than Config.Timeout.
+	// KindTimeout: the endpoint stayed silent longer than Options.Timeout.
 	// Transient.
 	KindTimeout
 	// KindRateLimited: 429. Transient.

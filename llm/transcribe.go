@@ -11,11 +11,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// A TranscriberConfig configures a Transcriber.
-type TranscriberConfig struct {
-	BaseURL string // an OpenAI-compatible API, ending in /v1
-	APIKey  string
-	Model   string // such as whisper-1
+// TranscriberOptions are a Transcriber's optional settings.
+type TranscriberOptions struct {
+	// APIKey is sent as a bearer token; empty sends none (local servers).
+	APIKey string
 	// Timeout bounds one transcription; default 2 minutes.
 	Timeout time.Duration
 }
@@ -25,21 +24,24 @@ type TranscriberConfig struct {
 // notes), MP3, M4A, MP4 and more.
 type Transcriber struct {
 	client *openai.Client
-	cfg    TranscriberConfig
+	model  string
+	apiKey string
 }
 
-// NewTranscriber returns a Transcriber, or an error naming what is missing.
-func NewTranscriber(cfg TranscriberConfig) (*Transcriber, error) {
-	if cfg.Model == "" || cfg.BaseURL == "" {
+// NewTranscriber returns a Transcriber of model (such as whisper-1) at
+// baseURL, an OpenAI-compatible API ending in /v1, or an error naming
+// what is missing.
+func NewTranscriber(baseURL, model string, opts TranscriberOptions) (*Transcriber, error) {
+	if model == "" || baseURL == "" {
 		return nil, errors.New("transcriber: a model and a base URL are required")
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 2 * time.Minute
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Minute
 	}
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	oc.HTTPClient = &http.Client{Timeout: cfg.Timeout}
-	return &Transcriber{client: openai.NewClientWithConfig(oc), cfg: cfg}, nil
+	oc := openai.DefaultConfig(opts.APIKey)
+	oc.BaseURL = strings.TrimRight(baseURL, "/")
+	oc.HTTPClient = &http.Client{Timeout: opts.Timeout}
+	return &Transcriber{client: openai.NewClientWithConfig(oc), model: model, apiKey: opts.APIKey}, nil
 }
 
 // Transcribe returns the text spoken in audio; name is the file's name,
@@ -47,7 +49,7 @@ func NewTranscriber(cfg TranscriberConfig) (*Transcriber, error) {
 // with the key scrubbed from it.
 func (t *Transcriber) Transcribe(ctx context.Context, name string, audio []byte) (string, error) {
 	resp, err := t.client.CreateTranscription(ctx, openai.AudioRequest{
-		Model:    t.cfg.Model,
+		Model:    t.model,
 		FilePath: name,
 		Reader:   bytes.NewReader(audio),
 		Format:   openai.AudioResponseFormatJSON,
@@ -55,7 +57,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, name string, audio []byte)
 	if err != nil {
 		e := classify(err, 0)
 		e.Attempts = 1
-		return "", scrub(e, t.cfg.APIKey)
+		return "", scrub(e, t.apiKey)
 	}
 	return strings.TrimSpace(resp.Text), nil
 }

@@ -19,7 +19,7 @@ func TestTranscribe(t *testing.T) {
 		}
 		return "  hello " + tr.Model + " " + tr.FileName + "  ", 0
 	})
-	tr, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: fake.URL(), APIKey: "sk-voice", Model: "whisper-1"})
+	tr, err := llm.NewTranscriber(fake.URL(), "whisper-1", llm.TranscriberOptions{APIKey: "sk-voice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestTranscribe(t *testing.T) {
 	if !errors.As(err, &e) || e.Kind != llm.KindBadRequest || strings.Contains(err.Error(), "sk-voice") {
 		t.Errorf("a refused transcription: %v", err)
 	}
-	if _, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: fake.URL()}); err == nil {
+	if _, err := llm.NewTranscriber(fake.URL(), "", llm.TranscriberOptions{}); err == nil {
 		t.Error("a transcriber without a model was made")
 	}
 }

@@ -64,16 +64,16 @@ func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []st
 	return db.setChatSetting(ctx, chatID, "servers_off", EncodeNames(servers))
 }
 
-// ChatModel returns the model profile chatID chose with /model, or "" when
+// ChatProfile returns the model profile chatID chose with /model, or "" when
 // it chose none (the default).
-func (db *DB) ChatModel(ctx context.Context, chatID string) (string, error) {
+func (db *DB) ChatProfile(ctx context.Context, chatID string) (string, error) {
 	s, _, err := db.chatSetting(ctx, chatID, "model")
 	return s, err
 }
 
-// SetChatModel records chatID's model profile; "" returns it to the
+// SetChatProfile records chatID's model profile; "" returns it to the
 // default.
-func (db *DB) SetChatModel(ctx context.Context, chatID, profile string) error {
+func (db *DB) SetChatProfile(ctx context.Context, chatID, profile string) error {
 	return db.setChatSetting(ctx, chatID, "model", profile)
 }
 

@@ -194,9 +194,8 @@ func (sc *Screen) edit(ctx context.Context, cq *tgbotapi.CallbackQuery, page int
 }
 
 // ChatView is /tools: the servers and their tools as a chat sees them,
-// off being those it turned off for itself, with a switch each when
-// switches is set.
-func ChatView(cat hub.Catalog, off []string, switches bool) (string, tgbotapi.InlineKeyboardMarkup) {
+// off being those it turned off for itself, with a switch each.
+func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMarkup) {
 	if len(cat.Servers) == 0 {
 		return "No MCP servers are configured.", tgbotapi.InlineKeyboardMarkup{}
 	}
@@ -218,9 +217,7 @@ func ChatView(cat hub.Catalog, off []string, switches bool) (string, tgbotapi.In
 		}
 		fmt.Fprintf(&sb, "<b>%s</b>", name)
 		toolLines(&sb, s.Tools)
-		if switches {
-			rows = append(rows, chatButton("Turn off "+render.Shorten(s.Name, 30)+" here", callback.Disable, s.Name))
-		}
+		rows = append(rows, chatButton("Turn off "+render.Shorten(s.Name, 30)+" here", callback.Disable, s.Name))
 	}
 	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
 }

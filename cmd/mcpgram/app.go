@@ -12,12 +12,12 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
-	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/web"
@@ -42,12 +42,18 @@ var (
 )
 
 // An App is the wired core that every front end drives: the store, the
-// hub with its servers, the model clients (one per profile) and the agent. Open builds it and
-// Close takes it down in reverse order.
+// hub with its servers, the model clients (one per profile) and the
+// agent. Open builds it and Close takes it down in reverse order.
 type App struct {
 	Store Store
-	Hub   *hub.Hub
-	Agent *agent.Agent
+	// Limits and Leases are set when the store is one several instances
+	// share (PostgreSQL): the rate limits are counted there, and the
+	// chats leased there. Nil, a single instance counts and runs them
+	// all itself.
+	Limits limits.Shared
+	Leases dispatch.Claimer
+	Hub    *hub.Hub
+	Agent  *agent.Agent
 	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
 	// calls for /readyz.
 	Metrics    *metrics.Metrics
@@ -77,7 +83,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
-	if app.Store, err = openStore(ctx, cfg, logger); err != nil {
+	if err = app.openStore(ctx, cfg, logger); err != nil {
 		return err
 	}
 	if !wait {
@@ -94,69 +100,60 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			}
 		}
 	}
-	profiles, err := newProfiles(cfg, logger, app.ModelProbe)
+	models, err := newModels(cfg, logger, app.ModelProbe)
 	if err != nil {
 		return err
 	}
-	app.Agent, err = agent.New(agent.Config{
-		Profiles:       profiles,
-		DefaultProfile: cfg.DefaultProfile,
-		Store:          app.Store,
-		Hub:            app.Hub,
-		MaxTurns:       cfg.MaxTurns,
-		AutoApproveAll: cfg.AutoApproveAll,
-		Logger:         logger.With("component", "agent"),
-
+	app.Agent, err = agent.New(app.Store, app.Hub, models, agent.Options{
+		DefaultProfile:        cfg.DefaultProfile,
+		MaxTurns:              cfg.MaxTurns,
+		AutoApproveAll:        cfg.AutoApproveAll,
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 		Metrics:               app.Metrics,
+		Logger:                logger.With("component", "agent"),
 	})
 	return err
 }
 
-// newProfiles makes one model client per configured profile, each
-// telling the readiness probe how its calls went.
-func newProfiles(cfg *config.Config, logger *slog.Logger, probe *web.Probe) ([]agent.Profile, error) {
-	var out []agent.Profile
+// newModels makes one model client per configured profile, each telling
+// the readiness probe how its calls went.
+func newModels(cfg *config.Config, logger *slog.Logger, probe *web.Probe) ([]agent.Model, error) {
+	var out []agent.Model
 	for _, p := range cfg.Profiles {
-		client, err := llm.New(llm.Config{
-			BaseURL:     p.BaseURL,
-			APIKey:      p.APIKey,
-			Model:       p.Model,
-			Temperature: p.Temperature,
-			MaxTokens:   p.MaxTokens,
-			Timeout:     cfg.LLMTimeout,
-			Logger:      logger.With("component", "llm", "profile", p.Name),
+		client, err := llm.New(p, llm.Options{
+			Timeout: cfg.LLMTimeout,
+			Logger:  logger.With("component", "llm", "profile", p.Name),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("model client of profile %q: %w", p.Name, err)
 		}
-		out = append(out, agent.Profile{
-			Name: p.Name, Model: probedModel{client, probe}, ModelName: p.Model,
-			Temperature: p.Temperature, MaxContextTokens: p.ContextTokens, Vision: p.Vision,
-			Prompt: prompt.Variant(p.Prompt), ToolCalling: p.ToolCalling,
-		})
+		out = append(out, probedModel{client, probe})
 	}
 	return out, nil
 }
 
 // openStore opens PostgreSQL when DATABASE_URL is set, else the SQLite
-// file at DATABASE_PATH. A nil Store on error keeps Close from closing a
-// nil database.
-func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (Store, error) {
+// file at DATABASE_PATH. The Store stays nil on error, which keeps Close
+// from closing a nil database.
+func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	if cfg.DatabaseURL != "" {
 		db, err := postgres.Open(ctx, cfg.DatabaseURL)
 		if err != nil {
 			// The error names host, user and database, never the password.
-			return nil, fmt.Errorf("%w (check DATABASE_URL: the server must be up and the database exist)", err)
+			return fmt.Errorf("%w (check DATABASE_URL: the server must be up and the database exist)", err)
 		}
 		logger.Info("using PostgreSQL", "database", db.Name())
-		return db, nil
+		// PostgreSQL is what several instances share: the rate limits
+		// and the chats' leases go through it.
+		app.Store, app.Limits, app.Leases = db, db, db
+		return nil
 	}
 	db, err := store.Open(ctx, cfg.DatabasePath)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
+		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
 	}
-	return db, nil
+	app.Store = db
+	return nil
 }
 
 // newHub reads the MCP settings file. A missing file is an error, not "no

@@ -46,9 +46,9 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	defer closeAndWarn(app, logger)
 	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}}
 	running := len(app.Hub.Catalog().Running())
-	model := app.Agent.DefaultProfile().ModelName
+	model := app.Agent.DefaultProfile().Model
 	if p, err := app.Agent.ChatProfile(ctx, user); err == nil {
-		model = p.ModelName
+		model = p.Model
 	}
 	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", model, running, logPath, chatHelp)
 	return c.run(ctx, stdin, interrupts)

@@ -31,13 +31,14 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	b, err := bot.New(bot.Config{
-		Token:              cfg.TelegramToken,
+	b, err := bot.New(cfg.TelegramToken, app.Agent, app.Hub, app.Store, bot.Options{
 		APIURL:             cfg.TelegramAPIURL,
 		AllowedUserIDs:     cfg.AllowedUserIDs,
 		AdminUserIDs:       cfg.AdminUserIDs,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		SendsPerSecond:     cfg.SendsPerSecond,
+		Limits:             app.Limits,
+		Leases:             app.Leases,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns,
 		ChatLease:          cfg.ChatLease,
 		Webhook:            cfg.Webhook,
@@ -50,7 +51,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		MediaRetention:     cfg.MediaRetention,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
-	}, app.Agent, app.Hub, app.Store)
+	})
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	// Servers are still starting: each joins the catalog, and so the
 	// prompt, once ready, while the bot already answers.
 	def := app.Agent.DefaultProfile()
-	logger.Info("mcpgram started", "version", version, "model", def.ModelName, "profile", def.Name, "profiles", len(cfg.Profiles), "servers", len(app.Hub.Catalog().Servers))
+	logger.Info("mcpgram started", "version", version, "model", def.Model, "profile", def.Name, "profiles", len(cfg.Profiles), "servers", len(app.Hub.Catalog().Servers))
 	if err := b.Run(ctx); !errors.Is(err, bot.ErrCutShort) {
 		return err
 	}
@@ -90,7 +91,7 @@ func newTranscriber(cfg *config.Config) (media.Transcriber, error) {
 	if cfg.TranscriptionModel == "" {
 		return nil, nil
 	}
-	t, err := llm.NewTranscriber(llm.TranscriberConfig{BaseURL: cfg.TranscriptionBaseURL, APIKey: cfg.TranscriptionKey, Model: cfg.TranscriptionModel})
+	t, err := llm.NewTranscriber(cfg.TranscriptionBaseURL, cfg.TranscriptionModel, llm.TranscriberOptions{APIKey: cfg.TranscriptionKey})
 	if err != nil {
 		return nil, fmt.Errorf("TRANSCRIPTION_MODEL: %w", err)
 	}

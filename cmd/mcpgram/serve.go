@@ -68,15 +68,6 @@ type probedModel struct {
 	probe *web.Probe
 }
 
-// BaseURL is the wrapped model's endpoint, which the agent remembers
-// native tool support by (TOOL_CALLING=auto).
-func (m probedModel) BaseURL() string {
-	if b, ok := m.Model.(interface{ BaseURL() string }); ok {
-		return b.BaseURL()
-	}
-	return ""
-}
-
 func (m probedModel) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	resp, err := m.Model.Complete(ctx, req)
 	switch {

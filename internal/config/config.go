@@ -98,7 +98,7 @@ type Config struct {
 	MaxTokens     int
 	LLMTimeout    time.Duration
 	// ToolCalling is TOOL_CALLING: "xml", "native" or "auto".
-	ToolCalling string
+	ToolCalling llm.ToolCalling
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
@@ -422,10 +422,9 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.LLMTimeout = d
 	}
-	switch v := strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"])); v {
-	case "xml", "native", "auto":
+	if v := llm.ToolCalling(strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"]))); v.Valid() {
 		c.ToolCalling = v
-	default:
+	} else {
 		errs = append(errs, fmt.Errorf("TOOL_CALLING: want xml, native or auto, got %q", values["TOOL_CALLING"]))
 	}
 	switch strings.ToLower(values["AUTO_APPROVE"]) {

@@ -59,7 +59,7 @@ func TestDefaults(t *testing.T) {
 	}
 	for _, v := range []string{"native", "Auto"} {
 		c, err := load(t, nil, map[string]string{"TOOL_CALLING": v})
-		if err != nil || c.ToolCalling != strings.ToLower(v) || c.Profiles[0].ToolCalling != c.ToolCalling {
+		if err != nil || string(c.ToolCalling) != strings.ToLower(v) || c.Profiles[0].ToolCalling != c.ToolCalling {
 			t.Errorf("TOOL_CALLING=%s: %q (default profile %q), %v", v, c.ToolCalling, c.Profiles[0].ToolCalling, err)
 		}
 	}

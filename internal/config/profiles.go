@@ -25,9 +25,6 @@ const EnvProfile = "default"
 // profileFields are the keys of one profile under models:.
 var profileFields = []string{"base_url", "api_key_env", "model", "temperature", "max_tokens", "context_tokens", "tool_calling", "vision", "prompt"}
 
-// ToolCallingModes are the values of a profile's tool_calling.
-var ToolCallingModes = []string{"xml", "native", "auto"}
-
 // profileName is what a profile may be called: it travels in a button's
 // callback data (64 bytes at most) and is shown on the button.
 var profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,31}$`)
@@ -168,7 +165,7 @@ func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
 	get := func(k, def string) string { return cmpOr(f[k], def) }
 	p := llm.Profile{
 		Name: r.name, BaseURL: strings.TrimRight(f["base_url"], "/"), APIKeyEnv: f["api_key_env"], Model: f["model"],
-		ToolCalling: strings.ToLower(get("tool_calling", "xml")), Prompt: strings.ToLower(get("prompt", string(prompt.Generic))),
+		ToolCalling: llm.ToolCalling(strings.ToLower(get("tool_calling", string(llm.ToolCallingXML)))), Prompt: strings.ToLower(get("prompt", string(prompt.Generic))),
 	}
 	var errs []error
 	bad := func(field, want string) {
@@ -207,8 +204,12 @@ func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
 	} else {
 		p.Vision = v
 	}
-	if !slices.Contains(ToolCallingModes, p.ToolCalling) {
-		bad("tool_calling", strings.Join(ToolCallingModes, ", ")+" or nothing (xml)")
+	if !p.ToolCalling.Valid() {
+		var ms []string
+		for _, m := range llm.ToolCallingModes() {
+			ms = append(ms, string(m))
+		}
+		bad("tool_calling", strings.Join(ms, ", ")+" or nothing (xml)")
 	}
 	if !prompt.Variant(p.Prompt).Valid() {
 		var vs []string

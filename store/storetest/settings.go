@@ -77,10 +77,10 @@ func testChatServersOff(t *testing.T, open Open) {
 // A chat's model profile is its own, kept beside its other settings
 // (which setting it leaves alone), across a reopen, and "" returns it to
 // the default.
-func testChatModel(t *testing.T, open Open) {
+func testChatProfile(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	if got, err := db.ChatModel(ctx, "c1"); err != nil || got != "" {
+	if got, err := db.ChatProfile(ctx, "c1"); err != nil || got != "" {
 		t.Fatalf("model of a new chat = %q, %v", got, err)
 	}
 	if err := db.SetChatInstructions(ctx, "c1", "Be brief."); err != nil {
@@ -90,15 +90,15 @@ func testChatModel(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	for _, set := range []string{"fast", "coder"} {
-		if err := db.SetChatModel(ctx, "c1", set); err != nil {
+		if err := db.SetChatProfile(ctx, "c1", set); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.SetChatModel(ctx, "c2", "fast"); err != nil {
+	if err := db.SetChatProfile(ctx, "c2", "fast"); err != nil {
 		t.Fatal(err)
 	}
 	db = reopen(t, db, open)
-	if got, err := db.ChatModel(ctx, "c1"); err != nil || got != "coder" {
+	if got, err := db.ChatProfile(ctx, "c1"); err != nil || got != "coder" {
 		t.Errorf("model after a reopen = %q, %v; want coder", got, err)
 	}
 	if got, _ := db.ChatInstructions(ctx, "c1"); got != "Be brief." {
@@ -110,16 +110,16 @@ func testChatModel(t *testing.T, open Open) {
 	if err := db.SetChatInstructions(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.ChatModel(ctx, "c1"); got != "coder" {
+	if got, _ := db.ChatProfile(ctx, "c1"); got != "coder" {
 		t.Errorf("model after clearing the instructions = %q, want coder", got)
 	}
-	if err := db.SetChatModel(ctx, "c1", ""); err != nil {
+	if err := db.SetChatProfile(ctx, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.ChatModel(ctx, "c1"); got != "" {
+	if got, _ := db.ChatProfile(ctx, "c1"); got != "" {
 		t.Errorf("model back to the default = %q", got)
 	}
-	if got, _ := db.ChatModel(ctx, "c2"); got != "fast" {
+	if got, _ := db.ChatProfile(ctx, "c2"); got != "fast" {
 		t.Errorf("another chat's model = %q, want fast", got)
 	}
 }

@@ -65,8 +65,8 @@ type Store interface {
 	SetChatInstructions(ctx context.Context, chatID, instructions string) error
 	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
-	ChatModel(ctx context.Context, chatID string) (string, error)
-	SetChatModel(ctx context.Context, chatID, profile string) error
+	ChatProfile(ctx context.Context, chatID string) (string, error)
+	SetChatProfile(ctx context.Context, chatID, profile string) error
 
 	RecordTurn(ctx context.Context, r store.TurnRecord) error
 	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
@@ -109,7 +109,7 @@ func Run(t *testing.T, open Open) {
 		{"Timeline", testTimeline},
 		{"ChatInstructions", testChatInstructions},
 		{"ChatServersOff", testChatServersOff},
-		{"ChatModel", testChatModel},
+		{"ChatProfile", testChatProfile},
 		{"ReplaceMessages", testReplaceMessages},
 		{"InboxPendingAfter", testInboxPendingAfter},
 		{"InboxPrune", testInboxPrune},
