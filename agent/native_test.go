@@ -159,6 +159,42 @@ func TestModesToolRoundTrip(t *testing.T) {
 	}
 }
 
+// A tool call, a typed one and a resource read in one reply reach
+// hub/testdata/echo and their results the model, in every way of calling
+// tools (natively, the resource read is the access_mcp_resource
+// function); the audit log has the three. (hub's TestInteropEverything
+// makes such calls of the npm reference server.)
+func TestModesToolsAndResource(t *testing.T) {
+	t.Parallel()
+	const readCall = "<access_mcp_resource>\n<server_name>echo</server_name>\n<uri>echo://dynamic/1</uri>\n</access_mcp_resource>"
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			e := m.env(t, m.script(
+				useTool("echo", "echo", `{"message": "hi there"}`)+"\n"+useTool("echo", "add", `{"a": 2, "b": 3}`)+"\n"+readCall,
+				complete("All three."),
+			), setup{servers: map[string]any{"echo": testenv.EchoEntry(t, "echo", "add", "resource:echo://*")}})
+			r := e.say("echo, add and read")
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "All three." {
+				t.Fatalf("last event = %+v", got)
+			}
+			res := read(answered(e, m)[1].Request)
+			for _, want := range []string{
+				"[use_mcp_tool for 'echo' on 'echo'] Result:\n```\nhi there",
+				"[use_mcp_tool for 'add' on 'echo'] Result:\n```\nThe sum of 2 and 3 is 5.",
+				"[access_mcp_resource for 'echo://dynamic/1' on 'echo'] Result:\n```\nDynamic text 1",
+			} {
+				if !strings.Contains(res, want) {
+					t.Errorf("the model read:\n%s\nwant %q", res, want)
+				}
+			}
+			if a := e.audit(); len(a) != 3 {
+				t.Errorf("audit has %d calls, want 3", len(a))
+			}
+		})
+	}
+}
+
 // The tool_calls of a reply and the tool messages answering them: every
 // id answered, in order, right after its reply (the fake refuses the
 // request otherwise).
