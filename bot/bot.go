@@ -282,9 +282,8 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	// replies), plus the poller and button presses handled out of band:
 	// fewer idle connections than that and a busy bot dials Telegram (TCP
 	// and TLS) for a good part of its calls.
-	b.tg = telegram.New(telegram.Config{
-		Token: token, APIURL: cfg.APIURL, PollTimeout: cfg.PollTimeout,
-		MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
+	b.tg = telegram.New(token, cfg.APIURL, telegram.Options{
+		PollTimeout: cfg.PollTimeout, MaxRetries: cfg.MaxRetries, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
 		MaxIdleConns: max(128, 2*cfg.MaxConcurrentTurns+16), Pace: limits.NewPacer(cfg.SendsPerSecond, cfg.Limits, cfg.Logger),
 		Metrics: cfg.Metrics, Logger: cfg.Logger,
 	})
@@ -293,8 +292,8 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
 	b.queue = q
-	b.in = updates.New(updates.Config{
-		TG: b.tg, Inbox: s, Arrived: q.Arrived, Heartbeat: cfg.Heartbeat, Metrics: cfg.Metrics,
+	b.in = updates.New(b.tg, s, q.Arrived, updates.Options{
+		Heartbeat: cfg.Heartbeat, Metrics: cfg.Metrics,
 		PollTimeout: cfg.PollTimeout, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax,
 		Secret: cfg.WebhookSecret, URL: cfg.WebhookURL, Logger: cfg.Logger,
 	})

@@ -27,10 +27,8 @@ type Check struct {
 	Check func(ctx context.Context) error
 }
 
-// A Config configures a Server.
-type Config struct {
-	// Addr is where to listen, such as 127.0.0.1:9090 (HTTP_LISTEN).
-	Addr string
+// Options are a Server's optional settings.
+type Options struct {
 	// Metrics is served on /metrics; nil serves none.
 	Metrics *metrics.Metrics
 	// Health is what /healthz checks; Ready, what /readyz checks beside it.
@@ -40,17 +38,25 @@ type Config struct {
 	Logger       *slog.Logger
 }
 
+// config is what New was given, the defaults filled in.
+type config struct {
+	Options
+	Addr string
+}
+
 // A Server is the HTTP endpoint. Start it, then Close it.
 type Server struct {
-	cfg    Config
+	cfg    config
 	mux    *http.ServeMux
 	srv    *http.Server
 	ln     net.Listener
 	served chan error
 }
 
-// New returns a Server with its routes, not yet listening.
-func New(cfg Config) *Server {
+// New returns a Server with its routes, not yet listening; it is to
+// listen at addr, such as 127.0.0.1:9090 (HTTP_LISTEN).
+func New(addr string, opts Options) *Server {
+	cfg := config{Options: opts, Addr: addr}
 	if cfg.CheckTimeout <= 0 {
 		cfg.CheckTimeout = 5 * time.Second
 	}

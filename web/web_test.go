@@ -38,8 +38,7 @@ func TestEndpoints(t *testing.T) {
 	m.ToolCall("files", "read", "ok", 0)
 	dbErr := error(nil)
 	probe := web.NewRecentProbe("telegram", 1<<62)
-	s := web.New(web.Config{
-		Addr:    "127.0.0.1:0",
+	s := web.New("127.0.0.1:0", web.Options{
 		Metrics: m,
 		Health:  []web.Check{{Name: "database", Check: func(context.Context) error { return dbErr }}},
 		Ready:   []web.Check{{Name: "telegram", Check: probe.Check}},
@@ -88,12 +87,12 @@ func TestEndpoints(t *testing.T) {
 }
 
 func TestAddressInUse(t *testing.T) {
-	a := web.New(web.Config{Addr: "127.0.0.1:0"})
+	a := web.New("127.0.0.1:0", web.Options{})
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close(context.Background())
-	b := web.New(web.Config{Addr: a.Addr()})
+	b := web.New(a.Addr(), web.Options{})
 	if err := b.Start(); err == nil || !strings.Contains(err.Error(), "HTTP_LISTEN") {
 		b.Close(context.Background())
 		t.Fatalf("a second Start on %s = %v, want an error naming HTTP_LISTEN", a.Addr(), err)
@@ -107,7 +106,7 @@ func TestHealthOfAClosedDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := web.New(web.Config{Addr: "127.0.0.1:0", Health: []web.Check{{Name: "database", Check: db.Ping}}})
+	s := web.New("127.0.0.1:0", web.Options{Health: []web.Check{{Name: "database", Check: db.Ping}}})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}

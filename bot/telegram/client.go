@@ -26,10 +26,8 @@ import (
 	"github.com/mcpgram/mcpgram/metrics"
 )
 
-// A Config configures a Client.
-type Config struct {
-	Token  string
-	APIURL string // without the trailing slash
+// Options are a Client's optional settings.
+type Options struct {
 	// PollTimeout is the getUpdates long-poll timeout.
 	PollTimeout time.Duration
 	// MaxRetries is how often one call is retried.
@@ -43,7 +41,15 @@ type Config struct {
 	Pace Pacer
 	// Metrics counts the calls by method and status; nil counts none.
 	Metrics *metrics.Metrics
-	Logger  *slog.Logger
+	// Logger, default one that discards.
+	Logger *slog.Logger
+}
+
+// config is what New was given.
+type config struct {
+	Options
+	Token  string
+	APIURL string
 }
 
 // A Pacer spaces the messages a bot sends: Telegram allows a bot about 30
@@ -55,7 +61,7 @@ type Pacer interface {
 // A Client calls the Bot API. Its methods are safe for concurrent use,
 // except GetMe and GetUpdates, which one poller calls in turn.
 type Client struct {
-	cfg    Config
+	cfg    config
 	logger *slog.Logger
 	api    *tgbotapi.BotAPI // sends; bound to base
 	poll   *tgbotapi.BotAPI // long polls; bound to each poll's context
@@ -75,8 +81,14 @@ const (
 	draftsOff
 )
 
-// New returns a Client that has not yet contacted Telegram.
-func New(cfg Config) *Client {
+// New returns a Client of the bot with token at the Bot API server
+// apiURL (without the trailing slash) that has not yet contacted
+// Telegram.
+func New(token, apiURL string, opts Options) *Client {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := config{Options: opts, Token: token, APIURL: apiURL}
 	c := &Client{cfg: cfg, logger: cfg.Logger}
 	c.base, c.cancel = context.WithCancel(context.Background())
 	transport := &http.Transport{

@@ -33,7 +33,7 @@ func (p *countingPacer) Wait(ctx context.Context) error {
 func TestPaceSpacesNewMessagesOnly(t *testing.T) {
 	fake := tgfake.New(t)
 	pace := &countingPacer{}
-	c := telegram.New(telegram.Config{Token: tgfake.Token, APIURL: fake.URL(), MaxRetries: 1,
+	c := telegram.New(tgfake.Token, fake.URL(), telegram.Options{MaxRetries: 1,
 		RetryMin: time.Millisecond, RetryMax: time.Millisecond, Pace: pace})
 	t.Cleanup(c.Close)
 	ctx := t.Context()

@@ -31,13 +31,8 @@ type Inbox interface {
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
 }
 
-// A Config configures a Receiver.
-type Config struct {
-	TG    *telegram.Client
-	Inbox Inbox
-	// Arrived is told of each stored batch by its first update id
-	// (dispatch.Queue.Arrived).
-	Arrived func(updateID int64)
+// Options are a Receiver's optional settings.
+type Options struct {
 	// Heartbeat, when set, is called after each answer from Telegram:
 	// getUpdates, or getWebhookInfo in webhook mode.
 	Heartbeat func()
@@ -51,19 +46,30 @@ type Config struct {
 	Logger      *slog.Logger
 }
 
+// config is what New was given.
+type config struct {
+	Options
+	TG      *telegram.Client
+	Inbox   Inbox
+	Arrived func(updateID int64)
+}
+
 // A Receiver takes updates in: Poll, or Watch with ServeHTTP as the
 // webhook's handler.
 type Receiver struct {
-	cfg       Config
+	cfg       config
 	logger    *slog.Logger
 	refusedAt atomic.Int64 // when a refused webhook request was last logged, in Unix ns
 }
 
-// New returns a Receiver.
-func New(cfg Config) *Receiver {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+// New returns a Receiver that takes updates from tg into inbox, and
+// tells arrived of each stored batch by its first update id
+// (dispatch.Queue.Arrived).
+func New(tg *telegram.Client, inbox Inbox, arrived func(updateID int64), opts Options) *Receiver {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg := config{Options: opts, TG: tg, Inbox: inbox, Arrived: arrived}
 	return &Receiver{cfg: cfg, logger: cfg.Logger}
 }
 

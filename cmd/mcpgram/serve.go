@@ -31,8 +31,7 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	if cfg.HTTPListen == "" {
 		return nil, nil
 	}
-	s := web.New(web.Config{
-		Addr:    cfg.HTTPListen,
+	s := web.New(cfg.HTTPListen, web.Options{
 		Metrics: app.Metrics,
 		Health:  []web.Check{{Name: "database", Check: app.Store.Ping}},
 		Ready: []web.Check{
