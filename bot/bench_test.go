@@ -38,11 +38,11 @@ func (a *timedAgent) Turn(ctx context.Context, req agent.Request, emit func(agen
 }
 
 // BenchmarkChats: N chats at once, each one tool round trip (two model
-// calls of 300 ms and a call of server-everything's echo), against one
+// calls of 300 ms and a call of hub/testdata/echo's echo), against one
 // chat alone. It reports the ratio of the two wall times (goal < 1.5), the
 // bot's own time per message (update to turn start, plus answer event to
 // the message reaching Telegram), and the process CPU time per message
-// (bot, agent, store, hub client and both fakes; the node server is a
+// (bot, agent, store, hub client and both fakes; the echo server is a
 // separate process). MAX_CONCURRENT_TURNS is raised above N: at the
 // default 64, 200 chats run in four waves, by design.
 //
@@ -83,7 +83,7 @@ func benchChats(b *testing.B, n int) {
 		}
 		for i := range count {
 			id := base + int64(i)
-			s.fake.WaitFor(b, 60*time.Second, "bench reply", func() bool { return countText(s.fake, id, fmt.Sprintf("Tool said: Echo: bench %d", id)) == 1 })
+			s.fake.WaitFor(b, 60*time.Second, "bench reply", func() bool { return countText(s.fake, id, fmt.Sprintf("Tool said: bench %d", id)) == 1 })
 		}
 		return time.Since(start)
 	}
@@ -110,7 +110,7 @@ func benchChats(b *testing.B, n int) {
 		for _, c := range s.fake.Calls("sendMessage") {
 			var id int64
 			fmt.Sscan(c.Params["chat_id"], &id)
-			if id < from || id >= to || !strings.Contains(c.Params["text"], "Tool said: Echo: bench") {
+			if id < from || id >= to || !strings.Contains(c.Params["text"], "Tool said: bench") {
 				continue
 			}
 			key := fmt.Sprint(id)

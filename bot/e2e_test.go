@@ -22,8 +22,9 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// stack is the whole program but main: real agent, real hub running
-// server-everything, real store, a scripted model and the Telegram fake.
+// stack is the whole program but main: real agent, real hub running the
+// test server hub/testdata/echo (which needs no Node), real store, a
+// scripted model and the Telegram fake.
 type stack struct {
 	t        testing.TB
 	fake     *tgfake.Server
@@ -72,15 +73,15 @@ func scriptedModel(delay time.Duration) llmfake.Handler {
 		case strings.Contains(last, "please ask"):
 			r = llmfake.Text("<ask_followup_question>\n<question>Which **city**?</question>\n<options>[\"Paris\", \"Rome & <Milan>\"]</options>\n</ask_followup_question>")
 		case strings.Contains(last, "add numbers"):
-			r = llmfake.Text("Adding.\n" + useTool("everything", "get-sum", `{"a": 2, "b": 3}`))
+			r = llmfake.Text("Adding.\n" + useTool("echo", "add", `{"a": 2, "b": 3}`))
 		case strings.Contains(last, "long please"):
 			r = llmfake.Text(longMarkdown())
 		case strings.Contains(last, "picture"):
-			r = llmfake.Text(useTool("everything", "get-tiny-image", `{}`))
+			r = llmfake.Text(useTool("echo", "image", `{}`))
 		case strings.Contains(last, "echo "):
 			_, msg, _ := strings.Cut(last, "echo ")
 			args, _ := json.Marshal(map[string]string{"message": msg})
-			r = llmfake.Text("Let me echo that.\n" + useTool("everything", "echo", string(args)))
+			r = llmfake.Text("Let me echo that.\n" + useTool("echo", "echo", string(args)))
 		default:
 			r = llmfake.Text("Hello! You said: " + last)
 		}
@@ -103,8 +104,8 @@ func newStack(t testing.TB, h llmfake.Handler, editAgent func(*llm.Profile, *age
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
 	s.settings = testenv.WriteSettings(t, dir, map[string]any{
-		"everything": testenv.EverythingEntry(t, "echo", "get-tiny-image"),
-		"broken":     map[string]any{"command": filepath.Join(dir, "no-such-server")},
+		"echo":   testenv.EchoEntry(t, "echo", "image"),
+		"broken": map[string]any{"command": filepath.Join(dir, "no-such-server")},
 	})
 	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true, RestartDelay: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -140,8 +141,8 @@ func TestE2EToolRoundTripAndImage(t *testing.T) {
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "please echo hi <there> & co")
-	waitText(t, s.fake, alice, "Tool said: Echo: hi <there> & co")
-	waitText(t, s.fake, alice, "echo on everything")
+	waitText(t, s.fake, alice, "Tool said: hi <there> & co")
+	waitText(t, s.fake, alice, "echo on echo")
 	s.fake.Text(alice, alice, "a picture please")
 	s.fake.WaitFor(t, 30*time.Second, "a photo", func() bool {
 		for _, m := range s.fake.Messages(alice) {
@@ -216,7 +217,7 @@ func TestE2EApprovals(t *testing.T) {
 	}
 
 	m := ask(alice, alice)
-	if !strings.Contains(m.Plain, "get-sum") || !strings.Contains(m.Plain, "• a: 2\n• b: 3") {
+	if !strings.Contains(m.Plain, "Run add on echo") || !strings.Contains(m.Plain, "• a: 2\n• b: 3") {
 		t.Errorf("approval card: %q", m.Plain)
 	}
 	press(alice, alice, m, 0)
@@ -252,7 +253,7 @@ func TestE2EApprovals(t *testing.T) {
 	press(admin, admin, m, 2)
 	waitText(t, s.fake, admin, "Tool said: The sum of 2 and 3 is 5")
 	b, _ := os.ReadFile(s.settings)
-	if !strings.Contains(string(b), "get-sum") {
+	if !strings.Contains(string(b), `"add"`) {
 		t.Errorf("Always allow did not persist: %s", b)
 	}
 }
@@ -264,29 +265,29 @@ func TestE2EServers(t *testing.T) {
 	waitText(t, s.fake, alice, "only admins")
 	s.fake.Text(admin, admin, "/servers")
 	m := waitText(t, s.fake, admin, "MCP servers")
-	if !strings.Contains(m.Plain, "broken: failed") || !strings.Contains(m.Plain, "everything: running") {
+	if !strings.Contains(m.Plain, "broken: failed") || !strings.Contains(m.Plain, "echo: running") {
 		t.Errorf("/servers: %q", m.Plain)
 	}
 	// Forged by a non-admin: alert, nothing changes.
-	cb := s.fake.Press(admin, alice, m.ID, "s:d:0:everything")
+	cb := s.fake.Press(admin, alice, m.ID, "s:d:0:echo")
 	if ans := waitAnswer(t, s.fake, cb); !ans.ShowAlert {
 		t.Errorf("forged toggle: %+v", ans)
 	}
-	if sv, _ := s.hub.Catalog().Server("everything"); sv.Status != hub.StatusRunning {
-		t.Errorf("forged toggle changed everything to %s", sv.Status)
+	if sv, _ := s.hub.Catalog().Server("echo"); sv.Status != hub.StatusRunning {
+		t.Errorf("forged toggle changed echo to %s", sv.Status)
 	}
-	cb = s.fake.Press(admin, admin, m.ID, "s:d:0:everything")
+	cb = s.fake.Press(admin, admin, m.ID, "s:d:0:echo")
 	waitAnswer(t, s.fake, cb)
-	waitText(t, s.fake, admin, "everything: disabled")
-	if sv, _ := s.hub.Catalog().Server("everything"); sv.Status != hub.StatusDisabled {
+	waitText(t, s.fake, admin, "echo: disabled")
+	if sv, _ := s.hub.Catalog().Server("echo"); sv.Status != hub.StatusDisabled {
 		t.Errorf("after Disable: %s", sv.Status)
 	}
 	if b, _ := os.ReadFile(s.settings); !strings.Contains(string(b), `"disabled": true`) {
 		t.Errorf("Disable did not persist:\n%s", b)
 	}
-	cb = s.fake.Press(admin, admin, m.ID, "s:e:0:everything")
+	cb = s.fake.Press(admin, admin, m.ID, "s:e:0:echo")
 	waitAnswer(t, s.fake, cb)
-	waitText(t, s.fake, admin, "everything: running")
+	waitText(t, s.fake, admin, "echo: running")
 }
 
 func TestE2ELongReplyAnd429(t *testing.T) {
@@ -354,6 +355,6 @@ func TestE2EManyChats(t *testing.T) {
 		s.fake.Text(int64(5000+i), int64(5000+i), fmt.Sprintf("echo chat %d", i))
 	}
 	for i := range n {
-		waitText(t, s.fake, int64(5000+i), fmt.Sprintf("Tool said: Echo: chat %d", i))
+		waitText(t, s.fake, int64(5000+i), fmt.Sprintf("Tool said: chat %d", i))
 	}
 }

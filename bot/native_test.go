@@ -11,7 +11,7 @@ import (
 
 // The bot's scenarios in every way of calling tools: a plain answer, a
 // tool call with its approval card, and a follow-up question with its
-// buttons, through the real agent, hub (server-everything) and store. In
+// buttons, through the real agent, hub (hub/testdata/echo) and store. In
 // native mode the scripted model answers with tool_calls, streamed; in
 // auto against an endpoint that refuses tools, in XML after one refusal.
 func TestE2EToolCallingModes(t *testing.T) {
@@ -39,7 +39,7 @@ func TestE2EToolCallingModes(t *testing.T) {
 
 			s.fake.Text(alice, alice, "add numbers")
 			card := waitText(t, s.fake, alice, "Approval needed")
-			if !strings.Contains(card.Plain, "get-sum") || !strings.Contains(card.Plain, "• a: 2\n• b: 3") {
+			if !strings.Contains(card.Plain, "Run add on echo") || !strings.Contains(card.Plain, "• a: 2\n• b: 3") {
 				t.Errorf("approval card: %q", card.Plain)
 			}
 			waitAnswer(t, s.fake, s.fake.Press(alice, alice, card.ID, strings.SplitN(card.Buttons()[0], "=", 2)[1]))
@@ -54,7 +54,7 @@ func TestE2EToolCallingModes(t *testing.T) {
 			waitText(t, s.fake, alice, "You picked Rome & <Milan>")
 
 			for _, m := range s.fake.Messages(alice) {
-				if strings.Contains(m.Plain, "<use_mcp_tool") || strings.Contains(m.Plain, "server_name") || strings.Contains(m.Plain, "everything__") {
+				if strings.Contains(m.Plain, "<use_mcp_tool") || strings.Contains(m.Plain, "server_name") || strings.Contains(m.Plain, "echo__") {
 					t.Errorf("tool call shown to the user: %q", m.Plain)
 				}
 			}
