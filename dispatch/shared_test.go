@@ -164,6 +164,35 @@ func TestSharedInboxTakeover(t *testing.T) {
 	}
 }
 
+// Leases are what a queue shares the inbox by, not the kind of store:
+// over PostgreSQL without Options.Leases it owns the whole inbox, runs the
+// chat another instance holds a lease on, and takes no lease itself.
+func TestSharedInboxWithoutLeases(t *testing.T) {
+	db := sharedInbox(t, 1)[0]
+	ctx := context.Background()
+	if err := db.InboxPut(ctx,
+		store.InboxItem{UpdateID: 1, ChatID: "x", Payload: []byte(`{}`)},
+		store.InboxItem{UpdateID: 2, ChatID: "y", Payload: []byte(`{}`)},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ClaimPending(ctx, store.Claim{Instance: "other", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 1 || got[0].ChatID != "x" {
+		t.Fatalf("the other instance claimed %v (%v), want chat x", got, err)
+	}
+	l := newLedger(t)
+	q := start(t, db, l.route("alone", nil), dispatch.Options{Instance: "alone"})
+	defer closeQueue(t, q)
+	if name := q.Instance(); name != "" {
+		t.Errorf("Instance() = %q, want \"\": the queue owns the whole inbox", name)
+	}
+	waitFor(t, func() bool { return l.count() == 2 })
+	for chat, want := range map[string]string{"x": "other", "y": ""} {
+		if owner, _, err := db.LeaseOwner(ctx, chat); err != nil || owner != want {
+			t.Errorf("lease of %s: %q (%v), want %q", chat, owner, err, want)
+		}
+	}
+}
+
 // Close hands the chats back: what the instance left pending goes to
 // another at once, not after its lease (an hour here) expires.
 func TestSharedInboxCloseHandsBack(t *testing.T) {
