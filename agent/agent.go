@@ -71,9 +71,19 @@ var (
 )
 
 // A Model answers chat messages as its profile says; *llm.Client is
-// one. The profile is the model's name, the one a chat chooses it by, and
-// everything a turn reads of the model: its temperature, context budget,
-// vision, prompt variant and way of calling tools.
+// one. The profile's Name is the one a chat chooses it by (its Model
+// labels metrics and stored token counts), and a turn reads everything
+// model-specific from it, once, at its start:
+//   - Temperature is sent on every call; after a reply with an invalid
+//     tool call the next call is made 0.1 cooler per mistake in a row,
+//     down to 0, to pull a confused model towards the format.
+//   - ContextTokens is the budget for what one call sends, estimated at
+//     4 bytes a token; 0 means none. Whole old turns are left out to fit;
+//     the system prompt and the current turn never are.
+//   - Vision: the images of the history go to the model, counted against
+//     the budget; without it they are a note, and the user is told.
+//   - Prompt is the system prompt's variant; ToolCalling, how tools are
+//     called (see llm.ToolCalling).
 type Model interface {
 	Profile() llm.Profile
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
