@@ -112,6 +112,10 @@ func BenchmarkStart(b *testing.B) {
 		{"3everything", func(tb testing.TB) map[string]any {
 			return map[string]any{"e1": testenv.EverythingEntry(tb), "e2": testenv.EverythingEntry(tb), "e3": testenv.EverythingEntry(tb)}
 		}},
+		{"filesystem", func(tb testing.TB) map[string]any {
+			node, dir := testenv.NPMPackage(tb, "@modelcontextprotocol/server-filesystem")
+			return map[string]any{"fs": map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), tb.TempDir()}}}
+		}},
 	}
 	for _, set := range sets {
 		b.Run(set.name, func(b *testing.B) {
@@ -143,22 +147,39 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
+// BenchmarkRestartIgnoredDiscover measures the restarts of a server that
+// ignores server/discover: its first start waits for it pingGrace (0.5 s)
+// after the server answered the ping behind it, and its restarts,
+// remembered, speak the handshake at once.
+func BenchmarkRestartIgnoredDiscover(b *testing.B) {
+	h, _ := startHub(b, map[string]any{"mute": map[string]any{"command": testenv.TestServer(b, "raw"), "args": []string{"-mode", "mute-discover"}}})
+	ctx := context.Background()
+	var total time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := h.Restart(ctx, "mute"); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/restart")
+}
+
 // bareClient starts the server of entry under mcp-go's client alone, as a
-// baseline for the hub.
+// baseline for the hub: it negotiates the revision as the hub does.
 func bareClient(b *testing.B, entry map[string]any) *client.Client {
 	b.Helper()
 	var args []string
 	if a, ok := entry["args"].([]string); ok {
 		args = a
 	}
-	c := client.NewClient(transport.NewStdio(entry["command"].(string), nil, args...), client.WithProtocolVersion(hub.ProtocolVersion))
+	c := client.NewClient(transport.NewStdio(entry["command"].(string), nil, args...))
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = hub.ProtocolVersion
 	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		b.Fatal(err)

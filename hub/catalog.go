@@ -87,6 +87,8 @@ type ServerInfo struct {
 	LastStderr string
 	// Restarts counts automatic restarts since the hub started.
 	Restarts int
+	// Protocol is the MCP revision spoken with the running server.
+	Protocol string
 
 	Timeout     time.Duration
 	AutoApprove []string

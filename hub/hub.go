@@ -72,6 +72,11 @@ type Options struct {
 	// Metrics, when set, records start-up times and restarts, and reports
 	// each server's status at every scrape.
 	Metrics *metrics.Metrics
+
+	// Elicitor asks the user what a server asks in the middle of a call
+	// (see Elicitation). Without one the hub declares no elicitation to
+	// servers, and answers one that asks anyway "cancel".
+	Elicitor Elicitor
 }
 
 func (o *Options) setDefaults() {
@@ -125,6 +130,11 @@ type Hub struct {
 
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
+
+	// legacy remembers the launches of servers that ignored
+	// server/discover, so that their restarts do not wait for it again.
+	legacyMu sync.Mutex
+	legacy   map[string]bool
 }
 
 // New reads the settings file at settingsPath. It fails only when the file
@@ -339,7 +349,7 @@ func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, 
 		"name":      tool,
 		"arguments": args,
 		"_meta":     meta(caller),
-	})
+	}, caller, tool, "")
 	if err != nil {
 		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
 	}
@@ -359,7 +369,7 @@ func (h *Hub) ReadResource(ctx context.Context, caller Caller, server, uri strin
 	raw, err := s.request(ctx, "resources/read", map[string]any{
 		"uri":   uri,
 		"_meta": meta(caller),
-	})
+	}, caller, "", uri)
 	if err != nil {
 		return nil, fmt.Errorf("read resource %q on %q: %w", uri, server, err)
 	}

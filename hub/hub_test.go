@@ -340,6 +340,7 @@ func TestStartFailures(t *testing.T) {
 		{"negative timeout", map[string]any{"command": "sh", "timeout": -5}, "timeout must be"},
 		{"zero timeout", map[string]any{"command": "sh", "timeout": 0}, "timeout must be"},
 		{"tiny timeout", map[string]any{"command": "sh", "timeout": 0.001}, "timeout must be"},
+		{"unknown protocol version", map[string]any{"command": "sh", "protocolVersion": "2030-01-01"}, `protocolVersion "2030-01-01" is not an MCP revision mcpgram knows`},
 	}
 	servers := map[string]any{
 		"good":            echoServer(t, nil),

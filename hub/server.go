@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,11 +25,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
-
-// ProtocolVersion is the MCP version the hub asks for in initialize. Pinned
-// because with an empty or newer version mcp-go v1.2.1 first probes with
-// server/discover, which costs 5 s against servers that ignore it.
-const ProtocolVersion = "2025-06-18"
 
 // stderrKeep is how much of a server's recent stderr the hub keeps.
 const stderrKeep = 16 << 10
@@ -127,6 +123,19 @@ type conn struct {
 
 	stdout   *os.File // our end of a child's stdout
 	requests inFlight // the hub's requests awaiting an answer
+	calls    calls    // the calls among them, for what their servers ask
+
+	// version is the negotiated revision; modern, whether it is 2026-07-28
+	// or later, whose requests carry their own _meta.
+	version string
+	modern  bool
+	hubMeta map[string]any // the _meta keys of a modern connection
+	// tools are the server's tool definitions, for the Mcp-Param headers
+	// of a modern connection over HTTP.
+	toolsMu sync.Mutex
+	tools   map[string]mcp.Tool
+	// stopListen ends the subscriptions/listen stream of a modern connection.
+	stopListen func()
 
 	reasonMu sync.Mutex
 	reason   error // why the hub stopped the child, if it did
@@ -155,6 +164,9 @@ func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
 // and our end of its stdout.
 func (c *conn) close() {
 	c.closeOnce.Do(func() {
+		if c.stopListen != nil {
+			c.stopListen()
+		}
 		_ = c.client.Close()
 		if c.stdout != nil {
 			c.stdout.Close()
@@ -174,12 +186,21 @@ func (s *server) info() ServerInfo {
 		ExitCode:          s.exitCode,
 		LastStderr:        s.lastStderr,
 		Restarts:          s.restarts,
+		Protocol:          s.protocol(),
 		Timeout:           s.cfg.timeout,
 		AutoApprove:       slices.Clone(s.cfg.autoApprove),
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
 		ResourceTemplates: slices.Clone(s.templates),
 	}
+}
+
+// protocol is the revision of the live connection; s.mu is held.
+func (s *server) protocol() string {
+	if s.conn == nil {
+		return ""
+	}
+	return s.conn.version
 }
 
 // start launches the run loop unless it is already running. The returned
@@ -434,7 +455,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
 	defer cancel()
 	phase := "initialize"
-	err = s.initialize(ictx, c)
+	err = s.initialize(ictx, c, cfg)
 	if err == nil {
 		phase = "tools/list"
 		err = s.readCatalog(ictx, c)
@@ -535,7 +556,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 	}
 	go guard.run(fromChild, toTransport)
 	c.tr = transport.NewIO(lines, toChild, nil)
-	c.client = client.NewClient(c.tr, client.WithProtocolVersion(ProtocolVersion))
+	c.client = client.NewClient(c.tr, s.clientOptions(c)...)
 	if err := c.client.Start(context.Background()); err != nil {
 		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
 	}
@@ -547,9 +568,15 @@ func (s *server) dial(c *conn, cfg config) error {
 	var err error
 	switch cfg.typ {
 	case TypeStreamableHTTP:
-		c.client, err = client.NewStreamableHttpClient(cfg.url, transport.WithHTTPHeaders(cfg.headers))
+		var tr *transport.StreamableHTTP
+		if tr, err = transport.NewStreamableHTTP(cfg.url, transport.WithHTTPHeaders(cfg.headers)); err == nil {
+			c.client = client.NewClient(tr, s.clientOptions(c)...)
+		}
 	case TypeSSE:
-		c.client, err = client.NewSSEMCPClient(cfg.url, client.WithHeaders(cfg.headers))
+		var tr *transport.SSE
+		if tr, err = transport.NewSSE(cfg.url, transport.WithHeaders(cfg.headers)); err == nil {
+			c.client = client.NewClient(tr, s.clientOptions(c)...)
+		}
 	}
 	if err != nil {
 		return cfg.scrubErr(fmt.Errorf("connect %s: %w", cfg.url, err))
@@ -570,13 +597,40 @@ func (s *server) dial(c *conn, cfg config) error {
 	return nil
 }
 
-func (s *server) initialize(ctx context.Context, c *conn) error {
+// clientOptions are those of the mcp-go client of c: the capabilities the
+// hub implements, and the answer to a 2025 server's elicitation/create.
+func (s *server) clientOptions(c *conn) []client.ClientOption {
+	opts := []client.ClientOption{client.WithClientCapabilities(s.hub.capabilities())}
+	if s.hub.opts.Elicitor != nil {
+		opts = append(opts, client.WithElicitationHandler(legacyElicitor{s: s, c: c}))
+	}
+	return opts
+}
+
+// initialize negotiates the revision and initializes c with it: with
+// server/discover for 2026-07-28, with the initialize handshake before.
+// A modern connection then listens for the list changes the hub follows.
+func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = ProtocolVersion
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpgram", Version: "1"}
+	req.Params.ProtocolVersion = s.negotiate(ctx, c, cfg)
+	req.Params.ClientInfo = clientInfo
+	req.Params.Capabilities = s.hub.capabilities()
 	if _, err := c.client.Initialize(ctx, req); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
+	c.version = c.client.ProtocolVersion()
+	c.modern = mcp.IsModernProtocol(c.version)
+	if c.modern {
+		c.hubMeta = s.hub.protocolMeta(c.version)
+		filter := mcp.SubscriptionFilter{ToolsListChanged: true, ResourcesListChanged: true}
+		stop, err := c.client.ListenAsync(context.Background(), filter, func(err error) {
+			s.log.Debug("subscriptions/listen ended", "err", err)
+		})
+		if err == nil {
+			c.stopListen = stop
+		}
+	}
+	s.log.Debug("server initialized", "protocol", c.version)
 	return nil
 }
 
@@ -590,9 +644,14 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 		if err != nil {
 			return fmt.Errorf("list tools: %w", err)
 		}
+		defs := make(map[string]mcp.Tool, len(res.Tools))
 		for _, t := range res.Tools {
 			tools = append(tools, convertTool(t))
+			defs[t.Name] = t
 		}
+		c.toolsMu.Lock()
+		c.tools = defs
+		c.toolsMu.Unlock()
 		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	}
 	var resources []Resource
@@ -712,27 +771,63 @@ func (s *server) shutdown(c *conn) error {
 	return c.stopErr
 }
 
-// request sends one request on the current connection with the server's
-// timeout and returns the raw result. It bypasses mcp-go's typed calls,
-// which fail to decode a whole result over one content type they don't know.
-func (s *server) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// request sends a tools/call or resources/read (of tool or uri) for
+// caller on the current connection and returns the raw result. It
+// bypasses mcp-go's typed calls, which fail to decode a whole result over
+// one content type they don't know. A server that answers
+// "input_required" gets its questions asked through the hub's Elicitor and
+// the request again with the answers, up to MaxElicitations times.
+func (s *server) request(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
 	c, cfg, err := s.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
+	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32)}
+	for round := 0; ; round++ {
+		raw, err := s.send(ctx, c, cfg, method, params, cl)
+		if err != nil {
+			return nil, err
+		}
+		ir, more, err := inputRequired(raw)
+		if err != nil || !more {
+			return raw, err
+		}
+		if round >= MaxElicitations {
+			return nil, errElicitLoop
+		}
+		answers, err := s.fulfil(cl, ir.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		params = maps.Clone(params)
+		params["inputResponses"] = answers
+		if ir.RequestState != "" {
+			params["requestState"] = ir.RequestState
+		} else {
+			delete(params, "requestState")
+		}
+	}
+}
+
+// send sends one request with the server's timeout, which stops while the
+// server waits for the user (see clock). The call travels in the request's
+// context, where a 2025 server's elicitation/create over HTTP finds it.
+func (s *server) send(ctx context.Context, c *conn, cfg config, method string, params map[string]any, parent *call) (json.RawMessage, error) {
 	timeout := cfg.timeout
-	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
-	defer cancel()
-	idText := "mcpgram-" + strconv.FormatInt(c.nextID.Add(1), 10)
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{})}
+	defer close(cl.done)
+	cl.clock = newClock(timeout, func() { cancel(errTimeout) })
+	defer cl.clock.stop()
+	rctx = context.WithValue(rctx, callKey{}, cl)
+	idText := requestID(c.nextID.Add(1))
 	id := mcp.NewRequestId(idText)
 	c.requests.add(idText)
 	defer c.requests.remove(idText)
-	resp, err := c.tr.SendRequest(rctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      id,
-		Method:  method,
-		Params:  params,
-	})
+	c.calls.add(idText, cl)
+	defer c.calls.remove(idText)
+	resp, err := c.tr.SendRequest(rctx, c.jsonRPC(id, method, params, parent))
 	if err != nil {
 		if rctx.Err() != nil {
 			c.cancelRequest(id, context.Cause(rctx))
@@ -753,6 +848,39 @@ func (s *server) request(ctx context.Context, method string, params any) (json.R
 		return nil, resp.Error.AsError()
 	}
 	return resp.Result, nil
+}
+
+// jsonRPC is the request to send on c: on a modern connection its _meta
+// also carries the revision, the client and its capabilities, and over
+// HTTP it has the Mcp-* headers.
+func (c *conn) jsonRPC(id mcp.RequestId, method string, params map[string]any, cl *call) transport.JSONRPCRequest {
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
+	if !c.modern {
+		return req
+	}
+	p := maps.Clone(params)
+	m := map[string]any{}
+	if old, ok := params["_meta"].(map[string]any); ok {
+		maps.Copy(m, old)
+	}
+	maps.Copy(m, c.hubMeta)
+	p["_meta"] = m
+	req.Params = p
+	req.Header = standardHeaders(c.version, mcp.MCPMethod(method), p)
+	if method == string(mcp.MethodToolsCall) {
+		c.toolsMu.Lock()
+		t, ok := c.tools[cl.tool]
+		c.toolsMu.Unlock()
+		if raw, err := json.Marshal(p); ok && err == nil {
+			for k, v := range mcp.GenerateParamHeaders(&t, raw) {
+				if req.Header == nil {
+					req.Header = http.Header{}
+				}
+				req.Header.Set(k, v)
+			}
+		}
+	}
+	return req
 }
 
 // ready returns the live connection, waiting up to the server's timeout

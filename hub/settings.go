@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
@@ -53,13 +55,15 @@ type config struct {
 	disabled    bool
 	autoApprove []string
 	timeout     time.Duration
-	err         error
+	// protocolVersion pins the revision to speak, skipping server/discover.
+	protocolVersion string
+	err             error
 }
 
 // launchKey is what decides whether a change of the entry needs a restart:
 // everything but disabled and autoApprove, which the hub applies in place.
 func (c config) launchKey() string {
-	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, errString(c.err)})
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.protocolVersion, errString(c.err)})
 	return string(b)
 }
 
@@ -84,6 +88,9 @@ type entry struct {
 	Type        string            `json:"type"`
 	URL         string            `json:"url"`
 	Headers     map[string]string `json:"headers"`
+	// ProtocolVersion pins the MCP revision for a server that cannot
+	// negotiate it (one that ignores server/discover).
+	ProtocolVersion string `json:"protocolVersion"`
 }
 
 // loadSettings reads the settings file at path. Only a file that cannot be
@@ -233,6 +240,12 @@ func (c *config) read(e entry, dir string, expand func(string) (string, error)) 
 			return fmt.Errorf("timeout must be a number of seconds from %g to %d, got %v", minTimeout, maxTimeout, t)
 		}
 		c.timeout = time.Duration(*e.Timeout * float64(time.Second))
+	}
+	if v := e.ProtocolVersion; v != "" {
+		if !validProtocolVersion(v) {
+			return fmt.Errorf("protocolVersion %q is not an MCP revision mcpgram knows (%s)", v, strings.Join(mcp.ValidProtocolVersions, ", "))
+		}
+		c.protocolVersion = v
 	}
 	typ, err := serverType(e)
 	if err != nil {

@@ -47,6 +47,21 @@ func EchoEntry(t testing.TB, autoApprove ...string) map[string]any {
 	return map[string]any{"command": TestServer(t, "echo"), "autoApprove": autoApprove}
 }
 
+// FeaturesEntry is the settings entry that runs the test server
+// hub/testdata/features, which speaks 2026-07-28 or, legacy, only the 2025
+// revisions, with the given tools auto-approved.
+func FeaturesEntry(t testing.TB, legacy bool, autoApprove ...string) map[string]any {
+	t.Helper()
+	if autoApprove == nil {
+		autoApprove = []string{}
+	}
+	args := []string{}
+	if legacy {
+		args = append(args, "-legacy")
+	}
+	return map[string]any{"command": TestServer(t, "features"), "args": args, "autoApprove": autoApprove}
+}
+
 // NewHub returns a hub on the settings file at path, not started, and
 // closes it when the test ends. A zero StopGrace is shortened: a test has
 // no patience for a server that ignores its closed stdin. A zero KillGrace

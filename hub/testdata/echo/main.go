@@ -56,9 +56,15 @@ func main() {
 			return mcp.NewToolResultText(req.GetString("message", "")), nil
 		})
 	whoami := func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// mcpgram's own keys: the protocol's (on 2026-07-28) are not the
+		// caller.
 		got := map[string]any{}
 		if req.Params.Meta != nil {
-			got = req.Params.Meta.AdditionalFields
+			for k, v := range req.Params.Meta.AdditionalFields {
+				if strings.HasPrefix(k, "mcpgram/") {
+					got[k] = v
+				}
+			}
 		}
 		b, _ := json.Marshal(got)
 		return mcp.NewToolResultText(string(b)), nil

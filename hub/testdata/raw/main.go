@@ -4,7 +4,12 @@
 // content type no MCP version defines; with -mode flood a tool call makes
 // it write to stdout without end and without a newline; with -mode nullid
 // it answers a tool call with a parse error whose id is null, as servers
-// do for a request they cannot read.
+// do for a request they cannot read. Whatever the mode, a 2025 server to
+// the hub, it answers server/discover with "method not found"; with -mode
+// mute-discover it never answers it, as some servers ignore a request
+// before initialize; with -mode empty-discover it answers it with an empty
+// result, as some servers answer every method they do not know. With
+// RAW_LOG set, it appends the method of each request to that file.
 package main
 
 import (
@@ -17,7 +22,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "silent", "silent, weird, flood or nullid")
+	mode := flag.String("mode", "silent", "silent, weird, flood, nullid, mute-discover or empty-discover")
 	flag.Parse()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
@@ -32,7 +37,20 @@ func main() {
 		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
 			continue
 		}
+		if f := os.Getenv("RAW_LOG"); f != "" {
+			if log, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(log, req.Method)
+				log.Close()
+			}
+		}
 		var result string
+		switch {
+		case req.Method == "server/discover" && *mode == "mute-discover":
+			continue
+		case req.Method == "server/discover" && *mode == "empty-discover":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", req.ID)
+			continue
+		}
 		switch req.Method {
 		case "initialize":
 			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`

@@ -1,0 +1,338 @@
+// Elicitation: a server asks the user for something in the middle of a
+// call. A 2026-07-28 server answers the call "input_required" and the hub
+// calls again with the answers (multi round-trip requests); a 2025 server
+// sends an elicitation/create request while the call is in flight. Either
+// way the hub hands the question to its Elicitor with who is asking, for
+// whom, during which call, and sends the server exactly the answer.
+
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The modes of an elicitation.
+const (
+	// ElicitForm asks for the fields of a flat JSON Schema object.
+	ElicitForm = "form"
+	// ElicitURL asks the user to visit a URL, outside the chat.
+	ElicitURL = "url"
+)
+
+// An ElicitAction is the user's answer to an elicitation.
+type ElicitAction string
+
+// The answers a server may get.
+const (
+	// ElicitAccept: the user submitted the form (Content holds it) or
+	// reports having visited the URL.
+	ElicitAccept ElicitAction = "accept"
+	// ElicitDecline: the user refused.
+	ElicitDecline ElicitAction = "decline"
+	// ElicitCancel: the user dismissed it, or nobody answered in time.
+	ElicitCancel ElicitAction = "cancel"
+)
+
+// MaxElicitations bounds the questions one call may ask. A 2025 server
+// that asks more gets "cancel" without the user being asked; a call of a
+// 2026-07-28 server that asks more fails.
+const MaxElicitations = 10
+
+// An Elicitation is one question a server asks mid-call.
+type Elicitation struct {
+	// Caller is whom the call is made for: only they may answer.
+	Caller Caller
+	Server string
+	// Tool is the tool whose call asks, or URI the resource being read;
+	// both are "" when a 2025 server over stdio asks while several calls
+	// of the same caller are in flight, as which one asked cannot be told.
+	Tool string
+	URI  string
+	// Mode is ElicitForm or ElicitURL.
+	Mode    string
+	Message string
+	// Schema is the form's requested schema, as compact JSON (ElicitForm).
+	Schema json.RawMessage
+	// URL is where the server asks the user to go, and ID the server's
+	// id of the request (ElicitURL).
+	URL string
+	ID  string
+}
+
+// An ElicitResult is the user's answer.
+type ElicitResult struct {
+	Action ElicitAction
+	// Content is the submitted form (ElicitAccept, ElicitForm only).
+	Content map[string]any
+}
+
+// An Elicitor asks the user. Elicit returns once the user answered, or
+// ctx ended (the call was cancelled); an error is answered "cancel".
+type Elicitor interface {
+	Elicit(ctx context.Context, e Elicitation) (ElicitResult, error)
+}
+
+// A call is one tools/call or resources/read in flight, as far as what it
+// may ask is concerned.
+type call struct {
+	ctx    context.Context
+	caller Caller
+	tool   string
+	uri    string
+	done   chan struct{} // closed when the request returned
+	// asked counts the questions of the whole call, every round of it.
+	asked *atomic.Int32
+	clock *clock
+}
+
+// A clock is a request's timeout, stopped while the server waits for the
+// user: the user's time is not the server's.
+type clock struct {
+	mu     sync.Mutex
+	timer  *time.Timer
+	d      time.Duration
+	paused int
+}
+
+func newClock(d time.Duration, expire func()) *clock {
+	return &clock{timer: time.AfterFunc(d, expire), d: d}
+}
+
+func (c *clock) pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused++; c.paused == 1 {
+		c.timer.Stop()
+	}
+}
+
+// resume starts the timeout over: the server has its whole time again to
+// finish the call once it has its answer.
+func (c *clock) resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused--; c.paused == 0 {
+		c.timer.Reset(c.d)
+	}
+}
+
+func (c *clock) stop() { c.timer.Stop() }
+
+// elicit asks the user what p asks during cl, and returns what the server
+// gets. It never fails: whatever goes wrong is answered "cancel".
+func (s *server) elicit(cl *call, p mcp.ElicitationParams) mcp.ElicitationResult {
+	cancel := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
+	if n := cl.asked.Add(1); n > MaxElicitations {
+		s.log.Warn("server asked the user more than the limit in one call; answered cancel", "limit", MaxElicitations, "tool", cl.tool)
+		return cancel
+	}
+	e, err := s.elicitation(cl, p)
+	if err != nil {
+		s.log.Warn("server asked the user something mcpgram cannot show; answered cancel", "tool", cl.tool, "err", err)
+		return cancel
+	}
+	if s.hub.opts.Elicitor == nil {
+		return cancel
+	}
+	res, err := s.hub.opts.Elicitor.Elicit(cl.ctx, e)
+	if err != nil {
+		if cl.ctx.Err() == nil {
+			s.log.Warn("ask the user", "tool", cl.tool, "err", err)
+		}
+		return cancel
+	}
+	out := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(res.Action)}}
+	switch res.Action {
+	case ElicitAccept:
+		if e.Mode == ElicitForm {
+			content := res.Content
+			if content == nil {
+				content = map[string]any{}
+			}
+			out.Content = content
+		}
+	case ElicitDecline, ElicitCancel:
+	default:
+		return cancel
+	}
+	return out
+}
+
+// elicitation is the Elicitation that p asks during cl.
+func (s *server) elicitation(cl *call, p mcp.ElicitationParams) (Elicitation, error) {
+	if err := p.Validate(); err != nil {
+		return Elicitation{}, err
+	}
+	e := Elicitation{Caller: cl.caller, Server: s.name, Tool: cl.tool, URI: cl.uri, Mode: p.Mode, Message: p.Message}
+	if e.Mode == "" {
+		e.Mode = ElicitForm
+	}
+	if e.Mode == ElicitURL {
+		e.URL, e.ID = p.URL, p.ElicitationID
+		return e, nil
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+	}
+	e.Schema = compact.Bytes()
+	return e, nil
+}
+
+// fulfil answers the input requests of an input_required result, one at a
+// time, in the order of their keys.
+func (s *server) fulfil(cl *call, requests mcp.InputRequests) (mcp.InputResponses, error) {
+	keys := make([]string, 0, len(requests))
+	for k := range requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(mcp.InputResponses, len(requests))
+	for _, k := range keys {
+		r := requests[k]
+		if r.Method != mcp.MethodElicitationCreate || r.Elicitation == nil {
+			return nil, fmt.Errorf("the server asked for %s, which mcpgram does not offer", r.Method)
+		}
+		if cl.ctx.Err() != nil {
+			return nil, cl.ctx.Err()
+		}
+		out[k] = mcp.NewElicitationInputResponse(s.elicit(cl, *r.Elicitation))
+	}
+	return out, nil
+}
+
+// errElicitLoop fails a call whose server keeps asking.
+var errElicitLoop = fmt.Errorf("the server asked the user more than %d times in one call, so mcpgram stopped the call", MaxElicitations)
+
+// inputRequired reads an input_required result; ok is false for any
+// other result.
+func inputRequired(raw json.RawMessage) (mcp.MultiRoundTripResult, bool, error) {
+	var w struct {
+		ResultType mcp.ResultType `json:"resultType"`
+		mcp.MultiRoundTripResult
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return w.MultiRoundTripResult, false, fmt.Errorf("decode result: %w", err)
+	}
+	return w.MultiRoundTripResult, w.ResultType == mcp.ResultTypeInputRequired, nil
+}
+
+// A legacyElicitor answers the elicitation/create requests of a 2025
+// server on one connection.
+type legacyElicitor struct {
+	s *server
+	c *conn
+}
+
+// Elicit is called by mcp-go, off its read loop, with a context that says
+// nothing of the call over stdio: the call is found among those in flight.
+func (l legacyElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	cl, release := l.c.calls.asking(ctx)
+	if cl == nil {
+		l.s.log.Warn("server asked the user something outside any call, or during calls of several people, so that whom to ask cannot be told; answered cancel")
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}, nil
+	}
+	defer release()
+	res := l.s.elicit(cl, req.Params)
+	return &res, nil
+}
+
+// callKey carries the call in the context of its request, which mcp-go
+// hands on to a request the server makes on the call's HTTP stream.
+type callKey struct{}
+
+// calls tracks a connection's calls in flight.
+type calls struct {
+	mu sync.Mutex
+	m  map[string]*call
+}
+
+func (cs *calls) add(id string, cl *call) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil {
+		cs.m = map[string]*call{}
+	}
+	cs.m[id] = cl
+}
+
+func (cs *calls) remove(id string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.m, id)
+}
+
+// asking finds the call a server's request belongs to: the one ctx names,
+// or else the calls in flight if they are all one caller's. Their timeouts
+// stop until release. A group of calls yields one call that stands for
+// them: it ends when all of them have, and names a tool only if they all
+// call the same.
+func (cs *calls) asking(ctx context.Context) (*call, func()) {
+	if cl, ok := ctx.Value(callKey{}).(*call); ok {
+		cl.clock.pause()
+		return cl, cl.clock.resume
+	}
+	cs.mu.Lock()
+	group := slices.Collect(maps.Values(cs.m))
+	cs.mu.Unlock()
+	if len(group) == 0 {
+		return nil, nil
+	}
+	first := group[0]
+	for _, cl := range group[1:] {
+		if cl.caller.UserID != first.caller.UserID || cl.caller.ChatID != first.caller.ChatID {
+			return nil, nil
+		}
+	}
+	for _, cl := range group {
+		cl.clock.pause()
+	}
+	release := func() {
+		for _, cl := range group {
+			cl.clock.resume()
+		}
+	}
+	if len(group) == 1 {
+		return first, release
+	}
+	return mergeCalls(group), release
+}
+
+// mergeCalls is a call standing for group, counting its questions with
+// the first of them.
+func mergeCalls(group []*call) *call {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(group[0].ctx))
+	go func() {
+		defer cancel()
+		for _, cl := range group {
+			select {
+			case <-cl.done:
+			case <-cl.ctx.Done():
+			}
+		}
+	}()
+	merged := &call{ctx: ctx, caller: group[0].caller, done: make(chan struct{}), clock: group[0].clock, asked: group[0].asked}
+	tools := map[string]bool{}
+	for _, cl := range group {
+		tools[cl.tool+"\x00"+cl.uri] = true
+	}
+	if len(tools) == 1 {
+		merged.tool, merged.uri = group[0].tool, group[0].uri
+	}
+	return merged
+}

@@ -1,0 +1,241 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+)
+
+// A scriptedElicitor answers with answer (accept with content, by
+// default), or waits for release first when hold is set, and records what
+// it was asked.
+type scriptedElicitor struct {
+	mu     sync.Mutex
+	asked  []hub.Elicitation
+	answer func(hub.Elicitation) hub.ElicitResult
+	hold   chan struct{} // closed to let held questions be answered
+	held   chan hub.Elicitation
+}
+
+func (s *scriptedElicitor) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+	s.mu.Lock()
+	s.asked = append(s.asked, e)
+	s.mu.Unlock()
+	if s.held != nil {
+		s.held <- e
+	}
+	if s.hold != nil {
+		select {
+		case <-s.hold:
+		case <-ctx.Done():
+			return hub.ElicitResult{}, ctx.Err()
+		}
+	}
+	if s.answer == nil {
+		return hub.ElicitResult{Action: hub.ElicitAccept, Content: map[string]any{"answer": "yes"}}, nil
+	}
+	return s.answer(e), nil
+}
+
+func (s *scriptedElicitor) questions() []hub.Elicitation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]hub.Elicitation(nil), s.asked...)
+}
+
+func elicitHub(t *testing.T, e hub.Elicitor, legacy bool, extra map[string]any) *hub.Hub {
+	t.Helper()
+	entry := testenv.FeaturesEntry(t, legacy)
+	for k, v := range extra {
+		entry[k] = v
+	}
+	opts := fastOptions()
+	opts.Elicitor = e
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"f": entry})
+	h := testenv.StartHub(t, path, opts)
+	testenv.Running(t, h)
+	return h
+}
+
+var eras = []struct {
+	name   string
+	legacy bool
+}{{"2026-07-28", false}, {"2025-11-25", true}}
+
+// What a server asks reaches the Elicitor with the server, tool, caller,
+// message and schema; the server gets exactly the answer.
+func TestElicitForm(t *testing.T) {
+	answers := []struct {
+		name   string
+		result hub.ElicitResult
+		want   string
+	}{
+		{"accept", hub.ElicitResult{Action: hub.ElicitAccept, Content: map[string]any{"party": 4, "date": "2026-12-24", "seating": "indoor"}},
+			`{"action":"accept","content":{"date":"2026-12-24","party":4,"seating":"indoor"}}`},
+		{"decline", hub.ElicitResult{Action: hub.ElicitDecline, Content: map[string]any{"party": 4}}, `{"action":"decline","content":null}`},
+		{"cancel", hub.ElicitResult{Action: hub.ElicitCancel}, `{"action":"cancel","content":null}`},
+	}
+	for _, era := range eras {
+		for _, a := range answers {
+			t.Run(era.name+"/"+a.name, func(t *testing.T) {
+				e := &scriptedElicitor{answer: func(hub.Elicitation) hub.ElicitResult { return a.result }}
+				h := elicitHub(t, e, era.legacy, nil)
+				if got := call(t, h, "f", "book", nil).Text(); got != a.want {
+					t.Errorf("the server got %s, want %s", got, a.want)
+				}
+				qs := e.questions()
+				if len(qs) != 1 {
+					t.Fatalf("asked %d times, want 1", len(qs))
+				}
+				q := qs[0]
+				if q.Caller != local || q.Server != "f" || q.Tool != "book" || q.Mode != hub.ElicitForm ||
+					!strings.HasPrefix(q.Message, "Book a table") || !strings.Contains(string(q.Schema), `"party"`) {
+					t.Errorf("asked %+v", q)
+				}
+			})
+		}
+	}
+}
+
+// A URL-mode question carries the URL and its id.
+func TestElicitURL(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			e := &scriptedElicitor{answer: func(hub.Elicitation) hub.ElicitResult { return hub.ElicitResult{Action: hub.ElicitAccept} }}
+			h := elicitHub(t, e, era.legacy, nil)
+			got := call(t, h, "f", "visit", map[string]any{"url": "https://example.com/login?x=1"}).Text()
+			if want := `{"action":"accept","content":null}`; got != want {
+				t.Errorf("the server got %s, want %s", got, want)
+			}
+			q := e.questions()[0]
+			if q.Mode != hub.ElicitURL || q.URL != "https://example.com/login?x=1" || q.ID != "visit-1" || q.Tool != "visit" {
+				t.Errorf("asked %+v", q)
+			}
+		})
+	}
+}
+
+// A server that asks in a loop is stopped after MaxElicitations questions
+// to the user: a 2026-07-28 call fails, a 2025 server gets "cancel" for
+// the rest without the user being asked.
+func TestElicitLoop(t *testing.T) {
+	t.Run("2026-07-28", func(t *testing.T) {
+		e := &scriptedElicitor{}
+		h := elicitHub(t, e, false, nil)
+		_, err := h.CallTool(context.Background(), local, "f", "loop", map[string]any{"n": 50})
+		if err == nil || !strings.Contains(err.Error(), "more than 10 times") {
+			t.Errorf("err = %v, want the loop stopped", err)
+		}
+		if n := len(e.questions()); n != hub.MaxElicitations {
+			t.Errorf("the user was asked %d times, want %d", n, hub.MaxElicitations)
+		}
+	})
+	t.Run("2025-11-25", func(t *testing.T) {
+		e := &scriptedElicitor{}
+		h := elicitHub(t, e, true, nil)
+		var got struct {
+			Asked   int      `json:"asked"`
+			Actions []string `json:"actions"`
+		}
+		if err := json.Unmarshal([]byte(call(t, h, "f", "loop", map[string]any{"n": 15}).Text()), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Repeat("accept ", hub.MaxElicitations) + strings.Repeat("cancel ", 15-hub.MaxElicitations)
+		if strings.Join(got.Actions, " ")+" " != want {
+			t.Errorf("the server got %v, want %s", got.Actions, want)
+		}
+		if n := len(e.questions()); n != hub.MaxElicitations {
+			t.Errorf("the user was asked %d times, want %d", n, hub.MaxElicitations)
+		}
+	})
+}
+
+// The user's time does not count against the server's timeout.
+func TestElicitTimeoutPaused(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			e := &scriptedElicitor{hold: make(chan struct{})}
+			h := elicitHub(t, e, era.legacy, map[string]any{"timeout": 0.5})
+			time.AfterFunc(1500*time.Millisecond, func() { close(e.hold) }) // the user takes three timeouts to answer
+			res, err := h.CallTool(context.Background(), local, "f", "ask", nil)
+			if err != nil {
+				t.Fatalf("a call whose user took longer than the timeout: %v", err)
+			}
+			if got := res.Text(); !strings.Contains(got, `"accept"`) {
+				t.Errorf("the server got %s", got)
+			}
+		})
+	}
+}
+
+// A cancelled call ends the question: the Elicitor's context ends.
+func TestElicitCallCancelled(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			e := &scriptedElicitor{hold: make(chan struct{}), held: make(chan hub.Elicitation, 1)}
+			h := elicitHub(t, e, era.legacy, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := h.CallTool(ctx, local, "f", "ask", nil)
+				done <- err
+			}()
+			<-e.held
+			cancel()
+			if err := <-done; err == nil {
+				t.Error("a cancelled call returned no error")
+			}
+		})
+	}
+}
+
+// A 2025 server over stdio names no call in its elicitation/create: the
+// hub asks the caller of the calls in flight when they are all one
+// person's, and nobody (answering "cancel") when they are several
+// people's, as whom to ask cannot be told.
+func TestElicitLegacyAttribution(t *testing.T) {
+	e := &scriptedElicitor{hold: make(chan struct{}), held: make(chan hub.Elicitation, 4)}
+	h := elicitHub(t, e, true, nil)
+	ctx := context.Background()
+	first := make(chan string, 1)
+	go func() {
+		res, err := h.CallTool(ctx, local, "f", "ask", nil)
+		if err != nil {
+			first <- err.Error()
+			return
+		}
+		first <- res.Text()
+	}()
+	if q := <-e.held; q.Caller != local || q.Tool != "ask" {
+		t.Errorf("first question %+v", q)
+	}
+	other := hub.Caller{UserID: "7", ChatID: "7"}
+	res, err := h.CallTool(ctx, other, "f", "ask", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Text(), `{"action":"cancel","content":null}`; got != want {
+		t.Errorf("with another person's call in flight the server got %s, want %s", got, want)
+	}
+	close(e.hold)
+	if got := <-first; !strings.Contains(got, `"accept"`) {
+		t.Errorf("the first call got %s", got)
+	}
+	if n := len(e.questions()); n != 1 {
+		t.Errorf("asked %d times, want 1: the second question must reach nobody", n)
+	}
+}
+
+// Without an Elicitor a server that asks anyway gets "cancel".
+func TestElicitNobodyToAsk(t *testing.T) {
+	h := elicitHub(t, nil, false, nil)
+	if got, want := call(t, h, "f", "ask", nil).Text(), `{"action":"cancel","content":null}`; got != want {
+		t.Errorf("the server got %s, want %s", got, want)
+	}
+}
