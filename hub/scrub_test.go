@@ -2,11 +2,17 @@ package hub_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 // A remote server's URL may carry a secret from ${env:VAR}; its failure
@@ -38,5 +44,66 @@ func TestRemoteFailureHidesURLSecrets(t *testing.T) {
 	}
 	if !strings.Contains(s.Error, addr+"/mcp") {
 		t.Errorf("error %q no longer says which server it tried", s.Error)
+	}
+}
+
+// mcp-go's HTTP transports log to the server's log, at debug level and
+// scrubbed: a 2025 server whose GET stream breaks is retried every second,
+// with the URL, query and all, in the transport's error.
+func TestTransportLogHidesURLSecrets(t *testing.T) {
+	t.Setenv("MCPGRAM_TEST_URL_SECRET", "s3cr3t-query-value")
+	gets := make(chan struct{}, 10)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			select {
+			case gets <- struct{}{}:
+			default:
+			}
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close() // the stream breaks: the transport logs the URL
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		switch req.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"r","version":"1"}}}`, req.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, req.ID)
+		case "":
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, req.ID)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	var log testenv.Buffer
+	opts := fastOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
+		"remote": map[string]any{"type": "streamableHttp", "url": ts.URL + "/mcp?key=${env:MCPGRAM_TEST_URL_SECRET}"},
+	})
+	h := testenv.StartHub(t, path, opts)
+	testenv.Running(t, h)
+	<-gets
+	<-gets // the second GET comes after the first one's failure was logged
+	got := log.String()
+	if !strings.Contains(got, "failed to listen") {
+		t.Fatalf("the transport's retry is not in the log:\n%s", got)
+	}
+	if strings.Contains(got, "s3cr3t-query-value") {
+		t.Errorf("the log shows the URL's secret:\n%s", got)
+	}
+	if !strings.Contains(got, ts.URL+"/mcp") {
+		t.Errorf("the log no longer says which URL failed:\n%s", got)
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, "failed to listen") && !strings.Contains(line, "level=DEBUG") {
+			t.Errorf("a transport line above debug: %s", line)
+		}
 	}
 }

@@ -124,9 +124,12 @@ type conn struct {
 	stdout   *os.File // our end of a child's stdout
 	requests inFlight // the hub's requests awaiting an answer
 	calls    calls    // the calls among them, for what their servers ask
+	schemas  schemas  // what a 2025 server over stdio asks, as written
 
-	// version is the negotiated revision; modern, whether it is 2026-07-28
-	// or later, whose requests carry their own _meta.
+	// want is the revision to ask for in initialize; version is the one
+	// negotiated; modern, whether it is 2026-07-28 or later, whose requests
+	// carry their own _meta.
+	want    string
 	version string
 	modern  bool
 	hubMeta map[string]any // the _meta keys of a modern connection
@@ -426,6 +429,8 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		refresh: make(chan struct{}, 1),
 		stderr:  newTail(),
 	}
+	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
+	defer cancel()
 	var err error
 	if cfg.typ == TypeStdio {
 		s.mu.Lock()
@@ -433,7 +438,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		s.mu.Unlock()
 		err = s.spawn(c, cfg)
 	} else {
-		err = s.dial(c, cfg)
+		err = s.dial(ictx, c, cfg)
 	}
 	if err != nil {
 		return nil, err
@@ -452,8 +457,6 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		}
 	})
 
-	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
-	defer cancel()
 	phase := "initialize"
 	err = s.initialize(ictx, c, cfg)
 	if err == nil {
@@ -548,6 +551,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 	guard := &stdoutGuard{
 		max:      s.hub.opts.MaxMessage,
 		inFlight: c.requests.list,
+		asks:     c.schemas.put,
 		overflow: func(err error) {
 			c.setReason(err)
 			s.log.Error("stopping server", "err", err)
@@ -556,26 +560,35 @@ func (s *server) spawn(c *conn, cfg config) error {
 	}
 	go guard.run(fromChild, toTransport)
 	c.tr = transport.NewIO(lines, toChild, nil)
-	c.client = client.NewClient(c.tr, s.clientOptions(c)...)
+	c.client = client.NewClient(c.tr, s.clientOptions()...)
 	if err := c.client.Start(context.Background()); err != nil {
 		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
 	}
+	s.answerRequests(c)
 	return nil
 }
 
-// dial opens the session of a remote server.
-func (s *server) dial(c *conn, cfg config) error {
+// dial opens the session of a remote server, negotiating its revision
+// first: a 2025 server over Streamable HTTP sends what it asks, and its
+// list changes, on the stream of a GET that the session keeps open, which
+// 2026-07-28 removed.
+func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
+	c.want = s.negotiate(ctx, c, cfg)
 	var err error
 	switch cfg.typ {
 	case TypeStreamableHTTP:
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
+		if !mcp.IsModernProtocol(c.want) {
+			opts = append(opts, transport.WithContinuousListening())
+		}
 		var tr *transport.StreamableHTTP
-		if tr, err = transport.NewStreamableHTTP(cfg.url, transport.WithHTTPHeaders(cfg.headers)); err == nil {
-			c.client = client.NewClient(tr, s.clientOptions(c)...)
+		if tr, err = transport.NewStreamableHTTP(cfg.url, opts...); err == nil {
+			c.client = client.NewClient(tr, s.clientOptions()...)
 		}
 	case TypeSSE:
 		var tr *transport.SSE
-		if tr, err = transport.NewSSE(cfg.url, transport.WithHeaders(cfg.headers)); err == nil {
-			c.client = client.NewClient(tr, s.clientOptions(c)...)
+		if tr, err = transport.NewSSE(cfg.url, transport.WithHeaders(cfg.headers), transport.WithSSELogger(s.transportLogger(cfg))); err == nil {
+			c.client = client.NewClient(tr, s.clientOptions()...)
 		}
 	}
 	if err != nil {
@@ -594,25 +607,34 @@ func (s *server) dial(c *conn, cfg config) error {
 		c.close()
 		return cfg.scrubErr(fmt.Errorf("connect %s: %w", cfg.url, err))
 	}
+	s.answerRequests(c)
 	return nil
 }
 
-// clientOptions are those of the mcp-go client of c: the capabilities the
-// hub implements, and the answer to a 2025 server's elicitation/create.
-func (s *server) clientOptions(c *conn) []client.ClientOption {
-	opts := []client.ClientOption{client.WithClientCapabilities(s.hub.capabilities())}
-	if s.hub.opts.Elicitor != nil {
-		opts = append(opts, client.WithElicitationHandler(legacyElicitor{s: s, c: c}))
+// clientOptions are those of an mcp-go client: the capabilities the hub
+// implements.
+func (s *server) clientOptions() []client.ClientOption {
+	return []client.ClientOption{client.WithClientCapabilities(s.hub.capabilities())}
+}
+
+// answerRequests has the hub, not mcp-go's client, answer what the server
+// of c requests, once the client has started (its Start sets its own
+// handler).
+func (s *server) answerRequests(c *conn) {
+	if b, ok := c.tr.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(s.serverRequests(c))
 	}
-	return opts
 }
 
 // initialize negotiates the revision and initializes c with it: with
 // server/discover for 2026-07-28, with the initialize handshake before.
 // A modern connection then listens for the list changes the hub follows.
 func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
+	if c.want == "" {
+		c.want = s.negotiate(ctx, c, cfg)
+	}
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = s.negotiate(ctx, c, cfg)
+	req.Params.ProtocolVersion = c.want
 	req.Params.ClientInfo = clientInfo
 	req.Params.Capabilities = s.hub.capabilities()
 	if _, err := c.client.Initialize(ctx, req); err != nil {
@@ -788,21 +810,21 @@ func (s *server) request(ctx context.Context, method string, params map[string]a
 		if err != nil {
 			return nil, err
 		}
-		ir, more, err := inputRequired(raw)
+		requests, state, more, err := inputRequired(raw)
 		if err != nil || !more {
 			return raw, err
 		}
 		if round >= MaxElicitations {
 			return nil, errElicitLoop
 		}
-		answers, err := s.fulfil(cl, ir.InputRequests)
+		answers, err := s.fulfil(cl, requests)
 		if err != nil {
 			return nil, err
 		}
 		params = maps.Clone(params)
 		params["inputResponses"] = answers
-		if ir.RequestState != "" {
-			params["requestState"] = ir.RequestState
+		if state != "" {
+			params["requestState"] = state
 		} else {
 			delete(params, "requestState")
 		}

@@ -26,6 +26,9 @@ type stdoutGuard struct {
 	inFlight func() []string
 	// overflow is called once a line passes max; the guard then stops.
 	overflow func(error)
+	// asks, when set, is given the id and requested schema of each
+	// elicitation/create request as the server wrote it.
+	asks func(id string, schema json.RawMessage)
 }
 
 // run copies src to dst line by line until src ends, then closes dst.
@@ -76,6 +79,11 @@ func (g *stdoutGuard) run(src io.Reader, dst *io.PipeWriter) {
 // server did not say which it could not read, and failing them all at once
 // beats letting all of them wait out their timeout.
 func (g *stdoutGuard) pass(line []byte) []byte {
+	if g.asks != nil {
+		if id, schema, ok := elicitationLine(line); ok {
+			g.asks(id, schema)
+		}
+	}
 	if !bytes.Contains(line, []byte("null")) {
 		return line
 	}

@@ -63,23 +63,24 @@ type App struct {
 // Open reads the MCP settings, opens the database, starts the MCP servers
 // and wires the agent. With wait, it returns once every server is ready
 // or failed; without, servers join the catalog as they come up, so a
-// front end can serve at once.
-func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) (*App, error) {
+// front end can serve at once. ask asks the user what a server asks
+// mid-call.
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor) (*App, error) {
 	app := &App{}
-	if err := app.open(ctx, cfg, logger, watch, wait); err != nil {
+	if err := app.open(ctx, cfg, logger, watch, wait, ask); err != nil {
 		closeAndWarn(app, logger)
 		return nil, err
 	}
 	return app, nil
 }
 
-func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool) error {
+func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor) error {
 	var err error
 	if cfg.HTTPListen != "" {
 		app.Metrics = metrics.New()
 	}
 	app.ModelProbe = web.NewFailureProbe("model", modelWindow)
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics); err != nil {
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
@@ -159,12 +160,13 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor) (*hub.Hub, error) {
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
 		Metrics:   m,
 		Logger:    logger.With("component", "hub"),
 		NoWatch:   !watch,
 		LookupEnv: cfg.LookupEnv,
+		Elicitor:  ask,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 const chatHelp = `Type a message and press Enter. Commands: /reset (new conversation), /tools, /help, /quit.
 A question's options are numbered: type the number, or any text. An approval asks y (yes), n (no) or a (always).
+A server may ask for details in the middle of a call: answer each field (Enter takes the default), then submit, decline or cancel.
 Ctrl-C stops the running request; at the prompt it ends the chat.`
 
 // chatCommand runs the terminal chat until the operator quits, stdin ends,
@@ -39,7 +39,10 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	}
 	defer logFile.Close()
 	logger := cfg.Logger(logFile)
-	app, err := Open(ctx, cfg, logger, false, true)
+	// One reader of stdin for the chat and for what servers ask mid-call,
+	// which waits for the typed lines while the turn that called runs.
+	lines := readLines(stdin)
+	app, err := Open(ctx, cfg, logger, false, true, &terminalAsker{out: stdout, lines: lines, interactive: true})
 	if err != nil {
 		return err
 	}
@@ -51,7 +54,7 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 		model = p.Model
 	}
 	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", model, running, logPath, chatHelp)
-	return c.run(ctx, stdin, interrupts)
+	return c.run(ctx, lines, interrupts)
 }
 
 // A terminal is the chat front end for one operator: it reads lines and
@@ -70,31 +73,17 @@ type terminal struct {
 // commandRE is a typed command: a slash and a word, alone on the line.
 var commandRE = regexp.MustCompile(`^/[A-Za-z0-9_]+$`)
 
-func (c *terminal) run(ctx context.Context, in io.Reader, interrupts <-chan os.Signal) error {
-	lines := make(chan string)
-	readErr := make(chan error, 1)
-	go func() {
-		// Ends with stdin; a chat that returns first leaves it blocked in
-		// Read, which the process's exit ends.
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
-		readErr <- sc.Err()
-	}()
+func (c *terminal) run(ctx context.Context, lines <-chan string, interrupts <-chan os.Signal) error {
 	for {
 		c.prompt()
 		var line string
 		select {
-		case line = <-lines:
-		case err := <-readErr:
-			fmt.Fprintln(c.out)
-			return err
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(c.out)
+				return nil
+			}
+			line = l
 		case <-interrupts:
 			fmt.Fprintln(c.out)
 			return nil

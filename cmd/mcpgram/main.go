@@ -167,7 +167,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				return chatCommand(parent, cfg, *user, stdin, stdout, interrupts)
 			}),
 		},
-		mcpCommands(ctx, withConfig, user, stdout, stderr),
+		mcpCommands(ctx, withConfig, user, stdin, stdout, stderr),
 		&cobra.Command{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -14,12 +15,15 @@ import (
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
-// startHub starts every enabled server of the settings file. The CLI logs
-// only warnings: an operator reads the table, not the start-up chatter.
-func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil)
+// startHub starts every enabled server of the settings file, asking
+// through ask (nil: declaring no elicitation) what a server asks mid-call.
+// The CLI logs only warnings: an operator reads the table, not the
+// start-up chatter.
+func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor) (*hub.Hub, error) {
+	h, err := newHub(cfg, logger, false, nil, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +44,7 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 
 // mcpCommands builds "mcp list" and "mcp call", the operator's view of the
 // servers without the model.
-func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdout, stderr io.Writer) *cobra.Command {
+func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{errors.New("mcp needs a command: list or call")}
@@ -50,7 +54,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
-				h, err := startHub(ctx, cfg, logger)
+				h, err := startHub(ctx, cfg, logger, nil)
 				if err != nil {
 					return err
 				}
@@ -68,6 +72,9 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		},
 		&cobra.Command{
 			Use: "call SERVER TOOL ['{\"arg\": \"value\"}']", Short: "Call one tool and print the result; exits 1 on error",
+			Long: "Call one tool and print the result; exits 1 on error.\n\n" +
+				"What the server asks mid-call is asked on stderr and answered on stdin when stdin is a terminal; " +
+				"otherwise a form is answered with each field's default (declined when a required field has none) and a URL declined.",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) < 2 || len(args) > 3 {
 					return usageError{fmt.Errorf("mcp call takes SERVER TOOL and optional JSON arguments, got %d arguments", len(args))}
@@ -75,7 +82,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				return nil
 			},
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return callTool(ctx, cfg, *user, args, stdout, stderr)
+				return callTool(ctx, cfg, *user, args, stdin, stdout, stderr)
 			}),
 		},
 	)
@@ -92,7 +99,7 @@ func failedServers(cat hub.Catalog) int {
 	return n
 }
 
-func callTool(ctx context.Context, cfg *config.Config, user string, args []string, stdout, stderr io.Writer) error {
+func callTool(ctx context.Context, cfg *config.Config, user string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
@@ -100,7 +107,11 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		}
 	}
 	logger := cliLogger(cfg, stderr)
-	h, err := startHub(ctx, cfg, logger)
+	ask := &terminalAsker{out: stderr, interactive: isTerminal(stdin)}
+	if ask.interactive {
+		ask.lines = readLines(stdin)
+	}
+	h, err := startHub(ctx, cfg, logger, ask)
 	if err != nil {
 		return err
 	}
@@ -114,6 +125,13 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		return exitError{1}
 	}
 	return nil
+}
+
+// isTerminal reports whether r is a terminal a person types into (not
+// /dev/null, which is a character device too).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // printServers writes one line per server and one indented line per tool.

@@ -11,25 +11,17 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// bookingSchema asks for one field of each kind a form may hold.
-var bookingSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"party": map[string]any{"type": "integer", "title": "Party size", "minimum": 1, "maximum": 12, "default": 2},
-		"date":  map[string]any{"type": "string", "title": "Date", "format": "date", "description": "The day of the booking"},
-		"name":  map[string]any{"type": "string", "title": "Name", "minLength": 2, "maxLength": 40},
-		"email": map[string]any{"type": "string", "title": "Email", "format": "email"},
-		"seating": map[string]any{"type": "string", "title": "Seating", "oneOf": []any{
-			map[string]any{"const": "indoor", "title": "Indoors"},
-			map[string]any{"const": "outdoor", "title": "On the terrace"},
-		}},
-		"vegetarian": map[string]any{"type": "boolean", "title": "Vegetarian menu", "default": false},
-		"extras": map[string]any{"type": "array", "title": "Extras", "items": map[string]any{
-			"type": "string", "enum": []any{"cake", "flowers", "candles"},
-		}},
-	},
-	"required": []any{"party", "date", "seating"},
-}
+// bookingSchema asks for one field of each kind a form may hold, in the
+// order a person would: raw JSON, as a map would lose it.
+var bookingSchema = json.RawMessage(`{"type": "object", "properties": {
+	"date": {"type": "string", "title": "Date", "format": "date", "description": "The day of the booking"},
+	"party": {"type": "integer", "title": "Party size", "minimum": 1, "maximum": 12, "default": 2},
+	"seating": {"type": "string", "title": "Seating", "oneOf": [{"const": "indoor", "title": "Indoors"}, {"const": "outdoor", "title": "On the terrace"}]},
+	"vegetarian": {"type": "boolean", "title": "Vegetarian menu", "default": false},
+	"extras": {"type": "array", "title": "Extras", "items": {"type": "string", "enum": ["cake", "flowers", "candles"]}},
+	"name": {"type": "string", "title": "Name", "minLength": 2, "maxLength": 40},
+	"email": {"type": "string", "title": "Email", "format": "email"}
+}, "required": ["date", "party", "seating"]}`)
 
 // addElicitTools adds the tools that ask the user something mid-call. Each
 // returns, as JSON text, exactly what the server got: the action and the
