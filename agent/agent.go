@@ -77,7 +77,7 @@ type Model interface {
 
 // A Store keeps conversations, pending interactions, the audit log, token
 // usage and the records of turns and model calls that /stats reads;
-// *store.DB is one.
+// *sqlite.DB is one.
 type Store interface {
 	CurrentConversation(ctx context.Context, chatID string) (int64, error)
 	ResetConversation(ctx context.Context, chatID string) (int64, error)

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // scripted is a zero-latency model in process: it calls the calculator,
@@ -74,7 +75,7 @@ func (h *timedHub) CallTool(ctx context.Context, c hub.Caller, server, tool stri
 
 // timedStore measures the time spent in the database.
 type timedStore struct {
-	*store.DB
+	*sqlite.DB
 	spent atomic.Int64
 }
 
@@ -152,7 +153,7 @@ func benchTurn(b *testing.B, calling agent.ToolCalling) {
 		}
 		b.Run(name, func(b *testing.B) {
 			h := &timedHub{Hub: benchHub(b)}
-			sdb, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+			sdb, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"go.uber.org/goleak"
 )
 
@@ -25,7 +26,7 @@ type env struct {
 	t        *testing.T
 	model    *llmfake.Server
 	hub      *hub.Hub
-	db       *store.DB
+	db       *sqlite.DB
 	agent    *agent.Agent
 	settings string
 	dbPath   string
@@ -79,7 +80,7 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	defer cancel()
 	var err error
 	e.dbPath = filepath.Join(t.TempDir(), "mcpgram.db")
-	e.db, err = store.Open(ctx, e.dbPath)
+	e.db, err = sqlite.Open(ctx, e.dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func (e *env) restart() {
 	if err := e.db.Close(); err != nil {
 		e.t.Fatal(err)
 	}
-	db, err := store.Open(context.Background(), e.dbPath)
+	db, err := sqlite.Open(context.Background(), e.dbPath)
 	if err != nil {
 		e.t.Fatal(err)
 	}

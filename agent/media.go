@@ -10,7 +10,7 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// A MediaStore keeps the images users sent, by reference; *store.DB is
+// A MediaStore keeps the images users sent, by reference; *sqlite.DB is
 // one. A Store that is one keeps a turn's images with its message, so
 // that later turns, /retry and a restart still show them to the model.
 type MediaStore interface {

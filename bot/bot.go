@@ -49,7 +49,7 @@ type Hub interface {
 	Restart(ctx context.Context, server string) error
 }
 
-// A Store keeps the inbox of received updates; *store.DB is one.
+// A Store keeps the inbox of received updates; *sqlite.DB is one.
 type Store interface {
 	InboxPut(ctx context.Context, items ...store.InboxItem) error
 	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
@@ -59,7 +59,7 @@ type Store interface {
 }
 
 // A MediaPruner deletes the images users sent once they are older than
-// the retention limit; *store.DB is one. A Store that is one is pruned
+// the retention limit; *sqlite.DB is one. A Store that is one is pruned
 // every hour.
 type MediaPruner interface {
 	MediaPrune(ctx context.Context, before time.Time) (int64, error)

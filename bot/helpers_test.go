@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 const (
@@ -270,7 +270,7 @@ func (h *fakeHub) Restart(ctx context.Context, name string) error {
 type harness struct {
 	bot   *bot.Bot
 	fake  *tgfake.Server
-	db    *store.DB
+	db    *sqlite.DB
 	dbDir string
 	log   *testenv.Buffer
 	// stop ends the bot, which must return nil from Run; stopWant
@@ -299,7 +299,7 @@ func testConfig(fake *tgfake.Server, log *testenv.Buffer) bot.Config {
 // startBot runs a Bot against fake until the test ends (or stop is called).
 func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -307,7 +307,7 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 }
 
 // startBotWith runs a Bot on db, closing db at the end when own is set.
-func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
+func startBotWith(t testing.TB, fake *tgfake.Server, db *sqlite.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Config)) *harness {
 	t.Helper()
 	dir := filepath.Dir(db.Path())
 	hs := &harness{fake: fake, db: db, dbDir: dir, log: &testenv.Buffer{}}

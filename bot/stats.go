@@ -15,7 +15,7 @@ import (
 // instance), and the servers' health from the hub.
 
 // A StatsStore reads the statistics of a window and sweeps old ones;
-// *store.DB and *postgres.DB are. It is asked of the Store by assertion,
+// *sqlite.DB and *postgres.DB are. It is asked of the Store by assertion,
 // so that stores without it (test fakes) still serve everything else.
 type StatsStore interface {
 	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)

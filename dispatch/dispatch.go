@@ -40,7 +40,7 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Inbox holds received items until they are marked done; *store.DB is one.
+// An Inbox holds received items until they are marked done; *sqlite.DB is one.
 type Inbox interface {
 	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
@@ -54,7 +54,7 @@ type Claimer interface {
 	ReleaseLeases(ctx context.Context, instance string) error
 }
 
-// A Pruner forgets done items received before a time; *store.DB is one.
+// A Pruner forgets done items received before a time; *sqlite.DB is one.
 // A Queue over an Inbox that is also a Pruner prunes it every hour.
 type Pruner interface {
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
@@ -643,7 +643,7 @@ func (q *Queue) mark() {
 	}
 }
 
-// A Backlogger reports the inbox's backlog; *store.DB is one.
+// A Backlogger reports the inbox's backlog; *sqlite.DB is one.
 type Backlogger interface {
 	InboxBacklog(ctx context.Context) (int, time.Time, error)
 }

@@ -17,13 +17,14 @@ import (
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // openInbox opens a real SQLite inbox holding one item per lane name, in
 // order; the item ids are 1, 2, 3…
-func openInbox(t *testing.T, lanes ...string) *store.DB {
+func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func openInbox(t *testing.T, lanes ...string) *store.DB {
 	return db
 }
 
-func pending(t *testing.T, db *store.DB) []int64 {
+func pending(t *testing.T, db *sqlite.DB) []int64 {
 	t.Helper()
 	items, err := db.InboxPending(context.Background(), 100)
 	if err != nil {
@@ -223,7 +224,7 @@ func TestWake(t *testing.T) {
 // slowMarks blocks its first InboxDone until released, closing writing as
 // it starts.
 type slowMarks struct {
-	*store.DB
+	*sqlite.DB
 	writing chan struct{}
 	release chan struct{}
 	mu      sync.Mutex

@@ -18,12 +18,12 @@ import (
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
-	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/web"
 )
 
-// A Store is the database the front ends share: *store.DB on a SQLite
+// A Store is the database the front ends share: *sqlite.DB on a SQLite
 // file, or *postgres.DB when DATABASE_URL is set. Neither the agent nor the
 // bot knows which.
 type Store interface {
@@ -37,7 +37,7 @@ type Store interface {
 }
 
 var (
-	_ Store = (*store.DB)(nil)
+	_ Store = (*sqlite.DB)(nil)
 	_ Store = (*postgres.DB)(nil)
 )
 
@@ -152,7 +152,7 @@ func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (St
 		logger.Info("using PostgreSQL", "database", db.Name())
 		return db, nil
 	}
-	db, err := store.Open(ctx, cfg.DatabasePath)
+	db, err := sqlite.Open(ctx, cfg.DatabasePath)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
 	}

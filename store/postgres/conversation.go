@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 const (
@@ -125,7 +126,7 @@ func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []sto
 			at = now
 		}
 		b.Queue(insertMessageSQL, conversationID, text(m.Role), text(m.Content),
-			m.PromptTokens, m.CompletionTokens, store.JoinMedia(m.Media), millis(at))
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at))
 	}
 }
 
@@ -183,7 +184,7 @@ func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Messa
 		var media string
 		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &at)
 		m.CreatedAt = fromMillis(at)
-		m.Media = store.SplitMedia(media)
+		m.Media = tables.SplitMedia(media)
 		return m, err
 	})
 	if err != nil {

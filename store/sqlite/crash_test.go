@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // crashChildEnv names the database a re-executed test binary writes to
@@ -25,7 +26,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("only run as a child of TestCrashLosesNoCommittedWrite")
 	}
 	ctx := t.Context()
-	db, err := store.Open(ctx, path)
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
@@ -86,7 +87,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 		t.Fatal("the child committed nothing before it was killed")
 	}
 
-	db, err := store.Open(t.Context(), path)
+	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}

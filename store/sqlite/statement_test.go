@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // What a turn and an update do runs on statements prepared at Open, and
@@ -13,7 +14,7 @@ import (
 func TestHotStatementsArePrepared(t *testing.T) {
 	ctx := t.Context()
 	db, path := open(t)
-	run := func(db *store.DB) {
+	run := func(db *sqlite.DB) {
 		t.Helper()
 		if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1, ChatID: "c", Payload: []byte("{}")}); err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if err := db.ResolvePending(ctx, id+100, "approved"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("ResolvePending(unknown) = %v, want ErrNotFound", err)
 		}
-		if n := store.Unprepared(db); n != 0 {
+		if n := sqlite.Unprepared(db); n != 0 {
 			t.Errorf("%d statements ran unprepared", n)
 		}
 	}

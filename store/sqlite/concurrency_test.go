@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // A write queued behind a busy writer gives up when its context ends.
@@ -17,7 +18,7 @@ func TestQueuedWriteHonoursDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, err := store.HoldWriter(ctx, db)
+	release, err := sqlite.HoldWriter(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
