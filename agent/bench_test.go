@@ -81,11 +81,6 @@ type timedStore struct {
 
 func (s *timedStore) since(start time.Time) { s.spent.Add(int64(time.Since(start))) }
 
-func (s *timedStore) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
-	defer s.since(time.Now())
-	return s.DB.ActiveConversation(ctx, chatID)
-}
-
 func (s *timedStore) OpenPending(ctx context.Context, chatID string) (store.Pending, error) {
 	defer s.since(time.Now())
 	return s.DB.OpenPending(ctx, chatID)
@@ -94,11 +89,6 @@ func (s *timedStore) OpenPending(ctx context.Context, chatID string) (store.Pend
 func (s *timedStore) Messages(ctx context.Context, id int64) ([]store.Message, error) {
 	defer s.since(time.Now())
 	return s.DB.Messages(ctx, id)
-}
-
-func (s *timedStore) AppendMessages(ctx context.Context, id int64, msgs ...store.Message) error {
-	defer s.since(time.Now())
-	return s.DB.AppendMessages(ctx, id, msgs...)
 }
 
 func (s *timedStore) CurrentConversation(ctx context.Context, chatID string) (int64, error) {

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -230,7 +231,10 @@ func (e *env) say(text string) *recorder {
 func (e *env) history() []store.Message {
 	e.t.Helper()
 	ctx := context.Background()
-	conv, err := e.db.ActiveConversation(ctx, alice.ChatID)
+	conv, err := e.db.CurrentConversation(ctx, alice.ChatID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 
 func pending(t *testing.T, db *sqlite.DB) []int64 {
 	t.Helper()
-	items, err := db.InboxPending(context.Background(), 100)
+	items, err := db.InboxPendingAfter(context.Background(), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,9 +69,6 @@ type Store interface {
 // chat has at most one active conversation at a time, whichever process
 // starts or resets it.
 type Conversations interface {
-	// ActiveConversation returns the id of the chat's active
-	// conversation, starting one if the chat has none.
-	ActiveConversation(ctx context.Context, chatID string) (int64, error)
 	// CurrentConversation returns the id of the chat's active
 	// conversation, or ErrNotFound when it has none. It never writes: a
 	// turn reads a new chat's (empty) history without a write, and
@@ -81,12 +78,10 @@ type Conversations interface {
 	// starts a new one whose id it returns. The old conversation stays
 	// stored.
 	ResetConversation(ctx context.Context, chatID string) (int64, error)
-	// AppendMessages adds msgs to the end of a conversation in one
-	// transaction: all are stored or none. Their ID and ConversationID
-	// fields are ignored; a zero CreatedAt means now.
-	AppendMessages(ctx context.Context, conversationID int64, msgs ...Message) error
 	// AppendTurn stores w in one transaction, all of it or none, and
-	// returns the id of the conversation it appended to: one commit
+	// returns the id of the conversation it appended to: the one w names,
+	// or else the chat's active one, started if the chat has none (even
+	// when w holds nothing else to store). One commit for the whole turn
 	// instead of one per part.
 	AppendTurn(ctx context.Context, w TurnWrite) (int64, error)
 	// Messages returns a conversation's messages, oldest first, without
@@ -142,9 +137,6 @@ type Inbox interface {
 	// is harmless. It returns once the commit would survive a power cut
 	// (see the package doc).
 	InboxPut(ctx context.Context, items ...InboxItem) error
-	// InboxPending returns up to limit items not yet done, in update id
-	// order (Telegram's order); limit <= 0 returns all.
-	InboxPending(ctx context.Context, limit int) ([]InboxItem, error)
 	// InboxPendingAfter returns up to limit items not yet done with an
 	// update id above afterID, in update id order; limit <= 0 returns
 	// all. A reader that has handed out every item up to afterID pages on
@@ -216,21 +208,12 @@ type Rates interface {
 // TokenUsage counts the tokens users spend, by UTC day (see [Usage]); a
 // turn adds its usage with its messages, in [TurnWrite].
 type TokenUsage interface {
-	// AddUsage adds us to their users' days, in one transaction.
-	AddUsage(ctx context.Context, us ...Usage) error
 	// UserUsage returns the user's tokens on now's UTC day and in its
 	// month.
 	UserUsage(ctx context.Context, userID string, now time.Time) (UserUsage, error)
 	// DayUsage returns the user's tokens on t's UTC day: what a daily
 	// budget checks before each turn, cheaper than UserUsage.
 	DayUsage(ctx context.Context, userID string, t time.Time) (Tokens, error)
-	// UsageByModel returns the tokens per model over the UTC days from
-	// from's to to's, both included, most tokens first.
-	UsageByModel(ctx context.Context, from, to time.Time) ([]ModelUsage, error)
-	// TopUsers returns the limit users with the most tokens over the UTC
-	// days from from's to to's, both included, most first; limit <= 0
-	// returns all.
-	TopUsers(ctx context.Context, from, to time.Time, limit int) ([]UserTokens, error)
 }
 
 // Statistics records how each turn ended, with its model calls, and reads

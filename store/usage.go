@@ -39,12 +39,6 @@ type UserUsage struct {
 	Today, Month Tokens
 }
 
-// ModelUsage is the tokens of one model over a period.
-type ModelUsage struct {
-	Model string
-	Tokens
-}
-
 // UserTokens is the tokens of one user over a period.
 type UserTokens struct {
 	UserID string

@@ -31,22 +31,6 @@ func active(ctx context.Context, q querier, chatID string) (int64, error) {
 	return id, err
 }
 
-// ActiveConversation returns the id of the chat's active conversation,
-// starting one if the chat has none.
-func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
-	id, err := active(ctx, db.pool, chatID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = db.tx(ctx, func(tx pgx.Tx) error {
-			id, err = activeOrStart(ctx, tx, chatID)
-			return err
-		})
-	}
-	if err != nil {
-		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
-	}
-	return id, nil
-}
-
 // activeOrStart returns the chat's active conversation, starting one if
 // it has none, under the chat's lock.
 func activeOrStart(ctx context.Context, tx pgx.Tx, chatID string) (int64, error) {
@@ -101,21 +85,6 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 		return 0, fmt.Errorf("reset conversation of chat %q: %w", chatID, err)
 	}
 	return id, nil
-}
-
-// AppendMessages adds msgs to the end of a conversation in one transaction:
-// all are stored or none. Their ID and ConversationID fields are ignored; a
-// zero CreatedAt means now.
-func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	queueMessages(b, conversationID, time.Now(), msgs)
-	if err := db.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
-		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
-	}
-	return nil
 }
 
 // queueMessages adds the inserts of msgs to b, sent in one round trip.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -47,16 +46,6 @@ func (db *DB) InboxPut(ctx context.Context, items ...store.InboxItem) error {
 		return fmt.Errorf("put %d updates in inbox: %w", len(items), err)
 	}
 	return nil
-}
-
-// InboxPending returns up to limit unprocessed items in update_id order
-// (Telegram's order); limit <= 0 returns all.
-func (db *DB) InboxPending(ctx context.Context, limit int) ([]store.InboxItem, error) {
-	items, err := db.inboxPending(ctx, math.MinInt64, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list pending inbox: %w", err)
-	}
-	return items, nil
 }
 
 // InboxPendingAfter returns up to limit unprocessed items with an update

@@ -11,37 +11,10 @@ import (
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
-// ActiveConversation returns the id of the chat's active conversation,
-// starting one if the chat has none.
-func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
-	// Most calls find one; look on a reader first to keep the writer free.
-	var id int64
-	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
-	if err == nil {
-		return id, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
-	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		// Another caller may have started one since the read.
-		err := db.txRow(ctx, tx, activeConversationSQL, chatID).Scan(&id)
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		id, err = db.startConversation(ctx, tx, chatID)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
-	}
-	return id, nil
-}
-
 // CurrentConversation returns the id of the chat's active conversation, or
-// store.ErrNotFound when it has none. Unlike [DB.ActiveConversation] it never
-// writes: a turn can read a new chat's (empty) history without taking the
-// writer, and start the conversation with its first [DB.AppendTurn].
+// store.ErrNotFound when it has none. It never writes: a turn can read a
+// new chat's (empty) history without taking the writer, and start the
+// conversation with its first [DB.AppendTurn].
 func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
 	var id int64
 	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
@@ -97,23 +70,6 @@ func (db *DB) startConversation(ctx context.Context, tx *sql.Tx, chatID string) 
 		return 0, err
 	}
 	return res.LastInsertId()
-}
-
-// AppendMessages adds msgs to the end of a conversation in one transaction:
-// all are stored or none. Their ID and ConversationID fields are ignored; a
-// zero CreatedAt means now.
-func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	now := db.now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		return db.insertMessages(ctx, tx, conversationID, now, msgs)
-	})
-	if err != nil {
-		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
-	}
-	return nil
 }
 
 func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int64, now time.Time, msgs []store.Message) error {

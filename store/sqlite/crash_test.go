@@ -31,7 +31,7 @@ func TestCrashChild(t *testing.T) {
 		fmt.Println("open:", err)
 		os.Exit(2)
 	}
-	conv, err := db.ActiveConversation(ctx, "c")
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"})
 	if err != nil {
 		fmt.Println("conversation:", err)
 		os.Exit(2)
@@ -41,7 +41,7 @@ func TestCrashChild(t *testing.T) {
 			fmt.Println("put:", err)
 			os.Exit(2)
 		}
-		if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: strconv.FormatInt(id, 10)}); err != nil {
+		if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: strconv.FormatInt(id, 10)}); err != nil {
 			fmt.Println("append:", err)
 			os.Exit(2)
 		}
@@ -99,7 +99,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 	if maxID < last {
 		t.Errorf("inbox max update id after kill = %d, want >= %d (the last acknowledged)", maxID, last)
 	}
-	items, err := db.InboxPending(t.Context(), 0)
+	items, err := db.InboxPendingAfter(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 			t.Fatalf("inbox has a gap: item %d is update %d", i, it.UpdateID)
 		}
 	}
-	conv, err := db.ActiveConversation(t.Context(), "c")
+	conv, err := db.AppendTurn(t.Context(), store.TurnWrite{ChatID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
@@ -64,16 +63,6 @@ func (db *DB) InboxPut(ctx context.Context, items ...store.InboxItem) error {
 		return fmt.Errorf("put %d updates in inbox: %w", len(items), err)
 	}
 	return nil
-}
-
-// InboxPending returns up to limit unprocessed items in update_id order
-// (Telegram's order); limit <= 0 returns all.
-func (db *DB) InboxPending(ctx context.Context, limit int) ([]store.InboxItem, error) {
-	items, err := db.inboxPending(ctx, math.MinInt64, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list pending inbox: %w", err)
-	}
-	return items, nil
 }
 
 // InboxPendingAfter returns up to limit unprocessed items with an update

@@ -19,23 +19,20 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1, ChatID: "c", Payload: []byte("{}")}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.InboxPending(ctx, 10); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := db.InboxPendingAfter(ctx, 0, 10); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.InboxDone(ctx, 1, 2); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("InboxDone(1, 2) = %v, want ErrNotFound for 2", err)
 		}
-		conv, err := db.ActiveConversation(ctx, "c") // new, then existing
+		conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}) // new, then existing
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again, err := db.ActiveConversation(ctx, "c"); err != nil || again != conv {
-			t.Fatalf("ActiveConversation again = %d, %v; want %d", again, err, conv)
+		if again, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}); err != nil || again != conv {
+			t.Fatalf("AppendTurn to the active conversation = %d, %v; want %d", again, err, conv)
 		}
-		if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
+		if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
 			t.Fatal(err)
 		}
 		if cur, err := db.CurrentConversation(ctx, "c"); err != nil || cur != conv {
@@ -83,8 +80,8 @@ func TestHotStatementsArePrepared(t *testing.T) {
 	}
 	run(db)
 	// A failed write rolls back; the statements stay usable.
-	if err := db.AppendMessages(ctx, 999999, store.Message{Role: "user", Content: "x"}); err == nil {
-		t.Error("AppendMessages to an unknown conversation: got nil, want a foreign key error")
+	if err := appendMessages(ctx, db, 999999, store.Message{Role: "user", Content: "x"}); err == nil {
+		t.Error("AppendTurn to an unknown conversation: got nil, want a foreign key error")
 	}
 	run(db)
 	run(reopen(t, db, path))

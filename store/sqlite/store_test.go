@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
@@ -39,6 +40,12 @@ func reopen(t *testing.T, db *sqlite.DB, path string) *sqlite.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// appendMessages adds msgs to a conversation, as a turn does.
+func appendMessages(ctx context.Context, db *sqlite.DB, conv int64, msgs ...store.Message) error {
+	_, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, Messages: msgs})
+	return err
 }
 
 func TestOpenCreatesFolderAndFile(t *testing.T) {
@@ -94,7 +101,7 @@ func TestOpenOddPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ActiveConversation(ctx, "c"); err != nil {
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -23,7 +23,6 @@ const (
 	// days of the month.
 	userUsageSQL = `SELECT day = ? AS today, sum(calls), sum(in_tokens), sum(out_tokens), sum(est_in), sum(est_out)
 		FROM token_usage WHERE user_id = ? AND day >= ? GROUP BY today`
-	tokenSums = `sum(calls), sum(in_tokens), sum(out_tokens), sum(est_in), sum(est_out)`
 	// dayUsageSQL reads one user's day: a row per model, by the key.
 	dayUsageSQL = `SELECT coalesce(` + "sum(calls), 0), coalesce(sum(in_tokens), 0), coalesce(sum(out_tokens), 0), coalesce(sum(est_in), 0), coalesce(sum(est_out), 0)" + `
 		FROM token_usage WHERE user_id = ? AND day = ?`
@@ -32,19 +31,7 @@ const (
 // day is the UTC day t falls on, as stored.
 func day(t time.Time) string { return t.UTC().Format(dayLayout) }
 
-// AddUsage adds us to their users' days, in one transaction.
-func (db *DB) AddUsage(ctx context.Context, us ...store.Usage) error {
-	if len(us) == 0 {
-		return nil
-	}
-	now := db.now()
-	err := db.write(ctx, func(tx *sql.Tx) error { return db.addUsage(ctx, tx, now, us) })
-	if err != nil {
-		return fmt.Errorf("add token usage: %w", err)
-	}
-	return nil
-}
-
+// addUsage adds us to their users' days, in tx.
 func (db *DB) addUsage(ctx context.Context, tx *sql.Tx, now time.Time, us []store.Usage) error {
 	for _, u := range us {
 		at := u.At
@@ -107,55 +94,6 @@ func addTokens(t, o store.Tokens) store.Tokens {
 		Calls: t.Calls + o.Calls, In: t.In + o.In, Out: t.Out + o.Out,
 		EstimatedIn: t.EstimatedIn + o.EstimatedIn, EstimatedOut: t.EstimatedOut + o.EstimatedOut,
 	}
-}
-
-// UsageByModel returns the tokens per model over the UTC days from from's
-// to to's, both included, most tokens first.
-func (db *DB) UsageByModel(ctx context.Context, from, to time.Time) ([]store.ModelUsage, error) {
-	var out []store.ModelUsage
-	err := db.usageQuery(ctx, `SELECT model, `+tokenSums+` FROM token_usage
-		WHERE day BETWEEN ? AND ? GROUP BY model
-		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, model`,
-		func(rows *sql.Rows) error {
-			var m store.ModelUsage
-			if err := scanTokens(rows, &m.Model, &m.Tokens); err != nil {
-				return err
-			}
-			out = append(out, m)
-			return nil
-		}, day(from), day(to))
-	if err != nil {
-		return nil, fmt.Errorf("token usage by model: %w", err)
-	}
-	return out, nil
-}
-
-// TopUsers returns the limit users with the most tokens over the UTC days
-// from from's to to's, both included, most first; limit <= 0 returns all.
-func (db *DB) TopUsers(ctx context.Context, from, to time.Time, limit int) ([]store.UserTokens, error) {
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
-	}
-	var out []store.UserTokens
-	err := db.usageQuery(ctx, `SELECT user_id, `+tokenSums+` FROM token_usage
-		WHERE day BETWEEN ? AND ? GROUP BY user_id
-		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, user_id LIMIT ?`,
-		func(rows *sql.Rows) error {
-			var u store.UserTokens
-			if err := scanTokens(rows, &u.UserID, &u.Tokens); err != nil {
-				return err
-			}
-			out = append(out, u)
-			return nil
-		}, day(from), day(to), limit)
-	if err != nil {
-		return nil, fmt.Errorf("top users by tokens: %w", err)
-	}
-	return out, nil
-}
-
-func scanTokens(rows *sql.Rows, key *string, t *store.Tokens) error {
-	return rows.Scan(key, &t.Calls, &t.In, &t.Out, &t.EstimatedIn, &t.EstimatedOut)
 }
 
 // usageQuery runs a report query (rare: not prepared) and calls each for

@@ -13,7 +13,7 @@ import (
 func TestUsagePrepared(t *testing.T) {
 	db, _ := open(t)
 	now := time.Now()
-	if err := db.AddUsage(t.Context(), store.Usage{UserID: "u", Model: "m", In: 1, Out: 1}); err != nil {
+	if _, err := db.AppendTurn(t.Context(), store.TurnWrite{ChatID: "c", Usage: []store.Usage{{UserID: "u", Model: "m", In: 1, Out: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.UserUsage(t.Context(), "u", now); err != nil {

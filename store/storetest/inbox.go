@@ -45,12 +45,12 @@ func testInbox(t *testing.T, open Open) {
 		t.Errorf("InboxPut with none: %v", err)
 	}
 
-	got, err := db.InboxPending(ctx, 0)
+	got, err := queued(ctx, db, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{10, 11, 12, 13}) {
-		t.Fatalf("InboxPending ids = %v, want [10 11 12 13]", ids)
+		t.Fatalf("queued ids = %v, want [10 11 12 13]", ids)
 	}
 	if string(got[1].Payload) != `{"update_id":11}` {
 		t.Errorf("a duplicate replaced the payload: got %s", got[1].Payload)
@@ -78,19 +78,19 @@ func testInbox(t *testing.T, open Open) {
 
 	// Everything survives a restart.
 	db = reopen(t, db, open)
-	got, err = db.InboxPending(ctx, 1)
+	got, err = queued(ctx, db, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{11}) {
-		t.Errorf("InboxPending(1) after reopen = %v, want [11]", ids)
+		t.Errorf("queued(1) after reopen = %v, want [11]", ids)
 	}
-	got, err = db.InboxPending(ctx, 10)
+	got, err = queued(ctx, db, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{11, 13}) {
-		t.Errorf("InboxPending after reopen = %v, want [11 13]", ids)
+		t.Errorf("queued after reopen = %v, want [11 13]", ids)
 	}
 	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
 		t.Errorf("InboxMaxUpdateID = %d, %v; want 13", maxID, err)
@@ -110,9 +110,9 @@ func testInboxEmptyPayloadAndChat(t *testing.T, open Open) {
 	if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1}); err != nil {
 		t.Fatalf("InboxPut without chat or payload: %v", err)
 	}
-	got, err := db.InboxPending(ctx, 0)
+	got, err := queued(ctx, db, 0)
 	if err != nil || len(got) != 1 || got[0].ChatID != "" || len(got[0].Payload) != 0 {
-		t.Errorf("InboxPending = %+v, %v; want one empty item", got, err)
+		t.Errorf("queued = %+v, %v; want one empty item", got, err)
 	}
 }
 
@@ -183,8 +183,8 @@ func testInboxPrune(t *testing.T, open Open) {
 	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 4 {
 		t.Errorf("InboxMaxUpdateID after prune = %d, %v; want 4", maxID, err)
 	}
-	if got, err := db.InboxPending(ctx, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
-		t.Errorf("InboxPending after prune = %v, %v; want [3]", updateIDs(got), err)
+	if got, err := queued(ctx, db, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
+		t.Errorf("queued after prune = %v, %v; want [3]", updateIDs(got), err)
 	}
 }
 
@@ -196,7 +196,7 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	}
 	pending := func() []int64 {
 		t.Helper()
-		got, err := db.InboxPending(ctx, 0)
+		got, err := queued(ctx, db, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +272,7 @@ func testInboxPutConcurrentDuplicates(t *testing.T, open Open) {
 		})
 	}
 	wg.Wait()
-	got, err := hs[0].InboxPending(ctx, 0)
+	got, err := queued(ctx, hs[0], 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +281,6 @@ func testInboxPutConcurrentDuplicates(t *testing.T, open Open) {
 		want = append(want, id)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, want) {
-		t.Errorf("InboxPending = %v, want %v", ids, want)
+		t.Errorf("queued = %v, want %v", ids, want)
 	}
 }

@@ -31,11 +31,11 @@ func testMedia(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := db.ActiveConversation(ctx, "chat")
+	conv, err := active(ctx, db, "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendMessages(ctx, conv,
+	if err := appendMessages(ctx, db, conv,
 		store.Message{Role: "user", Content: "two photos", Media: []string{ref, other}},
 		store.Message{Role: "assistant", Content: "seen"}); err != nil {
 		t.Fatal(err)
