@@ -52,10 +52,10 @@ type Hub interface {
 // A Store keeps the inbox of received updates; *sqlite.DB is one.
 type Store interface {
 	InboxPut(ctx context.Context, items ...store.InboxItem) error
-	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
+	InboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
-	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
+	InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
 }
 
 // A MediaPruner deletes the images users sent once they are older than

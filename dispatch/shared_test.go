@@ -151,7 +151,7 @@ func TestSharedInboxTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The dead instance: it claimed x for a short lease and never came back.
-	got, err := dbs[0].ClaimPending(ctx, store.Claim{Instance: "dead", NewChats: 1, LeaseFor: 500 * time.Millisecond})
+	got, err := dbs[0].ClaimQueued(ctx, store.Claim{Instance: "dead", NewChats: 1, LeaseFor: 500 * time.Millisecond})
 	if err != nil || len(got) != 2 {
 		t.Fatalf("dead instance claimed %v (%v), want updates 1 and 2", got, err)
 	}
@@ -167,7 +167,7 @@ func TestSharedInboxTakeover(t *testing.T) {
 	}
 }
 
-// Close hands the chats back: what the instance left pending goes to
+// Close hands the chats back: what the instance left queued goes to
 // another at once, not after its lease (an hour here) expires.
 func TestSharedInboxCloseHandsBack(t *testing.T) {
 	dbs := sharedInbox(t, 2)
@@ -237,7 +237,7 @@ func TestSharedInboxLostLeaseDropsQueued(t *testing.T) {
 	if err := dbs[1].ReleaseLeases(ctx, "slow"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := dbs[1].ClaimPending(ctx, store.Claim{Instance: "thief", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 3 {
+	if got, err := dbs[1].ClaimQueued(ctx, store.Claim{Instance: "thief", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 3 {
 		t.Fatalf("thief claimed %v (%v), want the 3 updates", got, err)
 	}
 	slow.Wake()

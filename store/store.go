@@ -129,24 +129,24 @@ type AuditLog interface {
 
 // The Inbox keeps Telegram updates from their arrival until they are
 // handled (see [InboxItem]): the poller and the webhook put them in, the
-// dispatch queue reads the ones not yet done, in update id order, and
-// marks them done once handled.
+// dispatch queue reads the queued ones (those not yet done) in update id
+// order, and marks each done once handled. Items are kept a while after
+// that, until InboxPrune.
 type Inbox interface {
 	// InboxPut stores items in one transaction, skipping update ids
 	// already in the inbox (done or not), so a batch Telegram sends again
 	// is harmless. It returns once the commit would survive a power cut
 	// (see the package doc).
 	InboxPut(ctx context.Context, items ...InboxItem) error
-	// InboxPendingAfter returns up to limit items not yet done with an
-	// update id above afterID, in update id order; limit <= 0 returns
-	// all. A reader that has handed out every item up to afterID pages on
+	// InboxQueued returns up to limit queued items with an update id
+	// above afterID, in update id order; limit <= 0 returns all. A reader that has handed out every item up to afterID pages on
 	// with it, so a backlog of items still being handled does not hide
 	// newer ones.
-	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]InboxItem, error)
-	// InboxPendingChat returns up to limit items not yet done of one
-	// chat, in update id order; limit <= 0 returns all. The bot gathers
+	InboxQueued(ctx context.Context, afterID int64, limit int) ([]InboxItem, error)
+	// InboxQueuedChat returns up to limit queued items of one chat, in
+	// update id order; limit <= 0 returns all. The bot gathers
 	// an album's updates with it.
-	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]InboxItem, error)
+	InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]InboxItem, error)
 	// InboxDone marks updates as done, all in one transaction, durable as
 	// InboxPut is. Marking one again is a no-op. Unknown update ids give
 	// an error wrapping ErrNotFound that names them (DescribeUpdates);
@@ -155,7 +155,7 @@ type Inbox interface {
 	// InboxMaxUpdateID returns the highest update id ever stored, done or
 	// not, or 0 for an empty inbox. The poller resumes from it plus one.
 	InboxMaxUpdateID(ctx context.Context) (int64, error)
-	// InboxBacklog returns how many items are not yet done, and when the
+	// InboxBacklog returns how many items are queued, and when the
 	// oldest of them was received (zero when none are).
 	InboxBacklog(ctx context.Context) (int, time.Time, error)
 	// InboxPrune deletes the items done and received before the given
@@ -168,17 +168,17 @@ type Inbox interface {
 // Leases share one Inbox among several instances of the bot by chat: a
 // chat's items belong to the instance holding its lease, and nobody else
 // runs them. An instance that stops renewing its leases (it died) loses
-// them once they expire, and the next to take the chat takes every item
-// of it not yet done. Only a store several processes share has them:
+// them once they expire, and the next to take the chat takes every queued
+// item of it, the one the old owner was running included. Only a store several processes share has them:
 // *postgres.DB does.
 type Leases interface {
-	// ClaimPending renews the leases of c.Instance, drops those of its
-	// chats with nothing left to do, takes up to c.NewChats chats more
-	// (unleased ones, or ones whose lease expired), and returns the items
-	// not yet done of every chat it then holds, in update id order, from
-	// c.After on, at most c.Limit (all when <= 0). All in one
+	// ClaimQueued renews the leases of c.Instance, drops those of its
+	// chats with nothing queued, takes up to c.NewChats chats more
+	// (unleased ones with queued items, or ones whose lease expired), and
+	// returns the queued items of every chat it then holds, in update id
+	// order, above c.After, at most c.Limit (all when <= 0). All in one
 	// transaction.
-	ClaimPending(ctx context.Context, c Claim) ([]InboxItem, error)
+	ClaimQueued(ctx context.Context, c Claim) ([]InboxItem, error)
 	// ReleaseLeases drops every lease of instance, as it stops: its
 	// chats go to the other instances at once rather than after the
 	// leases expire.

@@ -99,7 +99,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 	if maxID < last {
 		t.Errorf("inbox max update id after kill = %d, want >= %d (the last acknowledged)", maxID, last)
 	}
-	items, err := db.InboxPendingAfter(t.Context(), 0, 0)
+	items, err := db.InboxQueued(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

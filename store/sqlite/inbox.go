@@ -14,7 +14,7 @@ import (
 const (
 	insertInboxSQL = `INSERT INTO inbox (update_id, chat_id, payload, received_at)
 		VALUES (?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING`
-	inboxPendingSQL = `SELECT update_id, chat_id, payload, received_at
+	inboxQueuedSQL = `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND update_id > ? ORDER BY update_id LIMIT ?`
 	markInboxSQL = `UPDATE inbox SET processed_at = ?
 		WHERE update_id = ? AND processed_at IS NULL`
@@ -65,42 +65,42 @@ func (db *DB) InboxPut(ctx context.Context, items ...store.InboxItem) error {
 	return nil
 }
 
-// InboxPendingAfter returns up to limit unprocessed items with an update
+// InboxQueued returns up to limit queued items with an update
 // id above afterID, in update_id order; limit <= 0 returns all. A reader
 // that has handed out every item up to afterID pages on with it, so a
 // backlog of items still being handled does not hide newer ones.
-func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
-	items, err := db.inboxPending(ctx, afterID, limit)
+func (db *DB) InboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
+	items, err := db.inboxQueued(ctx, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+		return nil, fmt.Errorf("list queued updates after %d: %w", afterID, err)
 	}
 	return items, nil
 }
 
-// InboxPendingChat returns up to limit unprocessed items of one chat, in
+// InboxQueuedChat returns up to limit queued items of one chat, in
 // update_id order; limit <= 0 returns all. The bot gathers an album's
 // updates with it.
-func (db *DB) InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error) {
+func (db *DB) InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error) {
 	if limit <= 0 {
 		limit = -1
 	}
 	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND chat_id = ? ORDER BY update_id LIMIT ?`, chatID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox of chat %q: %w", chatID, err)
+		return nil, fmt.Errorf("list queued updates of chat %q: %w", chatID, err)
 	}
 	items, err := scanInbox(rows)
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox of chat %q: %w", chatID, err)
+		return nil, fmt.Errorf("list queued updates of chat %q: %w", chatID, err)
 	}
 	return items, nil
 }
 
-func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
+func (db *DB) inboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := db.readRows(ctx, inboxPendingSQL, afterID, limit)
+	rows, err := db.readRows(ctx, inboxQueuedSQL, afterID, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func TestInboxSynchronous(t *testing.T) {
 		t.Error("WriteFull with its context cancelled: got nil error, want one")
 	}
 	check("after a cancelled inbox write")
-	if got, err := db.InboxPendingAfter(ctx, 0, 0); err != nil || len(got) != 0 {
+	if got, err := db.InboxQueued(ctx, 0, 0); err != nil || len(got) != 0 {
 		t.Errorf("the cancelled write left %v, %v; want nothing", updateIDs(got), err)
 	}
 }

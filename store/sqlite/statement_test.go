@@ -19,7 +19,7 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1, ChatID: "c", Payload: []byte("{}")}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.InboxPendingAfter(ctx, 0, 10); err != nil {
+		if _, err := db.InboxQueued(ctx, 0, 10); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.InboxDone(ctx, 1, 2); !errors.Is(err, store.ErrNotFound) {

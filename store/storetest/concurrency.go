@@ -134,7 +134,7 @@ func testContextCancelled(t *testing.T, open Open) {
 		"ResolvePending":    func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x") },
 		"ExpiredPending":    func(ctx context.Context) error { _, err := db.ExpiredPending(ctx, time.Now()); return err },
 		"InboxPut":          func(ctx context.Context) error { return db.InboxPut(ctx, item(2)) },
-		"InboxPendingAfter": func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },
+		"InboxQueued": func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },
 		"InboxDone":         func(ctx context.Context) error { return db.InboxDone(ctx, 1) },
 		"InboxMaxUpdateID":  func(ctx context.Context) error { _, err := db.InboxMaxUpdateID(ctx); return err },
 		"InboxPrune":        func(ctx context.Context) error { _, err := db.InboxPrune(ctx, time.Now()); return err },

@@ -116,7 +116,7 @@ func testInboxEmptyPayloadAndChat(t *testing.T, open Open) {
 	}
 }
 
-func testInboxPendingAfter(t *testing.T, open Open) {
+func testInboxQueued(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 	if err := db.InboxPut(ctx, item(10), item(11), item(12), item(13), item(14), item(15)); err != nil {
@@ -140,12 +140,12 @@ func testInboxPendingAfter(t *testing.T, open Open) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("after %d limit %d", tt.after, tt.limit), func(t *testing.T) {
-			got, err := db.InboxPendingAfter(ctx, tt.after, tt.limit)
+			got, err := db.InboxQueued(ctx, tt.after, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ids := updateIDs(got); !slices.Equal(ids, tt.want) {
-				t.Errorf("InboxPendingAfter(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
+				t.Errorf("InboxQueued(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
 			}
 			if len(got) > 0 && string(got[0].Payload) != fmt.Sprintf(`{"update_id":%d}`, got[0].UpdateID) {
 				t.Errorf("payload of %d: got %s", got[0].UpdateID, got[0].Payload)
@@ -194,7 +194,7 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	if err := db.InboxPut(ctx, item(1), item(2), item(3), item(4), item(5)); err != nil {
 		t.Fatal(err)
 	}
-	pending := func() []int64 {
+	queuedIDs := func() []int64 {
 		t.Helper()
 		got, err := queued(ctx, db, 0)
 		if err != nil {
@@ -208,8 +208,8 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	if err := db.InboxDone(ctx, 1, 2, 3); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := pending(), []int64{4, 5}; !slices.Equal(got, want) {
-		t.Errorf("pending after InboxDone(1, 2, 3) = %v, want %v", got, want)
+	if got, want := queuedIDs(), []int64{4, 5}; !slices.Equal(got, want) {
+		t.Errorf("queued after InboxDone(1, 2, 3) = %v, want %v", got, want)
 	}
 	// Unknown ids are reported; the known ones, done or not, are marked.
 	err := db.InboxDone(ctx, 3, 99, 4, 98)
@@ -219,8 +219,8 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	if err == nil || !strings.Contains(err.Error(), "[99 98]") {
 		t.Errorf("InboxDone error %q, want it to name [99 98]", err)
 	}
-	if got, want := pending(), []int64{5}; !slices.Equal(got, want) {
-		t.Errorf("pending after InboxDone(3, 99, 4, 98) = %v, want %v", got, want)
+	if got, want := queuedIDs(), []int64{5}; !slices.Equal(got, want) {
+		t.Errorf("queued after InboxDone(3, 99, 4, 98) = %v, want %v", got, want)
 	}
 }
 

@@ -66,11 +66,11 @@ func Run(t *testing.T, open Open) {
 		{"ChatServersOff", testChatServersOff},
 		{"ChatModel", testChatModel},
 		{"ReplaceMessages", testReplaceMessages},
-		{"InboxPendingAfter", testInboxPendingAfter},
+		{"InboxQueued", testInboxQueued},
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},
 		{"InboxBacklog", testInboxBacklog},
-		{"InboxPendingChat", testInboxPendingChat},
+		{"InboxQueuedChat", testInboxQueuedChat},
 		{"Media", testMedia},
 		{"InboxPutConcurrentDuplicates", testInboxPutConcurrentDuplicates},
 		{"ConcurrentWriters", testConcurrentWriters},
@@ -134,7 +134,7 @@ func appendMessages(ctx context.Context, db Store, conv int64, msgs ...store.Mes
 // queued returns up to limit items not yet done, from the first; limit
 // <= 0 returns all.
 func queued(ctx context.Context, db Store, limit int) ([]store.InboxItem, error) {
-	return db.InboxPendingAfter(ctx, math.MinInt64, limit)
+	return db.InboxQueued(ctx, math.MinInt64, limit)
 }
 
 // reopen closes db and opens the test's database again.
