@@ -40,24 +40,25 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Inbox holds received items until they are marked done; *sqlite.DB is one.
+// An Inbox holds received items until they are marked done, and a while
+// after: the part of store.Inbox the queue uses. *sqlite.DB and
+// *postgres.DB are Inboxes.
 type Inbox interface {
 	InboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
-}
-
-// A Claimer is an Inbox that several instances share by leasing chats;
-// *postgres.DB is one. ClaimQueued renews the instance's leases, takes
-// more chats, and returns the queued items of the chats it holds.
-type Claimer interface {
-	ClaimQueued(ctx context.Context, c store.Claim) ([]store.InboxItem, error)
-	ReleaseLeases(ctx context.Context, instance string) error
-}
-
-// A Pruner forgets done items received before a time; *sqlite.DB is one.
-// A Queue over an Inbox that is also a Pruner prunes it every hour.
-type Pruner interface {
+	// InboxPrune forgets the items done before a time; the queue prunes
+	// every hour.
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+	// InboxBacklog is what Register reports of the inbox.
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+}
+
+// A Claimer is an Inbox that several instances share by leasing chats
+// (store.Leases); *postgres.DB is one. ClaimQueued renews the instance's
+// leases, takes more chats, and returns the queued items of the chats it
+// holds.
+type Claimer interface {
+	store.Leases
 }
 
 // A Job is the work for one inbox item.
@@ -580,11 +581,7 @@ func (q *Queue) runJob(ctx context.Context, j queued) {
 // prune drops done items older than Retain. Telegram keeps updates for
 // 24 hours, so older ones can never come again.
 func (q *Queue) prune(ctx context.Context) {
-	p, ok := q.cfg.Inbox.(Pruner)
-	if !ok {
-		return
-	}
-	if n, err := p.InboxPrune(ctx, time.Now().Add(-q.cfg.Retain)); err != nil {
+	if n, err := q.cfg.Inbox.InboxPrune(ctx, time.Now().Add(-q.cfg.Retain)); err != nil {
 		q.logger.Warn("prune inbox", "err", err)
 	} else if n > 0 {
 		q.logger.Debug("pruned inbox", "items", n)
@@ -643,25 +640,15 @@ func (q *Queue) mark() {
 	}
 }
 
-// A Backlogger reports the inbox's backlog; *sqlite.DB is one.
-type Backlogger interface {
-	InboxBacklog(ctx context.Context) (int, time.Time, error)
-}
-
 // Register reports the lanes running and waiting on m, and the inbox's
-// backlog where the Inbox is a Backlogger, read at each scrape. A nil m
-// registers nothing.
+// backlog, read at each scrape. A nil m registers nothing.
 func (q *Queue) Register(m *metrics.Metrics) {
 	m.Gauge("chats_running", "Chats whose turn is running.", func() float64 { return float64(q.Stats().Running) })
 	m.Gauge("chats_waiting", "Chats with work waiting for MAX_CONCURRENT_TURNS.", func() float64 { return float64(q.Stats().Waiting) })
-	bl, ok := q.cfg.Inbox.(Backlogger)
-	if !ok {
-		return
-	}
 	backlog := func() (int, time.Time) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		n, oldest, err := bl.InboxBacklog(ctx)
+		n, oldest, err := q.cfg.Inbox.InboxBacklog(ctx)
 		if err != nil {
 			q.logger.Warn("read the inbox backlog for metrics", "err", err)
 		}

@@ -8,44 +8,24 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/web"
-)
-
-// A Store is the database the front ends share: *sqlite.DB on a SQLite
-// file, or *postgres.DB when DATABASE_URL is set. Neither the agent nor the
-// bot knows which.
-type Store interface {
-	agent.Store
-	bot.Store
-	bot.StatsStore
-	dispatch.Pruner
-	InboxBacklog(ctx context.Context) (int, time.Time, error)
-	Ping(ctx context.Context) error
-	Close() error
-}
-
-var (
-	_ Store = (*sqlite.DB)(nil)
-	_ Store = (*postgres.DB)(nil)
 )
 
 // An App is the wired core that every front end drives: the store, the
 // hub with its servers, the model clients (one per profile) and the agent. Open builds it and
 // Close takes it down in reverse order.
 type App struct {
-	Store Store
+	Store store.Store
 	Hub   *hub.Hub
 	Agent *agent.Agent
 	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
@@ -140,9 +120,10 @@ func newProfiles(cfg *config.Config, logger *slog.Logger, probe *web.Probe) ([]a
 }
 
 // openStore opens PostgreSQL when DATABASE_URL is set, else the SQLite
-// file at DATABASE_PATH. A nil Store on error keeps Close from closing a
-// nil database.
-func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (Store, error) {
+// file at DATABASE_PATH: the agent and the bot take either, and neither
+// knows which. A nil Store on error keeps Close from closing a nil
+// database.
+func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (store.Store, error) {
 	if cfg.DatabaseURL != "" {
 		db, err := postgres.Open(ctx, cfg.DatabaseURL)
 		if err != nil {

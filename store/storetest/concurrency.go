@@ -129,15 +129,15 @@ func testContextCancelled(t *testing.T, open Open) {
 			_, err := db.CreatePending(ctx, store.Pending{ChatID: "c", Kind: store.KindQuestion})
 			return err
 		},
-		"OpenPending":       func(ctx context.Context) error { _, err := db.OpenPending(ctx, "c"); return err },
-		"GetPending":        func(ctx context.Context) error { _, err := db.GetPending(ctx, pid); return err },
-		"ResolvePending":    func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x") },
-		"ExpiredPending":    func(ctx context.Context) error { _, err := db.ExpiredPending(ctx, time.Now()); return err },
-		"InboxPut":          func(ctx context.Context) error { return db.InboxPut(ctx, item(2)) },
-		"InboxQueued": func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },
-		"InboxDone":         func(ctx context.Context) error { return db.InboxDone(ctx, 1) },
-		"InboxMaxUpdateID":  func(ctx context.Context) error { _, err := db.InboxMaxUpdateID(ctx); return err },
-		"InboxPrune":        func(ctx context.Context) error { _, err := db.InboxPrune(ctx, time.Now()); return err },
+		"OpenPending":      func(ctx context.Context) error { _, err := db.OpenPending(ctx, "c"); return err },
+		"GetPending":       func(ctx context.Context) error { _, err := db.GetPending(ctx, pid); return err },
+		"ResolvePending":   func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x") },
+		"ExpiredPending":   func(ctx context.Context) error { _, err := db.ExpiredPending(ctx, time.Now()); return err },
+		"InboxPut":         func(ctx context.Context) error { return db.InboxPut(ctx, item(2)) },
+		"InboxQueued":      func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },
+		"InboxDone":        func(ctx context.Context) error { return db.InboxDone(ctx, 1) },
+		"InboxMaxUpdateID": func(ctx context.Context) error { _, err := db.InboxMaxUpdateID(ctx); return err },
+		"InboxPrune":       func(ctx context.Context) error { _, err := db.InboxPrune(ctx, time.Now()); return err },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
