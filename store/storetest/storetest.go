@@ -21,10 +21,11 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// A Store is what the suite runs against: the contract ([store.Store])
-// and two reads the contract leaves out, as no part of mcpgram makes them,
-// which both engines have for their operators and tests: the audit log,
-// newest first (limit <= 0: all of it), and the schema version.
+// A Store is what the suite runs against: the contract ([store.Store]),
+// and two reads that no part of mcpgram makes, so the contract leaves them
+// out, but that both engines have as methods of their own, to check what
+// was written: the audit log, newest first (limit <= 0: all of it), and
+// the schema version.
 type Store interface {
 	store.Store
 	ToolCalls(ctx context.Context, limit int) ([]store.ToolCall, error)
