@@ -9,13 +9,14 @@
 // store/sqlite keeps everything in one SQLite file, the default;
 // store/postgres keeps it in a PostgreSQL database that several instances
 // of the bot share, and implements [Leases] and [Rates] besides.
-// store/storetest is the suite of tests both engines pass: what this
-// package documents, it checks.
+// store/storetest is the suite of tests both engines pass, on the
+// behaviour documented here; what only an engine can show (its
+// durability, say) is in its own tests.
 //
-// What survives a crash, and why. Each write is one transaction, all of it
-// or none: after a crash a turn's messages are never there without its
-// audit rows, nor an answer without its question resolved. A write that
-// returned survives a crash of the process. [Inbox.InboxPut] and
+// What survives a crash, and why. Each call that writes does all of it or
+// none, as one transaction: after a crash a turn's messages are never
+// there without their audit rows and token counts (see [TurnWrite]). A
+// write that returned survives a crash of the process. [Inbox.InboxPut] and
 // [Inbox.InboxDone] survive a power cut as well, with every write that
 // returned before them: the poller tells Telegram an update arrived as
 // soon as InboxPut returns, after which the stored row is the only copy,
