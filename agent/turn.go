@@ -35,7 +35,7 @@ type Request struct {
 	Decision *Decision
 	// Images go with Text to a model that sees them (its profile's
 	// Vision), as image parts of the message. They are kept by reference with the
-	// stored message (see MediaStore), so later calls and turns send them
+	// stored message (see Store.MediaPut), so later calls and turns send them
 	// again while they fit the context budget.
 	Images []llm.Image
 	// Retry answers the chat's last message again (/retry): the earlier

@@ -18,7 +18,7 @@ import (
 // webhook posts, not always; the caption is on one of them. It is
 // answered as one turn, gathered from the inbox rather than from memory,
 // so that its guarantees hold: the first of its updates to run in the
-// chat's lane reads the chat's pending updates for the others, waiting
+// chat's lane reads the chat's queued updates for the others, waiting
 // while more arrive (AlbumWait after the last one, so at most about
 // maxAlbum times that), runs the turn, and then marks them all done at
 // once with dispatch's Absorb. A crash before that mark replays the whole
@@ -54,18 +54,18 @@ func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
 	}
 }
 
-// An albumItem is one pending update of an album.
+// An albumItem is one queued update of an album.
 type albumItem struct {
 	id int64
 	m  *tgbotapi.Message
 }
 
 // gatherAlbum returns the album of m, update own, and its update ids: the
-// pending updates of m's chat from m's sender in m's media group, in
+// queued updates of m's chat from m's sender in m's media group, in
 // message order, up to maxAlbum of them (the ten own is among). It waits
 // until none has arrived for AlbumWait, or a later message of the sender
-// is pending (an album's items come before it), or maxAlbum are there.
-// ok is false when own is no longer pending (its album was answered) or
+// is queued (an album's items come before it), or maxAlbum are there.
+// ok is false when own is no longer queued (its album was answered) or
 // ctx ended.
 func (b *Bot) gatherAlbum(ctx context.Context, own int64, m *tgbotapi.Message) (album []*tgbotapi.Message, ids []int64, ok bool) {
 	chat := strconv.FormatInt(m.Chat.ID, 10)
@@ -73,7 +73,7 @@ func (b *Bot) gatherAlbum(ctx context.Context, own int64, m *tgbotapi.Message) (
 	poll := max(wait/10, 10*time.Millisecond)
 	seen, quiet := 0, time.Now().Add(wait)
 	for {
-		pending, err := b.store.InboxPendingChat(ctx, chat, 0)
+		queued, err := b.store.InboxQueuedChat(ctx, chat, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, false
@@ -81,7 +81,7 @@ func (b *Bot) gatherAlbum(ctx context.Context, own int64, m *tgbotapi.Message) (
 			b.logger.Error("gather an album; answering this item alone", "chat", m.Chat.ID, "err", err)
 			return []*tgbotapi.Message{m}, []int64{own}, true
 		}
-		items, later := albumOf(pending, m)
+		items, later := albumOf(queued, m)
 		if !slices.ContainsFunc(items, func(it albumItem) bool { return it.id == own }) {
 			return nil, nil, false
 		}
@@ -102,13 +102,13 @@ func (b *Bot) gatherAlbum(ctx context.Context, own int64, m *tgbotapi.Message) (
 	}
 }
 
-// albumOf returns the items of m's album among a chat's pending updates,
+// albumOf returns the items of m's album among a chat's queued updates,
 // in message order: those of m's media group from m's sender. later
-// reports a pending message of that sender after them all.
-func albumOf(pending []store.InboxItem, m *tgbotapi.Message) (items []albumItem, later bool) {
+// reports a queued message of that sender after them all.
+func albumOf(queued []store.InboxItem, m *tgbotapi.Message) (items []albumItem, later bool) {
 	sender := senderOf(m)
 	var others []int
-	for _, p := range pending {
+	for _, p := range queued {
 		var u tgbotapi.Update
 		if json.Unmarshal(p.Payload, &u) != nil || u.Message == nil || u.Message.Chat == nil ||
 			u.Message.Chat.ID != m.Chat.ID || senderOf(u.Message) != sender {

@@ -67,19 +67,19 @@ type Hub interface {
 	Restart(ctx context.Context, server string) error
 }
 
-// A Store keeps the inbox of received updates; *store.DB is one.
+// A Store keeps the inbox of received updates (see store.Inbox), the
+// statistics /stats reads and sweeps, and the images users sent, which
+// the bot sweeps past MediaRetention. *sqlite.DB and *postgres.DB are
+// Stores; see package store for what each call promises.
 type Store interface {
-	InboxPut(ctx context.Context, items ...store.InboxItem) error
-	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
-	InboxDone(ctx context.Context, updateIDs ...int64) error
-	InboxMaxUpdateID(ctx context.Context) (int64, error)
-	InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
-}
-
-// A MediaPruner deletes the images users sent once they are older than
-// the retention limit; *store.DB is one. A Store that is one is pruned
-// every hour.
-type MediaPruner interface {
+	store.Inbox
+	// Stats, Timeline and PruneStats read and sweep the records of turns
+	// (see store.Statistics).
+	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
+	Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error)
+	PruneStats(ctx context.Context, before time.Time) (int64, error)
+	// MediaPrune deletes the images users sent before a time (see
+	// store.Images).
 	MediaPrune(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -162,7 +162,7 @@ type Options struct {
 	// after the last one arrived; default 1s (see handleAlbum).
 	AlbumWait time.Duration
 	// MediaRetention is how long the images users sent are kept
-	// (MEDIA_RETENTION), where the Store is a MediaPruner; default 30 days.
+	// (MEDIA_RETENTION); default 30 days.
 	MediaRetention time.Duration
 
 	// Metrics, when set, counts updates and Bot API calls, and reports the
@@ -331,9 +331,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
-	if p, ok := b.store.(MediaPruner); ok {
-		b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx, p) })
-	}
+	b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx) })
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {

@@ -19,7 +19,7 @@ func waitHandled(t *testing.T, h *harness) {
 		if h.fake.Unconfirmed() != 0 {
 			return false
 		}
-		items, err := h.db.InboxPending(t.Context(), 0)
+		items, err := h.db.InboxQueued(t.Context(), 0, 0)
 		return err == nil && len(items) == 0
 	})
 }

@@ -7,11 +7,11 @@ import (
 
 // pruneMediaLoop deletes the images older than MediaRetention, at start
 // and every hour, until ctx ends.
-func (b *Bot) pruneMediaLoop(ctx context.Context, p MediaPruner) {
+func (b *Bot) pruneMediaLoop(ctx context.Context) {
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {
-		n, err := p.MediaPrune(ctx, time.Now().Add(-b.cfg.MediaRetention))
+		n, err := b.store.MediaPrune(ctx, time.Now().Add(-b.cfg.MediaRetention))
 		switch {
 		case err != nil && ctx.Err() == nil:
 			b.logger.Warn("delete images past MEDIA_RETENTION", "err", err)

@@ -14,15 +14,6 @@ import (
 // store recorded (so it survives restarts and, on PostgreSQL, covers every
 // instance), and the servers' health from the hub.
 
-// A StatsStore reads the statistics of a window and sweeps old ones;
-// *store.DB and *postgres.DB are. It is asked of the Store by assertion,
-// so that stores without it (test fakes) still serve everything else.
-type StatsStore interface {
-	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
-	PruneStats(ctx context.Context, before time.Time) (int64, error)
-	Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error)
-}
-
 // Defaults of the statistics.
 const (
 	// DefaultStatsRetention is how long the records of turns and model
@@ -39,17 +30,12 @@ func (b *Bot) showStats(ctx context.Context, chatID, user int64) {
 		b.say(ctx, chatID, "Sorry, only admins can see the statistics.")
 		return
 	}
-	ss, ok := b.store.(StatsStore)
-	if !ok {
-		b.say(ctx, chatID, "Statistics are not recorded here.")
-		return
-	}
 	now := time.Now()
 	for _, w := range []struct {
 		title string
 		span  time.Duration
 	}{{"Last 24 hours", 24 * time.Hour}, {"Last 7 days", 7 * 24 * time.Hour}} {
-		st, err := ss.Stats(ctx, now.Add(-w.span), now, statsTopUsers)
+		st, err := b.store.Stats(ctx, now.Add(-w.span), now, statsTopUsers)
 		if err != nil {
 			b.logger.Error("read statistics", "chat", chatID, "err", err)
 			b.say(ctx, chatID, "Sorry, I could not read the statistics. Please try again.")
@@ -57,17 +43,17 @@ func (b *Bot) showStats(ctx context.Context, chatID, user int64) {
 		}
 		b.say(ctx, chatID, statsview.Window(w.title, st))
 	}
-	b.sendChart(ctx, ss, chatID, now)
+	b.sendChart(ctx, chatID, now)
 	b.say(ctx, chatID, statsview.Servers(b.hub.Catalog()))
 }
 
 // sendChart sends the turns of the last 24 hours by hour and of the last
 // 7 days by day as bars, when there were any.
-func (b *Bot) sendChart(ctx context.Context, ss StatsStore, chatID int64, now time.Time) {
-	day, err := ss.Timeline(ctx, now.Add(-24*time.Hour), now, time.Hour)
+func (b *Bot) sendChart(ctx context.Context, chatID int64, now time.Time) {
+	day, err := b.store.Timeline(ctx, now.Add(-24*time.Hour), now, time.Hour)
 	var week []store.Bucket
 	if err == nil {
-		week, err = ss.Timeline(ctx, now.Add(-7*24*time.Hour), now, 24*time.Hour)
+		week, err = b.store.Timeline(ctx, now.Add(-7*24*time.Hour), now, 24*time.Hour)
 	}
 	if err != nil {
 		b.logger.Error("read the timeline of turns", "chat", chatID, "err", err)
@@ -91,12 +77,11 @@ func (b *Bot) sendChart(ctx context.Context, ss StatsStore, chatID int64, now ti
 // sweepStats deletes the records past the retention, at most once per
 // statsSweepEvery; last is when it last did.
 func (b *Bot) sweepStats(ctx context.Context, now time.Time, last *time.Time) {
-	ss, ok := b.store.(StatsStore)
-	if !ok || (!last.IsZero() && now.Sub(*last) < statsSweepEvery) {
+	if !last.IsZero() && now.Sub(*last) < statsSweepEvery {
 		return
 	}
 	*last = now
-	n, err := ss.PruneStats(ctx, now.Add(-b.cfg.StatsRetention))
+	n, err := b.store.PruneStats(ctx, now.Add(-b.cfg.StatsRetention))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		b.logger.Warn("sweep old statistics", "err", err)

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // open opens a database file in a fresh temporary folder and closes it at
 // the end of the test.
-func open(t testing.TB) (*store.DB, string) {
+func open(t testing.TB) (*sqlite.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "data", "mcpgram.db")
-	db, err := store.Open(t.Context(), path)
+	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -28,17 +29,23 @@ func open(t testing.TB) (*store.DB, string) {
 }
 
 // reopen closes db and opens path again.
-func reopen(t *testing.T, db *store.DB, path string) *store.DB {
+func reopen(t *testing.T, db *sqlite.DB, path string) *sqlite.DB {
 	t.Helper()
 	if err := db.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	db, err := store.Open(t.Context(), path)
+	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// appendMessages adds msgs to a conversation, as a turn does.
+func appendMessages(ctx context.Context, db *sqlite.DB, conv int64, msgs ...store.Message) error {
+	_, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, Messages: msgs})
+	return err
 }
 
 func TestOpenCreatesFolderAndFile(t *testing.T) {
@@ -50,7 +57,7 @@ func TestOpenCreatesFolderAndFile(t *testing.T) {
 
 func TestOpenRejectsMemory(t *testing.T) {
 	for _, path := range []string{"", ":memory:"} {
-		if db, err := store.Open(context.Background(), path); err == nil {
+		if db, err := sqlite.Open(context.Background(), path); err == nil {
 			_ = db.Close()
 			t.Errorf("Open(%q): got nil error, want one", path)
 		}
@@ -74,12 +81,12 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 			}
 		}
 	}
-	readers, err := store.Pragmas(t.Context(), db, 4)
+	readers, err := sqlite.Pragmas(t.Context(), db, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("reader", readers, "1")
-	writer, err := store.Pragmas(t.Context(), db, 0)
+	writer, err := sqlite.Pragmas(t.Context(), db, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +97,11 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 func TestOpenOddPath(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "a dir?x=1#frag%20", "my db?.sqlite")
-	db, err := store.Open(ctx, path)
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ActiveConversation(ctx, "c"); err != nil {
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -110,7 +117,7 @@ func TestOpenOddPath(t *testing.T) {
 
 func TestOpenRelativePath(t *testing.T) {
 	t.Chdir(t.TempDir())
-	db, err := store.Open(t.Context(), "data/rel.db")
+	db, err := sqlite.Open(t.Context(), "data/rel.db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +135,7 @@ func TestOpenNotADatabase(t *testing.T) {
 	if err := os.WriteFile(path, []byte("this is not a SQLite file, not even close; padding padding padding padding padding padding"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(t.Context(), path)
+	db, err := sqlite.Open(t.Context(), path)
 	if err == nil {
 		_ = db.Close()
 		t.Fatal("Open of a junk file: got nil error, want one")

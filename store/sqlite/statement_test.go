@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // What a turn and an update do runs on statements prepared at Open, and
@@ -13,28 +14,25 @@ import (
 func TestHotStatementsArePrepared(t *testing.T) {
 	ctx := t.Context()
 	db, path := open(t)
-	run := func(db *store.DB) {
+	run := func(db *sqlite.DB) {
 		t.Helper()
 		if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1, ChatID: "c", Payload: []byte("{}")}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.InboxPending(ctx, 10); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.InboxPendingAfter(ctx, 0, 10); err != nil {
+		if _, err := db.InboxQueued(ctx, 0, 10); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.InboxDone(ctx, 1, 2); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("InboxDone(1, 2) = %v, want ErrNotFound for 2", err)
 		}
-		conv, err := db.ActiveConversation(ctx, "c") // new, then existing
+		conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}) // new, then existing
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again, err := db.ActiveConversation(ctx, "c"); err != nil || again != conv {
-			t.Fatalf("ActiveConversation again = %d, %v; want %d", again, err, conv)
+		if again, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}); err != nil || again != conv {
+			t.Fatalf("AppendTurn to the active conversation = %d, %v; want %d", again, err, conv)
 		}
-		if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
+		if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
 			t.Fatal(err)
 		}
 		if cur, err := db.CurrentConversation(ctx, "c"); err != nil || cur != conv {
@@ -76,14 +74,14 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if err := db.ResolvePending(ctx, id+100, "approved"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("ResolvePending(unknown) = %v, want ErrNotFound", err)
 		}
-		if n := store.Unprepared(db); n != 0 {
+		if n := sqlite.Unprepared(db); n != 0 {
 			t.Errorf("%d statements ran unprepared", n)
 		}
 	}
 	run(db)
 	// A failed write rolls back; the statements stay usable.
-	if err := db.AppendMessages(ctx, 999999, store.Message{Role: "user", Content: "x"}); err == nil {
-		t.Error("AppendMessages to an unknown conversation: got nil, want a foreign key error")
+	if err := appendMessages(ctx, db, 999999, store.Message{Role: "user", Content: "x"}); err == nil {
+		t.Error("AppendTurn to an unknown conversation: got nil, want a foreign key error")
 	}
 	run(db)
 	run(reopen(t, db, path))

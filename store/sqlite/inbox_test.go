@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 func item(id int64) store.InboxItem {
@@ -29,7 +30,7 @@ func TestInboxSynchronous(t *testing.T) {
 	const normal, full = 1, 2
 	check := func(when string) {
 		t.Helper()
-		v, err := store.WriterSynchronous(ctx, db)
+		v, err := sqlite.WriterSynchronous(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestInboxSynchronous(t *testing.T) {
 	check("after Open")
 
 	var during int
-	err := store.WriteFull(ctx, db, func(tx *sql.Tx) error {
+	err := sqlite.WriteFull(ctx, db, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&during)
 	})
 	if err != nil {
@@ -69,13 +70,13 @@ func TestInboxSynchronous(t *testing.T) {
 
 	// Restored even when the write fails, or its context ends midway.
 	boom := errors.New("boom")
-	if err := store.WriteFull(ctx, db, func(*sql.Tx) error { return boom }); !errors.Is(err, boom) {
+	if err := sqlite.WriteFull(ctx, db, func(*sql.Tx) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("WriteFull = %v, want boom", err)
 	}
 	check("after a failed inbox write")
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	err = store.WriteFull(cctx, db, func(tx *sql.Tx) error {
+	err = sqlite.WriteFull(cctx, db, func(tx *sql.Tx) error {
 		cancel()
 		_, err := tx.ExecContext(cctx, `INSERT INTO inbox (update_id, chat_id, payload, received_at) VALUES (2, '', x'', 0)`)
 		return err
@@ -84,7 +85,7 @@ func TestInboxSynchronous(t *testing.T) {
 		t.Error("WriteFull with its context cancelled: got nil error, want one")
 	}
 	check("after a cancelled inbox write")
-	if got, err := db.InboxPending(ctx, 0); err != nil || len(got) != 0 {
+	if got, err := db.InboxQueued(ctx, 0, 0); err != nil || len(got) != 0 {
 		t.Errorf("the cancelled write left %v, %v; want nothing", updateIDs(got), err)
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// BenchmarkAppendMessages measures one turn's history write: a user message
+// BenchmarkMessagePair measures one turn's history write: a user message
 // and the assistant's reply in one transaction (NORMAL sync).
-func BenchmarkAppendMessages(b *testing.B) {
+func BenchmarkMessagePair(b *testing.B) {
 	db, _ := open(b)
 	ctx := b.Context()
-	conv, err := db.ActiveConversation(ctx, "bench")
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func BenchmarkAppendMessages(b *testing.B) {
 	reply := store.Message{Role: "assistant", Content: strings.Repeat("It will be sunny. ", 30), PromptTokens: 900, CompletionTokens: 120}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := db.AppendMessages(ctx, conv, user, reply); err != nil {
+		if err := appendMessages(ctx, db, conv, user, reply); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,23 +59,23 @@ func BenchmarkRecordToolCall(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendMessagesParallel measures the same write from many
+// BenchmarkMessagePairParallel measures the same write from many
 // goroutines at once, each in its own chat: the single writer serialises
 // them, so this shows the queueing cost rather than more throughput.
-func BenchmarkAppendMessagesParallel(b *testing.B) {
+func BenchmarkMessagePairParallel(b *testing.B) {
 	db, _ := open(b)
 	ctx := b.Context()
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		conv, err := db.ActiveConversation(ctx, fmt.Sprint("chat", next.Add(1)))
+		conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: fmt.Sprint("chat", next.Add(1))})
 		if err != nil {
 			b.Error(err)
 			return
 		}
 		msg := store.Message{Role: "user", Content: "hello"}
 		for pb.Next() {
-			if err := db.AppendMessages(ctx, conv, msg, msg); err != nil {
+			if err := appendMessages(ctx, db, conv, msg, msg); err != nil {
 				b.Error(err)
 				return
 			}
@@ -119,7 +119,7 @@ func BenchmarkUserUsage(b *testing.B) {
 			us = append(us, store.Usage{UserID: "42", Model: m, At: now.AddDate(0, 0, -d), In: 1000, Out: 100})
 		}
 	}
-	if err := db.AddUsage(ctx, us...); err != nil {
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "42", Usage: us}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("month", func(b *testing.B) {

@@ -1,17 +1,17 @@
-package store_test
+package sqlite_test
 
 import (
 	"strings"
 	"testing"
 	"testing/fstest"
 
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 func TestMigrationsNewFileHasAllTables(t *testing.T) {
 	db, _ := open(t)
 	for _, table := range []string{"chats", "conversations", "messages", "tool_calls", "pending", "inbox", "token_usage", "schema_migrations"} {
-		n, err := store.QueryInt(t.Context(), db, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table)
+		n, err := sqlite.QueryInt(t.Context(), db, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,23 +53,23 @@ func TestMigrationsReopenAppliesOnlyNew(t *testing.T) {
 		{"reopen after all that", v2, "", 2, 2},
 	}
 	for _, s := range steps {
-		db, err := store.OpenWithMigrations(ctx, path, s.fsys)
+		db, err := sqlite.OpenWithMigrations(ctx, path, s.fsys)
 		if s.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), s.wantErr) {
 				t.Fatalf("%s: Open error = %v, want one containing %q", s.name, err, s.wantErr)
 			}
 			// Look at what is on disk with the last good set.
-			if db, err = store.OpenWithMigrations(ctx, path, v2); err != nil {
+			if db, err = sqlite.OpenWithMigrations(ctx, path, v2); err != nil {
 				t.Fatalf("%s: reopen: %v", s.name, err)
 			}
 		} else if err != nil {
 			t.Fatalf("%s: Open: %v", s.name, err)
 		}
-		version, err := store.QueryInt(ctx, db, `SELECT max(version) FROM schema_migrations`)
+		version, err := sqlite.QueryInt(ctx, db, `SELECT max(version) FROM schema_migrations`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := store.QueryInt(ctx, db, `SELECT count(*) FROM a`)
+		rows, err := sqlite.QueryInt(ctx, db, `SELECT count(*) FROM a`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestMigrationsBadNames(t *testing.T) {
 	}
 	for name, fsys := range tests {
 		t.Run(name, func(t *testing.T) {
-			db, err := store.OpenWithMigrations(t.Context(), t.TempDir()+"/m.db", fsys)
+			db, err := sqlite.OpenWithMigrations(t.Context(), t.TempDir()+"/m.db", fsys)
 			if err == nil {
 				_ = db.Close()
 				t.Fatal("Open: got nil error, want one")

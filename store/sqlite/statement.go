@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -15,7 +15,7 @@ var (
 	readSQL = []string{
 		activeConversationSQL, messagesSQL,
 		openPendingSQL, getPendingSQL,
-		inboxPendingSQL, userUsageSQL, dayUsageSQL,
+		inboxQueuedSQL, userUsageSQL, dayUsageSQL,
 	}
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // crashChildEnv names the database a re-executed test binary writes to
@@ -25,12 +26,12 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("only run as a child of TestCrashLosesNoCommittedWrite")
 	}
 	ctx := t.Context()
-	db, err := store.Open(ctx, path)
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
 	}
-	conv, err := db.ActiveConversation(ctx, "c")
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"})
 	if err != nil {
 		fmt.Println("conversation:", err)
 		os.Exit(2)
@@ -40,7 +41,7 @@ func TestCrashChild(t *testing.T) {
 			fmt.Println("put:", err)
 			os.Exit(2)
 		}
-		if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: strconv.FormatInt(id, 10)}); err != nil {
+		if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: strconv.FormatInt(id, 10)}); err != nil {
 			fmt.Println("append:", err)
 			os.Exit(2)
 		}
@@ -86,7 +87,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 		t.Fatal("the child committed nothing before it was killed")
 	}
 
-	db, err := store.Open(t.Context(), path)
+	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}
@@ -98,7 +99,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 	if maxID < last {
 		t.Errorf("inbox max update id after kill = %d, want >= %d (the last acknowledged)", maxID, last)
 	}
-	items, err := db.InboxPending(t.Context(), 0)
+	items, err := db.InboxQueued(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestCrashLosesNoCommittedWrite(t *testing.T) {
 			t.Fatalf("inbox has a gap: item %d is update %d", i, it.UpdateID)
 		}
 	}
-	conv, err := db.ActiveConversation(t.Context(), "c")
+	conv, err := db.AppendTurn(t.Context(), store.TurnWrite{ChatID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,12 @@
-package store
+package sqlite
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 // chatSetting reads one column of chatID's row of chat_settings; found
@@ -56,12 +56,12 @@ func (db *DB) ChatServersOff(ctx context.Context, chatID string) ([]string, erro
 	if err != nil || !found {
 		return nil, err
 	}
-	return DecodeNames(raw)
+	return tables.DecodeNames(raw)
 }
 
 // SetChatServersOff replaces the servers chatID turned off for itself.
 func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []string) error {
-	return db.setChatSetting(ctx, chatID, "servers_off", EncodeNames(servers))
+	return db.setChatSetting(ctx, chatID, "servers_off", tables.EncodeNames(servers))
 }
 
 // ChatProfile returns the model profile chatID chose with /model, or "" when
@@ -75,24 +75,4 @@ func (db *DB) ChatProfile(ctx context.Context, chatID string) (string, error) {
 // default.
 func (db *DB) SetChatProfile(ctx context.Context, chatID, profile string) error {
 	return db.setChatSetting(ctx, chatID, "model", profile)
-}
-
-// EncodeNames stores a set of names as a sorted JSON array; both engines
-// keep chats' server sets this way.
-func EncodeNames(names []string) string {
-	set := slices.Compact(slices.Sorted(slices.Values(names)))
-	if set == nil {
-		set = []string{}
-	}
-	b, _ := json.Marshal(set) // strings always marshal
-	return string(b)
-}
-
-// DecodeNames reads what EncodeNames wrote.
-func DecodeNames(raw string) ([]string, error) {
-	var names []string
-	if err := json.Unmarshal([]byte(raw), &names); err != nil {
-		return nil, fmt.Errorf("decode server names: %w", err)
-	}
-	return names, nil
 }

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // On SQLite an image is a file beside the database, under media/, named by
@@ -17,7 +18,7 @@ import (
 func TestMediaFiles(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "mcpgram.db"))
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // waitFor polls cond for up to five seconds.
@@ -26,7 +27,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // Writes pass one at a time, in order of arrival, urgent ones first.
 func TestGateOrder(t *testing.T) {
 	ctx := t.Context()
-	var g store.Gate
+	var g sqlite.Gate
 	if err := g.Enter(ctx, false); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestGateOrder(t *testing.T) {
 // A caller whose context ends while it waits leaves the queue; the gate
 // keeps working for the others.
 func TestGateCancel(t *testing.T) {
-	var g store.Gate
+	var g sqlite.Gate
 	if err := g.Enter(t.Context(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestInboxPutGoesFirst(t *testing.T) {
 	ctx := t.Context()
 	db, _ := open(t)
 	// Triggers log the order in which rows are committed.
-	err := store.WriteFull(ctx, db, func(tx *sql.Tx) error {
+	err := sqlite.WriteFull(ctx, db, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			`CREATE TABLE seq (id INTEGER PRIMARY KEY, what TEXT)`,
 			`CREATE TRIGGER seq_call AFTER INSERT ON tool_calls BEGIN INSERT INTO seq (what) VALUES ('call'); END`,
@@ -121,19 +122,19 @@ func TestInboxPutGoesFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, err := store.HoldGate(ctx, db)
+	release, err := sqlite.HoldGate(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	queue := func(write func() error) {
-		n := store.GateWaiting(db)
+		n := sqlite.GateWaiting(db)
 		wg.Go(func() {
 			if err := write(); err != nil {
 				t.Error(err)
 			}
 		})
-		waitFor(t, "a queued write", func() bool { return store.GateWaiting(db) == n+1 })
+		waitFor(t, "a queued write", func() bool { return sqlite.GateWaiting(db) == n+1 })
 	}
 	call := func() error {
 		return db.RecordToolCall(ctx, store.ToolCall{ChatID: "c", Server: "s", Tool: "t", Status: "ok"})
@@ -151,7 +152,7 @@ func TestInboxPutGoesFirst(t *testing.T) {
 	var order []string
 	for id := int64(1); ; id++ {
 		var what string
-		err := store.WriteFull(ctx, db, func(tx *sql.Tx) error {
+		err := sqlite.WriteFull(ctx, db, func(tx *sql.Tx) error {
 			return tx.QueryRowContext(ctx, `SELECT what FROM seq WHERE id = ?`, id).Scan(&what)
 		})
 		if errors.Is(err, sql.ErrNoRows) {

@@ -1,10 +1,10 @@
-package store_test
+package sqlite_test
 
 import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
@@ -12,12 +12,12 @@ import (
 func TestStore(t *testing.T) {
 	storetest.Run(t, storetest.PerTest(func(t testing.TB) string {
 		return filepath.Join(t.TempDir(), "data", "mcpgram.db")
-	}, store.Open))
+	}, sqlite.Open))
 }
 
 // The shared benchmarks, to set beside PostgreSQL's.
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, storetest.PerTest(func(t testing.TB) string {
 		return filepath.Join(t.TempDir(), "data", "mcpgram.db")
-	}, store.Open))
+	}, sqlite.Open))
 }
