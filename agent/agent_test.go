@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 func TestToolRoundTrip(t *testing.T) {
@@ -172,7 +173,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 				t.Fatalf("last event = %+v", got)
 			}
 			for _, ev := range r.all() {
-				for _, tag := range executor.Tags() {
+				for _, tag := range toolcall.Tags() {
 					if strings.Contains(ev.Text, "<"+tag+">") {
 						t.Errorf("event %+v shows <%s>", ev, tag)
 					}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // Prepare takes every decision about a reply in one order: text without
@@ -46,7 +47,7 @@ func TestPrepare(t *testing.T) {
 	ex := executor.New(nil, executor.Options{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := ex.Prepare(cat, executor.Parse(tc.in), tc.name == "approve all")
+			p := ex.Prepare(cat, toolcall.Parse(tc.in), tc.name == "approve all")
 			if p.Action != tc.action || p.Answer != tc.answer {
 				t.Fatalf("got %v %q, want %v %q", p.Action, p.Answer, tc.action, tc.answer)
 			}
@@ -96,7 +97,7 @@ func TestReplyCalls(t *testing.T) {
 		"<tool_call>{}</tool_call><access_mcp_resource><server_name>s</server_name><uri>a://b</uri></access_mcp_resource>" +
 		"<attempt_completion><result>x</result></attempt_completion><use_mcp_tool><server_name>s</server_name>"
 	var got []string
-	for _, b := range executor.Parse(in).Calls() {
+	for _, b := range executor.Calls(toolcall.Parse(in)) {
 		got = append(got, b.Name+":"+b.Params["tool_name"]+b.Params["uri"])
 	}
 	if want := []string{"use_mcp_tool:echo", "access_mcp_resource:a://b"}; !slices.Equal(got, want) {

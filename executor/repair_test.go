@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // repairCatalog has tools whose schemas type integers, numbers and
@@ -126,7 +126,7 @@ func TestNearMissTable(t *testing.T) {
 		}
 		n := byClass[nm.class]
 		t.Run(nm.class+"/"+nm.name, func(t *testing.T) {
-			p := ex.Prepare(cat, executor.Parse(nm.reply), false)
+			p := ex.Prepare(cat, toolcall.Parse(nm.reply), false)
 			var ran []executor.Call
 			for _, s := range p.Steps {
 				if s.Err == nil {
@@ -185,7 +185,7 @@ func BenchmarkNearMiss(b *testing.B) {
 	for range b.N {
 		ran, fed, wrong = 0, 0, 0
 		for _, nm := range nms {
-			p := ex.Prepare(cat, executor.Parse(nm.reply), false)
+			p := ex.Prepare(cat, toolcall.Parse(nm.reply), false)
 			var calls []executor.Call
 			for _, s := range p.Steps {
 				if s.Err == nil {
@@ -224,7 +224,7 @@ func feedbackOf(p executor.Plan) string {
 // approval shows the repaired arguments.
 func TestRepairedCallIsApproved(t *testing.T) {
 	ex := executor.New(nil, executor.Options{})
-	p := ex.Prepare(repairCatalog(), executor.Parse(call("FILESYSTEM", "write_file", "<path>/a</path><content>x</content>")), false)
+	p := ex.Prepare(repairCatalog(), toolcall.Parse(call("FILESYSTEM", "write_file", "<path>/a</path><content>x</content>")), false)
 	if len(p.Steps) != 1 || p.Steps[0].Err != nil {
 		t.Fatalf("steps %+v", p.Steps)
 	}
@@ -280,135 +280,4 @@ func TestRepairNames(t *testing.T) {
 	if _, err := ex.Check(cat, onlyBlock(t, call("", "fetch", "{}"))); err == nil {
 		t.Errorf("server inferred while another server is starting")
 	}
-}
-
-func TestRepairJSON(t *testing.T) {
-	tests := []struct {
-		name, in   string
-		closeAtEnd bool
-		want       string // "" when not repaired
-		kinds      []string
-	}{
-		{"valid JSON is not repaired", `{"a": 1}`, true, "", nil},
-		{"trailing comma", `{"a": [1, 2, ], }`, true, `{"a": [1, 2 ] }`, []string{"json_trailing_comma"}},
-		{"comma kept before a value", `{"a": 1, "b": 2,}`, true, `{"a": 1, "b": 2}`, []string{"json_trailing_comma"}},
-		{"comment after a trailing comma", "{\"a\": 1, // one\n}", true, "{\"a\": 1 \n}", []string{"json_trailing_comma", "json_comments"}},
-		{"slashes in strings are no comment", `{"url": "http://x", /* c */ "b": 1}`, true, `{"url": "http://x",   "b": 1}`, []string{"json_comments"}},
-		{"single quotes, escapes", `{'a': 'x\'y', 'b': 'say "hi"\n'}`, true, `{"a": "x'y", "b": "say \"hi\"\n"}`, []string{"json_quotes"}},
-		{"typographic quotes", `{“a”: ‘b’}`, true, `{"a": "b"}`, []string{"json_quotes"}},
-		{"typographic quotes in strings stay", `{"a": "“x”",}`, true, `{"a": "“x”"}`, []string{"json_trailing_comma"}},
-		{"unclosed", `{"a": [1, {"b": true`, true, `{"a": [1, {"b": true}]}`, []string{"json_unclosed"}},
-		{"unclosed not asked", `{"a": 1`, false, "", nil},
-		{"unclosed after a comma", `{"a": 1,`, true, "", nil},
-		{"unclosed after a colon", `{"a":`, true, "", nil},
-		{"unclosed, members may belong outside", `{"a": {"b": 1, "c": 2`, true, "", nil},
-		{"unclosed array of several in an object", `{"a": [1, 2`, true, `{"a": [1, 2]}`, []string{"json_unclosed"}},
-		{"string left open", `{"a": "b`, true, "", nil},
-		{"comment left open", `{"a": 1 /* x`, true, "", nil},
-		{"unquoted key is not repaired", `{a: 1,}`, true, "", nil},
-		{"too deep", strings.Repeat("[", 65) + strings.Repeat("]", 65) + ",", true, "", nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, kinds, ok := executor.RepairJSON(tc.in, tc.closeAtEnd)
-			if ok != (tc.want != "") || got != tc.want || !slices.Equal(kinds, tc.kinds) {
-				t.Errorf("got %q %q %v, want %q %q", got, kinds, ok, tc.want, tc.kinds)
-			}
-		})
-	}
-}
-
-// The pass is linear: hostile input near the 1 MiB bound takes about as
-// long as its size, not its square. A quadratic pass would take minutes.
-func TestRepairJSONHostile(t *testing.T) {
-	inputs := map[string]string{
-		"commas":         "[" + strings.Repeat("1,", executor.MaxArgumentBytes/2-2) + "]",
-		"open brackets":  strings.Repeat("[", executor.MaxArgumentBytes),
-		"comment starts": strings.Repeat("/*", executor.MaxArgumentBytes/2),
-		"quotes":         strings.Repeat("'a',", executor.MaxArgumentBytes/4),
-		"spaces, comma":  "{\"a\":1," + strings.Repeat(" ", executor.MaxArgumentBytes-10) + "}",
-	}
-	for name, in := range inputs {
-		start := time.Now()
-		executor.RepairJSON(in, true)
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s: %v for %d bytes", name, d, len(in))
-		}
-	}
-	// The argument forms too, through the check.
-	ex0 := executor.New(nil, executor.Options{})
-	for name, args := range map[string]string{
-		"elements":       strings.Repeat("<path>/a</path>", executor.MaxArgumentBytes/16),
-		"unclosed tags":  strings.Repeat("<path>", executor.MaxArgumentBytes/6),
-		"lines":          strings.Repeat("path: /a\n", executor.MaxArgumentBytes/10),
-		"no tag closing": "<" + strings.Repeat("p", executor.MaxArgumentBytes-1),
-	} {
-		start := time.Now()
-		if _, err := ex0.Check(repairCatalog(), onlyBlock(t, call("filesystem", "read_file", args))); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s: %v for %d bytes", name, d, len(args))
-		}
-	}
-	// Over the bound, the check refuses the arguments before any repair.
-	ex := executor.New(nil, executor.Options{})
-	big := `{"message": "` + strings.Repeat("x", executor.MaxArgumentBytes) + `",}`
-	if _, err := ex.Check(repairCatalog(), onlyBlock(t, call("everything", "echo", big))); err == nil {
-		t.Errorf("arguments over 1 MiB were repaired and accepted")
-	}
-}
-
-// Whatever the pass returns as repaired is valid JSON, and it never panics.
-func FuzzRepairJSON(f *testing.F) {
-	for _, s := range []string{`{"a": 1,}`, `{'a': 'b'}`, `{“a”: “b”}`, "{\"a\": 1 // c\n}", `{"a": [1, {"b": 2`, `{"a": "b`, `/*`, `{'a\'': "\"'"}`, "\xe2\x80", "{\"a\":\"\\\xe2\x80\x9c\"}"} {
-		f.Add(s, true)
-	}
-	f.Fuzz(func(t *testing.T, in string, closeAtEnd bool) {
-		out, kinds, ok := executor.RepairJSON(in, closeAtEnd)
-		if !ok {
-			if out != "" || kinds != nil {
-				t.Fatalf("not repaired, yet returned %q %q", out, kinds)
-			}
-			return
-		}
-		if !json.Valid([]byte(out)) {
-			t.Fatalf("repaired %q into invalid JSON %q", in, out)
-		}
-		if len(kinds) == 0 {
-			t.Fatalf("repaired %q with no kind recorded", in)
-		}
-	})
-}
-
-// Whatever arguments a model writes, the check with its repairs never
-// panics, and what it accepts is one JSON object within the bounds.
-func FuzzRepairArguments(f *testing.F) {
-	for _, s := range []string{`{"path": "/x",}`, "<path>/x</path><depth>2</depth>", "path: /x\nrecursive: true", `{'path': '/x'`, "<path>", "a:", "{“path”: “/x”"} {
-		f.Add(s, true)
-		f.Add(s, false)
-	}
-	ex := executor.New(nil, executor.Options{})
-	cat := repairCatalog()
-	f.Fuzz(func(t *testing.T, args string, closed bool) {
-		reply := "<use_mcp_tool><server_name>filesystem</server_name><tool_name>list_directory</tool_name><arguments>" + args
-		if closed {
-			reply += "</arguments></use_mcp_tool>"
-		}
-		r := executor.Parse(reply)
-		if len(r.Blocks) != 1 {
-			return // the arguments closed the block themselves
-		}
-		c, err := ex.Check(cat, r.Blocks[0])
-		if err != nil {
-			return
-		}
-		var v map[string]any
-		if json.Unmarshal([]byte(c.ArgumentsJSON), &v) != nil || len(c.ArgumentsJSON) > executor.MaxArgumentBytes {
-			t.Fatalf("accepted %q as %q", args, c.ArgumentsJSON)
-		}
-		if closed && json.Valid([]byte(args)) && len(c.Repairs) > 0 {
-			t.Fatalf("valid JSON %q repaired: %q", args, c.Repairs)
-		}
-	})
 }

@@ -3,7 +3,7 @@
 // the core tools. The parser and Visible (what users may see of a reply)
 // both read it, so a tag cannot be known to one and leak through the other.
 
-package executor
+package toolcall
 
 import "slices"
 
@@ -131,6 +131,10 @@ func kindOf(name string) tagKind {
 	}
 	return kindTool
 }
+
+// Foreign reports whether name is one of the foreign call syntaxes, a
+// block of which holds no parameters and runs nothing.
+func Foreign(name string) bool { return kindOf(name) == kindForeign }
 
 // Tags returns the name of every tag the parser takes outside a block:
 // the core tools, the <mcp:tool> dialect, the foreign call syntaxes and

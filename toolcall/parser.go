@@ -1,4 +1,4 @@
-package executor
+package toolcall
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ type Block struct {
 	// Name is one of UseMCPTool, AccessMCPResource, AskFollowupQuestion or
 	// AttemptCompletion. Blocks in the <mcp:tool> dialect are mapped to
 	// UseMCPTool with tool_name and arguments but no server_name; the
-	// checker resolves the server. Blocks in a foreign call syntax are
-	// named ForeignToolCall or ForeignFunctionCalls, with no Params; the
-	// check refuses them.
+	// executor's check resolves the server. Blocks in a foreign call
+	// syntax are named ForeignToolCall or ForeignFunctionCalls, with no
+	// Params; the check refuses them.
 	Name string
 	// Params holds each parameter's value, trimmed of surrounding space.
 	Params map[string]string
@@ -29,7 +29,8 @@ type Block struct {
 	Raw string
 	// Fenced is true when the block stood inside Markdown code of the
 	// visible text, a fence or an inline span, the way examples are
-	// written. See Runnable.
+	// written; the executor runs such a call only when it is the reply's
+	// whole content.
 	Fenced bool
 }
 

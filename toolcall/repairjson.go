@@ -3,7 +3,7 @@
 // encoding/json refused, and what it returns is checked by encoding/json
 // again, so valid JSON is never touched and nothing invalid gets through.
 
-package executor
+package toolcall
 
 import (
 	"encoding/json"
@@ -11,19 +11,15 @@ import (
 	"unicode/utf8"
 )
 
-// The kinds of repair, as recorded in Plan.Repairs and Call.Repairs.
+// The kinds of repair DecodeArguments makes, as the executor records them
+// on a call.
 const (
-	RepairTrailingComma  = "json_trailing_comma" // a comma before } or ]
-	RepairQuotes         = "json_quotes"         // 'single' or “typographic” quotes as JSON quotes
-	RepairComments       = "json_comments"       // // and /* */ comments
-	RepairUnclosed       = "json_unclosed"       // closing braces or brackets missing at the very end
-	RepairNameCase       = "name_case"           // server or tool name in the wrong case
-	RepairNameJoined     = "name_joined"         // server__tool, server.tool or server/tool as the tool name
-	RepairServerInferred = "server_inferred"     // the one running server with the tool, server name empty or unknown
-	RepairArgsXML        = "args_xml"            // <key>value</key> elements instead of a JSON object
-	RepairArgsLines      = "args_lines"          // key: value lines instead of a JSON object
-	RepairCutOff         = "cut_off"             // the reply ended inside the block, after all it needs
-	RepairFenced         = "fenced"              // the reply was nothing but a call in a code fence
+	RepairTrailingComma = "json_trailing_comma" // a comma before } or ]
+	RepairQuotes        = "json_quotes"         // 'single' or “typographic” quotes as JSON quotes
+	RepairComments      = "json_comments"       // // and /* */ comments
+	RepairUnclosed      = "json_unclosed"       // closing braces or brackets missing at the very end
+	RepairArgsXML       = "args_xml"            // <key>value</key> elements instead of a JSON object
+	RepairArgsLines     = "args_lines"          // key: value lines instead of a JSON object
 )
 
 // Typographic quotes, as a model trained on prose writes them.

@@ -3,7 +3,7 @@
 // typed by the tool's input schema, so that "3" is a number only where the
 // tool wants one; a value the schema does not type plainly is not guessed.
 
-package executor
+package toolcall
 
 import (
 	"encoding/json"

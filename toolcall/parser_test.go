@@ -1,4 +1,4 @@
-package executor_test
+package toolcall_test
 
 import (
 	"math/rand/v2"
@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 type parseCase struct {
 	name   string
 	in     string
 	text   string
-	blocks []executor.Block
+	blocks []toolcall.Block
 }
 
 var parseCases = []parseCase{
@@ -27,8 +27,8 @@ var parseCases = []parseCase{
 		in: "Let me check.\n\n<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>echo</tool_name>\n" +
 			"<arguments>\n{\"message\": \"hi\"}\n</arguments>\n</use_mcp_tool>\n\nDone.",
 		text: "Let me check.\n\nDone.",
-		blocks: []executor.Block{{
-			Name:     executor.UseMCPTool,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.UseMCPTool,
 			Params:   map[string]string{"server_name": "everything", "tool_name": "echo", "arguments": `{"message": "hi"}`},
 			Complete: true,
 			Raw:      "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>echo</tool_name>\n<arguments>\n{\"message\": \"hi\"}\n</arguments>\n</use_mcp_tool>",
@@ -37,8 +37,8 @@ var parseCases = []parseCase{
 	{
 		name: "tags and < inside JSON are harmless",
 		in:   `<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{"html": "<b>x</b> </tool_name> </use_mcp_tool> a<b"}</arguments></use_mcp_tool>`,
-		blocks: []executor.Block{{
-			Name:     executor.UseMCPTool,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.UseMCPTool,
 			Params:   map[string]string{"server_name": "s", "tool_name": "t", "arguments": `{"html": "<b>x</b> </tool_name> </use_mcp_tool> a<b"}`},
 			Complete: true,
 			Raw:      `<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{"html": "<b>x</b> </tool_name> </use_mcp_tool> a<b"}</arguments></use_mcp_tool>`,
@@ -47,8 +47,8 @@ var parseCases = []parseCase{
 	{
 		name: "access_mcp_resource",
 		in:   "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/static/document/1</uri>\n</access_mcp_resource>",
-		blocks: []executor.Block{{
-			Name:     executor.AccessMCPResource,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.AccessMCPResource,
 			Params:   map[string]string{"server_name": "everything", "uri": "demo://resource/static/document/1"},
 			Complete: true,
 			Raw:      "<access_mcp_resource>\n<server_name>everything</server_name>\n<uri>demo://resource/static/document/1</uri>\n</access_mcp_resource>",
@@ -57,8 +57,8 @@ var parseCases = []parseCase{
 	{
 		name: "question with options",
 		in:   "<ask_followup_question><question>Which city?</question><options>[\"Paris\", \"Rome\"]</options></ask_followup_question>",
-		blocks: []executor.Block{{
-			Name:     executor.AskFollowupQuestion,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.AskFollowupQuestion,
 			Params:   map[string]string{"question": "Which city?", "options": `["Paris", "Rome"]`},
 			Complete: true,
 			Raw:      "<ask_followup_question><question>Which city?</question><options>[\"Paris\", \"Rome\"]</options></ask_followup_question>",
@@ -67,8 +67,8 @@ var parseCases = []parseCase{
 	{
 		name: "completion keeps inner markup",
 		in:   "<attempt_completion>\n<result>\nUse <b>bold</b> and `<result>`.\n</result>\n</attempt_completion>",
-		blocks: []executor.Block{{
-			Name:     executor.AttemptCompletion,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.AttemptCompletion,
 			Params:   map[string]string{"result": "Use <b>bold</b> and `<result>`."},
 			Complete: true,
 			Raw:      "<attempt_completion>\n<result>\nUse <b>bold</b> and `<result>`.\n</result>\n</attempt_completion>",
@@ -88,8 +88,8 @@ var parseCases = []parseCase{
 		name: "stray closing think after a block is dropped",
 		in:   "A <attempt_completion><result>ok</result></attempt_completion> B </think> C",
 		text: "A\n\nB  C",
-		blocks: []executor.Block{{
-			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true,
+		blocks: []toolcall.Block{{
+			Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true,
 			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
 		}},
 	},
@@ -102,8 +102,8 @@ var parseCases = []parseCase{
 		name: "unclosed block is incomplete",
 		in:   "Working.\n<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
 		text: "Working.",
-		blocks: []executor.Block{{
-			Name:   executor.UseMCPTool,
+		blocks: []toolcall.Block{{
+			Name:   toolcall.UseMCPTool,
 			Params: map[string]string{"server_name": "everything", "tool_name": "ec"}, OpenParam: "tool_name",
 			Raw: "<use_mcp_tool>\n<server_name>everything</server_name>\n<tool_name>ec",
 		}},
@@ -121,8 +121,8 @@ var parseCases = []parseCase{
 	{
 		name: "unknown tags inside a block are ignored",
 		in:   "<attempt_completion><note>x</note><result>ok</result></attempt_completion>",
-		blocks: []executor.Block{{
-			Name:     executor.AttemptCompletion,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.AttemptCompletion,
 			Params:   map[string]string{"result": "ok"},
 			Complete: true,
 			Raw:      "<attempt_completion><note>x</note><result>ok</result></attempt_completion>",
@@ -132,26 +132,26 @@ var parseCases = []parseCase{
 		name: "two blocks",
 		in:   "A\n<use_mcp_tool><server_name>s</server_name><tool_name>a</tool_name></use_mcp_tool>\n<use_mcp_tool><server_name>s</server_name><tool_name>b</tool_name></use_mcp_tool>\nB",
 		text: "A\n\nB",
-		blocks: []executor.Block{
-			{Name: executor.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "a"}, Complete: true, Raw: "<use_mcp_tool><server_name>s</server_name><tool_name>a</tool_name></use_mcp_tool>"},
-			{Name: executor.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "b"}, Complete: true, Raw: "<use_mcp_tool><server_name>s</server_name><tool_name>b</tool_name></use_mcp_tool>"},
+		blocks: []toolcall.Block{
+			{Name: toolcall.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "a"}, Complete: true, Raw: "<use_mcp_tool><server_name>s</server_name><tool_name>a</tool_name></use_mcp_tool>"},
+			{Name: toolcall.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "b"}, Complete: true, Raw: "<use_mcp_tool><server_name>s</server_name><tool_name>b</tool_name></use_mcp_tool>"},
 		},
 	},
 	{
 		name: "fence around a block is dropped",
 		in:   "Let me check.\n```xml\n<attempt_completion><result>ok</result></attempt_completion>\n```\nDone.",
 		text: "Let me check.\n\nDone.",
-		blocks: []executor.Block{{
-			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Fenced: true,
+		blocks: []toolcall.Block{{
+			Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Fenced: true,
 			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
 		}},
 	},
 	{
 		name: "fence around two blocks, at the very start and end",
 		in:   "```\n<attempt_completion><result>a</result></attempt_completion>\n\n<attempt_completion><result>b</result></attempt_completion>\n  ```",
-		blocks: []executor.Block{
-			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "a"}, Complete: true, Fenced: true, Raw: "<attempt_completion><result>a</result></attempt_completion>"},
-			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "b"}, Complete: true, Fenced: true, Raw: "<attempt_completion><result>b</result></attempt_completion>"},
+		blocks: []toolcall.Block{
+			{Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "a"}, Complete: true, Fenced: true, Raw: "<attempt_completion><result>a</result></attempt_completion>"},
+			{Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "b"}, Complete: true, Fenced: true, Raw: "<attempt_completion><result>b</result></attempt_completion>"},
 		},
 	},
 	{
@@ -163,8 +163,8 @@ var parseCases = []parseCase{
 		name: "fence without closer after block",
 		in:   "```xml\n<attempt_completion><result>ok</result></attempt_completion>\nMore\n```",
 		text: "More\n```",
-		blocks: []executor.Block{{
-			Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Fenced: true,
+		blocks: []toolcall.Block{{
+			Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Fenced: true,
 			Raw: "<attempt_completion><result>ok</result></attempt_completion>",
 		}},
 	},
@@ -172,30 +172,30 @@ var parseCases = []parseCase{
 		name: "short or inline backticks before a block are kept",
 		in:   "A `\n<attempt_completion><result>ok</result></attempt_completion>\n`` \n<attempt_completion><result>ok</result></attempt_completion>",
 		text: "A `\n\n``",
-		blocks: []executor.Block{
-			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Raw: "<attempt_completion><result>ok</result></attempt_completion>"},
-			{Name: executor.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Raw: "<attempt_completion><result>ok</result></attempt_completion>"},
+		blocks: []toolcall.Block{
+			{Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Raw: "<attempt_completion><result>ok</result></attempt_completion>"},
+			{Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "ok"}, Complete: true, Raw: "<attempt_completion><result>ok</result></attempt_completion>"},
 		},
 	},
 	{
 		name: "mcp:tool dialect with JSON",
 		in:   "<mcp:tool>\nname: everything__echo\nparameters: {\n  \"message\": \"hi\"\n}\n</mcp:tool>",
-		blocks: []executor.Block{{
-			Name:     executor.UseMCPTool,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.UseMCPTool,
 			Params:   map[string]string{"tool_name": "everything__echo", "arguments": "{\n  \"message\": \"hi\"\n}"},
 			Complete: true,
-			Dialect:  executor.DialectMCPTool,
+			Dialect:  toolcall.DialectMCPTool,
 			Raw:      "<mcp:tool>\nname: everything__echo\nparameters: {\n  \"message\": \"hi\"\n}\n</mcp:tool>",
 		}},
 	},
 	{
 		name: "mcp:tool dialect lenient",
 		in:   "<mcp:tool>\nname: get-sum\nparameters:\n  a: 2\n  b: 3\n  note: two words\n</mcp:tool>",
-		blocks: []executor.Block{{
-			Name:     executor.UseMCPTool,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.UseMCPTool,
 			Params:   map[string]string{"tool_name": "get-sum", "arguments": `{"a":2,"b":3,"note":"two words"}`},
 			Complete: true,
-			Dialect:  executor.DialectMCPTool,
+			Dialect:  toolcall.DialectMCPTool,
 			Raw:      "<mcp:tool>\nname: get-sum\nparameters:\n  a: 2\n  b: 3\n  note: two words\n</mcp:tool>",
 		}},
 	},
@@ -203,8 +203,8 @@ var parseCases = []parseCase{
 		name: "foreign tool_call is a block",
 		in:   "Let me check.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"<hi>\"}}\n</tool_call>",
 		text: "Let me check.",
-		blocks: []executor.Block{{
-			Name: executor.ForeignToolCall, Params: map[string]string{}, Complete: true,
+		blocks: []toolcall.Block{{
+			Name: toolcall.ForeignToolCall, Params: map[string]string{}, Complete: true,
 			Raw: "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"<hi>\"}}\n</tool_call>",
 		}},
 	},
@@ -212,19 +212,19 @@ var parseCases = []parseCase{
 		name: "foreign function_calls cut off",
 		in:   "A <function_calls><invoke name=\"echo\"><parameter name=\"message\">hi</parameter>",
 		text: "A",
-		blocks: []executor.Block{{
-			Name: executor.ForeignFunctionCalls, Params: map[string]string{},
+		blocks: []toolcall.Block{{
+			Name: toolcall.ForeignFunctionCalls, Params: map[string]string{},
 			Raw: "<function_calls><invoke name=\"echo\"><parameter name=\"message\">hi</parameter>",
 		}},
 	},
 	{
 		name: "mcp:tool dialect without parameters line",
 		in:   "<mcp:tool>name: echo\nmessage: hello</mcp:tool>",
-		blocks: []executor.Block{{
-			Name:     executor.UseMCPTool,
+		blocks: []toolcall.Block{{
+			Name:     toolcall.UseMCPTool,
 			Params:   map[string]string{"tool_name": "echo", "arguments": `{"message":"hello"}`},
 			Complete: true,
-			Dialect:  executor.DialectMCPTool,
+			Dialect:  toolcall.DialectMCPTool,
 			Raw:      "<mcp:tool>name: echo\nmessage: hello</mcp:tool>",
 		}},
 	},
@@ -233,13 +233,13 @@ var parseCases = []parseCase{
 func TestParse(t *testing.T) {
 	for _, tc := range parseCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := executor.Parse(tc.in)
+			got := toolcall.Parse(tc.in)
 			checkReply(t, got, tc.text, tc.blocks)
 		})
 	}
 }
 
-func checkReply(t *testing.T, got executor.Reply, text string, blocks []executor.Block) {
+func checkReply(t *testing.T, got toolcall.Reply, text string, blocks []toolcall.Block) {
 	t.Helper()
 	if got.Text != text {
 		t.Errorf("text:\ngot  %q\nwant %q", got.Text, text)
@@ -272,12 +272,12 @@ func TestParseSplitEverywhere(t *testing.T) {
 // parseChunks feeds chunks, checking the streaming contract on the way:
 // visible text only grows, and only by extending what was shown, and each
 // block is returned once, in order.
-func parseChunks(t testing.TB, chunks []string) executor.Reply {
+func parseChunks(t testing.TB, chunks []string) toolcall.Reply {
 	t.Helper()
-	p := executor.NewParser()
+	p := toolcall.NewParser()
 	var shown string
 	var reset bool
-	var streamed []executor.Block
+	var streamed []toolcall.Block
 	for _, c := range chunks {
 		vis, done := p.Write(c)
 		if !strings.HasPrefix(vis, shown) {
@@ -304,7 +304,7 @@ func parseChunks(t testing.TB, chunks []string) executor.Reply {
 }
 
 func TestParserStreamsText(t *testing.T) {
-	p := executor.NewParser()
+	p := toolcall.NewParser()
 	steps := []struct{ chunk, visible string }{
 		{"Hello ", "Hello"},
 		{"there <", "Hello there"},
@@ -325,7 +325,7 @@ func TestParserStreamsText(t *testing.T) {
 }
 
 func TestParserBlockOnce(t *testing.T) {
-	p := executor.NewParser()
+	p := toolcall.NewParser()
 	_, done := p.Write("<attempt_completion><result>ok</result></attempt_")
 	if len(done) != 0 {
 		t.Fatalf("block returned before its closing tag: %+v", done)
@@ -349,7 +349,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("<think><thinking></thinking></think>", uint64(7))
 	f.Add("<mcp:tool>name: x\nparameters:\n</mcp:tool><mcp:tool>", uint64(3))
 	f.Fuzz(func(t *testing.T, in string, seed uint64) {
-		whole := executor.Parse(in)
+		whole := toolcall.Parse(in)
 		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		var chunks []string
 		for rest := in; rest != ""; {
@@ -364,7 +364,7 @@ func FuzzParse(f *testing.F) {
 		// Text around a removed thinking block can join into a tag
 		// (<thi<think></think>nking>), which Visible reads again; blocks
 		// leave a separator, so without thinking no tag can form.
-		for _, tag := range executor.Tags() {
+		for _, tag := range toolcall.Tags() {
 			if strings.Contains(whole.Text, "<"+tag+">") && !strings.Contains(in, "think") {
 				t.Fatalf("visible text %q holds <%s>", whole.Text, tag)
 			}
@@ -378,4 +378,9 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tool writes a use_mcp_tool block.
+func tool(server, name, args string) string {
+	return "<use_mcp_tool><server_name>" + server + "</server_name><tool_name>" + name + "</tool_name><arguments>" + args + "</arguments></use_mcp_tool>"
 }

@@ -1,23 +1,23 @@
-package executor_test
+package toolcall_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // Every tag the parser takes hides what it opens, closed or left open at
 // the end, from what users see; a completion shows what it wraps, the
 // answer, without its tags.
 func TestVisibleHidesEveryTag(t *testing.T) {
-	for _, tag := range executor.Tags() {
+	for _, tag := range toolcall.Tags() {
 		for _, in := range []string{
 			"a <" + tag + ">inside</" + tag + "> b",
 			"a <" + tag + ">inside",
 		} {
-			got := executor.Visible(in)
-			shown := tag == executor.AttemptCompletion
+			got := toolcall.Visible(in)
+			shown := tag == toolcall.AttemptCompletion
 			if strings.Contains(got, "inside") != shown || strings.Contains(got, "<"+tag+">") || !strings.HasPrefix(got, "a") {
 				t.Errorf("Visible(%q) = %q", in, got)
 			}
@@ -50,27 +50,10 @@ func TestVisible(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := executor.Visible(tt.in); got != tt.want {
+			if got := toolcall.Visible(tt.in); got != tt.want {
 				t.Errorf("Visible(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
 		})
-	}
-}
-
-// The foreign call syntaxes are blocks, which the check refuses with
-// feedback that asks for use_mcp_tool.
-func TestForeignSyntax(t *testing.T) {
-	for _, name := range []string{executor.ForeignToolCall, executor.ForeignFunctionCalls} {
-		in := "Looking.\n<" + name + ">{\"name\": \"echo\", \"arguments\": {}}</" + name + ">"
-		r := executor.Parse(in)
-		if r.Text != "Looking." || len(r.Blocks) != 1 || r.Blocks[0].Name != name || !r.Blocks[0].Complete {
-			t.Fatalf("Parse(%q) = %+v", in, r)
-		}
-		var ex executor.Executor
-		_, err := ex.Check(testCatalog(), r.Blocks[0])
-		if err == nil || !strings.Contains(err.Error(), "<"+name+"> format is not one this bot runs") || !strings.Contains(err.Error(), "<use_mcp_tool>") {
-			t.Errorf("check of <%s>: %v", name, err)
-		}
 	}
 }
 
@@ -87,15 +70,15 @@ func FuzzVisible(f *testing.F) {
 	for _, tc := range parseCases {
 		f.Add(tc.in)
 	}
-	for _, tag := range executor.Tags() {
+	for _, tag := range toolcall.Tags() {
 		f.Add("a <" + tag + ">x</" + tag + "> b")
 		f.Add("<" + tag[:2] + "<think></think>" + tag[2:] + ">")
 	}
 	f.Add("<attempt_completion><result><thi</result></attempt_completion>nking>")
 	f.Add("<res<think></think>ult>x")
 	f.Fuzz(func(t *testing.T, in string) {
-		got := executor.Visible(in)
-		for _, tag := range executor.Tags() {
+		got := toolcall.Visible(in)
+		for _, tag := range toolcall.Tags() {
 			if strings.Contains(got, "<"+tag+">") {
 				t.Fatalf("Visible(%q) = %q holds <%s>", in, got, tag)
 			}
@@ -105,14 +88,14 @@ func FuzzVisible(f *testing.F) {
 				t.Fatalf("Visible(%q) = %q holds %s", in, got, end)
 			}
 		}
-		if again := executor.Visible(got); again != got {
+		if again := toolcall.Visible(got); again != got {
 			t.Fatalf("Visible is not stable: %q -> %q -> %q", in, got, again)
 		}
 		if !strings.Contains(in, "<") && got != strings.TrimSpace(in) {
 			t.Fatalf("Visible(%q) = %q, want the text trimmed", in, got)
 		}
 		if !strings.Contains(in, "result>") && !strings.Contains(in, "attempt_completion>") && !strings.Contains(in, "think") {
-			if want := strings.TrimSpace(executor.Parse(in).Text); got != want {
+			if want := strings.TrimSpace(toolcall.Parse(in).Text); got != want {
 				t.Fatalf("Visible(%q) = %q, parser shows %q", in, got, want)
 			}
 		}
