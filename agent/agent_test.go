@@ -157,7 +157,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
 		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
 		{"tool name as a tag", "<echo><message>hi</message></echo>", "You wrote <echo> as a tag"},
-		{"another family's syntax", "Checking.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"x\"}}\n</tool_call>", "The <tool_call> format is not one this bot runs"},
+		{"another family's syntax", "Checking.\n<tool_call>\n<invoke name=\"echo\"><parameter name=\"message\">x</parameter></invoke>\n</tool_call>", "The <tool_call> format is not one this bot runs"},
 		{"another family's syntax, cut off", "<function_calls><invoke name=\"echo\">", "Call the tools of MCP servers with use_mcp_tool"},
 	}
 	for _, tt := range tests {

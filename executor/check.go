@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -70,6 +71,7 @@ const (
 	ProblemInvalidOptions Problem = "invalid_options" // options are not a JSON array of 2-5 strings
 	ProblemUnknownBlock   Problem = "unknown_block"   // a block the executor does not run: a foreign call syntax (<tool_call>) or an unknown name
 	ProblemMisformatted   Problem = "misformatted"    // checkText: a call in the text that is not a block
+	ProblemThinkingCalls  Problem = "thinking_calls"  // no call in the reply, several different ones in its thinking
 )
 
 // A CheckError says why a block cannot be acted on. Its message is written
@@ -137,9 +139,22 @@ type compiledSchema struct {
 }
 
 // check turns b into a Call, or says what is wrong with it in a *CheckError.
+// The near misses the parser read past to find b come first among the
+// call's repairs.
 func (c *checker) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
+	call, err := c.checkBlock(cat, b)
+	if err == nil && len(b.Repairs) > 0 {
+		call.Repairs = append(slices.Clone(b.Repairs), call.Repairs...)
+	}
+	return call, err
+}
+
+func (c *checker) checkBlock(cat hub.Catalog, b toolcall.Block) (Call, error) {
 	call := Call{Name: b.Name, Block: b}
-	if toolcall.Foreign(b.Name) {
+	switch {
+	case b.Name == toolcall.ForeignJSON:
+		return call, problem(ProblemUnknownBlock, "Your reply is a JSON object naming a tool, but not only {\"tool\": NAME, \"params\": {JSON object}}, so nothing was called. Call the tools of MCP servers with use_mcp_tool:\n%s", usage[toolcall.UseMCPTool])
+	case toolcall.Foreign(b.Name):
 		return call, problem(ProblemUnknownBlock, "The <%s> format is not one this bot runs, so nothing was called. Call the tools of MCP servers with use_mcp_tool:\n%s", b.Name, usage[toolcall.UseMCPTool])
 	}
 	if _, known := required[b.Name]; !known {
@@ -162,11 +177,7 @@ func (c *checker) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
 // cutOff is the feedback for a block cut off by the end of the reply,
 // with what its check found, if anything.
 func cutOff(b toolcall.Block, err error) *CheckError {
-	closing := "</" + b.Name + ">"
-	if b.Dialect == toolcall.DialectMCPTool {
-		closing = "</" + toolcall.DialectMCPTool + ">"
-	}
-	ce := problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, closing)
+	ce := problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, b.Closing())
 	if err != nil {
 		ce.Feedback += "\n" + err.Error()
 	}
@@ -176,7 +187,7 @@ func cutOff(b toolcall.Block, err error) *CheckError {
 // checkWhole checks a block that is complete, or cut off with all it
 // needs, after the repairs so far.
 func (c *checker) checkWhole(cat hub.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
-	if b.Dialect == toolcall.DialectMCPTool {
+	if b.Dialect != "" {
 		return c.checkDialect(cat, b, call)
 	}
 	for _, name := range required[b.Name] {
@@ -245,8 +256,8 @@ func (c *checker) checkUse(cat hub.Catalog, b toolcall.Block, call Call, repairs
 	return call, err
 }
 
-// checkDialect resolves an <mcp:tool> name, "server__tool" or a bare tool
-// name, to exactly one running server's tool.
+// checkDialect resolves the tool a dialect's block names, "server__tool"
+// or a bare tool name, to exactly one running server's tool.
 func (c *checker) checkDialect(cat hub.Catalog, b toolcall.Block, call Call) (Call, error) {
 	name := b.Params["tool_name"]
 	if name == "" {

@@ -359,11 +359,12 @@ func TestNativeFeedback(t *testing.T) {
 	}
 }
 
-// The foreign call syntaxes are blocks, which the check refuses with
-// feedback that asks for use_mcp_tool.
+// The foreign call syntaxes (a <tool_call> in neither of its dialects
+// among them) are blocks, which the check refuses with feedback that
+// asks for use_mcp_tool.
 func TestForeignSyntax(t *testing.T) {
 	for _, name := range []string{toolcall.ForeignToolCall, toolcall.ForeignFunctionCalls} {
-		in := "Looking.\n<" + name + ">{\"name\": \"echo\", \"arguments\": {}}</" + name + ">"
+		in := "Looking.\n<" + name + "><invoke name=\"echo\"><parameter name=\"message\">hi</parameter></invoke></" + name + ">"
 		r := toolcall.Parse(in)
 		if r.Text != "Looking." || len(r.Blocks) != 1 || r.Blocks[0].Name != name || !r.Blocks[0].Complete {
 			t.Fatalf("Parse(%q) = %+v", in, r)

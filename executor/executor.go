@@ -19,14 +19,16 @@
 //
 // Models get the format slightly wrong in a few recurring ways. Where what
 // a call means is plain, the check repairs it and the call runs at once,
-// with no round trip to correct it: slips in the arguments, repaired as
+// with no round trip to correct it: calls written in another family's
+// way, which the parser reads (see package toolcall) and the check
+// resolves like any other; slips in the arguments, repaired as
 // toolcall.DecodeArguments reads them (JSON slips, arguments written as
-// elements or "key: value" lines typed by the tool's schema), names in
-// the wrong case or joined (server__tool), a server left out when one
-// running server alone has the tool, a block cut off by the end of the
-// reply after all it needs, a reply that is nothing but a fenced call.
-// Each repair is recorded by kind on the Call and the Plan and logged at
-// debug level. Where two readings are possible nothing is guessed: the
+// elements or "key: value" lines typed by the tool's schema); names in
+// the wrong case or joined (server__tool); a server left out when one
+// running server alone has the tool; a block cut off by the end of the
+// reply after all it needs; a reply that is nothing but a fenced call.
+// Each repair is recorded by kind on the Call and the Plan (the parser's
+// first) and logged at debug level. Where two readings are possible nothing is guessed: the
 // model gets feedback as for any other mistake. Repaired calls are
 // approved like any other, on their repaired form.
 //

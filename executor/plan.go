@@ -99,11 +99,18 @@ func (p Plan) Refused() bool {
 // msgEmptyReply answers a reply with nothing in it.
 const msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
 
+// msgThinkingCalls answers a reply whose calls were all in its thinking,
+// more than one: which was meant is not plain (see
+// toolcall.Reply.CallFromThinking).
+const msgThinkingCalls = "[ERROR] Your reply had no visible text and no tool call, and your reasoning held %d different tool calls, so none was run. Write the calls you mean in your reply itself, outside your reasoning."
+
 // Prepare decides what to do about a reply, everything short of running a
 // call, in this order:
 //
-//  1. A reply without blocks answers the user, unless it is empty or holds
-//     a call in a shape the parser does not take (checkText): a mistake.
+//  1. A reply without blocks answers the user, unless it is empty (its
+//     thinking perhaps holding several calls, none of which is plainly
+//     meant) or holds a call in a shape the parser does not take
+//     (checkText): a mistake.
 //  2. Calls that may have been only examples are set aside (runnable); if
 //     nothing else is left, the model is asked what it meant.
 //  3. Which blocks to act on (selectBlocks): every call, or the first
@@ -116,6 +123,9 @@ func (e *Executor) Prepare(cat hub.Catalog, r toolcall.Reply, approveAll bool) P
 	if len(r.Blocks) == 0 {
 		switch err := checkText(cat, r.Text); {
 		case strings.TrimSpace(r.Text) == "":
+			if n := len(r.ThinkingCalls()); n > 1 {
+				return Plan{Action: ActCorrect, Feedback: fmt.Sprintf(msgThinkingCalls, n), Problem: ProblemThinkingCalls}
+			}
 			return Plan{Action: ActCorrect, Feedback: msgEmptyReply}
 		case err != nil:
 			return Plan{Action: ActCorrect, Feedback: err.Error(), Problem: ProblemOf(err)}

@@ -38,7 +38,7 @@ func TestPrepare(t *testing.T) {
 		{name: "question with bad options", in: `<ask_followup_question><question>Q?</question><options>["one"]</options></ask_followup_question>`, action: executor.ActCorrect, feedback: []string{"[ask_followup_question] Error:\nThe options must be 2 to 5 strings"}},
 		{name: "calls", in: echo + sum, action: executor.ActRun, steps: "oa"},
 		{name: "approve all", in: echo + sum + "<use_mcp_tool><server_name>nope</server_name><tool_name>x</tool_name></use_mcp_tool>", action: executor.ActRun, steps: "oox"},
-		{name: "foreign syntax is refused", in: "<tool_call>{\"name\": \"echo\"}</tool_call>", action: executor.ActRun, steps: "x"},
+		{name: "foreign syntax is refused", in: "<tool_call>echo hi</tool_call>", action: executor.ActRun, steps: "x"},
 		{name: "example and completion set aside after calls", in: "Doing it.\n" + sum + "\n```\n" + echo + "\n```\n" + done, action: executor.ActRun, steps: "a", feedback: []string{
 			"Not run: written inside a code fence", "[attempt_completion] Error:\nNot acted on: it came after tool calls",
 		}},

@@ -39,16 +39,26 @@ func DecodeArguments(raw string, schema json.RawMessage, whole bool) (map[string
 		if !whole {
 			break
 		}
-		if args, kind, ferr := formArguments(trimmed, schema); ferr == nil {
-			canon, merr := json.Marshal(args)
-			if merr != nil {
-				break
+		args, kind, ferr := formArguments(trimmed, schema)
+		if ferr != nil {
+			if strings.HasPrefix(trimmed, parameterOpen) {
+				// Not JSON by design: the JSON error would say nothing.
+				why := "write each as <parameter=NAME>VALUE</parameter>, each name once"
+				if ferr != errNotConvertible {
+					why = strings.TrimPrefix(ferr.Error(), errNotConvertible.Error()+": ")
+				}
+				return nil, nil, fmt.Errorf("the <parameter=…> elements cannot be read as the tool's arguments: %s", why)
 			}
-			if berr := checkBounds(string(canon)); berr != nil {
-				return nil, nil, berr
-			}
-			return args, []string{kind}, nil
+			break
 		}
+		canon, merr := json.Marshal(args)
+		if merr != nil {
+			break
+		}
+		if berr := checkBounds(string(canon)); berr != nil {
+			return nil, nil, berr
+		}
+		return args, []string{kind}, nil
 	}
 	return nil, nil, err
 }

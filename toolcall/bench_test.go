@@ -74,6 +74,13 @@ func BenchmarkParseHostile(b *testing.B) {
 		{"dialect lines", func(n int) string {
 			return "<mcp:tool>name: x\nparameters:\n" + strings.Repeat("k: v\n", n/5) + "</mcp:tool>"
 		}},
+		{"many &", func(n int) string { return strings.Repeat("&", n) }},
+		{"many partial escaped tags", func(n int) string { return strings.Repeat("&lt;use_mcp_too", n/15) }},
+		{"space before a fence's JSON", func(n int) string { return "```json\n" + strings.Repeat(" \n", n/2) + "{}" }},
+		{"a held JSON object", func(n int) string { return `{"tool": "x", "params": {` + strings.Repeat(`"k": 1, `, n/8) + `"z": 2}}` }},
+		{"function parameters", func(n int) string {
+			return "<tool_call><function=f>" + strings.Repeat("<parameter=k>v</parameter>", n/26) + "</function></tool_call>"
+		}},
 	}
 	for _, in := range inputs {
 		for _, size := range []int{1 << 14, 1 << 18} {

@@ -200,13 +200,133 @@ var parseCases = []parseCase{
 		}},
 	},
 	{
-		name: "foreign tool_call is a block",
+		name: "tool_call with JSON",
 		in:   "Let me check.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"<hi>\"}}\n</tool_call>",
 		text: "Let me check.",
 		blocks: []toolcall.Block{{
-			Name: toolcall.ForeignToolCall, Params: map[string]string{}, Complete: true,
+			Name: toolcall.UseMCPTool, Params: map[string]string{"tool_name": "echo", "arguments": `{"message": "<hi>"}`}, Complete: true,
+			Dialect: toolcall.DialectToolCall, Repairs: []string{toolcall.RepairToolCall},
 			Raw: "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"<hi>\"}}\n</tool_call>",
 		}},
+	},
+	{
+		name: "tool_call with JSON in typographic quotes, arguments as a string",
+		in:   "<tool_call>{“name”: “everything__echo”, “parameters”: “{\\\"message\\\": 1}”}</tool_call>",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"tool_name": "everything__echo", "arguments": `{"message": 1}`}, Complete: true,
+			Dialect: toolcall.DialectToolCall, Repairs: []string{toolcall.RepairToolCall, toolcall.RepairQuotes},
+			Raw: "<tool_call>{“name”: “everything__echo”, “parameters”: “{\\\"message\\\": 1}”}</tool_call>",
+		}},
+	},
+	{
+		name: "tool_call naming a core tool",
+		in:   `<tool_call>{"name": "use_mcp_tool", "arguments": {"server_name": "s", "tool_name": "t", "arguments": {"a": [1]}}}</tool_call>`,
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "t", "arguments": `{"a": [1]}`}, Complete: true,
+			Repairs: []string{toolcall.RepairToolCall},
+			Raw:     `<tool_call>{"name": "use_mcp_tool", "arguments": {"server_name": "s", "tool_name": "t", "arguments": {"a": [1]}}}</tool_call>`,
+		}},
+	},
+	{
+		name: "tool_call with a function",
+		in:   "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n  x < y\n\n</parameter>\n</function>\n</tool_call>\nDone.",
+		text: "Done.",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"tool_name": "write_file", "arguments": "<parameter=path>\n/a\n</parameter>\n<parameter=content>\n  x < y\n\n</parameter>"}, Complete: true,
+			Dialect: toolcall.DialectFunction, Repairs: []string{toolcall.RepairFunction},
+			Raw: "<tool_call>\n<function=write_file>\n<parameter=path>\n/a\n</parameter>\n<parameter=content>\n  x < y\n\n</parameter>\n</function>\n</tool_call>",
+		}},
+	},
+	{
+		name: "tool_call with a function naming a core tool",
+		in:   "<tool_call><function=attempt_completion><parameter=result>\nAll done.\n</parameter></function></tool_call>",
+		blocks: []toolcall.Block{{
+			Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "All done."}, Complete: true,
+			Repairs: []string{toolcall.RepairFunction},
+			Raw:     "<tool_call><function=attempt_completion><parameter=result>\nAll done.\n</parameter></function></tool_call>",
+		}},
+	},
+	{
+		name: "tool_call neither form is foreign",
+		in:   "A <tool_call>echo hi</tool_call>",
+		text: "A",
+		blocks: []toolcall.Block{{
+			Name: toolcall.ForeignToolCall, Params: map[string]string{}, Complete: true,
+			Raw: "<tool_call>echo hi</tool_call>",
+		}},
+	},
+	{
+		name: "tool_call with a key given twice is foreign",
+		in:   `<tool_call>{"name": "a", "name": "b"}</tool_call>`,
+		blocks: []toolcall.Block{{
+			Name: toolcall.ForeignToolCall, Params: map[string]string{}, Complete: true,
+			Raw: `<tool_call>{"name": "a", "name": "b"}</tool_call>`,
+		}},
+	},
+	{
+		name: "tool_call cut off",
+		in:   `On it. <tool_call>{"name": "echo", "argu`,
+		text: "On it.",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{}, Dialect: toolcall.DialectToolCall,
+			Raw: `<tool_call>{"name": "echo", "argu`,
+		}},
+	},
+	{
+		name: "HTML-escaped call",
+		in:   "Checking.\n&lt;use_mcp_tool&gt;&lt;server_name&gt;s&lt;/server_name&gt;&lt;tool_name&gt;t&lt;/tool_name&gt;&lt;arguments&gt;{&quot;q&quot;: &quot;a &amp;amp; b&quot;}&lt;/arguments&gt;&lt;/use_mcp_tool&gt;",
+		text: "Checking.",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"server_name": "s", "tool_name": "t", "arguments": `{"q": "a &amp; b"}`}, Complete: true,
+			Repairs: []string{toolcall.RepairEscaped},
+			Raw:     "&lt;use_mcp_tool&gt;&lt;server_name&gt;s&lt;/server_name&gt;&lt;tool_name&gt;t&lt;/tool_name&gt;&lt;arguments&gt;{&quot;q&quot;: &quot;a &amp;amp; b&quot;}&lt;/arguments&gt;&lt;/use_mcp_tool&gt;",
+		}},
+	},
+	{
+		name: "HTML-escaped tool_call and thinking",
+		in:   "&lt;think&gt;hmm&lt;/think&gt;&lt;tool_call&gt;{&quot;name&quot;: &quot;echo&quot;}&lt;/tool_call&gt; AT&T &lt;b&gt;",
+		text: "AT&T &lt;b&gt;",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"tool_name": "echo", "arguments": ""}, Complete: true,
+			Dialect: toolcall.DialectToolCall, Repairs: []string{toolcall.RepairEscaped, toolcall.RepairToolCall},
+			Raw: "&lt;tool_call&gt;{&quot;name&quot;: &quot;echo&quot;}&lt;/tool_call&gt;",
+		}},
+	},
+	{
+		name: "a reply that is a JSON call",
+		in:   "<think>call it</think>\n {\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}\n",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"tool_name": "echo", "arguments": `{"message": "hi"}`}, Complete: true,
+			Dialect: toolcall.DialectJSON, Repairs: []string{toolcall.RepairJSONCall},
+			Raw: `{"tool": "echo", "params": {"message": "hi"}}`,
+		}},
+	},
+	{
+		name: "a reply that is a fenced JSON call",
+		in:   "```json\n{\"name\": \"get-sum\", \"arguments\": {\"a\": 1, \"b\": 2,}}\n```",
+		blocks: []toolcall.Block{{
+			Name: toolcall.UseMCPTool, Params: map[string]string{"tool_name": "get-sum", "arguments": `{"a": 1, "b": 2}`}, Complete: true, Fenced: true,
+			Dialect: toolcall.DialectJSON, Repairs: []string{toolcall.RepairJSONCall, toolcall.RepairTrailingComma},
+			Raw: "```json\n{\"name\": \"get-sum\", \"arguments\": {\"a\": 1, \"b\": 2,}}\n```",
+		}},
+	},
+	{
+		name: "a JSON call beside prose is text",
+		in:   "Like this: {\"tool\": \"echo\", \"params\": {}}",
+		text: "Like this: {\"tool\": \"echo\", \"params\": {}}",
+	},
+	{
+		name: "a JSON call with a key twice is foreign",
+		in:   `{"tool": "echo", "tool": "rm", "params": {}}`,
+		blocks: []toolcall.Block{{
+			Name: toolcall.ForeignJSON, Params: map[string]string{}, Complete: true,
+			Raw: `{"tool": "echo", "tool": "rm", "params": {}}`,
+		}},
+	},
+	{
+		name: "JSON with other keys is text",
+		in:   "{\"name\": \"Ada\", \"born\": 1815}",
+		text: "{\"name\": \"Ada\", \"born\": 1815}",
 	},
 	{
 		name: "foreign function_calls cut off",
@@ -271,7 +391,7 @@ func TestParseSplitEverywhere(t *testing.T) {
 
 // parseChunks feeds chunks, checking the streaming contract on the way:
 // visible text only grows, and only by extending what was shown, and each
-// block is returned once, in order.
+// block is returned once, in order (a JSON reply's by Close).
 func parseChunks(t testing.TB, chunks []string) toolcall.Reply {
 	t.Helper()
 	p := toolcall.NewParser()
@@ -281,7 +401,7 @@ func parseChunks(t testing.TB, chunks []string) toolcall.Reply {
 	for _, c := range chunks {
 		vis, done := p.Write(c)
 		if !strings.HasPrefix(vis, shown) {
-			if reset || !strings.Contains(strings.Join(chunks, ""), "</think") {
+			if joined := strings.Join(chunks, ""); reset || !strings.Contains(joined, "</think") && !strings.Contains(joined, "&lt;/think") {
 				t.Fatalf("visible text went back: had %q, now %q (chunks %q)", shown, vis, chunks)
 			}
 			reset = true // a stray </think> made the text so far thinking
@@ -294,8 +414,8 @@ func parseChunks(t testing.TB, chunks []string) toolcall.Reply {
 		t.Fatalf("final text %q does not extend shown %q", r.Text, shown)
 	}
 	n := len(r.Blocks)
-	if n > 0 && !r.Blocks[n-1].Complete {
-		n--
+	if n > 0 && (!r.Blocks[n-1].Complete || r.Blocks[n-1].Closing() == "}") {
+		n-- // a JSON reply is a call only once it has ended
 	}
 	if !reflect.DeepEqual(streamed, r.Blocks[:n]) && (len(streamed) != 0 || n != 0) {
 		t.Fatalf("streamed blocks %+v, final %+v", streamed, r.Blocks[:n])
@@ -373,7 +493,7 @@ func FuzzParse(f *testing.F) {
 			if !strings.Contains(in, b.Raw) {
 				t.Fatalf("block raw %q is not in the input", b.Raw)
 			}
-			if b.Complete && !strings.HasSuffix(b.Raw, ">") {
+			if b.Complete && b.Closing() != "}" && !strings.HasSuffix(b.Raw, b.Closing()) {
 				t.Fatalf("complete block %q does not end with its closing tag", b.Raw)
 			}
 		}
@@ -383,4 +503,36 @@ func FuzzParse(f *testing.F) {
 // tool writes a use_mcp_tool block.
 func tool(server, name, args string) string {
 	return "<use_mcp_tool><server_name>" + server + "</server_name><tool_name>" + name + "</tool_name><arguments>" + args + "</arguments></use_mcp_tool>"
+}
+
+// A reply that starts as a JSON object is held back from the visible text
+// while it streams: only its end tells a JSON call from an answer. Text
+// that starts otherwise streams as it comes.
+func TestParserHoldsJSON(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []string
+		shown  string // the visible text before Close
+		text   string // after
+		blocks int
+	}{
+		{"an answer in JSON", []string{"{\"name\": ", "\"Ada\", ", "\"born\": 1815}"}, "", `{"name": "Ada", "born": 1815}`, 0},
+		{"a JSON call", []string{"<think>x</think>\n{\"tool\": ", "\"echo\", \"params\": ", "{}}"}, "", "", 1},
+		{"a fenced JSON call", []string{"```json\n", "{\"tool\": \"echo\"}", "\n```"}, "", "", 1},
+		{"prose first", []string{"Sure: ", "{\"tool\": ", "\"echo\"}"}, `Sure: {"tool": "echo"}`, `Sure: {"tool": "echo"}`, 0},
+		{"a block first", []string{tool("s", "t", "{}"), "\n{\"tool\": ", "\"echo\"}"}, `{"tool": "echo"}`, `{"tool": "echo"}`, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := toolcall.NewParser()
+			var shown string
+			for _, c := range tc.chunks {
+				shown, _ = p.Write(c)
+			}
+			r := p.Close()
+			if shown != tc.shown || r.Text != tc.text || len(r.Blocks) != tc.blocks {
+				t.Errorf("shown %q, then text %q and %d blocks; want %q, %q, %d", shown, r.Text, len(r.Blocks), tc.shown, tc.text, tc.blocks)
+			}
+		})
+	}
 }

@@ -22,12 +22,15 @@ const (
 	RepairArgsLines     = "args_lines"          // key: value lines instead of a JSON object
 )
 
-// Typographic quotes, as a model trained on prose writes them.
+// Typographic quotes, as a model trained on prose writes them, paired
+// as languages and keyboards pair them: “…”, ”…”, “…“ and „…“.
+// Each opens a string; any of its kind but the low one (which only
+// opens) ends it.
 const (
-	leftDouble  = '\u201c' // “
-	rightDouble = '\u201d' // ”
-	leftSingle  = '\u2018' // ‘
-	rightSingle = '\u2019' // ’
+	typoDoubles = "“”„‟"
+	typoSingles = "‘’‚‛"
+	lowDouble   = '„'
+	lowSingle   = '‚'
 )
 
 // A jsonFrame is an object or array left open while the pass reads on.
@@ -167,7 +170,7 @@ func (r *jsonRepair) token(i int) (int, bool) {
 		return r.str(i)
 	}
 	if c >= utf8.RuneSelf {
-		if q, _ := utf8.DecodeRuneInString(r.raw[i:]); q == leftDouble || q == rightDouble || q == leftSingle || q == rightSingle {
+		if q, _ := utf8.DecodeRuneInString(r.raw[i:]); strings.ContainsRune(typoDoubles+typoSingles, q) {
 			return r.str(i)
 		}
 	}
@@ -181,7 +184,6 @@ func (r *jsonRepair) token(i int) (int, bool) {
 // is written in double quotes, with the double quotes inside escaped.
 func (r *jsonRepair) str(i int) (int, bool) {
 	open, size := utf8.DecodeRuneInString(r.raw[i:])
-	end := closingQuote(open)
 	if open != '"' {
 		r.kinds[1] = true
 	}
@@ -197,7 +199,7 @@ func (r *jsonRepair) str(i int) (int, bool) {
 			}
 			j += 2
 			continue
-		case c == end:
+		case ends(open, c):
 			r.out.WriteByte('"')
 			r.last = '"'
 			return j + n, true
@@ -230,17 +232,15 @@ func (r *jsonRepair) closable() bool {
 	return true
 }
 
-// closingQuote returns the quote that ends a string opened by open. A
-// typographic string opened by the right-hand quote, as some keyboards
-// write both, ends at the right-hand one too.
-func closingQuote(open rune) rune {
-	switch open {
-	case leftDouble, rightDouble:
-		return rightDouble
-	case leftSingle, rightSingle:
-		return rightSingle
+// ends reports whether c ends a string opened by open.
+func ends(open, c rune) bool {
+	switch {
+	case strings.ContainsRune(typoDoubles, open):
+		return c != lowDouble && strings.ContainsRune(typoDoubles, c)
+	case strings.ContainsRune(typoSingles, open):
+		return c != lowSingle && strings.ContainsRune(typoSingles, c)
 	}
-	return open
+	return c == open
 }
 
 func closer(open byte) byte {

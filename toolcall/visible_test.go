@@ -15,10 +15,12 @@ func TestVisibleHidesEveryTag(t *testing.T) {
 		for _, in := range []string{
 			"a <" + tag + ">inside</" + tag + "> b",
 			"a <" + tag + ">inside",
+			"a &lt;" + tag + "&gt;inside&lt;/" + tag + "&gt; b",
+			"a &lt;" + tag + "&gt;inside",
 		} {
 			got := toolcall.Visible(in)
 			shown := tag == toolcall.AttemptCompletion
-			if strings.Contains(got, "inside") != shown || strings.Contains(got, "<"+tag+">") || !strings.HasPrefix(got, "a") {
+			if strings.Contains(got, "inside") != shown || strings.Contains(got, "<"+tag+">") || strings.Contains(got, "&lt;"+tag+"&gt;") || !strings.HasPrefix(got, "a") {
 				t.Errorf("Visible(%q) = %q", in, got)
 			}
 		}
@@ -47,6 +49,13 @@ func TestVisible(t *testing.T) {
 		{"joined tags nest", "</resu</resu<think></think>lt>lt>A", "A"},
 		{"partial tag at the end is text", "a <use_mcp", "a <use_mcp"},
 		{"other tags are text", "<b>x</b> <tool>y</tool>", "<b>x</b> <tool>y</tool>"},
+		{"escaped call hidden", "Sure.\n&lt;use_mcp_tool&gt;&lt;server_name&gt;s&lt;/server_name&gt;&lt;/use_mcp_tool&gt;", "Sure."},
+		{"escaped completion shows its result", "&lt;attempt_completion&gt;&lt;result&gt;42&lt;/result&gt;&lt;/attempt_completion&gt;", "42"},
+		{"escaped tags joined around a removed block are dropped", "&lt;thi<think>x</think>nking&gt;shown", "shown"},
+		{"other escaped markup is text", "a &lt; b &amp;&amp; &lt;b&gt;c&lt;/b&gt;", "a &lt; b &amp;&amp; &lt;b&gt;c&lt;/b&gt;"},
+		{"a JSON call hidden", "{\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}", ""},
+		{"Hermes and Qwen calls hidden", "A <tool_call>{\"name\": \"echo\"}</tool_call><tool_call><function=echo></function></tool_call>", "A"},
+		{"other JSON is text", "{\"name\": \"Ada\"} is a person.", "{\"name\": \"Ada\"} is a person."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +72,8 @@ func TestVisible(t *testing.T) {
 //     around a removed block included);
 //   - it is stable: the bot may apply Visible to text that already went
 //     through it, or through the parser, and must not change it again;
-//   - text with no '<' is shown as written, only trimmed;
+//   - text with no '<', '&' or '{' (no tag, escaped or not, and no JSON
+//     call) is shown as written, only trimmed;
 //   - without completions it agrees with the parser's visible text, which
 //     streaming showed.
 func FuzzVisible(f *testing.F) {
@@ -76,14 +86,16 @@ func FuzzVisible(f *testing.F) {
 	}
 	f.Add("<attempt_completion><result><thi</result></attempt_completion>nking>")
 	f.Add("<res<think></think>ult>x")
+	f.Add("&lt;res<think></think>ult&gt;x&lt;use_mcp_tool&gt;")
+	f.Add("{\"tool\": \"a\"}")
 	f.Fuzz(func(t *testing.T, in string) {
 		got := toolcall.Visible(in)
 		for _, tag := range toolcall.Tags() {
-			if strings.Contains(got, "<"+tag+">") {
+			if strings.Contains(got, "<"+tag+">") || strings.Contains(got, "&lt;"+tag+"&gt;") {
 				t.Fatalf("Visible(%q) = %q holds <%s>", in, got, tag)
 			}
 		}
-		for _, end := range []string{"</think>", "</thinking>", "<result>", "</result>", "</attempt_completion>"} {
+		for _, end := range []string{"</think>", "</thinking>", "<result>", "</result>", "</attempt_completion>", "&lt;/think&gt;", "&lt;result&gt;", "&lt;/attempt_completion&gt;"} {
 			if strings.Contains(got, end) {
 				t.Fatalf("Visible(%q) = %q holds %s", in, got, end)
 			}
@@ -91,7 +103,7 @@ func FuzzVisible(f *testing.F) {
 		if again := toolcall.Visible(got); again != got {
 			t.Fatalf("Visible is not stable: %q -> %q -> %q", in, got, again)
 		}
-		if !strings.Contains(in, "<") && got != strings.TrimSpace(in) {
+		if !strings.ContainsAny(in, "<&{") && got != strings.TrimSpace(in) {
 			t.Fatalf("Visible(%q) = %q, want the text trimmed", in, got)
 		}
 		if !strings.Contains(in, "result>") && !strings.Contains(in, "attempt_completion>") && !strings.Contains(in, "think") {
