@@ -679,14 +679,31 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	}
 	stored := resp.Content
 	reply := parser.Close()
-	if native && len(resp.ToolCalls) > 0 {
+	switch {
+	case native && len(resp.ToolCalls) > 0:
 		stored = storedReply(ts.set, resp)
 		reply = toolcall.Parse(stored)
+	case !native:
+		stored, reply = reasoned(stored, reply, resp.Reasoning)
 	}
 	if reply.Text != shown {
 		t.emit.send(Event{Kind: EventText, Text: reply.Text})
 	}
 	return resp, stored, reply, nil
+}
+
+// reasoned takes the call a model wrote only while it reasoned (in the
+// endpoint's reasoning channel, or in <think>), its reply's text holding
+// none: see toolcall.Reply.CallFromThinking. The call is stored after the
+// text, as the call acted on, so that the model reads back what it set in
+// motion and a restart finds it (see unanswered).
+func reasoned(stored string, reply toolcall.Reply, reasoning string) (string, toolcall.Reply) {
+	reply.Thinking = strings.TrimSpace(reasoning + "\n" + reply.Thinking)
+	withCall, ok := reply.CallFromThinking()
+	if !ok {
+		return stored, reply
+	}
+	return strings.TrimSpace(stored + "\n\n" + withCall.Blocks[0].Raw), withCall
 }
 
 // catalog is the hub's catalog as this chat sees it: the servers it
