@@ -324,6 +324,20 @@ var parseCases = []parseCase{
 		}},
 	},
 	{
+		name: "held text ending in a character of several bytes",
+		in:   "{né}",
+		text: "{né}",
+	},
+	{
+		name: "a character of several bytes after a fence's closer",
+		in:   "```\n<attempt_completion><result>x</result></attempt_completion>\n```\né",
+		text: "é",
+		blocks: []toolcall.Block{{
+			Name: toolcall.AttemptCompletion, Params: map[string]string{"result": "x"}, Complete: true, Fenced: true,
+			Raw: "<attempt_completion><result>x</result></attempt_completion>",
+		}},
+	},
+	{
 		name: "JSON with other keys is text",
 		in:   "{\"name\": \"Ada\", \"born\": 1815}",
 		text: "{\"name\": \"Ada\", \"born\": 1815}",

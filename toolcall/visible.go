@@ -68,7 +68,7 @@ func (p *Parser) flushVisible(final bool) {
 			if isFence(line, false) {
 				n := copy(p.pend, b[i+len(line):])
 				p.pend = p.pend[:n]
-				p.pendNS = bytes.LastIndexFunc(p.pend, notSpace)
+				p.pendNS = lastNotSpace(p.pend)
 				p.flushVisible(final)
 				return
 			}
@@ -89,7 +89,7 @@ func (p *Parser) flushVisible(final bool) {
 	}
 	// Commit content[:end]: everything up to the held line, less the
 	// space before it, which stays pending.
-	end := bytes.LastIndexFunc(content[:hold], notSpace) + 1
+	end := lastNotSpace(content[:hold]) + 1
 	if end > 0 {
 		commit := content[:end]
 		if lineStart {
@@ -110,6 +110,13 @@ func (p *Parser) flushVisible(final bool) {
 	n := copy(p.pend, b[end:])
 	p.pend = p.pend[:n]
 	p.pendNS -= end
+}
+
+// lastNotSpace returns the index of the last byte of b that is not ASCII
+// space (see notSpace), or -1: the end of the last character, however
+// many bytes it has.
+func lastNotSpace(b []byte) int {
+	return len(bytes.TrimRight(b, " \t\n\r\v\f")) - 1
 }
 
 // isFencePrefix reports whether line could be, or become, a Markdown code
@@ -162,8 +169,10 @@ func isFence(line []byte, opener bool) bool {
 // Visible returns the text of a model reply that a user may see: every
 // block (tool calls, the dialects, foreign call syntaxes, thinking, each
 // written with tags or HTML-escaped ones) removed, closed or left open at
-// the end, and a reply that is nothing but a JSON call; a completion's
-// result shown as text, without its tags; trimmed. It holds none of the
+// the end; a completion's result shown as text, without its tags;
+// trimmed. A JSON object is text here: whether a whole reply is a JSON
+// call is the parser's to tell, and a completion's result that is one
+// was meant as the answer. It holds none of the
 // opening tags of Tags, escaped or not, no tag of a completion and no
 // closing tag of thinking.
 func Visible(reply string) string {
@@ -218,7 +227,7 @@ const maxJSONHold = MaxArgumentBytes + 4<<10
 // neither: the flush drops it.
 func (p *Parser) holdJSON() bool {
 	switch {
-	case p.json == jsonReleased:
+	case p.json == jsonReleased || p.tags == visibleTags:
 		return false
 	case len(p.blocks) > 0 || p.text.Len() > 0 || p.needSep || len(p.pend) > maxJSONHold:
 		p.json = jsonReleased
@@ -241,7 +250,7 @@ func (p *Parser) holdJSON() bool {
 // takeJSONCall makes the held text a block, at the end of a reply that is
 // nothing but a JSON call.
 func (p *Parser) takeJSONCall() {
-	if p.json != jsonHolding || len(p.blocks) > 0 {
+	if p.json != jsonHolding || len(p.blocks) > 0 || p.tags == visibleTags {
 		return
 	}
 	b, ok := readJSONReply(string(p.pend))

@@ -53,7 +53,8 @@ func TestVisible(t *testing.T) {
 		{"escaped completion shows its result", "&lt;attempt_completion&gt;&lt;result&gt;42&lt;/result&gt;&lt;/attempt_completion&gt;", "42"},
 		{"escaped tags joined around a removed block are dropped", "&lt;thi<think>x</think>nking&gt;shown", "shown"},
 		{"other escaped markup is text", "a &lt; b &amp;&amp; &lt;b&gt;c&lt;/b&gt;", "a &lt; b &amp;&amp; &lt;b&gt;c&lt;/b&gt;"},
-		{"a JSON call hidden", "{\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}", ""},
+		{"a JSON call is the parser's to take", "{\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}", "{\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}"},
+		{"a completion's result in JSON is the answer", "<attempt_completion><result>{\"tool\": \"echo\"}</result></attempt_completion>", "{\"tool\": \"echo\"}"},
 		{"Hermes and Qwen calls hidden", "A <tool_call>{\"name\": \"echo\"}</tool_call><tool_call><function=echo></function></tool_call>", "A"},
 		{"other JSON is text", "{\"name\": \"Ada\"} is a person.", "{\"name\": \"Ada\"} is a person."},
 	}
@@ -72,10 +73,10 @@ func TestVisible(t *testing.T) {
 //     around a removed block included);
 //   - it is stable: the bot may apply Visible to text that already went
 //     through it, or through the parser, and must not change it again;
-//   - text with no '<', '&' or '{' (no tag, escaped or not, and no JSON
-//     call) is shown as written, only trimmed;
+//   - text with no '<' or '&' (no tag, escaped or not) is shown as
+//     written, only trimmed;
 //   - without completions it agrees with the parser's visible text, which
-//     streaming showed.
+//     streaming showed, but for a JSON call, the parser's to take.
 func FuzzVisible(f *testing.F) {
 	for _, tc := range parseCases {
 		f.Add(tc.in)
@@ -103,11 +104,16 @@ func FuzzVisible(f *testing.F) {
 		if again := toolcall.Visible(got); again != got {
 			t.Fatalf("Visible is not stable: %q -> %q -> %q", in, got, again)
 		}
-		if !strings.ContainsAny(in, "<&{") && got != strings.TrimSpace(in) {
+		if !strings.ContainsAny(in, "<&") && got != strings.TrimSpace(in) {
 			t.Fatalf("Visible(%q) = %q, want the text trimmed", in, got)
 		}
 		if !strings.Contains(in, "result>") && !strings.Contains(in, "attempt_completion>") && !strings.Contains(in, "think") {
-			if want := strings.TrimSpace(toolcall.Parse(in).Text); got != want {
+			r := toolcall.Parse(in)
+			want := strings.TrimSpace(r.Text)
+			if n := len(r.Blocks); n > 0 && r.Blocks[n-1].Closing() == "}" {
+				want = strings.TrimSpace(in) // a JSON call, which Visible leaves as text
+			}
+			if got != want {
 				t.Fatalf("Visible(%q) = %q, parser shows %q", in, got, want)
 			}
 		}
