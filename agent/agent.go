@@ -89,29 +89,24 @@ type Model interface {
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
 }
 
-// A Store keeps conversations, pending interactions, the audit log, token
-// usage and the records of turns and model calls that /stats reads;
-// *store.DB is one.
+// A Store is what the agent keeps: conversations, pending questions and
+// approvals, the audit log, token usage, chats' settings, the images users
+// sent, and how each turn ended (for /stats). *sqlite.DB and *postgres.DB
+// are Stores; see package store for what each call promises.
 type Store interface {
-	CurrentConversation(ctx context.Context, chatID string) (int64, error)
-	ResetConversation(ctx context.Context, chatID string) (int64, error)
-	AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error)
-	Messages(ctx context.Context, conversationID int64) ([]store.Message, error)
-	RecordToolCall(ctx context.Context, c store.ToolCall) error
+	store.Conversations
+	store.Interactions
+	store.AuditLog
+	store.TokenUsage
+	store.ChatSettings
+	// MediaPut and MediaGet keep a turn's images with its message (see
+	// store.Images), so that later turns, /retry and a restart still
+	// show them to the model.
+	MediaPut(ctx context.Context, mimeType string, data []byte) (string, error)
+	MediaGet(ctx context.Context, ref string) (store.Media, error)
+	// RecordTurn records how a turn that ended without a write of its
+	// own ended (see store.Statistics).
 	RecordTurn(ctx context.Context, r store.TurnRecord) error
-	CreatePending(ctx context.Context, p store.Pending) (int64, error)
-	OpenPending(ctx context.Context, chatID string) (store.Pending, error)
-	GetPending(ctx context.Context, id int64) (store.Pending, error)
-	ResolvePending(ctx context.Context, id int64, resolution string) error
-	ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error)
-	UserUsage(ctx context.Context, userID string, now time.Time) (store.UserUsage, error)
-	DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error)
-	ChatInstructions(ctx context.Context, chatID string) (string, error)
-	SetChatInstructions(ctx context.Context, chatID, instructions string) error
-	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
-	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
-	ChatProfile(ctx context.Context, chatID string) (string, error)
-	SetChatProfile(ctx context.Context, chatID, profile string) error
 }
 
 // A Hub is where tools live; *hub.Hub is one.

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // scripted is a zero-latency model in process: it calls the calculator,
@@ -76,16 +77,11 @@ func (h *timedHub) CallTool(ctx context.Context, c hub.Caller, server, tool stri
 
 // timedStore measures the time spent in the database.
 type timedStore struct {
-	*store.DB
+	*sqlite.DB
 	spent atomic.Int64
 }
 
 func (s *timedStore) since(start time.Time) { s.spent.Add(int64(time.Since(start))) }
-
-func (s *timedStore) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
-	defer s.since(time.Now())
-	return s.DB.ActiveConversation(ctx, chatID)
-}
 
 func (s *timedStore) OpenPending(ctx context.Context, chatID string) (store.Pending, error) {
 	defer s.since(time.Now())
@@ -95,11 +91,6 @@ func (s *timedStore) OpenPending(ctx context.Context, chatID string) (store.Pend
 func (s *timedStore) Messages(ctx context.Context, id int64) ([]store.Message, error) {
 	defer s.since(time.Now())
 	return s.DB.Messages(ctx, id)
-}
-
-func (s *timedStore) AppendMessages(ctx context.Context, id int64, msgs ...store.Message) error {
-	defer s.since(time.Now())
-	return s.DB.AppendMessages(ctx, id, msgs...)
 }
 
 func (s *timedStore) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
@@ -154,7 +145,7 @@ func benchTurn(b *testing.B, calling llm.ToolCalling) {
 		}
 		b.Run(name, func(b *testing.B) {
 			h := &timedHub{Hub: benchHub(b)}
-			sdb, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+			sdb, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

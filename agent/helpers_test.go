@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"go.uber.org/goleak"
 )
 
@@ -25,7 +27,7 @@ type env struct {
 	t        *testing.T
 	model    *llmfake.Server
 	hub      *hub.Hub
-	db       *store.DB
+	db       *sqlite.DB
 	agent    *agent.Agent
 	settings string
 	dbPath   string
@@ -90,7 +92,7 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	defer cancel()
 	var err error
 	e.dbPath = filepath.Join(t.TempDir(), "mcpgram.db")
-	e.db, err = store.Open(ctx, e.dbPath)
+	e.db, err = sqlite.Open(ctx, e.dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func (e *env) restart() {
 	if err := e.db.Close(); err != nil {
 		e.t.Fatal(err)
 	}
-	db, err := store.Open(context.Background(), e.dbPath)
+	db, err := sqlite.Open(context.Background(), e.dbPath)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -233,7 +235,10 @@ func (e *env) say(text string) *recorder {
 func (e *env) history() []store.Message {
 	e.t.Helper()
 	ctx := context.Background()
-	conv, err := e.db.ActiveConversation(ctx, alice.ChatID)
+	conv, err := e.db.CurrentConversation(ctx, alice.ChatID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -10,14 +10,6 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// A MediaStore keeps the images users sent, by reference; *store.DB is
-// one. A Store that is one keeps a turn's images with its message, so
-// that later turns, /retry and a restart still show them to the model.
-type MediaStore interface {
-	MediaPut(ctx context.Context, mimeType string, data []byte) (string, error)
-	MediaGet(ctx context.Context, ref string) (store.Media, error)
-}
-
 // Notes the model reads in place of n images it does not get.
 func noteImagesGone(n int) string { return imagesNote(n, "no longer kept") }
 
@@ -45,21 +37,16 @@ func withNote(content, note string) string {
 
 // keepImages stores the images of the user's message and returns their
 // references for the stored message, also where this chat's model does
-// not see images: the chat may switch to one that does. Without a
-// MediaStore, the images go to this turn's calls only.
+// not see images: the chat may switch to one that does.
 func (t *turn) keepImages(ctx context.Context, imgs []llm.Image) ([]string, error) {
 	if len(imgs) == 0 {
 		return nil, nil
 	}
-	ms, keeps := t.a.cfg.Store.(MediaStore)
 	refs := make([]string, 0, len(imgs))
 	for _, img := range imgs {
-		ref := store.MediaHash(img.Data)
-		if keeps {
-			var err error
-			if ref, err = ms.MediaPut(ctx, img.MIMEType, img.Data); err != nil {
-				return nil, fmt.Errorf("keep the user's image: %w", err)
-			}
+		ref, err := t.a.cfg.Store.MediaPut(ctx, img.MIMEType, img.Data)
+		if err != nil {
+			return nil, fmt.Errorf("keep the user's image: %w", err)
 		}
 		refs = append(refs, ref)
 		t.cacheImage(ref, img)
@@ -119,11 +106,7 @@ func (t *turn) image(ctx context.Context, ref string) (llm.Image, bool) {
 	if img, ok := t.media[ref]; ok {
 		return img, true
 	}
-	ms, ok := t.a.cfg.Store.(MediaStore)
-	if !ok {
-		return llm.Image{}, false
-	}
-	m, err := ms.MediaGet(ctx, ref)
+	m, err := t.a.cfg.Store.MediaGet(ctx, ref)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			t.logger.Error("read a kept image", "ref", ref, "err", err)

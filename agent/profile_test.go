@@ -83,16 +83,16 @@ func TestProfilePerChat(t *testing.T) {
 	if err != nil || r.last(t).Text != "from default" {
 		t.Errorf("another chat: %v, %q; want the default", err, r.last(t).Text)
 	}
-	used, err := e.db.UsageByModel(ctx, e.now.Add(-time.Hour), e.now.Add(time.Hour))
+	st, err := e.db.Stats(ctx, e.now.Add(-time.Hour), e.now.Add(time.Hour), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	models := map[string]bool{}
-	for _, u := range used {
-		models[u.Model] = true
+	for _, m := range st.Models {
+		models[m.Model] = m.In > 0
 	}
 	if !models["fake"] || !models["llama-local"] {
-		t.Errorf("usage by model = %+v, want fake and llama-local", used)
+		t.Errorf("tokens by model = %+v, want fake and llama-local", st.Models)
 	}
 	for model, want := range map[string]float64{"fake": 2, "llama-local": 1} {
 		if got := sample(t, m, "mcpgram_model_calls_total", "model", model, "outcome", "ok"); got != want {

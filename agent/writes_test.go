@@ -10,11 +10,12 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // writeLog is a store that records the agent's writes, in order.
 type writeLog struct {
-	*store.DB
+	*sqlite.DB
 	mu     sync.Mutex
 	writes []string
 }
@@ -58,7 +59,7 @@ func (w *writeLog) ResetConversation(ctx context.Context, chatID string) (int64,
 
 func logWrites(w *writeLog) func(*wiring) {
 	return func(c *wiring) {
-		w.DB = c.Store.(*store.DB)
+		w.DB = c.Store.(*sqlite.DB)
 		c.Store = w
 	}
 }

@@ -98,7 +98,7 @@ func TestAlbumAcrossBatches(t *testing.T) {
 	ups := photos(t, alice, alice, 3, 10, "Which is darkest?")
 	fake.SendAlbum(ups[:2]...)
 	fake.WaitFor(t, 30*time.Second, "the first two items stored", func() bool {
-		items, err := hs.db.InboxPending(t.Context(), 0)
+		items, err := hs.db.InboxQueued(t.Context(), 0, 0)
 		return err == nil && len(items) == 2 && fake.Unconfirmed() == 0
 	})
 	fake.SendAlbum(ups[2])

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 func TestToolRoundTrip(t *testing.T) {
@@ -390,7 +390,7 @@ func TestManyChats(t *testing.T) {
 
 func TestRunRejectsBadToken(t *testing.T) {
 	fake := tgfake.New(t)
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
 	}

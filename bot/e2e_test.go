@@ -19,7 +19,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // stack is the whole program but main: real agent, real hub running the
@@ -30,7 +30,7 @@ type stack struct {
 	fake     *tgfake.Server
 	model    *llmfake.Server
 	hub      *hub.Hub
-	db       *store.DB
+	db       *sqlite.DB
 	agent    *agent.Agent
 	settings string
 }
@@ -111,7 +111,7 @@ func newStack(t testing.TB, h llmfake.Handler, editAgent func(*llm.Profile, *age
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var err error
-	s.db, err = store.Open(ctx, filepath.Join(dir, "mcpgram.db"))
+	s.db, err = sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

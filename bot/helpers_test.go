@@ -21,7 +21,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 const (
@@ -281,7 +281,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 
 // newAgent is a real agent on db and h whose one model, "default", is
 // srv's "fake"; edit, when set, changes the profile and the options.
-func newAgent(t testing.TB, db *store.DB, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
+func newAgent(t testing.TB, db *sqlite.DB, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
 	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}
@@ -357,7 +357,7 @@ func (h *fakeHub) Restart(ctx context.Context, name string) error {
 type harness struct {
 	bot   *bot.Bot
 	fake  *tgfake.Server
-	db    *store.DB
+	db    *sqlite.DB
 	dbDir string
 	log   *testenv.Buffer
 	// stop ends the bot, which must return nil from Run; stopWant
@@ -385,7 +385,7 @@ func testConfig(fake *tgfake.Server, log *testenv.Buffer) bot.Options {
 // startBot runs a Bot against fake until the test ends (or stop is called).
 func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -393,7 +393,7 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 }
 
 // startBotWith runs a Bot on db, closing db at the end when own is set.
-func startBotWith(t testing.TB, fake *tgfake.Server, db *store.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
+func startBotWith(t testing.TB, fake *tgfake.Server, db *sqlite.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
 	t.Helper()
 	dir := filepath.Dir(db.Path())
 	hs := &harness{fake: fake, db: db, dbDir: dir, log: &testenv.Buffer{}}

@@ -13,7 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // twoModels is a real agent with two profiles, each on a fake endpoint of
@@ -38,10 +38,10 @@ func newTwoModels(t *testing.T) *twoModels {
 }
 
 // open opens the database and an agent on it, as a new process would.
-func (m *twoModels) open(names ...string) (*agent.Agent, *store.DB) {
+func (m *twoModels) open(names ...string) (*agent.Agent, *sqlite.DB) {
 	t := m.t
 	t.Helper()
-	db, err := store.Open(t.Context(), m.dbPath)
+	db, err := sqlite.Open(t.Context(), m.dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

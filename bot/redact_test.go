@@ -12,7 +12,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // The Bot API carries the token in the URL, and Go's HTTP client quotes
@@ -25,7 +25,7 @@ func TestTokenNeverLogged(t *testing.T) {
 	dead := "http://" + l.Addr().String()
 	l.Close() // nothing listens there now: every call fails at once
 
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // statsRequests are what the user of TestE2EStats types; statsModel
@@ -66,7 +67,7 @@ func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
 	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
 	testenv.Running(t, s.hub)
 	var err error
-	if s.db, err = store.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
+	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.db.Close() })
@@ -171,7 +172,7 @@ func TestE2EStats(t *testing.T) {
 func TestStatsRendering(t *testing.T) {
 	fake := tgfake.New(t)
 	dir := t.TempDir()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

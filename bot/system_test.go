@@ -12,16 +12,16 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // realAgent is the real agent on a hub with the echo server, a real
 // SQLite store and the fake model answering with h.
-func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *store.DB, *llmfake.Server) {
+func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *sqlite.DB, *llmfake.Server) {
 	t.Helper()
 	dir := t.TempDir()
 	hb := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
-	db, err := store.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
+	db, err := sqlite.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

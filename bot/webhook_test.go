@@ -98,8 +98,8 @@ func TestWebhook(t *testing.T) {
 	if n, _, err := h.db.InboxBacklog(t.Context()); err != nil || n != 0 {
 		t.Errorf("inbox backlog after refused requests: %d, %v", n, err)
 	}
-	if items, err := h.db.InboxPending(t.Context(), 0); err != nil || len(items) != 0 {
-		t.Errorf("pending: %v, %v", items, err)
+	if items, err := h.db.InboxQueued(t.Context(), 0, 0); err != nil || len(items) != 0 {
+		t.Errorf("queued: %v, %v", items, err)
 	}
 	if countText(fake, 7, "forged") != 0 || len(fake.Messages(7)) != 0 {
 		t.Error("a forged update was answered")

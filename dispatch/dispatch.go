@@ -8,7 +8,7 @@
 //     not wait behind a lane (stopping it, say).
 //   - At least once: an item is marked done only after its job returned
 //     without being cut short. Items queued when Close is called, and jobs
-//     Close had to cancel, stay pending for the next Queue over the inbox.
+//     Close had to cancel, stay queued in the inbox for the next Queue.
 //     A crash between a job's end and its mark (a few milliseconds) runs
 //     the item again; marking first would risk losing it instead.
 //
@@ -40,24 +40,25 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Inbox holds received items until they are marked done; *store.DB is one.
+// An Inbox holds received items until they are marked done, and a while
+// after: the part of store.Inbox the queue uses. *sqlite.DB and
+// *postgres.DB are Inboxes.
 type Inbox interface {
-	InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
+	InboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error)
 	InboxDone(ctx context.Context, updateIDs ...int64) error
-}
-
-// A Claimer leases the chats of an Inbox that several instances share;
-// *postgres.DB is one. ClaimPending renews the instance's leases, takes
-// more chats, and returns the pending items of the chats it holds.
-type Claimer interface {
-	ClaimPending(ctx context.Context, c store.Claim) ([]store.InboxItem, error)
-	ReleaseLeases(ctx context.Context, instance string) error
-}
-
-// A Pruner forgets done items received before a time; *store.DB is one.
-// A Queue over an Inbox that is also a Pruner prunes it every hour.
-type Pruner interface {
+	// InboxPrune forgets the items done before a time; the queue prunes
+	// every hour.
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+	// InboxBacklog is what Register reports of the inbox.
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+}
+
+// A Claimer leases the chats of an Inbox that several instances share
+// (store.Leases); *postgres.DB is one. ClaimQueued renews the instance's
+// leases, takes more chats, and returns the queued items of the chats it
+// holds.
+type Claimer interface {
+	store.Leases
 }
 
 // A Job is the work for one inbox item.
@@ -131,8 +132,8 @@ type Queue struct {
 	// handed are the items handed out and not yet known to be marked done,
 	// so that a rewound read hands none out twice. marked are the items
 	// whose marks are written: the next read, which starts after those
-	// writes and cannot see them pending, forgets them from handed. (A read
-	// under way may have seen them pending, so forgetting them at once
+	// writes and cannot see them queued, forgets them from handed. (A read
+	// under way may have seen them queued, so forgetting them at once
 	// would hand them out again.)
 	handed  map[int64]bool
 	marked  []int64
@@ -197,7 +198,7 @@ func New(inbox Inbox, route func(store.InboxItem) Job, opts Options) (*Queue, er
 	return q, nil
 }
 
-// Start begins dispatching: first the items a previous run left pending,
+// Start begins dispatching: first the items a previous run left queued,
 // then whatever Wake announces.
 func (q *Queue) Start() {
 	ctx, stop := context.WithCancel(context.Background())
@@ -359,7 +360,7 @@ func (q *Queue) dispatch(ctx context.Context) {
 	// in update order, so nothing new appears below the mark; an item
 	// that did (Arrived) makes this read start below it, and handed keeps
 	// what is already out from going out twice. At start the mark is 0 and
-	// everything left pending by the last run is read.
+	// everything left queued by the last run is read.
 	q.mu.Lock()
 	after := q.dispatched
 	if q.rewind != 0 && q.rewind <= after {
@@ -417,7 +418,7 @@ func (q *Queue) dispatch(ctx context.Context) {
 }
 
 // dropLost forgets the queued jobs of chats this instance no longer holds:
-// a full read of its chats' pending items, seen, lacks them, so their
+// a full read of its chats' queued items, seen, lacks them, so their
 // lease went to another instance (this one could not renew it in time)
 // and that one runs them now. A job already running goes on: the item
 // runs twice then, as after a crash.
@@ -441,14 +442,14 @@ func (q *Queue) dropLost(seen map[int64]bool) {
 	}
 }
 
-// read returns the next page of pending items after the given id: from a
+// read returns the next page of queued items after the given id: from a
 // Claimer, those of the chats this instance holds, taking up to newChats
 // more of them.
 func (q *Queue) read(ctx context.Context, after int64, newChats int) ([]store.InboxItem, error) {
 	if q.claimer == nil {
-		return q.cfg.Inbox.InboxPendingAfter(ctx, after, page)
+		return q.cfg.Inbox.InboxQueued(ctx, after, page)
 	}
-	return q.claimer.ClaimPending(ctx, store.Claim{
+	return q.claimer.ClaimQueued(ctx, store.Claim{
 		Instance: q.cfg.Instance, After: after, Limit: page,
 		NewChats: newChats, LeaseFor: q.cfg.LeaseFor,
 	})
@@ -518,7 +519,7 @@ func (q *Queue) runLane(l *lane) {
 		case <-q.work.Done():
 		}
 		if !q.claim(l, slot) {
-			return // cut short or stopping before it ran: it stays pending
+			return // cut short or stopping before it ran: it stays queued in the inbox
 		}
 		q.runJob(q.work, j)
 		<-q.slots
@@ -548,7 +549,7 @@ func (q *Queue) claim(l *lane, slot bool) bool {
 }
 
 // next takes the lane's next job, or retires the lane when it has none or
-// the queue is stopping; queued jobs then stay pending in the inbox.
+// the queue is stopping; the items of its jobs then stay queued in the inbox.
 func (q *Queue) next(l *lane) (queued, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -590,11 +591,7 @@ func (q *Queue) runJob(ctx context.Context, j queued) {
 // prune drops done items older than Retain. Telegram keeps updates for
 // 24 hours, so older ones can never come again.
 func (q *Queue) prune(ctx context.Context) {
-	p, ok := q.cfg.Inbox.(Pruner)
-	if !ok {
-		return
-	}
-	if n, err := p.InboxPrune(ctx, time.Now().Add(-q.cfg.Retain)); err != nil {
+	if n, err := q.cfg.Inbox.InboxPrune(ctx, time.Now().Add(-q.cfg.Retain)); err != nil {
 		q.logger.Warn("prune inbox", "err", err)
 	} else if n > 0 {
 		q.logger.Debug("pruned inbox", "items", n)
@@ -646,32 +643,22 @@ func (q *Queue) mark() {
 		q.marked = append(q.marked, ids...)
 		q.mu.Unlock()
 		if q.claimer != nil {
-			// The next claim hands back chats left with nothing pending,
+			// The next claim hands back chats left with nothing queued,
 			// and takes new ones for the slots freed.
 			q.Wake()
 		}
 	}
 }
 
-// A Backlogger reports the inbox's backlog; *store.DB is one.
-type Backlogger interface {
-	InboxBacklog(ctx context.Context) (int, time.Time, error)
-}
-
 // Register reports the lanes running and waiting on m, and the inbox's
-// backlog where the Inbox is a Backlogger, read at each scrape. A nil m
-// registers nothing.
+// backlog, read at each scrape. A nil m registers nothing.
 func (q *Queue) Register(m *metrics.Metrics) {
 	m.Gauge("chats_running", "Chats whose turn is running.", func() float64 { return float64(q.Stats().Running) })
 	m.Gauge("chats_waiting", "Chats with work waiting for MAX_CONCURRENT_TURNS.", func() float64 { return float64(q.Stats().Waiting) })
-	bl, ok := q.cfg.Inbox.(Backlogger)
-	if !ok {
-		return
-	}
 	backlog := func() (int, time.Time) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		n, oldest, err := bl.InboxBacklog(ctx)
+		n, oldest, err := q.cfg.Inbox.InboxBacklog(ctx)
 		if err != nil {
 			q.logger.Warn("read the inbox backlog for metrics", "err", err)
 		}

@@ -17,13 +17,14 @@ import (
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // openInbox opens a real SQLite inbox holding one item per lane name, in
 // order; the item ids are 1, 2, 3…
-func openInbox(t *testing.T, lanes ...string) *store.DB {
+func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +39,9 @@ func openInbox(t *testing.T, lanes ...string) *store.DB {
 	return db
 }
 
-func pending(t *testing.T, db *store.DB) []int64 {
+func queued(t *testing.T, db *sqlite.DB) []int64 {
 	t.Helper()
-	items, err := db.InboxPending(context.Background(), 100)
+	items, err := db.InboxQueued(context.Background(), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +111,8 @@ func TestLanesOrderedAndIndependent(t *testing.T) {
 	if got, want := rec.got(), []int64{3, 1, 2, 4}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)
 	}
-	if p := pending(t, db); len(p) != 0 {
-		t.Errorf("pending after every job ran: %v", p)
+	if p := queued(t, db); len(p) != 0 {
+		t.Errorf("queued after every job ran: %v", p)
 	}
 }
 
@@ -139,12 +140,12 @@ func TestBoundedConcurrency(t *testing.T) {
 	if s := q.Stats(); s != (dispatch.Stats{}) {
 		t.Errorf("stats after close: %+v", s)
 	}
-	if p := pending(t, db); len(p) != 0 {
-		t.Errorf("pending: %v", p)
+	if p := queued(t, db); len(p) != 0 {
+		t.Errorf("queued: %v", p)
 	}
 }
 
-// A job cut short by Close and the jobs queued behind it stay pending, and
+// A job cut short by Close and the jobs queued behind it stay queued, and
 // the next queue over the inbox runs them, in order.
 func TestCutShortRunsAgain(t *testing.T) {
 	db := openInbox(t, "a", "a", "b")
@@ -158,14 +159,14 @@ func TestCutShortRunsAgain(t *testing.T) {
 		}}
 	}, dispatch.Options{})
 	<-started
-	waitFor(t, func() bool { return slices.Equal(pending(t, db), []int64{1, 2}) }) // b is done
+	waitFor(t, func() bool { return slices.Equal(queued(t, db), []int64{1, 2}) }) // b is done
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := q.Close(ctx); !errors.Is(err, dispatch.ErrCutShort) {
 		t.Fatalf("Close = %v, want ErrCutShort", err)
 	}
-	if got, want := pending(t, db), []int64{1, 2}; !slices.Equal(got, want) {
-		t.Fatalf("pending after a cut-short close: %v, want %v", got, want)
+	if got, want := queued(t, db), []int64{1, 2}; !slices.Equal(got, want) {
+		t.Fatalf("queued after a cut-short close: %v, want %v", got, want)
 	}
 
 	var rec recorder
@@ -177,8 +178,8 @@ func TestCutShortRunsAgain(t *testing.T) {
 	if got, want := rec.got(), []int64{1, 2}; !slices.Equal(got, want) {
 		t.Errorf("the restart ran %v, want %v", got, want)
 	}
-	if p := pending(t, db); len(p) != 0 {
-		t.Errorf("pending after the restart: %v", p)
+	if p := queued(t, db); len(p) != 0 {
+		t.Errorf("queued after the restart: %v", p)
 	}
 }
 
@@ -198,7 +199,7 @@ func TestNothingAndPanicsAreDone(t *testing.T) {
 			}
 		}}
 	}, dispatch.Options{})
-	waitFor(t, func() bool { return len(pending(t, db)) == 0 })
+	waitFor(t, func() bool { return len(queued(t, db)) == 0 })
 	closeQueue(t, q)
 	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)
@@ -223,7 +224,7 @@ func TestWake(t *testing.T) {
 // slowMarks blocks its first InboxDone until released, closing writing as
 // it starts.
 type slowMarks struct {
-	*store.DB
+	*sqlite.DB
 	writing chan struct{}
 	release chan struct{}
 	mu      sync.Mutex
@@ -262,7 +263,7 @@ func TestMarksShareWrites(t *testing.T) {
 	// The first mark is being written (and blocked); the others wait for it.
 	waitFor(t, func() bool { return q.Stats().Marks == n-1 })
 	close(inbox.release)
-	waitFor(t, func() bool { return len(pending(t, db)) == 0 })
+	waitFor(t, func() bool { return len(queued(t, db)) == 0 })
 	closeQueue(t, q)
 	inbox.mu.Lock()
 	defer inbox.mu.Unlock()
@@ -327,7 +328,7 @@ func TestArrivedOutOfOrder(t *testing.T) {
 	put(11)
 	waitFor(t, func() bool { return len(rec.got()) == 3 })
 	put(13)
-	waitFor(t, func() bool { return len(rec.got()) == 4 && len(pending(t, db)) == 0 })
+	waitFor(t, func() bool { return len(rec.got()) == 4 && len(queued(t, db)) == 0 })
 	got := rec.got()
 	slices.Sort(got)
 	if want := []int64{10, 11, 12, 13}; !slices.Equal(got, want) {
@@ -363,7 +364,7 @@ func TestAbsorb(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Start()
-	waitFor(t, func() bool { return len(rec.got()) == 3 && len(pending(t, db)) == 0 })
+	waitFor(t, func() bool { return len(rec.got()) == 3 && len(queued(t, db)) == 0 })
 	closeQueue(t, q)
 	if got, want := rec.got(), []int64{5, 1, 4}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)

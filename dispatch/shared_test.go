@@ -148,7 +148,7 @@ func TestSharedInboxTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The dead instance: it claimed x for a short lease and never came back.
-	got, err := dbs[0].ClaimPending(ctx, store.Claim{Instance: "dead", NewChats: 1, LeaseFor: 500 * time.Millisecond})
+	got, err := dbs[0].ClaimQueued(ctx, store.Claim{Instance: "dead", NewChats: 1, LeaseFor: 500 * time.Millisecond})
 	if err != nil || len(got) != 2 {
 		t.Fatalf("dead instance claimed %v (%v), want updates 1 and 2", got, err)
 	}
@@ -176,7 +176,7 @@ func TestSharedInboxWithoutLeases(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.ClaimPending(ctx, store.Claim{Instance: "other", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 1 || got[0].ChatID != "x" {
+	if got, err := db.ClaimQueued(ctx, store.Claim{Instance: "other", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 1 || got[0].ChatID != "x" {
 		t.Fatalf("the other instance claimed %v (%v), want chat x", got, err)
 	}
 	l := newLedger(t)
@@ -193,7 +193,7 @@ func TestSharedInboxWithoutLeases(t *testing.T) {
 	}
 }
 
-// Close hands the chats back: what the instance left pending goes to
+// Close hands the chats back: what the instance left queued goes to
 // another at once, not after its lease (an hour here) expires.
 func TestSharedInboxCloseHandsBack(t *testing.T) {
 	dbs := sharedInbox(t, 2)
@@ -260,7 +260,7 @@ func TestSharedInboxLostLeaseDropsQueued(t *testing.T) {
 	if err := dbs[1].ReleaseLeases(ctx, "slow"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := dbs[1].ClaimPending(ctx, store.Claim{Instance: "thief", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 3 {
+	if got, err := dbs[1].ClaimQueued(ctx, store.Claim{Instance: "thief", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 3 {
 		t.Fatalf("thief claimed %v (%v), want the 3 updates", got, err)
 	}
 	slow.Wake()

@@ -133,6 +133,10 @@ func (u Usage) Reported() bool { return u.PromptTokens > 0 || u.CompletionTokens
 // A Response is a model reply.
 type Response struct {
 	Content string
+	// Reasoning is what the endpoint sent apart from the content as the
+	// model's reasoning ("reasoning_content"), streamed or not; "" when
+	// it sent none.
+	Reasoning string
 	// ToolCalls are the reply's native calls, in the order the endpoint
 	// numbered them.
 	ToolCalls []ToolCall
@@ -353,6 +357,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		out := &Response{Usage: usage(&r.Usage)}
 		if len(r.Choices) > 0 {
 			out.Content = r.Choices[0].Message.Content
+			out.Reasoning = r.Choices[0].Message.ReasoningContent
 			out.ToolCalls = toolCalls(r.Choices[0].Message.ToolCalls)
 			out.FinishReason = string(r.Choices[0].FinishReason)
 		}
@@ -374,7 +379,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		stream.Close()
 	}()
 	alive()
-	var b strings.Builder
+	var b, reasoning strings.Builder
 	var calls callAssembler
 	out := &Response{}
 	for {
@@ -403,6 +408,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		if ch.FinishReason != "" {
 			out.FinishReason = string(ch.FinishReason)
 		}
+		reasoning.WriteString(ch.Delta.ReasoningContent)
 		if ch.Delta.Content != "" {
 			b.WriteString(ch.Delta.Content)
 			req.OnDelta(ch.Delta.Content)
@@ -411,7 +417,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 			calls.add(d)
 		}
 	}
-	out.Content = b.String()
+	out.Content, out.Reasoning = b.String(), reasoning.String()
 	out.ToolCalls = calls.done()
 	return out, nil
 }

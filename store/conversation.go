@@ -1,12 +1,6 @@
 package store
 
-import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"time"
-)
+import "time"
 
 // A Message is one entry of a conversation's history.
 type Message struct {
@@ -21,230 +15,33 @@ type Message struct {
 	PromptTokens     int
 	CompletionTokens int
 	// Media are the images the message carries, by reference (see
-	// [DB.MediaPut]), in order; an image may be gone since (see
-	// [DB.MediaPrune]).
+	// [Images.MediaPut]), in order; an image may be gone since (see
+	// [Images.MediaPrune]).
 	Media     []string
 	CreatedAt time.Time
 }
 
-// ActiveConversation returns the id of the chat's active conversation,
-// starting one if the chat has none.
-func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
-	// Most calls find one; look on a reader first to keep the writer free.
-	var id int64
-	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
-	if err == nil {
-		return id, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
-	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		// Another caller may have started one since the read.
-		err := db.txRow(ctx, tx, activeConversationSQL, chatID).Scan(&id)
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		id, err = db.startConversation(ctx, tx, chatID)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
-	}
-	return id, nil
-}
-
-// CurrentConversation returns the id of the chat's active conversation, or
-// ErrNotFound when it has none. Unlike [DB.ActiveConversation] it never
-// writes: a turn can read a new chat's (empty) history without taking the
-// writer, and start the conversation with its first [DB.AppendTurn].
-func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
-	var id int64
-	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return 0, fmt.Errorf("current conversation of chat %q: %w", chatID, err)
-	}
-	return id, nil
-}
-
-// ResetConversation ends the chat's active conversation, if any, and starts
-// a new one whose id it returns. The old conversation stays on disk.
-func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, error) {
-	var id int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE conversations SET ended_at = ? WHERE chat_id = ? AND ended_at IS NULL`,
-			millis(db.now()), chatID); err != nil {
-			return err
-		}
-		var err error
-		id, err = db.startConversation(ctx, tx, chatID)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("reset conversation of chat %q: %w", chatID, err)
-	}
-	return id, nil
-}
-
-const (
-	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
-	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
-	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	messagesSQL = `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, created_at
-		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
-	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
-		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
-)
-
-func (db *DB) startConversation(ctx context.Context, tx *sql.Tx, chatID string) (int64, error) {
-	now := db.now()
-	if err := db.ensureChat(ctx, tx, chatID, now); err != nil {
-		return 0, err
-	}
-	res, err := db.txExec(ctx, tx, insertConversationSQL, chatID, millis(now))
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
-}
-
-// AppendMessages adds msgs to the end of a conversation in one transaction:
-// all are stored or none. Their ID and ConversationID fields are ignored; a
-// zero CreatedAt means now.
-func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	now := db.now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		return db.insertMessages(ctx, tx, conversationID, now, msgs)
-	})
-	if err != nil {
-		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
-	}
-	return nil
-}
-
-func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int64, now time.Time, msgs []Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	stmt, err := db.txStmt(ctx, tx, insertMessageSQL)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = stmt.Close() }()
-	for _, m := range msgs {
-		at := m.CreatedAt
-		if at.IsZero() {
-			at = now
-		}
-		if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
-			m.PromptTokens, m.CompletionTokens, JoinMedia(m.Media), millis(at)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// A TurnWrite is what a turn of the agent stores at once.
+// A TurnWrite is what a turn of the agent stores at once, in one
+// transaction (see [Conversations.AppendTurn]).
 type TurnWrite struct {
 	// ChatID is the chat the turn runs in.
 	ChatID string
 	// ConversationID to append to; 0 means the chat's active conversation,
 	// started if the chat has none.
 	ConversationID int64
-	// Messages to append (see [DB.AppendMessages]).
+	// Messages to append. Their ID and ConversationID fields are ignored;
+	// a zero CreatedAt means now.
 	Messages []Message
-	// ToolCalls to add to the audit log (see [DB.RecordToolCall]).
+	// ToolCalls to add to the audit log (see [AuditLog.RecordToolCall]).
 	ToolCalls []ToolCall
-	// Usage to add to the users' token counts (see [DB.AddUsage]).
+	// Usage to add to the users' token counts (see [Usage]).
 	Usage []Usage
 	// Turn, when set, records how the turn ended and its model calls, for
-	// /stats (see [DB.RecordTurn]): a turn whose last write is known to be
-	// its last saves a commit.
+	// /stats (see [Statistics.RecordTurn]): a turn whose last write is
+	// known to be its last saves a commit.
 	Turn *TurnRecord
 	// ReplaceFrom, when not 0, marks the conversation's messages from this
 	// id on as replaced before the new ones are added (/retry): they stay
 	// stored, and Messages no longer returns them.
 	ReplaceFrom int64
-}
-
-// AppendTurn stores w in one transaction, all of it or none, and returns
-// the id of the conversation it appended to: one commit instead of one per
-// part, as every commit waits its turn at the single writer.
-func (db *DB) AppendTurn(ctx context.Context, w TurnWrite) (int64, error) {
-	now := db.now()
-	conv := w.ConversationID
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if conv == 0 {
-			err := db.txRow(ctx, tx, activeConversationSQL, w.ChatID).Scan(&conv)
-			if errors.Is(err, sql.ErrNoRows) {
-				conv, err = db.startConversation(ctx, tx, w.ChatID)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if w.ReplaceFrom != 0 {
-			if _, err := db.txExec(ctx, tx, replaceMessagesSQL, millis(now), conv, w.ReplaceFrom); err != nil {
-				return fmt.Errorf("replace messages: %w", err)
-			}
-		}
-		if err := db.insertMessages(ctx, tx, conv, now, w.Messages); err != nil {
-			return err
-		}
-		for _, c := range w.ToolCalls {
-			if _, err := db.txExec(ctx, tx, insertToolCallSQL, toolCallArgs(c, now)...); err != nil {
-				return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
-			}
-		}
-		if err := db.addUsage(ctx, tx, now, w.Usage); err != nil {
-			return fmt.Errorf("add token usage: %w", err)
-		}
-		if w.Turn != nil {
-			if _, err := db.txExec(ctx, tx, insertTurnSQL, TurnArgs(*w.Turn, now)...); err != nil {
-				return fmt.Errorf("record turn %s: %w", w.Turn.TurnID, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("append %d messages and %d tool calls to chat %q: %w", len(w.Messages), len(w.ToolCalls), w.ChatID, err)
-	}
-	return conv, nil
-}
-
-// Messages returns a conversation's messages, oldest first, without those
-// a retry replaced. An unknown conversation has none.
-func (db *DB) Messages(ctx context.Context, conversationID int64) ([]Message, error) {
-	rows, err := db.readRows(ctx, messagesSQL, conversationID)
-	if err != nil {
-		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
-	}
-	defer func() { _ = rows.Close() }()
-	var msgs []Message
-	for rows.Next() {
-		var m Message
-		var at int64
-		var media string
-		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &media, &at); err != nil {
-			return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
-		}
-		m.CreatedAt = fromMillis(at)
-		m.Media = SplitMedia(media)
-		msgs = append(msgs, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
-	}
-	return msgs, nil
 }

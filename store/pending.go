@@ -1,12 +1,6 @@
 package store
 
-import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"time"
-)
+import "time"
 
 // Kinds of pending interaction.
 const (
@@ -14,8 +8,8 @@ const (
 	KindApproval = "approval"
 )
 
-// ResolutionSuperseded is the resolution [DB.CreatePending] gives to a chat's
-// earlier open interaction.
+// ResolutionSuperseded is the resolution [Interactions.CreatePending]
+// gives to a chat's earlier open interaction.
 const ResolutionSuperseded = "superseded"
 
 // A Pending is a follow-up question or an approval waiting for the user.
@@ -39,158 +33,3 @@ type Pending struct {
 
 // IsOpen reports whether p is still waiting for the user.
 func (p Pending) IsOpen() bool { return p.ResolvedAt.IsZero() }
-
-// CreatePending stores p as the chat's open interaction and returns its id.
-// An earlier open interaction of the chat is resolved as
-// ResolutionSuperseded in the same transaction. ID, ResolvedAt and
-// Resolution are ignored; a zero CreatedAt means now.
-func (db *DB) CreatePending(ctx context.Context, p Pending) (int64, error) {
-	if p.Kind != KindQuestion && p.Kind != KindApproval {
-		return 0, fmt.Errorf("create pending for chat %q: unknown kind %q", p.ChatID, p.Kind)
-	}
-	now := db.now()
-	created := p.CreatedAt
-	if created.IsZero() {
-		created = now
-	}
-	conv := sql.NullInt64{Int64: p.ConversationID, Valid: p.ConversationID != 0}
-	var id int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if err := db.ensureChat(ctx, tx, p.ChatID, now); err != nil {
-			return err
-		}
-		if _, err := db.txExec(ctx, tx, supersedePendingSQL,
-			millis(now), ResolutionSuperseded, p.ChatID); err != nil {
-			return err
-		}
-		res, err := db.txExec(ctx, tx, insertPendingSQL,
-			p.ChatID, p.UserID, conv, p.Kind, p.Payload, millis(created), nullMillis(p.ExpiresAt))
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("create pending %s for chat %q: %w", p.Kind, p.ChatID, err)
-	}
-	return id, nil
-}
-
-const (
-	pendingColumns = `id, chat_id, user_id, conversation_id, kind, payload,
-	created_at, expires_at, resolved_at, resolution`
-	supersedePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?
-		WHERE chat_id = ? AND resolved_at IS NULL`
-	insertPendingSQL = `INSERT INTO pending
-		(chat_id, user_id, conversation_id, kind, payload, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	openPendingSQL = `SELECT ` + pendingColumns + `
-		FROM pending WHERE chat_id = ? AND resolved_at IS NULL`
-	getPendingSQL     = `SELECT ` + pendingColumns + ` FROM pending WHERE id = ?`
-	resolvePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?
-		WHERE id = ? AND resolved_at IS NULL`
-	pendingExistsSQL = `SELECT 1 FROM pending WHERE id = ?`
-)
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanPending(s scanner) (Pending, error) {
-	var p Pending
-	var conv, expires, resolved sql.NullInt64
-	var resolution sql.NullString
-	var created int64
-	if err := s.Scan(&p.ID, &p.ChatID, &p.UserID, &conv, &p.Kind, &p.Payload,
-		&created, &expires, &resolved, &resolution); err != nil {
-		return Pending{}, err
-	}
-	p.ConversationID = conv.Int64
-	p.CreatedAt = fromMillis(created)
-	p.ExpiresAt = fromNullMillis(expires)
-	p.ResolvedAt = fromNullMillis(resolved)
-	p.Resolution = resolution.String
-	return p, nil
-}
-
-// OpenPending returns the chat's open interaction, or ErrNotFound. An open
-// interaction past its ExpiresAt is still returned: expiry is decided by the
-// caller, through [DB.ExpiredPending].
-func (db *DB) OpenPending(ctx context.Context, chatID string) (Pending, error) {
-	row := db.readRow(ctx, openPendingSQL, chatID)
-	p, err := scanPending(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return Pending{}, fmt.Errorf("open pending of chat %q: %w", chatID, err)
-	}
-	return p, nil
-}
-
-// GetPending returns the interaction with the given id, open or not, or
-// ErrNotFound.
-func (db *DB) GetPending(ctx context.Context, id int64) (Pending, error) {
-	row := db.readRow(ctx, getPendingSQL, id)
-	p, err := scanPending(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return Pending{}, fmt.Errorf("get pending %d: %w", id, err)
-	}
-	return p, nil
-}
-
-// ResolvePending closes an open interaction with the given resolution (the
-// caller's word, e.g. "answered", "approved", "denied", "expired"). It is
-// atomic: of two concurrent calls, for example a button pressed twice, one
-// succeeds and the other gets ErrResolved. An unknown id gives ErrNotFound.
-func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := db.txExec(ctx, tx, resolvePendingSQL, millis(db.now()), resolution, id)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 1 {
-			return err
-		}
-		var one int
-		err = db.txRow(ctx, tx, pendingExistsSQL, id).Scan(&one)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return ErrNotFound
-		case err != nil:
-			return err
-		}
-		return ErrResolved
-	})
-	if err != nil {
-		return fmt.Errorf("resolve pending %d as %q: %w", id, resolution, err)
-	}
-	return nil
-}
-
-// ExpiredPending returns the open interactions whose ExpiresAt is at or
-// before now, soonest expired first. It does not resolve them.
-func (db *DB) ExpiredPending(ctx context.Context, now time.Time) ([]Pending, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+pendingColumns+` FROM pending
-		WHERE resolved_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?
-		ORDER BY expires_at, id`, millis(now))
-	if err != nil {
-		return nil, fmt.Errorf("list expired pending: %w", err)
-	}
-	defer func() { _ = rows.Close() }()
-	var ps []Pending
-	for rows.Next() {
-		p, err := scanPending(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list expired pending: %w", err)
-		}
-		ps = append(ps, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list expired pending: %w", err)
-	}
-	return ps, nil
-}

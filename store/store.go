@@ -1,233 +1,293 @@
-// Package store keeps mcpgram's state in a SQLite database: chats, their
-// conversations and messages, an audit log of tool calls, pending follow-up
-// questions and approvals, the inbox of Telegram updates, token usage, and
-// the records of turns and model calls that /stats reads.
+// Package store is mcpgram's state as the rest of the program sees it: the
+// types it keeps (chats' conversations and messages, pending questions and
+// approvals, the audit log of tool calls, the inbox of Telegram updates,
+// token usage, the images users sent, chats' settings, and the records of
+// turns that /stats reads), the errors callers branch on, and the
+// interfaces an engine implements, one per concern. [Store] is all of them.
 //
-// It uses modernc.org/sqlite (no cgo). Pragmas are set in the DSN so that
-// every pooled connection gets them, and all writes go through a single
-// connection ([DB] holds a one-connection writer pool and a read-only reader
-// pool), so writers queue in Go instead of fighting over SQLite's lock; they
-// queue in arrival order, except [DB.InboxPut], which goes first.
-// Transactions begin IMMEDIATE, which takes the write lock up front and
-// avoids SQLITE_BUSY on lock upgrades; busy_timeout covers another process
-// holding the file.
+// The package holds no engine, and importing it links no database driver.
+// store/sqlite keeps everything in one SQLite file, the default;
+// store/postgres keeps it in a PostgreSQL database that several instances
+// of the bot share, and implements [Leases] and [Rates] besides.
+// store/storetest is the suite of tests both engines pass, on the
+// behaviour documented here; what only an engine can show (its
+// durability, say) is in its own tests.
 //
-// The schema is built by numbered migrations embedded in the binary
-// (migrations/NNNN_name.sql), each applied in its own transaction and
-// recorded in schema_migrations; reopening a database applies only new ones.
+// What survives a crash, and why. Each call that writes does all of it or
+// none, as one transaction: after a crash a turn's messages are never
+// there without their audit rows and token counts (see [TurnWrite]). A
+// write that returned survives a crash of the process. [Inbox.InboxPut] and
+// [Inbox.InboxDone] survive a power cut as well, with every write that
+// returned before them: the poller tells Telegram an update arrived as
+// soon as InboxPut returns, after which the stored row is the only copy,
+// and a mark of done lost to a power cut would have an update handled, and
+// answered, twice. Other writes may lose their last commits to a power cut
+// (the engines' docs say which do), but none that returned before an
+// inbox write did: what a cut can lose is work that then runs again, the
+// handling of updates not yet marked done, or an expiry.
 //
-// Times are stored as UTC Unix milliseconds and returned as UTC time.Time
-// values, truncated to the millisecond.
-//
-// The images users send are files beside the database, in a media folder
-// named by the SHA-256 of their content, with a row each in the database
-// ([DB.MediaPut]); messages name them by that hash.
-//
-// Durability: the database runs in WAL mode with synchronous=NORMAL, which is
-// consistent after any crash and durable after a process crash, but may lose
-// the last commits on power loss. Inbox writes ([DB.InboxPut],
-// [DB.InboxDone]) are the exception and commit with synchronous=FULL, see
-// [DB.InboxPut] for why.
-//
-// Consumers do not depend on *DB directly: agent and bot each declare the
-// small interface they need, and *DB satisfies it. Nothing in the method set
-// is specific to SQLite: store/postgres has the same one on PostgreSQL, for
-// several machines sharing one store, and store/storetest is the suite of
-// behaviour both pass.
+// Times are returned as UTC time.Time values, truncated to the millisecond.
 package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
-	"path/filepath"
-	"runtime"
-	"sync/atomic"
 	"time"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // Errors callers branch on.
 var (
 	// ErrNotFound is returned when the requested row does not exist.
 	ErrNotFound = errors.New("not found")
-	// ErrResolved is returned by [DB.ResolvePending] when the pending
-	// interaction was already resolved, e.g. a button pressed twice.
+	// ErrResolved is returned by [Interactions.ResolvePending] when the
+	// pending interaction was already resolved, e.g. a button pressed
+	// twice.
 	ErrResolved = errors.New("already resolved")
 )
 
-// A DB is an open mcpgram database. It is safe for concurrent use.
-type DB struct {
-	path string
-	// writer has exactly one connection: every write is serialised on it,
-	// entering through gate.
-	writer *sql.DB
-	gate   gate
-	// reader is a pool of query_only connections for reads, which WAL lets
-	// run alongside the writer.
-	reader *sql.DB
-	now    func() time.Time
+// A Store is everything mcpgram keeps, on one engine: *sqlite.DB and
+// *postgres.DB are Stores. The program opens one and hands each part to
+// the component that uses it.
+type Store interface {
+	Conversations
+	Interactions
+	AuditLog
+	Inbox
+	TokenUsage
+	Statistics
+	Images
+	ChatSettings
 
-	// Prepared statements by their SQL, see readSQL and writeSQL.
-	readStmts, writeStmts map[string]*sql.Stmt
-	misses                atomic.Int64 // statements run unprepared, for tests
+	// Ping reports whether the database answers a query.
+	Ping(ctx context.Context) error
+	// Close closes the store. Calls already running finish first; later
+	// calls fail. Closing twice is harmless.
+	Close() error
 }
 
-// dsn builds the connection string. The path is sent as a file: URI so that
-// characters such as '?' or '#' in it are escaped rather than parsed.
-func dsn(path string, readOnly bool) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	if readOnly {
-		q.Add("_pragma", "query_only(1)")
-	}
-	q.Set("_txlock", "immediate")
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
-	return u.String()
+// Conversations keeps each chat's conversations and their messages. A
+// chat has at most one active conversation at a time, whichever process
+// starts or resets it.
+type Conversations interface {
+	// CurrentConversation returns the id of the chat's active
+	// conversation, or ErrNotFound when it has none. It never writes: a
+	// turn reads a new chat's (empty) history without a write, and
+	// starts the conversation with its first AppendTurn.
+	CurrentConversation(ctx context.Context, chatID string) (int64, error)
+	// ResetConversation ends the chat's active conversation, if any, and
+	// starts a new one whose id it returns. The old conversation stays
+	// stored.
+	ResetConversation(ctx context.Context, chatID string) (int64, error)
+	// AppendTurn stores w in one transaction, all of it or none, and
+	// returns the id of the conversation it appended to: the one w names,
+	// or else the chat's active one, started if the chat has none (even
+	// when w holds nothing else to store). One commit for the whole turn
+	// instead of one per part.
+	AppendTurn(ctx context.Context, w TurnWrite) (int64, error)
+	// Messages returns a conversation's messages, oldest first, without
+	// those a retry replaced (see TurnWrite.ReplaceFrom). An unknown
+	// conversation has none.
+	Messages(ctx context.Context, conversationID int64) ([]Message, error)
 }
 
-// Open opens the database at path, creating the file and its folder if
-// needed, and applies any migrations the file does not have yet.
-func Open(ctx context.Context, path string) (*DB, error) {
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	return open(ctx, path, sub)
+// Interactions keeps the follow-up questions and approvals that wait for a
+// user (see [Pending]). A chat has at most one open at a time.
+type Interactions interface {
+	// CreatePending stores p as the chat's open interaction and returns
+	// its id. An earlier open interaction of the chat is resolved as
+	// ResolutionSuperseded in the same transaction; of two created at
+	// once for one chat, from any processes, the later supersedes the
+	// earlier. ID, ResolvedAt and Resolution are ignored; a zero
+	// CreatedAt means now; a Kind other than KindQuestion and
+	// KindApproval is an error.
+	CreatePending(ctx context.Context, p Pending) (int64, error)
+	// OpenPending returns the chat's open interaction, or ErrNotFound. An
+	// open interaction past its ExpiresAt is still returned: expiry is
+	// decided by the caller, through ExpiredPending.
+	OpenPending(ctx context.Context, chatID string) (Pending, error)
+	// GetPending returns the interaction with the given id, open or not,
+	// or ErrNotFound.
+	GetPending(ctx context.Context, id int64) (Pending, error)
+	// ResolvePending closes an open interaction with the given resolution
+	// (the caller's word, e.g. "answered", "approved", "denied",
+	// "expired"). It is atomic: of two concurrent calls, for example a
+	// button pressed twice, from any processes, one succeeds and the
+	// other gets ErrResolved. An unknown id gives ErrNotFound.
+	ResolvePending(ctx context.Context, id int64, resolution string) error
+	// ExpiredPending returns the open interactions whose ExpiresAt is at
+	// or before now, soonest expired first. It does not resolve them.
+	ExpiredPending(ctx context.Context, now time.Time) ([]Pending, error)
 }
 
-// open is Open with the migrations taken from fsys, for tests.
-func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
-	if path == "" || path == ":memory:" {
-		return nil, fmt.Errorf("open database %q: a file path is required", path)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	db := &DB{path: abs, now: time.Now}
-
-	if db.writer, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	db.writer.SetMaxOpenConns(1)
-	db.writer.SetMaxIdleConns(1)
-	// Keep the one connection for the life of the DB: reopening it costs the
-	// DSN pragmas each time.
-	db.writer.SetConnMaxLifetime(0)
-	db.writer.SetConnMaxIdleTime(0)
-
-	// Migrate before the readers exist so the file is created and switched
-	// to WAL by the writer.
-	if err := db.migrate(ctx, fsys); err != nil {
-		_ = db.writer.Close()
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-
-	if db.reader, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
-		_ = db.writer.Close()
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	n := max(4, runtime.GOMAXPROCS(0))
-	db.reader.SetMaxOpenConns(n)
-	db.reader.SetMaxIdleConns(n)
-	if err := db.reader.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	if err := db.prepare(ctx); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("open database %q: %w", path, err)
-	}
-	return db, nil
+// AuditLog records the tool calls the model made (see [ToolCall]); a
+// turn's rows usually go with its messages, in [TurnWrite].
+type AuditLog interface {
+	// RecordToolCall appends c to the audit log. Its ID is ignored; a
+	// zero CreatedAt means now.
+	RecordToolCall(ctx context.Context, c ToolCall) error
 }
 
-// Ping reports whether the database answers a query.
-func (db *DB) Ping(ctx context.Context) error {
-	var one int
-	if err := db.reader.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	return nil
+// The Inbox keeps Telegram updates from their arrival until they are
+// handled (see [InboxItem]): the poller and the webhook put them in, the
+// dispatch queue reads the queued ones (those not yet done) in update id
+// order, and marks each done once handled. Items are kept a while after
+// that, until InboxPrune.
+type Inbox interface {
+	// InboxPut stores items in one transaction, skipping update ids
+	// already in the inbox (done or not), so a batch Telegram sends again
+	// is harmless. It returns once the commit would survive a power cut
+	// (see the package doc).
+	InboxPut(ctx context.Context, items ...InboxItem) error
+	// InboxQueued returns up to limit queued items with an update id
+	// above afterID, in update id order; limit <= 0 returns all. A reader that has handed out every item up to afterID pages on
+	// with it, so a backlog of items still being handled does not hide
+	// newer ones.
+	InboxQueued(ctx context.Context, afterID int64, limit int) ([]InboxItem, error)
+	// InboxQueuedChat returns up to limit queued items of one chat, in
+	// update id order; limit <= 0 returns all. The bot gathers
+	// an album's updates with it.
+	InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]InboxItem, error)
+	// InboxDone marks updates as done, all in one transaction, durable as
+	// InboxPut is. Marking one again is a no-op. Unknown update ids give
+	// an error wrapping ErrNotFound that names them (DescribeUpdates);
+	// the known ones are marked all the same.
+	InboxDone(ctx context.Context, updateIDs ...int64) error
+	// InboxMaxUpdateID returns the highest update id ever stored, done or
+	// not, or 0 for an empty inbox. The poller resumes from it plus one.
+	InboxMaxUpdateID(ctx context.Context) (int64, error)
+	// InboxBacklog returns how many items are queued, and when the
+	// oldest of them was received (zero when none are).
+	InboxBacklog(ctx context.Context) (int, time.Time, error)
+	// InboxPrune deletes the items done and received before the given
+	// time, and returns how many it deleted. The item with the highest
+	// update id is always kept, so that InboxMaxUpdateID still knows
+	// where to resume.
+	InboxPrune(ctx context.Context, before time.Time) (int64, error)
 }
 
-// Path returns the absolute path of the database file.
-func (db *DB) Path() string { return db.path }
-
-// Close closes the database. Calls already running finish first; later
-// calls fail.
-func (db *DB) Close() error {
-	errs := []error{db.closeStatements()}
-	if db.reader != nil {
-		errs = append(errs, db.reader.Close())
-	}
-	if db.writer != nil {
-		errs = append(errs, db.writer.Close())
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close database %q: %w", db.path, err)
-	}
-	return nil
+// Leases share one Inbox among several instances of the bot by chat: a
+// chat's items belong to the instance holding its lease, and nobody else
+// runs them. An instance that stops renewing its leases (it died) loses
+// them once they expire, and the next to take the chat takes every queued
+// item of it, the one the old owner was running included. Only a store several processes share has them:
+// *postgres.DB does.
+type Leases interface {
+	// ClaimQueued renews the leases of c.Instance, drops those of its
+	// chats with nothing queued, takes up to c.NewChats chats more
+	// (unleased ones with queued items, or ones whose lease expired), and
+	// returns the queued items of every chat it then holds, in update id
+	// order, above c.After, at most c.Limit (all when <= 0). All in one
+	// transaction.
+	ClaimQueued(ctx context.Context, c Claim) ([]InboxItem, error)
+	// ReleaseLeases drops every lease of instance, as it stops: its
+	// chats go to the other instances at once rather than after the
+	// leases expire.
+	ReleaseLeases(ctx context.Context, instance string) error
 }
 
-// write runs fn in one IMMEDIATE transaction on the writer connection.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if err := db.gate.enter(ctx, false); err != nil {
-		return err
-	}
-	defer db.gate.leave()
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+// Rates are rate limits that several instances of the bot count
+// together, on the store's clock. Only a store several processes share
+// has them: *postgres.DB does.
+type Rates interface {
+	// TakeRate counts one event of key against a limit of burst events,
+	// one more every `every`: it returns 0 when the event fits (and
+	// counts it), else how many events in a row the limit has refused,
+	// this one included (a refused event is not counted against the
+	// allowance).
+	TakeRate(ctx context.Context, key string, every time.Duration, burst int) (int, error)
+	// ReserveRate books one event of key at the rate of one every
+	// `every`, with a burst of burst, and returns how long the caller
+	// must wait before the event fits. The booking stands even if the
+	// caller gives up waiting.
+	ReserveRate(ctx context.Context, key string, every time.Duration, burst int) (time.Duration, error)
+	// PruneRates deletes the keys that have been whole again since
+	// before: they say nothing an absent key would not.
+	PruneRates(ctx context.Context, before time.Time) (int64, error)
 }
 
-// millis converts t to what the database stores.
-func millis(t time.Time) int64 { return t.UnixMilli() }
-
-// fromMillis converts a stored time back to a UTC time.Time.
-func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-// nullMillis stores the zero time as NULL.
-func nullMillis(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+// TokenUsage counts the tokens users spend, by UTC day (see [Usage]); a
+// turn adds its usage with its messages, in [TurnWrite].
+type TokenUsage interface {
+	// UserUsage returns the user's tokens on now's UTC day and in its
+	// month.
+	UserUsage(ctx context.Context, userID string, now time.Time) (UserUsage, error)
+	// DayUsage returns the user's tokens on t's UTC day: what a daily
+	// budget checks before each turn, cheaper than UserUsage.
+	DayUsage(ctx context.Context, userID string, t time.Time) (Tokens, error)
 }
 
-// fromNullMillis returns the zero time for NULL.
-func fromNullMillis(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return fromMillis(v.Int64)
+// Statistics records how each turn ended, with its model calls, and reads
+// them back over a window for /stats, beside the audit log and token
+// usage. The records outlive the process (Prometheus counters do not)
+// and, on a shared store, cover every instance.
+type Statistics interface {
+	// RecordTurn stores how a turn ended, with its model calls: one small
+	// insert, for a turn that does not end on a write of its own (see
+	// TurnWrite.Turn).
+	RecordTurn(ctx context.Context, r TurnRecord) error
+	// Stats computes the window [from, to), naming at most top users by
+	// tokens (top <= 0: none).
+	Stats(ctx context.Context, from, to time.Time, top int) (Stats, error)
+	// Timeline counts the turns of [from, to) by outcome, in stretches of
+	// step from from: one Bucket per stretch, empty ones included. A step
+	// under a millisecond, or a to not after from, is an error.
+	Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]Bucket, error)
+	// PruneStats deletes the turns recorded before before, and returns
+	// how many went. The audit log and token usage are kept: they are
+	// records, not statistics.
+	PruneStats(ctx context.Context, before time.Time) (int64, error)
 }
 
-const ensureChatSQL = `INSERT INTO chats (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`
+// Images keeps the images users sent, by reference (see [Media]):
+// messages name them by the hash of their bytes, stored once, so that
+// later turns, /retry and a restart still show them to the model.
+type Images interface {
+	// MediaPut stores an image and returns its reference (MediaHash).
+	// Storing the same bytes again stores nothing new but restarts their
+	// retention.
+	MediaPut(ctx context.Context, mimeType string, data []byte) (string, error)
+	// MediaGet returns the image ref names, or an error wrapping
+	// ErrNotFound when it is not kept (never stored, deleted by
+	// MediaPrune, or not a reference at all).
+	MediaGet(ctx context.Context, ref string) (Media, error)
+	// MediaPrune deletes the images last stored before the given time,
+	// and returns how many.
+	MediaPrune(ctx context.Context, before time.Time) (int64, error)
+}
 
-// ensureChat records the chat if it is new; the chat row is what
-// conversations and pending interactions hang off.
-func (db *DB) ensureChat(ctx context.Context, tx *sql.Tx, chatID string, now time.Time) error {
-	if chatID == "" {
-		return errors.New("empty chat id")
+// ChatSettings keeps what each chat chose for itself with /system, /tools
+// and /model. A chat that chose nothing has the defaults: no
+// instructions, no server off, the default model profile.
+type ChatSettings interface {
+	// ChatInstructions returns the instructions chatID set with /system,
+	// or "" when it set none.
+	ChatInstructions(ctx context.Context, chatID string) (string, error)
+	// SetChatInstructions replaces chatID's instructions; "" clears them.
+	SetChatInstructions(ctx context.Context, chatID, instructions string) error
+	// ChatServersOff returns the servers chatID turned off for itself,
+	// sorted, without duplicates.
+	ChatServersOff(ctx context.Context, chatID string) ([]string, error)
+	// SetChatServersOff replaces the servers chatID turned off for
+	// itself.
+	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+	// ChatProfile returns the model profile chatID chose with /model, or ""
+	// when it chose none (the default).
+	ChatProfile(ctx context.Context, chatID string) (string, error)
+	// SetChatProfile records chatID's model profile; "" returns it to the
+	// default.
+	SetChatProfile(ctx context.Context, chatID, profile string) error
+}
+
+// DescribeUpdates names update ids for an error: "update 7", "updates
+// [7 9]", or only their count when there are many. The engines' inbox
+// errors and the dispatch queue's use it.
+func DescribeUpdates(ids []int64) string {
+	switch {
+	case len(ids) == 1:
+		return fmt.Sprintf("update %d", ids[0])
+	case len(ids) <= 10:
+		return fmt.Sprintf("updates %v", ids)
 	}
-	_, err := db.txExec(ctx, tx, ensureChatSQL, chatID, millis(now))
-	return err
+	return fmt.Sprintf("%d updates", len(ids))
 }

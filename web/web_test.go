@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpgram/mcpgram/metrics"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -102,7 +102,7 @@ func TestAddressInUse(t *testing.T) {
 // /healthz and /readyz on a real SQLite store: healthy while it is open,
 // 503 naming the database once it is closed.
 func TestHealthOfAClosedDatabase(t *testing.T) {
-	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,17 +17,13 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/store"
 )
 
-// Shared keeps rates where several instances share them.
+// Shared keeps rates where several instances share them: a store that
+// has store.Rates.
 type Shared interface {
-	// TakeRate counts an event against burst events, one more every
-	// `every`, and returns 0 when it fits, else the refusals in a row.
-	TakeRate(ctx context.Context, key string, every time.Duration, burst int) (int, error)
-	// ReserveRate books an event and returns how long to wait for it.
-	ReserveRate(ctx context.Context, key string, every time.Duration, burst int) (time.Duration, error)
-	// PruneRates forgets rates whole again since before.
-	PruneRates(ctx context.Context, before time.Time) (int64, error)
+	store.Rates
 }
 
 // sendsKey is the shared rate of the messages the bot sends.

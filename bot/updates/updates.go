@@ -25,7 +25,7 @@ import (
 // Allowed are the update kinds the bot asks Telegram for.
 var Allowed = []string{"message", "callback_query"}
 
-// An Inbox stores updates; *store.DB is one.
+// An Inbox stores updates; *sqlite.DB is one.
 type Inbox interface {
 	InboxPut(ctx context.Context, items ...store.InboxItem) error
 	InboxMaxUpdateID(ctx context.Context) (int64, error)

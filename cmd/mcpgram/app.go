@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
@@ -20,32 +18,15 @@ import (
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/web"
-)
-
-// A Store is the database the front ends share: *store.DB on a SQLite
-// file, or *postgres.DB when DATABASE_URL is set. Neither the agent nor the
-// bot knows which.
-type Store interface {
-	agent.Store
-	bot.Store
-	bot.StatsStore
-	dispatch.Pruner
-	InboxBacklog(ctx context.Context) (int, time.Time, error)
-	Ping(ctx context.Context) error
-	Close() error
-}
-
-var (
-	_ Store = (*store.DB)(nil)
-	_ Store = (*postgres.DB)(nil)
 )
 
 // An App is the wired core that every front end drives: the store, the
 // hub with its servers, the model clients (one per profile) and the
 // agent. Open builds it and Close takes it down in reverse order.
 type App struct {
-	Store Store
+	Store store.Store
 	// Limits and Leases are set when the store is one several instances
 	// share (PostgreSQL): the rate limits are counted there, and the
 	// chats leased there. Nil, a single instance counts and runs them
@@ -134,8 +115,9 @@ func newModels(cfg *config.Config, logger *slog.Logger, probe *web.Probe) ([]age
 }
 
 // openStore opens PostgreSQL when DATABASE_URL is set, else the SQLite
-// file at DATABASE_PATH. The Store stays nil on error, which keeps Close
-// from closing a nil database.
+// file at DATABASE_PATH: the agent and the bot take either, and neither
+// knows which. The Store stays nil on error, which keeps Close from
+// closing a nil database.
 func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	if cfg.DatabaseURL != "" {
 		db, err := postgres.Open(ctx, cfg.DatabaseURL)
@@ -149,7 +131,7 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 		app.Store, app.Limits, app.Leases = db, db, db
 		return nil
 	}
-	db, err := store.Open(ctx, cfg.DatabasePath)
+	db, err := sqlite.Open(ctx, cfg.DatabasePath)
 	if err != nil {
 		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 const (
@@ -28,22 +29,6 @@ func active(ctx context.Context, q querier, chatID string) (int64, error) {
 	var id int64
 	err := q.QueryRow(ctx, activeConversationSQL, chatID).Scan(&id)
 	return id, err
-}
-
-// ActiveConversation returns the id of the chat's active conversation,
-// starting one if the chat has none.
-func (db *DB) ActiveConversation(ctx context.Context, chatID string) (int64, error) {
-	id, err := active(ctx, db.pool, chatID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = db.tx(ctx, func(tx pgx.Tx) error {
-			id, err = activeOrStart(ctx, tx, chatID)
-			return err
-		})
-	}
-	if err != nil {
-		return 0, fmt.Errorf("active conversation of chat %q: %w", chatID, err)
-	}
-	return id, nil
 }
 
 // activeOrStart returns the chat's active conversation, starting one if
@@ -102,21 +87,6 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 	return id, nil
 }
 
-// AppendMessages adds msgs to the end of a conversation in one transaction:
-// all are stored or none. Their ID and ConversationID fields are ignored; a
-// zero CreatedAt means now.
-func (db *DB) AppendMessages(ctx context.Context, conversationID int64, msgs ...store.Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	queueMessages(b, conversationID, time.Now(), msgs)
-	if err := db.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
-		return fmt.Errorf("append %d messages to conversation %d: %w", len(msgs), conversationID, err)
-	}
-	return nil
-}
-
 // queueMessages adds the inserts of msgs to b, sent in one round trip.
 func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []store.Message) {
 	for _, m := range msgs {
@@ -125,7 +95,7 @@ func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []sto
 			at = now
 		}
 		b.Queue(insertMessageSQL, conversationID, text(m.Role), text(m.Content),
-			m.PromptTokens, m.CompletionTokens, store.JoinMedia(m.Media), millis(at))
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at))
 	}
 }
 
@@ -183,7 +153,7 @@ func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Messa
 		var media string
 		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &at)
 		m.CreatedAt = fromMillis(at)
-		m.Media = store.SplitMedia(media)
+		m.Media = tables.SplitMedia(media)
 		return m, err
 	})
 	if err != nil {

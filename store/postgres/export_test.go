@@ -4,7 +4,7 @@ import (
 	"context"
 	"io/fs"
 
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 // OpenWithMigrations is Open with the migrations taken from fsys.
@@ -25,7 +25,7 @@ func Migrations(t interface{ Fatal(...any) }) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := store.ReadMigrations(sub)
+	ms, err := tables.ReadMigrations(sub)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -49,29 +48,19 @@ func (db *DB) InboxPut(ctx context.Context, items ...store.InboxItem) error {
 	return nil
 }
 
-// InboxPending returns up to limit unprocessed items in update_id order
-// (Telegram's order); limit <= 0 returns all.
-func (db *DB) InboxPending(ctx context.Context, limit int) ([]store.InboxItem, error) {
-	items, err := db.inboxPending(ctx, math.MinInt64, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list pending inbox: %w", err)
-	}
-	return items, nil
-}
-
-// InboxPendingAfter returns up to limit unprocessed items with an update
+// InboxQueued returns up to limit queued items with an update
 // id above afterID, in update_id order; limit <= 0 returns all.
-func (db *DB) InboxPendingAfter(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
-	items, err := db.inboxPending(ctx, afterID, limit)
+func (db *DB) InboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
+	items, err := db.inboxQueued(ctx, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox after %d: %w", afterID, err)
+		return nil, fmt.Errorf("list queued updates after %d: %w", afterID, err)
 	}
 	return items, nil
 }
 
-// InboxPendingChat returns up to limit unprocessed items of one chat, in
+// InboxQueuedChat returns up to limit queued items of one chat, in
 // update_id order; limit <= 0 returns all.
-func (db *DB) InboxPendingChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error) {
+func (db *DB) InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error) {
 	rows, err := db.pool.Query(ctx, `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND chat_id = $1 ORDER BY update_id LIMIT $2`,
 		chatID, limitArg(limit))
@@ -80,7 +69,7 @@ func (db *DB) InboxPendingChat(ctx context.Context, chatID string, limit int) ([
 		items, err = pgx.CollectRows(rows, scanInboxItem)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list pending inbox of chat %q: %w", chatID, err)
+		return nil, fmt.Errorf("list queued updates of chat %q: %w", chatID, err)
 	}
 	if len(items) == 0 {
 		return nil, nil
@@ -88,7 +77,7 @@ func (db *DB) InboxPendingChat(ctx context.Context, chatID string, limit int) ([
 	return items, nil
 }
 
-func (db *DB) inboxPending(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
+func (db *DB) inboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
 	rows, err := db.pool.Query(ctx, `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND update_id > $1 ORDER BY update_id LIMIT $2`,
 		afterID, limitArg(limit))

@@ -11,7 +11,7 @@ import (
 )
 
 // The work of several instances sharing the inbox is divided by chat: a
-// chat's pending updates belong to the instance holding its row in
+// chat's queued updates belong to the instance holding its row in
 // chat_leases, and nobody else runs them. A lease is the claim itself, so
 // nothing is written per update: an instance that dies leaves its leases
 // to expire, and whoever takes a chat then takes every update of it not
@@ -34,20 +34,20 @@ const (
 		SELECT chat_id FROM chat_leases WHERE owner = $1 FOR UPDATE SKIP LOCKED)`
 
 	// releaseIdleSQL drops the caller's leases of chats with nothing
-	// pending: their next update may go to any instance.
+	// queued: their next update may go to any instance.
 	releaseIdleSQL = `DELETE FROM chat_leases WHERE owner = $1 AND chat_id IN (
 		SELECT l.chat_id FROM chat_leases l WHERE l.owner = $1 AND NOT EXISTS (
 			SELECT 1 FROM inbox i WHERE i.chat_id = l.chat_id AND i.processed_at IS NULL)
 		FOR UPDATE SKIP LOCKED)`
 
-	// takeOverSQL takes expired leases of chats with pending updates,
+	// takeOverSQL takes expired leases of chats with queued updates,
 	// oldest update first.
 	takeOverSQL = `UPDATE chat_leases SET owner = $1, expires_at = $2 WHERE chat_id IN (
 		SELECT l.chat_id FROM chat_leases l WHERE l.owner <> $1 AND l.expires_at <= $3 AND EXISTS (
 			SELECT 1 FROM inbox i WHERE i.chat_id = l.chat_id AND i.processed_at IS NULL)
 		LIMIT $4 FOR UPDATE SKIP LOCKED)`
 
-	// takeNewSQL leases chats with pending updates and no lease, those
+	// takeNewSQL leases chats with queued updates and no lease, those
 	// waiting longest first, inserted in chat id order.
 	takeNewSQL = `INSERT INTO chat_leases (chat_id, owner, expires_at)
 		SELECT chat_id, $1, $2 FROM (
@@ -64,14 +64,14 @@ const (
 		ORDER BY i.update_id LIMIT $3`
 )
 
-// ClaimPending renews the leases of c.Instance, drops those of its chats
-// with nothing pending, takes up to c.NewChats chats more (unleased ones,
-// or ones whose lease expired), and returns the pending items of every
+// ClaimQueued renews the leases of c.Instance, drops those of its chats
+// with nothing queued, takes up to c.NewChats chats more (unleased ones,
+// or ones whose lease expired), and returns the queued items of every
 // chat it then holds, in update id order, from c.After on, at most
 // c.Limit (all when <= 0). All in one transaction.
-func (db *DB) ClaimPending(ctx context.Context, c store.Claim) ([]store.InboxItem, error) {
+func (db *DB) ClaimQueued(ctx context.Context, c store.Claim) ([]store.InboxItem, error) {
 	if c.Instance == "" || c.LeaseFor <= 0 {
-		return nil, fmt.Errorf("claim pending inbox: an instance and a lease duration are required")
+		return nil, fmt.Errorf("claim queued updates: an instance and a lease duration are required")
 	}
 	var items []store.InboxItem
 	err := db.tx(ctx, func(tx pgx.Tx) error {
@@ -105,13 +105,13 @@ func (db *DB) ClaimPending(ctx context.Context, c store.Claim) ([]store.InboxIte
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim pending inbox for %s: %w", c.Instance, err)
+		return nil, fmt.Errorf("claim queued updates for %s: %w", c.Instance, err)
 	}
 	return items, nil
 }
 
 // ReleaseLeases drops every lease of instance, as it stops: its chats'
-// pending updates go to the other instances at once rather than after
+// queued updates go to the other instances at once rather than after
 // the leases expire.
 func (db *DB) ReleaseLeases(ctx context.Context, instance string) error {
 	if _, err := db.pool.Exec(ctx, `DELETE FROM chat_leases WHERE owner = $1`, instance); err != nil {

@@ -38,14 +38,14 @@ func put(t *testing.T, db *postgres.DB, chatOf map[int64]string) {
 
 func claim(t *testing.T, db *postgres.DB, instance string, newChats int, lease time.Duration) []int64 {
 	t.Helper()
-	items, err := db.ClaimPending(t.Context(), store.Claim{Instance: instance, NewChats: newChats, LeaseFor: lease})
+	items, err := db.ClaimQueued(t.Context(), store.Claim{Instance: instance, NewChats: newChats, LeaseFor: lease})
 	if err != nil {
-		t.Fatalf("ClaimPending(%s): %v", instance, err)
+		t.Fatalf("ClaimQueued(%s): %v", instance, err)
 	}
 	var ids []int64
 	for i, it := range items {
 		if i > 0 && it.UpdateID <= items[i-1].UpdateID {
-			t.Fatalf("ClaimPending(%s): ids out of order: %v", instance, items)
+			t.Fatalf("ClaimQueued(%s): ids out of order: %v", instance, items)
 		}
 		ids = append(ids, it.UpdateID)
 	}
@@ -77,9 +77,9 @@ func TestClaimNoUpdateTwice(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 30 {
-				items, err := in.db.ClaimPending(context.Background(), store.Claim{Instance: in.name, NewChats: 3, LeaseFor: time.Hour})
+				items, err := in.db.ClaimQueued(context.Background(), store.Claim{Instance: in.name, NewChats: 3, LeaseFor: time.Hour})
 				if err != nil {
-					t.Errorf("ClaimPending(%s): %v", in.name, err)
+					t.Errorf("ClaimQueued(%s): %v", in.name, err)
 					return
 				}
 				mu.Lock()
@@ -198,8 +198,8 @@ func TestReleaseLeasesHandsChatsOver(t *testing.T) {
 func TestClaimNeedsInstance(t *testing.T) {
 	a, _ := open(t)
 	for _, c := range []store.Claim{{LeaseFor: time.Second}, {Instance: "A"}} {
-		if _, err := a.ClaimPending(t.Context(), c); err == nil {
-			t.Errorf("ClaimPending(%+v): no error", c)
+		if _, err := a.ClaimQueued(t.Context(), c); err == nil {
+			t.Errorf("ClaimQueued(%+v): no error", c)
 		}
 	}
 }

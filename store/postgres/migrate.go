@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 // migrateLock is the key of the advisory lock that makes instances
@@ -22,7 +22,7 @@ const migrateLock int64 = 0x6d6370677261_6d
 // at once wait for each other on a session advisory lock, which ends with
 // the connection if its process dies.
 func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
-	ms, err := store.ReadMigrations(fsys)
+	ms, err := tables.ReadMigrations(fsys)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}

@@ -1,8 +1,10 @@
 // Package postgres keeps mcpgram's state in a PostgreSQL database, for
-// several instances of the bot sharing one store. It has the method set of
-// the SQLite store (*store.DB), with its types, errors and behaviour, so
-// the agent, the bot and the dispatch queue take either; the suite of
-// store/storetest runs against both.
+// several instances of the bot sharing one store. It implements the
+// interfaces of package store ([store.Store]), whose doc is the contract,
+// as store/sqlite does, so the agent, the bot and the dispatch queue take
+// either; the suite of store/storetest runs against both. It also has what
+// only a shared store has: [store.Leases], which divide the inbox's chats
+// among the instances, and [store.Rates], limits they count together.
 //
 // It uses github.com/jackc/pgx/v5 through a pgxpool.Pool, whose
 // connections cache the statements they run.
@@ -50,6 +52,12 @@ import (
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
+
+var (
+	_ store.Store  = (*DB)(nil)
+	_ store.Leases = (*DB)(nil)
+	_ store.Rates  = (*DB)(nil)
+)
 
 // A DB is an open mcpgram database on a PostgreSQL server. It is safe for
 // concurrent use, and by several processes at once.

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 // chatSetting reads one column of chatID's row of chat_settings; found
@@ -54,12 +53,12 @@ func (db *DB) ChatServersOff(ctx context.Context, chatID string) ([]string, erro
 	if err != nil || !found {
 		return nil, err
 	}
-	return store.DecodeNames(raw)
+	return tables.DecodeNames(raw)
 }
 
 // SetChatServersOff replaces the servers chatID turned off for itself.
 func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []string) error {
-	return db.setChatSetting(ctx, chatID, "servers_off", store.EncodeNames(servers))
+	return db.setChatSetting(ctx, chatID, "servers_off", tables.EncodeNames(servers))
 }
 
 // ChatProfile returns the model profile chatID chose with /model, or "" when

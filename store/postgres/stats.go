@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 const insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, model, calls, failures,
@@ -24,7 +25,7 @@ func (db *DB) RecordTurn(ctx context.Context, r store.TurnRecord) error {
 // turnArgs are insertTurnSQL's arguments for r, as text PostgreSQL takes.
 func turnArgs(r store.TurnRecord, now time.Time) []any {
 	r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, r.Model = text(r.TurnID), text(r.UserID), text(r.ChatID), text(r.Outcome), text(r.Kind), text(r.Model)
-	args := store.TurnArgs(r, now)
+	args := tables.TurnArgs(r, now)
 	args[7] = text(args[7].(string)) // the failures' kinds
 	return args
 }
@@ -32,7 +33,7 @@ func turnArgs(r store.TurnRecord, now time.Time) []any {
 // Stats computes the window [from, to), naming at most top users by
 // tokens; see store.ReadStats.
 func (db *DB) Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error) {
-	return store.ReadStats(ctx, db.statsRows, from, to, top)
+	return tables.ReadStats(ctx, db.statsRows, from, to, top)
 }
 
 func (db *DB) statsRows(ctx context.Context, query string, args []any, row func(scan func(...any) error) error) error {
@@ -62,5 +63,5 @@ func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
 // Timeline counts the turns of [from, to) by outcome, in stretches of
 // step; see store.ReadTimeline.
 func (db *DB) Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error) {
-	return store.ReadTimeline(ctx, db.statsRows, from, to, step)
+	return tables.ReadTimeline(ctx, db.statsRows, from, to, step)
 }

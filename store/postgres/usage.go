@@ -28,19 +28,6 @@ const (
 // day is the UTC day t falls on, as stored.
 func day(t time.Time) string { return t.UTC().Format(dayLayout) }
 
-// AddUsage adds us to their users' days, in one transaction.
-func (db *DB) AddUsage(ctx context.Context, us ...store.Usage) error {
-	if len(us) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	queueUsage(b, time.Now(), us)
-	if err := db.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
-		return fmt.Errorf("add token usage: %w", err)
-	}
-	return nil
-}
-
 // queueUsage adds the upserts of us to b.
 func queueUsage(b *pgx.Batch, now time.Time, us []store.Usage) {
 	for _, u := range us {
@@ -80,48 +67,6 @@ func (db *DB) DayUsage(ctx context.Context, userID string, t time.Time) (store.T
 		return store.Tokens{}, fmt.Errorf("token usage of user %q on %s: %w", userID, day(t), err)
 	}
 	return u, nil
-}
-
-// UsageByModel returns the tokens per model over the UTC days from from's
-// to to's, both included, most tokens first.
-func (db *DB) UsageByModel(ctx context.Context, from, to time.Time) ([]store.ModelUsage, error) {
-	rows, err := db.pool.Query(ctx, `SELECT model, `+tokenSums+` FROM token_usage
-		WHERE day BETWEEN $1 AND $2 GROUP BY model
-		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, model`, day(from), day(to))
-	if err != nil {
-		return nil, fmt.Errorf("token usage by model: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ModelUsage, error) {
-		var m store.ModelUsage
-		return m, row.Scan(append([]any{&m.Model}, tokens(&m.Tokens)...)...)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("token usage by model: %w", err)
-	}
-	return out, nil
-}
-
-// TopUsers returns the limit users with the most tokens over the UTC days
-// from from's to to's, both included, most first; limit <= 0 returns all.
-func (db *DB) TopUsers(ctx context.Context, from, to time.Time, limit int) ([]store.UserTokens, error) {
-	var lim *int
-	if limit > 0 {
-		lim = &limit
-	}
-	rows, err := db.pool.Query(ctx, `SELECT user_id, `+tokenSums+` FROM token_usage
-		WHERE day BETWEEN $1 AND $2 GROUP BY user_id
-		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, user_id LIMIT $3`, day(from), day(to), lim)
-	if err != nil {
-		return nil, fmt.Errorf("top users by tokens: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.UserTokens, error) {
-		var u store.UserTokens
-		return u, row.Scan(append([]any{&u.UserID}, tokens(&u.Tokens)...)...)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("top users by tokens: %w", err)
-	}
-	return out, nil
 }
 
 // tokens are the scan targets of tokenSums.

@@ -102,12 +102,12 @@ func benchInboxPutDone(b *testing.B, open Open) {
 func benchMessages(b *testing.B, open Open) {
 	db := open(b)
 	ctx := b.Context()
-	conv, err := db.ActiveConversation(ctx, "bench")
+	conv, err := active(ctx, db, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for range 25 {
-		if err := db.AppendMessages(ctx, conv, benchUser, benchReply); err != nil {
+		if err := appendMessages(ctx, db, conv, benchUser, benchReply); err != nil {
 			b.Fatal(err)
 		}
 	}

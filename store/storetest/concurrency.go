@@ -34,12 +34,12 @@ func testConcurrentWriters(t *testing.T, open Open) {
 		wg.Go(func() {
 			chat := fmt.Sprint("chat", w%chats)
 			for r := range rounds {
-				conv, err := h.ActiveConversation(ctx, chat)
+				conv, err := active(ctx, h, chat)
 				if err != nil {
 					errs <- err
 					return
 				}
-				errs <- h.AppendMessages(ctx, conv,
+				errs <- appendMessages(ctx, h, conv,
 					store.Message{Role: "user", Content: fmt.Sprint(w, r)},
 					store.Message{Role: "assistant", Content: "ok", CompletionTokens: 1})
 				errs <- h.RecordToolCall(ctx, store.ToolCall{UserID: "u", ChatID: chat, Server: "s", Tool: "t", Arguments: "{}", Status: "ok"})
@@ -54,7 +54,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 				errs <- h.InboxPut(ctx, store.InboxItem{UpdateID: int64(w*rounds + r + 1), ChatID: chat})
 				_, err = h.Messages(ctx, conv)
 				errs <- err
-				_, err = h.InboxPending(ctx, 10)
+				_, err = queued(ctx, h, 10)
 				errs <- err
 			}
 		})
@@ -69,7 +69,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 
 	var messages int
 	for c := range chats {
-		conv, err := db.ActiveConversation(ctx, fmt.Sprint("chat", c))
+		conv, err := active(ctx, db, fmt.Sprint("chat", c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 	if calls, err := db.ToolCalls(ctx, 0); err != nil || len(calls) != workers*rounds {
 		t.Errorf("stored %d tool calls (%v), want %d", len(calls), err, workers*rounds)
 	}
-	if items, err := db.InboxPending(ctx, 0); err != nil || len(items) != workers*rounds {
+	if items, err := queued(ctx, db, 0); err != nil || len(items) != workers*rounds {
 		t.Errorf("inbox holds %d items (%v), want %d", len(items), err, workers*rounds)
 	}
 	for c := range chats {
@@ -101,7 +101,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 func testContextCancelled(t *testing.T, open Open) {
 	db := open(t)
 	ctx := t.Context()
-	conv, err := db.ActiveConversation(ctx, "c")
+	conv, err := active(ctx, db, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +116,11 @@ func testContextCancelled(t *testing.T, open Open) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	calls := map[string]func(context.Context) error{
-		"ActiveConversation": func(ctx context.Context) error { _, err := db.ActiveConversation(ctx, "new"); return err },
-		"ResetConversation":  func(ctx context.Context) error { _, err := db.ResetConversation(ctx, "c"); return err },
-		"AppendMessages": func(ctx context.Context) error {
-			return db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "x"})
+		"CurrentConversation": func(ctx context.Context) error { _, err := db.CurrentConversation(ctx, "c"); return err },
+		"ResetConversation":   func(ctx context.Context) error { _, err := db.ResetConversation(ctx, "c"); return err },
+		"AppendTurn new chat": func(ctx context.Context) error { _, err := active(ctx, db, "new"); return err },
+		"AppendTurn": func(ctx context.Context) error {
+			return appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "x"})
 		},
 		"Messages":       func(ctx context.Context) error { _, err := db.Messages(ctx, conv); return err },
 		"RecordToolCall": func(ctx context.Context) error { return db.RecordToolCall(ctx, store.ToolCall{}) },
@@ -133,7 +134,7 @@ func testContextCancelled(t *testing.T, open Open) {
 		"ResolvePending":   func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x") },
 		"ExpiredPending":   func(ctx context.Context) error { _, err := db.ExpiredPending(ctx, time.Now()); return err },
 		"InboxPut":         func(ctx context.Context) error { return db.InboxPut(ctx, item(2)) },
-		"InboxPending":     func(ctx context.Context) error { _, err := db.InboxPending(ctx, 0); return err },
+		"InboxQueued":      func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },
 		"InboxDone":        func(ctx context.Context) error { return db.InboxDone(ctx, 1) },
 		"InboxMaxUpdateID": func(ctx context.Context) error { _, err := db.InboxMaxUpdateID(ctx); return err },
 		"InboxPrune":       func(ctx context.Context) error { _, err := db.InboxPrune(ctx, time.Now()); return err },
@@ -150,14 +151,14 @@ func testContextCancelled(t *testing.T, open Open) {
 	if p, err := db.OpenPending(ctx, "c"); err != nil || p.ID != pid {
 		t.Errorf("OpenPending = %+v, %v; want %d still open", p, err, pid)
 	}
-	if got, err := db.ActiveConversation(ctx, "c"); err != nil || got != conv {
-		t.Errorf("ActiveConversation = %d, %v; want %d", got, err, conv)
+	if got, err := active(ctx, db, "c"); err != nil || got != conv {
+		t.Errorf("active conversation = %d, %v; want %d", got, err, conv)
 	}
-	if items, err := db.InboxPending(ctx, 0); err != nil || len(items) != 1 {
-		t.Errorf("InboxPending = %d items, %v; want 1", len(items), err)
+	if items, err := queued(ctx, db, 0); err != nil || len(items) != 1 {
+		t.Errorf("inbox = %d items, %v; want 1", len(items), err)
 	}
-	if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "after"}); err != nil {
-		t.Errorf("AppendMessages after the cancellations: %v", err)
+	if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "after"}); err != nil {
+		t.Errorf("AppendTurn after the cancellations: %v", err)
 	}
 }
 
@@ -180,7 +181,7 @@ func testConcurrentActiveConversation(t *testing.T, open Open) {
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
-		wg.Go(func() { ids[i], errs[i] = hs[i%2].ActiveConversation(ctx, "new") })
+		wg.Go(func() { ids[i], errs[i] = active(ctx, hs[i%2], "new") })
 	}
 	wg.Wait()
 	for i := range callers {
@@ -223,8 +224,8 @@ func testConcurrentResets(t *testing.T, open Open) {
 	if err != nil || !seen[cur] {
 		t.Errorf("CurrentConversation = %d, %v; want one of the resets' conversations", cur, err)
 	}
-	if got, err := hs[1].ActiveConversation(ctx, "c"); err != nil || got != cur {
-		t.Errorf("ActiveConversation through the other handle = %d, %v; want %d", got, err, cur)
+	if got, err := active(ctx, hs[1], "c"); err != nil || got != cur {
+		t.Errorf("active conversation through the other handle = %d, %v; want %d", got, err, cur)
 	}
 }
 

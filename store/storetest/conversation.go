@@ -14,25 +14,25 @@ func testConversationsAndReset(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 
-	first, err := db.ActiveConversation(ctx, "c1")
+	first, err := active(ctx, db, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := db.ActiveConversation(ctx, "c1")
+	again, err := active(ctx, db, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again != first {
-		t.Errorf("ActiveConversation twice: got %d then %d, want the same", first, again)
+		t.Errorf("active conversation twice: got %d then %d, want the same", first, again)
 	}
-	other, err := db.ActiveConversation(ctx, "c2")
+	other, err := active(ctx, db, "c2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if other == first {
 		t.Errorf("two chats share conversation %d", first)
 	}
-	if err := db.AppendMessages(ctx, first, store.Message{Role: "user", Content: "before reset"}); err != nil {
+	if err := appendMessages(ctx, db, first, store.Message{Role: "user", Content: "before reset"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -43,10 +43,10 @@ func testConversationsAndReset(t *testing.T, open Open) {
 	if second == first {
 		t.Fatalf("ResetConversation returned the old conversation %d", first)
 	}
-	if got, err := db.ActiveConversation(ctx, "c1"); err != nil || got != second {
-		t.Errorf("ActiveConversation after reset = %d, %v; want %d", got, err, second)
+	if got, err := active(ctx, db, "c1"); err != nil || got != second {
+		t.Errorf("active conversation after reset = %d, %v; want %d", got, err, second)
 	}
-	if got, err := db.ActiveConversation(ctx, "c2"); err != nil || got != other {
+	if got, err := active(ctx, db, "c2"); err != nil || got != other {
 		t.Errorf("reset of c1 changed c2: got %d, %v; want %d", got, err, other)
 	}
 	msgs, err := db.Messages(ctx, second)
@@ -66,8 +66,8 @@ func testConversationsAndReset(t *testing.T, open Open) {
 	if len(msgs) != 1 || msgs[0].Content != "before reset" {
 		t.Errorf("old conversation after reset and reopen: %+v", msgs)
 	}
-	if got, err := db.ActiveConversation(ctx, "c1"); err != nil || got != second {
-		t.Errorf("ActiveConversation after reopen = %d, %v; want %d", got, err, second)
+	if got, err := active(ctx, db, "c1"); err != nil || got != second {
+		t.Errorf("active conversation after reopen = %d, %v; want %d", got, err, second)
 	}
 
 	// Reset of a chat never seen starts its first conversation.
@@ -78,8 +78,8 @@ func testConversationsAndReset(t *testing.T, open Open) {
 
 func testConversationEmptyChatID(t *testing.T, open Open) {
 	db := open(t)
-	if _, err := db.ActiveConversation(t.Context(), ""); err == nil {
-		t.Error("ActiveConversation(\"\"): got nil error, want one")
+	if _, err := active(t.Context(), db, ""); err == nil {
+		t.Error("AppendTurn to chat \"\": got nil error, want one")
 	}
 	if _, err := db.ResetConversation(t.Context(), ""); err == nil {
 		t.Error("ResetConversation(\"\"): got nil error, want one")
@@ -89,7 +89,7 @@ func testConversationEmptyChatID(t *testing.T, open Open) {
 func testMessagesOrderAndTokens(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	conv, err := db.ActiveConversation(ctx, "c")
+	conv, err := active(ctx, db, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,18 +101,18 @@ func testMessagesOrderAndTokens(t *testing.T, open Open) {
 		{Role: "user", Content: "hi", CreatedAt: at},
 		{Role: "assistant", Content: "hello", PromptTokens: 120, CompletionTokens: 7, CreatedAt: at},
 	}
-	if err := db.AppendMessages(ctx, conv, want[:2]...); err != nil {
+	if err := appendMessages(ctx, db, conv, want[:2]...); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendMessages(ctx, conv, want[2]); err != nil {
+	if err := appendMessages(ctx, db, conv, want[2]); err != nil {
 		t.Fatal(err)
 	}
 	before := time.Now()
-	if err := db.AppendMessages(ctx, conv, store.Message{Role: "user", Content: "now"}); err != nil {
+	if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "now"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendMessages(ctx, conv); err != nil {
-		t.Errorf("AppendMessages with none: %v", err)
+	if err := appendMessages(ctx, db, conv); err != nil {
+		t.Errorf("AppendTurn with no messages: %v", err)
 	}
 
 	got, err := db.Messages(ctx, conv)
@@ -183,24 +183,6 @@ func replaceBad(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-func testAppendMessagesIsAtomic(t *testing.T, open Open) {
-	ctx := t.Context()
-	db := open(t)
-	// A conversation that does not exist fails the foreign key; nothing of
-	// the batch is kept.
-	err := db.AppendMessages(ctx, 999, store.Message{Role: "user", Content: "a"}, store.Message{Role: "user", Content: "b"})
-	if err == nil {
-		t.Fatal("AppendMessages to an unknown conversation: got nil error, want one")
-	}
-	msgs, err := db.Messages(ctx, 999)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(msgs) != 0 {
-		t.Errorf("got %d messages after a failed append, want 0", len(msgs))
-	}
-}
-
 func testAppendTurn(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
@@ -219,8 +201,8 @@ func testAppendTurn(t *testing.T, open Open) {
 	if got, err := db.CurrentConversation(ctx, "c"); err != nil || got != conv {
 		t.Errorf("CurrentConversation = %d, %v; want %d", got, err, conv)
 	}
-	if got, err := db.ActiveConversation(ctx, "c"); err != nil || got != conv {
-		t.Errorf("ActiveConversation = %d, %v; want %d", got, err, conv)
+	if got, err := active(ctx, db, "c"); err != nil || got != conv {
+		t.Errorf("active conversation = %d, %v; want %d", got, err, conv)
 	}
 	// The active conversation again, then an explicit one.
 	if again, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "tool", Content: "result"}}}); err != nil || again != conv {
@@ -262,6 +244,9 @@ func testAppendTurn(t *testing.T, open Open) {
 	}
 	if calls, _ := db.ToolCalls(ctx, 0); len(calls) != 1 {
 		t.Errorf("a failed AppendTurn left %d audit rows, want 1", len(calls))
+	}
+	if msgs, err := db.Messages(ctx, 999999); err != nil || len(msgs) != 0 {
+		t.Errorf("a failed AppendTurn left messages %+v, %v; want none", msgs, err)
 	}
 	if _, err := db.CurrentConversation(ctx, "d"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a failed AppendTurn left chat d a conversation: %v", err)

@@ -45,12 +45,12 @@ func testInbox(t *testing.T, open Open) {
 		t.Errorf("InboxPut with none: %v", err)
 	}
 
-	got, err := db.InboxPending(ctx, 0)
+	got, err := queued(ctx, db, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{10, 11, 12, 13}) {
-		t.Fatalf("InboxPending ids = %v, want [10 11 12 13]", ids)
+		t.Fatalf("queued ids = %v, want [10 11 12 13]", ids)
 	}
 	if string(got[1].Payload) != `{"update_id":11}` {
 		t.Errorf("a duplicate replaced the payload: got %s", got[1].Payload)
@@ -78,19 +78,19 @@ func testInbox(t *testing.T, open Open) {
 
 	// Everything survives a restart.
 	db = reopen(t, db, open)
-	got, err = db.InboxPending(ctx, 1)
+	got, err = queued(ctx, db, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{11}) {
-		t.Errorf("InboxPending(1) after reopen = %v, want [11]", ids)
+		t.Errorf("queued(1) after reopen = %v, want [11]", ids)
 	}
-	got, err = db.InboxPending(ctx, 10)
+	got, err = queued(ctx, db, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{11, 13}) {
-		t.Errorf("InboxPending after reopen = %v, want [11 13]", ids)
+		t.Errorf("queued after reopen = %v, want [11 13]", ids)
 	}
 	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
 		t.Errorf("InboxMaxUpdateID = %d, %v; want 13", maxID, err)
@@ -110,13 +110,13 @@ func testInboxEmptyPayloadAndChat(t *testing.T, open Open) {
 	if err := db.InboxPut(ctx, store.InboxItem{UpdateID: 1}); err != nil {
 		t.Fatalf("InboxPut without chat or payload: %v", err)
 	}
-	got, err := db.InboxPending(ctx, 0)
+	got, err := queued(ctx, db, 0)
 	if err != nil || len(got) != 1 || got[0].ChatID != "" || len(got[0].Payload) != 0 {
-		t.Errorf("InboxPending = %+v, %v; want one empty item", got, err)
+		t.Errorf("queued = %+v, %v; want one empty item", got, err)
 	}
 }
 
-func testInboxPendingAfter(t *testing.T, open Open) {
+func testInboxQueued(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 	if err := db.InboxPut(ctx, item(10), item(11), item(12), item(13), item(14), item(15)); err != nil {
@@ -140,12 +140,12 @@ func testInboxPendingAfter(t *testing.T, open Open) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("after %d limit %d", tt.after, tt.limit), func(t *testing.T) {
-			got, err := db.InboxPendingAfter(ctx, tt.after, tt.limit)
+			got, err := db.InboxQueued(ctx, tt.after, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ids := updateIDs(got); !slices.Equal(ids, tt.want) {
-				t.Errorf("InboxPendingAfter(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
+				t.Errorf("InboxQueued(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
 			}
 			if len(got) > 0 && string(got[0].Payload) != fmt.Sprintf(`{"update_id":%d}`, got[0].UpdateID) {
 				t.Errorf("payload of %d: got %s", got[0].UpdateID, got[0].Payload)
@@ -183,8 +183,8 @@ func testInboxPrune(t *testing.T, open Open) {
 	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 4 {
 		t.Errorf("InboxMaxUpdateID after prune = %d, %v; want 4", maxID, err)
 	}
-	if got, err := db.InboxPending(ctx, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
-		t.Errorf("InboxPending after prune = %v, %v; want [3]", updateIDs(got), err)
+	if got, err := queued(ctx, db, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
+		t.Errorf("queued after prune = %v, %v; want [3]", updateIDs(got), err)
 	}
 }
 
@@ -194,9 +194,9 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	if err := db.InboxPut(ctx, item(1), item(2), item(3), item(4), item(5)); err != nil {
 		t.Fatal(err)
 	}
-	pending := func() []int64 {
+	queuedIDs := func() []int64 {
 		t.Helper()
-		got, err := db.InboxPending(ctx, 0)
+		got, err := queued(ctx, db, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,8 +208,8 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	if err := db.InboxDone(ctx, 1, 2, 3); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := pending(), []int64{4, 5}; !slices.Equal(got, want) {
-		t.Errorf("pending after InboxDone(1, 2, 3) = %v, want %v", got, want)
+	if got, want := queuedIDs(), []int64{4, 5}; !slices.Equal(got, want) {
+		t.Errorf("queued after InboxDone(1, 2, 3) = %v, want %v", got, want)
 	}
 	// Unknown ids are reported; the known ones, done or not, are marked.
 	err := db.InboxDone(ctx, 3, 99, 4, 98)
@@ -219,8 +219,8 @@ func testInboxDoneMany(t *testing.T, open Open) {
 	if err == nil || !strings.Contains(err.Error(), "[99 98]") {
 		t.Errorf("InboxDone error %q, want it to name [99 98]", err)
 	}
-	if got, want := pending(), []int64{5}; !slices.Equal(got, want) {
-		t.Errorf("pending after InboxDone(3, 99, 4, 98) = %v, want %v", got, want)
+	if got, want := queuedIDs(), []int64{5}; !slices.Equal(got, want) {
+		t.Errorf("queued after InboxDone(3, 99, 4, 98) = %v, want %v", got, want)
 	}
 }
 
@@ -272,7 +272,7 @@ func testInboxPutConcurrentDuplicates(t *testing.T, open Open) {
 		})
 	}
 	wg.Wait()
-	got, err := hs[0].InboxPending(ctx, 0)
+	got, err := queued(ctx, hs[0], 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +281,6 @@ func testInboxPutConcurrentDuplicates(t *testing.T, open Open) {
 		want = append(want, id)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, want) {
-		t.Errorf("InboxPending = %v, want %v", ids, want)
+		t.Errorf("queued = %v, want %v", ids, want)
 	}
 }

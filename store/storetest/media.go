@@ -31,11 +31,11 @@ func testMedia(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := db.ActiveConversation(ctx, "chat")
+	conv, err := active(ctx, db, "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendMessages(ctx, conv,
+	if err := appendMessages(ctx, db, conv,
 		store.Message{Role: "user", Content: "two photos", Media: []string{ref, other}},
 		store.Message{Role: "assistant", Content: "seen"}); err != nil {
 		t.Fatal(err)
@@ -92,8 +92,8 @@ func testMedia(t *testing.T, open Open) {
 	}
 }
 
-// InboxPendingChat returns one chat's unprocessed items in update order.
-func testInboxPendingChat(t *testing.T, open Open) {
+// InboxQueuedChat returns one chat's unprocessed items in update order.
+func testInboxQueuedChat(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 	for id := int64(1); id <= 9; id++ {
@@ -104,17 +104,17 @@ func testInboxPendingChat(t *testing.T, open Open) {
 	if err := db.InboxDone(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.InboxPendingChat(ctx, "chat1", 0)
+	got, err := db.InboxQueuedChat(ctx, "chat1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := updateIDs(got); !slices.Equal(ids, []int64{1, 7}) {
-		t.Errorf("InboxPendingChat(chat1) = %v, want [1 7]", ids)
+		t.Errorf("InboxQueuedChat(chat1) = %v, want [1 7]", ids)
 	}
-	if got, err := db.InboxPendingChat(ctx, "chat2", 2); err != nil || !slices.Equal(updateIDs(got), []int64{2, 5}) {
-		t.Errorf("InboxPendingChat(chat2, 2) = %v, %v; want [2 5]", updateIDs(got), err)
+	if got, err := db.InboxQueuedChat(ctx, "chat2", 2); err != nil || !slices.Equal(updateIDs(got), []int64{2, 5}) {
+		t.Errorf("InboxQueuedChat(chat2, 2) = %v, %v; want [2 5]", updateIDs(got), err)
 	}
-	if got, err := db.InboxPendingChat(ctx, "nobody", 0); err != nil || len(got) != 0 {
-		t.Errorf("InboxPendingChat(nobody) = %v, %v; want none", got, err)
+	if got, err := db.InboxQueuedChat(ctx, "nobody", 0); err != nil || len(got) != 0 {
+		t.Errorf("InboxQueuedChat(nobody) = %v, %v; want none", got, err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 func testPendingLifecycle(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	conv, err := db.ActiveConversation(ctx, "c1")
+	conv, err := active(ctx, db, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}

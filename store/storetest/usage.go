@@ -15,18 +15,19 @@ func testUsageTodayAndMonth(t *testing.T, open Open) {
 	now := time.Date(2026, 3, 15, 10, 0, 0, 0, time.UTC)
 	yesterday := now.AddDate(0, 0, -1)
 	lastMonth := time.Date(2026, 2, 28, 23, 59, 0, 0, time.UTC)
-	err := db.AddUsage(ctx,
-		store.Usage{UserID: "u1", Model: "m1", At: now, In: 100, Out: 10},
-		store.Usage{UserID: "u1", Model: "m1", At: now.Add(time.Hour), In: 50, Out: 5},
-		store.Usage{UserID: "u1", Model: "m2", At: now, In: 7, Out: 3, Estimated: true},
-		store.Usage{UserID: "u1", Model: "m1", At: yesterday, In: 1000, Out: 100},
-		store.Usage{UserID: "u1", Model: "m1", At: lastMonth, In: 99999, Out: 1},
-		store.Usage{UserID: "u2", Model: "m1", At: now, In: 1, Out: 1},
-	)
+	// Written alone, as a turn without messages does.
+	_, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c0", Usage: []store.Usage{
+		{UserID: "u1", Model: "m1", At: now, In: 100, Out: 10},
+		{UserID: "u1", Model: "m1", At: now.Add(time.Hour), In: 50, Out: 5},
+		{UserID: "u1", Model: "m2", At: now, In: 7, Out: 3, Estimated: true},
+		{UserID: "u1", Model: "m1", At: yesterday, In: 1000, Out: 100},
+		{UserID: "u1", Model: "m1", At: lastMonth, In: 99999, Out: 1},
+		{UserID: "u2", Model: "m1", At: now, In: 1, Out: 1},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Written with a turn too, in its transaction.
+	// Written with a turn's messages, in its transaction.
 	if _, err := db.AppendTurn(ctx, store.TurnWrite{
 		ChatID:   "c1",
 		Messages: []store.Message{{Role: "user", Content: "hi"}},
@@ -68,53 +69,5 @@ func testUsageTodayAndMonth(t *testing.T, open Open) {
 	}
 	if got := want.Today.Total(); got != 197 {
 		t.Errorf("Total = %d, want 197", got)
-	}
-}
-
-// Totals per model and the top users over a period of days.
-func testUsageOverPeriod(t *testing.T, open Open) {
-	ctx := t.Context()
-	db := open(t)
-	day := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
-	if err := db.AddUsage(ctx,
-		store.Usage{UserID: "a", Model: "big", At: day, In: 500, Out: 50},
-		store.Usage{UserID: "b", Model: "big", At: day.AddDate(0, 0, -1), In: 900, Out: 90},
-		store.Usage{UserID: "b", Model: "small", At: day, In: 10, Out: 1, Estimated: true},
-		store.Usage{UserID: "c", Model: "small", At: day.AddDate(0, 0, -2), In: 100000, Out: 1},
-	); err != nil {
-		t.Fatal(err)
-	}
-	from, to := day.AddDate(0, 0, -1), day
-
-	models, err := db.UsageByModel(ctx, from, to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantModels := []store.ModelUsage{
-		{Model: "big", Tokens: store.Tokens{Calls: 2, In: 1400, Out: 140}},
-		{Model: "small", Tokens: store.Tokens{Calls: 1, In: 10, Out: 1, EstimatedIn: 10, EstimatedOut: 1}},
-	}
-	if len(models) != len(wantModels) {
-		t.Fatalf("UsageByModel = %+v, want %+v", models, wantModels)
-	}
-	for i := range models {
-		if models[i] != wantModels[i] {
-			t.Errorf("UsageByModel[%d] = %+v, want %+v", i, models[i], wantModels[i])
-		}
-	}
-
-	users, err := db.TopUsers(ctx, from, to, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(users) != 1 || users[0].UserID != "b" || users[0].Total() != 1001 {
-		t.Errorf("TopUsers(limit 1) = %+v, want b with 1001 tokens", users)
-	}
-	all, err := db.TopUsers(ctx, from, to, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != 2 || all[1].UserID != "a" {
-		t.Errorf("TopUsers(all) = %+v, want b then a", all)
 	}
 }

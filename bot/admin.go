@@ -1,0 +1,41 @@
+package bot
+
+import (
+	"context"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/bot/callback"
+)
+
+// /servers and /stats are the admins' screens (packages servers and
+// stats); the rights are checked here, at each command and each press.
+
+func (b *Bot) showServers(ctx context.Context, chatID, user int64) {
+	if !b.isAdmin(user) {
+		b.say(ctx, chatID, "Sorry, only admins can manage servers.")
+		return
+	}
+	b.servers.Show(ctx, chatID)
+}
+
+func (b *Bot) showStats(ctx context.Context, chatID, user int64) {
+	if !b.isAdmin(user) {
+		b.say(ctx, chatID, "Sorry, only admins can see the statistics.")
+		return
+	}
+	b.stats.Show(ctx, chatID)
+}
+
+// handleServerPress acts on a /servers button at once, out of band.
+func (b *Bot) handleServerPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+	if !b.isAdmin(cq.From.ID) {
+		b.logger.Warn("/servers button pressed by a non-admin; ignored", "user", cq.From.ID, "data", cq.Data)
+		b.tg.AnswerCallback(ctx, cq.ID, "Only admins can manage servers.", true)
+		return
+	}
+	if !b.allowPress(ctx, cq) {
+		return
+	}
+	b.servers.Press(ctx, cq, data)
+}
