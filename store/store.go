@@ -1,6 +1,6 @@
 // Package store is mcpgram's state as the rest of the program sees it: the
 // types it keeps (chats' conversations and messages, pending questions and
-// approvals, the audit log of tool calls, the inbox of Telegram updates,
+// approvals, the forms MCP servers ask users to fill in mid-call, the audit log of tool calls, the inbox of Telegram updates,
 // token usage, the images users sent, chats' settings, and the records of
 // turns that /stats reads), the errors callers branch on, and the
 // interfaces an engine implements, one per concern. [Store] is all of them.
@@ -42,8 +42,11 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrResolved is returned by [Interactions.ResolvePending] when the
 	// pending interaction was already resolved, e.g. a button pressed
-	// twice.
+	// twice, and by [Forms.SaveForm] for a form already resolved.
 	ErrResolved = errors.New("already resolved")
+	// ErrChanged is returned by [Forms.SaveForm] when another save came
+	// first: read the form again, and apply the change to what it holds.
+	ErrChanged = errors.New("changed since it was read")
 )
 
 // A Store is everything mcpgram keeps, on one engine: *sqlite.DB and
@@ -52,6 +55,7 @@ var (
 type Store interface {
 	Conversations
 	Interactions
+	Forms
 	AuditLog
 	Inbox
 	TokenUsage
@@ -118,6 +122,25 @@ type Interactions interface {
 	// ExpiredPending returns the open interactions whose ExpiresAt is at
 	// or before now, soonest expired first. It does not resolve them.
 	ExpiredPending(ctx context.Context, now time.Time) ([]Pending, error)
+}
+
+// Forms keeps the questions MCP servers ask users in the middle of tool
+// calls (see [Form]).
+type Forms interface {
+	// CreateForm stores f, open, and returns its id. ID, Version,
+	// ResolvedAt and Resolution are ignored; a zero CreatedAt means now.
+	CreateForm(ctx context.Context, f Form) (int64, error)
+	// GetForm returns the form with the given id, open or not, or
+	// ErrNotFound.
+	GetForm(ctx context.Context, id int64) (Form, error)
+	// SaveForm replaces the payload of the open form id if its version is
+	// still version, and counts one more version; with a resolution, it
+	// resolves the form in the same write. Of two saves of one version,
+	// from any processes, one succeeds and the other gets ErrChanged. A
+	// resolved form gives ErrResolved; an unknown id, ErrNotFound.
+	SaveForm(ctx context.Context, id, version int64, payload, resolution string) error
+	// OpenForms returns the chat's open forms, oldest first.
+	OpenForms(ctx context.Context, chatID string) ([]Form, error)
 }
 
 // AuditLog records the tool calls the model made (see [ToolCall]); a

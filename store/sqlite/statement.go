@@ -14,7 +14,7 @@ import (
 var (
 	readSQL = []string{
 		activeConversationSQL, messagesSQL,
-		openPendingSQL, getPendingSQL,
+		openPendingSQL, getPendingSQL, openFormsSQL, getFormSQL,
 		inboxQueuedSQL, userUsageSQL, dayUsageSQL,
 	}
 	writeSQL = []string{

@@ -3,8 +3,8 @@
 // store/postgres each run it from their own tests, so the agent and the
 // bot can take either without telling them apart.
 //
-// It covers conversations and messages, turns, pending interactions, the
-// audit log, the inbox, token usage, the images users sent, chats'
+// It covers conversations and messages, turns, pending interactions,
+// forms, the audit log, the inbox, token usage, the images users sent, chats'
 // settings and the statistics of /stats, their errors, their use from
 // several handles at once (as several processes would), and cancelled
 // contexts. What only one engine has (SQLite's pragmas, write gate, media
@@ -57,6 +57,8 @@ func Run(t *testing.T, open Open) {
 		{"PendingBadKind", testPendingBadKind},
 		{"ResolvePendingDoublePress", testResolvePendingDoublePress},
 		{"ExpiredPending", testExpiredPending},
+		{"FormLifecycle", testFormLifecycle},
+		{"ConcurrentSaveForm", testConcurrentSaveForm},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
