@@ -96,6 +96,7 @@ type Model interface {
 type Store interface {
 	store.Conversations
 	store.Interactions
+	store.Forms
 	store.AuditLog
 	store.TokenUsage
 	store.ChatSettings
@@ -141,8 +142,12 @@ type Options struct {
 	// AutoApproveAll runs every tool without asking (AUTO_APPROVE=all).
 	AutoApproveAll bool
 	// ApprovalTimeout is how long an approval request stays open; default
-	// DefaultApprovalTimeout. Expire denies the ones past it.
+	// DefaultApprovalTimeout. Expire denies the ones past it. A form a
+	// server asks for stays open as long, then the server gets cancel.
 	ApprovalTimeout time.Duration
+	// FormPoll is how often a call waiting for a form looks in the store
+	// for an answer given on another instance; default DefaultFormPoll.
+	FormPoll time.Duration
 	// Executor options (output cap, parallelism).
 	Executor executor.Options
 
@@ -189,6 +194,10 @@ type Agent struct {
 
 	mu    sync.Mutex
 	chats map[string]*chatLock
+
+	// waiting are the calls of this instance waiting for forms, by id.
+	formMu  sync.Mutex
+	waiting map[int64]*waiter
 }
 
 // A chatLock serialises the turns of one chat; it is dropped from the map
@@ -245,6 +254,9 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 	if cfg.ApprovalTimeout <= 0 {
 		cfg.ApprovalTimeout = DefaultApprovalTimeout
 	}
+	if cfg.FormPoll <= 0 {
+		cfg.FormPoll = DefaultFormPoll
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -260,6 +272,7 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 		exec:    executor.New(cfg.Hub, cfg.Executor),
 		logger:  cfg.Logger,
 		chats:   make(map[string]*chatLock),
+		waiting: make(map[int64]*waiter),
 		prompts: make(map[promptKey]cachedPrompt),
 	}, nil
 }

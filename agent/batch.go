@@ -209,7 +209,8 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 	t.emit.send(Event{Kind: EventToolStart, Server: call.Server, Tool: call.Tool, URI: call.URI})
 	caller := t.caller
 	caller.Consent = bc.Approved
-	o := t.a.exec.RunOne(ctx, caller, call)
+	// What the server asks mid-call, it asks this turn's user (see Elicit).
+	o := t.a.exec.RunOne(withAsker(ctx, t), caller, call)
 	bc.Text, bc.OK = o.Text, o.OK
 	status := "ok"
 	switch {

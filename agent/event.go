@@ -38,6 +38,14 @@ const (
 	// configuration; its model cannot see the photo sent). The turn goes
 	// on.
 	EventNotice
+	// EventForm: a tool call (Server, Tool or URI) asks the user what Form
+	// says; the call, and the turn, wait for the answer, given through
+	// Agent.FormInput. May come from several calls at once.
+	EventForm
+	// EventFormClosed: a form closed without the user's last input: it
+	// expired, or its call ended first (Form.Outcome says which). The
+	// turn goes on.
+	EventFormClosed
 )
 
 // An Event is something a running turn reports to the front end.
@@ -53,6 +61,7 @@ type Event struct {
 	Files    []hub.Content // blobs and audio a tool returned, for the user to open
 	Question *Question
 	Approval *Approval
+	Form     *Form
 }
 
 // A Question is a follow-up question waiting for the user's answer.

@@ -34,6 +34,28 @@ type env struct {
 	cfg      func(*wiring)
 	now      time.Time
 	mu       sync.Mutex
+	// relay is the hub's Elicitor when the setup asks for one: the agent,
+	// made after the hub, as the program wires it.
+	relay *relay
+}
+
+// A relay asks through the agent it is given once the agent exists.
+type relay struct {
+	mu sync.Mutex
+	a  *agent.Agent
+}
+
+func (r *relay) set(a *agent.Agent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.a = a
+}
+
+func (r *relay) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+	r.mu.Lock()
+	a := r.a
+	r.mu.Unlock()
+	return a.Elicit(ctx, e)
 }
 
 type setup struct {
@@ -44,6 +66,8 @@ type setup struct {
 	// launch starts the hub without waiting for its servers, as the bot
 	// does.
 	launch bool
+	// elicit makes the agent the hub's Elicitor.
+	elicit bool
 	config func(*wiring)
 }
 
@@ -79,13 +103,18 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 		servers = map[string]any{"echo": echoServer(t)}
 	}
 	e.settings = testenv.WriteSettings(t, t.TempDir(), servers)
+	hopts := hub.Options{NoWatch: true}
+	if s.elicit {
+		e.relay = &relay{}
+		hopts.Elicitor = e.relay
+	}
 	if s.launch {
-		e.hub = testenv.NewHub(t, e.settings, hub.Options{NoWatch: true})
+		e.hub = testenv.NewHub(t, e.settings, hopts)
 		if err := e.hub.Launch(); err != nil {
 			t.Fatal(err)
 		}
 	} else {
-		e.hub = testenv.StartHub(t, e.settings, hub.Options{NoWatch: true})
+		e.hub = testenv.StartHub(t, e.settings, hopts)
 		testenv.Running(t, e.hub)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -121,6 +150,9 @@ func (e *env) wire() {
 	}
 	if e.agent, err = agent.New(w.Store, w.Hub, append([]agent.Model{client}, w.Others...), w.Options); err != nil {
 		e.t.Fatal(err)
+	}
+	if e.relay != nil {
+		e.relay.set(e.agent)
 	}
 }
 

@@ -291,6 +291,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		return t, err
 	}
 	t.emit.record.Model = t.profile.Model // the chat's, for the record
+	a.closeOrphanForms(ctx, caller.ChatID)
 	if conv == 0 {
 		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
 		if errors.Is(err, store.ErrNotFound) {

@@ -49,6 +49,17 @@ func addElicitTools(s *server.MCPServer) {
 			}
 			return askOnce(req, mcp.ElicitationParams{Message: msg, RequestedSchema: schema})
 		})
+	s.AddTool(mcp.NewTool("secret", mcp.WithDescription("Asks the user a password, and says only how long it was.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res := server.ElicitationResponse(req.Params.InputResponses, "q")
+			if res == nil {
+				return server.NewInputRequestBuilder("").Elicit("q", mcp.ElicitationParams{Message: "Your password, please.",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"password":{"type":"string","minLength":4}},"required":["password"]}`)}).ToolResult(), nil
+			}
+			content, _ := res.Content.(map[string]any)
+			pw, _ := content["password"].(string)
+			return mcp.NewToolResultText(fmt.Sprintf("%s: a password of %d characters", res.Action, len(pw))), nil
+		})
 	s.AddTool(mcp.NewTool("visit", mcp.WithDescription("Asks the user to visit url (URL mode)."),
 		mcp.WithString("url", mcp.Required()), mcp.WithString("message")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
