@@ -158,21 +158,6 @@ func joinNames(names []string) string {
 	return out
 }
 
-// OpenForm returns the oldest open form of caller in their chat, or nil:
-// where a front end sends what the user types while a call waits.
-func (a *Agent) OpenForm(ctx context.Context, caller hub.Caller) (*Form, error) {
-	fs, err := a.cfg.Store.OpenForms(ctx, caller.ChatID)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fs {
-		if f.UserID == caller.UserID && a.cfg.Now().Before(f.ExpiresAt) {
-			return formView(f)
-		}
-	}
-	return nil, nil
-}
-
 // closeOrphanForms closes the chat's open forms that no call here waits
 // for: a turn of the chat starts, so the turn that asked them is over,
 // lost to a restart (on this instance or the one that ran it before).

@@ -50,6 +50,10 @@ type Agent interface {
 	Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error
 	Reset(ctx context.Context, chatID string) error
 	Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error
+	// What a server asks mid-call (see agent.Form): its inputs, and
+	// whether a call here waits for one of a user.
+	FormInput(ctx context.Context, caller hub.Caller, id int64, in agent.FormInput) (*agent.Form, error)
+	Waiting(chatID, userID string) bool
 	settings.Agent
 	usage.Agent
 }
@@ -238,6 +242,7 @@ type Bot struct {
 
 	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
 	openCards map[int64]*card // chat -> its newest live card; under mu
+	formCards formCards       // the cards of forms this instance sent
 }
 
 // A turn is what /cancel needs of a running turn.

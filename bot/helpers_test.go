@@ -224,6 +224,13 @@ type fakeSettings struct {
 	off          map[string][]string
 }
 
+// A fake agent asks no forms.
+func (f *fakeSettings) FormInput(context.Context, hub.Caller, int64, agent.FormInput) (*agent.Form, error) {
+	return nil, agent.ErrStale
+}
+
+func (f *fakeSettings) Waiting(string, string) bool { return false }
+
 func (f *fakeSettings) Usage(context.Context, string) (agent.Usage, error) {
 	return agent.Usage{}, nil
 }

@@ -173,6 +173,14 @@ func (r *reply) emit(ev agent.Event) {
 		}
 	case agent.EventNotice:
 		r.b.say(ctx, r.chatID, render.Escape(ev.Text))
+	case agent.EventForm:
+		if ev.Form != nil {
+			r.b.showForm(ctx, r.chatID, r.user, ev.Form)
+		}
+	case agent.EventFormClosed:
+		if ev.Form != nil {
+			r.b.updateForm(ctx, r.chatID, 0, ev.Form)
+		}
 	case agent.EventError:
 		r.done = true
 		r.dropDraftLocked(ctx)

@@ -41,6 +41,11 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		if m.MediaGroupID != "" {
 			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleAlbum(ctx, it.UpdateID, m) }}
 		}
+		if m.From != nil && !m.IsCommand() && b.agent.Waiting(it.ChatID, strconv.FormatInt(m.From.ID, 10)) {
+			// A call of the running turn waits for this user's form: the
+			// lane waits for the turn, the reply must not.
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormText(ctx, m) }}
+		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleMessage(ctx, m) }}
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
@@ -52,6 +57,9 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
 			return b.settingsJob(it.ChatID, cq, data, b.settings.PressTools)
+		case data.Kind == callback.Form:
+			// The lane waits for the turn whose call waits for the form.
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormPress(ctx, cq, data) }}
 		case data.Kind == callback.Model:
 			return b.settingsJob(it.ChatID, cq, data, b.settings.PressModel)
 		}
@@ -122,6 +130,16 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !b.admit(ctx, m, b.addressed(m)) {
 		return
 	}
+	// A reply to a form that closed between the routing and now.
+	if b.formText(ctx, m) {
+		return
+	}
+	b.handleAdmitted(ctx, m)
+}
+
+// handleAdmitted handles a message admit let through: a command, or the
+// text of a turn.
+func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
 	user, chatID := m.From.ID, m.Chat.ID
 	if m.IsCommand() {
 		switch strings.ToLower(m.Command()) {

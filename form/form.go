@@ -106,11 +106,11 @@ func Parse(schema json.RawMessage) (*Form, error) {
 		return nil, fmt.Errorf("form: schema of type %q, not an object", top.Type)
 	}
 	props, err := orderedObject(top.Properties)
+	if errors.Is(err, ErrTooManyFields) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("form: properties: %w", err)
-	}
-	if len(props) > MaxFields {
-		return nil, fmt.Errorf("%w (%d)", ErrTooManyFields, len(props))
 	}
 	f := &Form{}
 	seen := map[string]bool{}
@@ -154,6 +154,7 @@ func orderedObject(raw json.RawMessage) ([]property, error) {
 		return nil, errors.New("not an object")
 	}
 	var out []property
+	n := 0
 	for d.More() {
 		tok, err := d.Token()
 		if err != nil {
@@ -164,11 +165,13 @@ func orderedObject(raw json.RawMessage) ([]property, error) {
 		if err := d.Decode(&v); err != nil {
 			return nil, err
 		}
-		out = append(out, property{key: key, value: v})
-		if len(out) > MaxFields {
-			// Enough to say there are too many.
-			return out, nil
+		if n++; n > MaxFields {
+			continue // counted, to say how many there are
 		}
+		out = append(out, property{key: key, value: v})
+	}
+	if n > MaxFields {
+		return nil, fmt.Errorf("%w (%d)", ErrTooManyFields, n)
 	}
 	return out, nil
 }

@@ -11,6 +11,9 @@
 //	s:<action>:<page>:<server>     /servers: d(isable) e(nable) r(estart) p(age)
 //	c:<action>:0:<server>          /tools: a server off (d) or on (e) for this chat
 //	m:<profile>                    /model: this model profile for this chat
+//	f:<form id>:<step>:<op>[<n>]   a form's button: c(hoose) or t(oggle) option n,
+//	                               d(one), D(efault), n(ext), b(ack), s(ubmit),
+//	                               x (decline), z (cancel), of the field at step
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -37,7 +40,35 @@ const (
 	Servers Kind = 's' // acts on the /servers screen
 	Chat    Kind = 'c' // turns a server off or on for one chat (/tools)
 	Model   Kind = 'm' // chooses a chat's model profile (/model)
+	Form    Kind = 'f' // fills in, submits or refuses a form a server asks for
 )
+
+// A FormOp is what a Form button does.
+type FormOp byte
+
+// The form buttons; Choose and Toggle carry an option.
+const (
+	FormChoose  FormOp = 'c'
+	FormToggle  FormOp = 't'
+	FormDone    FormOp = 'd'
+	FormDefault FormOp = 'D'
+	FormNext    FormOp = 'n'
+	FormBack    FormOp = 'b'
+	FormSubmit  FormOp = 's'
+	FormDecline FormOp = 'x'
+	FormCancel  FormOp = 'z'
+)
+
+// takesOption reports whether op carries an option.
+func (op FormOp) takesOption() bool { return op == FormChoose || op == FormToggle }
+
+func (op FormOp) valid() bool {
+	switch op {
+	case FormChoose, FormToggle, FormDone, FormDefault, FormNext, FormBack, FormSubmit, FormDecline, FormCancel:
+		return true
+	}
+	return false
+}
 
 // An Answer is what a Verdict button says.
 type Answer byte
@@ -63,10 +94,15 @@ const (
 // Data is what one button carries. Which fields count depends on Kind.
 type Data struct {
 	Kind Kind
-	// Pending is the agent's id of the question or approval (Option, Verdict).
+	// Pending is the agent's id of the question or approval (Option,
+	// Verdict), or of the form (Form).
 	Pending int64
-	// Option is the index of the chosen option (Option).
+	// Option is the index of the chosen option (Option; Form with
+	// FormChoose or FormToggle).
 	Option int
+	// Op is what a Form button does, and Page the step of the field it
+	// belongs to.
+	Op FormOp
 	// Answer is the verdict (Verdict).
 	Answer Answer
 	// Action, Page and Server say what to do to which server, from which
@@ -108,6 +144,12 @@ func (d Data) String() string {
 			key = serverHash(key)
 		}
 		return "m:" + key
+	case Form:
+		s := "f:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
+		if d.Op.takesOption() {
+			s += strconv.Itoa(d.Option)
+		}
+		return s
 	}
 	return ""
 }
@@ -175,6 +217,8 @@ func Decode(s string) (Data, error) {
 	case Model:
 		d.Profile = s[2:]
 		ok = isHash(d.Profile) || profileKey(d.Profile)
+	case Form:
+		ok = d.decodeForm(s[2:])
 	}
 	if !ok {
 		return Data{}, ErrInvalid
@@ -222,6 +266,27 @@ func (d *Data) decodeServers(s string) bool {
 		return d.Server != ""
 	}
 	return false
+}
+
+// decodeForm parses "<form id>:<step>:<op>[<option>]".
+func (d *Data) decodeForm(s string) bool {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 || parts[2] == "" {
+		return false
+	}
+	id, ok1 := number(parts[0])
+	step, ok2 := number(parts[1])
+	d.Pending, d.Page, d.Op = id, int(step), FormOp(parts[2][0])
+	if !ok1 || !ok2 || int64(d.Page) != step || !d.Op.valid() {
+		return false
+	}
+	rest := parts[2][1:]
+	if !d.Op.takesOption() {
+		return rest == ""
+	}
+	opt, ok := number(rest)
+	d.Option = int(opt)
+	return ok && int64(d.Option) == opt
 }
 
 // number parses a non-negative decimal without sign or leading zeros.

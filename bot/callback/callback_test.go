@@ -25,6 +25,10 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Chat, Action: callback.Enable, Server: "web"}, "c:e:0:web"},
 		{callback.Data{Kind: callback.Model, Profile: "local"}, "m:local"},
 		{callback.Data{Kind: callback.Model, Profile: "qwen2.5_coder-32b"}, "m:qwen2.5_coder-32b"},
+		{callback.Data{Kind: callback.Form, Pending: 12, Page: 3, Op: callback.FormChoose, Option: 1}, "f:12:3:c1"},
+		{callback.Data{Kind: callback.Form, Pending: 12, Page: 0, Op: callback.FormToggle, Option: 99}, "f:12:0:t99"},
+		{callback.Data{Kind: callback.Form, Pending: 9223372036854775807, Page: 49, Op: callback.FormSubmit}, "f:9223372036854775807:49:s"},
+		{callback.Data{Kind: callback.Form, Pending: 1, Op: callback.FormDefault}, "f:1:0:D"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -84,6 +88,7 @@ func TestDecodeRejects(t *testing.T) {
 		"s:d:0:" + strings.Repeat("x", 60),
 		"c:r:0:x", "c:p:0:", "c:d:1:x", "c:d:0:",
 		"m:", "m", "m:a b", "m:a:b", "m:#nothex", "m:#0123456789abcdeF", "m:" + strings.Repeat("x", 63), "m:ü", "m:a\n",
+		"f:1:0:", "f:1:0:q", "f:1:0:c", "f:1:0:s1", "f:1:0:c01", "f:1:0:c-1", "f:1::s", "f::0:s", "f:1:0:s:", "f:1:-1:s", "f:1:0:D0", "f:1:0",
 	} {
 		if d, err := callback.Decode(s); !errors.Is(err, callback.ErrInvalid) {
 			t.Errorf("Decode(%q) = %+v, %v; want ErrInvalid", s, d, err)
@@ -94,7 +99,7 @@ func TestDecodeRejects(t *testing.T) {
 // Whatever a client sends back, Decode either refuses it or returns data
 // that encodes to the very same bytes within Telegram's limit.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef"} {
+	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef", "f:12:3:c1", "f:1:0:z"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -114,12 +119,20 @@ func FuzzEncode(f *testing.F) {
 	f.Add(byte('q'), int64(5), 0, byte('y'), "")
 	f.Add(byte('c'), int64(0), 0, byte('e'), "web")
 	f.Add(byte('m'), int64(0), 0, byte('e'), "local")
+	f.Add(byte(5), int64(9223372036854775807), 9223372036854775807, byte(0), "")
 	f.Fuzz(func(t *testing.T, kind byte, pending int64, n int, act byte, server string) {
 		if pending < 0 || n < 0 {
 			return
 		}
 		var d callback.Data
-		switch kind % 5 {
+		switch kind % 6 {
+		case 5:
+			ops := []callback.FormOp{callback.FormChoose, callback.FormToggle, callback.FormDone, callback.FormDefault,
+				callback.FormNext, callback.FormBack, callback.FormSubmit, callback.FormDecline, callback.FormCancel}
+			d = callback.Data{Kind: callback.Form, Pending: pending, Page: n, Op: ops[int(act)%len(ops)]}
+			if d.Op == callback.FormChoose || d.Op == callback.FormToggle {
+				d.Option = n
+			}
 		case 0:
 			d = callback.Data{Kind: callback.Option, Pending: pending, Option: n}
 		case 1:

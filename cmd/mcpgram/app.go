@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/limits"
@@ -45,7 +46,8 @@ type App struct {
 // and wires the agent. With wait, it returns once every server is ready
 // or failed; without, servers join the catalog as they come up, so a
 // front end can serve at once. ask asks the user what a server asks
-// mid-call.
+// mid-call; nil: the agent does, through the events of the turn that
+// called (the bot's way).
 func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor) (*App, error) {
 	app := &App{}
 	if err := app.open(ctx, cfg, logger, watch, wait, ask); err != nil {
@@ -61,6 +63,13 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		app.Metrics = metrics.New()
 	}
 	app.ModelProbe = web.NewFailureProbe("model", modelWindow)
+	var viaAgent *askAgent
+	if ask == nil {
+		// The agent asks, through the front end's events; it is made
+		// after the hub, which it calls tools through.
+		viaAgent = &askAgent{}
+		ask = viaAgent
+	}
 	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask); err != nil {
 		return err
 	}
@@ -94,7 +103,34 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})
+	if err == nil && viaAgent != nil {
+		viaAgent.set(app.Agent)
+	}
 	return err
+}
+
+// askAgent is the hub's Elicitor that asks through the agent, once there
+// is one: a server that asks before (no turn has run yet) gets cancel.
+type askAgent struct {
+	mu sync.Mutex
+	a  *agent.Agent
+}
+
+func (r *askAgent) set(a *agent.Agent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.a = a
+}
+
+// Elicit implements hub.Elicitor.
+func (r *askAgent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+	r.mu.Lock()
+	a := r.a
+	r.mu.Unlock()
+	if a == nil {
+		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+	}
+	return a.Elicit(ctx, e)
 }
 
 // newModels makes one model client per configured profile, each telling

@@ -42,8 +42,8 @@ func (a *terminalAsker) Elicit(ctx context.Context, e hub.Elicitation) (hub.Elic
 	}
 	f, err := form.Parse(e.Schema)
 	if err != nil {
-		fmt.Fprintf(a.out, "(The form cannot be shown: %v. Declined.)\n", err)
-		return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+		fmt.Fprintf(a.out, "(The form cannot be shown: %v. Cancelled.)\n", err)
+		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 	}
 	if !a.interactive {
 		content, ok := f.Defaults()
@@ -72,9 +72,9 @@ func during(e hub.Elicitation) string {
 // visit shows the URL, opening nothing, and asks whether the user is done.
 func (a *terminalAsker) visit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
 	u, err := url.Parse(e.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		fmt.Fprintln(a.out, "(The server asks you to open an address that is not a web address. Declined.)")
-		return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		fmt.Fprintln(a.out, "(The server asks you to open an address that is not a plain web address. Cancelled.)")
+		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 	}
 	fmt.Fprintf(a.out, "The server, not mcpgram, asks you to open this address on %s (nothing is opened for you):\n  %s\n", plain(u.Host, 255), plain(e.URL, maxShown))
 	if !a.interactive {

@@ -17,7 +17,8 @@ import (
 
 // Without a terminal, `mcp call` answers what a server asks as nobody
 // there can: each field's default, declined when a required field has
-// none, and a URL declined; stderr says what was asked and answered.
+// none, and a URL declined; what cannot be shown is cancelled; stderr says
+// what was asked and answered.
 func TestMCPCallAnswersWithoutATerminal(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		b := buildBinary(t)
@@ -30,7 +31,7 @@ func TestMCPCallAnswersWithoutATerminal(t *testing.T) {
 				`{"action":"accept","content":{"n":3,"ok":true}}`, `answered with the defaults, {"n":3,"ok":true}`},
 			{"required without default", "book", "", `{"action":"decline","content":null}`, "a required field has no default: declined"},
 			{"url", "visit", `{"url": "https://example.com/login"}`, `{"action":"decline","content":null}`, "The server, not mcpgram, asks you to open this address on example.com"},
-			{"200 fields", "ask", `{"fields": 200}`, `{"action":"decline","content":null}`, "more than 50 fields"},
+			{"200 fields", "ask", `{"fields": 200}`, `{"action":"cancel","content":null}`, "more than 50 fields (200). Cancelled."},
 		}
 		for _, tt := range tests {
 			t.Run(map[bool]string{false: "2026-07-28/", true: "2025-11-25/"}[legacy]+tt.name, func(t *testing.T) {

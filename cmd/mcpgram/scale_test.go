@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -12,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -43,6 +46,10 @@ type cluster struct {
 	procs []*exec.Cmd
 	calls []string
 	logs  []*testenv.Buffer // each instance's log, at debug level
+	// hooks[i] counts the webhook requests instance i received that held
+	// a button press.
+	hooksMu sync.Mutex
+	presses []int
 }
 
 func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string, env ...string) *cluster {
@@ -52,8 +59,20 @@ func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []stri
 	const secret = "scale-Secret_1"
 	backends := make([]*url.URL, n)
 	var next atomic.Uint64
+	cl.presses = make([]int, n)
 	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(backends[next.Add(1)%uint64(n)])
+		i := next.Add(1) % uint64(n)
+		r.SetURL(backends[i])
+		body, err := io.ReadAll(r.In.Body)
+		if err != nil {
+			return
+		}
+		r.Out.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"callback_query"`)) {
+			cl.hooksMu.Lock()
+			cl.presses[i]++
+			cl.hooksMu.Unlock()
+		}
 	}, ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
 		w.WriteHeader(http.StatusBadGateway) // a dead instance: Telegram sends again
 	}})
@@ -73,6 +92,7 @@ func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []stri
 				"command": testenv.TestServer(t, "echo"), "autoApprove": autoApprove,
 				"env": map[string]string{"ECHO_CALL_LOG": calls},
 			},
+			"f": testenv.FeaturesEntry(t, false, "book"),
 		})
 		logs := &testenv.Buffer{}
 		cl.logs = append(cl.logs, logs)

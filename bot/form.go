@@ -1,0 +1,302 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"golang.org/x/net/idna"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/formcard"
+	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// Forms are what a server asks the user in the middle of a tool call (see
+// agent.Form): a card the running turn sends, whose buttons and replies
+// go to the agent out of band, as the chat's lane waits for the turn. A
+// press is checked when pressed: only the turn's user may answer.
+
+// maxShownMessage bounds the server's message on a card.
+const maxShownMessage = 1500
+
+// A formCard is a form's message in a chat, for the user whose call
+// asks.
+type formCard struct {
+	chatID int64
+	msgID  int
+	user   int64
+}
+
+// formCards are the cards this instance sent, by form id.
+type formCards struct {
+	mu sync.Mutex
+	m  map[int64]formCard
+}
+
+func (fc *formCards) put(id int64, c formCard) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.m == nil {
+		fc.m = map[int64]formCard{}
+	}
+	fc.m[id] = c
+}
+
+func (fc *formCards) get(id int64) (formCard, bool) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	c, ok := fc.m[id]
+	return c, ok
+}
+
+func (fc *formCards) drop(id int64) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	delete(fc.m, id)
+}
+
+// answered finds the form a message m of user answers: the one whose
+// card m replies to, or else the oldest card of user in the chat sent
+// before m. A message older than every card (the one that started the
+// call, run again after a restart) answers none.
+func (fc *formCards) answered(chatID, user int64, m *tgbotapi.Message) (int64, bool) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	var best int64
+	bestMsg := 0
+	for id, c := range fc.m {
+		if c.chatID != chatID || c.user != user {
+			continue
+		}
+		if m.ReplyToMessage != nil && m.ReplyToMessage.MessageID == c.msgID {
+			return id, true
+		}
+		if c.msgID < m.MessageID && (bestMsg == 0 || c.msgID < bestMsg) {
+			best, bestMsg = id, c.msgID
+		}
+	}
+	return best, bestMsg != 0
+}
+
+// showForm sends the card of f, which a call of user's turn asks.
+func (b *Bot) showForm(ctx context.Context, chatID, user int64, f *agent.Form) {
+	html, markup := formMessage(f, chatID < 0)
+	m, err := b.tg.SendHTML(ctx, chatID, 0, html, markup)
+	if err != nil {
+		b.logger.Error("send form", "chat", chatID, "form", f.ID, "err", err)
+		return
+	}
+	b.formCards.put(f.ID, formCard{chatID: chatID, msgID: m.MessageID, user: user})
+}
+
+// updateForm shows f on its card: message msgID, or (0) the card this
+// instance sent, if any.
+func (b *Bot) updateForm(ctx context.Context, chatID int64, msgID int, f *agent.Form) {
+	if msgID == 0 {
+		c, ok := b.formCards.get(f.ID)
+		if !ok {
+			return
+		}
+		msgID = c.msgID
+	}
+	html, markup := formMessage(f, chatID < 0)
+	if !f.Open() {
+		b.formCards.drop(f.ID)
+	}
+	if err := b.tg.EditHTML(ctx, chatID, msgID, html, markup); err != nil {
+		b.logger.Debug("edit form", "chat", chatID, "form", f.ID, "err", err)
+	}
+}
+
+// formMessage is f's card: its text and, while open, its buttons.
+func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMarkup) {
+	head := formHead(f)
+	if !f.Open() {
+		return head + "\n\n" + formOutcome(f), nil
+	}
+	if f.Mode == hub.ElicitURL {
+		return urlCard(f, head)
+	}
+	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt}
+	kb := formcard.Keyboard(c)
+	return formcard.Text(c), &kb
+}
+
+// formHead names who asks, during what, and shows what they say.
+func formHead(f *agent.Form) string {
+	var b strings.Builder
+	icon := "📝"
+	if f.Mode == hub.ElicitURL {
+		icon = "🔗"
+	}
+	fmt.Fprintf(&b, "%s <b>%s</b> asks you", icon, render.Escape(f.Server))
+	switch {
+	case f.Tool != "":
+		fmt.Fprintf(&b, ", during <code>%s</code>", render.Escape(f.Tool))
+	case f.URI != "":
+		fmt.Fprintf(&b, ", reading <code>%s</code>", render.Escape(render.Shorten(f.URI, 80)))
+	}
+	b.WriteString(":")
+	if msg := strings.TrimSpace(f.Message); msg != "" {
+		b.WriteString("\n<blockquote expandable>" + render.Escape(render.Shorten(msg, maxShownMessage)) + "</blockquote>")
+	}
+	if f.Mode != hub.ElicitURL {
+		fmt.Fprintf(&b, "\n<i>Your answers go to %s, not to the assistant.</i>", render.Escape(f.Server))
+	}
+	return b.String()
+}
+
+// urlCard asks the user to visit a page: the full domain first, the URL
+// itself, and a button that opens it; nothing is opened for the user.
+func urlCard(f *agent.Form, head string) (string, *tgbotapi.InlineKeyboardMarkup) {
+	host := pageHost(f.URL)
+	var b strings.Builder
+	b.WriteString(head)
+	fmt.Fprintf(&b, "\n\nIt is <b>%s</b>, not this bot, that asks you to open a page on:\n<b>%s</b>", render.Escape(f.Server), render.Escape(host))
+	fmt.Fprintf(&b, "\n<code>%s</code>", render.Escape(render.Shorten(f.URL, 500)))
+	b.WriteString("\nNothing is opened for you. Press <b>Done</b> once you have finished there.")
+	if !f.ExpiresAt.IsZero() {
+		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", f.ExpiresAt.UTC().Format("15:04"))
+	}
+	data := func(op callback.FormOp) string {
+		return callback.Data{Kind: callback.Form, Pending: f.ID, Op: op}.String()
+	}
+	kb := tgbotapi.NewInlineKeyboardMarkup(
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("Open "+render.Shorten(host, 40), f.URL)),
+		tgbotapi.NewInlineKeyboardRow(
+			tgbotapi.NewInlineKeyboardButtonData("✅ Done", data(callback.FormSubmit)),
+			tgbotapi.NewInlineKeyboardButtonData("🚫 Decline", data(callback.FormDecline)),
+			tgbotapi.NewInlineKeyboardButtonData("✖️ Cancel", data(callback.FormCancel))),
+	)
+	return b.String(), &kb
+}
+
+// pageHost is the host a URL leads to, as it would be typed: an
+// international name also in the letters DNS resolves (xn--), which tell
+// look-alikes apart.
+func pageHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	host := u.Hostname()
+	if ascii, err := idna.ToASCII(host); err == nil && ascii != host {
+		return host + " (" + ascii + ")"
+	}
+	return host
+}
+
+// formOutcome is the line a closed card ends with.
+func formOutcome(f *agent.Form) string {
+	switch f.Outcome {
+	case agent.FormAccepted:
+		if f.Mode == hub.ElicitURL {
+			return "✅ <i>Done.</i>"
+		}
+		return "✅ <i>Sent to " + render.Escape(f.Server) + ".</i>"
+	case agent.FormDeclined:
+		return "🚫 <i>Declined.</i>"
+	case agent.FormCancelled:
+		return "✖️ <i>Cancelled.</i>"
+	case agent.FormExpired:
+		return "⌛ <i>Nobody answered in time; " + render.Escape(f.Server) + " was told so.</i>"
+	case agent.FormStopped:
+		return "⏹ <i>The call ended before the form was answered.</i>"
+	}
+	return "<i>Closed.</i>"
+}
+
+// handleFormPress handles a form's button, out of band: the chat's lane
+// waits for the turn whose call waits for this form.
+func (b *Bot) handleFormPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+	user, chatID := cq.From.ID, cq.Message.Chat.ID
+	if !b.isAllowed(user) {
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+		return
+	}
+	if !b.allowPress(ctx, cq) {
+		return
+	}
+	in := agent.FormInput{Op: formOps[data.Op], Option: data.Option, Step: data.Page}
+	switch data.Op {
+	case callback.FormSubmit, callback.FormDecline, callback.FormCancel:
+		in.Step = -1
+	}
+	f, err := b.agent.FormInput(ctx, caller(user, chatID), data.Pending, in)
+	switch {
+	case errors.Is(err, agent.ErrNotYours):
+		b.tg.AnswerCallback(ctx, cq.ID, "This form is for the person whose request it belongs to; only they can answer it.", true)
+		return
+	case errors.Is(err, agent.ErrStale):
+		b.tg.AnswerCallback(ctx, cq.ID, "This form is no longer open.", true)
+		b.tg.RemoveKeyboard(ctx, chatID, cq.Message.MessageID)
+		return
+	case err != nil:
+		b.logger.Error("form input", "chat", chatID, "form", data.Pending, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
+		return
+	}
+	b.tg.AnswerCallback(ctx, cq.ID, render.Shorten(f.Note, 180), f.Note != "")
+	b.updateForm(ctx, chatID, cq.Message.MessageID, f)
+}
+
+// formOps maps the buttons to the agent's inputs.
+var formOps = map[callback.FormOp]agent.FormOp{
+	callback.FormChoose: agent.FormChoose, callback.FormToggle: agent.FormToggle, callback.FormDone: agent.FormDone,
+	callback.FormDefault: agent.FormDefault, callback.FormNext: agent.FormNext, callback.FormBack: agent.FormBack,
+	callback.FormSubmit: agent.FormSubmit, callback.FormDecline: agent.FormDecline, callback.FormCancel: agent.FormCancel,
+}
+
+// formText gives what m says to the form it answers (see
+// formCards.answered), if any, and reports whether it did; the sender is
+// told what did not do. Only the instance that showed the card takes a
+// reply: it is where the call waits, as the chat's updates all go to the
+// instance that leases the chat.
+func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
+	if m.From == nil || m.Text == "" || m.IsCommand() {
+		return false
+	}
+	user, chatID := m.From.ID, m.Chat.ID
+	id, ok := b.formCards.answered(chatID, user, m)
+	if !ok {
+		return false
+	}
+	f, err := b.agent.FormInput(ctx, caller(user, chatID), id, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
+	switch {
+	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
+		b.formCards.drop(id)
+		return false
+	case err != nil:
+		b.logger.Error("form input", "chat", chatID, "err", err)
+		b.say(ctx, chatID, "Sorry, something went wrong with the form; please try again.")
+		return true
+	}
+	if f.Note != "" {
+		if _, err := b.tg.SendHTML(ctx, chatID, m.MessageID, "⚠️ "+render.Escape(f.Note)+" Try again.", nil); err != nil {
+			b.logger.Debug("send form note", "chat", chatID, "err", err)
+		}
+	}
+	b.updateForm(ctx, chatID, 0, f)
+	return true
+}
+
+// handleFormText handles, out of band, a message from a user a call on
+// this instance waits for: it goes to their form. If the form closed
+// meanwhile, it is a message like any other, whose turn the agent runs
+// once the chat's running turn is over.
+func (b *Bot) handleFormText(ctx context.Context, m *tgbotapi.Message) {
+	if !b.admit(ctx, m, b.addressed(m)) {
+		return
+	}
+	if b.formText(ctx, m) {
+		return
+	}
+	b.handleAdmitted(ctx, m)
+}

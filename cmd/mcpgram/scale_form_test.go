@@ -1,0 +1,124 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+)
+
+// bookModel calls the features server's book, then reports its result.
+func bookModel(c llmfake.Call) llmfake.Reply {
+	last := c.Request.Messages[len(c.Request.Messages)-1].Content
+	if _, after, ok := strings.Cut(last, "] Result:"); ok {
+		return llmfake.Text("<attempt_completion><result>Booked: " + strings.TrimSpace(strings.Trim(strings.TrimSpace(after), "`")) + "</result></attempt_completion>")
+	}
+	return llmfake.Text(`<use_mcp_tool><server_name>f</server_name><tool_name>book</tool_name><arguments>{}</arguments></use_mcp_tool>`)
+}
+
+// formCard waits for the newest message of chat with buttons that
+// contains want, other than skip.
+func formCard(t testing.TB, tg *tgfake.Server, chat int64, want string, skip int) tgfake.Message {
+	t.Helper()
+	var card tgfake.Message
+	tg.WaitFor(t, 60*time.Second, "a form card with "+want, func() bool {
+		for _, m := range tg.Messages(chat) {
+			if m.ID != skip && len(m.Keyboard) > 0 && strings.Contains(m.Plain, want) {
+				card = m
+			}
+		}
+		return card.ID != 0
+	})
+	return card
+}
+
+// pressOn presses the button of card whose text starts with label, and
+// waits for the press's answer.
+func pressOn(t testing.TB, tg *tgfake.Server, chat int64, card tgfake.Message, label string) tgfake.CallbackAnswer {
+	t.Helper()
+	for _, b := range card.Buttons() {
+		text, data, _ := strings.Cut(b, "=")
+		if strings.HasPrefix(text, label) {
+			id := tg.Press(chat, chat, card.ID, data)
+			var ans tgfake.CallbackAnswer
+			tg.WaitFor(t, 60*time.Second, "the answer to "+label, func() bool {
+				var ok bool
+				ans, ok = tg.Answer(id)
+				return ok
+			})
+			return ans
+		}
+	}
+	t.Fatalf("no button %q on the card: %q", label, card.Buttons())
+	return tgfake.CallbackAnswer{}
+}
+
+// fillBooking answers the booking form on card, press by press, waiting
+// for the card to move on each time, and submits it.
+func fillBooking(t testing.TB, tg *tgfake.Server, chat int64, card tgfake.Message) {
+	t.Helper()
+	tg.Text(chat, chat, "2026-12-24")
+	steps := []struct{ wait, press string }{
+		{"▶️ Party size", "Use default"},
+		{"▶️ Seating", "Indoors"},
+		{"▶️ Vegetarian", "No"},
+		{"▶️ Extras", "✅ Submit"},
+	}
+	for _, s := range steps {
+		card = formCard(t, tg, chat, s.wait, 0)
+		pressOn(t, tg, chat, card, s.press)
+	}
+}
+
+// Two instances share PostgreSQL behind one webhook URL, each update going
+// to either: the form's card comes from the instance whose call waits,
+// and the presses and the reply, whichever instance receives them, reach
+// it; the server gets the answers.
+func TestScaleFormAnsweredThroughEitherInstance(t *testing.T) {
+	model := llmfake.New(t, bookModel)
+	cl := startCluster(t, 2, model, nil)
+	cl.tg.Text(42, 42, "book me a table")
+	card := formCard(t, cl.tg, 42, "f asks you, during book", 0)
+	fillBooking(t, cl.tg, 42, card)
+	cl.tg.WaitText(t, 42, `Booked: {"action":"accept","content":{"date":"2026-12-24","party":2,"seating":"indoor","vegetarian":false}}`)
+	cl.hooksMu.Lock()
+	presses := append([]int(nil), cl.presses...)
+	cl.hooksMu.Unlock()
+	if presses[0] == 0 || presses[1] == 0 {
+		t.Errorf("presses received per instance %v: want both to have received some", presses)
+	}
+	for i := range cl.procs {
+		cl.stop(t, i)
+	}
+	cl.backlog(t)
+}
+
+// The instance whose call waits for a form dies: the call is lost with
+// it. The other instance takes the chat and runs its message again; the
+// old card no longer takes a press, and the new one is answered.
+func TestScaleFormAfterTheInstanceDies(t *testing.T) {
+	model := llmfake.New(t, bookModel)
+	cl := startCluster(t, 2, model, nil)
+	cl.tg.Text(42, 42, "book me a table")
+	old := formCard(t, cl.tg, 42, "f asks you, during book", 0)
+	asked := -1
+	for i, l := range cl.logs {
+		if strings.Contains(l.String(), "model call") {
+			asked = i
+		}
+	}
+	if asked < 0 {
+		t.Fatal("no instance logged the model call")
+	}
+	cl.kill(t, asked)
+	card := formCard(t, cl.tg, 42, "f asks you, during book", old.ID)
+	if ans := pressOn(t, cl.tg, 42, old, "✅ Submit"); !strings.Contains(ans.Text, "no longer open") {
+		t.Errorf("a press on the dead call's card: %+v", ans)
+	}
+	fillBooking(t, cl.tg, 42, card)
+	cl.tg.WaitText(t, 42, `Booked: {"action":"accept"`)
+	cl.stop(t, 1-asked)
+	cl.backlog(t)
+}
