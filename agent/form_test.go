@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/postgres"
 )
 
 // A front end in the tests: it hands each form shown on to the test, and
@@ -223,43 +224,58 @@ func TestFormStoppedWithTheTurn(t *testing.T) {
 	}
 }
 
-// The form's answer may be given on another instance sharing the store:
-// the waiting call finds it there.
+// The form's answer may be given on another instance sharing the store
+// (SQLite: another handle of the process; PostgreSQL: another connection
+// pool, as another process has): the waiting call finds it there.
 func TestFormAnsweredElsewhere(t *testing.T) {
-	e := formEnv(t, false, toolThenDone("book", "{}"), nil)
-	front := newFormFront()
-	done := e.startTurn("book", front)
-	f := <-front.forms
-	// Another agent on the same database, as another process would be.
-	other, err := agent.New(e.db, e.hub, []agent.Model{nopModel{}}, agent.Options{Now: e.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if other.Waiting(alice.ChatID, alice.UserID) || !e.agent.Waiting(alice.ChatID, alice.UserID) {
-		t.Error("Waiting: the call waits on the first instance only")
-	}
-	ctx := context.Background()
-	for _, in := range []agent.FormInput{{Op: agent.FormType, Text: "2026-12-24", Step: -1}, {Op: agent.FormChoose, Option: 0, Step: -1}} {
-		g, err := other.FormInput(ctx, alice, f.ID, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f = g
-		if in.Op == agent.FormType {
-			_, err = other.FormInput(ctx, alice, f.ID, agent.FormInput{Op: agent.FormDefault, Step: f.State.Step})
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			var mine, theirs agent.Store
+			e := formEnv(t, false, toolThenDone("book", "{}"), nil)
+			mine, theirs = e.db, e.db
+			if engine == "postgres" {
+				dsn := testenv.Postgres(t)
+				pools := make([]*postgres.DB, 2)
+				for i := range pools {
+					db, err := postgres.Open(context.Background(), dsn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = db.Close() })
+					pools[i] = db
+				}
+				mine, theirs = pools[0], pools[1]
+				e.cfg = func(w *wiring) { w.Store = mine; w.FormPoll = 20 * time.Millisecond }
+				e.wire()
+			}
+			front := newFormFront()
+			done := e.startTurn("book", front)
+			f := <-front.forms
+			other, err := agent.New(theirs, e.hub, []agent.Model{nopModel{}}, agent.Options{Now: e.clock})
 			if err != nil {
 				t.Fatal(err)
 			}
-		}
-	}
-	if _, err := other.FormInput(ctx, alice, f.ID, agent.FormInput{Op: agent.FormSubmit, Step: -1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if last := front.last(t); !strings.Contains(last.Text, `"seating":"indoor"`) {
-		t.Errorf("the server got %q", last.Text)
+			if other.Waiting(alice.ChatID, alice.UserID) || !e.agent.Waiting(alice.ChatID, alice.UserID) {
+				t.Error("Waiting: the call waits on the first instance only")
+			}
+			ctx := context.Background()
+			for _, in := range []agent.FormInput{
+				{Op: agent.FormType, Text: "2026-12-24", Step: -1},
+				{Op: agent.FormDefault, Step: 1},
+				{Op: agent.FormChoose, Option: 0, Step: 2},
+				{Op: agent.FormSubmit, Step: -1},
+			} {
+				if f, err = other.FormInput(ctx, alice, f.ID, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if last := front.last(t); !strings.Contains(last.Text, `"seating":"indoor"`) {
+				t.Errorf("the server got %q", last.Text)
+			}
+		})
 	}
 }
 
