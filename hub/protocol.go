@@ -44,12 +44,14 @@ const (
 // clientInfo is who the hub says it is.
 var clientInfo = mcp.Implementation{Name: "mcpgram", Version: "1"}
 
-// capabilities are exactly the client features the hub implements:
-// elicitation in both modes when it has someone to ask, and nothing else
-// (sampling and roots are deprecated in 2026-07-28 and left out).
-func (h *Hub) capabilities() mcp.ClientCapabilities {
+// capabilities are exactly the client features the hub implements for a
+// server of transport typ: elicitation in both modes when it has someone
+// to ask, except over HTTP+SSE, where mcp-go cannot answer a server's
+// request; nothing else (sampling and roots are deprecated in 2026-07-28
+// and left out).
+func (h *Hub) capabilities(typ string) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if h.opts.Elicitor != nil {
+	if h.opts.Elicitor != nil && typ != TypeSSE {
 		caps.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
 	return caps
@@ -178,12 +180,13 @@ func modernVersion(resp *transport.JSONRPCResponse) (string, error) {
 }
 
 // protocolMeta is the _meta every request of a modern connection carries:
-// the revision, who the client is and what it can do.
+// the revision, who the client is and what it can do (modern connections
+// are never HTTP+SSE).
 func (h *Hub) protocolMeta(version string) map[string]any {
 	return map[string]any{
 		mcp.MetaKeyProtocolVersion:    version,
 		mcp.MetaKeyClientInfo:         clientInfo,
-		mcp.MetaKeyClientCapabilities: h.capabilities(),
+		mcp.MetaKeyClientCapabilities: h.capabilities(TypeStdio),
 	}
 }
 

@@ -1,11 +1,16 @@
 package hub_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/mark3labs/mcp-go/server/servertest"
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -113,6 +118,43 @@ func TestProtocolCapabilities(t *testing.T) {
 					t.Errorf("capabilities = %s, want %s", caps, want)
 				}
 			})
+		}
+	}
+}
+
+// Over HTTP the same holds, except over the HTTP+SSE transport, where
+// mcp-go cannot answer a server's request: no elicitation is declared
+// there.
+func TestProtocolCapabilitiesRemote(t *testing.T) {
+	clientTool := func() *mcpserver.MCPServer {
+		s := mcpserver.NewMCPServer("remote", "1.0.0")
+		s.AddTool(mcp.NewTool("client"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var caps any
+			if req.Params.Meta != nil {
+				caps = req.Params.Meta.AdditionalFields[mcp.MetaKeyClientCapabilities]
+			}
+			if session, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok && caps == nil {
+				caps = session.GetClientCapabilities()
+			}
+			b, _ := json.Marshal(caps)
+			return mcp.NewToolResultText(string(b)), nil
+		})
+		return s
+	}
+	streamable := servertest.NewTestStreamableHTTPServer(clientTool())
+	t.Cleanup(streamable.Close)
+	sse := servertest.NewTestServer(clientTool())
+	t.Cleanup(sse.Close)
+	opts := fastOptions()
+	opts.Elicitor = &scriptedElicitor{}
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
+		"streamable": map[string]any{"type": hub.TypeStreamableHTTP, "url": streamable.URL + "/mcp"},
+		"sse":        map[string]any{"type": hub.TypeSSE, "url": sse.URL + "/sse"},
+	})
+	h := testenv.StartHub(t, path, opts)
+	for name, want := range map[string]string{"streamable": `{"elicitation":{"form":{},"url":{}}}`, "sse": `{}`} {
+		if got := call(t, h, name, "client", nil).Text(); got != want {
+			t.Errorf("%s: capabilities %s, want %s", name, got, want)
 		}
 	}
 }

@@ -560,7 +560,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 	}
 	go guard.run(fromChild, toTransport)
 	c.tr = transport.NewIO(lines, toChild, nil)
-	c.client = client.NewClient(c.tr, s.clientOptions()...)
+	c.client = client.NewClient(c.tr, s.clientOptions(TypeStdio)...)
 	if err := c.client.Start(context.Background()); err != nil {
 		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
 	}
@@ -583,12 +583,12 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 		}
 		var tr *transport.StreamableHTTP
 		if tr, err = transport.NewStreamableHTTP(cfg.url, opts...); err == nil {
-			c.client = client.NewClient(tr, s.clientOptions()...)
+			c.client = client.NewClient(tr, s.clientOptions(cfg.typ)...)
 		}
 	case TypeSSE:
 		var tr *transport.SSE
 		if tr, err = transport.NewSSE(cfg.url, transport.WithHeaders(cfg.headers), transport.WithSSELogger(s.transportLogger(cfg))); err == nil {
-			c.client = client.NewClient(tr, s.clientOptions()...)
+			c.client = client.NewClient(tr, s.clientOptions(cfg.typ)...)
 		}
 	}
 	if err != nil {
@@ -611,10 +611,10 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	return nil
 }
 
-// clientOptions are those of an mcp-go client: the capabilities the hub
-// implements.
-func (s *server) clientOptions() []client.ClientOption {
-	return []client.ClientOption{client.WithClientCapabilities(s.hub.capabilities())}
+// clientOptions are those of an mcp-go client of a server of transport
+// typ: the capabilities the hub implements there.
+func (s *server) clientOptions(typ string) []client.ClientOption {
+	return []client.ClientOption{client.WithClientCapabilities(s.hub.capabilities(typ))}
 }
 
 // answerRequests has the hub, not mcp-go's client, answer what the server
@@ -636,7 +636,7 @@ func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = c.want
 	req.Params.ClientInfo = clientInfo
-	req.Params.Capabilities = s.hub.capabilities()
+	req.Params.Capabilities = s.hub.capabilities(cfg.typ)
 	if _, err := c.client.Initialize(ctx, req); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}

@@ -42,7 +42,7 @@ func (a *terminalAsker) Elicit(ctx context.Context, e hub.Elicitation) (hub.Elic
 	}
 	f, err := form.Parse(e.Schema)
 	if err != nil {
-		fmt.Fprintf(a.out, "(The form cannot be shown: %v. Cancelled.)\n", err)
+		fmt.Fprintf(a.out, "(The form cannot be shown: %s. Cancelled.)\n", plain(err.Error(), 300))
 		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 	}
 	if !a.interactive {
@@ -136,9 +136,9 @@ func (a *terminalAsker) fill(ctx context.Context, f *form.Form) (hub.ElicitResul
 		var inv *form.Invalid
 		switch {
 		case errors.As(err, &inv):
-			fmt.Fprintf(a.out, "  %s Try again.\n", inv.Reason)
+			fmt.Fprintf(a.out, "  %s Try again.\n", plain(inv.Reason, 300))
 		case err != nil:
-			fmt.Fprintf(a.out, "  %v.\n", err)
+			fmt.Fprintf(a.out, "  %s.\n", plain(err.Error(), 300))
 		}
 	}
 }
@@ -154,7 +154,7 @@ func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State
 		content, err := f.Submit(*st)
 		var missing *form.Missing
 		if errors.As(err, &missing) {
-			fmt.Fprintf(a.out, "  Still to fill in: %s.\n", strings.Join(missing.Fields, ", "))
+			fmt.Fprintf(a.out, "  Still to fill in: %s.\n", plain(strings.Join(missing.Fields, ", "), 500))
 			st.Step = missing.Step
 			return false, hub.ElicitResult{}, nil
 		}
