@@ -72,6 +72,15 @@ type Options struct {
 	// Metrics, when set, records start-up times and restarts, and reports
 	// each server's status at every scrape.
 	Metrics *metrics.Metrics
+
+	// Sandbox is how stdio servers whose entries set no sandbox mode run
+	// (default SandboxAuto: sandboxed wherever this machine allows).
+	Sandbox SandboxMode
+	// Protected lists the files of the bot that no sandboxed server may
+	// see, such as its database, settings and secrets. bubblewrap hides
+	// them even inside folders a server is shown; Landlock cannot hide a
+	// file inside a folder it grants, and the server's ServerInfo says so.
+	Protected []string
 }
 
 func (o *Options) setDefaults() {
@@ -94,6 +103,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
+	}
+	if o.Sandbox == "" {
+		o.Sandbox = SandboxAuto
 	}
 }
 
@@ -125,6 +137,9 @@ type Hub struct {
 
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
+
+	// launcher starts the sandboxed servers (see launcher).
+	launcher launcher
 }
 
 // New reads the settings file at settingsPath. It fails only when the file
@@ -132,6 +147,9 @@ type Hub struct {
 // broken server entry marks just that server failed.
 func New(settingsPath string, opts Options) (*Hub, error) {
 	opts.setDefaults()
+	if _, err := ParseSandboxMode(string(opts.Sandbox)); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	path, err := filepath.Abs(settingsPath)
 	if err != nil {
 		return nil, fmt.Errorf("settings path: %w", err)
@@ -268,6 +286,7 @@ func (h *Hub) Close() error {
 		})
 	}
 	wg.Wait()
+	h.launcher.close()
 	return errors.Join(errs...)
 }
 
