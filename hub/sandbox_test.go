@@ -27,7 +27,19 @@ type probeReport struct {
 		Err    string   `json:"err"`
 		Bytes  int      `json:"bytes"`
 		Found  []string `json:"found"`
+		Info   string   `json:"info"`
 	} `json:"results"`
+}
+
+// probe calls the hostile server srv's probe and decodes its report.
+func probe(t *testing.T, h *hub.Hub, srv string, needles, files []string) probeReport {
+	t.Helper()
+	res := call(t, h, srv, "probe", map[string]any{"needles": needles, "files": files})
+	var rep probeReport
+	if err := json.Unmarshal([]byte(res.Text()), &rep); err != nil {
+		t.Fatalf("probe: %v: %s", err, res.Text())
+	}
+	return rep
 }
 
 // A botDir is a bot's folder as a deployment has it: a settings file, a
@@ -35,7 +47,9 @@ type probeReport struct {
 // beside a server's own files. The secrets hold needle.
 type botDir struct {
 	dir, settings, env, secret, db, visible string
-	needle                                  string
+	// elsewhere is a file no entry names, in another folder of /tmp.
+	elsewhere string
+	needle    string
 }
 
 func newBotDir(t *testing.T, name string) botDir {
@@ -45,10 +59,11 @@ func newBotDir(t *testing.T, name string) botDir {
 		dir: d, needle: "needle-" + name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		env: filepath.Join(d, ".env"), secret: filepath.Join(d, "secrets", "telegram_token"),
 		db: filepath.Join(d, "data", "mcpgram.db"), visible: filepath.Join(d, "data", "notes.txt"),
+		elsewhere: filepath.Join(t.TempDir(), "elsewhere.txt"),
 	}
 	for path, content := range map[string]string{
 		b.env: "OPENAI_API_KEY=" + b.needle + "\n", b.secret: b.needle,
-		b.db: "SQLite format 3\x00" + b.needle, b.visible: "the server's own notes",
+		b.db: "SQLite format 3\x00" + b.needle, b.visible: "the server's own notes", b.elsewhere: "someone else's",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -73,22 +88,16 @@ func (b *botDir) hostile(t *testing.T, mode string) (probeReport, hub.ServerInfo
 	opts := fastOptions()
 	opts.Protected = []string{b.settings, b.env, b.secret, b.db, b.db + "-wal"}
 	h := testenv.StartHub(t, b.settings, opts)
-	res := call(t, h, "hostile", "probe", map[string]any{
-		"needles": []string{b.needle},
-		"files":   []string{b.db, b.settings, b.env, b.secret, b.visible},
-	})
-	var rep probeReport
-	if err := json.Unmarshal([]byte(res.Text()), &rep); err != nil {
-		t.Fatalf("probe: %v: %s", err, res.Text())
-	}
+	rep := probe(t, h, "hostile", []string{b.needle}, []string{b.db, b.settings, b.env, b.secret, b.visible, b.elsewhere, "/etc/shadow"})
 	return rep, server(t, h, "hostile")
 }
 
 // A server is a stranger: in its sandbox, the hostile server finds no
 // secret of the process that started it, neither in its environment and
 // memory nor in any environment it can see, and cannot read the bot's
-// database, settings, .env or secret file, while it reads its own files
-// beside the database. With the sandbox off the same reads succeed, as
+// database, settings, .env or secret file, /etc/shadow or a file no entry
+// names, while it reads its own files beside the database; under
+// bubblewrap it holds no capability, even where the bot runs as root. With the sandbox off the same reads succeed, as
 // they would for any server: this test's process is the bot here, and
 // the needle lies in its memory.
 func TestSandboxHidesTheBot(t *testing.T) {
@@ -119,6 +128,16 @@ func TestSandboxHidesTheBot(t *testing.T) {
 			}
 			for _, r := range rep.Results {
 				switch {
+				case r.Target == "capabilities":
+					if mode == "bubblewrap" && r.Info != "0000000000000000" {
+						t.Errorf("the server holds capabilities %s, want none", r.Info)
+					}
+				case strings.HasPrefix(r.Target, "kill "):
+					// bubblewrap's server sees its own init, not the
+					// bot; Landlock refuses from ABI 6.
+					if mode == "landlock" && hub.Sandboxes().LandlockABI >= 6 && r.Err == "" {
+						t.Errorf("%s: allowed, want the bot out of the server's reach", r.Target)
+					}
 				case r.Target == b.visible:
 					if r.Err != "" || r.Bytes == 0 {
 						t.Errorf("%s: %s, %d bytes; want the server's own file read", r.Target, r.Err, r.Bytes)
@@ -141,13 +160,28 @@ func TestSandboxHidesTheBot(t *testing.T) {
 func checkExposed(t *testing.T, b botDir, rep probeReport) {
 	t.Helper()
 	for _, r := range rep.Results {
+		if strings.HasPrefix(r.Target, "kill ") {
+			if r.Err != "" {
+				t.Errorf("unconfined, %s: %s, want it allowed", r.Target, r.Err)
+			}
+			continue
+		}
+		if r.Target == "capabilities" {
+			continue
+		}
+		if r.Target == "/etc/shadow" {
+			if root := os.Geteuid() == 0; root != (r.Bytes > 0) {
+				t.Errorf("unconfined, /etc/shadow: read %d bytes (%s) as root %v", r.Bytes, r.Err, root)
+			}
+			continue
+		}
 		want := r.Target == b.db || r.Target == b.env || r.Target == b.secret ||
 			(strings.HasSuffix(r.Target, "/mem") && os.Geteuid() == 0)
 		if got := len(r.Found) > 0; got != want {
 			t.Errorf("unconfined, %s: found the secret %v (%s), want %v", r.Target, got, r.Err, want)
 		}
-		if r.Target == b.settings && r.Bytes == 0 {
-			t.Errorf("unconfined, the settings file could not be read: %s", r.Err)
+		if (r.Target == b.settings || r.Target == b.elsewhere) && r.Bytes == 0 {
+			t.Errorf("unconfined, %s could not be read: %s", r.Target, r.Err)
 		}
 	}
 }
@@ -424,6 +458,97 @@ func TestSandboxCutsTheNetwork(t *testing.T) {
 			}
 			if got := call(t, h, "cut", "dial", map[string]any{"address": ln}).Text(); got == "connected" {
 				t.Errorf("without the network: dial = %q, want a failure", got)
+			}
+		})
+	}
+}
+
+// Of the home folder, a sandboxed server sees its package cache (~/.npm
+// for npx) and what its entry names there (a file right in it, alone, and
+// a folder), not the keys and configuration beside them. Not parallel: the
+// server's home is this process's HOME.
+func TestSandboxShowsTheHomeFolderOnlyItsCache(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	key, cached := filepath.Join(home, ".ssh", "id_ed25519"), filepath.Join(home, ".npm", "_cacache", "entry")
+	notes, doc := filepath.Join(home, "notes.json"), filepath.Join(home, "docs", "a.txt")
+	for path, content := range map[string]string{key: "PRIVATE KEY needle-home", cached: "a cached package", notes: "{}", doc: "a document"} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The hostile server under the name of npx, whose cache is ~/.npm.
+	npx := filepath.Join(t.TempDir(), "npx")
+	if err := os.Symlink(testenv.TestServer(t, "hostile"), npx); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"bubblewrap", "landlock"} {
+		t.Run(mode, func(t *testing.T) {
+			testenv.RequireSandbox(t, mode)
+			h, _ := startHub(t, map[string]any{"npx": map[string]any{"command": npx, "args": []string{"~/notes.json", "~/docs"}, "sandbox": mode}})
+			rep := probe(t, h, "npx", []string{"needle-home"}, []string{key, cached, notes, doc})
+			for _, r := range rep.Results {
+				switch r.Target {
+				case key:
+					if r.Err == "" || len(r.Found) > 0 {
+						t.Errorf("%s: read %d bytes, want it refused", r.Target, r.Bytes)
+					}
+				case cached, notes, doc:
+					if r.Err != "" || r.Bytes == 0 {
+						t.Errorf("%s: %s, want it readable: the entry names it, or it is the cache", r.Target, r.Err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// What an entry names is shown, and no more: a folder after --flag=, a
+// script with its project, a file in node_modules with that node_modules,
+// and the sandbox's readOnlyPaths; what lies beside them is not.
+func TestSandboxShowsWhatTheEntryNames(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"bubblewrap", "landlock"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testenv.RequireSandbox(t, mode)
+			d := t.TempDir()
+			files := map[string]string{}
+			for _, f := range []string{
+				"flagged/a.txt",
+				"project/package.json", "project/build/index.js", "project/lib/helper.js",
+				"app/node_modules/pkg/dist/index.js", "app/node_modules/dep/index.js", "app/secret.txt",
+				"extra/config.toml", "beside/unnamed.txt",
+			} {
+				p := filepath.Join(d, f)
+				files[f] = p
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, _ := startHub(t, map[string]any{"hostile": map[string]any{
+				"command": testenv.TestServer(t, "hostile"),
+				"args":    []string{"--data=" + filepath.Join(d, "flagged"), files["project/build/index.js"], files["app/node_modules/pkg/dist/index.js"]},
+				"sandbox": map[string]any{"mode": mode, "readOnlyPaths": []string{files["extra/config.toml"]}},
+			}})
+			var all []string
+			for _, p := range files {
+				all = append(all, p)
+			}
+			hidden := []string{files["app/secret.txt"], files["beside/unnamed.txt"]}
+			for _, r := range probe(t, h, "hostile", nil, all).Results {
+				if !strings.HasPrefix(r.Target, d) {
+					continue
+				}
+				if got, want := r.Err == "", !slices.Contains(hidden, r.Target); got != want {
+					t.Errorf("%s: read %v (%s), want %v", r.Target, got, r.Err, want)
+				}
 			}
 		})
 	}

@@ -80,6 +80,10 @@ func newView(cfg config, command string, env map[string]string, protected []stri
 		}
 	}
 	v.name(command, true)
+	if real := resolved(command); real != command {
+		// A link to the program elsewhere, as npx is to npm's script.
+		v.name(real, true)
+	}
 	shell := slices.Contains(shells, filepath.Base(command))
 	for i, a := range cfg.args {
 		if shell && i > 0 && cfg.args[i-1] == "-c" {
@@ -174,7 +178,9 @@ func (v *view) script(line string) {
 // to read. Any other file, or a path yet to be, is shown with its folder,
 // where the server may create it and whatever goes beside it (a database's
 // journal): the folder is created if it is missing, as the server would.
-// The command is only run, so it is shown read-only.
+// A file right in / or the home folder is shown alone: its folder holds
+// far more than the server needs. The command is only run, so it is shown
+// read-only.
 func (v *view) name(p string, command bool) {
 	for _, d := range notNamed {
 		if within(p, d) {
@@ -198,10 +204,14 @@ func (v *view) name(p string, command bool) {
 	default:
 		dir := filepath.Dir(p)
 		if dir == "/" || dir == v.home {
-			// Too much to show for one file: only the file.
-			if err == nil {
-				v.addRW(p)
+			// Too much to show for one file: only the file, created
+			// empty if it is not there yet, so that it can be shown.
+			if err != nil {
+				if f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+					f.Close()
+				}
 			}
+			v.addRW(p)
 			return
 		}
 		if _, err := os.Stat(dir); err != nil && !v.system(dir) {

@@ -80,6 +80,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if app.Store, err = openStore(ctx, cfg, logger); err != nil {
 		return err
 	}
+	logSandboxes(cfg, logger)
 	if !wait {
 		if err := app.Hub.Launch(); err != nil {
 			return fmt.Errorf("start MCP servers: %w", err)
@@ -168,6 +169,8 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		Logger:    logger.With("component", "hub"),
 		NoWatch:   !watch,
 		LookupEnv: cfg.LookupEnv,
+		Sandbox:   cfg.Sandbox,
+		Protected: protected(cfg),
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)
@@ -177,6 +180,32 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		return nil, fmt.Errorf("%w; fix the file, or point --mcp-settings or MCP_SETTINGS at another", err)
 	}
 	return h, nil
+}
+
+// protected lists the bot's files that no MCP server may see: those of
+// the configuration, and those the bot writes beside its database.
+func protected(cfg *config.Config) []string {
+	out := cfg.Protected()
+	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg)} {
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// logSandboxes says, as the MCP servers start, how they run: a warning where
+// they run unconfined though MCP_SANDBOX asked for a sandbox.
+func logSandboxes(cfg *config.Config, logger *slog.Logger) {
+	s := hub.Sandboxes()
+	switch {
+	case cfg.Sandbox == hub.SandboxOff:
+		logger.Warn("MCP servers run without a sandbox (MCP_SANDBOX=off) and can read whatever this user can, unless their own settings ask for one")
+	case s.Best() == "":
+		logger.Warn(s.String())
+	default:
+		logger.Info(s.String())
+	}
 }
 
 // Close stops the MCP servers and closes the database; it is safe on an

@@ -72,6 +72,10 @@ func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []stri
 			"jobs": map[string]any{
 				"command": testenv.TestServer(t, "echo"), "autoApprove": autoApprove,
 				"env": map[string]string{"ECHO_CALL_LOG": calls},
+				// Unsandboxed: a killed instance's orphaned server is
+				// found by the pid it logs, which a sandbox's own PID
+				// namespace would renumber.
+				"sandbox": "off",
 			},
 		})
 		logs := &testenv.Buffer{}
