@@ -18,8 +18,9 @@ type mountOp struct {
 // sandbox showing view v. The server gets its own process, IPC and host
 // name namespaces and no capabilities (bubblewrap run by root would keep
 // them, and with them the power to undo its mounts), and it dies with the
-// bot. Its filesystem is v, and every protected file v would show is
-// covered: a file by /dev/null, a folder by an empty one.
+// bot. Its filesystem is v: a read-only folder that holds a hidden path is
+// shown entry by entry without it, and a data file of the bot's in a
+// folder the server may write is covered by /dev/null.
 func bwrapArgs(v view, command string, args []string) []string {
 	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"}
 	if !v.network {
@@ -37,7 +38,7 @@ func bwrapArgs(v view, command string, args []string) []string {
 				shown = append(shown, bindPath{path: d})
 			}
 		case fi.IsDir():
-			ops = append(ops, mountOp{d, []string{"--ro-bind", d, d}})
+			ops = append(ops, roExcept(d, d, v.hidden())...)
 			shown = append(shown, bindPath{path: d})
 		}
 	}
@@ -52,11 +53,11 @@ func bwrapArgs(v view, command string, args []string) []string {
 		if _, err := os.Stat(b.path); err != nil || coveredBy(b.path, b.rw, shown) {
 			continue
 		}
-		flag := "--ro-bind"
 		if b.rw {
-			flag = "--bind"
+			ops = append(ops, mountOp{b.path, []string{"--bind", b.path, b.path}})
+		} else {
+			ops = append(ops, roExcept(b.path, b.path, v.hidden())...)
 		}
-		ops = append(ops, mountOp{b.path, []string{flag, b.path, b.path}})
 		shown = append(shown, b)
 	}
 	for _, d := range []string{v.home, v.cwd} {
@@ -106,13 +107,54 @@ func coveredBy(p string, rw bool, shown []bindPath) bool {
 	return false
 }
 
-// masks covers every protected path that a shown folder would show: a
-// folder with an empty one, a file with /dev/null, which reads as empty.
+// roExcept shows the host folder src at dest read-only, but for the hidden
+// paths beneath it: where one lies beneath, dest becomes an empty folder
+// in which each entry is shown on its own. A mount that covered the hidden
+// file would fall away if the file were replaced by a rename while the
+// server runs; a file never shown cannot reappear.
+func roExcept(src, dest string, hidden []string) []mountOp {
+	src = resolved(src)
+	var inside []string
+	for _, h := range hidden {
+		if h := resolved(h); within(h, src) {
+			inside = append(inside, h)
+		}
+	}
+	switch {
+	case len(inside) == 0:
+		return []mountOp{{dest, []string{"--ro-bind", src, dest}}}
+	case slices.Contains(inside, src):
+		return nil
+	}
+	ops := []mountOp{{dest, []string{"--tmpfs", dest}}}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return ops
+	}
+	for _, e := range entries {
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dest, e.Name())
+		if e.Type()&os.ModeSymlink != 0 {
+			if target, err := os.Readlink(from); err == nil {
+				ops = append(ops, mountOp{to, []string{"--symlink", target, to}})
+			}
+			continue
+		}
+		ops = append(ops, roExcept(from, to, inside)...)
+	}
+	return ops
+}
+
+// masks covers the bot's data files in the folders the server may write
+// with /dev/null, which reads as empty: the bot changes them in place,
+// so the cover holds (a replaced file would show again; see check).
 func (v view) masks(shown []bindPath) []string {
 	var dests []string
 	kind := map[string]bool{} // dest: is a folder
 	for _, s := range shown {
-		for _, p := range v.protected {
+		if !s.rw {
+			continue
+		}
+		for _, p := range v.data {
 			fi, err := os.Stat(p)
 			if err != nil {
 				continue

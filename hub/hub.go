@@ -76,11 +76,20 @@ type Options struct {
 	// Sandbox is how stdio servers whose entries set no sandbox mode run
 	// (default SandboxAuto: sandboxed wherever this machine allows).
 	Sandbox SandboxMode
-	// Protected lists the files of the bot that no sandboxed server may
-	// see, such as its database, settings and secrets. bubblewrap hides
-	// them even inside folders a server is shown; Landlock cannot hide a
-	// file inside a folder it grants, and the server's ServerInfo says so.
+	// Protected lists files of the bot that no sandboxed server may see,
+	// such as its .env and secret files; the settings file is always one.
+	// They may be replaced while servers run (an editor saves by renaming),
+	// and a mask over a replaced file falls away, so no sandbox shows
+	// them at all: a server whose entry would have it write in a folder
+	// that holds one is not started, and says why.
 	Protected []string
+	// ProtectedData lists the bot's own data files, such as its database
+	// and its journals, which the bot changes in place and never replaces:
+	// hidden like Protected, and under bubblewrap even inside a folder a
+	// server may write (the memory server's folder may hold the bot's
+	// database). Landlock cannot take a file out of a folder it lets a
+	// server write, and the server's ServerInfo says so.
+	ProtectedData []string
 }
 
 func (o *Options) setDefaults() {

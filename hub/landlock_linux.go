@@ -137,13 +137,14 @@ func (r *ruleset) allowExcept(dir string, hidden []string, rights uint64) error 
 
 // fill grants view v: the system's parts to read and run, /proc to read
 // (what of another process is private, Landlock keeps from a sandboxed
-// one), the common devices, v's read-only paths but for the protected
-// ones, and its read-write ones. It returns the protected paths that a
+// one), the common devices, v's read-only paths but for the hidden ones,
+// and its read-write ones. It returns the bot's data files that a
 // read-write folder shows: Landlock cannot take a file out of a folder it
 // grants, and without the folder's right to read new files the server
-// could not use what it creates there.
+// could not use what it creates there. (No protected file lies in one:
+// see check.)
 func (r *ruleset) fill(v view) (exposed []string, err error) {
-	hidden := v.protected
+	hidden := v.hidden()
 	grants := []struct {
 		paths  []string
 		rights uint64
@@ -161,7 +162,7 @@ func (r *ruleset) fill(v view) (exposed []string, err error) {
 		if err := r.allow(p, llAll); err != nil {
 			return nil, err
 		}
-		for _, e := range exposures(p, hidden) {
+		for _, e := range exposures(p, v.data) {
 			if !slices.Contains(exposed, e) {
 				exposed = append(exposed, e)
 			}

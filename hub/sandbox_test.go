@@ -86,7 +86,8 @@ func (b *botDir) hostile(t *testing.T, mode string) (probeReport, hub.ServerInfo
 		"sandbox": mode,
 	}})
 	opts := fastOptions()
-	opts.Protected = []string{b.settings, b.env, b.secret, b.db, b.db + "-wal"}
+	opts.Protected = []string{b.env, b.secret}
+	opts.ProtectedData = []string{b.db, b.db + "-wal"}
 	h := testenv.StartHub(t, b.settings, opts)
 	rep := probe(t, h, "hostile", []string{b.needle}, []string{b.db, b.settings, b.env, b.secret, b.visible, b.elsewhere, "/etc/shadow"})
 	return rep, server(t, h, "hostile")
@@ -507,8 +508,9 @@ func TestSandboxShowsTheHomeFolderOnlyItsCache(t *testing.T) {
 }
 
 // What an entry names is shown, and no more: a folder after --flag=, a
-// script with its project, a file in node_modules with that node_modules,
-// and the sandbox's readOnlyPaths; what lies beside them is not.
+// relative path with a slash that exists, a script with its project, a
+// file in node_modules with that node_modules, and the sandbox's
+// readOnlyPaths; what lies beside them is not.
 func TestSandboxShowsWhatTheEntryNames(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"bubblewrap", "landlock"} {
@@ -534,20 +536,70 @@ func TestSandboxShowsWhatTheEntryNames(t *testing.T) {
 			}
 			h, _ := startHub(t, map[string]any{"hostile": map[string]any{
 				"command": testenv.TestServer(t, "hostile"),
-				"args":    []string{"--data=" + filepath.Join(d, "flagged"), files["project/build/index.js"], files["app/node_modules/pkg/dist/index.js"]},
+				// testdata/raw: a path with a slash that exists, relative
+				// to the working folder (this package's, as it is the bot's).
+				"args":    []string{"--data=" + filepath.Join(d, "flagged"), files["project/build/index.js"], files["app/node_modules/pkg/dist/index.js"], "testdata/raw"},
 				"sandbox": map[string]any{"mode": mode, "readOnlyPaths": []string{files["extra/config.toml"]}},
 			}})
-			var all []string
+			wd, _ := os.Getwd()
+			named, unnamed := filepath.Join(wd, "testdata", "raw", "main.go"), filepath.Join(wd, "testdata", "echo", "main.go")
+			all := []string{named, unnamed}
 			for _, p := range files {
 				all = append(all, p)
 			}
-			hidden := []string{files["app/secret.txt"], files["beside/unnamed.txt"]}
+			hidden := []string{files["app/secret.txt"], files["beside/unnamed.txt"], unnamed}
 			for _, r := range probe(t, h, "hostile", nil, all).Results {
-				if !strings.HasPrefix(r.Target, d) {
+				if !strings.HasPrefix(r.Target, d) && !strings.HasPrefix(r.Target, wd) {
 					continue
 				}
 				if got, want := r.Err == "", !slices.Contains(hidden, r.Target); got != want {
 					t.Errorf("%s: read %v (%s), want %v", r.Target, got, r.Err, want)
+				}
+			}
+		})
+	}
+}
+
+// A protected file stays hidden when it is replaced while the server
+// runs, as an editor's save replaces it: a folder that holds one is shown
+// read-only entry by entry, and the new file was never among them. A
+// server whose entry would have it write in such a folder is not started,
+// and says why.
+func TestSandboxHidesAReplacedFile(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"bubblewrap", "landlock"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testenv.RequireSandbox(t, mode)
+			b := newBotDir(t, mode)
+			hostile := testenv.TestServer(t, "hostile")
+			b.settings = testenv.WriteSettings(t, b.dir, map[string]any{
+				"reader": map[string]any{"command": hostile, "sandbox": map[string]any{"mode": mode, "readOnlyPaths": []string{b.dir}}},
+				"writer": map[string]any{"command": hostile, "cwd": b.dir, "sandbox": mode},
+			})
+			opts := fastOptions()
+			opts.Protected = []string{b.env, b.secret}
+			h := testenv.StartHub(t, b.settings, opts)
+			if s := server(t, h, "writer"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, "give the server a folder of its own") || !strings.Contains(s.Error, b.dir) {
+				t.Errorf("writer: %s %q, want failed, naming the folder and what to do", s.Status, s.Error)
+			}
+			replaced := b.env + ".new"
+			if err := os.WriteFile(replaced, []byte("OPENAI_API_KEY=replaced-"+b.needle), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(replaced, b.env); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range probe(t, h, "reader", []string{b.needle}, []string{b.env, b.settings, b.visible}).Results {
+				switch r.Target {
+				case b.visible:
+					if r.Err != "" {
+						t.Errorf("%s: %s, want it readable", r.Target, r.Err)
+					}
+				case b.env, b.settings:
+					if r.Bytes > 0 || len(r.Found) > 0 {
+						t.Errorf("%s: read %d bytes, want it hidden", r.Target, r.Bytes)
+					}
 				}
 			}
 		})

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -57,16 +58,18 @@ type view struct {
 	cwd    string
 	ownCwd bool
 	home   string
-	// protected are the bot's files that exist and no server may see.
-	protected []string
-	network   bool
+	// protected are the files, existing, that no server may see at all;
+	// data those the bot changes in place, which may be covered inside a
+	// folder the server writes.
+	protected, data []string
+	network         bool
 }
 
 // newView works out the view of server cfg, whose command was found at
 // command, with child's environment env. It creates the folders a named
 // file would be created in, and the package caches, as the server would
 // itself, so that they can be shown to it.
-func newView(cfg config, command string, env map[string]string, protected []string) view {
+func newView(cfg config, command string, env map[string]string, protected, data []string) view {
 	v := view{network: !cfg.sandbox.noNetwork, home: env["HOME"]}
 	v.cwd, v.ownCwd = cfg.cwd, cfg.cwd != ""
 	if !v.ownCwd {
@@ -114,16 +117,40 @@ func newView(cfg config, command string, env map[string]string, protected []stri
 	for _, p := range cfg.sandbox.readOnly {
 		v.addRO(p)
 	}
-	for _, p := range protected {
-		if _, err := os.Lstat(p); err == nil {
-			v.protected = append(v.protected, p)
-		}
-	}
+	v.protected, v.data = existing(protected), existing(data)
 	for _, pattern := range hiddenSystemFiles {
 		matches, _ := filepath.Glob(pattern)
 		v.protected = append(v.protected, matches...)
 	}
 	return v
+}
+
+// existing returns the paths of ps that exist.
+func existing(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if _, err := os.Lstat(p); err == nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// hidden is every path v keeps from the server.
+func (v view) hidden() []string { return slices.Concat(v.protected, v.data) }
+
+// check refuses a view that would let the server write in a folder that
+// holds a protected file: such a file may be replaced while the server
+// runs, and no sandbox can keep a replaced file out of a folder it shows.
+func (v view) check() error {
+	for _, dir := range v.rw {
+		for _, p := range v.protected {
+			if e := exposures(dir, []string{p}); len(e) > 0 {
+				return fmt.Errorf("%w: it may write in %s, which holds %s, a file of the bot's that a sandbox can only hide from a server that cannot write beside it: give the server a folder of its own (or turn its sandbox off, if it may see the file)", errNoSandbox, dir, p)
+			}
+		}
+	}
+	return nil
 }
 
 // pathIn reads a path out of an argument or an env value: an absolute

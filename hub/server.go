@@ -588,34 +588,40 @@ func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error
 	if plan.err != nil {
 		return nil, plan.err
 	}
-	env := childEnv(cfg.env)
-	cmd.Env = env
-	command := cmd.Path
-	switch plan.engine {
-	case "":
+	cmd.Env = childEnv(cfg.env)
+	if plan.engine == "" {
 		s.log.Warn("server runs without a sandbox: it can read whatever this user can", "why", plan.why)
 		return cmd.Start, nil
-	case engineBubblewrap:
-		cmd.Env = withTmp(env, cfg, "/tmp")
-		v := newView(cfg, command, envMap(cmd.Env), s.hub.opts.Protected)
+	}
+	// bubblewrap gives the server a /tmp of its own; Landlock cannot, so
+	// it gets a private folder instead.
+	tmp := "/tmp"
+	if plan.engine == engineLandlock {
+		if c.tmp, err = os.MkdirTemp("", "mcpgram-server-"); err != nil {
+			return nil, fmt.Errorf("private temporary folder: %w", err)
+		}
+		tmp = c.tmp
+	}
+	cmd.Env = withTmp(cmd.Env, cfg, tmp)
+	command := cmd.Path
+	opts := s.hub.opts
+	v := newView(cfg, command, envMap(cmd.Env), append([]string{s.hub.path}, opts.Protected...), opts.ProtectedData)
+	if err := v.check(); err != nil {
+		return nil, err
+	}
+	if plan.engine == engineBubblewrap {
 		cmd.Path = s.hub.support().Bubblewrap
 		cmd.Args = append([]string{"bwrap"}, bwrapArgs(v, command, cfg.args)...)
 		c.sandboxed = true
 		s.setExposed(nil)
 		return func() error { return s.hub.launcher.start(cmd) }, nil
 	}
-	// Landlock: no /tmp of its own, so a private folder instead.
-	if c.tmp, err = os.MkdirTemp("", "mcpgram-server-"); err != nil {
-		return nil, fmt.Errorf("private temporary folder: %w", err)
-	}
-	cmd.Env = withTmp(env, cfg, c.tmp)
-	v := newView(cfg, command, envMap(cmd.Env), s.hub.opts.Protected)
 	v.addRW(c.tmp)
 	return func() error {
 		exposed, err := startLandlocked(cmd, v, s.hub.support().LandlockABI)
 		s.setExposed(exposed)
 		if len(exposed) > 0 {
-			s.log.Warn("Landlock cannot hide these files of the bot from the server: they lie in a folder it needs", "files", exposed)
+			s.log.Warn("Landlock cannot hide these files of the bot from the server: they lie in a folder it may write", "files", exposed)
 		}
 		return err
 	}, nil

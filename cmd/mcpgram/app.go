@@ -164,13 +164,15 @@ func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (St
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
 func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics) (*hub.Hub, error) {
+	files, data := protected(cfg)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
-		Metrics:   m,
-		Logger:    logger.With("component", "hub"),
-		NoWatch:   !watch,
-		LookupEnv: cfg.LookupEnv,
-		Sandbox:   cfg.Sandbox,
-		Protected: protected(cfg),
+		Metrics:       m,
+		Logger:        logger.With("component", "hub"),
+		NoWatch:       !watch,
+		LookupEnv:     cfg.LookupEnv,
+		Sandbox:       cfg.Sandbox,
+		Protected:     files,
+		ProtectedData: data,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)
@@ -183,15 +185,16 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 }
 
 // protected lists the bot's files that no MCP server may see: those of
-// the configuration, and those the bot writes beside its database.
-func protected(cfg *config.Config) []string {
-	out := cfg.Protected()
+// the configuration, and, among the data the bot changes in place, those
+// it writes beside its database.
+func protected(cfg *config.Config) (files, data []string) {
+	files, data = cfg.Protected()
 	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg)} {
 		if abs, err := filepath.Abs(p); err == nil {
-			out = append(out, abs)
+			data = append(data, abs)
 		}
 	}
-	return out
+	return files, data
 }
 
 // logSandboxes says, as the MCP servers start, how they run: a warning where

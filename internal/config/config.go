@@ -231,17 +231,9 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		return nil, fmt.Errorf("config file %s: %w", file, err)
 	}
 
-	dotenv := map[string]string{}
-	envFile := ""
-	if path := flagString(fs, "env-file"); path != "" {
-		m, err := readDotEnv(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		if err == nil {
-			envFile = path
-		}
-		dotenv = m
+	dotenv, envFile, err := envFileOf(fs)
+	if err != nil {
+		return nil, err
 	}
 	var secretFiles []string
 
@@ -289,6 +281,23 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		return nil, err
 	}
 	return c, nil
+}
+
+// envFileOf reads the .env file --env-file names, if it exists, and
+// returns its variables and its path ("" when there was none).
+func envFileOf(fs *pflag.FlagSet) (map[string]string, string, error) {
+	path := flagString(fs, "env-file")
+	if path == "" {
+		return map[string]string{}, "", nil
+	}
+	m, err := readDotEnv(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return m, path, nil
 }
 
 // LookupEnv looks a variable up the way settings are: the environment

@@ -25,33 +25,30 @@ func (c *Config) SecretEnv() []string {
 }
 
 // Protected lists, as absolute paths, the files of the bot that no MCP
-// server may see: the settings file (it may expand secrets), mcpgram.yaml,
-// the .env file, the files NAME_FILE settings named, and the SQLite
-// database with the files SQLite keeps beside it. Whether they exist is
+// server may see: in files, the settings file (it may expand secrets),
+// mcpgram.yaml, the .env file and the files NAME_FILE settings named; in
+// data, the SQLite database and the files SQLite keeps beside it, which
+// the bot changes in place rather than replacing. Whether they exist is
 // for the caller to check.
-func (c *Config) Protected() []string {
-	var out []string
-	add := func(p string) {
+func (c *Config) Protected() (files, data []string) {
+	add := func(list *[]string, p string) {
 		if p == "" {
 			return
 		}
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
+		if !slices.Contains(*list, p) {
+			*list = append(*list, p)
 		}
 	}
-	add(c.MCPSettings)
-	add(c.File)
-	add(c.envFile)
-	for _, f := range c.secretFiles {
-		add(f)
+	for _, p := range append([]string{c.MCPSettings, c.File, c.envFile}, c.secretFiles...) {
+		add(&files, p)
 	}
 	if c.DatabasePath != "" {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-			add(c.DatabasePath + suffix)
+			add(&data, c.DatabasePath+suffix)
 		}
 	}
-	return out
+	return files, data
 }
