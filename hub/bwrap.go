@@ -18,9 +18,9 @@ type mountOp struct {
 // sandbox showing view v. The server gets its own process, IPC and host
 // name namespaces and no capabilities (bubblewrap run by root would keep
 // them, and with them the power to undo its mounts), and it dies with the
-// bot. Its filesystem is v: a read-only folder that holds a hidden path is
-// shown entry by entry without it, and a data file of the bot's in a
-// folder the server may write is covered by /dev/null.
+// bot. Its filesystem is v: a read-only folder that holds a protected file
+// is shown entry by entry without it, and the files v covers (the bot's
+// data, the system's secrets) are covered by /dev/null wherever shown.
 func bwrapArgs(v view, command string, args []string) []string {
 	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"}
 	if !v.network {
@@ -38,7 +38,7 @@ func bwrapArgs(v view, command string, args []string) []string {
 				shown = append(shown, bindPath{path: d})
 			}
 		case fi.IsDir():
-			ops = append(ops, roExcept(d, d, v.hidden())...)
+			ops = append(ops, roExcept(d, d, v.protected)...)
 			shown = append(shown, bindPath{path: d})
 		}
 	}
@@ -56,7 +56,7 @@ func bwrapArgs(v view, command string, args []string) []string {
 		if b.rw {
 			ops = append(ops, mountOp{b.path, []string{"--bind", b.path, b.path}})
 		} else {
-			ops = append(ops, roExcept(b.path, b.path, v.hidden())...)
+			ops = append(ops, roExcept(b.path, b.path, v.protected)...)
 		}
 		shown = append(shown, b)
 	}
@@ -144,16 +144,15 @@ func roExcept(src, dest string, hidden []string) []mountOp {
 	return ops
 }
 
-// masks covers the bot's data files in the folders the server may write
-// with /dev/null, which reads as empty: the bot changes them in place,
-// so the cover holds (a replaced file would show again; see check).
+// masks covers the files of v.data that the shown folders show: a file
+// with /dev/null, which reads as empty, a folder with an empty one. They
+// are changed in place, so the cover holds: a replaced file would show
+// again, which is why protected files are never shown at all instead.
+// (Showing /etc entry by entry, as for those, would cost half a second.)
 func (v view) masks(shown []bindPath) []string {
 	var dests []string
 	kind := map[string]bool{} // dest: is a folder
 	for _, s := range shown {
-		if !s.rw {
-			continue
-		}
 		for _, p := range v.data {
 			fi, err := os.Stat(p)
 			if err != nil {

@@ -59,8 +59,8 @@ type view struct {
 	ownCwd bool
 	home   string
 	// protected are the files, existing, that no server may see at all;
-	// data those the bot changes in place, which may be covered inside a
-	// folder the server writes.
+	// data those that are changed in place rather than replaced (the
+	// bot's own data, the system's secrets), which a cover hides.
 	protected, data []string
 	network         bool
 }
@@ -120,7 +120,7 @@ func newView(cfg config, command string, env map[string]string, protected, data 
 	v.protected, v.data = existing(protected), existing(data)
 	for _, pattern := range hiddenSystemFiles {
 		matches, _ := filepath.Glob(pattern)
-		v.protected = append(v.protected, matches...)
+		v.data = append(v.data, matches...)
 	}
 	return v
 }
