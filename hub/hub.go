@@ -153,12 +153,15 @@ type Hub struct {
 
 // New reads the settings file at settingsPath. It fails only when the file
 // cannot be read or is not valid JSON (naming file, line and column); a
-// broken server entry marks just that server failed.
+// broken server entry marks just that server failed. The first New of a
+// process also finds out which sandboxes this machine offers (Sandboxes),
+// so that no catalog waits for that later.
 func New(settingsPath string, opts Options) (*Hub, error) {
 	opts.setDefaults()
 	if _, err := ParseSandboxMode(string(opts.Sandbox)); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	machine()
 	path, err := filepath.Abs(settingsPath)
 	if err != nil {
 		return nil, fmt.Errorf("settings path: %w", err)

@@ -78,7 +78,8 @@ func newView(cfg config, command string, env map[string]string, protected, data 
 		v.addRW(v.cwd)
 	}
 	for _, dir := range filepath.SplitList(env["PATH"]) {
-		if filepath.IsAbs(dir) {
+		// Not / or the home folder, which would show it all.
+		if dir = filepath.Clean(dir); filepath.IsAbs(dir) && dir != "/" && dir != v.home {
 			v.addRO(installPrefix(dir))
 		}
 	}
@@ -227,7 +228,11 @@ func (v *view) name(p string, command bool) {
 			v.addRW(p)
 		}
 	case err == nil && (command || slices.Contains(scriptExts, filepath.Ext(p))):
-		v.addRO(projectOf(filepath.Dir(p)))
+		root := projectOf(filepath.Dir(p), v.home)
+		if root == "/" || root == v.home {
+			root = p // too much to show for one program: only it
+		}
+		v.addRO(root)
 	default:
 		dir := filepath.Dir(p)
 		if dir == "/" || dir == v.home {
@@ -251,20 +256,20 @@ func (v *view) name(p string, command bool) {
 }
 
 // projectOf is the nearest of dir and its three closest parents that holds
-// a project's marker, or dir itself.
-func projectOf(dir string) string {
+// a project's marker, or dir itself; never / or the home folder, whatever
+// they hold.
+func projectOf(dir, home string) string {
 	d := dir
 	for range 4 {
+		if d == "/" || d == home {
+			break
+		}
 		for _, m := range projectMarkers {
 			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
 				return d
 			}
 		}
-		parent := filepath.Dir(d)
-		if parent == d || parent == "/" {
-			break
-		}
-		d = parent
+		d = filepath.Dir(d)
 	}
 	return dir
 }
