@@ -584,6 +584,7 @@ func (s *server) attach(c *conn, cmd *exec.Cmd, name string, toChild, fromChild 
 // confine gives cmd its environment and, as the server's sandbox plan
 // says, its sandbox, and returns what starts it.
 func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error, err error) {
+	s.setExposed(nil)
 	plan := s.hub.plan(cfg)
 	if plan.err != nil {
 		return nil, plan.err
@@ -613,7 +614,6 @@ func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error
 		cmd.Path = s.hub.support().Bubblewrap
 		cmd.Args = append([]string{"bwrap"}, bwrapArgs(v, command, cfg.args)...)
 		c.sandboxed = true
-		s.setExposed(nil)
 		return func() error { return s.hub.launcher.start(cmd) }, nil
 	}
 	v.addRW(c.tmp)
