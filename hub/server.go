@@ -61,6 +61,7 @@ type server struct {
 	conn       *conn // set while running
 	stderr     *tail // of the last process
 	tools      []Tool
+	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
 	templates  []ResourceTemplate
 	cancel     context.CancelFunc // set while the run loop lives
@@ -121,10 +122,11 @@ type conn struct {
 	// refresh asks for the catalog to be read again.
 	refresh chan struct{}
 
-	stdout   *os.File // our end of a child's stdout
-	requests inFlight // the hub's requests awaiting an answer
-	calls    calls    // the calls among them, for what their servers ask
-	schemas  schemas  // what a 2025 server over stdio asks, as written
+	stdout   *os.File       // our end of a child's stdout
+	lines    *io.PipeReader // what the stdout guard hands mcp-go
+	requests inFlight       // the hub's requests awaiting an answer
+	calls    calls          // the calls among them, for what their servers ask
+	schemas  schemas        // what a 2025 server over stdio asks, as written
 
 	// want is the revision to ask for in initialize; version is the one
 	// negotiated; modern, whether it is 2026-07-28 or later, whose requests
@@ -139,6 +141,11 @@ type conn struct {
 	tools   map[string]mcp.Tool
 	// stopListen ends the subscriptions/listen stream of a modern connection.
 	stopListen func()
+
+	// sandboxed says the child is bubblewrap, which leads the process
+	// group; tmp is a Landlock sandbox's private temporary folder.
+	sandboxed bool
+	tmp       string
 
 	reasonMu sync.Mutex
 	reason   error // why the hub stopped the child, if it did
@@ -163,16 +170,21 @@ func (c *conn) stopReason() error {
 
 func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
 
-// close shuts the transport down once: for a child, that closes its stdin
-// and our end of its stdout.
+// removeTmp removes the private temporary folder of a Landlock sandbox.
+func (c *conn) removeTmp() {
+	if c.tmp != "" {
+		_ = os.RemoveAll(c.tmp)
+	}
+}
+
+// close shuts the transport down once: for a child, that closes its
+// stdin. The transport goes first, so that ending the subscriptions/listen
+// stream of a modern connection sends the server nothing more.
 func (c *conn) close() {
 	c.closeOnce.Do(func() {
+		_ = c.client.Close()
 		if c.stopListen != nil {
 			c.stopListen()
-		}
-		_ = c.client.Close()
-		if c.stdout != nil {
-			c.stdout.Close()
 		}
 		close(c.closed)
 	})
@@ -181,8 +193,22 @@ func (c *conn) close() {
 // info returns a snapshot of s for the catalog.
 func (s *server) info() ServerInfo {
 	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	var plan sandboxPlan
+	if cfg.typ == TypeStdio && cfg.err == nil {
+		plan = s.hub.plan(cfg)
+	}
+	notSandboxed := plan.why
+	if plan.err != nil {
+		notSandboxed = plan.err.Error()
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ServerInfo{
+		Sandbox:           plan.engine,
+		NotSandboxed:      notSandboxed,
+		Exposed:           slices.Clone(s.exposed),
 		Name:              s.name,
 		Status:            s.status,
 		Error:             s.errMsg,
@@ -489,8 +515,13 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// spawn starts the child process of a stdio server.
-func (s *server) spawn(c *conn, cfg config) error {
+// spawn starts the child process of a stdio server, in its sandbox.
+func (s *server) spawn(c *conn, cfg config) (err error) {
+	defer func() {
+		if err != nil {
+			c.removeTmp()
+		}
+	}()
 	path := cfg.command
 	if !strings.ContainsRune(path, '/') {
 		found, err := exec.LookPath(path)
@@ -502,9 +533,12 @@ func (s *server) spawn(c *conn, cfg config) error {
 		return fmt.Errorf("command %s: %w", path, errors.Unwrap(err))
 	}
 	cmd := exec.Command(path, cfg.args...)
-	cmd.Env = childEnv(cfg.env)
 	cmd.Dir = cfg.cwd
 	setProcessGroup(cmd)
+	start, err := s.confine(c, cmd, cfg)
+	if err != nil {
+		return err
+	}
 	// Files, not writers or exec's pipes: exec would copy a writer in a
 	// goroutine that Wait waits for (a grandchild holding the pipe would
 	// keep it from returning), and it closes its own pipes in Wait, which
@@ -527,7 +561,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 		return fmt.Errorf("stderr pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, errWrite
-	err = cmd.Start()
+	err = start()
 	// The child has its ends now; ours would keep the pipes open.
 	stdin.Close()
 	stdout.Close()
@@ -546,7 +580,11 @@ func (s *server) spawn(c *conn, cfg config) error {
 		close(c.exited)
 		c.markLost()
 	}()
+	return s.attach(c, cmd, filepath.Base(path), toChild, fromChild)
+}
 
+// attach connects an MCP client to the started child's pipes.
+func (s *server) attach(c *conn, cmd *exec.Cmd, name string, toChild, fromChild *os.File) error {
 	lines, toTransport := io.Pipe()
 	guard := &stdoutGuard{
 		max:      s.hub.opts.MaxMessage,
@@ -559,13 +597,88 @@ func (s *server) spawn(c *conn, cfg config) error {
 		},
 	}
 	go guard.run(fromChild, toTransport)
+	c.lines = lines
 	c.tr = transport.NewIO(lines, toChild, nil)
 	c.client = client.NewClient(c.tr, s.clientOptions(TypeStdio)...)
 	if err := c.client.Start(context.Background()); err != nil {
-		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("start %s: %w", name, err)
 	}
 	s.answerRequests(c)
 	return nil
+}
+
+// confine gives cmd its environment and, as the server's sandbox plan
+// says, its sandbox, and returns what starts it.
+func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error, err error) {
+	s.setExposed(nil)
+	plan := s.hub.plan(cfg)
+	if plan.err != nil {
+		return nil, plan.err
+	}
+	cmd.Env = childEnv(cfg.env)
+	if plan.engine == "" {
+		s.log.Warn("server runs without a sandbox: it can read whatever this user can", "why", plan.why)
+		return cmd.Start, nil
+	}
+	// bubblewrap gives the server a /tmp of its own; Landlock cannot, so
+	// it gets a private folder instead.
+	tmp := "/tmp"
+	if plan.engine == engineLandlock {
+		if c.tmp, err = os.MkdirTemp("", "mcpgram-server-"); err != nil {
+			return nil, fmt.Errorf("private temporary folder: %w", err)
+		}
+		tmp = c.tmp
+	}
+	cmd.Env = withTmp(cmd.Env, cfg, tmp)
+	command := cmd.Path
+	opts := s.hub.opts
+	v := newView(cfg, command, envMap(cmd.Env), append([]string{s.hub.path}, opts.Protected...), opts.ProtectedData)
+	if err := v.check(); err != nil {
+		return nil, err
+	}
+	if plan.engine == engineBubblewrap {
+		cmd.Path = s.hub.support().Bubblewrap
+		cmd.Args = append([]string{"bwrap"}, bwrapArgs(v, command, cfg.args)...)
+		c.sandboxed = true
+		return func() error { return s.hub.launcher.start(cmd) }, nil
+	}
+	v.addRW(c.tmp)
+	return func() error {
+		exposed, err := startLandlocked(cmd, v, s.hub.support().LandlockABI)
+		s.setExposed(exposed)
+		if len(exposed) > 0 {
+			s.log.Warn("Landlock cannot hide these files of the bot from the server: they lie in a folder it may write", "files", exposed)
+		}
+		return err
+	}, nil
+}
+
+// setExposed records what the server's sandbox could not hide.
+func (s *server) setExposed(paths []string) {
+	s.mu.Lock()
+	s.exposed = paths
+	s.mu.Unlock()
+}
+
+// withTmp points TMPDIR at the sandbox's temporary folder, unless the
+// server's own env sets it.
+func withTmp(env []string, cfg config, tmp string) []string {
+	if _, own := cfg.env["TMPDIR"]; own {
+		return env
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	return append(env, "TMPDIR="+tmp)
+}
+
+// envMap reads an environment list into a map.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // dial opens the session of a remote server, negotiating its revision
@@ -777,7 +890,7 @@ func (s *server) shutdown(c *conn) error {
 	select {
 	case <-c.exited:
 	case <-time.After(opts.StopGrace):
-		terminate(c.cmd)
+		terminate(c.cmd, c.sandboxed)
 		select {
 		case <-c.exited:
 		case <-time.After(opts.KillGrace):
@@ -790,6 +903,14 @@ func (s *server) shutdown(c *conn) error {
 	if endGroup(c.cmd.Process.Pid, opts.KillGrace) {
 		c.stopErr = errors.Join(c.stopErr, fmt.Errorf("killed processes it left behind, which ignored SIGTERM for %s", seconds(opts.KillGrace)))
 	}
+	// Our end of its stdout stays open until it has exited: a server may
+	// still write as it winds up (a modern one answers its open
+	// subscriptions/listen request), and a write to a pipe nobody reads
+	// would kill it with SIGPIPE before its clean-up. Then the guard's
+	// reads and writes end.
+	c.stdout.Close()
+	c.lines.Close()
+	c.removeTmp()
 	return c.stopErr
 }
 

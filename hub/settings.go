@@ -55,6 +55,7 @@ type config struct {
 	disabled    bool
 	autoApprove []string
 	timeout     time.Duration
+	sandbox     sandboxConfig
 	// protocolVersion pins the revision to speak, skipping server/discover.
 	protocolVersion string
 	err             error
@@ -63,7 +64,7 @@ type config struct {
 // launchKey is what decides whether a change of the entry needs a restart:
 // everything but disabled and autoApprove, which the hub applies in place.
 func (c config) launchKey() string {
-	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.protocolVersion, errString(c.err)})
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
 	return string(b)
 }
 
@@ -88,6 +89,7 @@ type entry struct {
 	Type        string            `json:"type"`
 	URL         string            `json:"url"`
 	Headers     map[string]string `json:"headers"`
+	Sandbox     json.RawMessage   `json:"sandbox"`
 	// ProtocolVersion pins the MCP revision for a server that cannot
 	// negotiate it (one that ignores server/discover).
 	ProtocolVersion string `json:"protocolVersion"`
@@ -225,13 +227,14 @@ func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(str
 		}
 		return c
 	}
-	c.err = c.read(e, dir, func(s string) (string, error) { return expandEnv(s, lookupEnv) })
+	home, _ := lookupEnv("HOME")
+	c.err = c.read(e, dir, home, func(s string) (string, error) { return expandEnv(s, lookupEnv) })
 	return c
 }
 
 // read fills c from a decoded entry, ${env:VAR} expanded with expand, and
 // says what makes the entry unusable.
-func (c *config) read(e entry, dir string, expand func(string) (string, error)) error {
+func (c *config) read(e entry, dir, home string, expand func(string) (string, error)) error {
 	c.disabled = e.Disabled
 	c.autoApprove = e.AutoApprove
 	c.cwd = e.Cwd
@@ -253,7 +256,13 @@ func (c *config) read(e entry, dir string, expand func(string) (string, error)) 
 	}
 	c.typ = typ
 	if c.typ == TypeStdio {
+		if c.sandbox, err = readSandbox(e.Sandbox, dir, home, expand); err != nil {
+			return err
+		}
 		return c.readStdio(e, dir, expand)
+	}
+	if len(e.Sandbox) > 0 && string(e.Sandbox) != "null" {
+		return errors.New("sandbox: only a stdio server runs here to be sandboxed; a remote one runs elsewhere")
 	}
 	return c.readRemote(e, expand)
 }

@@ -92,6 +92,7 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		default:
 			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, render.Escape(string(s.Status)))
 		}
+		sb.WriteString(sandboxNote(s))
 		label := render.Shorten(s.Name, 24)
 		var row []tgbotapi.InlineKeyboardButton
 		if s.Status == hub.StatusDisabled {
@@ -127,6 +128,20 @@ func (sc *Screen) Show(ctx context.Context, chatID int64) {
 	if _, err := sc.TG.SendHTML(ctx, chatID, 0, html, markup); err != nil {
 		sc.Logger.Error("send /servers", "chat", chatID, "err", err)
 	}
+}
+
+// sandboxNote warns, on a line of its own, of a server that runs (or would
+// run) outside a sandbox, and of the bot's files its sandbox cannot hide.
+func sandboxNote(s hub.ServerInfo) string {
+	switch {
+	case len(s.Exposed) > 0:
+		return "\n⚠️ <i>Its sandbox cannot hide</i> " + render.Escape(render.Shorten(strings.Join(s.Exposed, ", "), 200)) + " <i>from it.</i>"
+	case s.Sandbox != "" || s.NotSandboxed == "":
+		return ""
+	case s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
+		return "" // the failure says it
+	}
+	return "\n⚠️ <i>Not sandboxed:</i> " + render.Escape(render.Shorten(s.NotSandboxed, 200))
 }
 
 // Press acts on a button of the screen at once; the caller has checked

@@ -47,6 +47,7 @@ func TestDockerfile(t *testing.T) {
 		{"starts the bot", strings.Contains(runtime, `"mcpgram"`) && strings.Contains(runtime, `CMD ["run"]`)},
 		{"checks its health", strings.Contains(runtime, `HEALTHCHECK`) && strings.Contains(runtime, `CMD ["mcpgram", "health"]`)},
 		{"owns what named volumes mount over", strings.Contains(runtime, "chown mcpgram:mcpgram /data /config /home/mcpgram/.npm")},
+		{"installs bubblewrap for the servers' sandbox", regexp.MustCompile(`apt-get install[^\n]*\bbubblewrap\b`).MatchString(runtime)},
 	}
 	for _, c := range checks {
 		if !c.ok {

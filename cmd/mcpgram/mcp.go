@@ -27,6 +27,7 @@ func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask 
 	if err != nil {
 		return nil, err
 	}
+	logSandboxes(cfg, logger)
 	if err := h.Start(ctx); err != nil {
 		closeAndWarn(h, logger)
 		return nil, err
@@ -146,23 +147,42 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 	return tw.Flush()
 }
 
-// serverState says in a few words how a server is.
+// serverState says in a few words how a server is, and how it is
+// confined.
 func serverState(s hub.ServerInfo) string {
+	var out string
 	switch s.Status {
 	case hub.StatusRunning:
+		out = fmt.Sprintf("running, %d tools", len(s.Tools))
 		if len(s.Tools) == 1 {
-			return "running, 1 tool"
+			out = "running, 1 tool"
 		}
-		return fmt.Sprintf("running, %d tools", len(s.Tools))
 	case hub.StatusFailed:
-		out := "failed: " + s.Error
+		out = "failed: " + s.Error
 		if s.LastStderr != "" && !strings.Contains(s.Error, s.LastStderr) {
 			out += " (stderr: " + s.LastStderr + ")"
 		}
-		return out
 	default:
-		return string(s.Status)
+		out = string(s.Status)
 	}
+	return out + sandboxState(s)
+}
+
+// sandboxState says how a stdio server is confined; a server that would
+// run unconfined, or whose sandbox cannot hide some of the bot's files,
+// is said so plainly. Remote servers run elsewhere: nothing to say.
+func sandboxState(s hub.ServerInfo) string {
+	switch {
+	case s.Sandbox != "" && len(s.Exposed) > 0:
+		return "; sandboxed (" + s.Sandbox + ") but it can read " + strings.Join(s.Exposed, ", ") + ", in a folder it needs"
+	case s.Sandbox != "":
+		return "; sandboxed (" + s.Sandbox + ")"
+	case s.NotSandboxed != "" && s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
+		return ""
+	case s.NotSandboxed != "":
+		return "; NOT SANDBOXED: " + s.NotSandboxed
+	}
+	return ""
 }
 
 // summary is the first line of a description, cut to max runes so that

@@ -2,8 +2,11 @@
 // run against, so that they need nothing but Go: it echoes, adds, reports
 // who called it and what environment it got, sleeps, holds calls until
 // enough are in flight at once, crashes on demand, returns an image, an
-// error and every kind of content, serves resources, and can spawn a
-// grandchild process.
+// error and every kind of content, serves resources, dials a TCP address,
+// can spawn a
+// grandchild process, and can be a server that outlives its closed stdin
+// and cleans up, slowly, on SIGTERM (ECHO_TERM_FILE), or ignores that too
+// (with ECHO_IGNORE_TERM).
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -46,6 +50,10 @@ func main() {
 	}
 	if os.Getenv("ECHO_IGNORE_TERM") != "" {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	termFile := os.Getenv("ECHO_TERM_FILE")
+	if termFile != "" && os.Getenv("ECHO_IGNORE_TERM") == "" {
+		go cleanUpOnTerm(termFile)
 	}
 	fmt.Fprintln(os.Stderr, "echo: starting")
 
@@ -83,6 +91,16 @@ func main() {
 	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("Reports its process id.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
+		})
+	s.AddTool(mcp.NewTool("dial", mcp.WithDescription("Connects to a TCP address and says whether it could."),
+		mcp.WithString("address", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			conn, err := net.DialTimeout("tcp", req.GetString("address", ""), 5*time.Second)
+			if err != nil {
+				return mcp.NewToolResultText(err.Error()), nil
+			}
+			conn.Close()
+			return mcp.NewToolResultText("connected"), nil
 		})
 	s.AddTool(mcp.NewTool("cwd", mcp.WithDescription("Reports its working folder.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -177,6 +195,22 @@ func main() {
 	if err := server.ServeStdio(s, server.WithWorkerPoolSize(32)); err != nil {
 		log.Fatal(err)
 	}
+	if termFile != "" {
+		select {} // deaf to its closed stdin: only SIGTERM ends it
+	}
+}
+
+// cleanUpOnTerm ends the server on SIGTERM as a careful one does: it takes
+// a moment to put its work away, then writes to file that it did.
+func cleanUpOnTerm(file string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	<-sig
+	time.Sleep(300 * time.Millisecond)
+	if err := os.WriteFile(file, []byte("cleaned up"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	os.Exit(0)
 }
 
 func spawnGrandchild(pidfile string) {
