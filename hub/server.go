@@ -692,6 +692,7 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	case TypeStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
 		if !mcp.IsModernProtocol(c.want) {
+			//lint:ignore SA1019 deprecated for 2026-07-28, which this connection does not speak: a 2025 server sends its requests and list changes on this stream.
 			opts = append(opts, transport.WithContinuousListening())
 		}
 		var tr *transport.StreamableHTTP

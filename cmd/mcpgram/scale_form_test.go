@@ -55,9 +55,9 @@ func pressOn(t testing.TB, tg *tgfake.Server, chat int64, card tgfake.Message, l
 	return tgfake.CallbackAnswer{}
 }
 
-// fillBooking answers the booking form on card, press by press, waiting
-// for the card to move on each time, and submits it.
-func fillBooking(t testing.TB, tg *tgfake.Server, chat int64, card tgfake.Message) {
+// fillBooking answers the open booking form, press by press, waiting for
+// its card to move on each time, and submits it.
+func fillBooking(t testing.TB, tg *tgfake.Server, chat int64) {
 	t.Helper()
 	tg.Text(chat, chat, "2026-12-24")
 	steps := []struct{ wait, press string }{
@@ -67,8 +67,7 @@ func fillBooking(t testing.TB, tg *tgfake.Server, chat int64, card tgfake.Messag
 		{"▶️ Extras", "✅ Submit"},
 	}
 	for _, s := range steps {
-		card = formCard(t, tg, chat, s.wait, 0)
-		pressOn(t, tg, chat, card, s.press)
+		pressOn(t, tg, chat, formCard(t, tg, chat, s.wait, 0), s.press)
 	}
 }
 
@@ -80,8 +79,8 @@ func TestScaleFormAnsweredThroughEitherInstance(t *testing.T) {
 	model := llmfake.New(t, bookModel)
 	cl := startCluster(t, 2, model, nil)
 	cl.tg.Text(42, 42, "book me a table")
-	card := formCard(t, cl.tg, 42, "f asks you, during book", 0)
-	fillBooking(t, cl.tg, 42, card)
+	formCard(t, cl.tg, 42, "f asks you, during book", 0)
+	fillBooking(t, cl.tg, 42)
 	cl.tg.WaitText(t, 42, `Booked: {"action":"accept","content":{"date":"2026-12-24","party":2,"seating":"indoor","vegetarian":false}}`)
 	cl.hooksMu.Lock()
 	presses := append([]int(nil), cl.presses...)
@@ -113,11 +112,11 @@ func TestScaleFormAfterTheInstanceDies(t *testing.T) {
 		t.Fatal("no instance logged the model call")
 	}
 	cl.kill(t, asked)
-	card := formCard(t, cl.tg, 42, "f asks you, during book", old.ID)
+	formCard(t, cl.tg, 42, "f asks you, during book", old.ID)
 	if ans := pressOn(t, cl.tg, 42, old, "✅ Submit"); !strings.Contains(ans.Text, "no longer open") {
 		t.Errorf("a press on the dead call's card: %+v", ans)
 	}
-	fillBooking(t, cl.tg, 42, card)
+	fillBooking(t, cl.tg, 42)
 	cl.tg.WaitText(t, 42, `Booked: {"action":"accept"`)
 	cl.stop(t, 1-asked)
 	cl.backlog(t)
