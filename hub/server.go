@@ -123,7 +123,7 @@ type conn struct {
 	refresh chan struct{}
 
 	stdout   *os.File       // our end of a child's stdout
-	lines    *io.PipeReader // what the stdout guard hands mcp-go
+	lines    *io.PipeWriter // what the stdout guard hands mcp-go
 	requests inFlight       // the hub's requests awaiting an answer
 	calls    calls          // the calls among them, for what their servers ask
 	schemas  schemas        // what a 2025 server over stdio asks, as written
@@ -597,7 +597,7 @@ func (s *server) attach(c *conn, cmd *exec.Cmd, name string, toChild, fromChild 
 		},
 	}
 	go guard.run(fromChild, toTransport)
-	c.lines = lines
+	c.lines = toTransport
 	c.tr = transport.NewIO(lines, toChild, nil)
 	c.client = client.NewClient(c.tr, s.clientOptions(TypeStdio)...)
 	if err := c.client.Start(context.Background()); err != nil {
@@ -908,7 +908,7 @@ func (s *server) shutdown(c *conn) error {
 	// still write as it winds up (a modern one answers its open
 	// subscriptions/listen request), and a write to a pipe nobody reads
 	// would kill it with SIGPIPE before its clean-up. Then the guard's
-	// reads and writes end.
+	// reads and writes end, and mcp-go reads the end of its input.
 	c.stdout.Close()
 	c.lines.Close()
 	c.removeTmp()
