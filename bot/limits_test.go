@@ -13,7 +13,7 @@ import (
 
 // waitHandled waits until Telegram has no update the bot did not take and
 // the inbox has none the bot did not finish.
-func waitHandled(t *testing.T, h *harness) {
+func waitHandled(t testing.TB, h *harness) {
 	t.Helper()
 	h.fake.WaitFor(t, 30*time.Second, "every update handled", func() bool {
 		if h.fake.Unconfirmed() != 0 {

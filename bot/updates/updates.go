@@ -122,8 +122,8 @@ func (r *Receiver) item(id int64, raw []byte) (it store.InboxItem, ok bool) {
 			ok = false
 		}
 	}()
-	var u tgbotapi.Update
-	if err := json.Unmarshal(raw, &u); err != nil {
+	u, err := Decode(raw)
+	if err != nil {
 		r.logger.Warn("update dropped: it does not decode", "update_id", id, "err", err)
 		return store.InboxItem{}, false
 	}

@@ -276,3 +276,21 @@ func TestPanicDoesNotStopIntake(t *testing.T) {
 		t.Errorf("webhook: the next update answered %d", code)
 	}
 }
+
+// Decode leaves out the entities that do not lie within their text, on
+// which the library's command methods would panic, and keeps the others.
+func TestDecodeEntities(t *testing.T) {
+	raw := `{"update_id":1,"message":{"message_id":1,"date":1,"chat":{"id":2,"type":"private"},"text":"/go 😀",
+		"entities":[{"type":"bot_command","offset":0,"length":3},{"type":"bold","offset":4,"length":2},{"type":"bold","offset":4,"length":3}],
+		"reply_to_message":{"message_id":0,"date":1,"chat":{"id":2,"type":"private"},"text":"","entities":[{"type":"bot_command","offset":0,"length":6}]}}}`
+	u, err := updates.Decode([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(u.Message.Entities); got != 2 || u.Message.Command() != "go" {
+		t.Errorf("entities %+v, command %q; want the command and the emoji's bold", u.Message.Entities, u.Message.Command())
+	}
+	if r := u.Message.ReplyToMessage; r.Entities != nil || r.Command() != "" {
+		t.Errorf("the reply's entity beyond its text was kept: %+v", r.Entities)
+	}
+}
