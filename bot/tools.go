@@ -70,9 +70,9 @@ func (b *Bot) handleChatServerPress(ctx context.Context, cq *tgbotapi.CallbackQu
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 		return
 	}
-	ack := "Turned on " + s.Name + " in this chat"
+	ack := "Turned on " + render.Visible(s.Name) + " in this chat"
 	if off {
-		ack = "Turned off " + s.Name + " in this chat"
+		ack = "Turned off " + render.Visible(s.Name) + " in this chat"
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, render.Shorten(ack, 190), false)
 	html, kb := b.toolsView(ctx, chatID)
