@@ -66,6 +66,15 @@ func TestEveryUpdateKindHandled(t *testing.T) {
 			if p := panicked(h); len(p) > 0 {
 				t.Errorf("%d panics while handling %d updates:\n%s", len(p), len(all), strings.Join(p, "\n"))
 			}
+			// The press of a button on an inline-mode message, which has
+			// no chat, is answered.
+			answered := false
+			for _, c := range h.fake.Calls("answerCallbackQuery") {
+				answered = answered || (c.Params["callback_query_id"] == "cq2" && strings.Contains(c.Params["text"], "no longer valid"))
+			}
+			if !answered {
+				t.Error("the press of an inline-mode message's button was not answered")
+			}
 		})
 	}
 }
