@@ -3,13 +3,13 @@ package bot
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -109,8 +109,8 @@ func albumOf(pending []store.InboxItem, m *tgbotapi.Message) (items []albumItem,
 	sender := senderOf(m)
 	var others []int
 	for _, p := range pending {
-		var u tgbotapi.Update
-		if json.Unmarshal(p.Payload, &u) != nil || u.Message == nil || u.Message.Chat == nil ||
+		u, err := updates.Decode(p.Payload)
+		if err != nil || u.Message == nil || u.Message.Chat == nil ||
 			u.Message.Chat.ID != m.Chat.ID || senderOf(u.Message) != sender {
 			continue
 		}
