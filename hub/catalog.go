@@ -195,7 +195,7 @@ func CheckName(name string) error {
 	if nameSyntax.MatchString(name) {
 		return nil
 	}
-	return fmt.Errorf("%s is not a valid name: use 1 to %d of A-Z a-z 0-9 _ - .", quoteShort(name), MaxName)
+	return fmt.Errorf("%s is not a valid name: use 1 to %d of A-Z a-z 0-9 . _ -", quoteShort(name), MaxName)
 }
 
 // CheckServerName reports why name (a key of the settings file's
