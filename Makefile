@@ -25,15 +25,23 @@ test: test-deps lint smoke fuzz
 
 ## fuzz: the update intake (the webhook, polling, and through the whole
 ## bot both ways) and what approval cards show, FUZZTIME per target; a
-## longer run by hand: make fuzz FUZZTIME=5m
+## longer run by hand: make fuzz FUZZTIME=5m. A run that ends in "context
+## deadline exceeded" with no failing input written is Go's own race at the
+## end of -fuzztime (go.dev/issue/75804, fixed in Go 1.27), not a failure.
 FUZZTIME     ?= 10s
 FUZZ_TARGETS := ./bot/updates:FuzzWebhook ./bot/updates:FuzzPoll ./bot:FuzzUpdate \
 	./bot/render:FuzzVisible ./bot/render:FuzzApprovalCard
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; \
+		pkg=$${t%%:*}; name=$${t##*:}; corpus=$$pkg/testdata/fuzz/$$name; \
+		before=$$(ls $$corpus 2>/dev/null | wc -l); \
 		echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg || exit 1; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg 2>&1); rc=$$?; \
+		echo "$$out" | grep -v '^fuzz: elapsed'; echo "$$out" | grep '^fuzz: elapsed' | tail -1; \
+		[ $$rc -eq 0 ] && continue; \
+		if [ "$$(ls $$corpus 2>/dev/null | wc -l)" = "$$before" ] && echo "$$out" | grep -q '^    context deadline exceeded$$'; then \
+			echo "fuzz: $$name met Go's race at the end of -fuzztime (go.dev/issue/75804); no failing input, so no failure"; \
+		else exit 1; fi; \
 	done
 
 ## smoke: the binaries that make build (and so the Docker image) ships start
