@@ -136,22 +136,26 @@ func formHead(f *agent.Form) string {
 	if f.Mode == hub.ElicitURL {
 		icon = "🔗"
 	}
-	fmt.Fprintf(&b, "%s <b>%s</b> asks you", icon, render.Escape(f.Server))
+	fmt.Fprintf(&b, "%s <b>%s</b> asks you", icon, shown(f.Server))
 	switch {
 	case f.Tool != "":
-		fmt.Fprintf(&b, ", during <code>%s</code>", render.Escape(f.Tool))
+		fmt.Fprintf(&b, ", during <code>%s</code>", shown(f.Tool))
 	case f.URI != "":
-		fmt.Fprintf(&b, ", reading <code>%s</code>", render.Escape(render.Shorten(f.URI, 80)))
+		fmt.Fprintf(&b, ", reading <code>%s</code>", shown(render.Shorten(f.URI, 80)))
 	}
 	b.WriteString(":")
 	if msg := strings.TrimSpace(f.Message); msg != "" {
-		b.WriteString("\n<blockquote expandable>" + render.Escape(render.Shorten(msg, maxShownMessage)) + "</blockquote>")
+		b.WriteString("\n<blockquote expandable>" + shown(render.Shorten(msg, maxShownMessage)) + "</blockquote>")
 	}
 	if f.Mode != hub.ElicitURL {
-		fmt.Fprintf(&b, "\n<i>Your answers go to %s, not to the assistant.</i>", render.Escape(f.Server))
+		fmt.Fprintf(&b, "\n<i>Your answers go to %s, not to the assistant.</i>", shown(f.Server))
 	}
 	return b.String()
 }
+
+// shown is what a server wrote as the user may read it: every invisible
+// or direction-changing character as its code point, and escaped.
+func shown(s string) string { return render.Escape(render.Visible(s)) }
 
 // urlCard asks the user to visit a page: the full domain first, the URL
 // itself, and a button that opens it; nothing is opened for the user.
@@ -159,8 +163,8 @@ func urlCard(f *agent.Form, head string) (string, *tgbotapi.InlineKeyboardMarkup
 	host := pageHost(f.URL)
 	var b strings.Builder
 	b.WriteString(head)
-	fmt.Fprintf(&b, "\n\nIt is <b>%s</b>, not this bot, that asks you to open a page on:\n<b>%s</b>", render.Escape(f.Server), render.Escape(host))
-	fmt.Fprintf(&b, "\n<code>%s</code>", render.Escape(render.Shorten(f.URL, 500)))
+	fmt.Fprintf(&b, "\n\nIt is <b>%s</b>, not this bot, that asks you to open a page on:\n<b>%s</b>", shown(f.Server), shown(host))
+	fmt.Fprintf(&b, "\n<code>%s</code>", shown(render.Shorten(f.URL, 500)))
 	b.WriteString("\nNothing is opened for you. Press <b>Done</b> once you have finished there.")
 	if !f.ExpiresAt.IsZero() {
 		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", f.ExpiresAt.UTC().Format("15:04"))
@@ -169,7 +173,7 @@ func urlCard(f *agent.Form, head string) (string, *tgbotapi.InlineKeyboardMarkup
 		return callback.Data{Kind: callback.Form, Pending: f.ID, Op: op}.String()
 	}
 	kb := tgbotapi.NewInlineKeyboardMarkup(
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("Open "+render.Shorten(host, 40), f.URL)),
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("Open "+render.Visible(render.Shorten(host, 40)), f.URL)),
 		tgbotapi.NewInlineKeyboardRow(
 			tgbotapi.NewInlineKeyboardButtonData("✅ Done", data(callback.FormSubmit)),
 			tgbotapi.NewInlineKeyboardButtonData("🚫 Decline", data(callback.FormDecline)),
@@ -200,13 +204,13 @@ func formOutcome(f *agent.Form) string {
 		if f.Mode == hub.ElicitURL {
 			return "✅ <i>Done.</i>"
 		}
-		return "✅ <i>Sent to " + render.Escape(f.Server) + ".</i>"
+		return "✅ <i>Sent to " + shown(f.Server) + ".</i>"
 	case agent.FormDeclined:
 		return "🚫 <i>Declined.</i>"
 	case agent.FormCancelled:
 		return "✖️ <i>Cancelled.</i>"
 	case agent.FormExpired:
-		return "⌛ <i>Nobody answered in time; " + render.Escape(f.Server) + " was told so.</i>"
+		return "⌛ <i>Nobody answered in time; " + shown(f.Server) + " was told so.</i>"
 	case agent.FormStopped:
 		return "⏹ <i>The call ended before the form was answered.</i>"
 	}
@@ -243,7 +247,7 @@ func (b *Bot) handleFormPress(ctx context.Context, cq *tgbotapi.CallbackQuery, d
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 		return
 	}
-	b.tg.AnswerCallback(ctx, cq.ID, render.Shorten(f.Note, 180), f.Note != "")
+	b.tg.AnswerCallback(ctx, cq.ID, render.Visible(render.Shorten(f.Note, 180)), f.Note != "")
 	b.updateForm(ctx, chatID, cq.Message.MessageID, f)
 }
 
@@ -279,7 +283,7 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 		return true
 	}
 	if f.Note != "" {
-		if _, err := b.tg.SendHTML(ctx, chatID, m.MessageID, "⚠️ "+render.Escape(f.Note)+" Try again.", nil); err != nil {
+		if _, err := b.tg.SendHTML(ctx, chatID, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
 			b.logger.Debug("send form note", "chat", chatID, "err", err)
 		}
 	}

@@ -254,8 +254,21 @@ func TestFormHostileInTelegram(t *testing.T) {
 	waitText(t, f, alice, "f asked you something that cannot be shown here (more than 50 fields (200))")
 	waitText(t, f, alice, `Tool said: {"action":"cancel","content":null}`)
 
-	f.Text(alice, alice, `tool ask {"message": "0123456789", "repeat": 1000}`)
+	f.Text(alice, alice, `tool ask {"message": "Pay \u202Eexe.pdf", "schema": {"type": "object", "properties": {"who": {"type": "string", "title": "invoice\u202Efdp.exe", "enum": ["a\u200Bb"]}}}}`)
 	c := card(t, f, alice, "f asks you, during ask")
+	for _, want := range []string{`Pay \u202Eexe.pdf`, `invoice\u202Efdp.exe`} {
+		if !strings.Contains(c.Plain, want) {
+			t.Errorf("card lacks %q, the direction override made visible:\n%s", want, c.Plain)
+		}
+	}
+	if b := formButton(t, c, `a\u200Bb`); b == "" {
+		t.Error("the option's zero-width space is not shown")
+	}
+	press(t, f, alice, alice, c, "✖️ Cancel")
+	waitText(t, f, alice, `Tool said: {"action":"cancel","content":null}`)
+
+	f.Text(alice, alice, `tool ask {"message": "0123456789", "repeat": 1000}`)
+	c = card(t, f, alice, "0123456789")
 	if n := len([]rune(c.Plain)); n > 4096 || !strings.Contains(c.Plain, "0123456789") || !strings.Contains(c.Plain, "…") {
 		t.Errorf("card of %d characters; want the message cut", n)
 	}

@@ -5,7 +5,9 @@
 // and Submit, Decline and Cancel always. A typed field is answered by
 // typing (in groups, a reply to the card). The text stays within
 // Telegram's limit whatever the schema, and every text from the schema is
-// escaped. It is pure: data in, HTML and buttons out.
+// escaped, with every invisible or direction-changing character shown as
+// its code point (render.Visible). It is pure: data in, HTML and buttons
+// out.
 package formcard
 
 import (
@@ -60,7 +62,7 @@ func Text(c Card) string {
 	b.WriteString("\n\n")
 	b.WriteString(ask(c))
 	if c.Note != "" {
-		b.WriteString("\n⚠️ " + render.Escape(render.Shorten(c.Note, 300)))
+		b.WriteString("\n⚠️ " + shown(render.Shorten(c.Note, 300)))
 	}
 	if !c.Expires.IsZero() {
 		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", c.Expires.UTC().Format("15:04"))
@@ -91,7 +93,7 @@ func fieldLines(c Card) string {
 }
 
 func fieldLine(c Card, i int, fd form.Field) string {
-	label := render.Escape(render.Shorten(fd.Label(), labelLen))
+	label := shown(render.Shorten(fd.Label(), labelLen))
 	req := ""
 	if fd.Required {
 		req = " <i>(required)</i>"
@@ -99,15 +101,15 @@ func fieldLine(c Card, i int, fd form.Field) string {
 	if i == c.State.Step {
 		line := "▶️ <b>" + label + "</b>" + req
 		if fd.Description != "" {
-			line += "\n      " + render.Escape(fd.Description)
+			line += "\n      " + shown(fd.Description)
 		}
 		return line
 	}
 	if v, ok := c.Fields.Value(c.State, fd.Name); ok {
-		return "✔️ " + label + ": " + render.Escape(render.Shorten(fd.Show(v), valueLen))
+		return "✔️ " + label + ": " + shown(render.Shorten(fd.Show(v), valueLen))
 	}
 	if fd.Default != nil {
-		return "◻️ " + label + req + " <i>(default: " + render.Escape(render.Shorten(fd.Show(fd.Default), valueLen)) + ")</i>"
+		return "◻️ " + label + req + " <i>(default: " + shown(render.Shorten(fd.Show(fd.Default), valueLen)) + ")</i>"
 	}
 	return "◻️ " + label + req
 }
@@ -139,7 +141,7 @@ func ask(c Card) string {
 		if fd.Kind == form.Choices {
 			what = "any, separated by commas"
 		}
-		return "✏️ Type the name or number of " + what + reply + ": " + render.Escape(render.Shorten(strings.Join(names, ", "), listedLen))
+		return "✏️ Type the name or number of " + what + reply + ": " + shown(render.Shorten(strings.Join(names, ", "), listedLen))
 	case fd.Kind == form.Choices:
 		return "Choose any, then <b>Done</b>."
 	}
@@ -156,7 +158,7 @@ func Keyboard(c Card) tgbotapi.InlineKeyboardMarkup {
 	if fd, asking := c.Fields.Current(c.State); asking {
 		rows = append(rows, optionRows(c, fd, btn)...)
 		if fd.Default != nil {
-			rows = append(rows, tgbotapi.NewInlineKeyboardRow(btn("Use default: "+render.Shorten(oneLine(fd.Show(fd.Default)), buttonLen), callback.FormDefault, 0)))
+			rows = append(rows, tgbotapi.NewInlineKeyboardRow(btn("Use default: "+render.Visible(render.Shorten(oneLine(fd.Show(fd.Default)), buttonLen)), callback.FormDefault, 0)))
 		}
 	}
 	var nav []tgbotapi.InlineKeyboardButton
@@ -183,7 +185,7 @@ func optionRows(c Card, fd form.Field, btn func(string, callback.FormOp, int) tg
 	cur, answered := c.Fields.Value(c.State, fd.Name)
 	var buttons []tgbotapi.InlineKeyboardButton
 	for i, o := range fd.Options {
-		label := render.Shorten(oneLine(o.Label), buttonLen)
+		label := render.Visible(render.Shorten(oneLine(o.Label), buttonLen))
 		switch fd.Kind {
 		case form.Choices:
 			mark := "☐ "
@@ -215,6 +217,10 @@ func optionRows(c Card, fd form.Field, btn func(string, callback.FormOp, int) tg
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shown is what a server wrote as the user may read it: every invisible
+// or direction-changing character as its code point, and escaped.
+func shown(s string) string { return render.Escape(render.Visible(s)) }
 
 func runes(lines []string) int {
 	n := 0

@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/form"
 	"github.com/mcpgram/mcpgram/hub"
 )
@@ -213,27 +212,11 @@ func (a *terminalAsker) ask(ctx context.Context, prompt string) (string, error) 
 	}
 }
 
-// plain is s as it may reach a terminal: control characters (a hostile
-// server's escape sequences) as their code points, cut to max runes.
+// plain is s as it may reach a terminal: cut to max runes, and every
+// invisible or direction-changing character (a hostile server's escape
+// sequences) as its code point.
 func plain(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		n++
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r):
-			b.WriteString("<U+" + strings.ToUpper(strconv.FormatInt(int64(r), 16)) + ">")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return render.Visible(render.Shorten(s, max))
 }
 
 func indent(s string) string {
