@@ -32,7 +32,7 @@ func TestMCPCallAnswersWithoutATerminal(t *testing.T) {
 			{"required without default", "book", "", `{"action":"decline","content":null}`, "a required field has no default: declined"},
 			{"url", "visit", `{"url": "https://example.com/login"}`, `{"action":"decline","content":null}`, "The server, not mcpgram, asks you to open this address on example.com"},
 			{"200 fields", "ask", `{"fields": 200}`, `{"action":"cancel","content":null}`, "more than 50 fields (200). Cancelled."},
-			{"escape sequence", "ask", `{"message": "\u001b[2Jgone", "schema": {"type": "object", "properties": {}}}`, `{"action":"accept","content":{}}`, `\u001b[2Jgone`},
+			{"escape sequence", "ask", `{"message": "\u001b[2Jgone", "schema": {"type": "object", "properties": {}}}`, `{"action":"accept","content":{}}`, `\u001B[2Jgone`},
 		}
 		for _, tt := range tests {
 			t.Run(map[bool]string{false: "2026-07-28/", true: "2025-11-25/"}[legacy]+tt.name, func(t *testing.T) {
