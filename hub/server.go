@@ -63,8 +63,8 @@ type server struct {
 	exitCode   int
 	lastStderr string
 	restarts   int
-	conn       *conn // set while running
-	stderr     *tail // of the last process
+	conn       *conn  // set while running
+	stderr     *tail  // of the last process
 	about      string // what the server says it is for (see ServerInfo.Description)
 	tools      []Tool
 	resources  []Resource
