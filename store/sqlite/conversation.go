@@ -50,12 +50,24 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
 	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
-	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	// insertMessageSQL counts the message's bytes onto the history's
+	// (see RecentMessages), after the conversation's newest message that
+	// is not replaced: one lookup at the end of messages_history.
+	insertMessageSQL = `INSERT INTO messages
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at, history_bytes)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, length(CAST(?3 AS BLOB)) + coalesce((SELECT max(history_bytes)
+			FROM messages WHERE conversation_id = ?1 AND replaced_at IS NULL), 0))`
 	messagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
+	// recentMessagesSQL reads the messages whose bytes end within the
+	// last ?2 of the history: a range of messages_history.
+	recentMessagesSQL = `SELECT id, conversation_id, role, content,
+		prompt_tokens, completion_tokens, media, created_at
+		FROM messages WHERE conversation_id = ?1 AND replaced_at IS NULL
+			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
+				WHERE conversation_id = ?1 AND replaced_at IS NULL) - ?2
+		ORDER BY id`
 	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
 		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
 )
@@ -142,7 +154,21 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 // Messages returns a conversation's messages, oldest first, without those
 // a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
-	rows, err := db.readRows(ctx, messagesSQL, conversationID)
+	return db.messages(ctx, conversationID, messagesSQL, conversationID)
+}
+
+// RecentMessages returns the newest messages of a conversation that hold
+// at least bytes bytes, oldest first (see store.Conversations): a range
+// of the index messages_history, read newest first.
+func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes int) ([]store.Message, error) {
+	if bytes <= 0 {
+		return nil, nil
+	}
+	return db.messages(ctx, conversationID, recentMessagesSQL, conversationID, bytes)
+}
+
+func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
+	rows, err := db.readRows(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 	}
