@@ -148,7 +148,6 @@ func TestHistoryReadsOnlyWhatFits(t *testing.T) {
 	}
 }
 
-
 // TestHistoryReadsBackToTheTurn: a turn over the budget on its own is
 // still read whole, back to the message that started it, when an answer
 // to its question continues it.
