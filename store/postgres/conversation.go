@@ -167,7 +167,7 @@ func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes in
 		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL
 			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
 				WHERE conversation_id = $1 AND replaced_at IS NULL) - $2
-		ORDER BY id`, conversationID, bytes)
+		ORDER BY history_bytes, id`, conversationID, bytes)
 }
 
 func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {

@@ -61,13 +61,14 @@ const (
 		prompt_tokens, completion_tokens, media, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
 	// recentMessagesSQL reads the messages whose bytes end within the
-	// last ?2 of the history: a range of messages_history.
+	// last ?2 of the history: a range of messages_history, in its order
+	// (history_bytes grows with id), so nothing is sorted.
 	recentMessagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, created_at
 		FROM messages WHERE conversation_id = ?1 AND replaced_at IS NULL
 			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
 				WHERE conversation_id = ?1 AND replaced_at IS NULL) - ?2
-		ORDER BY id`
+		ORDER BY history_bytes, id`
 	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
 		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
 )
