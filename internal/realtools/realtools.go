@@ -20,10 +20,11 @@ import (
 var toolsText string
 
 // A Server is one server of the file: its name, what it says it is for,
-// and its tools in the order written.
+// and its tools in the order written. Source is the name it has in the
+// file (Take names copies of it otherwise).
 type Server struct {
-	Name, About string
-	Tools       []Tool
+	Name, About, Source string
+	Tools               []Tool
 }
 
 // A Tool is one tool of a server.
@@ -98,7 +99,8 @@ func parse(text string) ([]Server, error) {
 		switch {
 		case line == "" || strings.HasPrefix(line, "#"):
 		case strings.HasPrefix(line, "server "):
-			out = append(out, Server{Name: strings.TrimPrefix(line, "server ")})
+			name := strings.TrimPrefix(line, "server ")
+			out = append(out, Server{Name: name, Source: name})
 		case strings.HasPrefix(line, "about "):
 			if len(out) == 0 {
 				return nil, fmt.Errorf("%s: about before any server", where)
