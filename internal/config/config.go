@@ -27,6 +27,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"github.com/subosito/gotenv"
@@ -104,7 +105,7 @@ type Config struct {
 	// ToolSearch is TOOL_SEARCH, the threshold of profiles that set none.
 	ToolSearch llm.ToolSearch
 	// PinnedTools are PINNED_TOOLS, as server and tool.
-	PinnedTools []ToolRef
+	PinnedTools []prompt.ToolRef
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
@@ -159,12 +160,9 @@ type Config struct {
 	dotenv map[string]string
 }
 
-// A ToolRef names one tool of one server (PINNED_TOOLS).
-type ToolRef struct{ Server, Tool string }
-
 // toolRefs reads a comma-separated list of server/tool.
-func toolRefs(name, s string) ([]ToolRef, error) {
-	var out []ToolRef
+func toolRefs(name, s string) ([]prompt.ToolRef, error) {
+	var out []prompt.ToolRef
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -175,7 +173,7 @@ func toolRefs(name, s string) ([]ToolRef, error) {
 		if !ok || server == "" || tool == "" {
 			return nil, fmt.Errorf("%s: want server/tool entries separated by commas, such as memory/memory, got %q", name, item)
 		}
-		out = append(out, ToolRef{server, tool})
+		out = append(out, prompt.ToolRef{Server: server, Tool: tool})
 	}
 	return out, nil
 }

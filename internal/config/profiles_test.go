@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/prompt"
 )
 
 // Without models:, today's settings make the one profile, the default.
@@ -229,7 +230,7 @@ func TestToolSearchSettings(t *testing.T) {
 			t.Errorf("%s: tool search %q, want %q", name, p.ToolSearch, want)
 		}
 	}
-	if want := []config.ToolRef{{Server: "memory", Tool: "memory"}, {Server: "github", Tool: "create_issue"}}; !slices.Equal(c.PinnedTools, want) {
+	if want := []prompt.ToolRef{{Server: "memory", Tool: "memory"}, {Server: "github", Tool: "create_issue"}}; !slices.Equal(c.PinnedTools, want) {
 		t.Errorf("PinnedTools = %+v, want %+v", c.PinnedTools, want)
 	}
 }
