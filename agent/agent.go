@@ -132,8 +132,8 @@ type Options struct {
 	SystemPrompt func(hub.Catalog) string
 	// NativePrompt renders the system prompt of a native call, which
 	// teaches no call syntax, for every profile; default
-	// prompt.BuildNativeWith. It is not used for a call that searches for
-	// its tools (see search.go); with SystemPrompt set, XML calls never
+	// prompt.BuildNative. It is not used for a call that searches for its
+	// tools (see search.go); with SystemPrompt set, XML calls never
 	// search.
 	NativePrompt func(hub.Catalog) string
 	// PinnedTools are listed in full (offered as functions) when a model

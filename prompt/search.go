@@ -73,7 +73,7 @@ var searchGuidelines = [][2]string{
 		"- Choose the tool whose description and arguments fit the task; search_tools finds the tools not listed."},
 }
 
-// coreTools returns the tools of s that refs name, in name order.
+// coreOf returns the tools of s that refs name, in name order.
 func coreOf(s catalog.ServerInfo, refs []ToolRef) []catalog.Tool {
 	var out []catalog.Tool
 	for _, t := range s.Tools {
