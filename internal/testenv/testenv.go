@@ -51,7 +51,7 @@ type binaries struct {
 
 var (
 	bundled     = &binaries{pkgs: []string{"./mcp-servers/..."}, src: "mcp-servers"}
-	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw"}, src: filepath.Join("hub", "testdata")}
+	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw", "./hub/testdata/hostile"}, src: filepath.Join("hub", "testdata")}
 	realTools   = &binaries{pkgs: []string{"./internal/realtools/server"}, src: filepath.Join("internal", "realtools")}
 )
 
@@ -81,7 +81,7 @@ func Bundled(t testing.TB, name string) string {
 }
 
 // TestServer returns the path of the named test server of hub/testdata
-// ("echo" or "raw"), built once.
+// ("echo", "raw" or "hostile"), built once.
 func TestServer(t testing.TB, name string) string {
 	t.Helper()
 	return testServers.path(t, name)
