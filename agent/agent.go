@@ -133,8 +133,13 @@ type Options struct {
 	SystemPrompt func(hub.Catalog) string
 	// NativePrompt renders the system prompt of a native call, which
 	// teaches no call syntax, for every profile; default
-	// prompt.BuildNative.
+	// prompt.BuildNative. It is not used for a call that searches for its
+	// tools (see search.go); with SystemPrompt set, XML calls never
+	// search.
 	NativePrompt func(hub.Catalog) string
+	// PinnedTools are listed in full (offered as functions) when a model
+	// searches for the others (PINNED_TOOLS).
+	PinnedTools []prompt.ToolRef
 
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
@@ -187,8 +192,12 @@ type Agent struct {
 	// prompts caches the system prompt per variant and mode.
 	promptMu sync.Mutex
 	prompts  map[promptKey]cachedPrompt
-	// tools caches the native functions of the catalog.
-	tools atomic.Pointer[toolset]
+	// tools caches the native functions of the catalog: all of them
+	// ([0]), and those of a call that searches for the others ([1]).
+	tools [2]atomic.Pointer[toolset]
+	// listings caches what listing every tool costs, per mode (native or
+	// not), under promptMu.
+	listings map[bool]listing
 	// support remembers which endpoints took native tools (auto).
 	support support
 
@@ -214,11 +223,12 @@ type chatLock struct {
 	refs int
 }
 
-// A promptKey names a cached prompt: its variant, and whether it is the
-// native one (which has no variants).
+// A promptKey names a cached prompt: its variant, whether it is the
+// native one (which has no variants), and whether it searches for tools.
 type promptKey struct {
 	variant prompt.Variant
 	native  bool
+	search  bool
 }
 
 type cachedPrompt struct {
@@ -268,12 +278,13 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 	}
 	cfg.Executor.Logger = slog.New(turnHandler{cfg.Executor.Logger.Handler()})
 	return &Agent{
-		cfg:     cfg,
-		exec:    executor.New(cfg.Hub, cfg.Executor),
-		logger:  cfg.Logger,
-		chats:   make(map[string]*chatLock),
-		waiting: make(map[int64]*waiter),
-		prompts: make(map[promptKey]cachedPrompt),
+		cfg:      cfg,
+		exec:     executor.New(cfg.Hub, cfg.Executor),
+		logger:   cfg.Logger,
+		chats:    make(map[string]*chatLock),
+		waiting:  make(map[int64]*waiter),
+		prompts:  make(map[promptKey]cachedPrompt),
+		listings: make(map[bool]listing),
 	}, nil
 }
 
@@ -281,20 +292,24 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 // rebuilt only when the catalog changed: the same bytes every call keep
 // providers' prefix caches warm. A catalog a chat narrowed (own) is built
 // each time, and not cached.
-func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own, native bool) string {
+func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own, native, search bool) string {
 	build := func() string {
 		switch {
+		case native && search:
+			return prompt.BuildNativeWith(cat, prompt.Options{Search: a.pinned()})
 		case native:
 			return a.cfg.NativePrompt(cat)
 		case a.cfg.SystemPrompt != nil:
 			return a.cfg.SystemPrompt(cat)
+		case search:
+			return prompt.BuildWith(cat, prompt.Options{Variant: v, Search: a.pinned()})
 		}
 		return prompt.BuildVariant(cat, v)
 	}
 	if own {
 		return build()
 	}
-	key := promptKey{variant: v, native: native}
+	key := promptKey{variant: v, native: native, search: search}
 	if native {
 		key.variant = ""
 	}

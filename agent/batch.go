@@ -34,6 +34,8 @@ type batchCall struct {
 	Tool      string `json:"tool,omitempty"`
 	URI       string `json:"uri,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	// Query is a search's (search_tools).
+	Query string `json:"query,omitempty"`
 	// Waiting: the call needs an approval not yet given.
 	Waiting bool `json:"waiting,omitempty"`
 	// Consent: the call needs the user's own consent, so no "always"
@@ -54,7 +56,7 @@ func (bc *batchCall) toCall() (executor.Call, error) {
 	if bc.call != nil {
 		return *bc.call, nil
 	}
-	c := executor.Call{Name: bc.Name, Server: bc.Server, Tool: bc.Tool, URI: bc.URI, ArgumentsJSON: bc.Arguments}
+	c := executor.Call{Name: bc.Name, Server: bc.Server, Tool: bc.Tool, URI: bc.URI, ArgumentsJSON: bc.Arguments, Query: bc.Query}
 	if bc.Name == toolcall.UseMCPTool {
 		c.Arguments = map[string]any{}
 		if bc.Arguments != "" {
@@ -79,7 +81,7 @@ func newBatch(p executor.Plan) *batch {
 		}
 		call := s.Call
 		b.Calls = append(b.Calls, batchCall{
-			Name: call.Name, Server: call.Server, Tool: call.Tool, URI: call.URI,
+			Name: call.Name, Server: call.Server, Tool: call.Tool, URI: call.URI, Query: call.Query,
 			Arguments: call.ArgumentsJSON, Waiting: s.Approve, Consent: s.Consent, call: &call,
 		})
 	}

@@ -208,3 +208,114 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 	}
 }
+
+func (s *timedStore) RecentMessages(ctx context.Context, id int64, bytes int) ([]store.Message, error) {
+	defer s.since(time.Now())
+	return s.DB.RecentMessages(ctx, id, bytes)
+}
+
+// wholeRead is a store that reads a whole conversation where the agent
+// asks for its newest messages, as every turn did before RecentMessages:
+// the benchmark's "read=all", beside "read=recent" in the same run.
+type wholeRead struct{ *timedStore }
+
+func (s wholeRead) RecentMessages(ctx context.Context, id int64, _ int) ([]store.Message, error) {
+	return s.timedStore.Messages(ctx, id)
+}
+
+// writeHistory gives chat a conversation of n turns like the benchmark's
+// own (a question, the call, its result, the answer), written in batches
+// of a few thousand messages, a transaction each.
+func writeHistory(b *testing.B, db *sqlite.DB, chat string, n int) {
+	b.Helper()
+	const batch = 2000
+	var msgs []store.Message
+	conv := int64(0)
+	for i := range n {
+		msgs = append(msgs,
+			store.Message{Role: agent.RoleUser, Content: fmt.Sprintf("what is %d*48+120/4?", i)},
+			store.Message{Role: agent.RoleAssistant, Content: "Let me calculate.\n" + calcCall, PromptTokens: 100, CompletionTokens: 20},
+			store.Message{Role: agent.RoleTool, Content: "[use_mcp_tool for 'calculate' on 'calc'] Result:\n```\n1230\n```"},
+			store.Message{Role: agent.RoleAssistant, Content: "<attempt_completion><result>It is 1230.</result></attempt_completion>", PromptTokens: 100, CompletionTokens: 20})
+		if len(msgs) >= batch || i == n-1 {
+			var err error
+			if conv, err = db.AppendTurn(b.Context(), store.TurnWrite{ChatID: chat, ConversationID: conv, Messages: msgs}); err != nil {
+				b.Fatal(err)
+			}
+			msgs = msgs[:0]
+		}
+	}
+}
+
+// undoTurn marks the messages a turn added to chat's conversation as
+// replaced, as /retry does, so that the next turn reads the same history.
+func undoTurn(b *testing.B, db *sqlite.DB, chat string, added int) {
+	b.Helper()
+	ctx := b.Context()
+	conv, err := db.CurrentConversation(ctx, chat)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs, err := db.RecentMessages(ctx, conv, 1<<20)
+	if err != nil || len(msgs) < added {
+		b.Fatalf("%d messages, %v", len(msgs), err)
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: chat, ConversationID: conv, ReplaceFrom: msgs[len(msgs)-added].ID}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkTurnHistory is BenchmarkTurn's turn (XML, in-process model)
+// in a chat with 25, 250, 1,000 and 10,000 turns of history, with the
+// default context budget (MAX_CONTEXT_TOKENS, 32000): read=recent reads
+// only what the budget can take (RecentMessages), read=all the whole
+// conversation, as before, measured in the same run. Each turn's own
+// messages are marked replaced after it, outside the timer, so every
+// turn reads the same history. The goal: at 10,000 turns at most 1.25
+// times the cost at 1,000, in time (loop-µs) and memory (B/op).
+func BenchmarkTurnHistory(b *testing.B) {
+	for _, turns := range []int{25, 250, 1000, 10000} {
+		h := &timedHub{Hub: benchHub(b)}
+		sdb, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		chat := "history"
+		writeHistory(b, sdb, chat, turns)
+		for _, read := range []string{"recent", "all"} {
+			b.Run(fmt.Sprintf("turns=%d/read=%s", turns, read), func(b *testing.B) {
+				h.spent.Store(0)
+				db := &timedStore{DB: sdb}
+				var s agent.Store = db
+				if read == "all" {
+					s = wholeRead{db}
+				}
+				profile := llm.Profile{Name: "default", Model: "fake", ContextTokens: 32000}
+				a, err := agent.New(s, h, []agent.Model{scripted{profile}}, agent.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				caller := hub.Caller{UserID: "1", ChatID: chat}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					var last agent.Event
+					if err := a.Turn(b.Context(), agent.Request{Caller: caller, Text: "what is 25*48+120/4?"}, func(ev agent.Event) { last = ev }); err != nil {
+						b.Fatal(err)
+					}
+					if last.Kind != agent.EventAnswer {
+						b.Fatalf("turn ended with %+v", last)
+					}
+					b.StopTimer()
+					undoTurn(b, sdb, chat, 4)
+					b.StartTimer()
+				}
+				n := float64(b.N)
+				tool := float64(h.spent.Load()) / n / 1e3
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/n-tool, "loop-µs")
+				b.ReportMetric(float64(db.spent.Load())/n/1e3, "db-µs")
+			})
+		}
+		_ = sdb.Close()
+	}
+}

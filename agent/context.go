@@ -1,12 +1,47 @@
 package agent
 
 import (
+	"context"
 	"slices"
 	"strings"
 
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
+
+// bytesPerToken is what estimate counts a token as at most: a message of
+// n bytes is never less than n/bytesPerToken tokens.
+const bytesPerToken = 4
+
+// readHistory reads the part of conversation conv that a model call of
+// the turn's profile can send: the newest messages whose contents hold
+// bytesPerToken bytes per token of the budget, which fit would cut from
+// even with nothing else beside them, reaching back further only to the
+// start of the current turn, which fit always keeps whole. fit then
+// keeps of it exactly what it keeps of the whole conversation (see fit),
+// and a long conversation costs a turn no more than one that just fills
+// the budget. Without a budget, all of it.
+func (t *turn) readHistory(ctx context.Context, conv int64) ([]store.Message, error) {
+	budget := t.profile.ContextTokens
+	if budget <= 0 {
+		return t.a.cfg.Store.Messages(ctx, conv)
+	}
+	want := budget * bytesPerToken
+	for {
+		msgs, err := t.a.cfg.Store.RecentMessages(ctx, conv, want)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, m := range msgs {
+			n += len(m.Content)
+		}
+		if n < want || slices.ContainsFunc(msgs, startsTurn) {
+			return msgs, nil // all of it, or the current turn's start
+		}
+		want *= 2
+	}
+}
 
 // estimate guesses the tokens of s: about 4 bytes a token for English and
 // code, plus a little for the message's framing. A guess is enough: the
@@ -27,52 +62,72 @@ func startsTurn(m store.Message) bool {
 
 // fit returns the tail of history that fits budget tokens next to a
 // system prompt of sys tokens, counting imageTokens for each image when
-// images count (the model sees them). Over budget, images leave first,
-// from the oldest messages on, each message's then carrying a note that
-// says so; then whole turns (see startsTurn), oldest first. The current
-// turn is always kept whole, even alone over budget: without it there is
-// nothing to answer. history itself is not changed.
+// images count (the model sees them). First the oldest whole turns (see
+// startsTurn) that could not fit even without their images leave; then,
+// still over budget, images leave, from the oldest messages on, each
+// message's then carrying a note that says so; then more whole turns,
+// oldest first. The current turn is always kept whole, even alone over
+// budget: without it there is nothing to answer. history itself is not
+// changed.
+//
+// What fit keeps depends only on the messages from the first turn that
+// could fit without images on, so it keeps the same of the newest
+// messages that readHistory reads as of the whole conversation.
 func fit(history []store.Message, budget, sys int, images bool) []store.Message {
 	if budget <= 0 {
 		return history
 	}
-	cost := func(m store.Message) int {
-		n := estimate(m.Content)
-		if images {
-			n += imageTokens * len(m.Media)
-		}
-		return n
+	text := func(m store.Message) int { return estimate(m.Content) }
+	history = dropTurns(history, budget, sys, text)
+	if !images {
+		return history
 	}
+	cost := func(m store.Message) int { return estimate(m.Content) + imageTokens*len(m.Media) }
 	total := sys
 	for _, m := range history {
 		total += cost(m)
 	}
-	current := len(history)
+	current := currentTurn(history)
+	cloned := false
+	for i := 0; i < current && total > budget; i++ {
+		if len(history[i].Media) == 0 {
+			continue
+		}
+		if !cloned {
+			history, cloned = slices.Clone(history), true
+		}
+		m := &history[i]
+		total -= cost(*m)
+		m.Content = withNote(m.Content, noteImagesDropped(len(m.Media)))
+		m.Media = nil
+		total += cost(*m)
+	}
+	return dropTurns(history, budget, sys, cost)
+}
+
+// currentTurn returns where the last turn of history starts: its last
+// message a user typed, or len(history) when there is none.
+func currentTurn(history []store.Message) int {
 	for i := len(history) - 1; i >= 0; i-- {
 		if startsTurn(history[i]) {
-			current = i
-			break
+			return i
 		}
 	}
-	if images {
-		cloned := false
-		for i := 0; i < current && total > budget; i++ {
-			if len(history[i].Media) == 0 {
-				continue
-			}
-			if !cloned {
-				history, cloned = slices.Clone(history), true
-			}
-			m := &history[i]
-			total -= cost(*m)
-			m.Content = withNote(m.Content, noteImagesDropped(len(m.Media)))
-			m.Media = nil
-			total += cost(*m)
-		}
+	return len(history)
+}
+
+// dropTurns drops the oldest turns of history, each up to the next
+// message a user typed (the first one may be the end of an older turn),
+// while history costs more than budget beside a system prompt of sys
+// tokens; never the current turn.
+func dropTurns(history []store.Message, budget, sys int, cost func(store.Message) int) []store.Message {
+	total := sys
+	for _, m := range history {
+		total += cost(m)
 	}
+	current := currentTurn(history)
 	start := 0
 	for total > budget && start < current {
-		// Drop the oldest turn: up to the next user message.
 		end := start + 1
 		for end < current && !startsTurn(history[end]) {
 			end++

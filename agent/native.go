@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -88,8 +89,8 @@ type toolset struct {
 	tools   []llm.Tool
 }
 
-func newToolset(cat hub.Catalog) *toolset {
-	set := prompt.Functions(cat)
+func newToolset(cat hub.Catalog, search *prompt.Search) *toolset {
+	set := prompt.FunctionsWith(cat, prompt.Options{Search: search})
 	ts := &toolset{version: cat.Version, set: set, tools: make([]llm.Tool, len(set.Functions))}
 	for i, f := range set.Functions {
 		ts.tools[i] = llm.Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters}
@@ -99,15 +100,21 @@ func newToolset(cat hub.Catalog) *toolset {
 
 // toolset returns the functions of cat, built once per catalog Version
 // like the prompt; a catalog a chat narrowed (own) is built each time.
-func (a *Agent) toolset(cat hub.Catalog, own bool) *toolset {
-	if own {
-		return newToolset(cat)
+// With search, only the pinned tools are offered, beside search_tools.
+func (a *Agent) toolset(cat hub.Catalog, own, search bool) *toolset {
+	var s *prompt.Search
+	cache := &a.tools[0]
+	if search {
+		s, cache = a.pinned(), &a.tools[1]
 	}
-	if ts := a.tools.Load(); ts != nil && ts.version == cat.Version {
+	if own {
+		return newToolset(cat, s)
+	}
+	if ts := cache.Load(); ts != nil && ts.version == cat.Version {
 		return ts
 	}
-	ts := newToolset(cat)
-	a.tools.Store(ts)
+	ts := newToolset(cat, s)
+	cache.Store(ts)
 	return ts
 }
 
@@ -185,6 +192,11 @@ func writeCore(b *strings.Builder, name, args string) {
 		}
 	case toolcall.AttemptCompletion:
 		fmt.Fprintf(b, "<result>%s</result>\n", str("result"))
+	case toolcall.SearchTools:
+		fmt.Fprintf(b, "<query>%s</query>\n", str("query"))
+		if s := str("server_name"); s != "" {
+			fmt.Fprintf(b, "<server_name>%s</server_name>\n", tagSafe(s))
+		}
 	}
 	fmt.Fprintf(b, "</%s>\n\n", name)
 }
@@ -215,11 +227,18 @@ func closestFunction(ts *prompt.Toolset, b toolcall.Block) string {
 	if b.Params["server_name"] != "" {
 		name = b.Params["server_name"] + "__" + name
 	}
-	var names []string
+	// The functions offered first, then the tools a search would find.
+	var names, others []string
 	for _, f := range ts.Functions {
 		names = append(names, f.Name)
 	}
-	if best, ok := suggest.Closest(name, names); ok {
+	for n := range ts.Targets {
+		if !ts.Offers(n) {
+			others = append(others, n)
+		}
+	}
+	slices.Sort(others)
+	if best, ok := suggest.Closest(name, append(names, others...)); ok {
 		return fmt.Sprintf("\nNo function is named %q; did you mean %q?", name, best)
 	}
 	return fmt.Sprintf("\nNo function is named %q: call one of the functions offered.", name)
@@ -361,6 +380,11 @@ func nativeCall(ts *prompt.Toolset, b toolcall.Block) (name, args string, ok boo
 		return b.Name, obj("question", "question"), true
 	case toolcall.AttemptCompletion:
 		return b.Name, obj("result", "result"), true
+	case toolcall.SearchTools:
+		if b.Params["server_name"] != "" {
+			return b.Name, obj("query", "query", "server_name", "server_name"), true
+		}
+		return b.Name, obj("query", "query"), true
 	}
 	return "", "", false
 }

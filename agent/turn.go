@@ -264,6 +264,15 @@ type turn struct {
 	model   Model
 	// tools are the functions of the last native call.
 	tools *toolset
+	// search says the last call searched for its tools (see search.go):
+	// recentRefs are then the chat's recent tools, read once (recentRead);
+	// loaded the tools its searches found, which its native calls offer;
+	// searches what each search found, recorded with the turn.
+	search     bool
+	recentRead bool
+	recentRefs []prompt.ToolRef
+	loaded     []prompt.ToolRef
+	searches   []store.Search
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -279,7 +288,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		id = NewTurnID()
 	}
 	t := &turn{a: a, caller: caller, emit: a.newEmitter(ctx, id, caller, emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
-	t.emit.calls = &t.modelCalls
+	t.emit.calls, t.emit.searches = &t.modelCalls, &t.searches
 	var err error
 	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
 		return t, err
@@ -302,7 +311,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		}
 	}
 	t.conv = conv
-	t.history, err = a.cfg.Store.Messages(ctx, conv)
+	t.history, err = t.readHistory(ctx, conv)
 	return t, err
 }
 
@@ -323,6 +332,7 @@ type emitter struct {
 	ctx      context.Context
 	record   store.TurnRecord
 	calls    *[]store.ModelCall
+	searches *[]store.Search
 	recorded bool
 }
 
@@ -379,6 +389,9 @@ func (e *emitter) outcome(outcome, kind string) store.TurnRecord {
 	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
 	if e.calls != nil {
 		r.Calls = slices.Clone(*e.calls)
+	}
+	if e.searches != nil {
+		r.Searches = slices.Clone(*e.searches)
 	}
 	return r
 }
@@ -513,15 +526,17 @@ func (t *turn) modelFailed(ctx context.Context, err error) error {
 // for them, each up to its timeout, and are checked again against the
 // tools the servers turn out to have.
 func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply toolcall.Reply) executor.Plan {
-	plan := t.a.exec.Prepare(cat, reply, t.a.cfg.AutoApproveAll)
+	opts := executor.PrepareOptions{ApproveAll: t.a.cfg.AutoApproveAll, Searching: t.search}
+	plan := t.a.exec.PrepareWith(cat, reply, opts)
 	if len(plan.Await) > 0 {
 		for _, s := range plan.Await {
 			// An error leaves the server as it is; the check says so.
 			_ = t.a.cfg.Hub.WaitReady(ctx, s)
 		}
-		plan = t.a.exec.Prepare(t.catalog(), reply, t.a.cfg.AutoApproveAll)
+		plan = t.a.exec.PrepareWith(t.catalog(), reply, opts)
 	}
 	t.askForRepeats(plan)
+	t.followSearches(plan)
 	return plan
 }
 
@@ -550,6 +565,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 		t.mistakes = 0
 	}
 	b := newBatch(plan)
+	t.runSearches(b)
 	if b.ready() {
 		// Write-ahead: the reply with its calls is stored before any of
 		// them runs, so that after a crash the model sees what it set
@@ -613,12 +629,20 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, s
 	return resp, stored, reply, err
 }
 
-// complete makes one model call, native or XML.
-func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
+// request builds one model call's request: the system prompt (listing
+// every tool, or searching for them past the profile's threshold: see
+// search.go), the history that fits beside it, and in native mode the
+// functions.
+func (t *turn) request(ctx context.Context, cat hub.Catalog, native bool) (llm.Request, *toolset) {
 	a := t.a
 	p := t.profile
 	own := len(t.serversOff) > 0
-	sys := a.systemPrompt(cat, prompt.Variant(p.Prompt), own, native) + chatInstructions(t.instructions)
+	t.search = t.searching(cat, native)
+	sys := a.systemPrompt(cat, prompt.Variant(p.Prompt), own, native, t.search)
+	if t.search && !native {
+		sys += t.searchPrompt(ctx, cat)
+	}
+	sys += chatInstructions(t.instructions)
 	history := t.history
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
@@ -627,16 +651,29 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	req := llm.Request{Logger: t.logger}
 	var ts *toolset
 	t.tools = nil
+	switch {
+	case native && t.search:
+		ts = t.searchTools(ctx, cat)
+	case native:
+		ts = a.toolset(cat, own, false)
+	}
 	if native {
-		ts = a.toolset(cat, own)
 		t.tools = ts
 		req.Messages, req.Tools = nativeMessages(sys, history, images, ts.set), ts.tools
 	} else {
 		req.Messages = modelMessages(sys, history, images)
 	}
-	msgs := req.Messages
 	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
 	req.Temperature = &temp
+	return req, ts
+}
+
+// complete makes one model call, native or XML.
+func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
+	a := t.a
+	p := t.profile
+	req, ts := t.request(ctx, cat, native)
+	msgs := req.Messages
 
 	parser := toolcall.NewParser()
 	shown := ""

@@ -200,6 +200,23 @@ func TestStatsRendering(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Searches: found<i> is found 8-i times, and, for an even i, called
+	// after the first search that found it; one search found nothing.
+	var searches []store.Search
+	for i := range 8 {
+		ref := store.ToolRef{Server: long, Tool: fmt.Sprintf("found%d", i)}
+		for j := range 8 - i {
+			s := store.Search{Found: []store.ToolRef{ref}}
+			if i%2 == 0 && j == 0 {
+				s.Called = []store.ToolRef{ref}
+			}
+			searches = append(searches, s)
+		}
+	}
+	searches = append(searches, store.Search{})
+	if err := db.RecordTurn(ctx, store.TurnRecord{UserID: "user0", ChatID: "c", Outcome: "answer", Searches: searches}); err != nil {
+		t.Fatal(err)
+	}
 	before := len(fake.Messages(admin))
 	fake.Text(admin, admin, "/stats")
 	fake.WaitFor(t, 30*time.Second, "four more messages", func() bool { return len(fake.Messages(admin)) == before+4 }) // with the chart
@@ -210,13 +227,15 @@ func TestStatsRendering(t *testing.T) {
 		"… and 5 more\n",
 		"Model " + long + "\n8 calls\n",
 		"1. user7: 8,001\n2. user6: 7,001\n3. user5: 6,001\n4. user4: 5,001\n5. user3: 4,001",
+		"Tool search\n37 searches, 1 found nothing\nThen called a tool found: 4 (11%)\n• " + long + "/found0: found 8, called 1\n• " + long + "/found1: found 7, called 0\n",
+		"/found4: found 4, called 1\n… and 3 more found\n",
 	} {
 		if !strings.Contains(day.Plain, want) {
 			t.Errorf("/stats says:\n%s\nwant it to say %q", day.Plain, want)
 		}
 	}
-	if strings.Contains(day.Plain, "tool10") || strings.Contains(day.Plain, "user2") {
-		t.Errorf("/stats lists more than 10 tools or 5 users:\n%s", day.Plain)
+	if strings.Contains(day.Plain, "tool10") || strings.Contains(day.Plain, "user2") || strings.Contains(day.Plain, "found5") {
+		t.Errorf("/stats lists more than 10 tools, 5 users or 5 tools found:\n%s", day.Plain)
 	}
 }
 

@@ -29,7 +29,11 @@ const (
 
 // A Tool is one tool offered by a server.
 type Tool struct {
-	Name        string
+	Name string
+	// Title is the tool's display name as its server gives it (its title,
+	// else its annotations' title); often empty. The prompt does not
+	// show it; the tool search reads it.
+	Title       string
 	Description string
 	// InputSchema is the tool's JSON Schema as compact JSON; never empty
 	// (servers that send none get {"type":"object"}).
@@ -94,6 +98,12 @@ type ServerInfo struct {
 	Restarts int
 	// Protocol is the MCP revision spoken with the running server.
 	Protocol string
+	// Description is what the server says it is for, in one line: the
+	// description (or else the title) it gives of itself when it starts,
+	// or else the first sentence of its instructions; "" when it says
+	// nothing. The prompt shows it where it lists servers without their
+	// tools.
+	Description string
 
 	Timeout     time.Duration
 	AutoApprove []string

@@ -36,6 +36,9 @@ type Call struct {
 	Question string   // AskFollowupQuestion
 	Options  []string // AskFollowupQuestion; nil when none were given
 	Result   string   // AttemptCompletion
+	// Query is what to search for, for SearchTools; Server then limits
+	// the search to one server ("": all).
+	Query string
 
 	// Block is the block the call was checked from.
 	Block toolcall.Block
@@ -104,6 +107,7 @@ var required = map[string][]string{
 	toolcall.AccessMCPResource:   {"server_name", "uri"},
 	toolcall.AskFollowupQuestion: {"question"},
 	toolcall.AttemptCompletion:   {"result"},
+	toolcall.SearchTools:         {"query"},
 }
 
 // usage shows each core tool's shape in feedback about a missing parameter.
@@ -112,6 +116,7 @@ var usage = map[string]string{
 	toolcall.AccessMCPResource:   "<access_mcp_resource>\n<server_name>server name</server_name>\n<uri>resource URI</uri>\n</access_mcp_resource>",
 	toolcall.AskFollowupQuestion: "<ask_followup_question>\n<question>your question</question>\n<options>[\"Option 1\", \"Option 2\"]</options>\n</ask_followup_question>",
 	toolcall.AttemptCompletion:   "<attempt_completion>\n<result>your answer</result>\n</attempt_completion>",
+	toolcall.SearchTools:         "<search_tools>\n<query>what the tool should do</query>\n</search_tools>",
 }
 
 // NativeFeedback is feedback for a model that calls tools as native
@@ -210,6 +215,20 @@ func (c *checker) checkWhole(cat hub.Catalog, b toolcall.Block, call Call, repai
 		call.Server, call.URI = server.Name, b.Params["uri"]
 		call.Repairs = append(repairs, kinds...)
 		return call, nil
+	case toolcall.SearchTools:
+		call.Query = b.Params["query"]
+		if name := b.Params["server_name"]; name != "" {
+			server, kinds, found, cerr := namedServer(cat, name)
+			if !found && cerr == nil {
+				_, cerr = runningServer(cat, name)
+			}
+			if cerr != nil {
+				return call, cerr
+			}
+			call.Server = server.Name
+			call.Repairs = append(repairs, kinds...)
+		}
+		return call, nil
 	case toolcall.AskFollowupQuestion:
 		call.Question = b.Params["question"]
 		if raw, ok := b.Params["options"]; ok && raw != "" {
@@ -294,7 +313,7 @@ func (c *checker) checkDialect(cat hub.Catalog, b toolcall.Block, call Call) (Ca
 			msg += fmt.Sprintf(" Did you mean %q?", best)
 		}
 		if len(all) > 0 {
-			msg += " Tools: " + strings.Join(all, ", ") + "."
+			msg += " Tools: " + listNames(all) + "."
 		}
 		msg += " Prefer the standard format:\n" + usage[toolcall.UseMCPTool]
 		return call, problem(ProblemUnknownTool, "%s", msg)
@@ -370,7 +389,7 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 	if len(names) == 0 {
 		fmt.Fprintf(&b, " Server %q offers no tools.", s.Name)
 	} else {
-		fmt.Fprintf(&b, " Its tools: %s.", strings.Join(names, ", "))
+		fmt.Fprintf(&b, " Its tools: %s.", listNames(names))
 	}
 	return hub.Tool{}, problem(ProblemUnknownTool, "%s", b.String())
 }
@@ -542,6 +561,18 @@ func parseOptions(raw string) ([]string, error) {
 		out[i] = strings.TrimSpace(s)
 	}
 	return out, nil
+}
+
+// maxListed is how many names feedback lists: a server, or a set-up, may
+// have hundreds of tools, and feedback goes into the model's context.
+const maxListed = 30
+
+// listNames joins names for feedback, at most maxListed of them.
+func listNames(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
 }
 
 // stableJSON re-encodes JSON with sorted keys and no space, so the same

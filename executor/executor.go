@@ -95,6 +95,7 @@ type Executor struct {
 	opts    Options
 	logger  *slog.Logger
 	checker checker
+	indexes indexes
 }
 
 // New returns an Executor that runs calls through h. h may be nil when

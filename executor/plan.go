@@ -118,8 +118,26 @@ const msgThinkingCalls = "[ERROR] Your reply had no visible text and no tool cal
 //  4. Each is checked against cat. A question or completion that fails
 //     its check is a mistake; a call that fails is a step with feedback.
 //  5. Each checked call needs approval or not (needsApproval), where
-//     approveAll is AUTO_APPROVE=all, and consent or not.
+//     approveAll is AUTO_APPROVE=all, and consent or not. A search_tools
+//     call never does: it only reads the catalog.
 func (e *Executor) Prepare(cat hub.Catalog, r toolcall.Reply, approveAll bool) Plan {
+	return e.PrepareWith(cat, r, PrepareOptions{ApproveAll: approveAll})
+}
+
+// PrepareOptions say how to prepare a reply.
+type PrepareOptions struct {
+	// ApproveAll is AUTO_APPROVE=all: calls need no approval, but for
+	// those that need the user's consent.
+	ApproveAll bool
+	// Searching says the model is shown only some of the tools and finds
+	// the others with search_tools: the feedback on a tool the catalog
+	// does not have then suggests the tools a search for its name finds.
+	Searching bool
+}
+
+// PrepareWith is Prepare with options.
+func (e *Executor) PrepareWith(cat hub.Catalog, r toolcall.Reply, opts PrepareOptions) Plan {
+	approveAll := opts.ApproveAll
 	if len(r.Blocks) == 0 {
 		switch err := checkText(cat, r.Text); {
 		case strings.TrimSpace(r.Text) == "":
@@ -157,6 +175,9 @@ func (e *Executor) Prepare(cat hub.Catalog, r toolcall.Reply, approveAll bool) P
 	p.Feedback = strings.TrimSpace(aside + "\n\n" + sel.Feedback)
 	for _, b := range sel.Calls {
 		call, err := e.check(cat, b)
+		if err != nil && opts.Searching {
+			err = e.suggest(cat, b, err)
+		}
 		if err != nil {
 			p.Steps = append(p.Steps, Step{Block: b, Err: err, Feedback: feedback(b, err)})
 			continue

@@ -18,6 +18,9 @@ import (
 const (
 	MaxName        = 128
 	MaxDescription = 2000
+	// MaxTitle bounds a tool's title, which the tool search reads: a
+	// display name, one line.
+	MaxTitle = 200
 	// maxURI bounds a resource's URI or URI template.
 	maxURI = 2048
 )
@@ -77,6 +80,7 @@ func Screen(tools []Tool, resources []Resource, templates []ResourceTemplate) ([
 		}
 		seen[t.Name] = true
 		t.Description = cutDescription(t.Description, "tool "+strconv.Quote(t.Name), &notes)
+		t.Title = cutTitle(t.Title, t.Name, &notes)
 		keptTools = append(keptTools, t)
 	}
 	keptResources := make([]Resource, 0, len(resources))
@@ -115,6 +119,17 @@ func cutDescription(d, what string, notes *[]string) string {
 	}
 	*notes = append(*notes, fmt.Sprintf("cut the description of %s from %d to %d characters", what, n, MaxDescription))
 	return string([]rune(d)[:MaxDescription-1]) + "…"
+}
+
+// cutTitle folds a tool's title onto one line and cuts it to MaxTitle
+// characters, noting the cut.
+func cutTitle(title, tool string, notes *[]string) string {
+	title = strings.Join(strings.Fields(title), " ")
+	if n := utf8.RuneCountInString(title); n > MaxTitle {
+		*notes = append(*notes, fmt.Sprintf("cut the title of tool %q from %d to %d characters", tool, n, MaxTitle))
+		title = string([]rune(title)[:MaxTitle-1]) + "…"
+	}
+	return title
 }
 
 // plainURI reports whether a resource URI (or template) is one line of

@@ -99,7 +99,7 @@ func TestServerNameChecked(t *testing.T) {
 // Screen leaves out tools given twice and resources whose URIs are not one
 // printable line, and cuts long descriptions of resources.
 func TestScreen(t *testing.T) {
-	tools := []hub.Tool{{Name: "a"}, {Name: "a", Description: "second"}, {Name: "b"}}
+	tools := []hub.Tool{{Name: "a", Title: "A\n  title"}, {Name: "a", Description: "second"}, {Name: "b", Title: strings.Repeat("t", 300)}}
 	resources := []hub.Resource{{URI: "file:///ok"}, {URI: "file:///x\n# forged"}, {URI: "x://\u202E"}, {URI: "r://long", Description: strings.Repeat("é", 3000)}}
 	templates := []hub.ResourceTemplate{{URITemplate: "t://{id}"}, {URITemplate: "t://{id} x"}}
 	gotTools, gotRes, gotTpl, notes := hub.Screen(tools, resources, templates)
@@ -109,8 +109,11 @@ func TestScreen(t *testing.T) {
 	if len(gotRes) == 2 && len([]rune(gotRes[1].Description)) != hub.MaxDescription {
 		t.Errorf("resource description of %d characters", len([]rune(gotRes[1].Description)))
 	}
-	if len(notes) != 5 {
-		t.Errorf("notes: %q, want 5", notes)
+	if len(gotTools) == 2 && (gotTools[0].Title != "A title" || len([]rune(gotTools[1].Title)) != hub.MaxTitle) {
+		t.Errorf("titles %q and %q, want one line and at most %d characters", gotTools[0].Title, gotTools[1].Title, hub.MaxTitle)
+	}
+	if len(notes) != 6 {
+		t.Errorf("notes: %q, want 6", notes)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -58,8 +59,9 @@ type server struct {
 	exitCode   int
 	lastStderr string
 	restarts   int
-	conn       *conn // set while running
-	stderr     *tail // of the last process
+	conn       *conn  // set while running
+	stderr     *tail  // of the last process
+	about      string // what the server says it is for (see ServerInfo.Description)
 	tools      []Tool
 	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
@@ -217,6 +219,7 @@ func (s *server) info() ServerInfo {
 		LastStderr:        s.lastStderr,
 		Restarts:          s.restarts,
 		Protocol:          s.protocol(),
+		Description:       s.about,
 		Timeout:           s.cfg.timeout,
 		AutoApprove:       slices.Clone(s.cfg.autoApprove),
 		Tools:             slices.Clone(s.tools),
@@ -298,7 +301,7 @@ func (s *server) stopLogged(state Status) {
 }
 
 func (s *server) clearCatalog() {
-	s.conn, s.tools, s.resources, s.templates, s.notes = nil, nil, nil, nil, nil
+	s.conn, s.about, s.tools, s.resources, s.templates, s.notes = nil, "", nil, nil, nil, nil
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a
@@ -753,9 +756,14 @@ func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 	req.Params.ProtocolVersion = c.want
 	req.Params.ClientInfo = clientInfo
 	req.Params.Capabilities = s.hub.capabilities(cfg.typ)
-	if _, err := c.client.Initialize(ctx, req); err != nil {
+	res, err := c.client.Initialize(ctx, req)
+	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
+	about := describe(res.ServerInfo, res.Instructions)
+	s.mu.Lock()
+	s.about = about
+	s.mu.Unlock()
 	c.version = c.client.ProtocolVersion()
 	c.modern = mcp.IsModernProtocol(c.version)
 	if c.modern {
@@ -770,6 +778,46 @@ func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 	}
 	s.log.Debug("server initialized", "protocol", c.version)
 	return nil
+}
+
+// maxAbout bounds a server's description: it goes into the prompt, one
+// line per server, and a server must not fill it.
+const maxAbout = 200
+
+// describe is what a server says it is for, in one line of at most
+// maxAbout bytes: its description, else its title, else the first
+// sentence of its instructions.
+func describe(info mcp.Implementation, instructions string) string {
+	s := info.Description
+	if strings.TrimSpace(s) == "" {
+		s = info.Title
+	}
+	if strings.TrimSpace(s) == "" {
+		s = firstSentence(instructions)
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxAbout {
+		cut := maxAbout
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// firstSentence is s up to the end of its first sentence or line.
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	for i := 0; i+1 < len(s); i++ {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && s[i+1] == ' ' {
+			return s[:i+1]
+		}
+	}
+	return s
 }
 
 // readCatalog lists the tools, resources and resource templates of the
@@ -833,7 +881,10 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 }
 
 func convertTool(t mcp.Tool) Tool {
-	out := Tool{Name: t.Name, Description: t.Description}
+	out := Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+	if out.Title == "" {
+		out.Title = t.Annotations.Title
+	}
 	// Marshal the whole tool: mcp-go keeps a schema either typed or raw,
 	// and its MarshalJSON knows which.
 	if b, err := json.Marshal(t); err == nil {

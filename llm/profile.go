@@ -1,6 +1,11 @@
 package llm
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // A Profile is one model the bot can answer with, under the name the
 // operator gave it: the endpoint and key, the model, how it is called and
@@ -39,6 +44,9 @@ type Profile struct {
 	// Prompt is the name of the prompt's variant (prompt.Variant:
 	// "generic", "llama" or "code"); "" is generic.
 	Prompt string
+	// ToolSearch is when the model searches for its tools instead of
+	// reading them all; "" is DefaultToolSearch.
+	ToolSearch ToolSearch
 }
 
 // A ToolCalling says how a model calls tools (TOOL_CALLING, or a
@@ -67,3 +75,70 @@ func ToolCallingModes() []ToolCalling {
 
 // Valid reports whether m is one of ToolCallingModes.
 func (m ToolCalling) Valid() bool { return slices.Contains(ToolCallingModes(), m) }
+
+// A ToolSearch says when a model is shown only some of the tools and
+// finds the others with a search (TOOL_SEARCH, or a profile's
+// tool_search), so that a set-up with hundreds of tools does not send
+// them all on every call:
+//
+//   - "off": every tool is listed, however many;
+//   - "N", a whole number: search once more than N tools are connected
+//     ("0": always, once there is any);
+//   - "P%", P from 1 to 100: search once listing every tool would take
+//     more than P % of the profile's ContextTokens (of
+//     DefaultContextTokens when it has no budget).
+//
+// "" is DefaultToolSearch.
+type ToolSearch string
+
+// DefaultToolSearch is the threshold of a profile that sets none: a
+// tenth of the context budget, about 50 tools of the usual size at the
+// default budget. Smaller set-ups list every tool, as before.
+const DefaultToolSearch ToolSearch = "10%"
+
+// DefaultContextTokens is the budget a share of ToolSearch is taken of
+// when a profile has no budget.
+const DefaultContextTokens = 32000
+
+// Check reports whether t is one of the forms ToolSearch takes.
+func (t ToolSearch) Check() error {
+	_, _, err := t.parse()
+	return err
+}
+
+// parse returns t's count (percent false) or share in percent; n < 0 is
+// off.
+func (t ToolSearch) parse() (n int, percent bool, err error) {
+	s := strings.ToLower(strings.TrimSpace(string(t)))
+	if s == "" {
+		s = string(DefaultToolSearch)
+	}
+	if s == "off" {
+		return -1, false, nil
+	}
+	num, percent := strings.CutSuffix(s, "%")
+	n, err = strconv.Atoi(strings.TrimSpace(num))
+	switch {
+	case err != nil, n < 0, percent && (n < 1 || n > 100):
+		return 0, false, fmt.Errorf("want off, a number of tools such as 40, or a share of the context budget from 1%% to 100%% such as 10%%, got %q", string(t))
+	}
+	return n, percent, nil
+}
+
+// Searches reports whether a model with threshold t and a context budget
+// of contextTokens (0: none) searches for its tools, when tools are
+// connected and listing them all would take about listTokens. A
+// malformed t, which configuration refuses, lists every tool.
+func (t ToolSearch) Searches(tools, listTokens, contextTokens int) bool {
+	n, percent, err := t.parse()
+	switch {
+	case err != nil, n < 0, tools == 0:
+		return false
+	case !percent:
+		return tools > n
+	}
+	if contextTokens <= 0 {
+		contextTokens = DefaultContextTokens
+	}
+	return listTokens*100 > contextTokens*n
+}

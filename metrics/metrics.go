@@ -34,6 +34,9 @@ type Metrics struct {
 	updates        prometheus.Counter
 	tgRequests     *prometheus.CounterVec
 	tgWaits        prometheus.Counter
+	searches       *prometheus.CounterVec
+	searchFound    *prometheus.CounterVec
+	searchCalled   *prometheus.CounterVec
 }
 
 // latency buckets, in seconds: from a local tool's few milliseconds to a
@@ -61,6 +64,9 @@ func New() *Metrics {
 		updates:        f.plainCounter("telegram_updates_total", "Telegram updates received."),
 		tgRequests:     f.counter("telegram_requests_total", "Bot API calls by method and status (ok, or the HTTP code; network for transport errors).", "method", "status"),
 		tgWaits:        f.plainCounter("telegram_retry_after_total", "Times Telegram asked to wait (429 with retry_after)."),
+		searches:       f.counter("tool_searches_total", "Searches for tools (search_tools) by model and result (found, none).", "model", "result"),
+		searchFound:    f.counter("tool_search_found_total", "Tools a search for tools returned, by server and tool.", "server", "tool"),
+		searchCalled:   f.counter("tool_search_called_total", "Calls of a tool that a search of the same turn had returned, by server and tool.", "server", "tool"),
 	}
 }
 
@@ -182,6 +188,35 @@ func (m *Metrics) ServerRestart(server string) {
 		return
 	}
 	m.serverRestarts.WithLabelValues(server).Inc()
+}
+
+// Search counts a search for tools by model; found says it found any.
+func (m *Metrics) Search(model string, found bool) {
+	if m == nil {
+		return
+	}
+	result := "none"
+	if found {
+		result = "found"
+	}
+	m.searches.WithLabelValues(model, result).Inc()
+}
+
+// SearchFound counts a tool a search returned.
+func (m *Metrics) SearchFound(server, tool string) {
+	if m == nil {
+		return
+	}
+	m.searchFound.WithLabelValues(server, tool).Inc()
+}
+
+// SearchCalled counts a call of a tool that a search of the same turn
+// had returned: the model called what it found.
+func (m *Metrics) SearchCalled(server, tool string) {
+	if m == nil {
+		return
+	}
+	m.searchCalled.WithLabelValues(server, tool).Inc()
 }
 
 // Updates counts Telegram updates received.

@@ -27,6 +27,9 @@ func TestEveryFamilyDocumented(t *testing.T) {
 	m.ServerRestart("server")
 	m.Updates(1)
 	m.TelegramRequest("sendMessage", "429", true)
+	m.Search("model", true)
+	m.SearchFound("server", "tool")
+	m.SearchCalled("server", "tool")
 	fams, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +45,7 @@ func TestEveryFamilyDocumented(t *testing.T) {
 			t.Errorf("README.md does not document %s", name)
 		}
 	}
-	if n != 14 {
-		t.Errorf("%d mcpgram_ families, want 14: a new one needs a line in README.md, and here", n)
+	if n != 17 {
+		t.Errorf("%d mcpgram_ families, want 17: a new one needs a line in README.md, and here", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mcpgram/mcpgram/catalog"
@@ -31,10 +32,18 @@ type Target struct {
 	Server, Tool string
 }
 
-// A Toolset is the functions of a catalog and what each name stands for.
+// A Toolset is the functions offered to a model and what each name
+// stands for. Targets name every tool of the catalog, also those not
+// offered (see FunctionsWith), so that a call by a tool's exact name
+// resolves whether or not its function was offered.
 type Toolset struct {
 	Functions []Function
 	Targets   map[string]Target
+
+	// names is Targets the other way; all holds every tool's function,
+	// for With.
+	names map[Target]string
+	all   map[Target]Function
 }
 
 // Target returns what name stands for.
@@ -43,14 +52,36 @@ func (ts *Toolset) Target(name string) (Target, bool) {
 	return t, ok
 }
 
-// Name returns the function name of server's tool, "" when ts has none.
+// Name returns the function name of server's tool, "" when the catalog
+// has none.
 func (ts *Toolset) Name(server, tool string) string {
-	for _, f := range ts.Functions {
-		if t := ts.Targets[f.Name]; t.Server == server && t.Tool == tool {
-			return f.Name
+	return ts.names[Target{server, tool}]
+}
+
+// Function returns the function of server's tool, offered or not.
+func (ts *Toolset) Function(server, tool string) (Function, bool) {
+	f, ok := ts.all[Target{server, tool}]
+	return f, ok
+}
+
+// Offers reports whether the function called name is offered.
+func (ts *Toolset) Offers(name string) bool {
+	return slices.ContainsFunc(ts.Functions, func(f Function) bool { return f.Name == name })
+}
+
+// With returns ts offering also the functions of tools (found by a
+// search, or used recently), after its own, in the order given; tools
+// already offered, or not in the catalog, are skipped. ts is unchanged.
+func (ts *Toolset) With(tools []ToolRef) *Toolset {
+	out := *ts
+	out.Functions = slices.Clip(ts.Functions)
+	for _, r := range tools {
+		f, ok := ts.all[Target(r)]
+		if ok && !out.Offers(f.Name) {
+			out.Functions = append(out.Functions, f)
 		}
 	}
-	return ""
+	return &out
 }
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
@@ -76,9 +107,20 @@ func FunctionName(server, tool string) string {
 // the same catalog always gives the same names and bytes. Schemas are
 // trimmed as the XML prompt trims them (see clean).
 func Functions(cat catalog.Catalog) *Toolset {
-	ts := &Toolset{Targets: map[string]Target{}}
+	return FunctionsWith(cat, Options{})
+}
+
+// FunctionsWith is Functions with options. With opts.Search, only the
+// core tools it names are offered, then the core actions with
+// search_tools; the other tools keep their names (the same as Functions
+// gives them) in Targets, and With offers them.
+func FunctionsWith(cat catalog.Catalog, opts Options) *Toolset {
+	ts := &Toolset{Targets: map[string]Target{}, names: map[Target]string{}, all: map[Target]Function{}}
 	servers := runningServers(cat)
 	core := coreFunctions(servers)
+	if opts.Search != nil {
+		core = append(core, searchFunction)
+	}
 	for _, f := range core {
 		ts.Targets[f.Name] = Target{Tool: f.Name}
 	}
@@ -90,12 +132,16 @@ func Functions(cat catalog.Catalog) *Toolset {
 				name = FunctionName(s.Name, t.Name)
 				name = name[:min(len(name), maxName-len(suffix))] + suffix
 			}
-			ts.Targets[name] = Target{Server: s.Name, Tool: t.Name}
-			ts.Functions = append(ts.Functions, Function{
+			target := Target{Server: s.Name, Tool: t.Name}
+			f := Function{
 				Name:        name,
 				Description: strings.TrimSpace(strings.ReplaceAll(t.Description, "\r\n", "\n")),
 				Parameters:  parameters(t),
-			})
+			}
+			ts.Targets[name], ts.names[target], ts.all[target] = target, name, f
+			if opts.Search == nil || slices.Contains(opts.Search.Core, ToolRef(target)) {
+				ts.Functions = append(ts.Functions, f)
+			}
 		}
 	}
 	ts.Functions = append(ts.Functions, core...)
@@ -160,10 +206,34 @@ func BuildNativeWith(cat catalog.Catalog, opts Options) string {
 	var b strings.Builder
 	b.WriteString(nativeIntro)
 	servers := runningServers(cat)
-	writeNativeServers(&b, servers)
+	if opts.Search != nil {
+		writeNativeSearchServers(&b, servers)
+	} else {
+		writeNativeServers(&b, servers)
+	}
 	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(nativeGuidelines)
 	return b.String()
+}
+
+// writeNativeSearchServers is writeNativeServers for a model offered
+// only some tools as functions: each server with a line of what it is
+// for, and how to find the tools not offered.
+func writeNativeSearchServers(b *strings.Builder, servers []catalog.ServerInfo) {
+	b.WriteString("\n# MCP servers\n\n")
+	if len(servers) == 0 {
+		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
+		return
+	}
+	fmt.Fprintf(b, "These servers are connected, with %d tools in all: too many to offer each as a function. Each tool of a server is a function named after the server and the tool, as server__tool; some are offered, and search_tools finds the others by what they do and adds them to your functions. When no function offered fits the task, search before you answer.\n", countTools(servers))
+	for _, s := range servers {
+		fmt.Fprintf(b, "\n## %s (%s)\n", s.Name, plural(len(s.Tools), "tool"))
+		if a := about(s); a != "" {
+			b.WriteString(a)
+			b.WriteString("\n")
+		}
+		writeResources(b, s)
+	}
 }
 
 func writeNativeServers(b *strings.Builder, servers []catalog.ServerInfo) {

@@ -3,7 +3,11 @@
 // MCP server's tools (their arguments in a terse form, see schema.go) and
 // resources, and guidelines. For native tool calling, BuildNative is the
 // variant that teaches no call syntax and lists no tools, and Functions gives
-// the catalog as the functions sent beside it (native.go).
+// the catalog as the functions sent beside it (native.go). Where more
+// tools are connected than a model should read on every call,
+// Options.Search lists only a core of them, each server with a line of
+// what it is for, and teaches search_tools to find the others
+// (search.go).
 //
 // The prompt is byte-stable: the same servers, tools and options give the
 // same bytes, whatever order the catalog lists them in, so that providers'
@@ -25,6 +29,10 @@ type Options struct {
 	Instructions string
 	// Variant frames the prompt for a kind of model; "" is Generic.
 	Variant Variant
+	// Search, when set, lists only the core tools it names and teaches
+	// search_tools to find the others (see search.go); nil lists every
+	// tool.
+	Search *Search
 }
 
 // Build returns the system prompt for the running servers of cat.
@@ -40,13 +48,23 @@ func BuildVariant(cat catalog.Catalog, v Variant) string {
 // BuildWith is Build with options.
 func BuildWith(cat catalog.Catalog, opts Options) string {
 	f := opts.Variant.framing()
+	if opts.Search != nil {
+		f = f.searching()
+	}
 	var b strings.Builder
 	b.WriteString(f.intro)
 	b.WriteString(f.format)
 	b.WriteString(coreTools)
+	if opts.Search != nil {
+		b.WriteString(searchTool)
+	}
 	b.WriteString(f.examples)
 	servers := runningServers(cat)
-	writeServers(&b, servers)
+	if opts.Search != nil {
+		writeSearchServers(&b, servers, opts.Search.Core)
+	} else {
+		writeServers(&b, servers)
+	}
 	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(f.guidelines)
 	return b.String()

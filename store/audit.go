@@ -20,3 +20,8 @@ type ToolCall struct {
 	ResultBytes int
 	CreatedAt   time.Time
 }
+
+// A ToolRef names one tool of one server.
+type ToolRef struct {
+	Server, Tool string
+}

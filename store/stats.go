@@ -14,6 +14,8 @@ type TurnRecord struct {
 	// Model is the model the turn called, and Calls its calls in order.
 	Model string
 	Calls []ModelCall
+	// Searches are the turn's searches for tools, in order.
+	Searches []Search
 	// At is when it ended; zero means now.
 	At time.Time
 }
@@ -33,6 +35,15 @@ type ModelCall struct {
 	FirstTry, Repaired, FedBack int
 }
 
+// A Search is one search for tools a model made (search_tools).
+type Search struct {
+	// Found are the tools it returned, best first; none when it found
+	// nothing.
+	Found []ToolRef
+	// Called are those of Found that the model called later in the turn.
+	Called []ToolRef
+}
+
 // Stats is what happened over a window, for /stats.
 type Stats struct {
 	// From and To bound the window: From <= created_at < To.
@@ -49,6 +60,25 @@ type Stats struct {
 	Tools []ToolStats
 	// TopUsers are the users with the most tokens, most first.
 	TopUsers []UserTokens
+	// Search is what the models' searches for tools found.
+	Search SearchStats
+}
+
+// SearchStats is the searches for tools over a window.
+type SearchStats struct {
+	// Searches counts them; Empty those that found nothing; Followed
+	// those after which the model called a tool they found, in the same
+	// turn.
+	Searches, Empty, Followed int64
+	// Tools are the tools found, most found first, each with how often a
+	// search found it and how often the model then called it.
+	Tools []FoundTool
+}
+
+// A FoundTool is one tool searches found over a window.
+type FoundTool struct {
+	Server, Tool  string
+	Found, Called int64
 }
 
 // A Count is a number of things of one name.

@@ -93,6 +93,14 @@ type Conversations interface {
 	// those a retry replaced (see TurnWrite.ReplaceFrom). An unknown
 	// conversation has none.
 	Messages(ctx context.Context, conversationID int64) ([]Message, error)
+	// RecentMessages returns the newest of those messages, oldest first:
+	// as far back from the newest as it takes for their contents to hold
+	// at least bytes bytes (UTF-8, as stored), or all of them when they
+	// hold fewer; none for bytes <= 0. It reads only those (an index
+	// range, newest first), so a conversation's length does not change
+	// its cost: what a model call can take is read, and the rest stays
+	// stored.
+	RecentMessages(ctx context.Context, conversationID int64, bytes int) ([]Message, error)
 }
 
 // Interactions keeps the follow-up questions and approvals that wait for a
@@ -149,6 +157,10 @@ type AuditLog interface {
 	// RecordToolCall appends c to the audit log. Its ID is ignored; a
 	// zero CreatedAt means now.
 	RecordToolCall(ctx context.Context, c ToolCall) error
+	// RecentTools returns the tools that ran (ok or error) among the
+	// chat's last calls audit rows, each once, the most recently used
+	// first; resource reads are not tools. It reads only those rows.
+	RecentTools(ctx context.Context, chatID string, calls int) ([]ToolRef, error)
 }
 
 // The Inbox keeps Telegram updates from their arrival until they are

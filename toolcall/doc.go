@@ -1,6 +1,6 @@
 // Package toolcall reads the tool-call syntax of model replies: the one
 // table of tags (the core tools use_mcp_tool, access_mcp_resource,
-// ask_followup_question and attempt_completion, the <mcp:tool> and
+// ask_followup_question, attempt_completion and search_tools, the <mcp:tool> and
 // <tool_call> dialects, other families' call syntaxes, thinking), a
 // Parser that splits a reply into visible text and blocks as it streams,
 // Visible (what a user may see of any model text), and DecodeArguments,

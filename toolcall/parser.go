@@ -9,8 +9,8 @@ import (
 
 // A Block is one tool call found in a model reply.
 type Block struct {
-	// Name is one of UseMCPTool, AccessMCPResource, AskFollowupQuestion or
-	// AttemptCompletion. Blocks in a dialect (see Dialect) are mapped to
+	// Name is one of UseMCPTool, AccessMCPResource, AskFollowupQuestion,
+	// AttemptCompletion or SearchTools. Blocks in a dialect (see Dialect) are mapped to
 	// UseMCPTool with tool_name and arguments but no server_name; the
 	// executor's check resolves the server. Blocks in a foreign call
 	// syntax are named ForeignToolCall or ForeignFunctionCalls, with no

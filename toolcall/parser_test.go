@@ -55,6 +55,22 @@ var parseCases = []parseCase{
 		}},
 	},
 	{
+		name: "search_tools, with and without a server",
+		in:   "Let me look.\n<search_tools>\n<query>send a message on slack</query>\n</search_tools>\n<search_tools><query>pull requests</query><server_name>github</server_name></search_tools>",
+		text: "Let me look.",
+		blocks: []toolcall.Block{{
+			Name:     toolcall.SearchTools,
+			Params:   map[string]string{"query": "send a message on slack"},
+			Complete: true,
+			Raw:      "<search_tools>\n<query>send a message on slack</query>\n</search_tools>",
+		}, {
+			Name:     toolcall.SearchTools,
+			Params:   map[string]string{"query": "pull requests", "server_name": "github"},
+			Complete: true,
+			Raw:      "<search_tools><query>pull requests</query><server_name>github</server_name></search_tools>",
+		}},
+	},
+	{
 		name: "question with options",
 		in:   "<ask_followup_question><question>Which city?</question><options>[\"Paris\", \"Rome\"]</options></ask_followup_question>",
 		blocks: []toolcall.Block{{

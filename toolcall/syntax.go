@@ -16,6 +16,10 @@ const (
 	AccessMCPResource   = "access_mcp_resource"
 	AskFollowupQuestion = "ask_followup_question"
 	AttemptCompletion   = "attempt_completion"
+	// SearchTools finds tools of the connected servers by a query in
+	// plain language (query), optionally of one server (server_name):
+	// mcpgram's own, taught where a prompt lists only some of the tools.
+	SearchTools = "search_tools"
 )
 
 // The dialects: other ways to write a call to an MCP server's tool that
@@ -73,6 +77,7 @@ var outerTags = []struct {
 	{AccessMCPResource, kindTool},
 	{AskFollowupQuestion, kindTool},
 	{AttemptCompletion, kindTool},
+	{SearchTools, kindTool},
 	{DialectMCPTool, kindDialect},
 	{"tool_call", kindDialect},
 	{ForeignFunctionCalls, kindForeign},
@@ -87,6 +92,7 @@ var toolParams = map[string][]paramTag{
 	AccessMCPResource:   tags(false, "server_name", "uri"),
 	AskFollowupQuestion: tags(false, "question", "options"),
 	AttemptCompletion:   tags(false, "result"),
+	SearchTools:         tags(false, "query", "server_name"),
 }
 
 // escapedParams is toolParams HTML-escaped, for a block whose tags are.

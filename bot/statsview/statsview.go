@@ -14,8 +14,12 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// topTools caps the tools a window lists, for a phone.
-const topTools = 10
+// topTools caps the tools a window lists, for a phone; topFound the
+// tools its searches found.
+const (
+	topTools = 10
+	topFound = 5
+)
 
 // Window is one window of /stats under its title, in short lines for a
 // phone, as Telegram HTML.
@@ -56,6 +60,9 @@ func Window(title string, s store.Stats) string {
 			sb.WriteString(toolLine(t))
 		}
 	}
+	if s.Search.Searches > 0 {
+		sb.WriteString(search(s.Search))
+	}
 	if len(s.TopUsers) > 0 {
 		sb.WriteString("\n<b>Top users by tokens</b>\n")
 		for i, u := range s.TopUsers {
@@ -82,6 +89,31 @@ func toolLine(t store.ToolStats) string {
 	sb.WriteString("\n")
 	if t.Calls > 0 {
 		fmt.Fprintf(&sb, "  p50 %s · p95 %s\n", latency(t.P50), latency(t.P95))
+	}
+	return sb.String()
+}
+
+// search is the window's searches for tools: how many, how many found
+// nothing, how many the model followed by calling a tool they found, and
+// the tools they found most, each with how often it was then called.
+func search(s store.SearchStats) string {
+	var sb strings.Builder
+	sb.WriteString("\n<b>Tool search</b>\n")
+	if s.Searches == 1 {
+		sb.WriteString("1 search")
+	} else {
+		sb.WriteString(render.Grouped(s.Searches) + " searches")
+	}
+	if s.Empty > 0 {
+		fmt.Fprintf(&sb, ", %s found nothing", render.Grouped(s.Empty))
+	}
+	fmt.Fprintf(&sb, "\nThen called a tool found: %s (%s)\n", render.Grouped(s.Followed), percent(s.Followed, s.Searches))
+	for i, t := range s.Tools {
+		if i == topFound {
+			fmt.Fprintf(&sb, "… and %d more found\n", len(s.Tools)-i)
+			break
+		}
+		fmt.Fprintf(&sb, "• %s: found %s, called %s\n", render.Escape(t.Server+"/"+t.Tool), render.Grouped(t.Found), render.Grouped(t.Called))
 	}
 	return sb.String()
 }

@@ -101,6 +101,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		MaxTurns:              cfg.MaxTurns,
 		AutoApproveAll:        cfg.AutoApproveAll,
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
+		PinnedTools:           cfg.PinnedTools,
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})

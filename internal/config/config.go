@@ -28,6 +28,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"github.com/subosito/gotenv"
@@ -58,6 +59,8 @@ var Settings = []Setting{
 	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "maximum tokens per model reply (0: the endpoint's default)"},
 	{Name: "LLM_TIMEOUT", Default: "120s", Help: "timeout of one model request"},
 	{Name: "TOOL_CALLING", Default: "xml", Help: "how the model calls tools: xml (taught in the prompt, works with any model), native (OpenAI tools and tool_calls), or auto (native where the endpoint accepts tools, else xml)"},
+	{Name: "TOOL_SEARCH", Default: "10%", Help: "when the model searches for tools instead of reading them all on every call: off, a number of tools (search once more are connected; 0: always), or a share of the context budget that listing them all may take, such as 10%; a profile's tool_search overrides it"},
+	{Name: "PINNED_TOOLS", Default: "", Help: "tools always listed in full when the model searches for the others, as server/tool, comma-separated, such as memory/memory,clock/current_time"},
 	{Name: "MODEL_VISION", Default: "false", Help: "true when OPENAI_MODEL sees images: photos and images sent as files then go to it; false sends only a photo's caption"},
 	{Name: "DEFAULT_MODEL", Default: "", Help: "the profile under models: (mcpgram.yaml) that answers chats that chose none with /model; empty: the profile named default, which the OPENAI_*, LLM_*, MAX_CONTEXT_TOKENS and MODEL_VISION settings make"},
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes, such as whisper-1; empty: voice messages are answered that they are not set up"},
@@ -101,6 +104,10 @@ type Config struct {
 	LLMTimeout    time.Duration
 	// ToolCalling is TOOL_CALLING: "xml", "native" or "auto".
 	ToolCalling llm.ToolCalling
+	// ToolSearch is TOOL_SEARCH, the threshold of profiles that set none.
+	ToolSearch llm.ToolSearch
+	// PinnedTools are PINNED_TOOLS, as server and tool.
+	PinnedTools []prompt.ToolRef
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
@@ -161,6 +168,24 @@ type Config struct {
 	// getenv and dotenv answer LookupEnv.
 	getenv func(string) (string, bool)
 	dotenv map[string]string
+}
+
+// toolRefs reads a comma-separated list of server/tool.
+func toolRefs(name, s string) ([]prompt.ToolRef, error) {
+	var out []prompt.ToolRef
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		server, tool, ok := strings.Cut(item, "/")
+		server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)
+		if !ok || server == "" || tool == "" {
+			return nil, fmt.Errorf("%s: want server/tool entries separated by commas, such as memory/memory, got %q", name, item)
+		}
+		out = append(out, prompt.ToolRef{Server: server, Tool: tool})
+	}
+	return out, nil
 }
 
 // ErrMissing reports a required setting that has no value.
@@ -452,6 +477,15 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.LLMTimeout = d
 	}
+	c.ToolSearch = llm.ToolSearch(strings.TrimSpace(values["TOOL_SEARCH"]))
+	if err := c.ToolSearch.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("TOOL_SEARCH: %w", err))
+	}
+	if pinned, err := toolRefs("PINNED_TOOLS", values["PINNED_TOOLS"]); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.PinnedTools = pinned
+	}
 	if v := llm.ToolCalling(strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"]))); v.Valid() {
 		c.ToolCalling = v
 	} else {
@@ -597,8 +631,8 @@ func (c *Config) Print(w io.Writer) error {
 		if p.Name == EnvProfile {
 			continue
 		}
-		fmt.Fprintf(bw, "models.%s: base_url=%s api_key_env=%s model=%s temperature=%g max_tokens=%d context_tokens=%d tool_calling=%s vision=%t prompt=%s\n",
-			p.Name, MaskURL(p.BaseURL), p.APIKeyEnv, p.Model, p.Temperature, p.MaxTokens, p.ContextTokens, p.ToolCalling, p.Vision, p.Prompt)
+		fmt.Fprintf(bw, "models.%s: base_url=%s api_key_env=%s model=%s temperature=%g max_tokens=%d context_tokens=%d tool_calling=%s tool_search=%s vision=%t prompt=%s\n",
+			p.Name, MaskURL(p.BaseURL), p.APIKeyEnv, p.Model, p.Temperature, p.MaxTokens, p.ContextTokens, p.ToolCalling, p.ToolSearch, p.Vision, p.Prompt)
 	}
 	return bw.Flush()
 }

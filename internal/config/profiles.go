@@ -23,7 +23,7 @@ import (
 const EnvProfile = "default"
 
 // profileFields are the keys of one profile under models:.
-var profileFields = []string{"base_url", "api_key_env", "model", "temperature", "max_tokens", "context_tokens", "tool_calling", "vision", "prompt"}
+var profileFields = []string{"base_url", "api_key_env", "model", "temperature", "max_tokens", "context_tokens", "tool_calling", "tool_search", "vision", "prompt"}
 
 // profileName is what a profile may be called: it travels in a button's
 // callback data (64 bytes at most) and is shown on the button.
@@ -108,7 +108,7 @@ func (c *Config) profiles(file string, raws []rawProfile) error {
 	env := llm.Profile{
 		Name: EnvProfile, BaseURL: c.OpenAIBaseURL, APIKeyEnv: "OPENAI_API_KEY", APIKey: c.OpenAIKey,
 		Model: c.Model, Temperature: c.Temperature, MaxTokens: c.MaxTokens, ContextTokens: c.MaxContextTokens,
-		ToolCalling: c.ToolCalling, Vision: c.Vision, Prompt: string(prompt.Generic),
+		ToolCalling: c.ToolCalling, ToolSearch: c.ToolSearch, Vision: c.Vision, Prompt: string(prompt.Generic),
 	}
 	c.DefaultProfile = cmpOr(c.values["DEFAULT_MODEL"], EnvProfile)
 	if c.DefaultProfile == EnvProfile || c.OpenAIKey != "" {
@@ -166,6 +166,7 @@ func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
 	p := llm.Profile{
 		Name: r.name, BaseURL: strings.TrimRight(f["base_url"], "/"), APIKeyEnv: f["api_key_env"], Model: f["model"],
 		ToolCalling: llm.ToolCalling(strings.ToLower(get("tool_calling", string(llm.ToolCallingXML)))), Prompt: strings.ToLower(get("prompt", string(prompt.Generic))),
+		ToolSearch: llm.ToolSearch(get("tool_search", string(c.ToolSearch))),
 	}
 	var errs []error
 	bad := func(field, want string) {
@@ -210,6 +211,9 @@ func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
 			ms = append(ms, string(m))
 		}
 		bad("tool_calling", strings.Join(ms, ", ")+" or nothing (xml)")
+	}
+	if err := p.ToolSearch.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("%s.tool_search: %w", where, err))
 	}
 	if !prompt.Variant(p.Prompt).Valid() {
 		var vs []string

@@ -11,20 +11,21 @@ import (
 
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/prompt"
 )
 
 // Without models:, today's settings make the one profile, the default.
 func TestProfileFromTheEnvironment(t *testing.T) {
 	c, err := load(t, nil, map[string]string{
 		"OPENAI_API_KEY": "sk-env-0123456789", "OPENAI_BASE_URL": "http://llm.local/v1/", "OPENAI_MODEL": "m1",
-		"LLM_TEMPERATURE": "0.7", "LLM_MAX_TOKENS": "100", "MAX_CONTEXT_TOKENS": "9000", "MODEL_VISION": "true",
+		"LLM_TEMPERATURE": "0.7", "LLM_MAX_TOKENS": "100", "MAX_CONTEXT_TOKENS": "9000", "MODEL_VISION": "true", "TOOL_SEARCH": "40",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := llm.Profile{
 		Name: "default", BaseURL: "http://llm.local/v1", APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env-0123456789", Model: "m1",
-		Temperature: 0.7, MaxTokens: 100, ContextTokens: 9000, ToolCalling: "xml", Vision: true, Prompt: "generic",
+		Temperature: 0.7, MaxTokens: 100, ContextTokens: 9000, ToolCalling: "xml", Vision: true, Prompt: "generic", ToolSearch: "40",
 	}
 	if len(c.Profiles) != 1 || c.Profiles[0] != want {
 		t.Errorf("Profiles = %+v, want [%+v]", c.Profiles, want)
@@ -46,6 +47,7 @@ const twoModels = `models:
     max_tokens: 0
     context_tokens: 8000
     tool_calling: native
+    tool_search: 5%
     vision: true
     prompt: llama
   coder:
@@ -79,7 +81,7 @@ func TestProfilesFromYAML(t *testing.T) {
 	local, _ := c.Profile("local")
 	want := llm.Profile{
 		Name: "local", BaseURL: "http://localhost:11434/v1", APIKeyEnv: "LOCAL_KEY", APIKey: "sk-local-dotenv", Model: "llama3.1:8b",
-		Temperature: 0.1, MaxTokens: 0, ContextTokens: 8000, ToolCalling: "native", Vision: true, Prompt: "llama",
+		Temperature: 0.1, MaxTokens: 0, ContextTokens: 8000, ToolCalling: "native", Vision: true, Prompt: "llama", ToolSearch: "5%",
 	}
 	if local != want {
 		t.Errorf("local = %+v, want %+v", local, want)
@@ -87,7 +89,7 @@ func TestProfilesFromYAML(t *testing.T) {
 	coder, _ := c.Profile("coder")
 	want = llm.Profile{
 		Name: "coder", BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: "CODER_KEY", APIKey: "sk-coder-from-file", Model: "qwen-coder",
-		Temperature: 0.2, MaxTokens: 4096, ContextTokens: 32000, ToolCalling: "xml", Vision: false, Prompt: "code",
+		Temperature: 0.2, MaxTokens: 4096, ContextTokens: 32000, ToolCalling: "xml", Vision: false, Prompt: "code", ToolSearch: "10%",
 	}
 	if coder != want {
 		t.Errorf("coder (defaults filled) = %+v, want %+v", coder, want)
@@ -145,6 +147,10 @@ func TestProfileErrorsNameProfileAndField(t *testing.T) {
 		{"small context", profile("fast", "    context_tokens: 10\n"), nil, []string{"models.fast.context_tokens"}},
 		{"bad tool calling", profile("fast", "    tool_calling: json\n"), nil, []string{"models.fast.tool_calling", "xml, native, auto"}},
 		{"bad vision", profile("fast", "    vision: maybe\n"), nil, []string{"models.fast.vision"}},
+		{"bad tool search", profile("fast", "    tool_search: 150%\n"), nil, []string{"models.fast.tool_search", "from 1% to 100%", `"150%"`}},
+		{"misspelt tool search", profile("fast", "    tool_serach: off\n"), nil, []string{"models.fast", `did you mean "tool_search"`}},
+		{"bad global tool search", profile("fast", ""), map[string]string{"TOOL_SEARCH": "many"}, []string{"TOOL_SEARCH: want off, a number of tools"}},
+		{"bad pinned tools", profile("fast", ""), map[string]string{"PINNED_TOOLS": "memory/memory, clock"}, []string{"PINNED_TOOLS", `got "clock"`}},
 		{"bad prompt", profile("fast", "    prompt: mistral\n"), nil, []string{"models.fast.prompt", "generic, llama, code"}},
 		{"no model", "models:\n  fast:\n    base_url: http://x/v1\n    api_key_env: K\n", nil, []string{"models.fast.model"}},
 		{"no base url", "models:\n  fast:\n    api_key_env: K\n    model: m\n", nil, []string{"models.fast.base_url"}},
@@ -208,5 +214,23 @@ func TestExampleModelsParse(t *testing.T) {
 	}
 	if len(c.Profiles) != 3 || c.RequireModel() != nil {
 		t.Errorf("the example gives %d profiles (%v), want default and two", len(c.Profiles), c.RequireModel())
+	}
+}
+
+// TOOL_SEARCH is the threshold of every profile that sets none; a
+// profile's tool_search overrides it; PINNED_TOOLS names tools.
+func TestToolSearchSettings(t *testing.T) {
+	c, err := load(t, map[string]string{"mcpgram.yaml": twoModels, ".env": "LOCAL_KEY=k\nCODER_KEY=k\n"},
+		map[string]string{"OPENAI_API_KEY": "sk-env-0123456789", "TOOL_SEARCH": "off", "PINNED_TOOLS": " memory/memory , github/create_issue,"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]llm.ToolSearch{"default": "off", "local": "5%", "coder": "off"} {
+		if p, _ := c.Profile(name); p.ToolSearch != want {
+			t.Errorf("%s: tool search %q, want %q", name, p.ToolSearch, want)
+		}
+	}
+	if want := []prompt.ToolRef{{Server: "memory", Tool: "memory"}, {Server: "github", Tool: "create_issue"}}; !slices.Equal(c.PinnedTools, want) {
+		t.Errorf("PinnedTools = %+v, want %+v", c.PinnedTools, want)
 	}
 }

@@ -122,6 +122,9 @@ type Request struct {
 	// RemoteAddr is the client's address: the same for requests that
 	// reused one connection.
 	RemoteAddr string `json:"-"`
+	// Bytes is the size of the request's body as sent: what a model call
+	// costs to send.
+	Bytes int `json:"-"`
 }
 
 // Last returns the content of the last message.
@@ -355,6 +358,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Header = r.Header.Clone()
 	req.RemoteAddr = r.RemoteAddr
+	req.Bytes = len(body)
 	if req.Model == "" || len(req.Messages) == 0 {
 		s.problem("request without model or messages: %s", body)
 	}

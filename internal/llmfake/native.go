@@ -36,6 +36,12 @@ func AsNative(r Reply) Reply {
 			c = Fn(b.Name, args)
 		case toolcall.AttemptCompletion:
 			c = Fn(b.Name, map[string]string{"result": b.Params["result"]})
+		case toolcall.SearchTools:
+			args := map[string]string{"query": b.Params["query"]}
+			if s := b.Params["server_name"]; s != "" {
+				args["server_name"] = s
+			}
+			c = Fn(b.Name, args)
 		default:
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,7 @@ type binaries struct {
 var (
 	bundled     = &binaries{pkgs: []string{"./mcp-servers/..."}, src: "mcp-servers"}
 	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw", "./hub/testdata/hostile", "./hub/testdata/features"}, src: filepath.Join("hub", "testdata")}
+	realTools   = &binaries{pkgs: []string{"./internal/realtools/server"}, src: filepath.Join("internal", "realtools")}
 )
 
 // path returns the binary named name of the set, building the set first
@@ -83,6 +85,21 @@ func Bundled(t testing.TB, name string) string {
 func TestServer(t testing.TB, name string) string {
 	t.Helper()
 	return testServers.path(t, name)
+}
+
+// RealToolsEntry is the settings entry that serves the tools of the
+// realtools server named server (see package realtools), the first n of
+// them when n > 0, with the given tools auto-approved.
+func RealToolsEntry(t testing.TB, server string, n int, autoApprove ...string) map[string]any {
+	t.Helper()
+	if autoApprove == nil {
+		autoApprove = []string{}
+	}
+	args := []string{"-server", server}
+	if n > 0 {
+		args = append(args, "-n", strconv.Itoa(n))
+	}
+	return map[string]any{"command": realTools.path(t, "server"), "args": args, "autoApprove": autoApprove}
 }
 
 var packages = struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 const insertToolCallSQL = `INSERT INTO tool_calls
@@ -21,6 +22,30 @@ func (db *DB) RecordToolCall(ctx context.Context, c store.ToolCall) error {
 		return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
 	}
 	return nil
+}
+
+// RecentTools returns the tools that ran among the chat's last calls
+// audit rows, each once, the most recently used first: a range of
+// tool_calls_chat, newest first.
+func (db *DB) RecentTools(ctx context.Context, chatID string, calls int) ([]store.ToolRef, error) {
+	rows, err := db.pool.Query(ctx, `SELECT server, tool, status FROM tool_calls WHERE chat_id = $1 ORDER BY id DESC LIMIT $2`, text(chatID), calls)
+	if err != nil {
+		return nil, fmt.Errorf("recent tools of chat %q: %w", chatID, err)
+	}
+	defer rows.Close()
+	var out []store.ToolRef
+	for rows.Next() {
+		var r store.ToolRef
+		var status string
+		if err := rows.Scan(&r.Server, &r.Tool, &status); err != nil {
+			return nil, fmt.Errorf("recent tools of chat %q: %w", chatID, err)
+		}
+		out = tables.AddRecentTool(out, r, status)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent tools of chat %q: %w", chatID, err)
+	}
+	return out, nil
 }
 
 // toolCallArgs are insertToolCallSQL's arguments for c; a zero CreatedAt

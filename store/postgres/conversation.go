@@ -14,9 +14,17 @@ import (
 
 const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = $1 AND ended_at IS NULL`
-	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	// insertMessageSQL counts the message's bytes onto the history's
+	// (see RecentMessages), after the conversation's newest message that
+	// is not replaced: one lookup at the end of messages_history.
+	insertMessageSQL = `INSERT INTO messages
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at, history_bytes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, octet_length($3) + coalesce((SELECT max(history_bytes)
+			FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL), 0))`
+	// lockConversationSQL makes appends to one conversation run one after
+	// another, so that each counts its bytes after the last one's.
+	lockConversationSQL = `SELECT id FROM conversations WHERE id = $1 FOR UPDATE`
+	messageColumns      = `id, conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at`
 )
 
 // querier is what a pool and a transaction share.
@@ -89,6 +97,9 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 
 // queueMessages adds the inserts of msgs to b, sent in one round trip.
 func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []store.Message) {
+	if len(msgs) > 0 {
+		b.Queue(lockConversationSQL, conversationID)
+	}
 	for _, m := range msgs {
 		at := m.CreatedAt
 		if at.IsZero() {
@@ -141,9 +152,26 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 // Messages returns a conversation's messages, oldest first, without those
 // a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, created_at
+	return db.messages(ctx, conversationID, `SELECT `+messageColumns+`
 		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL ORDER BY id`, conversationID)
+}
+
+// RecentMessages returns the newest messages of a conversation that hold
+// at least bytes bytes, oldest first (see store.Conversations): a range
+// of the index messages_history, read newest first.
+func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes int) ([]store.Message, error) {
+	if bytes <= 0 {
+		return nil, nil
+	}
+	return db.messages(ctx, conversationID, `SELECT `+messageColumns+`
+		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL
+			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
+				WHERE conversation_id = $1 AND replaced_at IS NULL) - $2
+		ORDER BY history_bytes, id`, conversationID, bytes)
+}
+
+func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
+	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 	}

@@ -31,3 +31,9 @@ func Migrations(t interface{ Fatal(...any) }) int64 {
 	}
 	return int64(len(ms))
 }
+
+// Exec runs statements, several separated by semicolons.
+func Exec(ctx context.Context, db *DB, sql string) error {
+	_, err := db.pool.Exec(ctx, sql)
+	return err
+}

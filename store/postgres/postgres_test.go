@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -178,4 +179,25 @@ func TestOpenErrorHidesPassword(t *testing.T) {
 			t.Errorf("Open error shows the password: %v", err)
 		}
 	}
+}
+
+// TestMigrationCountsHistoryBytes upgrades a database written before
+// migration 0013 and reads its history by bytes.
+func TestMigrationCountsHistoryBytes(t *testing.T) {
+	ctx := t.Context()
+	dsn := testenv.Postgres(t)
+	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), "0013"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.Exec(ctx, old, storetest.OldMessages); err != nil {
+		t.Fatal(err)
+	}
+	_ = old.Close()
+	db, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	storetest.CheckUpgradedHistory(ctx, t, db)
 }

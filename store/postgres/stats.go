@@ -9,9 +9,8 @@ import (
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
-const insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, model, calls, failures,
-	durations_ms, in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+const insertTurnSQL = `INSERT INTO turns (` + tables.TurnColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 
 // RecordTurn stores how a turn ended, with its model calls: one small
 // insert, for a turn that does not end on a write of its own.
@@ -26,7 +25,8 @@ func (db *DB) RecordTurn(ctx context.Context, r store.TurnRecord) error {
 func turnArgs(r store.TurnRecord, now time.Time) []any {
 	r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, r.Model = text(r.TurnID), text(r.UserID), text(r.ChatID), text(r.Outcome), text(r.Kind), text(r.Model)
 	args := tables.TurnArgs(r, now)
-	args[7] = text(args[7].(string)) // the failures' kinds
+	args[7] = text(args[7].(string))   // the failures' kinds
+	args[18] = text(args[18].(string)) // the tools searches found
 	return args
 }
 

@@ -50,12 +50,27 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
 	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
-	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	// insertMessageSQL counts the message's bytes (the 8th argument)
+	// onto the history's (see RecentMessages), after the conversation's
+	// newest message that is not replaced (the 9th names it): one lookup
+	// at the end of messages_history. Plain ? placeholders: modernc's
+	// driver reads the name of each numbered one on every call.
+	insertMessageSQL = `INSERT INTO messages
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at, history_bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ? + coalesce((SELECT max(history_bytes)
+			FROM messages WHERE conversation_id = ? AND replaced_at IS NULL), 0))`
 	messagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
+	// recentMessagesSQL reads the messages whose bytes end within the
+	// last (third argument) of the history: a range of messages_history, in its order
+	// (history_bytes grows with id), so nothing is sorted.
+	recentMessagesSQL = `SELECT id, conversation_id, role, content,
+		prompt_tokens, completion_tokens, media, created_at
+		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL
+			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
+				WHERE conversation_id = ? AND replaced_at IS NULL) - ?
+		ORDER BY history_bytes, id`
 	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
 		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
 )
@@ -87,7 +102,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int
 			at = now
 		}
 		if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
-			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at)); err != nil {
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at), len(m.Content), conversationID); err != nil {
 			return err
 		}
 	}
@@ -142,7 +157,21 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 // Messages returns a conversation's messages, oldest first, without those
 // a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
-	rows, err := db.readRows(ctx, messagesSQL, conversationID)
+	return db.messages(ctx, conversationID, messagesSQL, conversationID)
+}
+
+// RecentMessages returns the newest messages of a conversation that hold
+// at least bytes bytes, oldest first (see store.Conversations): a range
+// of the index messages_history, read newest first.
+func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes int) ([]store.Message, error) {
+	if bytes <= 0 {
+		return nil, nil
+	}
+	return db.messages(ctx, conversationID, recentMessagesSQL, conversationID, conversationID, bytes)
+}
+
+func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
+	rows, err := db.readRows(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 	}

@@ -1,11 +1,15 @@
 package sqlite_test
 
 import (
+	"database/sql"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
 func TestMigrationsNewFileHasAllTables(t *testing.T) {
@@ -98,4 +102,30 @@ func TestMigrationsBadNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMigrationCountsHistoryBytes upgrades a database written before
+// migration 0013 and reads its history by bytes.
+func TestMigrationCountsHistoryBytes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sqlite.OpenWithMigrations(ctx, path, storetest.Before(t, os.DirFS("migrations"), "0013"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlite.WriteFull(ctx, old, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, storetest.OldMessages)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	storetest.CheckUpgradedHistory(ctx, t, db)
 }

@@ -13,7 +13,7 @@ import (
 // parsed on each call.
 var (
 	readSQL = []string{
-		activeConversationSQL, messagesSQL,
+		activeConversationSQL, messagesSQL, recentMessagesSQL, recentToolsSQL,
 		openPendingSQL, getPendingSQL, openFormsSQL, getFormSQL,
 		inboxQueuedSQL, userUsageSQL, dayUsageSQL,
 	}

@@ -10,9 +10,8 @@ import (
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
-const insertTurnSQL = `INSERT INTO turns (turn_id, user_id, chat_id, outcome, kind, model, calls, failures,
-	durations_ms, in_tokens, out_tokens, first_try, repaired, fed_back, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertTurnSQL = `INSERT INTO turns (` + tables.TurnColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // RecordTurn stores how a turn ended, with its model calls: one small
 // insert, for a turn that does not end on a write of its own (see

@@ -3,6 +3,7 @@ package tables
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -94,6 +95,9 @@ func ReadStats(ctx context.Context, rows RowFunc, from, to time.Time, top int) (
 	}
 	if err := readToolStats(ctx, rows, window, &s); err != nil {
 		return store.Stats{}, fmt.Errorf("stats of tool calls: %w", err)
+	}
+	if err := readSearchStats(ctx, rows, window, &s); err != nil {
+		return store.Stats{}, fmt.Errorf("stats of tool searches: %w", err)
 	}
 	if top > 0 {
 		err := rows(ctx, statsUsersSQL, append(window, top), func(scan func(...any) error) error {
@@ -266,8 +270,99 @@ func TurnArgs(r store.TurnRecord, now time.Time) []any {
 		in, out = in+c.In, out+c.Out
 		first, repaired, fedBack = first+c.FirstTry, repaired+c.Repaired, fedBack+c.FedBack
 	}
+	searches, empty, followed, found := searchArgs(r.Searches)
 	return []any{r.TurnID, r.UserID, r.ChatID, r.Outcome, r.Kind, r.Model, len(r.Calls),
-		strings.Join(failures, " "), strings.Join(durations, " "), in, out, first, repaired, fedBack, Millis(at)}
+		strings.Join(failures, " "), strings.Join(durations, " "), in, out, first, repaired, fedBack, Millis(at),
+		searches, empty, followed, found}
+}
+
+// TurnColumns are the columns TurnArgs gives values of, in order.
+const TurnColumns = `turn_id, user_id, chat_id, outcome, kind, model, calls, failures,
+	durations_ms, in_tokens, out_tokens, first_try, repaired, fed_back, created_at,
+	searches, searches_empty, searches_followed, search_found`
+
+// A foundRow is one tool a search found, as search_found keeps it:
+// [server, tool, 1 if the model then called it, else 0].
+type foundRow [3]any
+
+// searchArgs sums a turn's searches for its row: how many, how many
+// found nothing, how many were followed by a call of a tool they found,
+// and every tool found (with whether it was called) as JSON.
+func searchArgs(searches []store.Search) (n, empty, followed int, found string) {
+	var rows []foundRow
+	for _, s := range searches {
+		if len(s.Found) == 0 {
+			empty++
+		}
+		if len(s.Called) > 0 {
+			followed++
+		}
+		for _, f := range s.Found {
+			called := 0
+			if slices.Contains(s.Called, f) {
+				called = 1
+			}
+			rows = append(rows, foundRow{f.Server, f.Tool, called})
+		}
+	}
+	if len(rows) == 0 {
+		return len(searches), empty, followed, ""
+	}
+	b, _ := json.Marshal(rows) // strings and numbers: cannot fail
+	return len(searches), empty, followed, string(b)
+}
+
+// statsSearchSQL reads the turns of a window that searched for tools.
+const statsSearchSQL = `SELECT searches, searches_empty, searches_followed, search_found FROM turns
+	WHERE created_at >= $1 AND created_at < $2 AND searches > 0`
+
+// readSearchStats sums the window's searches, and the tools they found.
+func readSearchStats(ctx context.Context, rows RowFunc, window []any, s *store.Stats) error {
+	type key struct{ server, tool string }
+	tools := map[key]*store.FoundTool{}
+	err := rows(ctx, statsSearchSQL, window, func(scan func(...any) error) error {
+		var n, empty, followed int64
+		var found string
+		if err := scan(&n, &empty, &followed, &found); err != nil {
+			return err
+		}
+		s.Search.Searches += n
+		s.Search.Empty += empty
+		s.Search.Followed += followed
+		if found == "" {
+			return nil
+		}
+		var list [][3]json.RawMessage
+		if err := json.Unmarshal([]byte(found), &list); err != nil {
+			return fmt.Errorf("tools found %q: %w", found, err)
+		}
+		for _, r := range list {
+			var k key
+			var called int64
+			if json.Unmarshal(r[0], &k.server) != nil || json.Unmarshal(r[1], &k.tool) != nil || json.Unmarshal(r[2], &called) != nil {
+				return fmt.Errorf("tools found %q: not [server, tool, called]", found)
+			}
+			t := tools[k]
+			if t == nil {
+				t = &store.FoundTool{Server: k.server, Tool: k.tool}
+				tools[k] = t
+			}
+			t.Found++
+			t.Called += called
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		s.Search.Tools = append(s.Search.Tools, *t)
+	}
+	slices.SortFunc(s.Search.Tools, func(a, b store.FoundTool) int {
+		return cmp.Or(cmp.Compare(b.Found, a.Found), cmp.Compare(b.Called, a.Called),
+			strings.Compare(a.Server, b.Server), strings.Compare(a.Tool, b.Tool))
+	})
+	return nil
 }
 
 // statsTimelineSQL counts turns by stretch of $3 ms from $1, and outcome.

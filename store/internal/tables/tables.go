@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // Millis converts t to what the database stores.
@@ -51,3 +53,16 @@ func SplitMedia(s string) []string {
 	}
 	return strings.Fields(s)
 }
+
+// AddRecentTool adds r, read from an audit row of status status, to the
+// recent tools out, newest first: once, and only a tool that ran (ok or
+// error), not a resource read.
+func AddRecentTool(out []store.ToolRef, r store.ToolRef, status string) []store.ToolRef {
+	if status != auditOK && status != auditError || r.Tool == resourceRead || slices.Contains(out, r) {
+		return out
+	}
+	return append(out, r)
+}
+
+// resourceRead is the tool name of a resource read's audit row.
+const resourceRead = "access_mcp_resource"

@@ -1,0 +1,172 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
+)
+
+// wholeStore reads a whole conversation where the agent asks for its
+// newest messages: what a turn would read without RecentMessages.
+type wholeStore struct{ *sqlite.DB }
+
+func (s wholeStore) RecentMessages(ctx context.Context, conv int64, _ int) ([]store.Message, error) {
+	return s.DB.Messages(ctx, conv)
+}
+
+// countingStore counts the messages a turn reads.
+type countingStore struct {
+	*sqlite.DB
+	read atomic.Int64
+}
+
+func (s *countingStore) RecentMessages(ctx context.Context, conv int64, bytes int) ([]store.Message, error) {
+	msgs, err := s.DB.RecentMessages(ctx, conv, bytes)
+	s.read.Add(int64(len(msgs)))
+	return msgs, err
+}
+
+// longConversation writes 300 turns of a chat into a database of its own
+// folder: a question (every seventh with an image), a tool call, its
+// result (some long), an answer; an answer to a follow-up question now
+// and then, which continues its turn.
+func longConversation(t *testing.T, dir string) int {
+	t.Helper()
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	var msgs []store.Message
+	conv, n := int64(0), 0
+	for i := range 300 {
+		q := store.Message{Role: agent.RoleUser, Content: fmt.Sprintf("Question %d: what is %d times %d?", i, i, i+1)}
+		if i%7 == 0 {
+			ref, err := db.MediaPut(ctx, "image/png", []byte(fmt.Sprintf("\x89PNG %d", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Media = []string{ref}
+		}
+		msgs = append(msgs, q,
+			store.Message{Role: agent.RoleAssistant, Content: echo(fmt.Sprint(i))},
+			store.Message{Role: agent.RoleTool, Content: "[use_mcp_tool for 'echo' on 'echo'] Result:\n```\n" + strings.Repeat("x", 10+i%13*97) + "\n```"},
+			store.Message{Role: agent.RoleAssistant, Content: complete(fmt.Sprintf("It is %d.", i*(i+1)))})
+		if i%11 == 0 {
+			msgs = append(msgs, store.Message{Role: agent.RoleUser, Content: "<answer>yes</answer>"}, store.Message{Role: agent.RoleAssistant, Content: "Noted."})
+		}
+		if len(msgs) >= 200 || i == 299 {
+			if conv, err = db.AppendTurn(ctx, store.TurnWrite{ChatID: alice.ChatID, ConversationID: conv, Messages: msgs}); err != nil {
+				t.Fatal(err)
+			}
+			n += len(msgs)
+			msgs = nil
+		}
+	}
+	return n
+}
+
+// TestHistoryReadsOnlyWhatFits: a turn of a long conversation reads only
+// its newest messages, and sends the model the very messages and images
+// it would send having read the whole conversation, with and without
+// images counted (those of the history then all leave, each with its
+// note; the turn's own stays).
+func TestHistoryReadsOnlyWhatFits(t *testing.T) {
+	t.Parallel()
+	for _, vision := range []bool{false, true} {
+		t.Run(fmt.Sprintf("vision=%v", vision), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Fine.") }, setup{})
+			windowed, whole := t.TempDir(), t.TempDir()
+			total := longConversation(t, windowed)
+			if err := os.CopyFS(whole, os.DirFS(windowed)); err != nil {
+				t.Fatal(err)
+			}
+			run := func(dir string, wrap func(*sqlite.DB) agent.Store) llmfake.Request {
+				db, err := sqlite.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = db.Close() }()
+				profile := llm.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", ContextTokens: 8000, Vision: vision}
+				client, err := llm.New(profile, llm.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := agent.New(wrap(db), e.hub, []agent.Model{client}, agent.Options{
+					Now: e.clock, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := &recorder{}
+				req := agent.Request{Caller: alice, Text: "And 300 times 301?"}
+				if vision {
+					req.Images = []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG now")}}
+				}
+				if err := a.Turn(t.Context(), req, r.emit); err != nil {
+					t.Fatal(err)
+				}
+				calls := e.model.Calls()
+				return calls[len(calls)-1].Request
+			}
+			counting := &countingStore{}
+			got := run(windowed, func(db *sqlite.DB) agent.Store { counting.DB = db; return counting })
+			want := run(whole, func(db *sqlite.DB) agent.Store { return wholeStore{db} })
+			if !reflect.DeepEqual(got.Messages, want.Messages) {
+				t.Errorf("the model got %d messages having read %d, want the %d it gets having read all %d",
+					len(got.Messages), counting.read.Load(), len(want.Messages), total)
+			}
+			if n := counting.read.Load(); n == 0 || n > int64(total)/5 {
+				t.Errorf("read %d of %d messages", n, total)
+			}
+			if vision {
+				sent, noted := len(images(llmfake.Call{Request: got})), 0
+				for _, m := range got.Messages {
+					noted += strings.Count(m.Content, "left out to keep within the context budget")
+				}
+				if sent == 0 || noted == 0 {
+					t.Errorf("%d images sent, %d left out: the test wants both", sent, noted)
+				}
+			}
+			if len(got.Messages) < 10 || strings.Contains(got.Messages[1].Content, "Question 0:") {
+				t.Errorf("%d messages sent: the budget should keep some turns, not all", len(got.Messages))
+			}
+		})
+	}
+}
+
+// TestHistoryReadsBackToTheTurn: a turn over the budget on its own is
+// still read whole, back to the message that started it, when an answer
+// to its question continues it.
+func TestHistoryReadsBackToTheTurn(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("y", 50_000) // over a budget of 8000 tokens alone
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(echo(big)),
+		llmfake.Text("<ask_followup_question><question>All of it?</question></ask_followup_question>"),
+		llmfake.Text("Fine."),
+	), setup{config: func(w *wiring) { w.ContextTokens = 8000 }})
+	if got := e.say("please echo the long one").last(t); got.Kind != agent.EventQuestion {
+		t.Fatalf("last event = %+v", got)
+	}
+	if got := e.say("yes").last(t); got.Kind != agent.EventAnswer {
+		t.Fatalf("last event = %+v", got)
+	}
+	msgs := e.model.Calls()[2].Request.Messages
+	if !strings.Contains(msgs[1].Content, "please echo the long one") || !strings.Contains(msgs[len(msgs)-1].Content, "<answer>yes</answer>") {
+		t.Errorf("the continued turn was not read whole: first %.60q…, last %.60q", msgs[1].Content, msgs[len(msgs)-1].Content)
+	}
+}

@@ -1,0 +1,146 @@
+package bot_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/store/sqlite"
+)
+
+func searchFor(query string) string {
+	return "Let me look.\n<search_tools>\n<query>" + query + "</query>\n</search_tools>"
+}
+
+// searchModel is a model shown only some tools: it searches for what it
+// needs, calls what it found (or a tool it knows by name), and answers
+// with the first line of what came back.
+func searchModel(c llmfake.Call) llmfake.Reply {
+	last := c.Request.Last()
+	switch {
+	case strings.Contains(last, "[search_tools for 'post a message to a slack channel']"):
+		return llmfake.Text(useTool("slack", "slack_post_message", `{"channel_id": "C1", "text": "hello"}`))
+	case strings.Contains(last, "[search_tools for 'keep a note']"):
+		return llmfake.Text(useTool("echo", "keep", `{"mode": "write"}`))
+	case strings.Contains(last, "[search_tools for 'weather']"):
+		_, after, _ := strings.Cut(last, "] Result:")
+		return llmfake.Text(complete("Search said: " + firstLineOf(after)))
+	case strings.Contains(last, "] Result:") || strings.Contains(last, "] Error:"):
+		_, after, found := strings.Cut(last, "] Result:")
+		if !found {
+			_, after, _ = strings.Cut(last, "] Error:")
+		}
+		return llmfake.Text(complete("Tool said: " + firstLineOf(after)))
+	case strings.Contains(last, "post hello to slack"):
+		return llmfake.Text(searchFor("post a message to a slack channel"))
+	case strings.Contains(last, "open an issue"):
+		return llmfake.Text(useTool("github", "create_issue", `{"owner": "o", "repo": "r", "title": "Crash <at> start"}`))
+	case strings.Contains(last, "weather please"):
+		return llmfake.Text(searchFor("weather"))
+	case strings.Contains(last, "remember this"):
+		return llmfake.Text(searchFor("keep a note"))
+	}
+	return llmfake.Text("Hello!")
+}
+
+// newSearchStack is a stack past the tool-search threshold: echo (echo
+// auto-approved, keep needing consent), the github and slack servers of
+// realtools, a threshold of 20 tools and the real prompt.
+func newSearchStack(t *testing.T, calling llm.ToolCalling) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	s := &stack{t: t, fake: tgfake.New(t)}
+	s.settings = testenv.WriteSettings(t, dir, map[string]any{
+		"echo":   testenv.EchoEntry(t, "echo"),
+		"github": testenv.RealToolsEntry(t, "github", 0),
+		"slack":  testenv.RealToolsEntry(t, "slack", 0),
+	})
+	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
+	testenv.Running(t, s.hub)
+	var err error
+	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	s.model = llmfake.New(t, llmfake.Native(searchModel))
+	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
+		p.ToolCalling, p.ToolSearch = calling, "20"
+		o.SystemPrompt = nil
+		o.PinnedTools = []prompt.ToolRef{{Server: "echo", Tool: "echo"}}
+	})
+	return s
+}
+
+// TestE2EToolSearch: in XML and native modes, through Telegram, the
+// model searches, loads and calls a tool; calls one it never searched for
+// by its exact name; searches in vain; and the approval and consent cards
+// of what it found are the cards any call gets. /stats counts it all.
+func TestE2EToolSearch(t *testing.T) {
+	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
+		t.Run(string(calling), func(t *testing.T) {
+			s := newSearchStack(t, calling)
+			s.start(nil)
+			cards := 0
+			approve := func(want ...string) {
+				t.Helper()
+				cards++
+				s.fake.WaitFor(t, 30*time.Second, "an approval card", func() bool { return countText(s.fake, alice, "Approval needed") == cards })
+				card, _ := lastWith(s.fake, alice, "Approval needed")
+				for _, w := range want {
+					if !strings.Contains(card.Plain, w) {
+						t.Errorf("approval card %q lacks %q", card.Plain, w)
+					}
+				}
+				waitAnswer(t, s.fake, s.fake.Press(alice, alice, card.ID, strings.SplitN(card.Buttons()[0], "=", 2)[1]))
+			}
+
+			s.fake.Text(alice, alice, "post hello to slack")
+			approve("Run slack_post_message on slack", "• channel_id: \"C1\"", "• text: \"hello\"")
+			waitText(t, s.fake, alice, `Tool said: slack_post_message ran with {"channel_id":"C1","text":"hello"}`)
+
+			s.fake.Text(alice, alice, "open an issue about the crash")
+			approve("Run create_issue on github", "• title: \"Crash <at> start\"")
+			waitText(t, s.fake, alice, "Tool said: create_issue ran with")
+
+			s.fake.Text(alice, alice, "weather please")
+			waitText(t, s.fake, alice, "Search said: No tool matches.")
+
+			s.fake.Text(alice, alice, "remember this")
+			consent := waitText(t, s.fake, alice, "Your consent is needed")
+			if b := consent.Buttons(); len(b) != 2 || !strings.HasPrefix(b[0], "✅ I agree=") || !strings.Contains(consent.Plain, "• mode: \"write\"") {
+				t.Errorf("consent card %q, buttons %q", consent.Plain, b)
+			}
+
+			for _, m := range s.fake.Messages(alice) {
+				if strings.Contains(m.Plain, "search_tools") || strings.Contains(m.Plain, "<query>") {
+					t.Errorf("a search shown to the user: %q", m.Plain)
+				}
+			}
+			first := s.model.Calls()[0].Request
+			if strings.Contains(first.Messages[0].Content, "slack_post_message") || len(first.Tools) > 10 {
+				t.Errorf("the first call lists unpinned tools: %d functions", len(first.Tools))
+			}
+
+			s.fake.Text(admin, admin, "/stats")
+			waitText(t, s.fake, admin, "Servers now")
+			day, _ := lastWith(s.fake, admin, "Last 24 hours")
+			for _, want := range []string{"Tool search\n3 searches, 1 found nothing\nThen called a tool found: 2 (67%)\n", "• slack/slack_post_message: found 1, called 1\n"} {
+				if !strings.Contains(day.Plain, want) {
+					t.Errorf("/stats says:\n%s\nwant it to say %q", day.Plain, want)
+				}
+			}
+			// /tools is the catalog, as ever: every tool of every server.
+			s.fake.Text(alice, alice, "/tools")
+			s.fake.WaitFor(t, 30*time.Second, "the /tools list", func() bool { return countText(s.fake, alice, "slack_get_users") > 0 })
+		})
+	}
+}

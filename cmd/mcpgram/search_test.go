@@ -1,0 +1,63 @@
+package main_test
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+)
+
+// TOOL_SEARCH and PINNED_TOOLS reach the agent: the real binary, set to
+// search always, lists the pinned tool alone, and the model finds the
+// calculator with a search and runs it.
+func TestChatToolSearch(t *testing.T) {
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{
+		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}},
+		"clock":      map[string]any{"command": testenv.Bundled(t, "mcp-clock")},
+	})
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		switch last := c.Request.Last(); {
+		case strings.HasPrefix(last, "[use_mcp_tool"):
+			return llmfake.Text("<attempt_completion><result>It is " + strings.Trim(strings.SplitN(last, "\n", 2)[1], "`\n") + ".</result></attempt_completion>")
+		case strings.HasPrefix(last, "[search_tools"):
+			return llmfake.Text("<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{\"expression\": \"25 * 48 + 120 / 4\"}</arguments></use_mcp_tool>")
+		}
+		return llmfake.Text("<search_tools><query>calculate an arithmetic expression</query></search_tools>")
+	})
+	cmd := exec.Command(b.path, "--mcp-settings", settings, "chat")
+	cmd.Dir = b.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "state", "db.sqlite"), "TOOL_SEARCH=0", "PINNED_TOOLS=clock/current_time"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	io.WriteString(stdin, "what is 25*48+120/4?\n")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "It is 1230.") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer; stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sys := model.Calls()[0].Request.Messages[0].Content
+	if !strings.Contains(sys, "## search_tools") || !strings.Contains(sys, "- current_time") || strings.Contains(sys, "- calculate") {
+		t.Errorf("the first prompt does not search, or lists more than the pinned tool:\n%s", sys)
+	}
+	if found := model.Calls()[1].Request.Last(); !strings.Contains(found, "## calculator\n- calculate") {
+		t.Errorf("the search found:\n%s", found)
+	}
+}
