@@ -77,5 +77,10 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 			t.deny(ctx, &b.Calls[i], "expired")
 		}
 	}
+	if b.OverBudget {
+		if msg := a.budgetSpent(ctx, id, caller); msg != "" {
+			return t.settleOverBudget(ctx, b, msg)
+		}
+	}
 	return t.resume(ctx, b)
 }

@@ -46,6 +46,10 @@ type Request struct {
 	Exempt bool
 	// TurnID ties the turn's log lines together; "" gets a new one.
 	TurnID string
+
+	// overBudget: the user is over the day's budget, and the request is
+	// let run as the end of the one that crossed it.
+	overBudget bool
 }
 
 // An Answer is the press of one option of a follow-up question.
@@ -92,7 +96,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		req.TurnID = NewTurnID()
 	}
 	ctx = withTurn(ctx, req.TurnID, req.Caller)
-	if a.refuseOverBudget(ctx, req, emit) {
+	if a.refuseOverBudget(ctx, &req, emit) {
 		return ErrOverBudget
 	}
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
@@ -113,6 +117,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
+	t.overBudget = req.overBudget
 	if req.Retry {
 		return t.retry(ctx)
 	}
@@ -263,6 +268,11 @@ type turn struct {
 	model   Model
 	// tools are the functions of the last native call.
 	tools *toolset
+
+	// overBudget: the turn runs over the user's daily budget, finishing
+	// the request that crossed it; what it asks is marked so (see
+	// Agent.overBudget).
+	overBudget bool
 
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
@@ -548,6 +558,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 		t.mistakes = 0
 	}
 	b := newBatch(plan)
+	b.OverBudget = t.overBudget
 	if b.ready() {
 		// Write-ahead: the reply with its calls is stored before any of
 		// them runs, so that after a crash the model sees what it set
@@ -668,6 +679,9 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	if err != nil {
 		if debug {
 			t.logger.Debug("model call", "outcome", outcome, "duration", d, "native", native)
+		}
+		if le := (*llm.Error)(nil); errors.As(err, &le) && le.Kind == llm.KindTooLong {
+			t.spentCut(msgs, le.Read)
 		}
 		return nil, "", executor.Reply{}, err
 	}
