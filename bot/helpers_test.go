@@ -169,8 +169,9 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		}
 		emit(agent.Event{Kind: agent.EventAnswer, Text: text + "end"})
 	case "long":
+		// Four messages' worth, the most an answer takes as messages.
 		var b strings.Builder
-		for i := range 400 {
+		for i := range 200 {
 			fmt.Fprintf(&b, "Paragraph %d: if a < b && c > d then **bold <tag>** and `x<y>`.\n\n", i)
 		}
 		emit(agent.Event{Kind: agent.EventAnswer, Text: b.String()})

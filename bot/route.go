@@ -233,7 +233,8 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 		b.say(ctx, m.Chat.ID, render.Escape(res.Notice))
 	}
 	if res.Heard != "" {
-		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(res.Heard) + "</blockquote>"
+		// One message, whatever was heard: its beginning, if it is long.
+		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(render.Shorten(res.Heard, maxHeardShown)) + "</blockquote>"
 		if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
 			b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
 		}
@@ -250,6 +251,10 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 	}
 	return text, res.Images, true
 }
+
+// maxHeardShown is how many characters of a transcript the user sees:
+// one message's worth.
+const maxHeardShown = 3500
 
 // runTurn runs one agent turn with the chat's reply machinery; ctx is
 // the job's. onFirst runs before the first event.
