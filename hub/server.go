@@ -176,6 +176,7 @@ func (s *server) info() ServerInfo {
 		Restarts:          s.restarts,
 		Timeout:           s.cfg.timeout,
 		AutoApprove:       slices.Clone(s.cfg.autoApprove),
+		PerUser:           s.cfg.perUser,
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
 		ResourceTemplates: slices.Clone(s.templates),
@@ -652,6 +653,9 @@ func convertTool(t mcp.Tool) Tool {
 	if t.Meta != nil {
 		if raw, ok := t.Meta.AdditionalFields[MetaConsentWhen]; ok {
 			out.ConsentWhen = consentWhen(raw)
+		}
+		if raw, ok := t.Meta.AdditionalFields[MetaPerUser]; ok {
+			out.PerUser = raw != false
 		}
 	}
 	return out
