@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 func TestToolRoundTrip(t *testing.T) {
@@ -156,7 +157,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 		{"bad options", "<ask_followup_question><question>Q?</question><options>[\"only one\"]</options></ask_followup_question>", "2 to 5"},
 		{"empty reply", "<thinking>hmm</thinking>", "no visible text"},
 		{"tool name as a tag", "<echo><message>hi</message></echo>", "You wrote <echo> as a tag"},
-		{"another family's syntax", "Checking.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"x\"}}\n</tool_call>", "The <tool_call> format is not one this bot runs"},
+		{"another family's syntax", "Checking.\n<tool_call>\n<invoke name=\"echo\"><parameter name=\"message\">x</parameter></invoke>\n</tool_call>", "The <tool_call> format is not one this bot runs"},
 		{"another family's syntax, cut off", "<function_calls><invoke name=\"echo\">", "Call the tools of MCP servers with use_mcp_tool"},
 	}
 	for _, tt := range tests {
@@ -172,7 +173,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 				t.Fatalf("last event = %+v", got)
 			}
 			for _, ev := range r.all() {
-				for _, tag := range executor.Tags() {
+				for _, tag := range toolcall.Tags() {
 					if strings.Contains(ev.Text, "<"+tag+">") {
 						t.Errorf("event %+v shows <%s>", ev, tag)
 					}

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // requestApproval stores b as the payload of an approval request for its
@@ -72,7 +73,7 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 	switch {
 	case d.Approve && d.Always && !c.Consent:
 		entry := c.Tool
-		if c.Name == executor.AccessMCPResource {
+		if c.Name == toolcall.AccessMCPResource {
 			entry = hub.ResourcePrefix + c.URI
 		}
 		if err := a.cfg.Hub.AllowTool(c.Server, entry); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // A batch is the tool calls of one model reply. While one of them waits
@@ -57,7 +58,7 @@ func (bc *batchCall) toCall() (executor.Call, error) {
 		return *bc.call, nil
 	}
 	c := executor.Call{Name: bc.Name, Server: bc.Server, Tool: bc.Tool, URI: bc.URI, ArgumentsJSON: bc.Arguments}
-	if bc.Name == executor.UseMCPTool {
+	if bc.Name == toolcall.UseMCPTool {
 		c.Arguments = map[string]any{}
 		if bc.Arguments != "" {
 			d := json.NewDecoder(strings.NewReader(bc.Arguments))
@@ -176,7 +177,7 @@ func (t *turn) runReady(ctx context.Context, b *batch) {
 }
 
 func describe(c batchCall) string {
-	if c.Name == executor.AccessMCPResource {
+	if c.Name == toolcall.AccessMCPResource {
 		return fmt.Sprintf("read %s on %s", c.URI, c.Server)
 	}
 	return fmt.Sprintf("%s on %s", c.Tool, c.Server)
@@ -202,7 +203,7 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 	call, err := bc.toCall()
 	if err != nil {
 		target := bc.Tool
-		if bc.Name == executor.AccessMCPResource {
+		if bc.Name == toolcall.AccessMCPResource {
 			target = bc.URI
 		}
 		bc.Text = executor.Header(bc.Name, bc.Server, target, false) + "\n" + err.Error()
@@ -259,8 +260,8 @@ func errorLine(o executor.Outcome) string {
 // auditRow is the audit log's entry for bc.
 func (t *turn) auditRow(bc batchCall, status string, d time.Duration, n int) store.ToolCall {
 	tool, args := bc.Tool, bc.Arguments
-	if bc.Name == executor.AccessMCPResource {
-		tool = executor.AccessMCPResource
+	if bc.Name == toolcall.AccessMCPResource {
+		tool = toolcall.AccessMCPResource
 		b, _ := json.Marshal(map[string]string{"uri": bc.URI})
 		args = string(b)
 	}

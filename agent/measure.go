@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // Turn outcomes beyond the terminal event's kind.
@@ -102,7 +103,7 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 	if m == nil {
 		return
 	}
-	if name == executor.AccessMCPResource {
+	if name == toolcall.AccessMCPResource {
 		m.ResourceRead(server, status)
 		return
 	}
@@ -120,7 +121,7 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 // as possible examples are not counted: they are no mistake. A plain
 // answer holds no call. The record of the model call that wrote the reply
 // gets the same counts.
-func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.Plan) {
+func (t *turn) countFormat(cat hub.Catalog, reply toolcall.Reply, plan executor.Plan) {
 	m := t.a.cfg.Metrics
 	model := t.profile.Model
 	rec := &store.ModelCall{} // the record of the reply's model call
@@ -165,7 +166,7 @@ func (t *turn) countFormat(cat hub.Catalog, reply executor.Reply, plan executor.
 // known returns the block's server and tool as labels when the catalog
 // has them, "" otherwise: a name the model invented must not become a
 // label.
-func known(cat hub.Catalog, b executor.Block) (server, tool string) {
+func known(cat hub.Catalog, b toolcall.Block) (server, tool string) {
 	s, ok := cat.Server(b.Params["server_name"])
 	if !ok {
 		return "", ""

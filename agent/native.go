@@ -33,6 +33,7 @@ import (
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // support remembers, per endpoint and model, whether the endpoint took
@@ -160,7 +161,7 @@ func textSafe(s, param string) string {
 
 func writeUse(b *strings.Builder, server, tool, args string) {
 	fmt.Fprintf(b, "<%s>\n<server_name>%s</server_name>\n<tool_name>%s</tool_name>\n<arguments>%s</arguments>\n</%s>\n\n",
-		executor.UseMCPTool, server, tool, args, executor.UseMCPTool)
+		toolcall.UseMCPTool, server, tool, args, toolcall.UseMCPTool)
 }
 
 // writeCore writes a core action's call; arguments that are no JSON
@@ -174,15 +175,15 @@ func writeCore(b *strings.Builder, name, args string) {
 	}
 	fmt.Fprintf(b, "<%s>\n", name)
 	switch name {
-	case executor.AccessMCPResource:
+	case toolcall.AccessMCPResource:
 		fmt.Fprintf(b, "<server_name>%s</server_name>\n<uri>%s</uri>\n", tagSafe(str("server_name")), tagSafe(str("uri")))
-	case executor.AskFollowupQuestion:
+	case toolcall.AskFollowupQuestion:
 		fmt.Fprintf(b, "<question>%s</question>\n", str("question"))
 		if o, ok := p["options"]; ok {
 			enc, _ := json.Marshal(o) // escapes '<', so the tag holds
 			fmt.Fprintf(b, "<options>%s</options>\n", enc)
 		}
-	case executor.AttemptCompletion:
+	case toolcall.AttemptCompletion:
 		fmt.Fprintf(b, "<result>%s</result>\n", str("result"))
 	}
 	fmt.Fprintf(b, "</%s>\n\n", name)
@@ -197,7 +198,7 @@ func nativeFeedback(p *executor.Plan, ts *prompt.Toolset) {
 	for i := range p.Steps {
 		s := &p.Steps[i]
 		s.Feedback = executor.NativeFeedback(s.Feedback)
-		if s.Err == nil || s.Block.Name != executor.UseMCPTool {
+		if s.Err == nil || s.Block.Name != toolcall.UseMCPTool {
 			continue
 		}
 		switch executor.ProblemOf(s.Err) {
@@ -209,7 +210,7 @@ func nativeFeedback(p *executor.Plan, ts *prompt.Toolset) {
 
 // closestFunction names the function closest to the one b was written
 // from, or says none is.
-func closestFunction(ts *prompt.Toolset, b executor.Block) string {
+func closestFunction(ts *prompt.Toolset, b toolcall.Block) string {
 	name := b.Params["tool_name"]
 	if b.Params["server_name"] != "" {
 		name = b.Params["server_name"] + "__" + name
@@ -257,9 +258,9 @@ func nativeMessages(system string, history []store.Message, images [][]llm.Image
 	closeOpen := func() {
 		for len(open) > 0 {
 			switch open[0].Name {
-			case executor.AskFollowupQuestion:
+			case toolcall.AskFollowupQuestion:
 				answer(noteAsked)
-			case executor.AttemptCompletion:
+			case toolcall.AttemptCompletion:
 				answer(noteCompleted)
 			default:
 				answer(noteNoResult)
@@ -307,7 +308,7 @@ func nativeCalls(ts *prompt.Toolset, content string, at int) (text string, calls
 	if !strings.Contains(content, "<") {
 		return "", nil, false // no tag, no block: spares the parse
 	}
-	r := executor.Parse(content)
+	r := toolcall.Parse(content)
 	if len(r.Blocks) == 0 {
 		return "", nil, false
 	}
@@ -325,13 +326,13 @@ func nativeCalls(ts *prompt.Toolset, content string, at int) (text string, calls
 }
 
 // nativeCall is block b as a function call.
-func nativeCall(ts *prompt.Toolset, b executor.Block) (name, args string, ok bool) {
+func nativeCall(ts *prompt.Toolset, b toolcall.Block) (name, args string, ok bool) {
 	obj := func(kv ...string) string {
 		m := map[string]any{}
 		for i := 0; i < len(kv); i += 2 {
 			m[kv[i]] = b.Params[kv[i+1]]
 		}
-		if o, ok := b.Params["options"]; ok && b.Name == executor.AskFollowupQuestion {
+		if o, ok := b.Params["options"]; ok && b.Name == toolcall.AskFollowupQuestion {
 			var opts []any
 			if json.Unmarshal([]byte(o), &opts) == nil {
 				m["options"] = opts
@@ -341,7 +342,7 @@ func nativeCall(ts *prompt.Toolset, b executor.Block) (name, args string, ok boo
 		return string(enc)
 	}
 	switch b.Name {
-	case executor.UseMCPTool:
+	case toolcall.UseMCPTool:
 		server, tool := b.Params["server_name"], b.Params["tool_name"]
 		name = ts.Name(server, tool)
 		if name == "" {
@@ -354,11 +355,11 @@ func nativeCall(ts *prompt.Toolset, b executor.Block) (name, args string, ok boo
 			args = "{}"
 		}
 		return name, args, true
-	case executor.AccessMCPResource:
+	case toolcall.AccessMCPResource:
 		return b.Name, obj("server_name", "server_name", "uri", "uri"), true
-	case executor.AskFollowupQuestion:
+	case toolcall.AskFollowupQuestion:
 		return b.Name, obj("question", "question"), true
-	case executor.AttemptCompletion:
+	case toolcall.AttemptCompletion:
 		return b.Name, obj("result", "result"), true
 	}
 	return "", "", false

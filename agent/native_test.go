@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // A mode is a way of calling tools the end-to-end scenarios run in: the
@@ -152,7 +153,7 @@ func TestModesToolRoundTrip(t *testing.T) {
 			// Stored the same way in every mode: the reply with its call
 			// as XML, the result a tool message of its own.
 			h := e.history()
-			if len(h) != 8 || h[1].Role != agent.RoleAssistant || len(executor.Parse(h[1].Content).Calls()) != 1 || h[2].Role != agent.RoleTool {
+			if len(h) != 8 || h[1].Role != agent.RoleAssistant || len(executor.Calls(toolcall.Parse(h[1].Content))) != 1 || h[2].Role != agent.RoleTool {
 				t.Errorf("history %+v", h)
 			}
 		})
@@ -414,7 +415,7 @@ func TestModesWriteAheadAndCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(seen) != 2 || seen[1].Role != agent.RoleAssistant || len(executor.Parse(seen[1].Content).Calls()) != 1 {
+			if len(seen) != 2 || seen[1].Role != agent.RoleAssistant || len(executor.Calls(toolcall.Parse(seen[1].Content))) != 1 {
 				t.Errorf("history when the tool started = %+v, want the message and the reply with its call", seen)
 			}
 			// What the write-ahead leaves when the bot dies mid-call.

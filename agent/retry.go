@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 const (
@@ -43,7 +44,7 @@ func (t *turn) retry(ctx context.Context) error {
 		if m.Role != RoleAssistant {
 			continue
 		}
-		for _, s := range t.a.exec.Prepare(cat, executor.Parse(m.Content), false).Steps {
+		for _, s := range t.a.exec.Prepare(cat, toolcall.Parse(m.Content), false).Steps {
 			if s.Err == nil {
 				t.repeats[callKey(s.Call)] = true
 			}
@@ -64,7 +65,7 @@ func (t *turn) askForRepeats(plan executor.Plan) {
 		return
 	}
 	for i, s := range plan.Steps {
-		if s.Err == nil && (s.Call.Name == executor.UseMCPTool || s.Call.Name == executor.AccessMCPResource) && t.repeats[callKey(s.Call)] {
+		if s.Err == nil && (s.Call.Name == toolcall.UseMCPTool || s.Call.Name == toolcall.AccessMCPResource) && t.repeats[callKey(s.Call)] {
 			plan.Steps[i].Approve = true
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // A Request starts a turn. Exactly one of Text, Answer and Decision is set.
@@ -196,20 +197,20 @@ const NoteUnknown = "Outcome unknown: the bot stopped (a crash or a restart) whi
 // was stored before its calls ran, and the bot stopped before their
 // outcome was. A reply waiting for an approval looks the same; the caller
 // asks only when no approval is open.
-func unanswered(history []store.Message) []executor.Block {
+func unanswered(history []store.Message) []toolcall.Block {
 	if len(history) == 0 || history[len(history)-1].Role != RoleAssistant {
 		return nil
 	}
-	return executor.Parse(history[len(history)-1].Content).Calls()
+	return executor.Calls(toolcall.Parse(history[len(history)-1].Content))
 }
 
 // outcomeUnknown tells the model, in the result format, that calls may or
 // may not have run: a message each.
-func outcomeUnknown(calls []executor.Block) []store.Message {
+func outcomeUnknown(calls []toolcall.Block) []store.Message {
 	out := make([]store.Message, len(calls))
 	for i, b := range calls {
 		target := b.Params["tool_name"]
-		if b.Name == executor.AccessMCPResource {
+		if b.Name == toolcall.AccessMCPResource {
 			target = b.Params["uri"]
 		}
 		out[i] = store.Message{Role: RoleTool, Content: executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown}
@@ -520,7 +521,7 @@ func (t *turn) modelFailed(ctx context.Context, err error) error {
 // or restarting (a bot that just started, a server that just crashed) wait
 // for them, each up to its timeout, and are checked again against the
 // tools the servers turn out to have.
-func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply executor.Reply) executor.Plan {
+func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply toolcall.Reply) executor.Plan {
 	plan := t.a.exec.Prepare(cat, reply, t.a.cfg.AutoApproveAll)
 	if len(plan.Await) > 0 {
 		for _, s := range plan.Await {
@@ -612,7 +613,7 @@ func (t *turn) limitMessage() string {
 // It returns the reply as stored: the text, with a native reply's calls
 // written as XML blocks ahead of it. In auto mode, an endpoint that
 // refuses tools gets the same call again in XML, and XML from then on.
-func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, executor.Reply, error) {
+func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, toolcall.Reply, error) {
 	native := t.a.native(t.profile)
 	resp, stored, reply, err := t.complete(ctx, cat, native)
 	if native && t.profile.ToolCalling == llm.ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
@@ -623,7 +624,7 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, s
 }
 
 // complete makes one model call, native or XML.
-func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, executor.Reply, error) {
+func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
 	a := t.a
 	p := t.profile
 	own := len(t.serversOff) > 0
@@ -647,7 +648,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
 	req.Temperature = &temp
 
-	parser := executor.NewParser()
+	parser := toolcall.NewParser()
 	shown := ""
 	start := time.Now()
 	var firstToken time.Duration
@@ -664,7 +665,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 		// The user waits through the retry: the first token is the
 		// one of the attempt that answers.
 		firstToken = 0
-		parser = executor.NewParser()
+		parser = toolcall.NewParser()
 		if shown != "" {
 			shown = ""
 			t.emit.send(Event{Kind: EventText, Text: ""})
@@ -683,7 +684,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 		if le := (*llm.Error)(nil); errors.As(err, &le) && le.Kind == llm.KindTooLong {
 			t.spentCut(msgs, le.Read)
 		}
-		return nil, "", executor.Reply{}, err
+		return nil, "", toolcall.Reply{}, err
 	}
 	in, out, estimated := t.spent(msgs, resp)
 	mc := &t.modelCalls[len(t.modelCalls)-1]
@@ -694,14 +695,31 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	}
 	stored := resp.Content
 	reply := parser.Close()
-	if native && len(resp.ToolCalls) > 0 {
+	switch {
+	case native && len(resp.ToolCalls) > 0:
 		stored = storedReply(ts.set, resp)
-		reply = executor.Parse(stored)
+		reply = toolcall.Parse(stored)
+	case !native:
+		stored, reply = reasoned(stored, reply, resp.Reasoning)
 	}
 	if reply.Text != shown {
 		t.emit.send(Event{Kind: EventText, Text: reply.Text})
 	}
 	return resp, stored, reply, nil
+}
+
+// reasoned takes the call a model wrote only while it reasoned (in the
+// endpoint's reasoning channel, or in <think>), its reply's text holding
+// none: see toolcall.Reply.CallFromThinking. The call is stored after the
+// text, as the call acted on, so that the model reads back what it set in
+// motion and a restart finds it (see unanswered).
+func reasoned(stored string, reply toolcall.Reply, reasoning string) (string, toolcall.Reply) {
+	reply.Thinking = strings.TrimSpace(reasoning + "\n" + reply.Thinking)
+	withCall, ok := reply.CallFromThinking()
+	if !ok {
+		return stored, reply
+	}
+	return strings.TrimSpace(stored + "\n\n" + withCall.Blocks[0].Raw), withCall
 }
 
 // catalog is the hub's catalog as this chat sees it: the servers it

@@ -58,3 +58,13 @@ func (b *Bot) allowPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
 	b.tg.AnswerCallback(ctx, cq.ID, fmt.Sprintf("You are pressing buttons faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute), true)
 	return false
 }
+
+// admitPress admits a press on a chat's settings: from an allowed user,
+// within the rate limit. One refused is answered with an alert.
+func (b *Bot) admitPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
+	if !b.isAllowed(cq.From.ID) {
+		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
+		return false
+	}
+	return b.allowPress(ctx, cq)
+}

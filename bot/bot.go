@@ -3,10 +3,15 @@
 // in webhook mode), hands them to package dispatch's per-chat lanes, turns
 // each message (text, a recording's transcript, a text file, images; an
 // album's updates together) into a turn of the agent, and the agent's
-// events into Telegram messages, cards with buttons and photos; admins
-// manage the MCP servers with /servers and read how the bot fares with
-// /stats. The pieces that know nothing of the agent live beside it: render
-// (HTML), callback (button data) and telegram (the Bot API client).
+// events into Telegram messages, cards with buttons and photos. Here are
+// the routing (route.go), the lifecycle (bot.go), who may do what
+// (access.go), the replies and the cards. Each command's screen lives in
+// a package of its own, which the bot hands what it checked of the user:
+// settings (/system, /tools, /model), usage (/usage), servers (/servers),
+// stats (/stats); album gathers an album from the inbox. The pieces that
+// know nothing of the agent live beside them: render (HTML), callback
+// (button data), media (what a message carries), statsview (the /stats
+// text and chart), limits, updates and telegram (the Bot API client).
 package bot
 
 import (
@@ -24,40 +29,29 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/album"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/servers"
+	"github.com/mcpgram/mcpgram/bot/settings"
+	"github.com/mcpgram/mcpgram/bot/stats"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
+	"github.com/mcpgram/mcpgram/bot/usage"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Agent runs turns, and keeps what a chat chose and a user spent;
-// *agent.Agent is one.
+// An Agent runs turns, and keeps what a chat chose (for /system, /tools
+// and /model) and a user spent (for /usage); *agent.Agent is one.
 type Agent interface {
 	Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error
 	Reset(ctx context.Context, chatID string) error
 	Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error
-
-	// Usage tells a user's tokens, for /usage.
-	Usage(ctx context.Context, userID string) (agent.Usage, error)
-	// Instructions and SetInstructions keep a chat's own instructions,
-	// for /system.
-	Instructions(ctx context.Context, chatID string) (string, error)
-	SetInstructions(ctx context.Context, chatID, instructions string) error
-	// ServersOff and SetServerOff keep the servers a chat turned off for
-	// itself, for /tools.
-	ServersOff(ctx context.Context, chatID string) ([]string, error)
-	SetServerOff(ctx context.Context, chatID, server string, off bool) error
-	// Profiles, ChatProfile and SetChatProfile keep which model answers
-	// a chat, for /model.
-	Profiles() []llm.Profile
-	ChatProfile(ctx context.Context, chatID string) (llm.Profile, error)
-	SetChatProfile(ctx context.Context, chatID, profile string) error
+	settings.Agent
+	usage.Agent
 }
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
@@ -73,10 +67,9 @@ type Hub interface {
 // Stores; see package store for what each call promises.
 type Store interface {
 	store.Inbox
-	// Stats, Timeline and PruneStats read and sweep the records of turns
-	// (see store.Statistics).
-	Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error)
-	Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error)
+	// The statistics /stats reads, and PruneStats sweeps (see
+	// store.Statistics).
+	stats.Store
 	PruneStats(ctx context.Context, before time.Time) (int64, error)
 	// MediaPrune deletes the images users sent before a time (see
 	// store.Images).
@@ -159,7 +152,7 @@ type Options struct {
 	// go to it as images. Without it, only a photo's caption does.
 	Vision bool
 	// AlbumWait is how long the bot waits for more of an album's items
-	// after the last one arrived; default 1s (see handleAlbum).
+	// after the last one arrived; default 1s (see package album).
 	AlbumWait time.Duration
 	// MediaRetention is how long the images users sent are kept
 	// (MEDIA_RETENTION); default 30 days.
@@ -202,7 +195,7 @@ func (c *Options) setDefaults() {
 	def(&c.StreamInterval, 1500*time.Millisecond)
 	def(&c.ExpireInterval, 30*time.Second)
 	def(&c.ShutdownGrace, 20*time.Second)
-	def(&c.AlbumWait, time.Second)
+	def(&c.AlbumWait, album.DefaultWait)
 	def(&c.MediaRetention, 30*24*time.Hour)
 	def(&c.StatsRetention, DefaultStatsRetention)
 	if c.Logger == nil {
@@ -212,17 +205,21 @@ func (c *Options) setDefaults() {
 
 // A Bot is the Telegram front end. Run it once; Close it after Run returns.
 type Bot struct {
-	cfg     Options
-	agent   Agent
-	hub     Hub
-	store   Store
-	logger  *slog.Logger
-	tg      *telegram.Client
-	self    tgbotapi.User
-	queue   *dispatch.Queue
-	in      *updates.Receiver
-	media   *media.Reader
-	servers *servers.Screen
+	cfg      Options
+	agent    Agent
+	hub      Hub
+	store    Store
+	logger   *slog.Logger
+	tg       *telegram.Client
+	self     tgbotapi.User
+	queue    *dispatch.Queue
+	in       *updates.Receiver
+	media    *media.Reader
+	albums   *album.Gatherer
+	servers  *servers.Screen
+	settings *settings.Screen
+	stats    *stats.Screen
+	usage    *usage.Screen
 
 	allowed map[int64]bool
 	admins  map[int64]bool
@@ -300,6 +297,10 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	q.Register(cfg.Metrics)
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger}
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
+	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
+	b.settings = settings.New(a, h, b.tg, settings.Options{Logger: cfg.Logger})
+	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
+	b.usage = usage.New(a, b.tg, usage.Options{Logger: cfg.Logger})
 	return b, nil
 }
 

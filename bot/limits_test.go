@@ -15,7 +15,9 @@ import (
 // the inbox has none the bot did not finish.
 func waitHandled(t *testing.T, h *harness) {
 	t.Helper()
-	h.fake.WaitFor(t, 30*time.Second, "every update handled", func() bool {
+	// A deadline for a failure report, not a goal: under -race on a
+	// loaded 2-core machine a backlog of a thousand updates takes minutes.
+	h.fake.WaitFor(t, 3*time.Minute, "every update handled", func() bool {
 		if h.fake.Unconfirmed() != 0 {
 			return false
 		}
@@ -44,7 +46,6 @@ func TestBacklogDoesNotStallOtherChats(t *testing.T) {
 
 	close(a.block)
 	waitText(t, fake, alice, "unblocked")
-	waitText(t, fake, alice, fmt.Sprintf("echo: spam %d", backlog-1))
 	waitHandled(t, h)
 	var got []string
 	for _, m := range fake.Messages(alice) {

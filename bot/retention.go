@@ -5,6 +5,18 @@ import (
 	"time"
 )
 
+// What the bot keeps, and for how long: the records /stats reads, and the
+// images users sent.
+
+// Defaults of the statistics.
+const (
+	// DefaultStatsRetention is how long the records of turns and model
+	// calls are kept: /stats reads 7 days, the rest is a margin.
+	DefaultStatsRetention = 30 * 24 * time.Hour
+	// statsSweepEvery is how often records past the retention are deleted.
+	statsSweepEvery = time.Hour
+)
+
 // pruneMediaLoop deletes the images older than MediaRetention, at start
 // and every hour, until ctx ends.
 func (b *Bot) pruneMediaLoop(ctx context.Context) {
@@ -23,5 +35,21 @@ func (b *Bot) pruneMediaLoop(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// sweepStats deletes the records past the retention, at most once per
+// statsSweepEvery; last is when it last did.
+func (b *Bot) sweepStats(ctx context.Context, now time.Time, last *time.Time) {
+	if !last.IsZero() && now.Sub(*last) < statsSweepEvery {
+		return
+	}
+	*last = now
+	n, err := b.store.PruneStats(ctx, now.Add(-b.cfg.StatsRetention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		b.logger.Warn("sweep old statistics", "err", err)
+	case n > 0:
+		b.logger.Info("swept old statistics", "rows", n, "retention", b.cfg.StatsRetention)
 	}
 }

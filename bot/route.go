@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,14 +51,26 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		case data.Kind == callback.Servers:
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
-			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleChatServerPress(ctx, cq, data) }}
+			return b.settingsJob(it.ChatID, cq, data, b.settings.PressTools)
 		case data.Kind == callback.Model:
-			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleModelPress(ctx, cq, data) }}
+			return b.settingsJob(it.ChatID, cq, data, b.settings.PressModel)
 		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
 	}
 	// Edits, channel posts, member changes: nothing to answer.
 	return dispatch.Job{}
+}
+
+// settingsJob hands a press on a chat's settings to package settings, in
+// the chat's lane, once the presser is admitted: the settings check the
+// right to change the chat.
+func (b *Bot) settingsJob(lane string, cq *tgbotapi.CallbackQuery, data callback.Data,
+	press func(context.Context, *tgbotapi.CallbackQuery, callback.Data, bool)) dispatch.Job {
+	return dispatch.Job{Lane: lane, Run: func(ctx context.Context) {
+		if b.admitPress(ctx, cq) {
+			press(ctx, cq, data, b.isAdmin(cq.From.ID))
+		}
+	}}
 }
 
 func caller(user, chatID int64) hub.Caller {
@@ -128,23 +141,23 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 			b.say(ctx, chatID, "Started a new conversation.")
 			return
 		case "tools":
-			b.showTools(ctx, chatID)
+			b.settings.ShowTools(ctx, chatID)
 			return
 		case "servers":
 			b.showServers(ctx, chatID, user)
 			return
 		case "system":
-			b.handleSystem(ctx, m)
+			b.settings.System(ctx, m, b.isAdmin(user))
 			return
 		case "model":
-			b.showModel(ctx, chatID)
+			b.settings.ShowModel(ctx, chatID)
 			return
 		case "retry":
 			// Whatever card is open stays: the agent says to answer it first.
 			b.runTurn(ctx, chatID, user, 0, agent.Request{Caller: caller(user, chatID), Retry: true, Exempt: b.isAdmin(user)}, nil)
 			return
 		case "usage":
-			b.showUsage(ctx, chatID, user)
+			b.usage.Show(ctx, chatID, user, b.isAdmin(user))
 			return
 		case "stats":
 			b.showStats(ctx, chatID, user)
@@ -255,6 +268,28 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 // maxHeardShown is how many characters of a transcript the user sees:
 // one message's worth.
 const maxHeardShown = 3500
+
+// handleAlbum answers the album of m, update id, as one turn (see package
+// album), unless it was already answered with an earlier item.
+func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
+	album, ids, ok := b.albums.Gather(ctx, id, m)
+	if !ok {
+		return
+	}
+	b.logger.Debug("album gathered", "chat", m.Chat.ID, "items", len(album))
+	first := album[0]
+	if b.admit(ctx, first, slices.ContainsFunc(album, b.addressed)) {
+		if text, images, ok := b.readText(ctx, first, b.media.ReadAlbum(ctx, album)); ok {
+			b.converse(ctx, first, text, images)
+		}
+	}
+	if ctx.Err() != nil {
+		return // cut short: the whole album runs again
+	}
+	if err := b.queue.Absorb(ctx, ids...); err != nil {
+		b.logger.Error("mark an album's updates done; they run again after a restart", "chat", m.Chat.ID, "err", err)
+	}
+}
 
 // runTurn runs one agent turn with the chat's reply machinery; ctx is
 // the job's. onFirst runs before the first event.

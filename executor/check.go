@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/suggest"
+	"github.com/mcpgram/mcpgram/toolcall"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -20,7 +21,7 @@ import (
 // A Call is a checked block, ready to act on. Which fields are set depends
 // on Name.
 type Call struct {
-	Name string // UseMCPTool, AccessMCPResource, AskFollowupQuestion or AttemptCompletion
+	Name string // UseMCPTool, AccessMCPResource, AskFollowupQuestion or AttemptCompletion of toolcall
 
 	Server string // UseMCPTool, AccessMCPResource
 	Tool   string // UseMCPTool
@@ -37,12 +38,23 @@ type Call struct {
 	Result   string   // AttemptCompletion
 
 	// Block is the block the call was checked from.
-	Block Block
-	// Repairs are the kinds of near miss repaired to make the call (see
-	// RepairTrailingComma and the others), in a fixed order; nil when it
-	// was written right.
+	Block toolcall.Block
+	// Repairs are the kinds of near miss repaired to make the call (the
+	// Repair constants of this package and of toolcall), in a fixed
+	// order; nil when it was written right.
 	Repairs []string
 }
+
+// The kinds of repair the check makes besides those of the arguments
+// (see toolcall.DecodeArguments), as recorded in Call.Repairs and
+// Plan.Repairs.
+const (
+	RepairNameCase       = "name_case"       // server or tool name in the wrong case
+	RepairNameJoined     = "name_joined"     // server__tool, server.tool or server/tool as the tool name
+	RepairServerInferred = "server_inferred" // the one running server with the tool, server name empty or unknown
+	RepairCutOff         = "cut_off"         // the reply ended inside the block, after all it needs
+	RepairFenced         = "fenced"          // the reply was nothing but a call in a code fence
+)
 
 // A Problem names the kind of mistake a CheckError reports.
 type Problem string
@@ -59,6 +71,7 @@ const (
 	ProblemInvalidOptions Problem = "invalid_options" // options are not a JSON array of 2-5 strings
 	ProblemUnknownBlock   Problem = "unknown_block"   // a block the executor does not run: a foreign call syntax (<tool_call>) or an unknown name
 	ProblemMisformatted   Problem = "misformatted"    // checkText: a call in the text that is not a block
+	ProblemThinkingCalls  Problem = "thinking_calls"  // no call in the reply, several different ones in its thinking
 )
 
 // A CheckError says why a block cannot be acted on. Its message is written
@@ -87,18 +100,18 @@ func problem(p Problem, format string, args ...any) *CheckError {
 // required lists, per core tool, the parameters that must be present and
 // non-empty.
 var required = map[string][]string{
-	UseMCPTool:          {"server_name", "tool_name"},
-	AccessMCPResource:   {"server_name", "uri"},
-	AskFollowupQuestion: {"question"},
-	AttemptCompletion:   {"result"},
+	toolcall.UseMCPTool:          {"server_name", "tool_name"},
+	toolcall.AccessMCPResource:   {"server_name", "uri"},
+	toolcall.AskFollowupQuestion: {"question"},
+	toolcall.AttemptCompletion:   {"result"},
 }
 
 // usage shows each core tool's shape in feedback about a missing parameter.
 var usage = map[string]string{
-	UseMCPTool:          "<use_mcp_tool>\n<server_name>server name</server_name>\n<tool_name>tool name</tool_name>\n<arguments>{JSON object}</arguments>\n</use_mcp_tool>",
-	AccessMCPResource:   "<access_mcp_resource>\n<server_name>server name</server_name>\n<uri>resource URI</uri>\n</access_mcp_resource>",
-	AskFollowupQuestion: "<ask_followup_question>\n<question>your question</question>\n<options>[\"Option 1\", \"Option 2\"]</options>\n</ask_followup_question>",
-	AttemptCompletion:   "<attempt_completion>\n<result>your answer</result>\n</attempt_completion>",
+	toolcall.UseMCPTool:          "<use_mcp_tool>\n<server_name>server name</server_name>\n<tool_name>tool name</tool_name>\n<arguments>{JSON object}</arguments>\n</use_mcp_tool>",
+	toolcall.AccessMCPResource:   "<access_mcp_resource>\n<server_name>server name</server_name>\n<uri>resource URI</uri>\n</access_mcp_resource>",
+	toolcall.AskFollowupQuestion: "<ask_followup_question>\n<question>your question</question>\n<options>[\"Option 1\", \"Option 2\"]</options>\n</ask_followup_question>",
+	toolcall.AttemptCompletion:   "<attempt_completion>\n<result>your answer</result>\n</attempt_completion>",
 }
 
 // NativeFeedback is feedback for a model that calls tools as native
@@ -126,10 +139,23 @@ type compiledSchema struct {
 }
 
 // check turns b into a Call, or says what is wrong with it in a *CheckError.
-func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
+// The near misses the parser read past to find b come first among the
+// call's repairs.
+func (c *checker) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
+	call, err := c.checkBlock(cat, b)
+	if err == nil && len(b.Repairs) > 0 {
+		call.Repairs = append(slices.Clone(b.Repairs), call.Repairs...)
+	}
+	return call, err
+}
+
+func (c *checker) checkBlock(cat hub.Catalog, b toolcall.Block) (Call, error) {
 	call := Call{Name: b.Name, Block: b}
-	if kindOf(b.Name) == kindForeign {
-		return call, problem(ProblemUnknownBlock, "The <%s> format is not one this bot runs, so nothing was called. Call the tools of MCP servers with use_mcp_tool:\n%s", b.Name, usage[UseMCPTool])
+	switch {
+	case b.Name == toolcall.ForeignJSON:
+		return call, problem(ProblemUnknownBlock, "Your reply is a JSON object naming a tool, but not only {\"tool\": NAME, \"params\": {JSON object}}, so nothing was called. Call the tools of MCP servers with use_mcp_tool:\n%s", usage[toolcall.UseMCPTool])
+	case toolcall.Foreign(b.Name):
+		return call, problem(ProblemUnknownBlock, "The <%s> format is not one this bot runs, so nothing was called. Call the tools of MCP servers with use_mcp_tool:\n%s", b.Name, usage[toolcall.UseMCPTool])
 	}
 	if _, known := required[b.Name]; !known {
 		return call, problem(ProblemUnknownBlock, "Unknown tool block <%s>. Use one of: use_mcp_tool, access_mcp_resource, ask_followup_question, attempt_completion.", clean(b.Name))
@@ -150,12 +176,8 @@ func (c *checker) check(cat hub.Catalog, b Block) (Call, error) {
 
 // cutOff is the feedback for a block cut off by the end of the reply,
 // with what its check found, if anything.
-func cutOff(b Block, err error) *CheckError {
-	closing := "</" + b.Name + ">"
-	if b.Dialect == DialectMCPTool {
-		closing = "</" + DialectMCPTool + ">"
-	}
-	ce := problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, closing)
+func cutOff(b toolcall.Block, err error) *CheckError {
+	ce := problem(ProblemIncomplete, "The %s block was cut off before its closing tag %s. Write the whole block again and close every tag.", b.Name, b.Closing())
 	if err != nil {
 		ce.Feedback += "\n" + err.Error()
 	}
@@ -164,20 +186,20 @@ func cutOff(b Block, err error) *CheckError {
 
 // checkWhole checks a block that is complete, or cut off with all it
 // needs, after the repairs so far.
-func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []string) (Call, error) {
-	if b.Dialect == DialectMCPTool {
+func (c *checker) checkWhole(cat hub.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
+	if b.Dialect != "" {
 		return c.checkDialect(cat, b, call)
 	}
 	for _, name := range required[b.Name] {
 		// A call without its server may name a tool only one server has.
-		if b.Params[name] == "" && (b.Name != UseMCPTool || name != "server_name") {
+		if b.Params[name] == "" && (b.Name != toolcall.UseMCPTool || name != "server_name") {
 			return call, problem(ProblemMissingParam, "Missing value for required parameter '%s'. Retry with the complete block:\n%s", name, usage[b.Name])
 		}
 	}
 	switch b.Name {
-	case UseMCPTool:
+	case toolcall.UseMCPTool:
 		return c.checkUse(cat, b, call, repairs)
-	case AccessMCPResource:
+	case toolcall.AccessMCPResource:
 		server, kinds, found, cerr := namedServer(cat, b.Params["server_name"])
 		if !found && cerr == nil {
 			_, cerr = runningServer(cat, b.Params["server_name"])
@@ -188,7 +210,7 @@ func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []stri
 		call.Server, call.URI = server.Name, b.Params["uri"]
 		call.Repairs = append(repairs, kinds...)
 		return call, nil
-	case AskFollowupQuestion:
+	case toolcall.AskFollowupQuestion:
 		call.Question = b.Params["question"]
 		if raw, ok := b.Params["options"]; ok && raw != "" {
 			opts, err := parseOptions(raw)
@@ -206,7 +228,7 @@ func (c *checker) checkWhole(cat hub.Catalog, b Block, call Call, repairs []stri
 
 // checkUse resolves a use_mcp_tool block's server and tool and checks its
 // arguments, repairing near misses.
-func (c *checker) checkUse(cat hub.Catalog, b Block, call Call, repairs []string) (Call, error) {
+func (c *checker) checkUse(cat hub.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
 	m, cerr := resolveTool(cat, b.Params["server_name"], b.Params["tool_name"])
 	if cerr != nil {
 		return call, cerr
@@ -234,12 +256,12 @@ func (c *checker) checkUse(cat hub.Catalog, b Block, call Call, repairs []string
 	return call, err
 }
 
-// checkDialect resolves an <mcp:tool> name, "server__tool" or a bare tool
-// name, to exactly one running server's tool.
-func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error) {
+// checkDialect resolves the tool a dialect's block names, "server__tool"
+// or a bare tool name, to exactly one running server's tool.
+func (c *checker) checkDialect(cat hub.Catalog, b toolcall.Block, call Call) (Call, error) {
 	name := b.Params["tool_name"]
 	if name == "" {
-		return call, problem(ProblemMissingParam, "The <mcp:tool> block has no \"name: TOOL\" line. Prefer the standard format:\n%s", usage[UseMCPTool])
+		return call, problem(ProblemMissingParam, "The <mcp:tool> block has no \"name: TOOL\" line. Prefer the standard format:\n%s", usage[toolcall.UseMCPTool])
 	}
 	type match struct {
 		server hub.ServerInfo
@@ -274,14 +296,14 @@ func (c *checker) checkDialect(cat hub.Catalog, b Block, call Call) (Call, error
 		if len(all) > 0 {
 			msg += " Tools: " + strings.Join(all, ", ") + "."
 		}
-		msg += " Prefer the standard format:\n" + usage[UseMCPTool]
+		msg += " Prefer the standard format:\n" + usage[toolcall.UseMCPTool]
 		return call, problem(ProblemUnknownTool, "%s", msg)
 	default:
 		names := make([]string, len(matches))
 		for i, m := range matches {
 			names[i] = clean(m.server.Name + "__" + m.tool.Name)
 		}
-		return call, problem(ProblemAmbiguousTool, "Several servers have a tool %q: %s. Name the server with use_mcp_tool:\n%s", clean(name), strings.Join(names, ", "), usage[UseMCPTool])
+		return call, problem(ProblemAmbiguousTool, "Several servers have a tool %q: %s. Name the server with use_mcp_tool:\n%s", clean(name), strings.Join(names, ", "), usage[toolcall.UseMCPTool])
 	}
 }
 
@@ -357,8 +379,8 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 // repairArguments), and validates them against the tool's input schema.
 // whole is false when the reply ended inside the arguments.
 func (c *checker) checkArguments(version uint64, s hub.ServerInfo, t hub.Tool, raw string, whole bool, call Call) (Call, error) {
-	call.Name, call.Server, call.Tool = UseMCPTool, s.Name, t.Name
-	args, repairs, err := repairArguments(raw, t.InputSchema, whole)
+	call.Name, call.Server, call.Tool = toolcall.UseMCPTool, s.Name, t.Name
+	args, repairs, err := toolcall.DecodeArguments(raw, t.InputSchema, whole)
 	call.Repairs = repairs
 	if err != nil {
 		return call, problem(ProblemInvalidJSON, "The arguments for %q are not valid: %v. Write them as one JSON object. The tool's input schema: %s", t.Name, err, stableJSON(t.InputSchema))
@@ -454,46 +476,9 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema reference %q not loaded: external references are not allowed", url)
 }
 
-// repairArguments decodes the arguments like decodeArguments and, when
-// they are not a JSON object, repairs what it plainly can: JSON slips
-// (repairJSON; closing what is left open only when whole), or elements or
-// lines typed by schema (formArguments, only when whole). It returns the
-// kinds of repair made. What it cannot repair gets the original error.
-func repairArguments(raw string, schema json.RawMessage, whole bool) (map[string]any, []string, error) {
-	args, err := decodeArguments(raw)
-	trimmed := strings.TrimSpace(stripFence(raw))
-	if err == nil || len(trimmed) > MaxArgumentBytes {
-		return args, nil, err
-	}
-	switch trimmed[0] {
-	case '{':
-		if fixed, kinds, ok := repairJSON(trimmed, whole); ok {
-			if args, ferr := decodeArguments(fixed); ferr == nil {
-				return args, kinds, nil
-			}
-		}
-	case '[', '"', '\'':
-	default:
-		if !whole {
-			break
-		}
-		if args, kind, ferr := formArguments(trimmed, schema); ferr == nil {
-			canon, merr := json.Marshal(args)
-			if merr != nil {
-				break
-			}
-			if berr := checkBounds(string(canon)); berr != nil {
-				return nil, nil, berr
-			}
-			return args, []string{kind}, nil
-		}
-	}
-	return nil, nil, err
-}
-
 // strayElements returns what a use_mcp_tool block holds besides its
 // server_name and tool_name elements and its own tags.
-func strayElements(b Block) string {
+func strayElements(b toolcall.Block) string {
 	s := strings.TrimSuffix(strings.TrimPrefix(b.Raw, "<"+b.Name+">"), "</"+b.Name+">")
 	for _, name := range []string{"server_name", "tool_name"} {
 		open, end := "<"+name+">", "</"+name+">"
@@ -525,150 +510,24 @@ func trimPartialTag(s, tag string) string {
 // all it needs: a tool call whose parameters were all closed or whose
 // arguments were the last thing written (repairArguments then asks them
 // to be whole), or a resource read whose URI was closed.
-func cutOffRunnable(b Block) bool {
+func cutOffRunnable(b toolcall.Block) bool {
 	if b.Complete || b.Dialect != "" {
 		return false
 	}
 	switch b.Name {
-	case UseMCPTool:
+	case toolcall.UseMCPTool:
 		_, args := b.Params["arguments"]
 		return args && (b.OpenParam == "" || b.OpenParam == "arguments")
-	case AccessMCPResource:
+	case toolcall.AccessMCPResource:
 		return b.OpenParam == "" && b.Params["uri"] != ""
 	}
 	return false
 }
 
-// decodeArguments reads one JSON object. An empty value means no
-// arguments; a Markdown code fence around the JSON is tolerated.
-func decodeArguments(raw string) (map[string]any, error) {
-	raw = strings.TrimSpace(stripFence(raw))
-	if raw == "" {
-		return map[string]any{}, nil
-	}
-	if err := checkBounds(raw); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, jsonError(raw, err, dec.InputOffset())
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		off := dec.InputOffset()
-		return nil, fmt.Errorf("unexpected text after the JSON object (%s)", position(raw, off))
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(v))
-	}
-	return obj, nil
-}
-
-// Bounds of one call's arguments, checked before anything is decoded or
-// sent. No real tool nests its arguments deeper than a few levels, and
-// servers choke on what is far deeper (one answered 9,999 levels with a
-// parse error the hub could not match to the call, which then waited out
-// its whole timeout); 1 MiB is far beyond what a model writes for a call
-// and still small next to what servers accept.
-const (
-	MaxArgumentDepth = 64
-	MaxArgumentBytes = 1 << 20
-)
-
-// checkBounds refuses arguments over MaxArgumentBytes or nested deeper
-// than MaxArgumentDepth, in one pass that skips the inside of strings.
-func checkBounds(raw string) error {
-	if len(raw) > MaxArgumentBytes {
-		return fmt.Errorf("the arguments are %d bytes long; the limit is %d (1 MiB)", len(raw), MaxArgumentBytes)
-	}
-	depth, inString, escaped := 0, false, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > MaxArgumentDepth {
-				return fmt.Errorf("the arguments nest deeper than %d levels of objects and arrays (%s)", MaxArgumentDepth, position(raw, int64(i)))
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return nil
-}
-
-func jsonError(raw string, err error, off int64) error {
-	var syn *json.SyntaxError
-	switch {
-	case errors.As(err, &syn):
-		// Offset counts the bytes read, the offending one included.
-		return fmt.Errorf("%s (%s)", syn.Error(), position(raw, syn.Offset-1))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("unexpected end of JSON input (%s): a bracket or quote is not closed", position(raw, int64(len(raw))))
-	}
-	return fmt.Errorf("%s (%s)", err.Error(), position(raw, off))
-}
-
-// position describes the byte at offset off (from 0) as a line and column
-// counting from 1.
-func position(s string, off int64) string {
-	if off > int64(len(s)) {
-		off = int64(len(s))
-	}
-	if off < 0 {
-		off = 0
-	}
-	before := s[:off]
-	line := strings.Count(before, "\n") + 1
-	col := len(before) - strings.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return "that"
-}
-
-func stripFence(s string) string {
-	t := strings.TrimSpace(s)
-	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
-		return s
-	}
-	t = strings.TrimSuffix(t, "```")
-	nl := strings.IndexByte(t, '\n')
-	if nl < 0 {
-		return s
-	}
-	return t[nl+1:]
-}
-
 // parseOptions reads the options of a follow-up question.
 func parseOptions(raw string) ([]string, error) {
 	var opts []any
-	if err := json.Unmarshal([]byte(stripFence(raw)), &opts); err != nil {
+	if err := json.Unmarshal([]byte(toolcall.Unfence(raw)), &opts); err != nil {
 		return nil, problem(ProblemInvalidOptions, "The options are not a JSON array of strings (%v). Write them like [\"Option 1\", \"Option 2\"] with 2 to 5 options, or leave <options> out.", err)
 	}
 	if len(opts) < 2 || len(opts) > 5 {

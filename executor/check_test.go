@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 func testCatalog() hub.Catalog {
@@ -42,9 +43,9 @@ func tool(server, name, args string) string {
 	return "<use_mcp_tool><server_name>" + server + "</server_name><tool_name>" + name + "</tool_name><arguments>" + args + "</arguments></use_mcp_tool>"
 }
 
-func onlyBlock(t *testing.T, s string) executor.Block {
+func onlyBlock(t *testing.T, s string) toolcall.Block {
 	t.Helper()
-	r := executor.Parse(s)
+	r := toolcall.Parse(s)
 	if len(r.Blocks) != 1 {
 		t.Fatalf("parse %q: got %d blocks, want 1", s, len(r.Blocks))
 	}
@@ -58,45 +59,45 @@ func TestCheckAccepts(t *testing.T) {
 		want executor.Call
 	}{
 		{"tool call", tool("everything", "echo", `{"message": "hi"}`), executor.Call{
-			Name: executor.UseMCPTool, Server: "everything", Tool: "echo",
+			Name: toolcall.UseMCPTool, Server: "everything", Tool: "echo",
 			Arguments: map[string]any{"message": "hi"}, ArgumentsJSON: `{"message":"hi"}`,
 		}},
 		{"numbers kept exact", tool("everything", "get-sum", "```json\n{\"b\": 12345678901234567890, \"a\": 1.5}\n```"), executor.Call{
-			Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum",
+			Name: toolcall.UseMCPTool, Server: "everything", Tool: "get-sum",
 			Arguments: map[string]any{"a": json.Number("1.5"), "b": json.Number("12345678901234567890")}, ArgumentsJSON: `{"a":1.5,"b":12345678901234567890}`,
 		}},
 		{"no arguments", "<use_mcp_tool><server_name>notes</server_name><tool_name>add_note</tool_name></use_mcp_tool>", executor.Call{
-			Name: executor.UseMCPTool, Server: "notes", Tool: "add_note", Arguments: map[string]any{}, ArgumentsJSON: `{}`,
+			Name: toolcall.UseMCPTool, Server: "notes", Tool: "add_note", Arguments: map[string]any{}, ArgumentsJSON: `{}`,
 		}},
 		{"uncompilable schema is not enforced", tool("notes", "bad_schema", `{"x": 1}`), executor.Call{
-			Name: executor.UseMCPTool, Server: "notes", Tool: "bad_schema", Arguments: map[string]any{"x": json.Number("1")}, ArgumentsJSON: `{"x":1}`,
+			Name: toolcall.UseMCPTool, Server: "notes", Tool: "bad_schema", Arguments: map[string]any{"x": json.Number("1")}, ArgumentsJSON: `{"x":1}`,
 		}},
 		{"server__tool form in tool_name", tool("everything", "everything__echo", `{"message": "hi"}`), executor.Call{
-			Name: executor.UseMCPTool, Server: "everything", Tool: "echo",
+			Name: toolcall.UseMCPTool, Server: "everything", Tool: "echo",
 			Arguments: map[string]any{"message": "hi"}, ArgumentsJSON: `{"message":"hi"}`, Repairs: []string{"name_joined"},
 		}},
 		{"unknown server, tool on one server", tool("note", "add_note", `{}`), executor.Call{
-			Name: executor.UseMCPTool, Server: "notes", Tool: "add_note",
+			Name: toolcall.UseMCPTool, Server: "notes", Tool: "add_note",
 			Arguments: map[string]any{}, ArgumentsJSON: `{}`, Repairs: []string{"server_inferred"},
 		}},
 		{"dialect server__tool", "<mcp:tool>\nname: notes__shared\nparameters: {}\n</mcp:tool>", executor.Call{
-			Name: executor.UseMCPTool, Server: "notes", Tool: "shared", Arguments: map[string]any{}, ArgumentsJSON: `{}`,
+			Name: toolcall.UseMCPTool, Server: "notes", Tool: "shared", Arguments: map[string]any{}, ArgumentsJSON: `{}`,
 		}},
 		{"dialect unique bare name", "<mcp:tool>\nname: get-sum\nparameters:\na: 1\nb: 2\n</mcp:tool>", executor.Call{
-			Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum",
+			Name: toolcall.UseMCPTool, Server: "everything", Tool: "get-sum",
 			Arguments: map[string]any{"a": json.Number("1"), "b": json.Number("2")}, ArgumentsJSON: `{"a":1,"b":2}`,
 		}},
 		{"resource", "<access_mcp_resource><server_name>everything</server_name><uri>demo://x</uri></access_mcp_resource>", executor.Call{
-			Name: executor.AccessMCPResource, Server: "everything", URI: "demo://x",
+			Name: toolcall.AccessMCPResource, Server: "everything", URI: "demo://x",
 		}},
 		{"question", `<ask_followup_question><question>Which?</question><options>["A", " B "]</options></ask_followup_question>`, executor.Call{
-			Name: executor.AskFollowupQuestion, Question: "Which?", Options: []string{"A", "B"},
+			Name: toolcall.AskFollowupQuestion, Question: "Which?", Options: []string{"A", "B"},
 		}},
 		{"question without options", `<ask_followup_question><question>Which?</question></ask_followup_question>`, executor.Call{
-			Name: executor.AskFollowupQuestion, Question: "Which?",
+			Name: toolcall.AskFollowupQuestion, Question: "Which?",
 		}},
 		{"completion", `<attempt_completion><result>Done.</result></attempt_completion>`, executor.Call{
-			Name: executor.AttemptCompletion, Result: "Done.",
+			Name: toolcall.AttemptCompletion, Result: "Done.",
 		}},
 	}
 	ex := executor.New(nil, executor.Options{})
@@ -258,26 +259,26 @@ func TestNeedsApproval(t *testing.T) {
 		approveAll bool
 		want       bool
 	}{
-		{"auto-approved tool", executor.Call{Name: executor.UseMCPTool, Server: "everything", Tool: "echo"}, false, false},
-		{"other tool", executor.Call{Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum"}, false, true},
-		{"approve all", executor.Call{Name: executor.UseMCPTool, Server: "everything", Tool: "get-sum"}, true, false},
-		{"unknown server", executor.Call{Name: executor.UseMCPTool, Server: "nope", Tool: "echo"}, false, true},
-		{"resource read not covered", executor.Call{Name: executor.AccessMCPResource, Server: "notes", URI: "x://y"}, false, true},
-		{"resource read, exact entry", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "demo://exact"}, false, false},
-		{"resource read, other URI", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "demo://exact2"}, false, true},
-		{"resource read, prefix entry", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "file:///pub/a.txt"}, false, false},
-		{"resource read outside the prefix", executor.Call{Name: executor.AccessMCPResource, Server: "docs", URI: "file:///etc/passwd"}, false, true},
-		{"resource read, wildcard", executor.Call{Name: executor.AccessMCPResource, Server: "open", URI: "anything://at/all"}, false, false},
-		{"resource read, approve all", executor.Call{Name: executor.AccessMCPResource, Server: "notes", URI: "x://y"}, true, false},
-		{"tool entry does not cover a resource", executor.Call{Name: executor.AccessMCPResource, Server: "everything", URI: "echo"}, false, true},
-		{"consent call, auto-approved tool", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "store"}}, false, true},
-		{"consent call, approve all", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "store"}}, true, true},
-		{"consent tool, other operation", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "list"}}, false, false},
-		{"consent tool, operation not a string", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": []any{"store"}}}, false, true},
-		{"every call needs consent", executor.Call{Name: executor.UseMCPTool, Server: "mem", Tool: "send", Arguments: map[string]any{}}, true, true},
-		{"tool on a restarting server", executor.Call{Name: executor.UseMCPTool, Server: "back", Tool: "echo"}, true, true},
-		{"resource on a restarting server", executor.Call{Name: executor.AccessMCPResource, Server: "back", URI: "a://b"}, false, false},
-		{"completion", executor.Call{Name: executor.AttemptCompletion}, false, false},
+		{"auto-approved tool", executor.Call{Name: toolcall.UseMCPTool, Server: "everything", Tool: "echo"}, false, false},
+		{"other tool", executor.Call{Name: toolcall.UseMCPTool, Server: "everything", Tool: "get-sum"}, false, true},
+		{"approve all", executor.Call{Name: toolcall.UseMCPTool, Server: "everything", Tool: "get-sum"}, true, false},
+		{"unknown server", executor.Call{Name: toolcall.UseMCPTool, Server: "nope", Tool: "echo"}, false, true},
+		{"resource read not covered", executor.Call{Name: toolcall.AccessMCPResource, Server: "notes", URI: "x://y"}, false, true},
+		{"resource read, exact entry", executor.Call{Name: toolcall.AccessMCPResource, Server: "docs", URI: "demo://exact"}, false, false},
+		{"resource read, other URI", executor.Call{Name: toolcall.AccessMCPResource, Server: "docs", URI: "demo://exact2"}, false, true},
+		{"resource read, prefix entry", executor.Call{Name: toolcall.AccessMCPResource, Server: "docs", URI: "file:///pub/a.txt"}, false, false},
+		{"resource read outside the prefix", executor.Call{Name: toolcall.AccessMCPResource, Server: "docs", URI: "file:///etc/passwd"}, false, true},
+		{"resource read, wildcard", executor.Call{Name: toolcall.AccessMCPResource, Server: "open", URI: "anything://at/all"}, false, false},
+		{"resource read, approve all", executor.Call{Name: toolcall.AccessMCPResource, Server: "notes", URI: "x://y"}, true, false},
+		{"tool entry does not cover a resource", executor.Call{Name: toolcall.AccessMCPResource, Server: "everything", URI: "echo"}, false, true},
+		{"consent call, auto-approved tool", executor.Call{Name: toolcall.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "store"}}, false, true},
+		{"consent call, approve all", executor.Call{Name: toolcall.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "store"}}, true, true},
+		{"consent tool, other operation", executor.Call{Name: toolcall.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": "list"}}, false, false},
+		{"consent tool, operation not a string", executor.Call{Name: toolcall.UseMCPTool, Server: "mem", Tool: "memory", Arguments: map[string]any{"operation": []any{"store"}}}, false, true},
+		{"every call needs consent", executor.Call{Name: toolcall.UseMCPTool, Server: "mem", Tool: "send", Arguments: map[string]any{}}, true, true},
+		{"tool on a restarting server", executor.Call{Name: toolcall.UseMCPTool, Server: "back", Tool: "echo"}, true, true},
+		{"resource on a restarting server", executor.Call{Name: toolcall.AccessMCPResource, Server: "back", URI: "a://b"}, false, false},
+		{"completion", executor.Call{Name: toolcall.AttemptCompletion}, false, false},
 	}
 	cat.Servers = append(cat.Servers,
 		hub.ServerInfo{Name: "back", Status: hub.StatusRestarting, AutoApprove: []string{"echo", "resource:*"}},
@@ -350,10 +351,28 @@ func TestCheckServerComingUp(t *testing.T) {
 
 func TestNativeFeedback(t *testing.T) {
 	cat := hub.Catalog{Servers: []hub.ServerInfo{{Name: "echo", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}}}
-	plan := executor.New(nil, executor.Options{}).Prepare(cat, executor.Parse("<use_mcp_tool><server_name>echo</server_name><arguments>{}</arguments></use_mcp_tool>"), false)
+	plan := executor.New(nil, executor.Options{}).Prepare(cat, toolcall.Parse("<use_mcp_tool><server_name>echo</server_name><arguments>{}</arguments></use_mcp_tool>"), false)
 	fb := plan.Steps[0].Feedback
 	got := executor.NativeFeedback(fb)
 	if !strings.Contains(fb, "<use_mcp_tool>") || strings.Contains(got, "<") || !strings.Contains(got, "Missing value for required parameter 'tool_name'. Retry with the complete block.") {
 		t.Errorf("NativeFeedback(%q) = %q", fb, got)
+	}
+}
+
+// The foreign call syntaxes (a <tool_call> in neither of its dialects
+// among them) are blocks, which the check refuses with feedback that
+// asks for use_mcp_tool.
+func TestForeignSyntax(t *testing.T) {
+	for _, name := range []string{toolcall.ForeignToolCall, toolcall.ForeignFunctionCalls} {
+		in := "Looking.\n<" + name + "><invoke name=\"echo\"><parameter name=\"message\">hi</parameter></invoke></" + name + ">"
+		r := toolcall.Parse(in)
+		if r.Text != "Looking." || len(r.Blocks) != 1 || r.Blocks[0].Name != name || !r.Blocks[0].Complete {
+			t.Fatalf("Parse(%q) = %+v", in, r)
+		}
+		var ex executor.Executor
+		_, err := ex.Check(testCatalog(), r.Blocks[0])
+		if err == nil || !strings.Contains(err.Error(), "<"+name+"> format is not one this bot runs") || !strings.Contains(err.Error(), "<use_mcp_tool>") {
+			t.Errorf("check of <%s>: %v", name, err)
+		}
 	}
 }

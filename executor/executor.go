@@ -1,36 +1,36 @@
-// Package executor turns a model's text into actions: it parses Cline-style
-// XML tool blocks out of a reply (also while it streams), checks each call
-// against the hub's catalog with feedback the model can act on, runs the
-// calls through the hub, and formats every outcome for the model in one
-// format. It knows nothing of Telegram.
+// Package executor turns a model's tool blocks into actions: it checks
+// each block that package toolcall parsed out of a reply against the hub's
+// catalog, with feedback the model can act on, runs the calls through the
+// hub, and formats every outcome for the model in one format. It knows
+// nothing of Telegram.
 //
 // # One reply, step by step
 //
-//	p := executor.NewParser()
-//	visible, done := p.Write(chunk)     // per streamed chunk: show visible
-//	reply := p.Close()                  // text, thinking, blocks
+//	reply := toolcall.Parse(text)              // or a toolcall.Parser as it streams
 //	plan := ex.Prepare(cat, reply, approveAll) // answer, ask, correct, or the checked calls
 //	outcome := ex.RunOne(ctx, caller, plan.Steps[i].Call) // approved first where a step says so
-//	                                    // outcome.Text goes back to the model
+//	                                           // outcome.Text goes back to the model
 //
 // Prepare keeps the order of the decisions in one place: text without
 // blocks, calls that were only examples, which blocks to act on, the check
-// of each against the catalog, approval. Visible gives what a user may see
-// of any model text; Tags lists the tags it hides.
+// of each against the catalog, approval.
 //
 // # Near misses
 //
 // Models get the format slightly wrong in a few recurring ways. Where what
 // a call means is plain, the check repairs it and the call runs at once,
-// with no round trip to correct it: JSON slips in the arguments (see
-// repairJSON), names in the wrong case or joined (server__tool), a server
-// left out when one running server alone has the tool, arguments written
-// as elements or "key: value" lines (typed by the tool's schema), a block
-// cut off by the end of the reply after all it needs, a reply that is
-// nothing but a fenced call. Each repair is recorded by kind on the Call
-// and the Plan and logged at debug level. Where two readings are possible
-// nothing is guessed: the model gets feedback as for any other mistake.
-// Repaired calls are approved like any other, on their repaired form.
+// with no round trip to correct it: calls written in another family's
+// way, which the parser reads (see package toolcall) and the check
+// resolves like any other; slips in the arguments, repaired as
+// toolcall.DecodeArguments reads them (JSON slips, arguments written as
+// elements or "key: value" lines typed by the tool's schema); names in
+// the wrong case or joined (server__tool); a server left out when one
+// running server alone has the tool; a block cut off by the end of the
+// reply after all it needs; a reply that is nothing but a fenced call.
+// Each repair is recorded by kind on the Call and the Plan (the parser's
+// first) and logged at debug level. Where two readings are possible nothing is guessed: the
+// model gets feedback as for any other mistake. Repaired calls are
+// approved like any other, on their repaired form.
 //
 // # The result format
 //
@@ -64,6 +64,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/lines"
+	"github.com/mcpgram/mcpgram/toolcall"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -116,7 +117,7 @@ func New(h Hub, opts Options) *Executor {
 // *CheckError whose text tells the model what to fix. Use feedback to wrap
 // that text in the result format. Schemas are compiled once per catalog
 // Version.
-func (e *Executor) check(cat hub.Catalog, b Block) (Call, error) {
+func (e *Executor) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
 	return e.checker.check(cat, b)
 }
 
@@ -161,13 +162,13 @@ func (e *Executor) RunOne(ctx context.Context, caller hub.Caller, c Call) Outcom
 	switch {
 	case e.hub == nil:
 		o.Err = errors.New("no hub to run calls on")
-	case c.Name == UseMCPTool:
+	case c.Name == toolcall.UseMCPTool:
 		args := c.Arguments
 		if args == nil {
 			args = map[string]any{}
 		}
 		o.Result, o.Err = e.hub.CallTool(ctx, caller, c.Server, c.Tool, args)
-	case c.Name == AccessMCPResource:
+	case c.Name == toolcall.AccessMCPResource:
 		o.Result, o.Err = e.hub.ReadResource(ctx, caller, c.Server, c.URI)
 	default:
 		o.Err = fmt.Errorf("%s is not a call to run", c.Name)
@@ -218,10 +219,10 @@ func Header(name, server, target string, ok bool) string {
 
 // feedback returns the text for the model when check rejected b with err:
 // the Error header of the result format followed by err's message.
-func feedback(b Block, err error) string {
+func feedback(b toolcall.Block, err error) string {
 	server := b.Params["server_name"]
 	target := b.Params["tool_name"]
-	if b.Name == AccessMCPResource {
+	if b.Name == toolcall.AccessMCPResource {
 		target = b.Params["uri"]
 	}
 	return Header(b.Name, server, target, false) + "\n" + err.Error()
@@ -233,7 +234,7 @@ func Denied(c Call) string {
 }
 
 func target(c Call) string {
-	if c.Name == AccessMCPResource {
+	if c.Name == toolcall.AccessMCPResource {
 		return c.URI
 	}
 	return c.Tool
@@ -333,7 +334,7 @@ func needsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
 		return true
 	}
 	s, ok := cat.Server(c.Server)
-	if ok && s.Coming() && c.Name == UseMCPTool {
+	if ok && s.Coming() && c.Name == toolcall.UseMCPTool {
 		// The tool's declarations are not known until the server is up,
 		// so whether it needs consent cannot be told: the user decides.
 		return true
@@ -342,9 +343,9 @@ func needsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
 		return false
 	}
 	switch c.Name {
-	case UseMCPTool:
+	case toolcall.UseMCPTool:
 		return !ok || !s.AutoApproves(c.Tool)
-	case AccessMCPResource:
+	case toolcall.AccessMCPResource:
 		return !ok || !s.AutoApprovesResource(c.URI)
 	}
 	return false
@@ -354,7 +355,7 @@ func needsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
 // user's own consent (hub.MetaConsentWhen): the user is asked on a card
 // however the server is approved, and no "Always allow" covers it.
 func needsConsent(cat hub.Catalog, c Call) bool {
-	if c.Name != UseMCPTool {
+	if c.Name != toolcall.UseMCPTool {
 		return false
 	}
 	s, ok := cat.Server(c.Server)

@@ -1,6 +1,9 @@
 package executor
 
-import "github.com/mcpgram/mcpgram/hub"
+import (
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
+)
 
 // The steps of Prepare, for the tests of each.
 var (
@@ -11,7 +14,4 @@ var (
 	NeedsApproval = needsApproval
 )
 
-func (e *Executor) Check(cat hub.Catalog, b Block) (Call, error) { return e.check(cat, b) }
-
-// RepairJSON is the tolerant JSON pass, for its table and fuzz tests.
-var RepairJSON = repairJSON
+func (e *Executor) Check(cat hub.Catalog, b toolcall.Block) (Call, error) { return e.check(cat, b) }

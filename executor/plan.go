@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // An Action is what a Plan asks of its caller.
@@ -76,7 +77,7 @@ type Plan struct {
 
 // A Step is one tool call of a Plan, checked against the catalog.
 type Step struct {
-	Block Block
+	Block toolcall.Block
 	// Call is the checked call, when Err is nil.
 	Call Call
 	// Err is the check's *CheckError, nil when the block passed; Feedback
@@ -98,11 +99,18 @@ func (p Plan) Refused() bool {
 // msgEmptyReply answers a reply with nothing in it.
 const msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. Answer the user, or use one of the tools."
 
+// msgThinkingCalls answers a reply whose calls were all in its thinking,
+// more than one: which was meant is not plain (see
+// toolcall.Reply.CallFromThinking).
+const msgThinkingCalls = "[ERROR] Your reply had no visible text and no tool call, and your reasoning held %d different tool calls, so none was run. Write the calls you mean in your reply itself, outside your reasoning."
+
 // Prepare decides what to do about a reply, everything short of running a
 // call, in this order:
 //
-//  1. A reply without blocks answers the user, unless it is empty or holds
-//     a call in a shape the parser does not take (checkText): a mistake.
+//  1. A reply without blocks answers the user, unless it is empty (its
+//     thinking perhaps holding several calls, none of which is plainly
+//     meant) or holds a call in a shape the parser does not take
+//     (checkText): a mistake.
 //  2. Calls that may have been only examples are set aside (runnable); if
 //     nothing else is left, the model is asked what it meant.
 //  3. Which blocks to act on (selectBlocks): every call, or the first
@@ -111,10 +119,13 @@ const msgEmptyReply = "[ERROR] Your reply had no visible text and no tool call. 
 //     its check is a mistake; a call that fails is a step with feedback.
 //  5. Each checked call needs approval or not (needsApproval), where
 //     approveAll is AUTO_APPROVE=all, and consent or not.
-func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
+func (e *Executor) Prepare(cat hub.Catalog, r toolcall.Reply, approveAll bool) Plan {
 	if len(r.Blocks) == 0 {
 		switch err := checkText(cat, r.Text); {
 		case strings.TrimSpace(r.Text) == "":
+			if n := len(r.ThinkingCalls()); n > 1 {
+				return Plan{Action: ActCorrect, Feedback: fmt.Sprintf(msgThinkingCalls, n), Problem: ProblemThinkingCalls}
+			}
 			return Plan{Action: ActCorrect, Feedback: msgEmptyReply}
 		case err != nil:
 			return Plan{Action: ActCorrect, Feedback: err.Error(), Problem: ProblemOf(err)}
@@ -135,7 +146,7 @@ func (e *Executor) Prepare(cat hub.Catalog, r Reply, approveAll bool) Plan {
 		switch {
 		case err != nil:
 			p.Action, p.Feedback, p.Problem = ActCorrect, feedback(*sel.Final, err), ProblemOf(err)
-		case call.Name == AskFollowupQuestion:
+		case call.Name == toolcall.AskFollowupQuestion:
 			p.Action, p.Question = ActAsk, &call
 		default:
 			p.Action, p.Answer = ActAnswer, call.Result
@@ -173,7 +184,7 @@ func (e *Executor) repaired(c Call) []string {
 
 // coming returns the servers, each once, that blocks call and that are
 // still starting or restarting.
-func coming(cat hub.Catalog, blocks []Block) []string {
+func coming(cat hub.Catalog, blocks []toolcall.Block) []string {
 	var out []string
 	for _, b := range blocks {
 		s, _, found, _ := namedServer(cat, b.Params["server_name"])
@@ -188,12 +199,12 @@ func coming(cat hub.Catalog, blocks []Block) []string {
 type selection struct {
 	// Calls are the blocks to check and run, in order. Incomplete blocks
 	// are included so that the check reports them.
-	Calls []Block
+	Calls []toolcall.Block
 	// Final is the AskFollowupQuestion or AttemptCompletion block to act
 	// on; nil when there are calls to run or none was written.
-	Final *Block
+	Final *toolcall.Block
 	// Skipped are blocks not acted on.
-	Skipped []Block
+	Skipped []toolcall.Block
 	// Feedback tells the model, in the result format, why each skipped
 	// block was not acted on; "" when none was skipped.
 	Feedback string
@@ -204,7 +215,7 @@ type selection struct {
 // and completions wait: the model has not seen the results yet. Otherwise
 // the first question or completion is acted on and everything after it is
 // skipped, since it ends the turn.
-func selectBlocks(blocks []Block) selection {
+func selectBlocks(blocks []toolcall.Block) selection {
 	var p selection
 	firstFinal := -1
 	for i, b := range blocks {
@@ -242,7 +253,7 @@ func selectBlocks(blocks []Block) selection {
 // writes to show what a call would look like, so it is not run; feedback
 // asks the model, in one note, to write it again unfenced if it meant it.
 // Questions and completions are never set aside.
-func runnable(r Reply) (blocks []Block, feedback string) {
+func runnable(r toolcall.Reply) (blocks []toolcall.Block, feedback string) {
 	if strings.TrimSpace(r.Text) == "" {
 		return r.Blocks, ""
 	}
@@ -261,11 +272,11 @@ func runnable(r Reply) (blocks []Block, feedback string) {
 }
 
 func isFinal(name string) bool {
-	return name == AskFollowupQuestion || name == AttemptCompletion
+	return name == toolcall.AskFollowupQuestion || name == toolcall.AttemptCompletion
 }
 
-func blockTarget(b Block) string {
-	if b.Name == AccessMCPResource {
+func blockTarget(b toolcall.Block) string {
+	if b.Name == toolcall.AccessMCPResource {
 		return b.Params["uri"]
 	}
 	return b.Params["tool_name"]
@@ -274,12 +285,12 @@ func blockTarget(b Block) string {
 // Calls returns the complete tool calls (UseMCPTool and AccessMCPResource)
 // of r that are not set aside as examples: what a reply, stored before its
 // calls ran, set in motion.
-func (r Reply) Calls() []Block {
+func Calls(r toolcall.Reply) []toolcall.Block {
 	blocks, _ := runnable(r)
-	var calls []Block
+	var calls []toolcall.Block
 	for _, b := range blocks {
 		// A block cut off that would have run counts: see cutOffRunnable.
-		if (b.Complete || cutOffRunnable(b)) && (b.Name == UseMCPTool || b.Name == AccessMCPResource) {
+		if (b.Complete || cutOffRunnable(b)) && (b.Name == toolcall.UseMCPTool || b.Name == toolcall.AccessMCPResource) {
 			calls = append(calls, b)
 		}
 	}

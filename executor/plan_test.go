@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 func TestPlanReply(t *testing.T) {
@@ -21,19 +22,19 @@ func TestPlanReply(t *testing.T) {
 	}{
 		{"nothing", "just text", 0, "", 0, nil},
 		{"calls only", echo + echo, 2, "", 0, nil},
-		{"completion alone", done, 0, executor.AttemptCompletion, 0, nil},
+		{"completion alone", done, 0, toolcall.AttemptCompletion, 0, nil},
 		{"completion after calls", echo + done + echo, 2, "", 1, []string{
 			"[attempt_completion] Error:\nNot acted on: it came after tool calls in the same message, before you saw their results.",
 		}},
 		{"question after call", echo + ask, 1, "", 1, []string{"[ask_followup_question] Error:\nNot acted on"}},
-		{"call after completion", done + echo + ask, 0, executor.AttemptCompletion, 2, []string{
+		{"call after completion", done + echo + ask, 0, toolcall.AttemptCompletion, 2, []string{
 			"[use_mcp_tool for 'echo' on 'everything'] Error:\nNot acted on: it came after attempt_completion in the same message, which ends your turn.",
 			"[ask_followup_question] Error:\nNot acted on: it came after attempt_completion",
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := executor.PlanReply(executor.Parse(tc.in).Blocks)
+			p := executor.PlanReply(toolcall.Parse(tc.in).Blocks)
 			if len(p.Calls) != tc.calls || len(p.Skipped) != tc.skipped {
 				t.Errorf("got %d calls, %d skipped; want %d, %d", len(p.Calls), len(p.Skipped), tc.calls, tc.skipped)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // Prepare takes every decision about a reply in one order: text without
@@ -37,7 +38,7 @@ func TestPrepare(t *testing.T) {
 		{name: "question with bad options", in: `<ask_followup_question><question>Q?</question><options>["one"]</options></ask_followup_question>`, action: executor.ActCorrect, feedback: []string{"[ask_followup_question] Error:\nThe options must be 2 to 5 strings"}},
 		{name: "calls", in: echo + sum, action: executor.ActRun, steps: "oa"},
 		{name: "approve all", in: echo + sum + "<use_mcp_tool><server_name>nope</server_name><tool_name>x</tool_name></use_mcp_tool>", action: executor.ActRun, steps: "oox"},
-		{name: "foreign syntax is refused", in: "<tool_call>{\"name\": \"echo\"}</tool_call>", action: executor.ActRun, steps: "x"},
+		{name: "foreign syntax is refused", in: "<tool_call>echo hi</tool_call>", action: executor.ActRun, steps: "x"},
 		{name: "example and completion set aside after calls", in: "Doing it.\n" + sum + "\n```\n" + echo + "\n```\n" + done, action: executor.ActRun, steps: "a", feedback: []string{
 			"Not run: written inside a code fence", "[attempt_completion] Error:\nNot acted on: it came after tool calls",
 		}},
@@ -46,7 +47,7 @@ func TestPrepare(t *testing.T) {
 	ex := executor.New(nil, executor.Options{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := ex.Prepare(cat, executor.Parse(tc.in), tc.name == "approve all")
+			p := ex.Prepare(cat, toolcall.Parse(tc.in), tc.name == "approve all")
 			if p.Action != tc.action || p.Answer != tc.answer {
 				t.Fatalf("got %v %q, want %v %q", p.Action, p.Answer, tc.action, tc.answer)
 			}
@@ -96,7 +97,7 @@ func TestReplyCalls(t *testing.T) {
 		"<tool_call>{}</tool_call><access_mcp_resource><server_name>s</server_name><uri>a://b</uri></access_mcp_resource>" +
 		"<attempt_completion><result>x</result></attempt_completion><use_mcp_tool><server_name>s</server_name>"
 	var got []string
-	for _, b := range executor.Parse(in).Calls() {
+	for _, b := range executor.Calls(toolcall.Parse(in)) {
 		got = append(got, b.Name+":"+b.Params["tool_name"]+b.Params["uri"])
 	}
 	if want := []string{"use_mcp_tool:echo", "access_mcp_resource:a://b"}; !slices.Equal(got, want) {

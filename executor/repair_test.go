@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // repairCatalog has tools whose schemas type integers, numbers and
@@ -53,62 +53,121 @@ type nearMiss struct {
 	class, name, reply string
 	server, tool, args string   // the meant call; server "" when it must be fed back
 	repairs            []string // the kinds recorded, when it runs
+	reasoning          string   // the endpoint's reasoning channel, when the reply has one
+}
+
+// prepareNearMiss prepares a reply as the agent does in XML mode: the
+// reasoning channel joins the reply's thinking, where a call is taken
+// from when the reply's text has none.
+func prepareNearMiss(ex *executor.Executor, cat hub.Catalog, nm nearMiss) executor.Plan {
+	r := toolcall.Parse(nm.reply)
+	r.Thinking = strings.TrimSpace(nm.reasoning + "\n" + r.Thinking)
+	if withCall, ok := r.CallFromThinking(); ok {
+		r = withCall
+	}
+	return ex.Prepare(cat, r, false)
 }
 
 func nearMisses() []nearMiss {
 	cut := func(s string, n int) string { return s[:len(s)-n] }
 	return []nearMiss{
 		// JSON slips in arguments.
-		{"json", "trailing comma", call("filesystem", "read_file", `{"path": "/x",}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_trailing_comma"}},
-		{"json", "trailing commas in arrays and objects", call("filesystem", "list_directory", "{\"path\": \"/x\", \"tags\": [\"a\", \"b\",],\n}"), "filesystem", "list_directory", `{"path":"/x","tags":["a","b"]}`, []string{"json_trailing_comma"}},
-		{"json", "typographic quotes", call("everything", "echo", `{“message”: “hi there”}`), "everything", "echo", `{"message":"hi there"}`, []string{"json_quotes"}},
-		{"json", "single quotes", call("filesystem", "read_file", `{'path': '/tmp/a "b"'}`), "filesystem", "read_file", `{"path":"/tmp/a \"b\""}`, []string{"json_quotes"}},
-		{"json", "single-quoted keys, an apostrophe in double quotes", call("everything", "echo", `{'message': "it's"}`), "everything", "echo", `{"message":"it's"}`, []string{"json_quotes"}},
-		{"json", "comments", call("everything", "get-sum", "{\"a\": 1, // the first\n\"b\": 2 /* the second */}"), "everything", "get-sum", `{"a":1,"b":2}`, []string{"json_comments"}},
-		{"json", "closing brace missing", call("filesystem", "read_file", `{"path": "/x"`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_unclosed"}},
-		{"json", "bracket and brace missing", call("filesystem", "list_directory", `{"path": "/x", "tags": ["a", "b"`), "filesystem", "list_directory", `{"path":"/x","tags":["a","b"]}`, []string{"json_unclosed"}},
-		{"json", "inner object left open with several members", call("notes", "add_note", `{"text": "t", "meta": {"x": 1, "y": 2`), "", "", "", nil},
-		{"json", "string left open", call("everything", "echo", `{"message": "hi`), "", "", "", nil},
-		{"json", "apostrophe inside single quotes", call("everything", "echo", `{'message': 'it's'}`), "", "", "", nil},
-		{"json", "two commas", call("everything", "echo", `{"message": "hi",,}`), "", "", "", nil},
+		{"json", "trailing comma", call("filesystem", "read_file", `{"path": "/x",}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_trailing_comma"}, ""},
+		{"json", "trailing commas in arrays and objects", call("filesystem", "list_directory", "{\"path\": \"/x\", \"tags\": [\"a\", \"b\",],\n}"), "filesystem", "list_directory", `{"path":"/x","tags":["a","b"]}`, []string{"json_trailing_comma"}, ""},
+		{"json", "typographic quotes", call("everything", "echo", `{“message”: “hi there”}`), "everything", "echo", `{"message":"hi there"}`, []string{"json_quotes"}, ""},
+		{"json", "single quotes", call("filesystem", "read_file", `{'path': '/tmp/a "b"'}`), "filesystem", "read_file", `{"path":"/tmp/a \"b\""}`, []string{"json_quotes"}, ""},
+		{"json", "single-quoted keys, an apostrophe in double quotes", call("everything", "echo", `{'message': "it's"}`), "everything", "echo", `{"message":"it's"}`, []string{"json_quotes"}, ""},
+		{"json", "comments", call("everything", "get-sum", "{\"a\": 1, // the first\n\"b\": 2 /* the second */}"), "everything", "get-sum", `{"a":1,"b":2}`, []string{"json_comments"}, ""},
+		{"json", "closing brace missing", call("filesystem", "read_file", `{"path": "/x"`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_unclosed"}, ""},
+		{"json", "bracket and brace missing", call("filesystem", "list_directory", `{"path": "/x", "tags": ["a", "b"`), "filesystem", "list_directory", `{"path":"/x","tags":["a","b"]}`, []string{"json_unclosed"}, ""},
+		{"json", "inner object left open with several members", call("notes", "add_note", `{"text": "t", "meta": {"x": 1, "y": 2`), "", "", "", nil, ""},
+		{"json", "string left open", call("everything", "echo", `{"message": "hi`), "", "", "", nil, ""},
+		{"json", "apostrophe inside single quotes", call("everything", "echo", `{'message': 'it's'}`), "", "", "", nil, ""},
+		{"json", "two commas", call("everything", "echo", `{"message": "hi",,}`), "", "", "", nil, ""},
 		// Name variants.
-		{"name", "server in the wrong case", call("FileSystem", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_case"}},
-		{"name", "tool in the wrong case", call("filesystem", "Read_File", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_case"}},
-		{"name", "server__tool, no server", call("", "filesystem__read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}},
-		{"name", "server.tool", call("filesystem", "filesystem.read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}},
-		{"name", "server/tool, server unknown", call("fs", "filesystem/read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}},
-		{"name", "server unknown, tool on one server", call("files", "write_file", `{"path": "/x", "content": "c"}`), "filesystem", "write_file", `{"content":"c","path":"/x"}`, []string{"server_inferred"}},
-		{"name", "no server, tool on one server", "<use_mcp_tool><tool_name>fetch</tool_name><arguments>{\"url\": \"https://x\"}</arguments></use_mcp_tool>", "web", "fetch", `{"url":"https://x"}`, []string{"server_inferred"}},
-		{"name", "server misspelt, tool on one server", call("filesystm", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"server_inferred"}},
-		{"name", "server unknown and unlike the one with the tool", call("browser", "fetch", `{"url": "https://x"}`), "", "", "", nil},
-		{"name", "short unknown server, one edit from the one with the tool", call("wb", "fetch", `{"url": "https://x"}`), "web", "fetch", `{"url":"https://x"}`, []string{"server_inferred"}},
-		{"name", "short unknown server, two edits away", call("db", "fetch", `{"url": "https://x"}`), "", "", "", nil},
-		{"name", "no server, tool on two servers", "<use_mcp_tool><tool_name>search</tool_name><arguments>{\"query\": \"q\"}</arguments></use_mcp_tool>", "", "", "", nil},
-		{"name", "server named lacks the tool", call("notes", "fetch", `{"url": "https://x"}`), "", "", "", nil},
-		{"name", "server_name and tool_name name two servers", call("notes", "web__search", `{"query": "q"}`), "", "", "", nil},
+		{"name", "server in the wrong case", call("FileSystem", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_case"}, ""},
+		{"name", "tool in the wrong case", call("filesystem", "Read_File", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_case"}, ""},
+		{"name", "server__tool, no server", call("", "filesystem__read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}, ""},
+		{"name", "server.tool", call("filesystem", "filesystem.read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}, ""},
+		{"name", "server/tool, server unknown", call("fs", "filesystem/read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"name_joined"}, ""},
+		{"name", "server unknown, tool on one server", call("files", "write_file", `{"path": "/x", "content": "c"}`), "filesystem", "write_file", `{"content":"c","path":"/x"}`, []string{"server_inferred"}, ""},
+		{"name", "no server, tool on one server", "<use_mcp_tool><tool_name>fetch</tool_name><arguments>{\"url\": \"https://x\"}</arguments></use_mcp_tool>", "web", "fetch", `{"url":"https://x"}`, []string{"server_inferred"}, ""},
+		{"name", "server misspelt, tool on one server", call("filesystm", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"server_inferred"}, ""},
+		{"name", "server unknown and unlike the one with the tool", call("browser", "fetch", `{"url": "https://x"}`), "", "", "", nil, ""},
+		{"name", "short unknown server, one edit from the one with the tool", call("wb", "fetch", `{"url": "https://x"}`), "web", "fetch", `{"url":"https://x"}`, []string{"server_inferred"}, ""},
+		{"name", "short unknown server, two edits away", call("db", "fetch", `{"url": "https://x"}`), "", "", "", nil, ""},
+		{"name", "no server, tool on two servers", "<use_mcp_tool><tool_name>search</tool_name><arguments>{\"query\": \"q\"}</arguments></use_mcp_tool>", "", "", "", nil, ""},
+		{"name", "server named lacks the tool", call("notes", "fetch", `{"url": "https://x"}`), "", "", "", nil, ""},
+		{"name", "server_name and tool_name name two servers", call("notes", "web__search", `{"query": "q"}`), "", "", "", nil, ""},
 		// Argument forms.
-		{"args", "XML elements", call("filesystem", "list_directory", "\n<path>/src</path>\n<recursive>true</recursive>\n<depth>2</depth>\n"), "filesystem", "list_directory", `{"depth":2,"path":"/src","recursive":true}`, []string{"args_xml"}},
-		{"args", "key: value lines", call("everything", "get-sum", "\na: 1.5\nb: -2\n"), "everything", "get-sum", `{"a":1.5,"b":-2}`, []string{"args_lines"}},
-		{"args", "a number where the tool wants a string stays a string", call("everything", "echo", "message: 42"), "everything", "echo", `{"message":"42"}`, []string{"args_lines"}},
-		{"args", "XML elements without <arguments>", "<use_mcp_tool>\n<server_name>filesystem</server_name>\n<tool_name>list_directory</tool_name>\n<path>/src</path>\n<depth>1</depth>\n</use_mcp_tool>", "filesystem", "list_directory", `{"depth":1,"path":"/src"}`, []string{"args_xml"}},
-		{"args", "unknown elements without <arguments>", "<use_mcp_tool>\n<server_name>notes</server_name>\n<tool_name>search</tool_name>\n<q>x</q>\n</use_mcp_tool>", "", "", "", nil},
-		{"args", "XML integer that is not one", call("filesystem", "list_directory", "<path>/src</path><depth>two</depth>"), "", "", "", nil},
-		{"args", "XML key given twice", call("filesystem", "read_file", "<path>/a</path><path>/b</path>"), "", "", "", nil},
-		{"args", "XML entity", call("filesystem", "write_file", "<path>/a</path><content>a &amp; b</content>"), "", "", "", nil},
-		{"args", "quoted line value", call("everything", "echo", `message: "hi"`), "", "", "", nil},
-		{"args", "line key not in the schema", call("everything", "echo", "msg: hi"), "", "", "", nil},
+		{"args", "XML elements", call("filesystem", "list_directory", "\n<path>/src</path>\n<recursive>true</recursive>\n<depth>2</depth>\n"), "filesystem", "list_directory", `{"depth":2,"path":"/src","recursive":true}`, []string{"args_xml"}, ""},
+		{"args", "key: value lines", call("everything", "get-sum", "\na: 1.5\nb: -2\n"), "everything", "get-sum", `{"a":1.5,"b":-2}`, []string{"args_lines"}, ""},
+		{"args", "a number where the tool wants a string stays a string", call("everything", "echo", "message: 42"), "everything", "echo", `{"message":"42"}`, []string{"args_lines"}, ""},
+		{"args", "XML elements without <arguments>", "<use_mcp_tool>\n<server_name>filesystem</server_name>\n<tool_name>list_directory</tool_name>\n<path>/src</path>\n<depth>1</depth>\n</use_mcp_tool>", "filesystem", "list_directory", `{"depth":1,"path":"/src"}`, []string{"args_xml"}, ""},
+		{"args", "unknown elements without <arguments>", "<use_mcp_tool>\n<server_name>notes</server_name>\n<tool_name>search</tool_name>\n<q>x</q>\n</use_mcp_tool>", "", "", "", nil, ""},
+		{"args", "XML integer that is not one", call("filesystem", "list_directory", "<path>/src</path><depth>two</depth>"), "", "", "", nil, ""},
+		{"args", "XML key given twice", call("filesystem", "read_file", "<path>/a</path><path>/b</path>"), "", "", "", nil, ""},
+		{"args", "XML entity", call("filesystem", "write_file", "<path>/a</path><content>a &amp; b</content>"), "", "", "", nil, ""},
+		{"args", "quoted line value", call("everything", "echo", `message: "hi"`), "", "", "", nil, ""},
+		{"args", "line key not in the schema", call("everything", "echo", "msg: hi"), "", "", "", nil, ""},
 		// Framing.
-		{"framing", "cut off after the arguments", cut(call("filesystem", "read_file", `{"path": "/x"}`), len("\n</use_mcp_tool>")), "filesystem", "read_file", `{"path":"/x"}`, []string{"cut_off"}},
-		{"framing", "cut off in the closing tag of whole arguments", cut(call("filesystem", "read_file", `{"path": "/x"}`), len("ents>\n</use_mcp_tool>")), "filesystem", "read_file", `{"path":"/x"}`, []string{"cut_off"}},
-		{"framing", "cut off inside the arguments", "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name><arguments>{\"path\": \"/x", "", "", "", nil},
-		{"framing", "cut off before the arguments", "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name>", "", "", "", nil},
-		{"framing", "cut off, a required argument missing", cut(call("filesystem", "write_file", `{"path": "/x"}`), len("\n</use_mcp_tool>")), "", "", "", nil},
-		{"framing", "nothing but a fenced call", "```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```", "filesystem", "read_file", `{"path":"/x"}`, []string{"fenced"}},
-		{"framing", "a fenced call beside text", "For example:\n```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```", "", "", "", nil},
-		{"framing", "thinking before the call", "<think>the file</think>\n" + call("filesystem", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, nil},
+		{"framing", "cut off after the arguments", cut(call("filesystem", "read_file", `{"path": "/x"}`), len("\n</use_mcp_tool>")), "filesystem", "read_file", `{"path":"/x"}`, []string{"cut_off"}, ""},
+		{"framing", "cut off in the closing tag of whole arguments", cut(call("filesystem", "read_file", `{"path": "/x"}`), len("ents>\n</use_mcp_tool>")), "filesystem", "read_file", `{"path":"/x"}`, []string{"cut_off"}, ""},
+		{"framing", "cut off inside the arguments", "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name><arguments>{\"path\": \"/x", "", "", "", nil, ""},
+		{"framing", "cut off before the arguments", "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name>", "", "", "", nil, ""},
+		{"framing", "cut off, a required argument missing", cut(call("filesystem", "write_file", `{"path": "/x"}`), len("\n</use_mcp_tool>")), "", "", "", nil, ""},
+		{"framing", "nothing but a fenced call", "```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```", "filesystem", "read_file", `{"path":"/x"}`, []string{"fenced"}, ""},
+		{"framing", "a fenced call beside text", "For example:\n```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```", "", "", "", nil, ""},
+		{"framing", "thinking before the call", "<think>the file</think>\n" + call("filesystem", "read_file", `{"path": "/x"}`), "filesystem", "read_file", `{"path":"/x"}`, nil, ""},
 		// Several at once.
-		{"mixed", "wrong case, typographic quotes, trailing comma", call("Everything", "ECHO", `{“message”: “hi”,}`), "everything", "echo", `{"message":"hi"}`, []string{"name_case", "json_trailing_comma", "json_quotes"}},
+		{"mixed", "wrong case, typographic quotes, trailing comma", call("Everything", "ECHO", `{“message”: “hi”,}`), "everything", "echo", `{"message":"hi"}`, []string{"name_case", "json_trailing_comma", "json_quotes"}, ""},
+		// Typographic quotes, however a keyboard pairs them.
+		{"quotes", "left quotes on both sides", call("everything", "echo", `{“message“: “hi there“}`), "everything", "echo", `{"message":"hi there"}`, []string{"json_quotes"}, ""},
+		{"quotes", "low and high quotes", call("filesystem", "read_file", `{„path“: „/x“}`), "filesystem", "read_file", `{"path":"/x"}`, []string{"json_quotes"}, ""},
+		{"quotes", "an apostrophe inside typographic quotes", call("everything", "echo", `{“message”: “it’s”}`), "everything", "echo", `{"message":"it’s"}`, []string{"json_quotes"}, ""},
+		{"quotes", "typographic quotes inside a typographic string", call("everything", "echo", `{“message”: “say “hi” now”}`), "", "", "", nil, ""},
+		{"quotes", "in the <mcp:tool> dialect", "<mcp:tool>\nname: read_file\nparameters: {“path”: “/x”}\n</mcp:tool>", "filesystem", "read_file", `{"path":"/x"}`, []string{"json_quotes"}, ""},
+		// HTML-escaped markup.
+		{"escaped", "an escaped call", escapeHTML(call("filesystem", "read_file", `{"path": "/a&b"}`)), "filesystem", "read_file", `{"path":"/a\u0026b"}`, []string{"html_escaped"}, ""},
+		{"escaped", "an escaped call with a JSON slip", "Reading it.\n" + escapeHTML(call("filesystem", "read_file", `{'path': '/x',}`)), "filesystem", "read_file", `{"path":"/x"}`, []string{"html_escaped", "json_trailing_comma", "json_quotes"}, ""},
+		{"escaped", "an escaped <mcp:tool>", escapeHTML("<mcp:tool>\nname: get-sum\nparameters: {\"a\": 1, \"b\": 2}\n</mcp:tool>"), "everything", "get-sum", `{"a":1,"b":2}`, []string{"html_escaped"}, ""},
+		{"escaped", "an escaped call to an unknown tool", escapeHTML(call("filesystem", "delete_all", `{}`)), "", "", "", nil, ""},
+		{"escaped", "an escaped example beside prose", "For example:\n```\n" + escapeHTML(call("filesystem", "read_file", `{"path": "/x"}`)) + "\n```", "", "", "", nil, ""},
+		// Calls written in the thinking, or the reasoning channel.
+		{"reasoning", "a call in <think>, no text", "<think>I need the file.\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n</think>", "filesystem", "read_file", `{"path":"/x"}`, []string{"reasoning"}, ""},
+		{"reasoning", "a call in the reasoning channel, a sentence in the reply", "Let me look at that file.", "filesystem", "read_file", `{"path":"/x"}`, []string{"reasoning"}, "The user wants /x.\n" + call("filesystem", "read_file", `{"path": "/x"}`)},
+		{"reasoning", "a <tool_call> in the reasoning channel", "", "everything", "echo", `{"message":"hi"}`, []string{"reasoning", "dialect_tool_call"}, "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"message\": \"hi\"}}\n</tool_call>"},
+		{"reasoning", "the same call twice in the reasoning", "", "filesystem", "read_file", `{"path":"/x"}`, []string{"reasoning"}, call("filesystem", "read_file", `{"path": "/x"}`) + "\nYes, that one:\n" + call("filesystem", "read_file", `{"path": "/x"}`)},
+		{"reasoning", "a call in the reply wins over the reasoning's", call("filesystem", "read_file", `{"path": "/b"}`), "filesystem", "read_file", `{"path":"/b"}`, nil, call("filesystem", "read_file", `{"path": "/a"}`)},
+		{"reasoning", "two different calls in the reasoning", "", "", "", "", nil, call("filesystem", "read_file", `{"path": "/a"}`) + "\nor rather\n" + call("filesystem", "read_file", `{"path": "/b"}`)},
+		{"reasoning", "a call cut off in the reasoning", "", "", "", "", nil, "<use_mcp_tool><server_name>filesystem</server_name><tool_name>read_file</tool_name><arguments>{\"path\": \"/x\"}"},
+		{"reasoning", "an example call in the reasoning", "Here is how.", "", "", "", nil, "I could show:\n```xml\n" + call("filesystem", "read_file", `{"path": "/x"}`) + "\n```"},
+		// Other families' dialects.
+		{"dialect", "<tool_call> JSON, a bare tool name", "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"/x\"}}\n</tool_call>", "filesystem", "read_file", `{"path":"/x"}`, []string{"dialect_tool_call"}, ""},
+		{"dialect", "<tool_call> JSON, server__tool, arguments as a string", `<tool_call>{"name": "web__search", "arguments": "{\"query\": \"q\"}"}</tool_call>`, "web", "search", `{"query":"q"}`, []string{"dialect_tool_call"}, ""},
+		{"dialect", "<tool_call> JSON naming use_mcp_tool", `<tool_call>{"name": "use_mcp_tool", "arguments": {"server_name": "filesystem", "tool_name": "read_file", "arguments": {"path": "/x"}}}</tool_call>`, "filesystem", "read_file", `{"path":"/x"}`, []string{"dialect_tool_call"}, ""},
+		{"dialect", "<tool_call> JSON in typographic quotes", "<tool_call>{“name”: “echo”, “arguments”: {“message”: “hi”}}</tool_call>", "everything", "echo", `{"message":"hi"}`, []string{"dialect_tool_call", "json_quotes"}, ""},
+		{"dialect", "<tool_call> JSON, a tool two servers have", `<tool_call>{"name": "search", "arguments": {"query": "q"}}</tool_call>`, "", "", "", nil, ""},
+		{"dialect", "<tool_call> JSON, an unknown tool", `<tool_call>{"name": "delete_all", "arguments": {}}</tool_call>`, "", "", "", nil, ""},
+		{"dialect", "<tool_call> JSON, arguments the schema refuses", `<tool_call>{"name": "get-sum", "arguments": {"a": 1}}</tool_call>`, "", "", "", nil, ""},
+		{"dialect", "<tool_call> JSON with a key of another meaning", `<tool_call>{"name": "read_file", "arguments": {"path": "/x"}, "then": "delete"}</tool_call>`, "", "", "", nil, ""},
+		{"dialect", "<tool_call> function, typed by the schema", "<tool_call>\n<function=list_directory>\n<parameter=path>\n/src\n</parameter>\n<parameter=depth>\n2\n</parameter>\n</function>\n</tool_call>", "filesystem", "list_directory", `{"depth":2,"path":"/src"}`, []string{"dialect_function", "args_xml"}, ""},
+		{"dialect", "<tool_call> function keeps a value's indentation", "<tool_call><function=filesystem__write_file><parameter=path>/a</parameter><parameter=content>\n  x = 1\n</parameter></function></tool_call>", "filesystem", "write_file", `{"content":"  x = 1","path":"/a"}`, []string{"dialect_function", "args_xml"}, ""},
+		{"dialect", "<tool_call> function, a value not of its type", "<tool_call><function=list_directory><parameter=path>/src</parameter><parameter=depth>two</parameter></function></tool_call>", "", "", "", nil, ""},
+		{"dialect", "<tool_call> function, a parameter given twice", "<tool_call><function=read_file><parameter=path>/a</parameter><parameter=path>/b</parameter></function></tool_call>", "", "", "", nil, ""},
+		{"dialect", "<tool_call> function, a parameter the schema lacks", "<tool_call><function=read_file><parameter=file>/a</parameter></function></tool_call>", "", "", "", nil, ""},
+		{"dialect", "a reply that is {\"tool\", \"params\"}", `{"tool": "read_file", "params": {"path": "/x"}}`, "filesystem", "read_file", `{"path":"/x"}`, []string{"dialect_json"}, ""},
+		{"dialect", "a reply that is a fenced JSON call after thinking", "<think>read it</think>\n```json\n{\"tool\": \"everything__echo\", \"params\": {\"message\": \"hi\"}}\n```", "everything", "echo", `{"message":"hi"}`, []string{"fenced", "dialect_json"}, ""},
+		{"dialect", "a JSON call beside prose", `To read it I would send {"tool": "read_file", "params": {"path": "/x"}}.`, "", "", "", nil, ""},
+		{"dialect", "a JSON reply with another key", `{"tool": "read_file", "params": {"path": "/x"}, "confirm": false}`, "", "", "", nil, ""},
+		{"dialect", "a <tool_call> example beside prose", "The call would be:\n```\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"/x\"}}</tool_call>\n```", "", "", "", nil, ""},
 	}
+}
+
+// escapeHTML escapes markup as a model or proxy that escapes its output
+// does.
+func escapeHTML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
 }
 
 // The near-miss table: every reply runs at the first attempt as the call
@@ -126,7 +185,7 @@ func TestNearMissTable(t *testing.T) {
 		}
 		n := byClass[nm.class]
 		t.Run(nm.class+"/"+nm.name, func(t *testing.T) {
-			p := ex.Prepare(cat, executor.Parse(nm.reply), false)
+			p := prepareNearMiss(ex, cat, nm)
 			var ran []executor.Call
 			for _, s := range p.Steps {
 				if s.Err == nil {
@@ -157,13 +216,13 @@ func TestNearMissTable(t *testing.T) {
 	}
 	var b strings.Builder
 	var all tally
-	fmt.Fprintf(&b, "\n%-8s %5s %9s %8s %6s\n", "class", "cases", "ran first", "fed back", "wrong")
+	fmt.Fprintf(&b, "\n%-9s %5s %9s %8s %6s\n", "class", "cases", "ran first", "fed back", "wrong")
 	for _, c := range classes {
 		n := byClass[c]
 		all.ran, all.fed, all.wrong = all.ran+n.ran, all.fed+n.fed, all.wrong+n.wrong
-		fmt.Fprintf(&b, "%-8s %5d %9d %8d %6d\n", c, n.ran+n.fed+n.wrong, n.ran, n.fed, n.wrong)
+		fmt.Fprintf(&b, "%-9s %5d %9d %8d %6d\n", c, n.ran+n.fed+n.wrong, n.ran, n.fed, n.wrong)
 	}
-	fmt.Fprintf(&b, "%-8s %5d %9d %8d %6d", "all", all.ran+all.fed+all.wrong, all.ran, all.fed, all.wrong)
+	fmt.Fprintf(&b, "%-9s %5d %9d %8d %6d", "all", all.ran+all.fed+all.wrong, all.ran, all.fed, all.wrong)
 	t.Log(b.String())
 	if all.wrong != 0 {
 		t.Errorf("%d near misses ran as another call than meant", all.wrong)
@@ -185,7 +244,7 @@ func BenchmarkNearMiss(b *testing.B) {
 	for range b.N {
 		ran, fed, wrong = 0, 0, 0
 		for _, nm := range nms {
-			p := ex.Prepare(cat, executor.Parse(nm.reply), false)
+			p := prepareNearMiss(ex, cat, nm)
 			var calls []executor.Call
 			for _, s := range p.Steps {
 				if s.Err == nil {
@@ -224,7 +283,7 @@ func feedbackOf(p executor.Plan) string {
 // approval shows the repaired arguments.
 func TestRepairedCallIsApproved(t *testing.T) {
 	ex := executor.New(nil, executor.Options{})
-	p := ex.Prepare(repairCatalog(), executor.Parse(call("FILESYSTEM", "write_file", "<path>/a</path><content>x</content>")), false)
+	p := ex.Prepare(repairCatalog(), toolcall.Parse(call("FILESYSTEM", "write_file", "<path>/a</path><content>x</content>")), false)
 	if len(p.Steps) != 1 || p.Steps[0].Err != nil {
 		t.Fatalf("steps %+v", p.Steps)
 	}
@@ -280,135 +339,4 @@ func TestRepairNames(t *testing.T) {
 	if _, err := ex.Check(cat, onlyBlock(t, call("", "fetch", "{}"))); err == nil {
 		t.Errorf("server inferred while another server is starting")
 	}
-}
-
-func TestRepairJSON(t *testing.T) {
-	tests := []struct {
-		name, in   string
-		closeAtEnd bool
-		want       string // "" when not repaired
-		kinds      []string
-	}{
-		{"valid JSON is not repaired", `{"a": 1}`, true, "", nil},
-		{"trailing comma", `{"a": [1, 2, ], }`, true, `{"a": [1, 2 ] }`, []string{"json_trailing_comma"}},
-		{"comma kept before a value", `{"a": 1, "b": 2,}`, true, `{"a": 1, "b": 2}`, []string{"json_trailing_comma"}},
-		{"comment after a trailing comma", "{\"a\": 1, // one\n}", true, "{\"a\": 1 \n}", []string{"json_trailing_comma", "json_comments"}},
-		{"slashes in strings are no comment", `{"url": "http://x", /* c */ "b": 1}`, true, `{"url": "http://x",   "b": 1}`, []string{"json_comments"}},
-		{"single quotes, escapes", `{'a': 'x\'y', 'b': 'say "hi"\n'}`, true, `{"a": "x'y", "b": "say \"hi\"\n"}`, []string{"json_quotes"}},
-		{"typographic quotes", `{“a”: ‘b’}`, true, `{"a": "b"}`, []string{"json_quotes"}},
-		{"typographic quotes in strings stay", `{"a": "“x”",}`, true, `{"a": "“x”"}`, []string{"json_trailing_comma"}},
-		{"unclosed", `{"a": [1, {"b": true`, true, `{"a": [1, {"b": true}]}`, []string{"json_unclosed"}},
-		{"unclosed not asked", `{"a": 1`, false, "", nil},
-		{"unclosed after a comma", `{"a": 1,`, true, "", nil},
-		{"unclosed after a colon", `{"a":`, true, "", nil},
-		{"unclosed, members may belong outside", `{"a": {"b": 1, "c": 2`, true, "", nil},
-		{"unclosed array of several in an object", `{"a": [1, 2`, true, `{"a": [1, 2]}`, []string{"json_unclosed"}},
-		{"string left open", `{"a": "b`, true, "", nil},
-		{"comment left open", `{"a": 1 /* x`, true, "", nil},
-		{"unquoted key is not repaired", `{a: 1,}`, true, "", nil},
-		{"too deep", strings.Repeat("[", 65) + strings.Repeat("]", 65) + ",", true, "", nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, kinds, ok := executor.RepairJSON(tc.in, tc.closeAtEnd)
-			if ok != (tc.want != "") || got != tc.want || !slices.Equal(kinds, tc.kinds) {
-				t.Errorf("got %q %q %v, want %q %q", got, kinds, ok, tc.want, tc.kinds)
-			}
-		})
-	}
-}
-
-// The pass is linear: hostile input near the 1 MiB bound takes about as
-// long as its size, not its square. A quadratic pass would take minutes.
-func TestRepairJSONHostile(t *testing.T) {
-	inputs := map[string]string{
-		"commas":         "[" + strings.Repeat("1,", executor.MaxArgumentBytes/2-2) + "]",
-		"open brackets":  strings.Repeat("[", executor.MaxArgumentBytes),
-		"comment starts": strings.Repeat("/*", executor.MaxArgumentBytes/2),
-		"quotes":         strings.Repeat("'a',", executor.MaxArgumentBytes/4),
-		"spaces, comma":  "{\"a\":1," + strings.Repeat(" ", executor.MaxArgumentBytes-10) + "}",
-	}
-	for name, in := range inputs {
-		start := time.Now()
-		executor.RepairJSON(in, true)
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s: %v for %d bytes", name, d, len(in))
-		}
-	}
-	// The argument forms too, through the check.
-	ex0 := executor.New(nil, executor.Options{})
-	for name, args := range map[string]string{
-		"elements":       strings.Repeat("<path>/a</path>", executor.MaxArgumentBytes/16),
-		"unclosed tags":  strings.Repeat("<path>", executor.MaxArgumentBytes/6),
-		"lines":          strings.Repeat("path: /a\n", executor.MaxArgumentBytes/10),
-		"no tag closing": "<" + strings.Repeat("p", executor.MaxArgumentBytes-1),
-	} {
-		start := time.Now()
-		if _, err := ex0.Check(repairCatalog(), onlyBlock(t, call("filesystem", "read_file", args))); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s: %v for %d bytes", name, d, len(args))
-		}
-	}
-	// Over the bound, the check refuses the arguments before any repair.
-	ex := executor.New(nil, executor.Options{})
-	big := `{"message": "` + strings.Repeat("x", executor.MaxArgumentBytes) + `",}`
-	if _, err := ex.Check(repairCatalog(), onlyBlock(t, call("everything", "echo", big))); err == nil {
-		t.Errorf("arguments over 1 MiB were repaired and accepted")
-	}
-}
-
-// Whatever the pass returns as repaired is valid JSON, and it never panics.
-func FuzzRepairJSON(f *testing.F) {
-	for _, s := range []string{`{"a": 1,}`, `{'a': 'b'}`, `{“a”: “b”}`, "{\"a\": 1 // c\n}", `{"a": [1, {"b": 2`, `{"a": "b`, `/*`, `{'a\'': "\"'"}`, "\xe2\x80", "{\"a\":\"\\\xe2\x80\x9c\"}"} {
-		f.Add(s, true)
-	}
-	f.Fuzz(func(t *testing.T, in string, closeAtEnd bool) {
-		out, kinds, ok := executor.RepairJSON(in, closeAtEnd)
-		if !ok {
-			if out != "" || kinds != nil {
-				t.Fatalf("not repaired, yet returned %q %q", out, kinds)
-			}
-			return
-		}
-		if !json.Valid([]byte(out)) {
-			t.Fatalf("repaired %q into invalid JSON %q", in, out)
-		}
-		if len(kinds) == 0 {
-			t.Fatalf("repaired %q with no kind recorded", in)
-		}
-	})
-}
-
-// Whatever arguments a model writes, the check with its repairs never
-// panics, and what it accepts is one JSON object within the bounds.
-func FuzzRepairArguments(f *testing.F) {
-	for _, s := range []string{`{"path": "/x",}`, "<path>/x</path><depth>2</depth>", "path: /x\nrecursive: true", `{'path': '/x'`, "<path>", "a:", "{“path”: “/x”"} {
-		f.Add(s, true)
-		f.Add(s, false)
-	}
-	ex := executor.New(nil, executor.Options{})
-	cat := repairCatalog()
-	f.Fuzz(func(t *testing.T, args string, closed bool) {
-		reply := "<use_mcp_tool><server_name>filesystem</server_name><tool_name>list_directory</tool_name><arguments>" + args
-		if closed {
-			reply += "</arguments></use_mcp_tool>"
-		}
-		r := executor.Parse(reply)
-		if len(r.Blocks) != 1 {
-			return // the arguments closed the block themselves
-		}
-		c, err := ex.Check(cat, r.Blocks[0])
-		if err != nil {
-			return
-		}
-		var v map[string]any
-		if json.Unmarshal([]byte(c.ArgumentsJSON), &v) != nil || len(c.ArgumentsJSON) > executor.MaxArgumentBytes {
-			t.Fatalf("accepted %q as %q", args, c.ArgumentsJSON)
-		}
-		if closed && json.Valid([]byte(args)) && len(c.Repairs) > 0 {
-			t.Fatalf("valid JSON %q repaired: %q", args, c.Repairs)
-		}
-	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/suggest"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // joiners are what models put between a server's name and a tool's when
@@ -193,7 +194,7 @@ func appendKind(kinds []string, k string) []string {
 // tool's name did not tell one.
 func unknownServer(cat hub.Catalog, server, tool string) *CheckError {
 	if server == "" {
-		return problem(ProblemMissingParam, "Missing value for required parameter 'server_name'. Retry with the complete block:\n%s", usage[UseMCPTool])
+		return problem(ProblemMissingParam, "Missing value for required parameter 'server_name'. Retry with the complete block:\n%s", usage[toolcall.UseMCPTool])
 	}
 	_, cerr := runningServer(cat, server)
 	if where := serversWithTool(cat, tool); len(where) > 0 {
@@ -207,5 +208,5 @@ func ambiguous(name string, ms []toolMatch) *CheckError {
 	for i, m := range ms {
 		names[i] = clean(m.server.Name + "__" + m.tool)
 	}
-	return problem(ProblemAmbiguousTool, "The tool %q could be any of: %s. Name the server and the tool exactly:\n%s", clean(name), strings.Join(names, ", "), usage[UseMCPTool])
+	return problem(ProblemAmbiguousTool, "The tool %q could be any of: %s. Name the server and the tool exactly:\n%s", clean(name), strings.Join(names, ", "), usage[toolcall.UseMCPTool])
 }

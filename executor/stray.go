@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // checkText looks in a reply's visible text for tool calls that the parser
@@ -17,7 +18,7 @@ import (
 // no blocks, before taking their text as the answer.
 func checkText(cat hub.Catalog, text string) error {
 	if strings.Contains(text, "<server_name>") && (strings.Contains(text, "<tool_name>") || strings.Contains(text, "<uri>")) {
-		return problem(ProblemMisformatted, "Your message holds <server_name> and <tool_name> or <uri> tags outside a tool block, so nothing was called. Wrap them in <use_mcp_tool> or <access_mcp_resource>:\n%s", usage[UseMCPTool])
+		return problem(ProblemMisformatted, "Your message holds <server_name> and <tool_name> or <uri> tags outside a tool block, so nothing was called. Wrap them in <use_mcp_tool> or <access_mcp_resource>:\n%s", usage[toolcall.UseMCPTool])
 	}
 	for _, s := range cat.Running() {
 		for _, t := range s.Tools {

@@ -67,10 +67,10 @@ func (b *bodyBound) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// replySize is how much of a reply counts against its bound: its text and
-// its calls' ids, names and arguments.
+// replySize is how much of a reply counts against its bound: its text,
+// its reasoning, and its calls' ids, names and arguments.
 func replySize(r *Response) int {
-	n := len(r.Content)
+	n := len(r.Content) + len(r.Reasoning)
 	for _, c := range r.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)
 	}

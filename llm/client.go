@@ -150,6 +150,10 @@ func (u Usage) Reported() bool { return u.PromptTokens > 0 || u.CompletionTokens
 // A Response is a model reply.
 type Response struct {
 	Content string
+	// Reasoning is what the endpoint sent apart from the content as the
+	// model's reasoning ("reasoning_content"), streamed or not; "" when
+	// it sent none.
+	Reasoning string
 	// ToolCalls are the reply's native calls, in the order the endpoint
 	// numbered them.
 	ToolCalls []ToolCall
@@ -387,6 +391,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		out := &Response{Usage: usage(&r.Usage)}
 		if len(r.Choices) > 0 {
 			out.Content = r.Choices[0].Message.Content
+			out.Reasoning = r.Choices[0].Message.ReasoningContent
 			out.ToolCalls = toolCalls(r.Choices[0].Message.ToolCalls)
 			out.FinishReason = string(r.Choices[0].FinishReason)
 		}
@@ -412,7 +417,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		stream.Close()
 	}()
 	alive()
-	var b strings.Builder
+	var b, reasoning strings.Builder
 	var calls callAssembler
 	out := &Response{}
 	read, events, bound, ai := 0, 0, c.bound(), holder(ctx)
@@ -447,7 +452,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		if ch.FinishReason != "" {
 			out.FinishReason = string(ch.FinishReason)
 		}
-		read += len(ch.Delta.Content)
+		read += len(ch.Delta.Content) + len(ch.Delta.ReasoningContent)
 		for _, d := range ch.Delta.ToolCalls {
 			read += len(d.ID) + len(d.Function.Name) + len(d.Function.Arguments)
 		}
@@ -456,6 +461,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 			ai.read.Store(int64(read))
 			return nil, errTooLong
 		}
+		reasoning.WriteString(ch.Delta.ReasoningContent)
 		if ch.Delta.Content != "" {
 			b.WriteString(ch.Delta.Content)
 			req.OnDelta(ch.Delta.Content)
@@ -464,7 +470,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 			calls.add(d)
 		}
 	}
-	out.Content = b.String()
+	out.Content, out.Reasoning = b.String(), reasoning.String()
 	out.ToolCalls = calls.done()
 	return out, nil
 }

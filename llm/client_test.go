@@ -97,6 +97,34 @@ func TestCompletePlainAndStreamed(t *testing.T) {
 	}
 }
 
+// The reasoning an endpoint sends apart from the content reaches the
+// response, streamed (in pieces, before the content) or not, and never
+// the content or its deltas.
+func TestReasoning(t *testing.T) {
+	const reasoning, content = "The user greets me; <think>nothing</think> to call.", "Hello!"
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Content: content, Reasoning: reasoning}.Split(4)))
+			c := newClient(t, srv, nil)
+			req := llm.Request{Messages: hello}
+			var deltas strings.Builder
+			if stream {
+				req.OnDelta = func(d string) { deltas.WriteString(d) }
+			}
+			resp, err := c.Complete(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Reasoning != reasoning || resp.Content != content {
+				t.Errorf("reasoning %q, content %q", resp.Reasoning, resp.Content)
+			}
+			if stream && deltas.String() != content {
+				t.Errorf("deltas %q, want the content only", deltas.String())
+			}
+		})
+	}
+}
+
 // A zero temperature must reach the wire: go-openai omits a zero field.
 func TestZeroTemperatureIsSent(t *testing.T) {
 	srv := llmfake.New(t, llmfake.Script(llmfake.Text("a"), llmfake.Text("b")))

@@ -11,8 +11,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // A Function is one native function offered to the model.
@@ -25,8 +25,8 @@ type Function struct {
 }
 
 // A Target is what a function name stands for: an MCP server's tool, or
-// one of the core actions (Server empty, Tool the executor's name:
-// executor.AccessMCPResource, AskFollowupQuestion, AttemptCompletion).
+// one of the core actions (Server empty, Tool the core tool's name:
+// toolcall.AccessMCPResource, AskFollowupQuestion, AttemptCompletion).
 type Target struct {
 	Server, Tool string
 }
@@ -75,7 +75,7 @@ func FunctionName(server, tool string) string {
 // action or an earlier tool) gets the first free suffix _2, _3, ...; so
 // the same catalog always gives the same names and bytes. Schemas are
 // trimmed as the XML prompt trims them (see clean).
-func Functions(cat hub.Catalog) *Toolset {
+func Functions(cat catalog.Catalog) *Toolset {
 	ts := &Toolset{Targets: map[string]Target{}}
 	servers := runningServers(cat)
 	core := coreFunctions(servers)
@@ -103,7 +103,7 @@ func Functions(cat hub.Catalog) *Toolset {
 }
 
 // parameters is t's input schema trimmed, as an object schema.
-func parameters(t hub.Tool) json.RawMessage {
+func parameters(t catalog.Tool) json.RawMessage {
 	s, ok := decodeSchema(t.InputSchema)
 	if !ok {
 		return json.RawMessage(`{"type":"object"}`)
@@ -117,29 +117,29 @@ func parameters(t hub.Tool) json.RawMessage {
 
 // coreFunctions are the core actions as functions. Reading resources is
 // offered only where a server has some.
-func coreFunctions(servers []hub.ServerInfo) []Function {
+func coreFunctions(servers []catalog.ServerInfo) []Function {
 	var out []Function
 	if offersResources(servers) {
 		out = append(out, Function{
-			Name:        executor.AccessMCPResource,
+			Name:        toolcall.AccessMCPResource,
 			Description: "Reads a resource of a connected MCP server, such as a file, a record or live data. The resources are listed in the system prompt.",
 			Parameters:  json.RawMessage(`{"properties":{"server_name":{"description":"The name of the server.","type":"string"},"uri":{"description":"The URI of the resource, or a resource template with its placeholders filled in.","type":"string"}},"required":["server_name","uri"],"type":"object"}`),
 		})
 	}
 	return append(out,
 		Function{
-			Name:        executor.AskFollowupQuestion,
+			Name:        toolcall.AskFollowupQuestion,
 			Description: "Asks the user a question when you cannot go on without more information. The user sees the options as buttons and may also type any answer. This ends your turn; the answer comes in the user's next message.",
 			Parameters:  json.RawMessage(`{"properties":{"options":{"description":"2 to 5 short answers the user can pick from.","items":{"type":"string"},"type":"array"},"question":{"description":"A clear, specific question.","type":"string"}},"required":["question"],"type":"object"}`),
 		},
 		Function{
-			Name:        executor.AttemptCompletion,
+			Name:        toolcall.AttemptCompletion,
 			Description: "Gives the user your final answer once the task is done. This ends your turn, so use it only after every tool result you need has come back. A plain reply without function calls is taken as the final answer too.",
 			Parameters:  json.RawMessage(`{"properties":{"result":{"description":"The answer for the user, in Markdown.","type":"string"}},"required":["result"],"type":"object"}`),
 		})
 }
 
-func offersResources(servers []hub.ServerInfo) bool {
+func offersResources(servers []catalog.ServerInfo) bool {
 	for _, s := range servers {
 		if len(s.Resources) > 0 || len(s.ResourceTemplates) > 0 {
 			return true
@@ -151,12 +151,12 @@ func offersResources(servers []hub.ServerInfo) bool {
 // BuildNative returns the system prompt for a model given Functions(cat) as
 // native functions: no call syntax, no tool list; the servers by name
 // with their resources.
-func BuildNative(cat hub.Catalog) string {
+func BuildNative(cat catalog.Catalog) string {
 	return BuildNativeWith(cat, Options{})
 }
 
 // BuildNativeWith is BuildNative with options.
-func BuildNativeWith(cat hub.Catalog, opts Options) string {
+func BuildNativeWith(cat catalog.Catalog, opts Options) string {
 	var b strings.Builder
 	b.WriteString(nativeIntro)
 	servers := runningServers(cat)
@@ -166,7 +166,7 @@ func BuildNativeWith(cat hub.Catalog, opts Options) string {
 	return b.String()
 }
 
-func writeNativeServers(b *strings.Builder, servers []hub.ServerInfo) {
+func writeNativeServers(b *strings.Builder, servers []catalog.ServerInfo) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")

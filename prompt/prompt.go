@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/catalog"
 )
 
 // Options add deployment-specific text to the prompt.
@@ -28,17 +28,17 @@ type Options struct {
 }
 
 // Build returns the system prompt for the running servers of cat.
-func Build(cat hub.Catalog) string {
+func Build(cat catalog.Catalog) string {
 	return BuildWith(cat, Options{})
 }
 
 // BuildVariant is Build framed for variant v.
-func BuildVariant(cat hub.Catalog, v Variant) string {
+func BuildVariant(cat catalog.Catalog, v Variant) string {
 	return BuildWith(cat, Options{Variant: v})
 }
 
 // BuildWith is Build with options.
-func BuildWith(cat hub.Catalog, opts Options) string {
+func BuildWith(cat catalog.Catalog, opts Options) string {
 	f := opts.Variant.framing()
 	var b strings.Builder
 	b.WriteString(f.intro)
@@ -54,27 +54,27 @@ func BuildWith(cat hub.Catalog, opts Options) string {
 
 // runningServers returns copies of the running servers with everything
 // sorted, so that the prompt does not depend on the catalog's order.
-func runningServers(cat hub.Catalog) []hub.ServerInfo {
-	var out []hub.ServerInfo
+func runningServers(cat catalog.Catalog) []catalog.ServerInfo {
+	var out []catalog.ServerInfo
 	for _, s := range cat.Servers {
-		if s.Status != hub.StatusRunning {
+		if s.Status != catalog.StatusRunning {
 			continue
 		}
 		s.Tools = slices.Clone(s.Tools)
-		slices.SortStableFunc(s.Tools, func(a, b hub.Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortStableFunc(s.Tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
 		s.Resources = slices.Clone(s.Resources)
-		slices.SortStableFunc(s.Resources, func(a, b hub.Resource) int { return strings.Compare(a.URI, b.URI) })
+		slices.SortStableFunc(s.Resources, func(a, b catalog.Resource) int { return strings.Compare(a.URI, b.URI) })
 		s.ResourceTemplates = slices.Clone(s.ResourceTemplates)
-		slices.SortStableFunc(s.ResourceTemplates, func(a, b hub.ResourceTemplate) int {
+		slices.SortStableFunc(s.ResourceTemplates, func(a, b catalog.ResourceTemplate) int {
 			return strings.Compare(a.URITemplate, b.URITemplate)
 		})
 		out = append(out, s)
 	}
-	slices.SortStableFunc(out, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b catalog.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-func offersMemory(servers []hub.ServerInfo) bool {
+func offersMemory(servers []catalog.ServerInfo) bool {
 	for _, s := range servers {
 		if _, ok := s.Tool("memory"); ok {
 			return true
@@ -83,7 +83,7 @@ func offersMemory(servers []hub.ServerInfo) bool {
 	return false
 }
 
-func offersTools(servers []hub.ServerInfo) bool {
+func offersTools(servers []catalog.ServerInfo) bool {
 	for _, s := range servers {
 		if len(s.Tools) > 0 {
 			return true
@@ -92,7 +92,7 @@ func offersTools(servers []hub.ServerInfo) bool {
 	return false
 }
 
-func writeServers(b *strings.Builder, servers []hub.ServerInfo) {
+func writeServers(b *strings.Builder, servers []catalog.ServerInfo) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
@@ -162,7 +162,7 @@ func oneLine(s string) string {
 
 // writeResources lists a server's resources and resource templates, the
 // same in every variant of the prompt.
-func writeResources(b *strings.Builder, s hub.ServerInfo) {
+func writeResources(b *strings.Builder, s catalog.ServerInfo) {
 	if len(s.Resources) > 0 {
 		b.WriteString("\n### Resources\n")
 		for _, r := range s.Resources {
@@ -185,7 +185,7 @@ func writeResources(b *strings.Builder, s hub.ServerInfo) {
 
 // writeMemoryAndInstructions adds the advice on memory where a server
 // offers one, and the operator's instructions, the same in every variant.
-func writeMemoryAndInstructions(b *strings.Builder, servers []hub.ServerInfo, instructions string) {
+func writeMemoryAndInstructions(b *strings.Builder, servers []catalog.ServerInfo, instructions string) {
 	if offersMemory(servers) {
 		b.WriteString(memory)
 	}

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -148,13 +148,13 @@ func TestMemoryReminder(t *testing.T) {
 }
 
 // TestExamplesParse: every tool call printed in the prompt parses with the
-// executor's parser into a complete block with its required parameters,
+// toolcall parser into a complete block with its required parameters,
 // and the prompt's own text never opens a block by accident.
 func TestExamplesParse(t *testing.T) {
 	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
 		t.Run(name, func(t *testing.T) {
 			p := prompt.Build(cat)
-			r := executor.Parse(p)
+			r := toolcall.Parse(p)
 			var names []string
 			for _, b := range r.Blocks {
 				names = append(names, b.Name)
@@ -162,10 +162,10 @@ func TestExamplesParse(t *testing.T) {
 					t.Errorf("example %s is cut off:\n%s", b.Name, b.Raw)
 				}
 				for _, param := range map[string][]string{
-					executor.UseMCPTool:          {"server_name", "tool_name", "arguments"},
-					executor.AccessMCPResource:   {"server_name", "uri"},
-					executor.AskFollowupQuestion: {"question", "options"},
-					executor.AttemptCompletion:   {"result"},
+					toolcall.UseMCPTool:          {"server_name", "tool_name", "arguments"},
+					toolcall.AccessMCPResource:   {"server_name", "uri"},
+					toolcall.AskFollowupQuestion: {"question", "options"},
+					toolcall.AttemptCompletion:   {"result"},
 				}[b.Name] {
 					if b.Params[param] == "" {
 						t.Errorf("example %s lacks %s:\n%s", b.Name, param, b.Raw)
@@ -182,8 +182,8 @@ func TestExamplesParse(t *testing.T) {
 				}
 			}
 			want := []string{
-				executor.UseMCPTool, executor.AccessMCPResource, executor.AskFollowupQuestion, executor.AttemptCompletion, // usage
-				executor.UseMCPTool, executor.AccessMCPResource, executor.AskFollowupQuestion, executor.AttemptCompletion, // examples
+				toolcall.UseMCPTool, toolcall.AccessMCPResource, toolcall.AskFollowupQuestion, toolcall.AttemptCompletion, // usage
+				toolcall.UseMCPTool, toolcall.AccessMCPResource, toolcall.AskFollowupQuestion, toolcall.AttemptCompletion, // examples
 			}
 			if !slices.Equal(names, want) {
 				t.Errorf("blocks in prompt = %v, want %v", names, want)
@@ -225,7 +225,7 @@ func testCatalog(t *testing.T, servers map[string]any, wants ...string) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
-	if r := executor.Parse(p); len(r.Blocks) != 8 {
+	if r := toolcall.Parse(p); len(r.Blocks) != 8 {
 		t.Errorf("prompt from the real catalog parses into %d blocks, want the 8 printed examples", len(r.Blocks))
 	}
 	t.Logf("prompt from the real catalog: %d bytes", len(p))

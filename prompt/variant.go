@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/catalog"
 )
 
 // A Variant is the framing of the prompt for a kind of model: the opening,
@@ -52,7 +52,7 @@ func (v Variant) framing() framing {
 
 // Tools returns the servers' part of the prompt, their tools and
 // resources as listed for cat: every variant carries these bytes unchanged.
-func Tools(cat hub.Catalog) string {
+func Tools(cat catalog.Catalog) string {
 	var b strings.Builder
 	writeServers(&b, runningServers(cat))
 	return b.String()

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // Every variant has its golden file; generic is today's prompt, byte for
@@ -79,7 +79,7 @@ func section(t *testing.T, p, heading string) string {
 func TestVariantExamplesParse(t *testing.T) {
 	for _, v := range prompt.Variants() {
 		p := prompt.BuildVariant(withMemory(), v)
-		r := executor.Parse(p)
+		r := toolcall.Parse(p)
 		if len(r.Blocks) != 8 {
 			t.Errorf("%s: %d blocks, want the 4 usages and 4 examples", v, len(r.Blocks))
 		}

@@ -12,7 +12,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/toolcall"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -28,10 +28,10 @@ const MaxMessageLen = 4096
 var markdown = goldmark.New(goldmark.WithExtensions(extension.Strikethrough, extension.Table, extension.Linkify))
 
 // HTML turns the Markdown a model writes into Telegram's HTML subset.
-// Tool calls and thinking are cut first, by the executor, which owns
+// Tool calls and thinking are cut first, by package toolcall, which owns
 // their syntax; everything that is not one of Telegram's tags is escaped.
 func HTML(md string) string {
-	src := []byte(executor.Visible(md))
+	src := []byte(toolcall.Visible(md))
 	doc := markdown.Parser().Parse(text.NewReader(src))
 	r := &renderer{src: src}
 	r.blocks(doc, "\n\n", 0)

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 func TestRenderHTML(t *testing.T) {
@@ -140,10 +140,10 @@ func FuzzRenderHTML(f *testing.F) {
 	})
 }
 
-// Every tag the executor's parser accepts is cut from what users see, in
+// Every tag the toolcall parser accepts is cut from what users see, in
 // its closed and its cut-off form: the display asks the parser's own list.
 func TestHTMLHidesEveryToolTag(t *testing.T) {
-	for _, tag := range executor.Tags() {
+	for _, tag := range toolcall.Tags() {
 		for _, in := range []string{
 			"before <" + tag + ">secret</" + tag + "> after",
 			"before <" + tag + ">secret",
@@ -153,7 +153,7 @@ func TestHTMLHidesEveryToolTag(t *testing.T) {
 			if err != nil {
 				t.Fatalf("HTML(%q) = %q: %v", in, got, err)
 			}
-			if strings.Contains(plain, tag) || (tag != executor.AttemptCompletion && strings.Contains(plain, "secret")) {
+			if strings.Contains(plain, tag) || (tag != toolcall.AttemptCompletion && strings.Contains(plain, "secret")) {
 				t.Errorf("HTML(%q) shows %q", in, plain)
 			}
 			if !strings.Contains(plain, "before") {

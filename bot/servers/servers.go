@@ -47,12 +47,8 @@ func button(label string, act callback.Action, page int, name string) tgbotapi.I
 	return tgbotapi.NewInlineKeyboardButtonData(label, callback.Data{Kind: callback.Servers, Action: act, Page: page, Server: name}.String())
 }
 
-// Find returns the configured server data's key names.
-func (sc *Screen) Find(data callback.Data) (hub.ServerInfo, bool) {
-	return find(sc.Hub.Catalog(), data)
-}
-
-func find(cat hub.Catalog, data callback.Data) (hub.ServerInfo, bool) {
+// Find returns the server of cat that data's key names.
+func Find(cat hub.Catalog, data callback.Data) (hub.ServerInfo, bool) {
 	for _, s := range cat.Servers {
 		if data.Names(s.Name) {
 			return s, true
@@ -141,7 +137,7 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 		sc.edit(ctx, cq, data.Page, "")
 		return
 	}
-	s, ok := find(sc.Hub.Catalog(), data)
+	s, ok := Find(sc.Hub.Catalog(), data)
 	if !ok {
 		sc.TG.AnswerCallback(ctx, cq.ID, "That server is no longer configured.", true)
 		return

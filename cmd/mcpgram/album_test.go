@@ -105,6 +105,10 @@ func TestScaleAlbumAcrossInstances(t *testing.T) {
 	for c := range int64(chats) {
 		cl.tg.WaitText(t, scaleFirst+c, "3 images")
 	}
+	// An item is marked done after its answer is sent; a clean stop
+	// flushes the marks, so the inbox is read once both have stopped.
+	cl.stop(t, 0)
+	cl.stop(t, 1)
 	cl.backlog(t)
 	if n := len(model.Calls()); n != chats {
 		t.Errorf("%d model calls for %d albums, want one each", n, chats)

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // A Message is one message of a request.
@@ -160,6 +161,10 @@ type Usage struct {
 type Reply struct {
 	// Content is the reply text.
 	Content string
+	// Reasoning is sent apart from the content, as "reasoning_content"
+	// (reasoning models' endpoints do so); streamed, it comes before the
+	// content, in pieces of ArgChunk bytes (all at once when 0).
+	Reasoning string
 	// Chunks, when set, is how a streamed reply is cut into deltas (their
 	// concatenation is the reply; Content is then ignored). Unset, a
 	// streamed reply is one delta.
@@ -235,18 +240,16 @@ func Fn(name string, args any) ToolCall {
 	return ToolCall{Name: name, Arguments: string(b)}
 }
 
-// Split returns r streamed in chunks of at most n bytes (the last one
-// shorter), which cuts tags at arbitrary places; tool calls' arguments
-// are cut the same way.
+// Split returns r streamed in chunks of n bytes (the last one shorter;
+// one longer where a character would be cut, as an endpoint's JSON
+// carries whole characters), which cuts tags at arbitrary places; tool
+// calls' arguments and the reasoning are cut the same way.
 func (r Reply) Split(n int) Reply {
 	r.ArgChunk = n
-	s := r.text()
-	r.Chunks = nil
-	for len(s) > n {
-		r.Chunks = append(r.Chunks, s[:n])
-		s = s[n:]
+	r.Chunks = pieces(r.text(), n)
+	if r.Chunks == nil {
+		r.Chunks = []string{""}
 	}
-	r.Chunks = append(r.Chunks, s)
 	return r
 }
 
@@ -404,6 +407,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	text := reply.text()
 	msg := map[string]any{"role": "assistant", "content": text}
+	if reply.Reasoning != "" {
+		msg["reasoning_content"] = reply.Reasoning
+	}
 	if len(reply.ToolCalls) > 0 {
 		msg["tool_calls"] = reply.wireCalls()
 	}
@@ -488,6 +494,7 @@ type streamChoice struct {
 type streamDelta struct {
 	Role      string      `json:"role,omitempty"`
 	Content   *string     `json:"content,omitempty"`
+	Reasoning string      `json:"reasoning_content,omitempty"`
 	ToolCalls []callDelta `json:"tool_calls,omitempty"`
 }
 
@@ -537,6 +544,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	}
 	empty := ""
 	send(chunk(streamDelta{Role: "assistant", Content: &empty}, nil))
+	for _, rp := range pieces(reply.Reasoning, reply.ArgChunk) {
+		send(chunk(streamDelta{Reasoning: rp}, nil))
+	}
 	for round := 1; round <= max(reply.Repeat, 1) || reply.Endless; round++ {
 		if r.Context().Err() != nil {
 			return // the client hung up
@@ -593,6 +603,24 @@ func streamChunks(w http.ResponseWriter, r *http.Request, reply Reply, chunks []
 	return true
 }
 
+// pieces cuts s into pieces of n bytes, each ending at a character's
+// end (one piece when n is 0).
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > n && n > 0 {
+		k := n
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
 // streamCalls sends each tool call as deltas of its index: id, type and
 // name first, then the arguments in pieces; one call after another, or
 // taking turns (Interleave).
@@ -602,16 +630,10 @@ func (r Reply) streamCalls(send func(callDelta)) {
 		first := callDelta{Index: i, ID: r.callID(i), Type: "function"}
 		first.Function.Name = c.Name
 		all[i] = append(all[i], first)
-		args := c.Arguments
-		for args != "" {
-			n := len(args)
-			if r.ArgChunk > 0 && r.ArgChunk < n {
-				n = r.ArgChunk
-			}
+		for _, piece := range pieces(c.Arguments, r.ArgChunk) {
 			d := callDelta{Index: i}
-			d.Function.Arguments = args[:n]
+			d.Function.Arguments = piece
 			all[i] = append(all[i], d)
-			args = args[n:]
 		}
 	}
 	if !r.Interleave {

@@ -3,7 +3,7 @@ package llmfake
 import (
 	"encoding/json"
 
-	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // AsNative returns r as a model with native tool calling writes it: the
@@ -15,7 +15,7 @@ func AsNative(r Reply) Reply {
 	if r.Status != 0 && r.Status != 200 {
 		return r
 	}
-	p := executor.Parse(r.text())
+	p := toolcall.Parse(r.text())
 	if len(p.Blocks) == 0 {
 		return r
 	}
@@ -23,18 +23,18 @@ func AsNative(r Reply) Reply {
 	for _, b := range p.Blocks {
 		var c ToolCall
 		switch b.Name {
-		case executor.UseMCPTool:
+		case toolcall.UseMCPTool:
 			c = ToolCall{Name: b.Params["server_name"] + "__" + b.Params["tool_name"], Arguments: b.Params["arguments"]}
-		case executor.AccessMCPResource:
+		case toolcall.AccessMCPResource:
 			c = Fn(b.Name, map[string]string{"server_name": b.Params["server_name"], "uri": b.Params["uri"]})
-		case executor.AskFollowupQuestion:
+		case toolcall.AskFollowupQuestion:
 			args := map[string]any{"question": b.Params["question"]}
 			var opts []string
 			if json.Unmarshal([]byte(b.Params["options"]), &opts) == nil {
 				args["options"] = opts
 			}
 			c = Fn(b.Name, args)
-		case executor.AttemptCompletion:
+		case toolcall.AttemptCompletion:
 			c = Fn(b.Name, map[string]string{"result": b.Params["result"]})
 		default:
 			continue

@@ -3,7 +3,7 @@
 // encoding/json refused, and what it returns is checked by encoding/json
 // again, so valid JSON is never touched and nothing invalid gets through.
 
-package executor
+package toolcall
 
 import (
 	"encoding/json"
@@ -11,27 +11,26 @@ import (
 	"unicode/utf8"
 )
 
-// The kinds of repair, as recorded in Plan.Repairs and Call.Repairs.
+// The kinds of repair DecodeArguments makes, as the executor records them
+// on a call.
 const (
-	RepairTrailingComma  = "json_trailing_comma" // a comma before } or ]
-	RepairQuotes         = "json_quotes"         // 'single' or “typographic” quotes as JSON quotes
-	RepairComments       = "json_comments"       // // and /* */ comments
-	RepairUnclosed       = "json_unclosed"       // closing braces or brackets missing at the very end
-	RepairNameCase       = "name_case"           // server or tool name in the wrong case
-	RepairNameJoined     = "name_joined"         // server__tool, server.tool or server/tool as the tool name
-	RepairServerInferred = "server_inferred"     // the one running server with the tool, server name empty or unknown
-	RepairArgsXML        = "args_xml"            // <key>value</key> elements instead of a JSON object
-	RepairArgsLines      = "args_lines"          // key: value lines instead of a JSON object
-	RepairCutOff         = "cut_off"             // the reply ended inside the block, after all it needs
-	RepairFenced         = "fenced"              // the reply was nothing but a call in a code fence
+	RepairTrailingComma = "json_trailing_comma" // a comma before } or ]
+	RepairQuotes        = "json_quotes"         // 'single' or “typographic” quotes as JSON quotes
+	RepairComments      = "json_comments"       // // and /* */ comments
+	RepairUnclosed      = "json_unclosed"       // closing braces or brackets missing at the very end
+	RepairArgsXML       = "args_xml"            // <key>value</key> elements instead of a JSON object
+	RepairArgsLines     = "args_lines"          // key: value lines instead of a JSON object
 )
 
-// Typographic quotes, as a model trained on prose writes them.
+// Typographic quotes, as a model trained on prose writes them, paired
+// as languages and keyboards pair them: “…”, ”…”, “…“ and „…“.
+// Each opens a string; any of its kind but the low one (which only
+// opens) ends it.
 const (
-	leftDouble  = '\u201c' // “
-	rightDouble = '\u201d' // ”
-	leftSingle  = '\u2018' // ‘
-	rightSingle = '\u2019' // ’
+	typoDoubles = "“”„‟"
+	typoSingles = "‘’‚‛"
+	lowDouble   = '„'
+	lowSingle   = '‚'
 )
 
 // A jsonFrame is an object or array left open while the pass reads on.
@@ -171,7 +170,7 @@ func (r *jsonRepair) token(i int) (int, bool) {
 		return r.str(i)
 	}
 	if c >= utf8.RuneSelf {
-		if q, _ := utf8.DecodeRuneInString(r.raw[i:]); q == leftDouble || q == rightDouble || q == leftSingle || q == rightSingle {
+		if q, _ := utf8.DecodeRuneInString(r.raw[i:]); strings.ContainsRune(typoDoubles+typoSingles, q) {
 			return r.str(i)
 		}
 	}
@@ -185,7 +184,6 @@ func (r *jsonRepair) token(i int) (int, bool) {
 // is written in double quotes, with the double quotes inside escaped.
 func (r *jsonRepair) str(i int) (int, bool) {
 	open, size := utf8.DecodeRuneInString(r.raw[i:])
-	end := closingQuote(open)
 	if open != '"' {
 		r.kinds[1] = true
 	}
@@ -201,7 +199,7 @@ func (r *jsonRepair) str(i int) (int, bool) {
 			}
 			j += 2
 			continue
-		case c == end:
+		case ends(open, c):
 			r.out.WriteByte('"')
 			r.last = '"'
 			return j + n, true
@@ -234,17 +232,15 @@ func (r *jsonRepair) closable() bool {
 	return true
 }
 
-// closingQuote returns the quote that ends a string opened by open. A
-// typographic string opened by the right-hand quote, as some keyboards
-// write both, ends at the right-hand one too.
-func closingQuote(open rune) rune {
-	switch open {
-	case leftDouble, rightDouble:
-		return rightDouble
-	case leftSingle, rightSingle:
-		return rightSingle
+// ends reports whether c ends a string opened by open.
+func ends(open, c rune) bool {
+	switch {
+	case strings.ContainsRune(typoDoubles, open):
+		return c != lowDouble && strings.ContainsRune(typoDoubles, c)
+	case strings.ContainsRune(typoSingles, open):
+		return c != lowSingle && strings.ContainsRune(typoSingles, c)
 	}
-	return open
+	return c == open
 }
 
 func closer(open byte) byte {

@@ -1,9 +1,26 @@
-package bot
+// Package album gathers an album's items from the inbox, for the bot to
+// answer them as one turn.
+//
+// An album (a media group) reaches the bot as updates of their own that
+// share a media_group_id, usually in one getUpdates batch or in quick
+// webhook posts, not always; the caption is on one of them. It is
+// answered as one turn, gathered from the inbox rather than from memory,
+// so that its guarantees hold: the first of its updates to run in the
+// chat's lane reads the chat's queued updates for the others (Gather),
+// waiting while more arrive (Wait after the last one, so at most about
+// maxAlbum times that); the bot runs the turn, and then marks them all
+// done at once with dispatch's Absorb. A crash before that mark replays
+// the whole album as one turn; the others' jobs, dropped from the lane or finding
+// their update already done, do nothing. The inbox is the same for every
+// instance sharing it, and the chat's lease keeps its updates on one, so
+// webhook mode and PostgreSQL gather the same way.
+package album
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strconv"
 	"time"
@@ -13,45 +30,45 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An album (a media group) reaches the bot as updates of their own that
-// share a media_group_id, usually in one getUpdates batch or in quick
-// webhook posts, not always; the caption is on one of them. It is
-// answered as one turn, gathered from the inbox rather than from memory,
-// so that its guarantees hold: the first of its updates to run in the
-// chat's lane reads the chat's queued updates for the others, waiting
-// while more arrive (AlbumWait after the last one, so at most about
-// maxAlbum times that), runs the turn, and then marks them all done at
-// once with dispatch's Absorb. A crash before that mark replays the whole
-// album as one turn; the others' jobs, dropped from the lane or finding
-// their update already done, do nothing. The inbox is the same for every
-// instance sharing it, and the chat's lease keeps its updates on one, so
-// webhook mode and PostgreSQL gather the same way.
-
 // maxAlbum is the most items Telegram puts in an album. More updates of
 // one media group (which Telegram does not send) are answered ten at a
 // time.
 const maxAlbum = 10
 
-// handleAlbum answers the album of m, update id, unless it was already
-// answered with an earlier item.
-func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
-	album, ids, ok := b.gatherAlbum(ctx, id, m)
-	if !ok {
-		return
+// DefaultWait is how long a Gatherer waits for more of an album's items
+// after the last one arrived, unless told otherwise.
+const DefaultWait = time.Second
+
+// An Inbox holds the updates received and not yet handled (see
+// store.Inbox); *sqlite.DB and *postgres.DB are Inboxes.
+type Inbox interface {
+	InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error)
+}
+
+// Options are a Gatherer's optional settings.
+type Options struct {
+	// Wait is how long to wait for more items after the last one
+	// arrived; default DefaultWait.
+	Wait   time.Duration
+	Logger *slog.Logger
+}
+
+// A Gatherer reads albums from an inbox.
+type Gatherer struct {
+	inbox  Inbox
+	wait   time.Duration
+	logger *slog.Logger
+}
+
+// New returns a Gatherer reading the albums from inbox.
+func New(inbox Inbox, opts Options) *Gatherer {
+	if opts.Wait <= 0 {
+		opts.Wait = DefaultWait
 	}
-	b.logger.Debug("album gathered", "chat", m.Chat.ID, "items", len(album))
-	first := album[0]
-	if b.admit(ctx, first, slices.ContainsFunc(album, b.addressed)) {
-		if text, images, ok := b.readText(ctx, first, b.media.ReadAlbum(ctx, album)); ok {
-			b.converse(ctx, first, text, images)
-		}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if ctx.Err() != nil {
-		return // cut short: the whole album runs again
-	}
-	if err := b.queue.Absorb(ctx, ids...); err != nil {
-		b.logger.Error("mark an album's updates done; they run again after a restart", "chat", m.Chat.ID, "err", err)
-	}
+	return &Gatherer{inbox: inbox, wait: opts.Wait, logger: opts.Logger}
 }
 
 // An albumItem is one queued update of an album.
@@ -60,25 +77,25 @@ type albumItem struct {
 	m  *tgbotapi.Message
 }
 
-// gatherAlbum returns the album of m, update own, and its update ids: the
+// Gather returns the album of m, update own, and its update ids: the
 // queued updates of m's chat from m's sender in m's media group, in
 // message order, up to maxAlbum of them (the ten own is among). It waits
-// until none has arrived for AlbumWait, or a later message of the sender
+// until none has arrived for Wait, or a later message of the sender
 // is queued (an album's items come before it), or maxAlbum are there.
 // ok is false when own is no longer queued (its album was answered) or
 // ctx ended.
-func (b *Bot) gatherAlbum(ctx context.Context, own int64, m *tgbotapi.Message) (album []*tgbotapi.Message, ids []int64, ok bool) {
+func (g *Gatherer) Gather(ctx context.Context, own int64, m *tgbotapi.Message) (album []*tgbotapi.Message, ids []int64, ok bool) {
 	chat := strconv.FormatInt(m.Chat.ID, 10)
-	wait := b.cfg.AlbumWait
+	wait := g.wait
 	poll := max(wait/10, 10*time.Millisecond)
 	seen, quiet := 0, time.Now().Add(wait)
 	for {
-		queued, err := b.store.InboxQueuedChat(ctx, chat, 0)
+		queued, err := g.inbox.InboxQueuedChat(ctx, chat, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, false
 			}
-			b.logger.Error("gather an album; answering this item alone", "chat", m.Chat.ID, "err", err)
+			g.logger.Error("gather an album; answering this item alone", "chat", m.Chat.ID, "err", err)
 			return []*tgbotapi.Message{m}, []int64{own}, true
 		}
 		items, later := albumOf(queued, m)

@@ -1,8 +1,8 @@
-package executor
+package toolcall
 
 import (
 	"bytes"
-	"encoding/json"
+	"html"
 	"slices"
 	"strings"
 )
@@ -10,11 +10,11 @@ import (
 // A Block is one tool call found in a model reply.
 type Block struct {
 	// Name is one of UseMCPTool, AccessMCPResource, AskFollowupQuestion or
-	// AttemptCompletion. Blocks in the <mcp:tool> dialect are mapped to
+	// AttemptCompletion. Blocks in a dialect (see Dialect) are mapped to
 	// UseMCPTool with tool_name and arguments but no server_name; the
-	// checker resolves the server. Blocks in a foreign call syntax are
-	// named ForeignToolCall or ForeignFunctionCalls, with no Params; the
-	// check refuses them.
+	// executor's check resolves the server. Blocks in a foreign call
+	// syntax are named ForeignToolCall or ForeignFunctionCalls, with no
+	// Params; the check refuses them.
 	Name string
 	// Params holds each parameter's value, trimmed of surrounding space.
 	Params map[string]string
@@ -23,14 +23,36 @@ type Block struct {
 	// OpenParam names the parameter the reply ended inside, when it ended
 	// inside one; its value in Params is what was written of it.
 	OpenParam string
-	// Dialect is DialectMCPTool for blocks written in that dialect, else "".
+	// Dialect is DialectMCPTool, DialectToolCall, DialectFunction or
+	// DialectJSON for a call to an MCP server's tool written in that
+	// dialect, else "".
 	Dialect string
 	// Raw is the block exactly as written, tags included.
 	Raw string
 	// Fenced is true when the block stood inside Markdown code of the
 	// visible text, a fence or an inline span, the way examples are
-	// written. See Runnable.
+	// written; the executor runs such a call only when it is the reply's
+	// whole content.
 	Fenced bool
+	// Repairs are the kinds of near miss read past to find the block
+	// (RepairEscaped, RepairReasoning, the dialects of other families, and
+	// the JSON slips of their wrappers), in a fixed order; nil for a block
+	// written in the format taught.
+	Repairs []string
+}
+
+// Closing returns the tag that ends b as it was opened.
+func (b Block) Closing() string {
+	name := b.Name
+	switch {
+	case b.Dialect == DialectJSON, b.Name == ForeignJSON:
+		return "}"
+	case b.Dialect == DialectMCPTool:
+		name = DialectMCPTool
+	case b.Dialect != "", slices.Contains(b.Repairs, RepairToolCall), slices.Contains(b.Repairs, RepairFunction):
+		name = "tool_call"
+	}
+	return closeTag(name, slices.Contains(b.Repairs, RepairEscaped))
 }
 
 // A Reply is a whole model message split into what users see and the tool
@@ -94,6 +116,10 @@ type Parser struct {
 	blocks []Block
 	closed bool
 
+	escaped bool   // the current block's tags are HTML-escaped
+	dialect string // the tag of the kindDialect block being read
+	json    jsonHold
+
 	tags *tagSet // textTags; visibleTags for Visible
 }
 
@@ -112,7 +138,8 @@ func Parse(s string) Reply {
 
 // Write feeds the next chunk of the reply. It returns the visible text so
 // far (the whole of it, trimmed; a possible partial tag at the end is held
-// back until the next chunk decides it) and the blocks completed by this
+// back until the next chunk decides it, and so is text that may become a
+// JSON call, which only Close can tell) and the blocks completed by this
 // chunk, each returned once. The visible text only grows, with one
 // exception: a </think> with no <think> before it turns all text so far
 // into thinking, and the visible text starts again from empty. Write after
@@ -140,7 +167,6 @@ func (p *Parser) Close() Reply {
 		switch p.state {
 		case stateText:
 			p.writeVisible(p.buf)
-			p.flushVisible(true)
 		case stateThink:
 			p.thinking.WriteString(p.buf)
 		case stateTool:
@@ -158,6 +184,7 @@ func (p *Parser) Close() Reply {
 			p.finishDialect(false)
 		}
 		p.buf = ""
+		p.takeJSONCall()
 		p.flushVisible(true)
 	}
 	return Reply{Text: p.text.String(), Thinking: p.thinking.String(), Blocks: p.blocks}
@@ -178,32 +205,33 @@ func (p *Parser) step() bool {
 	return false
 }
 
-// stepText finds the first '<' that starts, or may start, a tag of
-// p.tags; everything before it is visible.
+// stepText finds the first '<' or '&' that starts, or may start, a tag
+// of p.tags; everything before it is visible.
 func (p *Parser) stepText() bool {
 	from := 0
+	next := tagStarts{s: p.buf, lt: -2}
 	for {
-		i := strings.IndexByte(p.buf[from:], '<')
+		i := next.from(from)
 		if i < 0 {
 			p.writeVisible(p.buf)
 			p.buf = ""
 			return false
 		}
-		i += from
 		rest := p.buf[i:]
-		if len(rest) > 1 && strings.IndexByte(p.tags.starts, rest[1]) < 0 {
+		l := p.tags.list(rest)
+		if l == nil {
 			from = i + 1 // no recognised tag starts so
 			continue
 		}
-		for _, tag := range p.tags.tags {
+		for _, tag := range l.tags {
 			if strings.HasPrefix(rest, tag) {
 				p.writeVisible(p.buf[:i])
 				p.buf = rest[len(tag):]
-				p.open(tag[1 : len(tag)-1])
+				p.open(tag)
 				return true
 			}
 		}
-		if couldBecome(rest, p.tags.tags...) {
+		if couldBecome(rest, l.tags...) {
 			p.writeVisible(p.buf[:i])
 			p.buf = rest
 			return false
@@ -232,7 +260,7 @@ func (p *Parser) stepThink() bool {
 func (p *Parser) stepTool() bool {
 	from := 0
 	for {
-		i := strings.IndexByte(p.buf[from:], '<')
+		i := strings.IndexByte(p.buf[from:], p.end[0]) // '<', or '&' when escaped
 		if i < 0 {
 			p.raw.WriteString(p.buf)
 			p.buf = ""
@@ -289,19 +317,25 @@ func (p *Parser) stepValue() bool {
 	return true
 }
 
-// open starts what the tag name opens.
-func (p *Parser) open(name string) {
-	if p.tags == visibleTags && slices.Contains(completionTags, "<"+name+">") {
+// open starts what tag, one of p.tags, opens.
+func (p *Parser) open(tag string) {
+	if p.tags == visibleTags && slices.Contains(completionTags, tag) {
 		return // see completionTags
 	}
+	name, escaped := tagName(tag)
 	if strings.HasPrefix(name, "/") { // only thinking's closing tags are taken alone
 		p.strayThinkEnd()
 		return
 	}
 	kind := kindOf(name)
 	if kind == kindThink {
+		if p.pendNS >= 0 && p.tags == textTags {
+			// Thinking inside the held text: the call would not be
+			// written as it stands in the reply.
+			p.json = jsonReleased
+		}
 		p.state = stateThink
-		p.close = "</" + name + ">"
+		p.close = closeTag(name, escaped)
 		p.sawThink = true
 		return
 	}
@@ -319,11 +353,13 @@ func (p *Parser) open(name string) {
 	if p.text.Len() > 0 {
 		p.needSep = true
 	}
+	p.escaped = escaped
 	p.raw.Reset()
-	p.raw.WriteString("<" + name + ">")
+	p.raw.WriteString(tag)
 	if kind == kindDialect {
 		p.state = stateDialect
-		p.close = "</" + name + ">"
+		p.dialect = name
+		p.close = closeTag(name, escaped)
 		p.val.Reset()
 		return
 	}
@@ -331,12 +367,19 @@ func (p *Parser) open(name string) {
 	// the check to refuse.
 	p.cur = &Block{Name: name, Params: map[string]string{}, Fenced: p.fenced}
 	p.params = toolParams[name]
-	p.end = "</" + name + ">"
+	if escaped {
+		p.params = escapedParams[name]
+	}
+	p.end = closeTag(name, escaped)
 	p.state = stateTool
 }
 
 func (p *Parser) setParam() {
-	p.cur.Params[p.param] = string(bytes.TrimSpace(p.val))
+	v := string(bytes.TrimSpace(p.val))
+	if p.escaped {
+		v = strings.TrimSpace(html.UnescapeString(v))
+	}
+	p.cur.Params[p.param] = v
 	p.val.Reset()
 	p.param = ""
 }
@@ -344,6 +387,9 @@ func (p *Parser) setParam() {
 func (p *Parser) finishBlock(complete bool) {
 	p.cur.Complete = complete
 	p.cur.Raw = p.raw.String()
+	if p.escaped {
+		p.cur.Repairs = []string{RepairEscaped}
+	}
 	p.blocks = append(p.blocks, *p.cur)
 	p.cur = nil
 	p.raw.Reset()
@@ -351,8 +397,14 @@ func (p *Parser) finishBlock(complete bool) {
 }
 
 func (p *Parser) finishDialect(complete bool) {
-	b := parseDialect(p.val.String())
-	b.Complete = complete
+	body := p.val.String()
+	if p.escaped {
+		body = html.UnescapeString(body)
+	}
+	b := readDialect(p.dialect, body, complete)
+	if p.escaped {
+		b.Repairs = append([]string{RepairEscaped}, b.Repairs...)
+	}
 	b.Raw = p.raw.String()
 	b.Fenced = p.fenced
 	p.blocks = append(p.blocks, b)
@@ -377,6 +429,34 @@ func (p *Parser) strayThinkEnd() {
 	p.pend.Reset()
 	p.pendNS, p.held, p.needSep, p.expectCloser = -1, false, false, false
 	p.fence.reset()
+	p.json = jsonUndecided
+}
+
+// tagStarts finds the bytes of s that may start a tag, '<' and '&' (of
+// an escaped one), in one pass whatever the mix: it remembers where the
+// next '<' is, so that text full of '&' is not searched for '<' again
+// from each.
+type tagStarts struct {
+	s  string
+	lt int // index of the next '<' from the last search; -1 none; -2 not searched
+}
+
+// from returns the index of the first '<' or '&' at or after i, or -1.
+func (t *tagStarts) from(i int) int {
+	if t.lt == -2 || t.lt >= 0 && t.lt < i {
+		t.lt = strings.IndexByte(t.s[i:], '<')
+		if t.lt >= 0 {
+			t.lt += i
+		}
+	}
+	end := t.lt
+	if end < 0 {
+		end = len(t.s)
+	}
+	if j := strings.IndexByte(t.s[i:end], '&'); j >= 0 {
+		return i + j
+	}
+	return t.lt
 }
 
 // couldBecomeParam reports whether s is a strict prefix of an opening
@@ -409,82 +489,6 @@ func notSpace(r rune) bool {
 		return false
 	}
 	return true
-}
-
-// parseDialect reads the body of an <mcp:tool> block:
-//
-//	name: TOOL
-//	parameters: {JSON}
-//
-// The JSON may span lines. In the lenient form the parameters are
-// "key: value" lines instead (after "parameters:", or directly after the
-// name line); a value that is valid JSON (number, true, an array …) keeps
-// its JSON type, anything else is a string.
-func parseDialect(body string) Block {
-	b := Block{Name: UseMCPTool, Params: map[string]string{}, Dialect: DialectMCPTool}
-	lines := strings.Split(body, "\n")
-	var loose []string
-	for i := 0; i < len(lines); i++ {
-		key, value, ok := splitKV(lines[i])
-		if !ok {
-			continue
-		}
-		switch strings.ToLower(key) {
-		case "name", "tool", "tool_name":
-			if _, seen := b.Params["tool_name"]; !seen {
-				b.Params["tool_name"] = value
-				continue
-			}
-		case "parameters", "arguments":
-			rest := strings.TrimSpace(value + "\n" + strings.Join(lines[i+1:], "\n"))
-			if rest == "" || strings.HasPrefix(rest, "{") {
-				b.Params["arguments"] = rest
-			} else {
-				b.Params["arguments"] = looseArguments(lines[i+1:], value)
-			}
-			return b
-		}
-		loose = append(loose, lines[i])
-	}
-	if len(loose) > 0 {
-		b.Params["arguments"] = looseArguments(loose, "")
-	}
-	return b
-}
-
-// looseArguments turns "key: value" lines into a JSON object.
-func looseArguments(lines []string, first string) string {
-	args := map[string]any{}
-	if k, v, ok := splitKV(first); ok {
-		args[k] = looseValue(v)
-	}
-	for _, line := range lines {
-		if k, v, ok := splitKV(line); ok {
-			args[k] = looseValue(v)
-		}
-	}
-	out, err := json.Marshal(args) // encoding/json sorts map keys
-	if err != nil {
-		return "{}"
-	}
-	return string(out)
-}
-
-func looseValue(v string) any {
-	var x any
-	if err := json.Unmarshal([]byte(v), &x); err == nil {
-		return x
-	}
-	return v
-}
-
-func splitKV(line string) (key, value string, ok bool) {
-	key, value, ok = strings.Cut(strings.TrimSpace(line), ":")
-	key = strings.TrimSpace(key)
-	if !ok || key == "" || strings.ContainsAny(key, " \t\"{}[]") {
-		return "", "", false
-	}
-	return key, strings.TrimSpace(value), true
 }
 
 // A byteBuf is reused from block to block, unlike a strings.Builder, so

@@ -1,24 +1,26 @@
-package executor_test
+package toolcall_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // Every tag the parser takes hides what it opens, closed or left open at
 // the end, from what users see; a completion shows what it wraps, the
 // answer, without its tags.
 func TestVisibleHidesEveryTag(t *testing.T) {
-	for _, tag := range executor.Tags() {
+	for _, tag := range toolcall.Tags() {
 		for _, in := range []string{
 			"a <" + tag + ">inside</" + tag + "> b",
 			"a <" + tag + ">inside",
+			"a &lt;" + tag + "&gt;inside&lt;/" + tag + "&gt; b",
+			"a &lt;" + tag + "&gt;inside",
 		} {
-			got := executor.Visible(in)
-			shown := tag == executor.AttemptCompletion
-			if strings.Contains(got, "inside") != shown || strings.Contains(got, "<"+tag+">") || !strings.HasPrefix(got, "a") {
+			got := toolcall.Visible(in)
+			shown := tag == toolcall.AttemptCompletion
+			if strings.Contains(got, "inside") != shown || strings.Contains(got, "<"+tag+">") || strings.Contains(got, "&lt;"+tag+"&gt;") || !strings.HasPrefix(got, "a") {
 				t.Errorf("Visible(%q) = %q", in, got)
 			}
 		}
@@ -47,30 +49,21 @@ func TestVisible(t *testing.T) {
 		{"joined tags nest", "</resu</resu<think></think>lt>lt>A", "A"},
 		{"partial tag at the end is text", "a <use_mcp", "a <use_mcp"},
 		{"other tags are text", "<b>x</b> <tool>y</tool>", "<b>x</b> <tool>y</tool>"},
+		{"escaped call hidden", "Sure.\n&lt;use_mcp_tool&gt;&lt;server_name&gt;s&lt;/server_name&gt;&lt;/use_mcp_tool&gt;", "Sure."},
+		{"escaped completion shows its result", "&lt;attempt_completion&gt;&lt;result&gt;42&lt;/result&gt;&lt;/attempt_completion&gt;", "42"},
+		{"escaped tags joined around a removed block are dropped", "&lt;thi<think>x</think>nking&gt;shown", "shown"},
+		{"other escaped markup is text", "a &lt; b &amp;&amp; &lt;b&gt;c&lt;/b&gt;", "a &lt; b &amp;&amp; &lt;b&gt;c&lt;/b&gt;"},
+		{"a JSON call is the parser's to take", "{\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}", "{\"tool\": \"echo\", \"params\": {\"message\": \"hi\"}}"},
+		{"a completion's result in JSON is the answer", "<attempt_completion><result>{\"tool\": \"echo\"}</result></attempt_completion>", "{\"tool\": \"echo\"}"},
+		{"Hermes and Qwen calls hidden", "A <tool_call>{\"name\": \"echo\"}</tool_call><tool_call><function=echo></function></tool_call>", "A"},
+		{"other JSON is text", "{\"name\": \"Ada\"} is a person.", "{\"name\": \"Ada\"} is a person."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := executor.Visible(tt.in); got != tt.want {
+			if got := toolcall.Visible(tt.in); got != tt.want {
 				t.Errorf("Visible(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
 		})
-	}
-}
-
-// The foreign call syntaxes are blocks, which the check refuses with
-// feedback that asks for use_mcp_tool.
-func TestForeignSyntax(t *testing.T) {
-	for _, name := range []string{executor.ForeignToolCall, executor.ForeignFunctionCalls} {
-		in := "Looking.\n<" + name + ">{\"name\": \"echo\", \"arguments\": {}}</" + name + ">"
-		r := executor.Parse(in)
-		if r.Text != "Looking." || len(r.Blocks) != 1 || r.Blocks[0].Name != name || !r.Blocks[0].Complete {
-			t.Fatalf("Parse(%q) = %+v", in, r)
-		}
-		var ex executor.Executor
-		_, err := ex.Check(testCatalog(), r.Blocks[0])
-		if err == nil || !strings.Contains(err.Error(), "<"+name+"> format is not one this bot runs") || !strings.Contains(err.Error(), "<use_mcp_tool>") {
-			t.Errorf("check of <%s>: %v", name, err)
-		}
 	}
 }
 
@@ -80,39 +73,47 @@ func TestForeignSyntax(t *testing.T) {
 //     around a removed block included);
 //   - it is stable: the bot may apply Visible to text that already went
 //     through it, or through the parser, and must not change it again;
-//   - text with no '<' is shown as written, only trimmed;
+//   - text with no '<' or '&' (no tag, escaped or not) is shown as
+//     written, only trimmed;
 //   - without completions it agrees with the parser's visible text, which
-//     streaming showed.
+//     streaming showed, but for a JSON call, the parser's to take.
 func FuzzVisible(f *testing.F) {
 	for _, tc := range parseCases {
 		f.Add(tc.in)
 	}
-	for _, tag := range executor.Tags() {
+	for _, tag := range toolcall.Tags() {
 		f.Add("a <" + tag + ">x</" + tag + "> b")
 		f.Add("<" + tag[:2] + "<think></think>" + tag[2:] + ">")
 	}
 	f.Add("<attempt_completion><result><thi</result></attempt_completion>nking>")
 	f.Add("<res<think></think>ult>x")
+	f.Add("&lt;res<think></think>ult&gt;x&lt;use_mcp_tool&gt;")
+	f.Add("{\"tool\": \"a\"}")
 	f.Fuzz(func(t *testing.T, in string) {
-		got := executor.Visible(in)
-		for _, tag := range executor.Tags() {
-			if strings.Contains(got, "<"+tag+">") {
+		got := toolcall.Visible(in)
+		for _, tag := range toolcall.Tags() {
+			if strings.Contains(got, "<"+tag+">") || strings.Contains(got, "&lt;"+tag+"&gt;") {
 				t.Fatalf("Visible(%q) = %q holds <%s>", in, got, tag)
 			}
 		}
-		for _, end := range []string{"</think>", "</thinking>", "<result>", "</result>", "</attempt_completion>"} {
+		for _, end := range []string{"</think>", "</thinking>", "<result>", "</result>", "</attempt_completion>", "&lt;/think&gt;", "&lt;result&gt;", "&lt;/attempt_completion&gt;"} {
 			if strings.Contains(got, end) {
 				t.Fatalf("Visible(%q) = %q holds %s", in, got, end)
 			}
 		}
-		if again := executor.Visible(got); again != got {
+		if again := toolcall.Visible(got); again != got {
 			t.Fatalf("Visible is not stable: %q -> %q -> %q", in, got, again)
 		}
-		if !strings.Contains(in, "<") && got != strings.TrimSpace(in) {
+		if !strings.ContainsAny(in, "<&") && got != strings.TrimSpace(in) {
 			t.Fatalf("Visible(%q) = %q, want the text trimmed", in, got)
 		}
 		if !strings.Contains(in, "result>") && !strings.Contains(in, "attempt_completion>") && !strings.Contains(in, "think") {
-			if want := strings.TrimSpace(executor.Parse(in).Text); got != want {
+			r := toolcall.Parse(in)
+			want := strings.TrimSpace(r.Text)
+			if n := len(r.Blocks); n > 0 && r.Blocks[n-1].Closing() == "}" {
+				want = strings.TrimSpace(in) // a JSON call, which Visible leaves as text
+			}
+			if got != want {
 				t.Fatalf("Visible(%q) = %q, parser shows %q", in, got, want)
 			}
 		}

@@ -1,4 +1,4 @@
-package bot
+package settings
 
 import (
 	"context"
@@ -18,31 +18,26 @@ import (
 // bot's admins) may press them, checked at the press; in a private chat,
 // its user.
 
-func (b *Bot) showModel(ctx context.Context, chatID int64) {
-	html, kb, err := b.modelView(ctx, chatID)
+// ShowModel answers /model in chatID.
+func (sc *Screen) ShowModel(ctx context.Context, chatID int64) {
+	html, kb, err := sc.modelView(ctx, chatID)
 	if err != nil {
-		b.logger.Error("read the chat's model", "chat", chatID, "err", err)
-		b.say(ctx, chatID, "Sorry, I could not read this chat's model. Please try again.")
+		sc.logger.Error("read the chat's model", "chat", chatID, "err", err)
+		sc.say(ctx, chatID, "Sorry, I could not read this chat's model. Please try again.")
 		return
 	}
-	var markup any
-	if len(kb.InlineKeyboard) > 0 {
-		markup = kb
-	}
-	if _, err := b.tg.SendLong(ctx, chatID, 0, html, markup); err != nil {
-		b.logger.Error("send /model", "chat", chatID, "err", err)
-	}
+	sc.send(ctx, chatID, html, kb, "/model")
 }
 
 // modelView says which profile answers chatID, with a button per profile
 // when there is a choice.
-func (b *Bot) modelView(ctx context.Context, chatID int64) (string, tgbotapi.InlineKeyboardMarkup, error) {
+func (sc *Screen) modelView(ctx context.Context, chatID int64) (string, tgbotapi.InlineKeyboardMarkup, error) {
 	var kb tgbotapi.InlineKeyboardMarkup
-	cur, err := b.agent.ChatProfile(ctx, strconv.FormatInt(chatID, 10))
+	cur, err := sc.agent.ChatProfile(ctx, strconv.FormatInt(chatID, 10))
 	if err != nil {
 		return "", kb, err
 	}
-	profiles := b.agent.Profiles()
+	profiles := sc.agent.Profiles()
 	if len(profiles) < 2 {
 		return fmt.Sprintf("This chat is answered by <b>%s</b>. The operator configured no other models to choose from.", render.Escape(cur.Model)), kb, nil
 	}
@@ -65,37 +60,37 @@ func (b *Bot) modelView(ctx context.Context, chatID int64) (string, tgbotapi.Inl
 	return sb.String(), kb, nil
 }
 
-// handleModelPress switches the chat's profile, checking the presser's
-// right at the press.
-func (b *Bot) handleModelPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+// PressModel switches the chat's profile, checking the presser's right
+// at the press; admin says the presser is an admin of the bot.
+func (sc *Screen) PressModel(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
 	chatID, user := cq.Message.Chat.ID, cq.From.ID
-	if !b.mayChangeChat(ctx, cq, "Only the group's administrators can switch its model.") {
+	if !sc.mayPress(ctx, cq, admin, "Only the group's administrators can switch its model.") {
 		return
 	}
 	var chosen *llm.Profile
-	for _, p := range b.agent.Profiles() {
+	for _, p := range sc.agent.Profiles() {
 		if data.Names(p.Name) {
 			chosen = &p
 			break
 		}
 	}
 	if chosen == nil {
-		b.tg.AnswerCallback(ctx, cq.ID, "That model is no longer configured.", true)
+		sc.tg.AnswerCallback(ctx, cq.ID, "That model is no longer configured.", true)
 		return
 	}
-	if err := b.agent.SetChatProfile(ctx, strconv.FormatInt(chatID, 10), chosen.Name); err != nil {
-		b.logger.Error("switch a chat's model", "chat", chatID, "profile", chosen.Name, "err", err)
-		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
+	if err := sc.agent.SetChatProfile(ctx, strconv.FormatInt(chatID, 10), chosen.Name); err != nil {
+		sc.logger.Error("switch a chat's model", "chat", chatID, "profile", chosen.Name, "err", err)
+		sc.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 		return
 	}
-	b.logger.Info("chat switched its model", "chat", chatID, "user", user, "profile", chosen.Name)
-	b.tg.AnswerCallback(ctx, cq.ID, render.Shorten("Now answering with "+chosen.Name, 190), false)
-	html, kb, err := b.modelView(ctx, chatID)
+	sc.logger.Info("chat switched its model", "chat", chatID, "user", user, "profile", chosen.Name)
+	sc.tg.AnswerCallback(ctx, cq.ID, render.Shorten("Now answering with "+chosen.Name, 190), false)
+	html, kb, err := sc.modelView(ctx, chatID)
 	if err != nil {
-		b.logger.Error("read the chat's model", "chat", chatID, "err", err)
+		sc.logger.Error("read the chat's model", "chat", chatID, "err", err)
 		return
 	}
-	if err := b.tg.EditHTML(ctx, chatID, cq.Message.MessageID, html, &kb); err != nil {
-		b.logger.Debug("redraw /model", "chat", chatID, "err", err)
+	if err := sc.tg.EditHTML(ctx, chatID, cq.Message.MessageID, html, &kb); err != nil {
+		sc.logger.Debug("redraw /model", "chat", chatID, "err", err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/mcpgram/mcpgram/bot/callback"
 )
 
-// /servers is the admins' screen (package servers); the rights are
-// checked here, at each command and each press.
+// /servers and /stats are the admins' screens (packages servers and
+// stats); the rights are checked here, at each command and each press.
 
 func (b *Bot) showServers(ctx context.Context, chatID, user int64) {
 	if !b.isAdmin(user) {
@@ -17,6 +17,14 @@ func (b *Bot) showServers(ctx context.Context, chatID, user int64) {
 		return
 	}
 	b.servers.Show(ctx, chatID)
+}
+
+func (b *Bot) showStats(ctx context.Context, chatID, user int64) {
+	if !b.isAdmin(user) {
+		b.say(ctx, chatID, "Sorry, only admins can see the statistics.")
+		return
+	}
+	b.stats.Show(ctx, chatID)
 }
 
 // handleServerPress acts on a /servers button at once, out of band.

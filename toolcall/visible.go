@@ -1,4 +1,4 @@
-package executor
+package toolcall
 
 import (
 	"bytes"
@@ -40,6 +40,13 @@ func (p *Parser) pendContent() []byte { return p.pend[:p.pendNS+1] }
 
 // flushVisible commits what is decided in p.pend; with final set, all of it.
 func (p *Parser) flushVisible(final bool) {
+	if !final && p.holdJSON() {
+		// Nothing is committed; a fence opener, all the text so far, is
+		// still told, for open.
+		c := bytes.TrimLeft(p.pendContent(), " \t\r\n")
+		p.held = len(c) <= maxFenceLine && isFencePrefix(c)
+		return
+	}
 	lineStart := p.text.Len() == 0 || p.needSep
 	if p.pendNS < 0 {
 		if lineStart || final {
@@ -61,7 +68,7 @@ func (p *Parser) flushVisible(final bool) {
 			if isFence(line, false) {
 				n := copy(p.pend, b[i+len(line):])
 				p.pend = p.pend[:n]
-				p.pendNS = bytes.LastIndexFunc(p.pend, notSpace)
+				p.pendNS = lastNotSpace(p.pend)
 				p.flushVisible(final)
 				return
 			}
@@ -82,7 +89,7 @@ func (p *Parser) flushVisible(final bool) {
 	}
 	// Commit content[:end]: everything up to the held line, less the
 	// space before it, which stays pending.
-	end := bytes.LastIndexFunc(content[:hold], notSpace) + 1
+	end := lastNotSpace(content[:hold]) + 1
 	if end > 0 {
 		commit := content[:end]
 		if lineStart {
@@ -103,6 +110,13 @@ func (p *Parser) flushVisible(final bool) {
 	n := copy(p.pend, b[end:])
 	p.pend = p.pend[:n]
 	p.pendNS -= end
+}
+
+// lastNotSpace returns the index of the last byte of b that is not ASCII
+// space (see notSpace), or -1: the end of the last character, however
+// many bytes it has.
+func lastNotSpace(b []byte) int {
+	return len(bytes.TrimRight(b, " \t\n\r\v\f")) - 1
 }
 
 // isFencePrefix reports whether line could be, or become, a Markdown code
@@ -153,10 +167,14 @@ func isFence(line []byte, opener bool) bool {
 }
 
 // Visible returns the text of a model reply that a user may see: every
-// block (tool calls, <mcp:tool>, foreign call syntaxes, thinking) removed,
-// closed or left open at the end; a completion's result shown as text,
-// without its tags; trimmed. It holds none of the opening tags of Tags,
-// no tag of a completion and no closing tag of thinking.
+// block (tool calls, the dialects, foreign call syntaxes, thinking, each
+// written with tags or HTML-escaped ones) removed, closed or left open at
+// the end; a completion's result shown as text, without its tags;
+// trimmed. A JSON object is text here: whether a whole reply is a JSON
+// call is the parser's to tell, and a completion's result that is one
+// was meant as the answer. It holds none of the
+// opening tags of Tags, escaped or not, no tag of a completion and no
+// closing tag of thinking.
 func Visible(reply string) string {
 	p := NewParser()
 	p.tags = visibleTags
@@ -170,13 +188,13 @@ func Visible(reply string) string {
 // is read, so that a cut cannot join another one that stays: the stack
 // way of removing every occurrence of a string, in one pass.
 func dropTags(s string) string {
-	if !strings.Contains(s, "<") {
+	if !strings.ContainsAny(s, "<&") {
 		return s
 	}
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		out = append(out, s[i])
-		if s[i] != '>' {
+		if s[i] != '>' && s[i] != ';' { // the last byte of a tag, or of an escaped one
 			continue
 		}
 		for _, t := range visibleTags.tags {
@@ -187,4 +205,97 @@ func dropTags(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// A reply whose whole content is a JSON call (DialectJSON) is known only
+// at its end, and must not be shown on the way: while the visible text
+// may still become one, none of it is committed.
+type jsonHold int
+
+const (
+	jsonUndecided jsonHold = iota
+	jsonHolding
+	jsonReleased
+)
+
+// maxJSONHold bounds the text held: a call longer than its arguments'
+// bound cannot run anyway.
+const maxJSONHold = MaxArgumentBytes + 4<<10
+
+// holdJSON reports whether the visible text is held back as a possible
+// JSON call; once it cannot be one, it never is again. Space alone is
+// neither: the flush drops it.
+func (p *Parser) holdJSON() bool {
+	switch {
+	case p.json == jsonReleased || p.tags == visibleTags:
+		return false
+	case len(p.blocks) > 0 || p.text.Len() > 0 || p.needSep || len(p.pend) > maxJSONHold:
+		p.json = jsonReleased
+		return false
+	case p.json == jsonHolding:
+		return true // its start was read: '{'
+	case p.pendNS < 0:
+		return false
+	}
+	switch mayBeJSONCall(p.pend) {
+	case jsonNo:
+		p.json = jsonReleased
+		return false
+	case jsonYes:
+		p.json = jsonHolding
+	}
+	return true
+}
+
+// takeJSONCall makes the held text a block, at the end of a reply that is
+// nothing but a JSON call.
+func (p *Parser) takeJSONCall() {
+	if p.json != jsonHolding || len(p.blocks) > 0 || p.tags == visibleTags {
+		return
+	}
+	b, ok := readJSONReply(string(p.pend))
+	if !ok {
+		return
+	}
+	p.blocks = append(p.blocks, b)
+	p.pend.Reset()
+	p.pendNS, p.held = -1, false
+}
+
+// The answers of mayBeJSONCall.
+const (
+	jsonNo    = iota // the text cannot become a JSON call
+	jsonMaybe        // not yet told: space, a fence opener
+	jsonYes          // it starts as one: '{'
+)
+
+// maxJSONLead bounds what may stand before the '{' of a JSON call: a
+// fence opener line and a little space.
+const maxJSONLead = maxFenceLine + 64
+
+// mayBeJSONCall tells whether s, the visible text so far, starts as a
+// JSON call may: space, perhaps a fence opener line, then '{'. It reads
+// at most maxJSONLead bytes. Any JSON object is held, not only one that
+// starts with a key a call has: a call's keys may come in any order.
+func mayBeJSONCall(s []byte) int {
+	whole := len(s) < maxJSONLead
+	s = s[:min(len(s), maxJSONLead)]
+	s = bytes.TrimLeft(s, " \t\r\n")
+	if len(s) > 0 && s[0] == '`' {
+		nl := bytes.IndexByte(s, '\n')
+		switch {
+		case nl < 0 && isFencePrefix(s):
+			return jsonMaybe
+		case nl < 0 || !isFence(s[:nl], true):
+			return jsonNo
+		}
+		s = bytes.TrimLeft(s[nl+1:], " \t\r\n")
+	}
+	switch {
+	case len(s) > 0 && s[0] == '{':
+		return jsonYes
+	case len(s) == 0 && whole:
+		return jsonMaybe
+	}
+	return jsonNo
 }

@@ -3,7 +3,7 @@
 // typed by the tool's input schema, so that "3" is a number only where the
 // tool wants one; a value the schema does not type plainly is not guessed.
 
-package executor
+package toolcall
 
 import (
 	"encoding/json"
@@ -18,16 +18,21 @@ import (
 // the caller then reports the arguments' original JSON error.
 var errNotConvertible = errors.New("arguments not convertible")
 
-// formArguments converts raw, written as XML elements or "key: value"
-// lines, into arguments by the types of schema. It returns the kind of
+// formArguments converts raw, written as XML elements (<key>value</key>,
+// or the function form's <parameter=key>value</parameter>) or "key:
+// value" lines, into arguments by the types of schema. It returns the kind of
 // repair, or errNotConvertible.
 func formArguments(raw string, schema json.RawMessage) (map[string]any, string, error) {
 	var pairs [][2]string
 	kind := RepairArgsXML
 	var ok bool
-	if strings.HasPrefix(raw, "<") {
+	switch {
+	case strings.HasPrefix(raw, parameterOpen):
+		// The function form's own way to write arguments: raw values.
+		pairs, ok = parameterPairs(raw)
+	case strings.HasPrefix(raw, "<"):
 		pairs, ok = xmlPairs(raw)
-	} else {
+	default:
 		kind = RepairArgsLines
 		pairs, ok = linePairs(raw)
 	}
@@ -50,11 +55,27 @@ func formArguments(raw string, schema json.RawMessage) (map[string]any, string, 
 		}
 		v, ok := typed(value, types[key])
 		if !ok {
-			return nil, "", errNotConvertible
+			return nil, "", notTyped(key, value, types)
 		}
 		args[key] = v
 	}
 	return args, kind, nil
+}
+
+// notTyped says why value cannot be key's, for a model that wrote the
+// function form (the other forms' callers report the JSON error).
+func notTyped(key, value string, types map[string]string) error {
+	typ, known := types[key]
+	switch {
+	case !known:
+		return fmt.Errorf("%w: the tool's input schema has no property %q", errNotConvertible, key)
+	case typ == "" || typ == "-":
+		return fmt.Errorf("%w: the tool's input schema gives %q no single type, so its value cannot be read from text; write the arguments as one JSON object", errNotConvertible, key)
+	}
+	if len(value) > 40 {
+		value = strings.ToValidUTF8(value[:40], "") + "…"
+	}
+	return fmt.Errorf("%w: %q for %q is not a JSON %s", errNotConvertible, value, key, typ)
 }
 
 // xmlPairs reads <key>value</key> elements separated by space. A value
@@ -173,9 +194,11 @@ func propertyTypes(schema json.RawMessage) (map[string]string, error) {
 // value that is not plainly of the type, or a type that is not known,
 // is refused.
 func typed(value, typ string) (any, bool) {
-	switch typ {
-	case "string":
+	if typ == "string" {
 		return value, true
+	}
+	value = strings.TrimSpace(value)
+	switch typ {
 	case "integer":
 		if _, err := strconv.ParseInt(value, 10, 64); err != nil || !json.Valid([]byte(value)) {
 			return nil, false

@@ -1,0 +1,194 @@
+// Package catalog describes what the configured MCP servers offer: a
+// snapshot of each server's state, with the tools, resources and resource
+// templates of those that run, as the hub publishes it. It imports nothing
+// of mcpgram's, so that the prompt can be built from a catalog without
+// linking the hub and its MCP client.
+package catalog
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A Status is the state of one configured server.
+type Status string
+
+// The states a server moves through.
+const (
+	StatusStarting Status = "starting"
+	// StatusRestarting is a server that crashed (Error says how) and waits
+	// out its back-off before starting again; calls wait for it.
+	StatusRestarting Status = "restarting"
+	StatusRunning    Status = "running"
+	StatusDisabled   Status = "disabled"
+	StatusFailed     Status = "failed"
+	StatusStopped    Status = "stopped"
+)
+
+// A Tool is one tool offered by a server.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is the tool's JSON Schema as compact JSON; never empty
+	// (servers that send none get {"type":"object"}).
+	InputSchema json.RawMessage
+	// ConsentWhen, when not nil, says which calls need the user's own
+	// consent: those whose argument named by a key equals one of its
+	// values; an empty map means every call. See hub.MetaConsentWhen.
+	ConsentWhen map[string][]string
+	// PerUser: the tool acts for the calling user, whose results are
+	// theirs alone (the hub reads it from the tool's _meta, see
+	// hub.MetaPerUser).
+	PerUser bool
+}
+
+// NeedsConsent reports whether a call of t with args needs the user's
+// own consent.
+func (t Tool) NeedsConsent(args map[string]any) bool {
+	if t.ConsentWhen == nil {
+		return false
+	}
+	if len(t.ConsentWhen) == 0 {
+		return true
+	}
+	for name, values := range t.ConsentWhen {
+		v, ok := args[name].(string)
+		if ok && slices.Contains(values, v) {
+			return true
+		}
+		// A value that is not a string cannot be matched, so it is
+		// treated as needing consent: the server may read it leniently.
+		if _, present := args[name]; present && !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// A Resource is one concrete resource offered by a server.
+type Resource struct {
+	URI         string
+	Name        string
+	Description string
+	MIMEType    string
+}
+
+// A ResourceTemplate is a parameterised resource URI offered by a server.
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Description string
+	MIMEType    string
+}
+
+// A ServerInfo is a snapshot of one configured server: its settings that
+// callers need, its state, and its catalog.
+type ServerInfo struct {
+	Name   string
+	Status Status
+	// Error says why a failed server failed, in one line.
+	Error string
+	// ExitCode of the last process, or -1 when it has not exited.
+	ExitCode int
+	// LastStderr is the last non-empty line the server wrote to stderr.
+	LastStderr string
+	// Restarts counts automatic restarts since the hub started.
+	Restarts int
+
+	Timeout     time.Duration
+	AutoApprove []string
+	// PerUser: the settings say every tool and resource of the server
+	// acts for the calling user ("perUser": true).
+	PerUser bool
+
+	// Tools, Resources and ResourceTemplates are sorted by name (URI for
+	// resources) and empty unless the server is running.
+	Tools             []Tool
+	Resources         []Resource
+	ResourceTemplates []ResourceTemplate
+}
+
+// Tool returns the named tool of s.
+func (s ServerInfo) Tool(name string) (Tool, bool) {
+	if i := slices.IndexFunc(s.Tools, func(t Tool) bool { return t.Name == name }); i >= 0 {
+		return s.Tools[i], true
+	}
+	return Tool{}, false
+}
+
+// ActsPerUser reports whether a call of tool (or, when tool is "", a read
+// of resource uri) acts for the calling user, its result theirs alone: the
+// settings say so of the server, or the tool of itself. A server that
+// declares any of its tools per user reads its resources per user too.
+func (s ServerInfo) ActsPerUser(tool, uri string) bool {
+	if s.PerUser {
+		return true
+	}
+	if tool != "" {
+		t, ok := s.Tool(tool)
+		return ok && t.PerUser
+	}
+	return uri != "" && slices.ContainsFunc(s.Tools, func(t Tool) bool { return t.PerUser })
+}
+
+// AutoApproves reports whether tool may run without asking the user.
+func (s ServerInfo) AutoApproves(tool string) bool {
+	return slices.Contains(s.AutoApprove, tool)
+}
+
+// ResourcePrefix marks an autoApprove entry that covers resource reads:
+// "resource:URI" one URI, "resource:PREFIX*" every URI that starts with
+// PREFIX, "resource:*" every resource of the server. Tool names have no
+// colon, so the two kinds of entry never meet.
+const ResourcePrefix = "resource:"
+
+// AutoApprovesResource reports whether reading uri may go without asking.
+func (s ServerInfo) AutoApprovesResource(uri string) bool {
+	for _, entry := range s.AutoApprove {
+		pattern, ok := strings.CutPrefix(entry, ResourcePrefix)
+		if !ok {
+			continue
+		}
+		if prefix, wild := strings.CutSuffix(pattern, "*"); wild && strings.HasPrefix(uri, prefix) || pattern == uri {
+			return true
+		}
+	}
+	return false
+}
+
+// A Catalog is a snapshot of every configured server, sorted by name.
+type Catalog struct {
+	// Version changes whenever any server's state or catalog changes, so
+	// consumers can cache what they derive from a catalog.
+	Version uint64
+	Servers []ServerInfo
+}
+
+// Server returns the named server of c.
+func (c Catalog) Server(name string) (ServerInfo, bool) {
+	if i, ok := slices.BinarySearchFunc(c.Servers, name, func(s ServerInfo, name string) int {
+		return strings.Compare(s.Name, name)
+	}); ok {
+		return c.Servers[i], true
+	}
+	return ServerInfo{}, false
+}
+
+// Coming reports whether s is on its way up (starting or restarting): a
+// call to it waits for it, up to its timeout.
+func (s ServerInfo) Coming() bool {
+	return s.Status == StatusStarting || s.Status == StatusRestarting
+}
+
+// Running returns the servers of c that are running, in name order.
+func (c Catalog) Running() []ServerInfo {
+	var out []ServerInfo
+	for _, s := range c.Servers {
+		if s.Status == StatusRunning {
+			out = append(out, s)
+		}
+	}
+	return out
+}
