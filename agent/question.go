@@ -26,6 +26,7 @@ func (t *turn) ask(ctx context.Context, visible string, call executor.Call) erro
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
+	t.shareLast(questionShown(visible, call))
 	if err := t.append(ctx); err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}

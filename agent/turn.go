@@ -137,12 +137,17 @@ func (t *turn) message(ctx context.Context, req Request) error {
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if calls := unanswered(t.history); len(calls) > 0 {
+		if calls := unanswered(t.stored); len(calls) > 0 {
 			// The bot stopped while these calls ran: the model learns that
-			// their outcome is unknown. The message that started them is
-			// the one replayed now, unless the user wrote another.
-			t.unsaved = append(t.unsaved, outcomeUnknown(calls)...)
-			if n := len(t.history); n >= 2 && t.history[n-2].Role == RoleUser && t.history[n-2].Content == user {
+			// their outcome is unknown, as whoever made them reads it. The
+			// message that started them is the one replayed now, unless
+			// the user wrote another.
+			owner := t.stored[len(t.stored)-1].OnlyFor
+			for _, m := range outcomeUnknown(calls) {
+				m.OnlyFor = owner
+				t.unsaved = append(t.unsaved, m)
+			}
+			if n := len(t.stored); n >= 2 && t.stored[n-2].Role == RoleUser && t.stored[n-2].Content == user {
 				return t.loop(ctx)
 			}
 		}
@@ -227,10 +232,16 @@ func btoi(b bool) int {
 
 // A turn is the state of one running Turn.
 type turn struct {
-	a       *Agent
-	caller  hub.Caller
-	conv    int64
+	a      *Agent
+	caller hub.Caller
+	conv   int64
+	// history is what the caller's turns read of the conversation (see
+	// visibleTo); stored is all of it as stored when the turn started.
 	history []store.Message
+	stored  []store.Message
+	// private: the turn's next messages are the caller's alone (see
+	// markAudience).
+	private bool
 	emit    *emitter
 	// logger carries the turn's id and chat on every line.
 	logger *slog.Logger
@@ -311,8 +322,16 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		}
 	}
 	t.conv = conv
-	t.history, err = a.cfg.Store.Messages(ctx, conv)
-	return t, err
+	if t.stored, err = a.cfg.Store.Messages(ctx, conv); err != nil {
+		return t, err
+	}
+	t.history = visibleTo(t.stored, caller.UserID)
+	if n := len(t.stored); n > 0 {
+		// The caller's stretch of per-user results goes on (see
+		// markAudience): their turn after an approval, say.
+		t.private = t.stored[n-1].OnlyFor == caller.UserID
+	}
+	return t, nil
 }
 
 // An emitter keeps the promise of one terminal event and no concurrent
@@ -456,11 +475,14 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 {
 		return nil // nothing to carry the record: end stores it alone
 	}
+	private := t.private
+	t.markAudience(all)
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
 		ReplaceFrom: t.replaceFrom, Turn: ending,
 	})
 	if err != nil {
+		t.private = private // the next write marks the same messages again
 		return err
 	}
 	if ending != nil {
@@ -468,7 +490,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	}
 	t.replaceFrom = 0
 	t.conv = conv
-	t.history = append(t.history, all...)
+	t.history = append(t.history, visibleTo(all, t.caller.UserID)...)
 	t.unsaved, t.audits, t.usage = nil, nil, nil
 	return nil
 }
@@ -496,6 +518,9 @@ func (t *turn) loop(ctx context.Context) error {
 		plan := t.prepare(ctx, cat, reply)
 		if len(resp.ToolCalls) > 0 && t.tools != nil {
 			nativeFeedback(&plan, t.tools.set)
+		}
+		if perUser(t.catalog(), plan) {
+			t.unsaved[len(t.unsaved)-1].OnlyFor = t.caller.UserID
 		}
 		t.countFormat(t.catalog(), reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
@@ -580,6 +605,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 
 // finish stores the reply and ends the turn with answer.
 func (t *turn) finish(ctx context.Context, answer string) error {
+	t.shareLast(answer)
 	if err := t.appendEnding(ctx, "answer", ""); err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}

@@ -15,8 +15,8 @@ import (
 const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = $1 AND ended_at IS NULL`
 	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 )
 
 // querier is what a pool and a transaction share.
@@ -95,7 +95,7 @@ func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []sto
 			at = now
 		}
 		b.Queue(insertMessageSQL, conversationID, text(m.Role), text(m.Content),
-			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at))
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), text(m.OnlyFor), text(m.Shared), millis(at))
 	}
 }
 
@@ -142,7 +142,7 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 // a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
 	rows, err := db.pool.Query(ctx, `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, created_at
+		prompt_tokens, completion_tokens, media, only_for, shared, created_at
 		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL ORDER BY id`, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
@@ -151,7 +151,7 @@ func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Messa
 		var m store.Message
 		var at int64
 		var media string
-		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &at)
+		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &at)
 		m.CreatedAt = fromMillis(at)
 		m.Media = tables.SplitMedia(media)
 		return m, err

@@ -51,10 +51,10 @@ const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
 	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
 	insertMessageSQL      = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	messagesSQL = `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, created_at
+		prompt_tokens, completion_tokens, media, only_for, shared, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
 	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
 		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
@@ -87,7 +87,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int
 			at = now
 		}
 		if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
-			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at)); err != nil {
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), m.OnlyFor, m.Shared, millis(at)); err != nil {
 			return err
 		}
 	}
@@ -153,7 +153,7 @@ func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Messa
 		var at int64
 		var media string
 		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &media, &at); err != nil {
+			&m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &at); err != nil {
 			return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 		}
 		m.CreatedAt = fromMillis(at)

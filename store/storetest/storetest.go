@@ -67,6 +67,7 @@ func Run(t *testing.T, open Open) {
 		{"ChatServersOff", testChatServersOff},
 		{"ChatProfile", testChatProfile},
 		{"ReplaceMessages", testReplaceMessages},
+		{"MessagesOnlyFor", testMessagesOnlyFor},
 		{"InboxQueued", testInboxQueued},
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},
