@@ -17,7 +17,8 @@ const insertToolCallSQL = `INSERT INTO tool_calls
 // RecordToolCall appends c to the audit log. Its ID is ignored; a zero
 // CreatedAt means now.
 func (db *DB) RecordToolCall(ctx context.Context, c store.ToolCall) error {
-	if _, err := db.pool.Exec(ctx, insertToolCallSQL, toolCallArgs(c, time.Now())...); err != nil {
+	// Once: a second run would log the call twice.
+	if _, err := db.exec(ctx, once, insertToolCallSQL, toolCallArgs(c, time.Now())...); err != nil {
 		return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
 	}
 	return nil
@@ -37,13 +38,9 @@ func toolCallArgs(c store.ToolCall, now time.Time) []any {
 // ToolCalls returns up to limit audit entries, newest first; limit <= 0
 // returns all.
 func (db *DB) ToolCalls(ctx context.Context, limit int) ([]store.ToolCall, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, user_id, chat_id, server, tool,
+	calls, err := collect(ctx, db, `SELECT id, user_id, chat_id, server, tool,
 		arguments, status, duration_ms, result_bytes, created_at
-		FROM tool_calls ORDER BY id DESC LIMIT $1`, limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("list tool calls: %w", err)
-	}
-	calls, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ToolCall, error) {
+		FROM tool_calls ORDER BY id DESC LIMIT $1`, []any{limitArg(limit)}, func(row pgx.CollectableRow) (store.ToolCall, error) {
 		var c store.ToolCall
 		var ms, at int64
 		err := row.Scan(&c.ID, &c.UserID, &c.ChatID, &c.Server, &c.Tool,

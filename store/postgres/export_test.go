@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"io/fs"
+	"time"
 
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
@@ -31,3 +32,6 @@ func Migrations(t interface{ Fatal(...any) }) int64 {
 	}
 	return int64(len(ms))
 }
+
+// SetRetryFor sets how long db's calls retry a lost connection.
+func SetRetryFor(db *DB, d time.Duration) { db.retryFor = d }
