@@ -78,7 +78,11 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 		}
 	}
 	if b.OverBudget {
-		if msg := a.budgetSpent(ctx, id, caller); msg != "" {
+		msg, err := a.budgetSpent(ctx, id, caller)
+		if err != nil {
+			return err
+		}
+		if msg != "" {
 			return t.settleOverBudget(ctx, b, msg)
 		}
 	}

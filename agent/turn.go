@@ -86,7 +86,12 @@ const (
 // request; an error after emitting EventError (ctx's error when ctx was
 // cancelled; ErrOverBudget, without calling the model, when the user has
 // used up the day's tokens); and ErrNotYours or ErrStale, having emitted
-// nothing, for a press that cannot be honoured. A Request without exactly
+// nothing, for a press that cannot be honoured. When the store cannot be
+// reached (a database restarting, past the store's own retries), it
+// returns an error wrapping store.ErrUnavailable without a terminal
+// event: the request is to run again once the store is back, as after a
+// crash (a call that ran is then "outcome unknown" to the model, not
+// made again blindly). A Request without exactly
 // one of Text, Answer and Decision is an error, with no events. emit is
 // never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
@@ -97,8 +102,8 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		req.TurnID = NewTurnID()
 	}
 	ctx = withTurn(ctx, req.TurnID, req.Caller)
-	if a.refuseOverBudget(ctx, &req, emit) {
-		return ErrOverBudget
+	if refused, err := a.refuseOverBudget(ctx, &req, emit); err != nil || refused {
+		return cmp.Or(err, ErrOverBudget)
 	}
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
 	if err != nil {
@@ -436,6 +441,13 @@ func (t *turn) fail(ctx context.Context, userText string, err error) error {
 func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err error) error {
 	if ctx.Err() != nil {
 		return t.cancelled(ctx)
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		// The database is away, not the request wrong: it is to run
+		// again once the database is back, and ends here without a word
+		// to the user (see Turn). What it did not store is done again.
+		t.logger.Warn("the database is unavailable; the request is to run again", "user", t.caller.UserID, "err", err)
+		return err
 	}
 	t.logger.Error("turn failed", "user", t.caller.UserID, "err", err)
 	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {

@@ -56,43 +56,51 @@ func nextMidnight(t time.Time) time.Time {
 // question or approval asked by a turn that itself ran over the budget is
 // new work, or a model that ends every reply with a question would make
 // the budget endless.
-func (a *Agent) overBudget(ctx context.Context, req Request) (msg string, over bool) {
+//
+// A store that is unavailable (store.ErrUnavailable) is err: the request
+// is to run again once it is back, as every other of its reads would
+// fail too.
+func (a *Agent) overBudget(ctx context.Context, req Request) (msg string, over bool, err error) {
 	if req.Exempt {
-		return "", false
+		return "", false, nil
 	}
-	if msg = a.budgetSpent(ctx, req.TurnID, req.Caller); msg == "" {
-		return "", false
+	if msg, err = a.budgetSpent(ctx, req.TurnID, req.Caller); msg == "" {
+		return "", false, err
 	}
 	p, ok := a.answers(ctx, req)
 	switch {
 	case !ok:
-		return msg, true
+		return msg, true, nil
 	case p.ChatID != req.Caller.ChatID || p.UserID != req.Caller.UserID:
-		return "", true // not the presser's: refused as such, doing nothing
+		return "", true, nil // not the presser's: refused as such, doing nothing
 	case pendingOverBudget(p):
-		return msg, true
+		return msg, true, nil
 	}
-	return "", true
+	return "", true, nil
 }
 
 // budgetSpent returns the sentence for a user who used the day's budget,
-// or "" when there is none, it is not used up, or the store cannot tell.
-func (a *Agent) budgetSpent(ctx context.Context, turnID string, caller hub.Caller) string {
+// or "" when there is none, it is not used up, or the store cannot tell;
+// err only when the store is unavailable.
+func (a *Agent) budgetSpent(ctx context.Context, turnID string, caller hub.Caller) (string, error) {
 	budget := a.cfg.TokenBudgetPerUserDay
 	if budget <= 0 {
-		return ""
+		return "", nil
 	}
 	now := a.cfg.Now()
 	today, err := a.cfg.Store.DayUsage(ctx, caller.UserID, now)
+	if errors.Is(err, store.ErrUnavailable) {
+		return "", err
+	}
 	if err != nil {
 		a.logger.Error("read token usage for the budget; letting the turn run", "turn", turnID, "chat", caller.ChatID, "user", caller.UserID, "err", err)
-		return ""
+		return "", nil
 	}
 	if today.Total() < budget {
-		return ""
+		return "", nil
 	}
 	return fmt.Sprintf("You have used today's token budget (%d of %d tokens). It resets at 00:00 UTC, in %s.",
-		today.Total(), budget, HoursMinutes(nextMidnight(now).Sub(now)))
+		today.Total(), budget, HoursMinutes(nextMidnight(now).Sub(now))), nil
 }
 
 // answers returns the question or approval req answers: the one pressed,
@@ -184,14 +192,15 @@ func (t *turn) record(in, out int, estimated bool) {
 }
 
 // refuseOverBudget ends the turn with the budget message when req's user
-// has used the day's tokens, and reports whether it did.
-func (a *Agent) refuseOverBudget(ctx context.Context, req *Request, emit func(Event)) bool {
-	msg, over := a.overBudget(ctx, *req)
+// has used the day's tokens, and reports whether it did; err wraps
+// store.ErrUnavailable when the store could not tell.
+func (a *Agent) refuseOverBudget(ctx context.Context, req *Request, emit func(Event)) (bool, error) {
+	msg, over, err := a.overBudget(ctx, *req)
 	req.overBudget = over
 	if msg == "" {
-		return false
+		return false, err
 	}
 	a.logger.Info("turn refused: over the daily token budget", "turn", req.TurnID, "chat", req.Caller.ChatID, "user", req.Caller.UserID)
 	a.newEmitter(ctx, req.TurnID, req.Caller, emit).end(Event{Kind: EventError, Text: msg}, outcomeBudget, "")
-	return true
+	return true, nil
 }
