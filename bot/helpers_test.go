@@ -282,7 +282,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 
 // newAgent is a real agent on db and h whose one model, "default", is
 // srv's "fake"; edit, when set, changes the profile and the options.
-func newAgent(t testing.TB, db *sqlite.DB, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
+func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
 	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}

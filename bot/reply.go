@@ -243,6 +243,14 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	r.draft = m.MessageID
 }
 
+// abandon ends a reply that will not be given now (its turn runs again
+// later): its draft goes.
+func (r *reply) abandon() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropDraftLocked(r.base)
+}
+
 func (r *reply) dropDraftLocked(ctx context.Context) {
 	if r.draft == 0 {
 		return
