@@ -15,8 +15,11 @@ FROM node:22-bookworm-slim
 # /data, /config and the npm cache belong to the user the bot runs as, so
 # that Docker fills named volumes mounted there with that ownership: the
 # bot can write them on a fresh host without anyone running chown.
+# bubblewrap sandboxes the MCP servers where the container may make
+# namespaces: under Docker's default seccomp profile it may not, and they
+# run under Landlock instead (README: "What an MCP server can reach").
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates tzdata tini \
+ && apt-get install -y --no-install-recommends ca-certificates tzdata tini bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 --shell /usr/sbin/nologin mcpgram \
  && mkdir -p /data /config /home/mcpgram/.npm \

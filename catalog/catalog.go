@@ -103,8 +103,24 @@ type ServerInfo struct {
 	// acts for the calling user ("perUser": true).
 	PerUser bool
 
+	// Sandbox is the sandbox a stdio server runs (or would run) in:
+	// "bubblewrap" or "landlock". It is empty for a remote server and for
+	// one that runs unconfined, for which NotSandboxed says why (or why it
+	// may not start at all, when its settings require a sandbox).
+	Sandbox      string
+	NotSandboxed string
+	// Exposed lists the bot's protected files that the server's last
+	// sandbox could not hide: Landlock cannot take a file out of a folder
+	// the server needs.
+	Exposed []string
+
+	// Notes say what screening refused or cut, one line each, for the
+	// operator.
+	Notes []string
+
 	// Tools, Resources and ResourceTemplates are sorted by name (URI for
-	// resources) and empty unless the server is running.
+	// resources) and empty unless the server is running. They are as the
+	// server listed them, screened (the hub's Screen).
 	Tools             []Tool
 	Resources         []Resource
 	ResourceTemplates []ResourceTemplate

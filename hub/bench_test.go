@@ -289,3 +289,35 @@ func BenchmarkSettingsLoad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSandboxedStart measures what a sandbox adds to a server's
+// start, from spawn to a listed catalog, and to its stop: the Go echo
+// server unconfined, in bubblewrap and under Landlock.
+func BenchmarkSandboxedStart(b *testing.B) {
+	for _, mode := range []string{"off", "bubblewrap", "landlock"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode != "off" {
+				testenv.RequireSandbox(b, mode)
+			}
+			path := testenv.WriteSettings(b, b.TempDir(), map[string]any{"echo": echoServer(b, map[string]any{"sandbox": mode})})
+			opts := fastOptions()
+			opts.NoWatch = true
+			b.ResetTimer()
+			for b.Loop() {
+				h, err := hub.New(path, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := h.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if s, _ := h.Catalog().Server("echo"); s.Status != hub.StatusRunning {
+					b.Fatalf("echo is %s: %s", s.Status, s.Error)
+				}
+				if err := h.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

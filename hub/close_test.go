@@ -22,7 +22,7 @@ func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 	echo := testenv.TestServer(t, "echo")
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
 		"clean":    map[string]any{"command": echo},
-		"stubborn": map[string]any{"command": "/bin/sh", "args": []string{"-c", "trap '' TERM; " + echo + "; sleep 3600"}},
+		"stubborn": map[string]any{"command": "/bin/sh", "args": []string{"-c", "trap '' TERM; " + echo + "; sleep 3600"}, "sandbox": "off"},
 	})
 	h, err := hub.New(path, fastOptions())
 	if err != nil {
@@ -56,10 +56,10 @@ func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 func TestCloseNamesLeftoversThatHadToBeKilled(t *testing.T) {
 	t.Parallel()
 	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
-	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{
 		"ECHO_GRANDCHILD_PIDFILE": pidfile,
 		"ECHO_IGNORE_TERM":        "1",
-	}})})
+	}}))})
 	h, err := hub.New(path, fastOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,22 @@ func startHub(t testing.TB, servers map[string]any) (*hub.Hub, string) {
 	return testenv.StartHub(t, path, fastOptions()), path
 }
 
+// hostPIDs is the setting that runs a server outside the sandbox, for the
+// tests that follow its processes by their ids.
+var hostPIDs = map[string]any{"sandbox": "off"}
+
+// with returns a copy of entry with the fields of extra added.
+func with(entry map[string]any, extra map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range entry {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
 func echoServer(t testing.TB, extra map[string]any) map[string]any {
 	t.Helper()
 	s := map[string]any{"command": testenv.TestServer(t, "echo")}
@@ -112,8 +128,15 @@ func call(t testing.TB, h *hub.Hub, srv, tool string, args map[string]any) *hub.
 	return res
 }
 
+// pidOf returns the process id of an unsandboxed server. A sandboxed
+// server has a PID namespace of its own, where it is always pid 2: a test
+// that follows processes by id must run them with "sandbox": "off"
+// (hostPIDs), or it would compare 2 with 2 and pass whatever happened.
 func pidOf(t testing.TB, h *hub.Hub, srv string) int {
 	t.Helper()
+	if s := server(t, h, srv); s.Sandbox != "" {
+		t.Fatalf("pidOf(%s): the server runs in %s, where its pid means nothing here; give it hostPIDs", srv, s.Sandbox)
+	}
 	pid, err := strconv.Atoi(call(t, h, srv, "pid", nil).Text())
 	if err != nil {
 		t.Fatal(err)

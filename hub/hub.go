@@ -72,6 +72,24 @@ type Options struct {
 	// Metrics, when set, records start-up times and restarts, and reports
 	// each server's status at every scrape.
 	Metrics *metrics.Metrics
+
+	// Sandbox is how stdio servers whose entries set no sandbox mode run
+	// (default SandboxAuto: sandboxed wherever this machine allows).
+	Sandbox SandboxMode
+	// Protected lists files of the bot that no sandboxed server may see,
+	// such as its .env and secret files; the settings file is always one.
+	// They may be replaced while servers run (an editor saves by renaming),
+	// and a mask over a replaced file falls away, so no sandbox shows
+	// them at all: a server whose entry would have it write in a folder
+	// that holds one is not started, and says why.
+	Protected []string
+	// ProtectedData lists the bot's own data files, such as its database
+	// and its journals, which the bot changes in place and never replaces:
+	// hidden like Protected, and under bubblewrap even inside a folder a
+	// server may write (the memory server's folder may hold the bot's
+	// database). Landlock cannot take a file out of a folder it lets a
+	// server write, and the server's ServerInfo says so.
+	ProtectedData []string
 }
 
 func (o *Options) setDefaults() {
@@ -94,6 +112,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
+	}
+	if o.Sandbox == "" {
+		o.Sandbox = SandboxAuto
 	}
 }
 
@@ -125,13 +146,22 @@ type Hub struct {
 
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
+
+	// launcher starts the sandboxed servers (see launcher).
+	launcher launcher
 }
 
 // New reads the settings file at settingsPath. It fails only when the file
 // cannot be read or is not valid JSON (naming file, line and column); a
-// broken server entry marks just that server failed.
+// broken server entry marks just that server failed. The first New of a
+// process also finds out which sandboxes this machine offers (Sandboxes),
+// so that no catalog waits for that later.
 func New(settingsPath string, opts Options) (*Hub, error) {
 	opts.setDefaults()
+	if _, err := ParseSandboxMode(string(opts.Sandbox)); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	machine()
 	path, err := filepath.Abs(settingsPath)
 	if err != nil {
 		return nil, fmt.Errorf("settings path: %w", err)
@@ -268,6 +298,7 @@ func (h *Hub) Close() error {
 		})
 	}
 	wg.Wait()
+	h.launcher.close()
 	return errors.Join(errs...)
 }
 

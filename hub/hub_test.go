@@ -125,7 +125,7 @@ func TestConcurrentCallsShareTheConnection(t *testing.T) {
 	// meet returns only once all n calls are in the one server process at
 	// once: calls that queued in the hub would never meet, and would time
 	// out instead.
-	h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"timeout": 30})})
+	h, _ := startHub(t, map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"timeout": 30}))})
 	pid := pidOf(t, h, "echo")
 	const n = 20
 	ctx, cancel := context.WithCancel(context.Background())
@@ -193,7 +193,7 @@ func TestCallerCancel(t *testing.T) {
 
 func TestCrashMidCallRecovers(t *testing.T) {
 	t.Parallel()
-	h, gate := startGatedHub(t, map[string]any{"echo": echoServer(t, map[string]any{"timeout": 30})})
+	h, gate := startGatedHub(t, map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"timeout": 30}))})
 	before := pidOf(t, h, "echo")
 
 	inflight := make(chan error, 1)
@@ -226,9 +226,12 @@ func TestCrashMidCallRecovers(t *testing.T) {
 	}
 }
 
+// Unsandboxed: bubblewrap keeps a copy of the server's stdout open while
+// it runs, so in its sandbox a server that closes its stdout and lives on
+// is found out by its calls' timeout, not at once.
 func TestBrokenPipeRecovers(t *testing.T) {
 	t.Parallel()
-	h, gate := startGatedHub(t, map[string]any{"echo": echoServer(t, map[string]any{"timeout": 30})})
+	h, gate := startGatedHub(t, map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"timeout": 30}))})
 	before := pidOf(t, h, "echo")
 	// The call fails from the broken pipe while the restart is held back:
 	// not at its 30s timeout, nor once the next process is up.
@@ -252,7 +255,7 @@ func TestCallWaitsForRestart(t *testing.T) {
 	t.Parallel()
 	opts := fastOptions()
 	opts.RestartDelay = 300 * time.Millisecond
-	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, nil)})
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, hostPIDs)})
 	h := testenv.StartHub(t, path, opts)
 	before := pidOf(t, h, "echo")
 	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
@@ -497,7 +500,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"env": env})})
+			h, _ := startHub(t, map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"env": env}))})
 			pid := pidOf(t, h, "echo")
 			b, err := os.ReadFile(pidfile)
 			if err != nil {
@@ -523,7 +526,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 func TestCloseLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
-	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"env": map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}})})
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}}))})
 	h, err := hub.New(path, fastOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -552,11 +555,11 @@ func TestTogglePersistsAndKeepsOtherFields(t *testing.T) {
 	writeJSON(t, path, map[string]any{
 		"x-top": map[string]any{"keep": true},
 		"mcpServers": map[string]any{
-			"echo": echoServer(t, map[string]any{
+			"echo": echoServer(t, with(hostPIDs, map[string]any{
 				"alwaysAllow": []string{"legacy"},
 				"x-custom":    map[string]any{"nested": []any{1.0, "two"}},
 				"autoApprove": []string{"echo"},
-			}),
+			})),
 			"other": map[string]any{"command": "mcpgram-no-such-command", "disabled": true, "x-other": "kept"},
 		},
 	})
@@ -680,7 +683,7 @@ func TestWritesKeepTheLayout(t *testing.T) {
 
 func TestOwnWritesDoNotRestart(t *testing.T) {
 	t.Parallel()
-	h, path := startHub(t, map[string]any{"echo": echoServer(t, nil), "b": echoServer(t, nil)})
+	h, path := startHub(t, map[string]any{"echo": echoServer(t, hostPIDs), "b": echoServer(t, nil)})
 	pid := pidOf(t, h, "echo")
 	if err := h.AllowTool("echo", "echo"); err != nil {
 		t.Fatal(err)
@@ -708,9 +711,9 @@ func TestOwnWritesDoNotRestart(t *testing.T) {
 func TestWatchReconciles(t *testing.T) {
 	t.Parallel()
 	servers := map[string]any{
-		"same":    echoServer(t, nil),
-		"changed": echoServer(t, nil),
-		"removed": echoServer(t, nil),
+		"same":    echoServer(t, hostPIDs),
+		"changed": echoServer(t, hostPIDs),
+		"removed": echoServer(t, hostPIDs),
 		"toggled": echoServer(t, nil),
 	}
 	logs := &testenv.Buffer{}
@@ -721,7 +724,7 @@ func TestWatchReconciles(t *testing.T) {
 	samePID, changedPID, removedPID := pidOf(t, h, "same"), pidOf(t, h, "changed"), pidOf(t, h, "removed")
 
 	delete(servers, "removed")
-	servers["changed"] = echoServer(t, map[string]any{"env": map[string]string{"NEW": "1"}})
+	servers["changed"] = echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{"NEW": "1"}}))
 	servers["added"] = echoServer(t, nil)
 	servers["toggled"] = echoServer(t, map[string]any{"disabled": true})
 	writeJSON(t, path, map[string]any{"mcpServers": servers})

@@ -11,5 +11,5 @@ import (
 func setProcessGroup(*exec.Cmd)        {}
 func endGroup(int, time.Duration) bool { return false }
 func groupAlive(int) bool              { return false }
-func terminate(cmd *exec.Cmd)          { _ = cmd.Process.Kill() }
+func terminate(cmd *exec.Cmd, _ bool)  { _ = cmd.Process.Kill() }
 func kill(cmd *exec.Cmd)               { _ = cmd.Process.Kill() }

@@ -9,10 +9,13 @@ import (
 	"time"
 )
 
-// setProcessGroup makes the child the leader of a new process group, so that
-// stopping the server reaches every process it started.
+// setProcessGroup makes the child the leader of a new session, and so of
+// a new process group, so that stopping the server reaches every process
+// it started. A session of its own also leaves it without the bot's
+// terminal, into which it could otherwise type (TIOCSTI) when the bot
+// runs in one.
 func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
 
 // signalGroup sends sig to every process of the group led by pid.
@@ -65,8 +68,23 @@ func endGroup(pid int, grace time.Duration) (killed bool) {
 // killWait bounds the wait for killed processes to end.
 const killWait = 2 * time.Second
 
-// terminate asks every process of the server to stop.
-func terminate(cmd *exec.Cmd) { signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+// terminate asks every process of the server to stop. In a bubblewrap
+// sandbox the group's leader is bwrap, which passes no signal on and
+// would die at once, taking the sandbox and the server with it before the
+// server could end cleanly: every process but bwrap gets the signal, and
+// bwrap ends when the server does.
+func terminate(cmd *exec.Cmd, sandboxed bool) {
+	pid := cmd.Process.Pid
+	if !sandboxed {
+		signalGroup(pid, syscall.SIGTERM)
+		return
+	}
+	for _, p := range groupMembers(pid) {
+		if p != pid {
+			_ = syscall.Kill(p, syscall.SIGTERM)
+		}
+	}
+}
 
 // kill stops every process of the server at once.
 func kill(cmd *exec.Cmd) { signalGroup(cmd.Process.Pid, syscall.SIGKILL) }

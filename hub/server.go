@@ -65,8 +65,10 @@ type server struct {
 	conn       *conn // set while running
 	stderr     *tail // of the last process
 	tools      []Tool
+	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
 	templates  []ResourceTemplate
+	notes      []string           // what Screen refused or cut of the catalog
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
 	// stopErr says how the run loop's last connection ended when it was
@@ -128,6 +130,11 @@ type conn struct {
 	stdout   *os.File // our end of a child's stdout
 	requests inFlight // the hub's requests awaiting an answer
 
+	// sandboxed says the child is bubblewrap, which leads the process
+	// group; tmp is a Landlock sandbox's private temporary folder.
+	sandboxed bool
+	tmp       string
+
 	reasonMu sync.Mutex
 	reason   error // why the hub stopped the child, if it did
 
@@ -151,6 +158,13 @@ func (c *conn) stopReason() error {
 
 func (c *conn) markLost() { c.lostOnce.Do(func() { close(c.lost) }) }
 
+// removeTmp removes the private temporary folder of a Landlock sandbox.
+func (c *conn) removeTmp() {
+	if c.tmp != "" {
+		_ = os.RemoveAll(c.tmp)
+	}
+}
+
 // close shuts the transport down once: for a child, that closes its stdin
 // and our end of its stdout.
 func (c *conn) close() {
@@ -166,8 +180,22 @@ func (c *conn) close() {
 // info returns a snapshot of s for the catalog.
 func (s *server) info() ServerInfo {
 	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	var plan sandboxPlan
+	if cfg.typ == TypeStdio && cfg.err == nil {
+		plan = s.hub.plan(cfg)
+	}
+	notSandboxed := plan.why
+	if plan.err != nil {
+		notSandboxed = plan.err.Error()
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ServerInfo{
+		Sandbox:           plan.engine,
+		NotSandboxed:      notSandboxed,
+		Exposed:           slices.Clone(s.exposed),
 		Name:              s.name,
 		Status:            s.status,
 		Error:             s.errMsg,
@@ -180,6 +208,7 @@ func (s *server) info() ServerInfo {
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
 		ResourceTemplates: slices.Clone(s.templates),
+		Notes:             slices.Clone(s.notes),
 	}
 }
 
@@ -247,7 +276,7 @@ func (s *server) stopLogged(state Status) {
 }
 
 func (s *server) clearCatalog() {
-	s.conn, s.tools, s.resources, s.templates = nil, nil, nil, nil
+	s.conn, s.tools, s.resources, s.templates, s.notes = nil, nil, nil, nil, nil
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a
@@ -466,8 +495,13 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// spawn starts the child process of a stdio server.
-func (s *server) spawn(c *conn, cfg config) error {
+// spawn starts the child process of a stdio server, in its sandbox.
+func (s *server) spawn(c *conn, cfg config) (err error) {
+	defer func() {
+		if err != nil {
+			c.removeTmp()
+		}
+	}()
 	path := cfg.command
 	if !strings.ContainsRune(path, '/') {
 		found, err := exec.LookPath(path)
@@ -479,9 +513,12 @@ func (s *server) spawn(c *conn, cfg config) error {
 		return fmt.Errorf("command %s: %w", path, errors.Unwrap(err))
 	}
 	cmd := exec.Command(path, cfg.args...)
-	cmd.Env = childEnv(cfg.env)
 	cmd.Dir = cfg.cwd
 	setProcessGroup(cmd)
+	start, err := s.confine(c, cmd, cfg)
+	if err != nil {
+		return err
+	}
 	// Files, not writers or exec's pipes: exec would copy a writer in a
 	// goroutine that Wait waits for (a grandchild holding the pipe would
 	// keep it from returning), and it closes its own pipes in Wait, which
@@ -504,7 +541,7 @@ func (s *server) spawn(c *conn, cfg config) error {
 		return fmt.Errorf("stderr pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, errWrite
-	err = cmd.Start()
+	err = start()
 	// The child has its ends now; ours would keep the pipes open.
 	stdin.Close()
 	stdout.Close()
@@ -523,7 +560,11 @@ func (s *server) spawn(c *conn, cfg config) error {
 		close(c.exited)
 		c.markLost()
 	}()
+	return s.attach(c, cmd, filepath.Base(path), toChild, fromChild)
+}
 
+// attach connects an MCP client to the started child's pipes.
+func (s *server) attach(c *conn, cmd *exec.Cmd, name string, toChild, fromChild *os.File) error {
 	lines, toTransport := io.Pipe()
 	guard := &stdoutGuard{
 		max:      s.hub.opts.MaxMessage,
@@ -538,9 +579,83 @@ func (s *server) spawn(c *conn, cfg config) error {
 	c.tr = transport.NewIO(lines, toChild, nil)
 	c.client = client.NewClient(c.tr, client.WithProtocolVersion(ProtocolVersion))
 	if err := c.client.Start(context.Background()); err != nil {
-		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("start %s: %w", name, err)
 	}
 	return nil
+}
+
+// confine gives cmd its environment and, as the server's sandbox plan
+// says, its sandbox, and returns what starts it.
+func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error, err error) {
+	s.setExposed(nil)
+	plan := s.hub.plan(cfg)
+	if plan.err != nil {
+		return nil, plan.err
+	}
+	cmd.Env = childEnv(cfg.env)
+	if plan.engine == "" {
+		s.log.Warn("server runs without a sandbox: it can read whatever this user can", "why", plan.why)
+		return cmd.Start, nil
+	}
+	// bubblewrap gives the server a /tmp of its own; Landlock cannot, so
+	// it gets a private folder instead.
+	tmp := "/tmp"
+	if plan.engine == engineLandlock {
+		if c.tmp, err = os.MkdirTemp("", "mcpgram-server-"); err != nil {
+			return nil, fmt.Errorf("private temporary folder: %w", err)
+		}
+		tmp = c.tmp
+	}
+	cmd.Env = withTmp(cmd.Env, cfg, tmp)
+	command := cmd.Path
+	opts := s.hub.opts
+	v := newView(cfg, command, envMap(cmd.Env), append([]string{s.hub.path}, opts.Protected...), opts.ProtectedData)
+	if err := v.check(); err != nil {
+		return nil, err
+	}
+	if plan.engine == engineBubblewrap {
+		cmd.Path = s.hub.support().Bubblewrap
+		cmd.Args = append([]string{"bwrap"}, bwrapArgs(v, command, cfg.args)...)
+		c.sandboxed = true
+		return func() error { return s.hub.launcher.start(cmd) }, nil
+	}
+	v.addRW(c.tmp)
+	return func() error {
+		exposed, err := startLandlocked(cmd, v, s.hub.support().LandlockABI)
+		s.setExposed(exposed)
+		if len(exposed) > 0 {
+			s.log.Warn("Landlock cannot hide these files of the bot from the server: they lie in a folder it may write", "files", exposed)
+		}
+		return err
+	}, nil
+}
+
+// setExposed records what the server's sandbox could not hide.
+func (s *server) setExposed(paths []string) {
+	s.mu.Lock()
+	s.exposed = paths
+	s.mu.Unlock()
+}
+
+// withTmp points TMPDIR at the sandbox's temporary folder, unless the
+// server's own env sets it.
+func withTmp(env []string, cfg config, tmp string) []string {
+	if _, own := cfg.env["TMPDIR"]; own {
+		return env
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	return append(env, "TMPDIR="+tmp)
+}
+
+// envMap reads an environment list into a map.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // dial opens the session of a remote server.
@@ -625,8 +740,12 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	tools, resources, templates, notes := Screen(tools, resources, templates)
+	for _, n := range notes {
+		s.log.Warn("screened the server's catalog", "note", n)
+	}
 	s.mu.Lock()
-	s.tools, s.resources, s.templates = tools, resources, templates
+	s.tools, s.resources, s.templates, s.notes = tools, resources, templates, notes
 	s.mu.Unlock()
 	s.hub.changed()
 	return nil
@@ -700,7 +819,7 @@ func (s *server) shutdown(c *conn) error {
 	select {
 	case <-c.exited:
 	case <-time.After(opts.StopGrace):
-		terminate(c.cmd)
+		terminate(c.cmd, c.sandboxed)
 		select {
 		case <-c.exited:
 		case <-time.After(opts.KillGrace):
@@ -713,6 +832,7 @@ func (s *server) shutdown(c *conn) error {
 	if endGroup(c.cmd.Process.Pid, opts.KillGrace) {
 		c.stopErr = errors.Join(c.stopErr, fmt.Errorf("killed processes it left behind, which ignored SIGTERM for %s", seconds(opts.KillGrace)))
 	}
+	c.removeTmp()
 	return c.stopErr
 }
 

@@ -54,6 +54,7 @@ type config struct {
 	autoApprove []string
 	perUser     bool
 	timeout     time.Duration
+	sandbox     sandboxConfig
 	err         error
 }
 
@@ -61,7 +62,7 @@ type config struct {
 // everything but disabled, autoApprove and perUser, which the hub applies
 // in place.
 func (c config) launchKey() string {
-	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, errString(c.err)})
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.sandbox.key(), errString(c.err)})
 	return string(b)
 }
 
@@ -87,6 +88,7 @@ type entry struct {
 	Type        string            `json:"type"`
 	URL         string            `json:"url"`
 	Headers     map[string]string `json:"headers"`
+	Sandbox     json.RawMessage   `json:"sandbox"`
 }
 
 // loadSettings reads the settings file at path. Only a file that cannot be
@@ -126,6 +128,9 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	var out []config
 	for _, kv := range servers {
 		c := parseEntry(kv.key, kv.value, dir, lookupEnv)
+		if err := CheckServerName(kv.key); err != nil {
+			c.err = err
+		}
 		if lines, ok := dupes[kv.key]; ok {
 			// Which of the entries was meant cannot be told, so none runs.
 			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.key, len(lines), joinInts(lines))
@@ -221,13 +226,14 @@ func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(str
 		}
 		return c
 	}
-	c.err = c.read(e, dir, func(s string) (string, error) { return expandEnv(s, lookupEnv) })
+	home, _ := lookupEnv("HOME")
+	c.err = c.read(e, dir, home, func(s string) (string, error) { return expandEnv(s, lookupEnv) })
 	return c
 }
 
 // read fills c from a decoded entry, ${env:VAR} expanded with expand, and
 // says what makes the entry unusable.
-func (c *config) read(e entry, dir string, expand func(string) (string, error)) error {
+func (c *config) read(e entry, dir, home string, expand func(string) (string, error)) error {
 	c.disabled = e.Disabled
 	c.autoApprove = e.AutoApprove
 	c.perUser = e.PerUser
@@ -244,7 +250,13 @@ func (c *config) read(e entry, dir string, expand func(string) (string, error)) 
 	}
 	c.typ = typ
 	if c.typ == TypeStdio {
+		if c.sandbox, err = readSandbox(e.Sandbox, dir, home, expand); err != nil {
+			return err
+		}
 		return c.readStdio(e, dir, expand)
+	}
+	if len(e.Sandbox) > 0 && string(e.Sandbox) != "null" {
+		return errors.New("sandbox: only a stdio server runs here to be sandboxed; a remote one runs elsewhere")
 	}
 	return c.readRemote(e, expand)
 }

@@ -67,6 +67,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err = app.openStore(ctx, cfg, logger); err != nil {
 		return err
 	}
+	logSandboxes(cfg, logger)
 	if !wait {
 		if err := app.Hub.Launch(); err != nil {
 			return fmt.Errorf("start MCP servers: %w", err)
@@ -142,11 +143,15 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
 func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics) (*hub.Hub, error) {
+	files, data := protected(cfg)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
-		Metrics:   m,
-		Logger:    logger.With("component", "hub"),
-		NoWatch:   !watch,
-		LookupEnv: cfg.LookupEnv,
+		Metrics:       m,
+		Logger:        logger.With("component", "hub"),
+		NoWatch:       !watch,
+		LookupEnv:     cfg.LookupEnv,
+		Sandbox:       cfg.Sandbox,
+		Protected:     files,
+		ProtectedData: data,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)
@@ -156,6 +161,33 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		return nil, fmt.Errorf("%w; fix the file, or point --mcp-settings or MCP_SETTINGS at another", err)
 	}
 	return h, nil
+}
+
+// protected lists the bot's files that no MCP server may see: those of
+// the configuration, and, among the data the bot changes in place, those
+// it writes beside its database.
+func protected(cfg *config.Config) (files, data []string) {
+	files, data = cfg.Protected()
+	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg)} {
+		if abs, err := filepath.Abs(p); err == nil {
+			data = append(data, abs)
+		}
+	}
+	return files, data
+}
+
+// logSandboxes says, as the MCP servers start, how they run: a warning where
+// they run unconfined though MCP_SANDBOX asked for a sandbox.
+func logSandboxes(cfg *config.Config, logger *slog.Logger) {
+	s := hub.Sandboxes()
+	switch {
+	case cfg.Sandbox == hub.SandboxOff:
+		logger.Warn("MCP servers run without a sandbox (MCP_SANDBOX=off) and can read whatever this user can, unless their own settings ask for one")
+	case s.Best() == "":
+		logger.Warn(s.String())
+	default:
+		logger.Info(s.String())
+	}
 }
 
 // Close stops the MCP servers and closes the database; it is safe on an

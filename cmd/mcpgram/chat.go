@@ -29,7 +29,7 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	if err := cfg.RequireModel(); err != nil {
 		return err
 	}
-	logPath := filepath.Join(filepath.Dir(cfg.DatabasePath), "chat.log")
+	logPath := chatLogPath(cfg)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return fmt.Errorf("log folder: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
 	}
@@ -52,6 +52,11 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	}
 	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", model, running, logPath, chatHelp)
 	return c.run(ctx, stdin, interrupts)
+}
+
+// chatLogPath is where the terminal chat logs: beside the database.
+func chatLogPath(cfg *config.Config) string {
+	return filepath.Join(filepath.Dir(cfg.DatabasePath), "chat.log")
 }
 
 // A terminal is the chat front end for one operator: it reads lines and

@@ -26,6 +26,9 @@ func TestKilledMidToolDoesNotRepeatIt(t *testing.T) {
 		"jobs": map[string]any{
 			"command": testenv.TestServer(t, "echo"), "autoApprove": []string{"sleep"},
 			"env": map[string]string{"ECHO_CALL_LOG": calls},
+			// Unsandboxed: the orphaned server is found by the pid it
+			// logs, which a sandbox's own PID namespace would renumber.
+			"sandbox": "off",
 		},
 	})
 	t.Cleanup(func() { killLogged(calls) }) // the orphaned server of the killed bot

@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/internal/harden"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +50,11 @@ func main() {
 	interrupts := make(chan os.Signal, 1)
 	signal.Notify(interrupts, os.Interrupt)
 	addOwnFolderToPath()
-	err := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv, interrupts)
+	// The configuration reads a copy of the environment, so that the
+	// secrets it finds can leave the process's own (protectSecrets).
+	env := snapshotEnv(os.Environ())
+	protectSecrets = hardenProcess
+	err := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, env, interrupts)
 	var ee exitError
 	switch {
 	case err == nil:
@@ -58,6 +63,41 @@ func main() {
 	default:
 		fmt.Fprintln(os.Stderr, "mcpgram:", err)
 		os.Exit(1)
+	}
+}
+
+// protectSecrets, when set (main sets it; a test calling Main does not,
+// and so leaves its own process as it is), runs once the configuration is
+// read, before any MCP server starts.
+var protectSecrets func(*config.Config)
+
+// hardenProcess takes the secrets the configuration read out of the
+// process's environment, where /proc/<pid>/environ would show them to any
+// process of the same user (a child MCP server among them), and makes the
+// process non-dumpable, which closes its memory to those that are not
+// root. Root's children are kept out by their sandbox (see package hub).
+func hardenProcess(cfg *config.Config) {
+	if err := harden.ForgetEnv(cfg.SecretEnv()); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpgram: warning:", err)
+	}
+	if err := harden.NotDumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpgram: warning:", err)
+	}
+}
+
+// snapshotEnv returns a lookup over a copy of env.
+func snapshotEnv(env []string) func(string) (string, bool) {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			if _, dup := m[k]; !dup {
+				m[k] = v
+			}
+		}
+	}
+	return func(name string) (string, bool) {
+		v, ok := m[name]
+		return v, ok
 	}
 }
 
@@ -143,6 +183,9 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		cfg, err := config.Load(cmd.Flags(), getenv)
 		if err != nil {
 			return nil, fmt.Errorf("configuration: %w", err)
+		}
+		if protectSecrets != nil {
+			protectSecrets(cfg)
 		}
 		return cfg, nil
 	}

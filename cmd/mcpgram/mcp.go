@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/lines"
@@ -23,6 +24,7 @@ func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*hu
 	if err != nil {
 		return nil, err
 	}
+	logSandboxes(cfg, logger)
 	if err := h.Start(ctx); err != nil {
 		closeAndWarn(h, logger)
 		return nil, err
@@ -116,35 +118,60 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	return nil
 }
 
-// printServers writes one line per server and one indented line per tool.
+// printServers writes one line per server, one indented line per tool,
+// and a line marked "!" for each note of what the hub refused or cut of
+// the server's catalog. What a server wrote goes through render.Visible:
+// an escape sequence or a direction override would rewrite the terminal.
 func printServers(w io.Writer, cat hub.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range cat.Servers {
-		fmt.Fprintf(tw, "%s\t%s\n", s.Name, serverState(s))
+		fmt.Fprintf(tw, "%s\t%s\n", render.Visible(s.Name), render.Visible(serverState(s)))
 		for _, t := range s.Tools {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, summary(t.Description, 90))
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, render.Visible(summary(t.Description, 90)))
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(tw, "  ! %s\n", render.Visible(n))
 		}
 	}
 	return tw.Flush()
 }
 
-// serverState says in a few words how a server is.
+// serverState says in a few words how a server is, and how it is
+// confined.
 func serverState(s hub.ServerInfo) string {
+	var out string
 	switch s.Status {
 	case hub.StatusRunning:
+		out = fmt.Sprintf("running, %d tools", len(s.Tools))
 		if len(s.Tools) == 1 {
-			return "running, 1 tool"
+			out = "running, 1 tool"
 		}
-		return fmt.Sprintf("running, %d tools", len(s.Tools))
 	case hub.StatusFailed:
-		out := "failed: " + s.Error
+		out = "failed: " + s.Error
 		if s.LastStderr != "" && !strings.Contains(s.Error, s.LastStderr) {
 			out += " (stderr: " + s.LastStderr + ")"
 		}
-		return out
 	default:
-		return string(s.Status)
+		out = string(s.Status)
 	}
+	return out + sandboxState(s)
+}
+
+// sandboxState says how a stdio server is confined; a server that would
+// run unconfined, or whose sandbox cannot hide some of the bot's files,
+// is said so plainly. Remote servers run elsewhere: nothing to say.
+func sandboxState(s hub.ServerInfo) string {
+	switch {
+	case s.Sandbox != "" && len(s.Exposed) > 0:
+		return "; sandboxed (" + s.Sandbox + ") but it can read " + strings.Join(s.Exposed, ", ") + ", in a folder it needs"
+	case s.Sandbox != "":
+		return "; sandboxed (" + s.Sandbox + ")"
+	case s.NotSandboxed != "" && s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
+		return ""
+	case s.NotSandboxed != "":
+		return "; NOT SANDBOXED: " + s.NotSandboxed
+	}
+	return ""
 }
 
 // summary is the first line of a description, cut to max runes so that

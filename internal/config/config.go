@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/spf13/pflag"
@@ -65,6 +66,7 @@ var Settings = []Setting{
 	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
 	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns and /retry, counted from when each was last sent: a duration such as 720h, or days such as 30d; then the history says the image is no longer kept"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
+	{Name: "MCP_SANDBOX", Default: "auto", Help: "how stdio MCP servers run: auto (in a sandbox where this machine offers one, bubblewrap or else Landlock, and unconfined with a warning where none), required (sandboxed or not started), bubblewrap or landlock (that one or not started), or off; a server's \"sandbox\" field in the settings file overrides it"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "postgres://user:password@host:5432/database keeps everything in PostgreSQL instead, for several instances sharing one store; empty: SQLite at DATABASE_PATH"},
 	{Name: "CHAT_LEASE", Default: "30s", Help: "PostgreSQL only: how long a chat stays with an instance that stopped renewing its lease (it died); another instance then takes the chat, and the turn that was running"},
@@ -118,7 +120,10 @@ type Config struct {
 	// MediaRetention is how long images users sent are kept.
 	MediaRetention time.Duration
 
-	MCPSettings  string
+	MCPSettings string
+	// Sandbox is how stdio MCP servers run whose entries say nothing
+	// (MCP_SANDBOX).
+	Sandbox      hub.SandboxMode
 	DatabasePath string
 	// DatabaseURL, when set, selects PostgreSQL over the SQLite file at
 	// DatabasePath.
@@ -146,6 +151,11 @@ type Config struct {
 
 	// File is the mcpgram.yaml that was read, if any.
 	File string
+	// envFile is the .env file that was read, if any, and secretFiles the
+	// files that NAME_FILE settings named: with File and the database,
+	// what Protected lists.
+	envFile     string
+	secretFiles []string
 
 	values map[string]string
 	// getenv and dotenv answer LookupEnv.
@@ -221,14 +231,11 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		return nil, fmt.Errorf("config file %s: %w", file, err)
 	}
 
-	dotenv := map[string]string{}
-	if path := flagString(fs, "env-file"); path != "" {
-		m, err := readDotEnv(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		dotenv = m
+	dotenv, envFile, err := envFileOf(fs)
+	if err != nil {
+		return nil, err
 	}
+	var secretFiles []string
 
 	values := map[string]string{}
 	for _, s := range Settings {
@@ -240,9 +247,12 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 			val = e
 		}
 		if s.Secret {
-			sec, err := secretFromFile(s.Name, dotenv, getenv)
+			sec, file, err := secretFromFile(s.Name, dotenv, getenv)
 			if err != nil {
 				return nil, err
+			}
+			if file != "" {
+				secretFiles = append(secretFiles, file)
 			}
 			if sec != "" && val == "" {
 				val = sec
@@ -265,11 +275,29 @@ func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error
 		return nil, err
 	}
 	c.File = cfgFile
+	c.envFile, c.secretFiles = envFile, secretFiles
 	c.getenv, c.dotenv = getenv, dotenv
 	if err := c.profiles(cfgFile, models); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// envFileOf reads the .env file --env-file names, if it exists, and
+// returns its variables and its path ("" when there was none).
+func envFileOf(fs *pflag.FlagSet) (map[string]string, string, error) {
+	path := flagString(fs, "env-file")
+	if path == "" {
+		return map[string]string{}, "", nil
+	}
+	m, err := readDotEnv(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return m, path, nil
 }
 
 // LookupEnv looks a variable up the way settings are: the environment
@@ -340,20 +368,21 @@ func flagString(fs *pflag.FlagSet, name string) string {
 }
 
 // secretFromFile reads NAME_FILE (from the environment or .env), the way
-// container secrets are usually mounted.
-func secretFromFile(name string, dotenv map[string]string, getenv func(string) (string, bool)) (string, error) {
+// container secrets are usually mounted, and returns the secret and the
+// file's path.
+func secretFromFile(name string, dotenv map[string]string, getenv func(string) (string, bool)) (secret, file string, err error) {
 	path, ok := getenv(name + "_FILE")
 	if !ok {
 		path, ok = dotenv[name+"_FILE"]
 	}
 	if !ok || path == "" {
-		return "", nil
+		return "", "", nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("%s_FILE: %w", name, err)
+		return "", "", fmt.Errorf("%s_FILE: %w", name, err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	return strings.TrimSpace(string(b)), path, nil
 }
 
 func parse(values map[string]string) (*Config, error) {
@@ -364,6 +393,7 @@ func parse(values map[string]string) (*Config, error) {
 		OpenAIBaseURL:  strings.TrimRight(values["OPENAI_BASE_URL"], "/"),
 		Model:          values["OPENAI_MODEL"],
 		MCPSettings:    values["MCP_SETTINGS"],
+		Sandbox:        hub.SandboxMode(strings.ToLower(values["MCP_SANDBOX"])),
 		DatabasePath:   values["DATABASE_PATH"],
 		DatabaseURL:    values["DATABASE_URL"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
@@ -446,6 +476,9 @@ func parse(values map[string]string) (*Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: want text or json, got %q", values["LOG_FORMAT"]))
+	}
+	if _, err := hub.ParseSandboxMode(string(c.Sandbox)); err != nil {
+		errs = append(errs, fmt.Errorf("MCP_SANDBOX: %w", err))
 	}
 	errs = append(errs, c.checkMode(values)...)
 	if a := c.HTTPListen; a != "" {

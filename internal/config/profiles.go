@@ -231,9 +231,12 @@ func (c *Config) lookupKey(where, name string) (string, error) {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
-	key, err := secretFromFile(name, c.dotenv, getenv)
+	key, file, err := secretFromFile(name, c.dotenv, getenv)
 	if err != nil {
 		return "", fmt.Errorf("%s.api_key_env: %w", where, err)
+	}
+	if file != "" {
+		c.secretFiles = append(c.secretFiles, file)
 	}
 	return key, nil
 }

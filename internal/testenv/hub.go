@@ -94,3 +94,27 @@ func Running(t testing.TB, h *hub.Hub) {
 		}
 	}
 }
+
+// RequireSandboxEnv names the variable that makes a missing sandbox fail
+// the tests that need it instead of skipping them, as CI sets it.
+const RequireSandboxEnv = "MCPGRAM_REQUIRE_SANDBOX"
+
+// RequireSandbox skips the test, loudly, where this machine cannot run MCP
+// servers in the sandbox engine names ("bubblewrap" or "landlock"), and
+// fails it instead with MCPGRAM_REQUIRE_SANDBOX=1.
+func RequireSandbox(t testing.TB, engine string) {
+	t.Helper()
+	s := hub.Sandboxes()
+	why := s.LandlockErr
+	if engine == "bubblewrap" {
+		why = s.BubblewrapErr
+	}
+	if why == "" {
+		return
+	}
+	msg := "SKIPPED LOUDLY: no " + engine + " sandbox here (" + why + "); on Debian, apt-get install -y bubblewrap"
+	if os.Getenv(RequireSandboxEnv) == "1" {
+		t.Fatal(msg + "; " + RequireSandboxEnv + "=1 requires it")
+	}
+	t.Skip(msg)
+}

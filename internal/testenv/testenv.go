@@ -50,7 +50,7 @@ type binaries struct {
 
 var (
 	bundled     = &binaries{pkgs: []string{"./mcp-servers/..."}, src: "mcp-servers"}
-	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw"}, src: filepath.Join("hub", "testdata")}
+	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw", "./hub/testdata/hostile"}, src: filepath.Join("hub", "testdata")}
 )
 
 // path returns the binary named name of the set, building the set first
@@ -79,7 +79,7 @@ func Bundled(t testing.TB, name string) string {
 }
 
 // TestServer returns the path of the named test server of hub/testdata
-// ("echo" or "raw"), built once.
+// ("echo", "raw" or "hostile"), built once.
 func TestServer(t testing.TB, name string) string {
 	t.Helper()
 	return testServers.path(t, name)

@@ -2,8 +2,11 @@
 // run against, so that they need nothing but Go: it echoes, adds, reports
 // who called it and what environment it got, sleeps, holds calls until
 // enough are in flight at once, crashes on demand, returns an image, an
-// error and every kind of content, serves resources, and can spawn a
-// grandchild process.
+// error and every kind of content, serves resources, dials a TCP address,
+// can spawn a
+// grandchild process, and can be a server that outlives its closed stdin
+// and cleans up, slowly, on SIGTERM (ECHO_TERM_FILE), or ignores that too
+// (with ECHO_IGNORE_TERM).
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -47,9 +51,23 @@ func main() {
 	if os.Getenv("ECHO_IGNORE_TERM") != "" {
 		signal.Ignore(syscall.SIGTERM)
 	}
+	termFile := os.Getenv("ECHO_TERM_FILE")
+	if termFile != "" && os.Getenv("ECHO_IGNORE_TERM") == "" {
+		go cleanUpOnTerm(termFile)
+	}
 	fmt.Fprintln(os.Stderr, "echo: starting")
 
 	s := server.NewMCPServer("echo", "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true))
+	// ECHO_EXTRA_TOOLS adds tools, a JSON list of {"name", "description"}:
+	// names and descriptions a hostile server might offer.
+	var extra []struct{ Name, Description string }
+	_ = json.Unmarshal([]byte(os.Getenv("ECHO_EXTRA_TOOLS")), &extra)
+	for _, t := range extra {
+		s.AddTool(mcp.NewTool(t.Name, mcp.WithDescription(t.Description)),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText(t.Name), nil
+			})
+	}
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes its message."),
 		mcp.WithString("message", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -80,6 +98,16 @@ func main() {
 	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("Reports its process id.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
+		})
+	s.AddTool(mcp.NewTool("dial", mcp.WithDescription("Connects to a TCP address and says whether it could."),
+		mcp.WithString("address", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			conn, err := net.DialTimeout("tcp", req.GetString("address", ""), 5*time.Second)
+			if err != nil {
+				return mcp.NewToolResultText(err.Error()), nil
+			}
+			conn.Close()
+			return mcp.NewToolResultText("connected"), nil
 		})
 	s.AddTool(mcp.NewTool("cwd", mcp.WithDescription("Reports its working folder.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -145,11 +173,11 @@ func main() {
 				mcp.NewResourceLink("echo://link", "link", "a link", "text/plain"),
 			}}, nil
 		})
-	s.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Adds a tool named by name."),
-		mcp.WithString("name", mcp.Required())),
+	s.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Adds a tool named by name, described by description."),
+		mcp.WithString("name", mcp.Required()), mcp.WithString("description")),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			name := req.GetString("name", "extra")
-			s.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time.")),
+			s.AddTool(mcp.NewTool(name, mcp.WithDescription(req.GetString("description", "Added at run time."))),
 				func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					return mcp.NewToolResultText(name), nil
 				})
@@ -174,6 +202,22 @@ func main() {
 	if err := server.ServeStdio(s, server.WithWorkerPoolSize(32)); err != nil {
 		log.Fatal(err)
 	}
+	if termFile != "" {
+		select {} // deaf to its closed stdin: only SIGTERM ends it
+	}
+}
+
+// cleanUpOnTerm ends the server on SIGTERM as a careful one does: it takes
+// a moment to put its work away, then writes to file that it did.
+func cleanUpOnTerm(file string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	<-sig
+	time.Sleep(300 * time.Millisecond)
+	if err := os.WriteFile(file, []byte("cleaned up"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	os.Exit(0)
 }
 
 func spawnGrandchild(pidfile string) {

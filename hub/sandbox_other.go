@@ -1,0 +1,17 @@
+//go:build !linux
+
+package hub
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// Both sandboxes are Linux's.
+func probeSandboxes() SandboxSupport {
+	return SandboxSupport{BubblewrapErr: "sandboxes need Linux", LandlockErr: "sandboxes need Linux"}
+}
+
+func startLandlocked(*exec.Cmd, view, int) ([]string, error) {
+	return nil, errors.New("Landlock needs Linux")
+}
