@@ -25,7 +25,9 @@ func memoryStack(t *testing.T) *stack {
 	s.settings = testenv.WriteSettings(t, dir, map[string]any{
 		"memory": map[string]any{
 			"command": testenv.Bundled(t, "mcp-memory"), "autoApprove": []string{"memory"},
-			"env": map[string]string{"MEMORY_DB_PATH": filepath.Join(dir, "memory.db")},
+			// A folder of its own: its sandbox lets it write nowhere the
+			// bot's files are.
+			"env": map[string]string{"MEMORY_DB_PATH": filepath.Join(t.TempDir(), "memory.db")},
 		},
 	})
 	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
