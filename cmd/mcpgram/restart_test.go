@@ -33,6 +33,15 @@ func waitAllAnswered(t *testing.T, tg *tgfake.Server, timeout time.Duration) {
 	})
 }
 
+// logged counts the lines of the instances' logs that hold s.
+func (cl *cluster) logged(s string) int {
+	n := 0
+	for _, l := range cl.logs {
+		n += strings.Count(l.String(), s)
+	}
+	return n
+}
+
 // wrong counts the messages telling a user that their request failed.
 func wrong(tg *tgfake.Server) int {
 	n := 0
@@ -62,8 +71,8 @@ func TestScaleDatabaseRestart(t *testing.T) {
 	pg.Restart(t)
 	restarted := time.Now()
 	waitAllAnswered(t, cl.tg, 90*time.Second)
-	t.Logf("all answered %v after the restart; answers repeated: %d",
-		time.Since(restarted).Round(time.Millisecond), checkAnswers(t, cl.tg))
+	t.Logf("all answered %v after the restart; answers repeated: %d; updates run again: %d; chats' leases lost: %d",
+		time.Since(restarted).Round(time.Millisecond), checkAnswers(t, cl.tg), cl.logged("runs again once"), cl.logged("lost the lease"))
 	if n := wrong(cl.tg); n != 0 {
 		t.Errorf("%d users were told something went wrong", n)
 	}
@@ -90,8 +99,8 @@ func TestScaleDatabaseStopped(t *testing.T) {
 	pg.Start(t)
 	back := time.Now()
 	waitAllAnswered(t, cl.tg, 120*time.Second)
-	t.Logf("all answered %v after the database came back; answers repeated: %d",
-		time.Since(back).Round(time.Millisecond), checkAnswers(t, cl.tg))
+	t.Logf("all answered %v after the database came back; answers repeated: %d; updates run again: %d; chats' leases lost: %d",
+		time.Since(back).Round(time.Millisecond), checkAnswers(t, cl.tg), cl.logged("runs again once"), cl.logged("lost the lease"))
 	if n := wrong(cl.tg); n != 0 {
 		t.Errorf("%d users were told something went wrong", n)
 	}
