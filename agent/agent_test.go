@@ -3,9 +3,11 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -773,5 +776,48 @@ func TestCallWaitsForAStartingServer(t *testing.T) {
 	}
 	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "after the start") {
 		t.Errorf("the model read %q", res)
+	}
+}
+
+// awayStore is a store whose database goes away: while down, its writes
+// fail as an engine's do past its retries.
+type awayStore struct {
+	agent.Store
+	down atomic.Bool
+}
+
+func (s *awayStore) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) {
+	if s.down.Load() {
+		return 0, fmt.Errorf("append: %w: connection refused", store.ErrUnavailable)
+	}
+	return s.Store.AppendTurn(ctx, w)
+}
+
+// A store that cannot be reached ends the turn with an error wrapping
+// store.ErrUnavailable and no terminal event: the user is not told it
+// failed, for the front end runs the request again later; run again once
+// the store is back, it is answered.
+func TestStoreUnavailable(t *testing.T) {
+	t.Parallel()
+	away := &awayStore{}
+	e := newEnv(t, llmfake.Script(llmfake.Text(complete("First.")), llmfake.Text(complete("Again."))),
+		setup{config: func(w *wiring) { away.Store = w.Store; w.Store = away }})
+	away.down.Store(true)
+	r, err := e.turn(agent.Request{Caller: alice, Text: "hello"})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("err = %v, want ErrUnavailable", err)
+	}
+	for _, ev := range r.all() {
+		switch ev.Kind {
+		case agent.EventAnswer, agent.EventQuestion, agent.EventApproval, agent.EventError:
+			t.Errorf("the turn ended with %+v, want no terminal event", ev)
+		}
+	}
+	away.down.Store(false)
+	if got := e.say("hello").last(t); got.Kind != agent.EventAnswer || got.Text != "Again." {
+		t.Errorf("run again: %+v, want the answer", got)
+	}
+	if h := e.history(); len(h) != 2 {
+		t.Errorf("history %+v, want the message and its answer, once", h)
 	}
 }

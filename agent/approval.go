@@ -68,6 +68,7 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
+	t.overBudget = req.overBudget
 	c := &b.Calls[i]
 	switch {
 	case d.Approve && d.Always && !c.Consent:
@@ -116,4 +117,20 @@ func (t *turn) resume(ctx context.Context, b *batch) error {
 		return err
 	}
 	return t.loop(ctx)
+}
+
+// settleOverBudget is resume without the model: b's calls settle, and the
+// turn ends with msg, the budget's sentence. The model's next word would
+// be new work for a user over the daily budget (see Agent.overBudget).
+func (t *turn) settleOverBudget(ctx context.Context, b *batch, msg string) error {
+	t.runReady(ctx, b)
+	if ended, err := t.settle(ctx, b, ""); ended || err != nil {
+		return err
+	}
+	if err := t.appendEnding(ctx, outcomeBudget, ""); err != nil {
+		return t.fail(ctx, msgInternal, err)
+	}
+	t.logger.Info("turn stopped: over the daily token budget", "user", t.caller.UserID)
+	t.emit.end(Event{Kind: EventError, Text: msg}, outcomeBudget, "")
+	return nil
 }

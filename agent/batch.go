@@ -26,6 +26,9 @@ type batch struct {
 	Calls []batchCall `json:"calls"`
 	// Feedback on blocks that were not acted on, sent after the results.
 	Feedback string `json:"feedback,omitempty"`
+	// OverBudget: the reply was written by a turn that ran over the
+	// user's daily budget (see Agent.overBudget).
+	OverBudget bool `json:"over_budget,omitempty"`
 }
 
 type batchCall struct {

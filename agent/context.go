@@ -20,7 +20,8 @@ const bytesPerToken = 4
 // start of the current turn, which fit always keeps whole. fit then
 // keeps of it exactly what it keeps of the whole conversation (see fit),
 // and a long conversation costs a turn no more than one that just fills
-// the budget. Without a budget, all of it.
+// the budget. It returns what is stored; the caller's view of it (see
+// visibleTo) holds the bytes. Without a budget, all of it.
 func (t *turn) readHistory(ctx context.Context, conv int64) ([]store.Message, error) {
 	budget := t.profile.ContextTokens
 	if budget <= 0 {
@@ -32,15 +33,25 @@ func (t *turn) readHistory(ctx context.Context, conv int64) ([]store.Message, er
 		if err != nil {
 			return nil, err
 		}
-		n := 0
-		for _, m := range msgs {
-			n += len(m.Content)
+		if size(msgs) < want {
+			return msgs, nil // all of it
 		}
-		if n < want || slices.ContainsFunc(msgs, startsTurn) {
-			return msgs, nil // all of it, or the current turn's start
+		// In a group, what the caller sees of it (visibleTo) must fill the
+		// budget: other members' per-user results may be shorter for them.
+		if seen := visibleTo(msgs, t.caller.UserID); size(seen) >= want && slices.ContainsFunc(seen, startsTurn) {
+			return msgs, nil // enough, and the current turn's start
 		}
 		want *= 2
 	}
+}
+
+// size is the bytes of msgs' contents.
+func size(msgs []store.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+	}
+	return n
 }
 
 // estimate guesses the tokens of s: about 4 bytes a token for English and

@@ -77,5 +77,14 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 			t.deny(ctx, &b.Calls[i], "expired")
 		}
 	}
+	if b.OverBudget {
+		msg, err := a.budgetSpent(ctx, id, caller)
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			return t.settleOverBudget(ctx, b, msg)
+		}
+	}
 	return t.resume(ctx, b)
 }

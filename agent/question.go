@@ -15,14 +15,18 @@ import (
 type questionPayload struct {
 	Question string   `json:"question"`
 	Options  []string `json:"options,omitempty"`
+	// OverBudget: asked by a turn that ran over the user's daily budget
+	// (see Agent.overBudget).
+	OverBudget bool `json:"over_budget,omitempty"`
 }
 
 // ask stores the follow-up question and ends the turn with it.
 func (t *turn) ask(ctx context.Context, visible string, call executor.Call) error {
-	payload, err := json.Marshal(questionPayload{Question: call.Question, Options: call.Options})
+	payload, err := json.Marshal(questionPayload{Question: call.Question, Options: call.Options, OverBudget: t.overBudget})
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
+	t.shareLast(questionShown(visible, call))
 	if err := t.append(ctx); err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
@@ -57,6 +61,7 @@ func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
+	t.overBudget = req.overBudget
 	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>"})
 	return t.loop(ctx)
 }

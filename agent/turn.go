@@ -47,6 +47,10 @@ type Request struct {
 	Exempt bool
 	// TurnID ties the turn's log lines together; "" gets a new one.
 	TurnID string
+
+	// overBudget: the user is over the day's budget, and the request is
+	// let run as the end of the one that crossed it.
+	overBudget bool
 }
 
 // An Answer is the press of one option of a follow-up question.
@@ -82,7 +86,12 @@ const (
 // request; an error after emitting EventError (ctx's error when ctx was
 // cancelled; ErrOverBudget, without calling the model, when the user has
 // used up the day's tokens); and ErrNotYours or ErrStale, having emitted
-// nothing, for a press that cannot be honoured. A Request without exactly
+// nothing, for a press that cannot be honoured. When the store cannot be
+// reached (a database restarting, past the store's own retries), it
+// returns an error wrapping store.ErrUnavailable without a terminal
+// event: the request is to run again once the store is back, as after a
+// crash (a call that ran is then "outcome unknown" to the model, not
+// made again blindly). A Request without exactly
 // one of Text, Answer and Decision is an error, with no events. emit is
 // never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
@@ -93,8 +102,8 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		req.TurnID = NewTurnID()
 	}
 	ctx = withTurn(ctx, req.TurnID, req.Caller)
-	if a.refuseOverBudget(ctx, req, emit) {
-		return ErrOverBudget
+	if refused, err := a.refuseOverBudget(ctx, &req, emit); err != nil || refused {
+		return cmp.Or(err, ErrOverBudget)
 	}
 	unlock, err := a.lock(ctx, req.Caller.ChatID)
 	if err != nil {
@@ -114,6 +123,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
+	t.overBudget = req.overBudget
 	if req.Retry {
 		return t.retry(ctx)
 	}
@@ -132,12 +142,17 @@ func (t *turn) message(ctx context.Context, req Request) error {
 	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if calls := unanswered(t.history); len(calls) > 0 {
+		if calls := unanswered(t.stored); len(calls) > 0 {
 			// The bot stopped while these calls ran: the model learns that
-			// their outcome is unknown. The message that started them is
-			// the one replayed now, unless the user wrote another.
-			t.unsaved = append(t.unsaved, outcomeUnknown(calls)...)
-			if n := len(t.history); n >= 2 && t.history[n-2].Role == RoleUser && t.history[n-2].Content == user {
+			// their outcome is unknown, as whoever made them reads it. The
+			// message that started them is the one replayed now, unless
+			// the user wrote another.
+			owner := t.stored[len(t.stored)-1].OnlyFor
+			for _, m := range outcomeUnknown(calls) {
+				m.OnlyFor = owner
+				t.unsaved = append(t.unsaved, m)
+			}
+			if n := len(t.stored); n >= 2 && t.stored[n-2].Role == RoleUser && t.stored[n-2].Content == user {
 				return t.loop(ctx)
 			}
 		}
@@ -222,10 +237,16 @@ func btoi(b bool) int {
 
 // A turn is the state of one running Turn.
 type turn struct {
-	a       *Agent
-	caller  hub.Caller
-	conv    int64
+	a      *Agent
+	caller hub.Caller
+	conv   int64
+	// history is what the caller's turns read of the conversation (see
+	// visibleTo); stored is all of it as stored when the turn started.
 	history []store.Message
+	stored  []store.Message
+	// private: the turn's next messages are the caller's alone (see
+	// markAudience).
+	private bool
 	emit    *emitter
 	// logger carries the turn's id and chat on every line.
 	logger *slog.Logger
@@ -274,6 +295,11 @@ type turn struct {
 	loaded     []prompt.ToolRef
 	searches   []store.Search
 
+	// overBudget: the turn runs over the user's daily budget, finishing
+	// the request that crossed it; what it asks is marked so (see
+	// Agent.overBudget).
+	overBudget bool
+
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
@@ -311,8 +337,16 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 		}
 	}
 	t.conv = conv
-	t.history, err = t.readHistory(ctx, conv)
-	return t, err
+	if t.stored, err = t.readHistory(ctx, conv); err != nil {
+		return t, err
+	}
+	t.history = visibleTo(t.stored, caller.UserID)
+	if n := len(t.stored); n > 0 {
+		// The caller's stretch of per-user results goes on (see
+		// markAudience): their turn after an approval, say.
+		t.private = t.stored[n-1].OnlyFor == caller.UserID
+	}
+	return t, nil
 }
 
 // An emitter keeps the promise of one terminal event and no concurrent
@@ -422,6 +456,13 @@ func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err e
 	if ctx.Err() != nil {
 		return t.cancelled(ctx)
 	}
+	if errors.Is(err, store.ErrUnavailable) {
+		// The database is away, not the request wrong: it is to run
+		// again once the database is back, and ends here without a word
+		// to the user (see Turn). What it did not store is done again.
+		t.logger.Warn("the database is unavailable; the request is to run again", "user", t.caller.UserID, "err", err)
+		return err
+	}
 	t.logger.Error("turn failed", "user", t.caller.UserID, "err", err)
 	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {
 		t.logger.Error("store the failed turn's messages", "err", err)
@@ -460,11 +501,14 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	if len(all) == 0 && len(t.audits) == 0 && len(t.usage) == 0 {
 		return nil // nothing to carry the record: end stores it alone
 	}
+	private := t.private
+	t.markAudience(all)
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
 		ReplaceFrom: t.replaceFrom, Turn: ending,
 	})
 	if err != nil {
+		t.private = private // the next write marks the same messages again
 		return err
 	}
 	if ending != nil {
@@ -472,7 +516,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	}
 	t.replaceFrom = 0
 	t.conv = conv
-	t.history = append(t.history, all...)
+	t.history = append(t.history, visibleTo(all, t.caller.UserID)...)
 	t.unsaved, t.audits, t.usage = nil, nil, nil
 	return nil
 }
@@ -500,6 +544,9 @@ func (t *turn) loop(ctx context.Context) error {
 		plan := t.prepare(ctx, cat, reply)
 		if len(resp.ToolCalls) > 0 && t.tools != nil {
 			nativeFeedback(&plan, t.tools.set)
+		}
+		if perUser(t.catalog(), plan) {
+			t.unsaved[len(t.unsaved)-1].OnlyFor = t.caller.UserID
 		}
 		t.countFormat(t.catalog(), reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
@@ -566,6 +613,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 	}
 	b := newBatch(plan)
 	t.runSearches(b)
+	b.OverBudget = t.overBudget
 	if b.ready() {
 		// Write-ahead: the reply with its calls is stored before any of
 		// them runs, so that after a crash the model sees what it set
@@ -586,6 +634,7 @@ func (t *turn) act(ctx context.Context, plan executor.Plan, visible string) (end
 
 // finish stores the reply and ends the turn with answer.
 func (t *turn) finish(ctx context.Context, answer string) error {
+	t.shareLast(answer)
 	if err := t.appendEnding(ctx, "answer", ""); err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
@@ -707,6 +756,9 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	if err != nil {
 		if debug {
 			t.logger.Debug("model call", "outcome", outcome, "duration", d, "native", native)
+		}
+		if le := (*llm.Error)(nil); errors.As(err, &le) && le.Kind == llm.KindTooLong {
+			t.spentCut(msgs, le.Read)
 		}
 		return nil, "", toolcall.Reply{}, err
 	}

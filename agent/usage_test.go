@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -235,16 +236,29 @@ func TestBudget(t *testing.T) {
 		t.Errorf("another user: %+v, want the answer", got)
 	}
 
-	// An open question is answered, by a press or typed, over budget too.
+	// Over the budget, the request that crossed it may finish: its
+	// question is answered (pressed here, or typed); the question that
+	// answer asks is new work, refused, typed or pressed.
 	q := mustTurn(t, e, agent.Request{Caller: alice, Text: "please ask", Exempt: true})
 	if q.Kind != agent.EventQuestion {
 		t.Fatalf("exempt question turn: %+v", q)
 	}
-	if got := mustTurn(t, e, agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID, Option: 1}}); got.Kind != agent.EventQuestion {
-		t.Errorf("pressed answer over budget: %+v, want the turn to go on", got)
+	again := mustTurn(t, e, agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID, Option: 1}})
+	if again.Kind != agent.EventQuestion {
+		t.Fatalf("pressed answer over budget: %+v, want the turn to go on", again)
 	}
-	if got := mustTurn(t, e, agent.Request{Caller: alice, Text: "typed answer"}); got.Kind != agent.EventAnswer {
-		t.Errorf("typed answer over budget: %+v, want the turn to go on", got)
+	calls = len(e.model.Calls())
+	for _, req := range []agent.Request{
+		{Caller: alice, Text: "typed answer"},
+		{Caller: alice, Answer: &agent.Answer{PendingID: again.Question.PendingID, Option: 1}},
+	} {
+		r, err := e.turn(req)
+		if got := r.last(t); !errors.Is(err, agent.ErrOverBudget) || !strings.Contains(got.Text, "token budget") {
+			t.Errorf("answer to the question of a turn over budget: %+v (%v), want the budget message", got, err)
+		}
+	}
+	if n := len(e.model.Calls()); n != calls {
+		t.Errorf("the model was called %d times for answers over budget", n-calls)
 	}
 
 	e.advance(14*time.Hour + 31*time.Minute) // 00:00:40 UTC, the next day
@@ -255,8 +269,8 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Budget != 10 || u.Today.Calls != 1 || u.Month.Calls != 6 || !u.Resets.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("Usage = %+v, want budget 10, 1 call today, 6 this month, reset at the 23rd", u)
+	if u.Budget != 10 || u.Today.Calls != 1 || u.Month.Calls != 5 || !u.Resets.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("Usage = %+v, want budget 10, 1 call today, 5 this month, reset at the 23rd", u)
 	}
 }
 
@@ -386,5 +400,64 @@ func TestStatsRecorded(t *testing.T) {
 		if got := [3]int64{tool.Calls, tool.Failed, tool.Denied}; got != wantTools[tool.Server+"/"+tool.Tool] {
 			t.Errorf("tool %s/%s: calls, failed, denied = %v, want %v", tool.Server, tool.Tool, got, wantTools[tool.Server+"/"+tool.Tool])
 		}
+	}
+}
+
+// A model that streams without end is cut at its reply's bound: the turn
+// ends with a sentence saying so, and what the endpoint streamed until
+// then counts against the user's tokens, so that a runaway endpoint does
+// not spend the day's budget unseen.
+func TestRunawayReplyEndsTheTurn(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply {
+		return llmfake.Reply{Chunks: []string{"and on "}, Endless: true}
+	}, setup{config: func(w *wiring) { w.MaxTokens = 64; w.Metrics = m }})
+	got := e.say("tell me everything").last(t)
+	if got.Kind != agent.EventError || !strings.Contains(got.Text, "too long") {
+		t.Fatalf("the turn ended with %+v, want the sentence that the reply was too long", got)
+	}
+	u, err := e.db.DayUsage(context.Background(), alice.UserID, e.clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := int64(64 * llm.BytesPerToken); u.Out < bound/4 || u.In == 0 {
+		t.Errorf("tokens counted %+v, want at least %d out (the %d bytes streamed) and the prompt in", u, bound/4, bound)
+	}
+	if got := sample(t, m, "mcpgram_model_calls_total", "model", "fake", "outcome", "too_long"); got != 1 {
+		t.Errorf("model calls counted too long = %v, want 1", got)
+	}
+}
+
+// An approval asked by a turn over the budget is new work too: pressed,
+// it is refused; left to expire, it is denied without calling the model,
+// which would otherwise carry on, and ask again, every ten minutes.
+func TestBudgetApprovalOverBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(useTool("echo", "add", sum)) },
+		setup{servers: map[string]any{"echo": testenv.EchoEntry(t, "echo")}, config: func(c *wiring) { c.TokenBudgetPerUserDay = 10 }})
+	first := e.askApproval("please add") // under the budget, and crosses it
+	r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: first.PendingID, Approve: true}})
+	got := r.last(t)
+	if err != nil || got.Kind != agent.EventApproval {
+		t.Fatalf("the approval of the turn that crossed the budget: %+v (%v), want the turn to go on", got, err)
+	}
+	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: got.Approval.PendingID, Approve: true}})
+	if got := r.last(t); !errors.Is(err, agent.ErrOverBudget) || !strings.Contains(got.Text, "token budget") {
+		t.Errorf("the approval of a turn over the budget, pressed: %+v (%v), want the budget message", got, err)
+	}
+	calls := len(e.model.Calls())
+	r = &recorder{}
+	if err := e.agent.Expire(context.Background(), e.advance(time.Hour), func(string) func(agent.Event) { return r.emit }); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "token budget") {
+		t.Errorf("the approval of a turn over the budget, expired: %+v, want the budget message", got)
+	}
+	if n := len(e.model.Calls()); n != calls {
+		t.Errorf("the model was called %d times after the expiry", n-calls)
+	}
+	if h := e.history(); !strings.Contains(h[len(h)-1].Content, "denied") {
+		t.Errorf("the history ends with %q, want the denial the model reads next time", h[len(h)-1].Content)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/dispatch"
 )
 
 // Who may use the bot, and how fast: ALLOWED_USER_IDS and ADMIN_USER_IDS,
@@ -45,7 +47,13 @@ func (b *Bot) refuse(user int64) bool {
 
 // allow applies the per-user rate limit; warn is true the first time a
 // user is refused in a row.
+//
+// An update run again (its turn found the database away, see
+// dispatch.RunAgain) was counted the first time: it is not counted again.
 func (b *Bot) allow(ctx context.Context, user int64) (ok, warn bool) {
+	if dispatch.Attempt(ctx) > 1 {
+		return true, false
+	}
 	return b.users.Allow(ctx, user)
 }
 

@@ -95,7 +95,6 @@ func (b *Bot) closeCard(ctx context.Context, c *card, line string) {
 }
 
 func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int, q *agent.Question) {
-	html := "❓ " + render.HTML(q.Text)
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
 		data := callback.Data{Kind: callback.Option, Pending: q.PendingID, Option: i}.String()
@@ -105,14 +104,13 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 	if len(rows) > 0 {
 		markup = tgbotapi.NewInlineKeyboardMarkup(rows...)
 	}
-	m, err := b.tg.SendLong(ctx, chatID, replyTo, html, markup)
+	m, last, err := b.sendBounded(ctx, chatID, replyTo, "❓ "+q.Text, "question", markup)
 	if err != nil {
 		b.logger.Error("send question", "chat", chatID, "err", err)
 		return
 	}
 	if len(rows) > 0 {
-		parts := render.Split(html, render.MaxMessageLen)
-		b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: q.PendingID, kind: "question", user: user, html: parts[len(parts)-1], options: q.Options})
+		b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: q.PendingID, kind: "question", user: user, html: last, options: q.Options})
 	}
 }
 

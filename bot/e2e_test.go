@@ -44,11 +44,11 @@ func complete(result string) string {
 }
 
 // longMarkdown is a reply well over 4096 characters, full of what HTML
-// mode must escape.
+// mode must escape, within the four messages an answer may take.
 func longMarkdown() string {
 	var b strings.Builder
 	b.WriteString("# Results <&>\n\n")
-	for i := range 150 {
+	for i := range 100 {
 		fmt.Fprintf(&b, "%d. **Item %d** has `a<b && c>d` and [a link](https://example.com/?q=%d&r=<x>) & more <stuff>\n", i+1, i, i)
 	}
 	b.WriteString("\n```go\nif a < b && c > d {\n\treturn \"<&>\"\n}\n```\n\n> quoted <text> & end\n\nTHE END")
@@ -304,7 +304,7 @@ func TestE2ELongReplyAnd429(t *testing.T) {
 		all.WriteString(m.Plain + "\n")
 	}
 	got := all.String()
-	for _, want := range []string{"Results <&>", "Item 0 has a<b && c>d", "Item 149 has", "a link (https://example.com/?q=0&r=<x>) & more <stuff>", "return \"<&>\"", "quoted <text> & end"} {
+	for _, want := range []string{"Results <&>", "Item 0 has a<b && c>d", "Item 99 has", "a link (https://example.com/?q=0&r=<x>) & more <stuff>", "return \"<&>\"", "quoted <text> & end"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reply lacks %q", want)
 		}

@@ -171,8 +171,9 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		}
 		emit(agent.Event{Kind: agent.EventAnswer, Text: text + "end"})
 	case "long":
+		// Four messages' worth, the most an answer takes as messages.
 		var b strings.Builder
-		for i := range 400 {
+		for i := range 200 {
 			fmt.Fprintf(&b, "Paragraph %d: if a < b && c > d then **bold <tag>** and `x<y>`.\n\n", i)
 		}
 		emit(agent.Event{Kind: agent.EventAnswer, Text: b.String()})
@@ -290,7 +291,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 
 // newAgent is a real agent on db and h whose one model, "default", is
 // srv's "fake"; edit, when set, changes the profile and the options.
-func newAgent(t testing.TB, db *sqlite.DB, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
+func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
 	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}

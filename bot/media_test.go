@@ -94,7 +94,7 @@ func TestDocuments(t *testing.T) {
 		want string
 	}{
 		{tgfake.Upload{Name: "report.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.7")}, "not PDF files yet"},
-		{tgfake.Upload{Name: "big.txt", MIMEType: "text/plain", Data: []byte(strings.Repeat("a", 1001))}, "up to 0 KB"},
+		{tgfake.Upload{Name: "big.txt", MIMEType: "text/plain", Data: []byte(strings.Repeat("a", 1001))}, "up to 1000 bytes"},
 		{tgfake.Upload{Name: "latin1.txt", MIMEType: "text/plain", Data: []byte{'c', 'a', 'f', 0xe9}}, "not UTF-8"},
 		{tgfake.Upload{Name: "blob.bin", MIMEType: "application/octet-stream", Data: []byte{1, 2}}, "not files of type application/octet-stream"},
 	} {
@@ -105,5 +105,36 @@ func TestDocuments(t *testing.T) {
 	waitHandled(t, h)
 	if n := len(a.turnsWith("")); n != 1 {
 		t.Errorf("%d turns ran, want 1 (only for the Markdown file)", n)
+	}
+}
+
+// A long transcript reaches the model cut at MAX_DOCUMENT_BYTES, as a text
+// file is bounded, and the user sees its beginning in one message and is
+// told it was cut: a 1 MB transcript was 247 messages and a 1 MB model
+// input.
+func TestVoiceLongTranscript(t *testing.T) {
+	fake := tgfake.New(t)
+	a := newFakeAgent()
+	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) {
+		c.Transcriber = transcriber(t)
+		c.MaxDocumentBytes = 2048
+	})
+	words := strings.Repeat("blah ", 200_000)
+	fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "voice", MIMEType: "audio/ogg", Data: []byte("OggS-" + words)})
+	echo := waitText(t, fake, alice, "echo: blah blah")
+	waitHandled(t, h)
+	if n := len(echo.Plain); n > 2048+200 {
+		t.Errorf("the model got %d bytes of the transcript, want at most MAX_DOCUMENT_BYTES and a note", n)
+	}
+	if !strings.Contains(echo.Plain, "cut") {
+		t.Errorf("the model is not told the transcript was cut: %q", echo.Plain[len(echo.Plain)-100:])
+	}
+	got := botMessages(fake, alice)
+	if len(got) > 3 {
+		t.Errorf("the transcript took %d messages, want what was heard in one, a word that it was cut, and the answer", len(got))
+	}
+	heard := waitText(t, fake, alice, "I heard")
+	if !strings.Contains(heard.Plain, "blah blah") || len([]rune(heard.Plain)) > 4096 {
+		t.Errorf("what was heard is shown as %d characters", len([]rune(heard.Plain)))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // pressAckAfter is how long a press waits for the agent's first event
@@ -75,6 +76,8 @@ func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data 
 		b.tg.AnswerCallback(ctx, cq.ID, "This request is no longer open.", true)
 	case err == nil:
 		onFirst()
+	case errors.Is(err, store.ErrUnavailable):
+		b.tg.AnswerCallback(ctx, cq.ID, "I cannot reach my database right now; this is handled as soon as it is back.", false)
 	default:
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -48,6 +49,7 @@ type reply struct {
 	draft     int   // message id of the edited draft (fallback)
 	draftID   int64 // sendMessageDraft's draft_id for this turn
 	draftHTML string
+	view      draftView // what the draft shows of the streamed text
 	lastDraft time.Time
 	firstText time.Time // of the current model call's text
 	done      bool      // a terminal event was handled
@@ -156,7 +158,7 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
-		if _, err := r.b.tg.SendLong(ctx, r.chatID, r.replyTo, render.HTML(ev.Text), nil); err != nil {
+		if _, _, err := r.b.sendBounded(ctx, r.chatID, r.replyTo, ev.Text, "answer", nil); err != nil {
 			r.b.logger.Error("send answer", "chat", r.chatID, "err", err)
 		}
 	case agent.EventQuestion:
@@ -223,12 +225,8 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	if time.Since(r.firstText) < r.b.cfg.StreamInterval || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
 		return
 	}
-	parts := render.Split(render.HTML(text), render.MaxMessageLen-10)
-	if len(parts) == 0 {
-		return
-	}
-	html := parts[len(parts)-1] + " ▌"
-	if html == r.draftHTML {
+	html := r.view.html(text)
+	if html == "" || html == r.draftHTML {
 		return
 	}
 	r.lastDraft = time.Now()
@@ -253,6 +251,14 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	r.draft = m.MessageID
 }
 
+// abandon ends a reply that will not be given now (its turn runs again
+// later): its draft goes.
+func (r *reply) abandon() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropDraftLocked(r.base)
+}
+
 func (r *reply) dropDraftLocked(ctx context.Context) {
 	if r.draft == 0 {
 		return
@@ -261,6 +267,41 @@ func (r *reply) dropDraftLocked(ctx context.Context) {
 		r.b.logger.Debug("delete draft", "err", err)
 	}
 	r.draft, r.draftHTML = 0, ""
+}
+
+// maxParts is how many messages a model's answer or question may take;
+// beyond them it goes as a file. Four messages are about 16,000
+// characters, more than anyone reads in a chat; an 8 MiB answer would
+// otherwise be 2,050 messages, paced over half an hour.
+const maxParts = 4
+
+// sendBounded sends the Markdown md as Telegram messages, the first a
+// reply to replyTo and markup on the last, and returns the last and its
+// HTML. Beyond maxParts messages, md goes whole as a file, kind + ".md",
+// followed by one message with its beginning (and markup).
+func (b *Bot) sendBounded(ctx context.Context, chatID int64, replyTo int, md, kind string, markup any) (tgbotapi.Message, string, error) {
+	html := render.HTML(md)
+	parts := render.Split(html, render.MaxMessageLen)
+	if len(parts) <= maxParts {
+		m, err := b.tg.SendLong(ctx, chatID, replyTo, html, markup)
+		if len(parts) == 0 {
+			return m, "", err
+		}
+		return m, parts[len(parts)-1], err
+	}
+	name := kind + ".md"
+	caption := fmt.Sprintf("The whole %s: %s characters, too long for chat messages.", kind, render.Grouped(int64(utf8.RuneCountInString(md))))
+	if err := b.tg.SendFile(ctx, chatID, []byte(md), name, caption); err != nil {
+		b.logger.Error("send a long "+kind+" as a file", "chat", chatID, "err", err)
+		name = ""
+	}
+	note := fmt.Sprintf("\n\n<i>… The %s goes on in %s above.</i>", kind, name)
+	if name == "" {
+		note = fmt.Sprintf("\n\n<i>… The rest of the %s could not be sent.</i>", kind)
+	}
+	start := render.Split(html, render.MaxMessageLen-len(note))[0] + note
+	m, err := b.tg.SendLong(ctx, chatID, replyTo, start, markup)
+	return m, start, err
 }
 
 // fileName names a file a tool returned: the last part of its URI, or

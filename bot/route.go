@@ -191,7 +191,7 @@ func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
 
 // converse runs the turn of message m, whose text (and images) the model
 // gets.
-func (b *Bot) converse(ctx context.Context, m *tgbotapi.Message, text string, images []llm.Image) {
+func (b *Bot) converse(ctx context.Context, m *tgbotapi.Message, text string, images []llm.Image) error {
 	user, chatID := m.From.ID, m.Chat.ID
 	// A typed message answers an open question or denies an open
 	// approval (the agent decides); either way its buttons are done.
@@ -201,7 +201,7 @@ func (b *Bot) converse(ctx context.Context, m *tgbotapi.Message, text string, im
 	if !m.Chat.IsPrivate() {
 		replyTo = m.MessageID
 	}
-	b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
+	return b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
 }
 
 func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
@@ -264,7 +264,8 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 		b.say(ctx, m.Chat.ID, render.Escape(res.Notice))
 	}
 	if res.Heard != "" {
-		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(res.Heard) + "</blockquote>"
+		// One message, whatever was heard: its beginning, if it is long.
+		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(render.Shorten(res.Heard, maxHeardShown)) + "</blockquote>"
 		if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
 			b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
 		}
@@ -282,6 +283,10 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 	return text, res.Images, true
 }
 
+// maxHeardShown is how many characters of a transcript the user sees:
+// one message's worth.
+const maxHeardShown = 3500
+
 // handleAlbum answers the album of m, update id, as one turn (see package
 // album), unless it was already answered with an earlier item.
 func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
@@ -293,7 +298,9 @@ func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
 	first := album[0]
 	if b.admit(ctx, first, slices.ContainsFunc(album, b.addressed)) {
 		if text, images, ok := b.readText(ctx, first, b.media.ReadAlbum(ctx, album)); ok {
-			b.converse(ctx, first, text, images)
+			if err := b.converse(ctx, first, text, images); errors.Is(err, store.ErrUnavailable) {
+				return // to run again: the whole album does
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -325,6 +332,10 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 	r := b.newReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst)
 	err := b.agent.Turn(turnCtx, req, r.emit)
 	r.finish()
+	if errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil {
+		b.later(ctx, r, chatID, req.TurnID, err)
+		return err
+	}
 	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && ctx.Err() == nil {
 		b.logger.Error("turn failed", "chat", chatID, "turn", req.TurnID, "err", err)
 		if !r.ended() && turnCtx.Err() == nil {
@@ -332,6 +343,23 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 		}
 	}
 	return err
+}
+
+// msgLater tells a user whose request waits for the database.
+const msgLater = "⏳ I cannot reach my database right now, so I will answer this as soon as it is back."
+
+// later leaves the update of a turn that could not reach the database in
+// the inbox, to run again once the database answers (see
+// dispatch.RunAgain), and tells the user so the first time; a draft of
+// the turn's reply goes.
+func (b *Bot) later(ctx context.Context, r *reply, chatID int64, turnID string, err error) {
+	dispatch.RunAgain(ctx)
+	r.abandon()
+	attempt := dispatch.Attempt(ctx)
+	b.logger.Warn("the database is unavailable; the update runs again once it is back", "chat", chatID, "turn", turnID, "attempt", attempt, "err", err)
+	if attempt == 1 {
+		b.say(ctx, chatID, msgLater)
+	}
 }
 
 const helpText = `<b>How to use me</b>

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
 )
 
@@ -60,5 +63,48 @@ func TestE2EUsageAndBudget(t *testing.T) {
 	}
 	if n := countText(s.fake, admin, "token budget ("); n != 0 {
 		t.Errorf("the admin was refused %d times", n)
+	}
+}
+
+// A model that ends every reply with a question does not make the daily
+// budget endless: the user may finish the turn that crossed the budget
+// (answer its question, typed or pressed), and no more: the answer to the
+// next question is refused, typed or pressed.
+func TestE2EBudgetHoldsAgainstQuestions(t *testing.T) {
+	for _, press := range []bool{false, true} {
+		t.Run(map[bool]string{false: "typed", true: "pressed"}[press], func(t *testing.T) {
+			s := newStack(t, func(llmfake.Call) llmfake.Reply {
+				return llmfake.Text("<ask_followup_question>\n<question>And then?</question>\n<options>[\"go on\", \"stop\"]</options>\n</ask_followup_question>")
+			}, func(_ *llm.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
+			s.start(nil)
+			answer := func() {
+				t.Helper()
+				if !press {
+					s.fake.Text(alice, alice, "go on")
+					return
+				}
+				var card tgfake.Message
+				for _, m := range s.fake.Messages(alice) {
+					if len(m.Keyboard) > 0 {
+						card = m
+					}
+				}
+				_, data, _ := strings.Cut(card.Buttons()[0], "=")
+				s.fake.Press(alice, alice, card.ID, data)
+			}
+			asked := func(n int) {
+				t.Helper()
+				s.fake.WaitFor(t, 30*time.Second, fmt.Sprintf("question %d", n), func() bool { return countText(s.fake, alice, "And then?") >= n })
+			}
+			s.fake.Text(alice, alice, "hi") // under the budget, and crosses it
+			asked(1)
+			answer() // the question of the turn that crossed it
+			asked(2)
+			answer() // new work
+			waitText(t, s.fake, alice, "You have used today's token budget")
+			if n := len(s.model.Calls()); n != 2 {
+				t.Errorf("the model was called %d times, want 2: the turn that crossed the budget and the answer to its question", n)
+			}
+		})
 	}
 }

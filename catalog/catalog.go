@@ -42,6 +42,10 @@ type Tool struct {
 	// consent: those whose argument named by a key equals one of its
 	// values; an empty map means every call. See hub.MetaConsentWhen.
 	ConsentWhen map[string][]string
+	// PerUser: the tool acts for the calling user, whose results are
+	// theirs alone (the hub reads it from the tool's _meta, see
+	// hub.MetaPerUser).
+	PerUser bool
 }
 
 // NeedsConsent reports whether a call of t with args needs the user's
@@ -107,6 +111,9 @@ type ServerInfo struct {
 
 	Timeout     time.Duration
 	AutoApprove []string
+	// PerUser: the settings say every tool and resource of the server
+	// acts for the calling user ("perUser": true).
+	PerUser bool
 
 	// Sandbox is the sandbox a stdio server runs (or would run) in:
 	// "bubblewrap" or "landlock". It is empty for a remote server and for
@@ -137,6 +144,21 @@ func (s ServerInfo) Tool(name string) (Tool, bool) {
 		return s.Tools[i], true
 	}
 	return Tool{}, false
+}
+
+// ActsPerUser reports whether a call of tool (or, when tool is "", a read
+// of resource uri) acts for the calling user, its result theirs alone: the
+// settings say so of the server, or the tool of itself. A server that
+// declares any of its tools per user reads its resources per user too.
+func (s ServerInfo) ActsPerUser(tool, uri string) bool {
+	if s.PerUser {
+		return true
+	}
+	if tool != "" {
+		t, ok := s.Tool(tool)
+		return ok && t.PerUser
+	}
+	return uri != "" && slices.ContainsFunc(s.Tools, func(t Tool) bool { return t.PerUser })
 }
 
 // AutoApproves reports whether tool may run without asking the user.

@@ -10,12 +10,19 @@
 //     without being cut short. Items queued when Close is called, and jobs
 //     Close had to cancel, stay queued in the inbox for the next Queue.
 //     A crash between a job's end and its mark (a few milliseconds) runs
-//     the item again; marking first would risk losing it instead.
+//     the item again; marking first would risk losing it instead. A mark
+//     that cannot be written is written again until it is.
+//   - Later, not lost: a job that cannot do its work now (its database is
+//     away) asks to run again (RunAgain). Its item stays in the inbox and
+//     runs again once the queue has read the inbox again, its lane
+//     waiting for it meanwhile, so that the chat's order holds.
 //
 // Several instances can share one inbox when they are given its
 // [Claimer] (Options.Leases; the PostgreSQL store is one): each then runs
 // only the items of the chats it holds a lease on, renewed at every read of the inbox, so that a chat's items run
-// on one instance at a time, in order. An instance that dies stops
+// on one instance at a time, in order. An instance whose reads failed for
+// two thirds of a lease starts no next item until a read shows the chat
+// still its own: its lease may have gone to another instance meanwhile. An instance that dies stops
 // renewing; once its leases expire another takes its chats with every
 // item of theirs not marked done, the one that was running included: the
 // same at-least-once replay as a restart. Close hands the leases back.
@@ -34,6 +41,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgram/mcpgram/metrics"
@@ -139,19 +147,26 @@ type Queue struct {
 	marked  []int64
 	running int // lanes holding a slot
 	waiting int // lanes waiting for one
+	// claimed is when the last successful read of a shared inbox began:
+	// this instance's leases run from then (see fresh).
+	claimed time.Time
 }
 
 // A lane is the ordered queue of one chat. Its worker goroutine lives
-// while the lane has work.
+// while the lane has work and is not parked: a parked lane waits, without
+// a goroutine, for the next read of the inbox (see RunAgain, unpark).
 type lane struct {
 	name   string
 	jobs   []queued
 	active bool
+	parked bool
 }
 
 type queued struct {
 	id  int64
 	run func(context.Context)
+	// runs counts the times the item ran and asked to run again.
+	runs int
 }
 
 // New returns a Queue over inbox that has not started. route turns an
@@ -239,6 +254,36 @@ func (q *Queue) Go(fn func(ctx context.Context)) {
 		defer q.jobs.Done()
 		fn(q.work)
 	}()
+}
+
+// A jobState is what a running job tells the queue, through its context.
+type jobState struct {
+	attempt int
+	again   atomic.Bool
+}
+
+type jobKey struct{}
+
+// RunAgain asks that the item of the job running with ctx stay in the
+// inbox and run again, once the queue has read the inbox again (and, over
+// a shared inbox, found the chat still this instance's): for work that
+// cannot be done now and can be later, such as a turn whose database is
+// away. The job returns as usual; its lane waits for the item, so the
+// items behind it stay behind it. A job outside every lane is marked
+// done all the same. Outside a job, RunAgain does nothing.
+func RunAgain(ctx context.Context) {
+	if st, ok := ctx.Value(jobKey{}).(*jobState); ok {
+		st.again.Store(true)
+	}
+}
+
+// Attempt returns which run of its item the job running with ctx is: 1
+// the first time, 2 after one RunAgain, and so on; 0 outside a job.
+func Attempt(ctx context.Context) int {
+	if st, ok := ctx.Value(jobKey{}).(*jobState); ok {
+		return st.attempt
+	}
+	return 0
 }
 
 // Absorb marks items done that a running job handled together with its
@@ -412,6 +457,7 @@ func (q *Queue) dispatch(ctx context.Context) {
 			if q.claimer != nil {
 				q.dropLost(seen)
 			}
+			q.unpark()
 			return
 		}
 	}
@@ -449,10 +495,17 @@ func (q *Queue) read(ctx context.Context, after int64, newChats int) ([]store.In
 	if q.claimer == nil {
 		return q.cfg.Inbox.InboxQueued(ctx, after, page)
 	}
-	return q.claimer.ClaimQueued(ctx, store.Claim{
+	began := time.Now()
+	items, err := q.claimer.ClaimQueued(ctx, store.Claim{
 		Instance: q.cfg.Instance, After: after, Limit: page,
 		NewChats: newChats, LeaseFor: q.cfg.LeaseFor,
 	})
+	if err == nil {
+		q.mu.Lock()
+		q.claimed = began
+		q.mu.Unlock()
+	}
+	return items, err
 }
 
 // instanceName names this process among the instances: unique across
@@ -486,9 +539,9 @@ func (q *Queue) route(it store.InboxItem) {
 	case job.Run == nil:
 		q.markDone(it.UpdateID)
 	case job.Lane == "":
-		q.Go(func(ctx context.Context) { q.runJob(ctx, queued{it.UpdateID, job.Run}) })
+		q.Go(func(ctx context.Context) { q.runJob(ctx, queued{id: it.UpdateID, run: job.Run}, false) })
 	default:
-		q.enqueue(job.Lane, queued{it.UpdateID, job.Run})
+		q.enqueue(job.Lane, queued{id: it.UpdateID, run: job.Run})
 	}
 }
 
@@ -513,7 +566,7 @@ func (q *Queue) enqueue(name string, j queued) {
 		q.lanes[name] = l
 	}
 	l.jobs = append(l.jobs, j)
-	if !l.active {
+	if !l.active && !l.parked {
 		l.active = true
 		q.jobs.Add(1)
 		go q.runLane(l)
@@ -537,13 +590,57 @@ func (q *Queue) runLane(l *lane) {
 		if !q.claim(l, slot) {
 			return // cut short or stopping before it ran: it stays queued in the inbox
 		}
-		q.runJob(q.work, j)
+		again := q.runJob(q.work, j, true)
 		<-q.slots
 		q.setCounts(0, -1)
+		if again {
+			q.park(l, j)
+			return
+		}
 		if q.work.Err() != nil {
 			return
 		}
 	}
+}
+
+// park puts j back at the head of its lane, which waits for the next read
+// of the inbox (see unpark).
+func (q *Queue) park(l *lane, j queued) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j.runs++
+	l.jobs = append([]queued{j}, l.jobs...)
+	l.active, l.parked = false, true
+}
+
+// unpark starts the lanes parked since the last read, after a read of the
+// inbox: the database answers again, and, over a shared inbox, the read
+// has dropped the items of chats no longer this instance's (dropLost).
+func (q *Queue) unpark() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopping {
+		return
+	}
+	for name, l := range q.lanes {
+		switch {
+		case !l.parked:
+		case len(l.jobs) == 0:
+			delete(q.lanes, name)
+		default:
+			l.parked, l.active = false, true
+			q.jobs.Add(1)
+			go q.runLane(l)
+		}
+	}
+}
+
+// fresh reports whether this instance's leases may be trusted to be its
+// own still: over a shared inbox, the last successful read began less
+// than two thirds of a lease ago (reads come every third of one).
+// Called with q.mu held.
+func (q *Queue) fresh() bool {
+	return q.claimer == nil || time.Since(q.claimed) < q.cfg.LeaseFor*2/3
 }
 
 // claim turns a waiting lane that got a slot into a running one. When it
@@ -576,6 +673,11 @@ func (q *Queue) next(l *lane) (queued, bool) {
 		}
 		return queued{}, false
 	}
+	if !q.fresh() {
+		// The chat may be another instance's by now: wait for a read.
+		l.active, l.parked = false, true
+		return queued{}, false
+	}
 	j := l.jobs[0]
 	l.jobs = l.jobs[1:]
 	q.waiting++
@@ -590,18 +692,27 @@ func (q *Queue) setCounts(waiting, running int) {
 	q.mu.Unlock()
 }
 
-func (q *Queue) runJob(ctx context.Context, j queued) {
+// runJob runs j and marks its item done, unless it was cut short or asked
+// to run again (again; only in a lane).
+func (q *Queue) runJob(ctx context.Context, j queued, lane bool) (again bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			q.logger.Error("panic in a job; the item is marked done", "update_id", j.id, "panic", fmt.Sprint(p))
 			q.markDone(j.id)
+			again = false
 		}
 	}()
-	j.run(ctx)
+	st := &jobState{attempt: j.runs + 1}
+	j.run(context.WithValue(ctx, jobKey{}, st))
 	if ctx.Err() != nil {
-		return // cut short: it runs again after the restart
+		return false // cut short: it runs again after the restart
+	}
+	if st.again.Load() && lane {
+		q.logger.Info("an item runs again once the inbox can be read", "update_id", j.id, "attempt", st.attempt)
+		return true
 	}
 	q.markDone(j.id)
+	return false
 }
 
 // prune drops done items older than Retain. Telegram keeps updates for
@@ -621,49 +732,108 @@ func (q *Queue) markDone(id int64) {
 // maxMarks caps the marks written together.
 const maxMarks = 256
 
+// A mark that could not be written is tried again after markRetryFirst,
+// doubling up to markRetryMax: the inbox's database is away, and the
+// item, done, must not run again once it is back.
+const (
+	markRetryFirst = 100 * time.Millisecond
+	markRetryMax   = 5 * time.Second
+)
+
 // mark writes done marks until q.done is closed, off the jobs' path: each
 // write may be an fsync on the store's one writer, and hundreds of lanes
 // finishing at once would otherwise queue their fsyncs in front of the
 // jobs' own writes. Every mark waiting when a write starts goes into it,
 // so one fsync serves all the items that finished during the previous
-// one, and a lone mark is not delayed.
+// one, and a lone mark is not delayed. Marks whose write failed are
+// written again, with the marks that came meanwhile; those still failing
+// when the queue closes run again after a restart.
 func (q *Queue) mark() {
 	defer close(q.doneStopped)
-	ids := make([]int64, 0, maxMarks)
-	for id := range q.done {
-		ids = append(ids[:0], id)
-	more:
-		for len(ids) < maxMarks {
+	var ids []int64
+	var retry <-chan time.Time
+	wait := markRetryFirst
+	open := true
+	for {
+		if len(ids) == 0 {
+			id, ok := <-q.done
+			if !ok {
+				return
+			}
+			ids = append(ids, id)
+		} else if retry != nil {
 			select {
 			case id, ok := <-q.done:
-				if !ok {
-					break more
+				if ok {
+					ids = append(ids, id)
+					continue // wait out the retry
 				}
-				ids = append(ids, id)
-			default:
-				break more
+				open = false
+			case <-retry:
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := q.cfg.Inbox.InboxDone(ctx, ids...)
-		cancel()
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			q.logger.Warn("mark items done: some were not in the inbox", "err", err)
-		case err != nil:
-			// Still handed out: they run again after a restart, not before.
-			q.logger.Error("mark items done; they will run again after a restart", "update_ids", ids, "err", err)
+		ids, open = q.gather(ids, open)
+		if !open {
+			// Closing: each mark gets one last try.
+			for len(ids) > 0 {
+				n := min(len(ids), maxMarks)
+				q.writeMarks(ids[:n], false)
+				ids = ids[n:]
+			}
+			return
+		}
+		n := min(len(ids), maxMarks)
+		if !q.writeMarks(ids[:n], true) {
+			retry = time.After(wait)
+			wait = min(2*wait, markRetryMax)
 			continue
 		}
-		q.mu.Lock()
-		q.marked = append(q.marked, ids...)
-		q.mu.Unlock()
-		if q.claimer != nil {
-			// The next claim hands back chats left with nothing queued,
-			// and takes new ones for the slots freed.
-			q.Wake()
+		ids, retry, wait = slices.Delete(ids, 0, n), nil, markRetryFirst
+	}
+}
+
+// gather adds the marks waiting in q.done to ids, up to maxMarks, and
+// says whether q.done is still open.
+func (q *Queue) gather(ids []int64, open bool) ([]int64, bool) {
+	for open && len(ids) < maxMarks {
+		select {
+		case id, ok := <-q.done:
+			if !ok {
+				return ids, false
+			}
+			ids = append(ids, id)
+		default:
+			return ids, open
 		}
 	}
+	return ids, open
+}
+
+// writeMarks writes the marks of ids, and reports whether it did; open
+// is false when the queue is closing, and a failure is the last word.
+func (q *Queue) writeMarks(ids []int64, open bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err := q.cfg.Inbox.InboxDone(ctx, ids...)
+	cancel()
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		q.logger.Warn("mark items done: some were not in the inbox", "err", err)
+	case err != nil && open:
+		q.logger.Warn("mark items done; trying again", "updates", len(ids), "err", err)
+		return false
+	case err != nil:
+		q.logger.Error("mark items done; they run again after a restart", "update_ids", ids, "err", err)
+		return false
+	}
+	q.mu.Lock()
+	q.marked = append(q.marked, ids...)
+	q.mu.Unlock()
+	if q.claimer != nil {
+		// The next claim hands back chats left with nothing queued,
+		// and takes new ones for the slots freed.
+		q.Wake()
+	}
+	return true
 }
 
 // Register reports the lanes running and waiting on m, and the inbox's

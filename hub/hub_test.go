@@ -933,3 +933,33 @@ func TestRestartBackoff(t *testing.T) {
 		})
 	}
 }
+
+// A tool that acts for one user says so in its _meta (MetaPerUser), as
+// the memory server does, or the operator says it of a whole server
+// ("perUser" in its settings entry): the catalog carries both, for the
+// agent to keep such results from other members of a group.
+func TestPerUserDeclared(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{
+		"echo":  echoServer(t, nil),
+		"mine":  echoServer(t, map[string]any{"perUser": true}),
+		"wrong": echoServer(t, map[string]any{"perUser": "yes"}),
+	})
+	echo := server(t, h, "echo")
+	keep, _ := echo.Tool("keep")
+	if !keep.PerUser || echo.PerUser {
+		t.Errorf("keep declares it acts per user: tool %v, server %v; want true, false", keep.PerUser, echo.PerUser)
+	}
+	if !echo.ActsPerUser("keep", "") || echo.ActsPerUser("echo", "") {
+		t.Errorf("ActsPerUser: keep %v, echo %v; want true, false", echo.ActsPerUser("keep", ""), echo.ActsPerUser("echo", ""))
+	}
+	if !echo.ActsPerUser("", "echo://added") {
+		t.Error("a resource of a server with a per-user tool is not read per user")
+	}
+	if mine := server(t, h, "mine"); !mine.PerUser || !mine.ActsPerUser("echo", "") {
+		t.Errorf("a server set perUser: %+v", mine.PerUser)
+	}
+	if wrong := server(t, h, "wrong"); wrong.Status != hub.StatusFailed || !strings.Contains(wrong.Error, "perUser") {
+		t.Errorf("perUser not a boolean: status %s, error %q; want failed, naming the field", wrong.Status, wrong.Error)
+	}
+}

@@ -32,6 +32,13 @@ const (
 // says, and sends it with MetaConsent once the user agreed.
 const MetaConsentWhen = "mcpgram/consent_when"
 
+// MetaPerUser is the key, in a tool definition's _meta, of a tool that
+// acts for the calling user (the one in MetaUserID): true says its
+// results are that user's alone, as the memory server's are. In a group,
+// mcpgram keeps such results out of the other members' turns. Anything
+// but false declares it too: the safe side of a server's mistake.
+const MetaPerUser = "mcpgram/per_user"
+
 // Content types of a result part.
 const (
 	ContentText         = "text"

@@ -222,6 +222,7 @@ func (s *server) info() ServerInfo {
 		Description:       s.about,
 		Timeout:           s.cfg.timeout,
 		AutoApprove:       slices.Clone(s.cfg.autoApprove),
+		PerUser:           s.cfg.perUser,
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
 		ResourceTemplates: slices.Clone(s.templates),
@@ -904,6 +905,9 @@ func convertTool(t mcp.Tool) Tool {
 	if t.Meta != nil {
 		if raw, ok := t.Meta.AdditionalFields[MetaConsentWhen]; ok {
 			out.ConsentWhen = consentWhen(raw)
+		}
+		if raw, ok := t.Meta.AdditionalFields[MetaPerUser]; ok {
+			out.PerUser = raw != false
 		}
 	}
 	return out

@@ -54,6 +54,7 @@ type config struct {
 	headers     map[string]string
 	disabled    bool
 	autoApprove []string
+	perUser     bool
 	timeout     time.Duration
 	sandbox     sandboxConfig
 	// protocolVersion pins the revision to speak, skipping server/discover.
@@ -62,7 +63,8 @@ type config struct {
 }
 
 // launchKey is what decides whether a change of the entry needs a restart:
-// everything but disabled and autoApprove, which the hub applies in place.
+// everything but disabled, autoApprove and perUser, which the hub applies
+// in place.
 func (c config) launchKey() string {
 	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
 	return string(b)
@@ -85,6 +87,7 @@ type entry struct {
 	Cwd         string            `json:"cwd"`
 	Disabled    bool              `json:"disabled"`
 	AutoApprove []string          `json:"autoApprove"`
+	PerUser     bool              `json:"perUser"`
 	Timeout     *float64          `json:"timeout"`
 	Type        string            `json:"type"`
 	URL         string            `json:"url"`
@@ -240,6 +243,7 @@ func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(str
 func (c *config) read(e entry, dir, home string, expand func(string) (string, error)) error {
 	c.disabled = e.Disabled
 	c.autoApprove = e.AutoApprove
+	c.perUser = e.PerUser
 	c.cwd = e.Cwd
 	if e.Timeout != nil {
 		if t := *e.Timeout; !(t >= minTimeout && t <= maxTimeout) {

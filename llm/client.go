@@ -41,6 +41,15 @@ const (
 	// turns at once. net/http's default of 2 per host would make it open
 	// a new TCP and TLS connection for nearly every model call.
 	DefaultMaxIdleConns = 256
+	// DefaultMaxReplyBytes bounds one reply, its text and its tool calls'
+	// arguments together, whatever the profile's MaxTokens: 1 MiB is a
+	// quarter of a million tokens, more than any model writes in one
+	// reply, and what the bot can hold and show without harm.
+	DefaultMaxReplyBytes = 1 << 20
+	// BytesPerToken turns Profile.MaxTokens into a bound on a reply's
+	// bytes: no tokenizer's tokens average half as long, so a reply past
+	// it comes from an endpoint that ignores max_tokens.
+	BytesPerToken = 16
 )
 
 // Options are a Client's optional settings; the zero value takes the
@@ -70,6 +79,14 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger for retries; default slog.Default().
 	Logger *slog.Logger
+	// MaxReplyBytes bounds one reply: its text and its native tool calls'
+	// arguments together; default DefaultMaxReplyBytes. With
+	// Profile.MaxTokens set, the bound is the smaller of this and
+	// MaxTokens × BytesPerToken. A reply past it is cut as it streams in,
+	// and the call fails with KindTooLong, not retried: LLM_TIMEOUT ends
+	// only silence, and an endpoint that never stops streaming would
+	// otherwise never end the call, nor the memory it takes.
+	MaxReplyBytes int
 }
 
 // Roles of a Message.
@@ -189,6 +206,9 @@ func New(p Profile, opts Options) (*Client, error) {
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = DefaultMaxWait
 	}
+	if opts.MaxReplyBytes <= 0 {
+		opts.MaxReplyBytes = DefaultMaxReplyBytes
+	}
 	if opts.HTTPClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = DefaultMaxIdleConns
@@ -286,14 +306,24 @@ func (c *Client) backoff(attempt int) time.Duration {
 
 // errSilent cancels an attempt whose endpoint stopped answering;
 // errAbandoned one whose stream is given up midway, so that closing it
-// does not wait for the rest.
+// does not wait for the rest; errTooLong one whose reply passed its
+// bound.
 var (
 	errSilent    = errors.New("model endpoint silent")
 	errAbandoned = errors.New("stream abandoned")
+	errTooLong   = errors.New("the reply passed its size bound")
 )
 
+// bound is how many bytes of text and arguments one reply may have.
+func (c *Client) bound() int {
+	if t := c.profile.MaxTokens; t > 0 && t < c.opts.MaxReplyBytes/BytesPerToken {
+		return t * BytesPerToken
+	}
+	return c.opts.MaxReplyBytes
+}
+
 func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
-	info := &attemptInfo{}
+	info := &attemptInfo{bound: c.bound()}
 	actx, cancel := context.WithCancelCause(context.WithValue(ctx, attemptKey{}, info))
 	defer cancel(nil)
 	// One timer serves as header timeout and stream idle timeout.
@@ -306,6 +336,10 @@ func (c *Client) attempt(ctx context.Context, req Request) (*Response, error) {
 	}
 	if ctx.Err() != nil {
 		return nil, err
+	}
+	if errors.Is(err, errTooLong) || info.tooLong.Load() {
+		return nil, &Error{Kind: KindTooLong, Limit: info.bound, Read: int(info.read.Load()),
+			Err: fmt.Errorf("reply cut at %d bytes of text and arguments, its bound", info.bound)}
 	}
 	if errors.Is(context.Cause(actx), errSilent) {
 		return nil, &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.opts.Timeout)}
@@ -361,6 +395,10 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 			out.ToolCalls = toolCalls(r.Choices[0].Message.ToolCalls)
 			out.FinishReason = string(r.Choices[0].FinishReason)
 		}
+		if n := replySize(out); n > c.bound() {
+			holder(ctx).read.Store(int64(n))
+			return nil, errTooLong
+		}
 		return out, nil
 	}
 
@@ -382,6 +420,7 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 	var b, reasoning strings.Builder
 	var calls callAssembler
 	out := &Response{}
+	read, events, bound, ai := 0, 0, c.bound(), holder(ctx)
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -398,6 +437,11 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 			return nil, err
 		}
 		alive()
+		if events++; events > bound+eventSlack {
+			// Events that carry nothing, without end.
+			ai.read.Store(int64(read))
+			return nil, errTooLong
+		}
 		if chunk.Usage != nil {
 			out.Usage = usage(chunk.Usage)
 		}
@@ -407,6 +451,15 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 		ch := chunk.Choices[0]
 		if ch.FinishReason != "" {
 			out.FinishReason = string(ch.FinishReason)
+		}
+		read += len(ch.Delta.Content) + len(ch.Delta.ReasoningContent)
+		for _, d := range ch.Delta.ToolCalls {
+			read += len(d.ID) + len(d.Function.Name) + len(d.Function.Arguments)
+		}
+		if read > bound {
+			// Nothing of the part past the bound is passed on.
+			ai.read.Store(int64(read))
+			return nil, errTooLong
 		}
 		reasoning.WriteString(ch.Delta.ReasoningContent)
 		if ch.Delta.Content != "" {
@@ -444,11 +497,25 @@ type attemptInfo struct {
 	mu     sync.Mutex
 	header http.Header
 	done   atomic.Bool
+	// bound is the reply's bound (see Client.bound); tooLong is set when
+	// the body passed what a reply within it can take, and read is how
+	// much of the reply was read when it was cut.
+	bound   int
+	tooLong atomic.Bool
+	read    atomic.Int64
+}
+
+// holder returns the attempt's holder in ctx; an empty one when there is
+// none, so that callers need not check.
+func holder(ctx context.Context) *attemptInfo {
+	if info, ok := ctx.Value(attemptKey{}).(*attemptInfo); ok {
+		return info
+	}
+	return &attemptInfo{}
 }
 
 func streamDone(ctx context.Context) bool {
-	info, ok := ctx.Value(attemptKey{}).(*attemptInfo)
-	return ok && info.done.Load()
+	return holder(ctx).done.Load()
 }
 
 func (a *attemptInfo) retryAfter() time.Duration {
@@ -471,8 +538,12 @@ func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
 		info.mu.Unlock()
 	}
 	var body io.ReadCloser = resp.Body
-	if info != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		body = &doneScanner{ReadCloser: body, info: info, tail: []byte("\n")}
+	if info != nil && info.bound > 0 {
+		stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+		body = newBodyBound(body, info, stream)
+		if stream {
+			body = &doneScanner{ReadCloser: body, info: info, tail: []byte("\n")}
+		}
 	}
 	resp.Body = drainer{body}
 	return resp, nil

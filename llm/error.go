@@ -33,6 +33,9 @@ const (
 	KindAuth
 	// KindBadRequest: any other 4xx (unknown model, prompt too long, ...).
 	KindBadRequest
+	// KindTooLong: the reply passed its size bound (see
+	// Options.MaxReplyBytes) and was cut; Error.Limit is the bound.
+	KindTooLong
 )
 
 // Transient reports whether a retry may succeed.
@@ -58,6 +61,8 @@ func (k Kind) String() string {
 		return "unauthorized"
 	case KindBadRequest:
 		return "bad request"
+	case KindTooLong:
+		return "too long"
 	}
 	return "unknown"
 }
@@ -73,7 +78,10 @@ type Error struct {
 	RetryAfter time.Duration
 	// Attempts made before giving up.
 	Attempts int
-	Err      error
+	// Limit is the bound a KindTooLong reply passed, in bytes; Read is
+	// how much of the reply was read (text and arguments) when it was cut.
+	Limit, Read int
+	Err         error
 }
 
 func (e *Error) Error() string {
@@ -112,6 +120,8 @@ func (e *Error) UserMessage() string {
 		return "The model provider cannot be reached right now; please try again later."
 	case KindAuth:
 		return "The model provider refused our credentials; the operator must check the API key."
+	case KindTooLong:
+		return fmt.Sprintf("The model's reply was too long (over %s), so I stopped it. Please ask for something shorter.", sizeText(e.Limit))
 	case KindBadRequest:
 		if strings.Contains(strings.ToLower(e.Message), "context") {
 			return "The conversation is too long for the model; send /reset to start a new one."

@@ -11,6 +11,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
+// MaxTranscriptBytes bounds a transcription's answer: 20 MB of speech, the
+// most Telegram lets a bot fetch, is a few hundred KB of text.
+const MaxTranscriptBytes = 4 << 20
+
 // TranscriberOptions are a Transcriber's optional settings.
 type TranscriberOptions struct {
 	// APIKey is sent as a bearer token; empty sends none (local servers).
@@ -40,7 +44,7 @@ func NewTranscriber(baseURL, model string, opts TranscriberOptions) (*Transcribe
 	}
 	oc := openai.DefaultConfig(opts.APIKey)
 	oc.BaseURL = strings.TrimRight(baseURL, "/")
-	oc.HTTPClient = &http.Client{Timeout: opts.Timeout}
+	oc.HTTPClient = &http.Client{Timeout: opts.Timeout, Transport: boundedTransport{http.DefaultTransport}}
 	return &Transcriber{client: openai.NewClientWithConfig(oc), model: model, apiKey: opts.APIKey}, nil
 }
 
@@ -54,10 +58,24 @@ func (t *Transcriber) Transcribe(ctx context.Context, name string, audio []byte)
 		Reader:   bytes.NewReader(audio),
 		Format:   openai.AudioResponseFormatJSON,
 	})
+	if errors.Is(err, errBodyTooLong) {
+		return "", &Error{Kind: KindTooLong, Limit: MaxTranscriptBytes, Attempts: 1, Err: err}
+	}
 	if err != nil {
 		e := classify(err, 0)
 		e.Attempts = 1
 		return "", scrub(e, t.apiKey)
 	}
 	return strings.TrimSpace(resp.Text), nil
+}
+
+// A boundedTransport stops reading an answer past MaxTranscriptBytes.
+type boundedTransport struct{ http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(req)
+	if err == nil {
+		resp.Body = &bodyBound{ReadCloser: resp.Body, info: &attemptInfo{}, total: MaxTranscriptBytes}
+	}
+	return resp, err
 }

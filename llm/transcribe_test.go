@@ -39,3 +39,22 @@ func TestTranscribe(t *testing.T) {
 		t.Error("a transcriber without a model was made")
 	}
 }
+
+// A transcript has a bound too: an endpoint that answers with more than
+// any recording Telegram lets a bot fetch could hold fails the call,
+// rather than the bot holding what it sent.
+func TestTranscriptBound(t *testing.T) {
+	fake := llmfake.New(t, llmfake.Script())
+	fake.SetTranscriber(func(llmfake.Transcription) (string, int) {
+		return strings.Repeat("words ", (llm.MaxTranscriptBytes+1)/6+1), 0
+	})
+	tr, err := llm.NewTranscriber(fake.URL(), "whisper-1", llm.TranscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.Transcribe(context.Background(), "voice.oga", []byte("OggS..."))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Kind != llm.KindTooLong {
+		t.Errorf("a transcript over the bound: %v, want KindTooLong", err)
+	}
+}

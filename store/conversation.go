@@ -17,7 +17,16 @@ type Message struct {
 	// Media are the images the message carries, by reference (see
 	// [Images.MediaPut]), in order; an image may be gone since (see
 	// [Images.MediaPrune]).
-	Media     []string
+	Media []string
+	// OnlyFor, when not "", is the one user whose turns read the message
+	// as it is: in a group, what a tool that acts per user (the memory
+	// server's) found for one member, and what the model made of it. Other members'
+	// turns read Shared in its place, or nothing when Shared is "". The
+	// store keeps and returns both; who reads what is the caller's.
+	OnlyFor string
+	// Shared is what the other members read of a message kept OnlyFor
+	// one: the answer as the group saw it, without what led to it.
+	Shared    string
 	CreatedAt time.Time
 }
 

@@ -26,6 +26,24 @@
 // inbox write did: what a cut can lose is work that then runs again, the
 // handling of updates not yet marked done, or an expiry.
 //
+// Lost connections. A database restarts and fails over as a matter of
+// routine, and SQLite may stay locked by another process for a while. An
+// engine retries a call whose connection was lost (or, SQLite, that found
+// the database busy), on a fresh connection, with backoff, for up to ten
+// seconds, wherever doing so cannot do a write twice: every read; every
+// write that a second run leaves as the first did (storing an update
+// again, marking one done again, setting a chat's settings again); every
+// transaction that failed before its commit was sent, which the database
+// rolled back; and a turn's write (AppendTurn), which the PostgreSQL
+// engine names with a key stored in the same transaction, so that a retry
+// after a commit whose answer was lost first finds out whether it went
+// in. The writes that are neither (ResolvePending, RecordToolCall,
+// RecordTurn) are retried only when they surely did not run. What still
+// fails then wraps [ErrUnavailable]; the caller runs the work again later
+// (the bot leaves the update in the inbox). Ping and the shared rates
+// ([Rates]) are not retried: a health check must answer now, and the
+// rates' callers count on their own while the database cannot be asked.
+//
 // Times are returned as UTC time.Time values, truncated to the millisecond.
 package store
 
@@ -47,6 +65,12 @@ var (
 	// ErrChanged is returned by [Forms.SaveForm] when another save came
 	// first: read the form again, and apply the change to what it holds.
 	ErrChanged = errors.New("changed since it was read")
+	// ErrUnavailable is wrapped by the error of a call that could not
+	// reach the database: its connection was lost (a restart, a failover)
+	// or it stayed busy, through the engine's retries (see "Lost
+	// connections" above). The database is not wrong, only away: the work
+	// is to be done again once it is back, not failed for its user.
+	ErrUnavailable = errors.New("the database is unavailable")
 )
 
 // A Store is everything mcpgram keeps, on one engine: *sqlite.DB and

@@ -115,10 +115,36 @@ func (r *Reader) transcribe(ctx context.Context, m *tgbotapi.Message, fileID str
 		r.Logger.Error("transcribe a recording", "chat", m.Chat.ID, "err", err)
 		return Result{Problem: "Sorry, I could not transcribe that recording. Please try again, or type your message."}
 	}
-	if strings.TrimSpace(heard) == "" {
+	heard = strings.TrimSpace(heard)
+	if heard == "" {
 		return Result{Problem: "I could not make out any words in that recording."}
 	}
-	return Result{Text: joinCaption(m.Caption, heard), Heard: heard}
+	if len(heard) <= r.MaxDocument {
+		return Result{Text: joinCaption(m.Caption, heard), Heard: heard}
+	}
+	// A transcript is bounded as a text file is: a long recording's
+	// whole transcript would fill the model's context, and the chat.
+	cut := cutText(heard, r.MaxDocument)
+	note := fmt.Sprintf("\n\n[The transcript was cut here, at %s of %s.]", sizeText(len(cut)), sizeText(len(heard)))
+	return Result{
+		Text: joinCaption(m.Caption, cut+note), Heard: cut,
+		Notice: fmt.Sprintf("That recording's transcript is long: I read its first %s.", sizeText(len(cut))),
+	}
+}
+
+// cutText cuts s to at most n bytes, at a space when there is one in the
+// last tenth, else at a rune's start.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if i := strings.LastIndexByte(s[:n], ' '); i > n-n/10 {
+		n = i
+	}
+	return strings.TrimSpace(s[:n])
 }
 
 // document reads a text file for the model: its name and its content,
@@ -272,5 +298,8 @@ func sizeText(n int) string {
 	if n >= 1<<20 {
 		return fmt.Sprintf("%d MB", n>>20)
 	}
-	return fmt.Sprintf("%d KB", n>>10)
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d KB", (n+1<<9)>>10)
 }

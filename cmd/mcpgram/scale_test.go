@@ -54,8 +54,14 @@ type cluster struct {
 
 func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string, env ...string) *cluster {
 	t.Helper()
+	return startClusterOn(t, testenv.Postgres(t), n, model, autoApprove, env...)
+}
+
+// startClusterOn is startCluster on the database dsn.
+func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, autoApprove []string, env ...string) *cluster {
+	t.Helper()
 	b := buildBinary(t)
-	cl := &cluster{tg: tgfake.New(t), dsn: testenv.Postgres(t)}
+	cl := &cluster{tg: tgfake.New(t), dsn: dsn}
 	const secret = "scale-Secret_1"
 	backends := make([]*url.URL, n)
 	var next atomic.Uint64
@@ -194,29 +200,7 @@ func TestScaleTwoInstancesOneKilled(t *testing.T) {
 	t.Logf("all answered %v after the kill; tool calls: %d on the killed instance, %d on the other",
 		time.Since(killedAt).Round(time.Millisecond), len(loggedCalls(calls[0])), len(loggedCalls(calls[1])))
 
-	replayed := 0
-	for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
-		got := answers(tg, c)
-		var dedup []string
-		for _, a := range got {
-			if len(dedup) > 0 && dedup[len(dedup)-1] == a {
-				replayed++ // the at-least-once replay of the killed turn
-				continue
-			}
-			dedup = append(dedup, a)
-		}
-		var want []string
-		for m := 1; m <= scaleMessages; m++ {
-			want = append(want, fmt.Sprintf("c%d-m%d", c, m))
-		}
-		if strings.Join(dedup, " ") != strings.Join(want, " ") {
-			t.Errorf("chat %d answered %v, want %v in that order", c, got, want)
-		}
-		if len(got)-len(dedup) > 1 {
-			t.Errorf("chat %d: %d answers repeated, want at most the one turn that was running", c, len(got)-len(dedup))
-		}
-	}
-	t.Logf("answers repeated by the replay: %d", replayed)
+	t.Logf("answers repeated by the replay: %d", checkAnswers(t, tg))
 	// The killed instance's tool calls in flight were finished by the
 	// other, which told the model their outcome is unknown.
 	unknown := 0
@@ -232,6 +216,35 @@ func TestScaleTwoInstancesOneKilled(t *testing.T) {
 
 	cl.stop(t, 1)
 	cl.backlog(t)
+}
+
+// checkAnswers checks that every chat's messages were answered in order,
+// each at most twice (the at-least-once replay of a turn that was
+// running), and returns how many answers were repeated.
+func checkAnswers(t *testing.T, tg *tgfake.Server) (replayed int) {
+	t.Helper()
+	for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
+		got := answers(tg, c)
+		var dedup []string
+		for _, a := range got {
+			if len(dedup) > 0 && dedup[len(dedup)-1] == a {
+				replayed++ // the at-least-once replay of a running turn
+				continue
+			}
+			dedup = append(dedup, a)
+		}
+		var want []string
+		for m := 1; m <= scaleMessages; m++ {
+			want = append(want, fmt.Sprintf("c%d-m%d", c, m))
+		}
+		if strings.Join(dedup, " ") != strings.Join(want, " ") {
+			t.Errorf("chat %d answered %v, want %v in that order", c, got, want)
+		}
+		if len(got)-len(dedup) > 1 {
+			t.Errorf("chat %d: %d answers repeated, want at most the one turn that was running", c, len(got)-len(dedup))
+		}
+	}
+	return replayed
 }
 
 // scaleModel answers "please answer TAG" with a slow tool call, then, once

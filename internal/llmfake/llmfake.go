@@ -198,6 +198,12 @@ type Reply struct {
 	// DropAfter, when > 0, cuts the connection after that many streamed
 	// content chunks, as a crashing upstream would.
 	DropAfter int
+	// Repeat, when > 1, streams the content chunks that many times over,
+	// without the fake holding the whole reply: a huge reply. Endless
+	// streams them again and again until the client hangs up, as a
+	// runaway endpoint does. Both apply to streamed replies only.
+	Repeat  int
+	Endless bool
 	// StreamError, when set, is sent as an in-stream error event after the
 	// content chunks, as some providers report failures midway.
 	StreamError string
@@ -542,27 +548,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	}
 	empty := ""
 	send(chunk(streamDelta{Role: "assistant", Content: &empty}, nil))
-	for _, r := range pieces(reply.Reasoning, reply.ArgChunk) {
-		send(chunk(streamDelta{Reasoning: r}, nil))
+	for _, rp := range pieces(reply.Reasoning, reply.ArgChunk) {
+		send(chunk(streamDelta{Reasoning: rp}, nil))
 	}
-	for i, c := range chunks {
-		if reply.DropAfter > 0 && i == reply.DropAfter {
-			// Cut the connection mid-body: the client sees an unexpected EOF.
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					conn.Close()
-				}
-			}
+	for round := 1; round <= max(reply.Repeat, 1) || reply.Endless; round++ {
+		if r.Context().Err() != nil {
+			return // the client hung up
+		}
+		if !streamChunks(w, r, reply, chunks, func(c *string) { send(chunk(streamDelta{Content: c}, nil)) }) {
 			return
 		}
-		if i > 0 && reply.ChunkDelay > 0 {
-			select {
-			case <-time.After(reply.ChunkDelay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		send(chunk(streamDelta{Content: &c}, nil))
 	}
 	reply.streamCalls(func(d callDelta) { send(chunk(streamDelta{ToolCalls: []callDelta{d}}, nil)) })
 	if reply.StreamError != "" {
@@ -584,6 +579,32 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 		_, _ = io.WriteString(w, "data: [DONE]\n\n")
 	}
 	flush()
+}
+
+// streamChunks sends the content chunks of one round of a streamed
+// reply, and reports whether the stream goes on (false: the client hung
+// up, or DropAfter cut the connection).
+func streamChunks(w http.ResponseWriter, r *http.Request, reply Reply, chunks []string, send func(*string)) bool {
+	for i, c := range chunks {
+		if reply.DropAfter > 0 && i == reply.DropAfter {
+			// Cut the connection mid-body: the client sees an unexpected EOF.
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+				}
+			}
+			return false
+		}
+		if i > 0 && reply.ChunkDelay > 0 {
+			select {
+			case <-time.After(reply.ChunkDelay):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		send(&c)
+	}
+	return true
 }
 
 // pieces cuts s into pieces of n bytes, each ending at a character's

@@ -47,6 +47,12 @@ type server struct {
 	port   int
 	reaper *exec.Cmd
 	stop   *os.File
+	// said is what the reaper answers: the server's pid, at start and
+	// after each "start" (see reaperScript).
+	said     *bufio.Reader
+	saidFile *os.File
+	pid      int
+	log      string
 
 	stopOnce sync.Once
 	stopErr  error
@@ -84,12 +90,7 @@ func (c *cluster) database(t testing.TB, durable bool) string {
 	t.Helper()
 	c.once.Do(c.start)
 	if c.missing != "" {
-		msg := "SKIPPED LOUDLY: PostgreSQL is not installed (" + c.missing +
-			"); install it with `apt-get install -y postgresql` (Debian) to run this test"
-		if os.Getenv(RequirePostgresEnv) == "1" {
-			t.Fatal(msg + "; " + RequirePostgresEnv + "=1 requires it")
-		}
-		t.Skip(msg)
+		skipWithout(t, c.missing)
 	}
 	if c.err != nil {
 		t.Fatalf("start PostgreSQL for tests: %v", c.err)
@@ -115,6 +116,18 @@ func (c *cluster) database(t testing.TB, durable bool) string {
 		}
 	})
 	return c.srv.url(name)
+}
+
+// skipWithout skips t, loudly, saying what is missing and how to install
+// it; with RequirePostgresEnv=1 it fails t instead.
+func skipWithout(t testing.TB, missing string) {
+	t.Helper()
+	msg := "SKIPPED LOUDLY: PostgreSQL is not installed (" + missing +
+		"); install it with `apt-get install -y postgresql` (Debian) to run this test"
+	if os.Getenv(RequirePostgresEnv) == "1" {
+		t.Fatal(msg + "; " + RequirePostgresEnv + "=1 requires it")
+	}
+	t.Skip(msg)
 }
 
 // StopPostgres stops this process's test cluster, if it started one, and
@@ -217,15 +230,29 @@ func (c *cluster) start() {
 // once its stdin ends stops the server, reaps it and deletes the folder.
 // The server is the script's child rather than a daemon of pg_ctl so that
 // it is reaped the moment it exits, not left a zombie for init to collect.
+//
+// Meanwhile it takes commands, a line each: "stop" shuts the server down
+// as pg_ctl stop -m fast does (SIGINT: the sessions are ended, each client
+// told "terminating connection due to administrator command", SQLSTATE
+// 57P01), waits for it to exit and prints 0; "start" starts it again and
+// prints its pid. Only a Cluster of a test's own sends them.
 const reaperScript = `bin=$1 dir=$2 port=$3
-pid=0
-if "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync --no-instructions >>"$dir/server.log" 2>&1; then
+start() {
 	"$bin/postgres" -D "$dir/data" -p "$port" -k "$dir/sock" -c listen_addresses=127.0.0.1 \
 		-c synchronous_commit=off -c shared_buffers=32MB </dev/null >>"$dir/server.log" 2>&1 &
 	pid=$!
+}
+pid=0
+if "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync --no-instructions >>"$dir/server.log" 2>&1; then
+	start
 fi
 echo "$pid"
-cat >/dev/null
+while read -r cmd; do
+	case "$cmd" in
+	stop) if [ "$pid" != 0 ]; then kill -INT "$pid" 2>/dev/null; wait "$pid"; fi; pid=0; echo 0 ;;
+	start) if [ "$pid" = 0 ]; then start; fi; echo "$pid" ;;
+	esac
+done
 if [ "$pid" != 0 ]; then kill -QUIT "$pid" 2>/dev/null; wait "$pid"; fi
 rm -rf "$dir"
 `
@@ -271,6 +298,7 @@ func startServer(bin string) (srv *server, retry bool, err error) {
 		return srv, false, err
 	}
 	logFile := filepath.Join(dir, "server.log")
+	srv.pid, srv.log = pid, logFile
 	if pid == 0 {
 		log, _ := os.ReadFile(logFile)
 		return srv, false, fmt.Errorf("initdb failed:\n%s", log)
@@ -312,7 +340,8 @@ func (s *server) startReaper(argv []string) (pid int, err error) {
 		_ = stop.Close()
 		return 0, err
 	}
-	defer func() { _ = said.Close() }()
+	// The read end stays open with the reaper, which answers commands on
+	// it; it goes with this process.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = filepath.Dir(s.dir) // the server's user may not enter the test's folder
 	// Stderr stays /dev/null: go test waits for the pipes it gave.
@@ -325,9 +354,15 @@ func (s *server) startReaper(argv []string) (pid int, err error) {
 		_ = os.RemoveAll(s.dir)
 		return 0, fmt.Errorf("start the reaper: %w", err)
 	}
-	s.reaper, s.stop = cmd, stop
-	_ = said.SetReadDeadline(time.Now().Add(2 * time.Minute))
-	line, err := bufio.NewReader(said).ReadString('\n')
+	s.reaper, s.stop, s.said, s.saidFile = cmd, stop, bufio.NewReader(said), said
+	return s.readPid()
+}
+
+// readPid reads the server's pid, or 0, as the reaper answers.
+func (s *server) readPid() (int, error) {
+	_ = s.saidFile.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	line, err := s.said.ReadString('\n')
+	pid := 0
 	if err == nil {
 		pid, err = strconv.Atoi(strings.TrimSpace(line))
 	}

@@ -168,3 +168,38 @@ func TestPostgresDurable(t *testing.T) {
 		}
 	}
 }
+
+// A cluster of a test's own can be stopped, started and restarted: a
+// session open across a restart is ended with SQLSTATE 57P01, and a new
+// one finds the data.
+func TestClusterRestart(t *testing.T) {
+	c := NewCluster(t)
+	dsn := c.Database(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	if _, err := conn.Exec(ctx, `CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(t)
+	if _, err := conn.Exec(ctx, `SELECT 1`); err == nil || !strings.Contains(err.Error(), "57P01") && !strings.Contains(err.Error(), "conn closed") && !strings.Contains(err.Error(), "EOF") {
+		t.Errorf("a session across the restart: %v, want it ended", err)
+	}
+	c.Stop(t)
+	if _, err := pgx.Connect(ctx, dsn); err == nil {
+		t.Error("a stopped cluster took a connection")
+	}
+	c.Start(t)
+	again, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = again.Close(ctx) }()
+	var x int
+	if err := again.QueryRow(ctx, `SELECT x FROM kept`).Scan(&x); err != nil || x != 7 {
+		t.Errorf("after a restart: %d, %v; want the row kept", x, err)
+	}
+}

@@ -73,6 +73,9 @@ func TestMemoryTool(t *testing.T) {
 	if tool.Meta == nil || fmt.Sprint(tool.Meta.AdditionalFields["mcpgram/consent_when"]) != "map[operation:[store]]" {
 		t.Errorf("tool _meta = %+v, want consent_when for store", tool.Meta)
 	}
+	if tool.Meta == nil || tool.Meta.AdditionalFields["mcpgram/per_user"] != true {
+		t.Errorf("tool _meta = %+v, want per_user: its results are the caller's alone", tool.Meta)
+	}
 }
 
 // For a host that names its users, a store needs the host's word that the

@@ -18,7 +18,8 @@ const insertToolCallSQL = `INSERT INTO tool_calls
 // RecordToolCall appends c to the audit log. Its ID is ignored; a zero
 // CreatedAt means now.
 func (db *DB) RecordToolCall(ctx context.Context, c store.ToolCall) error {
-	if _, err := db.pool.Exec(ctx, insertToolCallSQL, toolCallArgs(c, time.Now())...); err != nil {
+	// Once: a second run would log the call twice.
+	if _, err := db.exec(ctx, once, insertToolCallSQL, toolCallArgs(c, time.Now())...); err != nil {
 		return fmt.Errorf("record call of %s/%s: %w", c.Server, c.Tool, err)
 	}
 	return nil
@@ -26,24 +27,24 @@ func (db *DB) RecordToolCall(ctx context.Context, c store.ToolCall) error {
 
 // RecentTools returns the tools that ran among the chat's last calls
 // audit rows, each once, the most recently used first: a range of
-// tool_calls_chat, newest first.
+// tool_ranchat, newest first.
 func (db *DB) RecentTools(ctx context.Context, chatID string, calls int) ([]store.ToolRef, error) {
-	rows, err := db.pool.Query(ctx, `SELECT server, tool, status FROM tool_calls WHERE chat_id = $1 ORDER BY id DESC LIMIT $2`, text(chatID), calls)
+	type call struct {
+		ref    store.ToolRef
+		status string
+	}
+	ran, err := collect(ctx, db, `SELECT server, tool, status FROM tool_calls WHERE chat_id = $1 ORDER BY id DESC LIMIT $2`,
+		[]any{text(chatID), calls}, func(row pgx.CollectableRow) (call, error) {
+			var c call
+			err := row.Scan(&c.ref.Server, &c.ref.Tool, &c.status)
+			return c, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("recent tools of chat %q: %w", chatID, err)
 	}
-	defer rows.Close()
 	var out []store.ToolRef
-	for rows.Next() {
-		var r store.ToolRef
-		var status string
-		if err := rows.Scan(&r.Server, &r.Tool, &status); err != nil {
-			return nil, fmt.Errorf("recent tools of chat %q: %w", chatID, err)
-		}
-		out = tables.AddRecentTool(out, r, status)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("recent tools of chat %q: %w", chatID, err)
+	for _, c := range ran {
+		out = tables.AddRecentTool(out, c.ref, c.status)
 	}
 	return out, nil
 }
@@ -62,13 +63,9 @@ func toolCallArgs(c store.ToolCall, now time.Time) []any {
 // ToolCalls returns up to limit audit entries, newest first; limit <= 0
 // returns all.
 func (db *DB) ToolCalls(ctx context.Context, limit int) ([]store.ToolCall, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, user_id, chat_id, server, tool,
+	calls, err := collect(ctx, db, `SELECT id, user_id, chat_id, server, tool,
 		arguments, status, duration_ms, result_bytes, created_at
-		FROM tool_calls ORDER BY id DESC LIMIT $1`, limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("list tool calls: %w", err)
-	}
-	calls, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ToolCall, error) {
+		FROM tool_calls ORDER BY id DESC LIMIT $1`, []any{limitArg(limit)}, func(row pgx.CollectableRow) (store.ToolCall, error) {
 		var c store.ToolCall
 		var ms, at int64
 		err := row.Scan(&c.ID, &c.UserID, &c.ChatID, &c.Server, &c.Tool,

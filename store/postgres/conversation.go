@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -18,13 +20,13 @@ const (
 	// (see RecentMessages), after the conversation's newest message that
 	// is not replaced: one lookup at the end of messages_history.
 	insertMessageSQL = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at, history_bytes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, octet_length($3) + coalesce((SELECT max(history_bytes)
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at, history_bytes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, octet_length($3) + coalesce((SELECT max(history_bytes)
 			FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL), 0))`
 	// lockConversationSQL makes appends to one conversation run one after
 	// another, so that each counts its bytes after the last one's.
 	lockConversationSQL = `SELECT id FROM conversations WHERE id = $1 FOR UPDATE`
-	messageColumns      = `id, conversation_id, role, content, prompt_tokens, completion_tokens, media, created_at`
+	messageColumns      = `id, conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at`
 )
 
 // querier is what a pool and a transaction share.
@@ -65,7 +67,12 @@ func startConversation(ctx context.Context, tx pgx.Tx, chatID string) (int64, er
 // CurrentConversation returns the id of the chat's active conversation, or
 // store.ErrNotFound when it has none. It never writes.
 func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
-	id, err := active(ctx, db.pool, chatID)
+	var id int64
+	err := db.do(ctx, reads, func(int) error {
+		var err error
+		id, err = active(ctx, db.pool, chatID)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("current conversation of chat %q: %w", chatID, notFound(err))
 	}
@@ -76,7 +83,9 @@ func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, er
 // a new one whose id it returns. The old conversation stays.
 func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, error) {
 	var id int64
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	// Idempotent in effect: a reset run again after its commit was lost
+	// leaves one more empty conversation, which nobody reads.
+	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
 		now := time.Now()
 		if err := lockChat(ctx, tx, chatID, now); err != nil {
 			return err
@@ -106,47 +115,75 @@ func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []sto
 			at = now
 		}
 		b.Queue(insertMessageSQL, conversationID, text(m.Role), text(m.Content),
-			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), millis(at))
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), text(m.OnlyFor), text(m.Shared), millis(at))
 	}
 }
 
 // AppendTurn stores w in one transaction, all of it or none, and returns
 // the id of the conversation it appended to.
+//
+// A write is named by a key, stored in its transaction, so that it may
+// run again after a lost connection, even one that lost the answer to
+// its commit: the next attempt first looks the key up, and finding it,
+// knows the first went in (the keys are kept an hour, see InboxPrune).
 func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) {
 	now := time.Now()
-	conv := w.ConversationID
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		if conv == 0 {
+	key := writeKey()
+	var conv int64
+	err := db.do(ctx, idempotent, func(attempt int) error {
+		return db.txOnce(ctx, func(tx pgx.Tx) error {
 			var err error
-			if conv, err = active(ctx, tx, w.ChatID); errors.Is(err, pgx.ErrNoRows) {
-				conv, err = activeOrStart(ctx, tx, w.ChatID)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		b := &pgx.Batch{}
-		if w.ReplaceFrom != 0 {
-			b.Queue(`UPDATE messages SET replaced_at = $1 WHERE conversation_id = $2 AND id >= $3 AND replaced_at IS NULL`,
-				millis(now), conv, w.ReplaceFrom)
-		}
-		queueMessages(b, conv, now, w.Messages)
-		for _, c := range w.ToolCalls {
-			b.Queue(insertToolCallSQL, toolCallArgs(c, now)...)
-		}
-		queueUsage(b, now, w.Usage)
-		if w.Turn != nil {
-			b.Queue(insertTurnSQL, turnArgs(*w.Turn, now)...)
-		}
-		if b.Len() == 0 {
-			return nil
-		}
-		return tx.SendBatch(ctx, b).Close()
+			conv, err = db.appendTurn(ctx, tx, w, key, attempt > 1, now)
+			return err
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("append %d messages and %d tool calls to chat %q: %w", len(w.Messages), len(w.ToolCalls), w.ChatID, err)
 	}
 	return conv, nil
+}
+
+// appendTurn is one attempt of AppendTurn in tx; again says an attempt
+// before it failed, and may have committed.
+func (db *DB) appendTurn(ctx context.Context, tx pgx.Tx, w store.TurnWrite, key string, again bool, now time.Time) (int64, error) {
+	conv := w.ConversationID
+	if again {
+		err := tx.QueryRow(ctx, `SELECT conversation_id FROM turn_writes WHERE key = $1`, key).Scan(&conv)
+		if err == nil || !errors.Is(err, pgx.ErrNoRows) {
+			return conv, err // in already, or the lookup failed
+		}
+	}
+	if conv == 0 {
+		var err error
+		if conv, err = active(ctx, tx, w.ChatID); errors.Is(err, pgx.ErrNoRows) {
+			conv, err = activeOrStart(ctx, tx, w.ChatID)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO turn_writes (key, conversation_id, created_at) VALUES ($1, $2, $3)`, key, conv, millis(now))
+	if w.ReplaceFrom != 0 {
+		b.Queue(`UPDATE messages SET replaced_at = $1 WHERE conversation_id = $2 AND id >= $3 AND replaced_at IS NULL`,
+			millis(now), conv, w.ReplaceFrom)
+	}
+	queueMessages(b, conv, now, w.Messages)
+	for _, c := range w.ToolCalls {
+		b.Queue(insertToolCallSQL, toolCallArgs(c, now)...)
+	}
+	queueUsage(b, now, w.Usage)
+	if w.Turn != nil {
+		b.Queue(insertTurnSQL, turnArgs(*w.Turn, now)...)
+	}
+	return conv, tx.SendBatch(ctx, b).Close()
+}
+
+// writeKey names a write: 128 random bits, unique wherever it is made.
+func writeKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
 }
 
 // Messages returns a conversation's messages, oldest first, without those
@@ -171,15 +208,11 @@ func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes in
 }
 
 func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
-	rows, err := db.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
-	}
-	msgs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Message, error) {
+	msgs, err := collect(ctx, db, query, args, func(row pgx.CollectableRow) (store.Message, error) {
 		var m store.Message
 		var at int64
 		var media string
-		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &at)
+		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &at)
 		m.CreatedAt = fromMillis(at)
 		m.Media = tables.SplitMedia(media)
 		return m, err

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"io/fs"
+	"time"
 
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
@@ -37,3 +38,6 @@ func Exec(ctx context.Context, db *DB, sql string) error {
 	_, err := db.pool.Exec(ctx, sql)
 	return err
 }
+
+// SetRetryFor sets how long db's calls retry a lost connection.
+func SetRetryFor(db *DB, d time.Duration) { db.retryFor = d }

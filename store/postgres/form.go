@@ -20,7 +20,7 @@ func (db *DB) CreateForm(ctx context.Context, f store.Form) (int64, error) {
 		created = now
 	}
 	var id int64
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.tx(ctx, once, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO chats (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`,
 			f.ChatID, millis(now)); err != nil {
 			return err
@@ -53,11 +53,14 @@ func scanForm(row pgx.CollectableRow) (store.Form, error) {
 // GetForm returns the form with the given id, open or not, or
 // store.ErrNotFound.
 func (db *DB) GetForm(ctx context.Context, id int64) (store.Form, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+formColumns+` FROM forms WHERE id = $1`, id)
-	if err != nil {
-		return store.Form{}, fmt.Errorf("get form %d: %w", id, err)
-	}
-	f, err := pgx.CollectExactlyOneRow(rows, scanForm)
+	var f store.Form
+	err := db.do(ctx, reads, func(int) error {
+		rows, err := db.pool.Query(ctx, `SELECT `+formColumns+` FROM forms WHERE id = $1`, id)
+		if err == nil {
+			f, err = pgx.CollectExactlyOneRow(rows, scanForm)
+		}
+		return err
+	})
 	if err != nil {
 		return store.Form{}, fmt.Errorf("get form %d: %w", id, notFound(err))
 	}
@@ -71,14 +74,18 @@ func (db *DB) GetForm(ctx context.Context, id int64) (store.Form, error) {
 func (db *DB) SaveForm(ctx context.Context, id, version int64, payload, resolution string) error {
 	var saved int
 	var exists, resolved bool
-	err := db.pool.QueryRow(ctx, `WITH done AS (
-			UPDATE forms SET payload = $1, version = version + 1,
-				resolved_at = CASE WHEN $2 = '' THEN NULL ELSE $3::bigint END, resolution = NULLIF($2, '')
-			WHERE id = $4 AND version = $5 AND resolved_at IS NULL RETURNING 1)
-		SELECT (SELECT count(*) FROM done),
-			EXISTS (SELECT 1 FROM forms WHERE id = $4),
-			EXISTS (SELECT 1 FROM forms WHERE id = $4 AND resolved_at IS NOT NULL)`,
-		text(payload), text(resolution), millis(time.Now()), id, version).Scan(&saved, &exists, &resolved)
+	// Once: run again after it went in, it would find its own version
+	// moved on, and take its own save for someone else's.
+	err := db.do(ctx, once, func(int) error {
+		return db.pool.QueryRow(ctx, `WITH done AS (
+				UPDATE forms SET payload = $1, version = version + 1,
+					resolved_at = CASE WHEN $2 = '' THEN NULL ELSE $3::bigint END, resolution = NULLIF($2, '')
+				WHERE id = $4 AND version = $5 AND resolved_at IS NULL RETURNING 1)
+			SELECT (SELECT count(*) FROM done),
+				EXISTS (SELECT 1 FROM forms WHERE id = $4),
+				EXISTS (SELECT 1 FROM forms WHERE id = $4 AND resolved_at IS NOT NULL)`,
+			text(payload), text(resolution), millis(time.Now()), id, version).Scan(&saved, &exists, &resolved)
+	})
 	switch {
 	case err != nil:
 	case saved == 1:
@@ -95,12 +102,8 @@ func (db *DB) SaveForm(ctx context.Context, id, version int64, payload, resoluti
 
 // OpenForms returns the chat's open forms, oldest first.
 func (db *DB) OpenForms(ctx context.Context, chatID string) ([]store.Form, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+formColumns+` FROM forms
-		WHERE chat_id = $1 AND resolved_at IS NULL ORDER BY id`, chatID)
-	if err != nil {
-		return nil, fmt.Errorf("open forms of chat %q: %w", chatID, err)
-	}
-	fs, err := pgx.CollectRows(rows, scanForm)
+	fs, err := collect(ctx, db, `SELECT `+formColumns+` FROM forms
+		WHERE chat_id = $1 AND resolved_at IS NULL ORDER BY id`, []any{chatID}, scanForm)
 	if err != nil {
 		return nil, fmt.Errorf("open forms of chat %q: %w", chatID, err)
 	}

@@ -42,7 +42,8 @@ func (db *DB) InboxPut(ctx context.Context, items ...store.InboxItem) error {
 			VALUES ($1, $2, $3, $4) ON CONFLICT (update_id) DO NOTHING`,
 			it.UpdateID, it.ChatID, payload, millis(at))
 	}
-	if err := db.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
+	// Idempotent: an update stored already is skipped.
+	if err := db.tx(ctx, idempotent, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
 		return fmt.Errorf("put %d updates in inbox: %w", len(items), err)
 	}
 	return nil
@@ -61,13 +62,9 @@ func (db *DB) InboxQueued(ctx context.Context, afterID int64, limit int) ([]stor
 // InboxQueuedChat returns up to limit queued items of one chat, in
 // update_id order; limit <= 0 returns all.
 func (db *DB) InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]store.InboxItem, error) {
-	rows, err := db.pool.Query(ctx, `SELECT update_id, chat_id, payload, received_at
+	items, err := collect(ctx, db, `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND chat_id = $1 ORDER BY update_id LIMIT $2`,
-		chatID, limitArg(limit))
-	var items []store.InboxItem
-	if err == nil {
-		items, err = pgx.CollectRows(rows, scanInboxItem)
-	}
+		[]any{chatID, limitArg(limit)}, scanInboxItem)
 	if err != nil {
 		return nil, fmt.Errorf("list queued updates of chat %q: %w", chatID, err)
 	}
@@ -78,13 +75,9 @@ func (db *DB) InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]
 }
 
 func (db *DB) inboxQueued(ctx context.Context, afterID int64, limit int) ([]store.InboxItem, error) {
-	rows, err := db.pool.Query(ctx, `SELECT update_id, chat_id, payload, received_at
+	items, err := collect(ctx, db, `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND update_id > $1 ORDER BY update_id LIMIT $2`,
-		afterID, limitArg(limit))
-	if err != nil {
-		return nil, err
-	}
-	items, err := pgx.CollectRows(rows, scanInboxItem)
+		[]any{afterID, limitArg(limit)}, scanInboxItem)
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
@@ -108,15 +101,19 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 	if len(updateIDs) == 0 {
 		return nil
 	}
-	rows, err := db.pool.Query(ctx, `WITH done AS (
-			UPDATE inbox SET processed_at = $1
-			WHERE update_id = ANY ($2) AND processed_at IS NULL)
-		SELECT update_id FROM inbox WHERE update_id = ANY ($2)`,
-		millis(time.Now()), updateIDs)
+	// Idempotent: marking an update done again changes nothing.
 	var known []int64
-	if err == nil {
-		known, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-	}
+	err := db.do(ctx, idempotent, func(int) error {
+		rows, err := db.pool.Query(ctx, `WITH done AS (
+				UPDATE inbox SET processed_at = $1
+				WHERE update_id = ANY ($2) AND processed_at IS NULL)
+			SELECT update_id FROM inbox WHERE update_id = ANY ($2)`,
+			millis(time.Now()), updateIDs)
+		if err == nil {
+			known, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("mark %s done: %w", store.DescribeUpdates(updateIDs), err)
 	}
@@ -136,7 +133,7 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 // not, or 0 for an empty inbox.
 func (db *DB) InboxMaxUpdateID(ctx context.Context) (int64, error) {
 	var id int64
-	if err := db.pool.QueryRow(ctx, `SELECT coalesce(max(update_id), 0) FROM inbox`).Scan(&id); err != nil {
+	if err := db.row(ctx, `SELECT coalesce(max(update_id), 0) FROM inbox`, nil, &id); err != nil {
 		return 0, fmt.Errorf("max inbox update id: %w", err)
 	}
 	return id, nil
@@ -147,7 +144,7 @@ func (db *DB) InboxMaxUpdateID(ctx context.Context) (int64, error) {
 func (db *DB) InboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var n int
 	var oldest *int64
-	err := db.pool.QueryRow(ctx, `SELECT count(*), min(received_at) FROM inbox WHERE processed_at IS NULL`).Scan(&n, &oldest)
+	err := db.row(ctx, `SELECT count(*), min(received_at) FROM inbox WHERE processed_at IS NULL`, nil, &n, &oldest)
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("inbox backlog: %w", err)
 	}
@@ -156,11 +153,16 @@ func (db *DB) InboxBacklog(ctx context.Context) (int, time.Time, error) {
 
 // InboxPrune deletes processed items received before the given time and
 // returns how many it deleted. The item with the highest update id is always
-// kept, so that [DB.InboxMaxUpdateID] still knows where to resume.
+// kept, so that [DB.InboxMaxUpdateID] still knows where to resume. It also
+// forgets the keys of turns' writes (see [DB.AppendTurn]) over an hour
+// old: a write is retried for seconds.
 func (db *DB) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM inbox
+	tag, err := db.exec(ctx, idempotent, `DELETE FROM inbox
 		WHERE processed_at IS NOT NULL AND received_at < $1
 		AND update_id < (SELECT max(update_id) FROM inbox)`, millis(before))
+	if err == nil {
+		_, err = db.exec(ctx, idempotent, `DELETE FROM turn_writes WHERE created_at < $1`, millis(time.Now().Add(-time.Hour)))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("prune inbox: %w", err)
 	}

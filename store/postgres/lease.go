@@ -74,7 +74,8 @@ func (db *DB) ClaimQueued(ctx context.Context, c store.Claim) ([]store.InboxItem
 		return nil, fmt.Errorf("claim queued updates: an instance and a lease duration are required")
 	}
 	var items []store.InboxItem
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	// Idempotent: renewing and taking leases again leaves them as once.
+	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
 		var now int64
 		if err := tx.QueryRow(ctx, nowSQL).Scan(&now); err != nil {
 			return err
@@ -114,7 +115,7 @@ func (db *DB) ClaimQueued(ctx context.Context, c store.Claim) ([]store.InboxItem
 // queued updates go to the other instances at once rather than after
 // the leases expire.
 func (db *DB) ReleaseLeases(ctx context.Context, instance string) error {
-	if _, err := db.pool.Exec(ctx, `DELETE FROM chat_leases WHERE owner = $1`, instance); err != nil {
+	if _, err := db.exec(ctx, idempotent, `DELETE FROM chat_leases WHERE owner = $1`, instance); err != nil {
 		return fmt.Errorf("release the leases of %s: %w", instance, err)
 	}
 	return nil
@@ -123,7 +124,7 @@ func (db *DB) ReleaseLeases(ctx context.Context, instance string) error {
 // LeaseOwner returns the instance holding chatID's lease and whether it is
 // still live, or "" when nobody does: for tests and operators.
 func (db *DB) LeaseOwner(ctx context.Context, chatID string) (owner string, live bool, err error) {
-	err = db.pool.QueryRow(ctx, `SELECT owner, expires_at > (`+nowSQL+`) FROM chat_leases WHERE chat_id = $1`, chatID).Scan(&owner, &live)
+	err = db.row(ctx, `SELECT owner, expires_at > (`+nowSQL+`) FROM chat_leases WHERE chat_id = $1`, []any{chatID}, &owner, &live)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}

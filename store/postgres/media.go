@@ -15,12 +15,13 @@ import (
 func (db *DB) MediaPut(ctx context.Context, mimeType string, data []byte) (string, error) {
 	hash := store.MediaHash(data)
 	now := millis(time.Now())
-	tag, err := db.pool.Exec(ctx, `UPDATE media SET stored_at = $2, mime_type = $3 WHERE hash = $1`, hash, now, text(mimeType))
+	// Idempotent: the same bytes under the same name.
+	tag, err := db.exec(ctx, idempotent, `UPDATE media SET stored_at = $2, mime_type = $3 WHERE hash = $1`, hash, now, text(mimeType))
 	if err == nil && tag.RowsAffected() == 0 {
 		if data == nil {
 			data = []byte{} // NOT NULL; a nil slice binds as NULL
 		}
-		_, err = db.pool.Exec(ctx, `INSERT INTO media (hash, mime_type, size, data, stored_at) VALUES ($1, $2, $3, $4, $5)
+		_, err = db.exec(ctx, idempotent, `INSERT INTO media (hash, mime_type, size, data, stored_at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (hash) DO UPDATE SET stored_at = EXCLUDED.stored_at, mime_type = EXCLUDED.mime_type`,
 			hash, text(mimeType), len(data), data, now)
 	}
@@ -39,7 +40,7 @@ func (db *DB) MediaGet(ctx context.Context, ref string) (store.Media, error) {
 	}
 	m := store.Media{Hash: ref}
 	var at int64
-	err := db.pool.QueryRow(ctx, `SELECT mime_type, data, stored_at FROM media WHERE hash = $1`, ref).Scan(&m.MIMEType, &m.Data, &at)
+	err := db.row(ctx, `SELECT mime_type, data, stored_at FROM media WHERE hash = $1`, []any{ref}, &m.MIMEType, &m.Data, &at)
 	if err != nil {
 		return store.Media{}, fmt.Errorf("media %s: %w", ref, notFound(err))
 	}
@@ -50,7 +51,7 @@ func (db *DB) MediaGet(ctx context.Context, ref string) (store.Media, error) {
 // MediaPrune deletes the images last stored before the given time and
 // returns how many.
 func (db *DB) MediaPrune(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM media WHERE stored_at < $1`, millis(before))
+	tag, err := db.exec(ctx, idempotent, `DELETE FROM media WHERE stored_at < $1`, millis(before))
 	if err != nil {
 		return 0, fmt.Errorf("prune media: %w", err)
 	}

@@ -33,7 +33,10 @@ func (db *DB) CreatePending(ctx context.Context, p store.Pending) (int64, error)
 		conv = &p.ConversationID
 	}
 	var id int64
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	// Idempotent in effect: run again after its commit was lost, it
+	// creates the interaction again, superseding the first, and the id
+	// returned is the one open.
+	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
 		if err := lockChat(ctx, tx, p.ChatID, now); err != nil {
 			return err
 		}
@@ -76,11 +79,14 @@ func scanPending(row pgx.CollectableRow) (store.Pending, error) {
 
 // onePending runs a query for at most one interaction.
 func (db *DB) onePending(ctx context.Context, query string, arg any) (store.Pending, error) {
-	rows, err := db.pool.Query(ctx, query, arg)
-	if err != nil {
-		return store.Pending{}, err
-	}
-	p, err := pgx.CollectExactlyOneRow(rows, scanPending)
+	var p store.Pending
+	err := db.do(ctx, reads, func(int) error {
+		rows, err := db.pool.Query(ctx, query, arg)
+		if err == nil {
+			p, err = pgx.CollectExactlyOneRow(rows, scanPending)
+		}
+		return err
+	})
 	return p, notFound(err)
 }
 
@@ -112,11 +118,15 @@ func (db *DB) GetPending(ctx context.Context, id int64) (store.Pending, error) {
 func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) error {
 	var resolved int
 	var exists bool
-	err := db.pool.QueryRow(ctx, `WITH done AS (
-			UPDATE pending SET resolved_at = $1, resolution = $2
-			WHERE id = $3 AND resolved_at IS NULL RETURNING 1)
-		SELECT (SELECT count(*) FROM done), EXISTS (SELECT 1 FROM pending WHERE id = $3)`,
-		millis(time.Now()), text(resolution), id).Scan(&resolved, &exists)
+	// Once: run again after it went in, it would find the interaction
+	// resolved, and take its own press for someone else's.
+	err := db.do(ctx, once, func(int) error {
+		return db.pool.QueryRow(ctx, `WITH done AS (
+				UPDATE pending SET resolved_at = $1, resolution = $2
+				WHERE id = $3 AND resolved_at IS NULL RETURNING 1)
+			SELECT (SELECT count(*) FROM done), EXISTS (SELECT 1 FROM pending WHERE id = $3)`,
+			millis(time.Now()), text(resolution), id).Scan(&resolved, &exists)
+	})
 	switch {
 	case err != nil:
 	case resolved == 1:
@@ -132,13 +142,9 @@ func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) e
 // ExpiredPending returns the open interactions whose ExpiresAt is at or
 // before now, soonest expired first. It does not resolve them.
 func (db *DB) ExpiredPending(ctx context.Context, now time.Time) ([]store.Pending, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+pendingColumns+` FROM pending
+	ps, err := collect(ctx, db, `SELECT `+pendingColumns+` FROM pending
 		WHERE resolved_at IS NULL AND expires_at IS NOT NULL AND expires_at <= $1
-		ORDER BY expires_at, id`, millis(now))
-	if err != nil {
-		return nil, fmt.Errorf("list expired pending: %w", err)
-	}
-	ps, err := pgx.CollectRows(rows, scanPending)
+		ORDER BY expires_at, id`, []any{millis(now)}, scanPending)
 	if err != nil {
 		return nil, fmt.Errorf("list expired pending: %w", err)
 	}

@@ -25,6 +25,15 @@
 // Times are stored as UTC Unix milliseconds (bigint), as the SQLite store
 // does, and returned as UTC time.Time values truncated to the millisecond.
 //
+// Lost connections: a call whose connection was lost (a restart, a
+// failover: SQLSTATE class 08, 57P01 to 57P03, a reset or closed socket)
+// runs again on a fresh connection, the pool reset, with backoff, for up
+// to [DefaultRetryFor], where running it again cannot do a write twice;
+// each method's effect says which it is (see retry.go). A turn's write is
+// named by a key stored in its transaction (see [DB.AppendTurn]), so that
+// even a commit whose answer was lost is not written twice. Past the
+// retries a call fails with an error wrapping store.ErrUnavailable.
+//
 // Durability: a commit returns once PostgreSQL has flushed it
 // (synchronous_commit on, the server's default), for the inbox and every
 // other table alike.
@@ -64,6 +73,8 @@ var (
 type DB struct {
 	pool *pgxpool.Pool
 	name string // host:port/database, for errors; never the password
+	// retryFor bounds the retries of a lost connection (see do).
+	retryFor time.Duration
 }
 
 // Open connects to the PostgreSQL database named by dsn (a postgres://
@@ -84,7 +95,7 @@ func open(ctx context.Context, dsn string, fsys fs.FS) (*DB, error) {
 		// pgx's error hides the password of the DSN it quotes.
 		return nil, fmt.Errorf("open PostgreSQL database: %w", err)
 	}
-	db := &DB{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)}
+	db := &DB{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database), retryFor: DefaultRetryFor}
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("open PostgreSQL database %s: %w", db.name, err)
 	}
@@ -98,7 +109,8 @@ func open(ctx context.Context, dsn string, fsys fs.FS) (*DB, error) {
 // Ping reports whether the database answers a query.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
-	if err := db.pool.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
+	// Not retried: a health check says how it is now.
+	if err := db.do(ctx, noRetry, func(int) error { return db.pool.QueryRow(ctx, `SELECT 1`).Scan(&one) }); err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
 	return nil
@@ -112,11 +124,6 @@ func (db *DB) Name() string { return db.name }
 func (db *DB) Close() error {
 	db.pool.Close()
 	return nil
-}
-
-// tx runs fn in one transaction, committed if fn returns nil.
-func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db.pool, fn)
 }
 
 // millis converts t to what the database stores.

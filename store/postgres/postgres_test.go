@@ -182,11 +182,11 @@ func TestOpenErrorHidesPassword(t *testing.T) {
 }
 
 // TestMigrationCountsHistoryBytes upgrades a database written before
-// migration 0013 and reads its history by bytes.
+// migration 0014 and reads its history by bytes.
 func TestMigrationCountsHistoryBytes(t *testing.T) {
 	ctx := t.Context()
 	dsn := testenv.Postgres(t)
-	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), "0013"))
+	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), "0014"))
 	if err != nil {
 		t.Fatal(err)
 	}

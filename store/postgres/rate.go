@@ -23,7 +23,8 @@ const dbNowMicros = `(extract(epoch from clock_timestamp()) * 1000000)::bigint`
 // (a refused event is not counted against the allowance).
 func (db *DB) TakeRate(ctx context.Context, key string, every time.Duration, burst int) (int, error) {
 	var refusals int
-	err := db.pool.QueryRow(ctx, `WITH clock AS (SELECT `+dbNowMicros+` AS now)
+	err := db.do(ctx, noRetry, func(int) error {
+		return db.pool.QueryRow(ctx, `WITH clock AS (SELECT `+dbNowMicros+` AS now)
 		INSERT INTO rate_limits AS r (key, tat, refusals)
 		SELECT $1, clock.now + $2, 0 FROM clock
 		ON CONFLICT (key) DO UPDATE SET
@@ -32,7 +33,8 @@ func (db *DB) TakeRate(ctx context.Context, key string, every time.Duration, bur
 			refusals = CASE WHEN greatest(r.tat, (SELECT now FROM clock)) + $2 <= (SELECT now FROM clock) + $3
 				THEN 0 ELSE r.refusals + 1 END
 		RETURNING refusals`,
-		text(key), every.Microseconds(), int64(burst)*every.Microseconds()).Scan(&refusals)
+			text(key), every.Microseconds(), int64(burst)*every.Microseconds()).Scan(&refusals)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("take from rate %q: %w", key, err)
 	}
@@ -44,12 +46,14 @@ func (db *DB) TakeRate(ctx context.Context, key string, every time.Duration, bur
 // the event fits. The booking stands even if the caller gives up waiting.
 func (db *DB) ReserveRate(ctx context.Context, key string, every time.Duration, burst int) (time.Duration, error) {
 	var wait int64
-	err := db.pool.QueryRow(ctx, `WITH clock AS (SELECT `+dbNowMicros+` AS now)
+	err := db.do(ctx, noRetry, func(int) error {
+		return db.pool.QueryRow(ctx, `WITH clock AS (SELECT `+dbNowMicros+` AS now)
 		INSERT INTO rate_limits AS r (key, tat, refusals)
 		SELECT $1, clock.now + $2, 0 FROM clock
 		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, (SELECT now FROM clock)) + $2
 		RETURNING greatest(0, tat - (SELECT now FROM clock) - $3)`,
-		text(key), every.Microseconds(), int64(burst)*every.Microseconds()).Scan(&wait)
+			text(key), every.Microseconds(), int64(burst)*every.Microseconds()).Scan(&wait)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("reserve from rate %q: %w", key, err)
 	}
@@ -59,7 +63,7 @@ func (db *DB) ReserveRate(ctx context.Context, key string, every time.Duration, 
 // PruneRates deletes the rate rows that have been whole again since
 // before: they say nothing an absent row would not.
 func (db *DB) PruneRates(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM rate_limits WHERE tat < $1`, before.UnixMicro())
+	tag, err := db.exec(ctx, idempotent, `DELETE FROM rate_limits WHERE tat < $1`, before.UnixMicro())
 	if err != nil {
 		return 0, fmt.Errorf("prune rates: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 // chatSetting reads one column of chatID's row of chat_settings; found
 // is false when the chat set nothing yet.
 func (db *DB) chatSetting(ctx context.Context, chatID, column string) (value string, found bool, err error) {
-	err = db.pool.QueryRow(ctx, `SELECT `+column+` FROM chat_settings WHERE chat_id = $1`, chatID).Scan(&value)
+	err = db.row(ctx, `SELECT `+column+` FROM chat_settings WHERE chat_id = $1`, []any{chatID}, &value)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
@@ -26,7 +26,8 @@ func (db *DB) chatSetting(ctx context.Context, chatID, column string) (value str
 // setChatSetting replaces one column of chatID's settings, creating its
 // row if need be.
 func (db *DB) setChatSetting(ctx context.Context, chatID, column, value string) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO chat_settings (chat_id, `+column+`, updated_at) VALUES ($1, $2, $3)
+	// Idempotent: setting a value again leaves it as it is.
+	_, err := db.exec(ctx, idempotent, `INSERT INTO chat_settings (chat_id, `+column+`, updated_at) VALUES ($1, $2, $3)
 		ON CONFLICT (chat_id) DO UPDATE SET `+column+` = excluded.`+column+`, updated_at = excluded.updated_at`,
 		text(chatID), text(value), millis(time.Now()))
 	if err != nil {

@@ -15,7 +15,8 @@ const insertTurnSQL = `INSERT INTO turns (` + tables.TurnColumns + `)
 // RecordTurn stores how a turn ended, with its model calls: one small
 // insert, for a turn that does not end on a write of its own.
 func (db *DB) RecordTurn(ctx context.Context, r store.TurnRecord) error {
-	if _, err := db.pool.Exec(ctx, insertTurnSQL, turnArgs(r, time.Now())...); err != nil {
+	// Once: a second run would count the turn twice.
+	if _, err := db.exec(ctx, once, insertTurnSQL, turnArgs(r, time.Now())...); err != nil {
 		return fmt.Errorf("record turn %s: %w", r.TurnID, err)
 	}
 	return nil
@@ -33,7 +34,14 @@ func turnArgs(r store.TurnRecord, now time.Time) []any {
 // Stats computes the window [from, to), naming at most top users by
 // tokens; see store.ReadStats.
 func (db *DB) Stats(ctx context.Context, from, to time.Time, top int) (store.Stats, error) {
-	return tables.ReadStats(ctx, db.statsRows, from, to, top)
+	// Retried whole: each run starts its sums afresh.
+	var s store.Stats
+	err := db.do(ctx, reads, func(int) error {
+		var err error
+		s, err = tables.ReadStats(ctx, db.statsRows, from, to, top)
+		return err
+	})
+	return s, err
 }
 
 func (db *DB) statsRows(ctx context.Context, query string, args []any, row func(scan func(...any) error) error) error {
@@ -53,7 +61,7 @@ func (db *DB) statsRows(ctx context.Context, query string, args []any, row func(
 // PruneStats deletes the turns recorded before before, and returns how
 // many went. The audit log and token usage are kept.
 func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM turns WHERE created_at < $1`, millis(before))
+	tag, err := db.exec(ctx, idempotent, `DELETE FROM turns WHERE created_at < $1`, millis(before))
 	if err != nil {
 		return 0, fmt.Errorf("prune stats: %w", err)
 	}
@@ -63,5 +71,11 @@ func (db *DB) PruneStats(ctx context.Context, before time.Time) (int64, error) {
 // Timeline counts the turns of [from, to) by outcome, in stretches of
 // step; see store.ReadTimeline.
 func (db *DB) Timeline(ctx context.Context, from, to time.Time, step time.Duration) ([]store.Bucket, error) {
-	return tables.ReadTimeline(ctx, db.statsRows, from, to, step)
+	var b []store.Bucket
+	err := db.do(ctx, reads, func(int) error {
+		var err error
+		b, err = tables.ReadTimeline(ctx, db.statsRows, from, to, step)
+		return err
+	})
+	return b, err
 }

@@ -48,10 +48,10 @@ func (db *DB) UserUsage(ctx context.Context, userID string, now time.Time) (stor
 	now = now.UTC()
 	monthStart := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	var u store.UserUsage
-	err := db.pool.QueryRow(ctx, `SELECT `+tokenSums+` FROM token_usage WHERE user_id = $1 AND day = $2`, userID, day(now)).Scan(tokens(&u.Today)...)
+	err := db.row(ctx, `SELECT `+tokenSums+` FROM token_usage WHERE user_id = $1 AND day = $2`, []any{userID, day(now)}, tokens(&u.Today)...)
 	if err == nil {
-		err = db.pool.QueryRow(ctx, `SELECT `+tokenSums+` FROM token_usage WHERE user_id = $1 AND day >= $2 AND day <= $3`,
-			userID, day(monthStart), day(now)).Scan(tokens(&u.Month)...)
+		err = db.row(ctx, `SELECT `+tokenSums+` FROM token_usage WHERE user_id = $1 AND day >= $2 AND day <= $3`,
+			[]any{userID, day(monthStart), day(now)}, tokens(&u.Month)...)
 	}
 	if err != nil {
 		return store.UserUsage{}, fmt.Errorf("token usage of user %q: %w", userID, err)
@@ -62,7 +62,7 @@ func (db *DB) UserUsage(ctx context.Context, userID string, now time.Time) (stor
 // DayUsage returns the user's tokens on t's UTC day.
 func (db *DB) DayUsage(ctx context.Context, userID string, t time.Time) (store.Tokens, error) {
 	var u store.Tokens
-	err := db.pool.QueryRow(ctx, `SELECT `+tokenSums+` FROM token_usage WHERE user_id = $1 AND day = $2`, userID, day(t)).Scan(tokens(&u)...)
+	err := db.row(ctx, `SELECT `+tokenSums+` FROM token_usage WHERE user_id = $1 AND day = $2`, []any{userID, day(t)}, tokens(&u)...)
 	if err != nil {
 		return store.Tokens{}, fmt.Errorf("token usage of user %q on %s: %w", userID, day(t), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"io/fs"
+	"time"
 )
 
 // OpenWithMigrations is Open with the migrations taken from fsys.
@@ -98,4 +99,15 @@ func GateWaiting(db *DB) int {
 	db.gate.mu.Lock()
 	defer db.gate.mu.Unlock()
 	return len(db.gate.urgent) + len(db.gate.queued)
+}
+
+// SetRetryFor sets how long db's writes found busy are tried again.
+func SetRetryFor(db *DB, d time.Duration) { db.retryFor = d }
+
+// SetBusyTimeout sets the busy_timeout of the databases opened next, and
+// returns a function that puts it back.
+func SetBusyTimeout(d time.Duration) (restore func()) {
+	old := busyTimeout
+	busyTimeout = d
+	return func() { busyTimeout = old }
 }

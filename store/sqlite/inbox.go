@@ -234,7 +234,12 @@ func (db *DB) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
 // process crash at NORMAL, and power loss is the only case FULL adds.
 //
 // An urgent write goes ahead of the writes queued at the gate.
-func (db *DB) writeFull(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) (err error) {
+func (db *DB) writeFull(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) error {
+	return db.whenFree(ctx, func() error { return db.writeFullOnce(ctx, urgent, fn) })
+}
+
+// writeFullOnce is one attempt of writeFull.
+func (db *DB) writeFullOnce(ctx context.Context, urgent bool, fn func(tx *sql.Tx) error) (err error) {
 	if err := db.gate.enter(ctx, urgent); err != nil {
 		return err
 	}

@@ -9,7 +9,9 @@
 // queue in arrival order, except [DB.InboxPut], which goes first.
 // Transactions begin IMMEDIATE, which takes the write lock up front and
 // avoids SQLITE_BUSY on lock upgrades; busy_timeout covers another process
-// holding the file.
+// holding the file, and a write still found busy past it is tried again,
+// with backoff, for up to [DefaultRetryFor] before it fails with
+// store.ErrUnavailable (see busy.go).
 //
 // The schema is built by numbered migrations embedded in the binary
 // (migrations/NNNN_name.sql), each applied in its own transaction and
@@ -59,6 +61,8 @@ type DB struct {
 	// run alongside the writer.
 	reader *sql.DB
 	now    func() time.Time
+	// retryFor bounds the retries of a write found busy (see whenFree).
+	retryFor time.Duration
 
 	// Prepared statements by their SQL, see readSQL and writeSQL.
 	readStmts, writeStmts map[string]*sql.Stmt
@@ -69,7 +73,7 @@ type DB struct {
 // characters such as '?' or '#' in it are escaped rather than parsed.
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
@@ -103,7 +107,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
-	db := &DB{path: abs, now: time.Now}
+	db := &DB{path: abs, now: time.Now, retryFor: DefaultRetryFor}
 
 	if db.writer, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
 		return nil, fmt.Errorf("open database %q: %w", path, err)
@@ -170,19 +174,21 @@ func (db *DB) Close() error {
 
 // write runs fn in one IMMEDIATE transaction on the writer connection.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if err := db.gate.enter(ctx, false); err != nil {
-		return err
-	}
-	defer db.gate.leave()
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return db.whenFree(ctx, func() error {
+		if err := db.gate.enter(ctx, false); err != nil {
+			return err
+		}
+		defer db.gate.leave()
+		tx, err := db.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 }
 
 // millis converts t to what the database stores.

@@ -89,15 +89,22 @@ func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Row
 
 // writeExec runs a statement on the writer outside any transaction.
 func (db *DB) writeExec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if err := db.gate.enter(ctx, false); err != nil {
-		return nil, err
-	}
-	defer db.gate.leave()
-	if st := db.writeStmts[query]; st != nil {
-		return st.ExecContext(ctx, args...)
-	}
-	db.unprepared()
-	return db.writer.ExecContext(ctx, query, args...)
+	var res sql.Result
+	err := db.whenFree(ctx, func() error {
+		if err := db.gate.enter(ctx, false); err != nil {
+			return err
+		}
+		defer db.gate.leave()
+		var err error
+		if st := db.writeStmts[query]; st != nil {
+			res, err = st.ExecContext(ctx, args...)
+			return err
+		}
+		db.unprepared()
+		res, err = db.writer.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
 }
 
 // txStmt returns query as a statement of tx, for running several times;

@@ -299,3 +299,32 @@ func testReplaceMessages(t *testing.T, open Open) {
 		t.Errorf("Messages after a replace = %q, want %q", got, want)
 	}
 }
+
+// A message kept for one member of a group carries who it is for and
+// what the others read in its place, and both come back as written,
+// after a reopen too.
+func testMessagesOnlyFor(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "-42", Messages: []store.Message{
+		{Role: "user", Content: "search my memories"},
+		{Role: "assistant", Content: "<use_mcp_tool>…</use_mcp_tool>", OnlyFor: "2"},
+		{Role: "tool", Content: "Alice's PIN is 4711", OnlyFor: "2"},
+		{Role: "assistant", Content: "<thinking>4711</thinking>Found it.", OnlyFor: "2", Shared: "Found it."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db, open)
+	msgs, err := db.Messages(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.OnlyFor+"|"+m.Shared)
+	}
+	if want := []string{"|", "2|", "2|", "2|Found it."}; !slices.Equal(got, want) {
+		t.Errorf("OnlyFor|Shared = %q, want %q", got, want)
+	}
+}

@@ -73,6 +73,7 @@ func Run(t *testing.T, open Open) {
 		{"RecentMessagesLongConversation", testRecentMessagesLongConversation},
 		{"RecentTools", testRecentTools},
 		{"StatsSearches", testStatsSearches},
+		{"MessagesOnlyFor", testMessagesOnlyFor},
 		{"InboxQueued", testInboxQueued},
 		{"InboxPrune", testInboxPrune},
 		{"InboxDoneMany", testInboxDoneMany},

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// OldMessages is what a database written before migration 0013 holds: a
+// OldMessages is what a database written before the migration that counts its bytes (SQLite 0013, PostgreSQL 0014) holds: a
 // conversation of four messages, the third replaced, then a fifth; and
 // another conversation of one. Both engines run it as it is.
 const OldMessages = `INSERT INTO chats (id, created_at) VALUES ('c', 0);

@@ -92,7 +92,10 @@ func main() {
 	// consent; like whoami it reports the _meta it got.
 	keep := mcp.NewTool("keep", mcp.WithDescription("Keeps or reads a note; reports the caller from _meta."),
 		mcp.WithString("mode", mcp.Enum("write", "read")))
-	keep.Meta = &mcp.Meta{AdditionalFields: map[string]any{"mcpgram/consent_when": map[string]any{"mode": []any{"write"}}}}
+	keep.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+		"mcpgram/consent_when": map[string]any{"mode": []any{"write"}},
+		"mcpgram/per_user":     true, // its notes are the caller's
+	}}
 	s.AddTool(keep, whoami)
 	s.AddTool(mcp.NewTool("env", mcp.WithDescription("Lists its environment.")),
 		func(_ context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {

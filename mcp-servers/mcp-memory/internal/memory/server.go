@@ -28,6 +28,11 @@ const (
 	MetaConsentWhen = "mcpgram/consent_when"
 )
 
+// MetaPerUser is the key, in the tool's definition, that declares the
+// tool acts for one user: what it returns is theirs alone, and a host that
+// serves a group keeps it from the other members (mcpgram does).
+const MetaPerUser = "mcpgram/per_user"
+
 // mcpgramClient is the name mcpgram gives in initialize. A client of that
 // name always names its user, so the single-user setting never applies to
 // it: a request of its without a user is a fault, not the one user.
@@ -94,7 +99,10 @@ func Tool() mcp.Tool {
 		mcp.WithBoolean("has_explicit_permission", mcp.DefaultBool(false),
 			mcp.Description("store, outside mcpgram: true only if the user explicitly agreed, in this conversation, to having this remembered.")),
 	)
-	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaConsentWhen: map[string]any{"operation": []any{"store"}}}}
+	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+		MetaConsentWhen: map[string]any{"operation": []any{"store"}},
+		MetaPerUser:     true,
+	}}
 	return t
 }
 
