@@ -348,10 +348,12 @@ func TestContextBudget(t *testing.T) {
 		t.Errorf("third call sent %d messages: %+v", len(last), last)
 	}
 
-	// With room for about two turns, the oldest goes first.
+	// With room for about two turns, the oldest goes first. The prompt
+	// lists every tool (no search at this budget), as the sum assumes.
 	e2 := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") }, setup{
 		config: func(c *wiring) {
 			c.ContextTokens = len(prompt.Build(e.hub.Catalog()))/4 + 2*(100+10) + 40
+			c.ToolSearch = "off"
 		},
 	})
 	e2.say("one " + long)

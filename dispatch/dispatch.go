@@ -143,7 +143,9 @@ type Queue struct {
 	// writes and cannot see them queued, forgets them from handed. (A read
 	// under way may have seen them queued, so forgetting them at once
 	// would hand them out again.)
-	handed  map[int64]bool
+	handed map[int64]bool
+	// passes counts the passes over the inbox begun (see unpark).
+	passes  int64
 	marked  []int64
 	running int // lanes holding a slot
 	waiting int // lanes waiting for one
@@ -160,6 +162,9 @@ type lane struct {
 	jobs   []queued
 	active bool
 	parked bool
+	// parkedIn is the pass of the inbox's reads that was the last to
+	// begin when the lane parked (see unpark).
+	parkedIn int64
 }
 
 type queued struct {
@@ -417,6 +422,8 @@ func (q *Queue) dispatch(ctx context.Context) {
 	}
 	q.marked = q.marked[:0]
 	ask := max(min(q.cfg.MaxRunning-len(q.lanes), chatsPerClaim), 0)
+	q.passes++
+	pass := q.passes
 	q.mu.Unlock()
 	if q.claimer != nil {
 		// Only this instance's chats are read, and a chat taken over may
@@ -457,7 +464,7 @@ func (q *Queue) dispatch(ctx context.Context) {
 			if q.claimer != nil {
 				q.dropLost(seen)
 			}
-			q.unpark()
+			q.unpark(pass)
 			return
 		}
 	}
@@ -610,13 +617,15 @@ func (q *Queue) park(l *lane, j queued) {
 	defer q.mu.Unlock()
 	j.runs++
 	l.jobs = append([]queued{j}, l.jobs...)
-	l.active, l.parked = false, true
+	l.active, l.parked, l.parkedIn = false, true, q.passes
 }
 
-// unpark starts the lanes parked since the last read, after a read of the
-// inbox: the database answers again, and, over a shared inbox, the read
-// has dropped the items of chats no longer this instance's (dropLost).
-func (q *Queue) unpark() {
+// unpark starts the lanes parked before pass began, after pass read the
+// whole inbox: the database answers again, and, over a shared inbox, the
+// read has dropped the items of chats no longer this instance's
+// (dropLost). A lane parked while the pass was under way waits for the
+// next one: the pass may have read before the database went away.
+func (q *Queue) unpark(pass int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.stopping {
@@ -624,7 +633,7 @@ func (q *Queue) unpark() {
 	}
 	for name, l := range q.lanes {
 		switch {
-		case !l.parked:
+		case !l.parked, l.parkedIn >= pass:
 		case len(l.jobs) == 0:
 			delete(q.lanes, name)
 		default:
@@ -675,7 +684,7 @@ func (q *Queue) next(l *lane) (queued, bool) {
 	}
 	if !q.fresh() {
 		// The chat may be another instance's by now: wait for a read.
-		l.active, l.parked = false, true
+		l.active, l.parked, l.parkedIn = false, true, q.passes
 		return queued{}, false
 	}
 	j := l.jobs[0]
