@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -751,27 +752,144 @@ func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
 	}
 }
 
-// A call to a server still starting (the bot answers at once after a
-// start) waits for it and is checked against its tools: an auto-approved
-// tool runs without a card.
+// gated is an env whose hub runs "echo" as usual and "slow", the test
+// server held at its gate until the test opens it, both launched without
+// waiting, as the bot launches them; its log is kept.
+type gated struct {
+	*env
+	open func()
+	log  *testenv.Buffer
+}
+
+func newGated(t *testing.T, h llmfake.Handler, startWait time.Duration, extra map[string]any) *gated {
+	t.Helper()
+	slow, open := testenv.GatedEchoEntry(t, "echo")
+	servers := map[string]any{"echo": echoServer(t), "slow": slow}
+	for k, v := range extra {
+		servers[k] = v
+	}
+	log := &testenv.Buffer{}
+	e := newEnv(t, h, setup{launch: true, servers: servers, config: func(w *wiring) {
+		w.StartWait = startWait
+		w.Logger = slog.New(slog.NewTextHandler(log, nil))
+	}})
+	return &gated{env: e, open: open, log: log}
+}
+
+// sayAsync runs a turn on its own goroutine; the returned function waits
+// for it.
+func (g *gated) sayAsync(text string) func() *recorder {
+	done := make(chan *recorder, 1)
+	go func() {
+		r := &recorder{}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_ = g.agent.Turn(ctx, agent.Request{Caller: alice, Text: text}, r.emit)
+		done <- r
+	}()
+	return func() *recorder { return <-done }
+}
+
+func (g *gated) waitLog(line string) {
+	g.t.Helper()
+	testenv.Eventually(g.t, 30*time.Second, "the log line "+line, func() bool { return strings.Contains(g.log.String(), line) })
+}
+
+// A call to a server still starting waits for it and is checked against
+// its tools: an auto-approved tool runs without a card. The turn itself
+// does not wait here (StartWait 0), so the call finds the server
+// starting; it opens only once the call is seen waiting.
 func TestCallWaitsForAStartingServer(t *testing.T) {
 	t.Parallel()
-	echoBin := testenv.TestServer(t, "echo")
-	e := newEnv(t, llmfake.Script(
+	g := newGated(t, llmfake.Script(
 		llmfake.Text(useTool("slow", "echo", `{"message": "after the start"}`)),
 		llmfake.Text(complete("done")),
-	), setup{launch: true, servers: map[string]any{
-		// A server that takes a second to come up.
-		"slow": map[string]any{"command": "sh", "args": []string{"-c", "sleep 1; exec " + echoBin}, "autoApprove": []string{"echo"}},
-	}})
-	if s, _ := e.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+	), 0, nil)
+	if s, _ := g.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
 		t.Fatalf("the server is %s before the turn, want starting", s.Status)
 	}
-	r := e.say("echo it")
+	wait := g.sayAsync("echo it")
+	g.waitLog("a call waits for its server to start")
+	g.open()
+	r := wait()
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
 		t.Fatalf("last event = %+v, want the answer without a card", got)
 	}
-	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "after the start") {
+	if res := g.model.Calls()[1].Request.Last(); !strings.Contains(res, "after the start") {
 		t.Errorf("the model read %q", res)
+	}
+}
+
+// A message that arrives while a server is still starting waits for it
+// before the model is called, so that the model's prompt lists its tools.
+func TestTurnWaitsForServersStillStarting(t *testing.T) {
+	t.Parallel()
+	g := newGated(t, llmfake.Script(llmfake.Text(complete("done"))), time.Minute, nil)
+	wait := g.sayAsync("hi")
+	g.waitLog("waiting for servers to start")
+	if n := len(g.model.Calls()); n != 0 {
+		t.Fatalf("the model was called %d times while a server was starting", n)
+	}
+	g.open()
+	r := wait()
+	if got := r.last(t); got.Kind != agent.EventAnswer {
+		t.Fatalf("last event = %+v", got)
+	}
+	req := g.model.Calls()[0].Request
+	if sys := req.Messages[0].Content; !strings.Contains(sys, "\n## slow\n") {
+		t.Errorf("the system prompt lacks the server that was starting:\n%s", sys)
+	}
+	if last := req.Last(); last != "hi" {
+		t.Errorf("the model read %q, want the message alone: every server is up", last)
+	}
+}
+
+// A server that does not start holds a turn back only up to StartWait:
+// the model is called without it and is told, beside the message, which
+// servers it cannot use. The note stays at its place for every call of
+// the turn (a provider's prefix cache keeps hitting), the system prompt
+// is the one without the server, and nothing of the note is stored.
+func TestTurnWaitsNoLongerThanStartWait(t *testing.T) {
+	t.Parallel()
+	g := newGated(t, llmfake.Script(
+		llmfake.Text(echo("hi")),
+		llmfake.Text(complete("done")),
+	), 300*time.Millisecond, map[string]any{"broken": map[string]any{"command": "./no-such-server"}})
+	r := g.say("echo hi")
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
+		t.Fatalf("last event = %+v", got)
+	}
+	// Its gate never opened and its timeout is a day: the turn did not
+	// wait for it.
+	if s, _ := g.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+		t.Fatalf("slow is %s, want still starting", s.Status)
+	}
+	calls := g.model.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("model called %d times, want 2", len(calls))
+	}
+	first := calls[0].Request
+	if sys := first.Messages[0].Content; strings.Contains(sys, "## slow") || !strings.Contains(sys, "## echo") {
+		t.Errorf("system prompt: want echo and not slow:\n%s", sys)
+	}
+	user := first.Last()
+	for _, want := range []string{"echo hi\n\n[Note from mcpgram", "broken (failed)", "slow (still starting)", "unavailable"} {
+		if !strings.Contains(user, want) {
+			t.Errorf("the message the model read lacks %q: %q", want, user)
+		}
+	}
+	if got := calls[1].Request.Messages[1].Content; got != user {
+		t.Errorf("the second call's first message = %q, want the first call's %q", got, user)
+	}
+	if got := calls[1].Request.Messages[0].Content; got != first.Messages[0].Content {
+		t.Error("the system prompt changed between the calls of the turn")
+	}
+	for _, m := range g.history() {
+		if strings.Contains(m.Content, "Note from mcpgram") {
+			t.Errorf("the note was stored: %q", m.Content)
+		}
+	}
+	if !strings.Contains(g.log.String(), "waited for servers to start") {
+		t.Errorf("the log does not say the turn waited:\n%s", g.log.String())
 	}
 }

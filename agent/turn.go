@@ -265,6 +265,12 @@ type turn struct {
 	// tools are the functions of the last native call.
 	tools *toolset
 
+	// note tells the model which servers it cannot use, after the
+	// message at noteAt of the history and the unsaved messages (see
+	// awaitServers).
+	note   string
+	noteAt int
+
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
@@ -466,6 +472,9 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 // loop calls the model until the turn ends. The history ends with what the
 // model has to read next: a user message or tool results.
 func (t *turn) loop(ctx context.Context) error {
+	if t.calls == 0 {
+		t.awaitServers(ctx)
+	}
 	for {
 		if ctx.Err() != nil {
 			return t.cancelled(ctx)
@@ -514,6 +523,7 @@ func (t *turn) modelFailed(ctx context.Context, err error) error {
 func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply toolcall.Reply) executor.Plan {
 	plan := t.a.exec.Prepare(cat, reply, t.a.cfg.AutoApproveAll)
 	if len(plan.Await) > 0 {
+		t.logger.Info("a call waits for its server to start", "servers", plan.Await)
 		for _, s := range plan.Await {
 			// An error leaves the server as it is; the check says so.
 			_ = t.a.cfg.Hub.WaitReady(ctx, s)
@@ -622,7 +632,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	history, images := t.withImages(ctx, sys, history)
+	history, images := t.withImages(ctx, sys, t.withNote(history))
 	req := llm.Request{Logger: t.logger}
 	var ts *toolset
 	t.tools = nil

@@ -89,6 +89,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	app.Agent, err = agent.New(app.Store, app.Hub, models, agent.Options{
 		DefaultProfile:        cfg.DefaultProfile,
 		MaxTurns:              cfg.MaxTurns,
+		StartWait:             cfg.StartWait,
 		AutoApproveAll:        cfg.AutoApproveAll,
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 		Metrics:               app.Metrics,
