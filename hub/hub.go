@@ -139,7 +139,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	servers map[string]*server
-	started bool
+	// warnings say what the settings file holds that the hub does not
+	// read, as of its last reading.
+	warnings []string
+	started  bool
 	// closed is atomic because servers check it under their own lock,
 	// which must never wait for mu.
 	closed atomic.Bool
@@ -166,16 +169,17 @@ func New(settingsPath string, opts Options) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings path: %w", err)
 	}
-	cfgs, err := loadSettings(path, opts.LookupEnv)
+	cfgs, warnings, err := loadSettings(path, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
 	h := &Hub{
-		wake:    make(chan struct{}),
-		path:    path,
-		opts:    opts,
-		log:     opts.Logger,
-		servers: make(map[string]*server),
+		wake:     make(chan struct{}),
+		path:     path,
+		opts:     opts,
+		log:      opts.Logger,
+		servers:  make(map[string]*server),
+		warnings: warnings,
 	}
 	for _, cfg := range cfgs {
 		h.servers[cfg.name] = newServer(h, cfg)
@@ -200,6 +204,18 @@ func (h *Hub) changes() <-chan struct{} {
 }
 
 func (h *Hub) isClosed() bool { return h.closed.Load() }
+
+// Warnings says what the settings file, as last read, holds that the hub
+// does not read: unknown fields (with the field probably meant) and keys,
+// which are ignored rather than refused, so that a file shared with other
+// hosts still works, and a file with no server list. Each names the file
+// and, where it can, the line. New leaves telling them to its caller; a
+// reload logs them.
+func (h *Hub) Warnings() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.warnings)
+}
 
 // Stderr returns what the last process of server wrote to stderr, up to the
 // last 16 KiB: the first thing to read when a server fails.
@@ -557,7 +573,7 @@ func (h *Hub) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
 // are left alone. A file that no longer parses changes nothing.
 func (h *Hub) reload(ctx context.Context) {
 	h.fileMu.Lock()
-	cfgs, err := loadSettings(h.path, h.opts.LookupEnv)
+	cfgs, warnings, err := loadSettings(h.path, h.opts.LookupEnv)
 	if err != nil {
 		h.fileMu.Unlock()
 		if !errors.Is(err, os.ErrNotExist) {
@@ -575,6 +591,12 @@ func (h *Hub) reload(ctx context.Context) {
 		h.mu.Unlock()
 		h.fileMu.Unlock()
 		return
+	}
+	if !slices.Equal(h.warnings, warnings) {
+		for _, w := range warnings {
+			h.log.Warn("settings file: " + w)
+		}
+		h.warnings = warnings
 	}
 	seen := make(map[string]bool)
 	for _, cfg := range cfgs {

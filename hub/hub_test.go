@@ -336,6 +336,7 @@ func TestStartFailures(t *testing.T) {
 		{"exits at once", map[string]any{"command": "sh", "args": []string{"-c", "echo 'cannot open db' >&2; exit 7"}}, "exited with code 7: cannot open db"},
 		{"unset variable", map[string]any{"command": "sh", "args": []string{"${env:MCPGRAM_TEST_SURELY_UNSET}"}}, "MCPGRAM_TEST_SURELY_UNSET is not set"},
 		{"unset variable in env", map[string]any{"command": "sh", "env": map[string]string{"K": "${env:MCPGRAM_TEST_SURELY_UNSET2}"}}, "MCPGRAM_TEST_SURELY_UNSET2 is not set"},
+		{"VS Code input", map[string]any{"command": "sh", "args": []string{"--token=${input:api-key}"}}, "${input:api-key} asks VS Code's user for a value, and mcpgram has no one to ask"},
 		{"wrong field type", map[string]any{"command": "sh", "args": "not a list"}, `"args"`},
 		{"unknown type", map[string]any{"type": "carrier-pigeon", "url": "x"}, "unknown type"},
 		{"remote without url", map[string]any{"type": "sse"}, "needs a url"},
@@ -451,12 +452,13 @@ func TestChildEnvironment(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A relative command and cwd are relative to the settings file.
+	// A server runs in its cwd, relative to the settings file's folder,
+	// and a relative command is relative to where it runs.
 	echo, err := os.ReadFile(testenv.TestServer(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "echo-copy"), echo, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "work", "echo-copy"), echo, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	path := testenv.WriteSettings(t, dir, map[string]any{"echo": map[string]any{

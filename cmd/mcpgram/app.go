@@ -64,6 +64,9 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
+	for _, w := range app.Hub.Warnings() {
+		logger.Warn("settings file: " + w)
+	}
 	if err = app.openStore(ctx, cfg, logger); err != nil {
 		return err
 	}

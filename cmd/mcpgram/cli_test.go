@@ -164,3 +164,60 @@ func TestDotEnvReachesSettings(t *testing.T) {
 		t.Errorf("with .env: exit %d, stdout %q, stderr %q; want the server running", code, stdout, stderr)
 	}
 }
+
+// The repository's mcp-settings.json works from any folder: its relative
+// paths (the memory server's ./data/memory.db) are relative to the
+// settings file's folder, in every sandbox, and nothing lands in the
+// folder mcpgram runs in.
+func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
+	b := buildBinary(t)
+	shipped, err := os.ReadFile(filepath.Join(testenv.Root(t), "mcp-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + filepath.Dir(testenv.Bundled(t, "mcp-memory")) + string(os.PathListSeparator) + os.Getenv("PATH")
+	for _, mode := range []string{"auto", "landlock", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			switch mode {
+			case "auto":
+				testenv.RequireSandbox(t, "bubblewrap")
+			case "landlock":
+				testenv.RequireSandbox(t, "landlock")
+			}
+			dir := t.TempDir()
+			settings := filepath.Join(dir, "mcp-settings.json")
+			if err := os.WriteFile(settings, shipped, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := b.run([]string{path, "MCP_SANDBOX=" + mode}, "--mcp-settings", settings, "mcp", "list")
+			if code != 0 || !strings.Contains(lineOf(stdout, "memory"), "running") {
+				t.Fatalf("mcp list: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "data", "memory.db")); err != nil {
+				t.Errorf("the memory server's database is not beside the settings file: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(b.dir, "data")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("data/ was made in the folder mcpgram runs in: %v", err)
+			}
+		})
+	}
+}
+
+// mcp list names what the settings file holds and mcpgram does not read,
+// with the field probably meant, and reads a VS Code mcp.json: warnings,
+// not failures.
+func TestMCPListWarnsOfUnreadFields(t *testing.T) {
+	b := buildBinary(t)
+	settings := filepath.Join(b.dir, "mcp.json")
+	calc := testenv.Bundled(t, "mcp-calculator")
+	if err := os.WriteFile(settings, []byte(`{"servers": {"calculator": {"type": "stdio", "command": "`+calc+`", "disable": true}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := b.run(nil, "--mcp-settings", settings, "mcp", "list")
+	if code != 0 || !strings.Contains(lineOf(stdout, "calculator"), "running") {
+		t.Errorf("exit %d, stdout %q; want calculator running", code, stdout)
+	}
+	if want := "mcpgram: warning: " + settings + `:1: server "calculator": unknown field "disable" (did you mean "disabled"?): ignored`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+}

@@ -60,6 +60,11 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				if err := printServers(stdout, cat); err != nil {
 					return err
 				}
+				// Ignored, not failed: a file shared with other hosts
+				// may hold what they read and mcpgram does not.
+				for _, w := range h.Warnings() {
+					fmt.Fprintln(stderr, "mcpgram: warning: "+w)
+				}
 				if n := failedServers(cat); n > 0 {
 					fmt.Fprintf(stderr, "mcpgram: %d of %d servers failed\n", n, len(cat.Servers))
 					return exitError{1}
