@@ -727,7 +727,7 @@ func TestWatchReconciles(t *testing.T) {
 
 	delete(servers, "removed")
 	servers["changed"] = echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{"NEW": "1"}}))
-	servers["added"] = echoServer(t, nil)
+	servers["added"] = echoServer(t, map[string]any{"autoAprove": []string{"echo"}})
 	servers["toggled"] = echoServer(t, map[string]any{"disabled": true})
 	writeJSON(t, path, map[string]any{"mcpServers": servers})
 
@@ -743,6 +743,13 @@ func TestWatchReconciles(t *testing.T) {
 		return err == nil && strings.Contains(res.Text(), "NEW=1")
 	})
 	testenv.Eventually(t, 5*time.Second, "the removed server's process to end", func() bool { return !alive(removedPID) })
+	// An edit that brings in a field the hub does not read is warned of.
+	if w := h.Warnings(); len(w) != 1 || !strings.Contains(w[0], `server "added": unknown field "autoAprove" (did you mean "autoApprove"?)`) {
+		t.Errorf("Warnings() = %q, want the mistyped field", w)
+	}
+	if !strings.Contains(logs.String(), `unknown field \"autoAprove\"`) {
+		t.Errorf("the log does not warn of the mistyped field:\n%s", logs.String())
+	}
 	if got := pidOf(t, h, "same"); got != samePID {
 		t.Errorf("unchanged server restarted: pid %d, was %d", got, samePID)
 	}

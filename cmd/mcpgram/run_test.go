@@ -94,16 +94,17 @@ func TestRunQueuedMessageSeesEveryTool(t *testing.T) {
 // A server that does not come up holds a message back only for
 // SERVER_START_WAIT: the model answers without it, told that it is still
 // starting. The silent server's timeout is an hour, so a bot that waited
-// for it could not answer within the test.
+// for it could not answer within the test. Its entry's mistyped
+// "disable" does not keep it off, and the start-up log says so.
 func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	path := settings(t, map[string]any{
-		"silent": map[string]any{"command": "sleep", "args": []string{"3600"}, "timeout": 3600},
+		"silent": map[string]any{"command": "sleep", "args": []string{"3600"}, "timeout": 3600, "disable": true},
 	})
 	tg := tgfake.New(t)
 	model := llmfake.New(t, llmfake.Script(llmfake.Text("Hello while a server starts.")))
 	e := runEnv(t, tg, model.URL())
 	e["SERVER_START_WAIT"] = "500ms"
-	_, stop := startRun(t, e, path)
+	logs, stop := startRun(t, e, path)
 	tg.Text(42, 42, "hi")
 	tg.WaitText(t, 42, "Hello while a server starts.")
 	req := model.Calls()[0].Request
@@ -112,6 +113,9 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	}
 	if last := req.Last(); !strings.HasPrefix(last, "hi\n\n[Note from mcpgram") || !strings.Contains(last, "silent (still starting)") {
 		t.Errorf("the model was not told of the server still starting: %q", last)
+	}
+	if want := `server \"silent\": unknown field \"disable\" (did you mean \"disabled\"?): ignored`; !strings.Contains(logs.String(), want) {
+		t.Errorf("the log lacks %s:\n%s", want, logs.String())
 	}
 	stop()
 }
