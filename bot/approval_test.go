@@ -116,6 +116,32 @@ func TestApprovalCardShowsEveryArgument(t *testing.T) {
 		}
 	})
 
+	t.Run("hidden characters are shown", func(t *testing.T) {
+		args := `{"path": "invoice\u202Efdp.exe", "to\u200B": "a\u2066b", "note": "😀\uDB40\uDC41"}`
+		parts, _ := card(t, args)
+		plain := parts[0].Plain
+		for _, want := range []string{`• path: "invoice\u202Efdp.exe"`, `• "to\u200B": "a\u2066b"`, `• note: "😀\uDB40\uDC41"`} {
+			if !strings.Contains(plain, want) {
+				t.Errorf("card lacks %q:\n%s", want, plain)
+			}
+		}
+		if strings.ContainsAny(plain, "\u202E\u200B\u2066\U000E0041") {
+			t.Errorf("the card shows hidden characters raw: %q", plain)
+		}
+		// In full, on the card or attached, they show too, and the JSON
+		// still means what runs.
+		long := fmt.Sprintf(`{"content": %q, "path": "invoice\u202Efdp.exe"}`, strings.Repeat("harmless ", 450))
+		parts, doc := card(t, long)
+		if doc == nil || strings.ContainsRune(string(doc.Document), '\u202E') || !strings.Contains(string(doc.Document), `invoice\u202Efdp.exe`) {
+			t.Fatalf("attached arguments show the override raw, or lack it: %v", doc)
+		}
+		var got map[string]string
+		if err := json.Unmarshal(doc.Document, &got); err != nil || got["path"] != "invoice\u202Efdp.exe" {
+			t.Errorf("attached arguments = %q (%v), want the same value", got["path"], err)
+		}
+		_ = parts
+	})
+
 	t.Run("a thousand arguments all show their keys", func(t *testing.T) {
 		m := map[string]string{}
 		for i := range 1000 {
@@ -163,6 +189,10 @@ func TestApprovalCardKinds(t *testing.T) {
 	}
 	if b := m.Buttons(); len(b) != 3 || !strings.HasPrefix(b[2], "♾ Always allow this resource=") {
 		t.Errorf("admin's resource card buttons = %q", b)
+	}
+	m = card("resource:demo://x/invoice\u202Efdp.exe")
+	if !strings.Contains(m.Plain, `Read demo://x/invoice\u202Efdp.exe from files.`) {
+		t.Errorf("resource card = %q, want the override shown", m.Plain)
 	}
 	m = card(`consent:{"operation": "store", "content": "Anna is my wife"}`)
 	for _, want := range []string{"Your consent is needed", "• content: \"Anna is my wife\"", "• operation: \"store\""} {

@@ -55,6 +55,10 @@ func TestToolRoundTrip(t *testing.T) {
 	if files["q3.csv"] != "a,b\n1,2\n" || !audio {
 		t.Errorf("files sent as documents: %q, want q3.csv and the audio", files)
 	}
+	// A name that hides what it is shows its override.
+	if files[`invoice\u202Efdp.exe`] != "MZ" {
+		t.Errorf("files sent as documents: %q, want invoice\\u202Efdp.exe", files)
+	}
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")
 	}

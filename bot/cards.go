@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -100,7 +99,7 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
 		data := callback.Data{Kind: callback.Option, Pending: q.PendingID, Option: i}.String()
-		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(render.Shorten(oneLine(opt), 40), data)))
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(render.Shorten(render.Visible(oneLine(opt)), 40), data)))
 	}
 	var markup any
 	if len(rows) > 0 {
@@ -120,30 +119,14 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int, a *agent.Approval) {
-	var summary string
-	var cut bool
-	html := approvalTitle(a)
-	if a.Tool != "" {
-		summary, cut = render.Args(a.Arguments)
-		html += "\n" + summary
-	}
 	var expiry string
 	if !a.ExpiresAt.IsZero() {
-		expiry = fmt.Sprintf("\n<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
+		expiry = fmt.Sprintf("<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
 	}
-	var attach []byte
-	if cut {
-		full := render.PrettyJSON(a.Arguments)
-		quoted := html + "\n<blockquote expandable>" + render.Escape(full) + "</blockquote>" + expiry
-		if utf8.RuneCountInString(render.PlainText(quoted)) <= render.MaxMessageLen {
-			html = quoted
-		} else {
-			html += "\n<i>The arguments in full are in " + argsFileName + ", below.</i>" + expiry
-			attach = []byte(full)
-		}
-	} else {
-		html += expiry
-	}
+	html, attach := render.ApprovalCard{
+		Server: a.Server, Tool: a.Tool, URI: a.URI, Arguments: a.Arguments, Consent: a.Consent,
+		Footer: expiry, File: argsFileName,
+	}.HTML()
 	yes, no := "✅ Approve", "❌ Deny"
 	if a.Consent {
 		yes, no = "✅ I agree", "❌ No"
@@ -155,7 +138,7 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	// A consent call is the user's say on each call: nobody may answer it
 	// for good.
 	if b.isAdmin(user) && !a.Consent {
-		what := render.Shorten(a.Tool, 30)
+		what := render.Shorten(render.Visible(a.Tool), 30)
 		if a.Tool == "" {
 			what = "this resource"
 		}
@@ -178,18 +161,6 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	}
 	parts := render.Split(html, render.MaxMessageLen)
 	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: parts[len(parts)-1]})
-}
-
-// approvalTitle says what the card asks: a tool to run, a resource to
-// read, or a call that needs the user's own consent.
-func approvalTitle(a *agent.Approval) string {
-	switch {
-	case a.Tool == "":
-		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", render.Escape(a.URI), render.Escape(a.Server))
-	case a.Consent:
-		return fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code> with:", render.Escape(a.Server), render.Escape(a.Tool))
-	}
-	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:", render.Escape(a.Tool), render.Escape(a.Server))
 }
 
 func roundDuration(d time.Duration) string {

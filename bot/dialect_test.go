@@ -14,9 +14,9 @@ import (
 func TestE2EDialectsReachNoChat(t *testing.T) {
 	escape := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace
 	replies := map[string]llmfake.Reply{
-		"escaped":   llmfake.Text("Checking that for you, one moment please.\n" + escape(useTool("everything", "echo", `{"message": "one"}`))),
-		"json":      llmfake.Text(`{"tool": "everything__echo", "params": {"message": "two"}}`),
-		"reasoning": {Content: "Let me ask the echo tool about that, one moment.", Reasoning: "The user wants an echo.\n" + useTool("everything", "echo", `{"message": "three"}`)},
+		"escaped":   llmfake.Text("Checking that for you, one moment please.\n" + escape(useTool("echo", "echo", `{"message": "one"}`))),
+		"json":      llmfake.Text(`{"tool": "echo__echo", "params": {"message": "two"}}`),
+		"reasoning": {Content: "Let me ask the echo tool about that, one moment.", Reasoning: "The user wants an echo.\n" + useTool("echo", "echo", `{"message": "three"}`)},
 		"tool_call": llmfake.Text("Calling the echo tool for you, one moment please.\n<tool_call>\n<function=echo>\n<parameter=message>\nfour\n</parameter>\n</function>\n</tool_call>"),
 	}
 	model := func(c llmfake.Call) llmfake.Reply {
@@ -35,7 +35,7 @@ func TestE2EDialectsReachNoChat(t *testing.T) {
 	s.start(nil)
 	for _, say := range []struct{ text, echoed string }{{"escaped", "one"}, {"json", "two"}, {"reasoning", "three"}, {"tool_call", "four"}} {
 		s.fake.Text(alice, alice, say.text)
-		waitText(t, s.fake, alice, "Tool said: Echo: "+say.echoed)
+		waitText(t, s.fake, alice, "Tool said: "+say.echoed)
 	}
 	shown := s.fake.Drafts(alice)
 	for _, m := range s.fake.Messages(alice) {

@@ -304,7 +304,7 @@ func TestE2ELongReplyAnd429(t *testing.T) {
 		all.WriteString(m.Plain + "\n")
 	}
 	got := all.String()
-	for _, want := range []string{"Results <&>", "Item 0 has a<b && c>d", "Item 149 has", "a link & more <stuff>", "return \"<&>\"", "quoted <text> & end"} {
+	for _, want := range []string{"Results <&>", "Item 0 has a<b && c>d", "Item 149 has", "a link (https://example.com/?q=0&r=<x>) & more <stuff>", "return \"<&>\"", "quoted <text> & end"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reply lacks %q", want)
 		}

@@ -121,6 +121,8 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 			Files: []hub.Content{
 				{Type: hub.ContentResource, URI: "echo://reports/q3.csv", MIMEType: "text/csv", Data: []byte("a,b\n1,2\n")},
 				{Type: hub.ContentAudio, MIMEType: "audio/wav", Data: []byte("RIFF")},
+				// Named with a right-to-left override: it reads as "…exe.pdf".
+				{Type: hub.ContentResource, URI: "echo://reports/invoice%E2%80%AEfdp.exe", MIMEType: "application/octet-stream", Data: []byte("MZ")},
 			}})
 		emit(agent.Event{Kind: agent.EventAnswer, Text: "**done** <&>"})
 	case "ask":

@@ -13,7 +13,7 @@ import (
 
 // waitHandled waits until Telegram has no update the bot did not take and
 // the inbox has none the bot did not finish.
-func waitHandled(t *testing.T, h *harness) {
+func waitHandled(t testing.TB, h *harness) {
 	t.Helper()
 	// A deadline for a failure report, not a goal: under -race on a
 	// loaded 2-core machine a backlog of a thousand updates takes minutes.

@@ -256,11 +256,13 @@ func (r *reply) dropDraftLocked(ctx context.Context) {
 }
 
 // fileName names a file a tool returned: the last part of its URI, or
-// "file" with an extension for its type.
+// "file" with an extension for its type. What would hide part of the
+// name or reverse it shows (render.Visible): the name is what the user
+// judges the file by.
 func fileName(c hub.Content) string {
 	if u, err := url.Parse(c.URI); err == nil {
 		if name := path.Base(u.Path); name != "" && name != "/" && name != "." && len(name) <= 64 {
-			return name
+			return render.Visible(name)
 		}
 	}
 	if exts, _ := mime.ExtensionsByType(c.MIMEType); len(exts) > 0 {

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
@@ -27,8 +27,8 @@ import (
 // behind a running turn (/cancel, /servers buttons, buttons that cannot
 // be valid) runs out of band.
 func (b *Bot) route(it store.InboxItem) dispatch.Job {
-	var u tgbotapi.Update
-	if err := json.Unmarshal(it.Payload, &u); err != nil {
+	u, err := updates.Decode(it.Payload)
+	if err != nil {
 		b.logger.Error("undecodable update in inbox; dropping it", "update_id", it.UpdateID, "err", err)
 		return dispatch.Job{}
 	}

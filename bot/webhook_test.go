@@ -21,7 +21,7 @@ type front struct {
 	handler atomic.Pointer[http.Handler]
 }
 
-func newFront(t *testing.T) *front {
+func newFront(t testing.TB) *front {
 	f := &front{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := f.handler.Load(); h != nil {

@@ -107,8 +107,13 @@ type ServerInfo struct {
 	// the server needs.
 	Exposed []string
 
+	// Notes say what screening refused or cut, one line each, for the
+	// operator.
+	Notes []string
+
 	// Tools, Resources and ResourceTemplates are sorted by name (URI for
-	// resources) and empty unless the server is running.
+	// resources) and empty unless the server is running. They are as the
+	// server listed them, screened (the hub's Screen).
 	Tools             []Tool
 	Resources         []Resource
 	ResourceTemplates []ResourceTemplate

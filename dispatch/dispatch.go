@@ -477,7 +477,11 @@ func (q *Queue) Instance() string {
 }
 
 func (q *Queue) route(it store.InboxItem) {
-	job := q.cfg.Route(it)
+	job, ok := q.routeSafely(it)
+	if !ok {
+		q.markDone(it.UpdateID)
+		return
+	}
 	switch {
 	case job.Run == nil:
 		q.markDone(it.UpdateID)
@@ -486,6 +490,18 @@ func (q *Queue) route(it store.InboxItem) {
 	default:
 		q.enqueue(job.Lane, queued{it.UpdateID, job.Run})
 	}
+}
+
+// routeSafely is Route, with a panic logged and reported as false: the
+// item would panic again at every start, so it is marked done.
+func (q *Queue) routeSafely(it store.InboxItem) (job Job, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			q.logger.Error("panic routing an item; it is marked done", "update_id", it.UpdateID, "panic", fmt.Sprint(p))
+			ok = false
+		}
+	}()
+	return q.cfg.Route(it), true
 }
 
 func (q *Queue) enqueue(name string, j queued) {

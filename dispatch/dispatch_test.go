@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -203,6 +205,28 @@ func TestNothingAndPanicsAreDone(t *testing.T) {
 	closeQueue(t, q)
 	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)
+	}
+}
+
+// A Route that panics on one item does not stop the queue: the item is
+// logged and marked done, and the items after it run.
+func TestRoutePanicIsDone(t *testing.T) {
+	db := openInbox(t, "a", "a", "b")
+	var rec recorder
+	log := &testenv.Buffer{}
+	q := start(t, db, func(it store.InboxItem) dispatch.Job {
+		if it.UpdateID == 1 {
+			panic("boom")
+		}
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+	}, dispatch.Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	waitFor(t, func() bool { return len(queued(t, db)) == 0 })
+	closeQueue(t, q)
+	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+	if !strings.Contains(log.String(), "update_id=1 ") || !strings.Contains(log.String(), "boom") {
+		t.Errorf("the panic was not logged with its update:\n%s", log.String())
 	}
 }
 

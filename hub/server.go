@@ -68,6 +68,7 @@ type server struct {
 	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
 	templates  []ResourceTemplate
+	notes      []string           // what Screen refused or cut of the catalog
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
 	// stopErr says how the run loop's last connection ended when it was
@@ -206,6 +207,7 @@ func (s *server) info() ServerInfo {
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
 		ResourceTemplates: slices.Clone(s.templates),
+		Notes:             slices.Clone(s.notes),
 	}
 }
 
@@ -273,7 +275,7 @@ func (s *server) stopLogged(state Status) {
 }
 
 func (s *server) clearCatalog() {
-	s.conn, s.tools, s.resources, s.templates = nil, nil, nil, nil
+	s.conn, s.tools, s.resources, s.templates, s.notes = nil, nil, nil, nil, nil
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a
@@ -737,8 +739,12 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	tools, resources, templates, notes := Screen(tools, resources, templates)
+	for _, n := range notes {
+		s.log.Warn("screened the server's catalog", "note", n)
+	}
 	s.mu.Lock()
-	s.tools, s.resources, s.templates = tools, resources, templates
+	s.tools, s.resources, s.templates, s.notes = tools, resources, templates, notes
 	s.mu.Unlock()
 	s.hub.changed()
 	return nil

@@ -151,6 +151,9 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 			continue // in both lists: a duplicate, refused below
 		}
 		c := parseEntry(kv.key, kv.value, dir, lookupEnv)
+		if err := CheckServerName(kv.key); err != nil {
+			c.err = err
+		}
 		if lines, ok := dupes[kv.key]; ok {
 			// Which of the entries was meant cannot be told, so none runs.
 			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.key, len(lines), joinInts(lines))

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpgram/mcpgram/metrics"
@@ -35,7 +36,12 @@ type Options struct {
 	Health, Ready []Check
 	// CheckTimeout bounds each check; default 5s.
 	CheckTimeout time.Duration
-	Logger       *slog.Logger
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the
+	// http.Server's (defaults 10s, 30s, 60s, 60s); MaxConns caps the
+	// connections open at once (default 64).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxConns                                                  int
+	Logger                                                    *slog.Logger
 }
 
 // config is what New was given, the defaults filled in.
@@ -51,6 +57,8 @@ type Server struct {
 	srv    *http.Server
 	ln     net.Listener
 	served chan error
+	open   prometheus.Gauge   // connections open
+	waited prometheus.Counter // connections that waited for a slot
 }
 
 // New returns a Server with its routes, not yet listening; it is to
@@ -59,6 +67,13 @@ func New(addr string, opts Options) *Server {
 	cfg := config{Options: opts, Addr: addr}
 	if cfg.CheckTimeout <= 0 {
 		cfg.CheckTimeout = 5 * time.Second
+	}
+	cfg.ReadHeaderTimeout = orDefault(cfg.ReadHeaderTimeout, 10*time.Second)
+	cfg.ReadTimeout = orDefault(cfg.ReadTimeout, 30*time.Second)
+	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, 60*time.Second)
+	cfg.IdleTimeout = orDefault(cfg.IdleTimeout, 60*time.Second)
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -69,13 +84,53 @@ func New(addr string, opts Options) *Server {
 	}
 	s.mux.HandleFunc("GET /healthz", s.checks(cfg.Health))
 	s.mux.HandleFunc("GET /readyz", s.checks(append(append([]Check(nil), cfg.Health...), cfg.Ready...)))
+	// Every connection ends: one that sends nothing, stalls in a request
+	// or idles between requests is closed, and at most MaxConns are open,
+	// so no client can hold the server's connections (or its memory).
+	// Writes get twice the 30 s a webhook update may take to store.
 	s.srv = &http.Server{
 		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	s.open = prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcpgram_http_connections", Help: "Connections open to the HTTP endpoint."})
+	s.waited = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgram_http_connections_waited_total", Help: "Connections that waited for a free slot: HTTP_LISTEN had its most connections open."})
+	if cfg.Metrics != nil {
+		s.open = register(cfg.Metrics.Registry, s.open)
+		s.waited = register(cfg.Metrics.Registry, s.waited)
 	}
 	return s
 }
+
+// register registers c, or returns the collector registered before under
+// its name: a second Server on the same metrics counts on the same ones.
+func register[C prometheus.Collector](r *prometheus.Registry, c C) C {
+	var are prometheus.AlreadyRegisteredError
+	if err := r.Register(c); errors.As(err, &are) {
+		if old, ok := are.ExistingCollector.(C); ok {
+			return old
+		}
+	}
+	return c
+}
+
+// DefaultMaxConns is the connections the endpoint serves at once: above
+// the 40 Telegram opens to a webhook at most by default, with room for
+// Prometheus and health checks.
+const DefaultMaxConns = 64
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Options returns the Server's options, defaults filled in.
+func (s *Server) Options() Options { return s.cfg.Options }
 
 // Handle adds a route, before Start.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
@@ -87,9 +142,9 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("listen on HTTP_LISTEN %q: %w", s.cfg.Addr, err)
 	}
-	s.ln = ln
+	s.ln = newLimitListener(ln, s.cfg.MaxConns, s.open, s.waited)
 	s.served = make(chan error, 1)
-	go func() { s.served <- s.srv.Serve(ln) }()
+	go func() { s.served <- s.srv.Serve(s.ln) }()
 	s.cfg.Logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
 	return nil
 }

@@ -19,7 +19,6 @@ package album
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -27,6 +26,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -126,8 +126,8 @@ func albumOf(queued []store.InboxItem, m *tgbotapi.Message) (items []albumItem, 
 	sender := senderOf(m)
 	var others []int
 	for _, p := range queued {
-		var u tgbotapi.Update
-		if json.Unmarshal(p.Payload, &u) != nil || u.Message == nil || u.Message.Chat == nil ||
+		u, err := updates.Decode(p.Payload)
+		if err != nil || u.Message == nil || u.Message.Chat == nil ||
 			u.Message.Chat.ID != m.Chat.ID || senderOf(u.Message) != sender {
 			continue
 		}

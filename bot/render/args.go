@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -37,7 +38,7 @@ type argLine struct{ path, value string }
 // Args renders the summary lines of a call's JSON arguments, and
 // reports whether anything was shortened (so the card must offer the
 // arguments in full). Arguments that are not a JSON object are shown as
-// one value.
+// one value. Keys and values go through Visible.
 func Args(raw string) (html string, cut bool) {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
@@ -60,7 +61,7 @@ func Args(raw string) (html string, cut bool) {
 		}
 		value, n := clip(l.value, share)
 		cut = cut || n > 0
-		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", Escape(l.path), Escape(value))
+		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", Escape(Visible(l.path)), Escape(Visible(value)))
 		if n > 0 {
 			fmt.Fprintf(&b, " <i>(+%d more characters)</i>", n)
 		}
@@ -111,12 +112,13 @@ func topLines(v any) []argLine {
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// joinPath adds key to path; a key that is not a plain word is quoted,
-// so that no key can pass for punctuation of the card or another path.
+// joinPath adds key to path; a key that is not a plain word is quoted as
+// a JSON string, so that no key can pass for punctuation of the card or
+// another path.
 func joinPath(path, key string) string {
 	key, _ = clip(key, maxKeyRunes)
 	if !plainKey.MatchString(key) {
-		key = strconv.Quote(key)
+		key = compact(key)
 	}
 	if path == "" {
 		return key
@@ -144,11 +146,26 @@ func clip(s string, n int) (string, int) {
 	return string(r[:n-1]) + "…", total - (n - 1)
 }
 
-// PrettyJSON indents JSON for reading, leaving other text as it is.
+// PrettyJSON indents JSON for reading, leaving other text as it is. The
+// JSON is decoded and written again, as the executor decodes arguments
+// before it sends them: a key given twice shows once, with the value that
+// runs, and bytes that are not UTF-8 show as U+FFFD, as they are sent.
 func PrettyJSON(s string) string {
-	var out bytes.Buffer
-	if err := json.Indent(&out, []byte(s), "", "  "); err != nil {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return s
 	}
-	return out.String()
+	if _, err := dec.Token(); err != io.EOF {
+		return s
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return s
+	}
+	return strings.TrimSuffix(out.String(), "\n")
 }

@@ -315,18 +315,70 @@ func (r *renderer) inline(n ast.Node) {
 	}
 }
 
-// link writes an <a> for safe schemes only; anything else keeps just its text.
+// link writes a link whose body (its text) body writes. The user sees
+// where a link goes: a link whose text is not its target (a word, or
+// another address) shows as its text, then the target as the link. Only
+// http, https and mailto become links: tg:// links act inside Telegram
+// (open a chat, join a group, send as the user), which model text must
+// not do; anything else keeps just its text.
 func (r *renderer) link(url string, body func()) {
 	lower := strings.ToLower(url)
-	safe := strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") ||
-		strings.HasPrefix(lower, "tg://") || strings.HasPrefix(lower, "mailto:")
+	safe := strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "mailto:")
 	if !safe {
 		body()
 		return
 	}
-	r.b.WriteString(`<a href="` + strings.ReplaceAll(Escape(url), `"`, "&quot;") + `">`)
+	outer := r.b
+	r.b = strings.Builder{}
 	body()
+	label := r.b.String()
+	r.b = outer
+	href := `<a href="` + strings.ReplaceAll(Escape(hrefVisible(url)), `"`, "&quot;") + `">`
+	if sameTarget(PlainText(label), url) {
+		r.b.WriteString(href + label + "</a>")
+		return
+	}
+	if strings.TrimSpace(PlainText(label)) != "" {
+		r.b.WriteString(label + " (")
+		defer r.b.WriteString(")")
+	}
+	r.b.WriteString(href)
+	r.esc(Visible(url))
 	r.b.WriteString("</a>")
+}
+
+// hrefVisible percent-encodes the hidden characters of a URL: the same
+// address, without a character that would turn the rest around.
+func hrefVisible(url string) string {
+	var b strings.Builder
+	for _, c := range url {
+		if hidden(c) {
+			for _, x := range []byte(string(c)) {
+				fmt.Fprintf(&b, "%%%02X", x)
+			}
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// sameTarget reports whether a link's text is its target: the same
+// address, but for the scheme, the case of the host, and a final slash.
+func sameTarget(text, url string) bool {
+	strip := func(s string) string {
+		s = strings.TrimSpace(s)
+		for _, scheme := range []string{"https://", "http://", "mailto:"} {
+			if len(s) >= len(scheme) && strings.EqualFold(s[:len(scheme)], scheme) {
+				return s[len(scheme):]
+			}
+		}
+		return s
+	}
+	t, u := strip(text), strip(url)
+	th, tp, _ := strings.Cut(t, "/")
+	uh, up, _ := strings.Cut(u, "/")
+	return t != "" && strings.EqualFold(th, uh) && strings.TrimSuffix(tp, "/") == strings.TrimSuffix(up, "/")
 }
 
 func safeLang(s string) string {

@@ -73,7 +73,7 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	lo, hi := page*perPage, min((page+1)*perPage, len(cat.Servers))
 	for _, s := range cat.Servers[lo:hi] {
-		name := render.Escape(s.Name)
+		name := shown(s.Name)
 		switch s.Status {
 		case hub.StatusRunning:
 			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %s", name, render.Count(len(s.Tools), "tool"))
@@ -84,16 +84,17 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		case hub.StatusFailed:
 			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: failed", name)
 			if s.Error != "" {
-				sb.WriteString(": " + render.Escape(render.Shorten(s.Error, 200)))
+				sb.WriteString(": " + shown(render.Shorten(s.Error, 200)))
 			}
 			if s.LastStderr != "" {
-				sb.WriteString("\n<i>stderr:</i> <code>" + render.Escape(render.Shorten(s.LastStderr, 200)) + "</code>")
+				sb.WriteString("\n<i>stderr:</i> <code>" + shown(render.Shorten(s.LastStderr, 200)) + "</code>")
 			}
 		default:
-			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, render.Escape(string(s.Status)))
+			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, shown(string(s.Status)))
 		}
 		sb.WriteString(sandboxNote(s))
-		label := render.Shorten(s.Name, 24)
+		writeNotes(&sb, s.Notes)
+		label := render.Shorten(render.Visible(s.Name), 24)
 		var row []tgbotapi.InlineKeyboardButton
 		if s.Status == hub.StatusDisabled {
 			row = append(row, button("Enable "+label, callback.Enable, page, s.Name))
@@ -117,6 +118,25 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 	}
 	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
 }
+
+// notesShown is how many notes of a server /servers shows; mcp list
+// shows them all.
+const notesShown = 2
+
+// writeNotes adds what the hub refused or cut of a server's catalog.
+func writeNotes(sb *strings.Builder, notes []string) {
+	for i, n := range notes {
+		if i == notesShown {
+			fmt.Fprintf(sb, "\n⚠️ <i>and %d more (mcp list shows them all)</i>", len(notes)-notesShown)
+			break
+		}
+		sb.WriteString("\n⚠️ <i>" + shown(render.Shorten(n, 160)) + "</i>")
+	}
+}
+
+// shown is text a server or its settings gave, as HTML to show: escaped,
+// and every hidden character visible.
+func shown(s string) string { return render.Escape(render.Visible(s)) }
 
 // Show sends the screen's first page to chatID.
 func (sc *Screen) Show(ctx context.Context, chatID int64) {
@@ -169,7 +189,7 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 	note := ""
 	if err != nil {
 		sc.Logger.Error("/servers action", "server", s.Name, "action", string(rune(data.Action)), "err", err)
-		msg := render.Shorten(fmt.Sprintf("Could not do that to %s: %v", s.Name, err), 190)
+		msg := render.Shorten(render.Visible(fmt.Sprintf("Could not do that to %s: %v", s.Name, err)), 190)
 		once.Do(func() { sc.TG.AnswerCallback(ctx, cq.ID, msg, true) })
 		if early.Load() {
 			note = "⚠️ " + render.Escape(msg)
@@ -184,13 +204,14 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 func (sc *Screen) act(ctx context.Context, act callback.Action, name string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	shownName := render.Visible(name)
 	switch act {
 	case callback.Disable:
-		return "Disabled " + name, sc.Hub.SetEnabled(ctx, name, false)
+		return "Disabled " + shownName, sc.Hub.SetEnabled(ctx, name, false)
 	case callback.Enable:
-		return "Enabled " + name, sc.Hub.SetEnabled(ctx, name, true)
+		return "Enabled " + shownName, sc.Hub.SetEnabled(ctx, name, true)
 	}
-	return "Restarted " + name, sc.Hub.Restart(ctx, name)
+	return "Restarted " + shownName, sc.Hub.Restart(ctx, name)
 }
 
 // edit redraws the screen's message on page, with an optional note.
@@ -216,28 +237,29 @@ func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMar
 		if i > 0 {
 			sb.WriteString("\n\n")
 		}
-		name := render.Escape(s.Name)
+		name := shown(s.Name)
+		label := render.Shorten(render.Visible(s.Name), 30)
 		switch {
 		case s.Status != hub.StatusRunning:
-			fmt.Fprintf(&sb, "<b>%s</b>: %s", name, render.Escape(string(s.Status)))
+			fmt.Fprintf(&sb, "<b>%s</b>: %s", name, shown(string(s.Status)))
 			continue
 		case slices.Contains(off, s.Name):
 			fmt.Fprintf(&sb, "<b>%s</b>: off in this chat", name)
-			rows = append(rows, chatButton("Turn on "+render.Shorten(s.Name, 30)+" here", callback.Enable, s.Name))
+			rows = append(rows, chatButton("Turn on "+label+" here", callback.Enable, s.Name))
 			continue
 		}
 		fmt.Fprintf(&sb, "<b>%s</b>", name)
 		toolLines(&sb, s.Tools)
-		rows = append(rows, chatButton("Turn off "+render.Shorten(s.Name, 30)+" here", callback.Disable, s.Name))
+		rows = append(rows, chatButton("Turn off "+label+" here", callback.Disable, s.Name))
 	}
 	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
 }
 
 func toolLines(sb *strings.Builder, tools []hub.Tool) {
 	for _, t := range tools {
-		fmt.Fprintf(sb, "\n• <code>%s</code>", render.Escape(t.Name))
+		fmt.Fprintf(sb, "\n• <code>%s</code>", shown(t.Name))
 		if d := lines.First(t.Description); d != "" {
-			sb.WriteString(" – " + render.Escape(render.Shorten(d, 100)))
+			sb.WriteString(" – " + shown(render.Shorten(d, 100)))
 		}
 	}
 }

@@ -7,13 +7,76 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
-type catalog []hub.ServerInfo
+// catalog is a Hub that only shows a catalog.
+type catalog hub.Catalog
 
-func (c catalog) Catalog() hub.Catalog                         { return hub.Catalog{Servers: c} }
+func (c catalog) Catalog() hub.Catalog                         { return hub.Catalog(c) }
 func (catalog) SetEnabled(context.Context, string, bool) error { return nil }
 func (catalog) Restart(context.Context, string) error          { return nil }
+
+var hostile = catalog{Servers: []hub.ServerInfo{
+	{Name: "bad\u202Eexe", Status: hub.StatusFailed, Error: "invalid settings: \"bad\\u202eexe\" is not a valid name", LastStderr: "boom\u200B\x1b[2J"},
+	{Name: "files", Status: hub.StatusRunning,
+		Tools: []hub.Tool{{Name: "read", Description: "Reads \u2066a file\u2069 <b>"}},
+		Notes: []string{`refused a tool: "lookup\n\n# Instructions" is not a valid name: use 1 to 128 of A-Z a-z 0-9 _ - .`, `cut the description of tool "read" from 102400 to 2000 characters`}},
+}}
+
+// plain checks that Telegram takes html and returns what it shows.
+func plain(t *testing.T, html string) string {
+	t.Helper()
+	p, err := tgfake.ParseHTML(html)
+	if err != nil {
+		t.Fatalf("Telegram would reject %q: %v", html, err)
+	}
+	return p
+}
+
+// noHidden fails t if s shows a direction override, a zero-width space or
+// an escape raw.
+func noHidden(t *testing.T, what, s string) {
+	t.Helper()
+	if strings.ContainsAny(s, "\u202E\u2066\u2069\u200B\x1b") {
+		t.Errorf("%s shows a hidden character raw: %q", what, s)
+	}
+}
+
+// /servers shows every name, error and note of a server visibly, and the
+// notes of what the hub refused or cut.
+func TestServersScreenShowsNotesVisibly(t *testing.T) {
+	sc := &servers.Screen{Hub: hostile}
+	html, kb := sc.View(0)
+	p := plain(t, html)
+	noHidden(t, "/servers", p)
+	for _, want := range []string{`bad\u202Eexe: failed`, `boom\u200B\u001B[2J`, "files: running, 1 tool",
+		`refused a tool: "lookup\n\n# Instructions" is not a valid name`, `cut the description of tool "read"`} {
+		if !strings.Contains(p, want) {
+			t.Errorf("/servers lacks %q:\n%s", want, p)
+		}
+	}
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			noHidden(t, "a /servers button", b.Text)
+		}
+	}
+}
+
+// /tools shows names and descriptions visibly.
+func TestToolsShowsVisibly(t *testing.T) {
+	html, kb := servers.ChatView(hub.Catalog(hostile), nil)
+	p := plain(t, html)
+	noHidden(t, "/tools", p)
+	if !strings.Contains(p, `Reads \u2066a file\u2069 <b>`) || !strings.Contains(p, `bad\u202Eexe: failed`) {
+		t.Errorf("/tools = %q", p)
+	}
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			noHidden(t, "a /tools button", b.Text)
+		}
+	}
+}
 
 // /servers says plainly which servers run outside a sandbox and why, and
 // which files of the bot a server's sandbox cannot hide; a sandboxed
@@ -22,13 +85,13 @@ func (catalog) Restart(context.Context, string) error          { return nil }
 func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
 	reason := "this machine offers no sandbox (bubblewrap: <not installed>; Landlock: off)"
 	required := "not started: its sandbox cannot be had: bubblewrap: not installed"
-	sc := &servers.Screen{Hub: catalog{
+	sc := &servers.Screen{Hub: catalog{Servers: []hub.ServerInfo{
 		{Name: "boxed", Status: hub.StatusRunning, Sandbox: "bubblewrap"},
 		{Name: "exposed", Status: hub.StatusRunning, Sandbox: "landlock", Exposed: []string{"/data/mcpgram.db"}},
 		{Name: "open", Status: hub.StatusRunning, NotSandboxed: reason},
 		{Name: "remote", Status: hub.StatusRunning},
 		{Name: "strict", Status: hub.StatusFailed, Error: required, NotSandboxed: required},
-	}}
+	}}}
 	html, _ := sc.View(0)
 	blocks := map[string]string{}
 	for _, b := range strings.Split(html, "\n\n")[1:] {

@@ -50,9 +50,9 @@ func (sc *Screen) PressTools(ctx context.Context, cq *tgbotapi.CallbackQuery, da
 		sc.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 		return
 	}
-	ack := "Turned on " + s.Name + " in this chat"
+	ack := "Turned on " + render.Visible(s.Name) + " in this chat"
 	if off {
-		ack = "Turned off " + s.Name + " in this chat"
+		ack = "Turned off " + render.Visible(s.Name) + " in this chat"
 	}
 	sc.tg.AnswerCallback(ctx, cq.ID, render.Shorten(ack, 190), false)
 	html, kb := sc.toolsView(ctx, chatID)

@@ -80,12 +80,60 @@ func (r *Receiver) heartbeat() {
 }
 
 // ChatKey is the inbox's chat of an update: its chat's id, or "" for an
-// update without a chat.
+// update without a chat (a press of a button on an inline-mode message
+// has no message, so no chat).
 func ChatKey(u tgbotapi.Update) string {
-	if c := u.FromChat(); c != nil {
-		return strconv.FormatInt(c.ID, 10)
+	var c *tgbotapi.Chat
+	switch {
+	case u.Message != nil:
+		c = u.Message.Chat
+	case u.EditedMessage != nil:
+		c = u.EditedMessage.Chat
+	case u.ChannelPost != nil:
+		c = u.ChannelPost.Chat
+	case u.EditedChannelPost != nil:
+		c = u.EditedChannelPost.Chat
+	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil:
+		c = u.CallbackQuery.Message.Chat
 	}
-	return ""
+	if c == nil {
+		return ""
+	}
+	return strconv.FormatInt(c.ID, 10)
+}
+
+// updateID reads only the update_id of an update's JSON: what confirms
+// it, even when the rest does not decode.
+func updateID(raw []byte) (int64, error) {
+	var head struct {
+		UpdateID int64 `json:"update_id"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return 0, err
+	}
+	if head.UpdateID <= 0 {
+		return 0, errors.New("no update_id")
+	}
+	return head.UpdateID, nil
+}
+
+// item turns an update whose id is known into an inbox item, or reports
+// false, having logged that it is dropped, when the bot cannot read it (a
+// field of a type this library does not expect, or a panic): such an
+// update would fail again on every try, so it is confirmed all the same.
+func (r *Receiver) item(id int64, raw []byte) (it store.InboxItem, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.Error("update dropped: reading it panicked", "update_id", id, "panic", fmt.Sprint(p))
+			ok = false
+		}
+	}()
+	u, err := Decode(raw)
+	if err != nil {
+		r.logger.Warn("update dropped: it does not decode", "update_id", id, "err", err)
+		return store.InboxItem{}, false
+	}
+	return store.InboxItem{UpdateID: id, ChatID: ChatKey(u), Payload: raw}, true
 }
 
 // Poll long-polls getUpdates until ctx ends and writes every batch to the
@@ -95,7 +143,7 @@ func (r *Receiver) Poll(ctx context.Context) {
 	offset, ok := r.firstOffset(ctx)
 	delay := r.cfg.RetryMin
 	for ok && ctx.Err() == nil {
-		items, err := r.getUpdates(ctx, offset)
+		items, next, err := r.getUpdates(ctx, offset)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -108,15 +156,14 @@ func (r *Receiver) Poll(ctx context.Context) {
 		}
 		delay = r.cfg.RetryMin
 		r.heartbeat()
-		if len(items) == 0 {
-			continue
+		if len(items) > 0 {
+			r.cfg.Metrics.Updates(len(items))
+			if !r.store(ctx, items) {
+				return
+			}
+			r.cfg.Arrived(items[0].UpdateID)
 		}
-		r.cfg.Metrics.Updates(len(items))
-		if !r.store(ctx, items) {
-			return
-		}
-		offset = items[len(items)-1].UpdateID + 1
-		r.cfg.Arrived(items[0].UpdateID)
+		offset = max(offset, next)
 	}
 }
 
@@ -153,15 +200,26 @@ func (r *Receiver) backoff(err error, delay time.Duration) time.Duration {
 }
 
 // store writes a batch to the inbox, retrying until it is stored; false
-// means ctx ended first.
+// means ctx ended first. A batch whose writing panics is written an
+// update at a time, and an update that panics on its own is dropped with
+// a log line: retried, it would stop the intake for good.
 func (r *Receiver) store(ctx context.Context, items []store.InboxItem) bool {
 	for {
-		// Not ctx: a batch Telegram handed over must reach the disk even
-		// while shutting down, or the next offset would lose it.
-		putCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := r.cfg.Inbox.InboxPut(putCtx, items...)
-		cancel()
-		if err == nil {
+		err := r.put(items)
+		var p panicked
+		if errors.As(err, &p) && len(items) > 1 {
+			for _, it := range items {
+				if !r.store(ctx, []store.InboxItem{it}) {
+					return false
+				}
+			}
+			return true
+		}
+		switch {
+		case err == nil:
+			return true
+		case errors.As(err, &p):
+			r.logger.Error("update dropped: storing it panicked", "update_id", items[0].UpdateID, "panic", p.value)
 			return true
 		}
 		r.logger.Error("write inbox; retrying before confirming the batch to Telegram", "err", err)
@@ -171,20 +229,51 @@ func (r *Receiver) store(ctx context.Context, items []store.InboxItem) bool {
 	}
 }
 
+// A panicked error is a panic of the inbox, recovered.
+type panicked struct{ value string }
+
+func (p panicked) Error() string { return "panic: " + p.value }
+
+// put writes items to the inbox once.
+func (r *Receiver) put(items []store.InboxItem) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicked{fmt.Sprint(p)}
+		}
+	}()
+	// Not ctx: a batch Telegram handed over must reach the disk even
+	// while shutting down, or the next offset would lose it.
+	putCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.cfg.Inbox.InboxPut(putCtx, items...)
+}
+
 // getUpdates fetches one batch as inbox items, each update's raw JSON
-// kept so that fields this library version does not know survive.
-func (r *Receiver) getUpdates(ctx context.Context, offset int64) ([]store.InboxItem, error) {
+// kept so that fields this library version does not know survive, and
+// the offset that confirms the whole batch. Updates the bot cannot read
+// are left out (and logged), but confirmed with the rest.
+func (r *Receiver) getUpdates(ctx context.Context, offset int64) ([]store.InboxItem, int64, error) {
 	raws, err := r.cfg.TG.GetUpdates(ctx, offset, Allowed)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	items := make([]store.InboxItem, 0, len(raws))
+	next := int64(0)
 	for _, raw := range raws {
-		var u tgbotapi.Update
-		if err := json.Unmarshal(raw, &u); err != nil {
-			return nil, fmt.Errorf("decode update: %w", err)
+		id, err := updateID(raw)
+		if err != nil {
+			// Telegram numbers every update; one without a number cannot
+			// be confirmed on its own, only by those after it.
+			r.logger.Error("update dropped: no update_id", "err", err, "bytes", len(raw))
+			continue
 		}
-		items = append(items, store.InboxItem{UpdateID: int64(u.UpdateID), ChatID: ChatKey(u), Payload: raw})
+		next = max(next, id+1)
+		if it, ok := r.item(id, raw); ok {
+			items = append(items, it)
+		}
 	}
-	return items, nil
+	if len(raws) > 0 && next == 0 {
+		return nil, 0, errors.New("no update in the batch has an update_id")
+	}
+	return items, next, nil
 }

@@ -3,13 +3,11 @@ package updates
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
-
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/store"
@@ -26,7 +24,9 @@ const maxUpdateBytes = 4 << 20
 // ServeHTTP takes Telegram's webhook requests: it refuses any request
 // without the secret token, and answers 200 only once the update is in the
 // inbox, so that Telegram sends again whatever could not be stored (503),
-// as polling confirms a batch only once it is stored.
+// as polling confirms a batch only once it is stored. An update the bot
+// cannot read, or whose intake panics, is dropped with a log line and
+// answered 200 all the same: sent again, it would fail again.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	got, want := req.Header.Get(secretHeader), r.cfg.Secret
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
@@ -39,19 +39,31 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "update too large or cut short", http.StatusBadRequest)
 		return
 	}
-	var u tgbotapi.Update
-	if err := json.Unmarshal(body, &u); err != nil || u.UpdateID <= 0 {
+	id, err := updateID(body)
+	if err != nil {
 		r.logger.Warn("webhook request is not an update; refused", "err", err)
 		http.Error(w, "not an update", http.StatusBadRequest)
 		return
 	}
-	// Not the request's context: an update that is being written must
-	// reach the disk even if Telegram stops waiting for the answer.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 30*time.Second)
-	defer cancel()
-	it := store.InboxItem{UpdateID: int64(u.UpdateID), ChatID: ChatKey(u), Payload: body}
-	if err := r.cfg.Inbox.InboxPut(ctx, it); err != nil {
-		r.logger.Error("write inbox; Telegram will send the update again", "update_id", u.UpdateID, "err", err)
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.Error("update dropped: taking it in panicked", "update_id", id, "panic", fmt.Sprint(p))
+			w.WriteHeader(http.StatusOK)
+		}
+	}()
+	it, ok := r.item(id, body)
+	if !ok {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if err := r.put([]store.InboxItem{it}); err != nil {
+		var p panicked
+		if errors.As(err, &p) {
+			r.logger.Error("update dropped: storing it panicked", "update_id", id, "panic", p.value)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		r.logger.Error("write inbox; Telegram will send the update again", "update_id", id, "err", err)
 		http.Error(w, "cannot store the update now", http.StatusServiceUnavailable)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/lines"
@@ -122,13 +123,19 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	return nil
 }
 
-// printServers writes one line per server and one indented line per tool.
+// printServers writes one line per server, one indented line per tool,
+// and a line marked "!" for each note of what the hub refused or cut of
+// the server's catalog. What a server wrote goes through render.Visible:
+// an escape sequence or a direction override would rewrite the terminal.
 func printServers(w io.Writer, cat hub.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range cat.Servers {
-		fmt.Fprintf(tw, "%s\t%s\n", s.Name, serverState(s))
+		fmt.Fprintf(tw, "%s\t%s\n", render.Visible(s.Name), render.Visible(serverState(s)))
 		for _, t := range s.Tools {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, summary(t.Description, 90))
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, render.Visible(summary(t.Description, 90)))
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(tw, "  ! %s\n", render.Visible(n))
 		}
 	}
 	return tw.Flush()

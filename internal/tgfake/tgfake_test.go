@@ -231,3 +231,58 @@ func TestSendAlbum(t *testing.T) {
 		t.Errorf("the photo %+v, the document %+v", a, b.Document)
 	}
 }
+
+// Omissions leaves out each field once, at any depth; Drop leaves out
+// those its mask names, counting the fields inside a dropped one.
+func TestOmissionsAndDrop(t *testing.T) {
+	raw := []byte(`{"a":1,"b":{"c":[{"d":2}],"e":"x"},"f":null}`)
+	got, err := tgfake.Omissions(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"b":{"c":[{"d":2}],"e":"x"},"f":null}`,
+		`{"a":1,"f":null}`,
+		`{"a":1,"b":{"e":"x"},"f":null}`,
+		`{"a":1,"b":{"c":[{}],"e":"x"},"f":null}`,
+		`{"a":1,"b":{"c":[{"d":2}]},"f":null}`,
+		`{"a":1,"b":{"c":[{"d":2}],"e":"x"}}`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d omissions, want %d: %q", len(got), len(want), got)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("omission %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	// Bits 1 (b, whose c and d are bits 2 and 3) and 5 (f).
+	if got, want := string(tgfake.Drop(raw, 1<<1|1<<5)), `{"a":1}`; got != want {
+		t.Errorf("Drop = %s, want %s", got, want)
+	}
+	if got := string(tgfake.Drop([]byte("not json"), 1)); got != "not json" {
+		t.Errorf("Drop of no JSON = %q", got)
+	}
+	for _, k := range tgfake.Kinds {
+		if _, err := tgfake.Omissions([]byte(k.Example)); err != nil {
+			t.Errorf("%s: %v", k.Name, err)
+		}
+	}
+}
+
+// Raw queues any update under the fake's next update_id.
+func TestRaw(t *testing.T) {
+	fake := tgfake.New(t)
+	api := newAPI(t, fake)
+	id, err := fake.Raw([]byte(`{"update_id":5,"poll":{"id":"p"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fake.Raw([]byte(`[1]`)); err == nil {
+		t.Error("Raw took an array")
+	}
+	ups, err := api.GetUpdates(tgbotapi.UpdateConfig{})
+	if err != nil || len(ups) != 1 || ups[0].UpdateID != id || ups[0].Poll == nil || ups[0].Poll.ID != "p" {
+		t.Errorf("GetUpdates = %+v, %v; want the poll as update %d", ups, err, id)
+	}
+}

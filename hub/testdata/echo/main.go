@@ -63,6 +63,16 @@ func main() {
 	fmt.Fprintln(os.Stderr, "echo: starting")
 
 	s := server.NewMCPServer("echo", "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true))
+	// ECHO_EXTRA_TOOLS adds tools, a JSON list of {"name", "description"}:
+	// names and descriptions a hostile server might offer.
+	var extra []struct{ Name, Description string }
+	_ = json.Unmarshal([]byte(os.Getenv("ECHO_EXTRA_TOOLS")), &extra)
+	for _, t := range extra {
+		s.AddTool(mcp.NewTool(t.Name, mcp.WithDescription(t.Description)),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText(t.Name), nil
+			})
+	}
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes its message."),
 		mcp.WithString("message", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -165,11 +175,11 @@ func main() {
 				mcp.NewResourceLink("echo://link", "link", "a link", "text/plain"),
 			}}, nil
 		})
-	s.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Adds a tool named by name."),
-		mcp.WithString("name", mcp.Required())),
+	s.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Adds a tool named by name, described by description."),
+		mcp.WithString("name", mcp.Required()), mcp.WithString("description")),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			name := req.GetString("name", "extra")
-			s.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time.")),
+			s.AddTool(mcp.NewTool(name, mcp.WithDescription(req.GetString("description", "Added at run time."))),
 				func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					return mcp.NewToolResultText(name), nil
 				})
