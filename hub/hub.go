@@ -238,7 +238,34 @@ func (h *Hub) Stderr(server string) (string, error) {
 // timeout; then it watches the settings file. A server that fails does not
 // fail Start: its status says why. Start returns early only if ctx ends.
 func (h *Hub) Start(ctx context.Context) error {
-	readies, err := h.launch()
+	readies, err := h.launch(nil)
+	if err != nil {
+		return err
+	}
+	for _, r := range readies {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return fmt.Errorf("start hub: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// StartServers is Start for the named servers alone, as a command that
+// needs one server starts just that one; the others stay stopped, and the
+// settings file is not watched. A name the file does not have is
+// ErrUnknownServer; a disabled or broken entry is left as it is.
+func (h *Hub) StartServers(ctx context.Context, names ...string) error {
+	h.mu.Lock()
+	for _, n := range names {
+		if _, ok := h.servers[n]; !ok {
+			h.mu.Unlock()
+			return fmt.Errorf("start server %q: %w", n, ErrUnknownServer)
+		}
+	}
+	h.mu.Unlock()
+	readies, err := h.launch(names)
 	if err != nil {
 		return err
 	}
@@ -256,11 +283,13 @@ func (h *Hub) Start(ctx context.Context) error {
 // returns at once. Each server shows as starting in the catalog and joins
 // it, tools and all, when it is ready; a front end can serve meanwhile.
 func (h *Hub) Launch() error {
-	_, err := h.launch()
+	_, err := h.launch(nil)
 	return err
 }
 
-func (h *Hub) launch() ([]<-chan struct{}, error) {
+// launch starts the enabled servers, those of only (when not nil)
+// alone, and then the watcher unless only is set or NoWatch.
+func (h *Hub) launch(only []string) ([]<-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.started || h.closed.Load() {
@@ -268,7 +297,10 @@ func (h *Hub) launch() ([]<-chan struct{}, error) {
 	}
 	h.started = true
 	var readies []<-chan struct{}
-	for _, s := range h.servers {
+	for name, s := range h.servers {
+		if only != nil && !slices.Contains(only, name) {
+			continue
+		}
 		s.mu.Lock()
 		enabled := !s.cfg.disabled && s.cfg.err == nil
 		s.mu.Unlock()
@@ -276,7 +308,7 @@ func (h *Hub) launch() ([]<-chan struct{}, error) {
 			readies = append(readies, s.start())
 		}
 	}
-	if !h.opts.NoWatch {
+	if !h.opts.NoWatch && only == nil {
 		if err := h.watch(); err != nil {
 			h.log.Warn("settings file is not watched", "err", err)
 		}

@@ -2,14 +2,26 @@ package hub
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 )
 
-// entryFields are the fields of a server entry that mcpgram reads.
-var entryFields = []string{"command", "args", "env", "cwd", "disabled", "autoApprove", "timeout", "type", "url", "headers", "sandbox"}
+// entryFields are the fields of a server entry that mcpgram reads: those
+// of entry, by their JSON names.
+var entryFields = func() []string {
+	var out []string
+	t := reflect.TypeFor[entry]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}()
 
 // fieldHints say more of fields other hosts read and mcpgram does not,
 // where a "did you mean" would not.

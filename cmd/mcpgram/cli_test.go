@@ -118,7 +118,9 @@ func TestCommandLine(t *testing.T) {
 		{"run --help", []string{"run", "--help"}, 0, "Start the Telegram bot", "", true},
 		{"mcp call --help", []string{"mcp", "call", "--help"}, 0, "mcpgram mcp call SERVER TOOL", "", true},
 		{"no command", nil, 2, "", "Available Commands:", true},
-		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly"`, true},
+		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are: chat, config, health, mcp, run, version`, true},
+		{"mistyped command", []string{"rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
+		{"mistyped mcp command", []string{"mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
 		{"mcp call with one argument", []string{"mcp", "call", "calculator"}, 2, "", "mcp call takes SERVER TOOL", true},
 		{"run with an argument", []string{"run", "now"}, 2, "", `"mcpgram run" takes no arguments`, true},
 	}
@@ -219,5 +221,79 @@ func TestMCPListWarnsOfUnreadFields(t *testing.T) {
 	}
 	if want := "mcpgram: warning: " + settings + `:1: server "calculator": unknown field "disable" (did you mean "disabled"?): ignored`; !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+}
+
+// mcp call starts the server it calls and no other, says what exists when
+// the server or tool named does not, puts a tool's error on stderr, and
+// exits as README says: 0 done, 1 failed, 2 a mistake in the command line.
+func TestMCPCall(t *testing.T) {
+	b := buildBinary(t)
+	mark := filepath.Join(t.TempDir(), "started")
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{
+		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator")},
+		"clock":      map[string]any{"command": testenv.Bundled(t, "mcp-clock")},
+		"broken":     map[string]any{"command": "./no-such-server"},
+		// Started, it would leave its mark before answering: Start
+		// waits for every server's answer.
+		"marker": map[string]any{"command": "sh", "args": []string{"-c", "touch " + mark + "; exec " + testenv.TestServer(t, "echo")}, "sandbox": "off"},
+		"off":    map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "disabled": true},
+	})
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string // parts; "" means empty
+	}{
+		{"arithmetic", []string{"calculator", "calculate", `{"expression": "25 * 48 + 120 / 4"}`}, 0, "1230", ""},
+		{"no arguments", []string{"clock", "current_time"}, 0, "UTC", ""},
+		{"tool error", []string{"calculator", "calculate", `{"expression": "2 +"}`}, 1, "", "error:"},
+		{"bad json", []string{"calculator", "calculate", `{expression`}, 2, "", `arguments must be a JSON object, such as '{"message": "hi"}'`},
+		{"json that is no object", []string{"calculator", "calculate", `[1, 2]`}, 2, "", "arguments must be a JSON object"},
+		{"mistyped server", []string{"calculater", "calculate", `{}`}, 2, "", `no server "calculater" in ` + settings + ` (did you mean "calculator"?); the servers are: broken, calculator, clock, marker, off`},
+		{"mistyped tool", []string{"calculator", "calcualte", `{}`}, 2, "", `server "calculator" has no tool "calcualte" (did you mean "calculate"?); its tools are: calculate`},
+		{"server that fails", []string{"broken", "x"}, 1, "", `server "broken" did not start: command ` + filepath.Join(b.dir, "no-such-server")},
+		{"disabled server", []string{"off", "current_time"}, 1, "", `server "off" is disabled in ` + settings},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := b.run(nil, append([]string{"--mcp-settings", settings, "mcp", "call"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stdout %q, stderr %q)", code, tt.code, stdout, stderr)
+			}
+			for _, c := range []struct{ what, got, want string }{{"stdout", stdout, tt.stdout}, {"stderr", stderr, tt.stderr}} {
+				if c.want == "" && c.got != "" {
+					t.Errorf("%s = %q, want nothing: no other server started, none failed", c.what, c.got)
+				}
+				if !strings.Contains(c.got, c.want) {
+					t.Errorf("%s %q lacks %q", c.what, c.got, c.want)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a call to another server started marker: %v", err)
+	}
+}
+
+// Every command's --help says what it does, its flags and an example.
+func TestEveryCommandHasHelp(t *testing.T) {
+	b := buildBinary(t)
+	for _, cmd := range [][]string{{}, {"run"}, {"chat"}, {"mcp"}, {"mcp", "list"}, {"mcp", "call"}, {"config"}, {"health"}, {"version"}} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			stdout, stderr, code := b.run(nil, append(cmd, "--help")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			desc, _, _ := strings.Cut(stdout, "\n\nUsage:")
+			if len(desc) < 60 {
+				t.Errorf("the description is %q, want a sentence or two", desc)
+			}
+			for _, want := range []string{"Usage:\n  mcpgram", "Examples:\n  ", "mcpgram", "Flags:\n", "-h, --help", "--mcp-settings"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("--help lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
 	}
 }
