@@ -941,3 +941,20 @@ func TestRestartBackoff(t *testing.T) {
 		})
 	}
 }
+
+// StartServers starts the servers named and leaves the others stopped; a
+// name the settings file does not have is ErrUnknownServer.
+func TestStartServers(t *testing.T) {
+	t.Parallel()
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"a": echoServer(t, nil), "b": echoServer(t, nil)})
+	h := testenv.NewHub(t, path, fastOptions())
+	if err := h.StartServers(context.Background(), "nope"); !errors.Is(err, hub.ErrUnknownServer) {
+		t.Errorf("StartServers(nope) = %v, want ErrUnknownServer", err)
+	}
+	if err := h.StartServers(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := server(t, h, "a"), server(t, h, "b"); a.Status != hub.StatusRunning || b.Status != hub.StatusStopped {
+		t.Errorf("a is %s, b is %s; want a running and b stopped", a.Status, b.Status)
+	}
+}
