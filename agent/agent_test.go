@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -315,8 +316,14 @@ func TestModelErrors(t *testing.T) {
 		if err == nil {
 			t.Error("Turn returned nil after the model failed")
 		}
-		if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "having trouble") {
+		got := r.last(t)
+		if got.Kind != agent.EventError || !strings.Contains(got.Text, "having trouble") {
 			t.Fatalf("last event = %+v", got)
+		}
+		// The operator's front end reads what the endpoint answered.
+		var le *llm.Error
+		if !errors.As(got.Err, &le) || le.StatusCode != 503 {
+			t.Errorf("the event's Err = %v, want the model's *llm.Error with HTTP 503", got.Err)
 		}
 		if h := e.history(); len(h) != 1 || h[0].Content != "first try" {
 			t.Fatalf("history = %+v, want the user's message", h)

@@ -418,7 +418,7 @@ func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err e
 	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {
 		t.logger.Error("store the failed turn's messages", "err", err)
 	}
-	t.emit.end(Event{Kind: EventError, Text: userText}, outcome, kind)
+	t.emit.end(Event{Kind: EventError, Text: userText, Err: err}, outcome, kind)
 	return err
 }
 
