@@ -138,8 +138,9 @@ type Options struct {
 	// StartWait bounds how long a turn waits, before its first model
 	// call, for servers that are still starting (SERVER_START_WAIT): a
 	// message that arrives as the bot starts is then answered with every
-	// tool that comes up in time. 0 does not wait. The model is told of
-	// the servers that are still not available (see noteUnavailable).
+	// tool that comes up in time. 0 does not wait. The system prompt
+	// names the servers still not available, so that the model can say
+	// a request needs one of them.
 	StartWait time.Duration
 
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);

@@ -265,12 +265,6 @@ type turn struct {
 	// tools are the functions of the last native call.
 	tools *toolset
 
-	// note tells the model which servers it cannot use, after the
-	// message at noteAt of the history and the unsaved messages (see
-	// awaitServers).
-	note   string
-	noteAt int
-
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message
@@ -632,7 +626,7 @@ func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm
 	if len(t.unsaved) > 0 {
 		history = append(history[:len(history):len(history)], t.unsaved...)
 	}
-	history, images := t.withImages(ctx, sys, t.withNote(history))
+	history, images := t.withImages(ctx, sys, history)
 	req := llm.Request{Logger: t.logger}
 	var ts *toolset
 	t.tools = nil

@@ -161,6 +161,7 @@ func BuildNativeWith(cat catalog.Catalog, opts Options) string {
 	b.WriteString(nativeIntro)
 	servers := runningServers(cat)
 	writeNativeServers(&b, servers)
+	writeUnavailable(&b, cat)
 	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(nativeGuidelines)
 	return b.String()
