@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,11 +279,17 @@ func TestMCPCall(t *testing.T) {
 }
 
 // Every command's --help says what it does, its flags and an example.
+// The commands are found by walking the help itself, from the root's
+// "Available Commands" down, so that a command added later is checked too.
 func TestEveryCommandHasHelp(t *testing.T) {
 	b := buildBinary(t)
-	for _, cmd := range [][]string{{}, {"run"}, {"chat"}, {"mcp"}, {"mcp", "list"}, {"mcp", "call"}, {"config"}, {"health"}, {"version"}} {
-		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
-			stdout, stderr, code := b.run(nil, append(cmd, "--help")...)
+	var seen []string
+	var walk func(cmd []string)
+	walk = func(cmd []string) {
+		name := strings.Join(append([]string{"mcpgram"}, cmd...), " ")
+		seen = append(seen, name)
+		stdout, stderr, code := b.run(nil, append(cmd, "--help")...)
+		t.Run(name, func(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -289,11 +297,59 @@ func TestEveryCommandHasHelp(t *testing.T) {
 			if len(desc) < 60 {
 				t.Errorf("the description is %q, want a sentence or two", desc)
 			}
-			for _, want := range []string{"Usage:\n  mcpgram", "Examples:\n  ", "mcpgram", "Flags:\n", "-h, --help", "--mcp-settings"} {
+			for _, want := range []string{"Usage:\n  " + name, "Flags:\n", "-h, --help", "--mcp-settings"} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("--help lacks %q:\n%s", want, stdout)
 				}
 			}
+			if ex := strings.Join(helpSection(stdout, "Examples:"), "\n"); !strings.Contains(ex, name) {
+				t.Errorf("--help has no example of %s:\n%s", name, stdout)
+			}
+			for _, f := range helpFlags(stdout) {
+				if !flagLineRE.MatchString(f) {
+					t.Errorf("the flag line %q says nothing of the flag", f)
+				}
+			}
 		})
+		for _, sub := range helpCommands(stdout) {
+			walk(append(slices.Clip(cmd), sub))
+		}
 	}
+	walk(nil)
+	for _, want := range []string{"mcpgram run", "mcpgram chat", "mcpgram mcp list", "mcpgram mcp call", "mcpgram config", "mcpgram health", "mcpgram version", "mcpgram help"} {
+		if !slices.Contains(seen, want) {
+			t.Errorf("the walk did not reach %s; it reached %q", want, seen)
+		}
+	}
+}
+
+// flagLineRE is a flag line of a help: the flag, two spaces or more, and
+// what it is.
+var flagLineRE = regexp.MustCompile(`^\s+(-\w, )?--[\w-]+( \w+)?\s{2,}\S`)
+
+// helpCommands are the names under "Available Commands:" of a help.
+func helpCommands(help string) []string {
+	var names []string
+	for _, line := range helpSection(help, "Available Commands:") {
+		if f := strings.Fields(line); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// helpFlags are the lines under "Flags:" and "Global Flags:" of a help.
+func helpFlags(help string) []string {
+	return append(helpSection(help, "Flags:"), helpSection(help, "Global Flags:")...)
+}
+
+// helpSection is the lines of a help's section, from its title to the
+// next blank line.
+func helpSection(help, title string) []string {
+	_, rest, ok := strings.Cut(help, "\n"+title+"\n")
+	if !ok {
+		return nil
+	}
+	body, _, _ := strings.Cut(rest, "\n\n")
+	return strings.Split(strings.TrimRight(body, "\n"), "\n")
 }

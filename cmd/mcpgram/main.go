@@ -248,6 +248,15 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 			Run:     func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
 		},
 	)
+	// Cobra's own help command gets its description and example here,
+	// like every other command.
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Long = "Print the help of a command, as --help on that command does: what it does, its flags and examples. Without a command, mcpgram's own help."
+			c.Example = "  mcpgram help\n  mcpgram help mcp call"
+		}
+	}
 	return root, cancel
 }
 
