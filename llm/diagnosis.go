@@ -33,6 +33,8 @@ func (e *Error) Diagnosis(p Profile) string {
 			return fmt.Sprintf("The model endpoint %s does not know the model %q (%s): check the model's name.", endpoint, p.Model, said)
 		case e.StatusCode == http.StatusNotFound:
 			return fmt.Sprintf("The model endpoint %s has no chat completions (%s): check its base URL, which ends in the API's version, such as /v1.", endpoint, said)
+		case strings.Contains(strings.ToLower(e.Message), "context"):
+			return fmt.Sprintf("The conversation is too long for the model %q (%s): /reset starts a new one.", p.Model, said)
 		}
 		return fmt.Sprintf("The model endpoint %s refused the request for %q (%s).", endpoint, p.Model, said)
 	case KindRateLimited:

@@ -30,6 +30,7 @@ func TestDiagnosis(t *testing.T) {
 		{"unknown model", &llmfake.Reply{Status: 404, Error: "The model `fake-model` does not exist"}, []string{`does not know the model "fake-model" (HTTP 404 Not Found: The model ` + "`fake-model`" + ` does not exist): check the model's name.`}},
 		{"wrong path", &llmfake.Reply{Status: 404, Error: "no route"}, []string{"has no chat completions (HTTP 404 Not Found: no route): check its base URL, which ends in the API's version, such as /v1."}},
 		{"key refused", &llmfake.Reply{Status: 401, Error: "Incorrect API key provided: sk-test"}, []string{"refused the API key in OPENAI_API_KEY (HTTP 401 Unauthorized: Incorrect API key provided: [redacted])."}},
+		{"context too long", &llmfake.Reply{Status: 400, Error: "This model's maximum context length is 8192 tokens"}, []string{`The conversation is too long for the model "fake-model" (HTTP 400 Bad Request: This model's maximum context length is 8192 tokens): /reset starts a new one.`}},
 		{"bad request", &llmfake.Reply{Status: 400, Error: "temperature too high"}, []string{`refused the request for "fake-model" (HTTP 400 Bad Request: temperature too high).`}},
 	}
 	for _, tt := range tests {

@@ -319,12 +319,11 @@ func (c *terminal) failure(e agent.Event) string {
 	if e.Err == nil {
 		return e.Text // stopped: nothing to look up
 	}
-	text := e.Text
 	var le *llm.Error
 	if errors.As(e.Err, &le) {
-		text = le.Diagnosis(c.profile)
+		return le.Diagnosis(c.profile) + " More in " + c.logPath
 	}
-	return text + " More in " + c.logPath
+	return fmt.Sprintf("%s (%v) More in %s", e.Text, e.Err, c.logPath)
 }
 
 // endStream closes a line of streamed text before other output.

@@ -204,3 +204,17 @@ func TestChatAsksAnOpenQuestionAgain(t *testing.T) {
 		t.Errorf("the model was called %d times, want 2", n)
 	}
 }
+
+// A turn that fails for another reason keeps its sentence, and the
+// operator reads the cause beside it and where the log is.
+func TestChatSaysWhyATurnFailed(t *testing.T) {
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"echo": testenv.EchoEntry(t, "echo")})
+	model := llmfake.New(t, func(llmfake.Call) llmfake.Reply {
+		return llmfake.Text(`<use_mcp_tool><server_name>echo</server_name><tool_name>no_such_tool</tool_name><arguments>{}</arguments></use_mcp_tool>`)
+	})
+	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
+	s.send("do it")
+	s.wait("! The model is struggling to use the tools correctly (3 invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset. (3 invalid replies in a row) More in "+filepath.Join(b.dir, "state", "chat.log"), 1)
+	s.end()
+}
