@@ -27,8 +27,9 @@ RUN apt-get update \
 COPY --from=build /src/bin/ /usr/local/bin/
 COPY --chown=mcpgram:mcpgram mcp-settings.json /config/mcp-settings.json
 USER mcpgram
-# Relative paths in mcp-settings.json (./data/memory.db, ./data/files) and
-# DATABASE_PATH all land in the /data volume.
+# Relative paths in mcp-settings.json (./data/memory.db, ./data/files) are
+# relative to its folder, so they land in /config/data, a folder of the
+# servers' own; DATABASE_PATH is the bot's, in the /data volume.
 WORKDIR /
 ENV MCP_SETTINGS=/config/mcp-settings.json \
     DATABASE_PATH=/data/mcpgram.db \

@@ -141,6 +141,14 @@ type Options struct {
 	// searches for the others (PINNED_TOOLS).
 	PinnedTools []prompt.ToolRef
 
+	// StartWait bounds how long a turn waits, before its first model
+	// call, for servers that are still starting (SERVER_START_WAIT): a
+	// message that arrives as the bot starts is then answered with every
+	// tool that comes up in time. 0 does not wait. The system prompt
+	// names the servers still not available, so that the model can say
+	// a request needs one of them.
+	StartWait time.Duration
+
 	// MaxTurns caps the model calls for one user message (MAX_TURNS);
 	// default DefaultMaxTurns.
 	MaxTurns int
@@ -249,6 +257,8 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: max turns %d is negative", opts.MaxTurns)
 	case opts.TokenBudgetPerUserDay < 0:
 		return nil, fmt.Errorf("agent: token budget %d is negative", opts.TokenBudgetPerUserDay)
+	case opts.StartWait < 0:
+		return nil, fmt.Errorf("agent: start wait %s is negative", opts.StartWait)
 	}
 	cfg := config{Options: opts, Store: s, Hub: h}
 	var err error

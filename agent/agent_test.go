@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
@@ -317,8 +319,14 @@ func TestModelErrors(t *testing.T) {
 		if err == nil {
 			t.Error("Turn returned nil after the model failed")
 		}
-		if got := r.last(t); got.Kind != agent.EventError || !strings.Contains(got.Text, "having trouble") {
+		got := r.last(t)
+		if got.Kind != agent.EventError || !strings.Contains(got.Text, "having trouble") {
 			t.Fatalf("last event = %+v", got)
+		}
+		// The operator's front end reads what the endpoint answered.
+		var le *llm.Error
+		if !errors.As(got.Err, &le) || le.StatusCode != 503 {
+			t.Errorf("the event's Err = %v, want the model's *llm.Error with HTTP 503", got.Err)
 		}
 		if h := e.history(); len(h) != 1 || h[0].Content != "first try" {
 			t.Fatalf("history = %+v, want the user's message", h)
@@ -756,27 +764,70 @@ func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
 	}
 }
 
-// A call to a server still starting (the bot answers at once after a
-// start) waits for it and is checked against its tools: an auto-approved
-// tool runs without a card.
+// gated is an env whose hub runs "echo" as usual and "slow", the test
+// server held at its gate until the test opens it, both launched without
+// waiting, as the bot launches them; its log is kept.
+type gated struct {
+	*env
+	open func()
+	log  *testenv.Buffer
+}
+
+func newGated(t *testing.T, h llmfake.Handler, startWait time.Duration, extra map[string]any) *gated {
+	t.Helper()
+	slow, open := testenv.GatedEchoEntry(t, "echo")
+	servers := map[string]any{"echo": echoServer(t), "slow": slow}
+	for k, v := range extra {
+		servers[k] = v
+	}
+	log := &testenv.Buffer{}
+	e := newEnv(t, h, setup{launch: true, servers: servers, config: func(w *wiring) {
+		w.StartWait = startWait
+		w.Logger = slog.New(slog.NewTextHandler(log, nil))
+	}})
+	return &gated{env: e, open: open, log: log}
+}
+
+// sayAsync runs a turn on its own goroutine; the returned function waits
+// for it.
+func (g *gated) sayAsync(text string) func() *recorder {
+	done := make(chan *recorder, 1)
+	go func() {
+		r := &recorder{}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_ = g.agent.Turn(ctx, agent.Request{Caller: alice, Text: text}, r.emit)
+		done <- r
+	}()
+	return func() *recorder { return <-done }
+}
+
+func (g *gated) waitLog(line string) {
+	g.t.Helper()
+	testenv.Eventually(g.t, 30*time.Second, "the log line "+line, func() bool { return strings.Contains(g.log.String(), line) })
+}
+
+// A call to a server still starting waits for it and is checked against
+// its tools: an auto-approved tool runs without a card. The turn itself
+// does not wait here (StartWait 0), so the call finds the server
+// starting; it opens only once the call is seen waiting.
 func TestCallWaitsForAStartingServer(t *testing.T) {
 	t.Parallel()
-	echoBin := testenv.TestServer(t, "echo")
-	e := newEnv(t, llmfake.Script(
+	g := newGated(t, llmfake.Script(
 		llmfake.Text(useTool("slow", "echo", `{"message": "after the start"}`)),
 		llmfake.Text(complete("done")),
-	), setup{launch: true, servers: map[string]any{
-		// A server that takes a second to come up.
-		"slow": map[string]any{"command": "sh", "args": []string{"-c", "sleep 1; exec " + echoBin}, "autoApprove": []string{"echo"}},
-	}})
-	if s, _ := e.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+	), 0, nil)
+	if s, _ := g.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
 		t.Fatalf("the server is %s before the turn, want starting", s.Status)
 	}
-	r := e.say("echo it")
+	wait := g.sayAsync("echo it")
+	g.waitLog("a call waits for its server to start")
+	g.open()
+	r := wait()
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
 		t.Fatalf("last event = %+v, want the answer without a card", got)
 	}
-	if res := e.model.Calls()[1].Request.Last(); !strings.Contains(res, "after the start") {
+	if res := g.model.Calls()[1].Request.Last(); !strings.Contains(res, "after the start") {
 		t.Errorf("the model read %q", res)
 	}
 }
@@ -821,5 +872,70 @@ func TestStoreUnavailable(t *testing.T) {
 	}
 	if h := e.history(); len(h) != 2 {
 		t.Errorf("history %+v, want the message and its answer, once", h)
+	}
+}
+
+// A message that arrives while a server is still starting waits for it
+// before the model is called, so that the model's prompt lists its tools.
+func TestTurnWaitsForServersStillStarting(t *testing.T) {
+	t.Parallel()
+	g := newGated(t, llmfake.Script(llmfake.Text(complete("done"))), time.Minute, nil)
+	wait := g.sayAsync("hi")
+	g.waitLog("waiting for servers to start")
+	if n := len(g.model.Calls()); n != 0 {
+		t.Fatalf("the model was called %d times while a server was starting", n)
+	}
+	g.open()
+	r := wait()
+	if got := r.last(t); got.Kind != agent.EventAnswer {
+		t.Fatalf("last event = %+v", got)
+	}
+	req := g.model.Calls()[0].Request
+	if sys := req.Messages[0].Content; !strings.Contains(sys, "\n## slow\n") {
+		t.Errorf("the system prompt lacks the server that was starting:\n%s", sys)
+	}
+	if strings.Contains(req.Messages[0].Content, "not available right now") {
+		t.Errorf("the system prompt names a server unavailable: every server is up")
+	}
+}
+
+// A server that does not start holds a turn back only up to StartWait:
+// the model is called without its tools, and its system prompt names it,
+// with a failed one, as set up but not available, the same bytes for
+// every call of the turn.
+func TestTurnWaitsNoLongerThanStartWait(t *testing.T) {
+	t.Parallel()
+	g := newGated(t, llmfake.Script(
+		llmfake.Text(echo("hi")),
+		llmfake.Text(complete("done")),
+	), 300*time.Millisecond, map[string]any{"broken": map[string]any{"command": "./no-such-server"}})
+	r := g.say("echo hi")
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
+		t.Fatalf("last event = %+v", got)
+	}
+	// Its gate never opened and its timeout is a day: the turn did not
+	// wait for it.
+	if s, _ := g.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+		t.Fatalf("slow is %s, want still starting", s.Status)
+	}
+	calls := g.model.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("model called %d times, want 2", len(calls))
+	}
+	sys := calls[0].Request.Messages[0].Content
+	if strings.Contains(sys, "## slow") || !strings.Contains(sys, "## echo") {
+		t.Errorf("system prompt: want echo's tools and not slow's:\n%s", sys)
+	}
+	if want := "These servers are set up but not available right now, so their tools are not listed: broken, slow."; !strings.Contains(sys, want) {
+		t.Errorf("system prompt lacks %q:\n%s", want, sys)
+	}
+	if got := calls[1].Request.Messages[0].Content; got != sys {
+		t.Error("the system prompt changed between the calls of the turn")
+	}
+	if last := calls[0].Request.Last(); last != "echo hi" {
+		t.Errorf("the model read %q, want the message as the user wrote it", last)
+	}
+	if !strings.Contains(g.log.String(), "waited for servers to start") || !strings.Contains(g.log.String(), "slow (starting)") {
+		t.Errorf("the log does not say the turn waited, and for what:\n%s", g.log.String())
 	}
 }

@@ -137,6 +137,10 @@ func TestApprovalExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := e.advance(2 * time.Minute)
+	// Past its time, it is no longer shown as open.
+	if _, ok, err := e.agent.Open(context.Background(), alice.ChatID); ok || err != nil {
+		t.Errorf("Open of an expired approval = %v, %v; want nothing open", ok, err)
+	}
 	// Too late to press, even before the sweep.
 	if _, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}}); !errors.Is(err, agent.ErrStale) {
 		t.Errorf("late press: err = %v, want ErrStale", err)
@@ -273,6 +277,11 @@ func TestRestartLosesNothing(t *testing.T) {
 	))
 	q := e.say("add").last(t)
 	e.restart()
+	// A front end that starts afresh finds what is open, as it was asked.
+	if ev, ok, err := e.agent.Open(context.Background(), alice.ChatID); err != nil || !ok || ev.Kind != agent.EventQuestion ||
+		ev.Question.PendingID != q.Question.PendingID || ev.Question.Text != "Add what?" || len(ev.Question.Options) != 2 {
+		t.Fatalf("Open after a restart = %+v, %v, %v; want the question", ev, ok, err)
+	}
 	r, err := e.turn(agent.Request{Caller: alice, Answer: &agent.Answer{PendingID: q.Question.PendingID, Option: 0}})
 	if err != nil {
 		t.Fatal(err)
@@ -282,9 +291,15 @@ func TestRestartLosesNothing(t *testing.T) {
 		t.Fatalf("last event = %+v, want an approval", r.last(t))
 	}
 	e.restart()
+	if ev, ok, err := e.agent.Open(context.Background(), alice.ChatID); err != nil || !ok || ev.Kind != agent.EventApproval || *ev.Approval != *ap {
+		t.Fatalf("Open after a restart = %+v, %v, %v; want the approval %+v", ev.Approval, ok, err, ap)
+	}
 	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: ap.PendingID, Approve: true}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok, err := e.agent.Open(context.Background(), alice.ChatID); ok || err != nil {
+		t.Errorf("Open after the answer = %v, %v; want nothing open", ok, err)
 	}
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "5" {
 		t.Fatalf("last event = %+v", got)

@@ -62,6 +62,12 @@ type Event struct {
 	Question *Question
 	Approval *Approval
 	Form     *Form
+	// Err, on an EventError, is the failure behind Text, for a front end
+	// whose user is the operator (the terminal chat): an *llm.Error says
+	// what the endpoint answered (see llm.Error.Diagnosis). Its text may
+	// name URLs and servers, so it is not for every user; nil when the
+	// turn was stopped.
+	Err error
 }
 
 // A Question is a follow-up question waiting for the user's answer.

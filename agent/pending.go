@@ -6,7 +6,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
@@ -37,4 +39,42 @@ func (a *Agent) resolve(ctx context.Context, id int64, resolution string) error 
 		return ErrStale // the other press of a double press
 	}
 	return err
+}
+
+// Open returns the chat's open question or approval as the event that
+// asked it, so that a front end starting afresh (the terminal chat after a
+// restart) can show it again and take its answer; ok is false when none
+// is open, or when it has expired (Expire denies it).
+func (a *Agent) Open(ctx context.Context, chatID string) (ev Event, ok bool, err error) {
+	p, err := a.cfg.Store.OpenPending(ctx, chatID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Event{}, false, nil
+	case err != nil:
+		return Event{}, false, fmt.Errorf("open request of chat %q: %w", chatID, err)
+	case !p.ExpiresAt.IsZero() && !a.cfg.Now().Before(p.ExpiresAt):
+		return Event{}, false, nil
+	}
+	switch p.Kind {
+	case store.KindQuestion:
+		var q questionPayload
+		if err := json.Unmarshal([]byte(p.Payload), &q); err != nil {
+			return Event{}, false, fmt.Errorf("decode question %d: %w", p.ID, err)
+		}
+		return Event{Kind: EventQuestion, Question: &Question{PendingID: p.ID, Text: q.Question, Options: q.Options}}, true, nil
+	case store.KindApproval:
+		b, err := decodeBatch(p)
+		if err != nil {
+			return Event{}, false, err
+		}
+		i := b.waiting()
+		if i < 0 {
+			return Event{}, false, nil
+		}
+		c := b.Calls[i]
+		return Event{Kind: EventApproval, Server: c.Server, Tool: c.Tool, URI: c.URI, Approval: &Approval{
+			PendingID: p.ID, Server: c.Server, Tool: c.Tool, URI: c.URI, Arguments: c.Arguments, ExpiresAt: p.ExpiresAt, Consent: c.Consent,
+		}}, true, nil
+	}
+	return Event{}, false, nil
 }

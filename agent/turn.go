@@ -467,7 +467,7 @@ func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err e
 	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {
 		t.logger.Error("store the failed turn's messages", "err", err)
 	}
-	t.emit.end(Event{Kind: EventError, Text: userText}, outcome, kind)
+	t.emit.end(Event{Kind: EventError, Text: userText, Err: err}, outcome, kind)
 	return err
 }
 
@@ -524,6 +524,9 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 // loop calls the model until the turn ends. The history ends with what the
 // model has to read next: a user message or tool results.
 func (t *turn) loop(ctx context.Context) error {
+	if t.calls == 0 {
+		t.awaitServers(ctx)
+	}
 	for {
 		if ctx.Err() != nil {
 			return t.cancelled(ctx)
@@ -576,6 +579,7 @@ func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply toolcall.Repl
 	opts := executor.PrepareOptions{ApproveAll: t.a.cfg.AutoApproveAll, Searching: t.search}
 	plan := t.a.exec.PrepareWith(cat, reply, opts)
 	if len(plan.Await) > 0 {
+		t.logger.Info("a call waits for its server to start", "servers", plan.Await)
 		for _, s := range plan.Await {
 			// An error leaves the server as it is; the check says so.
 			_ = t.a.cfg.Hub.WaitReady(ctx, s)

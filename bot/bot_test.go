@@ -73,6 +73,7 @@ func TestCommands(t *testing.T) {
 	startBot(t, fake, t.TempDir(), a, newFakeHub(2), nil)
 	tests := []struct{ cmd, want string }{
 		{"/start", "srv00 (1 tool)"},
+		{"/start", fmt.Sprintf("Your Telegram user id is %d (what the bot's operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS).", alice)},
 		{"/help", "/cancel"},
 		{"/tools", "echo – Echoes <input>"},
 		{"/reset", "Started a new conversation."},
@@ -305,7 +306,8 @@ func TestAccessAndRateLimit(t *testing.T) {
 		c.RateLimitPerMinute = 2
 	})
 	fake.Text(bob, bob, "hi")
-	waitText(t, fake, bob, "this bot is private")
+	// A stranger learns the id the operator would let in.
+	waitText(t, fake, bob, fmt.Sprintf("Sorry, this bot is private. Your Telegram user id is %d: the bot's operator can let you in with it.", bob))
 	for i := range 5 {
 		fake.Text(alice, alice, fmt.Sprintf("m%d", i))
 	}

@@ -113,7 +113,8 @@ func (b *Bot) admit(ctx context.Context, m *tgbotapi.Message, addressed bool) bo
 		}
 		b.logger.Info("message from a user not in ALLOWED_USER_IDS", "user", user, "chat", chatID)
 		if private {
-			b.say(ctx, chatID, "Sorry, this bot is private.")
+			// The id is what the operator needs to let them in.
+			b.say(ctx, chatID, fmt.Sprintf("Sorry, this bot is private. Your Telegram user id is %d: the bot's operator can let you in with it.", user))
 		}
 		return false
 	}
@@ -144,7 +145,7 @@ func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
 	if m.IsCommand() {
 		switch strings.ToLower(m.Command()) {
 		case "start":
-			b.say(ctx, chatID, b.startText())
+			b.say(ctx, chatID, b.startText(user))
 			return
 		case "help":
 			b.say(ctx, chatID, helpText)
@@ -378,7 +379,9 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 
 In groups, mention me, reply to my message, or use a command.`
 
-func (b *Bot) startText() string {
+// startText greets user, with what the bot can do and the user's id,
+// which its operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS.
+func (b *Bot) startText(user int64) string {
 	cat := b.hub.Catalog()
 	var sb strings.Builder
 	sb.WriteString("👋 <b>Hi! I am an assistant that acts through tools.</b>\nAsk me anything; I call tools when they help.\n\n")
@@ -392,5 +395,6 @@ func (b *Bot) startText() string {
 		}
 	}
 	sb.WriteString("\n/help lists the commands.")
+	fmt.Fprintf(&sb, "\n\nYour Telegram user id is <code>%d</code> (what the bot's operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS).", user)
 	return sb.String()
 }

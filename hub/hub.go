@@ -143,7 +143,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	servers map[string]*server
-	started bool
+	// warnings say what the settings file holds that the hub does not
+	// read, as of its last reading.
+	warnings []string
+	started  bool
 	// closed is atomic because servers check it under their own lock,
 	// which must never wait for mu.
 	closed atomic.Bool
@@ -174,16 +177,17 @@ func New(settingsPath string, opts Options) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings path: %w", err)
 	}
-	cfgs, err := loadSettings(path, opts.LookupEnv)
+	cfgs, warnings, err := loadSettings(path, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
 	h := &Hub{
-		wake:    make(chan struct{}),
-		path:    path,
-		opts:    opts,
-		log:     opts.Logger,
-		servers: make(map[string]*server),
+		wake:     make(chan struct{}),
+		path:     path,
+		opts:     opts,
+		log:      opts.Logger,
+		servers:  make(map[string]*server),
+		warnings: warnings,
 	}
 	for _, cfg := range cfgs {
 		h.servers[cfg.name] = newServer(h, cfg)
@@ -209,6 +213,18 @@ func (h *Hub) changes() <-chan struct{} {
 
 func (h *Hub) isClosed() bool { return h.closed.Load() }
 
+// Warnings says what the settings file, as last read, holds that the hub
+// does not read: unknown fields (with the field probably meant) and keys,
+// which are ignored rather than refused, so that a file shared with other
+// hosts still works, and a file with no server list. Each names the file
+// and, where it can, the line. New leaves telling them to its caller; a
+// reload logs them.
+func (h *Hub) Warnings() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.warnings)
+}
+
 // Stderr returns what the last process of server wrote to stderr, up to the
 // last 16 KiB: the first thing to read when a server fails.
 func (h *Hub) Stderr(server string) (string, error) {
@@ -230,7 +246,34 @@ func (h *Hub) Stderr(server string) (string, error) {
 // timeout; then it watches the settings file. A server that fails does not
 // fail Start: its status says why. Start returns early only if ctx ends.
 func (h *Hub) Start(ctx context.Context) error {
-	readies, err := h.launch()
+	readies, err := h.launch(nil)
+	if err != nil {
+		return err
+	}
+	for _, r := range readies {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return fmt.Errorf("start hub: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// StartServers is Start for the named servers alone, as a command that
+// needs one server starts just that one; the others stay stopped, and the
+// settings file is not watched. A name the file does not have is
+// ErrUnknownServer; a disabled or broken entry is left as it is.
+func (h *Hub) StartServers(ctx context.Context, names ...string) error {
+	h.mu.Lock()
+	for _, n := range names {
+		if _, ok := h.servers[n]; !ok {
+			h.mu.Unlock()
+			return fmt.Errorf("start server %q: %w", n, ErrUnknownServer)
+		}
+	}
+	h.mu.Unlock()
+	readies, err := h.launch(names)
 	if err != nil {
 		return err
 	}
@@ -248,11 +291,13 @@ func (h *Hub) Start(ctx context.Context) error {
 // returns at once. Each server shows as starting in the catalog and joins
 // it, tools and all, when it is ready; a front end can serve meanwhile.
 func (h *Hub) Launch() error {
-	_, err := h.launch()
+	_, err := h.launch(nil)
 	return err
 }
 
-func (h *Hub) launch() ([]<-chan struct{}, error) {
+// launch starts the enabled servers, those of only (when not nil)
+// alone, and then the watcher unless only is set or NoWatch.
+func (h *Hub) launch(only []string) ([]<-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.started || h.closed.Load() {
@@ -260,7 +305,10 @@ func (h *Hub) launch() ([]<-chan struct{}, error) {
 	}
 	h.started = true
 	var readies []<-chan struct{}
-	for _, s := range h.servers {
+	for name, s := range h.servers {
+		if only != nil && !slices.Contains(only, name) {
+			continue
+		}
 		s.mu.Lock()
 		enabled := !s.cfg.disabled && s.cfg.err == nil
 		s.mu.Unlock()
@@ -268,7 +316,7 @@ func (h *Hub) launch() ([]<-chan struct{}, error) {
 			readies = append(readies, s.start())
 		}
 	}
-	if !h.opts.NoWatch {
+	if !h.opts.NoWatch && only == nil {
 		if err := h.watch(); err != nil {
 			h.log.Warn("settings file is not watched", "err", err)
 		}
@@ -565,7 +613,7 @@ func (h *Hub) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
 // are left alone. A file that no longer parses changes nothing.
 func (h *Hub) reload(ctx context.Context) {
 	h.fileMu.Lock()
-	cfgs, err := loadSettings(h.path, h.opts.LookupEnv)
+	cfgs, warnings, err := loadSettings(h.path, h.opts.LookupEnv)
 	if err != nil {
 		h.fileMu.Unlock()
 		if !errors.Is(err, os.ErrNotExist) {
@@ -583,6 +631,12 @@ func (h *Hub) reload(ctx context.Context) {
 		h.mu.Unlock()
 		h.fileMu.Unlock()
 		return
+	}
+	if !slices.Equal(h.warnings, warnings) {
+		for _, w := range warnings {
+			h.log.Warn("settings file: " + w)
+		}
+		h.warnings = warnings
 	}
 	seen := make(map[string]bool)
 	for _, cfg := range cfgs {

@@ -336,6 +336,7 @@ func TestStartFailures(t *testing.T) {
 		{"exits at once", map[string]any{"command": "sh", "args": []string{"-c", "echo 'cannot open db' >&2; exit 7"}}, "exited with code 7: cannot open db"},
 		{"unset variable", map[string]any{"command": "sh", "args": []string{"${env:MCPGRAM_TEST_SURELY_UNSET}"}}, "MCPGRAM_TEST_SURELY_UNSET is not set"},
 		{"unset variable in env", map[string]any{"command": "sh", "env": map[string]string{"K": "${env:MCPGRAM_TEST_SURELY_UNSET2}"}}, "MCPGRAM_TEST_SURELY_UNSET2 is not set"},
+		{"VS Code input", map[string]any{"command": "sh", "args": []string{"--token=${input:api-key}"}}, "${input:api-key} asks VS Code's user for a value, and mcpgram has no one to ask"},
 		{"wrong field type", map[string]any{"command": "sh", "args": "not a list"}, `"args"`},
 		{"unknown type", map[string]any{"type": "carrier-pigeon", "url": "x"}, "unknown type"},
 		{"remote without url", map[string]any{"type": "sse"}, "needs a url"},
@@ -452,12 +453,13 @@ func TestChildEnvironment(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A relative command and cwd are relative to the settings file.
+	// A server runs in its cwd, relative to the settings file's folder,
+	// and a relative command is relative to where it runs.
 	echo, err := os.ReadFile(testenv.TestServer(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "echo-copy"), echo, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "work", "echo-copy"), echo, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	path := testenv.WriteSettings(t, dir, map[string]any{"echo": map[string]any{
@@ -726,7 +728,7 @@ func TestWatchReconciles(t *testing.T) {
 
 	delete(servers, "removed")
 	servers["changed"] = echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{"NEW": "1"}}))
-	servers["added"] = echoServer(t, nil)
+	servers["added"] = echoServer(t, map[string]any{"autoAprove": []string{"echo"}})
 	servers["toggled"] = echoServer(t, map[string]any{"disabled": true})
 	writeJSON(t, path, map[string]any{"mcpServers": servers})
 
@@ -742,6 +744,13 @@ func TestWatchReconciles(t *testing.T) {
 		return err == nil && strings.Contains(res.Text(), "NEW=1")
 	})
 	testenv.Eventually(t, 5*time.Second, "the removed server's process to end", func() bool { return !alive(removedPID) })
+	// An edit that brings in a field the hub does not read is warned of.
+	if w := h.Warnings(); len(w) != 1 || !strings.Contains(w[0], `server "added": unknown field "autoAprove" (did you mean "autoApprove"?)`) {
+		t.Errorf("Warnings() = %q, want the mistyped field", w)
+	}
+	if !strings.Contains(logs.String(), `unknown field \"autoAprove\"`) {
+		t.Errorf("the log does not warn of the mistyped field:\n%s", logs.String())
+	}
 	if got := pidOf(t, h, "same"); got != samePID {
 		t.Errorf("unchanged server restarted: pid %d, was %d", got, samePID)
 	}
@@ -961,5 +970,22 @@ func TestPerUserDeclared(t *testing.T) {
 	}
 	if wrong := server(t, h, "wrong"); wrong.Status != hub.StatusFailed || !strings.Contains(wrong.Error, "perUser") {
 		t.Errorf("perUser not a boolean: status %s, error %q; want failed, naming the field", wrong.Status, wrong.Error)
+	}
+}
+
+// StartServers starts the servers named and leaves the others stopped; a
+// name the settings file does not have is ErrUnknownServer.
+func TestStartServers(t *testing.T) {
+	t.Parallel()
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"a": echoServer(t, nil), "b": echoServer(t, nil)})
+	h := testenv.NewHub(t, path, fastOptions())
+	if err := h.StartServers(context.Background(), "nope"); !errors.Is(err, hub.ErrUnknownServer) {
+		t.Errorf("StartServers(nope) = %v, want ErrUnknownServer", err)
+	}
+	if err := h.StartServers(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := server(t, h, "a"), server(t, h, "b"); a.Status != hub.StatusRunning || b.Status != hub.StatusStopped {
+		t.Errorf("a is %s, b is %s; want a running and b stopped", a.Status, b.Status)
 	}
 }

@@ -68,7 +68,7 @@ type sandboxEntry struct {
 
 // readSandbox reads the "sandbox" field: a mode ("off"), or an object with
 // a mode, network, paths and readOnlyPaths. Relative paths are relative to
-// dir, the settings file's folder, as cwd and command are.
+// dir, the folder the server runs in, as every path of its entry is.
 func readSandbox(raw json.RawMessage, dir, home string, expand func(string) (string, error)) (sandboxConfig, error) {
 	var sc sandboxConfig
 	raw = bytes.TrimSpace(raw)

@@ -520,6 +520,7 @@ func TestSandboxShowsWhatTheEntryNames(t *testing.T) {
 			d := t.TempDir()
 			files := map[string]string{}
 			for _, f := range []string{
+				"testdata/raw/main.go", "testdata/echo/main.go",
 				"flagged/a.txt",
 				"project/package.json", "project/build/index.js", "project/lib/helper.js",
 				"app/node_modules/pkg/dist/index.js", "app/node_modules/dep/index.js", "app/secret.txt",
@@ -534,22 +535,22 @@ func TestSandboxShowsWhatTheEntryNames(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			h, _ := startHub(t, map[string]any{"hostile": map[string]any{
+			path := testenv.WriteSettings(t, d, map[string]any{"hostile": map[string]any{
 				"command": testenv.TestServer(t, "hostile"),
 				// testdata/raw: a path with a slash that exists, relative
-				// to the working folder (this package's, as it is the bot's).
+				// to the working folder (the settings file's, where the
+				// server runs).
 				"args":    []string{"--data=" + filepath.Join(d, "flagged"), files["project/build/index.js"], files["app/node_modules/pkg/dist/index.js"], "testdata/raw"},
 				"sandbox": map[string]any{"mode": mode, "readOnlyPaths": []string{files["extra/config.toml"]}},
 			}})
-			wd, _ := os.Getwd()
-			named, unnamed := filepath.Join(wd, "testdata", "raw", "main.go"), filepath.Join(wd, "testdata", "echo", "main.go")
-			all := []string{named, unnamed}
+			h := testenv.StartHub(t, path, fastOptions())
+			var all []string
 			for _, p := range files {
 				all = append(all, p)
 			}
-			hidden := []string{files["app/secret.txt"], files["beside/unnamed.txt"], unnamed}
+			hidden := []string{files["app/secret.txt"], files["beside/unnamed.txt"], files["testdata/echo/main.go"]}
 			for _, r := range probe(t, h, "hostile", nil, all).Results {
-				if !strings.HasPrefix(r.Target, d) && !strings.HasPrefix(r.Target, wd) {
+				if !strings.HasPrefix(r.Target, d) {
 					continue
 				}
 				if got, want := r.Err == "", !slices.Contains(hidden, r.Target); got != want {

@@ -53,8 +53,8 @@ var projectMarkers = []string{"package.json", "pyproject.toml", "requirements.tx
 type view struct {
 	ro, rw []string // host paths, absolute and clean, seen where they are
 	// cwd is the server's working folder; ownCwd says the entry chose it,
-	// and it is then one of rw. Otherwise it is the bot's, which the
-	// server sees only as far as rw and ro show it.
+	// and it is then one of rw. Otherwise it is the settings file's
+	// folder, which the server sees only as far as rw and ro show it.
 	cwd    string
 	ownCwd bool
 	home   string
@@ -71,11 +71,12 @@ type view struct {
 // itself, so that they can be shown to it.
 func newView(cfg config, command string, env map[string]string, protected, data []string) view {
 	v := view{network: !cfg.sandbox.noNetwork, home: env["HOME"]}
-	v.cwd, v.ownCwd = cfg.cwd, cfg.cwd != ""
-	if !v.ownCwd {
-		v.cwd, _ = os.Getwd()
-	} else {
+	v.cwd, v.ownCwd = cfg.workDir(), cfg.cwd != ""
+	switch {
+	case v.ownCwd:
 		v.addRW(v.cwd)
+	case v.cwd == "":
+		v.cwd, _ = os.Getwd() // no settings file's folder: the bot's
 	}
 	for _, dir := range filepath.SplitList(env["PATH"]) {
 		// Not / or the home folder, which would show it all.

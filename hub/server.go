@@ -539,7 +539,7 @@ func (s *server) spawn(c *conn, cfg config) (err error) {
 		return fmt.Errorf("command %s: %w", path, errors.Unwrap(err))
 	}
 	cmd := exec.Command(path, cfg.args...)
-	cmd.Dir = cfg.cwd
+	cmd.Dir = cfg.workDir()
 	setProcessGroup(cmd)
 	start, err := s.confine(c, cmd, cfg)
 	if err != nil {

@@ -44,12 +44,16 @@ const (
 // ${env:VAR} references replaced. An entry that cannot be used keeps its
 // name, disabled flag and autoApprove list, and says why in err.
 type config struct {
-	name        string
-	typ         string
-	command     string
-	args        []string
-	env         map[string]string
+	name    string
+	typ     string
+	command string
+	args    []string
+	env     map[string]string
+	// cwd is the server's working folder as its entry sets it, absolute;
+	// dir is the settings file's folder, where a server runs whose entry
+	// sets none (see workDir).
 	cwd         string
+	dir         string
 	url         string
 	headers     map[string]string
 	disabled    bool
@@ -68,6 +72,16 @@ type config struct {
 func (c config) launchKey() string {
 	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
 	return string(b)
+}
+
+// workDir is the folder a stdio server runs in: its cwd, or else the
+// settings file's folder. Every relative path of its entry is relative to
+// it, so that the same file works wherever mcpgram is started from.
+func (c config) workDir() string {
+	if c.cwd != "" {
+		return c.cwd
+	}
+	return c.dir
 }
 
 func errString(err error) string {
@@ -98,13 +112,19 @@ type entry struct {
 	ProtocolVersion string `json:"protocolVersion"`
 }
 
+// serverLists are the top-level keys whose objects hold server entries:
+// mcpServers, as Cline and Claude Desktop write it, and servers, as VS
+// Code's mcp.json does. A file may hold both; their entries are one list.
+var serverLists = []string{"mcpServers", "servers"}
+
 // loadSettings reads the settings file at path. Only a file that cannot be
 // read or is not valid JSON of the right outer shape is an error; an unusable
 // server entry becomes a config with err set, so the others still start.
-func loadSettings(path string, lookupEnv func(string) (string, bool)) ([]config, error) {
+// What the file holds that mcpgram does not read comes back as warnings.
+func loadSettings(path string, lookupEnv func(string) (string, bool)) ([]config, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read settings: %w", err)
+		return nil, nil, fmt.Errorf("read settings: %w", err)
 	}
 	return parseSettings(path, data, lookupEnv)
 }
@@ -112,20 +132,23 @@ func loadSettings(path string, lookupEnv func(string) (string, bool)) ([]config,
 // bom is the UTF-8 byte order mark some Windows editors put first.
 var bom = []byte("\xef\xbb\xbf")
 
-func parseSettings(path string, data []byte, lookupEnv func(string) (string, bool)) ([]config, error) {
+func parseSettings(path string, data []byte, lookupEnv func(string) (string, bool)) ([]config, []string, error) {
 	data = bytes.TrimPrefix(data, bom)
 	if err := checkSyntax(path, data); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var file struct {
-		MCPServers json.RawMessage `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(data, &file); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	servers, err := parseObject(file.MCPServers)
+	top, err := parseObject(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: mcpServers: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var servers []member
+	for _, list := range serverLists {
+		raw, _ := getMember(top, list)
+		entries, err := parseObject(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", path, list, err)
+		}
+		servers = append(servers, entries...)
 	}
 	dir := filepath.Dir(path)
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -134,6 +157,9 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	dupes := duplicates(data)
 	var out []config
 	for _, kv := range servers {
+		if slices.ContainsFunc(out, func(c config) bool { return c.name == kv.key }) {
+			continue // in both lists: a duplicate, refused below
+		}
 		c := parseEntry(kv.key, kv.value, dir, lookupEnv)
 		if err := CheckServerName(kv.key); err != nil {
 			c.err = err
@@ -145,23 +171,27 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b config) int { return strings.Compare(a.name, b.name) })
-	return out, nil
+	return out, unread(path, data), nil
 }
 
-// duplicates maps each server name that mcpServers holds more than once to
-// the lines where it stands.
+// duplicates maps each server name that the server lists hold more than
+// once, together, to the lines where it stands.
 func duplicates(data []byte) map[string][]int {
 	top, _, err := spans(data, 0)
 	if err != nil {
 		return nil
 	}
-	ms, ok := lastSpan(top, "mcpServers")
-	if !ok || len(ms.value) == 0 || ms.value[0] != '{' {
-		return nil
-	}
-	members, _, err := spans(data, ms.start)
-	if err != nil {
-		return nil
+	var members []span
+	for _, list := range serverLists {
+		ms, ok := lastSpan(top, list)
+		if !ok || len(ms.value) == 0 || ms.value[0] != '{' {
+			continue
+		}
+		m, _, err := spans(data, ms.start)
+		if err != nil {
+			return nil
+		}
+		members = append(members, m...)
 	}
 	count := make(map[string]int, len(members))
 	for _, m := range members {
@@ -210,7 +240,7 @@ func checkSyntax(path string, data []byte) error {
 }
 
 // parseEntry reads the entry of server name. dir is the settings file's
-// folder, against which relative paths resolve.
+// folder, where the server runs unless its cwd says otherwise.
 func parseEntry(name string, raw json.RawMessage, dir string, lookupEnv func(string) (string, bool)) config {
 	c := config{name: name, timeout: DefaultTimeout}
 	// Read disabled and autoApprove on their own first, so that an entry
@@ -263,10 +293,13 @@ func (c *config) read(e entry, dir, home string, expand func(string) (string, er
 	}
 	c.typ = typ
 	if c.typ == TypeStdio {
-		if c.sandbox, err = readSandbox(e.Sandbox, dir, home, expand); err != nil {
+		if err := c.readStdio(e, dir, expand); err != nil {
 			return err
 		}
-		return c.readStdio(e, dir, expand)
+		if c.sandbox, err = readSandbox(e.Sandbox, c.workDir(), home, expand); err != nil {
+			return err
+		}
+		return nil
 	}
 	if len(e.Sandbox) > 0 && string(e.Sandbox) != "null" {
 		return errors.New("sandbox: only a stdio server runs here to be sandboxed; a remote one runs elsewhere")
@@ -300,13 +333,17 @@ func (c *config) readStdio(e entry, dir string, expand func(string) (string, err
 		return errors.New("no command")
 	}
 	c.command = e.Command
-	// A relative path is relative to the settings file, so that the same
-	// file works wherever the bot is started from.
-	if strings.ContainsRune(c.command, '/') && !filepath.IsAbs(c.command) {
-		c.command = filepath.Join(dir, c.command)
-	}
+	// A server runs in the settings file's folder, or in its cwd,
+	// relative to that folder; a relative command is relative to where
+	// it runs, as other hosts start it. So the same file works wherever
+	// the bot is started from. Relative paths in args and env are the
+	// server's to read, from the same folder.
+	c.dir = dir
 	if c.cwd != "" && !filepath.IsAbs(c.cwd) {
 		c.cwd = filepath.Join(dir, c.cwd)
+	}
+	if strings.ContainsRune(c.command, '/') && !filepath.IsAbs(c.command) {
+		c.command = filepath.Join(c.workDir(), c.command)
 	}
 	for _, a := range e.Args {
 		arg, err := expand(a)
@@ -337,12 +374,19 @@ func (c *config) readRemote(e entry, expand func(string) (string, error)) error 
 	return nil
 }
 
-var envRef = regexp.MustCompile(`\$\{env:([^}]*)\}`)
+var (
+	envRef   = regexp.MustCompile(`\$\{env:([^}]*)\}`)
+	inputRef = regexp.MustCompile(`\$\{input:[^}]*\}`)
+)
 
 // expandEnv replaces each ${env:VAR} in s. An unset variable is an error
 // naming it: starting a server with an empty token fails later and less
-// clearly.
+// clearly. So is VS Code's ${input:ID}, which asks the user in VS Code:
+// there is no one to ask here, and sent as written it would fail later.
 func expandEnv(s string, lookupEnv func(string) (string, bool)) (string, error) {
+	if ref := inputRef.FindString(s); ref != "" {
+		return "", fmt.Errorf("%s asks VS Code's user for a value, and mcpgram has no one to ask: set the value in the environment or .env as NAME and write ${env:NAME} instead", ref)
+	}
 	var missing []string
 	out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
 		name := envRef.FindStringSubmatch(ref)[1]
@@ -537,21 +581,9 @@ func lastSpan(members []span, key string) (span, bool) {
 }
 
 func splice(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
-	top, _, err := spans(data, 0)
+	entry, err := entrySpan(data, server)
 	if err != nil {
 		return nil, err
-	}
-	list, ok := lastSpan(top, "mcpServers")
-	if !ok {
-		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
-	}
-	servers, _, err := spans(data, list.start)
-	if err != nil {
-		return nil, err
-	}
-	entry, ok := lastSpan(servers, server)
-	if !ok {
-		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
 	}
 	fields, closing, err := spans(data, entry.start)
 	if err != nil {
@@ -587,6 +619,28 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 	return out, nil
 }
 
+// entrySpan finds the entry of server in the file's server lists.
+func entrySpan(data []byte, server string) (span, error) {
+	top, _, err := spans(data, 0)
+	if err != nil {
+		return span{}, err
+	}
+	for _, name := range serverLists {
+		list, ok := lastSpan(top, name)
+		if !ok || len(list.value) == 0 || list.value[0] != '{' {
+			continue
+		}
+		servers, _, err := spans(data, list.start)
+		if err != nil {
+			return span{}, err
+		}
+		if entry, ok := lastSpan(servers, server); ok {
+			return entry, nil
+		}
+	}
+	return span{}, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
+}
+
 // reencode is patchServer for files splice cannot follow: it keeps every
 // member and their order, but lays the file out anew.
 func reencode(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
@@ -594,13 +648,22 @@ func reencode(data []byte, server, key string, patch func(json.RawMessage) (json
 	if err != nil {
 		return nil, err
 	}
-	rawServers, _ := getMember(top, "mcpServers")
-	servers, err := parseObject(rawServers)
-	if err != nil {
-		return nil, fmt.Errorf("mcpServers: %w", err)
+	var (
+		list     string
+		servers  []member
+		rawEntry json.RawMessage
+	)
+	for _, name := range serverLists {
+		raw, _ := getMember(top, name)
+		if servers, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if e, ok := getMember(servers, server); ok {
+			list, rawEntry = name, e
+			break
+		}
 	}
-	rawEntry, ok := getMember(servers, server)
-	if !ok {
+	if list == "" {
 		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
 	}
 	fields, err := parseObject(rawEntry)
@@ -614,7 +677,7 @@ func reencode(data []byte, server, key string, patch func(json.RawMessage) (json
 	}
 	fields = setMember(fields, key, value)
 	servers = setMember(servers, server, encodeObject(fields))
-	top = setMember(top, "mcpServers", encodeObject(servers))
+	top = setMember(top, list, encodeObject(servers))
 	var out bytes.Buffer
 	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
 		return nil, fmt.Errorf("encode settings: %w", err)

@@ -211,6 +211,7 @@ func BuildNativeWith(cat catalog.Catalog, opts Options) string {
 	} else {
 		writeNativeServers(&b, servers)
 	}
+	writeUnavailable(&b, cat)
 	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(nativeGuidelines)
 	return b.String()

@@ -65,6 +65,7 @@ func BuildWith(cat catalog.Catalog, opts Options) string {
 	} else {
 		writeServers(&b, servers)
 	}
+	writeUnavailable(&b, cat)
 	writeMemoryAndInstructions(&b, servers, opts.Instructions)
 	b.WriteString(f.guidelines)
 	return b.String()
@@ -90,6 +91,29 @@ func runningServers(cat catalog.Catalog) []catalog.ServerInfo {
 	}
 	slices.SortStableFunc(out, func(a, b catalog.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// writeUnavailable names the servers that are set up but not running
+// (still starting, restarting after a crash, failed), so that the model
+// can say a request needs one that is down rather than that no such tool
+// exists. Names only, without their state: the list then changes only
+// when the running servers do, and with them the prompt anyway, so it
+// costs providers' prefix caches nothing. The same in every variant.
+func writeUnavailable(b *strings.Builder, cat catalog.Catalog) {
+	var names []string
+	for _, s := range cat.Servers {
+		switch s.Status {
+		case catalog.StatusStarting, catalog.StatusRestarting, catalog.StatusFailed:
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	b.WriteString("\nThese servers are set up but not available right now, so their tools are not listed: ")
+	b.WriteString(strings.Join(names, ", "))
+	b.WriteString(". If a request needs one of them, say that it is unavailable at the moment.\n")
 }
 
 func offersMemory(servers []catalog.ServerInfo) bool {

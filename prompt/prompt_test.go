@@ -96,8 +96,8 @@ func TestBuildIsPlainBuildWith(t *testing.T) {
 	}
 }
 
-// TestStable: the catalog's order, version and the servers that are not
-// running do not change a byte.
+// TestStable: the catalog's order, version, and the state and tools of
+// the servers that are not running do not change a byte.
 func TestStable(t *testing.T) {
 	want := prompt.Build(catalog())
 	cat := catalog()
@@ -107,9 +107,18 @@ func TestStable(t *testing.T) {
 		slices.Reverse(cat.Servers[i].Tools)
 		slices.Reverse(cat.Servers[i].Resources)
 	}
-	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "starting", Status: hub.StatusStarting, Tools: []hub.Tool{{Name: "x", InputSchema: json.RawMessage(`{}`)}}})
 	if got := prompt.Build(cat); got != want {
 		t.Error("prompt changed with catalog order or version")
+	}
+	for _, st := range []hub.Status{hub.StatusStarting, hub.StatusRestarting} {
+		for i := range cat.Servers {
+			if cat.Servers[i].Name == "broken" {
+				cat.Servers[i].Status, cat.Servers[i].Error = st, ""
+			}
+		}
+		if got := prompt.Build(cat); got != want {
+			t.Errorf("prompt changed as a server not running went from failed to %s", st)
+		}
 	}
 	if again := prompt.Build(catalog()); again != want {
 		t.Error("prompt changed between calls")
@@ -125,12 +134,14 @@ func TestContents(t *testing.T) {
 		"- demo://resource/static/document/a.md (a.md, text/markdown): First doc\n    spanning two lines\n",
 		"- demo://resource/dynamic/text/{resourceId} (Dynamic Text Resource, text/plain): Plaintext dynamic resource fabricated on the fly\n",
 		"## empty\n\n(This server offers no tools or resources.)\n",
+		// A server set up but down is named, for the model to say so.
+		"\nThese servers are set up but not available right now, so their tools are not listed: broken. If a request needs one of them, say that it is unavailable at the moment.\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
-	for _, absent := range []string{"broken", "disabled", "$schema", "# Memory"} {
+	for _, absent := range []string{"## broken", "disabled", "$schema", "# Memory"} {
 		if strings.Contains(got, absent) {
 			t.Errorf("prompt holds %q", absent)
 		}

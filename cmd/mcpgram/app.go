@@ -74,6 +74,9 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
+	for _, w := range app.Hub.Warnings() {
+		logger.Warn("settings file: " + w)
+	}
 	if err = app.openStore(ctx, cfg, logger); err != nil {
 		return err
 	}
@@ -99,6 +102,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	app.Agent, err = agent.New(app.Store, app.Hub, models, agent.Options{
 		DefaultProfile:        cfg.DefaultProfile,
 		MaxTurns:              cfg.MaxTurns,
+		StartWait:             cfg.StartWait,
 		AutoApproveAll:        cfg.AutoApproveAll,
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 		PinnedTools:           cfg.PinnedTools,

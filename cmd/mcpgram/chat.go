@@ -14,12 +14,14 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
+	"github.com/mcpgram/mcpgram/llm"
 )
 
 const chatHelp = `Type a message and press Enter. Commands: /reset (new conversation), /tools, /help, /quit.
-A question's options are numbered: type the number, or any text. An approval asks y (yes), n (no) or a (always).
+A question's options are numbered: type the number, or any text. An approval asks y (yes), n (no) or a (always:
+the tool runs unasked from then on); a call that needs your consent asks y or n, each time.
 A server may ask for details in the middle of a call: answer each field (Enter takes the default), then submit, decline or cancel.
-Ctrl-C stops the running request; at the prompt it ends the chat.`
+Ctrl-C stops the running request; at a y/n prompt it answers no; at the prompt it ends the chat.`
 
 // chatCommand runs the terminal chat until the operator quits, stdin ends,
 // or ctx ends. interrupts delivers Ctrl-C: it stops the running turn, and
@@ -47,14 +49,29 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 		return err
 	}
 	defer closeAndWarn(app, logger)
-	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}}
-	running := len(app.Hub.Catalog().Running())
-	model := app.Agent.DefaultProfile().Model
+	profile := app.Agent.DefaultProfile()
 	if p, err := app.Agent.ChatProfile(ctx, user); err == nil {
-		model = p.Model
+		profile = p
 	}
-	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", model, running, logPath, chatHelp)
+	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}, profile: profile, logPath: logPath}
+	running := len(app.Hub.Catalog().Running())
+	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", profile.Model, running, logPath, chatHelp)
+	if err := c.reopen(ctx); err != nil {
+		return err
+	}
 	return c.run(ctx, lines, interrupts)
+}
+
+// reopen shows the question or approval the chat left open when it last
+// ended, so that it can be answered here.
+func (c *terminal) reopen(ctx context.Context) error {
+	ev, ok, err := c.agent.Open(ctx, c.caller.ChatID)
+	if err != nil || !ok {
+		return err
+	}
+	fmt.Fprintln(c.out, "Still open from before:")
+	c.event(ev)
+	return nil
 }
 
 // chatLogPath is where the terminal chat logs: beside the database.
@@ -64,12 +81,15 @@ func chatLogPath(cfg *config.Config) string {
 
 // A terminal is the chat front end for one operator: it reads lines and
 // prints the turn's events, with a question's options as numbers and an
-// approval as y/n/a.
+// approval as y/n/a (a consent as y/n). Its user can fix the model's
+// settings, so a failed model call is told as the endpoint answered it.
 type terminal struct {
 	agent    *agent.Agent
 	hub      *hub.Hub
 	out      io.Writer
 	caller   hub.Caller
+	profile  llm.Profile // the chat's model, for a failure's diagnosis
+	logPath  string
 	question *agent.Question
 	approval *agent.Approval
 	shown    string // streamed text already printed for the current reply
@@ -90,8 +110,14 @@ func (c *terminal) run(ctx context.Context, lines <-chan string, interrupts <-ch
 			}
 			line = l
 		case <-interrupts:
-			fmt.Fprintln(c.out)
-			return nil
+			// At a y/n prompt Ctrl-C is the "no" of a person who wants
+			// the call not to run; anywhere else it ends the chat.
+			if c.approval == nil {
+				fmt.Fprintln(c.out)
+				return nil
+			}
+			fmt.Fprintln(c.out, "n")
+			line = "n"
 		case <-ctx.Done():
 			return nil
 		}
@@ -162,6 +188,8 @@ func (c *terminal) turn(ctx context.Context, req agent.Request, interrupts <-cha
 
 func (c *terminal) prompt() {
 	switch {
+	case c.approval != nil && c.approval.Consent:
+		fmt.Fprint(c.out, "agree? [y/n] ")
 	case c.approval != nil:
 		fmt.Fprint(c.out, "approve? [y/n/a] ")
 	default:
@@ -181,9 +209,17 @@ func (c *terminal) request(line string) (agent.Request, bool) {
 		case "n", "no":
 			req.Decision = &agent.Decision{PendingID: a.PendingID}
 		case "a", "always":
+			if a.Consent {
+				fmt.Fprintln(c.out, "Your consent is asked each time: answer y or n.")
+				return req, false
+			}
 			req.Decision = &agent.Decision{PendingID: a.PendingID, Approve: true, Always: true}
 		default:
-			fmt.Fprintln(c.out, "Please answer y, n or a.")
+			if a.Consent {
+				fmt.Fprintln(c.out, "Please answer y or n.")
+			} else {
+				fmt.Fprintln(c.out, "Please answer y, n or a.")
+			}
 			return req, false
 		}
 		return req, true
@@ -258,11 +294,25 @@ func (c *terminal) event(e agent.Event) {
 		c.shown = ""
 	case agent.EventError:
 		c.endStream()
-		fmt.Fprintln(c.out, "! "+e.Text)
+		fmt.Fprintln(c.out, "! "+c.failure(e))
 	case agent.EventNotice:
 		c.endStream()
 		fmt.Fprintln(c.out, "("+e.Text+")")
 	}
+}
+
+// failure is what the operator reads of a failed turn: for a model call,
+// what the endpoint answered and what to check, rather than the "try
+// again later" meant for a Telegram user; and where the log is.
+func (c *terminal) failure(e agent.Event) string {
+	if e.Err == nil {
+		return e.Text // stopped: nothing to look up
+	}
+	var le *llm.Error
+	if errors.As(e.Err, &le) {
+		return le.Diagnosis(c.profile) + " More in " + c.logPath
+	}
+	return fmt.Sprintf("%s (%v) More in %s", e.Text, e.Err, c.logPath)
 }
 
 // endStream closes a line of streamed text before other output.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +120,9 @@ func TestCommandLine(t *testing.T) {
 		{"run --help", []string{"run", "--help"}, 0, "Start the Telegram bot", "", true},
 		{"mcp call --help", []string{"mcp", "call", "--help"}, 0, "mcpgram mcp call SERVER TOOL", "", true},
 		{"no command", nil, 2, "", "Available Commands:", true},
-		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly"`, true},
+		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are: chat, config, health, mcp, run, version`, true},
+		{"mistyped command", []string{"rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
+		{"mistyped mcp command", []string{"mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
 		{"mcp call with one argument", []string{"mcp", "call", "calculator"}, 2, "", "mcp call takes SERVER TOOL", true},
 		{"run with an argument", []string{"run", "now"}, 2, "", `"mcpgram run" takes no arguments`, true},
 	}
@@ -163,4 +167,189 @@ func TestDotEnvReachesSettings(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "running") {
 		t.Errorf("with .env: exit %d, stdout %q, stderr %q; want the server running", code, stdout, stderr)
 	}
+}
+
+// The repository's mcp-settings.json works from any folder: its relative
+// paths (the memory server's ./data/memory.db) are relative to the
+// settings file's folder, in every sandbox, and nothing lands in the
+// folder mcpgram runs in.
+func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
+	b := buildBinary(t)
+	shipped, err := os.ReadFile(filepath.Join(testenv.Root(t), "mcp-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + filepath.Dir(testenv.Bundled(t, "mcp-memory")) + string(os.PathListSeparator) + os.Getenv("PATH")
+	for _, mode := range []string{"auto", "landlock", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			switch mode {
+			case "auto":
+				testenv.RequireSandbox(t, "bubblewrap")
+			case "landlock":
+				testenv.RequireSandbox(t, "landlock")
+			}
+			dir := t.TempDir()
+			settings := filepath.Join(dir, "mcp-settings.json")
+			if err := os.WriteFile(settings, shipped, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := b.run([]string{path, "MCP_SANDBOX=" + mode}, "--mcp-settings", settings, "mcp", "list")
+			if code != 0 || !strings.Contains(lineOf(stdout, "memory"), "running") {
+				t.Fatalf("mcp list: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "data", "memory.db")); err != nil {
+				t.Errorf("the memory server's database is not beside the settings file: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(b.dir, "data")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("data/ was made in the folder mcpgram runs in: %v", err)
+			}
+		})
+	}
+}
+
+// mcp list names what the settings file holds and mcpgram does not read,
+// with the field probably meant, and reads a VS Code mcp.json: warnings,
+// not failures.
+func TestMCPListWarnsOfUnreadFields(t *testing.T) {
+	b := buildBinary(t)
+	settings := filepath.Join(b.dir, "mcp.json")
+	calc := testenv.Bundled(t, "mcp-calculator")
+	if err := os.WriteFile(settings, []byte(`{"servers": {"calculator": {"type": "stdio", "command": "`+calc+`", "disable": true}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := b.run(nil, "--mcp-settings", settings, "mcp", "list")
+	if code != 0 || !strings.Contains(lineOf(stdout, "calculator"), "running") {
+		t.Errorf("exit %d, stdout %q; want calculator running", code, stdout)
+	}
+	if want := "mcpgram: warning: " + settings + `:1: server "calculator": unknown field "disable" (did you mean "disabled"?): ignored`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+}
+
+// mcp call starts the server it calls and no other, says what exists when
+// the server or tool named does not, puts a tool's error on stderr, and
+// exits as README says: 0 done, 1 failed, 2 a mistake in the command line.
+func TestMCPCall(t *testing.T) {
+	b := buildBinary(t)
+	mark := filepath.Join(t.TempDir(), "started")
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{
+		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator")},
+		"clock":      map[string]any{"command": testenv.Bundled(t, "mcp-clock")},
+		"broken":     map[string]any{"command": "./no-such-server"},
+		// Started, it would leave its mark before answering: Start
+		// waits for every server's answer.
+		"marker": map[string]any{"command": "sh", "args": []string{"-c", "touch " + mark + "; exec " + testenv.TestServer(t, "echo")}, "sandbox": "off"},
+		"off":    map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "disabled": true},
+	})
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string // parts; "" means empty
+	}{
+		{"arithmetic", []string{"calculator", "calculate", `{"expression": "25 * 48 + 120 / 4"}`}, 0, "1230", ""},
+		{"no arguments", []string{"clock", "current_time"}, 0, "UTC", ""},
+		{"tool error", []string{"calculator", "calculate", `{"expression": "2 +"}`}, 1, "", "error:"},
+		{"bad json", []string{"calculator", "calculate", `{expression`}, 2, "", `arguments must be a JSON object, such as '{"message": "hi"}'`},
+		{"json that is no object", []string{"calculator", "calculate", `[1, 2]`}, 2, "", "arguments must be a JSON object"},
+		{"mistyped server", []string{"calculater", "calculate", `{}`}, 2, "", `no server "calculater" in ` + settings + ` (did you mean "calculator"?); the servers are: broken, calculator, clock, marker, off`},
+		{"mistyped tool", []string{"calculator", "calcualte", `{}`}, 2, "", `server "calculator" has no tool "calcualte" (did you mean "calculate"?); its tools are: calculate`},
+		{"server that fails", []string{"broken", "x"}, 1, "", `server "broken" did not start: command ` + filepath.Join(b.dir, "no-such-server")},
+		{"disabled server", []string{"off", "current_time"}, 1, "", `server "off" is disabled in ` + settings},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := b.run(nil, append([]string{"--mcp-settings", settings, "mcp", "call"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stdout %q, stderr %q)", code, tt.code, stdout, stderr)
+			}
+			for _, c := range []struct{ what, got, want string }{{"stdout", stdout, tt.stdout}, {"stderr", stderr, tt.stderr}} {
+				if c.want == "" && c.got != "" {
+					t.Errorf("%s = %q, want nothing: no other server started, none failed", c.what, c.got)
+				}
+				if !strings.Contains(c.got, c.want) {
+					t.Errorf("%s %q lacks %q", c.what, c.got, c.want)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a call to another server started marker: %v", err)
+	}
+}
+
+// Every command's --help says what it does, its flags and an example.
+// The commands are found by walking the help itself, from the root's
+// "Available Commands" down, so that a command added later is checked too.
+func TestEveryCommandHasHelp(t *testing.T) {
+	b := buildBinary(t)
+	var seen []string
+	var walk func(cmd []string)
+	walk = func(cmd []string) {
+		name := strings.Join(append([]string{"mcpgram"}, cmd...), " ")
+		seen = append(seen, name)
+		stdout, stderr, code := b.run(nil, append(cmd, "--help")...)
+		t.Run(name, func(t *testing.T) {
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			desc, _, _ := strings.Cut(stdout, "\n\nUsage:")
+			if len(desc) < 60 {
+				t.Errorf("the description is %q, want a sentence or two", desc)
+			}
+			for _, want := range []string{"Usage:\n  " + name, "Flags:\n", "-h, --help", "--mcp-settings"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("--help lacks %q:\n%s", want, stdout)
+				}
+			}
+			if ex := strings.Join(helpSection(stdout, "Examples:"), "\n"); !strings.Contains(ex, name) {
+				t.Errorf("--help has no example of %s:\n%s", name, stdout)
+			}
+			for _, f := range helpFlags(stdout) {
+				if !flagLineRE.MatchString(f) {
+					t.Errorf("the flag line %q says nothing of the flag", f)
+				}
+			}
+		})
+		for _, sub := range helpCommands(stdout) {
+			walk(append(slices.Clip(cmd), sub))
+		}
+	}
+	walk(nil)
+	for _, want := range []string{"mcpgram run", "mcpgram chat", "mcpgram mcp list", "mcpgram mcp call", "mcpgram config", "mcpgram health", "mcpgram version", "mcpgram help"} {
+		if !slices.Contains(seen, want) {
+			t.Errorf("the walk did not reach %s; it reached %q", want, seen)
+		}
+	}
+}
+
+// flagLineRE is a flag line of a help: the flag, two spaces or more, and
+// what it is.
+var flagLineRE = regexp.MustCompile(`^\s+(-\w, )?--[\w-]+( \w+)?\s{2,}\S`)
+
+// helpCommands are the names under "Available Commands:" of a help.
+func helpCommands(help string) []string {
+	var names []string
+	for _, line := range helpSection(help, "Available Commands:") {
+		if f := strings.Fields(line); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// helpFlags are the lines under "Flags:" and "Global Flags:" of a help.
+func helpFlags(help string) []string {
+	return append(helpSection(help, "Flags:"), helpSection(help, "Global Flags:")...)
+}
+
+// helpSection is the lines of a help's section, from its title to the
+// next blank line.
+func helpSection(help, title string) []string {
+	_, rest, ok := strings.Cut(help, "\n"+title+"\n")
+	if !ok {
+		return nil
+	}
+	body, _, _ := strings.Cut(rest, "\n\n")
+	return strings.Split(strings.TrimRight(body, "\n"), "\n")
 }

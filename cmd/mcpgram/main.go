@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/harden"
+	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/spf13/cobra"
 )
 
@@ -158,12 +159,18 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		}
 	}()
 	root := &cobra.Command{
-		Use:           "mcpgram",
-		Short:         "A Telegram bot whose model acts through MCP tools",
+		Use:   "mcpgram",
+		Short: "A Telegram bot whose model acts through MCP tools",
+		Long: "mcpgram is a Telegram bot whose model acts through MCP tools: it runs the servers of mcp-settings.json and lets any OpenAI-compatible model call them.\n\n" +
+			"Settings come from mcpgram.yaml, .env, the environment and the flags below (`mcpgram config` shows them). " +
+			"Exit codes: 0 done, 1 failed (the reason on stderr), 2 a mistake in the command line.",
+		Example: "  TELEGRAM_BOT_TOKEN=123456:ABC OPENAI_API_KEY=sk-... mcpgram run\n" +
+			"  mcpgram chat\n" +
+			"  mcpgram mcp call calculator calculate '{\"expression\": \"2 + 2\"}'",
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.NoArgs,
+		Args:          commandArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SetOut(stderr)
 			_ = cmd.Usage()
@@ -201,10 +208,20 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	root.AddCommand(
 		&cobra.Command{
 			Use: "run", Short: "Start the Telegram bot", Args: noArgs,
+			Long: "Start the Telegram bot: it starts the MCP servers, polls Telegram (or serves its webhook, TELEGRAM_MODE=webhook) and answers until SIGINT or SIGTERM, " +
+				"when it lets running turns finish for up to 20 s. It needs TELEGRAM_BOT_TOKEN and the model's key (OPENAI_API_KEY); " +
+				"ALLOWED_USER_IDS limits who may use it.",
+			Example: "  TELEGRAM_BOT_TOKEN=123456:ABC OPENAI_API_KEY=sk-... mcpgram run\n" +
+				"  mcpgram run --mcp-settings ./my-servers.json --log-level debug",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error { return runCommand(ctx, cfg, stderr) }),
 		},
 		&cobra.Command{
 			Use: "chat", Short: "Talk to the same agent in this terminal", Args: noArgs,
+			Long: "Talk to the same agent, tools and database as the bot, in this terminal, as the operator (--user, default local). " +
+				"Questions' options are numbered, approvals asked y/n; /help lists the chat's commands. " +
+				"Ctrl-C stops the running request; at the prompt it ends the chat. The log goes to chat.log beside the database.",
+			Example: "  OPENAI_API_KEY=sk-... mcpgram chat\n" +
+				"  mcpgram chat --model gpt-4o --user alice",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				cancel() // the chat takes Ctrl-C itself
 				return chatCommand(parent, cfg, *user, stdin, stdout, interrupts)
@@ -213,18 +230,53 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		mcpCommands(ctx, withConfig, user, stdin, stdout, stderr),
 		&cobra.Command{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
-			RunE: withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
+			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",
+			Example: "  mcpgram config\n  mcpgram config --config ./prod.yaml | grep MODEL",
+			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
 		},
 		&cobra.Command{
 			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
-			RunE: withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
+			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
+				"else it reads the heartbeat file beside the database, which must be under 90 s old.",
+			Example: "  mcpgram health && echo ready",
+			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
 		},
 		&cobra.Command{
 			Use: "version", Short: "Print the version", Args: noArgs,
-			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
+			Long:    "Print the version set at build time (make build sets it from git describe); --version on mcpgram prints the same.",
+			Example: "  mcpgram version",
+			Run:     func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
 		},
 	)
+	// Cobra's own help command gets its description and example here,
+	// like every other command.
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Long = "Print the help of a command, as --help on that command does: what it does, its flags and examples. Without a command, mcpgram's own help."
+			c.Example = "  mcpgram help\n  mcpgram help mcp call"
+		}
+	}
 	return root, cancel
+}
+
+// commandArgs refuses a command that does not exist, naming the one
+// probably meant and listing those that do.
+func commandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if best, ok := suggest.Closest(args[0], names); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return usageError{fmt.Errorf("%s; the commands are: %s", msg, strings.Join(names, ", "))}
 }
 
 // noArgs refuses arguments to a command that takes none, as a usage error.

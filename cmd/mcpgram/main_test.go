@@ -140,32 +140,6 @@ func TestMCPListNotes(t *testing.T) {
 	}
 }
 
-func TestMCPCall(t *testing.T) {
-	path := settings(t, nil)
-	tests := []struct {
-		name    string
-		args    []string
-		want    string
-		wantErr bool
-	}{
-		{"arithmetic", []string{"calculator", "calculate", `{"expression": "25 * 48 + 120 / 4"}`}, "1230", false},
-		{"tool error", []string{"calculator", "calculate", `{"expression": "2 +"}`}, "error", true},
-		{"bad json", []string{"calculator", "calculate", `{expression`}, "", true},
-		{"unknown server", []string{"nope", "calculate", `{}`}, "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, _, err := run(t, nil, "", append([]string{"--mcp-settings", path, "mcp", "call"}, tt.args...)...)
-			if (err != nil) != tt.wantErr {
-				t.Errorf("err = %v, want error %v", err, tt.wantErr)
-			}
-			if !strings.Contains(out, tt.want) {
-				t.Errorf("output %q lacks %q", out, tt.want)
-			}
-		})
-	}
-}
-
 // The repository's own mcp-settings.json starts its bundled servers by
 // bare name, as make run does with bin/ on PATH.
 func TestDefaultSettingsFile(t *testing.T) {

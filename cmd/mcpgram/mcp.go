@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/lines"
+	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -47,13 +48,18 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // mcpCommands builds "mcp list" and "mcp call", the operator's view of the
 // servers without the model.
 func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: noArgs,
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: commandArgs,
+		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, or call one tool.",
+		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{errors.New("mcp needs a command: list or call")}
 		}}
 	mcp.AddCommand(
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
+			Long: "Start every enabled server of the settings file and print each with its status (running with its tools, disabled, failed with the reason and the last line of its stderr) and how it is sandboxed. " +
+				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server failed.",
+			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
 				h, err := startHub(ctx, cfg, logger, nil)
@@ -65,6 +71,11 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				if err := printServers(stdout, cat); err != nil {
 					return err
 				}
+				// Ignored, not failed: a file shared with other hosts
+				// may hold what they read and mcpgram does not.
+				for _, w := range h.Warnings() {
+					fmt.Fprintln(stderr, "mcpgram: warning: "+w)
+				}
 				if n := failedServers(cat); n > 0 {
 					fmt.Fprintf(stderr, "mcpgram: %d of %d servers failed\n", n, len(cat.Servers))
 					return exitError{1}
@@ -74,9 +85,13 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		},
 		&cobra.Command{
 			Use: "call SERVER TOOL ['{\"arg\": \"value\"}']", Short: "Call one tool and print the result; exits 1 on error",
-			Long: "Call one tool and print the result; exits 1 on error.\n\n" +
+			Long: "Start SERVER alone, call its TOOL with the JSON object of arguments (none: {}), and print the result on stdout. " +
+				"A tool's error goes to stderr and exits 1, as does a server that does not start; " +
+				"a server or tool that does not exist, or arguments that are no JSON object, exit 2, naming what exists.\n\n" +
 				"What the server asks mid-call is asked on stderr and answered on stdin when stdin is a terminal; " +
 				"otherwise a form is answered with each field's default (declined when a required field has none) and a URL declined.",
+			Example: "  mcpgram mcp call calculator calculate '{\"expression\": \"25 * 48 + 120 / 4\"}'\n" +
+				"  mcpgram mcp call clock current_time",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) < 2 || len(args) > 3 {
 					return usageError{fmt.Errorf("mcp call takes SERVER TOOL and optional JSON arguments, got %d arguments", len(args))}
@@ -101,31 +116,68 @@ func failedServers(cat hub.Catalog) int {
 	return n
 }
 
+// callTool calls one tool of one server, starting that server alone. A
+// mistake in the command line (arguments that are no JSON object, a
+// server or tool that does not exist) is a usage error, with what was
+// probably meant and what exists; a tool's own error goes to stderr and
+// exits 1, as does a server that does not start.
 func callTool(ctx context.Context, cfg *config.Config, user string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
-			return fmt.Errorf("arguments must be a JSON object: %w", err)
+			return usageError{fmt.Errorf(`arguments must be a JSON object, such as '{"message": "hi"}': %w`, err)}
 		}
 	}
+	name, tool := args[0], args[1]
 	logger := cliLogger(cfg, stderr)
 	ask := &terminalAsker{out: stderr, interactive: isTerminal(stdin)}
 	if ask.interactive {
 		ask.lines = readLines(stdin)
 	}
-	h, err := startHub(ctx, cfg, logger, ask)
+	h, err := newHub(cfg, logger, false, nil, ask)
 	if err != nil {
 		return err
 	}
 	defer closeAndWarn(h, logger)
-	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], callArgs)
+	if _, ok := h.Catalog().Server(name); !ok {
+		var names []string
+		for _, s := range h.Catalog().Servers {
+			names = append(names, s.Name)
+		}
+		return usageError{unknownName(fmt.Sprintf("no server %q in %s", name, cfg.MCPSettings), name, "the servers are", names)}
+	}
+	logSandboxes(cfg, logger)
+	if err := h.StartServers(ctx, name); err != nil {
+		return err
+	}
+	s, _ := h.Catalog().Server(name)
+	switch s.Status {
+	case hub.StatusRunning:
+	case hub.StatusDisabled:
+		return fmt.Errorf("server %q is disabled in %s: set \"disabled\" to false to call it", name, cfg.MCPSettings)
+	default:
+		why := s.Error
+		if s.LastStderr != "" && !strings.Contains(why, s.LastStderr) {
+			why += " (stderr: " + s.LastStderr + ")"
+		}
+		return fmt.Errorf("server %q did not start: %s", name, why)
+	}
+	if _, ok := s.Tool(tool); !ok {
+		var names []string
+		for _, t := range s.Tools {
+			names = append(names, t.Name)
+		}
+		return usageError{unknownName(fmt.Sprintf("server %q has no tool %q", name, tool), tool, "its tools are", names)}
+	}
+	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, name, tool, callArgs)
 	if err != nil {
 		return err
 	}
-	printResult(stdout, res)
 	if res.IsError {
+		printResult(stderr, res)
 		return exitError{1}
 	}
+	printResult(stdout, res)
 	return nil
 }
 
@@ -134,6 +186,18 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// unknownName is the error msg about name, with the one of known
+// probably meant, and all of them after what.
+func unknownName(msg, name, what string, known []string) error {
+	if best, ok := suggest.Closest(name, known); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	if len(known) == 0 {
+		return errors.New(msg + "; there are none")
+	}
+	return fmt.Errorf("%s; %s: %s", msg, what, strings.Join(known, ", "))
 }
 
 // printServers writes one line per server, one indented line per tool,

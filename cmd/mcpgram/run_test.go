@@ -60,21 +60,63 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// The bot answers while a server is still starting: polling does not wait
-// for the slowest server. The silent server's timeout is an hour, so a bot
-// that waited for it could not answer within the test.
+// A message that waited for the bot (sent while it was down) is answered
+// once the server still starting is up, with its tools in the prompt: the
+// bot polls at once, and the turn waits for the server (SERVER_START_WAIT,
+// 30 s by default). The server starts when the test opens its gate, once
+// the log says the turn waits.
+func TestRunQueuedMessageSeesEveryTool(t *testing.T) {
+	slow, open := testenv.GatedEchoEntry(t)
+	path := settings(t, map[string]any{"slow": slow})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, llmfake.Script(llmfake.Text("Hello with every tool.")))
+	e := runEnv(t, tg, model.URL())
+	tg.Text(42, 42, "hi")
+	logs, stop := startRun(t, e, path)
+	testenv.Eventually(t, 30*time.Second, "the turn waiting for the server", func() bool {
+		return strings.Contains(logs.String(), "waiting for servers to start")
+	})
+	if n := len(model.Calls()); n != 0 {
+		t.Fatalf("the model was called %d times while a server was starting", n)
+	}
+	open()
+	tg.WaitText(t, 42, "Hello with every tool.")
+	req := model.Calls()[0].Request
+	if sys := req.Messages[0].Content; !strings.Contains(sys, "## slow") || !strings.Contains(sys, "## calculator") {
+		t.Errorf("the system prompt lacks a server:\n%s", sys)
+	}
+	if strings.Contains(req.Messages[0].Content, "not available right now") {
+		t.Errorf("the system prompt names a server unavailable: every server is up")
+	}
+	stop()
+}
+
+// A server that does not come up holds a message back only for
+// SERVER_START_WAIT: the model answers without it, told that it is not
+// available. The silent server's timeout is an hour, so a bot that waited
+// for it could not answer within the test. Its entry's mistyped
+// "disable" does not keep it off, and the start-up log says so.
 func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	path := settings(t, map[string]any{
-		"silent": map[string]any{"command": "sleep", "args": []string{"3600"}, "timeout": 3600},
+		"silent": map[string]any{"command": "sleep", "args": []string{"3600"}, "timeout": 3600, "disable": true},
 	})
 	tg := tgfake.New(t)
 	model := llmfake.New(t, llmfake.Script(llmfake.Text("Hello while a server starts.")))
 	e := runEnv(t, tg, model.URL())
-	_, stop := startRun(t, e, path)
+	e["SERVER_START_WAIT"] = "500ms"
+	logs, stop := startRun(t, e, path)
 	tg.Text(42, 42, "hi")
 	tg.WaitText(t, 42, "Hello while a server starts.")
-	if sys := model.Calls()[0].Request.Messages[0].Content; strings.Contains(sys, "silent") {
-		t.Error("the system prompt lists a server that has not started")
+	req := model.Calls()[0].Request
+	sys := req.Messages[0].Content
+	if strings.Contains(sys, "## silent") {
+		t.Error("the system prompt lists the tools of a server that has not started")
+	}
+	if !strings.Contains(sys, "These servers are set up but not available right now, so their tools are not listed: silent.") {
+		t.Errorf("the model was not told of the server still starting:\n%s", sys)
+	}
+	if want := `server \"silent\": unknown field \"disable\" (did you mean \"disabled\"?): ignored`; !strings.Contains(logs.String(), want) {
+		t.Errorf("the log lacks %s:\n%s", want, logs.String())
 	}
 	stop()
 }

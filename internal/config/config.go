@@ -70,6 +70,7 @@ var Settings = []Setting{
 	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns and /retry, counted from when each was last sent: a duration such as 720h, or days such as 30d; then the history says the image is no longer kept"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format)"},
 	{Name: "MCP_SANDBOX", Default: "auto", Help: "how stdio MCP servers run: auto (in a sandbox where this machine offers one, bubblewrap or else Landlock, and unconfined with a warning where none), required (sandboxed or not started), bubblewrap or landlock (that one or not started), or off; a server's \"sandbox\" field in the settings file overrides it"},
+	{Name: "SERVER_START_WAIT", Default: "30s", Help: "how long a message waits for MCP servers that are still starting (the bot answers as soon as it starts) before the model is called, so that it sees their tools; the model is told of servers still not up; 0: no waiting"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "postgres://user:password@host:5432/database keeps everything in PostgreSQL instead, for several instances sharing one store; empty: SQLite at DATABASE_PATH"},
 	{Name: "CHAT_LEASE", Default: "30s", Help: "PostgreSQL only: how long a chat stays with an instance that stopped renewing its lease (it died); another instance then takes the chat, and the turn that was running"},
@@ -130,7 +131,10 @@ type Config struct {
 	MCPSettings string
 	// Sandbox is how stdio MCP servers run whose entries say nothing
 	// (MCP_SANDBOX).
-	Sandbox      hub.SandboxMode
+	Sandbox hub.SandboxMode
+	// StartWait is how long a turn waits for servers still starting
+	// (SERVER_START_WAIT).
+	StartWait    time.Duration
 	DatabasePath string
 	// DatabaseURL, when set, selects PostgreSQL over the SQLite file at
 	// DatabasePath.
@@ -471,6 +475,11 @@ func parse(values map[string]string) (*Config, error) {
 		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 30s, got %q", values["CHAT_LEASE"]))
 	} else {
 		c.ChatLease = d
+	}
+	if d, err := time.ParseDuration(values["SERVER_START_WAIT"]); err != nil || d < 0 || d > time.Hour {
+		errs = append(errs, fmt.Errorf("SERVER_START_WAIT: want a duration from 0 to 1h such as 30s, got %q", values["SERVER_START_WAIT"]))
+	} else {
+		c.StartWait = d
 	}
 	if d, err := time.ParseDuration(values["LLM_TIMEOUT"]); err != nil || d <= 0 {
 		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: want a duration such as 120s, got %q", values["LLM_TIMEOUT"]))

@@ -132,6 +132,8 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
 		{"bad retention", nil, map[string]string{"MEDIA_RETENTION": "a month"}, "MEDIA_RETENTION"},
 		{"short retention", nil, map[string]string{"MEDIA_RETENTION": "5m"}, "MEDIA_RETENTION"},
+		{"bad start wait", nil, map[string]string{"SERVER_START_WAIT": "a while"}, "SERVER_START_WAIT: want a duration"},
+		{"negative start wait", nil, map[string]string{"SERVER_START_WAIT": "-1s"}, "SERVER_START_WAIT"},
 		{"bad tool calling", nil, map[string]string{"TOOL_CALLING": "json"}, "TOOL_CALLING: want xml, native or auto"},
 		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"golang.org/x/sys/unix"
 )
 
 // WriteSettings writes an mcp-settings.json holding servers (name to
@@ -132,4 +133,33 @@ func RequireSandbox(t testing.TB, engine string) {
 		t.Fatal(msg + "; " + RequireSandboxEnv + "=1 requires it")
 	}
 	t.Skip(msg)
+}
+
+// GatedEchoEntry is EchoEntry for a server that starts only when the test
+// says: the returned open lets it past its gate (a FIFO it reads first),
+// and until then it is starting. Its timeout is a day, so that only the
+// test decides when it starts. open fails the test if the server has not
+// reached its gate within 30 seconds.
+func GatedEchoEntry(t testing.TB, autoApprove ...string) (entry map[string]any, open func()) {
+	t.Helper()
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := unix.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entry = EchoEntry(t, autoApprove...)
+	entry["env"] = map[string]string{"ECHO_START_GATE": gate}
+	entry["timeout"] = 86400
+	open = func() {
+		t.Helper()
+		// Opening a FIFO to write without blocking fails until a reader
+		// has it open: the server, at its gate.
+		var f *os.File
+		Eventually(t, 30*time.Second, "the server at its gate", func() bool {
+			var err error
+			f, err = os.OpenFile(gate, os.O_WRONLY|unix.O_NONBLOCK, 0)
+			return err == nil
+		})
+		f.Close()
+	}
+	return entry, open
 }

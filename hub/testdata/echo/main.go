@@ -6,7 +6,9 @@
 // can spawn a
 // grandchild process, and can be a server that outlives its closed stdin
 // and cleans up, slowly, on SIGTERM (ECHO_TERM_FILE), or ignores that too
-// (with ECHO_IGNORE_TERM).
+// (with ECHO_IGNORE_TERM). With ECHO_START_GATE naming a FIFO it starts
+// only once a test opens and closes that FIFO for writing: a server that
+// takes as long to start as the test wants, without a sleep.
 package main
 
 import (
@@ -54,6 +56,9 @@ func main() {
 	termFile := os.Getenv("ECHO_TERM_FILE")
 	if termFile != "" && os.Getenv("ECHO_IGNORE_TERM") == "" {
 		go cleanUpOnTerm(termFile)
+	}
+	if gate := os.Getenv("ECHO_START_GATE"); gate != "" {
+		waitAtGate(gate)
 	}
 	fmt.Fprintln(os.Stderr, "echo: starting")
 
@@ -224,6 +229,21 @@ func cleanUpOnTerm(file string) {
 		log.Fatal(err)
 	}
 	os.Exit(0)
+}
+
+// waitAtGate blocks until a writer has opened the FIFO at path and closed
+// it: opening it to read waits for a writer, and reading it to the end for
+// the writer's close.
+func waitAtGate(path string) {
+	fmt.Fprintln(os.Stderr, "echo: waiting at the gate")
+	f, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, f); err != nil {
+		log.Fatal(err)
+	}
+	f.Close()
 }
 
 func spawnGrandchild(pidfile string) {
