@@ -76,6 +76,8 @@ func scriptedModel(delay time.Duration) llmfake.Handler {
 			r = llmfake.Text("Adding.\n" + useTool("echo", "add", `{"a": 2, "b": 3}`))
 		case strings.Contains(last, "long please"):
 			r = llmfake.Text(longMarkdown())
+		case strings.Contains(last, "which pid"):
+			r = llmfake.Text(useTool("echo", "pid", `{}`))
 		case strings.Contains(last, "picture"):
 			r = llmfake.Text(useTool("echo", "image", `{}`))
 		case strings.Contains(last, "echo "):
