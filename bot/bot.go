@@ -231,13 +231,13 @@ type Bot struct {
 	// turns one at a time, so a chat has one entry at most. (Expiry runs
 	// beside the lanes; the agent serialises it with the chat's turns,
 	// and it cannot be cancelled.)
-	turns        map[int64]*turn     // chat -> its running turn
+	turns map[int64]*turn // chat -> its running turn
 	// beside holds, per chat (its lane), the done channel of the last
 	// job routed beside its turn (see besideJob).
 	beside map[string]chan struct{}
 	// behind counts lane jobs waiting for a command routed before them
 	// (tests read it).
-	behind atomic.Int64
+	behind       atomic.Int64
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 

@@ -39,8 +39,8 @@ type fakeAgent struct {
 	pending map[int64]*fakePending
 	turns   map[string]int // text -> turns started
 	resets  int
-	block   chan struct{} // "block" turns wait on it (or ctx)
-	args    string        // arguments of "approve args" calls
+	block   chan struct{}     // "block" turns wait on it (or ctx)
+	args    string            // arguments of "approve args" calls
 	seen    map[string]string // text -> the chat's instructions when its turn started
 }
 

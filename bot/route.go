@@ -359,7 +359,6 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 	return err
 }
 
-
 func (b *Bot) startText() string {
 	cat := b.hub.Catalog()
 	var sb strings.Builder
