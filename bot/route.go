@@ -300,7 +300,7 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
-			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos, images and text files; not stickers or this kind of message.")
+			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos, images, text files and PDFs; not stickers or this kind of message.")
 		}
 		return "", nil, false
 	}
