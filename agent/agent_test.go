@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -765,12 +767,23 @@ func TestDeepArgumentsAreRefusedBeforeSending(t *testing.T) {
 func TestCallWaitsForAStartingServer(t *testing.T) {
 	t.Parallel()
 	echoBin := testenv.TestServer(t, "echo")
-	e := newEnv(t, llmfake.Script(
+	// The server comes up once the test says so, by creating go: a
+	// loaded machine cannot let it start before the check below.
+	start := filepath.Join(t.TempDir(), "go")
+	script := llmfake.Script(
 		llmfake.Text(useTool("slow", "echo", `{"message": "after the start"}`)),
 		llmfake.Text(complete("done")),
-	), setup{launch: true, servers: map[string]any{
-		// A server that takes a second to come up.
-		"slow": map[string]any{"command": "sh", "args": []string{"-c", "sleep 1; exec " + echoBin}, "autoApprove": []string{"echo"}},
+	)
+	e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+		// The turn is under way, its prompt built while the server
+		// starts: now it may come up.
+		if err := os.WriteFile(start, nil, 0o600); err != nil {
+			t.Error(err)
+		}
+		return script(c)
+	}, setup{launch: true, servers: map[string]any{
+		"slow": map[string]any{"command": "sh", "args": []string{"-c", `while [ ! -e "$0" ]; do sleep 0.05; done; exec "$1"`, start, echoBin},
+			"autoApprove": []string{"echo"}},
 	}})
 	if s, _ := e.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
 		t.Fatalf("the server is %s before the turn, want starting", s.Status)
