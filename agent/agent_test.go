@@ -581,9 +581,17 @@ func TestCancel(t *testing.T) {
 			if a := e.audit(); tt.when == agent.EventToolStart && (len(a) != 1 || a[0].Status != "cancelled") {
 				t.Errorf("audit = %+v, want the call as cancelled", a)
 			}
-			// The chat is free again.
+			// The chat is free again, and the stopped request stays
+			// stopped: the next message reaches the model on its own,
+			// after the assistant's note that closed the stopped one.
 			if got := e.say("next").last(t); got.Kind != agent.EventAnswer || got.Text != "after" {
 				t.Errorf("next turn: %+v", got)
+			}
+			calls := e.model.Calls()
+			msgs := calls[len(calls)-1].Request.Messages
+			if n := len(msgs); n < 3 || msgs[n-1].Role != "user" || msgs[n-1].Content != "next" ||
+				msgs[n-2].Role != "assistant" || !strings.Contains(msgs[n-2].Content, "It is closed") {
+				t.Errorf("the model read after the stop: %+v", msgs)
 			}
 		})
 	}

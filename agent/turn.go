@@ -77,7 +77,10 @@ const (
 	msgApprovalWaiting = "A tool is waiting for approval from the person who asked for it. Send your message again once they have answered (or after it expires)."
 	msgInternal        = "Something went wrong on our side; please try again."
 	msgStruggling      = "The model is struggling to use the tools correctly (%d invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset."
-	noteCancelled      = "This request was stopped before it finished (cancelled by the user, or the bot restarted)."
+	// noteCancelled ends a stopped turn in the history, as the
+	// assistant's: the request it answers is closed, and the next message
+	// reads as a request of its own, not as more of the stopped one.
+	noteCancelled = "[This request was stopped before it finished (cancelled by the user, or the bot restarted). It is closed: I do not carry it on unless asked again.]"
 )
 
 // Turn runs one turn for req and reports it through emit, ending with
@@ -472,10 +475,13 @@ func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err e
 }
 
 // cancelled records that the user stopped the turn, so the model does not
-// carry on with the abandoned request next time.
+// carry on with the abandoned request next time. The note is the
+// assistant's reply: as a result (a user message to the model) it would
+// be joined with the user's next message, and the model would read the
+// stopped request and the new one as one.
 func (t *turn) cancelled(ctx context.Context) error {
 	if t.conv != 0 || len(t.unsaved) > 0 {
-		if err := t.appendEnding(context.WithoutCancel(ctx), outcomeCancelled, "", store.Message{Role: RoleTool, Content: noteCancelled}); err != nil {
+		if err := t.appendEnding(context.WithoutCancel(ctx), outcomeCancelled, "", store.Message{Role: RoleAssistant, Content: noteCancelled}); err != nil {
 			t.logger.Error("record cancel", "err", err)
 		}
 	}

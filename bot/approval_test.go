@@ -106,7 +106,7 @@ func TestApprovalCardShowsEveryArgument(t *testing.T) {
 		args := `{"a\n• path": "forged line", "<b>x</b>": "</code><i>", "ok": "line1\nline2 \u0007"}`
 		parts, _ := card(t, args)
 		plain, html := parts[0].Plain, parts[0].Text
-		for _, want := range []string{`• "a\n• path": "forged line"`, `• "<b>x</b>": "</code><i>"`, `• ok: "line1\nline2 \u0007"`} {
+		for _, want := range []string{`• "a\n• path": "forged line"`, `• "<b>x</b>": "</code><i>"`, "• ok:\nline1\nline2 \\u0007"} {
 			if !strings.Contains(plain, want) {
 				t.Errorf("card lacks %q:\n%s", want, plain)
 			}
@@ -194,12 +194,28 @@ func TestApprovalCardKinds(t *testing.T) {
 	if !strings.Contains(m.Plain, `Read demo://x/invoice\u202Efdp.exe from files.`) {
 		t.Errorf("resource card = %q, want the override shown", m.Plain)
 	}
-	m = card(`consent:{"operation": "store", "content": "Anna is my wife"}`)
-	for _, want := range []string{"Your consent is needed", "• content: \"Anna is my wife\"", "• operation: \"store\""} {
+	m = card(`consent:{"operation": "delete", "key": "wife"}`)
+	for _, want := range []string{"Your consent is needed", "• key: \"wife\"", "• operation: \"delete\""} {
 		if !strings.Contains(m.Plain, want) {
 			t.Errorf("consent card lacks %q: %q", want, m.Plain)
 		}
 	}
+	// A memory store asks the question it is.
+	a.approveArgs(`consent:{"operation": "store", "content": "Anna is my wife.\nShe likes tea."}`)
+	fake.Text(alice, alice, "approve args")
+	m = waitText(t, fake, alice, "Remember this?")
+	if want := "🧠 Remember this?\nAnna is my wife.\nShe likes tea.\nAsked by memory on memory, which stores it only if you agree."; !strings.Contains(m.Plain, want) {
+		t.Errorf("memory card = %q, want it to say %q", m.Plain, want)
+	}
+	waitAnswer(t, fake, fake.Press(alice, alice, m.ID, strings.SplitN(m.Buttons()[0], "=", 2)[1]))
+	fake.WaitFor(t, 10*time.Second, "the card says the user agreed", func() bool {
+		for _, c := range fake.Messages(alice) {
+			if c.ID == m.ID {
+				return strings.HasSuffix(c.Plain, "✅ You agreed.")
+			}
+		}
+		return false
+	})
 	if b := m.Buttons(); len(b) != 2 || !strings.HasPrefix(b[0], "✅ I agree=") {
 		t.Errorf("admin's consent card buttons = %q, want I agree and No only", b)
 	}
@@ -212,4 +228,91 @@ func hasDoc(msgs []tgfake.Message) bool {
 		}
 	}
 	return false
+}
+
+// An approval card reads as what it asks, on the real stack: what the
+// tool's server says of it (as its claim), a call without arguments says
+// so; and an answered card keeps its outcome and loses its expiry line,
+// however it was answered.
+func TestE2EApprovalCardReadsAndCloses(t *testing.T) {
+	s := newStack(t, scriptedModel(0), nil)
+	s.start(nil)
+	card := func(text string) tgfake.Message {
+		t.Helper()
+		before := countText(s.fake, alice, "Approval needed")
+		s.fake.Text(alice, alice, text)
+		s.fake.WaitFor(t, 30*time.Second, "the card for "+text, func() bool { return countText(s.fake, alice, "Approval needed") == before+1 })
+		m, _ := lastWith(s.fake, alice, "Approval needed")
+		return m
+	}
+	// closed waits until the card's buttons are gone and returns it.
+	closed := func(m tgfake.Message) tgfake.Message {
+		t.Helper()
+		var got tgfake.Message
+		s.fake.WaitFor(t, 30*time.Second, "the card closed", func() bool {
+			for _, c := range s.fake.Messages(alice) {
+				if c.ID == m.ID && len(c.Buttons()) == 0 {
+					got = c
+					return true
+				}
+			}
+			return false
+		})
+		if strings.Contains(got.Plain, "Expires in") {
+			t.Errorf("the answered card still says when it expires:\n%s", got.Plain)
+		}
+		return got
+	}
+
+	m := card("add numbers")
+	for _, want := range []string{"Run add on echo with:\n• a: 2\n• b: 3\n", "Its server says this tool changes nothing; keeps to its own data (the server's claim, not checked).", "Expires in 10 min"} {
+		if !strings.Contains(m.Plain, want) {
+			t.Errorf("card lacks %q:\n%s", want, m.Plain)
+		}
+	}
+	waitAnswer(t, s.fake, s.fake.Press(alice, alice, m.ID, strings.SplitN(m.Buttons()[0], "=", 2)[1]))
+	if got := closed(m); !strings.HasSuffix(got.Plain, "• b: 3\nℹ️ Its server says this tool changes nothing; keeps to its own data (the server's claim, not checked).\n\n✅ Approved.") {
+		t.Errorf("approved card:\n%s", got.Plain)
+	}
+	waitText(t, s.fake, alice, "Tool said: The sum of 2 and 3 is 5")
+
+	m = card("which pid")
+	for _, want := range []string{"Run pid on echo with no arguments.\n", "may delete or overwrite; each call acts again; reaches the outside world"} {
+		if !strings.Contains(m.Plain, want) {
+			t.Errorf("card lacks %q:\n%s", want, m.Plain)
+		}
+	}
+	waitAnswer(t, s.fake, s.fake.Press(alice, alice, m.ID, strings.SplitN(m.Buttons()[1], "=", 2)[1]))
+	if got := closed(m); !strings.HasSuffix(got.Plain, "\n\n❌ Denied.") {
+		t.Errorf("denied card:\n%s", got.Plain)
+	}
+
+	// A typed message denies it: the card says so, and no more when it
+	// expires.
+	m = card("add numbers")
+	s.fake.Text(alice, alice, "never mind")
+	if got := closed(m); !strings.HasSuffix(got.Plain, "❌ Denied: a new message came first.") {
+		t.Errorf("card denied by a message:\n%s", got.Plain)
+	}
+}
+
+// A card pressed after a restart, whose text is all the new process has
+// of it, loses its expiry line too.
+func TestApprovalPressedAfterRestart(t *testing.T) {
+	fake := tgfake.New(t)
+	dir := t.TempDir()
+	a := newFakeAgent()
+	h1 := startBot(t, fake, dir, a, newFakeHub(1), nil)
+	fake.Text(alice, alice, "approve")
+	m := waitText(t, fake, alice, "Expires in 60 min")
+	waitHandled(t, h1)
+	h1.stop()
+	startBot(t, fake, dir, a, newFakeHub(1), nil)
+	waitAnswer(t, fake, fake.Press(alice, alice, m.ID, strings.SplitN(m.Buttons()[0], "=", 2)[1]))
+	waitText(t, fake, alice, "approved (always=false)")
+	for _, c := range fake.Messages(alice) {
+		if c.ID == m.ID && (!strings.HasSuffix(c.Plain, "<hi> & bye\"\n\n✅ Approved.") || strings.Contains(c.Plain, "Expires")) {
+			t.Errorf("card after the press:\n%s", c.Plain)
+		}
+	}
 }

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -236,7 +235,13 @@ type Bot struct {
 	// turns one at a time, so a chat has one entry at most. (Expiry runs
 	// beside the lanes; the agent serialises it with the chat's turns,
 	// and it cannot be cancelled.)
-	turns        map[int64]*turn     // chat -> its running turn
+	turns map[int64]*turn // chat -> its running turn
+	// beside holds, per chat (its lane), the done channel of the last
+	// job routed beside its turn (see besideJob).
+	beside map[string]chan struct{}
+	// behind counts lane jobs waiting for a command routed before them
+	// (tests read it).
+	behind       atomic.Int64
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
@@ -270,6 +275,7 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 		allowed:   map[int64]bool{},
 		admins:    map[int64]bool{},
 		turns:     map[int64]*turn{},
+		beside:    map[string]chan struct{}{},
 		refused:   map[int64]time.Time{},
 		openCards: map[int64]*card{},
 	}
@@ -384,50 +390,20 @@ func (b *Bot) connect(ctx context.Context) error {
 	}
 }
 
-// The command menus, per scope as Telegram defines them. Telegram shows a
-// user the most specific menu that applies: in a private chat, the chat's
-// own (operators) before all_private_chats; in a group, an
-// administrator's all_chat_administrators before all_group_chats.
-var (
-	// groupCommands are for every member of a group, and the default.
-	groupCommands = []tgbotapi.BotCommand{
-		{Command: "start", Description: "What this bot can do"},
-		{Command: "help", Description: "How to use it"},
-		{Command: "reset", Description: "Start a new conversation"},
-		{Command: "tools", Description: "Connected servers and their tools"},
-		{Command: "usage", Description: "Your token usage"},
-		{Command: "retry", Description: "Answer the last message again"},
-		{Command: "cancel", Description: "Stop the running request"},
-	}
-	// chatOwnerCommands change a chat for everyone in it: in a private
-	// chat its user's, in a group its administrators'.
-	chatOwnerCommands = []tgbotapi.BotCommand{
-		{Command: "system", Description: "This chat's instructions to the assistant"},
-		{Command: "model", Description: "Which model answers this chat"},
-	}
-	privateCommands = slices.Concat(groupCommands[:3],
-		[]tgbotapi.BotCommand{{Command: "tools", Description: "Servers and tools, with this chat's switches"}},
-		groupCommands[4:], chatOwnerCommands)
-	groupAdminCommands = privateCommands
-	// operatorCommands are for ADMIN_USER_IDS, in their private chat.
-	operatorCommands = slices.Concat(privateCommands,
-		[]tgbotapi.BotCommand{
-			{Command: "servers", Description: "Manage the MCP servers"},
-			{Command: "stats", Description: "Statistics of the last 24 hours and 7 days"},
-		})
-)
-
-// registerCommands sets the menus. A failure costs only a stale menu:
+// registerCommands sets the menus (see commands.go): Telegram shows a
+// user the most specific menu that applies: in a private chat, the
+// chat's own (operators) before all_private_chats; in a group, an
+// administrator's all_chat_administrators before all_group_chats. A failure costs only a stale menu:
 // every command works whatever the menu shows.
 func (b *Bot) registerCommands(ctx context.Context) {
 	for _, m := range []struct {
 		scope tgbotapi.BotCommandScope
 		cmds  []tgbotapi.BotCommand
 	}{
-		{tgbotapi.NewBotCommandScopeDefault(), groupCommands},
-		{tgbotapi.NewBotCommandScopeAllPrivateChats(), privateCommands},
-		{tgbotapi.NewBotCommandScopeAllGroupChats(), groupCommands},
-		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), groupAdminCommands},
+		{tgbotapi.NewBotCommandScopeDefault(), menuFor(menuEveryone)},
+		{tgbotapi.NewBotCommandScopeAllPrivateChats(), menuFor(menuChatOwner)},
+		{tgbotapi.NewBotCommandScopeAllGroupChats(), menuFor(menuEveryone)},
+		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), menuFor(menuChatOwner)},
 	} {
 		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
 			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
@@ -437,7 +413,7 @@ func (b *Bot) registerCommands(ctx context.Context) {
 		// Fails with "chat not found" until the admin has talked to the
 		// bot once; /servers works regardless.
 		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, operatorCommands...)); err != nil {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, menuFor(menuOperator)...)); err != nil {
 			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/hub"
 )
 
 // Cards are the messages whose buttons answer the agent: a follow-up
@@ -26,6 +27,7 @@ type card struct {
 	msgID     int
 	pendingID int64
 	kind      string // "question" or "approval"
+	consent   bool   // an approval that asks for the user's own consent
 	user      int64
 	html      string
 	options   []string
@@ -119,15 +121,21 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int, a *agent.Approval) {
 	var expiry string
 	if !a.ExpiresAt.IsZero() {
-		expiry = fmt.Sprintf("<i>Expires in %s if nobody answers.</i>", roundDuration(time.Until(a.ExpiresAt)))
+		expiry = fmt.Sprintf("<i>%s %s if nobody answers.</i>", expiryPrefix, roundDuration(time.Until(a.ExpiresAt)))
+	}
+	var hints hub.Hints
+	if s, ok := b.hub.Catalog().Server(a.Server); ok && a.Tool != "" {
+		if t, ok := s.Tool(a.Tool); ok {
+			hints = t.Hints
+		}
 	}
 	html, attach := render.ApprovalCard{
 		Server: a.Server, Tool: a.Tool, URI: a.URI, Arguments: a.Arguments, Consent: a.Consent,
-		Footer: expiry, File: argsFileName,
+		Hints: hints, Footer: expiry, File: argsFileName,
 	}.HTML()
 	yes, no := "✅ Approve", "❌ Deny"
 	if a.Consent {
-		yes, no = "✅ I agree", "❌ No"
+		yes, no = consentYes, consentNo
 	}
 	rows := [][]tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardRow(
 		tgbotapi.NewInlineKeyboardButtonData(yes, verdict(a.PendingID, callback.Approve)),
@@ -157,9 +165,20 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 			b.logger.Error("send approval arguments", "chat", chatID, "err", err)
 		}
 	}
+	// Once answered, the card keeps what it asked and its outcome, not
+	// when it would have expired.
 	parts := render.Split(html, render.MaxMessageLen)
-	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", user: user, html: parts[len(parts)-1]})
+	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", consent: a.Consent, user: user,
+		html: strings.TrimSuffix(strings.TrimSuffix(parts[len(parts)-1], expiry), "\n")})
 }
+
+// The buttons of a consent card, and how an approval card says when it
+// expires.
+const (
+	consentYes   = "✅ I agree"
+	consentNo    = "❌ No"
+	expiryPrefix = "Expires in"
+)
 
 func roundDuration(d time.Duration) string {
 	if d >= time.Minute {

@@ -76,6 +76,8 @@ func scriptedModel(delay time.Duration) llmfake.Handler {
 			r = llmfake.Text("Adding.\n" + useTool("echo", "add", `{"a": 2, "b": 3}`))
 		case strings.Contains(last, "long please"):
 			r = llmfake.Text(longMarkdown())
+		case strings.Contains(last, "which pid"):
+			r = llmfake.Text(useTool("echo", "pid", `{}`))
 		case strings.Contains(last, "picture"):
 			r = llmfake.Text(useTool("echo", "image", `{}`))
 		case strings.Contains(last, "echo "):
@@ -240,7 +242,12 @@ func TestE2EApprovals(t *testing.T) {
 	m = ask(bob, bob)
 	skew.Store(0)
 	waitText(t, s.fake, bob, "Tool said: The user denied this operation.")
-	waitText(t, s.fake, bob, "Expired: denied.")
+	// The expired card keeps what it asked and its outcome, and no
+	// longer says when it expires.
+	if got := waitText(t, s.fake, bob, "Expired: denied."); got.ID != m.ID || strings.Contains(got.Plain, "Expires in") ||
+		!strings.HasSuffix(got.Plain, "(the server's claim, not checked).\n\n⌛ Expired: denied.") {
+		t.Errorf("expired card (message %d, the card %d):\n%s", got.ID, m.ID, got.Plain)
+	}
 	if ans := press(bob, bob, m, 0); !ans.ShowAlert {
 		t.Errorf("press after expiry: %+v", ans)
 	}

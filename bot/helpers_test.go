@@ -39,8 +39,9 @@ type fakeAgent struct {
 	pending map[int64]*fakePending
 	turns   map[string]int // text -> turns started
 	resets  int
-	block   chan struct{} // "block" turns wait on it (or ctx)
-	args    string        // arguments of "approve args" calls
+	block   chan struct{}     // "block" turns wait on it (or ctx)
+	args    string            // arguments of "approve args" calls
+	seen    map[string]string // text -> the chat's instructions when its turn started
 }
 
 type fakePending struct {
@@ -60,6 +61,13 @@ func (a *fakeAgent) approveArgs(args string) {
 
 func newFakeAgent() *fakeAgent {
 	return &fakeAgent{pending: map[int64]*fakePending{}, turns: map[string]int{}, block: make(chan struct{})}
+}
+
+// Seen returns the chat's instructions when the turn of text started.
+func (a *fakeAgent) Seen(text string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.seen[text]
 }
 
 func (a *fakeAgent) Turns(text string) int {
@@ -100,6 +108,12 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		return nil
 	}
 	a.turns[req.Text]++
+	a.fakeSettings.mu.Lock()
+	if a.seen == nil {
+		a.seen = map[string]string{}
+	}
+	a.seen[req.Text] = a.fakeSettings.instructions[req.Caller.ChatID]
+	a.fakeSettings.mu.Unlock()
 	// A typed message answers an open question of the same user.
 	for _, p := range a.pending {
 		if p.open && p.chat == req.Caller.ChatID {
@@ -225,6 +239,9 @@ type fakeSettings struct {
 	mu           sync.Mutex
 	instructions map[string]string
 	off          map[string][]string
+	// gate, when set, holds SetInstructions until it is closed, having
+	// sent on entered.
+	gate, entered chan struct{}
 }
 
 // A fake agent asks no forms.
@@ -245,6 +262,10 @@ func (f *fakeSettings) Instructions(_ context.Context, chatID string) (string, e
 }
 
 func (f *fakeSettings) SetInstructions(_ context.Context, chatID, instructions string) error {
+	if f.gate != nil {
+		f.entered <- struct{}{}
+		<-f.gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.instructions == nil {

@@ -1,12 +1,14 @@
 package bot_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
 )
@@ -93,7 +95,7 @@ func TestDocuments(t *testing.T) {
 		up   tgfake.Upload
 		want string
 	}{
-		{tgfake.Upload{Name: "report.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.7")}, "not PDF files yet"},
+		{tgfake.Upload{Name: "report.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.7")}, "could not read that PDF"},
 		{tgfake.Upload{Name: "big.txt", MIMEType: "text/plain", Data: []byte(strings.Repeat("a", 1001))}, "up to 1000 bytes"},
 		{tgfake.Upload{Name: "latin1.txt", MIMEType: "text/plain", Data: []byte{'c', 'a', 'f', 0xe9}}, "not UTF-8"},
 		{tgfake.Upload{Name: "blob.bin", MIMEType: "application/octet-stream", Data: []byte{1, 2}}, "not files of type application/octet-stream"},
@@ -136,5 +138,38 @@ func TestVoiceLongTranscript(t *testing.T) {
 	heard := waitText(t, fake, alice, "I heard")
 	if !strings.Contains(heard.Plain, "blah blah") || len([]rune(heard.Plain)) > 4096 {
 		t.Errorf("what was heard is shown as %d characters", len([]rune(heard.Plain)))
+	}
+}
+
+// A PDF sent as a document reaches the model as its text, on the real
+// stack; the user is told what was left out, and a PDF that cannot be
+// read gets a plain sentence and no turn.
+func TestE2EPDF(t *testing.T) {
+	s := newStack(t, scriptedModel(0), nil)
+	h := s.start(nil)
+	pages := make([]string, 52)
+	for i := range pages {
+		pages[i] = fmt.Sprintf("Page %d: the invoice total is %d EUR.", i+1, 100+i)
+	}
+	s.fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "document", Name: "invoice.pdf", MIMEType: "application/pdf",
+		Data: testenv.PDF(pages...), Caption: "What is the total on page 2?"})
+	waitText(t, s.fake, alice, "I read the first 50 of that PDF's 52 pages.")
+	waitText(t, s.fake, alice, "You said: What is the total on page 2?")
+	calls := s.model.Calls()
+	last := calls[len(calls)-1].Request.Last()
+	for _, want := range []string{"The user sent the PDF \"invoice.pdf\" (52 pages); the text of its first 50 pages:", "Page 2: the invoice total is 101 EUR.", "Page 50:"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the model read %.300q…, want %q in it", last, want)
+		}
+	}
+	if strings.Contains(last, "Page 51:") {
+		t.Error("the model read past the pages read")
+	}
+	s.fake.SendFile(tgfake.Upload{ChatID: alice, UserID: alice, Kind: "document", Name: "scan.pdf", MIMEType: "application/pdf",
+		Data: append([]byte("%PDF-1.4\n"), strings.Repeat("not a real PDF ", 50)...)})
+	waitText(t, s.fake, alice, "I could not read that PDF")
+	waitHandled(t, h)
+	if n := len(s.model.Calls()); n != len(calls) {
+		t.Errorf("the model was called for a PDF that could not be read")
 	}
 }

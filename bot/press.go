@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,8 @@ func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data 
 			b.tg.AnswerCallback(ctx, cq.ID, p.ack, false)
 			cd := b.takeCard(data.Pending)
 			if cd == nil {
-				cd = &card{chatID: chatID, msgID: cq.Message.MessageID, html: render.Escape(cq.Message.Text)}
+				// Pressed after a restart: the card's text is all there is.
+				cd = &card{chatID: chatID, msgID: cq.Message.MessageID, html: render.Escape(withoutExpiry(cq.Message.Text))}
 			}
 			b.closeCard(ctx, cd, p.line)
 		})
@@ -96,13 +98,26 @@ func (b *Bot) pressOf(cq *tgbotapi.CallbackQuery, data callback.Data) (press, st
 		p.ack, p.line = "Got it", "→ <b>"+render.Escape(choice)+"</b>"
 		return p, ""
 	}
+	consent := false
+	if v, ok := b.cards.Load(id); ok {
+		consent = v.(*card).consent
+	} else {
+		label := buttonText(cq.Message, cq.Data)
+		consent = label == consentYes || label == consentNo
+	}
 	switch data.Answer {
 	case callback.Approve:
 		p.req.Decision = &agent.Decision{PendingID: id, Approve: true}
 		p.ack, p.line = "Approved", "✅ <i>Approved.</i>"
+		if consent {
+			p.ack, p.line = "You agreed", "✅ <i>You agreed.</i>"
+		}
 	case callback.Deny:
 		p.req.Decision = &agent.Decision{PendingID: id}
 		p.ack, p.line = "Denied", "❌ <i>Denied.</i>"
+		if consent {
+			p.ack, p.line = "You said no", "❌ <i>You said no.</i>"
+		}
 	case callback.Always:
 		if !b.isAdmin(cq.From.ID) {
 			return p, "Only admins can always allow a tool."
@@ -111,6 +126,15 @@ func (b *Bot) pressOf(cq *tgbotapi.CallbackQuery, data callback.Data) (press, st
 		p.ack, p.line = "Always allowed", "✅ <i>Approved, and always allowed from now on.</i>"
 	}
 	return p, ""
+}
+
+// withoutExpiry drops a card's last line when it says when the card
+// expires: an answered card no longer does.
+func withoutExpiry(text string) string {
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 && strings.HasPrefix(text[i+1:], expiryPrefix) {
+		return strings.TrimRight(text[:i], "\n")
+	}
+	return text
 }
 
 // buttonText finds the label of the button with data on m.

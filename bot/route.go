@@ -35,18 +35,18 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 	switch {
 	case u.Message != nil && u.Message.Chat != nil:
 		m := u.Message
-		if m.IsCommand() && strings.EqualFold(m.Command(), "cancel") {
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleCancel(ctx, m) }}
+		if m.IsCommand() {
+			return b.commandJob(it.ChatID, m)
 		}
 		if m.MediaGroupID != "" {
-			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleAlbum(ctx, it.UpdateID, m) }}
+			return b.laneJob(it.ChatID, func(ctx context.Context) { b.handleAlbum(ctx, it.UpdateID, m) })
 		}
 		if m.From != nil && !m.IsCommand() && b.agent.Waiting(it.ChatID, strconv.FormatInt(m.From.ID, 10)) {
 			// A call of the running turn waits for this user's form: the
 			// lane waits for the turn, the reply must not.
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormText(ctx, m) }}
 		}
-		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handleMessage(ctx, m) }}
+		return b.laneJob(it.ChatID, func(ctx context.Context) { b.handleMessage(ctx, m) })
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
 		data, err := callback.Decode(cq.Data)
@@ -63,22 +63,103 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		case data.Kind == callback.Model:
 			return b.settingsJob(it.ChatID, cq, data, b.settings.PressModel)
 		}
-		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePress(ctx, cq, data) }}
+		return b.laneJob(it.ChatID, func(ctx context.Context) { b.handlePress(ctx, cq, data) })
 	}
 	// Edits, channel posts, member changes: nothing to answer.
 	return dispatch.Job{}
 }
 
-// settingsJob hands a press on a chat's settings to package settings, in
-// the chat's lane, once the presser is admitted: the settings check the
-// right to change the chat.
-func (b *Bot) settingsJob(lane string, cq *tgbotapi.CallbackQuery, data callback.Data,
+// settingsJob hands a press on a chat's settings (/tools, /model) to
+// package settings once the presser is admitted (the settings check the
+// right to change the chat): beside the chat's turn, as the screens it
+// answers.
+func (b *Bot) settingsJob(chat string, cq *tgbotapi.CallbackQuery, data callback.Data,
 	press func(context.Context, *tgbotapi.CallbackQuery, callback.Data, bool)) dispatch.Job {
-	return dispatch.Job{Lane: lane, Run: func(ctx context.Context) {
+	return b.besideJob(chat, func(ctx context.Context) {
 		if b.admitPress(ctx, cq) {
 			press(ctx, cq, data, b.isAdmin(cq.From.ID))
 		}
+	})
+}
+
+// commandJob routes a command (see commands.go): one for another bot
+// is not for this one; an unknown one is answered beside the turn, and
+// in a group only when addressed to this bot by name, since a group's
+// other bots have commands of their own.
+func (b *Bot) commandJob(chat string, m *tgbotapi.Message) dispatch.Job {
+	c, ok, mine := b.commandOf(m)
+	_, _, named := strings.Cut(m.CommandWithAt(), "@")
+	switch {
+	case !mine && !m.Chat.IsPrivate(), !ok && !m.Chat.IsPrivate() && !named:
+		return dispatch.Job{}
+	case !ok:
+		return b.besideJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+	case c.order == outOfBand:
+		return dispatch.Job{Run: func(ctx context.Context) { c.run(b, ctx, m) }}
+	case c.order == beside:
+		return b.besideJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+	}
+	return b.laneJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+}
+
+// besideJob runs run at once, beside the chat's running turn, after the
+// chat's earlier beside jobs; the chat's jobs routed after it wait for
+// it (laneJob). route runs on the dispatcher, in inbox order, so the
+// order of the chat's updates decides.
+func (b *Bot) besideJob(chat string, run func(ctx context.Context)) dispatch.Job {
+	done := make(chan struct{})
+	b.mu.Lock()
+	prev := b.beside[chat]
+	b.beside[chat] = done
+	b.mu.Unlock()
+	return dispatch.Job{Run: func(ctx context.Context) {
+		defer func() {
+			close(done)
+			b.mu.Lock()
+			if b.beside[chat] == done {
+				delete(b.beside, chat)
+			}
+			b.mu.Unlock()
+		}()
+		if after(ctx, prev) {
+			run(ctx)
+		}
 	}}
+}
+
+// laneJob runs run in the chat's lane, once the beside jobs routed
+// before it ended.
+func (b *Bot) laneJob(chat string, run func(ctx context.Context)) dispatch.Job {
+	b.mu.Lock()
+	prev := b.beside[chat]
+	b.mu.Unlock()
+	return dispatch.Job{Lane: chat, Run: func(ctx context.Context) {
+		select {
+		case <-prev: // nil blocks: no command ahead, or none waiting
+		default:
+			if prev != nil {
+				b.behind.Add(1)
+				defer b.behind.Add(-1)
+			}
+		}
+		if after(ctx, prev) {
+			run(ctx)
+		}
+	}}
+}
+
+// after waits for done (nil: nothing to wait for), and reports false if
+// ctx ended first: the job is cut short, and runs again after a restart.
+func after(ctx context.Context, done <-chan struct{}) bool {
+	if done == nil {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func caller(user, chatID int64) hub.Caller {
@@ -141,47 +222,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 // handleAdmitted handles a message admit let through: a command, or the
 // text of a turn.
 func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
-	user, chatID := m.From.ID, m.Chat.ID
 	if m.IsCommand() {
-		switch strings.ToLower(m.Command()) {
-		case "start":
-			b.say(ctx, chatID, b.startText(user))
-			return
-		case "help":
-			b.say(ctx, chatID, helpText)
-			return
-		case "reset":
-			if err := b.agent.Reset(ctx, strconv.FormatInt(chatID, 10)); err != nil {
-				b.logger.Error("reset", "chat", chatID, "err", err)
-				b.say(ctx, chatID, "Sorry, I could not start a new conversation. Please try again.")
-				return
-			}
-			b.closeOpenCard(ctx, chatID, "", "<i>Conversation reset.</i>")
-			b.say(ctx, chatID, "Started a new conversation.")
-			return
-		case "tools":
-			b.settings.ShowTools(ctx, chatID)
-			return
-		case "servers":
-			b.showServers(ctx, chatID, user)
-			return
-		case "system":
-			b.settings.System(ctx, m, b.isAdmin(user))
-			return
-		case "model":
-			b.settings.ShowModel(ctx, chatID)
-			return
-		case "retry":
-			// Whatever card is open stays: the agent says to answer it first.
-			b.runTurn(ctx, chatID, user, 0, agent.Request{Caller: caller(user, chatID), Retry: true, Exempt: b.isAdmin(user)}, nil)
-			return
-		case "usage":
-			b.usage.Show(ctx, chatID, user, b.isAdmin(user))
-			return
-		case "stats":
-			b.showStats(ctx, chatID, user)
-			return
-		}
+		b.runCommand(ctx, m)
+		return
 	}
 	text, images, ok := b.messageText(ctx, m)
 	if !ok {
@@ -277,7 +320,7 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
-			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos, images and text files; not stickers or this kind of message.")
+			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos, images, text files and PDFs; not stickers or this kind of message.")
 		}
 		return "", nil, false
 	}
@@ -362,22 +405,6 @@ func (b *Bot) later(ctx context.Context, r *reply, chatID int64, turnID string, 
 		b.say(ctx, chatID, msgLater)
 	}
 }
-
-const helpText = `<b>How to use me</b>
-Write what you need; I use the connected tools to do it. When I ask a question, tap an option or type your answer. When a tool needs your approval, tap Approve or Deny.
-
-/start – what I can do
-/reset – start a new conversation
-/tools – connected servers and their tools
-/usage – your tokens today and this month
-/retry – answer my last message again
-/cancel – stop the running request
-/system – this chat's instructions to me (group admins change them)
-/model – which model answers this chat (group admins switch it)
-/servers – manage servers (admins)
-/stats – the last 24 hours and 7 days (admins)
-
-In groups, mention me, reply to my message, or use a command.`
 
 // startText greets user, with what the bot can do and the user's id,
 // which its operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS.

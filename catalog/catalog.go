@@ -46,6 +46,31 @@ type Tool struct {
 	// theirs alone (the hub reads it from the tool's _meta, see
 	// hub.MetaPerUser).
 	PerUser bool
+	// Hints are what the server says of the tool's behaviour (MCP's tool
+	// annotations). They are the server's claim, not checked: shown to a
+	// person who approves a call, never a reason to run one.
+	Hints Hints
+}
+
+// Hints are MCP's tool annotations readOnlyHint, destructiveHint,
+// idempotentHint and openWorldHint; nil where the server gave none.
+type Hints struct {
+	// ReadOnly: the tool changes nothing in its environment.
+	ReadOnly *bool
+	// Destructive: when not read-only, it may delete or overwrite
+	// (false: it only adds).
+	Destructive *bool
+	// Idempotent: when not read-only, calling it again with the same
+	// arguments has no further effect.
+	Idempotent *bool
+	// OpenWorld: it reaches entities outside itself (the web, other
+	// people's systems); false: a closed domain, such as its own store.
+	OpenWorld *bool
+}
+
+// Given reports whether the server gave any hint.
+func (h Hints) Given() bool {
+	return h.ReadOnly != nil || h.Destructive != nil || h.Idempotent != nil || h.OpenWorld != nil
 }
 
 // NeedsConsent reports whether a call of t with args needs the user's

@@ -9,6 +9,7 @@ type (
 	Catalog          = catalog.Catalog
 	ServerInfo       = catalog.ServerInfo
 	Tool             = catalog.Tool
+	Hints            = catalog.Hints
 	Resource         = catalog.Resource
 	ResourceTemplate = catalog.ResourceTemplate
 	Status           = catalog.Status

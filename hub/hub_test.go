@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,6 +42,15 @@ func TestListAndCall(t *testing.T) {
 	}
 	if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema.Properties["message"] == nil || !slices.Equal(schema.Required, []string{"message"}) {
 		t.Errorf("echo schema = %s (%v), want message required", tool.InputSchema, err)
+	}
+	// What a server says of its tools' behaviour reaches the catalog as
+	// it said it: add declares itself read-only and closed; echo says
+	// what mcp-go declares by default.
+	if add, _ := s.Tool("add"); !isTrue(add.Hints.ReadOnly) || !isFalse(add.Hints.OpenWorld) || !isTrue(add.Hints.Idempotent) {
+		t.Errorf("add's hints = %s, want read-only, idempotent, closed world", hintsText(add.Hints))
+	}
+	if !isTrue(tool.Hints.Destructive) || !isTrue(tool.Hints.OpenWorld) || !isFalse(tool.Hints.ReadOnly) {
+		t.Errorf("echo's hints = %s, want mcp-go's defaults (destructive, open world, not read-only)", hintsText(tool.Hints))
 	}
 	if !s.AutoApproves("echo") || s.AutoApproves("crash") {
 		t.Errorf("AutoApprove = %v, want [echo]", s.AutoApprove)
@@ -988,4 +998,17 @@ func TestStartServers(t *testing.T) {
 	if a, b := server(t, h, "a"), server(t, h, "b"); a.Status != hub.StatusRunning || b.Status != hub.StatusStopped {
 		t.Errorf("a is %s, b is %s; want a running and b stopped", a.Status, b.Status)
 	}
+}
+
+func isTrue(b *bool) bool  { return b != nil && *b }
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+func hintsText(h hub.Hints) string {
+	show := func(b *bool) string {
+		if b == nil {
+			return "nil"
+		}
+		return strconv.FormatBool(*b)
+	}
+	return fmt.Sprintf("{ReadOnly: %s, Destructive: %s, Idempotent: %s, OpenWorld: %s}", show(h.ReadOnly), show(h.Destructive), show(h.Idempotent), show(h.OpenWorld))
 }

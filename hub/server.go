@@ -902,6 +902,8 @@ func convertTool(t mcp.Tool) Tool {
 	if len(out.InputSchema) == 0 {
 		out.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
+	a := t.Annotations
+	out.Hints = Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}
 	if t.Meta != nil {
 		if raw, ok := t.Meta.AdditionalFields[MetaConsentWhen]; ok {
 			out.ConsentWhen = consentWhen(raw)

@@ -1,6 +1,7 @@
 // Package media turns what a Telegram message carries besides its text
 // into what the model reads: a recording's transcript (voice notes, audio,
-// video notes), a text file's content with its name, an image (a photo, or
+// video notes), a text file's content with its name, a PDF's text (read
+// in a child process, see pdf.go), an image (a photo, or
 // an image sent as a file) for a model that sees them; an album's items
 // together. What it cannot read, it explains in one sentence for the
 // user, and nothing is sent to the model then.
@@ -8,6 +9,7 @@ package media
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,10 +21,12 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/llm"
@@ -47,7 +51,11 @@ type Reader struct {
 	MaxDocument int
 	// Vision says the model sees images: photos then go to it.
 	Vision bool
-	Logger *slog.Logger
+	// PDFTimeout and PDFMemory bound reading one PDF; defaults
+	// PDFTimeout and PDFMemory.
+	PDFTimeout time.Duration
+	PDFMemory  int
+	Logger     *slog.Logger
 }
 
 // A Result is what a message carried.
@@ -152,8 +160,11 @@ func cutText(s string, n int) string {
 func (r *Reader) document(ctx context.Context, m *tgbotapi.Message) Result {
 	d, limit := m.Document, r.MaxDocument
 	tooLarge := Result{Problem: fmt.Sprintf("That file is too large for me: I read text files of up to %s.", sizeText(limit))}
+	if pdfLike(d.FileName, d.MimeType) {
+		return r.pdfDocument(ctx, m)
+	}
 	if !textLike(d.FileName, d.MimeType) {
-		return Result{Problem: fmt.Sprintf("I can read text files (plain text, Markdown, CSV, JSON, YAML, source code), not %s. Please send the text, or a text file.", kindOf(d.FileName, d.MimeType))}
+		return Result{Problem: fmt.Sprintf("I can read text files (plain text, Markdown, CSV, JSON, YAML, source code) and PDFs, not %s. Please send the text, or a text file.", kindOf(d.FileName, d.MimeType))}
 	}
 	if d.FileSize > limit {
 		return tooLarge
@@ -173,9 +184,72 @@ func (r *Reader) document(ctx context.Context, m *tgbotapi.Message) Result {
 	if name == "" {
 		name = "file"
 	}
-	body := strings.TrimRight(string(data), "\n")
+	return Result{Text: joinCaption(m.Caption, fenced(fmt.Sprintf("The user sent the file %q:", name), string(data)))}
+}
+
+// fenced is a file's text after a line that says what it is, fenced so
+// that nothing in it reads as the message's own structure.
+func fenced(intro, body string) string {
+	body = strings.TrimRight(body, "\n")
 	fence := lines.Fence(body)
-	return Result{Text: joinCaption(m.Caption, fmt.Sprintf("The user sent the file %q:\n%s\n%s\n%s", name, fence, body, fence))}
+	return fmt.Sprintf("%s\n%s\n%s\n%s", intro, fence, body, fence)
+}
+
+// pdfLike reports whether a document is a PDF, by its type, or its name
+// when Telegram gives no type.
+func pdfLike(name, mime string) bool {
+	mime = strings.ToLower(mime)
+	if mime != "" && mime != "application/octet-stream" {
+		return mime == "application/pdf"
+	}
+	return strings.EqualFold(path.Ext(name), ".pdf")
+}
+
+// pdfDocument reads a PDF's text for the model (see pdf.go): the first
+// MaxPDFPages pages, up to MaxDocument bytes of text, the user told what
+// was left out; a PDF it cannot read gets a sentence saying so.
+func (r *Reader) pdfDocument(ctx context.Context, m *tgbotapi.Message) Result {
+	d := m.Document
+	tooLarge := Result{Problem: fmt.Sprintf("That PDF is too large for me: I read PDFs of up to %d MB.", MaxPDFBytes>>20)}
+	if d.FileSize > MaxPDFBytes {
+		return tooLarge
+	}
+	data, _, err := r.Files.Download(ctx, d.FileID, MaxPDFBytes)
+	if errors.Is(err, telegram.ErrTooBig) {
+		return tooLarge
+	}
+	if err != nil {
+		r.Logger.Error("download a PDF", "chat", m.Chat.ID, "err", err)
+		return Result{Problem: downloadProblem(err, "PDF")}
+	}
+	if !bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
+		return Result{Problem: "That file is not a PDF I can read: it does not start as a PDF does. Please send its text instead."}
+	}
+	timeout := cmp.Or(r.PDFTimeout, PDFTimeout)
+	doc, err := readPDF(ctx, data, MaxPDFPages, r.MaxDocument, timeout, cmp.Or(r.PDFMemory, PDFMemory))
+	switch {
+	case errors.Is(err, errPDFEncrypted):
+		return Result{Problem: "That PDF is protected with a password, so I cannot read it. Please send it without the password, or send its text."}
+	case errors.Is(err, errPDFEncryption):
+		return Result{Problem: "That PDF is encrypted in a way I cannot read. Please send it without the encryption, or send its text."}
+	case err != nil:
+		r.Logger.Warn("read a PDF", "chat", m.Chat.ID, "bytes", len(data), "err", err)
+		return Result{Problem: "I could not read that PDF: it may be damaged, or made in a way I cannot read. Please send its text instead."}
+	case strings.TrimSpace(doc.Text) == "":
+		return Result{Problem: "That PDF has no text I can read: its pages may be scanned images. Please send its text instead."}
+	}
+	name := cmp.Or(d.FileName, "document.pdf")
+	intro := fmt.Sprintf("The user sent the PDF %q (%s); its text:", name, render.Count(doc.Pages, "page"))
+	var notice string
+	switch {
+	case doc.Cut:
+		intro = fmt.Sprintf("The user sent the PDF %q (%s); the first %s of its text:", name, render.Count(doc.Pages, "page"), sizeText(r.MaxDocument))
+		notice = fmt.Sprintf("(That PDF's text is long: I read its first %s, up to page %d of %d.)", sizeText(r.MaxDocument), doc.Read, doc.Pages)
+	case doc.Read < doc.Pages:
+		intro = fmt.Sprintf("The user sent the PDF %q (%s); the text of its first %d pages:", name, render.Count(doc.Pages, "page"), doc.Read)
+		notice = fmt.Sprintf("(I read the first %d of that PDF's %d pages.)", doc.Read, doc.Pages)
+	}
+	return Result{Text: joinCaption(m.Caption, fenced(intro, doc.Text)), Notice: notice}
 }
 
 // MaxImageBytes is the largest image sent to a model: OpenAI's limit is
@@ -284,8 +358,6 @@ func textLike(name, mime string) bool {
 // kindOf names a file's kind for a refusal.
 func kindOf(name, mime string) string {
 	switch {
-	case mime == "application/pdf" || strings.EqualFold(path.Ext(name), ".pdf"):
-		return "PDF files yet"
 	case strings.HasPrefix(mime, "image/"):
 		return "images of type " + mime + " (I take JPEG, PNG, WebP and GIF)"
 	case mime != "":

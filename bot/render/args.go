@@ -31,15 +31,92 @@ const (
 	maxKeyRunes   = 80
 )
 
+// maxTextLines caps the lines a multi-line text shows in the summary.
+const maxTextLines = 8
+
 // An argLine is one line of the summary: where a value is, and the value
-// as compact JSON.
-type argLine struct{ path, value string }
+// as compact JSON; text is set when the value is a string of several
+// lines, which reads better as the text it is.
+type argLine struct {
+	path, value string
+	text        *string
+}
+
+// NoArguments reports whether raw, a call's arguments, holds none: empty,
+// null, or an empty object.
+func NoArguments(raw string) bool {
+	switch strings.Join(strings.Fields(raw), "") {
+	case "", "null", "{}":
+		return true
+	}
+	return false
+}
 
 // Args renders the summary lines of a call's JSON arguments, and
 // reports whether anything was shortened (so the card must offer the
 // arguments in full). Arguments that are not a JSON object are shown as
-// one value. Keys and values go through Visible.
+// one value; a string of several lines is shown as text, in a quote.
+// Keys and values go through Visible.
 func Args(raw string) (html string, cut bool) {
+	lines := argLines(raw)
+	if len(lines) == 0 {
+		return "<i>(no arguments)</i>", false
+	}
+	share := min(maxValueRunes, max(minValueRunes, summaryBudget/len(lines)))
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if l.text != nil {
+			text, n := clipText(*l.text, share, maxTextLines)
+			cut = cut || n > 0
+			fmt.Fprintf(&b, "• <b>%s</b>:\n<blockquote>%s", Escape(Visible(l.path)), Escape(Visible(text)))
+			if n > 0 {
+				fmt.Fprintf(&b, "\n<i>(+%d more characters)</i>", n)
+			}
+			b.WriteString("</blockquote>")
+			continue
+		}
+		value, n := clip(l.value, share)
+		cut = cut || n > 0
+		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", Escape(Visible(l.path)), Escape(Visible(value)))
+		if n > 0 {
+			fmt.Fprintf(&b, " <i>(+%d more characters)</i>", n)
+		}
+	}
+	return b.String(), cut
+}
+
+// FullText renders a call's arguments in full as plain text, for an
+// expandable quote: a line per value as in the summary, none shortened,
+// each line of a multi-line text marked with "│ " so that no line of a
+// value can pass for another argument. Keys and values go through
+// Visible; the result still needs Escape.
+func FullText(raw string) string {
+	var b strings.Builder
+	for i, l := range argLines(raw) {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(Visible(l.path) + ":")
+		if l.text == nil {
+			b.WriteString(" " + Visible(l.value))
+			continue
+		}
+		for _, line := range strings.Split(Visible(*l.text), "\n") {
+			b.WriteString("\n│ " + line)
+		}
+	}
+	return b.String()
+}
+
+// argLines decodes raw and lists its values by path: every leaf, or the
+// top-level values when there are too many leaves. No arguments, none.
+func argLines(raw string) []argLine {
+	if NoArguments(raw) {
+		return nil
+	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -50,23 +127,46 @@ func Args(raw string) (html string, cut bool) {
 	if len(lines) > maxLeafLines {
 		lines = topLines(v)
 	}
-	if len(lines) == 0 {
-		return "<i>(no arguments)</i>", false
+	return lines
+}
+
+// newLine is the line of value v at path: a multi-line string as text,
+// anything else as compact JSON.
+func newLine(path string, v any) argLine {
+	if s, ok := v.(string); ok && strings.Contains(s, "\n") {
+		return argLine{path: path, value: compact(v), text: &s}
 	}
-	share := min(maxValueRunes, max(minValueRunes, summaryBudget/len(lines)))
-	var b strings.Builder
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		value, n := clip(l.value, share)
-		cut = cut || n > 0
-		fmt.Fprintf(&b, "• <b>%s</b>: <code>%s</code>", Escape(Visible(l.path)), Escape(Visible(value)))
-		if n > 0 {
-			fmt.Fprintf(&b, " <i>(+%d more characters)</i>", n)
+	return argLine{path: path, value: compact(v)}
+}
+
+// clipText keeps at most n runes and at most maxLines lines of s, and
+// reports how many runes it dropped.
+func clipText(s string, n, maxLines int) (string, int) {
+	head := s
+	if i := nthIndex(s, '\n', maxLines); i >= 0 {
+		head = s[:i]
+	}
+	kept, dropped := clip(head, n)
+	if dropped == 0 && head == s {
+		return s, 0
+	}
+	shown := utf8.RuneCountInString(head) - dropped
+	if dropped == 0 {
+		kept += "…" // cut by lines alone
+	}
+	return kept, utf8.RuneCountInString(s) - shown
+}
+
+// nthIndex returns the index of the nth c in s, or -1.
+func nthIndex(s string, c byte, nth int) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			if nth--; nth == 0 {
+				return i
+			}
 		}
 	}
-	return b.String(), cut
+	return -1
 }
 
 // leafLines lists every scalar of v (and every empty object or array)
@@ -94,18 +194,18 @@ func leafLines(path string, v any, out []argLine) []argLine {
 	if path == "" {
 		path = "(value)"
 	}
-	return append(out, argLine{path, compact(v)})
+	return append(out, newLine(path, v))
 }
 
 // topLines lists the top-level arguments, each value whole as JSON.
 func topLines(v any) []argLine {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return []argLine{{"(value)", compact(v)}}
+		return []argLine{newLine("(value)", v)}
 	}
 	out := make([]argLine, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, argLine{joinPath("", k), compact(m[k])})
+		out = append(out, newLine(joinPath("", k), m[k]))
 	}
 	return out
 }

@@ -1,8 +1,12 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpgram/mcpgram/catalog"
 )
 
 // An ApprovalCard is the text of a card that asks a user to approve a
@@ -16,6 +20,8 @@ type ApprovalCard struct {
 	Arguments string
 	// Consent marks a call that needs the user's own agreement.
 	Consent bool
+	// Hints are what the tool's server says of it, shown as its claim.
+	Hints catalog.Hints
 	// Footer (HTML) ends the card, such as when it expires.
 	Footer string
 	// File names the attachment that holds the arguments in full when
@@ -25,15 +31,10 @@ type ApprovalCard struct {
 
 // HTML renders the card, and the arguments in full as the content of the
 // attachment named File when they do not fit on the card (nil when they
-// do, or need no more than the summary).
+// do, or need no more than the summary). The card ends with "\n" and the
+// Footer, when there is one.
 func (c ApprovalCard) HTML() (html string, attach []byte) {
-	var summary string
-	var cut bool
-	html = c.title()
-	if c.Tool != "" {
-		summary, cut = Args(c.Arguments)
-		html += "\n" + summary
-	}
+	html, cut := c.body()
 	footer := ""
 	if c.Footer != "" {
 		footer = "\n" + c.Footer
@@ -41,23 +42,122 @@ func (c ApprovalCard) HTML() (html string, attach []byte) {
 	if !cut {
 		return html + footer, nil
 	}
-	full := Visible(PrettyJSON(c.Arguments))
-	quoted := html + "\n<blockquote expandable>" + Escape(full) + "</blockquote>" + footer
+	quoted := html + "\n<i>In full:</i>\n<blockquote expandable>" + Escape(FullText(c.Arguments)) + "</blockquote>" + footer
 	if utf8.RuneCountInString(PlainText(quoted)) <= MaxMessageLen {
 		return quoted, nil
 	}
-	return html + "\n<i>The arguments in full are in " + Escape(c.File) + ", below.</i>" + footer, []byte(full)
+	return html + "\n<i>The arguments in full are in " + Escape(c.File) + ", below.</i>" + footer, []byte(Visible(PrettyJSON(c.Arguments)))
 }
 
-// title says what the card asks: a tool to run, a resource to read, or a
-// call that needs the user's own consent.
-func (c ApprovalCard) title() string {
+// body is the card but its footer and the arguments in full, and whether
+// a value on it was shortened.
+func (c ApprovalCard) body() (html string, cut bool) {
 	server, tool := Escape(Visible(c.Server)), Escape(Visible(c.Tool))
-	switch {
-	case c.Tool == "":
-		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", Escape(Visible(c.URI)), server)
-	case c.Consent:
-		return fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code> with:", server, tool)
+	if c.Tool == "" {
+		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", Escape(Visible(c.URI)), server), false
 	}
-	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:", tool, server)
+	if html, cut, ok := c.remember(); ok {
+		return html, cut
+	}
+	with := " with:\n"
+	summary, cut := Args(c.Arguments)
+	if NoArguments(c.Arguments) {
+		with, summary = " with no arguments.", ""
+	}
+	if c.Consent {
+		html = fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code>%s%s", server, tool, with, summary)
+	} else {
+		html = fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b>%s%s", tool, server, with, summary)
+	}
+	if line := HintsLine(c.Hints); line != "" {
+		html += "\n" + line
+	}
+	return html, cut
+}
+
+// maxMemoryRunes and maxMemoryLines bound what the memory card quotes of
+// the text to remember; the rest is in the arguments in full.
+const (
+	maxMemoryRunes = 1500
+	maxMemoryLines = 20
+)
+
+// remember renders the consent card of a memory store (the bundled
+// memory server's tool, or any tool named memory that needs consent to
+// store) as the question it is: the text to remember as text, then any
+// other argument. ok is false for any other call.
+func (c ApprovalCard) remember() (html string, cut, ok bool) {
+	var args map[string]any
+	dec := json.NewDecoder(strings.NewReader(c.Arguments))
+	dec.UseNumber()
+	if !c.Consent || c.Tool != "memory" || dec.Decode(&args) != nil || dec.More() {
+		return "", false, false
+	}
+	content, isText := args["content"].(string)
+	if op, _ := args["operation"].(string); op != "store" || !isText {
+		return "", false, false
+	}
+	shown, n := clipText(content, maxMemoryRunes, maxMemoryLines)
+	var b strings.Builder
+	fmt.Fprintf(&b, "🧠 <b>Remember this?</b>\n<blockquote>%s", Escape(Visible(shown)))
+	if n > 0 {
+		fmt.Fprintf(&b, "\n<i>(+%d more characters)</i>", n)
+	}
+	b.WriteString("</blockquote>")
+	delete(args, "content")
+	delete(args, "operation")
+	if len(args) > 0 {
+		rest, _ := json.Marshal(args)
+		summary, more := Args(string(rest))
+		b.WriteString("\n" + summary)
+		n += btoi(more)
+	}
+	fmt.Fprintf(&b, "\n<i>Asked by <code>%s</code> on <b>%s</b>, which stores it only if you agree.</i>", Escape(Visible(c.Tool)), Escape(Visible(c.Server)))
+	if line := HintsLine(c.Hints); line != "" {
+		b.WriteString("\n" + line)
+	}
+	return b.String(), n > 0, true
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// HintsLine says in words what a server says of its tool (MCP's tool
+// annotations), labelled as the server's claim; "" when it said nothing.
+// A read-only tool's other hints say nothing more, as MCP defines them.
+func HintsLine(h catalog.Hints) string {
+	var says []string
+	is := func(b *bool, v bool) bool { return b != nil && *b == v }
+	switch {
+	case is(h.ReadOnly, true):
+		says = append(says, "changes nothing")
+	case is(h.Destructive, true):
+		says = append(says, "may delete or overwrite")
+	case is(h.Destructive, false):
+		says = append(says, "adds, but deletes and overwrites nothing")
+	case is(h.ReadOnly, false):
+		says = append(says, "may change things")
+	}
+	if !is(h.ReadOnly, true) {
+		switch {
+		case is(h.Idempotent, true):
+			says = append(says, "calling it again changes nothing more")
+		case is(h.Idempotent, false):
+			says = append(says, "each call acts again")
+		}
+	}
+	switch {
+	case is(h.OpenWorld, true):
+		says = append(says, "reaches the outside world")
+	case is(h.OpenWorld, false):
+		says = append(says, "keeps to its own data")
+	}
+	if len(says) == 0 {
+		return ""
+	}
+	return "ℹ️ <i>Its server says this tool " + strings.Join(says, "; ") + " (the server's claim, not checked).</i>"
 }

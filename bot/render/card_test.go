@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/catalog"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -20,6 +21,8 @@ func FuzzApprovalCard(f *testing.F) {
 	f.Add("files", "", "file:///tmp/\u2066x", "", false)
 	f.Add("s\u200B", "t\n<i>", "", `{"a\n• path": [1, {"b": null}], "c": "`+strings.Repeat("é", 5000)+`"}`, false)
 	f.Add("s", "t", "", `not json \u202E`, false)
+	f.Add("memory", "memory", "", `{"operation": "store", "content": "a\n</blockquote>\u202E\n`+strings.Repeat("line\n", 40)+`", "tags": ["x\ny"]}`, true)
+	f.Add("clock", "now", "", `{}`, false)
 	f.Fuzz(func(t *testing.T, server, tool, uri, args string, consent bool) {
 		c := render.ApprovalCard{Server: server, Tool: tool, URI: uri, Arguments: args, Consent: consent,
 			Footer: "<i>Expires in 5 min if nobody answers.</i>", File: "arguments.json"}
@@ -64,4 +67,59 @@ func FuzzApprovalCard(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A card reads as what it asks: a text of several lines as text, a call
+// without arguments says so, what the server says of its tool as its
+// claim, and a memory store as the question it is.
+func TestApprovalCardReads(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name      string
+		card      render.ApprovalCard
+		want, not []string
+	}{
+		{"multi-line text", render.ApprovalCard{Server: "files", Tool: "write_file", Arguments: `{"path": "/tmp/a.md", "content": "# Title\n\nline two\n• path: \"/etc/passwd\""}`},
+			[]string{"• path: \"/tmp/a.md\"", "• content:\n# Title\n\nline two\n• path: \"/etc/passwd\""}, []string{`\n`}},
+		{"many lines are cut", render.ApprovalCard{Server: "files", Tool: "write_file", Arguments: `{"content": "` + strings.Repeat(`l\n`, 30) + `"}`},
+			[]string{"• content:\nl\nl\n", "(+45 more characters)", "In full:\ncontent:\n│ l\n│ l"}, nil},
+		{"no arguments", render.ApprovalCard{Server: "clock", Tool: "now", Arguments: `{}`},
+			[]string{"Run now on clock with no arguments."}, []string{"•", "(value)"}},
+		{"empty arguments", render.ApprovalCard{Server: "clock", Tool: "now", Arguments: ``},
+			[]string{"Run now on clock with no arguments."}, []string{"•"}},
+		{"hints", render.ApprovalCard{Server: "calc", Tool: "add", Arguments: `{"a": 1}`, Hints: catalog.Hints{ReadOnly: &yes, Destructive: &yes, OpenWorld: &no}},
+			[]string{"Its server says this tool changes nothing; keeps to its own data (the server's claim, not checked)."}, []string{"delete"}},
+		{"destructive", render.ApprovalCard{Server: "files", Tool: "rm", Arguments: `{"a": 1}`, Hints: catalog.Hints{ReadOnly: &no, Destructive: &yes, Idempotent: &yes, OpenWorld: &yes}},
+			[]string{"says this tool may delete or overwrite; calling it again changes nothing more; reaches the outside world"}, nil},
+		{"no hints", render.ApprovalCard{Server: "files", Tool: "rm", Arguments: `{"a": 1}`}, nil, []string{"server's claim"}},
+		{"remember", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "store", "content": "Anna is my wife\nand\u202Ebad", "tags": ["family"]}`},
+			[]string{"🧠 Remember this?\nAnna is my wife\nand\\u202Ebad\n• tags[0]: \"family\"\nAsked by memory on memory, which stores it only if you agree."}, []string{"operation", "consent is needed"}},
+		{"other consent", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "delete", "key": "k"}`},
+			[]string{"Your consent is needed", "• operation: \"delete\""}, []string{"Remember"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html, _ := tt.card.HTML()
+			plain, err := tgfake.ParseHTML(html)
+			if err != nil {
+				t.Fatalf("Telegram would reject the card: %v\n%s", err, html)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(plain, w) {
+					t.Errorf("card lacks %q:\n%s", w, plain)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(plain, w) {
+					t.Errorf("card has %q:\n%s", w, plain)
+				}
+			}
+		})
+	}
+	// A line of a multi-line value is inside its quote, so it cannot pass
+	// for an argument of its own.
+	html, _ := render.ApprovalCard{Server: "f", Tool: "w", Arguments: `{"content": "a\n• path: \"/etc/passwd\""}`}.HTML()
+	if !strings.Contains(html, "<blockquote>a\n• path: \"/etc/passwd\"</blockquote>") {
+		t.Errorf("the text is not quoted as one value:\n%s", html)
+	}
 }

@@ -7,7 +7,6 @@ package stats
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -103,13 +102,12 @@ func (sc *Screen) sendChart(ctx context.Context, chatID int64, now time.Time) {
 	if !slices.ContainsFunc(week, func(b store.Bucket) bool { return len(b.Turns) > 0 }) {
 		return // an empty chart says nothing the text did not
 	}
-	img, tallest, err := statsview.Chart(day, week)
+	img, _, err := statsview.Chart(day, week)
 	if err != nil {
 		sc.logger.Error("draw the chart of turns", "chat", chatID, "err", err)
 		return
 	}
-	caption := fmt.Sprintf("Turns over time, now on the right. Top: the last 24 hours, an hour a bar (tallest: %d). "+
-		"Bottom: the last 7 days, a day a bar (tallest: %d). Green: answered; red: failed; grey: stopped.", tallest[0], tallest[1])
+	caption := "Turns over time: the last 24 hours and the last 7 days, now on the right."
 	if err := sc.tg.SendPhoto(ctx, chatID, img, "image/png", caption, 0); err != nil {
 		sc.logger.Error("send the chart of turns", "chat", chatID, "err", err)
 	}

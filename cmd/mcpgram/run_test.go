@@ -174,9 +174,11 @@ func TestRunMemoryConsent(t *testing.T) {
 
 	waitForTool(t, tg, 42, "memory")
 	tg.Text(42, 42, "remember Ich wohne in Berlin, meine Frau heißt Anna")
-	card := waitFor(42, "Your consent is needed")
-	if !strings.Contains(card.Plain, `• content: "Ich wohne in Berlin, meine Frau heißt Anna"`) {
-		t.Errorf("the card does not show what is to be stored: %q", card.Plain)
+	// The memory server's store reads as the question it is, with the
+	// text to remember as text.
+	card := waitFor(42, "Remember this?")
+	if !strings.HasPrefix(card.Plain, "🧠 Remember this?\nIch wohne in Berlin, meine Frau heißt Anna\n") {
+		t.Errorf("the card does not ask to remember what is to be stored: %q", card.Plain)
 	}
 	press(42, card, "✅ I agree")
 	waitFor(42, "Memory said: [use_mcp_tool for 'memory' on 'memory'] Result:")

@@ -2,6 +2,7 @@ package tgfake
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -55,6 +56,9 @@ func ParseHTML(s string) (string, error) {
 					if top == "code" || (top == "pre" && name != "code") {
 						return fail(i, "entities inside %s are not allowed", top)
 					}
+				}
+				if name == "blockquote" && slices.Contains(stack, "blockquote") {
+					return fail(i, "blockquote entities can't be nested")
 				}
 				if err := checkAttrs(name, attrs); err != nil {
 					return fail(i, "%v", err)

@@ -294,7 +294,10 @@ func (m *meeting) arrive(n int) <-chan struct{} {
 // executor tests: a typed schema to check arguments against, an image, and
 // an error the server itself decides on.
 func addTools(s *server.MCPServer) {
+	// add says of itself, as MCP's tool annotations, that it only reads
+	// and keeps to itself; the other tools say what mcp-go says by default.
 	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true),
 		mcp.WithNumber("a", mcp.Required(), mcp.Description("First number")),
 		mcp.WithNumber("b", mcp.Required(), mcp.Description("Second number"))),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
