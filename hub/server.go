@@ -67,7 +67,7 @@ type server struct {
 	resources  []Resource
 	templates  []ResourceTemplate
 	prompts    []Prompt
-	completes  bool // the server offers completion/complete
+	completes  bool               // the server offers completion/complete
 	notes      []string           // what Screen refused or cut of the catalog
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
