@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/media"
+	"github.com/mcpgram/mcpgram/bot/promptmenu"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
@@ -56,10 +57,17 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		case data.Kind == callback.Servers:
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
-			return b.settingsJob(it.ChatID, cq, data, b.settings.PressTools)
+			return b.settingsJob(it.ChatID, cq, data, func(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
+				b.settings.PressTools(ctx, cq, data, admin)
+				// The chat's prompts follow its servers.
+				b.chatMenu(ctx, cq.Message.Chat)
+			})
 		case data.Kind == callback.Form:
 			// The lane waits for the turn whose call waits for the form.
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormPress(ctx, cq, data) }}
+		case data.Kind == callback.PromptForm:
+			// No call waits for it: it ends in a turn, in the chat's order.
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePromptPress(ctx, cq, data) }}
 		case data.Kind == callback.Model:
 			return b.settingsJob(it.ChatID, cq, data, b.settings.PressModel)
 		}
@@ -130,8 +138,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !b.admit(ctx, m, b.addressed(m)) {
 		return
 	}
-	// A reply to a form that closed between the routing and now.
-	if b.formText(ctx, m) {
+	// A reply to a form that closed between the routing and now, or to
+	// the form of a prompt's arguments.
+	if b.formText(ctx, m) || b.promptText(ctx, m) {
 		return
 	}
 	b.handleAdmitted(ctx, m)
@@ -179,6 +188,13 @@ func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
 			return
 		case "stats":
 			b.showStats(ctx, chatID, user)
+			return
+		case "prompts":
+			b.showPrompts(ctx, chatID, m.CommandArguments())
+			return
+		}
+		if cmd, ok := promptmenu.Find(b.chatPrompts(ctx, chatID), m.Command()); ok {
+			b.startPrompt(ctx, m, cmd)
 			return
 		}
 	}
@@ -375,6 +391,7 @@ Write what you need; I use the connected tools to do it. When I ask a question, 
 /model – which model answers this chat (group admins switch it)
 /servers – manage servers (admins)
 /stats – the last 24 hours and 7 days (admins)
+/prompts – the servers' prompts, each a command of its own
 
 In groups, mention me, reply to my message, or use a command.`
 
