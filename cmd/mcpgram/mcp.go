@@ -47,9 +47,9 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // mcpCommands builds "mcp list" and "mcp call", the operator's view of the
 // servers without the model.
 func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: noArgs,
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool or get one prompt", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{errors.New("mcp needs a command: list or call")}
+			return usageError{errors.New("mcp needs a command: list, call, prompts or prompt")}
 		}}
 	mcp.AddCommand(
 		&cobra.Command{
@@ -88,6 +88,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			}),
 		},
 	)
+	mcp.AddCommand(promptCommands(ctx, withConfig, user, stdout, stderr)...)
 	return mcp
 }
 

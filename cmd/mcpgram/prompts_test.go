@@ -1,0 +1,48 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/internal/testenv"
+)
+
+// `mcp prompts` lists the screened prompts with their arguments; `mcp
+// prompt` prints a prompt's messages, exits 1 when the server fails it
+// and 2 for a usage mistake.
+func TestMCPPrompts(t *testing.T) {
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false)})
+	out, errOut, code := b.run(nil, "--mcp-settings", settings, "mcp", "prompts")
+	if code != 0 || !strings.Contains(out, "greet(who*, mood)") || !strings.Contains(out, "Greet someone") || !strings.Contains(out, "5 prompts") {
+		t.Errorf("mcp prompts: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "nnnn") {
+		t.Errorf("mcp prompts lists a refused name:\n%s", out)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"greet", []string{"f", "greet", `{"who": "Ada"}`}, 0, "[user]\nPlease greet Ada.\n"},
+		{"picture", []string{"f", "picture"}, 0, "[user]\nDescribe this picture.\n[user]\n[image image/png, 70 bytes]\n[user]\n[resource notes://style]\nBe brief.\n"},
+		{"broken", []string{"f", "broken"}, 1, ""},
+		{"missing argument", []string{"f", "greet"}, 1, ""},
+		{"not an object", []string{"f", "greet", `["Ada"]`}, 2, ""},
+		{"too few", []string{"f"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := b.run(nil, append([]string{"--mcp-settings", settings, "mcp", "prompt"}, tt.args...)...)
+			if code != tt.code || (tt.out != "" && out != tt.out) {
+				t.Errorf("exit %d, want %d; stdout %q, want %q\nstderr: %s", code, tt.code, out, tt.out, errOut)
+			}
+		})
+	}
+	out, _, code = b.run(nil, "mcp", "prompt", "--help")
+	if code != 0 || !strings.Contains(out, "JSON object of strings") {
+		t.Errorf("mcp prompt --help: exit %d\n%s", code, out)
+	}
+}
