@@ -108,6 +108,12 @@ func (a *Agent) OpenPrompt(ctx context.Context, caller hub.Caller, server, name 
 	return formView(store.Form{ID: id, Payload: string(payload), ExpiresAt: expires})
 }
 
+// PromptForm is the form of p's arguments (see promptSchema), for a front
+// end that asks them itself.
+func PromptForm(p hub.Prompt) (*form.Form, error) {
+	return form.Parse(promptSchema(p))
+}
+
 // promptSchema is the form of p's arguments: a flat object of strings,
 // in the order the server gave them, required as it says.
 func promptSchema(p hub.Prompt) json.RawMessage {
