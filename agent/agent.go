@@ -117,6 +117,9 @@ type Hub interface {
 	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
 	AllowTool(server, tool string) error
 	WaitReady(ctx context.Context, server string) error
+	// GetPrompt and Complete serve the prompts users choose.
+	GetPrompt(ctx context.Context, caller hub.Caller, server, name string, args map[string]string) (*hub.PromptResult, error)
+	Complete(ctx context.Context, caller hub.Caller, server, prompt, arg, value string, known map[string]string) ([]string, error)
 }
 
 // Options are an Agent's optional settings; the zero value takes the

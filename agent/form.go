@@ -67,6 +67,11 @@ type Form struct {
 	ExpiresAt time.Time
 	// Outcome says how the form closed (Form* constants); "" while open.
 	Outcome string
+	// Prompt names the prompt whose arguments a ModePrompt form asks;
+	// Suggestions are its server's suggestions for the current field,
+	// which FormChoose takes by index.
+	Prompt      string
+	Suggestions []string
 	// Note says why the input just given changed nothing: an answer the
 	// schema refuses, a submit with fields missing, a button of an
 	// earlier field. It is for the user, who may try again.
@@ -114,6 +119,10 @@ type formPayload struct {
 	Schema  json.RawMessage `json:"schema,omitempty"`
 	URL     string          `json:"url,omitempty"`
 	State   form.State      `json:"state"`
+	// Prompt names the prompt of a ModePrompt form, and Suggest holds the
+	// server's suggestions for one of its fields.
+	Prompt  string      `json:"prompt,omitempty"`
+	Suggest *suggestion `json:"suggest,omitempty"`
 }
 
 // An asker is who a turn's calls ask: the turn's user, through its
@@ -272,7 +281,10 @@ func formView(f store.Form) (*Form, error) {
 		return nil, fmt.Errorf("decode form %d: %w", f.ID, err)
 	}
 	v := &Form{ID: f.ID, Server: p.Server, Tool: p.Tool, URI: p.URI, Mode: p.Mode, Message: p.Message, URL: p.URL,
-		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution}
+		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt}
+	if p.Suggest != nil && p.Suggest.Step == p.State.Step {
+		v.Suggestions = p.Suggest.Values
+	}
 	if p.Mode != hub.ElicitURL {
 		fm, err := form.Parse(p.Schema)
 		if err != nil {

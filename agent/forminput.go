@@ -49,6 +49,9 @@ func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in F
 			return nil, fmt.Errorf("decode form %d: %w", id, err)
 		}
 		p.State = v.State
+		if v.Mode == ModePrompt && resolution == "" && (p.Suggest == nil || p.Suggest.Step != v.State.Step) {
+			a.suggest(ctx, caller, v, &p)
+		}
 		payload, err := json.Marshal(p)
 		if err != nil {
 			return nil, fmt.Errorf("encode form %d: %w", id, err)
@@ -93,6 +96,14 @@ func applyInput(v *Form, in FormInput) (resolution string, changed bool) {
 	if in.Step >= 0 && in.Step != v.State.Step && in.Op != FormType {
 		v.Note = "That button belongs to another field; here is the form as it is now."
 		return "", false
+	}
+	if fd, ok := v.Fields.Current(v.State); ok && v.Mode == ModePrompt && in.Op == FormChoose && fd.Kind.Typed() {
+		// A suggestion of the server, taken as if typed.
+		if in.Option < 0 || in.Option >= len(v.Suggestions) {
+			v.Note = "That suggestion is no longer offered."
+			return "", false
+		}
+		in = FormInput{Op: FormType, Text: v.Suggestions[in.Option], Step: in.Step}
 	}
 	st := v.State
 	var err error
@@ -171,7 +182,8 @@ func (a *Agent) closeOrphanForms(ctx context.Context, chatID string) {
 		a.formMu.Lock()
 		_, live := a.waiting[f.ID]
 		a.formMu.Unlock()
-		if live {
+		if live || (isPromptForm(f) && a.cfg.Now().Before(f.ExpiresAt)) {
+			// A prompt's form waits for its user, not for a call.
 			continue
 		}
 		if err := a.cfg.Store.SaveForm(ctx, f.ID, f.Version, f.Payload, FormInterrupted); err != nil && !errors.Is(err, store.ErrResolved) && !errors.Is(err, store.ErrChanged) {

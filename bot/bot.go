@@ -53,6 +53,11 @@ type Agent interface {
 	// whether a call here waits for one of a user.
 	FormInput(ctx context.Context, caller hub.Caller, id int64, in agent.FormInput) (*agent.Form, error)
 	Waiting(chatID, userID string) bool
+	// The prompts users choose (see agent.OpenPrompt): a form of their
+	// arguments, the one open, and their messages as a turn's input.
+	OpenPrompt(ctx context.Context, caller hub.Caller, server, name string) (*agent.Form, error)
+	OpenPromptForm(ctx context.Context, caller hub.Caller) (*agent.Form, bool, error)
+	GetPrompt(ctx context.Context, caller hub.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
 	settings.Agent
 	usage.Agent
 }
@@ -138,6 +143,9 @@ type Options struct {
 	StreamInterval time.Duration
 	// ExpireInterval is how often expired approvals are denied; default 30s.
 	ExpireInterval time.Duration
+	// MenuInterval is how often the command menus are checked against the
+	// servers' prompts, and set again when they changed; default 30s.
+	MenuInterval time.Duration
 	// ShutdownGrace is how long running turns may finish after Run's
 	// context ends; default 20s.
 	ShutdownGrace time.Duration
@@ -197,6 +205,7 @@ func (c *Options) setDefaults() {
 	def(&c.TypingInterval, 4*time.Second)
 	def(&c.StreamInterval, 1500*time.Millisecond)
 	def(&c.ExpireInterval, 30*time.Second)
+	def(&c.MenuInterval, 30*time.Second)
 	def(&c.ShutdownGrace, 20*time.Second)
 	def(&c.AlbumWait, album.DefaultWait)
 	def(&c.MediaRetention, 30*24*time.Hour)
@@ -248,6 +257,8 @@ type Bot struct {
 	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
 	openCards map[int64]*card // chat -> its newest live card; under mu
 	formCards formCards       // the cards of forms this instance sent
+	// promptCards are the cards of prompts' forms this instance sent.
+	promptCards formCards
 }
 
 // A turn is what /cancel needs of a running turn.
@@ -335,7 +346,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if len(b.allowed) == 0 {
 		b.logger.Warn("ALLOWED_USER_IDS is empty: anyone on Telegram can use this bot and its tools")
 	}
-	b.registerCommands(ctx)
+	menu := b.registerCommands(ctx)
 
 	if name := b.queue.Instance(); name != "" {
 		b.logger.Info("sharing the inbox with other instances: this one runs the chats it leases", "instance", name, "lease", b.cfg.ChatLease)
@@ -344,6 +355,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
 	b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx) })
+	b.queue.Go(func(work context.Context) { b.menuLoop(ctx, menu) })
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {
@@ -390,20 +402,23 @@ func (b *Bot) connect(ctx context.Context) error {
 	}
 }
 
-// registerCommands sets the menus (see commands.go): Telegram shows a
-// user the most specific menu that applies: in a private chat, the
-// chat's own (operators) before all_private_chats; in a group, an
-// administrator's all_chat_administrators before all_group_chats. A failure costs only a stale menu:
-// every command works whatever the menu shows.
-func (b *Bot) registerCommands(ctx context.Context) {
+// registerCommands sets the menus (see commands.go), the servers' prompts
+// after the bot's own commands, and returns which prompts they offer (see
+// menuKey). Telegram shows a user the most specific menu that applies: in
+// a private chat, the chat's own (operators) before all_private_chats; in
+// a group, an administrator's all_chat_administrators before
+// all_group_chats. A failure costs only a stale menu: every command works
+// whatever the menu shows.
+func (b *Bot) registerCommands(ctx context.Context) string {
+	prompts := b.promptCommands()
 	for _, m := range []struct {
 		scope tgbotapi.BotCommandScope
 		cmds  []tgbotapi.BotCommand
 	}{
-		{tgbotapi.NewBotCommandScopeDefault(), menuFor(menuEveryone)},
-		{tgbotapi.NewBotCommandScopeAllPrivateChats(), menuFor(menuChatOwner)},
-		{tgbotapi.NewBotCommandScopeAllGroupChats(), menuFor(menuEveryone)},
-		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), menuFor(menuChatOwner)},
+		{tgbotapi.NewBotCommandScopeDefault(), withPrompts(menuFor(menuEveryone), prompts)},
+		{tgbotapi.NewBotCommandScopeAllPrivateChats(), withPrompts(menuFor(menuChatOwner), prompts)},
+		{tgbotapi.NewBotCommandScopeAllGroupChats(), withPrompts(menuFor(menuEveryone), prompts)},
+		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), withPrompts(menuFor(menuChatOwner), prompts)},
 	} {
 		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
 			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
@@ -413,10 +428,11 @@ func (b *Bot) registerCommands(ctx context.Context) {
 		// Fails with "chat not found" until the admin has talked to the
 		// bot once; /servers works regardless.
 		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, menuFor(menuOperator)...)); err != nil {
+		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, withPrompts(menuFor(menuOperator), prompts)...)); err != nil {
 			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
 		}
 	}
+	return menuKey(prompts)
 }
 
 // WebhookHandler returns the handler of Telegram's webhook requests, for

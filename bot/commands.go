@@ -8,6 +8,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/promptmenu"
 	"github.com/mcpgram/mcpgram/bot/render"
 )
 
@@ -77,6 +78,8 @@ func commands() []command {
 		{name: "retry", about: "Answer the last message again", help: "answer my last message again", order: inLane, run: (*Bot).retry},
 		{name: "cancel", about: "Stop the running request", help: "stop the running request", order: outOfBand,
 			run: (*Bot).handleCancel},
+		{name: "prompts", about: "The servers' prompts", help: "the servers' prompts, each a command of its own", order: beside,
+			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.showPrompts(ctx, m.Chat.ID, m.CommandArguments()) }},
 		{name: "system", about: "This chat's instructions to the assistant", help: "this chat's instructions to me (group admins change them)",
 			menu: menuChatOwner, order: beside,
 			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) {
@@ -122,6 +125,10 @@ func (b *Bot) commandOf(m *tgbotapi.Message) (c command, ok, mine bool) {
 func (b *Bot) runCommand(ctx context.Context, m *tgbotapi.Message) {
 	if c, ok, _ := b.commandOf(m); ok {
 		c.run(b, ctx, m)
+		return
+	}
+	if cmd, ok := promptmenu.Find(b.chatPrompts(ctx, m.Chat.ID), m.Command()); ok {
+		b.startPrompt(ctx, m, cmd)
 		return
 	}
 	b.say(ctx, m.Chat.ID, b.unknownText(m))

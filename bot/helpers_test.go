@@ -251,6 +251,18 @@ func (f *fakeSettings) FormInput(context.Context, hub.Caller, int64, agent.FormI
 
 func (f *fakeSettings) Waiting(string, string) bool { return false }
 
+func (f *fakeSettings) OpenPrompt(context.Context, hub.Caller, string, string) (*agent.Form, error) {
+	return nil, agent.ErrNoPrompt
+}
+
+func (f *fakeSettings) OpenPromptForm(context.Context, hub.Caller) (*agent.Form, bool, error) {
+	return nil, false, nil
+}
+
+func (f *fakeSettings) GetPrompt(context.Context, hub.Caller, string, string, map[string]string) (agent.PromptInput, error) {
+	return agent.PromptInput{}, agent.ErrNoPrompt
+}
+
 func (f *fakeSettings) Usage(context.Context, string) (agent.Usage, error) {
 	return agent.Usage{}, nil
 }

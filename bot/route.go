@@ -56,10 +56,17 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		case data.Kind == callback.Servers:
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
-			return b.settingsJob(it.ChatID, cq, data, b.settings.PressTools)
+			return b.settingsJob(it.ChatID, cq, data, func(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
+				b.settings.PressTools(ctx, cq, data, admin)
+				// The chat's prompts follow its servers.
+				b.chatMenu(ctx, cq.Message.Chat)
+			})
 		case data.Kind == callback.Form:
 			// The lane waits for the turn whose call waits for the form.
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormPress(ctx, cq, data) }}
+		case data.Kind == callback.PromptForm:
+			// No call waits for it: it ends in a turn, in the chat's order.
+			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePromptPress(ctx, cq, data) }}
 		case data.Kind == callback.Model:
 			return b.settingsJob(it.ChatID, cq, data, b.settings.PressModel)
 		}
@@ -90,6 +97,9 @@ func (b *Bot) commandJob(chat string, m *tgbotapi.Message) dispatch.Job {
 	c, ok, mine := b.commandOf(m)
 	_, _, named := strings.Cut(m.CommandWithAt(), "@")
 	switch {
+	case mine && !ok && b.isPrompt(m.Command()):
+		// A server's prompt may run a turn: in the chat's lane.
+		return b.laneJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
 	case !mine && !m.Chat.IsPrivate(), !ok && !m.Chat.IsPrivate() && !named:
 		return dispatch.Job{}
 	case !ok:
@@ -212,8 +222,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !b.admit(ctx, m, b.addressed(m)) {
 		return
 	}
-	// A reply to a form that closed between the routing and now.
-	if b.formText(ctx, m) {
+	// A reply to a form that closed between the routing and now, or to
+	// the form of a prompt's arguments.
+	if b.formText(ctx, m) || b.promptText(ctx, m) {
 		return
 	}
 	b.handleAdmitted(ctx, m)

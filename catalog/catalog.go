@@ -112,6 +112,26 @@ type ResourceTemplate struct {
 	MIMEType    string
 }
 
+// A Prompt is a prompt template a server offers the user (MCP's
+// prompts): chosen by name, its arguments asked, its messages sent as
+// the user's turn.
+type Prompt struct {
+	Name string
+	// Title is the prompt's display name, one line; often empty.
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+}
+
+// A PromptArgument is one argument of a prompt: a string, required or
+// not as the server says.
+type PromptArgument struct {
+	Name        string
+	Title       string
+	Description string
+	Required    bool
+}
+
 // A ServerInfo is a snapshot of one configured server: its settings that
 // callers need, its state, and its catalog.
 type ServerInfo struct {
@@ -161,6 +181,19 @@ type ServerInfo struct {
 	Tools             []Tool
 	Resources         []Resource
 	ResourceTemplates []ResourceTemplate
+	// Prompts are the server's prompts, sorted by name and screened like
+	// its tools; Completions says the server offers completion/complete
+	// for their arguments.
+	Prompts     []Prompt
+	Completions bool
+}
+
+// Prompt returns the named prompt of s.
+func (s ServerInfo) Prompt(name string) (Prompt, bool) {
+	if i := slices.IndexFunc(s.Prompts, func(p Prompt) bool { return p.Name == name }); i >= 0 {
+		return s.Prompts[i], true
+	}
+	return Prompt{}, false
 }
 
 // Tool returns the named tool of s.

@@ -13,6 +13,8 @@ type (
 	Resource         = catalog.Resource
 	ResourceTemplate = catalog.ResourceTemplate
 	Status           = catalog.Status
+	Prompt           = catalog.Prompt
+	PromptArgument   = catalog.PromptArgument
 )
 
 // The states a server moves through: see catalog.Status.

@@ -39,6 +39,22 @@ func TestInteropEverything(t *testing.T) {
 		}
 	})
 
+	t.Run("prompts", func(t *testing.T) {
+		if _, ok := s.Prompt("args-prompt"); !ok {
+			t.Fatalf("prompts = %+v, want args-prompt among them", s.Prompts)
+		}
+		ctx := context.Background()
+		res, err := h.GetPrompt(ctx, hub.Caller{}, "everything", "args-prompt", map[string]string{"city": "Oslo"})
+		if err != nil || len(res.Messages) != 1 || res.Messages[0].Content.Text != "What's weather in Oslo?" {
+			t.Errorf("args-prompt = %+v, %v", res, err)
+		}
+		// The second argument's suggestions depend on the first.
+		got, err := h.Complete(ctx, hub.Caller{}, "everything", "completable-prompt", "name", "", map[string]string{"department": "Sales"})
+		if err != nil || strings.Join(got, ",") != "David,Eve,Frank" {
+			t.Errorf("completions = %q, %v; want David,Eve,Frank", got, err)
+		}
+	})
+
 	t.Run("echo", func(t *testing.T) {
 		if got := call(t, h, "everything", "echo", map[string]any{"message": "hello"}).Text(); got != "Echo: hello" {
 			t.Errorf("echo = %q", got)

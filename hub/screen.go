@@ -101,10 +101,15 @@ func Screen(tools []Tool, resources []Resource, templates []ResourceTemplate) ([
 		r.Description = cutDescription(r.Description, "resource template "+r.URITemplate, &notes)
 		keptTemplates = append(keptTemplates, r)
 	}
+	return keptTools, keptResources, keptTemplates, capNotes(notes)
+}
+
+// capNotes keeps the first maxNotes notes, counting the rest.
+func capNotes(notes []string) []string {
 	if len(notes) > maxNotes {
-		notes = append(notes[:maxNotes-1], fmt.Sprintf("and %d more changes like these", len(notes)-(maxNotes-1)))
+		notes = append(notes[:maxNotes-1:maxNotes-1], fmt.Sprintf("and %d more changes like these", len(notes)-(maxNotes-1)))
 	}
-	return keptTools, keptResources, keptTemplates, notes
+	return notes
 }
 
 // maxNotes bounds the notes on one server: a server that lists ten

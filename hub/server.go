@@ -66,6 +66,8 @@ type server struct {
 	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
 	templates  []ResourceTemplate
+	prompts    []Prompt
+	completes  bool               // the server offers completion/complete
 	notes      []string           // what Screen refused or cut of the catalog
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
@@ -226,6 +228,8 @@ func (s *server) info() ServerInfo {
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
 		ResourceTemplates: slices.Clone(s.templates),
+		Prompts:           slices.Clone(s.prompts),
+		Completions:       s.completes,
 		Notes:             slices.Clone(s.notes),
 	}
 }
@@ -303,6 +307,7 @@ func (s *server) stopLogged(state Status) {
 
 func (s *server) clearCatalog() {
 	s.conn, s.about, s.tools, s.resources, s.templates, s.notes = nil, "", nil, nil, nil, nil
+	s.prompts, s.completes = nil, false
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a
@@ -481,7 +486,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		// This runs in mcp-go's read loop: a request from here would wait
 		// for a response that loop can no longer read.
 		switch n.Method {
-		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged:
+		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
 			select {
 			case c.refresh <- struct{}{}:
 			default:
@@ -769,7 +774,7 @@ func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 	c.modern = mcp.IsModernProtocol(c.version)
 	if c.modern {
 		c.hubMeta = s.hub.protocolMeta(c.version)
-		filter := mcp.SubscriptionFilter{ToolsListChanged: true, ResourcesListChanged: true}
+		filter := mcp.SubscriptionFilter{ToolsListChanged: true, ResourcesListChanged: true, PromptsListChanged: true}
 		stop, err := c.client.ListenAsync(context.Background(), filter, func(err error) {
 			s.log.Debug("subscriptions/listen ended", "err", err)
 		})
@@ -871,11 +876,16 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 		return ctx.Err()
 	}
 	tools, resources, templates, notes := Screen(tools, resources, templates)
+	prompts, promptNotes := ScreenPrompts(s.listPrompts(ctx, c))
+	if len(notes) < maxNotes {
+		notes = capNotes(append(notes, promptNotes...))
+	}
 	for _, n := range notes {
 		s.log.Warn("screened the server's catalog", "note", n)
 	}
 	s.mu.Lock()
 	s.tools, s.resources, s.templates, s.notes = tools, resources, templates, notes
+	s.prompts, s.completes = prompts, caps.Completions != nil
 	s.mu.Unlock()
 	s.hub.changed()
 	return nil

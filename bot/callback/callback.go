@@ -14,6 +14,8 @@
 //	f:<form id>:<step>:<op>[<n>]   a form's button: c(hoose) or t(oggle) option n,
 //	                               d(one), D(efault), n(ext), b(ack), s(ubmit),
 //	                               x (decline), z (cancel), of the field at step
+//	p:<form id>:<step>:<op>[<n>]   the same, on the form of a prompt's arguments
+//	                               (c of a typed field: the server's suggestion n)
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -41,6 +43,9 @@ const (
 	Chat    Kind = 'c' // turns a server off or on for one chat (/tools)
 	Model   Kind = 'm' // chooses a chat's model profile (/model)
 	Form    Kind = 'f' // fills in, submits or refuses a form a server asks for
+	// PromptForm fills in, submits or cancels the form of a prompt's
+	// arguments; its data has the form of Form's.
+	PromptForm Kind = 'p'
 )
 
 // A FormOp is what a Form button does.
@@ -144,8 +149,8 @@ func (d Data) String() string {
 			key = serverHash(key)
 		}
 		return "m:" + key
-	case Form:
-		s := "f:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
+	case Form, PromptForm:
+		s := string(rune(d.Kind)) + ":" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
 		if d.Op.takesOption() {
 			s += strconv.Itoa(d.Option)
 		}
@@ -217,7 +222,7 @@ func Decode(s string) (Data, error) {
 	case Model:
 		d.Profile = s[2:]
 		ok = isHash(d.Profile) || profileKey(d.Profile)
-	case Form:
+	case Form, PromptForm:
 		ok = d.decodeForm(s[2:])
 	}
 	if !ok {

@@ -51,6 +51,12 @@ type Card struct {
 	Group bool
 	// Expires is when the form closes unanswered.
 	Expires time.Time
+	// Kind is the kind of the buttons' data: callback.Form (the default)
+	// or callback.PromptForm.
+	Kind callback.Kind
+	// Suggestions are values offered for the current typed field, each a
+	// button (FormChoose of its index).
+	Suggestions []string
 }
 
 // Text is the card's HTML.
@@ -128,6 +134,8 @@ func ask(c Card) string {
 		reply = ", as a reply to this message"
 	}
 	switch {
+	case fd.Kind.Typed() && len(c.Suggestions) > 0:
+		return "✏️ Type " + render.Escape(fd.Hint()) + reply + ", or choose a suggestion."
 	case fd.Kind.Typed():
 		return "✏️ Type " + render.Escape(fd.Hint()) + reply + "."
 	case fd.Kind == form.Boolean:
@@ -151,7 +159,11 @@ func ask(c Card) string {
 // Keyboard is the card's buttons.
 func Keyboard(c Card) tgbotapi.InlineKeyboardMarkup {
 	btn := func(label string, op callback.FormOp, opt int) tgbotapi.InlineKeyboardButton {
-		data := callback.Data{Kind: callback.Form, Pending: c.ID, Page: c.State.Step, Op: op, Option: opt}.String()
+		kind := c.Kind
+		if kind == 0 {
+			kind = callback.Form
+		}
+		data := callback.Data{Kind: kind, Pending: c.ID, Page: c.State.Step, Op: op, Option: opt}.String()
 		return tgbotapi.NewInlineKeyboardButtonData(label, data)
 	}
 	var rows [][]tgbotapi.InlineKeyboardButton
@@ -179,7 +191,10 @@ func Keyboard(c Card) tgbotapi.InlineKeyboardMarkup {
 // optionRows are the buttons of a choice, yes/no or multi-choice field,
 // two to a row; none for a typed field, or for a choice of too many.
 func optionRows(c Card, fd form.Field, btn func(string, callback.FormOp, int) tgbotapi.InlineKeyboardButton) [][]tgbotapi.InlineKeyboardButton {
-	if fd.Kind.Typed() || len(fd.Options) > MaxOptionButtons {
+	if fd.Kind.Typed() {
+		return suggestionRows(c, btn)
+	}
+	if len(fd.Options) > MaxOptionButtons {
 		return nil
 	}
 	cur, answered := c.Fields.Value(c.State, fd.Name)
@@ -212,6 +227,15 @@ func optionRows(c Card, fd form.Field, btn func(string, callback.FormOp, int) tg
 	}
 	if fd.Kind == form.Choices {
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(btn("Done ✔", callback.FormDone, 0)))
+	}
+	return rows
+}
+
+// suggestionRows are the suggestions for a typed field, one to a row.
+func suggestionRows(c Card, btn func(string, callback.FormOp, int) tgbotapi.InlineKeyboardButton) [][]tgbotapi.InlineKeyboardButton {
+	var rows [][]tgbotapi.InlineKeyboardButton
+	for i, v := range c.Suggestions {
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(btn("💡 "+render.Visible(render.Shorten(oneLine(v), buttonLen)), callback.FormChoose, i)))
 	}
 	return rows
 }

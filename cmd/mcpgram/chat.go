@@ -12,12 +12,13 @@ import (
 	"strings"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/promptmenu"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 )
 
-const chatHelp = `Type a message and press Enter. Commands: /reset (new conversation), /tools, /help, /quit.
+const chatHelp = `Type a message and press Enter. Commands: /reset (new conversation), /tools, /prompts (the servers' prompts, each sent with /NAME), /help, /quit.
 A question's options are numbered: type the number, or any text. An approval asks y (yes), n (no) or a (always:
 the tool runs unasked from then on); a call that needs your consent asks y or n, each time.
 A server may ask for details in the middle of a call: answer each field (Enter takes the default), then submit, decline or cancel.
@@ -44,7 +45,8 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	// One reader of stdin for the chat and for what servers ask mid-call,
 	// which waits for the typed lines while the turn that called runs.
 	lines := readLines(stdin)
-	app, err := Open(ctx, cfg, logger, false, true, &terminalAsker{out: stdout, lines: lines, interactive: true})
+	asker := &terminalAsker{out: stdout, lines: lines, interactive: true}
+	app, err := Open(ctx, cfg, logger, false, true, asker)
 	if err != nil {
 		return err
 	}
@@ -53,7 +55,7 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	if p, err := app.Agent.ChatProfile(ctx, user); err == nil {
 		profile = p
 	}
-	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}, profile: profile, logPath: logPath}
+	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}, asker: asker, interrupts: interrupts, profile: profile, logPath: logPath}
 	running := len(app.Hub.Catalog().Running())
 	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", profile.Model, running, logPath, chatHelp)
 	if err := c.reopen(ctx); err != nil {
@@ -93,6 +95,9 @@ type terminal struct {
 	question *agent.Question
 	approval *agent.Approval
 	shown    string // streamed text already printed for the current reply
+	// asker asks a prompt's arguments; interrupts stop a prompt's turn.
+	asker      *terminalAsker
+	interrupts <-chan os.Signal
 }
 
 // commandRE is a typed command: a slash and a word, alone on the line.
@@ -159,8 +164,13 @@ func (c *terminal) command(ctx context.Context, line string) (quit bool, err err
 		}
 		c.question, c.approval = nil, nil
 		fmt.Fprintln(c.out, "New conversation.")
+	case "/prompts":
+		c.listPrompts()
 	default:
-		fmt.Fprintf(c.out, "Unknown command %s. Commands: /reset, /tools, /help, /quit.\n", line)
+		if cmd, ok := promptmenu.Find(c.prompts(), strings.TrimPrefix(line, "/")); ok {
+			return false, c.sendPrompt(ctx, cmd)
+		}
+		fmt.Fprintf(c.out, "Unknown command %s. Commands: /reset, /tools, /prompts, /help, /quit, and a prompt's /NAME.\n", line)
 	}
 	return false, nil
 }

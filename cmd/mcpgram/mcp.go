@@ -48,11 +48,11 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // mcpCommands builds "mcp list" and "mcp call", the operator's view of the
 // servers without the model.
 func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: commandArgs,
-		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, or call one tool.",
-		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'",
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool or get one prompt", Args: commandArgs,
+		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, or list and get their prompts.",
+		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{errors.New("mcp needs a command: list or call")}
+			return usageError{errors.New("mcp needs a command: list, call, prompts or prompt")}
 		}}
 	mcp.AddCommand(
 		&cobra.Command{
@@ -103,6 +103,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			}),
 		},
 	)
+	mcp.AddCommand(promptCommands(ctx, withConfig, user, stdout, stderr)...)
 	return mcp
 }
 

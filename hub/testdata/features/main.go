@@ -1,7 +1,7 @@
 // Command features is the MCP server whose tools use the client features
 // of MCP, for the tests of the hub and of the front ends above it: each
 // file adds one feature's tools (elicit.go: elicitation, in form and URL
-// modes). It speaks 2026-07-28, asking through "input_required" results;
+// modes; prompts.go: prompts with completions). It speaks 2026-07-28, asking through "input_required" results;
 // with -legacy it refuses server/discover, so that a client speaks a 2025
 // revision to it, and mcp-go sends the same questions as
 // elicitation/create requests.
@@ -28,8 +28,9 @@ func main() {
 	legacy := flag.Bool("legacy", false, "refuse server/discover: speak only the 2025 revisions")
 	flag.Parse()
 
-	s := server.NewMCPServer("features", "1.0.0", server.WithToolCapabilities(true))
+	s := server.NewMCPServer("features", "1.0.0", append(promptOptions(), server.WithToolCapabilities(true))...)
 	addClientTool(s)
+	addPrompts(s)
 	addElicitTools(s)
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
