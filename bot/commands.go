@@ -79,7 +79,9 @@ func commands() []command {
 		{name: "cancel", about: "Stop the running request", help: "stop the running request", order: outOfBand,
 			run: (*Bot).handleCancel},
 		{name: "prompts", about: "The servers' prompts", help: "the servers' prompts, each a command of its own", order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.showPrompts(ctx, m.Chat.ID, m.CommandArguments()) }},
+			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) {
+				b.showPrompts(ctx, m.Chat.ID, m.CommandArguments())
+			}},
 		{name: "system", about: "This chat's instructions to the assistant", help: "this chat's instructions to me (group admins change them)",
 			menu: menuChatOwner, order: beside,
 			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) {
