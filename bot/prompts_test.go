@@ -136,8 +136,14 @@ func TestPromptsHostileInTelegram(t *testing.T) {
 		cmds := f.Commands(alice)
 		return len(cmds) > 0 && !strings.Contains(commandNames(cmds), "greet")
 	})
+	// Its command is then one the chat does not have: answered, never
+	// sent to the model.
+	calls := len(s.model.Calls())
 	f.Text(alice, alice, "/greet")
-	waitText(t, f, alice, "Hello: /greet")
+	waitText(t, f, alice, "I don't know /greet.")
+	if n := len(s.model.Calls()); n != calls {
+		t.Errorf("the model was called for the prompt of a server turned off in the chat")
+	}
 }
 
 func commandNames(cmds []tgbotapi.BotCommand) string {

@@ -20,6 +20,8 @@ func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []
 	return []*cobra.Command{
 		{
 			Use: "prompts", Short: "Each running server's prompts, with their arguments (* required)", Args: noArgs,
+			Long: "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
+			Example: "  mcpgram mcp prompts\n  mcpgram mcp prompts --mcp-settings ~/.vscode/mcp.json",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
 				h, err := startHub(ctx, cfg, logger, nil)
@@ -32,7 +34,8 @@ func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []
 		},
 		{
 			Use: "prompt SERVER NAME ['{\"arg\": \"value\"}']", Short: "Get one prompt and print its messages; exits 1 on error",
-			Long: "Get one prompt and print its messages; exits 1 on error.\n\nThe arguments are a JSON object of strings, as the prompt declares them (see mcp prompts).",
+			Long: "Get one prompt and print its messages, each headed by its role; exits 1 when the server fails it, 2 for a usage mistake.\n\nThe arguments are a JSON object of strings, as the prompt declares them (see mcp prompts).",
+			Example: "  mcpgram mcp prompt everything simple-prompt\n  mcpgram mcp prompt everything args-prompt '{\"city\": \"Paris\"}'",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) < 2 || len(args) > 3 {
 					return usageError{fmt.Errorf("mcp prompt takes SERVER NAME and optional JSON arguments, got %d arguments", len(args))}
