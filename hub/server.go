@@ -486,6 +486,8 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 			case c.refresh <- struct{}{}:
 			default:
 			}
+		case string(mcp.MethodNotificationProgress):
+			c.progressed(n)
 		}
 	})
 
@@ -987,7 +989,7 @@ func (s *server) request(ctx context.Context, method string, params map[string]a
 	if err != nil {
 		return nil, err
 	}
-	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32)}
+	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: progressFunc(ctx)}
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)
 		if err != nil {
@@ -1021,7 +1023,7 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 	timeout := cfg.timeout
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{})}
+	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{}), progress: parent.progress}
 	defer close(cl.done)
 	cl.clock = newClock(timeout, func() { cancel(errTimeout) })
 	defer cl.clock.stop()
@@ -1032,6 +1034,10 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 	defer c.requests.remove(idText)
 	c.calls.add(idText, cl)
 	defer c.calls.remove(idText)
+	if method == string(mcp.MethodToolsCall) {
+		// Every round has its own id, and its progress its own token.
+		params = withProgressToken(params, idText)
+	}
 	resp, err := c.tr.SendRequest(rctx, c.jsonRPC(id, method, params, parent))
 	if err != nil {
 		if rctx.Err() != nil {
