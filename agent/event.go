@@ -46,11 +46,19 @@ const (
 	// expired, or its call ended first (Form.Outcome says which). The
 	// turn goes on.
 	EventFormClosed
+	// EventToolProgress: running calls reported progress; Progress holds
+	// each one's latest report (by its Call number), at most one event
+	// per Config.ProgressInterval however fast servers report. A call
+	// that reports nothing has none.
+	EventToolProgress
 )
 
 // An Event is something a running turn reports to the front end.
 type Event struct {
-	Kind     EventKind
+	Kind EventKind
+	// Call numbers the turn's tool calls from 1, in EventToolStart,
+	// EventToolEnd and Progress: calls run in parallel end in any order.
+	Call     int
 	Text     string
 	Server   string
 	Tool     string
@@ -62,6 +70,7 @@ type Event struct {
 	Question *Question
 	Approval *Approval
 	Form     *Form
+	Progress []CallProgress
 }
 
 // A Question is a follow-up question waiting for the user's answer.
