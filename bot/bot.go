@@ -245,9 +245,10 @@ type Bot struct {
 	formCards formCards       // the cards of forms this instance sent
 }
 
-// A turn is what /cancel needs of a running turn.
+// A turn is what /cancel and the Stop button need of a running turn.
 type turn struct {
-	cancel context.CancelFunc
+	id     string // the agent's turn id, which the Stop button names
+	cancel context.CancelCauseFunc
 	owner  int64 // the user whose turn it is
 }
 

@@ -14,6 +14,7 @@
 //	f:<form id>:<step>:<op>[<n>]   a form's button: c(hoose) or t(oggle) option n,
 //	                               d(one), D(efault), n(ext), b(ack), s(ubmit),
 //	                               x (decline), z (cancel), of the field at step
+//	x:<turn id>                    Stop: stop the running turn (1-32 of 0-9 a-f)
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -41,6 +42,7 @@ const (
 	Chat    Kind = 'c' // turns a server off or on for one chat (/tools)
 	Model   Kind = 'm' // chooses a chat's model profile (/model)
 	Form    Kind = 'f' // fills in, submits or refuses a form a server asks for
+	Stop    Kind = 'x' // stops a running turn and its calls
 )
 
 // A FormOp is what a Form button does.
@@ -115,7 +117,13 @@ type Data struct {
 	// of it when the name does not fit or holds other than A-Z a-z 0-9
 	// . _ -; see Names.
 	Profile string
+	// Turn is the id of the turn to stop (Stop): 1 to MaxTurnID of
+	// 0-9 a-f.
+	Turn string
 }
+
+// MaxTurnID is the longest turn id a Stop button carries.
+const MaxTurnID = 32
 
 // ErrInvalid is returned by Decode for data String would not write.
 var ErrInvalid = errors.New("callback: invalid button data")
@@ -144,6 +152,11 @@ func (d Data) String() string {
 			key = serverHash(key)
 		}
 		return "m:" + key
+	case Stop:
+		if !turnID(d.Turn) {
+			return ""
+		}
+		return "x:" + d.Turn
 	case Form:
 		s := "f:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
 		if d.Op.takesOption() {
@@ -219,6 +232,9 @@ func Decode(s string) (Data, error) {
 		ok = isHash(d.Profile) || profileKey(d.Profile)
 	case Form:
 		ok = d.decodeForm(s[2:])
+	case Stop:
+		d.Turn = s[2:]
+		ok = turnID(d.Turn)
 	}
 	if !ok {
 		return Data{}, ErrInvalid
@@ -287,6 +303,19 @@ func (d *Data) decodeForm(s string) bool {
 	opt, ok := number(rest)
 	d.Option = int(opt)
 	return ok && int64(d.Option) == opt
+}
+
+// turnID reports whether s may be a Stop button's turn id.
+func turnID(s string) bool {
+	if s == "" || len(s) > MaxTurnID {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // number parses a non-negative decimal without sign or leading zeros.

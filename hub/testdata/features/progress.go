@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -18,16 +19,22 @@ var cancelled atomic.Int64
 // addProgressTools adds the tools that report progress and wait to be
 // cancelled.
 func addProgressTools(s *server.MCPServer) {
-	s.AddTool(mcp.NewTool("index", mcp.WithDescription("Indexes files, reporting progress after each of count steps (default 3) of total (default count); with flood, sends that many progress notifications at once first."),
-		mcp.WithNumber("count"), mcp.WithNumber("total"), mcp.WithNumber("flood"), mcp.WithString("message")),
+	s.AddTool(mcp.NewTool("index", mcp.WithToolTitle("Index the files"),
+		mcp.WithDescription("Indexes files, reporting progress after each of count steps (default 3) of total (default count); with flood, sends that many progress notifications first, spread evenly over spread_ms milliseconds (default: at once)."),
+		mcp.WithNumber("count"), mcp.WithNumber("total"), mcp.WithNumber("flood"), mcp.WithNumber("spread_ms"), mcp.WithString("message")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			token := progressToken(req)
 			count := req.GetInt("count", 3)
 			total := req.GetInt("total", count)
 			msg := req.GetString("message", "indexing")
 			sent := 0
-			for i := range req.GetInt("flood", 0) {
-				sent += notifyProgress(token, float64(i)/1000, float64(total), msg)
+			flood := req.GetInt("flood", 0)
+			began, spread := time.Now(), time.Duration(req.GetInt("spread_ms", 0))*time.Millisecond
+			for i := range flood {
+				if due := began.Add(spread * time.Duration(i) / time.Duration(flood)); time.Until(due) > 0 {
+					time.Sleep(time.Until(due)) // the server's pace, not a test's signal
+				}
+				sent += notifyProgress(token, float64(i)/float64(max(1, flood)), float64(total), msg)
 			}
 			for i := 1; i <= count; i++ {
 				sent += notifyProgress(token, float64(i), float64(total), msg)
