@@ -50,13 +50,13 @@ type reply struct {
 	status     int // message id of the status message
 	statusHTML string
 	tools      []toolLine
-	draft     int   // message id of the edited draft (fallback)
-	draftID   int64 // sendMessageDraft's draft_id for this turn
-	draftHTML string
-	view      draftView // what the draft shows of the streamed text
-	lastDraft time.Time
-	firstText time.Time // of the current model call's text
-	done      bool      // a terminal event was handled
+	draft      int   // message id of the edited draft (fallback)
+	draftID    int64 // sendMessageDraft's draft_id for this turn
+	draftHTML  string
+	view       draftView // what the draft shows of the streamed text
+	lastDraft  time.Time
+	firstText  time.Time // of the current model call's text
+	done       bool      // a terminal event was handled
 
 	stopTyping chan struct{}
 	typingDone chan struct{}
