@@ -67,6 +67,7 @@ type server struct {
 	resources  []Resource
 	templates  []ResourceTemplate
 	notes      []string           // what Screen refused or cut of the catalog
+	outputs    outputSchemas      // the tools' output schemas, compiled
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
 	// stopErr says how the run loop's last connection ended when it was
@@ -879,6 +880,7 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 	s.mu.Lock()
 	s.tools, s.resources, s.templates, s.notes = tools, resources, templates, notes
 	s.mu.Unlock()
+	s.outputs.reset()
 	s.hub.changed()
 	return nil
 }
@@ -892,13 +894,12 @@ func convertTool(t mcp.Tool) Tool {
 	// and its MarshalJSON knows which.
 	if b, err := json.Marshal(t); err == nil {
 		var v struct {
-			InputSchema json.RawMessage `json:"inputSchema"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
 		}
-		if json.Unmarshal(b, &v) == nil && len(v.InputSchema) > 0 && string(v.InputSchema) != "null" {
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, v.InputSchema); err == nil {
-				out.InputSchema = json.RawMessage(compact.Bytes())
-			}
+		if json.Unmarshal(b, &v) == nil {
+			out.InputSchema = compactJSON(v.InputSchema)
+			out.OutputSchema = compactJSON(v.OutputSchema)
 		}
 	}
 	if len(out.InputSchema) == 0 {
@@ -913,6 +914,19 @@ func convertTool(t mcp.Tool) Tool {
 		}
 	}
 	return out
+}
+
+// compactJSON is raw without its white space; nil when raw is empty,
+// null or not JSON.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) != nil {
+		return nil
+	}
+	return json.RawMessage(compact.Bytes())
 }
 
 // consentWhen reads a tool's consent declaration. One that is malformed

@@ -32,6 +32,7 @@ func main() {
 	addClientTool(s)
 	addElicitTools(s)
 	addProgressTools(s)
+	addResultTools(s)
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
