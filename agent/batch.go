@@ -257,7 +257,7 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool, pump 
 	}
 	ev := Event{Kind: EventToolEnd, Call: n, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
 	if o.Result != nil {
-		ev.Images, ev.Files = o.Result.Images(), o.Result.Files()
+		ev.Images, ev.Files, ev.Links = o.Result.Images(), o.Result.Files(), o.Result.Links()
 	}
 	if !o.OK {
 		ev.Text = errorLine(o)

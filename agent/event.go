@@ -20,7 +20,8 @@ const (
 	// EventToolEnd: the call finished after Duration; OK is false on any
 	// error, and Text then holds a one-line reason. Images holds image
 	// parts of the result, for sending as photos, and Files its blobs and
-	// audio, for sending as documents.
+	// audio, for sending as documents; Links its resource links, for the
+	// user to open.
 	EventToolEnd
 	// EventQuestion: the model asked a follow-up question; the turn ends.
 	// Text is the visible text the model wrote before asking, if any.
@@ -67,6 +68,7 @@ type Event struct {
 	OK       bool
 	Images   []hub.Content
 	Files    []hub.Content // blobs and audio a tool returned, for the user to open
+	Links    []hub.Content // resource links a tool returned (URI, Name, MIMEType)
 	Question *Question
 	Approval *Approval
 	Form     *Form

@@ -61,6 +61,9 @@ type Agent interface {
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
 type Hub interface {
 	Catalog() hub.Catalog
+	// ReadResource reads what a resource link a tool returned points to,
+	// when its user opens it.
+	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
 	SetEnabled(ctx context.Context, server string, enabled bool) error
 	Restart(ctx context.Context, server string) error
 }
@@ -92,6 +95,9 @@ type Options struct {
 	AllowedUserIDs []int64
 	// AdminUserIDs may use /servers, /stats and "Always allow".
 	AdminUserIDs []int64
+	// AutoApproveAll (AUTO_APPROVE=all) opens a resource link at a press,
+	// without the approval card its server's autoApprove would need.
+	AutoApproveAll bool
 	// RateLimitPerMinute caps messages per user; default 20.
 	RateLimitPerMinute int
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
@@ -243,6 +249,7 @@ type Bot struct {
 	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
 	openCards map[int64]*card // chat -> its newest live card; under mu
 	formCards formCards       // the cards of forms this instance sent
+	links     links           // the resource links tools returned, for their buttons
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.

@@ -161,6 +161,7 @@ func (r *reply) emit(ev agent.Event) {
 				r.b.say(ctx, r.chatID, "(A tool returned a file that Telegram did not accept.)")
 			}
 		}
+		r.b.showLinks(ctx, r.chatID, r.user, ev.Server, ev.Tool, ev.Links)
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)

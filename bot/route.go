@@ -57,6 +57,9 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
 			return b.settingsJob(it.ChatID, cq, data, b.settings.PressTools)
+		case data.Kind == callback.Link:
+			// Reading may take the server's while: no lane waits for it.
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleLinkPress(ctx, cq, data) }}
 		case data.Kind == callback.Stop:
 			// Out of band: the lane is the turn's to stop.
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, data) }}

@@ -98,6 +98,11 @@ func (r *Result) Files() []Content {
 	})
 }
 
+// Links returns the resource links of r.
+func (r *Result) Links() []Content {
+	return r.parts(func(c Content) bool { return c.Type == ContentResourceLink && c.URI != "" })
+}
+
 func (r *Result) parts(keep func(Content) bool) []Content {
 	var out []Content
 	for _, c := range r.Content {

@@ -15,6 +15,8 @@
 //	                               d(one), D(efault), n(ext), b(ack), s(ubmit),
 //	                               x (decline), z (cancel), of the field at step
 //	x:<turn id>                    Stop: stop the running turn (1-32 of 0-9 a-f)
+//	r:<link key>[:y|n]             Link: open a resource link (12 of 0-9 a-f),
+//	                               or approve (y) or deny (n) reading it
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -43,6 +45,7 @@ const (
 	Model   Kind = 'm' // chooses a chat's model profile (/model)
 	Form    Kind = 'f' // fills in, submits or refuses a form a server asks for
 	Stop    Kind = 'x' // stops a running turn and its calls
+	Link    Kind = 'r' // opens a resource link a tool returned
 )
 
 // A FormOp is what a Form button does.
@@ -120,7 +123,13 @@ type Data struct {
 	// Turn is the id of the turn to stop (Stop): 1 to MaxTurnID of
 	// 0-9 a-f.
 	Turn string
+	// Link is the key of a resource link (Link), 12 of 0-9 a-f; Answer is
+	// then Approve or Deny on its approval card, or 0 on the link itself.
+	Link string
 }
+
+// LinkKeyLen is the length of a Link button's key.
+const LinkKeyLen = 12
 
 // MaxTurnID is the longest turn id a Stop button carries.
 const MaxTurnID = 32
@@ -157,6 +166,17 @@ func (d Data) String() string {
 			return ""
 		}
 		return "x:" + d.Turn
+	case Link:
+		if len(d.Link) != LinkKeyLen || !turnID(d.Link) {
+			return ""
+		}
+		switch d.Answer {
+		case Approve, Deny:
+			return "r:" + d.Link + ":" + string(rune(d.Answer))
+		case 0:
+			return "r:" + d.Link
+		}
+		return ""
 	case Form:
 		s := "f:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
 		if d.Op.takesOption() {
@@ -235,6 +255,14 @@ func Decode(s string) (Data, error) {
 	case Stop:
 		d.Turn = s[2:]
 		ok = turnID(d.Turn)
+	case Link:
+		key, answer, found := strings.Cut(s[2:], ":")
+		d.Link = key
+		ok = len(key) == LinkKeyLen && turnID(key)
+		if found {
+			d.Answer = Answer(firstByte(answer))
+			ok = ok && len(answer) == 1 && (d.Answer == Approve || d.Answer == Deny)
+		}
 	}
 	if !ok {
 		return Data{}, ErrInvalid
