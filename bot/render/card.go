@@ -10,6 +10,9 @@ import (
 // value on it goes through Visible: the user judges what runs.
 type ApprovalCard struct {
 	Server, Tool string
+	// ToolTitle is the tool's title, if its server gives one: shown
+	// beside its name, never in its place, since a server chooses it.
+	ToolTitle string
 	// URI is the resource to read, when Tool is empty.
 	URI string
 	// Arguments are the call's arguments, as JSON.
@@ -59,5 +62,9 @@ func (c ApprovalCard) title() string {
 	case c.Consent:
 		return fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code> with:", server, tool)
 	}
-	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b> with:", tool, server)
+	named := "<code>" + tool + "</code>"
+	if c.ToolTitle != "" && c.ToolTitle != c.Tool {
+		named += " (" + Escape(Visible(Shorten(c.ToolTitle, 80))) + ")"
+	}
+	return fmt.Sprintf("🔐 <b>Approval needed</b>\nRun %s on <b>%s</b> with:", named, server)
 }
