@@ -164,6 +164,9 @@ type Options struct {
 	// FormPoll is how often a call waiting for a form looks in the store
 	// for an answer given on another instance; default DefaultFormPoll.
 	FormPoll time.Duration
+	// ProgressInterval is how often at most a turn reports its calls'
+	// progress (EventToolProgress); default DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// Executor options (output cap, parallelism).
 	Executor executor.Options
 
@@ -279,6 +282,9 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 	}
 	if cfg.FormPoll <= 0 {
 		cfg.FormPoll = DefaultFormPoll
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = DefaultProgressInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -6,6 +6,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -148,8 +149,10 @@ func (t *turn) runReady(ctx context.Context, b *batch) {
 			n++
 		}
 	}
+	pump := startProgress(t.emit, t.a.cfg.ProgressInterval)
+	defer pump.close()
 	if n == 1 {
-		t.runOne(ctx, &b.Calls[slices.Index(ran, true)], true)
+		t.runOne(ctx, &b.Calls[slices.Index(ran, true)], true, pump)
 	} else {
 		limit := t.a.cfg.Executor.MaxParallel
 		if limit <= 0 {
@@ -166,7 +169,7 @@ func (t *turn) runReady(ctx context.Context, b *batch) {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				t.runOne(ctx, bc, false)
+				t.runOne(ctx, bc, false, pump)
 			}()
 		}
 		wg.Wait()
@@ -176,6 +179,15 @@ func (t *turn) runReady(ctx context.Context, b *batch) {
 			t.done = append(t.done, describe(c)+" "+okWord(c.OK))
 		}
 	}
+}
+
+// callTarget is what a call's result header names: its tool, or the
+// resource it reads.
+func callTarget(c executor.Call) string {
+	if c.Name == toolcall.AccessMCPResource {
+		return c.URI
+	}
+	return c.Tool
 }
 
 func describe(c batchCall) string {
@@ -199,9 +211,10 @@ func firstLine(s string) string {
 	return s
 }
 
-// runOne runs bc; with deferAudit, its audit row waits in t.audits for the
-// turn's next write, which only the turn's own goroutine may do.
-func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
+// runOne runs bc, its progress going to pump; with deferAudit, its
+// audit row waits in t.audits for the turn's next write, which only the
+// turn's own goroutine may do.
+func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool, pump *progressPump) {
 	call, err := bc.toCall()
 	if err != nil {
 		target := bc.Tool
@@ -211,16 +224,23 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 		bc.Text = executor.Header(bc.Name, bc.Server, target, false) + "\n" + err.Error()
 		return
 	}
-	t.emit.send(Event{Kind: EventToolStart, Server: call.Server, Tool: call.Tool, URI: call.URI})
+	n := int(t.toolCalls.Add(1))
+	t.emit.send(Event{Kind: EventToolStart, Call: n, Server: call.Server, Tool: call.Tool, URI: call.URI})
 	caller := t.caller
 	caller.Consent = bc.Approved
 	// What the server asks mid-call, it asks this turn's user (see Elicit).
-	o := t.a.exec.RunOne(withAsker(ctx, t), caller, call)
+	o := t.a.exec.RunOne(withCallProgress(withAsker(ctx, t), pump, n, call.Server, call.Tool), caller, call)
+	pump.callEnded(n)
 	bc.Text, bc.OK = o.Text, o.OK
 	status := "ok"
 	switch {
 	case o.Err != nil && ctx.Err() != nil:
 		status = "cancelled"
+		if errors.Is(context.Cause(ctx), ErrStopped) {
+			// One outcome: a result that came first stands; a call
+			// cut short is the user's doing, not a failure.
+			bc.Text = executor.Header(call.Name, call.Server, callTarget(call), false) + "\n" + stoppedText
+		}
 	case !o.OK:
 		status = "error"
 	}
@@ -235,9 +255,9 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool) {
 	} else {
 		t.audit(ctx, row)
 	}
-	ev := Event{Kind: EventToolEnd, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
+	ev := Event{Kind: EventToolEnd, Call: n, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
 	if o.Result != nil {
-		ev.Images, ev.Files = o.Result.Images(), o.Result.Files()
+		ev.Images, ev.Files, ev.Links = o.Result.Images(), o.Result.Files(), o.Result.Links()
 	}
 	if !o.OK {
 		ev.Text = errorLine(o)

@@ -20,7 +20,8 @@ const (
 	// EventToolEnd: the call finished after Duration; OK is false on any
 	// error, and Text then holds a one-line reason. Images holds image
 	// parts of the result, for sending as photos, and Files its blobs and
-	// audio, for sending as documents.
+	// audio, for sending as documents; Links its resource links, for the
+	// user to open.
 	EventToolEnd
 	// EventQuestion: the model asked a follow-up question; the turn ends.
 	// Text is the visible text the model wrote before asking, if any.
@@ -46,11 +47,19 @@ const (
 	// expired, or its call ended first (Form.Outcome says which). The
 	// turn goes on.
 	EventFormClosed
+	// EventToolProgress: running calls reported progress; Progress holds
+	// each one's latest report (by its Call number), at most one event
+	// per Config.ProgressInterval however fast servers report. A call
+	// that reports nothing has none.
+	EventToolProgress
 )
 
 // An Event is something a running turn reports to the front end.
 type Event struct {
-	Kind     EventKind
+	Kind EventKind
+	// Call numbers the turn's tool calls from 1, in EventToolStart,
+	// EventToolEnd and Progress: calls run in parallel end in any order.
+	Call     int
 	Text     string
 	Server   string
 	Tool     string
@@ -59,6 +68,7 @@ type Event struct {
 	OK       bool
 	Images   []hub.Content
 	Files    []hub.Content // blobs and audio a tool returned, for the user to open
+	Links    []hub.Content // resource links a tool returned (URI, Name, MIMEType)
 	Question *Question
 	Approval *Approval
 	Form     *Form
@@ -67,7 +77,8 @@ type Event struct {
 	// what the endpoint answered (see llm.Error.Diagnosis). Its text may
 	// name URLs and servers, so it is not for every user; nil when the
 	// turn was stopped.
-	Err error
+	Err      error
+	Progress []CallProgress
 }
 
 // A Question is a follow-up question waiting for the user's answer.

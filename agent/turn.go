@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgram/mcpgram/executor"
@@ -251,6 +252,8 @@ type turn struct {
 	// markAudience).
 	private bool
 	emit    *emitter
+	// toolCalls numbers the turn's tool calls (Event.Call).
+	toolCalls atomic.Int32
 	// logger carries the turn's id and chat on every line.
 	logger *slog.Logger
 

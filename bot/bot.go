@@ -65,6 +65,9 @@ type Agent interface {
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
 type Hub interface {
 	Catalog() hub.Catalog
+	// ReadResource reads what a resource link a tool returned points to,
+	// when its user opens it.
+	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
 	SetEnabled(ctx context.Context, server string, enabled bool) error
 	Restart(ctx context.Context, server string) error
 }
@@ -96,6 +99,9 @@ type Options struct {
 	AllowedUserIDs []int64
 	// AdminUserIDs may use /servers, /stats and "Always allow".
 	AdminUserIDs []int64
+	// AutoApproveAll (AUTO_APPROVE=all) opens a resource link at a press,
+	// without the approval card its server's autoApprove would need.
+	AutoApproveAll bool
 	// RateLimitPerMinute caps messages per user; default 20.
 	RateLimitPerMinute int
 	// MaxConcurrentTurns caps turns running at once over all chats; default 64.
@@ -259,11 +265,13 @@ type Bot struct {
 	formCards formCards       // the cards of forms this instance sent
 	// promptCards are the cards of prompts' forms this instance sent.
 	promptCards formCards
+	links       links // the resource links tools returned, for their buttons
 }
 
-// A turn is what /cancel needs of a running turn.
+// A turn is what /cancel and the Stop button need of a running turn.
 type turn struct {
-	cancel context.CancelFunc
+	id     string // the agent's turn id, which the Stop button names
+	cancel context.CancelCauseFunc
 	owner  int64 // the user whose turn it is
 }
 

@@ -390,6 +390,10 @@ func (h *fakeHub) SetEnabled(ctx context.Context, name string, enabled bool) err
 	return h.set(name, hub.StatusDisabled)
 }
 
+func (h *fakeHub) ReadResource(context.Context, hub.Caller, string, string) (*hub.Result, error) {
+	return nil, errors.New("the fake hub reads no resources")
+}
+
 func (h *fakeHub) Restart(ctx context.Context, name string) error {
 	if name == "srv01" {
 		return errors.New("exec: no such file")

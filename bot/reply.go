@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/url"
 	"path"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -43,23 +42,34 @@ type reply struct {
 	first   sync.Once
 	onFirst func()
 
-	mu        sync.Mutex
-	status    int // message id of the status message
-	tools     []string
-	draft     int   // message id of the edited draft (fallback)
-	draftID   int64 // sendMessageDraft's draft_id for this turn
-	draftHTML string
-	view      draftView // what the draft shows of the streamed text
-	lastDraft time.Time
-	firstText time.Time // of the current model call's text
-	done      bool      // a terminal event was handled
+	// stop is the turn's id, which the status message's Stop button
+	// carries; "" shows none.
+	stop string
+
+	mu         sync.Mutex
+	status     int // message id of the status message
+	statusHTML string
+	tools      []toolLine
+	draft      int   // message id of the edited draft (fallback)
+	draftID    int64 // sendMessageDraft's draft_id for this turn
+	draftHTML  string
+	view       draftView // what the draft shows of the streamed text
+	lastDraft  time.Time
+	firstText  time.Time // of the current model call's text
+	done       bool      // a terminal event was handled
 
 	stopTyping chan struct{}
 	typingDone chan struct{}
 }
 
 func (b *Bot) newReply(base, ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func()) *reply {
-	r := &reply{b: b, base: base, ctx: ctx, chatID: chatID, user: user, replyTo: replyTo, private: chatID > 0, onFirst: onFirst}
+	return b.newStoppableReply(base, ctx, chatID, user, replyTo, typing, onFirst, "")
+}
+
+// newStoppableReply is newReply for turn stop, whose status message has
+// a Stop button.
+func (b *Bot) newStoppableReply(base, ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func(), stop string) *reply {
+	r := &reply{b: b, base: base, ctx: ctx, chatID: chatID, user: user, replyTo: replyTo, private: chatID > 0, onFirst: onFirst, stop: stop}
 	if typing {
 		r.stopTyping = make(chan struct{})
 		r.typingDone = make(chan struct{})
@@ -102,7 +112,8 @@ func (r *reply) finish() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.status != 0 && len(r.tools) > 0 {
-		if err := r.b.tg.EditHTML(r.base, r.chatID, r.status, strings.Join(r.tools, "\n"), nil); err != nil {
+		// Its Stop button goes with this edit.
+		if err := r.b.tg.EditHTML(r.base, r.chatID, r.status, statusText(r.tools, true), nil); err != nil {
 			r.b.logger.Debug("final status edit", "err", err)
 		}
 	}
@@ -123,25 +134,20 @@ func (r *reply) emit(ev agent.Event) {
 	case agent.EventText:
 		r.streamLocked(ctx, ev.Text)
 	case agent.EventToolStart:
-		what := fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(ev.Tool), render.Escape(ev.Server))
-		if ev.Tool == "" && ev.URI != "" {
-			what = fmt.Sprintf("<code>%s</code> on <b>%s</b>", render.Escape(render.Shorten(ev.URI, 80)), render.Escape(ev.Server))
-		}
 		r.firstText = time.Time{} // the next model call streams afresh
-		r.tools = append(r.tools, "⏳ "+what)
-		lines := append([]string(nil), r.tools...)
-		lines[len(lines)-1] = "⏳ Calling " + what + "…"
-		r.statusLocked(ctx, strings.Join(lines, "\n"))
+		r.tools = append(r.tools, toolLine{call: ev.Call, what: r.b.toolWhat(ev.Server, ev.Tool, ev.URI), mark: markRunning})
+		r.statusLocked(ctx, statusText(r.tools, false))
+	case agent.EventToolProgress:
+		if r.progressLocked(ev.Progress) {
+			r.statusLocked(ctx, statusText(r.tools, false))
+		}
 	case agent.EventToolEnd:
 		mark := "✅"
 		if !ev.OK {
 			mark = "⚠️"
 		}
-		for i := len(r.tools) - 1; i >= 0; i-- {
-			if strings.HasPrefix(r.tools[i], "⏳ ") {
-				r.tools[i] = mark + strings.TrimPrefix(r.tools[i], "⏳") + fmt.Sprintf(" · %.1fs", ev.Duration.Seconds())
-				break
-			}
+		if l := r.lineLocked(ev.Call); l != nil {
+			l.mark, l.took, l.progress = mark, fmt.Sprintf(" · %.1fs", ev.Duration.Seconds()), ""
 		}
 		for i, img := range ev.Images {
 			if err := r.b.tg.SendPhoto(ctx, r.chatID, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i); err != nil {
@@ -155,6 +161,7 @@ func (r *reply) emit(ev agent.Event) {
 				r.b.say(ctx, r.chatID, "(A tool returned a file that Telegram did not accept.)")
 			}
 		}
+		r.b.showLinks(ctx, r.chatID, r.user, ev.Server, ev.Tool, ev.Links)
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
@@ -197,13 +204,22 @@ func (r *reply) emit(ev agent.Event) {
 }
 
 func (r *reply) statusLocked(ctx context.Context, html string) {
+	if html == r.statusHTML {
+		return // Telegram refuses an edit that changes nothing
+	}
+	r.statusHTML = html
+	markup := r.stopMarkup()
 	if r.status != 0 {
-		if err := r.b.tg.EditHTML(ctx, r.chatID, r.status, html, nil); err != nil {
+		if err := r.b.tg.EditHTML(ctx, r.chatID, r.status, html, markup); err != nil {
 			r.b.logger.Debug("edit status", "err", err)
 		}
 		return
 	}
-	m, err := r.b.tg.SendHTML(ctx, r.chatID, 0, html, nil)
+	var send any
+	if markup != nil {
+		send = markup
+	}
+	m, err := r.b.tg.SendHTML(ctx, r.chatID, 0, html, send)
 	if err != nil {
 		r.b.logger.Debug("send status", "err", err)
 		return

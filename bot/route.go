@@ -61,6 +61,12 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 				// The chat's prompts follow its servers.
 				b.chatMenu(ctx, cq.Message.Chat)
 			})
+		case data.Kind == callback.Link:
+			// Reading may take the server's while: no lane waits for it.
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleLinkPress(ctx, cq, data) }}
+		case data.Kind == callback.Stop:
+			// Out of band: the lane is the turn's to stop.
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, data) }}
 		case data.Kind == callback.Form:
 			// The lane waits for the turn whose call waits for the form.
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormPress(ctx, cq, data) }}
@@ -268,7 +274,7 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 	}
 	user := m.From.ID
 	b.mu.Lock()
-	var cancel context.CancelFunc
+	var cancel context.CancelCauseFunc
 	var owner int64
 	if t := b.turns[m.Chat.ID]; t != nil {
 		cancel, owner = t.cancel, t.owner
@@ -288,7 +294,7 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 		}
 	default:
 		// The agent ends the turn with its own "Stopped." message.
-		cancel()
+		cancel(agent.ErrStopped)
 	}
 }
 
@@ -369,10 +375,15 @@ func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
 // runTurn runs one agent turn with the chat's reply machinery; ctx is
 // the job's. onFirst runs before the first event.
 func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req agent.Request, onFirst func()) error {
-	turnCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The bot's lines of the turn carry the agent's turn id too, and its
+	// Stop button.
+	if req.TurnID == "" {
+		req.TurnID = agent.NewTurnID()
+	}
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	b.mu.Lock()
-	b.turns[chatID] = &turn{cancel: cancel, owner: user}
+	b.turns[chatID] = &turn{id: req.TurnID, cancel: cancel, owner: user}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
@@ -380,18 +391,14 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 		b.mu.Unlock()
 	}()
 
-	// The bot's lines of the turn carry the agent's turn id too.
-	if req.TurnID == "" {
-		req.TurnID = agent.NewTurnID()
-	}
-	r := b.newReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst)
+	r := b.newStoppableReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst, req.TurnID)
 	err := b.agent.Turn(turnCtx, req, r.emit)
 	r.finish()
 	if errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil {
 		b.later(ctx, r, chatID, req.TurnID, err)
 		return err
 	}
-	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && ctx.Err() == nil {
+	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && !errors.Is(err, agent.ErrStopped) && ctx.Err() == nil {
 		b.logger.Error("turn failed", "chat", chatID, "turn", req.TurnID, "err", err)
 		if !r.ended() && turnCtx.Err() == nil {
 			b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")

@@ -104,11 +104,11 @@ func TestE2EToolSearch(t *testing.T) {
 			}
 
 			s.fake.Text(alice, alice, "post hello to slack")
-			approve("Run slack_post_message on slack", "• channel_id: \"C1\"", "• text: \"hello\"")
+			approve("Run slack_post_message (Post message) on slack", "• channel_id: \"C1\"", "• text: \"hello\"")
 			waitText(t, s.fake, alice, `Tool said: slack_post_message ran with {"channel_id":"C1","text":"hello"}`)
 
 			s.fake.Text(alice, alice, "open an issue about the crash")
-			approve("Run create_issue on github", "• title: \"Crash <at> start\"")
+			approve("Run create_issue (Open new issue) on github", "• title: \"Crash <at> start\"")
 			waitText(t, s.fake, alice, "Tool said: create_issue ran with")
 
 			s.fake.Text(alice, alice, "weather please")

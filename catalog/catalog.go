@@ -38,6 +38,10 @@ type Tool struct {
 	// InputSchema is the tool's JSON Schema as compact JSON; never empty
 	// (servers that send none get {"type":"object"}).
 	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema the tool's structured results
+	// follow, as compact JSON; nil when it declares none. The hub checks
+	// each result against it.
+	OutputSchema json.RawMessage
 	// ConsentWhen, when not nil, says which calls need the user's own
 	// consent: those whose argument named by a key equals one of its
 	// values; an empty map means every call. See hub.MetaConsentWhen.

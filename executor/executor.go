@@ -54,10 +54,13 @@
 package executor
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -292,14 +295,26 @@ func headerName(s string) string {
 
 // renderResult writes a result's parts as text for the model. Binary parts
 // become a short description: the model cannot see them, the user can.
+// Structured content goes once, as compact JSON: in place of the text
+// that only repeats it (as the specification asks servers to send), or
+// after text that says something else.
 func renderResult(r *hub.Result) string {
 	var b strings.Builder
+	repeats := r.Structured != nil && textRepeats(r)
 	for i, c := range r.Content {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		switch c.Type {
 		case hub.ContentText:
+			if repeats {
+				b.Write(r.Structured)
+				repeats = false
+				continue
+			}
+			if r.Structured != nil && sameJSON([]byte(c.Text), r.Structured) {
+				continue // written already
+			}
 			b.WriteString(c.Text)
 		case hub.ContentImage:
 			fmt.Fprintf(&b, "[image %s, %d bytes, shown to the user]", c.MIMEType, len(c.Data))
@@ -315,12 +330,45 @@ func renderResult(r *hub.Result) string {
 				fmt.Fprintf(&b, "[binary resource %s, %s, %d bytes]", c.URI, c.MIMEType, len(c.Data))
 			}
 		case hub.ContentResourceLink:
-			fmt.Fprintf(&b, "[resource link %q: %s]", c.Name, c.URI)
+			// The user gets a button that reads it (see the bot).
+			fmt.Fprintf(&b, "[resource link %q: %s, offered to the user to open]", c.Name, c.URI)
 		default:
 			b.WriteString(c.Text)
 		}
 	}
+	if r.Structured != nil && !textRepeats(r) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("[structured result] ")
+		b.Write(r.Structured)
+	}
 	return b.String()
+}
+
+// textRepeats reports whether some text part of r is its structured
+// content again, as JSON.
+func textRepeats(r *hub.Result) bool {
+	for _, c := range r.Content {
+		if c.Type == hub.ContentText && sameJSON([]byte(c.Text), r.Structured) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameJSON reports whether a and b are the same JSON value, however
+// written.
+func sameJSON(a, b []byte) bool {
+	a = bytes.TrimSpace(a)
+	if len(a) == 0 || (a[0] != '{' && a[0] != '[') {
+		return false
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // needsApproval reports whether the user must approve c before it runs:

@@ -94,6 +94,8 @@ type call struct {
 	// asked counts the questions of the whole call, every round of it.
 	asked *atomic.Int32
 	clock *clock
+	// progress receives what the server reports of the call's progress.
+	progress ProgressFunc
 }
 
 // A clock is a request's timeout, stopped while the server waits for the

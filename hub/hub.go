@@ -412,8 +412,9 @@ func (h *Hub) WaitReady(ctx context.Context, server string) error {
 // CallTool calls tool on server for caller, who reaches the server in the
 // request's _meta. A tool that reports its own failure gives a Result with
 // IsError and a nil error; an error means the call did not complete: an
-// unknown server, one not running, a lost connection, a protocol error, or a
-// timeout, whose text says "timed out after Ns".
+// unknown server, one not running, a lost connection, a protocol error, a
+// timeout, whose text says "timed out after Ns", or a result that breaks
+// the tool's output schema (ErrBadResult).
 func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, args map[string]any) (*Result, error) {
 	s, err := h.server(server)
 	if err != nil {
@@ -431,6 +432,9 @@ func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, 
 		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
 	}
 	res, err := decodeCallResult(raw)
+	if err == nil {
+		err = s.checkOutput(tool, res)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
 	}

@@ -64,6 +64,10 @@ type Result struct {
 	// IsError is the tool's own isError flag: the call reached the tool
 	// and the tool reported failure.
 	IsError bool
+	// Structured is the result's structuredContent as compact JSON, nil
+	// when it has none; checked against the tool's output schema, if it
+	// declares one.
+	Structured []byte
 }
 
 // Text joins the text of every text part and embedded text resource.
@@ -92,6 +96,11 @@ func (r *Result) Files() []Content {
 	return r.parts(func(c Content) bool {
 		return (c.Type == ContentResource || c.Type == ContentAudio) && len(c.Data) > 0
 	})
+}
+
+// Links returns the resource links of r.
+func (r *Result) Links() []Content {
+	return r.parts(func(c Content) bool { return c.Type == ContentResourceLink && c.URI != "" })
 }
 
 func (r *Result) parts(keep func(Content) bool) []Content {

@@ -69,6 +69,7 @@ type server struct {
 	prompts    []Prompt
 	completes  bool               // the server offers completion/complete
 	notes      []string           // what Screen refused or cut of the catalog
+	outputs    outputSchemas      // the tools' output schemas, compiled
 	cancel     context.CancelFunc // set while the run loop lives
 	done       chan struct{}      // closed when the run loop returns
 	// stopErr says how the run loop's last connection ended when it was
@@ -491,6 +492,8 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 			case c.refresh <- struct{}{}:
 			default:
 			}
+		case string(mcp.MethodNotificationProgress):
+			c.progressed(n)
 		}
 	})
 
@@ -887,6 +890,7 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 	s.tools, s.resources, s.templates, s.notes = tools, resources, templates, notes
 	s.prompts, s.completes = prompts, caps.Completions != nil
 	s.mu.Unlock()
+	s.outputs.reset()
 	s.hub.changed()
 	return nil
 }
@@ -900,13 +904,12 @@ func convertTool(t mcp.Tool) Tool {
 	// and its MarshalJSON knows which.
 	if b, err := json.Marshal(t); err == nil {
 		var v struct {
-			InputSchema json.RawMessage `json:"inputSchema"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
 		}
-		if json.Unmarshal(b, &v) == nil && len(v.InputSchema) > 0 && string(v.InputSchema) != "null" {
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, v.InputSchema); err == nil {
-				out.InputSchema = json.RawMessage(compact.Bytes())
-			}
+		if json.Unmarshal(b, &v) == nil {
+			out.InputSchema = compactJSON(v.InputSchema)
+			out.OutputSchema = compactJSON(v.OutputSchema)
 		}
 	}
 	if len(out.InputSchema) == 0 {
@@ -923,6 +926,19 @@ func convertTool(t mcp.Tool) Tool {
 		}
 	}
 	return out
+}
+
+// compactJSON is raw without its white space; nil when raw is empty,
+// null or not JSON.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) != nil {
+		return nil
+	}
+	return json.RawMessage(compact.Bytes())
 }
 
 // consentWhen reads a tool's consent declaration. One that is malformed
@@ -999,7 +1015,7 @@ func (s *server) request(ctx context.Context, method string, params map[string]a
 	if err != nil {
 		return nil, err
 	}
-	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32)}
+	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: progressFunc(ctx)}
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)
 		if err != nil {
@@ -1033,7 +1049,7 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 	timeout := cfg.timeout
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{})}
+	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{}), progress: parent.progress}
 	defer close(cl.done)
 	cl.clock = newClock(timeout, func() { cancel(errTimeout) })
 	defer cl.clock.stop()
@@ -1044,6 +1060,10 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 	defer c.requests.remove(idText)
 	c.calls.add(idText, cl)
 	defer c.calls.remove(idText)
+	if method == string(mcp.MethodToolsCall) {
+		// Every round has its own id, and its progress its own token.
+		params = withProgressToken(params, idText)
+	}
 	resp, err := c.tr.SendRequest(rctx, c.jsonRPC(id, method, params, parent))
 	if err != nil {
 		if rctx.Err() != nil {

@@ -49,7 +49,7 @@ func decodeCallResult(raw json.RawMessage) (*Result, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
-	res := &Result{IsError: w.IsError}
+	res := &Result{IsError: w.IsError, Structured: compactJSON(w.StructuredContent)}
 	for _, part := range w.Content {
 		res.Content = append(res.Content, decodeContent(part))
 	}

@@ -16,6 +16,9 @@
 //	                               x (decline), z (cancel), of the field at step
 //	p:<form id>:<step>:<op>[<n>]   the same, on the form of a prompt's arguments
 //	                               (c of a typed field: the server's suggestion n)
+//	x:<turn id>                    Stop: stop the running turn (1-32 of 0-9 a-f)
+//	r:<link key>[:y|n]             Link: open a resource link (12 of 0-9 a-f),
+//	                               or approve (y) or deny (n) reading it
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -46,6 +49,8 @@ const (
 	// PromptForm fills in, submits or cancels the form of a prompt's
 	// arguments; its data has the form of Form's.
 	PromptForm Kind = 'p'
+	Stop       Kind = 'x' // stops a running turn and its calls
+	Link       Kind = 'r' // opens a resource link a tool returned
 )
 
 // A FormOp is what a Form button does.
@@ -120,7 +125,19 @@ type Data struct {
 	// of it when the name does not fit or holds other than A-Z a-z 0-9
 	// . _ -; see Names.
 	Profile string
+	// Turn is the id of the turn to stop (Stop): 1 to MaxTurnID of
+	// 0-9 a-f.
+	Turn string
+	// Link is the key of a resource link (Link), 12 of 0-9 a-f; Answer is
+	// then Approve or Deny on its approval card, or 0 on the link itself.
+	Link string
 }
+
+// LinkKeyLen is the length of a Link button's key.
+const LinkKeyLen = 12
+
+// MaxTurnID is the longest turn id a Stop button carries.
+const MaxTurnID = 32
 
 // ErrInvalid is returned by Decode for data String would not write.
 var ErrInvalid = errors.New("callback: invalid button data")
@@ -149,6 +166,22 @@ func (d Data) String() string {
 			key = serverHash(key)
 		}
 		return "m:" + key
+	case Stop:
+		if !turnID(d.Turn) {
+			return ""
+		}
+		return "x:" + d.Turn
+	case Link:
+		if len(d.Link) != LinkKeyLen || !turnID(d.Link) {
+			return ""
+		}
+		switch d.Answer {
+		case Approve, Deny:
+			return "r:" + d.Link + ":" + string(rune(d.Answer))
+		case 0:
+			return "r:" + d.Link
+		}
+		return ""
 	case Form, PromptForm:
 		s := string(rune(d.Kind)) + ":" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
 		if d.Op.takesOption() {
@@ -224,6 +257,17 @@ func Decode(s string) (Data, error) {
 		ok = isHash(d.Profile) || profileKey(d.Profile)
 	case Form, PromptForm:
 		ok = d.decodeForm(s[2:])
+	case Stop:
+		d.Turn = s[2:]
+		ok = turnID(d.Turn)
+	case Link:
+		key, answer, found := strings.Cut(s[2:], ":")
+		d.Link = key
+		ok = len(key) == LinkKeyLen && turnID(key)
+		if found {
+			d.Answer = Answer(firstByte(answer))
+			ok = ok && len(answer) == 1 && (d.Answer == Approve || d.Answer == Deny)
+		}
 	}
 	if !ok {
 		return Data{}, ErrInvalid
@@ -292,6 +336,19 @@ func (d *Data) decodeForm(s string) bool {
 	opt, ok := number(rest)
 	d.Option = int(opt)
 	return ok && int64(d.Option) == opt
+}
+
+// turnID reports whether s may be a Stop button's turn id.
+func turnID(s string) bool {
+	if s == "" || len(s) > MaxTurnID {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // number parses a non-negative decimal without sign or leading zeros.

@@ -29,6 +29,10 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Form, Pending: 12, Page: 0, Op: callback.FormToggle, Option: 99}, "f:12:0:t99"},
 		{callback.Data{Kind: callback.Form, Pending: 9223372036854775807, Page: 49, Op: callback.FormSubmit}, "f:9223372036854775807:49:s"},
 		{callback.Data{Kind: callback.Form, Pending: 1, Op: callback.FormDefault}, "f:1:0:D"},
+		{callback.Data{Kind: callback.Stop, Turn: "0123456789ab"}, "x:0123456789ab"},
+		{callback.Data{Kind: callback.Link, Link: "0123456789ab"}, "r:0123456789ab"},
+		{callback.Data{Kind: callback.Link, Link: "0123456789ab", Answer: callback.Approve}, "r:0123456789ab:y"},
+		{callback.Data{Kind: callback.Link, Link: "0123456789ab", Answer: callback.Deny}, "r:0123456789ab:n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -88,6 +92,8 @@ func TestDecodeRejects(t *testing.T) {
 		"s:d:0:" + strings.Repeat("x", 60),
 		"c:r:0:x", "c:p:0:", "c:d:1:x", "c:d:0:",
 		"m:", "m", "m:a b", "m:a:b", "m:#nothex", "m:#0123456789abcdeF", "m:" + strings.Repeat("x", 63), "m:ü", "m:a\n",
+		"r:", "r:0123456789a", "r:0123456789abc", "r:0123456789ab:", "r:0123456789ab:A", "r:0123456789ab:yy", "r:0123456789AB",
+		"x:", "x:ABC", "x:12g", "x:" + strings.Repeat("a", 33), "x:ab:", "x: a",
 		"f:1:0:", "f:1:0:q", "f:1:0:c", "f:1:0:s1", "f:1:0:c01", "f:1:0:c-1", "f:1::s", "f::0:s", "f:1:0:s:", "f:1:-1:s", "f:1:0:D0", "f:1:0",
 	} {
 		if d, err := callback.Decode(s); !errors.Is(err, callback.ErrInvalid) {

@@ -14,6 +14,9 @@ import (
 // value on it goes through Visible: the user judges what runs.
 type ApprovalCard struct {
 	Server, Tool string
+	// ToolTitle is the tool's title, if its server gives one: shown
+	// beside its name, never in its place, since a server chooses it.
+	ToolTitle string
 	// URI is the resource to read, when Tool is empty.
 	URI string
 	// Arguments are the call's arguments, as JSON.
@@ -65,9 +68,9 @@ func (c ApprovalCard) body() (html string, cut bool) {
 		with, summary = " with no arguments.", ""
 	}
 	if c.Consent {
-		html = fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run <code>%s</code>%s%s", server, tool, with, summary)
+		html = fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run %s%s%s", server, c.named(tool), with, summary)
 	} else {
-		html = fmt.Sprintf("🔐 <b>Approval needed</b>\nRun <code>%s</code> on <b>%s</b>%s%s", tool, server, with, summary)
+		html = fmt.Sprintf("🔐 <b>Approval needed</b>\nRun %s on <b>%s</b>%s%s", c.named(tool), server, with, summary)
 	}
 	if line := HintsLine(c.Hints); line != "" {
 		html += "\n" + line
@@ -160,4 +163,15 @@ func HintsLine(h catalog.Hints) string {
 		return ""
 	}
 	return "ℹ️ <i>Its server says this tool " + strings.Join(says, "; ") + " (the server's claim, not checked).</i>"
+}
+
+// named is the tool's name (tool, escaped) as code, with its title beside
+// it where it has one of its own: never in its place, as the server
+// chooses it.
+func (c ApprovalCard) named(tool string) string {
+	named := "<code>" + tool + "</code>"
+	if c.ToolTitle != "" && c.ToolTitle != c.Tool {
+		named += " (" + Escape(Visible(Shorten(c.ToolTitle, 80))) + ")"
+	}
+	return named
 }

@@ -123,3 +123,12 @@ func TestApprovalCardReads(t *testing.T) {
 		t.Errorf("the text is not quoted as one value:\n%s", html)
 	}
 }
+
+// A tool's title goes beside its name on an approval card, never in its
+// place: a server chooses it.
+func TestApprovalCardShowsTheTitleBesideTheName(t *testing.T) {
+	html, _ := render.ApprovalCard{Server: "f", Tool: "delete_all", ToolTitle: "Read <safely>", Arguments: `{}`}.HTML()
+	if !strings.Contains(html, "Run <code>delete_all</code> (Read &lt;safely&gt;) on <b>f</b>") {
+		t.Errorf("card %q", html)
+	}
+}

@@ -258,6 +258,11 @@ func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMar
 func toolLines(sb *strings.Builder, tools []hub.Tool) {
 	for _, t := range tools {
 		fmt.Fprintf(sb, "\n• <code>%s</code>", shown(t.Name))
+		if t.Title != "" && t.Title != t.Name {
+			// The server's display name reads better; the name is what
+			// approvals and the model use.
+			sb.WriteString(" <b>" + shown(t.Title) + "</b>")
+		}
 		if d := lines.First(t.Description); d != "" {
 			sb.WriteString(" – " + shown(render.Shorten(d, 100)))
 		}

@@ -113,3 +113,15 @@ func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
 		}
 	}
 }
+
+// /tools shows a tool's title, where its server gives one, beside its
+// name.
+func TestChatViewShowsTitles(t *testing.T) {
+	cat := hub.Catalog{Servers: []hub.ServerInfo{{Name: "f", Status: hub.StatusRunning, Tools: []hub.Tool{
+		{Name: "index", Title: "Index the <files>", Description: "Indexes."}, {Name: "plain", Title: "plain"},
+	}}}}
+	html, _ := servers.ChatView(cat, nil)
+	if !strings.Contains(html, "<code>index</code> <b>Index the &lt;files&gt;</b> – Indexes.") || strings.Contains(html, "<b>plain</b>") {
+		t.Errorf("view %q", html)
+	}
+}

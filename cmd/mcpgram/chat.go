@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/promptmenu"
+	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
@@ -178,15 +180,17 @@ func (c *terminal) command(ctx context.Context, line string) (quit bool, err err
 // turn runs one turn; Ctrl-C meanwhile stops it, not the chat.
 func (c *terminal) turn(ctx context.Context, req agent.Request, interrupts <-chan os.Signal) error {
 	c.question, c.approval, c.shown = nil, nil, ""
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	done := make(chan error, 1)
 	go func() { done <- c.agent.Turn(tctx, req, c.event) }()
 	var err error
 	select {
 	case err = <-done:
 	case <-interrupts:
-		cancel()
+		// The call in flight is cancelled on its server, and the model
+		// told the user stopped it.
+		cancel(agent.ErrStopped)
 		err = <-done
 	}
 	if errors.Is(err, agent.ErrStale) {
@@ -261,6 +265,10 @@ func (c *terminal) event(e agent.Event) {
 			target = e.URI
 		}
 		fmt.Fprintf(c.out, "  … %s on %s\n", target, e.Server)
+	case agent.EventToolProgress:
+		for _, p := range e.Progress {
+			fmt.Fprintf(c.out, "  … %s on %s: %s\n", p.Tool, p.Server, progressLine(p))
+		}
 	case agent.EventToolEnd:
 		mark := "ok"
 		if !e.OK {
@@ -331,4 +339,20 @@ func (c *terminal) endStream() {
 		fmt.Fprintln(c.out)
 		c.shown = ""
 	}
+}
+
+// progressLine is a call's report as the terminal shows it: "40%, 120 of
+// 300 · indexing"; what the server wrote goes through render.Visible.
+func progressLine(p agent.CallProgress) string {
+	var b strings.Builder
+	if p.Total > 0 {
+		pct := max(0, min(100, math.Floor(100*p.Progress.Progress/p.Total)))
+		fmt.Fprintf(&b, "%d%%, %g of %g", int(pct), p.Progress.Progress, p.Total)
+	} else {
+		fmt.Fprintf(&b, "%g", p.Progress.Progress)
+	}
+	if p.Message != "" {
+		b.WriteString(" · " + render.Visible(p.Message))
+	}
+	return b.String()
 }

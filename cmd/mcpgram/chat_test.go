@@ -97,3 +97,64 @@ func TestChatInTheTerminal(t *testing.T) {
 		t.Errorf("chat.log = %q, %v; want the failed server's warning", log, err)
 	}
 }
+
+// Ctrl-C in the terminal chat during a tool call cancels the call on its
+// server, after its progress showed; the model is told the user stopped
+// it, and the chat goes on.
+func TestChatCtrlCStopsTheCall(t *testing.T) {
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false, "wait", "cancelled")})
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Last()
+		switch {
+		case strings.Contains(last, "for 'cancelled'"):
+			_, res, _ := strings.Cut(last, "```\n")
+			return llmfake.Text("<attempt_completion><result>server says " + strings.TrimSpace(strings.Split(res, "\n")[0]) + "</result></attempt_completion>")
+		case strings.HasSuffix(last, "count them"):
+			return llmfake.Text("<use_mcp_tool><server_name>f</server_name><tool_name>cancelled</tool_name><arguments>{}</arguments></use_mcp_tool>")
+		case strings.HasSuffix(last, "wait, please"):
+			return llmfake.Text("<use_mcp_tool><server_name>f</server_name><tool_name>wait</tool_name><arguments>{}</arguments></use_mcp_tool>")
+		}
+		return llmfake.Text("<attempt_completion><result>ok</result></attempt_completion>")
+	})
+	cmd := exec.Command(b.path, "--mcp-settings", settings, "chat")
+	cmd.Dir = b.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(), "DATABASE_PATH=" + filepath.Join(b.dir, "db.sqlite")}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	waitOut := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %q; stdout:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitOut("> ")
+	io.WriteString(stdin, "wait, please\n")
+	waitOut("wait on f: 25%, 1 of 4 · waiting")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("! Stopped.")
+	io.WriteString(stdin, "count them\n")
+	waitOut(`server says {"cancelled":1}`)
+	calls := model.Calls()
+	told := false
+	for _, m := range calls[len(calls)-1].Request.Messages {
+		told = told || strings.Contains(m.Content, "The user stopped this call")
+	}
+	if !told {
+		t.Error("the model was not told the user stopped the call")
+	}
+}

@@ -35,6 +35,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		APIURL:             cfg.TelegramAPIURL,
 		AllowedUserIDs:     cfg.AllowedUserIDs,
 		AdminUserIDs:       cfg.AdminUserIDs,
+		AutoApproveAll:     cfg.AutoApproveAll,
 		RateLimitPerMinute: cfg.RateLimitPerMinute,
 		SendsPerSecond:     cfg.SendsPerSecond,
 		Limits:             app.Limits,

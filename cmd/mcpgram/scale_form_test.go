@@ -121,3 +121,60 @@ func TestScaleFormAfterTheInstanceDies(t *testing.T) {
 	cl.stop(t, 1-asked)
 	cl.backlog(t)
 }
+
+// Two instances share PostgreSQL behind one webhook URL: a running call's
+// Stop button works whichever instance receives the press, as the chat's
+// updates go to the instance that holds it. A press by another member of
+// the group is refused there (which only the instance running the turn
+// can tell), the user's stops the call.
+func TestScaleStopThroughEitherInstance(t *testing.T) {
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+		if strings.Contains(last, "Error:") || strings.Contains(last, "Result:") {
+			return llmfake.Text("<attempt_completion><result>after the call</result></attempt_completion>")
+		}
+		return llmfake.Text(`<use_mcp_tool><server_name>f</server_name><tool_name>wait</tool_name><arguments>{}</arguments></use_mcp_tool>`)
+	})
+	cl := startCluster(t, 2, model, nil)
+	const group, alice, bob = -43, 43, 44
+	cl.tg.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot wait for it"})
+	var status tgfake.Message
+	cl.tg.WaitFor(t, 60*time.Second, "the status with its progress", func() bool {
+		for _, m := range cl.tg.Messages(group) {
+			if strings.Contains(m.Plain, "25%, 1 of 4") && len(m.Keyboard) > 0 {
+				status = m
+			}
+		}
+		return status.ID != 0
+	})
+	_, data, _ := strings.Cut(status.Buttons()[0], "=")
+	answer := func(user int64) tgfake.CallbackAnswer {
+		id := cl.tg.Press(group, user, status.ID, data)
+		var ans tgfake.CallbackAnswer
+		cl.tg.WaitFor(t, 60*time.Second, "the answer to a press", func() bool {
+			var ok bool
+			ans, ok = cl.tg.Answer(id)
+			return ok
+		})
+		return ans
+	}
+	// The proxy takes turns: of these two presses, one reaches the
+	// instance that does not run the turn.
+	if ans := answer(bob); !strings.Contains(ans.Text, "Only the person who asked") {
+		t.Errorf("bob's press: %+v", ans)
+	}
+	if ans := answer(alice); ans.Text != "Stopping…" {
+		t.Errorf("alice's press: %+v", ans)
+	}
+	cl.tg.WaitText(t, group, "Stopped.")
+	cl.hooksMu.Lock()
+	presses := append([]int(nil), cl.presses...)
+	cl.hooksMu.Unlock()
+	if presses[0] != 1 || presses[1] != 1 {
+		t.Errorf("presses received per instance %v: want one each", presses)
+	}
+	for i := range cl.procs {
+		cl.stop(t, i)
+	}
+	cl.backlog(t)
+}

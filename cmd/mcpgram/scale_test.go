@@ -102,7 +102,7 @@ func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, auto
 				// namespace would renumber.
 				"sandbox": "off",
 			},
-			"f": testenv.FeaturesEntry(t, false, "book"),
+			"f": testenv.FeaturesEntry(t, false, "book", "wait"),
 		})
 		logs := &testenv.Buffer{}
 		cl.logs = append(cl.logs, logs)

@@ -32,10 +32,12 @@ func main() {
 	addClientTool(s)
 	addPrompts(s)
 	addElicitTools(s)
+	addProgressTools(s)
+	addResultTools(s)
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	out := &lockedWriter{w: os.Stdout}
+	out := stdout
 	var in io.Reader = os.Stdin
 	if *legacy {
 		in = refuseDiscover(os.Stdin, out)
@@ -89,6 +91,10 @@ func refuseDiscover(r io.Reader, out io.Writer) io.Reader {
 	}()
 	return pr
 }
+
+// stdout is where the server and what writes beside it (refuseDiscover,
+// progress) write whole lines.
+var stdout = &lockedWriter{w: os.Stdout}
 
 // A lockedWriter lets refuseDiscover and the server write whole lines to
 // one stdout.

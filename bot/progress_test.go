@@ -1,0 +1,154 @@
+package bot_test
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store/sqlite"
+)
+
+// newProgressStack is the stack with the test server
+// hub/testdata/features as "f", its progress tools auto-approved, the
+// agent reporting progress every interval.
+func newProgressStack(t testing.TB, interval time.Duration) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	s := &stack{t: t, fake: tgfake.New(t)}
+	s.settings = testenv.WriteSettings(t, dir, map[string]any{"f": testenv.FeaturesEntry(t, false, "index", "wait", "cancelled")})
+	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
+	testenv.Running(t, s.hub)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var err error
+	if s.db, err = sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	s.model = llmfake.New(t, formModel)
+	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *llm.Profile, o *agent.Options) { o.ProgressInterval = interval })
+	return s
+}
+
+// statusOf waits until chat has a status message showing want, and
+// returns it.
+func statusOf(t testing.TB, fake *tgfake.Server, chat int64, want string) tgfake.Message {
+	t.Helper()
+	var got tgfake.Message
+	fake.WaitFor(t, 30*time.Second, "a status message showing "+want, func() bool {
+		m, ok := lastWith(fake, chat, want)
+		got = m
+		return ok
+	})
+	return got
+}
+
+// waitCancelled waits until the features server has counted n calls of
+// wait cancelled.
+func waitCancelled(t testing.TB, h *hub.Hub, n string) {
+	t.Helper()
+	for {
+		res, err := h.CallTool(context.Background(), hub.Caller{UserID: "t", ChatID: "t"}, "f", "cancelled", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Text(), `"cancelled":`+n+"}") {
+			return
+		}
+	}
+}
+
+// A running call's progress shows on the status message, with a Stop
+// button that only the turn's user may press, in a group too: it cancels
+// the call on the server, the model is told, and the turn ends as
+// stopped, the button gone.
+func TestProgressAndStopInTelegram(t *testing.T) {
+	s := newProgressStack(t, 10*time.Millisecond)
+	s.start(nil)
+	f := s.fake
+	const group = -77
+	f.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot tool wait"})
+	st := statusOf(t, f, group, "wait on f: 25%, 1 of 4 · waiting")
+	if !strings.HasPrefix(st.Plain, "⏳") || len(st.Buttons()) != 1 || !strings.HasPrefix(st.Buttons()[0], "⏹ Stop=x:") {
+		t.Fatalf("status %q with buttons %q, want ⏳ and a Stop button", st.Plain, st.Buttons())
+	}
+	if ans := press(t, f, group, bob, st, "⏹ Stop"); !ans.ShowAlert || !strings.Contains(ans.Text, "Only the person who asked") {
+		t.Errorf("another member's press was answered %+v", ans)
+	}
+	// Bob's press changed nothing: the call still waits, and Alice's
+	// press stops it.
+	if ans := press(t, f, group, alice, st, "⏹ Stop"); ans.ShowAlert || ans.Text != "Stopping…" {
+		t.Errorf("the user's press was answered %+v", ans)
+	}
+	waitText(t, f, group, "Stopped.")
+	waitCancelled(t, s.hub, "1")
+	f.WaitFor(t, 30*time.Second, "the status without its button", func() bool {
+		for _, m := range f.Messages(group) {
+			if m.ID == st.ID {
+				return len(m.Keyboard) == 0 && strings.HasPrefix(m.Plain, "⚠️ wait on f")
+			}
+		}
+		return false
+	})
+	// The same button, pressed again, finds nothing running.
+	if ans := press(t, f, group, alice, st, "⏹ Stop"); ans.Text != "This request has already finished." {
+		t.Errorf("a press after the end was answered %+v", ans)
+	}
+	// The model reads, with the next message, that the user stopped the
+	// call (this model says what the last tool result said).
+	f.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot and now?"})
+	waitText(t, f, group, "Tool failed: The user stopped this call before it finished")
+}
+
+// /cancel stops the running call the same way.
+func TestCancelCommandStopsTheCall(t *testing.T) {
+	s := newProgressStack(t, 10*time.Millisecond)
+	s.start(nil)
+	f := s.fake
+	f.Text(alice, alice, "tool wait")
+	statusOf(t, f, alice, "25%, 1 of 4")
+	f.Text(alice, alice, "/cancel")
+	waitText(t, f, alice, "Stopped.")
+	waitCancelled(t, s.hub, "1")
+}
+
+// A server flooding progress (1,000 reports a second for 2 s) costs the
+// status message one edit a ProgressInterval, not one a report; the
+// title of the tool names it.
+func TestProgressFloodInTelegram(t *testing.T) {
+	const interval = 250 * time.Millisecond
+	s := newProgressStack(t, interval)
+	s.start(nil)
+	f := s.fake
+	began := time.Now()
+	f.Text(alice, alice, `tool index {"flood": 2000, "spread_ms": 2000, "count": 3, "total": 300, "message": "indexing"}`)
+	waitText(t, f, alice, "Tool said: indexed 3 of 300; 2003 progress notifications sent")
+	elapsed := time.Since(began)
+	st, ok := lastWith(f, alice, "Index the files on f")
+	if !ok {
+		t.Fatal("no status message names the tool by its title")
+	}
+	edits := 0
+	for _, c := range f.Calls("editMessageText") {
+		if c.Params["message_id"] == strconv.Itoa(st.ID) {
+			edits++
+		}
+	}
+	// One edit an interval, the first report's at once, and the final
+	// one: a few more than elapsed/interval at most, however many
+	// reports.
+	bound := int(elapsed/interval) + 3
+	t.Logf("2003 reports in %v: %d edits of the status message (%.1f a second; bound %d)", elapsed.Round(time.Millisecond), edits, float64(edits)/elapsed.Seconds(), bound)
+	if edits < 2 || edits > bound {
+		t.Errorf("%d edits, want 2 to %d", edits, bound)
+	}
+}

@@ -1,0 +1,126 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpgram/mcpgram/hub"
+)
+
+// progressLog records the progress a call reports.
+type progressLog struct {
+	mu   sync.Mutex
+	seen []hub.Progress
+	// first is closed at the first report.
+	first chan struct{}
+	once  sync.Once
+}
+
+func newProgressLog() *progressLog { return &progressLog{first: make(chan struct{})} }
+
+func (l *progressLog) add(p hub.Progress) {
+	l.mu.Lock()
+	l.seen = append(l.seen, p)
+	l.mu.Unlock()
+	l.once.Do(func() { close(l.first) })
+}
+
+func (l *progressLog) all() []hub.Progress {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]hub.Progress(nil), l.seen...)
+}
+
+// A tool call carries a progress token; what the server reports under it
+// reaches the call's ProgressFunc, in order, on either revision.
+func TestProgressReachesTheCall(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			h := elicitHub(t, nil, era.legacy, nil)
+			log := newProgressLog()
+			ctx := hub.WithProgress(context.Background(), log.add)
+			res, err := h.CallTool(ctx, hub.Caller{UserID: "1", ChatID: "1"}, "f", "index",
+				map[string]any{"count": 3, "total": 300, "message": "indexing\nfiles " + strings.Repeat("x", 500)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text(), "3 progress notifications sent") {
+				t.Fatalf("the server saw no progress token: %q", res.Text())
+			}
+			// The notifications precede the result on the one stream.
+			got := log.all()
+			if len(got) != 3 {
+				t.Fatalf("got %d reports, want 3: %+v", len(got), got)
+			}
+			for i, p := range got {
+				if p.Progress != float64(i+1) || p.Total != 300 {
+					t.Errorf("report %d = %+v, want %d of 300", i, p, i+1)
+				}
+				if strings.Contains(p.Message, "\n") || len(p.Message) > hub.MaxProgressMessage || !strings.HasPrefix(p.Message, "indexing files x") {
+					t.Errorf("message %q: want one line of at most %d bytes", p.Message, hub.MaxProgressMessage)
+				}
+			}
+		})
+	}
+}
+
+// A call made without a ProgressFunc still works, and a flood of reports
+// costs the caller nothing but its function's calls.
+func TestProgressFlood(t *testing.T) {
+	h := elicitHub(t, nil, false, nil)
+	caller := hub.Caller{UserID: "1", ChatID: "1"}
+	if _, err := h.CallTool(context.Background(), caller, "f", "index", map[string]any{"flood": 1000}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var mu sync.Mutex
+	ctx := hub.WithProgress(context.Background(), func(hub.Progress) { mu.Lock(); n++; mu.Unlock() })
+	if _, err := h.CallTool(ctx, caller, "f", "index", map[string]any{"flood": 1000}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n != 1003 {
+		t.Errorf("got %d reports, want 1003", n)
+	}
+}
+
+// Cancelling a call's context cancels it on the server
+// (notifications/cancelled over stdio), which stays usable.
+func TestCancelReachesTheServer(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			h := elicitHub(t, nil, era.legacy, nil)
+			caller := hub.Caller{UserID: "1", ChatID: "1"}
+			log := newProgressLog()
+			ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), log.add))
+			done := make(chan error, 1)
+			go func() {
+				_, err := h.CallTool(ctx, caller, "f", "wait", nil)
+				done <- err
+			}()
+			<-log.first // the tool is running
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want context.Canceled", err)
+			}
+			// The server counts the cancellation before it can answer
+			// the next request on its one stdin.
+			for {
+				res, err := h.CallTool(context.Background(), caller, "f", "cancelled", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(res.Text(), `"cancelled":1`) {
+					break
+				}
+				if !strings.Contains(res.Text(), `"cancelled":0`) {
+					t.Fatalf("got %q", res.Text())
+				}
+			}
+		})
+	}
+}

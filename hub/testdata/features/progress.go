@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// cancelled counts the calls of "wait" that ended by the client's
+// cancellation (notifications/cancelled, or the HTTP stream closed),
+// which the tool "cancelled" reports.
+var cancelled atomic.Int64
+
+// addProgressTools adds the tools that report progress and wait to be
+// cancelled.
+func addProgressTools(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("index", mcp.WithToolTitle("Index the files"),
+		mcp.WithDescription("Indexes files, reporting progress after each of count steps (default 3) of total (default count); with flood, sends that many progress notifications first, spread evenly over spread_ms milliseconds (default: at once)."),
+		mcp.WithNumber("count"), mcp.WithNumber("total"), mcp.WithNumber("flood"), mcp.WithNumber("spread_ms"), mcp.WithString("message")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			token := progressToken(req)
+			count := req.GetInt("count", 3)
+			total := req.GetInt("total", count)
+			msg := req.GetString("message", "indexing")
+			sent := 0
+			flood := req.GetInt("flood", 0)
+			began, spread := time.Now(), time.Duration(req.GetInt("spread_ms", 0))*time.Millisecond
+			for i := range flood {
+				if due := began.Add(spread * time.Duration(i) / time.Duration(flood)); time.Until(due) > 0 {
+					time.Sleep(time.Until(due)) // the server's pace, not a test's signal
+				}
+				sent += notifyProgress(token, float64(i)/float64(max(1, flood)), float64(total), msg)
+			}
+			for i := 1; i <= count; i++ {
+				sent += notifyProgress(token, float64(i), float64(total), msg)
+			}
+			return mcp.NewToolResultText(fmt.Sprintf("indexed %d of %d; %d progress notifications sent", count, total, sent)), nil
+		})
+	s.AddTool(mcp.NewTool("wait", mcp.WithDescription("Reports progress once (1 of 4, \"waiting\") and waits until the call is cancelled.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			notifyProgress(progressToken(req), 1, 4, "waiting")
+			<-ctx.Done()
+			cancelled.Add(1)
+			return nil, ctx.Err()
+		})
+	s.AddTool(mcp.NewTool("cancelled", mcp.WithDescription("Says how many calls of wait were cancelled.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return report(map[string]any{"cancelled": cancelled.Load()})
+		})
+}
+
+// progressToken is the token the client asked progress under, or nil.
+func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
+	if req.Params.Meta == nil {
+		return nil
+	}
+	return req.Params.Meta.ProgressToken
+}
+
+// notifyProgress writes one progress notification for token, if the
+// client gave one, and reports whether it did (1) or not (0). It writes
+// to stdout itself: mcp-go's server queues notifications apart from
+// results, which may then overtake them, and drops them beyond 100
+// queued; a test wants each in order, before the result.
+func notifyProgress(token mcp.ProgressToken, progress, total float64, msg string) int {
+	if token == nil {
+		return 0
+	}
+	params := map[string]any{"progressToken": token, "progress": progress, "message": msg}
+	if total > 0 {
+		params["total"] = total
+	}
+	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": mcp.MethodNotificationProgress, "params": params})
+	if err != nil {
+		return 0
+	}
+	if _, err := stdout.Write(append(line, '\n')); err != nil {
+		return 0
+	}
+	return 1
+}
