@@ -17,7 +17,7 @@ FROM node:22-bookworm-slim
 # bot can write them on a fresh host without anyone running chown.
 # bubblewrap sandboxes the MCP servers where the container may make
 # namespaces: under Docker's default seccomp profile it may not, and they
-# run under Landlock instead (README: "What an MCP server can reach").
+# run under Landlock instead (docs/security.md: "What an MCP server can reach").
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tzdata tini bubblewrap \
  && rm -rf /var/lib/apt/lists/* \

@@ -105,7 +105,7 @@ staticcheck:
 	@$(GOBIN)/staticcheck -version 2>/dev/null | grep -q "$(STATICCHECK_VERSION:v%=%)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(GOBIN)/staticcheck ./...
 
-## bench: the benchmarks whose figures README reports
+## bench: the benchmarks whose figures docs/benchmarks.md reports
 bench: test-deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 

@@ -151,7 +151,7 @@ var heldOut = []request{
 }
 
 // recallFloor is what TestRetrieval requires of recall at 5: the goal,
-// 90 %, under the figure measured (see README's Benchmarks).
+// 90 %, under the figure measured (see docs/benchmarks.md).
 const recallFloor = 0.90
 
 // TestRetrieval searches the catalog of real tools for each request and

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,12 +207,28 @@ func TestTwoServersOneMetrics(t *testing.T) {
 	waitMetric(t, m.Registry, "mcpgram_http_connections", 1)
 }
 
-// The limits README states are the defaults.
+// The limits docs/operations.md states are the defaults.
 func TestDefaultLimits(t *testing.T) {
 	got := web.New("", web.Options{}).Options()
 	want := web.Options{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, MaxConns: 64}
 	if got.ReadHeaderTimeout != want.ReadHeaderTimeout || got.ReadTimeout != want.ReadTimeout || got.WriteTimeout != want.WriteTimeout ||
 		got.IdleTimeout != want.IdleTimeout || got.MaxConns != want.MaxConns {
 		t.Errorf("defaults %+v, want %+v", got, want)
+	}
+	page, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := func(d time.Duration) string { return fmt.Sprint(int(d.Seconds())) + " s" }
+	for _, says := range []string{
+		"no whole request header within " + secs(got.ReadHeaderTimeout),
+		"no whole request within " + secs(got.ReadTimeout),
+		"sends nothing for " + secs(got.IdleTimeout) + " between requests",
+		"gives each answer " + secs(got.WriteTimeout) + " to be written",
+		"serves at most " + fmt.Sprint(got.MaxConns) + " connections at once",
+	} {
+		if !strings.Contains(string(page), says) {
+			t.Errorf("docs/operations.md does not say %q", says)
+		}
 	}
 }

@@ -146,8 +146,8 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
-// ${env:VAR} in mcp-settings.json is expanded from .env too, as README
-// says of every setting: the environment first, then .env.
+// ${env:VAR} in mcp-settings.json is expanded from .env too, as
+// docs/configuration.md says of every setting: the environment first, then .env.
 func TestDotEnvReachesSettings(t *testing.T) {
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
@@ -228,7 +228,7 @@ func TestMCPListWarnsOfUnreadFields(t *testing.T) {
 
 // mcp call starts the server it calls and no other, says what exists when
 // the server or tool named does not, puts a tool's error on stderr, and
-// exits as README says: 0 done, 1 failed, 2 a mistake in the command line.
+// exits as docs/commands.md says: 0 done, 1 failed, 2 a mistake in the command line.
 func TestMCPCall(t *testing.T) {
 	b := buildBinary(t)
 	mark := filepath.Join(t.TempDir(), "started")

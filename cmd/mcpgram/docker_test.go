@@ -16,7 +16,8 @@ import (
 
 // No Docker engine runs where the tests do, so the Dockerfile is linted
 // here: its build step must be the `make build` that `make test` runs, and
-// its runtime stage must keep the promises README makes.
+// its runtime stage must keep the promises docs/operations.md (Docker)
+// makes.
 func TestDockerfile(t *testing.T) {
 	root := testenv.Root(t)
 	b, err := os.ReadFile(filepath.Join(root, "Dockerfile"))

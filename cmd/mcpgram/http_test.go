@@ -100,7 +100,7 @@ func check(t *testing.T, url string) (int, map[string]string) {
 // /healthz while its database answers, and /readyz while Telegram answers
 // and the model is not failing.
 func TestRunServesMetricsAndHealth(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md") // before settings moves to a temporary folder
+	readme, err := os.ReadFile("../../docs/operations.md") // before settings moves to a temporary folder
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestRunServesMetricsAndHealth(t *testing.T) {
 	}
 	for name := range fams {
 		if strings.HasPrefix(name, "mcpgram_") && !strings.Contains(string(readme), "`"+name+"`") {
-			t.Errorf("README.md does not document %s", name)
+			t.Errorf("docs/operations.md does not document %s", name)
 		}
 		if f := fams[name]; strings.HasPrefix(name, "mcpgram_") {
 			for _, m := range f.GetMetric() {

@@ -85,7 +85,7 @@ func probe(t *testing.T, b *binary, s secrets, settings, mode string, files []st
 	return rep
 }
 
-// A server is a stranger (README, Security): run by the real binary, with
+// A server is a stranger (docs/security.md): run by the real binary, with
 // real secrets in its environment and files, the hostile test server gets
 // none of them. In the sandbox (bubblewrap here, or Landlock), its reads
 // of /proc/<ppid>/environ and /proc/<ppid>/mem, of every environment it

@@ -246,8 +246,8 @@ func TestLookupEnvSeesDotEnv(t *testing.T) {
 	}
 }
 
-// .env is read as dotenv tools read it; these are the rules README
-// promises, secrets with $ and # in single quotes above all.
+// .env is read as dotenv tools read it; these are the rules
+// docs/configuration.md promises, secrets with $ and # in single quotes above all.
 func TestDotEnvSyntax(t *testing.T) {
 	const file = `# comment
 PLAIN=value # a comment after a space

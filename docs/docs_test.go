@@ -1,0 +1,120 @@
+package docs_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// pages are the Markdown files whose links are checked, from the
+// repository's root.
+func pages(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"../README.md", "../mcp-servers/README.md"}
+	return append(out, files...)
+}
+
+var (
+	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRE = regexp.MustCompile(`(?m)^#{1,6} +(.+?)\s*$`)
+	fenceRE   = regexp.MustCompile("(?ms)^```.*?^```")
+)
+
+// slug is the anchor GitHub gives a heading: lower case, punctuation
+// dropped, spaces as hyphens.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors lists the anchors of a Markdown file's headings.
+func anchors(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fenceRE.ReplaceAllString(string(b), "")
+	seen := map[string]int{}
+	out := map[string]bool{}
+	for _, m := range headingRE.FindAllStringSubmatch(text, -1) {
+		s := slug(m[1])
+		if n := seen[s]; n > 0 {
+			out[s+"-"+string(rune('0'+n))] = true
+		} else {
+			out[s] = true
+		}
+		seen[s]++
+	}
+	return out
+}
+
+// Every relative link between README and the pages names a file that
+// exists and, after #, a heading that file has: a section moved or renamed
+// breaks no link in silence.
+func TestLinksResolve(t *testing.T) {
+	for _, page := range pages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := fenceRE.ReplaceAllString(string(b), "")
+		for _, m := range linkRE.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link to %s: %v", page, target, err)
+					continue
+				}
+			}
+			if anchor != "" && !anchors(t, path)[anchor] {
+				t.Errorf("%s: link to %s: %s has no heading with that anchor", page, target, path)
+			}
+		}
+	}
+}
+
+// README is a front page: what mcpgram is, how it works, the shortest
+// path to a working bot, and links; the rest is in the pages here. No
+// line of any page is a wall of text.
+func TestReadmeIsAFrontPage(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 10*1024 {
+		t.Errorf("README.md is %d bytes, over 10 KiB: move the detail to a page under docs/ and link to it", len(b))
+	}
+	for _, page := range pages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if n := len([]rune(line)); n > 1000 {
+				t.Errorf("%s:%d: a line of %d characters: split it into sentences or bullets", page, i+1, n)
+			}
+		}
+	}
+}
