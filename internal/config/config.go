@@ -72,7 +72,7 @@ var Settings = []Setting{
 	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes (for example `whisper-1`); empty: off, and voice messages are answered that they are not set up"},
 	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "the OpenAI-compatible `/audio/transcriptions` endpoint, when not the model's; empty: `OPENAI_BASE_URL`"},
 	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint, when not the model's; empty: `OPENAI_API_KEY`"},
-	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model"},
+	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model, and the most of a PDF's text it reads (see [PDFs](telegram.md#pdfs))"},
 	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns, `/retry` and restarts, counted from when each was last sent: a Go duration (`720h`) or whole days (`30d`), at least `1h`; then they are deleted, and the history says so"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format; see [the settings file](#the-settings-file-mcp-settingsjson))"},
 	{Name: "MCP_SANDBOX", Default: "auto", Help: "how stdio servers run: `auto` (in a sandbox where this machine offers one, bubblewrap or else Landlock; unconfined, with a warning, where none), `required` (sandboxed or not started), `bubblewrap` or `landlock` (that one or not started), `off`; a server's `sandbox` field overrides it (see [What an MCP server can reach](security.md#what-an-mcp-server-can-reach))"},
