@@ -23,8 +23,8 @@ import (
 // through ask (nil: declaring no elicitation) what a server asks mid-call.
 // The CLI logs only warnings: an operator reads the table, not the
 // start-up chatter.
-func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil, ask)
+func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
+	h, err := newHub(cfg, logger, false, nil, ask, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -44,19 +44,28 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return c.Logger(w)
 }
 
-// mcpCommands builds "mcp list" and "mcp call", the operator's view of the
-// servers without the model.
-func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers or call one tool", Args: noArgs,
+// mcpCommands builds "mcp list", "mcp call" and "mcp login", the
+// operator's view of the servers without the model. list and call sign in
+// to a server that asks, in the browser, when someone is there to: stdin
+// is a terminal, or $BROWSER names a program.
+func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, getenv func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, or sign in to one", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{errors.New("mcp needs a command: list or call")}
+			return usageError{errors.New("mcp needs a command: list, call or login")}
 		}}
+	browser, _ := getenv("BROWSER")
+	interactive := isTerminal(stdin) || strings.TrimSpace(browser) != ""
 	mcp.AddCommand(
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
-				h, err := startHub(ctx, cfg, logger, nil)
+				auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, interactive)
+				if err != nil {
+					return err
+				}
+				defer closeAndWarn(auth, logger)
+				h, err := startHub(ctx, cfg, logger, nil, auth)
 				if err != nil {
 					return err
 				}
@@ -84,7 +93,24 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				return nil
 			},
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return callTool(ctx, cfg, *user, args, stdin, stdout, stderr)
+				return callTool(ctx, cfg, *user, args, getenv, interactive, stdin, stdout, stderr)
+			}),
+		},
+		&cobra.Command{
+			Use:   "login SERVER",
+			Short: "Sign in to a remote server that asks for it, for every chat",
+			Long: "Sign in to a remote MCP server that asks for it (MCP authorization, OAuth 2.1), as the operator: " +
+				"the sign-in serves every chat. It prints the address to open in a browser, and opens it with $BROWSER when set; " +
+				"the browser comes back to a port of 127.0.0.1 that mcpgram listens on. The tokens are kept in the database, " +
+				"sealed with OAUTH_KEY.",
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) != 1 {
+					return usageError{fmt.Errorf("mcp login takes one SERVER, got %d arguments", len(args))}
+				}
+				return nil
+			},
+			RunE: withConfig(func(cfg *config.Config, args []string) error {
+				return loginCommand(ctx, cfg, args[0], getenv, stdout, stderr)
 			}),
 		},
 	)
@@ -101,7 +127,7 @@ func failedServers(cat hub.Catalog) int {
 	return n
 }
 
-func callTool(ctx context.Context, cfg *config.Config, user string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func callTool(ctx context.Context, cfg *config.Config, user string, args []string, getenv func(string) (string, bool), interactive bool, stdin io.Reader, stdout, stderr io.Writer) error {
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
@@ -113,7 +139,12 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	if ask.interactive {
 		ask.lines = readLines(stdin)
 	}
-	h, err := startHub(ctx, cfg, logger, ask)
+	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, interactive)
+	if err != nil {
+		return err
+	}
+	defer closeAndWarn(auth, logger)
+	h, err := startHub(ctx, cfg, logger, ask, auth)
 	if err != nil {
 		return err
 	}
