@@ -332,4 +332,3 @@ func cloneValues(v url.Values) url.Values {
 	}
 	return out
 }
-

@@ -34,13 +34,13 @@ type Server struct {
 	ExpiresIn int
 	// Subject is who signs in at the authorization endpoint.
 	Subject string
-	codes      map[string]codeGrant
-	access     map[string]tokenInfo
-	refresh    map[string]tokenInfo // live refresh tokens
-	spent      map[string]bool      // refresh tokens used once
-	clients    map[string]string    // client id: redirect URI
-	issued     []string
-	counts     Counts
+	codes   map[string]codeGrant
+	access  map[string]tokenInfo
+	refresh map[string]tokenInfo // live refresh tokens
+	spent   map[string]bool      // refresh tokens used once
+	clients map[string]string    // client id: redirect URI
+	issued  []string
+	counts  Counts
 }
 
 // Counts are what clients did.
@@ -275,4 +275,3 @@ func Browse(ctx context.Context, authURL string) error {
 	}
 	return nil
 }
-
