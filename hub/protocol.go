@@ -76,7 +76,11 @@ func (s *server) negotiate(ctx context.Context, c *conn, cfg config) string {
 	probe := c.tr
 	if cfg.typ == TypeStreamableHTTP {
 		// A transport of its own: the session's depends on the answer.
-		tr, err := transport.NewStreamableHTTP(cfg.url, transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg)))
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
+		if hc := s.httpClient(cfg); hc != nil {
+			opts = append(opts, transport.WithHTTPBasicClient(hc))
+		}
+		tr, err := transport.NewStreamableHTTP(cfg.url, opts...)
 		if err != nil {
 			return ProtocolLegacy
 		}

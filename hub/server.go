@@ -705,6 +705,9 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	switch cfg.typ {
 	case TypeStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
+		if hc := s.httpClient(cfg); hc != nil {
+			opts = append(opts, transport.WithHTTPBasicClient(hc))
+		}
 		if !mcp.IsModernProtocol(c.want) {
 			//lint:ignore SA1019 deprecated for 2026-07-28, which this connection does not speak: a 2025 server sends its requests and list changes on this stream.
 			opts = append(opts, transport.WithContinuousListening())
@@ -715,7 +718,11 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 		}
 	case TypeSSE:
 		var tr *transport.SSE
-		if tr, err = transport.NewSSE(cfg.url, transport.WithHeaders(cfg.headers), transport.WithSSELogger(s.transportLogger(cfg))); err == nil {
+		opts := []transport.ClientOption{transport.WithHeaders(cfg.headers), transport.WithSSELogger(s.transportLogger(cfg))}
+		if hc := s.httpClient(cfg); hc != nil {
+			opts = append(opts, transport.WithHTTPClient(hc))
+		}
+		if tr, err = transport.NewSSE(cfg.url, opts...); err == nil {
 			c.client = client.NewClient(tr, s.clientOptions(cfg.typ)...)
 		}
 	}
@@ -737,6 +744,15 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	}
 	s.answerRequests(c)
 	return nil
+}
+
+// httpClient is the HTTP client of a remote server's requests: one that
+// signs in where the hub has an Authorizer, else nil (mcp-go's own).
+func (s *server) httpClient(cfg config) *http.Client {
+	if s.hub.opts.Auth == nil {
+		return nil
+	}
+	return &http.Client{Transport: s.hub.opts.Auth.Transport(s.name, "", cfg.url, cfg.oauth, http.DefaultTransport)}
 }
 
 // clientOptions are those of an mcp-go client of a server of transport

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgram/mcpgram/internal/lines"
+	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // DefaultTimeout bounds start-up and each request of a server whose settings
@@ -52,10 +53,13 @@ type config struct {
 	// cwd is the server's working folder as its entry sets it, absolute;
 	// dir is the settings file's folder, where a server runs whose entry
 	// sets none (see workDir).
-	cwd         string
-	dir         string
-	url         string
-	headers     map[string]string
+	cwd     string
+	dir     string
+	url     string
+	headers map[string]string
+	// oauth is the entry's "oauth" object: how to sign in to the server
+	// when it asks (MCP authorization).
+	oauth       oauth.ServerConfig
 	disabled    bool
 	autoApprove []string
 	perUser     bool
@@ -70,7 +74,7 @@ type config struct {
 // everything but disabled, autoApprove and perUser, which the hub applies
 // in place.
 func (c config) launchKey() string {
-	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.oauth, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
 	return string(b)
 }
 
@@ -106,6 +110,7 @@ type entry struct {
 	Type        string            `json:"type"`
 	URL         string            `json:"url"`
 	Headers     map[string]string `json:"headers"`
+	OAuth       *oauthEntry       `json:"oauth"`
 	Sandbox     json.RawMessage   `json:"sandbox"`
 	// ProtocolVersion pins the MCP revision for a server that cannot
 	// negotiate it (one that ignores server/discover).
@@ -116,6 +121,16 @@ type entry struct {
 // mcpServers, as Cline and Claude Desktop write it, and servers, as VS
 // Code's mcp.json does. A file may hold both; their entries are one list.
 var serverLists = []string{"mcpServers", "servers"}
+
+// oauthEntry is the JSON shape of an entry's "oauth" object: a client
+// the operator registered with the server's authorization server, and the
+// scopes to ask for when the server names none.
+type oauthEntry struct {
+	ClientID     string   `json:"clientId"`
+	ClientSecret string   `json:"clientSecret"`
+	AuthMethod   string   `json:"tokenEndpointAuthMethod"`
+	Scopes       []string `json:"scopes"`
+}
 
 // loadSettings reads the settings file at path. Only a file that cannot be
 // read or is not valid JSON of the right outer shape is an error; an unusable
@@ -371,6 +386,36 @@ func (c *config) readRemote(e entry, expand func(string) (string, error)) error 
 	if c.headers, err = expandMap(e.Headers, expand); err != nil {
 		return fmt.Errorf("headers: %w", err)
 	}
+	return c.readOAuth(e.OAuth, expand)
+}
+
+// readOAuth reads the entry's "oauth" object.
+func (c *config) readOAuth(o *oauthEntry, expand func(string) (string, error)) error {
+	if o == nil {
+		return nil
+	}
+	var err error
+	if c.oauth.ClientID, err = expand(o.ClientID); err != nil {
+		return fmt.Errorf("oauth.clientId: %w", err)
+	}
+	if c.oauth.ClientSecret, err = expand(o.ClientSecret); err != nil {
+		return fmt.Errorf("oauth.clientSecret: %w", err)
+	}
+	if c.oauth.ClientSecret != "" && c.oauth.ClientID == "" {
+		return errors.New("oauth: a clientSecret needs its clientId")
+	}
+	switch o.AuthMethod {
+	case "", "client_secret_basic", "client_secret_post", "none":
+		c.oauth.AuthMethod = o.AuthMethod
+	default:
+		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q: want client_secret_basic, client_secret_post or none", o.AuthMethod)
+	}
+	for _, sc := range o.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {
+			return fmt.Errorf("oauth.scopes: %q is not a scope", sc)
+		}
+	}
+	c.oauth.Scopes = o.Scopes
 	return nil
 }
 
@@ -727,6 +772,9 @@ func writeAtomic(path string, data []byte) error {
 // may hold an expanded ${env:VAR}) in text bound for the log, the status
 // or the model.
 func (c config) scrub(s string) string {
+	if c.oauth.ClientSecret != "" {
+		s = strings.ReplaceAll(s, c.oauth.ClientSecret, "***")
+	}
 	if c.url == "" {
 		return s
 	}

@@ -1,8 +1,8 @@
 // Package store is mcpgram's state as the rest of the program sees it: the
 // types it keeps (chats' conversations and messages, pending questions and
 // approvals, the forms MCP servers ask users to fill in mid-call, the audit log of tool calls, the inbox of Telegram updates,
-// token usage, the images users sent, chats' settings, and the records of
-// turns that /stats reads), the errors callers branch on, and the
+// token usage, the images users sent, chats' settings, the records of
+// turns that /stats reads, and the sign-ins to protected MCP servers), the errors callers branch on, and the
 // interfaces an engine implements, one per concern. [Store] is all of them.
 //
 // The package holds no engine, and importing it links no database driver.
@@ -86,6 +86,7 @@ type Store interface {
 	Statistics
 	Images
 	ChatSettings
+	OAuth
 
 	// Ping reports whether the database answers a query.
 	Ping(ctx context.Context) error

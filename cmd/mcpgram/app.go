@@ -70,15 +70,20 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		viaAgent = &askAgent{}
 		ask = viaAgent
 	}
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask); err != nil {
+	// The store first: the hub keeps its sign-ins to servers there.
+	if err = app.openStore(ctx, cfg, logger); err != nil {
+		return err
+	}
+	auth, err := newAuth(cfg, app.Store, logger)
+	if err != nil {
+		return err
+	}
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, auth); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
 	for _, w := range app.Hub.Warnings() {
 		logger.Warn("settings file: " + w)
-	}
-	if err = app.openStore(ctx, cfg, logger); err != nil {
-		return err
 	}
 	logSandboxes(cfg, logger)
 	if !wait {
@@ -184,9 +189,10 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
 	files, data := protected(cfg)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
+		Auth:          auth,
 		Metrics:       m,
 		Logger:        logger.With("component", "hub"),
 		NoWatch:       !watch,

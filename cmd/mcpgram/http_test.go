@@ -79,6 +79,21 @@ next:
 	return 0, false
 }
 
+// clientMetadata fetches and decodes a Client ID Metadata Document.
+func clientMetadata(t *testing.T, u string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v", u, resp.Status, err)
+	}
+	return doc
+}
+
 // check answers /healthz or /readyz: the status code and each check; 0
 // while nothing listens yet.
 func check(t *testing.T, url string) (int, map[string]string) {
@@ -117,9 +132,17 @@ func TestRunServesMetricsAndHealth(t *testing.T) {
 	))
 	e := runEnv(t, tg, llm.URL())
 	e["HTTP_LISTEN"] = freeAddr(t)
+	e["PUBLIC_URL"] = "https://bot.example.com"
 	base := "http://" + e["HTTP_LISTEN"]
 	_, stop := startRun(t, e, path)
 	defer stop()
+
+	// With PUBLIC_URL, mcpgram's Client ID Metadata Document is served
+	// where its client id says.
+	tg.WaitFor(t, 30*time.Second, "the endpoint", func() bool { code, _ := check(t, base+"/healthz"); return code != 0 })
+	if doc := clientMetadata(t, base+"/oauth/client-metadata.json"); doc["client_id"] != "https://bot.example.com/oauth/client-metadata.json" {
+		t.Errorf("client metadata document = %v, want its own URL as client_id", doc)
+	}
 
 	// The model fails: the bot is not ready, though it lives.
 	tg.Text(42, 42, "hello?")

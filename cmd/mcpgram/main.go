@@ -6,6 +6,7 @@
 //	mcpgram chat                     the same agent in a terminal
 //	mcpgram mcp list                 each MCP server with its status and tools
 //	mcpgram mcp call SERVER TOOL ARGS  call one tool and print the result
+//	mcpgram mcp login SERVER         sign in to a remote server, for every chat
 //	mcpgram config                   the effective configuration, secrets masked
 //	mcpgram health                   exit 0 while the running bot polls Telegram
 //	mcpgram version                  the version set at build time
@@ -227,7 +228,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				return chatCommand(parent, cfg, *user, stdin, stdout, interrupts)
 			}),
 		},
-		mcpCommands(ctx, withConfig, user, stdin, stdout, stderr),
+		mcpCommands(ctx, withConfig, user, getenv, stdin, stdout, stderr),
 		&cobra.Command{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
 			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",

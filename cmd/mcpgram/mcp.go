@@ -24,8 +24,8 @@ import (
 // through ask (nil: declaring no elicitation) what a server asks mid-call.
 // The CLI logs only warnings: an operator reads the table, not the
 // start-up chatter.
-func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil, ask)
+func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
+	h, err := newHub(cfg, logger, false, nil, ask, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -45,15 +45,32 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return c.Logger(w)
 }
 
-// mcpCommands builds "mcp list" and "mcp call", the operator's view of the
-// servers without the model.
-func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool or get one prompt", Args: commandArgs,
-		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, or list and get their prompts.",
-		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts",
+// mcpCommands builds "mcp list", "mcp call", "mcp prompts", "mcp prompt"
+// and "mcp login", the operator's view of the servers without the model.
+// list and call sign in to a server that asks, in the browser, when
+// someone is there to: stdin is a terminal, or $BROWSER names a program.
+func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, getenv func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, get one prompt, or sign in to one", Args: commandArgs,
+		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks.",
+		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts\n  mcpgram mcp login notes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{errors.New("mcp needs a command: list, call, prompts or prompt")}
+			return usageError{errors.New("mcp needs a command: list, call, prompts, prompt or login")}
 		}}
+	browser, _ := getenv("BROWSER")
+	interactive := isTerminal(stdin) || strings.TrimSpace(browser) != ""
+	// startSigned starts every enabled server, signing in to one that
+	// asks when someone is there to; done closes both.
+	startSigned := func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error) {
+		auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, interactive)
+		if err != nil {
+			return nil, nil, err
+		}
+		if h, err = startHub(ctx, cfg, logger, nil, auth); err != nil {
+			closeAndWarn(auth, logger)
+			return nil, nil, err
+		}
+		return h, func() { closeAndWarn(h, logger); closeAndWarn(auth, logger) }, nil
+	}
 	mcp.AddCommand(
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
@@ -62,11 +79,11 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
-				h, err := startHub(ctx, cfg, logger, nil)
+				h, done, err := startSigned(cfg, logger)
 				if err != nil {
 					return err
 				}
-				defer closeAndWarn(h, logger)
+				defer done()
 				cat := h.Catalog()
 				if err := printServers(stdout, cat); err != nil {
 					return err
@@ -99,11 +116,28 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				return nil
 			},
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return callTool(ctx, cfg, *user, args, stdin, stdout, stderr)
+				return callTool(ctx, cfg, *user, args, getenv, interactive, stdin, stdout, stderr)
+			}),
+		},
+		&cobra.Command{
+			Use:   "login SERVER",
+			Short: "Sign in to a remote server that asks for it, for every chat",
+			Long: "Sign in to a remote MCP server that asks for it (MCP authorization, OAuth 2.1), as the operator: " +
+				"the sign-in serves every chat. It prints the address to open in a browser, and opens it with $BROWSER when set; " +
+				"the browser comes back to a port of 127.0.0.1 that mcpgram listens on. The tokens are kept in the database, " +
+				"sealed with OAUTH_KEY.",
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) != 1 {
+					return usageError{fmt.Errorf("mcp login takes one SERVER, got %d arguments", len(args))}
+				}
+				return nil
+			},
+			RunE: withConfig(func(cfg *config.Config, args []string) error {
+				return loginCommand(ctx, cfg, args[0], getenv, stdout, stderr)
 			}),
 		},
 	)
-	mcp.AddCommand(promptCommands(ctx, withConfig, user, stdout, stderr)...)
+	mcp.AddCommand(promptCommands(ctx, withConfig, startSigned, user, stdout, stderr)...)
 	return mcp
 }
 
@@ -122,7 +156,7 @@ func failedServers(cat hub.Catalog) int {
 // server or tool that does not exist) is a usage error, with what was
 // probably meant and what exists; a tool's own error goes to stderr and
 // exits 1, as does a server that does not start.
-func callTool(ctx context.Context, cfg *config.Config, user string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func callTool(ctx context.Context, cfg *config.Config, user string, args []string, getenv func(string) (string, bool), interactive bool, stdin io.Reader, stdout, stderr io.Writer) error {
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
@@ -135,7 +169,12 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	if ask.interactive {
 		ask.lines = readLines(stdin)
 	}
-	h, err := newHub(cfg, logger, false, nil, ask)
+	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, interactive)
+	if err != nil {
+		return err
+	}
+	defer closeAndWarn(auth, logger)
+	h, err := newHub(cfg, logger, false, nil, ask, auth)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
@@ -24,6 +25,14 @@ import (
 // TestMain stops the test PostgreSQL cluster, if a test started one, before
 // the process ends.
 func TestMain(m *testing.M) {
+	if os.Getenv("MCPGRAM_TEST_BROWSER") == "1" {
+		// Run as $BROWSER by mcpgram mcp login: be the browser.
+		if err := oauthfake.Browse(context.Background(), os.Args[len(os.Args)-1]); err != nil {
+			fmt.Fprintln(os.Stderr, "browser:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if err := testenv.StopPostgres(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -14,27 +15,29 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// A hubStarter starts the servers of cfg for a command; done closes them.
+type hubStarter func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error)
+
 // promptCommands builds "mcp prompts" and "mcp prompt", the operator's
 // view of the servers' prompts.
-func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, stdout, stderr io.Writer) []*cobra.Command {
+func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, start hubStarter, user *string, stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use: "prompts", Short: "Each running server's prompts, with their arguments (* required)", Args: noArgs,
-			Long: "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
+			Long:    "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
 			Example: "  mcpgram mcp prompts\n  mcpgram mcp prompts --mcp-settings ~/.vscode/mcp.json",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				logger := cliLogger(cfg, stderr)
-				h, err := startHub(ctx, cfg, logger, nil)
+				h, done, err := start(cfg, cliLogger(cfg, stderr))
 				if err != nil {
 					return err
 				}
-				defer closeAndWarn(h, logger)
+				defer done()
 				return printPrompts(stdout, h.Catalog())
 			}),
 		},
 		{
 			Use: "prompt SERVER NAME ['{\"arg\": \"value\"}']", Short: "Get one prompt and print its messages; exits 1 on error",
-			Long: "Get one prompt and print its messages, each headed by its role; exits 1 when the server fails it, 2 for a usage mistake.\n\nThe arguments are a JSON object of strings, as the prompt declares them (see mcp prompts).",
+			Long:    "Get one prompt and print its messages, each headed by its role; exits 1 when the server fails it, 2 for a usage mistake.\n\nThe arguments are a JSON object of strings, as the prompt declares them (see mcp prompts).",
 			Example: "  mcpgram mcp prompt everything simple-prompt\n  mcpgram mcp prompt everything args-prompt '{\"city\": \"Paris\"}'",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) < 2 || len(args) > 3 {
@@ -49,23 +52,22 @@ func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []
 				return nil
 			},
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return getPrompt(ctx, cfg, *user, args, stdout, stderr)
+				return getPrompt(ctx, cfg, start, *user, args, stdout, stderr)
 			}),
 		},
 	}
 }
 
-func getPrompt(ctx context.Context, cfg *config.Config, user string, args []string, stdout, stderr io.Writer) error {
+func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user string, args []string, stdout, stderr io.Writer) error {
 	promptArgs := map[string]string{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		_ = json.Unmarshal([]byte(args[2]), &promptArgs) // checked in Args
 	}
-	logger := cliLogger(cfg, stderr)
-	h, err := startHub(ctx, cfg, logger, nil)
+	h, done, err := start(cfg, cliLogger(cfg, stderr))
 	if err != nil {
 		return err
 	}
-	defer closeAndWarn(h, logger)
+	defer done()
 	res, err := h.GetPrompt(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], promptArgs)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpgram: %v\n", err)

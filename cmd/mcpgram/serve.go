@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -26,7 +27,8 @@ const modelWindow = 5 * time.Minute
 // startHTTP starts the endpoint of HTTP_LISTEN: /metrics, /healthz (the
 // database answers) and /readyz (Telegram answers the long poll, and the
 // model is not failing). In webhook mode it also takes Telegram's updates
-// at /telegram. It returns nil when HTTP_LISTEN is empty.
+// at /telegram, and with PUBLIC_URL it serves mcpgram's OAuth Client ID
+// Metadata Document. It returns nil when HTTP_LISTEN is empty.
 func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, logger *slog.Logger) (*web.Server, error) {
 	if cfg.HTTPListen == "" {
 		return nil, nil
@@ -42,6 +44,9 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	})
 	if cfg.Webhook {
 		s.Handle("POST "+webhookPath, webhook)
+	}
+	if cfg.PublicURL != "" && cfg.ClientMetadataURL == cfg.PublicURL+config.ClientMetadataPath {
+		s.Handle("GET "+config.ClientMetadataPath, oauth.ClientMetadata(cfg.ClientMetadataURL, cfg.PublicURL))
 	}
 	if err := s.Start(); err != nil {
 		return nil, err

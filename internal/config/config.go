@@ -28,6 +28,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -92,6 +93,9 @@ var Settings = []Setting{
 	{Name: "LOG_LEVEL", Default: "info", Help: "`debug`, `info`, `warn` or `error`"},
 	{Name: "LOG_FORMAT", Default: "text", Help: "`text` or `json`"},
 	{Name: "HTTP_LISTEN", Default: "", Help: "address of the HTTP endpoint for machines, such as `127.0.0.1:9090`: `/metrics`, `/healthz`, `/readyz` (see [Metrics and health](operations.md#metrics-and-health)); empty: off"},
+	{Name: "OAUTH_KEY", Secret: true, Help: "the key that seals (encrypts) the tokens of the MCP servers signed in to, in the database: a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`; empty: signing in is refused"},
+	{Name: "PUBLIC_URL", Default: "", Help: "the public https URL of HTTP_LISTEN (the address people's browsers reach it at), such as https://bot.example.com; with it mcpgram serves its OAuth Client ID Metadata Document at PUBLIC_URL/oauth/client-metadata.json; empty: none"},
+	{Name: "OAUTH_CLIENT_METADATA_URL", Default: "", Help: "the client id mcpgram gives authorization servers that take a Client ID Metadata Document (an https URL that serves it); empty: PUBLIC_URL/oauth/client-metadata.json when PUBLIC_URL is set"},
 }
 
 // A Config is the validated configuration.
@@ -165,6 +169,15 @@ type Config struct {
 
 	// HTTPListen is the address of /metrics, /healthz and /readyz; empty: off.
 	HTTPListen string
+
+	// OAuthKey seals the sign-ins to MCP servers (OAUTH_KEY); empty:
+	// signing in is refused.
+	OAuthKey string
+	// PublicURL is where people's browsers reach HTTP_LISTEN; empty: none.
+	PublicURL string
+	// ClientMetadataURL is mcpgram's OAuth client id for authorization
+	// servers that take a Client ID Metadata Document; empty: none.
+	ClientMetadataURL string
 
 	// File is the mcpgram.yaml that was read, if any.
 	File string
@@ -433,6 +446,8 @@ func parse(values map[string]string) (*Config, error) {
 		DatabaseURL:    values["DATABASE_URL"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
 		HTTPListen:     values["HTTP_LISTEN"],
+		OAuthKey:       values["OAUTH_KEY"],
+		PublicURL:      strings.TrimRight(values["PUBLIC_URL"], "/"),
 
 		TranscriptionModel:   values["TRANSCRIPTION_MODEL"],
 		TranscriptionBaseURL: strings.TrimRight(cmp.Or(values["TRANSCRIPTION_BASE_URL"], values["OPENAI_BASE_URL"]), "/"),
@@ -547,6 +562,7 @@ func parse(values map[string]string) (*Config, error) {
 	if err := checkDatabaseURL(c.DatabaseURL); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.checkOAuth(values)...)
 	for _, name := range []string{"MCP_SETTINGS", "DATABASE_PATH", "OPENAI_MODEL"} {
 		if values[name] == "" {
 			errs = append(errs, &MissingError{Name: name})
@@ -557,6 +573,29 @@ func parse(values map[string]string) (*Config, error) {
 	}
 	return c, nil
 }
+
+// checkOAuth checks the settings of signing in to MCP servers, and sets
+// ClientMetadataURL from PUBLIC_URL when it is not given.
+func (c *Config) checkOAuth(values map[string]string) []error {
+	var errs []error
+	if k := c.OAuthKey; k != "" && len(k) < oauth.MinKeyLength {
+		errs = append(errs, fmt.Errorf("OAUTH_KEY: want at least %d characters (such as the output of `openssl rand -base64 32`), got %d", oauth.MinKeyLength, len(k)))
+	}
+	for _, name := range []string{"PUBLIC_URL", "OAUTH_CLIENT_METADATA_URL"} {
+		if u, err := url.Parse(values[name]); values[name] != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+			errs = append(errs, fmt.Errorf("%s: want an https:// URL, got %q", name, values[name]))
+		}
+	}
+	c.ClientMetadataURL = values["OAUTH_CLIENT_METADATA_URL"]
+	if c.ClientMetadataURL == "" && c.PublicURL != "" {
+		c.ClientMetadataURL = c.PublicURL + ClientMetadataPath
+	}
+	return errs
+}
+
+// ClientMetadataPath is where, under PUBLIC_URL, mcpgram serves its OAuth
+// Client ID Metadata Document.
+const ClientMetadataPath = "/oauth/client-metadata.json"
 
 func ids(name, s string) ([]int64, error) {
 	var out []int64

@@ -5,7 +5,7 @@
 //
 // It covers conversations and messages, turns, pending interactions,
 // forms, the audit log, the inbox, token usage, the images users sent, chats'
-// settings and the statistics of /stats, their errors, their use from
+// settings, the statistics of /stats and the sign-ins to MCP servers, their errors, their use from
 // several handles at once (as several processes would), and cancelled
 // contexts. What only one engine has (SQLite's pragmas, write gate, media
 // files and crash test; PostgreSQL's advisory-locked migrations, leases
@@ -86,6 +86,10 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentResets", testConcurrentResets},
 		{"ConcurrentCreatePending", testConcurrentCreatePending},
 		{"ContextCancelled", testContextCancelled},
+		{"OAuthGrant", testOAuthGrant},
+		{"OAuthConcurrentClaim", testOAuthConcurrentClaim},
+		{"OAuthClient", testOAuthClient},
+		{"OAuthFlow", testOAuthFlow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open) })

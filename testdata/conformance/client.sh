@@ -11,6 +11,14 @@
 # bot runs on. stdin is not a terminal, so a form the server asks for is
 # answered as `mcp call` answers without one: with each field's default.
 # MCPGRAM names the binary (default: mcpgram on PATH).
+#
+# The authorization scenarios (auth/*) sign in first with `mcpgram mcp
+# login` and then call the test tool; browser.sh stands in for the
+# browser ($BROWSER), following the authorization server's redirect back
+# to mcpgram. The pre-registered client of auth/pre-registration comes in
+# MCP_CONFORMANCE_CONTEXT and goes into the entry's "oauth" object through
+# ${env:...}; the Client ID Metadata Document URL is the one the suite
+# expects (auth/basic-cimd).
 set -eu
 url=$(eval echo "\${$#}")
 case $url in
@@ -20,7 +28,21 @@ esac
 mcpgram=${MCPGRAM:-mcpgram}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-printf '{"mcpServers": {"conformance": {"type": "streamableHttp", "url": "%s", "timeout": 30}}}\n' "$url" >"$dir/mcp-settings.json"
+oauth=
+context=${MCP_CONFORMANCE_CONTEXT:-}
+case $context in
+*'"client_id"'*)
+	CONFORMANCE_CLIENT_ID=$(printf '%s' "$context" | sed -n 's/.*"client_id" *: *"\([^"]*\)".*/\1/p')
+	CONFORMANCE_CLIENT_SECRET=$(printf '%s' "$context" | sed -n 's/.*"client_secret" *: *"\([^"]*\)".*/\1/p')
+	export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
+	oauth=', "oauth": {"clientId": "${env:CONFORMANCE_CLIENT_ID}", "clientSecret": "${env:CONFORMANCE_CLIENT_SECRET}"}'
+	;;
+esac
+printf '{"mcpServers": {"conformance": {"type": "streamableHttp", "url": "%s", "timeout": 30%s}}}\n' "$url" "$oauth" >"$dir/mcp-settings.json"
+here=$(cd "$(dirname "$0")" && pwd)
+export BROWSER="$here/browser.sh"
+export OAUTH_KEY=conformance-suite-key-0123456789abcdef
+export OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metadata.json
 mcp() {
 	"$mcpgram" --mcp-settings "$dir/mcp-settings.json" --database-path "$dir/mcpgram.db" mcp "$@" </dev/null
 }
@@ -29,5 +51,6 @@ initialize) mcp list ;;
 tools_call) mcp call conformance add_numbers '{"a": 2, "b": 3}' ;;
 elicitation-sep1034-client-defaults) mcp call conformance test_client_elicitation_defaults ;;
 sse-retry) mcp call conformance test_reconnection ;;
+auth/*) mcp login conformance && mcp call conformance test-tool ;;
 *) echo "client.sh: no steps for scenario \"${MCP_CONFORMANCE_SCENARIO:-}\"" >&2; exit 2 ;;
 esac

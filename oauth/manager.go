@@ -1,0 +1,325 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// Timing of sign-ins and refreshes.
+const (
+	// FlowLifetime is how long a sign-in link stays good.
+	FlowLifetime = 10 * time.Minute
+	// refreshEarly refreshes a token this long before it expires.
+	refreshEarly = time.Minute
+	// refreshClaim is how long one process has to refresh a token before
+	// another may try.
+	refreshClaim = 30 * time.Second
+	// maxStepUps bounds the sign-ins one request makes for more scope.
+	maxStepUps = 2
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Store keeps grants, clients and flows.
+	Store store.OAuth
+	// Key is OAUTH_KEY; empty: sign-ins are refused with ErrNoKey.
+	Key string
+	// ClientMetadataURL is mcpgram's Client ID Metadata Document, its
+	// client id for authorization servers that take one; empty: none.
+	ClientMetadataURL string
+	// HTTPClient reaches authorization servers (default: 30 s timeout).
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// A SignIn is one sign-in to ask for: the server (its name, URL and
+// settings), whose it is, the challenge that asked for it, and the scopes
+// to ask for beyond it (a step-up).
+type SignIn struct {
+	Server    string
+	UserID    string
+	ServerURL string
+	Config    ServerConfig
+	Challenge Challenge
+	Scopes    []string
+}
+
+// Interactive runs a sign-in with someone there to do it: it has the
+// Manager Begin the flow, sends the person to the URL, and hands what the
+// browser came back with to Finish.
+type Interactive func(ctx context.Context, m *Manager, req SignIn) error
+
+// A Manager keeps the sign-ins to MCP servers: it begins and finishes
+// them, and hands each server an HTTP transport that carries its token.
+type Manager struct {
+	store     store.OAuth
+	sealer    *Sealer
+	hc        *http.Client
+	clientDoc string
+	log       *slog.Logger
+	now       func() time.Time
+
+	mu          sync.Mutex
+	interactive Interactive
+	cache       map[grantKey]cached
+	signing     map[grantKey]*sync.Mutex
+}
+
+type grantKey struct{ server, user string }
+
+type cached struct {
+	g       grant
+	version int64
+}
+
+// New returns a Manager. A key shorter than MinKeyLength is an error; no
+// key is not, but every sign-in then fails with ErrNoKey.
+func New(opts Options) (*Manager, error) {
+	m := &Manager{
+		store: opts.Store, hc: opts.HTTPClient, clientDoc: opts.ClientMetadataURL, log: opts.Logger, now: opts.Now,
+		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{},
+	}
+	if m.hc == nil {
+		m.hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if opts.Key != "" {
+		s, err := NewSealer(opts.Key)
+		if err != nil {
+			return nil, err
+		}
+		m.sealer = s
+	}
+	return m, nil
+}
+
+// SetInteractive sets who runs sign-ins when a server asks for one (nil:
+// nobody, and requests that need one fail with ErrSignInRequired).
+func (m *Manager) SetInteractive(f Interactive) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.interactive = f
+}
+
+// A flow is what a sign-in under way keeps, sealed, until the browser
+// comes back.
+type flow struct {
+	ServerURL     string   `json:"server_url"`
+	Issuer        string   `json:"issuer"`
+	IssuerInReply bool     `json:"iss_required,omitempty"`
+	TokenEndpoint string   `json:"token_endpoint"`
+	Resource      string   `json:"resource"`
+	Client        Client   `json:"client"`
+	Verifier      string   `json:"verifier"`
+	RedirectURI   string   `json:"redirect_uri"`
+	Scopes        []string `json:"scopes,omitempty"`
+}
+
+// digest names a flow in the store by its state, which is not kept.
+func digest(state string) string {
+	sum := sha256.Sum256([]byte(state))
+	return hex.EncodeToString(sum[:])
+}
+
+// Begin starts the sign-in req, whose browser is to come back to
+// redirectURI, and returns the URL to send the person to and the state
+// that URL carries.
+func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (authURL, state string, err error) {
+	if m.sealer == nil {
+		return "", "", ErrNoKey
+	}
+	d, err := discover(ctx, m.hc, req.ServerURL, req.Challenge)
+	if err != nil {
+		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)
+	}
+	scopes := req.Challenge.Scope
+	switch {
+	case len(scopes) > 0:
+	case len(req.Config.Scopes) > 0:
+		scopes = req.Config.Scopes
+	default:
+		scopes = d.ScopesSupported
+	}
+	scopes = union(scopes, req.Scopes)
+	c, err := m.client(ctx, req, d.AS, redirectURI, scopes)
+	if err != nil {
+		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)
+	}
+	verifier, err := transport.GenerateCodeVerifier()
+	if err != nil {
+		return "", "", err
+	}
+	if state, err = transport.GenerateState(); err != nil {
+		return "", "", err
+	}
+	f := flow{ServerURL: req.ServerURL, Issuer: d.AS.Issuer, IssuerInReply: d.AS.IssuerInResponse, TokenEndpoint: d.AS.TokenEndpoint,
+		Resource: d.Resource, Client: c, Verifier: verifier, RedirectURI: redirectURI, Scopes: scopes}
+	plain, _ := json.Marshal(f)
+	key := digest(state)
+	err = m.store.PutOAuthFlow(ctx, store.OAuthFlow{State: key, Server: req.Server, UserID: req.UserID,
+		Sealed: m.sealer.Seal(plain, "flow|"+key), ExpiresAt: m.now().Add(FlowLifetime)})
+	if err != nil {
+		return "", "", err
+	}
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {c.ID},
+		"redirect_uri":          {redirectURI},
+		"state":                 {state},
+		"code_challenge":        {transport.GenerateCodeChallenge(verifier)},
+		"code_challenge_method": {"S256"},
+		"resource":              {d.Resource},
+	}
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	sep := "?"
+	if strings.Contains(d.AS.AuthorizationEndpoint, "?") {
+		sep = "&"
+	}
+	return d.AS.AuthorizationEndpoint + sep + q.Encode(), state, nil
+}
+
+// client is how mcpgram identifies itself for req: the operator's
+// pre-registered client, its Client ID Metadata Document where the
+// server takes one, a client registered before, or a new registration.
+func (m *Manager) client(ctx context.Context, req SignIn, as authServer, redirectURI string, scopes []string) (Client, error) {
+	if req.Config.ClientID != "" {
+		return preRegistered(req.Config, as), nil
+	}
+	if as.ClientIDMetadataDocs && m.clientDoc != "" {
+		return Client{ID: m.clientDoc, AuthMethod: authNone}, nil
+	}
+	where := "client|" + req.Server + "|" + as.Issuer + "|" + redirectURI
+	if sealed, err := m.store.GetOAuthClient(ctx, req.Server, as.Issuer, redirectURI); err == nil {
+		var c Client
+		if plain, err := m.sealer.Open(sealed, where); err == nil && json.Unmarshal(plain, &c) == nil && c.ID != "" {
+			return c, nil
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return Client{}, err
+	}
+	if as.RegistrationEndpoint == "" {
+		return Client{}, fmt.Errorf("the authorization server %s takes no dynamic registration: register mcpgram with it and set \"oauth\": {\"clientId\": ..., \"clientSecret\": ...} in the server's settings entry", as.Issuer)
+	}
+	c, err := register(ctx, m.hc, as, redirectURI, scopes)
+	if err != nil {
+		return Client{}, err
+	}
+	plain, _ := json.Marshal(c)
+	if err := m.store.PutOAuthClient(ctx, req.Server, as.Issuer, redirectURI, m.sealer.Seal(plain, where)); err != nil {
+		return Client{}, err
+	}
+	return c, nil
+}
+
+// A Finished sign-in names the server and user it was for.
+type Finished struct {
+	Server string
+	UserID string
+}
+
+// Finish completes the sign-in that the browser came back from with
+// query (the redirect's query: code, state, iss, or an error). A state
+// that names no flow under way (forged, used or expired) gives
+// ErrUnknownState and changes nothing; a flow is finished once.
+func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error) {
+	if m.sealer == nil {
+		return Finished{}, ErrNoKey
+	}
+	state := query.Get("state")
+	if state == "" {
+		return Finished{}, ErrUnknownState
+	}
+	key := digest(state)
+	sf, err := m.store.TakeOAuthFlow(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Finished{}, ErrUnknownState
+	}
+	if err != nil {
+		return Finished{}, err
+	}
+	done := Finished{Server: sf.Server, UserID: sf.UserID}
+	var f flow
+	plain, err := m.sealer.Open(sf.Sealed, "flow|"+key)
+	if err == nil {
+		err = json.Unmarshal(plain, &f)
+	}
+	if err != nil {
+		return done, err
+	}
+	if code := query.Get("error"); code != "" {
+		return done, fmt.Errorf("sign in to %s: the authorization server refused: %w", sf.Server, &Error{Code: oneLine(code), Description: query.Get("error_description")})
+	}
+	// RFC 9207: the response names its issuer, which must be ours.
+	if iss, ok := query["iss"]; ok || f.IssuerInReply {
+		if len(iss) != 1 || strings.TrimSuffix(iss[0], "/") != strings.TrimSuffix(f.Issuer, "/") {
+			return done, fmt.Errorf("sign in to %s: the answer came from issuer %q, not %q: refused", sf.Server, oneLine(strings.Join(iss, " ")), f.Issuer)
+		}
+	}
+	code := query.Get("code")
+	if code == "" {
+		return done, fmt.Errorf("sign in to %s: the answer has no code", sf.Server)
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {f.RedirectURI},
+		"code_verifier": {f.Verifier}, "resource": {f.Resource}}
+	tok, err := tokenRequest(ctx, m.hc, f.TokenEndpoint, f.Client, form, f.Scopes, m.now())
+	if err != nil {
+		return done, fmt.Errorf("sign in to %s: %w", sf.Server, err)
+	}
+	g := grant{Token: tok, Client: f.Client, TokenEndpoint: f.TokenEndpoint, Issuer: f.Issuer, Resource: f.Resource, ServerURL: f.ServerURL}
+	return done, m.put(ctx, grantKey{sf.Server, sf.UserID}, g)
+}
+
+// where names a grant's place, to which its sealing is bound.
+func (k grantKey) where() string { return "grant|" + k.server + "|" + k.user }
+
+// put stores g as a new sign-in.
+func (m *Manager) put(ctx context.Context, k grantKey, g grant) error {
+	plain, _ := json.Marshal(g)
+	v, err := m.store.PutOAuthGrant(ctx, k.server, k.user, m.sealer.Seal(plain, k.where()))
+	if err != nil {
+		return err
+	}
+	m.remember(k, g, v)
+	m.log.Info("signed in", "server", k.server, "user", k.user, "expires", g.Token.Expiry)
+	return nil
+}
+
+func (m *Manager) remember(k grantKey, g grant, v int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.cache[k]; !ok || c.version <= v {
+		m.cache[k] = cached{g, v}
+	}
+}
+
+// SignOut forgets the sign-in of server for userID.
+func (m *Manager) SignOut(ctx context.Context, server, userID string) error {
+	k := grantKey{server, userID}
+	m.mu.Lock()
+	delete(m.cache, k)
+	m.mu.Unlock()
+	return m.store.DeleteOAuthGrant(ctx, server, userID)
+}

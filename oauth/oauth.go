@@ -1,0 +1,135 @@
+// Package oauth signs mcpgram in to MCP servers that ask for it: MCP
+// authorization, which is OAuth 2.1 with PKCE, discovered from the server.
+//
+// A remote server that answers 401 with a Bearer challenge is signed in to
+// by discovery: its protected resource metadata (RFC 9728, from the
+// challenge or the well-known paths), its authorization server's metadata
+// (RFC 8414, or OpenID Connect discovery), or, for a server of the
+// 2025-03-26 revision that publishes no resource metadata, the
+// authorization server at the server's own origin and, failing its
+// metadata, the default endpoints /authorize, /token and /register there.
+// mcpgram identifies itself with the client id and secret the operator
+// pre-registered (the server entry's "oauth" object), else with its Client
+// ID Metadata Document where the authorization server takes one and
+// mcpgram has a public URL, else by dynamic client registration. It asks
+// for the scopes of the challenge, else those of the entry, else those the
+// resource lists; it sends the resource parameter (RFC 8707) and checks
+// the issuer (RFC 8414, RFC 9207).
+//
+// What a sign-in gives, a grant (tokens, and the client they were issued
+// to), is kept in the store sealed with AES-256-GCM under the operator's
+// key ([Sealer]), keyed by server and user: the operator's sign-in has no
+// user and serves every chat. A [Manager] hands the hub an HTTP transport
+// per server that sends the access token, refreshes it before it expires
+// (one process of all that share the store spends a refresh token: see
+// [store.OAuth.ClaimOAuthRefresh]), and on a 401, or a 403 asking for more
+// scope (step-up), signs in again where someone is there to do it (the
+// terminal: [Manager.SetInteractive]), or else fails the request saying
+// who can sign in.
+//
+// This package is ours rather than mcp-go's client OAuth handler
+// (client/transport/oauth.go), which we read and borrow PKCE helpers
+// from: its discovery does not try the resource metadata at the origin's
+// root, cannot see client_id_metadata_document_supported or the
+// resource's scopes_supported, and its token store has no way to keep two
+// processes from spending one refresh token.
+package oauth
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNoKey: no OAUTH_KEY, so nothing can be sealed and no sign-in kept.
+	ErrNoKey = errors.New("no OAUTH_KEY is set, so sign-ins cannot be kept: set OAUTH_KEY (in the environment, .env or OAUTH_KEY_FILE) to a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`")
+	// ErrSignInRequired: the server needs a sign-in that nobody is there
+	// to do now.
+	ErrSignInRequired = errors.New("sign-in required")
+	// ErrUnknownState: a callback whose state names no sign-in under way
+	// (forged, used already, or expired). It changes nothing.
+	ErrUnknownState = errors.New("this sign-in link is unknown, already used or expired: start the sign-in again")
+)
+
+// A ServerConfig is what a server's settings entry says about signing in
+// (its "oauth" object): a client the operator registered with the
+// authorization server beforehand, and the scopes to ask for when the
+// server's challenge names none.
+type ServerConfig struct {
+	ClientID     string
+	ClientSecret string
+	// AuthMethod is the token endpoint's client authentication for the
+	// pre-registered client: client_secret_basic, client_secret_post or
+	// none; empty: chosen from what the authorization server lists.
+	AuthMethod string
+	Scopes     []string
+}
+
+// Token endpoint client authentication methods (RFC 7591 §2).
+const (
+	authBasic = "client_secret_basic"
+	authPost  = "client_secret_post"
+	authNone  = "none"
+)
+
+// A Token is an access token with what refreshes it.
+type Token struct {
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	// Scopes are those granted: the response's scope, else those asked for
+	// (RFC 6749 §5.1).
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// A Client is how mcpgram is known to an authorization server.
+type Client struct {
+	ID         string `json:"client_id"`
+	Secret     string `json:"client_secret,omitempty"`
+	AuthMethod string `json:"auth_method"`
+}
+
+// A grant is what the store keeps, sealed, for one sign-in: the token and
+// all a refresh needs, with the server URL it was issued for (a grant for
+// another URL does not apply once the settings change).
+type grant struct {
+	Token         Token  `json:"token"`
+	Client        Client `json:"client"`
+	TokenEndpoint string `json:"token_endpoint"`
+	Issuer        string `json:"issuer,omitempty"`
+	Resource      string `json:"resource,omitempty"`
+	ServerURL     string `json:"server_url"`
+}
+
+// expiresWithin reports whether the access token ends within d of now.
+func (t Token) expiresWithin(now time.Time, d time.Duration) bool {
+	return !t.Expiry.IsZero() && !now.Add(d).Before(t.Expiry)
+}
+
+// covers reports whether granted holds every scope of want.
+func covers(granted, want []string) bool {
+	for _, s := range want {
+		if !slices.Contains(granted, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// union is a's scopes then those of b not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fields splits a space-separated scope string.
+func fields(s string) []string { return strings.Fields(s) }

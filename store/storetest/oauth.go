@@ -1,0 +1,174 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// A grant is kept per server and user, counted by version; a refresh is
+// claimed by one caller at a time, and an update at a stale version is
+// refused.
+func testOAuthGrant(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if _, err := db.GetOAuthGrant(ctx, "s", ""); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetOAuthGrant of none = %v, want ErrNotFound", err)
+	}
+	v, err := db.PutOAuthGrant(ctx, "s", "", []byte("operator\x00"))
+	if err != nil || v != 1 {
+		t.Fatalf("PutOAuthGrant = %d, %v; want 1", v, err)
+	}
+	if _, err := db.PutOAuthGrant(ctx, "s", "u1", []byte("user")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err = db.PutOAuthGrant(ctx, "s", "", []byte("again")); err != nil || v != 2 {
+		t.Fatalf("second PutOAuthGrant = %d, %v; want 2", v, err)
+	}
+	db = reopen(t, db, open)
+	g, err := db.GetOAuthGrant(ctx, "s", "")
+	if err != nil || string(g.Sealed) != "again" || g.Version != 2 || g.UpdatedAt.IsZero() {
+		t.Fatalf("GetOAuthGrant = %+v, %v; want again at version 2", g, err)
+	}
+	if g, err := db.GetOAuthGrant(ctx, "s", "u1"); err != nil || string(g.Sealed) != "user" || g.Version != 1 {
+		t.Fatalf("user's grant = %+v, %v", g, err)
+	}
+
+	until := time.Now().Add(time.Minute)
+	if ok, err := db.ClaimOAuthRefresh(ctx, "s", "", 1, until); err != nil || ok {
+		t.Errorf("claim at a stale version = %v, %v; want false", ok, err)
+	}
+	if ok, err := db.ClaimOAuthRefresh(ctx, "s", "", 2, until); err != nil || !ok {
+		t.Fatalf("claim = %v, %v; want true", ok, err)
+	}
+	if ok, err := db.ClaimOAuthRefresh(ctx, "s", "", 2, until); err != nil || ok {
+		t.Errorf("second claim = %v, %v; want false", ok, err)
+	}
+	if v, err := db.UpdateOAuthGrant(ctx, "s", "", 2, []byte("refreshed")); err != nil || v != 3 {
+		t.Fatalf("UpdateOAuthGrant = %d, %v; want 3", v, err)
+	}
+	if _, err := db.UpdateOAuthGrant(ctx, "s", "", 2, []byte("late")); !errors.Is(err, store.ErrChanged) {
+		t.Errorf("update at a stale version = %v, want ErrChanged", err)
+	}
+	// The update ended the claim: version 3 may be claimed.
+	if ok, err := db.ClaimOAuthRefresh(ctx, "s", "", 3, time.Now().Add(-time.Second)); err != nil || !ok {
+		t.Fatalf("claim after the update = %v, %v; want true", ok, err)
+	}
+	// A claim whose time has passed is over.
+	if ok, err := db.ClaimOAuthRefresh(ctx, "s", "", 3, until); err != nil || !ok {
+		t.Errorf("claim after an expired one = %v, %v; want true", ok, err)
+	}
+	if g, _ := db.GetOAuthGrant(ctx, "s", ""); string(g.Sealed) != "refreshed" || g.Version != 3 {
+		t.Errorf("grant = %q at %d, want refreshed at 3", g.Sealed, g.Version)
+	}
+	if err := db.DeleteOAuthGrant(ctx, "s", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateOAuthGrant(ctx, "s", "", 3, []byte("x")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("update of a deleted grant = %v, want ErrNotFound", err)
+	}
+	if _, err := db.GetOAuthGrant(ctx, "s", "u1"); err != nil {
+		t.Errorf("the user's grant went with the operator's: %v", err)
+	}
+}
+
+// Of many callers claiming one refresh from two handles (two processes),
+// exactly one gets it.
+func testOAuthConcurrentClaim(t *testing.T, open Open) {
+	ctx := t.Context()
+	a, b := open(t), open(t)
+	v, err := a.PutOAuthGrant(ctx, "s", "", []byte("g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var won atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		wg.Go(func() {
+			ok, err := db.ClaimOAuthRefresh(ctx, "s", "", v, time.Now().Add(time.Minute))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := won.Load(); n != 1 {
+		t.Errorf("%d claims succeeded, want 1", n)
+	}
+}
+
+// Clients are kept per server, issuer and redirect URI.
+func testOAuthClient(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if _, err := db.GetOAuthClient(ctx, "s", "https://as", "http://127.0.0.1/cb"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetOAuthClient of none = %v, want ErrNotFound", err)
+	}
+	for _, c := range []string{"one", "two"} {
+		if err := db.PutOAuthClient(ctx, "s", "https://as", "http://127.0.0.1/cb", []byte(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.PutOAuthClient(ctx, "s", "https://other", "http://127.0.0.1/cb", []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetOAuthClient(ctx, "s", "https://as", "http://127.0.0.1/cb")
+	if err != nil || !bytes.Equal(got, []byte("two")) {
+		t.Errorf("GetOAuthClient = %q, %v; want two", got, err)
+	}
+}
+
+// A flow is taken once, from any handle, and not once expired.
+func testOAuthFlow(t *testing.T, open Open) {
+	ctx := t.Context()
+	a, b := open(t), open(t)
+	if _, err := a.TakeOAuthFlow(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("TakeOAuthFlow of none = %v, want ErrNotFound", err)
+	}
+	f := store.OAuthFlow{State: "st", Server: "s", UserID: "u", Sealed: []byte("f"), ExpiresAt: time.Now().Add(time.Minute)}
+	if err := a.PutOAuthFlow(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutOAuthFlow(ctx, store.OAuthFlow{State: "old", Server: "s", Sealed: []byte("o"), ExpiresAt: time.Now().Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 6 {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		wg.Go(func() {
+			g, err := db.TakeOAuthFlow(ctx, "st")
+			switch {
+			case err == nil:
+				got.Add(1)
+				if g.Server != "s" || g.UserID != "u" || string(g.Sealed) != "f" {
+					t.Errorf("TakeOAuthFlow = %+v", g)
+				}
+			case !errors.Is(err, store.ErrNotFound):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := got.Load(); n != 1 {
+		t.Errorf("the flow was taken %d times, want 1", n)
+	}
+	if _, err := b.TakeOAuthFlow(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TakeOAuthFlow of an expired flow = %v, want ErrNotFound", err)
+	}
+}
