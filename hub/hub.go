@@ -262,6 +262,11 @@ func (h *Hub) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return waitReady(ctx, readies)
+}
+
+// waitReady waits for each of readies to close, or for ctx to end.
+func waitReady(ctx context.Context, readies []<-chan struct{}) error {
 	for _, r := range readies {
 		select {
 		case <-r:
@@ -289,14 +294,7 @@ func (h *Hub) StartServers(ctx context.Context, names ...string) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range readies {
-		select {
-		case <-r:
-		case <-ctx.Done():
-			return fmt.Errorf("start hub: %w", ctx.Err())
-		}
-	}
-	return nil
+	return waitReady(ctx, readies)
 }
 
 // Launch is Start without the wait: it starts every enabled server and
