@@ -126,6 +126,8 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				"the sign-in serves every chat. It prints the address to open in a browser, and opens it with $BROWSER when set; " +
 				"the browser comes back to a port of 127.0.0.1 that mcpgram listens on. The tokens are kept in the database, " +
 				"sealed with OAUTH_KEY.",
+			Example: "  mcpgram mcp login tracker\n" +
+				"  BROWSER=firefox mcpgram mcp login tracker",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) != 1 {
 					return usageError{fmt.Errorf("mcp login takes one SERVER, got %d arguments", len(args))}

@@ -93,9 +93,9 @@ var Settings = []Setting{
 	{Name: "LOG_LEVEL", Default: "info", Help: "`debug`, `info`, `warn` or `error`"},
 	{Name: "LOG_FORMAT", Default: "text", Help: "`text` or `json`"},
 	{Name: "HTTP_LISTEN", Default: "", Help: "address of the HTTP endpoint for machines, such as `127.0.0.1:9090`: `/metrics`, `/healthz`, `/readyz` (see [Metrics and health](operations.md#metrics-and-health)); empty: off"},
-	{Name: "OAUTH_KEY", Secret: true, Help: "the key that seals (encrypts) the tokens of the MCP servers signed in to, in the database: a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`; empty: signing in is refused"},
-	{Name: "PUBLIC_URL", Default: "", Help: "the public https URL of HTTP_LISTEN (the address people's browsers reach it at), such as https://bot.example.com; with it mcpgram serves its OAuth Client ID Metadata Document at PUBLIC_URL/oauth/client-metadata.json; empty: none"},
-	{Name: "OAUTH_CLIENT_METADATA_URL", Default: "", Help: "the client id mcpgram gives authorization servers that take a Client ID Metadata Document (an https URL that serves it); empty: PUBLIC_URL/oauth/client-metadata.json when PUBLIC_URL is set"},
+	{Name: "OAUTH_KEY", Secret: true, Help: "seals (encrypts) the tokens of the MCP servers signed in to, in the database (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)): a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`; empty: signing in is refused"},
+	{Name: "PUBLIC_URL", Default: "", Help: "the public `https://` address of `HTTP_LISTEN` (where people's browsers reach it), such as `https://bot.example.com`; with it `HTTP_LISTEN` serves mcpgram's OAuth Client ID Metadata Document at `PUBLIC_URL/oauth/client-metadata.json`; empty: none"},
+	{Name: "OAUTH_CLIENT_METADATA_URL", Default: "", Help: "the client id mcpgram gives authorization servers that take a Client ID Metadata Document: an `https://` URL that serves it (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)); empty: `PUBLIC_URL/oauth/client-metadata.json` when `PUBLIC_URL` is set"},
 }
 
 // A Config is the validated configuration.
