@@ -130,7 +130,7 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 		}
 	}
 	html, attach := render.ApprovalCard{
-		Server: a.Server, Tool: a.Tool, ToolTitle: b.toolTitle(a.Server, a.Tool), URI: a.URI, Arguments: a.Arguments, Consent: a.Consent,
+		Server: a.Server, Tool: a.Tool, ToolTitle: b.toolTitle(a.Server, a.Tool), ServerTitle: b.serverTitle(a.Server), URI: a.URI, Arguments: a.Arguments, Consent: a.Consent,
 		Hints: hints, Footer: expiry, File: argsFileName,
 	}.HTML()
 	yes, no := "✅ Approve", "❌ Deny"

@@ -77,7 +77,7 @@ func TestProgressAndStopInTelegram(t *testing.T) {
 	f := s.fake
 	const group = -77
 	f.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot tool wait"})
-	st := statusOf(t, f, group, "wait on f: 25%, 1 of 4 · waiting")
+	st := statusOf(t, f, group, "wait on f (Features Test Server): 25%, 1 of 4 · waiting")
 	if !strings.HasPrefix(st.Plain, "⏳") || len(st.Buttons()) != 1 || !strings.HasPrefix(st.Buttons()[0], "⏹ Stop=x:") {
 		t.Fatalf("status %q with buttons %q, want ⏳ and a Stop button", st.Plain, st.Buttons())
 	}

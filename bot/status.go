@@ -120,9 +120,13 @@ func (r *reply) stopMarkup() *tgbotapi.InlineKeyboardMarkup {
 
 // toolWhat names a call on its status line: the tool by its title where
 // its server gives one (a title reads better than a name), else by its
-// name, or the resource read; and the server.
+// name, or the resource read; and the server, with its title beside its
+// name.
 func (b *Bot) toolWhat(server, tool, uri string) string {
 	on := " on <b>" + render.Escape(server) + "</b>"
+	if title := b.serverTitle(server); title != "" {
+		on += " (" + render.Escape(render.Shorten(title, 80)) + ")"
+	}
 	if tool == "" && uri != "" {
 		return "<code>" + render.Escape(render.Shorten(uri, 80)) + "</code>" + on
 	}
@@ -130,6 +134,17 @@ func (b *Bot) toolWhat(server, tool, uri string) string {
 		return render.Escape(title) + on
 	}
 	return "<code>" + render.Escape(tool) + "</code>" + on
+}
+
+// serverTitle is the title server gives itself, if it gives one other
+// than its name: shown beside the name, never in its place, since the
+// server chooses it.
+func (b *Bot) serverTitle(server string) string {
+	s, ok := b.hub.Catalog().Server(server)
+	if !ok || s.Title == "" || s.Title == server {
+		return ""
+	}
+	return render.Visible(s.Title)
 }
 
 // toolTitle is the title the server gives tool, if it gives one other

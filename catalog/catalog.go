@@ -157,6 +157,11 @@ type ServerInfo struct {
 	// nothing. The prompt shows it where it lists servers without their
 	// tools.
 	Description string
+	// Title is the server's display name (its serverInfo.title), on one
+	// line of at most 200 characters; "" when it gives none, or its
+	// name. Shown beside the name, never in its place: the server
+	// chooses it.
+	Title string
 
 	Timeout     time.Duration
 	AutoApprove []string

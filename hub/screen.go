@@ -126,12 +126,12 @@ func cutDescription(d, what string, notes *[]string) string {
 	return string([]rune(d)[:MaxDescription-1]) + "…"
 }
 
-// cutTitle folds a tool's title onto one line and cuts it to MaxTitle
-// characters, noting the cut.
-func cutTitle(title, tool string, notes *[]string) string {
+// cutTitle folds the title of a tool, prompt or server (named by name)
+// onto one line and cuts it to MaxTitle characters, noting the cut.
+func cutTitle(title, name string, notes *[]string) string {
 	title = strings.Join(strings.Fields(title), " ")
 	if n := utf8.RuneCountInString(title); n > MaxTitle {
-		*notes = append(*notes, fmt.Sprintf("cut the title of tool %q from %d to %d characters", tool, n, MaxTitle))
+		*notes = append(*notes, fmt.Sprintf("cut the title of %q from %d to %d characters", name, n, MaxTitle))
 		title = string([]rune(title)[:MaxTitle-1]) + "…"
 	}
 	return title

@@ -62,6 +62,7 @@ type server struct {
 	conn       *conn  // set while running
 	stderr     *tail  // of the last process
 	about      string // what the server says it is for (see ServerInfo.Description)
+	title      string // its display name (see ServerInfo.Title)
 	tools      []Tool
 	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
@@ -223,6 +224,7 @@ func (s *server) info() ServerInfo {
 		Restarts:          s.restarts,
 		Protocol:          s.protocol(),
 		Description:       s.about,
+		Title:             s.title,
 		Timeout:           s.cfg.timeout,
 		AutoApprove:       slices.Clone(s.cfg.autoApprove),
 		PerUser:           s.cfg.perUser,
@@ -307,7 +309,7 @@ func (s *server) stopLogged(state Status) {
 }
 
 func (s *server) clearCatalog() {
-	s.conn, s.about, s.tools, s.resources, s.templates, s.notes = nil, "", nil, nil, nil, nil
+	s.conn, s.about, s.title, s.tools, s.resources, s.templates, s.notes = nil, "", "", nil, nil, nil, nil
 	s.prompts, s.completes = nil, false
 }
 
@@ -786,8 +788,16 @@ func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	about := describe(res.ServerInfo, res.Instructions)
+	var notes []string
+	title := cutTitle(res.ServerInfo.Title, s.name, &notes)
+	if title == s.name {
+		title = ""
+	}
+	for _, n := range notes {
+		s.log.Warn("screened the server's catalog", "note", n)
+	}
 	s.mu.Lock()
-	s.about = about
+	s.about, s.title = about, title
 	s.mu.Unlock()
 	c.version = c.client.ProtocolVersion()
 	c.modern = mcp.IsModernProtocol(c.version)

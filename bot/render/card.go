@@ -17,6 +17,9 @@ type ApprovalCard struct {
 	// ToolTitle is the tool's title, if its server gives one: shown
 	// beside its name, never in its place, since a server chooses it.
 	ToolTitle string
+	// ServerTitle is the server's title, if it gives one: shown beside
+	// its name, likewise.
+	ServerTitle string
 	// URI is the resource to read, when Tool is empty.
 	URI string
 	// Arguments are the call's arguments, as JSON.
@@ -55,9 +58,9 @@ func (c ApprovalCard) HTML() (html string, attach []byte) {
 // body is the card but its footer and the arguments in full, and whether
 // a value on it was shortened.
 func (c ApprovalCard) body() (html string, cut bool) {
-	server, tool := Escape(Visible(c.Server)), Escape(Visible(c.Tool))
+	server, tool := c.server(), Escape(Visible(c.Tool))
 	if c.Tool == "" {
-		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from <b>%s</b>.", Escape(Visible(c.URI)), server), false
+		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from %s.", Escape(Visible(c.URI)), server), false
 	}
 	if html, cut, ok := c.remember(); ok {
 		return html, cut
@@ -68,9 +71,9 @@ func (c ApprovalCard) body() (html string, cut bool) {
 		with, summary = " with no arguments.", ""
 	}
 	if c.Consent {
-		html = fmt.Sprintf("🔏 <b>Your consent is needed</b>\n<b>%s</b> acts on this only with your own agreement. Run %s%s%s", server, c.named(tool), with, summary)
+		html = fmt.Sprintf("🔏 <b>Your consent is needed</b>\n%s acts on this only with your own agreement. Run %s%s%s", server, c.named(tool), with, summary)
 	} else {
-		html = fmt.Sprintf("🔐 <b>Approval needed</b>\nRun %s on <b>%s</b>%s%s", c.named(tool), server, with, summary)
+		html = fmt.Sprintf("🔐 <b>Approval needed</b>\nRun %s on %s%s%s", c.named(tool), server, with, summary)
 	}
 	if line := HintsLine(c.Hints); line != "" {
 		html += "\n" + line
@@ -163,6 +166,16 @@ func HintsLine(h catalog.Hints) string {
 		return ""
 	}
 	return "ℹ️ <i>Its server says this tool " + strings.Join(says, "; ") + " (the server's claim, not checked).</i>"
+}
+
+// server is the server's name (bold), with its title beside it where it
+// has one of its own: never in its place, as the server chooses it.
+func (c ApprovalCard) server() string {
+	named := "<b>" + Escape(Visible(c.Server)) + "</b>"
+	if c.ServerTitle != "" && c.ServerTitle != c.Server {
+		named += " (" + Escape(Visible(Shorten(c.ServerTitle, 80))) + ")"
+	}
+	return named
 }
 
 // named is the tool's name (tool, escaped) as code, with its title beside

@@ -249,6 +249,10 @@ func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMar
 			continue
 		}
 		fmt.Fprintf(&sb, "<b>%s</b>", name)
+		if s.Title != "" && s.Title != s.Name {
+			// Beside the name, never in its place: the server chooses it.
+			sb.WriteString(" (" + shown(render.Shorten(s.Title, 80)) + ")")
+		}
 		toolLines(&sb, s.Tools)
 		rows = append(rows, chatButton("Turn off "+label+" here", callback.Disable, s.Name))
 	}

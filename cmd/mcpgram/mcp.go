@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
@@ -211,7 +212,10 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		}
 		return usageError{unknownName(fmt.Sprintf("server %q has no tool %q", name, tool), tool, "its tools are", names)}
 	}
-	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, name, tool, callArgs)
+	// Progress goes to stderr, as the chat shows it: stdout is the result.
+	progress := startProgressPrinter(stderr, name, tool, agent.DefaultProgressInterval)
+	res, err := h.CallTool(hub.WithProgress(ctx, progress.report), hub.Caller{UserID: user, ChatID: user}, name, tool, callArgs)
+	progress.close()
 	if err != nil {
 		return err
 	}

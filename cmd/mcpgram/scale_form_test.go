@@ -1,11 +1,13 @@
 package main_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -38,10 +40,16 @@ func formCard(t testing.TB, tg *tgfake.Server, chat int64, want string, skip int
 // waits for the press's answer.
 func pressOn(t testing.TB, tg *tgfake.Server, chat int64, card tgfake.Message, label string) tgfake.CallbackAnswer {
 	t.Helper()
+	return pressAs(t, tg, chat, chat, card, label)
+}
+
+// pressAs is pressOn by user.
+func pressAs(t testing.TB, tg *tgfake.Server, chat, user int64, card tgfake.Message, label string) tgfake.CallbackAnswer {
+	t.Helper()
 	for _, b := range card.Buttons() {
 		text, data, _ := strings.Cut(b, "=")
 		if strings.HasPrefix(text, label) {
-			id := tg.Press(chat, chat, card.ID, data)
+			id := tg.Press(chat, user, card.ID, data)
 			var ans tgfake.CallbackAnswer
 			tg.WaitFor(t, 60*time.Second, "the answer to "+label, func() bool {
 				var ok bool
@@ -172,6 +180,50 @@ func TestScaleStopThroughEitherInstance(t *testing.T) {
 	cl.hooksMu.Unlock()
 	if presses[0] != 1 || presses[1] != 1 {
 		t.Errorf("presses received per instance %v: want one each", presses)
+	}
+	for i := range cl.procs {
+		cl.stop(t, i)
+	}
+	cl.backlog(t)
+}
+
+// Two instances share PostgreSQL behind one webhook URL: a prompt's form,
+// opened by a command one instance receives, is filled in and submitted
+// by presses the other receives (the proxy takes turns, and each press
+// is checked against the form stored in the database); another member's
+// press is refused there. The prompt then runs as the user's turn.
+func TestScalePromptFormThroughEitherInstance(t *testing.T) {
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		return llmfake.Text("Hello: " + c.Request.Last())
+	})
+	cl := startCluster(t, 2, model, nil)
+	const group, alice, bob = -45, 45, 46
+	// An instance is ready before its servers are: a prompt is a command
+	// only once its server runs there.
+	for i, l := range cl.logs {
+		testenv.Eventually(t, 60*time.Second, fmt.Sprintf("instance %d to run f", i), func() bool {
+			return strings.Contains(l.String(), `msg="server running" component=hub server=f `)
+		})
+	}
+	cl.tg.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "/greet@mcpgram_bot"})
+	card := formCard(t, cl.tg, group, "Prompt greet of f", 0)
+	if ans := pressAs(t, cl.tg, group, bob, card, "💡 Grace"); !ans.ShowAlert || !strings.Contains(ans.Text, "only they can fill it in") {
+		t.Errorf("bob's press: %+v", ans)
+	}
+	pressAs(t, cl.tg, group, alice, card, "💡 Grace")
+	card = formCard(t, cl.tg, group, "✔️ who: Grace", 0)
+	var submit string
+	for _, b := range card.Buttons() {
+		if text, data, _ := strings.Cut(b, "="); strings.HasPrefix(text, "✅ Submit") {
+			submit = data
+		}
+	}
+	pressAs(t, cl.tg, group, alice, card, "✅ Submit")
+	cl.tg.WaitText(t, group, "Sent the prompt greet of f:\nPlease greet Grace.")
+	cl.tg.WaitText(t, group, "Hello: Please greet Grace.")
+	opened, submitted := cl.receiver("/greet@mcpgram_bot"), cl.receiver(`"data":"`+submit+`"`)
+	if opened < 0 || submitted < 0 || opened == submitted {
+		t.Errorf("the command went to instance %d and the Submit press to %d: want one each", opened, submitted)
 	}
 	for i := range cl.procs {
 		cl.stop(t, i)

@@ -50,6 +50,29 @@ type cluster struct {
 	// a button press.
 	hooksMu sync.Mutex
 	presses []int
+	// updates are the webhook requests' bodies, in the order the proxy
+	// passed them on, each with the instance it went to.
+	updates []delivery
+}
+
+// A delivery is one webhook request the proxy passed on: its body and
+// the instance that received it.
+type delivery struct {
+	instance int
+	body     string
+}
+
+// receiver is the instance that received the first webhook request whose
+// body holds s, or -1.
+func (cl *cluster) receiver(s string) int {
+	cl.hooksMu.Lock()
+	defer cl.hooksMu.Unlock()
+	for _, d := range cl.updates {
+		if strings.Contains(d.body, s) {
+			return d.instance
+		}
+	}
+	return -1
 }
 
 func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []string, env ...string) *cluster {
@@ -74,11 +97,12 @@ func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, auto
 			return
 		}
 		r.Out.Body = io.NopCloser(bytes.NewReader(body))
+		cl.hooksMu.Lock()
+		cl.updates = append(cl.updates, delivery{instance: int(i), body: string(body)})
 		if bytes.Contains(body, []byte(`"callback_query"`)) {
-			cl.hooksMu.Lock()
 			cl.presses[i]++
-			cl.hooksMu.Unlock()
 		}
+		cl.hooksMu.Unlock()
 	}, ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
 		w.WriteHeader(http.StatusBadGateway) // a dead instance: Telegram sends again
 	}})

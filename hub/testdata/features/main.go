@@ -28,7 +28,7 @@ func main() {
 	legacy := flag.Bool("legacy", false, "refuse server/discover: speak only the 2025 revisions")
 	flag.Parse()
 
-	s := server.NewMCPServer("features", "1.0.0", append(promptOptions(), server.WithToolCapabilities(true))...)
+	s := server.NewMCPServer("features", "1.0.0", append(promptOptions(), server.WithToolCapabilities(true), server.WithTitle(serverTitle()))...)
 	addClientTool(s)
 	addPrompts(s)
 	addElicitTools(s)
@@ -107,4 +107,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// serverTitle is the title the server gives itself: FEATURES_TITLE (for
+// a hostile one), else "Features Test Server".
+func serverTitle() string {
+	if t, ok := os.LookupEnv("FEATURES_TITLE"); ok {
+		return t
+	}
+	return "Features Test Server"
 }
