@@ -30,7 +30,7 @@ const maxShownMessage = 1500
 // asks.
 type formCard struct {
 	chatID int64
-	msgID  int
+	msgID  int // 0 while the card is being sent
 	user   int64
 }
 
@@ -64,23 +64,31 @@ func (fc *formCards) drop(id int64) {
 
 // answered finds the form a message m of user answers: the one whose
 // card m replies to, or else the oldest card of user in the chat sent
-// before m. A message older than every card (the one that started the
-// call, run again after a restart) answers none.
+// before m, or else one being sent as m came (the user answers what
+// Telegram showed before the send returned here). A message older than
+// every card (the one that started the call, run again after a restart)
+// answers none.
 func (fc *formCards) answered(chatID, user int64, m *tgbotapi.Message) (int64, bool) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
-	var best int64
+	var best, sending int64
 	bestMsg := 0
 	for id, c := range fc.m {
 		if c.chatID != chatID || c.user != user {
 			continue
 		}
-		if m.ReplyToMessage != nil && m.ReplyToMessage.MessageID == c.msgID {
+		if m.ReplyToMessage != nil && c.msgID != 0 && m.ReplyToMessage.MessageID == c.msgID {
 			return id, true
 		}
-		if c.msgID < m.MessageID && (bestMsg == 0 || c.msgID < bestMsg) {
+		switch {
+		case c.msgID == 0:
+			sending = id
+		case c.msgID < m.MessageID && (bestMsg == 0 || c.msgID < bestMsg):
 			best, bestMsg = id, c.msgID
 		}
+	}
+	if bestMsg == 0 && sending != 0 {
+		return sending, true
 	}
 	return best, bestMsg != 0
 }
@@ -88,8 +96,12 @@ func (fc *formCards) answered(chatID, user int64, m *tgbotapi.Message) (int64, b
 // showForm sends the card of f, which a call of user's turn asks.
 func (b *Bot) showForm(ctx context.Context, chatID, user int64, f *agent.Form) {
 	html, markup := formMessage(f, chatID < 0)
+	// Known before it is sent: an answer may arrive before the send
+	// returns (see answered).
+	b.formCards.put(f.ID, formCard{chatID: chatID, user: user})
 	m, err := b.tg.SendHTML(ctx, chatID, 0, html, markup)
 	if err != nil {
+		b.formCards.drop(f.ID)
 		b.logger.Error("send form", "chat", chatID, "form", f.ID, "err", err)
 		return
 	}
@@ -101,8 +113,8 @@ func (b *Bot) showForm(ctx context.Context, chatID, user int64, f *agent.Form) {
 func (b *Bot) updateForm(ctx context.Context, chatID int64, msgID int, f *agent.Form) {
 	if msgID == 0 {
 		c, ok := b.formCards.get(f.ID)
-		if !ok {
-			return
+		if !ok || c.msgID == 0 {
+			return // none here, or still being sent
 		}
 		msgID = c.msgID
 	}
