@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/pace"
 )
 
 // DefaultProgressInterval is Config.ProgressInterval's default: about
@@ -37,22 +38,18 @@ type CallProgress struct {
 // fast servers report, so that a flood costs neither the front end's
 // edits nor memory (one report kept per call).
 type progressPump struct {
-	emit     *emitter
-	interval time.Duration
+	emit *emitter
 
 	mu     sync.Mutex
 	latest map[int]CallProgress // the reports not yet handed on
 	ended  map[int]bool         // calls that returned: their reports are late
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	loop *pace.Loop
 }
 
 func startProgress(emit *emitter, interval time.Duration) *progressPump {
-	p := &progressPump{emit: emit, interval: interval, latest: map[int]CallProgress{}, ended: map[int]bool{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.run()
+	p := &progressPump{emit: emit, latest: map[int]CallProgress{}, ended: map[int]bool{}}
+	p.loop = pace.Start(interval, p.flush)
 	return p
 }
 
@@ -66,10 +63,7 @@ func (p *progressPump) report(cp CallProgress) {
 	}
 	p.latest[cp.Call] = cp
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.loop.Wake()
 }
 
 // ended drops what call n reported and has not been handed on: its end
@@ -82,29 +76,7 @@ func (p *progressPump) callEnded(n int) {
 }
 
 // close stops the pump and waits for it.
-func (p *progressPump) close() {
-	close(p.stop)
-	<-p.done
-}
-
-func (p *progressPump) run() {
-	defer close(p.done)
-	for {
-		select {
-		case <-p.wake:
-		case <-p.stop:
-			return
-		}
-		p.flush()
-		t := time.NewTimer(p.interval)
-		select {
-		case <-t.C:
-		case <-p.stop:
-			t.Stop()
-			return
-		}
-	}
-}
+func (p *progressPump) close() { p.loop.Close() }
 
 // flush hands on the reports kept, in the calls' order.
 func (p *progressPump) flush() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/pace"
 )
 
 // A progressPrinter writes what a server reports of one call's progress,
@@ -16,24 +17,20 @@ import (
 // report, the first at once, as the chat's status message shows them.
 // A flood costs neither lines nor memory (one report kept).
 type progressPrinter struct {
-	w        io.Writer
-	call     agent.CallProgress // the call's server and tool
-	interval time.Duration
+	w    io.Writer
+	call agent.CallProgress // the call's server and tool
 
 	mu     sync.Mutex
 	latest *hub.Progress // the report not yet written
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	loop *pace.Loop
 }
 
 // startProgressPrinter starts the printer of the call of tool on server;
 // its owner calls close once the call has returned.
 func startProgressPrinter(w io.Writer, server, tool string, interval time.Duration) *progressPrinter {
-	p := &progressPrinter{w: w, call: agent.CallProgress{Server: server, Tool: tool}, interval: interval,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.run()
+	p := &progressPrinter{w: w, call: agent.CallProgress{Server: server, Tool: tool}}
+	p.loop = pace.Start(interval, p.flush)
 	return p
 }
 
@@ -43,42 +40,22 @@ func (p *progressPrinter) report(r hub.Progress) {
 	p.mu.Lock()
 	p.latest = &r
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.loop.Wake()
 }
 
 // close stops the printer and waits for it. A report not yet written is
 // dropped: the call's result says more.
-func (p *progressPrinter) close() {
-	close(p.stop)
-	<-p.done
-}
+func (p *progressPrinter) close() { p.loop.Close() }
 
-func (p *progressPrinter) run() {
-	defer close(p.done)
-	for {
-		select {
-		case <-p.wake:
-		case <-p.stop:
-			return
-		}
-		p.mu.Lock()
-		r := p.latest
-		p.latest = nil
-		p.mu.Unlock()
-		if r != nil {
-			cp := p.call
-			cp.Progress = *r
-			fmt.Fprintf(p.w, "  … %s on %s: %s\n", cp.Tool, cp.Server, progressLine(cp))
-		}
-		t := time.NewTimer(p.interval)
-		select {
-		case <-t.C:
-		case <-p.stop:
-			t.Stop()
-			return
-		}
+// flush writes the latest report, if one came since the last.
+func (p *progressPrinter) flush() {
+	p.mu.Lock()
+	r := p.latest
+	p.latest = nil
+	p.mu.Unlock()
+	if r != nil {
+		cp := p.call
+		cp.Progress = *r
+		fmt.Fprintf(p.w, "  … %s on %s: %s\n", cp.Tool, cp.Server, progressLine(cp))
 	}
 }
