@@ -26,8 +26,8 @@ build:
 run: build
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./$(BIN)/mcpgram run
 
-## test: the whole suite, as CI runs it
-test: test-deps lint smoke fuzz conformance
+## test: the whole suite (CI runs it, then make fuzz)
+test: test-deps lint smoke conformance
 	$(GO) test -race -count=1 ./...
 
 ## fuzz: the update intake (the webhook, polling, and through the whole
