@@ -119,40 +119,16 @@ func TestChatAsksInTheTerminal(t *testing.T) {
 		}
 		return llmfake.Text(`<use_mcp_tool><server_name>f</server_name><tool_name>ask</tool_name><arguments>{"message": "Where to?", "schema": {"type": "object", "properties": {"city": {"type": "string", "minLength": 2}}, "required": ["city"]}}</arguments></use_mcp_tool>`)
 	})
-	cmd := exec.Command(b.path, "--mcp-settings", settings, "chat")
-	cmd.Dir = b.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(), "DATABASE_PATH=" + b.dir + "/db.sqlite"}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	steps := []struct{ wait, line string }{
+	chat := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
+	chat.converse([]step{
 		{"> ", "plan my trip"},
 		{"f asks (tool ask):\n  Where to?", ""},
 		{"city: a text of at least 2 characters (required) > ", "X"},
 		{"at least 2 characters", "Oslo"},
 		{"Submit? [y = submit, n = decline, c = cancel, b = back] ", "y"},
 		{"Noted.", "/quit"},
-	}
-	seen := 0
-	for _, s := range steps {
-		testenv.Eventually(t, 30*time.Second, "the terminal to show "+s.wait, func() bool {
-			return strings.Contains(out.String()[seen:], s.wait)
-		})
-		seen += strings.Index(out.String()[seen:], s.wait) + len(s.wait)
-		if s.line != "" {
-			io.WriteString(stdin, s.line+"\n")
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("chat: %v\n%s", err, out.String())
-	}
+	})
+	chat.end()
 	calls := model.Calls()
 	if got := calls[len(calls)-1].Request.Last(); !strings.Contains(got, `{"action":"accept","content":{"city":"Oslo"}}`) {
 		t.Errorf("the model got the tool's result %q", got)

@@ -46,6 +46,25 @@ func startChat(t *testing.T, b *binary, settings string, env ...string) *session
 
 func (s *session) send(line string) { _, _ = io.WriteString(s.stdin, line+"\n") }
 
+// A step of a scripted conversation: wait until the chat prints wait
+// (after what the step before waited for), then type line ("": nothing).
+type step struct{ wait, line string }
+
+// converse runs steps in order.
+func (s *session) converse(steps []step) {
+	s.t.Helper()
+	seen := 0
+	for _, st := range steps {
+		testenv.Eventually(s.t, 30*time.Second, "the terminal to show "+st.wait, func() bool {
+			return strings.Contains(s.out.String()[seen:], st.wait)
+		})
+		seen += strings.Index(s.out.String()[seen:], st.wait) + len(st.wait)
+		if st.line != "" {
+			s.send(st.line)
+		}
+	}
+}
+
 // wait waits until what the chat printed holds want count times.
 func (s *session) wait(want string, count int) {
 	s.t.Helper()

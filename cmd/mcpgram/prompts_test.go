@@ -1,12 +1,8 @@
 package main_test
 
 import (
-	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -60,20 +56,8 @@ func TestChatPrompts(t *testing.T) {
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		return llmfake.Text("Got: " + c.Request.Last())
 	})
-	cmd := exec.Command(b.path, "--mcp-settings", settings, "chat")
-	cmd.Dir = b.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(), "DATABASE_PATH=" + b.dir + "/db.sqlite"}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	steps := []struct{ wait, line string }{
+	chat := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
+	chat.converse([]step{
 		{"> ", "/prompts"},
 		{"/greet\tf: Greet someone", ""},
 		{"> ", "/greet"},
@@ -83,18 +67,6 @@ func TestChatPrompts(t *testing.T) {
 		{"(sent the prompt greet of f:)\n  Please greet Ada, warmly.", ""},
 		{"Got: Please greet Ada, warmly.", "/broken"},
 		{"f could not give the prompt broken", "/quit"},
-	}
-	seen := 0
-	for _, s := range steps {
-		testenv.Eventually(t, 30*time.Second, "the terminal to show "+s.wait, func() bool {
-			return strings.Contains(out.String()[seen:], s.wait)
-		})
-		seen += strings.Index(out.String()[seen:], s.wait) + len(s.wait)
-		if s.line != "" {
-			io.WriteString(stdin, s.line+"\n")
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("chat: %v\n%s", err, out.String())
-	}
+	})
+	chat.end()
 }
