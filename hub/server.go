@@ -1180,10 +1180,14 @@ func (s *server) ready(ctx context.Context) (*conn, config, error) {
 }
 
 // cancelRequest tells the server to stop working on a request we gave up
-// on, so that it stays usable for the next one.
+// on, so that it stays usable for the next one: with
+// notifications/cancelled, except on a 2026-07-28 connection over HTTP,
+// where ending the request's stream is the cancellation. Over the SSE
+// transport the result comes on a stream of its own, which the request's
+// end leaves open; a 2025 server over Streamable HTTP gets the
+// notification too, as that revision asks.
 func (c *conn) cancelRequest(id mcp.RequestId, reason error) {
-	if c.cmd == nil {
-		// Over HTTP, ending the request is the cancellation.
+	if c.cmd == nil && c.modern {
 		return
 	}
 	n := mcp.JSONRPCNotification{

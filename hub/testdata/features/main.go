@@ -1,10 +1,14 @@
 // Command features is the MCP server whose tools use the client features
 // of MCP, for the tests of the hub and of the front ends above it: each
 // file adds one feature's tools (elicit.go: elicitation, in form and URL
-// modes; prompts.go: prompts with completions). It speaks 2026-07-28, asking through "input_required" results;
-// with -legacy it refuses server/discover, so that a client speaks a 2025
+// modes; prompts.go: prompts with completions; progress.go: progress and
+// cancellation; results.go: structured results and resource links). It
+// speaks 2026-07-28, asking through "input_required" results; with
+// -legacy it refuses server/discover, so that a client speaks a 2025
 // revision to it, and mcp-go sends the same questions as
-// elicitation/create requests.
+// elicitation/create requests. With -http it serves over HTTP instead of
+// stdio (http.go), on 127.0.0.1 at a port of the system's choosing, which
+// it writes to stdout as its first line.
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 
 func main() {
 	legacy := flag.Bool("legacy", false, "refuse server/discover: speak only the 2025 revisions")
+	overHTTP := flag.Bool("http", false, "serve Streamable HTTP at /mcp and SSE at /sse on 127.0.0.1, writing the base URL to stdout")
 	flag.Parse()
 
 	s := server.NewMCPServer("features", "1.0.0", append(promptOptions(), server.WithToolCapabilities(true), server.WithTitle(serverTitle()))...)
@@ -37,6 +42,13 @@ func main() {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
+	if *overHTTP {
+		httpMode = true
+		if err := serveHTTP(ctx, s, *legacy); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	out := stdout
 	var in io.Reader = os.Stdin
 	if *legacy {

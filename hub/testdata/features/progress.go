@@ -34,16 +34,20 @@ func addProgressTools(s *server.MCPServer) {
 				if due := began.Add(spread * time.Duration(i) / time.Duration(flood)); time.Until(due) > 0 {
 					time.Sleep(time.Until(due)) // the server's pace, not a test's signal
 				}
-				sent += notifyProgress(token, float64(i)/float64(max(1, flood)), float64(total), msg)
+				sent += notifyProgress(ctx, token, float64(i)/float64(max(1, flood)), float64(total), msg)
 			}
 			for i := 1; i <= count; i++ {
-				sent += notifyProgress(token, float64(i), float64(total), msg)
+				sent += notifyProgress(ctx, token, float64(i), float64(total), msg)
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("indexed %d of %d; %d progress notifications sent", count, total, sent)), nil
 		})
-	s.AddTool(mcp.NewTool("wait", mcp.WithDescription("Reports progress once (1 of 4, \"waiting\") and waits until the call is cancelled.")),
+	s.AddTool(mcp.NewTool("wait", mcp.WithDescription("Reports progress count times (default once: 1 of 4, \"waiting\"; the i-th of total, default 4) and waits until the call is cancelled."),
+		mcp.WithNumber("count"), mcp.WithNumber("total")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			notifyProgress(progressToken(req), 1, 4, "waiting")
+			total := req.GetInt("total", 4)
+			for i := 1; i <= req.GetInt("count", 1); i++ {
+				notifyProgress(ctx, progressToken(req), float64(i), float64(total), "waiting")
+			}
 			<-ctx.Done()
 			cancelled.Add(1)
 			return nil, ctx.Err()
@@ -66,14 +70,21 @@ func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
 // client gave one, and reports whether it did (1) or not (0). It writes
 // to stdout itself: mcp-go's server queues notifications apart from
 // results, which may then overtake them, and drops them beyond 100
-// queued; a test wants each in order, before the result.
-func notifyProgress(token mcp.ProgressToken, progress, total float64, msg string) int {
+// queued; a test wants each in order, before the result. Over HTTP
+// (httpMode) it sends through the server, on the call's own stream.
+func notifyProgress(ctx context.Context, token mcp.ProgressToken, progress, total float64, msg string) int {
 	if token == nil {
 		return 0
 	}
 	params := map[string]any{"progressToken": token, "progress": progress, "message": msg}
 	if total > 0 {
 		params["total"] = total
+	}
+	if httpMode {
+		if err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+			return 0
+		}
+		return 1
 	}
 	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": mcp.MethodNotificationProgress, "params": params})
 	if err != nil {
