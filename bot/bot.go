@@ -73,8 +73,9 @@ type Hub interface {
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
-// statistics /stats reads and sweeps, and the images users sent, which
-// the bot sweeps past MediaRetention. *sqlite.DB and *postgres.DB are
+// statistics /stats reads and sweeps, the images users sent, which the
+// bot sweeps past MediaRetention, and the resource links of the buttons
+// it shows. *sqlite.DB and *postgres.DB are
 // Stores; see package store for what each call promises.
 type Store interface {
 	store.Inbox
@@ -85,6 +86,9 @@ type Store interface {
 	// MediaPrune deletes the images users sent before a time (see
 	// store.Images).
 	MediaPrune(ctx context.Context, before time.Time) (int64, error)
+	// The resource links tools returned, for their buttons (see
+	// store.Links).
+	store.Links
 }
 
 // DefaultAPIURL is Telegram's Bot API server.
@@ -265,7 +269,6 @@ type Bot struct {
 	formCards formCards       // the cards of forms this instance sent
 	// promptCards are the cards of prompts' forms this instance sent.
 	promptCards formCards
-	links       links // the resource links tools returned, for their buttons
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.

@@ -4,15 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // Resource links: a tool's result may point at resources rather than
@@ -22,12 +25,20 @@ import (
 // approval card), and sends it as a photo or a document. Only the user
 // whose turn the tool ran for may open them, in groups too.
 //
-// The links are kept in this instance's memory, at most maxLinks of
-// them: after a restart a button says it is no longer available (the
-// model, told of the link, can still read it).
+// The links are kept in the store, so that a button works after a
+// restart and on any instance sharing the store: the newest
+// maxLinksPerChat of a chat, for linkTTL. The button holds only the
+// link's random key; a press is checked against the stored link's chat
+// and user when it comes.
 
-// maxLinks bounds the links kept for their buttons; the oldest go first.
-const maxLinks = 1000
+const (
+	// maxLinksPerChat bounds the links kept per chat; the oldest go first.
+	maxLinksPerChat = 200
+	// linkTTL is how long a link's button works. A link points into a
+	// server's state, which may not last; the model, told of the link,
+	// can still read it after.
+	linkTTL = 7 * 24 * time.Hour
+)
 
 // maxLinkButtons bounds the buttons of one result's links.
 const maxLinkButtons = 8
@@ -39,36 +50,44 @@ type link struct {
 	uri, name    string
 }
 
-// links are the links kept, by key.
-type links struct {
-	mu    sync.Mutex
-	m     map[string]link
-	order []string
+// putLink stores l and returns the key its button names.
+func (b *Bot) putLink(ctx context.Context, l link) (string, error) {
+	buf := make([]byte, callback.LinkKeyLen/2)
+	_, _ = rand.Read(buf)
+	key := hex.EncodeToString(buf)
+	now := time.Now()
+	err := b.store.PutLink(ctx, store.Link{Key: key, ChatID: strconv.FormatInt(l.chatID, 10), UserID: strconv.FormatInt(l.user, 10),
+		Server: l.server, URI: l.uri, Name: l.name, CreatedAt: now, ExpiresAt: now.Add(linkTTL)}, maxLinksPerChat)
+	return key, err
 }
 
-func (ls *links) put(l link) string {
-	b := make([]byte, callback.LinkKeyLen/2)
-	_, _ = rand.Read(b)
-	key := hex.EncodeToString(b)
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.m == nil {
-		ls.m = map[string]link{}
+// getLink returns the unexpired link key names, if it is stored and
+// well-formed.
+func (b *Bot) getLink(ctx context.Context, key string) (link, bool, error) {
+	sl, err := b.store.GetLink(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return link{}, false, nil
 	}
-	ls.m[key] = l
-	ls.order = append(ls.order, key)
-	for len(ls.order) > maxLinks {
-		delete(ls.m, ls.order[0])
-		ls.order = ls.order[1:]
+	if err != nil {
+		return link{}, false, err
 	}
-	return key
+	chatID, err1 := strconv.ParseInt(sl.ChatID, 10, 64)
+	user, err2 := strconv.ParseInt(sl.UserID, 10, 64)
+	if err1 != nil || err2 != nil || !time.Now().Before(sl.ExpiresAt) {
+		return link{}, false, nil
+	}
+	return link{chatID: chatID, user: user, server: sl.Server, uri: sl.URI, name: sl.Name}, true, nil
 }
 
-func (ls *links) get(key string) (link, bool) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	l, ok := ls.m[key]
-	return l, ok
+// pruneLinks deletes the expired links.
+func (b *Bot) pruneLinks(ctx context.Context, now time.Time) {
+	n, err := b.store.PruneLinks(ctx, now)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		b.logger.Warn("delete expired resource links", "err", err)
+	case n > 0:
+		b.logger.Info("deleted expired resource links", "links", n)
+	}
 }
 
 // showLinks sends the buttons of the resource links a call of user's
@@ -79,7 +98,12 @@ func (b *Bot) showLinks(ctx context.Context, chatID, user int64, server, tool st
 	}
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for _, c := range found[:min(len(found), maxLinkButtons)] {
-		key := b.links.put(link{chatID: chatID, user: user, server: server, uri: c.URI, name: c.Name})
+		key, err := b.putLink(ctx, link{chatID: chatID, user: user, server: server, uri: c.URI, name: c.Name})
+		if err != nil {
+			b.logger.Error("store a resource link", "chat", chatID, "err", err)
+			b.say(ctx, chatID, "(The links the tool returned could not be kept: no buttons for them.)")
+			return
+		}
 		label := c.Name
 		if label == "" {
 			label = c.URI
@@ -105,8 +129,12 @@ func (b *Bot) showLinks(ctx context.Context, chatID, user int64, server, tool st
 // resource approval rules say so, or answers its approval card.
 func (b *Bot) handleLinkPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
 	chatID, user := cq.Message.Chat.ID, cq.From.ID
-	l, ok := b.links.get(data.Link)
+	l, ok, err := b.getLink(ctx, data.Link)
 	switch {
+	case err != nil:
+		b.logger.Error("read a resource link", "chat", chatID, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, "Could not open the link just now: try again in a moment.", true)
+		return
 	case !ok || l.chatID != chatID:
 		b.tg.AnswerCallback(ctx, cq.ID, "This link is no longer available.", true)
 		return

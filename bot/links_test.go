@@ -3,6 +3,7 @@ package bot_test
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
@@ -33,7 +35,7 @@ func TestResourceLinksInTelegram(t *testing.T) {
 	t.Cleanup(func() { _ = s.db.Close() })
 	s.model = llmfake.New(t, formModel)
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
-	s.start(nil)
+	first := s.start(nil)
 	f := s.fake
 	const group = -66
 	f.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot tool report"})
@@ -90,13 +92,51 @@ func TestResourceLinksInTelegram(t *testing.T) {
 		}
 		return false
 	})
-	// A button this instance does not know (a restart's) says so.
 	if ans := press(t, f, group, alice, links, "🖼 chart.png"); ans.ShowAlert {
 		t.Errorf("a second press on a known link was refused: %+v", ans)
 	}
-	cb := f.Press(group, alice, links.ID, "r:0123456789ab")
-	f.WaitFor(t, 30*time.Second, "the answer to an unknown link", func() bool {
-		ans, ok := f.Answer(cb)
-		return ok && strings.Contains(ans.Text, "no longer available")
-	})
+	f.WaitFor(t, 30*time.Second, "the chart sent again", func() bool { return countPhotos(f, group, "chart.png · f") == 2 })
+
+	// The links are stored: after a restart, the buttons still work, for
+	// their user alone.
+	first.stop()
+	s.start(nil)
+	if ans := press(t, f, group, bob, links, "🖼 chart.png"); !ans.ShowAlert || !strings.Contains(ans.Text, "Only the person who asked") {
+		t.Errorf("after a restart, another member's press was answered %+v", ans)
+	}
+	press(t, f, group, alice, links, "🖼 chart.png")
+	f.WaitFor(t, 30*time.Second, "the chart sent after a restart", func() bool { return countPhotos(f, group, "chart.png · f") == 3 })
+
+	// A key that names nothing, a link of another chat, and an expired
+	// link are all no longer available.
+	if err := s.db.PutLink(context.Background(), store.Link{Key: "0123456789ac", ChatID: "-67", UserID: strconv.FormatInt(alice, 10),
+		Server: "f", URI: "features://report/chart.png", ExpiresAt: time.Now().Add(time.Hour)}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.PutLink(context.Background(), store.Link{Key: "0123456789ad", ChatID: strconv.Itoa(group), UserID: strconv.FormatInt(alice, 10),
+		Server: "f", URI: "features://report/chart.png", CreatedAt: time.Now().Add(-2 * time.Hour), ExpiresAt: time.Now().Add(-time.Hour)}, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"0123456789ab", "0123456789ac", "0123456789ad"} {
+		cb := f.Press(group, alice, links.ID, "r:"+key)
+		f.WaitFor(t, 30*time.Second, "the answer to link "+key, func() bool {
+			ans, ok := f.Answer(cb)
+			return ok && strings.Contains(ans.Text, "no longer available")
+		})
+	}
+	if n := countPhotos(f, group, "chart.png · f"); n != 3 {
+		t.Errorf("%d charts sent, want 3", n)
+	}
+}
+
+// countPhotos counts the photos sent to chat whose caption starts with
+// caption.
+func countPhotos(f *tgfake.Server, chat int64, caption string) int {
+	n := 0
+	for _, m := range f.Messages(chat) {
+		if len(m.Photo) > 0 && strings.HasPrefix(m.Caption, caption) {
+			n++
+		}
+	}
+	return n
 }

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// What the bot keeps, and for how long: the records /stats reads, and the
-// images users sent.
+// What the bot keeps, and for how long: the records /stats reads, the
+// images users sent, and the resource links of its buttons (links.go).
 
 // Defaults of the statistics.
 const (
@@ -38,13 +38,15 @@ func (b *Bot) pruneMediaLoop(ctx context.Context) {
 	}
 }
 
-// sweepStats deletes the records past the retention, at most once per
-// statsSweepEvery; last is when it last did.
+// sweepStats deletes the records past the retention, and the expired
+// resource links, at most once per statsSweepEvery; last is when it last
+// did.
 func (b *Bot) sweepStats(ctx context.Context, now time.Time, last *time.Time) {
 	if !last.IsZero() && now.Sub(*last) < statsSweepEvery {
 		return
 	}
 	*last = now
+	b.pruneLinks(ctx, now)
 	n, err := b.store.PruneStats(ctx, now.Add(-b.cfg.StatsRetention))
 	switch {
 	case err != nil && ctx.Err() == nil:

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store/postgres"
 )
 
 // bookModel calls the features server's book, then reports its result.
@@ -228,5 +230,53 @@ func TestScalePromptFormThroughEitherInstance(t *testing.T) {
 	for i := range cl.procs {
 		cl.stop(t, i)
 	}
+	cl.backlog(t)
+}
+
+// Two instances share PostgreSQL: the resource links a tool returned are
+// stored there, so with the instance that showed them killed, the other
+// takes a press on a link's button, checks it (another member is
+// refused) and sends the resource.
+func TestScaleResourceLinkAfterATakeover(t *testing.T) {
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+		if strings.Contains(last, "Result:") || strings.Contains(last, "Error:") {
+			return llmfake.Text("<attempt_completion><result>Here it is.</result></attempt_completion>")
+		}
+		return llmfake.Text(`<use_mcp_tool><server_name>f</server_name><tool_name>report</tool_name><arguments>{}</arguments></use_mcp_tool>`)
+	})
+	cl := startCluster(t, 2, model, nil, "AUTO_APPROVE=all")
+	const group, alice, bob = -47, 47, 48
+	cl.tg.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot the report please"})
+	links := formCard(t, cl.tg, group, "returned 2 links to open", 0)
+	cl.tg.WaitText(t, group, "Here it is.")
+	db, err := postgres.Open(t.Context(), cl.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	cl.tg.WaitFor(t, 30*time.Second, "the message marked done", func() bool {
+		n, _, err := db.InboxBacklog(t.Context())
+		return err == nil && n == 0
+	})
+	shown := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
+	if shown < 0 {
+		t.Fatal("no instance logged the model call")
+	}
+	cl.kill(t, shown)
+
+	if ans := pressAs(t, cl.tg, group, bob, links, "🖼 chart.png"); !strings.Contains(ans.Text, "Only the person who asked") {
+		t.Errorf("another member's press: %+v", ans)
+	}
+	pressAs(t, cl.tg, group, alice, links, "🖼 chart.png")
+	cl.tg.WaitFor(t, 60*time.Second, "the chart as a photo", func() bool {
+		for _, m := range cl.tg.Messages(group) {
+			if len(m.Photo) > 0 && strings.HasPrefix(m.Caption, "chart.png · f") {
+				return true
+			}
+		}
+		return false
+	})
+	cl.stop(t, 1-shown)
 	cl.backlog(t)
 }
