@@ -41,6 +41,9 @@ func formModel(c llmfake.Call) llmfake.Reply {
 	if _, after, ok := strings.Cut(last, "] Error:"); ok {
 		return llmfake.Text(complete("Tool failed: " + firstLineOf(after)))
 	}
+	if _, path, ok := strings.Cut(last, "read features://"); ok {
+		return llmfake.Text("<access_mcp_resource>\n<server_name>f</server_name>\n<uri>features://" + path + "</uri>\n</access_mcp_resource>")
+	}
 	if _, rest, ok := strings.Cut(last, "tool "); ok {
 		name, args, _ := strings.Cut(rest, " ")
 		if args == "" {

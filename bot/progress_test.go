@@ -18,13 +18,13 @@ import (
 )
 
 // newProgressStack is the stack with the test server
-// hub/testdata/features as "f", its progress tools auto-approved, the
-// agent reporting progress every interval.
+// hub/testdata/features as "f", its progress tools and slow resource
+// auto-approved, the agent reporting progress every interval.
 func newProgressStack(t testing.TB, interval time.Duration) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{"f": testenv.FeaturesEntry(t, false, "index", "wait", "cancelled")})
+	s.settings = testenv.WriteSettings(t, dir, map[string]any{"f": testenv.FeaturesEntry(t, false, "index", "wait", "cancelled", "resource:features://slow/wait")})
 	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
 	testenv.Running(t, s.hub)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -160,4 +160,23 @@ func TestProgressFloodInTelegram(t *testing.T) {
 	if edits < 2 || edits > bound {
 		t.Errorf("%d edits, want 2 to %d", edits, bound)
 	}
+}
+
+// A resource read the model asks for reports its progress on the status
+// message as a tool call does, and its Stop button cancels the read on
+// the server.
+func TestReadProgressAndStopInTelegram(t *testing.T) {
+	s := newProgressStack(t, 10*time.Millisecond)
+	s.start(nil)
+	f := s.fake
+	f.Text(alice, alice, "read features://slow/wait")
+	st := statusOf(t, f, alice, "features://slow/wait on f (Features Test Server): 25%, 1 of 4 · reading")
+	if !strings.HasPrefix(st.Plain, "⏳") || len(st.Buttons()) != 1 {
+		t.Fatalf("status %q with buttons %q, want ⏳ and a Stop button", st.Plain, st.Buttons())
+	}
+	if ans := press(t, f, alice, alice, st, "⏹ Stop"); ans.Text != "Stopping…" {
+		t.Errorf("the user's press was answered %+v", ans)
+	}
+	waitText(t, f, alice, "Stopped.")
+	waitCancelled(t, s.hub, "1")
 }

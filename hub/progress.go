@@ -1,6 +1,7 @@
-// Progress: every tools/call carries a progress token (its request id),
-// and what a server reports under it (notifications/progress) reaches the
-// function the caller put in the call's context.
+// Progress: every tools/call and resources/read carries a progress token
+// (its request id), and what a server reports under it
+// (notifications/progress) reaches the function the caller put in the
+// call's context.
 
 package hub
 
@@ -35,7 +36,8 @@ type ProgressFunc func(Progress)
 type progressKey struct{}
 
 // WithProgress returns ctx carrying f, which the calls made with it
-// (CallTool) give what their server reports of their progress.
+// (CallTool, ReadResource) give what their server reports of their
+// progress.
 func WithProgress(ctx context.Context, f ProgressFunc) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }

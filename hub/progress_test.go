@@ -124,3 +124,57 @@ func TestCancelReachesTheServer(t *testing.T) {
 		})
 	}
 }
+
+// A resource read carries a progress token too: what the server reports
+// under it reaches the read's ProgressFunc, in order, on either revision,
+// and cancelling the read's context cancels it on the server.
+func TestReadProgressAndCancel(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			h := elicitHub(t, nil, era.legacy, nil)
+			caller := hub.Caller{UserID: "1", ChatID: "1"}
+			log := newProgressLog()
+			res, err := h.ReadResource(hub.WithProgress(context.Background(), log.add), caller, "f", "features://slow/steps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text(), "3 progress notifications sent") {
+				t.Fatalf("the server saw no progress token: %q", res.Text())
+			}
+			got := log.all()
+			if len(got) != 3 {
+				t.Fatalf("got %d reports, want 3: %+v", len(got), got)
+			}
+			for i, p := range got {
+				if p.Progress != float64(i+1) || p.Total != 3 || p.Message != "reading" {
+					t.Errorf("report %d = %+v, want %d of 3, reading", i, p, i+1)
+				}
+			}
+
+			log = newProgressLog()
+			ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), log.add))
+			done := make(chan error, 1)
+			go func() {
+				_, err := h.ReadResource(ctx, caller, "f", "features://slow/wait")
+				done <- err
+			}()
+			<-log.first // the read is running
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want context.Canceled", err)
+			}
+			for {
+				res, err := h.CallTool(context.Background(), caller, "f", "cancelled", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(res.Text(), `"cancelled":1`) {
+					break
+				}
+				if !strings.Contains(res.Text(), `"cancelled":0`) {
+					t.Fatalf("got %q", res.Text())
+				}
+			}
+		})
+	}
+}

@@ -1086,7 +1086,7 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 	defer c.requests.remove(idText)
 	c.calls.add(idText, cl)
 	defer c.calls.remove(idText)
-	if method == string(mcp.MethodToolsCall) {
+	if method == string(mcp.MethodToolsCall) || method == string(mcp.MethodResourcesRead) {
 		// Every round has its own id, and its progress its own token.
 		params = withProgressToken(params, idText)
 	}

@@ -11,13 +11,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// cancelled counts the calls of "wait" that ended by the client's
-// cancellation (notifications/cancelled, or the HTTP stream closed),
+// cancelled counts the calls of "wait", and the reads of
+// features://slow/wait, that ended by the client's cancellation (notifications/cancelled, or the HTTP stream closed),
 // which the tool "cancelled" reports.
 var cancelled atomic.Int64
 
-// addProgressTools adds the tools that report progress and wait to be
-// cancelled.
+// addProgressTools adds the tools, and the resources, that report
+// progress and wait to be cancelled.
 func addProgressTools(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("index", mcp.WithToolTitle("Index the files"),
 		mcp.WithDescription("Indexes files, reporting progress after each of count steps (default 3) of total (default count); with flood, sends that many progress notifications first, spread evenly over spread_ms milliseconds (default: at once)."),
@@ -52,10 +52,35 @@ func addProgressTools(s *server.MCPServer) {
 			cancelled.Add(1)
 			return nil, ctx.Err()
 		})
-	s.AddTool(mcp.NewTool("cancelled", mcp.WithDescription("Says how many calls of wait were cancelled.")),
+	s.AddResource(mcp.NewResource("features://slow/steps", "steps.txt", mcp.WithMIMEType("text/plain")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			sent := 0
+			for i := 1; i <= 3; i++ {
+				sent += notifyProgress(ctx, readToken(req), float64(i), 3, "reading")
+			}
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain",
+				Text: fmt.Sprintf("read in 3 steps; %d progress notifications sent", sent)}}, nil
+		})
+	s.AddResource(mcp.NewResource("features://slow/wait", "wait.txt", mcp.WithMIMEType("text/plain")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			notifyProgress(ctx, readToken(req), 1, 4, "reading")
+			<-ctx.Done()
+			cancelled.Add(1)
+			return nil, ctx.Err()
+		})
+	s.AddTool(mcp.NewTool("cancelled", mcp.WithDescription("Says how many calls of wait, and reads of features://slow/wait, were cancelled.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return report(map[string]any{"cancelled": cancelled.Load()})
 		})
+}
+
+// readToken is the token the client asked a read's progress under, or
+// nil.
+func readToken(req mcp.ReadResourceRequest) mcp.ProgressToken {
+	if req.Params.Meta == nil {
+		return nil
+	}
+	return req.Params.Meta.ProgressToken
 }
 
 // progressToken is the token the client asked progress under, or nil.
