@@ -89,6 +89,9 @@ type Store interface {
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
+	// ChatsWithServersOff lists the chats with command menus of their
+	// own (see store.ChatSettings).
+	ChatsWithServersOff(ctx context.Context) ([]string, error)
 }
 
 // DefaultAPIURL is Telegram's Bot API server.

@@ -315,9 +315,13 @@ func menuKey(prompts []promptmenu.Command) string {
 }
 
 // menuLoop sets the menus again whenever the servers' prompts change (a
-// server came up, or said its list changed), looking every MenuInterval,
-// until ctx ends.
+// server came up or stopped, or said its list changed), looking every
+// MenuInterval, until ctx ends: the menus of every chat (registerCommands),
+// then those of the chats that have menus of their own (chatMenus), which
+// it sets first of all too, as the prompts may have changed while the bot
+// was down.
 func (b *Bot) menuLoop(ctx context.Context, last string) {
+	b.chatMenus(ctx)
 	t := time.NewTicker(b.cfg.MenuInterval)
 	defer t.Stop()
 	for {
@@ -328,31 +332,60 @@ func (b *Bot) menuLoop(ctx context.Context, last string) {
 		}
 		if key := menuKey(b.promptCommands()); key != last {
 			last = b.registerCommands(ctx)
+			b.chatMenus(ctx)
 		}
 	}
 }
 
-// chatMenu sets the menus of chatID alone, for the prompts it may use
-// after a change of its /tools switches: in a private chat its user's, in
-// a group its members' and its administrators'.
-func (b *Bot) chatMenu(ctx context.Context, chat *tgbotapi.Chat) {
-	prompts := b.chatPrompts(ctx, chat.ID)
+// chatMenus sets again the menus of the chats that turned some server off
+// in /tools, which have menus of their own (see chatMenu).
+func (b *Bot) chatMenus(ctx context.Context) {
+	chats, err := b.store.ChatsWithServersOff(ctx)
+	if err != nil {
+		b.logger.Warn("read the chats with menus of their own; their menus may be stale", "err", err)
+		return
+	}
+	for _, c := range chats {
+		if id, err := strconv.ParseInt(c, 10, 64); err == nil && ctx.Err() == nil {
+			b.chatMenu(ctx, id)
+		}
+	}
+}
+
+// chatMenu sets the menus of chatID alone, for the prompts it may use,
+// after a change of its /tools switches or of the servers' prompts: in a
+// private chat (a positive id, as Telegram numbers users) its user's, in
+// a group its members' and its administrators'. A chat with every server
+// on again has its own menus deleted, and shows every chat's; an
+// operator's private chat gets the operators' menu back.
+func (b *Bot) chatMenu(ctx context.Context, chatID int64) {
+	private := chatID > 0
+	off, err := b.agent.ServersOff(ctx, strconv.FormatInt(chatID, 10))
+	if err != nil {
+		b.logger.Info("cannot read the chat's servers; its command menu may be stale", "chat", chatID, "err", err)
+		return
+	}
+	prompts := b.chatPrompts(ctx, chatID)
 	type menu struct {
 		scope tgbotapi.BotCommandScope
 		cmds  []tgbotapi.BotCommand
 	}
-	menus := []menu{{tgbotapi.NewBotCommandScopeChat(chat.ID), withPrompts(menuFor(menuEveryone), prompts)},
-		{tgbotapi.NewBotCommandScopeChatAdministrators(chat.ID), withPrompts(menuFor(menuChatOwner), prompts)}}
-	if chat.IsPrivate() {
+	menus := []menu{{tgbotapi.NewBotCommandScopeChat(chatID), withPrompts(menuFor(menuEveryone), prompts)},
+		{tgbotapi.NewBotCommandScopeChatAdministrators(chatID), withPrompts(menuFor(menuChatOwner), prompts)}}
+	if private {
 		own := menuFor(menuChatOwner)
-		if b.isAdmin(chat.ID) {
+		if b.isAdmin(chatID) {
 			own = menuFor(menuOperator)
 		}
-		menus = []menu{{tgbotapi.NewBotCommandScopeChat(chat.ID), withPrompts(own, prompts)}}
+		menus = []menu{{tgbotapi.NewBotCommandScopeChat(chatID), withPrompts(own, prompts)}}
 	}
 	for _, m := range menus {
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
-			b.logger.Info("cannot set the chat's command menu", "chat", chat.ID, "err", err)
+		var req tgbotapi.Chattable = tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)
+		if len(off) == 0 && !(private && b.isAdmin(chatID)) {
+			req = tgbotapi.NewDeleteMyCommandsWithScope(m.scope)
+		}
+		if _, err := b.tg.Request(ctx, req); err != nil {
+			b.logger.Info("cannot set the chat's command menu", "chat", chatID, "err", err)
 		}
 	}
 }

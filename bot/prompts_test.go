@@ -1,7 +1,11 @@
 package bot_test
 
 import (
+	"context"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +13,11 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // waitCommands waits until the menu of scope offers command.
@@ -152,4 +160,71 @@ func commandNames(cmds []tgbotapi.BotCommand) string {
 		names = append(names, c.Command)
 	}
 	return strings.Join(names, " ")
+}
+
+// A chat that turned a server off in /tools has menus of its own, which
+// follow the catalog's prompts as every chat's do: when another server's
+// prompts go (the operator stops it) or come back, the chat's menus
+// change with them, in a private chat and in a group (its members' and
+// its administrators'). With every server on again, the chat's own menus
+// are deleted, and it shows every chat's.
+func TestChatMenusFollowThePrompts(t *testing.T) {
+	dir := t.TempDir()
+	s := &stack{t: t, fake: tgfake.New(t)}
+	s.settings = testenv.WriteSettings(t, dir, map[string]any{"f": testenv.FeaturesEntry(t, false), "g": testenv.FeaturesEntry(t, false)})
+	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
+	testenv.Running(t, s.hub)
+	var err error
+	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	s.model = llmfake.New(t, formModel)
+	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
+	const group = -88
+	// The group's switches were set before this start: its menus are set
+	// at the start too.
+	if err := s.db.SetChatServersOff(context.Background(), strconv.Itoa(group), []string{"f"}); err != nil {
+		t.Fatal(err)
+	}
+	f := s.fake
+	f.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "hello all"}) // the chat exists for Telegram
+	s.start(func(o *bot.Options) { o.MenuInterval = 20 * time.Millisecond })
+	waitCommands(t, f, "all_private_chats", 0, "f_greet")
+
+	f.Text(alice, alice, "/tools")
+	press(t, f, alice, alice, card(t, f, alice, "add_prompt"), "Turn off f here")
+	menus := func(what string, want func(names []string) bool) {
+		t.Helper()
+		f.WaitFor(t, 30*time.Second, what, func() bool {
+			for _, cmds := range [][]tgbotapi.BotCommand{f.Commands(alice), f.Commands(group), f.ChatAdminCommands(group)} {
+				if names := strings.Fields(commandNames(cmds)); !slices.Contains(names, "tools") || !want(names) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	menus("the chats' menus with g's prompts, not f's", func(names []string) bool {
+		return slices.Contains(names, "g_greet") && !slices.Contains(names, "greet") && !slices.Contains(names, "f_greet")
+	})
+
+	if err := s.hub.SetEnabled(context.Background(), "g", false); err != nil {
+		t.Fatal(err)
+	}
+	waitCommands(t, f, "all_private_chats", 0, "greet") // f's, no longer clashing
+	menus("the chats' menus without g's prompts", func(names []string) bool {
+		return !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "greet") })
+	})
+	if err := s.hub.SetEnabled(context.Background(), "g", true); err != nil {
+		t.Fatal(err)
+	}
+	menus("the chats' menus with g's prompts again", func(names []string) bool { return slices.Contains(names, "g_greet") })
+
+	f.Text(alice, alice, "/tools")
+	press(t, f, alice, alice, card(t, f, alice, "off in this chat"), "Turn on f here")
+	f.WaitFor(t, 30*time.Second, "alice's own menu deleted", func() bool { return len(f.Commands(alice)) == 0 })
+	if n := len(f.Calls("deleteMyCommands")); n != 1 {
+		t.Errorf("deleteMyCommands called %d times, want once", n)
+	}
 }

@@ -59,7 +59,7 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return b.settingsJob(it.ChatID, cq, data, func(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
 				b.settings.PressTools(ctx, cq, data, admin)
 				// The chat's prompts follow its servers.
-				b.chatMenu(ctx, cq.Message.Chat)
+				b.chatMenu(ctx, cq.Message.Chat.ID)
 			})
 		case data.Kind == callback.Link:
 			// Reading may take the server's while: no lane waits for it.

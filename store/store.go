@@ -333,6 +333,9 @@ type ChatSettings interface {
 	// SetChatServersOff replaces the servers chatID turned off for
 	// itself.
 	SetChatServersOff(ctx context.Context, chatID string, servers []string) error
+	// ChatsWithServersOff returns the chats that have turned some server
+	// off for themselves, sorted.
+	ChatsWithServersOff(ctx context.Context) ([]string, error)
 	// ChatProfile returns the model profile chatID chose with /model, or ""
 	// when it chose none (the default).
 	ChatProfile(ctx context.Context, chatID string) (string, error)

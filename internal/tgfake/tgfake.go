@@ -267,8 +267,40 @@ func (s *Server) Calls(method string) []Call {
 	return out
 }
 
-// Commands returns the commands set with setMyCommands for the default
-// scope, or for one private chat when chatID is not 0.
+// scopeKey is the key of the menus of the BotCommandScope JSON raw: "" for
+// the default, "chat:ID" and "chat_administrators:ID" for one chat's, the
+// scope's type for those of every chat of a kind. s.mu is held.
+func (s *Server) scopeKey(raw string) (string, *apiError) {
+	if raw == "" {
+		return "", nil
+	}
+	var scope tgbotapi.BotCommandScope
+	if err := json.Unmarshal([]byte(raw), &scope); err != nil {
+		return "", badRequest("can't parse BotCommandScope JSON object")
+	}
+	switch scope.Type {
+	case "default":
+		return "", nil
+	case "chat", "chat_administrators":
+		if len(s.msgs[scope.ChatID]) == 0 {
+			return "", badRequest("chat not found")
+		}
+		return fmt.Sprintf("%s:%d", scope.Type, scope.ChatID), nil
+	}
+	return scope.Type, nil
+}
+
+// ChatAdminCommands returns the commands set with setMyCommands for the
+// administrators of the group chatID (scope chat_administrators).
+func (s *Server) ChatAdminCommands(chatID int64) []tgbotapi.BotCommand {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]tgbotapi.BotCommand(nil), s.commands[fmt.Sprintf("chat_administrators:%d", chatID)]...)
+}
+
+// Commands returns the commands set with setMyCommands (and not deleted
+// since with deleteMyCommands) for the default scope, or for one chat
+// when chatID is not 0.
 func (s *Server) Commands(chatID int64) []tgbotapi.BotCommand {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -859,24 +891,18 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 				return nil, badRequest("BOT_COMMAND_INVALID")
 			}
 		}
-		key := ""
-		if raw := p["scope"]; raw != "" {
-			var scope tgbotapi.BotCommandScope
-			if err := json.Unmarshal([]byte(raw), &scope); err != nil {
-				return nil, badRequest("can't parse BotCommandScope JSON object")
-			}
-			switch scope.Type {
-			case "default":
-			case "chat":
-				if len(s.msgs[scope.ChatID]) == 0 {
-					return nil, badRequest("chat not found")
-				}
-				key = fmt.Sprintf("chat:%d", scope.ChatID)
-			default:
-				key = scope.Type
-			}
+		key, err := s.scopeKey(p["scope"])
+		if err != nil {
+			return nil, err
 		}
 		s.commands[key] = cmds
+		return true, nil
+	case "deleteMyCommands":
+		key, err := s.scopeKey(p["scope"])
+		if err != nil {
+			return nil, err
+		}
+		delete(s.commands, key)
 		return true, nil
 	}
 	return nil, &apiError{code: 404, desc: "Not Found"}

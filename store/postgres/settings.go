@@ -62,6 +62,23 @@ func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []st
 	return db.setChatSetting(ctx, chatID, "servers_off", tables.EncodeNames(servers))
 }
 
+// ChatsWithServersOff returns the chats that have turned some server off
+// for themselves, sorted.
+func (db *DB) ChatsWithServersOff(ctx context.Context) ([]string, error) {
+	var chats []string
+	err := db.do(ctx, reads, func(int) error {
+		rows, err := db.pool.Query(ctx, `SELECT chat_id FROM chat_settings WHERE servers_off <> '[]' ORDER BY chat_id`)
+		if err == nil {
+			chats, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chats with servers off: %w", err)
+	}
+	return chats, nil
+}
+
 // ChatProfile returns the model profile chatID chose with /model, or "" when
 // it chose none (the default).
 func (db *DB) ChatProfile(ctx context.Context, chatID string) (string, error) {

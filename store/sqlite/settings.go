@@ -64,6 +64,28 @@ func (db *DB) SetChatServersOff(ctx context.Context, chatID string, servers []st
 	return db.setChatSetting(ctx, chatID, "servers_off", tables.EncodeNames(servers))
 }
 
+// ChatsWithServersOff returns the chats that have turned some server off
+// for themselves, sorted.
+func (db *DB) ChatsWithServersOff(ctx context.Context) ([]string, error) {
+	rows, err := db.readRows(ctx, `SELECT chat_id FROM chat_settings WHERE servers_off <> '[]' ORDER BY chat_id`)
+	if err != nil {
+		return nil, fmt.Errorf("chats with servers off: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var chats []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("chats with servers off: %w", err)
+		}
+		chats = append(chats, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chats with servers off: %w", err)
+	}
+	return chats, nil
+}
+
 // ChatProfile returns the model profile chatID chose with /model, or "" when
 // it chose none (the default).
 func (db *DB) ChatProfile(ctx context.Context, chatID string) (string, error) {

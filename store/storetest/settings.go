@@ -72,6 +72,18 @@ func testChatServersOff(t *testing.T, open Open) {
 	if got, _ := db.ChatServersOff(ctx, "c1"); len(got) != 0 {
 		t.Errorf("servers off after turning all on = %q", got)
 	}
+	// The chats with some server off, for the menus that follow them.
+	for _, c := range []string{"c3", "c2"} {
+		if err := db.SetChatServersOff(ctx, c, []string{"web"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.SetChatInstructions(ctx, "c4", "Hi."); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ChatsWithServersOff(ctx); err != nil || !slices.Equal(got, []string{"c2", "c3"}) {
+		t.Errorf("ChatsWithServersOff = %q, %v; want c2 and c3 (c1 turned all on again, c4 set only instructions)", got, err)
+	}
 }
 
 // A chat's model profile is its own, kept beside its other settings
