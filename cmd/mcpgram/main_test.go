@@ -242,3 +242,27 @@ func TestChatNeedsModelKey(t *testing.T) {
 		t.Errorf("chat without a key: %v, want an error naming OPENAI_API_KEY", err)
 	}
 }
+
+// mcp list shows the title a server gives itself beside its name, on one
+// line and with nothing in it that could rewrite the terminal.
+func TestMCPListTitles(t *testing.T) {
+	hostile := testenv.FeaturesEntry(t, false)
+	hostile["env"] = map[string]string{"FEATURES_TITLE": "Evil\x1b[2J\nTitle\u202E"}
+	path := settings(t, map[string]any{"f": testenv.FeaturesEntry(t, false), "hostile": hostile, "calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator")}})
+	out, _, err := run(t, nil, "", "--mcp-settings", path, "mcp", "list")
+	if err != nil {
+		t.Fatalf("mcp list: %v\n%s", err, out)
+	}
+	if line := lineOf(out, "f"); !strings.HasPrefix(line, "f (Features Test Server) ") || !strings.Contains(line, "running") {
+		t.Errorf("the features server's line %q: want its title beside its name", line)
+	}
+	if line := lineOf(out, "hostile"); !strings.HasPrefix(line, `hostile (Evil\u001B[2J Title\u202E) `) {
+		t.Errorf("the hostile title's line %q: want it visible, on one line", line)
+	}
+	if line := lineOf(out, "calculator"); !strings.HasPrefix(line, "calculator  ") {
+		t.Errorf("the calculator's line %q: want no title", line)
+	}
+	if strings.ContainsAny(out, "\x1b\u202E") {
+		t.Errorf("mcp list shows a hidden character raw:\n%q", out)
+	}
+}

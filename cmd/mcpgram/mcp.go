@@ -246,14 +246,20 @@ func unknownName(msg, name, what string, known []string) error {
 	return fmt.Errorf("%s; %s: %s", msg, what, strings.Join(known, ", "))
 }
 
-// printServers writes one line per server, one indented line per tool,
-// and a line marked "!" for each note of what the hub refused or cut of
-// the server's catalog. What a server wrote goes through render.Visible:
-// an escape sequence or a direction override would rewrite the terminal.
+// printServers writes one line per server (its name, with the title it
+// gives itself beside it), one indented line per tool, and a line marked
+// "!" for each note of what the hub refused or cut of the server's
+// catalog. What a server wrote goes through render.Visible: an escape
+// sequence or a direction override would rewrite the terminal.
 func printServers(w io.Writer, cat hub.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range cat.Servers {
-		fmt.Fprintf(tw, "%s\t%s\n", render.Visible(s.Name), render.Visible(serverState(s)))
+		name := render.Visible(s.Name)
+		if s.Title != "" && s.Title != s.Name {
+			// Beside the name, never in its place: the server chooses it.
+			name += " (" + render.Visible(render.Shorten(strings.Join(strings.Fields(s.Title), " "), 80)) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", name, render.Visible(serverState(s)))
 		for _, t := range s.Tools {
 			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, render.Visible(summary(t.Description, 90)))
 		}
