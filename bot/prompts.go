@@ -133,14 +133,15 @@ func promptFormMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeybo
 		return head + "\n\n<i>Closed.</i>", nil
 	}
 	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt,
-		Kind: callback.PromptForm, Suggestions: f.Suggestions}
+		Kind: callback.PromptForm, Suggestions: f.Suggestions, CancelOnly: true}
 	kb := formcard.Keyboard(c)
 	return formcard.Text(c), &kb
 }
 
 // handlePromptPress handles a button of a prompt's form, in the chat's
 // lane: only the user who chose the prompt may press it; Submit sends the
-// prompt.
+// prompt. (A Decline press, from a card shown before its card had Cancel
+// alone, cancels.)
 func (b *Bot) handlePromptPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
 	if !b.admitPress(ctx, cq) {
 		return

@@ -136,6 +136,12 @@ func TestPromptsHostileInTelegram(t *testing.T) {
 			t.Errorf("button data %q is over 64 bytes", data)
 		}
 	}
+	// One way out: for a prompt, declining and cancelling are the same.
+	if b := strings.Join(c.Buttons(), "\n"); strings.Contains(b, "Decline") || !strings.Contains(b, "✖️ Cancel=") || !strings.Contains(b, "✅ Submit=") {
+		t.Errorf("the prompt's card buttons %q: want Submit and Cancel, no Decline", c.Buttons())
+	}
+	press(t, f, alice, alice, c, "✖️ Cancel")
+	edited(t, f, alice, c, "Cancelled.")
 
 	f.Text(alice, alice, "/tools")
 	tools := card(t, f, alice, "add_prompt")

@@ -2,7 +2,8 @@
 // message listing the fields and the answers so far, asking the current
 // field, with its buttons: a choice's options and a yes/no as presses, a
 // multi-choice as toggles, a default taken with one press, back and next,
-// and Submit, Decline and Cancel always. A typed field is answered by
+// and Submit, Decline and Cancel always (Submit and Cancel alone where
+// declining means nothing more than cancelling). A typed field is answered by
 // typing (in groups, a reply to the card). The text stays within
 // Telegram's limit whatever the schema, and every text from the schema is
 // escaped, with every invisible or direction-changing character shown as
@@ -12,6 +13,7 @@ package formcard
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -57,6 +59,9 @@ type Card struct {
 	// Suggestions are values offered for the current typed field, each a
 	// button (FormChoose of its index).
 	Suggestions []string
+	// CancelOnly leaves Decline out: Cancel is the one way out of a form
+	// whose asker tells the two apart not at all (a prompt's arguments).
+	CancelOnly bool
 }
 
 // Text is the card's HTML.
@@ -183,8 +188,11 @@ func Keyboard(c Card) tgbotapi.InlineKeyboardMarkup {
 	if len(nav) > 0 {
 		rows = append(rows, nav)
 	}
-	rows = append(rows, tgbotapi.NewInlineKeyboardRow(
-		btn("✅ Submit", callback.FormSubmit, 0), btn("🚫 Decline", callback.FormDecline, 0), btn("✖️ Cancel", callback.FormCancel, 0)))
+	end := []tgbotapi.InlineKeyboardButton{btn("✅ Submit", callback.FormSubmit, 0), btn("🚫 Decline", callback.FormDecline, 0), btn("✖️ Cancel", callback.FormCancel, 0)}
+	if c.CancelOnly {
+		end = slices.Delete(end, 1, 2)
+	}
+	rows = append(rows, end)
 	return tgbotapi.NewInlineKeyboardMarkup(rows...)
 }
 
