@@ -102,6 +102,14 @@ func (l *lazyStore) DeleteOAuthGrant(ctx context.Context, server, userID string)
 	return st.DeleteOAuthGrant(ctx, server, userID)
 }
 
+func (l *lazyStore) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return st.ListOAuthGrants(ctx, userID)
+}
+
 func (l *lazyStore) GetOAuthClient(ctx context.Context, server, issuer, redirectURI string) ([]byte, error) {
 	st, err := l.get()
 	if err != nil {

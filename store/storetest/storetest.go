@@ -88,6 +88,7 @@ func Run(t *testing.T, open Open) {
 		{"ContextCancelled", testContextCancelled},
 		{"OAuthGrant", testOAuthGrant},
 		{"OAuthConcurrentClaim", testOAuthConcurrentClaim},
+		{"OAuthList", testOAuthList},
 		{"OAuthClient", testOAuthClient},
 		{"OAuthFlow", testOAuthFlow},
 	}
