@@ -68,6 +68,10 @@ type OAuth interface {
 	UpdateOAuthGrant(ctx context.Context, server, userID string, version int64, sealed []byte) (int64, error)
 	// DeleteOAuthGrant forgets the grant, if any.
 	DeleteOAuthGrant(ctx context.Context, server, userID string) error
+	// TakeOAuthGrant forgets the grant and returns what it was, in one
+	// step: of several takes, from any processes, one gets it and the
+	// others ErrNotFound, as does a take of none.
+	TakeOAuthGrant(ctx context.Context, server, userID string) (OAuthGrant, error)
 	// ListOAuthGrants returns, by server name, the grants userID has (''
 	// lists the operator's), without what they seal: none is an empty
 	// list, not an error.

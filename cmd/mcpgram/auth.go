@@ -102,6 +102,14 @@ func (l *lazyStore) DeleteOAuthGrant(ctx context.Context, server, userID string)
 	return st.DeleteOAuthGrant(ctx, server, userID)
 }
 
+func (l *lazyStore) TakeOAuthGrant(ctx context.Context, server, userID string) (store.OAuthGrant, error) {
+	st, err := l.get()
+	if err != nil {
+		return store.OAuthGrant{}, err
+	}
+	return st.TakeOAuthGrant(ctx, server, userID)
+}
+
 func (l *lazyStore) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
 	st, err := l.get()
 	if err != nil {

@@ -90,6 +90,23 @@ func (db *DB) DeleteOAuthGrant(ctx context.Context, server, userID string) error
 	return nil
 }
 
+// TakeOAuthGrant forgets the grant and returns it, in one statement: of
+// two takes, the second DELETE waits for the first's row and finds it
+// gone. Not run again after a lost answer: the grant would be gone.
+func (db *DB) TakeOAuthGrant(ctx context.Context, server, userID string) (store.OAuthGrant, error) {
+	g := store.OAuthGrant{Server: server, UserID: userID}
+	var updated int64
+	err := db.do(ctx, once, func(int) error {
+		return db.pool.QueryRow(ctx, `DELETE FROM oauth_grants WHERE server = $1 AND user_id = $2 RETURNING sealed, version, updated_at`,
+			text(server), text(userID)).Scan(&g.Sealed, &g.Version, &updated)
+	})
+	if err != nil {
+		return store.OAuthGrant{}, fmt.Errorf("take sign-in to %q: %w", server, notFound(err))
+	}
+	g.UpdatedAt = fromMillis(updated)
+	return g, nil
+}
+
 // ListOAuthGrants returns the grants of userID, by server name, without
 // what they seal.
 func (db *DB) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {

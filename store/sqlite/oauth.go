@@ -103,6 +103,25 @@ func (db *DB) DeleteOAuthGrant(ctx context.Context, server, userID string) error
 	return nil
 }
 
+// TakeOAuthGrant forgets the grant and returns it, in one statement of
+// the one writer: of two takes, one gets it.
+func (db *DB) TakeOAuthGrant(ctx context.Context, server, userID string) (store.OAuthGrant, error) {
+	g := store.OAuthGrant{Server: server, UserID: userID}
+	var updated int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		return db.txRow(ctx, tx, `DELETE FROM oauth_grants WHERE server = ? AND user_id = ? RETURNING sealed, version, updated_at`,
+			server, userID).Scan(&g.Sealed, &g.Version, &updated)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.OAuthGrant{}, fmt.Errorf("take sign-in to %q: %w", server, err)
+	}
+	g.UpdatedAt = fromMillis(updated)
+	return g, nil
+}
+
 // ListOAuthGrants returns the grants of userID, by server name, without
 // what they seal.
 func (db *DB) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {

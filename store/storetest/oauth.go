@@ -245,3 +245,54 @@ func waitMillis(t *testing.T) {
 		time.Sleep(200 * time.Microsecond)
 	}
 }
+
+// A grant is taken once, from any handle (process): the taker gets what
+// it sealed, the others ErrNotFound; the grant is gone for all, and a
+// stale refresh's update finds it so.
+func testOAuthTake(t *testing.T, open Open) {
+	ctx := t.Context()
+	a, b := open(t), open(t)
+	if _, err := a.TakeOAuthGrant(ctx, "s", "u1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("TakeOAuthGrant of none = %v, want ErrNotFound", err)
+	}
+	v, err := a.PutOAuthGrant(ctx, "s", "u1", []byte("mine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutOAuthGrant(ctx, "s", "u2", []byte("theirs")); err != nil {
+		t.Fatal(err)
+	}
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 6 {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		wg.Go(func() {
+			g, err := db.TakeOAuthGrant(ctx, "s", "u1")
+			switch {
+			case err == nil:
+				got.Add(1)
+				if string(g.Sealed) != "mine" || g.Version != v || g.Server != "s" || g.UserID != "u1" {
+					t.Errorf("TakeOAuthGrant = %+v", g)
+				}
+			case !errors.Is(err, store.ErrNotFound):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := got.Load(); n != 1 {
+		t.Errorf("the grant was taken %d times, want 1", n)
+	}
+	if _, err := b.GetOAuthGrant(ctx, "s", "u1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetOAuthGrant after the take = %v, want ErrNotFound", err)
+	}
+	if _, err := b.UpdateOAuthGrant(ctx, "s", "u1", v, []byte("late refresh")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a refresh's update after the take = %v, want ErrNotFound", err)
+	}
+	if g, err := b.GetOAuthGrant(ctx, "s", "u2"); err != nil || string(g.Sealed) != "theirs" {
+		t.Errorf("another user's grant = %+v, %v; want it kept", g, err)
+	}
+}

@@ -89,6 +89,7 @@ func Run(t *testing.T, open Open) {
 		{"OAuthGrant", testOAuthGrant},
 		{"OAuthConcurrentClaim", testOAuthConcurrentClaim},
 		{"OAuthList", testOAuthList},
+		{"OAuthTake", testOAuthTake},
 		{"OAuthClient", testOAuthClient},
 		{"OAuthFlow", testOAuthFlow},
 	}
