@@ -43,6 +43,9 @@ type Options struct {
 	ClientMetadataURL string
 	// HTTPClient reaches authorization servers (default: 30 s timeout).
 	HTTPClient *http.Client
+	// RevokeTimeout bounds the revocation of one sign-in's tokens at
+	// Disconnect (default 15 s).
+	RevokeTimeout time.Duration
 	Logger     *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -72,6 +75,7 @@ type Manager struct {
 	sealer    *Sealer
 	hc        *http.Client
 	clientDoc string
+	revokeIn  time.Duration
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -97,7 +101,7 @@ type cached struct {
 // key is not, but every sign-in then fails with ErrNoKey.
 func New(opts Options) (*Manager, error) {
 	m := &Manager{
-		store: opts.Store, hc: opts.HTTPClient, clientDoc: opts.ClientMetadataURL, log: opts.Logger, now: opts.Now,
+		store: opts.Store, hc: opts.HTTPClient, clientDoc: opts.ClientMetadataURL, revokeIn: opts.RevokeTimeout, log: opts.Logger, now: opts.Now,
 		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{},
 	}
 	if m.hc == nil {
@@ -105,6 +109,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.revokeIn <= 0 {
+		m.revokeIn = defaultRevokeTimeout
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -328,6 +335,12 @@ func (m *Manager) forget(k grantKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.cache, k)
+}
+
+// SignIns lists the servers userID ("" the operator) is signed in to,
+// with when, and nothing of what the sign-ins hold.
+func (m *Manager) SignIns(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
+	return m.store.ListOAuthGrants(ctx, userID)
 }
 
 // SignOut forgets the sign-in of server for userID, without revoking it

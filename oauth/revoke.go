@@ -14,10 +14,10 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// revokeTimeout bounds the revocation of one sign-in's tokens, whatever
-// the HTTP client's own timeout: the person who pressed Disconnect waits
-// for it.
-const revokeTimeout = 15 * time.Second
+// defaultRevokeTimeout bounds the revocation of one sign-in's tokens,
+// whatever the HTTP client's own timeout: the person who pressed
+// Disconnect waits for it.
+const defaultRevokeTimeout = 15 * time.Second
 
 // ErrNotSignedIn: there is no sign-in to disconnect (never made, or
 // disconnected already).
@@ -82,7 +82,7 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 // its access token; revoked is false, with no error, when the server
 // offers no revocation.
 func (m *Manager) revoke(ctx context.Context, k grantKey, g grant) (revoked bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, revokeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, m.revokeIn)
 	defer cancel()
 	var endpoint string
 	if g.Revocation != nil {
