@@ -46,7 +46,7 @@ type Options struct {
 	// RevokeTimeout bounds the revocation of one sign-in's tokens at
 	// Disconnect (default 15 s).
 	RevokeTimeout time.Duration
-	Logger     *slog.Logger
+	Logger        *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
