@@ -120,4 +120,10 @@ func TestMCPLogout(t *testing.T) {
 			t.Errorf("a token reached the output")
 		}
 	}
+
+	login()
+	fake.SetRevokeFault(oauthfake.NoEndpoint)
+	if out, errOut, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "offers no revocation") {
+		t.Errorf("logout without a revocation endpoint = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
 }
