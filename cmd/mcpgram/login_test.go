@@ -121,8 +121,9 @@ func TestMCPLogout(t *testing.T) {
 		}
 	}
 
-	login()
+	// Kept with the sign-in: the metadata says so before it.
 	fake.SetRevokeFault(oauthfake.NoEndpoint)
+	login()
 	if out, errOut, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "offers no revocation") {
 		t.Errorf("logout without a revocation endpoint = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
