@@ -8,7 +8,7 @@
 // (access.go), the replies and the cards. Each command's screen lives in
 // a package of its own, which the bot hands what it checked of the user:
 // settings (/system, /tools, /model), usage (/usage), servers (/servers),
-// stats (/stats); album gathers an album from the inbox. The pieces that
+// stats (/stats), connections (/connections); album gathers an album from the inbox. The pieces that
 // know nothing of the agent live beside them: render (HTML), callback
 // (button data), media (what a message carries), statsview (the /stats
 // text and chart), limits, updates and telegram (the Bot API client).
@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
+	"github.com/mcpgram/mcpgram/bot/connections"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/servers"
@@ -182,6 +183,11 @@ type Options struct {
 	// (MEDIA_RETENTION); default 30 days.
 	MediaRetention time.Duration
 
+	// Connections, when set, keeps the sign-ins to MCP servers that
+	// /connections lists and disconnects (*oauth.Manager is one); nil:
+	// /connections says there are none.
+	Connections connections.Keeper
+
 	// Metrics, when set, counts updates and Bot API calls, and reports the
 	// inbox's backlog and the chats running and waiting.
 	Metrics *metrics.Metrics
@@ -245,6 +251,7 @@ type Bot struct {
 	settings *settings.Screen
 	stats    *stats.Screen
 	usage    *usage.Screen
+	conns    *connections.Screen // nil without Options.Connections
 
 	allowed map[int64]bool
 	admins  map[int64]bool
@@ -337,6 +344,9 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	b.settings = settings.New(a, h, b.tg, settings.Options{Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
 	b.usage = usage.New(a, b.tg, usage.Options{Logger: cfg.Logger})
+	if cfg.Connections != nil {
+		b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
+	}
 	return b, nil
 }
 

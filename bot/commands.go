@@ -90,6 +90,8 @@ func commands() []command {
 		{name: "model", about: "Which model answers this chat", help: "which model answers this chat (group admins switch it)",
 			menu: menuChatOwner, order: beside,
 			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.settings.ShowModel(ctx, m.Chat.ID) }},
+		{name: "connections", about: "Servers you connected your account to", help: "servers you connected your own account to, to disconnect them",
+			menu: menuChatOwner, order: beside, run: (*Bot).showConnections},
 		{name: "servers", about: "Manage the MCP servers", help: "manage servers (admins)", menu: menuOperator, order: beside,
 			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.showServers(ctx, m.Chat.ID, m.From.ID) }},
 		{name: "stats", about: "Statistics of the last 24 hours and 7 days", help: "the last 24 hours and 7 days (admins)",

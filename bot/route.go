@@ -55,6 +55,9 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 			return dispatch.Job{Run: func(ctx context.Context) { b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true) }}
 		case data.Kind == callback.Servers:
 			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
+		case data.Kind == callback.Disconnect:
+			// Revoking may take the authorization server's while: out of band.
+			return dispatch.Job{Run: func(ctx context.Context) { b.handleDisconnectPress(ctx, cq, data) }}
 		case data.Kind == callback.Chat:
 			return b.settingsJob(it.ChatID, cq, data, func(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
 				b.settings.PressTools(ctx, cq, data, admin)

@@ -23,6 +23,7 @@ type authServer struct {
 	AuthorizationEndpoint  string   `json:"authorization_endpoint"`
 	TokenEndpoint          string   `json:"token_endpoint"`
 	RegistrationEndpoint   string   `json:"registration_endpoint,omitempty"`
+	RevocationEndpoint     string   `json:"revocation_endpoint,omitempty"`
 	ScopesSupported        []string `json:"scopes_supported,omitempty"`
 	AuthMethodsSupported   []string `json:"token_endpoint_auth_methods_supported,omitempty"`
 	CodeChallengeMethods   []string `json:"code_challenge_methods_supported,omitempty"`

@@ -43,7 +43,10 @@ type Options struct {
 	ClientMetadataURL string
 	// HTTPClient reaches authorization servers (default: 30 s timeout).
 	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// RevokeTimeout bounds the revocation of one sign-in's tokens at
+	// Disconnect (default 15 s).
+	RevokeTimeout time.Duration
+	Logger        *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -72,6 +75,7 @@ type Manager struct {
 	sealer    *Sealer
 	hc        *http.Client
 	clientDoc string
+	revokeIn  time.Duration
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -83,16 +87,21 @@ type Manager struct {
 
 type grantKey struct{ server, user string }
 
+// A cached grant is one the store held, unsealed: it stands for the
+// store's row as long as that row holds the same sealed bytes (each
+// write seals afresh, with a new nonce), which every use checks, so a
+// grant another process refreshed or deleted is seen at once. (Versions
+// alone would not do: they start again at 1 after a delete.)
 type cached struct {
-	g       grant
-	version int64
+	g      grant
+	sealed []byte
 }
 
 // New returns a Manager. A key shorter than MinKeyLength is an error; no
 // key is not, but every sign-in then fails with ErrNoKey.
 func New(opts Options) (*Manager, error) {
 	m := &Manager{
-		store: opts.Store, hc: opts.HTTPClient, clientDoc: opts.ClientMetadataURL, log: opts.Logger, now: opts.Now,
+		store: opts.Store, hc: opts.HTTPClient, clientDoc: opts.ClientMetadataURL, revokeIn: opts.RevokeTimeout, log: opts.Logger, now: opts.Now,
 		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{},
 	}
 	if m.hc == nil {
@@ -100,6 +109,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.revokeIn <= 0 {
+		m.revokeIn = defaultRevokeTimeout
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -134,6 +146,8 @@ type flow struct {
 	Verifier      string   `json:"verifier"`
 	RedirectURI   string   `json:"redirect_uri"`
 	Scopes        []string `json:"scopes,omitempty"`
+	// Revocation: see grant.Revocation.
+	Revocation *string `json:"revocation_endpoint,omitempty"`
 }
 
 // digest names a flow in the store by its state, which is not kept.
@@ -174,7 +188,8 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 		return "", "", err
 	}
 	f := flow{ServerURL: req.ServerURL, Issuer: d.AS.Issuer, IssuerInReply: d.AS.IssuerInResponse, TokenEndpoint: d.AS.TokenEndpoint,
-		Resource: d.Resource, Client: c, Verifier: verifier, RedirectURI: redirectURI, Scopes: scopes}
+		Resource: d.Resource, Client: c, Verifier: verifier, RedirectURI: redirectURI, Scopes: scopes,
+		Revocation: &d.AS.RevocationEndpoint}
 	plain, _ := json.Marshal(f)
 	key := digest(state)
 	err = m.store.PutOAuthFlow(ctx, store.OAuthFlow{State: key, Server: req.Server, UserID: req.UserID,
@@ -288,7 +303,8 @@ func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error
 	if err != nil {
 		return done, fmt.Errorf("sign in to %s: %w", sf.Server, err)
 	}
-	g := grant{Token: tok, Client: f.Client, TokenEndpoint: f.TokenEndpoint, Issuer: f.Issuer, Resource: f.Resource, ServerURL: f.ServerURL}
+	g := grant{Token: tok, Client: f.Client, TokenEndpoint: f.TokenEndpoint, Issuer: f.Issuer, Resource: f.Resource, ServerURL: f.ServerURL,
+		Revocation: f.Revocation}
 	return done, m.put(ctx, grantKey{sf.Server, sf.UserID}, g)
 }
 
@@ -298,28 +314,38 @@ func (k grantKey) where() string { return "grant|" + k.server + "|" + k.user }
 // put stores g as a new sign-in.
 func (m *Manager) put(ctx context.Context, k grantKey, g grant) error {
 	plain, _ := json.Marshal(g)
-	v, err := m.store.PutOAuthGrant(ctx, k.server, k.user, m.sealer.Seal(plain, k.where()))
-	if err != nil {
+	sealed := m.sealer.Seal(plain, k.where())
+	if _, err := m.store.PutOAuthGrant(ctx, k.server, k.user, sealed); err != nil {
 		return err
 	}
-	m.remember(k, g, v)
+	m.remember(k, g, sealed)
 	m.log.Info("signed in", "server", k.server, "user", k.user, "expires", g.Token.Expiry)
 	return nil
 }
 
-func (m *Manager) remember(k grantKey, g grant, v int64) {
+// remember keeps g, which the store holds sealed as sealed.
+func (m *Manager) remember(k grantKey, g grant, sealed []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c, ok := m.cache[k]; !ok || c.version <= v {
-		m.cache[k] = cached{g, v}
-	}
+	m.cache[k] = cached{g, sealed}
 }
 
-// SignOut forgets the sign-in of server for userID.
-func (m *Manager) SignOut(ctx context.Context, server, userID string) error {
-	k := grantKey{server, userID}
+// forget drops what is remembered of k.
+func (m *Manager) forget(k grantKey) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	delete(m.cache, k)
-	m.mu.Unlock()
+}
+
+// SignIns lists the servers userID ("" the operator) is signed in to,
+// with when, and nothing of what the sign-ins hold.
+func (m *Manager) SignIns(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
+	return m.store.ListOAuthGrants(ctx, userID)
+}
+
+// SignOut forgets the sign-in of server for userID, without revoking it
+// (see Disconnect).
+func (m *Manager) SignOut(ctx context.Context, server, userID string) error {
+	m.forget(grantKey{server, userID})
 	return m.store.DeleteOAuthGrant(ctx, server, userID)
 }

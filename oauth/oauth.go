@@ -25,7 +25,11 @@
 // [store.OAuth.ClaimOAuthRefresh]), and on a 401, or a 403 asking for more
 // scope (step-up), signs in again where someone is there to do it (the
 // terminal: [Manager.SetInteractive]), or else fails the request saying
-// who can sign in.
+// who can sign in. Every request reads the grant from the store (it
+// unseals it again only when it changed), so a refresh or a Disconnect
+// by one process is seen by all at their next request.
+// [Manager.Disconnect] deletes a grant and asks the authorization server
+// to revoke its tokens (RFC 7009).
 //
 // This package is ours rather than mcp-go's client OAuth handler
 // (client/transport/oauth.go), which we read and borrow PKCE helpers
@@ -103,6 +107,10 @@ type grant struct {
 	Issuer        string `json:"issuer,omitempty"`
 	Resource      string `json:"resource,omitempty"`
 	ServerURL     string `json:"server_url"`
+	// Revocation is the authorization server's revocation endpoint (RFC
+	// 7009), "" when it lists none; nil in grants made before mcpgram
+	// kept it, whose Disconnect reads the issuer's metadata for it.
+	Revocation *string `json:"revocation_endpoint,omitempty"`
 }
 
 // expiresWithin reports whether the access token ends within d of now.

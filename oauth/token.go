@@ -39,25 +39,7 @@ func oneLine(s string) string {
 // the token it answers. asked are the scopes asked for, the granted ones
 // when the answer names none.
 func tokenRequest(ctx context.Context, hc *http.Client, endpoint string, c Client, form url.Values, asked []string, now time.Time) (Token, error) {
-	switch c.AuthMethod {
-	case authBasic:
-	case authPost:
-		form.Set("client_id", c.ID)
-		form.Set("client_secret", c.Secret)
-	default:
-		form.Set("client_id", c.ID)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return Token{}, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if c.AuthMethod == authBasic {
-		// RFC 6749 §2.3.1: both form-encoded before Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
-	}
-	resp, err := hc.Do(req)
+	resp, err := postForm(ctx, hc, endpoint, c, form)
 	if err != nil {
 		return Token{}, fmt.Errorf("token endpoint: %w", err)
 	}

@@ -15,51 +15,51 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// load returns the grant of k for serverURL as the store has it (none:
-// ok false), remembering it.
+// load returns the grant of k for serverURL as the store has it now
+// (none: ok false), unsealing it only when it is not the one remembered.
 func (m *Manager) load(ctx context.Context, k grantKey, serverURL string) (grant, int64, bool, error) {
 	if m.sealer == nil {
 		return grant{}, 0, false, nil
 	}
 	row, err := m.store.GetOAuthGrant(ctx, k.server, k.user)
 	if errors.Is(err, store.ErrNotFound) {
-		m.mu.Lock()
-		delete(m.cache, k)
-		m.mu.Unlock()
+		m.forget(k)
 		return grant{}, 0, false, nil
 	}
 	if err != nil {
 		return grant{}, 0, false, err
 	}
-	var g grant
-	plain, err := m.sealer.Open(row.Sealed, k.where())
-	if err == nil {
-		err = json.Unmarshal(plain, &g)
-	}
-	if err != nil {
-		m.log.Warn("stored sign-in unusable", "server", k.server, "err", err)
-		return grant{}, row.Version, false, nil
+	m.mu.Lock()
+	c, ok := m.cache[k]
+	m.mu.Unlock()
+	g := c.g
+	if !ok || !bytes.Equal(c.sealed, row.Sealed) {
+		g = grant{}
+		plain, err := m.sealer.Open(row.Sealed, k.where())
+		if err == nil {
+			err = json.Unmarshal(plain, &g)
+		}
+		if err != nil {
+			m.forget(k)
+			m.log.Warn("stored sign-in unusable", "server", k.server, "err", err)
+			return grant{}, row.Version, false, nil
+		}
+		m.remember(k, g, row.Sealed)
 	}
 	if g.ServerURL != serverURL {
 		// Signed in to another URL of that name: not this server's.
 		return grant{}, row.Version, false, nil
 	}
-	m.remember(k, g, row.Version)
 	return g, row.Version, true, nil
 }
 
-// current returns the grant to send now: the remembered one, else the
-// stored one, refreshed first if it is about to expire.
+// current returns the grant to send now, as the store has it (a grant
+// another process refreshed or deleted is seen at the next request),
+// refreshed first if it is about to expire.
 func (m *Manager) current(ctx context.Context, k grantKey, serverURL string) (grant, int64, bool, error) {
-	m.mu.Lock()
-	c, ok := m.cache[k]
-	m.mu.Unlock()
-	g, v := c.g, c.version
-	if !ok || g.ServerURL != serverURL {
-		var err error
-		if g, v, ok, err = m.load(ctx, k, serverURL); err != nil || !ok {
-			return grant{}, v, false, err
-		}
+	g, v, ok, err := m.load(ctx, k, serverURL)
+	if err != nil || !ok {
+		return grant{}, v, false, err
 	}
 	if !g.Token.expiresWithin(m.now(), refreshEarly) || g.Token.RefreshToken == "" {
 		return g, v, true, nil
@@ -138,11 +138,20 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 	}
 	g.Token = tok
 	plain, _ := json.Marshal(g)
-	nv, err := m.store.UpdateOAuthGrant(ctx, k.server, k.user, v, m.sealer.Seal(plain, k.where()))
+	sealed := m.sealer.Seal(plain, k.where())
+	nv, err := m.store.UpdateOAuthGrant(ctx, k.server, k.user, v, sealed)
+	if errors.Is(err, store.ErrNotFound) {
+		// Disconnected while this refresh was under way: the tokens it
+		// got must not outlive the sign-in.
+		if _, rerr := m.revoke(ctx, k, g); rerr != nil {
+			m.log.Warn("revocation of the tokens of a refresh that outlived its sign-in failed", "server", k.server, "user", k.user, "err", rerr)
+		}
+		return grant{}, 0, fmt.Errorf("%w: the sign-in to %s was disconnected", ErrSignInRequired, k.server)
+	}
 	if err != nil {
 		return grant{}, 0, err
 	}
-	m.remember(k, g, nv)
+	m.remember(k, g, sealed)
 	m.log.Info("token refreshed", "server", k.server, "user", k.user, "expires", tok.Expiry)
 	return g, nv, nil
 }

@@ -23,6 +23,17 @@ type OAuthGrant struct {
 	UpdatedAt time.Time
 }
 
+// An OAuthGrantInfo names a grant without its secrets: the server it
+// signs in to, whose it is, when that sign-in was made (SignedInAt: the
+// last PutOAuthGrant) and when it was last written (UpdatedAt: that, or
+// a refresh since).
+type OAuthGrantInfo struct {
+	Server     string
+	UserID     string
+	SignedInAt time.Time
+	UpdatedAt  time.Time
+}
+
 // An OAuthFlow is a sign-in under way: it waits for the authorization
 // server to send the browser back with its state. State is the caller's
 // digest of that state parameter, which names the flow; a flow is taken
@@ -57,6 +68,14 @@ type OAuth interface {
 	UpdateOAuthGrant(ctx context.Context, server, userID string, version int64, sealed []byte) (int64, error)
 	// DeleteOAuthGrant forgets the grant, if any.
 	DeleteOAuthGrant(ctx context.Context, server, userID string) error
+	// TakeOAuthGrant forgets the grant and returns what it was, in one
+	// step: of several takes, from any processes, one gets it and the
+	// others ErrNotFound, as does a take of none.
+	TakeOAuthGrant(ctx context.Context, server, userID string) (OAuthGrant, error)
+	// ListOAuthGrants returns, by server name, the grants userID has (''
+	// lists the operator's), without what they seal: none is an empty
+	// list, not an error.
+	ListOAuthGrants(ctx context.Context, userID string) ([]OAuthGrantInfo, error)
 
 	// GetOAuthClient returns the client registered for server with the
 	// authorization server issuer for redirectURI, or ErrNotFound.

@@ -19,6 +19,8 @@
 //	x:<turn id>                    Stop: stop the running turn (1-32 of 0-9 a-f)
 //	r:<link key>[:y|n]             Link: open a resource link (12 of 0-9 a-f),
 //	                               or approve (y) or deny (n) reading it
+//	o:<owner>:<server>             /connections: Disconnect the sign-in of the
+//	                               Telegram user owner (0: the operator's)
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -51,6 +53,8 @@ const (
 	PromptForm Kind = 'p'
 	Stop       Kind = 'x' // stops a running turn and its calls
 	Link       Kind = 'r' // opens a resource link a tool returned
+	// Disconnect ends a sign-in to a server (/connections).
+	Disconnect Kind = 'o'
 )
 
 // A FormOp is what a Form button does.
@@ -131,6 +135,10 @@ type Data struct {
 	// Link is the key of a resource link (Link), 12 of 0-9 a-f; Answer is
 	// then Approve or Deny on its approval card, or 0 on the link itself.
 	Link string
+	// Owner is the Telegram user whose sign-in to Server a Disconnect
+	// button ends, 0 for the operator's. It says whose the button is; the
+	// bot checks at the press that the presser may.
+	Owner int64
 }
 
 // LinkKeyLen is the length of a Link button's key.
@@ -182,6 +190,16 @@ func (d Data) String() string {
 			return "r:" + d.Link
 		}
 		return ""
+	case Disconnect:
+		if d.Owner < 0 || d.Server == "" {
+			return ""
+		}
+		head := "o:" + strconv.FormatInt(d.Owner, 10) + ":"
+		key := d.Server
+		if !isHash(key) && (len(head)+len(key) > MaxLen || strings.HasPrefix(key, hashPrefix)) {
+			key = serverHash(key)
+		}
+		return head + key
 	case Form, PromptForm:
 		s := string(rune(d.Kind)) + ":" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Page) + ":" + string(rune(d.Op))
 		if d.Op.takesOption() {
@@ -260,6 +278,11 @@ func Decode(s string) (Data, error) {
 	case Stop:
 		d.Turn = s[2:]
 		ok = turnID(d.Turn)
+	case Disconnect:
+		owner, key, found := strings.Cut(s[2:], ":")
+		d.Owner, ok = number(owner)
+		d.Server = key
+		ok = ok && found && key != "" && (!strings.HasPrefix(key, hashPrefix) || isHash(key))
 	case Link:
 		key, answer, found := strings.Cut(s[2:], ":")
 		d.Link = key

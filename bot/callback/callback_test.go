@@ -33,6 +33,9 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Link, Link: "0123456789ab"}, "r:0123456789ab"},
 		{callback.Data{Kind: callback.Link, Link: "0123456789ab", Answer: callback.Approve}, "r:0123456789ab:y"},
 		{callback.Data{Kind: callback.Link, Link: "0123456789ab", Answer: callback.Deny}, "r:0123456789ab:n"},
+		{callback.Data{Kind: callback.Disconnect, Owner: 123456789, Server: "tracker"}, "o:123456789:tracker"},
+		{callback.Data{Kind: callback.Disconnect, Owner: 0, Server: "a:b"}, "o:0:a:b"},
+		{callback.Data{Kind: callback.Disconnect, Owner: 9223372036854775807, Server: "#0123456789abcdef"}, "o:9223372036854775807:#0123456789abcdef"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -93,6 +96,7 @@ func TestDecodeRejects(t *testing.T) {
 		"c:r:0:x", "c:p:0:", "c:d:1:x", "c:d:0:",
 		"m:", "m", "m:a b", "m:a:b", "m:#nothex", "m:#0123456789abcdeF", "m:" + strings.Repeat("x", 63), "m:ü", "m:a\n",
 		"r:", "r:0123456789a", "r:0123456789abc", "r:0123456789ab:", "r:0123456789ab:A", "r:0123456789ab:yy", "r:0123456789AB",
+		"o:", "o:1", "o:1:", "o::x", "o:-1:x", "o:01:x", "o:+1:x", "o:1:#nothex", "o:99999999999999999999:x", "o:" + strings.Repeat("1", 62),
 		"x:", "x:ABC", "x:12g", "x:" + strings.Repeat("a", 33), "x:ab:", "x: a",
 		"f:1:0:", "f:1:0:q", "f:1:0:c", "f:1:0:s1", "f:1:0:c01", "f:1:0:c-1", "f:1::s", "f::0:s", "f:1:0:s:", "f:1:-1:s", "f:1:0:D0", "f:1:0",
 	} {
@@ -105,7 +109,7 @@ func TestDecodeRejects(t *testing.T) {
 // Whatever a client sends back, Decode either refuses it or returns data
 // that encodes to the very same bytes within Telegram's limit.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef", "f:12:3:c1", "f:1:0:z"} {
+	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef", "f:12:3:c1", "f:1:0:z", "o:42:tracker", "o:0:#0123456789abcdef"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -131,7 +135,12 @@ func FuzzEncode(f *testing.F) {
 			return
 		}
 		var d callback.Data
-		switch kind % 6 {
+		switch kind % 7 {
+		case 6:
+			if server == "" {
+				return
+			}
+			d = callback.Data{Kind: callback.Disconnect, Owner: pending, Server: server}
 		case 5:
 			ops := []callback.FormOp{callback.FormChoose, callback.FormToggle, callback.FormDone, callback.FormDefault,
 				callback.FormNext, callback.FormBack, callback.FormSubmit, callback.FormDecline, callback.FormCancel}
@@ -165,7 +174,7 @@ func FuzzEncode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Decode(%q) of %+v: %v", enc, d, err)
 		}
-		if d.Kind == callback.Servers || d.Kind == callback.Chat {
+		if d.Kind == callback.Servers || d.Kind == callback.Chat || d.Kind == callback.Disconnect {
 			if !got.Names(server) {
 				t.Fatalf("%q does not name %q", enc, server)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/sqlite"
@@ -35,7 +36,9 @@ type App struct {
 	Limits limits.Shared
 	Leases dispatch.Claimer
 	Hub    *hub.Hub
-	Agent  *agent.Agent
+	// Auth keeps the sign-ins to MCP servers, which /connections lists.
+	Auth  *oauth.Manager
+	Agent *agent.Agent
 	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
 	// calls for /readyz.
 	Metrics    *metrics.Metrics
@@ -74,11 +77,10 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err = app.openStore(ctx, cfg, logger); err != nil {
 		return err
 	}
-	auth, err := newAuth(cfg, app.Store, logger)
-	if err != nil {
+	if app.Auth, err = newAuth(cfg, app.Store, logger); err != nil {
 		return err
 	}
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, auth); err != nil {
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, app.Auth); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())

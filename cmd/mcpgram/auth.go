@@ -102,6 +102,22 @@ func (l *lazyStore) DeleteOAuthGrant(ctx context.Context, server, userID string)
 	return st.DeleteOAuthGrant(ctx, server, userID)
 }
 
+func (l *lazyStore) TakeOAuthGrant(ctx context.Context, server, userID string) (store.OAuthGrant, error) {
+	st, err := l.get()
+	if err != nil {
+		return store.OAuthGrant{}, err
+	}
+	return st.TakeOAuthGrant(ctx, server, userID)
+}
+
+func (l *lazyStore) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return st.ListOAuthGrants(ctx, userID)
+}
+
 func (l *lazyStore) GetOAuthClient(ctx context.Context, server, issuer, redirectURI string) ([]byte, error) {
 	st, err := l.get()
 	if err != nil {
@@ -229,6 +245,47 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 			// Signed in, but the server does not answer as it should.
 			return exitError{1}
 		}
+	}
+	return nil
+}
+
+// logoutCommand ends the operator's sign-in to the server name: the
+// tokens are deleted from the database and revoked at the authorization
+// server where it offers revocation. A revocation that fails exits 1
+// (the sign-in is gone from mcpgram all the same); no sign-in is nothing
+// to do, but a name the settings file does not have is an error.
+func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
+	logger := cliLogger(cfg, stderr)
+	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, false)
+	if err != nil {
+		return err
+	}
+	defer closeAndWarn(auth, logger)
+	revoked, err := auth.Disconnect(ctx, name, "")
+	var re *oauth.RevokeError
+	switch {
+	case errors.Is(err, oauth.ErrNotSignedIn):
+		probe, herr := newHub(cfg, logger, false, nil, nil, nil)
+		if herr != nil {
+			return herr
+		}
+		_, herr = probe.Remote(name)
+		closeAndWarn(probe, logger)
+		if errors.Is(herr, hub.ErrUnknownServer) {
+			return herr
+		}
+		fmt.Fprintf(stdout, "not signed in to %s: nothing to do\n", name)
+		return nil
+	case errors.As(err, &re):
+		fmt.Fprintf(stdout, "signed out of %s: its tokens are deleted here\n", name)
+		fmt.Fprintf(stderr, "mcpgram: %v\n", err)
+		return exitError{1}
+	case err != nil:
+		return err
+	case revoked:
+		fmt.Fprintf(stdout, "signed out of %s: its tokens are deleted here and revoked by its authorization server\n", name)
+	default:
+		fmt.Fprintf(stdout, "signed out of %s: its tokens are deleted here (its authorization server offers no revocation: they end when they expire)\n", name)
 	}
 	return nil
 }

@@ -60,3 +60,71 @@ func TestMCPLogin(t *testing.T) {
 		t.Errorf("mcp login without a key = %d\n%s", code, errOut)
 	}
 }
+
+// `mcpgram mcp logout` ends the operator's sign-in: the tokens are
+// revoked at the authorization server and deleted, so the next command
+// finds no sign-in; a second logout has nothing to do; a server that is
+// not in the settings is an error; and a revocation that fails exits 1
+// with the sign-in deleted all the same.
+func TestMCPLogout(t *testing.T) {
+	b := buildBinary(t)
+	fake := oauthfake.Start(t)
+	settings := filepath.Join(b.dir, "mcp-settings.json")
+	entry := `{"mcpServers": {"remote": {"type": "streamableHttp", "url": "` + fake.URL() + `/mcp", "timeout": 20}}}`
+	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"OAUTH_KEY=operator-key-0123456789-0123456789", "MCP_SETTINGS=" + settings}
+	login := func() {
+		t.Helper()
+		if out, errOut, code := b.run(append(env, "MCPGRAM_TEST_BROWSER=1", "BROWSER="+self), "mcp", "login", "remote"); code != 0 {
+			t.Fatalf("mcp login = %d\n%s\n%s", code, out, errOut)
+		}
+	}
+	login()
+	out, errOut, code := b.run(env, "mcp", "logout", "remote")
+	if code != 0 || !strings.Contains(out, "signed out of remote") || !strings.Contains(out, "revoked") {
+		t.Fatalf("mcp logout = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if got := fake.Revoked(); len(got) != 2 || got[0].Hint != "refresh_token" || got[1].Hint != "access_token" || !got[0].Known || !got[1].Known {
+		t.Errorf("revocations = %+v; want the refresh and access tokens", got)
+	}
+	if _, errOut, code := b.run(env, "mcp", "call", "remote", "whoami"); code == 0 || !strings.Contains(errOut, "mcpgram mcp login remote") {
+		t.Errorf("mcp call after logout = %d\n%s; want a failure saying to sign in", code, errOut)
+	}
+	if out, _, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "not signed in to remote") {
+		t.Errorf("second logout = %d %q; want nothing to do", code, out)
+	}
+	if _, errOut, code := b.run(env, "mcp", "logout", "nosuch"); code != 1 || !strings.Contains(errOut, "nosuch") {
+		t.Errorf("logout of an unknown server = %d\n%s", code, errOut)
+	}
+	if _, _, code := b.run(env, "mcp", "logout"); code != 2 {
+		t.Errorf("logout without SERVER exits %d, want 2", code)
+	}
+
+	login()
+	fake.SetRevokeFault(oauthfake.RevokeErrors)
+	out, errOut, code = b.run(env, "mcp", "logout", "remote")
+	if code != 1 || !strings.Contains(out, "signed out of remote") || !strings.Contains(errOut, "did not revoke") {
+		t.Errorf("logout with a failing revocation = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if out, _, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "not signed in") {
+		t.Errorf("logout after the failed revocation = %d %q; want the sign-in gone", code, out)
+	}
+	for _, tok := range fake.Tokens() {
+		if strings.Contains(out+errOut, tok) {
+			t.Errorf("a token reached the output")
+		}
+	}
+
+	// Kept with the sign-in: the metadata says so before it.
+	fake.SetRevokeFault(oauthfake.NoEndpoint)
+	login()
+	if out, errOut, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "offers no revocation") {
+		t.Errorf("logout without a revocation endpoint = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

@@ -7,6 +7,7 @@
 //	mcpgram mcp list                 each MCP server with its status and tools
 //	mcpgram mcp call SERVER TOOL ARGS  call one tool and print the result
 //	mcpgram mcp login SERVER         sign in to a remote server, for every chat
+//	mcpgram mcp logout SERVER        end that sign-in, revoking its tokens
 //	mcpgram config                   the effective configuration, secrets masked
 //	mcpgram health                   exit 0 while the running bot polls Telegram
 //	mcpgram version                  the version set at build time

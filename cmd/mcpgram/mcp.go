@@ -51,11 +51,11 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // list and call sign in to a server that asks, in the browser, when
 // someone is there to: stdin is a terminal, or $BROWSER names a program.
 func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, getenv func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, get one prompt, or sign in to one", Args: commandArgs,
-		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks.",
-		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts\n  mcpgram mcp login notes",
+	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, get one prompt, or sign in to one or out of it", Args: commandArgs,
+		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks, and out again.",
+		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts\n  mcpgram mcp login notes\n  mcpgram mcp logout notes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{errors.New("mcp needs a command: list, call, prompts, prompt or login")}
+			return usageError{errors.New("mcp needs a command: list, call, prompts, prompt, login or logout")}
 		}}
 	browser, _ := getenv("BROWSER")
 	interactive := isTerminal(stdin) || strings.TrimSpace(browser) != ""
@@ -137,6 +137,25 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			},
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
 				return loginCommand(ctx, cfg, args[0], getenv, stdout, stderr)
+			}),
+		},
+		&cobra.Command{
+			Use:   "logout SERVER",
+			Short: "End the operator's sign-in to a remote server, revoking its tokens",
+			Long: "End the operator's sign-in to a remote MCP server (the one `mcpgram mcp login` made, which every chat shares): " +
+				"its tokens are deleted from the database, which every instance sharing it sees at its next request to the server, " +
+				"and revoked by the server's authorization server where it offers revocation (RFC 7009). " +
+				"Exits 1 if the revocation fails (the tokens are deleted all the same, and stay good at the authorization server until they expire), " +
+				"or if SERVER is not in the settings file and not signed in to; not signed in is nothing to do.",
+			Example: "  mcpgram mcp logout tracker",
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) != 1 {
+					return usageError{fmt.Errorf("mcp logout takes one SERVER, got %d arguments", len(args))}
+				}
+				return nil
+			},
+			RunE: withConfig(func(cfg *config.Config, args []string) error {
+				return logoutCommand(ctx, cfg, args[0], getenv, stdout, stderr)
 			}),
 		},
 	)

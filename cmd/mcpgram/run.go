@@ -50,6 +50,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		MaxDocumentBytes:   cfg.MaxDocumentBytes,
 		Vision:             anyVision(cfg),
 		MediaRetention:     cfg.MediaRetention,
+		Connections:        app.Auth,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
 	})

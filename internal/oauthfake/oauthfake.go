@@ -41,6 +41,7 @@ type Server struct {
 	clients map[string]string    // client id: redirect URI
 	issued  []string
 	counts  Counts
+	rev     revocations // see revoke.go
 }
 
 // Counts are what clients did.
@@ -75,6 +76,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("POST /revoke", s.revoke)
 	mux.Handle("/mcp", s.protect(s.mcpHandler()))
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
@@ -126,12 +128,12 @@ func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, http.StatusOK, s.withRevocation(map[string]any{
 		"issuer": s.URL(), "authorization_endpoint": s.URL() + "/authorize", "token_endpoint": s.URL() + "/token",
 		"registration_endpoint": s.URL() + "/register", "response_types_supported": []string{"code"},
 		"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
 		"authorization_response_iss_parameter_supported": true,
-	})
+	}))
 }
 
 func random() string {

@@ -31,9 +31,9 @@ func (db *DB) GetOAuthGrant(ctx context.Context, server, userID string) (store.O
 func (db *DB) PutOAuthGrant(ctx context.Context, server, userID string, sealed []byte) (int64, error) {
 	var v int64
 	err := db.do(ctx, idempotent, func(int) error {
-		return db.pool.QueryRow(ctx, `INSERT INTO oauth_grants (server, user_id, sealed, version, updated_at) VALUES ($1, $2, $3, 1, $4)
+		return db.pool.QueryRow(ctx, `INSERT INTO oauth_grants (server, user_id, sealed, version, updated_at, signed_in_at) VALUES ($1, $2, $3, 1, $4, $4)
 			ON CONFLICT (server, user_id) DO UPDATE SET sealed = excluded.sealed, version = oauth_grants.version + 1,
-				refresh_until = NULL, updated_at = excluded.updated_at
+				refresh_until = NULL, updated_at = excluded.updated_at, signed_in_at = excluded.signed_in_at
 			RETURNING version`, text(server), text(userID), sealed, millis(time.Now())).Scan(&v)
 	})
 	if err != nil {
@@ -88,6 +88,50 @@ func (db *DB) DeleteOAuthGrant(ctx context.Context, server, userID string) error
 		return fmt.Errorf("delete sign-in to %q: %w", server, err)
 	}
 	return nil
+}
+
+// TakeOAuthGrant forgets the grant and returns it, in one statement: of
+// two takes, the second DELETE waits for the first's row and finds it
+// gone. Not run again after a lost answer: the grant would be gone.
+func (db *DB) TakeOAuthGrant(ctx context.Context, server, userID string) (store.OAuthGrant, error) {
+	g := store.OAuthGrant{Server: server, UserID: userID}
+	var updated int64
+	err := db.do(ctx, once, func(int) error {
+		return db.pool.QueryRow(ctx, `DELETE FROM oauth_grants WHERE server = $1 AND user_id = $2 RETURNING sealed, version, updated_at`,
+			text(server), text(userID)).Scan(&g.Sealed, &g.Version, &updated)
+	})
+	if err != nil {
+		return store.OAuthGrant{}, fmt.Errorf("take sign-in to %q: %w", server, notFound(err))
+	}
+	g.UpdatedAt = fromMillis(updated)
+	return g, nil
+}
+
+// ListOAuthGrants returns the grants of userID, by server name, without
+// what they seal.
+func (db *DB) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
+	var out []store.OAuthGrantInfo
+	err := db.do(ctx, reads, func(int) error {
+		rows, err := db.pool.Query(ctx, `SELECT server, signed_in_at, updated_at FROM oauth_grants WHERE user_id = $1 ORDER BY server COLLATE "C"`,
+			text(userID))
+		if err == nil {
+			out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.OAuthGrantInfo, error) {
+				g := store.OAuthGrantInfo{UserID: userID}
+				var signedIn, updated int64
+				err := r.Scan(&g.Server, &signedIn, &updated)
+				g.SignedInAt, g.UpdatedAt = fromMillis(signedIn), fromMillis(updated)
+				return g, err
+			})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sign-ins: %w", err)
+	}
+	if out == nil {
+		out = []store.OAuthGrantInfo{}
+	}
+	return out, nil
 }
 
 // GetOAuthClient returns a registered client, or store.ErrNotFound.

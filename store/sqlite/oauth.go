@@ -12,15 +12,16 @@ import (
 
 const (
 	getGrantSQL = `SELECT sealed, version, updated_at FROM oauth_grants WHERE server = ? AND user_id = ?`
-	putGrantSQL = `INSERT INTO oauth_grants (server, user_id, sealed, version, updated_at) VALUES (?, ?, ?, 1, ?)
+	putGrantSQL = `INSERT INTO oauth_grants (server, user_id, sealed, version, updated_at, signed_in_at) VALUES (?, ?, ?, 1, ?, ?)
 		ON CONFLICT (server, user_id) DO UPDATE SET sealed = excluded.sealed, version = oauth_grants.version + 1,
-			refresh_until = NULL, updated_at = excluded.updated_at
+			refresh_until = NULL, updated_at = excluded.updated_at, signed_in_at = excluded.signed_in_at
 		RETURNING version`
 	claimGrantSQL = `UPDATE oauth_grants SET refresh_until = ?
 		WHERE server = ? AND user_id = ? AND version = ? AND (refresh_until IS NULL OR refresh_until <= ?)`
 	updateGrantSQL = `UPDATE oauth_grants SET sealed = ?, version = version + 1, refresh_until = NULL, updated_at = ?
 		WHERE server = ? AND user_id = ? AND version = ? RETURNING version`
 	grantExistsSQL = `SELECT 1 FROM oauth_grants WHERE server = ? AND user_id = ?`
+	listGrantsSQL  = `SELECT server, signed_in_at, updated_at FROM oauth_grants WHERE user_id = ? ORDER BY server`
 )
 
 // GetOAuthGrant returns the grant of server for userID, or
@@ -44,7 +45,8 @@ func (db *DB) GetOAuthGrant(ctx context.Context, server, userID string) (store.O
 func (db *DB) PutOAuthGrant(ctx context.Context, server, userID string, sealed []byte) (int64, error) {
 	var v int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		return db.txRow(ctx, tx, putGrantSQL, server, userID, sealed, millis(db.now())).Scan(&v)
+		now := millis(db.now())
+		return db.txRow(ctx, tx, putGrantSQL, server, userID, sealed, now, now).Scan(&v)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store sign-in to %q: %w", server, err)
@@ -99,6 +101,49 @@ func (db *DB) DeleteOAuthGrant(ctx context.Context, server, userID string) error
 		return fmt.Errorf("delete sign-in to %q: %w", server, err)
 	}
 	return nil
+}
+
+// TakeOAuthGrant forgets the grant and returns it, in one statement of
+// the one writer: of two takes, one gets it.
+func (db *DB) TakeOAuthGrant(ctx context.Context, server, userID string) (store.OAuthGrant, error) {
+	g := store.OAuthGrant{Server: server, UserID: userID}
+	var updated int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		return db.txRow(ctx, tx, `DELETE FROM oauth_grants WHERE server = ? AND user_id = ? RETURNING sealed, version, updated_at`,
+			server, userID).Scan(&g.Sealed, &g.Version, &updated)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.OAuthGrant{}, fmt.Errorf("take sign-in to %q: %w", server, err)
+	}
+	g.UpdatedAt = fromMillis(updated)
+	return g, nil
+}
+
+// ListOAuthGrants returns the grants of userID, by server name, without
+// what they seal.
+func (db *DB) ListOAuthGrants(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error) {
+	rows, err := db.readRows(ctx, listGrantsSQL, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list sign-ins: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := []store.OAuthGrantInfo{}
+	for rows.Next() {
+		g := store.OAuthGrantInfo{UserID: userID}
+		var signedIn, updated int64
+		if err := rows.Scan(&g.Server, &signedIn, &updated); err != nil {
+			return nil, fmt.Errorf("list sign-ins: %w", err)
+		}
+		g.SignedInAt, g.UpdatedAt = fromMillis(signedIn), fromMillis(updated)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sign-ins: %w", err)
+	}
+	return out, nil
 }
 
 // GetOAuthClient returns a registered client, or store.ErrNotFound.

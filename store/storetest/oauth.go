@@ -172,3 +172,127 @@ func testOAuthFlow(t *testing.T, open Open) {
 		t.Errorf("TakeOAuthFlow of an expired flow = %v, want ErrNotFound", err)
 	}
 }
+
+// ListOAuthGrants lists one user's grants (or the operator's), by server
+// name, with when each was signed in to and last written: a refresh
+// moves UpdatedAt, not SignedInAt, and nobody else's grant is listed.
+func testOAuthList(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if got, err := db.ListOAuthGrants(ctx, "u1"); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("ListOAuthGrants of none = %#v, %v; want an empty list", got, err)
+	}
+	before := time.Now().Add(-time.Second)
+	for _, g := range []struct{ server, user string }{{"zeta", "u1"}, {"alpha", "u1"}, {"alpha", "u2"}, {"alpha", ""}, {"beta", ""}} {
+		if _, err := db.PutOAuthGrant(ctx, g.server, g.user, []byte("sealed "+g.server+g.user)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.ListOAuthGrants(ctx, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Server != "alpha" || got[1].Server != "zeta" {
+		t.Fatalf("ListOAuthGrants(u1) = %+v; want alpha and zeta", got)
+	}
+	for _, g := range got {
+		if g.UserID != "u1" || g.SignedInAt.Before(before) || !g.UpdatedAt.Equal(g.SignedInAt) {
+			t.Errorf("grant %+v; want u1's, signed in now and not updated since", g)
+		}
+	}
+	if ops, err := db.ListOAuthGrants(ctx, ""); err != nil || len(ops) != 2 || ops[0].Server != "alpha" || ops[1].Server != "beta" {
+		t.Errorf("the operator's grants = %+v, %v; want alpha and beta", ops, err)
+	}
+	if other, err := db.ListOAuthGrants(ctx, "u3"); err != nil || len(other) != 0 {
+		t.Errorf("a stranger's grants = %+v, %v; want none", other, err)
+	}
+
+	// A refresh moves UpdatedAt only; a new sign-in moves both.
+	g, err := db.GetOAuthGrant(ctx, "zeta", "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMillis(t)
+	if _, err := db.UpdateOAuthGrant(ctx, "zeta", "u1", g.Version, []byte("refreshed")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.ListOAuthGrants(ctx, "u1")
+	if z := got[1]; !z.UpdatedAt.After(z.SignedInAt) {
+		t.Errorf("after a refresh: %+v; want UpdatedAt after SignedInAt", z)
+	}
+	waitMillis(t)
+	if _, err := db.PutOAuthGrant(ctx, "zeta", "u1", []byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := db.ListOAuthGrants(ctx, "u1")
+	if z := again[1]; !z.SignedInAt.After(got[1].SignedInAt) || !z.UpdatedAt.Equal(z.SignedInAt) {
+		t.Errorf("after a new sign-in: %+v; want it signed in anew", z)
+	}
+	if err := db.DeleteOAuthGrant(ctx, "alpha", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ListOAuthGrants(ctx, "u1"); len(got) != 1 || got[0].Server != "zeta" {
+		t.Errorf("after a delete = %+v; want zeta alone", got)
+	}
+}
+
+// waitMillis lets the clock pass one millisecond, the stores' resolution,
+// so that the next write's time differs.
+func waitMillis(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) <= time.Millisecond {
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// A grant is taken once, from any handle (process): the taker gets what
+// it sealed, the others ErrNotFound; the grant is gone for all, and a
+// stale refresh's update finds it so.
+func testOAuthTake(t *testing.T, open Open) {
+	ctx := t.Context()
+	a, b := open(t), open(t)
+	if _, err := a.TakeOAuthGrant(ctx, "s", "u1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("TakeOAuthGrant of none = %v, want ErrNotFound", err)
+	}
+	v, err := a.PutOAuthGrant(ctx, "s", "u1", []byte("mine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutOAuthGrant(ctx, "s", "u2", []byte("theirs")); err != nil {
+		t.Fatal(err)
+	}
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 6 {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		wg.Go(func() {
+			g, err := db.TakeOAuthGrant(ctx, "s", "u1")
+			switch {
+			case err == nil:
+				got.Add(1)
+				if string(g.Sealed) != "mine" || g.Version != v || g.Server != "s" || g.UserID != "u1" {
+					t.Errorf("TakeOAuthGrant = %+v", g)
+				}
+			case !errors.Is(err, store.ErrNotFound):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := got.Load(); n != 1 {
+		t.Errorf("the grant was taken %d times, want 1", n)
+	}
+	if _, err := b.GetOAuthGrant(ctx, "s", "u1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetOAuthGrant after the take = %v, want ErrNotFound", err)
+	}
+	if _, err := b.UpdateOAuthGrant(ctx, "s", "u1", v, []byte("late refresh")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a refresh's update after the take = %v, want ErrNotFound", err)
+	}
+	if g, err := b.GetOAuthGrant(ctx, "s", "u2"); err != nil || string(g.Sealed) != "theirs" {
+		t.Errorf("another user's grant = %+v, %v; want it kept", g, err)
+	}
+}

@@ -89,6 +89,8 @@ func Run(t *testing.T, open Open) {
 		{"ContextCancelled", testContextCancelled},
 		{"OAuthGrant", testOAuthGrant},
 		{"OAuthConcurrentClaim", testOAuthConcurrentClaim},
+		{"OAuthList", testOAuthList},
+		{"OAuthTake", testOAuthTake},
 		{"OAuthClient", testOAuthClient},
 		{"OAuthFlow", testOAuthFlow},
 	}

@@ -1,0 +1,174 @@
+// Package connections is the /connections screen: the servers a user
+// connected their own account to, each with a Disconnect button, and for
+// an admin the operator's sign-ins, which every chat's calls use, each
+// with a Sign out button. Who may see and press what is the bot's to
+// check; the screen shows one user's sign-ins (and, when told, the
+// operator's) and acts on the one a press names.
+package connections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// A Keeper keeps the sign-ins to MCP servers; *oauth.Manager is one.
+type Keeper interface {
+	// SignIns lists the sign-ins of userID ("" the operator's).
+	SignIns(ctx context.Context, userID string) ([]store.OAuthGrantInfo, error)
+	// Disconnect deletes one and revokes its tokens (see
+	// oauth.Manager.Disconnect).
+	Disconnect(ctx context.Context, server, userID string) (revoked bool, err error)
+}
+
+// A Screen shows sign-ins kept by Keeper through TG.
+type Screen struct {
+	Keeper Keeper
+	TG     *telegram.Client
+	Logger *slog.Logger
+}
+
+// shown is text from the settings or the store as HTML: escaped, and
+// every hidden character visible.
+func shown(s string) string { return render.Escape(render.Visible(s)) }
+
+// userKey is how the store names the Telegram user's sign-ins, as the
+// hub's callers do.
+func userKey(user int64) string { return strconv.FormatInt(user, 10) }
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// View renders user's screen, with the operator's sign-ins when
+// operator is set, and note (HTML) on top.
+func (sc *Screen) View(ctx context.Context, user int64, operator bool, note string) (string, tgbotapi.InlineKeyboardMarkup, error) {
+	mine, err := sc.Keeper.SignIns(ctx, userKey(user))
+	if err != nil {
+		return "", tgbotapi.InlineKeyboardMarkup{}, err
+	}
+	var sb strings.Builder
+	var rows [][]tgbotapi.InlineKeyboardButton
+	if note != "" {
+		sb.WriteString(note + "\n\n")
+	}
+	sb.WriteString("<b>Your connections</b>\n")
+	if len(mine) == 0 {
+		sb.WriteString("You have not connected your own account to any server.")
+	} else {
+		sb.WriteString("Servers you connected your own account to: tools there act as you.\n")
+	}
+	for _, g := range mine {
+		fmt.Fprintf(&sb, "\n• <b>%s</b>, since %s", shown(g.Server), when(g.SignedInAt))
+		rows = append(rows, button("Disconnect "+render.Shorten(render.Visible(g.Server), 30), user, g.Server))
+	}
+	if operator {
+		ops, err := sc.Keeper.SignIns(ctx, "")
+		if err != nil {
+			return "", tgbotapi.InlineKeyboardMarkup{}, err
+		}
+		sb.WriteString("\n\n<b>Signed in for everyone</b> (admins only)\n")
+		if len(ops) == 0 {
+			sb.WriteString("No server is signed in to for every chat.")
+		} else {
+			sb.WriteString("Sign-ins every chat's calls use.\n")
+		}
+		for _, g := range ops {
+			fmt.Fprintf(&sb, "\n• <b>%s</b>, since %s", shown(g.Server), when(g.SignedInAt))
+			rows = append(rows, button("Sign everyone out of "+render.Shorten(render.Visible(g.Server), 24), 0, g.Server))
+		}
+	}
+	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}, nil
+}
+
+func button(label string, owner int64, server string) []tgbotapi.InlineKeyboardButton {
+	data := callback.Data{Kind: callback.Disconnect, Owner: owner, Server: server}.String()
+	return []tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardButtonData(label, data)}
+}
+
+// Show sends user's screen to chatID.
+func (sc *Screen) Show(ctx context.Context, chatID, user int64, operator bool) {
+	html, kb, err := sc.View(ctx, user, operator, "")
+	if err != nil {
+		sc.Logger.Error("/connections", "err", err)
+		html = "Sorry, I cannot read your connections right now. Please try again later."
+	}
+	var markup any
+	if len(kb.InlineKeyboard) > 0 {
+		markup = kb
+	}
+	if _, err := sc.TG.SendHTML(ctx, chatID, 0, html, markup); err != nil {
+		sc.Logger.Error("send /connections", "chat", chatID, "err", err)
+	}
+}
+
+// Press acts on a Disconnect button of user's screen, which the caller
+// checked user may press: data.Owner is user, or 0 (the operator's) and
+// operator is set. It answers the press and redraws the card, saying
+// what became of the sign-in.
+func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, user int64, operator bool) {
+	owner := ""
+	if data.Owner != 0 {
+		owner = userKey(data.Owner)
+	}
+	list, err := sc.Keeper.SignIns(ctx, owner)
+	if err != nil {
+		sc.Logger.Error("/connections press", "err", err)
+		sc.TG.AnswerCallback(ctx, cq.ID, "Sorry, I cannot reach my database right now. Please try again.", true)
+		return
+	}
+	server, found := "", false
+	for _, g := range list {
+		if data.Names(g.Server) {
+			server, found = g.Server, true
+			break
+		}
+	}
+	var ack, note string
+	if found {
+		ack, note = sc.disconnect(ctx, server, owner)
+	} else {
+		ack = "That connection is already gone."
+		note = "<i>That connection was already gone.</i>"
+	}
+	sc.TG.AnswerCallback(ctx, cq.ID, render.Shorten(ack, 190), !found)
+	html, kb, err := sc.View(ctx, user, operator, note)
+	if err != nil {
+		sc.Logger.Error("/connections redraw", "err", err)
+		html, kb = note, tgbotapi.InlineKeyboardMarkup{}
+	}
+	if err := sc.TG.EditHTML(ctx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
+		sc.Logger.Error("edit /connections", "err", err)
+	}
+}
+
+// disconnect ends owner's sign-in to server, and says how it went: the
+// answer to the press, and the card's note.
+func (sc *Screen) disconnect(ctx context.Context, server, owner string) (ack, note string) {
+	name, plain := shown(server), render.Visible(server)
+	revoked, err := sc.Keeper.Disconnect(ctx, server, owner)
+	var re *oauth.RevokeError
+	switch {
+	case errors.Is(err, oauth.ErrNotSignedIn):
+		return "That connection is already gone.", "<i>That connection was already gone.</i>"
+	case errors.As(err, &re):
+		return "Disconnected from " + plain + ", but its server did not confirm revoking the tokens.",
+			"⚠️ <b>Disconnected from " + name + "</b>: its tokens are deleted here, but its authorization server did not confirm revoking them, so they may stay good there until they expire."
+	case err != nil:
+		sc.Logger.Error("disconnect", "server", server, "err", err)
+		return "Sorry, I could not disconnect " + plain + ". Please try again.", "⚠️ <i>Could not disconnect " + name + ". Please try again.</i>"
+	case revoked:
+		return "Disconnected from " + plain + ".", "✅ <b>Disconnected from " + name + "</b>: its tokens are deleted and revoked."
+	}
+	return "Disconnected from " + plain + ".", "✅ <b>Disconnected from " + name + "</b>: its tokens are deleted (its server offers no revocation, so they end when they expire)."
+}
