@@ -77,6 +77,10 @@ type server struct {
 	// told to stop: an error if the process had to be killed.
 	stopErr error
 
+	// users are the sessions of a server each user connects their own
+	// account to (see account.go); nil unless it runs.
+	users *accounts
+
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
 	op sync.Mutex
@@ -111,6 +115,9 @@ func (c config) restingState() (Status, string) {
 // A conn is one live connection: a child process over stdio, or a remote
 // session over HTTP.
 type conn struct {
+	// user is whose account the connection acts as: "" for the
+	// operator's (the one connection of a server).
+	user    string
 	client  *client.Client
 	tr      transport.Interface
 	cmd     *exec.Cmd // nil for a remote server
@@ -326,7 +333,11 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 
 	s.mu.Lock()
 	remote := s.cfg.typ != TypeStdio && s.cfg.err == nil
+	perUser := s.cfg.account == AccountUser
 	s.mu.Unlock()
+	if perUser {
+		return s.runAccounts(ctx, signalReady)
+	}
 	opts := s.hub.opts
 	delay := opts.RestartDelay
 	first := true
@@ -484,20 +495,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	c.started = time.Now()
-
-	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		// This runs in mcp-go's read loop: a request from here would wait
-		// for a response that loop can no longer read.
-		switch n.Method {
-		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
-			select {
-			case c.refresh <- struct{}{}:
-			default:
-			}
-		case string(mcp.MethodNotificationProgress):
-			c.progressed(n)
-		}
-	})
+	s.listen(c)
 
 	phase := "initialize"
 	err = s.initialize(ictx, c, cfg)
@@ -529,6 +527,24 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	s.hub.changed()
 	s.log.Info("server running", "tools", len(s.info().Tools))
 	return c, nil
+}
+
+// listen has the hub follow what the server of c notifies: list changes
+// and progress.
+func (s *server) listen(c *conn) {
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		// This runs in mcp-go's read loop: a request from here would wait
+		// for a response that loop can no longer read.
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
+			select {
+			case c.refresh <- struct{}{}:
+			default:
+			}
+		case string(mcp.MethodNotificationProgress):
+			c.progressed(n)
+		}
+	})
 }
 
 // spawn starts the child process of a stdio server, in its sandbox.
@@ -707,7 +723,7 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	switch cfg.typ {
 	case TypeStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
-		if hc := s.httpClient(cfg); hc != nil {
+		if hc := s.httpClient(cfg, c.user); hc != nil {
 			opts = append(opts, transport.WithHTTPBasicClient(hc))
 		}
 		if !mcp.IsModernProtocol(c.want) {
@@ -721,7 +737,7 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	case TypeSSE:
 		var tr *transport.SSE
 		opts := []transport.ClientOption{transport.WithHeaders(cfg.headers), transport.WithSSELogger(s.transportLogger(cfg))}
-		if hc := s.httpClient(cfg); hc != nil {
+		if hc := s.httpClient(cfg, c.user); hc != nil {
 			opts = append(opts, transport.WithHTTPClient(hc))
 		}
 		if tr, err = transport.NewSSE(cfg.url, opts...); err == nil {
@@ -749,12 +765,13 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 }
 
 // httpClient is the HTTP client of a remote server's requests: one that
-// signs in where the hub has an Authorizer, else nil (mcp-go's own).
-func (s *server) httpClient(cfg config) *http.Client {
+// signs in as user ("" for the operator) where the hub has an Authorizer,
+// else nil (mcp-go's own).
+func (s *server) httpClient(cfg config, user string) *http.Client {
 	if s.hub.opts.Auth == nil {
 		return nil
 	}
-	return &http.Client{Transport: s.hub.opts.Auth.Transport(s.name, "", cfg.url, cfg.oauth, http.DefaultTransport)}
+	return &http.Client{Transport: s.hub.opts.Auth.Transport(s.name, user, cfg.url, cfg.oauth, http.DefaultTransport)}
 }
 
 // clientOptions are those of an mcp-go client of a server of transport
@@ -1037,10 +1054,21 @@ func (s *server) shutdown(c *conn) error {
 // "input_required" gets its questions asked through the hub's Elicitor and
 // the request again with the answers, up to MaxElicitations times.
 func (s *server) request(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
+	s.mu.Lock()
+	perUser := s.cfg.account == AccountUser
+	s.mu.Unlock()
+	if perUser {
+		return s.requestAs(ctx, method, params, caller, tool, uri)
+	}
 	c, cfg, err := s.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return s.requestOn(ctx, c, cfg, method, params, caller, tool, uri)
+}
+
+// requestOn is request on the connection c.
+func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
 	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: progressFunc(ctx)}
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)

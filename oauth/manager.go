@@ -58,6 +58,9 @@ type SignIn struct {
 	Config    ServerConfig
 	Challenge Challenge
 	Scopes    []string
+	// Tag is the caller's, kept sealed with the flow and handed back by
+	// Finish: what waits for the sign-in (a chat's connect form).
+	Tag string
 }
 
 // Interactive runs a sign-in with someone there to do it: it has the
@@ -134,6 +137,7 @@ type flow struct {
 	Verifier      string   `json:"verifier"`
 	RedirectURI   string   `json:"redirect_uri"`
 	Scopes        []string `json:"scopes,omitempty"`
+	Tag           string   `json:"tag,omitempty"`
 }
 
 // digest names a flow in the store by its state, which is not kept.
@@ -174,7 +178,7 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 		return "", "", err
 	}
 	f := flow{ServerURL: req.ServerURL, Issuer: d.AS.Issuer, IssuerInReply: d.AS.IssuerInResponse, TokenEndpoint: d.AS.TokenEndpoint,
-		Resource: d.Resource, Client: c, Verifier: verifier, RedirectURI: redirectURI, Scopes: scopes}
+		Resource: d.Resource, Client: c, Verifier: verifier, RedirectURI: redirectURI, Scopes: scopes, Tag: req.Tag}
 	plain, _ := json.Marshal(f)
 	key := digest(state)
 	err = m.store.PutOAuthFlow(ctx, store.OAuthFlow{State: key, Server: req.Server, UserID: req.UserID,
@@ -238,6 +242,8 @@ func (m *Manager) client(ctx context.Context, req SignIn, as authServer, redirec
 type Finished struct {
 	Server string
 	UserID string
+	// Tag is the SignIn's.
+	Tag string
 }
 
 // Finish completes the sign-in that the browser came back from with
@@ -269,6 +275,7 @@ func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error
 	if err != nil {
 		return done, err
 	}
+	done.Tag = f.Tag
 	if code := query.Get("error"); code != "" {
 		return done, fmt.Errorf("sign in to %s: the authorization server refused: %w", sf.Server, &Error{Code: oneLine(code), Description: query.Get("error_description")})
 	}

@@ -126,6 +126,14 @@ func (l *lazyStore) PutOAuthFlow(ctx context.Context, f store.OAuthFlow) error {
 	return st.PutOAuthFlow(ctx, f)
 }
 
+func (l *lazyStore) GetOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {
+	st, err := l.get()
+	if err != nil {
+		return store.OAuthFlow{}, err
+	}
+	return st.GetOAuthFlow(ctx, state)
+}
+
 func (l *lazyStore) TakeOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {
 	st, err := l.get()
 	if err != nil {
