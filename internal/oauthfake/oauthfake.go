@@ -55,7 +55,7 @@ type Counts struct {
 
 type codeGrant struct {
 	client, redirect, challenge, resource, subject string
-	scopes                                []string
+	scopes                                         []string
 }
 
 type tokenInfo struct {
