@@ -40,6 +40,9 @@ func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in F
 		if err != nil {
 			return nil, err
 		}
+		if v.Mode == ModeConnect {
+			return a.connectInput(ctx, caller, f, v, in)
+		}
 		resolution, changed := applyInput(v, in)
 		if !changed {
 			return v, nil

@@ -129,6 +129,9 @@ func (b *Bot) updateForm(ctx context.Context, chatID int64, msgID int, f *agent.
 
 // formMessage is f's card: its text and, while open, its buttons.
 func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMarkup) {
+	if f.Mode == agent.ModeConnect {
+		return connectCard(f)
+	}
 	head := formHead(f)
 	if !f.Open() {
 		return head + "\n\n" + formOutcome(f), nil
@@ -288,6 +291,12 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 	switch {
 	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
 		b.formCards.drop(id)
+		if looksLikeSignIn(m.Text) {
+			// Never the model's: it holds a sign-in's code.
+			b.deleteMessage(ctx, chatID, m.MessageID)
+			b.say(ctx, chatID, "That looks like a sign-in address, but no sign-in of yours waits for it here, so nothing was done with it.")
+			return true
+		}
 		return false
 	case err != nil:
 		b.logger.Error("form input", "chat", chatID, "err", err)
@@ -298,6 +307,10 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 		if _, err := b.tg.SendHTML(ctx, chatID, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
 			b.logger.Debug("send form note", "chat", chatID, "err", err)
 		}
+	}
+	if f.Mode == agent.ModeConnect {
+		// It holds a sign-in's code: out of the chat.
+		b.deleteMessage(ctx, chatID, m.MessageID)
 	}
 	b.updateForm(ctx, chatID, 0, f)
 	return true

@@ -207,7 +207,9 @@ func (a *accounts) count() int {
 }
 
 // runAccounts is the run loop of a per-user server: it lists the server
-// as running with the connect tool, and on stop closes every session.
+// as running with the connect tool, which needs no approval (it connects
+// nothing without the user's sign-in on its own card), and on stop
+// closes every session.
 func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	idle := s.hub.opts.SessionIdle
 	u := newAccounts(idle)
@@ -215,7 +217,7 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	s.users = u
 	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
 	s.about = "Each user connects their own account; its tools are listed once someone has."
-	s.tools = []Tool{connectTool(s.name)}
+	s.tools, s.synthetic = []Tool{connectTool(s.name)}, true
 	s.mu.Unlock()
 	s.hub.changed()
 	s.log.Info("server runs for each user's own account")
@@ -410,6 +412,9 @@ func (s *server) learn(ctx context.Context, u *accounts, c *conn) error {
 	if err := s.readCatalog(ctx, c); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.synthetic = false
+	s.mu.Unlock()
 	c.toolsMu.Lock()
 	defs = c.tools
 	c.toolsMu.Unlock()

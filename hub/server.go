@@ -80,6 +80,10 @@ type server struct {
 	// users are the sessions of a server each user connects their own
 	// account to (see account.go); nil unless it runs.
 	users *accounts
+	// synthetic: the catalog lists the connect tool of a per-user server
+	// that no user has connected to yet, which needs no approval (it
+	// asks the user itself).
+	synthetic bool
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -219,6 +223,10 @@ func (s *server) info() ServerInfo {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	autoApprove := slices.Clone(s.cfg.autoApprove)
+	if s.synthetic {
+		autoApprove = append(autoApprove, ConnectTool)
+	}
 	return ServerInfo{
 		Sandbox:           plan.engine,
 		NotSandboxed:      notSandboxed,
@@ -233,7 +241,7 @@ func (s *server) info() ServerInfo {
 		Description:       s.about,
 		Title:             s.title,
 		Timeout:           s.cfg.timeout,
-		AutoApprove:       slices.Clone(s.cfg.autoApprove),
+		AutoApprove:       autoApprove,
 		PerUser:           s.cfg.perUser,
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
@@ -317,7 +325,7 @@ func (s *server) stopLogged(state Status) {
 
 func (s *server) clearCatalog() {
 	s.conn, s.about, s.title, s.tools, s.resources, s.templates, s.notes = nil, "", "", nil, nil, nil, nil
-	s.prompts, s.completes = nil, false
+	s.prompts, s.completes, s.synthetic = nil, false, false
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a

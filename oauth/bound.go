@@ -9,6 +9,16 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
+// CallbackPath is where, under PUBLIC_URL, the browser comes back from a
+// user's sign-in (or an admin's from the chat).
+const CallbackPath = "/oauth/callback"
+
+// PasteBackRedirect is where the browser comes back to without a public
+// URL: a loopback address that does not load, whose address the person
+// copies from the browser and sends to the chat (RFC 8252 §7.3 allows
+// any loopback redirect for a native client).
+const PasteBackRedirect = "http://127.0.0.1" + CallbackPath
+
 // ErrNotYours: a callback whose state names a sign-in of another user or
 // server than the one it was brought for (one user pasting another's
 // address). It changes nothing: the sign-in stays open for its owner.

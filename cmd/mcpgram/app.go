@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/sqlite"
@@ -40,6 +41,8 @@ type App struct {
 	// calls for /readyz.
 	Metrics    *metrics.Metrics
 	ModelProbe *web.Probe
+	// Auth keeps the sign-ins to protected servers.
+	Auth *oauth.Manager
 }
 
 // Open reads the MCP settings, opens the database, starts the MCP servers
@@ -78,7 +81,12 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err != nil {
 		return err
 	}
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, auth); err != nil {
+	app.Auth = auth
+	var connect hub.Connector
+	if viaAgent != nil {
+		connect = viaAgent
+	}
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, connect, auth); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
@@ -111,6 +119,8 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		AutoApproveAll:        cfg.AutoApproveAll,
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 		PinnedTools:           cfg.PinnedTools,
+		SignIns:               auth,
+		RedirectURI:           redirectURI(cfg),
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})
@@ -142,6 +152,27 @@ func (r *askAgent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitRes
 		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 	}
 	return a.Elicit(ctx, e)
+}
+
+// Connect implements hub.Connector.
+func (r *askAgent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+	r.mu.Lock()
+	a := r.a
+	r.mu.Unlock()
+	if a == nil {
+		return hub.ElicitCancel, nil
+	}
+	return a.Connect(ctx, c)
+}
+
+// redirectURI is where a user's browser comes back from a sign-in: the
+// HTTP listener at PUBLIC_URL, else a loopback address whose address the
+// user sends to the chat.
+func redirectURI(cfg *config.Config) string {
+	if cfg.PublicURL != "" && cfg.HTTPListen != "" {
+		return cfg.PublicURL + oauth.CallbackPath
+	}
+	return oauth.PasteBackRedirect
 }
 
 // newModels makes one model client per configured profile, each telling
@@ -189,7 +220,7 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, connect hub.Connector, auth hub.Authorizer) (*hub.Hub, error) {
 	files, data := protected(cfg)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
 		Auth:          auth,
@@ -201,6 +232,7 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		Protected:     files,
 		ProtectedData: data,
 		Elicitor:      ask,
+		Connector:     connect,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)

@@ -203,7 +203,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	probe, err := newHub(cfg, logger, false, nil, nil, nil)
+	probe, err := newHub(cfg, logger, false, nil, nil, nil, nil)
 	if err != nil {
 		return err
 	}
