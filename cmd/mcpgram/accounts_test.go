@@ -249,4 +249,3 @@ func get(t *testing.T, u string) (int, string) {
 	}
 	return resp.StatusCode, b.String()
 }
-
