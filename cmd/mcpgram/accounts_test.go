@@ -249,3 +249,26 @@ func get(t *testing.T, u string) (int, string) {
 	}
 	return resp.StatusCode, b.String()
 }
+
+// In a group, a call acts as the member whose turn it is: each member
+// connects their own account on a card only they may answer, by a reply
+// to it, and each one's call carries their own token.
+func TestConnectInAGroup(t *testing.T) {
+	a := newAccountsEnv(t)
+	_, stop := startRun(t, a.env, a.path)
+	defer stop()
+	const group = -100
+	a.tg.Text(group, 43, "@mcpgram_bot who am I?")
+	card, url43 := connectCard(t, a.tg, group, 0)
+	if ans := pressAs(t, a.tg, group, 42, card, "✖️ Cancel"); !strings.Contains(ans.Text, "only they can answer") {
+		t.Errorf("another member's press answered %q", ans.Text)
+	}
+	a.tg.Send(tgfake.Incoming{ChatID: group, UserID: 43, Text: signIn(t, url43, "bob"), ReplyTo: card.ID})
+	a.tg.WaitText(t, group, "Seen: Connected to mine")
+
+	asked := a.tg.Text(group, 42, "@mcpgram_bot who am I?")
+	card42, url42 := connectCard(t, a.tg, group, card.ID)
+	a.tg.Send(tgfake.Incoming{ChatID: group, UserID: 42, Text: signIn(t, url42, "alice"), ReplyTo: card42.ID})
+	waitAfter(t, a.tg, group, asked, "Seen: alice")
+	waitAfter(t, a.tg, group, a.tg.Text(group, 43, "@mcpgram_bot and me?"), "Seen: bob")
+}
