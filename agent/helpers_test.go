@@ -77,7 +77,7 @@ type setup struct {
 	elicit bool
 	// auth signs the hub in to protected servers; with elicit, the agent
 	// is its Connector too.
-	auth hub.Authorizer
+	auth   hub.Authorizer
 	config func(*wiring)
 }
 
