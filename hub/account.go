@@ -355,6 +355,7 @@ func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) 
 			req := oauth.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 			return auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
 		}}
+	s.log.Info("asking a user to connect their account", "user", caller.UserID)
 	action, err := ask.Connect(ctx, conn)
 	switch {
 	case err != nil:

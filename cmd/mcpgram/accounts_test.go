@@ -17,7 +17,8 @@ import (
 
 const accountsKey = "a-test-key-of-more-than-32-characters!"
 
-// whoModel calls the per-user server's whoami once the catalog lists it,
+// whoModel calls the per-user server's whoami once the catalog lists it
+// (by its description: the echo server has a whoami too),
 // and its connect tool before, then reports the result.
 func whoModel(c llmfake.Call) llmfake.Reply {
 	last := c.Request.Messages[len(c.Request.Messages)-1].Content
@@ -30,7 +31,7 @@ func whoModel(c llmfake.Call) llmfake.Reply {
 		}
 	}
 	tool := "connect"
-	if strings.Contains(c.Request.Messages[0].Content, "whoami") {
+	if strings.Contains(c.Request.Messages[0].Content, "whoami: who the token is of") {
 		tool = "whoami"
 	}
 	return llmfake.Text(`<use_mcp_tool><server_name>mine</server_name><tool_name>` + tool + `</tool_name><arguments>{}</arguments></use_mcp_tool>`)
@@ -174,7 +175,7 @@ func TestConnectThroughPublicURL(t *testing.T) {
 	backend, _ := url.Parse("http://" + addr)
 	proxy := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))
 	t.Cleanup(proxy.Close)
-	browser = proxy.Client()
+	browser := proxy.Client()
 	a.env["HTTP_LISTEN"] = addr
 	a.env["PUBLIC_URL"] = proxy.URL
 	_, stop := startRun(t, a.env, a.path)
@@ -192,19 +193,19 @@ func TestConnectThroughPublicURL(t *testing.T) {
 	q := forged.Query()
 	q.Set("state", "forged")
 	forged.RawQuery = q.Encode()
-	if code, body := get(t, forged.String()); code != http.StatusBadRequest || !strings.Contains(body, "Nothing was changed") {
+	if code, body := get(t, browser, forged.String()); code != http.StatusBadRequest || !strings.Contains(body, "Nothing was changed") {
 		t.Errorf("forged state: %d %q", code, body)
 	}
-	if code, body := get(t, back); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
+	if code, body := get(t, browser, back); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
 		t.Fatalf("callback: %d %q", code, body)
 	}
 	a.tg.WaitText(t, 42, "Seen: Connected to mine")
-	if code, body := get(t, back); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
+	if code, body := get(t, browser, back); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
 		t.Errorf("replayed callback: %d %q", code, body)
 	}
 	waitAfter(t, a.tg, 42, a.tg.Text(42, 42, "who am I now?"), "Seen: alice")
 	for _, tok := range a.fake.Tokens() {
-		if _, body := get(t, back); strings.Contains(body, tok) {
+		if _, body := get(t, browser, back); strings.Contains(body, tok) {
 			t.Error("a token on the callback page")
 		}
 	}
@@ -224,11 +225,8 @@ func waitAfter(t *testing.T, tg *tgfake.Server, chat int64, id int, want string)
 	})
 }
 
-// browser is the client of get, which trusts the test's TLS proxy.
-var browser = http.DefaultClient
-
-// get loads u as a browser would, and returns its status and page.
-func get(t *testing.T, u string) (int, string) {
+// get loads u as browser would, and returns its status and page.
+func get(t *testing.T, browser *http.Client, u string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
