@@ -70,11 +70,13 @@ func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction
 	}
 	ask.emit.send(Event{Kind: EventForm, Server: c.Server, Form: view})
 	f, outcome := a.awaitForm(ctx, id, wake)
-	if outcome != "" {
-		if v, err := formView(f); err == nil {
+	// Closed by the clock, the call, or a sign-in finished in a browser
+	// (which has no card to change): the card shows it.
+	if v, err := formView(f); err == nil {
+		if outcome != "" {
 			v.Outcome = outcome
-			ask.emit.send(Event{Kind: EventFormClosed, Server: c.Server, Form: v})
 		}
+		ask.emit.send(Event{Kind: EventFormClosed, Server: c.Server, Form: v})
 	}
 	switch f.Resolution {
 	case FormAccepted:
@@ -125,7 +127,11 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 	case FormDecline, FormCancel:
 		resolution = FormDeclined
 	case FormType:
-		if v.Note = a.finishPasted(ctx, caller, v.Server, in.Text); v.Note != "" {
+		user := caller.UserID
+		if v.Operator {
+			user = "" // an admin signs in for every chat
+		}
+		if v.Note = a.finishPasted(ctx, user, v.Server, in.Text); v.Note != "" {
 			return v, nil
 		}
 		resolution = FormAccepted
@@ -147,7 +153,7 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 // finishPasted finishes the sign-in of caller to server from the address
 // text that the browser ended on, and returns "" or what went wrong, for
 // the user.
-func (a *Agent) finishPasted(ctx context.Context, caller hub.Caller, server, text string) string {
+func (a *Agent) finishPasted(ctx context.Context, user, server, text string) string {
 	const how = "Copy the whole address from your browser's address bar after signing in, and send it here."
 	u, err := url.Parse(strings.TrimSpace(text))
 	q := url.Values{}
@@ -160,7 +166,7 @@ func (a *Agent) finishPasted(ctx context.Context, caller hub.Caller, server, tex
 	if a.cfg.SignIns == nil {
 		return "Sign-ins cannot be finished here."
 	}
-	_, err = a.cfg.SignIns.FinishAs(ctx, q, server, caller.UserID)
+	_, err = a.cfg.SignIns.FinishAs(ctx, q, server, user)
 	switch {
 	case err == nil:
 		return ""
@@ -190,7 +196,14 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 		return err
 	}
 	var p formPayload
-	if json.Unmarshal([]byte(f.Payload), &p) != nil || p.Mode != ModeConnect || p.Server != done.Server || f.UserID != done.UserID {
+	if json.Unmarshal([]byte(f.Payload), &p) != nil || p.Mode != ModeConnect {
+		return ErrNotYours
+	}
+	owner := f.UserID
+	if p.Operator {
+		owner = ""
+	}
+	if p.Server != done.Server || owner != done.UserID {
 		return ErrNotYours
 	}
 	if !f.IsOpen() {
@@ -204,4 +217,37 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 	}
 	a.wakeWaiter(id)
 	return nil
+}
+
+// SignIn opens, for caller (an admin: the front end checks), the card of
+// the operator's sign-in to server, a connect form that no call waits
+// for: begin begins the sign-in, whose browser comes back to RedirectURI,
+// bound to the form. The front end shows the form and, once it closes
+// as accepted, reconnects the server.
+func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
+	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	payload, _ := json.Marshal(p)
+	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
+	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: caller.ChatID, UserID: caller.UserID, Payload: string(payload), ExpiresAt: expires})
+	if err != nil {
+		return nil, fmt.Errorf("store form: %w", err)
+	}
+	if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+		err = a.setPayload(ctx, id, p)
+	}
+	if err != nil {
+		a.closeForm(ctx, id, FormRefused)
+		return nil, err
+	}
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return formView(f)
+}
+
+// isSignInForm reports whether f is the operator's sign-in of an admin.
+func isSignInForm(f store.Form) bool {
+	var p formPayload
+	return json.Unmarshal([]byte(f.Payload), &p) == nil && p.Mode == ModeConnect && p.Operator
 }

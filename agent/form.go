@@ -77,6 +77,9 @@ type Form struct {
 	// ended on (see Options.RedirectURI).
 	Host      string
 	PasteBack bool
+	// Operator: the ModeConnect form signs the operator in, for every
+	// chat (an admin's, from /servers); no call waits for it.
+	Operator bool
 	// Note says why the input just given changed nothing: an answer the
 	// schema refuses, a submit with fields missing, a button of an
 	// earlier field. It is for the user, who may try again.
@@ -133,6 +136,9 @@ type formPayload struct {
 	// on (there is no public URL to come back to).
 	Host      string `json:"host,omitempty"`
 	PasteBack bool   `json:"paste_back,omitempty"`
+	// Operator: the form signs the operator in (an admin's, from
+	// /servers), for every chat.
+	Operator bool `json:"operator,omitempty"`
 }
 
 // An asker is who a turn's calls ask: the turn's user, through its
@@ -291,7 +297,7 @@ func formView(f store.Form) (*Form, error) {
 		return nil, fmt.Errorf("decode form %d: %w", f.ID, err)
 	}
 	v := &Form{ID: f.ID, Server: p.Server, Tool: p.Tool, URI: p.URI, Mode: p.Mode, Message: p.Message, URL: p.URL,
-		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt, Host: p.Host, PasteBack: p.PasteBack}
+		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt, Host: p.Host, PasteBack: p.PasteBack, Operator: p.Operator}
 	if p.Suggest != nil && p.Suggest.Step == p.State.Step {
 		v.Suggestions = p.Suggest.Values
 	}

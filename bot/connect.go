@@ -78,3 +78,32 @@ func (b *Bot) deleteMessage(ctx context.Context, chatID int64, msgID int) {
 		b.logger.Info("could not delete a message holding a sign-in's code", "chat", chatID, "err", err)
 	}
 }
+
+// signIn opens, for the admin who pressed a server's Sign in button on
+// /servers (checked by handleServerPress), the card of the operator's
+// sign-in to it: the same card, redirect and paste-back as a user's
+// connection, for every chat. Once signed in, the server is reconnected.
+func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, server string) {
+	user, chatID := cq.From.ID, cq.Message.Chat.ID
+	f, err := b.agent.SignIn(ctx, caller(user, chatID), server, func(ctx context.Context, redirectURI, tag string) (string, string, error) {
+		return b.hub.SignIn(ctx, server, redirectURI, tag)
+	})
+	if err != nil {
+		b.logger.Warn("begin the operator's sign-in", "server", server, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, "Could not start the sign-in: the server's sign-in could not be reached or refused (the log says why).", true)
+		return
+	}
+	b.tg.AnswerCallback(ctx, cq.ID, "", false)
+	b.showForm(ctx, chatID, user, f)
+}
+
+// signedIn reconnects the server an admin just signed in to from the
+// chat.
+func (b *Bot) signedIn(ctx context.Context, chatID int64, f *agent.Form) {
+	if err := b.hub.Restart(ctx, f.Server); err != nil {
+		b.logger.Warn("reconnect after the operator's sign-in", "server", f.Server, "err", err)
+		b.say(ctx, chatID, "Signed in, but "+f.Server+" did not reconnect; /servers says why.")
+		return
+	}
+	b.say(ctx, chatID, "Signed in; "+f.Server+" is reconnected.")
+}

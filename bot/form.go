@@ -313,6 +313,9 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 		b.deleteMessage(ctx, chatID, m.MessageID)
 	}
 	b.updateForm(ctx, chatID, 0, f)
+	if f.Mode == agent.ModeConnect && f.Operator && f.Outcome == agent.FormAccepted {
+		b.signedIn(ctx, chatID, f)
+	}
 	return true
 }
 

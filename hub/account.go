@@ -465,3 +465,28 @@ func (s *server) cfgTimeout() time.Duration {
 	defer s.mu.Unlock()
 	return s.cfg.timeout
 }
+
+// SignIn begins the operator's sign-in to server, a remote server that
+// acts as the operator's account, from a chat: its browser comes back to
+// redirectURI, and tag is handed back when it finishes. It returns the
+// URL to send the admin to and the host of the server.
+func (h *Hub) SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error) {
+	s, err := h.server(server)
+	if err != nil {
+		return "", "", err
+	}
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	switch {
+	case cfg.err != nil:
+		return "", "", fmt.Errorf("server %q: invalid settings: %w", server, cfg.err)
+	case cfg.typ == TypeStdio || cfg.account != AccountOperator:
+		return "", "", fmt.Errorf("server %q: only a remote server that acts as the operator's account is signed in to by an admin", server)
+	case h.opts.Auth == nil:
+		return "", "", errors.New("no sign-ins: the hub has no Authorizer")
+	}
+	req := oauth.SignIn{Server: server, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+	authURL, err = h.opts.Auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
+	return authURL, Connection{URL: cfg.url}.Host(), err
+}

@@ -25,6 +25,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // stderrKeep is how much of a server's recent stderr the hub keeps.
@@ -84,6 +86,9 @@ type server struct {
 	// that no user has connected to yet, which needs no approval (it
 	// asks the user itself).
 	synthetic bool
+	// signIn: the last connection failed for want of the operator's
+	// sign-in (see ServerInfo.SignIn).
+	signIn bool
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -249,6 +254,8 @@ func (s *server) info() ServerInfo {
 		Prompts:           slices.Clone(s.prompts),
 		Completions:       s.completes,
 		Notes:             slices.Clone(s.notes),
+		SignIn:            s.signIn,
+		Account:           s.cfg.account,
 	}
 }
 
@@ -427,6 +434,7 @@ func (s *server) fail(err error, c *conn) {
 	s.mu.Lock()
 	s.status = StatusFailed
 	s.clearCatalog()
+	s.signIn = errors.Is(err, oauth.ErrSignInRequired)
 	msg := err.Error()
 	if c != nil && c.cmd != nil {
 		if st := c.cmd.ProcessState; st != nil {
@@ -529,7 +537,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	}
 	s.mu.Lock()
 	s.conn = c
-	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
+	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn = StatusRunning, "", -1, "", false
 	s.mu.Unlock()
 	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()

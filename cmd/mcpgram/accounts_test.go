@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -31,10 +32,14 @@ func whoModel(c llmfake.Call) llmfake.Reply {
 		}
 	}
 	tool := "connect"
+	server := "mine"
+	if strings.Contains(c.Request.Messages[0].Content, "## shared") || strings.Contains(c.Request.Messages[0].Content, "shared:") {
+		server = "shared"
+	}
 	if strings.Contains(c.Request.Messages[0].Content, "whoami: who the token is of") {
 		tool = "whoami"
 	}
-	return llmfake.Text(`<use_mcp_tool><server_name>mine</server_name><tool_name>` + tool + `</tool_name><arguments>{}</arguments></use_mcp_tool>`)
+	return llmfake.Text(`<use_mcp_tool><server_name>` + server + `</server_name><tool_name>` + tool + `</tool_name><arguments>{}</arguments></use_mcp_tool>`)
 }
 
 // accountsEnv is a bot of users 42, 43 and 44 with a per-user protected
@@ -119,11 +124,13 @@ func TestEachUserConnectsTheirOwnAccount(t *testing.T) {
 	waitAfter(t, a.tg, 42, a.tg.Text(42, 42, "who am I now?"), "Seen: alice")
 	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "who am I now?"), "Seen: bob")
 
+	deleted := map[string]bool{}
+	for _, c := range a.tg.Calls("deleteMessage") {
+		deleted[c.Params["chat_id"]+"/"+c.Params["message_id"]] = true
+	}
 	for chat, id := range map[int64]int{42: pasted, 43: foreign} {
-		for _, m := range a.tg.Messages(chat) {
-			if m.ID == id && !m.Deleted {
-				t.Errorf("the pasted address %d in chat %d was not deleted", id, chat)
-			}
+		if !deleted[fmt.Sprint(chat, "/", id)] {
+			t.Errorf("the pasted address %d in chat %d was not deleted (deleted: %v)", id, chat, deleted)
 		}
 	}
 	for _, c := range a.model.Calls() {
@@ -269,4 +276,45 @@ func TestConnectInAGroup(t *testing.T) {
 	a.tg.Send(tgfake.Incoming{ChatID: group, UserID: 42, Text: signIn(t, url42, "alice"), ReplyTo: card42.ID})
 	waitAfter(t, a.tg, group, asked, "Seen: alice")
 	waitAfter(t, a.tg, group, a.tg.Text(group, 43, "@mcpgram_bot and me?"), "Seen: bob")
+}
+
+// A remote server that needs the operator's sign-in gets a Sign in
+// button on /servers, for admins alone (checked when pressed): the card
+// is the connect card, and once the address is pasted back the server is
+// reconnected, for every chat, with the account signed in.
+func TestAdminSignsInFromServers(t *testing.T) {
+	a := newAccountsEnv(t)
+	a.env["ADMIN_USER_IDS"] = "42"
+	a.path = settings(t, map[string]any{
+		"shared": map[string]any{"type": "streamableHttp", "url": a.fake.URL() + "/mcp", "timeout": 10, "autoApprove": []string{"whoami"}},
+	})
+	_, stop := startRun(t, a.env, a.path)
+	defer stop()
+	var screen tgfake.Message
+	for i := 0; !strings.Contains(strings.Join(screen.Buttons(), " "), "🔑 Sign in shared"); i++ {
+		if i == 100 {
+			t.Fatalf("no Sign in button on /servers: %q", screen.Plain)
+		}
+		before := len(a.tg.Messages(42))
+		a.tg.Text(42, 42, "/servers")
+		a.tg.WaitFor(t, 30*time.Second, "the /servers answer", func() bool { return len(a.tg.Messages(42)) > before })
+		msgs := a.tg.Messages(42)
+		screen = msgs[len(msgs)-1]
+	}
+	if ans := pressAs(t, a.tg, 42, 43, screen, "🔑 Sign in shared"); !strings.Contains(ans.Text, "Only admins") {
+		t.Errorf("a non-admin's press answered %q", ans.Text)
+	}
+	pressOn(t, a.tg, 42, screen, "🔑 Sign in shared")
+	card := formCard(t, a.tg, 42, "Connect your account to shared", screen.ID)
+	var authURL string
+	for _, row := range card.Keyboard {
+		for _, b := range row {
+			if b.URL != nil {
+				authURL = *b.URL
+			}
+		}
+	}
+	a.tg.Text(42, 42, signIn(t, authURL, "ops"))
+	a.tg.WaitText(t, 42, "Signed in; shared is reconnected.")
+	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "who is the shared account?"), "Seen: ops")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -50,7 +51,7 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 		s.Handle("GET "+config.ClientMetadataPath, oauth.ClientMetadata(cfg.ClientMetadataURL, cfg.PublicURL))
 	}
 	if cfg.PublicURL != "" && app.Auth != nil && app.Agent != nil {
-		s.Handle("GET "+oauth.CallbackPath, signInCallback(app.Auth, app.Agent, logger.With("component", "oauth")))
+		s.Handle("GET "+oauth.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
 	}
 	if err := s.Start(); err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 // connect form as done, which the call waiting for it, on any instance,
 // finds. The page says done or failed in plain, escaped words: no code,
 // token or state is shown or logged.
-func signInCallback(m *oauth.Manager, a *agent.Agent, logger *slog.Logger) http.Handler {
+func signInCallback(m *oauth.Manager, a *agent.Agent, h *hub.Hub, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		done, err := m.Finish(r.Context(), r.URL.Query())
 		status, msg := http.StatusOK, "Connected to "+done.Server+". You may close this page and go back to the chat."
@@ -77,6 +78,14 @@ func signInCallback(m *oauth.Manager, a *agent.Agent, logger *slog.Logger) http.
 		default:
 			if err := a.Connected(r.Context(), done); err != nil {
 				logger.Info("signed in, but the chat's card was not waiting", "server", done.Server, "user", done.UserID, "err", err)
+			}
+			if done.UserID == "" {
+				// The operator's sign-in, from /servers: the server
+				// reconnects with it here, and on its own elsewhere.
+				msg = "Signed in to " + done.Server + " for every chat. You may close this page."
+				if err := h.Restart(r.Context(), done.Server); err != nil {
+					logger.Warn("reconnect after the operator's sign-in", "server", done.Server, "err", err)
+				}
 			}
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
