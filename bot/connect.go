@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // connectCard asks the user to connect their own account to a server
@@ -61,14 +62,27 @@ func connectOutcome(f *agent.Form) string {
 }
 
 // looksLikeSignIn reports whether text is an address a sign-in's
-// browser came back to (it has a state and a code).
+// browser came back to mcpgram at (its callback path, with a state and
+// a code).
 func looksLikeSignIn(text string) bool {
 	u, err := url.Parse(strings.TrimSpace(text))
-	if err != nil {
+	if err != nil || u.Path != oauth.CallbackPath {
 		return false
 	}
 	q := u.Query()
 	return q.Get("state") != "" && (q.Get("code") != "" || q.Get("error") != "")
+}
+
+// straySignIn takes a message that is a sign-in's address when no sign-in
+// waits for it (its card closed, or none): it holds a sign-in's code, so
+// it is deleted and never goes to the model. It reports whether m was one.
+func (b *Bot) straySignIn(ctx context.Context, m *tgbotapi.Message) bool {
+	if !looksLikeSignIn(m.Text) {
+		return false
+	}
+	b.deleteMessage(ctx, m.Chat.ID, m.MessageID)
+	b.say(ctx, m.Chat.ID, "That looks like a sign-in address, but no sign-in of yours waits for it here, so nothing was done with it.")
+	return true
 }
 
 // deleteMessage deletes a message of the chat, where Telegram lets the

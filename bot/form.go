@@ -291,13 +291,7 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 	switch {
 	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
 		b.formCards.drop(id)
-		if looksLikeSignIn(m.Text) {
-			// Never the model's: it holds a sign-in's code.
-			b.deleteMessage(ctx, chatID, m.MessageID)
-			b.say(ctx, chatID, "That looks like a sign-in address, but no sign-in of yours waits for it here, so nothing was done with it.")
-			return true
-		}
-		return false
+		return b.straySignIn(ctx, m)
 	case err != nil:
 		b.logger.Error("form input", "chat", chatID, "err", err)
 		b.say(ctx, chatID, "Sorry, something went wrong with the form; please try again.")

@@ -123,14 +123,19 @@ func TestEachUserConnectsTheirOwnAccount(t *testing.T) {
 
 	waitAfter(t, a.tg, 42, a.tg.Text(42, 42, "who am I now?"), "Seen: alice")
 	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "who am I now?"), "Seen: bob")
+	late := a.tg.Text(42, 42, back42)
+	waitAfter(t, a.tg, 42, late, "That looks like a sign-in address, but no sign-in of yours waits for it here")
 
 	deleted := map[string]bool{}
 	for _, c := range a.tg.Calls("deleteMessage") {
 		deleted[c.Params["chat_id"]+"/"+c.Params["message_id"]] = true
 	}
-	for chat, id := range map[int64]int{42: pasted, 43: foreign} {
-		if !deleted[fmt.Sprint(chat, "/", id)] {
-			t.Errorf("the pasted address %d in chat %d was not deleted (deleted: %v)", id, chat, deleted)
+	for _, m := range []struct {
+		chat int64
+		id   int
+	}{{42, pasted}, {43, foreign}, {42, late}} {
+		if !deleted[fmt.Sprint(m.chat, "/", m.id)] {
+			t.Errorf("the pasted address %d in chat %d was not deleted (deleted: %v)", m.id, m.chat, deleted)
 		}
 	}
 	for _, c := range a.model.Calls() {
@@ -222,14 +227,18 @@ func TestConnectThroughPublicURL(t *testing.T) {
 // want.
 func waitAfter(t *testing.T, tg *tgfake.Server, chat int64, id int, want string) {
 	t.Helper()
-	tg.WaitFor(t, 60*time.Second, want, func() bool {
-		for _, m := range tg.Messages(chat) {
-			if m.ID > id && strings.Contains(m.Plain, want) {
-				return true
-			}
+	tg.WaitFor(t, 60*time.Second, want, func() bool { return seenAfter(tg, chat, id, want) })
+}
+
+// seenAfter reports whether a message of chat after message id holds
+// want.
+func seenAfter(tg *tgfake.Server, chat int64, id int, want string) bool {
+	for _, m := range tg.Messages(chat) {
+		if m.ID > id && strings.Contains(m.Plain, want) {
+			return true
 		}
-		return false
-	})
+	}
+	return false
 }
 
 // get loads u as browser would, and returns its status and page.
