@@ -37,6 +37,7 @@ import (
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -161,6 +162,13 @@ type Options struct {
 	// DefaultApprovalTimeout. Expire denies the ones past it. A form a
 	// server asks for stays open as long, then the server gets cancel.
 	ApprovalTimeout time.Duration
+	// SignIns finishes the sign-ins of users who connect their own
+	// accounts to servers (see Connect); nil: nobody can connect.
+	SignIns SignIns
+	// RedirectURI is where their browsers come back to: PUBLIC_URL +
+	// oauth.CallbackPath, or (default) oauth.PasteBackRedirect, whose
+	// address the user sends to the chat.
+	RedirectURI string
 	// FormPoll is how often a call waiting for a form looks in the store
 	// for an answer given on another instance; default DefaultFormPoll.
 	FormPoll time.Duration
@@ -282,6 +290,9 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 	}
 	if cfg.FormPoll <= 0 {
 		cfg.FormPoll = DefaultFormPoll
+	}
+	if cfg.RedirectURI == "" {
+		cfg.RedirectURI = oauth.PasteBackRedirect
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval

@@ -72,6 +72,14 @@ type Form struct {
 	// which FormChoose takes by index.
 	Prompt      string
 	Suggestions []string
+	// Host is the full domain of the server a ModeConnect form connects
+	// to; PasteBack says the user is to send the address their browser
+	// ended on (see Options.RedirectURI).
+	Host      string
+	PasteBack bool
+	// Operator: the ModeConnect form signs the operator in, for every
+	// chat (an admin's, from /servers); no call waits for it.
+	Operator bool
 	// Note says why the input just given changed nothing: an answer the
 	// schema refuses, a submit with fields missing, a button of an
 	// earlier field. It is for the user, who may try again.
@@ -123,6 +131,14 @@ type formPayload struct {
 	// server's suggestions for one of its fields.
 	Prompt  string      `json:"prompt,omitempty"`
 	Suggest *suggestion `json:"suggest,omitempty"`
+	// Host is the full domain of the server a ModeConnect form connects
+	// to, and PasteBack says the user sends the address the browser ended
+	// on (there is no public URL to come back to).
+	Host      string `json:"host,omitempty"`
+	PasteBack bool   `json:"paste_back,omitempty"`
+	// Operator: the form signs the operator in (an admin's, from
+	// /servers), for every chat.
+	Operator bool `json:"operator,omitempty"`
 }
 
 // An asker is who a turn's calls ask: the turn's user, through its
@@ -281,11 +297,11 @@ func formView(f store.Form) (*Form, error) {
 		return nil, fmt.Errorf("decode form %d: %w", f.ID, err)
 	}
 	v := &Form{ID: f.ID, Server: p.Server, Tool: p.Tool, URI: p.URI, Mode: p.Mode, Message: p.Message, URL: p.URL,
-		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt}
+		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt, Host: p.Host, PasteBack: p.PasteBack, Operator: p.Operator}
 	if p.Suggest != nil && p.Suggest.Step == p.State.Step {
 		v.Suggestions = p.Suggest.Values
 	}
-	if p.Mode != hub.ElicitURL {
+	if p.Mode != hub.ElicitURL && p.Mode != ModeConnect {
 		fm, err := form.Parse(p.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("form %d: %w", f.ID, err)

@@ -40,6 +40,9 @@ func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in F
 		if err != nil {
 			return nil, err
 		}
+		if v.Mode == ModeConnect {
+			return a.connectInput(ctx, caller, f, v, in)
+		}
 		resolution, changed := applyInput(v, in)
 		if !changed {
 			return v, nil
@@ -182,8 +185,9 @@ func (a *Agent) closeOrphanForms(ctx context.Context, chatID string) {
 		a.formMu.Lock()
 		_, live := a.waiting[f.ID]
 		a.formMu.Unlock()
-		if live || (isPromptForm(f) && a.cfg.Now().Before(f.ExpiresAt)) {
-			// A prompt's form waits for its user, not for a call.
+		if live || ((isPromptForm(f) || isSignInForm(f)) && a.cfg.Now().Before(f.ExpiresAt)) {
+			// A prompt's form, and an admin's sign-in, wait for their
+			// user, not for a call.
 			continue
 		}
 		if err := a.cfg.Store.SaveForm(ctx, f.ID, f.Version, f.Payload, FormInterrupted); err != nil && !errors.Is(err, store.ErrResolved) && !errors.Is(err, store.ErrChanged) {

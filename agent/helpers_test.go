@@ -51,6 +51,13 @@ func (r *relay) set(a *agent.Agent) {
 	r.a = a
 }
 
+func (r *relay) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+	r.mu.Lock()
+	a := r.a
+	r.mu.Unlock()
+	return a.Connect(ctx, c)
+}
+
 func (r *relay) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
 	r.mu.Lock()
 	a := r.a
@@ -68,6 +75,9 @@ type setup struct {
 	launch bool
 	// elicit makes the agent the hub's Elicitor.
 	elicit bool
+	// auth signs the hub in to protected servers; with elicit, the agent
+	// is its Connector too.
+	auth   hub.Authorizer
 	config func(*wiring)
 }
 
@@ -103,10 +113,13 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 		servers = map[string]any{"echo": echoServer(t)}
 	}
 	e.settings = testenv.WriteSettings(t, t.TempDir(), servers)
-	hopts := hub.Options{NoWatch: true}
+	hopts := hub.Options{NoWatch: true, Auth: s.auth}
 	if s.elicit {
 		e.relay = &relay{}
 		hopts.Elicitor = e.relay
+		if s.auth != nil {
+			hopts.Connector = e.relay
+		}
 	}
 	if s.launch {
 		e.hub = testenv.NewHub(t, e.settings, hopts)

@@ -59,6 +59,9 @@ type Agent interface {
 	OpenPrompt(ctx context.Context, caller hub.Caller, server, name string) (*agent.Form, error)
 	OpenPromptForm(ctx context.Context, caller hub.Caller) (*agent.Form, bool, error)
 	GetPrompt(ctx context.Context, caller hub.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
+	// SignIn opens an admin's card of the operator's sign-in to a server
+	// (see agent.SignIn).
+	SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
 	settings.Agent
 	usage.Agent
 }
@@ -71,6 +74,8 @@ type Hub interface {
 	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
 	SetEnabled(ctx context.Context, server string, enabled bool) error
 	Restart(ctx context.Context, server string) error
+	// SignIn begins the operator's sign-in to a server (see hub.SignIn).
+	SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error)
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
@@ -338,7 +343,7 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 		Secret: cfg.WebhookSecret, URL: cfg.WebhookURL, Logger: cfg.Logger,
 	})
 	q.Register(cfg.Metrics)
-	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger}
+	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(a, h, b.tg, settings.Options{Logger: cfg.Logger})

@@ -129,6 +129,9 @@ func (b *Bot) updateForm(ctx context.Context, chatID int64, msgID int, f *agent.
 
 // formMessage is f's card: its text and, while open, its buttons.
 func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMarkup) {
+	if f.Mode == agent.ModeConnect {
+		return connectCard(f)
+	}
 	head := formHead(f)
 	if !f.Open() {
 		return head + "\n\n" + formOutcome(f), nil
@@ -288,7 +291,7 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 	switch {
 	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
 		b.formCards.drop(id)
-		return false
+		return b.straySignIn(ctx, m)
 	case err != nil:
 		b.logger.Error("form input", "chat", chatID, "err", err)
 		b.say(ctx, chatID, "Sorry, something went wrong with the form; please try again.")
@@ -299,7 +302,14 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 			b.logger.Debug("send form note", "chat", chatID, "err", err)
 		}
 	}
+	if f.Mode == agent.ModeConnect {
+		// It holds a sign-in's code: out of the chat.
+		b.deleteMessage(ctx, chatID, m.MessageID)
+	}
 	b.updateForm(ctx, chatID, 0, f)
+	if f.Mode == agent.ModeConnect && f.Operator && f.Outcome == agent.FormAccepted {
+		b.signedIn(ctx, chatID, f)
+	}
 	return true
 }
 

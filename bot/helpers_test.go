@@ -251,6 +251,10 @@ func (f *fakeSettings) FormInput(context.Context, hub.Caller, int64, agent.FormI
 
 func (f *fakeSettings) Waiting(string, string) bool { return false }
 
+func (f *fakeSettings) SignIn(context.Context, hub.Caller, string, func(context.Context, string, string) (string, string, error)) (*agent.Form, error) {
+	return nil, errors.New("no sign-ins here")
+}
+
 func (f *fakeSettings) OpenPrompt(context.Context, hub.Caller, string, string) (*agent.Form, error) {
 	return nil, agent.ErrNoPrompt
 }
@@ -392,6 +396,10 @@ func (h *fakeHub) SetEnabled(ctx context.Context, name string, enabled bool) err
 
 func (h *fakeHub) ReadResource(context.Context, hub.Caller, string, string) (*hub.Result, error) {
 	return nil, errors.New("the fake hub reads no resources")
+}
+
+func (h *fakeHub) SignIn(context.Context, string, string, string) (string, string, error) {
+	return "", "", errors.New("no sign-ins here")
 }
 
 func (h *fakeHub) Restart(ctx context.Context, name string) error {

@@ -233,7 +233,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	}
 	// A reply to a form that closed between the routing and now, or to
 	// the form of a prompt's arguments.
-	if b.formText(ctx, m) || b.promptText(ctx, m) {
+	if b.formText(ctx, m) || b.promptText(ctx, m) || b.straySignIn(ctx, m) {
 		return
 	}
 	b.handleAdmitted(ctx, m)

@@ -195,6 +195,14 @@ type ServerInfo struct {
 	// for their arguments.
 	Prompts     []Prompt
 	Completions bool
+	// SignIn says the server needs the operator's sign-in: it asked for
+	// one and none is kept (an admin signs in from /servers, or with
+	// mcpgram mcp login).
+	SignIn bool
+	// Account is whose account a remote server acts as: "operator" (one
+	// sign-in for every chat) or "user" (each user's own); "" for a
+	// local server.
+	Account string
 }
 
 // Prompt returns the named prompt of s.

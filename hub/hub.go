@@ -82,6 +82,13 @@ type Options struct {
 	// Auth signs the hub in to remote servers that ask for it (MCP
 	// authorization); nil: a server that answers 401 fails.
 	Auth Authorizer
+	// Connector asks a user to connect their own account to a server that
+	// acts as each user's (see account.go); nil: such calls fail, saying
+	// nobody can be asked.
+	Connector Connector
+	// SessionIdle is how long a user's session of such a server stays
+	// open after its last call (default DefaultSessionIdle).
+	SessionIdle time.Duration
 	// Sandbox is how stdio servers whose entries set no sandbox mode run
 	// (default SandboxAuto: sandboxed wherever this machine allows).
 	Sandbox SandboxMode
@@ -102,10 +109,14 @@ type Options struct {
 }
 
 // An Authorizer signs the hub in to the remote servers that ask for it:
-// it wraps the HTTP transport of each, to carry its token. The hub signs
-// in as the operator (no user), for every chat.
+// it wraps the HTTP transport of each, to carry its token: the operator's
+// (userID "") for a server that acts as the operator's account, the
+// calling user's for one that acts as each user's. BeginSignIn begins a
+// user's sign-in whose browser comes back to redirectURI (see
+// oauth.Manager.BeginSignIn).
 type Authorizer interface {
 	Transport(server, userID, serverURL string, cfg oauth.ServerConfig, base http.RoundTripper) http.RoundTripper
+	BeginSignIn(ctx context.Context, req oauth.SignIn, headers map[string]string, redirectURI string) (string, error)
 }
 
 func (o *Options) setDefaults() {
@@ -123,6 +134,7 @@ func (o *Options) setDefaults() {
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillGrace, 3*time.Second)
 	def(&o.WatchDelay, 100*time.Millisecond)
+	def(&o.SessionIdle, DefaultSessionIdle)
 	if o.MaxMessage <= 0 {
 		o.MaxMessage = DefaultMaxMessage
 	}

@@ -77,7 +77,7 @@ func (s *server) negotiate(ctx context.Context, c *conn, cfg config) string {
 	if cfg.typ == TypeStreamableHTTP {
 		// A transport of its own: the session's depends on the answer.
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
-		if hc := s.httpClient(cfg); hc != nil {
+		if hc := s.httpClient(cfg, c.user); hc != nil {
 			opts = append(opts, transport.WithHTTPBasicClient(hc))
 		}
 		tr, err := transport.NewStreamableHTTP(cfg.url, opts...)

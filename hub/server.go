@@ -25,6 +25,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // stderrKeep is how much of a server's recent stderr the hub keeps.
@@ -77,6 +79,17 @@ type server struct {
 	// told to stop: an error if the process had to be killed.
 	stopErr error
 
+	// users are the sessions of a server each user connects their own
+	// account to (see account.go); nil unless it runs.
+	users *accounts
+	// synthetic: the catalog lists the connect tool of a per-user server
+	// that no user has connected to yet, which needs no approval (it
+	// asks the user itself).
+	synthetic bool
+	// signIn: the last connection failed for want of the operator's
+	// sign-in (see ServerInfo.SignIn).
+	signIn bool
+
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
 	op sync.Mutex
@@ -111,6 +124,9 @@ func (c config) restingState() (Status, string) {
 // A conn is one live connection: a child process over stdio, or a remote
 // session over HTTP.
 type conn struct {
+	// user is whose account the connection acts as: "" for the
+	// operator's (the one connection of a server).
+	user    string
 	client  *client.Client
 	tr      transport.Interface
 	cmd     *exec.Cmd // nil for a remote server
@@ -212,6 +228,10 @@ func (s *server) info() ServerInfo {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	autoApprove := slices.Clone(s.cfg.autoApprove)
+	if s.synthetic {
+		autoApprove = append(autoApprove, ConnectTool)
+	}
 	return ServerInfo{
 		Sandbox:           plan.engine,
 		NotSandboxed:      notSandboxed,
@@ -226,7 +246,7 @@ func (s *server) info() ServerInfo {
 		Description:       s.about,
 		Title:             s.title,
 		Timeout:           s.cfg.timeout,
-		AutoApprove:       slices.Clone(s.cfg.autoApprove),
+		AutoApprove:       autoApprove,
 		PerUser:           s.cfg.perUser,
 		Tools:             slices.Clone(s.tools),
 		Resources:         slices.Clone(s.resources),
@@ -234,6 +254,8 @@ func (s *server) info() ServerInfo {
 		Prompts:           slices.Clone(s.prompts),
 		Completions:       s.completes,
 		Notes:             slices.Clone(s.notes),
+		SignIn:            s.signIn,
+		Account:           s.cfg.account,
 	}
 }
 
@@ -310,7 +332,7 @@ func (s *server) stopLogged(state Status) {
 
 func (s *server) clearCatalog() {
 	s.conn, s.about, s.title, s.tools, s.resources, s.templates, s.notes = nil, "", "", nil, nil, nil, nil
-	s.prompts, s.completes = nil, false
+	s.prompts, s.completes, s.synthetic = nil, false, false
 }
 
 // run keeps the server up until ctx ends: it connects, serves, and after a
@@ -326,7 +348,11 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 
 	s.mu.Lock()
 	remote := s.cfg.typ != TypeStdio && s.cfg.err == nil
+	perUser := s.cfg.account == AccountUser
 	s.mu.Unlock()
+	if perUser {
+		return s.runAccounts(ctx, signalReady)
+	}
 	opts := s.hub.opts
 	delay := opts.RestartDelay
 	first := true
@@ -408,6 +434,7 @@ func (s *server) fail(err error, c *conn) {
 	s.mu.Lock()
 	s.status = StatusFailed
 	s.clearCatalog()
+	s.signIn = errors.Is(err, oauth.ErrSignInRequired)
 	msg := err.Error()
 	if c != nil && c.cmd != nil {
 		if st := c.cmd.ProcessState; st != nil {
@@ -484,20 +511,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	c.started = time.Now()
-
-	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		// This runs in mcp-go's read loop: a request from here would wait
-		// for a response that loop can no longer read.
-		switch n.Method {
-		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
-			select {
-			case c.refresh <- struct{}{}:
-			default:
-			}
-		case string(mcp.MethodNotificationProgress):
-			c.progressed(n)
-		}
-	})
+	s.listen(c)
 
 	phase := "initialize"
 	err = s.initialize(ictx, c, cfg)
@@ -523,12 +537,30 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	}
 	s.mu.Lock()
 	s.conn = c
-	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
+	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn = StatusRunning, "", -1, "", false
 	s.mu.Unlock()
 	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()
 	s.log.Info("server running", "tools", len(s.info().Tools))
 	return c, nil
+}
+
+// listen has the hub follow what the server of c notifies: list changes
+// and progress.
+func (s *server) listen(c *conn) {
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		// This runs in mcp-go's read loop: a request from here would wait
+		// for a response that loop can no longer read.
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
+			select {
+			case c.refresh <- struct{}{}:
+			default:
+			}
+		case string(mcp.MethodNotificationProgress):
+			c.progressed(n)
+		}
+	})
 }
 
 // spawn starts the child process of a stdio server, in its sandbox.
@@ -707,7 +739,7 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	switch cfg.typ {
 	case TypeStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.headers), transport.WithHTTPLogger(s.transportLogger(cfg))}
-		if hc := s.httpClient(cfg); hc != nil {
+		if hc := s.httpClient(cfg, c.user); hc != nil {
 			opts = append(opts, transport.WithHTTPBasicClient(hc))
 		}
 		if !mcp.IsModernProtocol(c.want) {
@@ -721,7 +753,7 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 	case TypeSSE:
 		var tr *transport.SSE
 		opts := []transport.ClientOption{transport.WithHeaders(cfg.headers), transport.WithSSELogger(s.transportLogger(cfg))}
-		if hc := s.httpClient(cfg); hc != nil {
+		if hc := s.httpClient(cfg, c.user); hc != nil {
 			opts = append(opts, transport.WithHTTPClient(hc))
 		}
 		if tr, err = transport.NewSSE(cfg.url, opts...); err == nil {
@@ -749,12 +781,13 @@ func (s *server) dial(ctx context.Context, c *conn, cfg config) error {
 }
 
 // httpClient is the HTTP client of a remote server's requests: one that
-// signs in where the hub has an Authorizer, else nil (mcp-go's own).
-func (s *server) httpClient(cfg config) *http.Client {
+// signs in as user ("" for the operator) where the hub has an Authorizer,
+// else nil (mcp-go's own).
+func (s *server) httpClient(cfg config, user string) *http.Client {
 	if s.hub.opts.Auth == nil {
 		return nil
 	}
-	return &http.Client{Transport: s.hub.opts.Auth.Transport(s.name, "", cfg.url, cfg.oauth, http.DefaultTransport)}
+	return &http.Client{Transport: s.hub.opts.Auth.Transport(s.name, user, cfg.url, cfg.oauth, http.DefaultTransport)}
 }
 
 // clientOptions are those of an mcp-go client of a server of transport
@@ -1037,10 +1070,21 @@ func (s *server) shutdown(c *conn) error {
 // "input_required" gets its questions asked through the hub's Elicitor and
 // the request again with the answers, up to MaxElicitations times.
 func (s *server) request(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
+	s.mu.Lock()
+	perUser := s.cfg.account == AccountUser
+	s.mu.Unlock()
+	if perUser {
+		return s.requestAs(ctx, method, params, caller, tool, uri)
+	}
 	c, cfg, err := s.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return s.requestOn(ctx, c, cfg, method, params, caller, tool, uri)
+}
+
+// requestOn is request on the connection c.
+func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
 	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: progressFunc(ctx)}
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)

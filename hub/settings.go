@@ -59,7 +59,10 @@ type config struct {
 	headers map[string]string
 	// oauth is the entry's "oauth" object: how to sign in to the server
 	// when it asks (MCP authorization).
-	oauth       oauth.ServerConfig
+	oauth oauth.ServerConfig
+	// account is whose account the server acts as: AccountOperator (one
+	// sign-in for every chat) or AccountUser (each user's own).
+	account     string
 	disabled    bool
 	autoApprove []string
 	perUser     bool
@@ -74,7 +77,7 @@ type config struct {
 // everything but disabled, autoApprove and perUser, which the hub applies
 // in place.
 func (c config) launchKey() string {
-	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.oauth, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.oauth, c.account, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
 	return string(b)
 }
 
@@ -122,6 +125,26 @@ type entry struct {
 // Code's mcp.json does. A file may hold both; their entries are one list.
 var serverLists = []string{"mcpServers", "servers"}
 
+// Whose account a remote server acts as (its entry's "oauth.account").
+const (
+	// AccountOperator: the operator signs in once, for every chat.
+	AccountOperator = "operator"
+	// AccountUser: each user connects their own account, and each user's
+	// calls carry that user's token alone.
+	AccountUser = "user"
+)
+
+// readAccount reads an entry's "oauth.account".
+func readAccount(a string) (string, error) {
+	switch a {
+	case "", AccountOperator:
+		return AccountOperator, nil
+	case AccountUser:
+		return AccountUser, nil
+	}
+	return "", fmt.Errorf("oauth.account %s: want %q (one sign-in for every chat, the default) or %q (each user connects their own account)", quoteShort(a), AccountOperator, AccountUser)
+}
+
 // oauthEntry is the JSON shape of an entry's "oauth" object: a client
 // the operator registered with the server's authorization server, and the
 // scopes to ask for when the server names none.
@@ -130,6 +153,7 @@ type oauthEntry struct {
 	ClientSecret string   `json:"clientSecret"`
 	AuthMethod   string   `json:"tokenEndpointAuthMethod"`
 	Scopes       []string `json:"scopes"`
+	Account      string   `json:"account"`
 }
 
 // loadSettings reads the settings file at path. Only a file that cannot be
@@ -308,6 +332,13 @@ func (c *config) read(e entry, dir, home string, expand func(string) (string, er
 	}
 	c.typ = typ
 	if c.typ == TypeStdio {
+		if e.OAuth != nil {
+			if a, err := readAccount(e.OAuth.Account); err != nil {
+				return err
+			} else if a == AccountUser {
+				return fmt.Errorf("oauth.account %q: only a remote server (streamableHttp or sse) is signed in to, so a stdio server cannot act as each user's account", AccountUser)
+			}
+		}
 		if err := c.readStdio(e, dir, expand); err != nil {
 			return err
 		}
@@ -391,10 +422,18 @@ func (c *config) readRemote(e entry, expand func(string) (string, error)) error 
 
 // readOAuth reads the entry's "oauth" object.
 func (c *config) readOAuth(o *oauthEntry, expand func(string) (string, error)) error {
+	c.account = AccountOperator
 	if o == nil {
 		return nil
 	}
 	var err error
+	if c.account, err = readAccount(o.Account); err != nil {
+		return err
+	}
+	if c.account == AccountUser {
+		// Its results are the user's: in a group, kept from the others.
+		c.perUser = true
+	}
 	if c.oauth.ClientID, err = expand(o.ClientID); err != nil {
 		return fmt.Errorf("oauth.clientId: %w", err)
 	}

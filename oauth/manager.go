@@ -61,6 +61,9 @@ type SignIn struct {
 	Config    ServerConfig
 	Challenge Challenge
 	Scopes    []string
+	// Tag is the caller's, kept sealed with the flow and handed back by
+	// Finish: what waits for the sign-in (a chat's connect form).
+	Tag string
 }
 
 // Interactive runs a sign-in with someone there to do it: it has the
@@ -148,6 +151,7 @@ type flow struct {
 	Scopes        []string `json:"scopes,omitempty"`
 	// Revocation: see grant.Revocation.
 	Revocation *string `json:"revocation_endpoint,omitempty"`
+	Tag        string  `json:"tag,omitempty"`
 }
 
 // digest names a flow in the store by its state, which is not kept.
@@ -189,7 +193,7 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 	}
 	f := flow{ServerURL: req.ServerURL, Issuer: d.AS.Issuer, IssuerInReply: d.AS.IssuerInResponse, TokenEndpoint: d.AS.TokenEndpoint,
 		Resource: d.Resource, Client: c, Verifier: verifier, RedirectURI: redirectURI, Scopes: scopes,
-		Revocation: &d.AS.RevocationEndpoint}
+		Revocation: &d.AS.RevocationEndpoint, Tag: req.Tag}
 	plain, _ := json.Marshal(f)
 	key := digest(state)
 	err = m.store.PutOAuthFlow(ctx, store.OAuthFlow{State: key, Server: req.Server, UserID: req.UserID,
@@ -253,6 +257,8 @@ func (m *Manager) client(ctx context.Context, req SignIn, as authServer, redirec
 type Finished struct {
 	Server string
 	UserID string
+	// Tag is the SignIn's.
+	Tag string
 }
 
 // Finish completes the sign-in that the browser came back from with
@@ -284,6 +290,7 @@ func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error
 	if err != nil {
 		return done, err
 	}
+	done.Tag = f.Tag
 	if code := query.Get("error"); code != "" {
 		return done, fmt.Errorf("sign in to %s: the authorization server refused: %w", sf.Server, &Error{Code: oneLine(code), Description: query.Get("error_description")})
 	}

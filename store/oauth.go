@@ -85,6 +85,10 @@ type OAuth interface {
 
 	// PutOAuthFlow stores f, and forgets the flows that have expired.
 	PutOAuthFlow(ctx context.Context, f OAuthFlow) error
+	// GetOAuthFlow returns the flow named state, leaving it, or
+	// ErrNotFound if there is none or it expired: whose it is may be
+	// checked before it is taken.
+	GetOAuthFlow(ctx context.Context, state string) (OAuthFlow, error)
 	// TakeOAuthFlow returns the flow named state and forgets it: a second
 	// take, or a take after it expired, gets ErrNotFound.
 	TakeOAuthFlow(ctx context.Context, state string) (OAuthFlow, error)

@@ -102,6 +102,7 @@ const (
 	Disable Action = 'd'
 	Enable  Action = 'e'
 	Restart Action = 'r'
+	SignIn  Action = 'i' // the operator's sign-in to a remote server
 	Page    Action = 'p' // show another page
 )
 
@@ -334,7 +335,7 @@ func (d *Data) decodeServers(s string) bool {
 		return (d.Action == Disable || d.Action == Enable) && d.Page == 0 && d.Server != ""
 	case d.Action == Page:
 		return d.Server == ""
-	case d.Action == Disable, d.Action == Enable, d.Action == Restart:
+	case d.Action == Disable, d.Action == Enable, d.Action == Restart, d.Action == SignIn:
 		return d.Server != ""
 	}
 	return false

@@ -34,6 +34,10 @@ type Screen struct {
 	Hub    Hub
 	TG     *telegram.Client
 	Logger *slog.Logger
+	// SignIn answers a press of a server's Sign in button (shown where
+	// the server needs the operator's sign-in): the bot's to open the
+	// sign-in's card.
+	SignIn func(ctx context.Context, cq *tgbotapi.CallbackQuery, server string)
 }
 
 // perPage is how many servers a page lists, each with its buttons.
@@ -103,6 +107,9 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		}
 		if s.Status == hub.StatusFailed {
 			row = append(row, button("Restart "+label, callback.Restart, page, s.Name))
+		}
+		if s.SignIn && sc.SignIn != nil {
+			row = append(row, button("🔑 Sign in "+label, callback.SignIn, page, s.Name))
 		}
 		rows = append(rows, row)
 	}
@@ -175,6 +182,14 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 	s, ok := Find(sc.Hub.Catalog(), data)
 	if !ok {
 		sc.TG.AnswerCallback(ctx, cq.ID, "That server is no longer configured.", true)
+		return
+	}
+	if data.Action == callback.SignIn {
+		if sc.SignIn == nil {
+			sc.TG.AnswerCallback(ctx, cq.ID, "Signing in is not offered here.", true)
+			return
+		}
+		sc.SignIn(ctx, cq, s.Name)
 		return
 	}
 	// Starting a server can take a while: past ackAfter the button

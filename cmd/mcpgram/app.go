@@ -80,7 +80,11 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if app.Auth, err = newAuth(cfg, app.Store, logger); err != nil {
 		return err
 	}
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, app.Auth); err != nil {
+	var connect hub.Connector
+	if viaAgent != nil {
+		connect = viaAgent
+	}
+	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, connect, app.Auth); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
@@ -113,6 +117,8 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		AutoApproveAll:        cfg.AutoApproveAll,
 		TokenBudgetPerUserDay: cfg.TokenBudgetPerUserDay,
 		PinnedTools:           cfg.PinnedTools,
+		SignIns:               app.Auth,
+		RedirectURI:           redirectURI(cfg),
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})
@@ -144,6 +150,27 @@ func (r *askAgent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitRes
 		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 	}
 	return a.Elicit(ctx, e)
+}
+
+// Connect implements hub.Connector.
+func (r *askAgent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+	r.mu.Lock()
+	a := r.a
+	r.mu.Unlock()
+	if a == nil {
+		return hub.ElicitCancel, nil
+	}
+	return a.Connect(ctx, c)
+}
+
+// redirectURI is where a user's browser comes back from a sign-in: the
+// HTTP listener at PUBLIC_URL, else a loopback address whose address the
+// user sends to the chat.
+func redirectURI(cfg *config.Config) string {
+	if cfg.PublicURL != "" && cfg.HTTPListen != "" {
+		return cfg.PublicURL + oauth.CallbackPath
+	}
+	return oauth.PasteBackRedirect
 }
 
 // newModels makes one model client per configured profile, each telling
@@ -191,7 +218,7 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, connect hub.Connector, auth hub.Authorizer) (*hub.Hub, error) {
 	files, data := protected(cfg)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
 		Auth:          auth,
@@ -203,6 +230,7 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		Protected:     files,
 		ProtectedData: data,
 		Elicitor:      ask,
+		Connector:     connect,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)

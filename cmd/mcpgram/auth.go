@@ -142,6 +142,14 @@ func (l *lazyStore) PutOAuthFlow(ctx context.Context, f store.OAuthFlow) error {
 	return st.PutOAuthFlow(ctx, f)
 }
 
+func (l *lazyStore) GetOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {
+	st, err := l.get()
+	if err != nil {
+		return store.OAuthFlow{}, err
+	}
+	return st.GetOAuthFlow(ctx, state)
+}
+
 func (l *lazyStore) TakeOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {
 	st, err := l.get()
 	if err != nil {
@@ -211,7 +219,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	probe, err := newHub(cfg, logger, false, nil, nil, nil)
+	probe, err := newHub(cfg, logger, false, nil, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -265,7 +273,7 @@ func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv 
 	var re *oauth.RevokeError
 	switch {
 	case errors.Is(err, oauth.ErrNotSignedIn):
-		probe, herr := newHub(cfg, logger, false, nil, nil, nil)
+		probe, herr := newHub(cfg, logger, false, nil, nil, nil, nil)
 		if herr != nil {
 			return herr
 		}

@@ -26,7 +26,7 @@ import (
 // The CLI logs only warnings: an operator reads the table, not the
 // start-up chatter.
 func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil, ask, auth)
+	h, err := newHub(cfg, logger, false, nil, ask, nil, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	h, err := newHub(cfg, logger, false, nil, ask, auth)
+	h, err := newHub(cfg, logger, false, nil, ask, nil, auth)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -46,6 +47,7 @@ type cluster struct {
 	procs []*exec.Cmd
 	calls []string
 	logs  []*testenv.Buffer // each instance's log, at debug level
+	addrs []string          // each instance's HTTP_LISTEN
 	// hooks[i] counts the webhook requests instance i received that held
 	// a button press.
 	hooksMu sync.Mutex
@@ -83,6 +85,13 @@ func startCluster(t testing.TB, n int, model *llmfake.Server, autoApprove []stri
 // startClusterOn is startCluster on the database dsn.
 func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, autoApprove []string, env ...string) *cluster {
 	t.Helper()
+	return startClusterWith(t, dsn, n, model, autoApprove, nil, env...)
+}
+
+// startClusterWith is startClusterOn with the servers extra beside the
+// cluster's own.
+func startClusterWith(t testing.TB, dsn string, n int, model *llmfake.Server, autoApprove []string, extra map[string]any, env ...string) *cluster {
+	t.Helper()
 	b := buildBinary(t)
 	cl := &cluster{tg: tgfake.New(t), dsn: dsn}
 	const secret = "scale-Secret_1"
@@ -110,6 +119,7 @@ func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, auto
 	for i := range n {
 		addr := freeAddr(t)
 		backends[i] = &url.URL{Scheme: "http", Host: addr}
+		cl.addrs = append(cl.addrs, addr)
 		calls := filepath.Join(b.dir, fmt.Sprintf("calls%d.log", i))
 		cl.calls = append(cl.calls, calls)
 		t.Cleanup(func() { killLogged(calls) }) // the orphaned server of a killed instance
@@ -117,7 +127,7 @@ func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, auto
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		settings := testenv.WriteSettings(t, dir, map[string]any{
+		servers := map[string]any{
 			"jobs": map[string]any{
 				"command": testenv.TestServer(t, "echo"), "autoApprove": autoApprove,
 				"env": map[string]string{"ECHO_CALL_LOG": calls},
@@ -127,7 +137,9 @@ func startClusterOn(t testing.TB, dsn string, n int, model *llmfake.Server, auto
 				"sandbox": "off",
 			},
 			"f": testenv.FeaturesEntry(t, false, "book", "wait"),
-		})
+		}
+		maps.Copy(servers, extra)
+		settings := testenv.WriteSettings(t, dir, servers)
 		logs := &testenv.Buffer{}
 		cl.logs = append(cl.logs, logs)
 		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, append([]string{

@@ -55,8 +55,8 @@ type Counts struct {
 }
 
 type codeGrant struct {
-	client, redirect, challenge, resource string
-	scopes                                []string
+	client, redirect, challenge, resource, subject string
+	scopes                                         []string
 }
 
 type tokenInfo struct {
@@ -171,7 +171,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	s.counts.Authorizations++
 	code := random()
-	s.codes[code] = codeGrant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+	subject := s.Subject
+	if a := q.Get(AccountParam); a != "" {
+		subject = a // the account the person chose on the sign-in page
+	}
+	s.codes[code] = codeGrant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource"),
+		subject: subject, scopes: strings.Fields(q.Get("scope"))}
 	back, _ := url.Parse(redirect)
 	v := back.Query()
 	v.Set("code", code)
@@ -201,7 +206,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.counts.CodeExchanges++
-		info = tokenInfo{subject: s.Subject, scopes: g.scopes}
+		info = tokenInfo{subject: g.subject, scopes: g.scopes}
 	case "refresh_token":
 		rt := f.Get("refresh_token")
 		if s.spent[rt] {

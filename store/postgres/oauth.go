@@ -173,6 +173,22 @@ func (db *DB) PutOAuthFlow(ctx context.Context, f store.OAuthFlow) error {
 	return nil
 }
 
+// GetOAuthFlow returns the flow named state, leaving it.
+func (db *DB) GetOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {
+	f := store.OAuthFlow{State: state}
+	var expires int64
+	err := notFound(db.row(ctx, `SELECT server, user_id, sealed, expires_at FROM oauth_flows WHERE state = $1`,
+		[]any{text(state)}, &f.Server, &f.UserID, &f.Sealed, &expires))
+	if err == nil && expires <= millis(time.Now()) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.OAuthFlow{}, fmt.Errorf("get sign-in flow: %w", err)
+	}
+	f.ExpiresAt = fromMillis(expires)
+	return f, nil
+}
+
 // TakeOAuthFlow returns the flow named state and forgets it, in one
 // statement: of two takes, one gets it. Not run again after a lost answer:
 // the flow would be gone.

@@ -187,6 +187,22 @@ func (db *DB) PutOAuthFlow(ctx context.Context, f store.OAuthFlow) error {
 	return nil
 }
 
+// GetOAuthFlow returns the flow named state, leaving it.
+func (db *DB) GetOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {
+	f := store.OAuthFlow{State: state}
+	var expires int64
+	err := db.readRow(ctx, `SELECT server, user_id, sealed, expires_at FROM oauth_flows WHERE state = ?`, state).
+		Scan(&f.Server, &f.UserID, &f.Sealed, &expires)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && expires <= millis(db.now())) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.OAuthFlow{}, fmt.Errorf("get sign-in flow: %w", err)
+	}
+	f.ExpiresAt = fromMillis(expires)
+	return f, nil
+}
+
 // TakeOAuthFlow returns the flow named state and forgets it, in one step:
 // of two takes, one gets it.
 func (db *DB) TakeOAuthFlow(ctx context.Context, state string) (store.OAuthFlow, error) {

@@ -144,6 +144,12 @@ func testOAuthFlow(t *testing.T, open Open) {
 	if err := a.PutOAuthFlow(ctx, store.OAuthFlow{State: "old", Server: "s", Sealed: []byte("o"), ExpiresAt: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
+	if g, err := b.GetOAuthFlow(ctx, "st"); err != nil || g.Server != "s" || g.UserID != "u" || string(g.Sealed) != "f" {
+		t.Fatalf("GetOAuthFlow = %+v, %v", g, err)
+	}
+	if _, err := b.GetOAuthFlow(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetOAuthFlow of an expired flow = %v, want ErrNotFound", err)
+	}
 	var got atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 6 {
@@ -167,6 +173,9 @@ func testOAuthFlow(t *testing.T, open Open) {
 	wg.Wait()
 	if n := got.Load(); n != 1 {
 		t.Errorf("the flow was taken %d times, want 1", n)
+	}
+	if _, err := a.GetOAuthFlow(ctx, "st"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetOAuthFlow of a taken flow = %v, want ErrNotFound", err)
 	}
 	if _, err := b.TakeOAuthFlow(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("TakeOAuthFlow of an expired flow = %v, want ErrNotFound", err)

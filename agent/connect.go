@@ -1,0 +1,253 @@
+// Connecting: a server that acts as each user's own account asks, through
+// the hub, for the calling user to connect theirs (hub.Connector). It is
+// a form of its own mode (ModeConnect), kept in the store like the
+// others: the card names the server and its domain and holds the sign-in
+// link; the call waits. The browser comes back to PUBLIC_URL, whose
+// handler finishes the sign-in on whichever instance gets it and closes
+// the form (Connected), or, without a public URL, to a loopback address
+// that does not load, which the user copies into the chat: the typed
+// reply is taken as that address, finished, and never kept.
+
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// ModeConnect is the Mode of a form that asks the user to connect their
+// own account to a server.
+const ModeConnect = "connect"
+
+// SignIns finishes sign-ins; *oauth.Manager is one.
+type SignIns interface {
+	FinishAs(ctx context.Context, query url.Values, server, userID string) (oauth.Finished, error)
+}
+
+// Connect implements hub.Connector for the calls of turns: it stores a
+// connect form, begins the sign-in, shows the card (EventForm) and waits
+// for the sign-in to finish, the user to cancel, the form to expire
+// (ApprovalTimeout) or the call to end. A call made outside a turn has
+// nobody to ask, and gets cancel.
+func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+	ask, ok := ctx.Value(askerKey{}).(*asker)
+	if !ok || ask.caller.ChatID != c.Caller.ChatID || ask.caller.UserID != c.Caller.UserID || c.Caller.UserID == "" {
+		return hub.ElicitCancel, nil
+	}
+	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	payload, _ := json.Marshal(p)
+	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
+	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: c.Caller.ChatID, UserID: c.Caller.UserID, Payload: string(payload), ExpiresAt: expires})
+	if err != nil {
+		return hub.ElicitCancel, fmt.Errorf("store form: %w", err)
+	}
+	wake := a.waitFor(id, c.Caller)
+	defer a.stopWaiting(id)
+	if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+		err = a.setPayload(ctx, id, p)
+	}
+	if err != nil {
+		a.closeForm(ctx, id, FormRefused)
+		ask.emit.send(Event{Kind: EventNotice, Server: c.Server, Text: fmt.Sprintf("Connecting your account to %s could not start: %s", c.Server, userError(err))})
+		return hub.ElicitCancel, err
+	}
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	if err != nil {
+		return hub.ElicitCancel, err
+	}
+	view, err := formView(f)
+	if err != nil {
+		return hub.ElicitCancel, err
+	}
+	ask.emit.send(Event{Kind: EventForm, Server: c.Server, Form: view})
+	f, outcome := a.awaitForm(ctx, id, wake)
+	// Closed by the clock, the call, or a sign-in finished in a browser
+	// (which has no card to change): the card shows it.
+	if v, err := formView(f); err == nil {
+		if outcome != "" {
+			v.Outcome = outcome
+		}
+		ask.emit.send(Event{Kind: EventFormClosed, Server: c.Server, Form: v})
+	}
+	switch f.Resolution {
+	case FormAccepted:
+		return hub.ElicitAccept, nil
+	case FormDeclined:
+		return hub.ElicitDecline, nil
+	}
+	return hub.ElicitCancel, nil
+}
+
+// userError is what a user may read of a failed sign-in's start.
+func userError(err error) string {
+	if errors.Is(err, oauth.ErrNoKey) {
+		return "the bot's operator has not set OAUTH_KEY, which keeps sign-ins."
+	}
+	return "the server's sign-in could not be reached or refused; try again later."
+}
+
+// setPayload replaces the payload of open form id.
+func (a *Agent) setPayload(ctx context.Context, id int64, p formPayload) error {
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	if err != nil {
+		return err
+	}
+	payload, _ := json.Marshal(p)
+	return a.cfg.Store.SaveForm(ctx, id, f.Version, string(payload), "")
+}
+
+// closeForm closes form id as resolution, if it is still open.
+func (a *Agent) closeForm(ctx context.Context, id int64, resolution string) {
+	ctx = context.WithoutCancel(ctx)
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	if err == nil && f.IsOpen() {
+		err = a.cfg.Store.SaveForm(ctx, id, f.Version, f.Payload, resolution)
+	}
+	if err != nil && !errors.Is(err, store.ErrResolved) {
+		a.logger.Error("close form", "form", id, "err", err)
+	}
+}
+
+// connectInput applies in to the connect form f (v as shown): Cancel or
+// Decline closes it as declined; a typed reply is the address the
+// browser ended on, finished as the sign-in of caller to its server. The
+// reply is kept nowhere.
+func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.Form, v *Form, in FormInput) (*Form, error) {
+	var resolution string
+	switch in.Op {
+	case FormDecline, FormCancel:
+		resolution = FormDeclined
+	case FormType:
+		user := caller.UserID
+		if v.Operator {
+			user = "" // an admin signs in for every chat
+		}
+		if v.Note = a.finishPasted(ctx, user, v.Server, in.Text); v.Note != "" {
+			return v, nil
+		}
+		resolution = FormAccepted
+	default:
+		v.Note = "That does not apply here."
+		return v, nil
+	}
+	switch err := a.cfg.Store.SaveForm(ctx, f.ID, f.Version, f.Payload, resolution); {
+	case errors.Is(err, store.ErrResolved), errors.Is(err, store.ErrChanged):
+		return nil, ErrStale
+	case err != nil:
+		return nil, err
+	}
+	v.Outcome = resolution
+	a.wakeWaiter(f.ID)
+	return v, nil
+}
+
+// finishPasted finishes the sign-in of caller to server from the address
+// text that the browser ended on, and returns "" or what went wrong, for
+// the user.
+func (a *Agent) finishPasted(ctx context.Context, user, server, text string) string {
+	const how = "Copy the whole address from your browser's address bar after signing in, and send it here."
+	u, err := url.Parse(strings.TrimSpace(text))
+	q := url.Values{}
+	if err == nil {
+		q = u.Query()
+	}
+	if err != nil || u.Scheme == "" || u.Host == "" || q.Get("state") == "" || (q.Get("code") == "" && q.Get("error") == "") {
+		return "That is not the address your browser ended on. " + how
+	}
+	if a.cfg.SignIns == nil {
+		return "Sign-ins cannot be finished here."
+	}
+	_, err = a.cfg.SignIns.FinishAs(ctx, q, server, user)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, oauth.ErrNotYours):
+		return "That address belongs to someone else's sign-in, so nothing was changed. " + how
+	case errors.Is(err, oauth.ErrUnknownState):
+		return "That sign-in address is unknown, already used or expired, so nothing was changed. " + how
+	}
+	a.logger.Warn("finish a pasted sign-in", "server", server, "err", err)
+	return "The sign-in did not succeed, so nothing was changed; press Cancel and ask again to start over."
+}
+
+// Connected closes, as accepted, the connect form that the finished
+// sign-in done was begun for (its Tag), if it is still open and is the
+// same user's for the same server, and wakes the call waiting for it
+// here; the call on another instance finds it at its next look.
+func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
+	id, err := strconv.ParseInt(done.Tag, 10, 64)
+	if err != nil {
+		return ErrStale
+	}
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrStale
+	}
+	if err != nil {
+		return err
+	}
+	var p formPayload
+	if json.Unmarshal([]byte(f.Payload), &p) != nil || p.Mode != ModeConnect {
+		return ErrNotYours
+	}
+	owner := f.UserID
+	if p.Operator {
+		owner = ""
+	}
+	if p.Server != done.Server || owner != done.UserID {
+		return ErrNotYours
+	}
+	if !f.IsOpen() {
+		return ErrStale
+	}
+	switch err := a.cfg.Store.SaveForm(ctx, id, f.Version, f.Payload, FormAccepted); {
+	case errors.Is(err, store.ErrResolved), errors.Is(err, store.ErrChanged):
+		return ErrStale
+	case err != nil:
+		return err
+	}
+	a.wakeWaiter(id)
+	return nil
+}
+
+// SignIn opens, for caller (an admin: the front end checks), the card of
+// the operator's sign-in to server, a connect form that no call waits
+// for: begin begins the sign-in, whose browser comes back to RedirectURI,
+// bound to the form. The front end shows the form and, once it closes
+// as accepted, reconnects the server.
+func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
+	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	payload, _ := json.Marshal(p)
+	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
+	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: caller.ChatID, UserID: caller.UserID, Payload: string(payload), ExpiresAt: expires})
+	if err != nil {
+		return nil, fmt.Errorf("store form: %w", err)
+	}
+	if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+		err = a.setPayload(ctx, id, p)
+	}
+	if err != nil {
+		a.closeForm(ctx, id, FormRefused)
+		return nil, err
+	}
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return formView(f)
+}
+
+// isSignInForm reports whether f is the operator's sign-in of an admin.
+func isSignInForm(f store.Form) bool {
+	var p formPayload
+	return json.Unmarshal([]byte(f.Payload), &p) == nil && p.Mode == ModeConnect && p.Operator
+}

@@ -1,0 +1,492 @@
+// Accounts: a remote server whose entry says "oauth": {"account": "user"}
+// acts as each user's own account. Each user's calls go through an MCP
+// session of that user, whose HTTP requests carry that user's token and
+// nobody else's: one session per user, opened at the user's first call,
+// closed when idle for Options.SessionIdle and when the server stops. A
+// user not yet connected is asked to connect (the Connector), and the
+// call waits for it and then runs.
+//
+// The server's tools are learned from the first session a user opens, and
+// the catalog keeps them until the server stops. Until then the catalog
+// lists one tool of the hub's own, connect (ConnectTool), that connects
+// the calling user and lists the server's tools, so that the model has
+// something to call that leads to the first connection.
+
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram/oauth"
+)
+
+// ConnectTool is the tool a per-user server lists until its own tools are
+// known.
+const ConnectTool = "connect"
+
+// DefaultSessionIdle is how long a user's session of a per-user server
+// stays open after its last call.
+const DefaultSessionIdle = 10 * time.Minute
+
+// Errors of per-user servers.
+var (
+	// ErrNotConnected: the caller has not connected their account to the
+	// per-user server (they declined, or did not in time).
+	ErrNotConnected = errors.New("not connected")
+	// errNoUser: a call of a per-user server made for nobody.
+	errNoUser = errors.New("this server acts as each user's own account, and the call is made for no user")
+)
+
+// A Connection asks a user to connect their own account to a per-user
+// server mid-call.
+type Connection struct {
+	// Caller is whose account it is, and whose call waits.
+	Caller Caller
+	Server string
+	// URL is the server's address, whose host the user is shown.
+	URL   string
+	begin func(ctx context.Context, redirectURI, tag string) (string, error)
+}
+
+// Host is the full domain of the server's address.
+func (c Connection) Host() string {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// Begin begins the sign-in, whose browser comes back to redirectURI, and
+// returns the URL to send the user to. tag is handed back when the
+// sign-in finishes (oauth.Finished.Tag), naming what waits for it.
+func (c Connection) Begin(ctx context.Context, redirectURI, tag string) (string, error) {
+	if c.begin == nil {
+		return "", errors.New("no sign-ins: the hub has no Authorizer")
+	}
+	return c.begin(ctx, redirectURI, tag)
+}
+
+// A Connector asks users to connect their accounts. Connect returns once
+// the user connected (ElicitAccept: the sign-in is kept), refused
+// (ElicitDecline), or did not in time or ctx ended (ElicitCancel).
+type Connector interface {
+	Connect(ctx context.Context, c Connection) (ElicitAction, error)
+}
+
+// accounts are the sessions of a per-user server, by user.
+type accounts struct {
+	idle time.Duration
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*session
+	locks    map[string]chan struct{}
+	// learned: the catalog holds the server's own tools, read from a
+	// session; defs are their definitions, for every session.
+	learned bool
+	defs    map[string]mcp.Tool
+	wg      sync.WaitGroup
+}
+
+// A session is one user's connection.
+type session struct {
+	c    *conn
+	busy int       // calls in flight (accounts.mu)
+	last time.Time // when the last call ended (accounts.mu)
+	stop chan struct{}
+}
+
+func newAccounts(idle time.Duration) *accounts {
+	return &accounts{idle: idle, sessions: map[string]*session{}, locks: map[string]chan struct{}{}}
+}
+
+// lock takes user's turn to open a session, so that one user's calls at
+// once open one session and ask to connect once.
+func (a *accounts) lock(ctx context.Context, user string) (func(), error) {
+	a.mu.Lock()
+	l := a.locks[user]
+	if l == nil {
+		l = make(chan struct{}, 1)
+		a.locks[user] = l
+	}
+	a.mu.Unlock()
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// take returns user's live session, counted busy, or nil.
+func (a *accounts) take(user string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ss := a.sessions[user]
+	if ss == nil {
+		return nil
+	}
+	select {
+	case <-ss.c.lost:
+		return nil
+	default:
+	}
+	ss.busy++
+	return ss
+}
+
+// release ends a call on ss.
+func (a *accounts) release(ss *session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ss.busy--
+	ss.last = time.Now()
+}
+
+// add keeps c as user's session, counted busy; false once closed.
+func (a *accounts) add(user string, c *conn) (*session, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, false
+	}
+	ss := &session{c: c, busy: 1, last: time.Now(), stop: make(chan struct{})}
+	a.sessions[user] = ss
+	a.wg.Add(1)
+	return ss, true
+}
+
+// retire forgets user's session ss if it has been idle long enough; else
+// it says how long until it may be.
+func (a *accounts) retire(user string, ss *session) (bool, time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ss.busy > 0 {
+		return false, a.idle
+	}
+	if left := a.idle - time.Since(ss.last); left > 0 {
+		return false, left
+	}
+	a.forget(user, ss)
+	return true, 0
+}
+
+// forget drops ss from the sessions; a.mu is held.
+func (a *accounts) forget(user string, ss *session) {
+	if a.sessions[user] == ss {
+		delete(a.sessions, user)
+	}
+}
+
+// close stops every session and waits for them.
+func (a *accounts) close() {
+	a.mu.Lock()
+	a.closed = true
+	for _, ss := range a.sessions {
+		close(ss.stop)
+	}
+	clear(a.sessions)
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+// count is the number of open sessions.
+func (a *accounts) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.sessions)
+}
+
+// runAccounts is the run loop of a per-user server: it lists the server
+// as running with the connect tool, which needs no approval (it connects
+// nothing without the user's sign-in on its own card), and on stop
+// closes every session.
+func (s *server) runAccounts(ctx context.Context, ready func()) error {
+	idle := s.hub.opts.SessionIdle
+	u := newAccounts(idle)
+	s.mu.Lock()
+	s.users = u
+	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
+	s.about = "Each user connects their own account; its tools are listed once someone has."
+	s.tools, s.synthetic = []Tool{connectTool(s.name)}, true
+	s.mu.Unlock()
+	s.hub.changed()
+	s.log.Info("server runs for each user's own account")
+	ready()
+	<-ctx.Done()
+	u.close()
+	s.mu.Lock()
+	s.users = nil
+	s.mu.Unlock()
+	return nil
+}
+
+func connectTool(server string) Tool {
+	return Tool{
+		Name:        ConnectTool,
+		Title:       "Connect your account",
+		Description: fmt.Sprintf("Connects the user's own account to %s (the user is asked to sign in), then lists the server's tools. Each user connects their own account.", server),
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		PerUser:     true,
+	}
+}
+
+// Sessions counts the open sessions of users of server, a per-user server.
+func (h *Hub) Sessions(server string) int {
+	s, err := h.server(server)
+	if err != nil {
+		return 0
+	}
+	s.mu.Lock()
+	u := s.users
+	s.mu.Unlock()
+	if u == nil {
+		return 0
+	}
+	return u.count()
+}
+
+// requestAs is request on the caller's own session of a per-user server;
+// a sign-in the session needs mid-call is asked for once, and the request
+// sent again.
+func (s *server) requestAs(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
+	for again := false; ; again = true {
+		ss, u, cfg, err := s.sessionFor(ctx, caller)
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		if method == string(mcp.MethodToolsCall) && tool == ConnectTool && !s.hasTool(ConnectTool, ss) {
+			raw, err = s.connected()
+		} else {
+			raw, err = s.requestOn(ctx, ss.c, cfg, method, params, caller, tool, uri)
+		}
+		u.release(ss)
+		if err == nil || !errors.Is(err, oauth.ErrSignInRequired) || again {
+			return raw, err
+		}
+		// The sign-in ended (revoked, or its refresh refused): ask again.
+		ss.c.markLost()
+		if err := s.connectAccount(ctx, caller, cfg); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// hasTool reports whether the server's own tools, as ss knows them,
+// include name.
+func (s *server) hasTool(name string, ss *session) bool {
+	ss.c.toolsMu.Lock()
+	defer ss.c.toolsMu.Unlock()
+	_, ok := ss.c.tools[name]
+	return ok
+}
+
+// connected is the result of the connect tool: the server's tools.
+func (s *server) connected() (json.RawMessage, error) {
+	s.mu.Lock()
+	var names []string
+	for _, t := range s.tools {
+		names = append(names, t.Name)
+	}
+	s.mu.Unlock()
+	text := fmt.Sprintf("Connected to %s with the user's own account. Its tools: %v.", s.name, names)
+	return json.Marshal(mcp.NewToolResultText(text))
+}
+
+// sessionFor returns the caller's session, counted busy, opening it, and
+// asking the caller to connect first if need be.
+func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *accounts, config, error) {
+	s.mu.Lock()
+	u, cfg := s.users, s.cfg
+	s.mu.Unlock()
+	if u == nil {
+		return nil, nil, cfg, fmt.Errorf("%w (%s)", ErrNotRunning, s.info().Status)
+	}
+	if caller.UserID == "" {
+		return nil, nil, cfg, errNoUser
+	}
+	unlock, err := u.lock(ctx, caller.UserID)
+	if err != nil {
+		return nil, nil, cfg, err
+	}
+	defer unlock()
+	if ss := u.take(caller.UserID); ss != nil {
+		return ss, u, cfg, nil
+	}
+	for asked := false; ; asked = true {
+		c, err := s.open(ctx, u, cfg, caller.UserID)
+		if err == nil {
+			ss, ok := u.add(caller.UserID, c)
+			if !ok {
+				_ = s.shutdown(c)
+				return nil, nil, cfg, fmt.Errorf("%w (stopped)", ErrNotRunning)
+			}
+			go s.keep(u, caller.UserID, ss)
+			return ss, u, cfg, nil
+		}
+		if !errors.Is(err, oauth.ErrSignInRequired) || asked {
+			return nil, nil, cfg, err
+		}
+		if err := s.connectAccount(ctx, caller, cfg); err != nil {
+			return nil, nil, cfg, err
+		}
+	}
+}
+
+// connectAccount asks the caller to connect their account, and returns
+// nil once they have.
+func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) error {
+	ask, auth := s.hub.opts.Connector, s.hub.opts.Auth
+	if ask == nil || auth == nil {
+		return fmt.Errorf("%w: %s acts as each user's own account, and nobody can be asked to connect here", ErrNotConnected, s.name)
+	}
+	conn := Connection{Caller: caller, Server: s.name, URL: cfg.url,
+		begin: func(ctx context.Context, redirectURI, tag string) (string, error) {
+			req := oauth.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+			return auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
+		}}
+	s.log.Info("asking a user to connect their account", "user", caller.UserID)
+	action, err := ask.Connect(ctx, conn)
+	switch {
+	case err != nil:
+		return fmt.Errorf("connect to %s: %w", s.name, err)
+	case action == ElicitAccept:
+		s.log.Info("a user connected their account", "user", caller.UserID)
+		return nil
+	case action == ElicitDecline:
+		return fmt.Errorf("%w: the user declined to connect their account to %s", ErrNotConnected, s.name)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: cancelled: the user did not connect their account to %s", ErrNotConnected, s.name)
+}
+
+// open opens user's session: the connection, its initialize, and the
+// catalog, read from it when none was yet.
+func (s *server) open(ctx context.Context, u *accounts, cfg config, user string) (*conn, error) {
+	c := &conn{user: user, lost: make(chan struct{}), exited: make(chan struct{}), closed: make(chan struct{}),
+		refresh: make(chan struct{}, 1), stderr: newTail()}
+	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
+	defer cancel()
+	if err := s.dial(ictx, c, cfg); err != nil {
+		return nil, err
+	}
+	c.started = time.Now()
+	s.listen(c)
+	err := s.initialize(ictx, c, cfg)
+	if err == nil {
+		err = s.learn(ictx, u, c)
+	}
+	if err != nil {
+		_ = s.shutdown(c)
+		if context.Cause(ictx) == errTimeout {
+			return nil, fmt.Errorf("no answer within %s", seconds(cfg.timeout))
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// learn reads the catalog from c if none was read yet, and gives c the
+// tools' definitions.
+func (s *server) learn(ctx context.Context, u *accounts, c *conn) error {
+	u.mu.Lock()
+	learned, defs := u.learned, u.defs
+	u.mu.Unlock()
+	if learned {
+		c.toolsMu.Lock()
+		c.tools = defs
+		c.toolsMu.Unlock()
+		return nil
+	}
+	if err := s.readCatalog(ctx, c); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.synthetic = false
+	s.mu.Unlock()
+	c.toolsMu.Lock()
+	defs = c.tools
+	c.toolsMu.Unlock()
+	u.mu.Lock()
+	u.learned, u.defs = true, defs
+	u.mu.Unlock()
+	return nil
+}
+
+// keep serves user's session ss until it is stopped, lost, or idle for
+// long enough, and then shuts it down.
+func (s *server) keep(u *accounts, user string, ss *session) {
+	defer u.wg.Done()
+	t := time.NewTimer(u.idle)
+	defer t.Stop()
+	for done := false; !done; {
+		select {
+		case <-ss.stop:
+			done = true
+		case <-ss.c.lost:
+			done = true
+		case <-ss.c.refresh:
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfgTimeout())
+			if err := s.readCatalog(ctx, ss.c); err != nil {
+				s.log.Warn("refresh catalog", "err", err)
+			}
+			cancel()
+		case <-t.C:
+			var left time.Duration
+			done, left = u.retire(user, ss)
+			if !done {
+				t.Reset(left)
+			}
+		}
+	}
+	u.mu.Lock()
+	u.forget(user, ss)
+	u.mu.Unlock()
+	if err := s.shutdown(ss.c); err != nil {
+		s.log.Warn("user's session did not close cleanly", "err", err)
+	}
+	s.log.Debug("user's session closed", "user", user)
+}
+
+func (s *server) cfgTimeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.timeout
+}
+
+// SignIn begins the operator's sign-in to server, a remote server that
+// acts as the operator's account, from a chat: its browser comes back to
+// redirectURI, and tag is handed back when it finishes. It returns the
+// URL to send the admin to and the host of the server.
+func (h *Hub) SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error) {
+	s, err := h.server(server)
+	if err != nil {
+		return "", "", err
+	}
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	switch {
+	case cfg.err != nil:
+		return "", "", fmt.Errorf("server %q: invalid settings: %w", server, cfg.err)
+	case cfg.typ == TypeStdio || cfg.account != AccountOperator:
+		return "", "", fmt.Errorf("server %q: only a remote server that acts as the operator's account is signed in to by an admin", server)
+	case h.opts.Auth == nil:
+		return "", "", errors.New("no sign-ins: the hub has no Authorizer")
+	}
+	req := oauth.SignIn{Server: server, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+	authURL, err = h.opts.Auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
+	return authURL, Connection{URL: cfg.url}.Host(), err
+}

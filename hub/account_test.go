@@ -1,0 +1,195 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/oauthfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram/store/sqlite"
+)
+
+const accountsKey = "a-test-key-of-more-than-32-characters!"
+
+// connector connects each user as the account accounts names, through
+// the fake's sign-in page and a pasted-back address; a user it has no
+// account for declines.
+type connector struct {
+	m        *oauth.Manager
+	accounts map[string]string
+
+	mu    sync.Mutex
+	asked map[string]int
+	hosts []string
+}
+
+func (c *connector) Connect(ctx context.Context, conn hub.Connection) (hub.ElicitAction, error) {
+	c.mu.Lock()
+	c.asked[conn.Caller.UserID]++
+	c.hosts = append(c.hosts, conn.Host())
+	account, ok := c.accounts[conn.Caller.UserID]
+	c.mu.Unlock()
+	if !ok {
+		return hub.ElicitDecline, nil
+	}
+	authURL, err := conn.Begin(ctx, "http://127.0.0.1/oauth/callback", "tag")
+	if err != nil {
+		return hub.ElicitCancel, err
+	}
+	back, err := oauthfake.Authorize(ctx, authURL, account)
+	if err != nil {
+		return hub.ElicitCancel, err
+	}
+	u, err := url.Parse(back)
+	if err != nil {
+		return hub.ElicitCancel, err
+	}
+	if _, err := c.m.FinishAs(ctx, u.Query(), conn.Server, conn.Caller.UserID); err != nil {
+		return hub.ElicitCancel, err
+	}
+	return hub.ElicitAccept, nil
+}
+
+func (c *connector) times(user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.asked[user]
+}
+
+// startAccounts starts a hub with a per-user protected server, whose
+// users connect through c.
+func startAccounts(t *testing.T, idle time.Duration) (*hub.Hub, *connector, *oauthfake.Server) {
+	t.Helper()
+	fake := oauthfake.Start(t)
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	m, err := oauth.New(oauth.Options{Store: db, Key: accountsKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &connector{m: m, accounts: map[string]string{"u1": "alice", "u2": "bob"}, asked: map[string]int{}}
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
+		"mine": map[string]any{"type": "streamableHttp", "url": fake.URL() + "/mcp", "timeout": 10, "oauth": map[string]any{"account": "user"}},
+	})
+	opts := fastOptions()
+	opts.Auth, opts.Connector, opts.SessionIdle = m, c, idle
+	return testenv.StartHub(t, path, opts), c, fake
+}
+
+func toolNames(h *hub.Hub, server string) []string {
+	var names []string
+	for _, s := range h.Catalog().Servers {
+		if s.Name == server {
+			for _, t := range s.Tools {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	return names
+}
+
+// Each user's calls carry that user's own token: the first call of each
+// asks that user to connect, later ones do not; until someone connected
+// the catalog lists the connect tool, and after it the server's own.
+func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
+	h, c, _ := startAccounts(t, time.Minute)
+	if got := toolNames(h, "mine"); len(got) != 1 || got[0] != hub.ConnectTool {
+		t.Fatalf("tools before anyone connected = %v, want [connect]", got)
+	}
+	info := h.Catalog().Servers[0]
+	if !info.PerUser || info.Status != hub.StatusRunning {
+		t.Errorf("server = %+v, want running and per-user", info)
+	}
+	u1 := hub.Caller{UserID: "u1", ChatID: "c1"}
+	res, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil)
+	if err != nil || !strings.Contains(res.Text(), "whoami") {
+		t.Fatalf("connect = %v, %v; want the server's tools listed", res, err)
+	}
+	if got := toolNames(h, "mine"); len(got) != 1 || got[0] != "whoami" {
+		t.Fatalf("tools once connected = %v, want [whoami]", got)
+	}
+	for _, tc := range []struct{ user, want string }{{"u1", "alice"}, {"u2", "bob"}, {"u1", "alice"}, {"u2", "bob"}} {
+		res, err := h.CallTool(t.Context(), hub.Caller{UserID: tc.user, ChatID: "c-" + tc.user}, "mine", "whoami", nil)
+		if err != nil || res.Text() != tc.want {
+			t.Fatalf("whoami for %s = %v, %v; want %s", tc.user, res, err, tc.want)
+		}
+	}
+	if a, b := c.times("u1"), c.times("u2"); a != 1 || b != 1 {
+		t.Errorf("asked to connect u1 %d times and u2 %d, want once each", a, b)
+	}
+	if got := h.Sessions("mine"); got != 2 {
+		t.Errorf("sessions = %d, want 2", got)
+	}
+	if c.hosts[0] != "127.0.0.1" {
+		t.Errorf("host shown = %q, want 127.0.0.1", c.hosts[0])
+	}
+}
+
+// A user who declines to connect gets no call, and the error says so;
+// a call for nobody is refused without asking anyone.
+func TestDeclinedConnection(t *testing.T) {
+	h, c, fake := startAccounts(t, time.Minute)
+	_, err := h.CallTool(t.Context(), hub.Caller{UserID: "u3", ChatID: "c3"}, "mine", hub.ConnectTool, nil)
+	if !errors.Is(err, hub.ErrNotConnected) || !strings.Contains(err.Error(), "declined") {
+		t.Fatalf("call of a user who declined = %v, want ErrNotConnected saying declined", err)
+	}
+	if n := fake.Counts().CodeExchanges; n != 0 {
+		t.Errorf("code exchanges = %d, want 0", n)
+	}
+	if _, err := h.CallTool(t.Context(), hub.Caller{ChatID: "c3"}, "mine", hub.ConnectTool, nil); err == nil {
+		t.Error("a call for no user went through")
+	}
+	if n := c.times(""); n != 0 {
+		t.Errorf("asked %d times to connect nobody", n)
+	}
+}
+
+// A user's session closes once idle, and the next call opens a new one
+// without asking to connect again (the sign-in is kept).
+func TestIdleSessionCloses(t *testing.T) {
+	h, c, _ := startAccounts(t, 100*time.Millisecond)
+	u1 := hub.Caller{UserID: "u1", ChatID: "c1"}
+	if _, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.Sessions("mine") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session is still open after 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := h.CallTool(t.Context(), u1, "mine", "whoami", nil)
+	if err != nil || res.Text() != "alice" {
+		t.Fatalf("whoami after the idle close = %v, %v", res, err)
+	}
+	if n := c.times("u1"); n != 1 {
+		t.Errorf("asked u1 to connect %d times, want once", n)
+	}
+}
+
+// The account setting is checked: a value other than operator or user,
+// and user on a stdio server, fail that entry saying why.
+func TestAccountSetting(t *testing.T) {
+	h, _ := startHub(t, map[string]any{
+		"odd":   map[string]any{"type": "streamableHttp", "url": "http://127.0.0.1:1/mcp", "oauth": map[string]any{"account": "everyone"}},
+		"local": map[string]any{"command": "true", "oauth": map[string]any{"account": "user"}},
+	})
+	want := map[string]string{"odd": `oauth.account "everyone": want "operator"`, "local": `a stdio server cannot act as each user's account`}
+	for _, s := range h.Catalog().Servers {
+		if s.Status != hub.StatusFailed || !strings.Contains(s.Error, want[s.Name]) {
+			t.Errorf("%s: %s %q, want failed saying %q", s.Name, s.Status, s.Error, want[s.Name])
+		}
+	}
+}

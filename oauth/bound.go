@@ -1,0 +1,69 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// CallbackPath is where, under PUBLIC_URL, the browser comes back from a
+// user's sign-in (or an admin's from the chat).
+const CallbackPath = "/oauth/callback"
+
+// PasteBackRedirect is where the browser comes back to without a public
+// URL: a loopback address that does not load, whose address the person
+// copies from the browser and sends to the chat (RFC 8252 §7.3 allows
+// any loopback redirect for a native client).
+const PasteBackRedirect = "http://127.0.0.1" + CallbackPath
+
+// ErrNotYours: a callback whose state names a sign-in of another user or
+// server than the one it was brought for (one user pasting another's
+// address). It changes nothing: the sign-in stays open for its owner.
+var ErrNotYours = errors.New("this sign-in address belongs to someone else's sign-in, so nothing was changed")
+
+// BeginSignIn begins a sign-in of req.UserID to req's server now, whose
+// browser is to come back to redirectURI: it asks the server first (a
+// ping without a token, with the entry's headers) for the challenge that
+// says where to sign in and for what, then Begins. It returns the URL to
+// send the person to.
+func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[string]string, redirectURI string) (string, error) {
+	if m.sealer == nil {
+		return "", ErrNoKey
+	}
+	ch, _, err := m.probe(ctx, req.ServerURL, headers)
+	if err != nil {
+		return "", fmt.Errorf("ask %s: %w", req.Server, err)
+	}
+	req.Challenge = ch
+	authURL, _, err := m.Begin(ctx, req, redirectURI)
+	return authURL, err
+}
+
+// FinishAs is Finish for a callback brought by userID for server (a
+// pasted address): a state whose flow is another's gives ErrNotYours
+// and leaves that flow as it was; one that names no flow under way,
+// ErrUnknownState. An empty server matches the flow of any server of
+// userID.
+func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID string) (Finished, error) {
+	if m.sealer == nil {
+		return Finished{}, ErrNoKey
+	}
+	state := query.Get("state")
+	if state == "" {
+		return Finished{}, ErrUnknownState
+	}
+	f, err := m.store.GetOAuthFlow(ctx, digest(state))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Finished{}, ErrUnknownState
+	case err != nil:
+		return Finished{}, err
+	case f.UserID != userID || (server != "" && f.Server != server):
+		m.log.Warn("a sign-in callback brought by someone else than its owner; left as it was", "server", f.Server, "by", userID)
+		return Finished{}, ErrNotYours
+	}
+	return m.Finish(ctx, query)
+}
