@@ -123,6 +123,10 @@ func TestCommandLine(t *testing.T) {
 		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are: chat, config, health, mcp, run, version`, true},
 		{"mistyped command", []string{"rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
 		{"mistyped mcp command", []string{"mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
+		{"help of a command", []string{"help", "mcp", "call"}, 0, "mcpgram mcp call SERVER TOOL", "", true},
+		{"help of a mistyped command", []string{"help", "rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
+		{"help of a mistyped mcp command", []string{"help", "mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
+		{"help of an unknown command", []string{"help", "fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are:`, true},
 		{"mcp call with one argument", []string{"mcp", "call", "calculator"}, 2, "", "mcp call takes SERVER TOOL", true},
 		{"run with an argument", []string{"run", "now"}, 2, "", `"mcpgram run" takes no arguments`, true},
 	}
