@@ -19,6 +19,7 @@ import (
 )
 
 func TestToolRoundTrip(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(2), nil)
@@ -68,6 +69,7 @@ func TestToolRoundTrip(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(2), nil)
@@ -88,6 +90,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestQuestionPressedAndTyped(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
@@ -128,6 +131,7 @@ func TestQuestionPressedAndTyped(t *testing.T) {
 }
 
 func TestApprovals(t *testing.T) {
+	t.Parallel()
 	const group = -100
 	fake := tgfake.New(t)
 	a := newFakeAgent()
@@ -207,6 +211,7 @@ func TestApprovals(t *testing.T) {
 }
 
 func TestServers(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	h := newFakeHub(10)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), h, nil)
@@ -252,6 +257,7 @@ func TestServers(t *testing.T) {
 }
 
 func TestLongReplyAnd429(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	fake.FloodWait("sendMessage", 1)
@@ -279,6 +285,7 @@ func TestLongReplyAnd429(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	const group = -42
 	fake := tgfake.New(t)
 	a := newFakeAgent()
@@ -300,6 +307,7 @@ func TestGroups(t *testing.T) {
 }
 
 func TestAccessAndRateLimit(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Options) {
 		c.AllowedUserIDs = []int64{alice}
@@ -322,6 +330,7 @@ func TestAccessAndRateLimit(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
@@ -335,6 +344,7 @@ func TestCancel(t *testing.T) {
 
 // A restart between receiving and answering loses nothing and doubles nothing.
 func TestRestartLosesAndDoublesNothing(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	a := newFakeAgent()
@@ -368,6 +378,7 @@ func TestRestartLosesAndDoublesNothing(t *testing.T) {
 }
 
 func TestConflictAndServerErrors(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	fake.Fail("getUpdates", 2, 409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0)
 	fake.Fail("getUpdates", 1, 500, "Internal Server Error", 0)
@@ -380,6 +391,7 @@ func TestConflictAndServerErrors(t *testing.T) {
 }
 
 func TestManyChats(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	const n = 100
@@ -395,6 +407,7 @@ func TestManyChats(t *testing.T) {
 }
 
 func TestRunRejectsBadToken(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
@@ -414,6 +427,7 @@ func TestRunRejectsBadToken(t *testing.T) {
 }
 
 func TestOneChatInOrder(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	for i := range 8 {
@@ -435,6 +449,7 @@ func TestOneChatInOrder(t *testing.T) {
 // (and /tools' switches, which they may press); the operators /servers
 // and /stats.
 func TestCommandMenusPerScope(t *testing.T) {
+	t.Parallel()
 	fake := tgfake.New(t)
 	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
@@ -474,6 +489,7 @@ func TestCommandMenusPerScope(t *testing.T) {
 }
 
 func TestStreaming(t *testing.T) {
+	t.Parallel()
 	t.Run("sendMessageDraft", func(t *testing.T) {
 		fake := tgfake.New(t)
 		fake.EnableDrafts()
@@ -519,6 +535,7 @@ func TestStreaming(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
+	t.Parallel()
 	if _, err := bot.New("", newFakeAgent(), newFakeHub(0), nil, bot.Options{}); err == nil {
 		t.Errorf("New without token: no error")
 	}

@@ -140,6 +140,7 @@ func lastWith(fake *tgfake.Server, chat int64, want string) (tgfake.Message, boo
 }
 
 func TestE2EToolRoundTripAndImage(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "please echo hi <there> & co")
@@ -162,6 +163,7 @@ func TestE2EToolRoundTripAndImage(t *testing.T) {
 }
 
 func TestE2EOptionsPressedAndTyped(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "please ask me")
@@ -193,6 +195,7 @@ func TestE2EOptionsPressedAndTyped(t *testing.T) {
 }
 
 func TestE2EApprovals(t *testing.T) {
+	t.Parallel()
 	const group = -77
 	// The agent's clock runs two hours late while Bob's request is made,
 	// so his approval is born expired without racing a short timeout.
@@ -266,6 +269,7 @@ func TestE2EApprovals(t *testing.T) {
 }
 
 func TestE2EServers(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "/servers")
@@ -298,6 +302,7 @@ func TestE2EServers(t *testing.T) {
 }
 
 func TestE2ELongReplyAnd429(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.FloodWait("sendMessage", 1)
@@ -322,6 +327,7 @@ func TestE2ELongReplyAnd429(t *testing.T) {
 }
 
 func TestE2ERestartLosesAndDoublesNothing(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	slow := true
 	base := scriptedModel(0)
@@ -355,6 +361,7 @@ func TestE2ERestartLosesAndDoublesNothing(t *testing.T) {
 }
 
 func TestE2EManyChats(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, scriptedModel(50*time.Millisecond), nil)
 	s.start(nil)
 	const n = 40

@@ -72,6 +72,7 @@ func waitCancelled(t testing.TB, h *hub.Hub, n string) {
 // the call on the server, the model is told, and the turn ends as
 // stopped, the button gone.
 func TestProgressAndStopInTelegram(t *testing.T) {
+	t.Parallel()
 	s := newProgressStack(t, 10*time.Millisecond)
 	s.start(nil)
 	f := s.fake
@@ -120,6 +121,7 @@ func TestProgressAndStopInTelegram(t *testing.T) {
 
 // /cancel stops the running call the same way.
 func TestCancelCommandStopsTheCall(t *testing.T) {
+	t.Parallel()
 	s := newProgressStack(t, 10*time.Millisecond)
 	s.start(nil)
 	f := s.fake
@@ -134,6 +136,7 @@ func TestCancelCommandStopsTheCall(t *testing.T) {
 // status message one edit a ProgressInterval, not one a report; the
 // title of the tool names it.
 func TestProgressFloodInTelegram(t *testing.T) {
+	t.Parallel()
 	const interval = 250 * time.Millisecond
 	s := newProgressStack(t, interval)
 	s.start(nil)
