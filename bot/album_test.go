@@ -58,7 +58,6 @@ func lastUser(c llmfake.Call) llmfake.Message {
 // An album of three photos is one turn: one model call with the three
 // images and the caption, however many updates carried it.
 func TestAlbum(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Three squares.") })
 	fake := tgfake.New(t)
 	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision, c.AlbumWait = true, 100*time.Millisecond })
@@ -88,7 +87,6 @@ func TestAlbum(t *testing.T) {
 // the album complete, as AlbumWait is a minute), and the next message is
 // answered after it.
 func TestAlbumAcrossBatches(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(c llmfake.Call) llmfake.Reply {
 		if c.N == 1 {
 			return llmfake.Text("Three squares.")
@@ -135,7 +133,6 @@ func TestAlbumAcrossBatches(t *testing.T) {
 // More items than an album holds (Telegram's 10) are answered ten at a
 // time; one media group id used in two chats is an album in each.
 func TestAlbumHugeAndMixed(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Seen.") })
 	fake := tgfake.New(t)
 	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision, c.AlbumWait = true, 100*time.Millisecond })
@@ -176,7 +173,6 @@ func TestAlbumHugeAndMixed(t *testing.T) {
 // answer and no turn. Names never reach the media folder: it holds the
 // images by hash alone.
 func TestImageDocuments(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A square.") })
 	fake := tgfake.New(t)
 	hs := startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision = true })
@@ -219,7 +215,6 @@ func TestImageDocuments(t *testing.T) {
 
 // The images users sent are deleted once older than MEDIA_RETENTION.
 func TestMediaRetention(t *testing.T) {
-	t.Parallel()
 	a, h, db, _ := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") })
 	ref, err := db.MediaPut(t.Context(), "image/png", pngOf(t, 5))
 	if err != nil {
@@ -281,7 +276,6 @@ func (a *albumAgent) Expire(context.Context, time.Time, func(string) func(agent.
 // one turn, once, and the chat's next message after it: no item is lost,
 // none answered alone or twice.
 func TestAlbumRestart(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	a := &albumAgent{started: make(chan struct{}), block: make(chan struct{})}

@@ -15,7 +15,6 @@ import (
 // its value are on the card, however long the other arguments are, and
 // the arguments in full are on the card or attached to it.
 func TestApprovalCardShowsEveryArgument(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
@@ -172,7 +171,6 @@ func TestApprovalCardShowsEveryArgument(t *testing.T) {
 // server and URI, and a consent card offers no "Always allow", even to an
 // admin.
 func TestApprovalCardKinds(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.AdminUserIDs = []int64{alice} })
@@ -237,7 +235,6 @@ func hasDoc(msgs []tgfake.Message) bool {
 // so; and an answered card keeps its outcome and loses its expiry line,
 // however it was answered.
 func TestE2EApprovalCardReadsAndCloses(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	card := func(text string) tgfake.Message {
@@ -302,7 +299,6 @@ func TestE2EApprovalCardReadsAndCloses(t *testing.T) {
 // A card pressed after a restart, whose text is all the new process has
 // of it, loses its expiry line too.
 func TestApprovalPressedAfterRestart(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	a := newFakeAgent()

@@ -48,7 +48,6 @@ func (d *awayDB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, erro
 // the database is back, and it does, once, before the messages sent after
 // it.
 func TestE2EDatabaseAway(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	away := &awayDB{DB: s.db}
 	s.agent = newAgent(t, away, s.hub, s.model, nil)

@@ -19,7 +19,6 @@ import (
 )
 
 func TestToolRoundTrip(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(2), nil)
@@ -69,7 +68,6 @@ func TestToolRoundTrip(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(2), nil)
@@ -90,7 +88,6 @@ func TestCommands(t *testing.T) {
 }
 
 func TestQuestionPressedAndTyped(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
@@ -131,7 +128,6 @@ func TestQuestionPressedAndTyped(t *testing.T) {
 }
 
 func TestApprovals(t *testing.T) {
-	t.Parallel()
 	const group = -100
 	fake := tgfake.New(t)
 	a := newFakeAgent()
@@ -211,7 +207,6 @@ func TestApprovals(t *testing.T) {
 }
 
 func TestServers(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	h := newFakeHub(10)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), h, nil)
@@ -257,7 +252,6 @@ func TestServers(t *testing.T) {
 }
 
 func TestLongReplyAnd429(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	fake.FloodWait("sendMessage", 1)
@@ -285,7 +279,6 @@ func TestLongReplyAnd429(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
-	t.Parallel()
 	const group = -42
 	fake := tgfake.New(t)
 	a := newFakeAgent()
@@ -307,7 +300,6 @@ func TestGroups(t *testing.T) {
 }
 
 func TestAccessAndRateLimit(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Options) {
 		c.AllowedUserIDs = []int64{alice}
@@ -330,7 +322,6 @@ func TestAccessAndRateLimit(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
@@ -344,7 +335,6 @@ func TestCancel(t *testing.T) {
 
 // A restart between receiving and answering loses nothing and doubles nothing.
 func TestRestartLosesAndDoublesNothing(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	a := newFakeAgent()
@@ -378,7 +368,6 @@ func TestRestartLosesAndDoublesNothing(t *testing.T) {
 }
 
 func TestConflictAndServerErrors(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	fake.Fail("getUpdates", 2, 409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0)
 	fake.Fail("getUpdates", 1, 500, "Internal Server Error", 0)
@@ -391,7 +380,6 @@ func TestConflictAndServerErrors(t *testing.T) {
 }
 
 func TestManyChats(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	const n = 100
@@ -407,7 +395,6 @@ func TestManyChats(t *testing.T) {
 }
 
 func TestRunRejectsBadToken(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
@@ -427,7 +414,6 @@ func TestRunRejectsBadToken(t *testing.T) {
 }
 
 func TestOneChatInOrder(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
 	for i := range 8 {
@@ -449,7 +435,6 @@ func TestOneChatInOrder(t *testing.T) {
 // (and /tools' switches, which they may press); the operators /servers
 // and /stats.
 func TestCommandMenusPerScope(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	fake.Text(admin, admin, "hello") // Telegram knows the chat once the admin wrote
 	startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), nil)
@@ -489,7 +474,6 @@ func TestCommandMenusPerScope(t *testing.T) {
 }
 
 func TestStreaming(t *testing.T) {
-	t.Parallel()
 	t.Run("sendMessageDraft", func(t *testing.T) {
 		fake := tgfake.New(t)
 		fake.EnableDrafts()
@@ -535,7 +519,6 @@ func TestStreaming(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	t.Parallel()
 	if _, err := bot.New("", newFakeAgent(), newFakeHub(0), nil, bot.Options{}); err == nil {
 		t.Errorf("New without token: no error")
 	}

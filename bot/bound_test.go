@@ -39,7 +39,6 @@ func waitDocument(t *testing.T, fake *tgfake.Server, chat int64, name string) tg
 // whole of it and a message with its beginning, not as a message for
 // every 4096 characters (an 8 MiB answer was 2,050 messages).
 func TestE2ELongAnswerAsFile(t *testing.T) {
-	t.Parallel()
 	answer := strings.TrimSpace(streamed(200 << 10))
 	s := newStack(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(complete(answer)) }, nil)
 	h := s.start(nil)
@@ -61,7 +60,6 @@ func TestE2ELongAnswerAsFile(t *testing.T) {
 // So does a follow-up question too long for a few messages: its buttons
 // stay on the last message.
 func TestE2ELongQuestionAsFile(t *testing.T) {
-	t.Parallel()
 	question := strings.TrimSpace(streamed(100 << 10))
 	s := newStack(t, func(llmfake.Call) llmfake.Reply {
 		return llmfake.Text("<ask_followup_question>\n<question>" + question + "</question>\n<options>[\"yes\", \"no\"]</options>\n</ask_followup_question>")

@@ -16,7 +16,6 @@ import (
 // the model; in a group, a command for another bot, or one of no bot's
 // name that is not ours, is not for this bot.
 func TestUnknownCommand(t *testing.T) {
-	t.Parallel()
 	const group = -51
 	s := newStack(t, scriptedModel(0), nil)
 	h := s.start(nil)
@@ -49,7 +48,6 @@ func TestUnknownCommand(t *testing.T) {
 // runs, and the turn goes on; a message sent meanwhile waits for the
 // turn, and reads what a command set before it.
 func TestCommandsAnswerDuringATurn(t *testing.T) {
-	t.Parallel()
 	release, started := make(chan struct{}), make(chan struct{}, 1)
 	var once sync.Once
 	var asked atomic.Int32
@@ -108,7 +106,6 @@ func TestCommandsAnswerDuringATurn(t *testing.T) {
 // that command to end: a turn never starts before a command sent ahead of
 // it.
 func TestTurnWaitsForCommandSentBefore(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	a.gate, a.entered = make(chan struct{}), make(chan struct{}, 1)
@@ -131,7 +128,6 @@ func TestTurnWaitsForCommandSentBefore(t *testing.T) {
 // written (its draft goes), says "Stopped.", and the user's next message
 // reaches the model on its own, not glued to the stopped request.
 func TestCancelledRequestStaysStopped(t *testing.T) {
-	t.Parallel()
 	base := scriptedModel(0)
 	chunks := make([]string, 4000)
 	for i := range chunks {

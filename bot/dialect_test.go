@@ -12,7 +12,6 @@ import (
 // markup reaches the chat: not in a draft as the reply streams, nor in a
 // message. (Before, an HTML-escaped call and a JSON call were shown.)
 func TestE2EDialectsReachNoChat(t *testing.T) {
-	t.Parallel()
 	escape := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace
 	replies := map[string]llmfake.Reply{
 		"escaped":   llmfake.Text("Checking that for you, one moment please.\n" + escape(useTool("echo", "echo", `{"message": "one"}`))),

@@ -68,7 +68,6 @@ func TestDraftShowsTheTail(t *testing.T) {
 
 // Inside an open code block, the tail is shown as code.
 func TestDraftReopensCodeBlock(t *testing.T) {
-	t.Parallel()
 	var d bot.DraftView
 	text := "Here it is:\n\n```python\n" + strings.Repeat("print('a < b')\n", 1000)
 	d.HTML(text[:len(text)/2])

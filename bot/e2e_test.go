@@ -140,7 +140,6 @@ func lastWith(fake *tgfake.Server, chat int64, want string) (tgfake.Message, boo
 }
 
 func TestE2EToolRoundTripAndImage(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "please echo hi <there> & co")
@@ -163,7 +162,6 @@ func TestE2EToolRoundTripAndImage(t *testing.T) {
 }
 
 func TestE2EOptionsPressedAndTyped(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "please ask me")
@@ -195,7 +193,6 @@ func TestE2EOptionsPressedAndTyped(t *testing.T) {
 }
 
 func TestE2EApprovals(t *testing.T) {
-	t.Parallel()
 	const group = -77
 	// The agent's clock runs two hours late while Bob's request is made,
 	// so his approval is born expired without racing a short timeout.
@@ -269,7 +266,6 @@ func TestE2EApprovals(t *testing.T) {
 }
 
 func TestE2EServers(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.Text(alice, alice, "/servers")
@@ -302,7 +298,6 @@ func TestE2EServers(t *testing.T) {
 }
 
 func TestE2ELongReplyAnd429(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	s.start(nil)
 	s.fake.FloodWait("sendMessage", 1)
@@ -327,7 +322,6 @@ func TestE2ELongReplyAnd429(t *testing.T) {
 }
 
 func TestE2ERestartLosesAndDoublesNothing(t *testing.T) {
-	t.Parallel()
 	var mu sync.Mutex
 	slow := true
 	base := scriptedModel(0)
@@ -361,7 +355,6 @@ func TestE2ERestartLosesAndDoublesNothing(t *testing.T) {
 }
 
 func TestE2EManyChats(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(50*time.Millisecond), nil)
 	s.start(nil)
 	const n = 40

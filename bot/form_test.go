@@ -164,7 +164,6 @@ func toggled(t testing.TB, fake *tgfake.Server, chat int64, m tgfake.Message, la
 // multi-choice toggles, a default takes one press, text is typed and
 // checked; Submit sends exactly the answers, and the card says so.
 func TestFormInTelegram(t *testing.T) {
-	t.Parallel()
 	for _, legacy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "2026-07-28", true: "2025-11-25"}[legacy], func(t *testing.T) {
 			s := newFormStack(t, legacy, nil)
@@ -205,7 +204,6 @@ func TestFormInTelegram(t *testing.T) {
 // pressing or replying to the card; another member's press is refused
 // when pressed, and their messages are theirs.
 func TestFormInAGroup(t *testing.T) {
-	t.Parallel()
 	const group = -88
 	s := newFormStack(t, false, nil)
 	s.start(nil)
@@ -228,7 +226,6 @@ func TestFormInAGroup(t *testing.T) {
 // whatever the server's message says, with a button to it; nothing is
 // opened, and Done tells the server.
 func TestFormURLInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(nil)
 	f := s.fake
@@ -250,7 +247,6 @@ func TestFormURLInTelegram(t *testing.T) {
 // What cannot be shown is refused with a word to the user, and the server
 // gets cancel; a 10,000-character message is cut on a card that fits.
 func TestFormHostileInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(nil)
 	f := s.fake
@@ -283,7 +279,6 @@ func TestFormHostileInTelegram(t *testing.T) {
 // A server that asks in a loop gets at most ten questions to the user in
 // one call; then the call fails, and the model is told.
 func TestFormLoopInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(nil)
 	f := s.fake
@@ -304,7 +299,6 @@ func TestFormLoopInTelegram(t *testing.T) {
 // A form nobody answers expires after the approval timeout as cancel; its
 // card says so; meanwhile another chat is served.
 func TestFormExpiresInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, func(_ *llm.Profile, o *agent.Options) { o.ApprovalTimeout = 2 * time.Second })
 	s.start(nil)
 	f := s.fake
@@ -321,7 +315,6 @@ func TestFormExpiresInTelegram(t *testing.T) {
 
 // /cancel stops a call that waits for a form: the card says so.
 func TestFormStoppedInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(nil)
 	f := s.fake

@@ -43,7 +43,6 @@ func panicked(h *harness) []string {
 // absent, goes through the whole bot (intake, inbox, routing, handling)
 // by polling and by webhook: each is handled, and none panics anywhere.
 func TestEveryUpdateKindHandled(t *testing.T) {
-	t.Parallel()
 	var all [][]byte
 	for _, k := range tgfake.Kinds {
 		variants, err := tgfake.Omissions([]byte(k.Example))

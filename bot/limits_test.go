@@ -29,7 +29,6 @@ func waitHandled(t testing.TB, h *harness) {
 // A chat with over a thousand updates waiting behind a long turn does not
 // hold up another chat, and its own backlog is handled in order after.
 func TestBacklogDoesNotStallOtherChats(t *testing.T) {
-	t.Parallel()
 	const backlog = 1100
 	fake := tgfake.New(t)
 	a := newFakeAgent()
@@ -67,7 +66,6 @@ func TestBacklogDoesNotStallOtherChats(t *testing.T) {
 // A stranger's messages get one refusal, then silence: they cannot make
 // the bot spend the chat's Telegram budget.
 func TestStrangerRefusedOnce(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), func(c *bot.Options) {
 		c.AllowedUserIDs = []int64{alice}
@@ -87,7 +85,6 @@ func TestStrangerRefusedOnce(t *testing.T) {
 // In a group, /cancel stops a turn only for the user who started it or
 // an admin.
 func TestCancelInGroup(t *testing.T) {
-	t.Parallel()
 	const group = -77
 	fake := tgfake.New(t)
 	a := newFakeAgent()
@@ -115,7 +112,6 @@ func TestCancelInGroup(t *testing.T) {
 // Button presses count against the per-user rate limit; a refused press
 // is answered with an alert, never left spinning, and changes nothing.
 func TestPressesRateLimited(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	fh := newFakeHub(10)
 	startBot(t, fake, t.TempDir(), newFakeAgent(), fh, func(c *bot.Options) { c.RateLimitPerMinute = 1 })

@@ -19,7 +19,6 @@ import (
 // it does not asks first on an approval card, then comes as a document.
 // The model is told the links exist.
 func TestResourceLinksInTelegram(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
 	s.settings = testenv.WriteSettings(t, dir, map[string]any{

@@ -35,7 +35,6 @@ func transcriber(t *testing.T) *llm.Transcriber {
 // model gets it as the message; what cannot be heard is said so, and no
 // turn runs for it.
 func TestVoice(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.Transcriber = transcriber(t) })
@@ -66,7 +65,6 @@ func TestVoice(t *testing.T) {
 
 // Without a transcriber, a voice note gets a clear answer and no turn.
 func TestVoiceNotSetUp(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), nil)
@@ -81,7 +79,6 @@ func TestVoiceNotSetUp(t *testing.T) {
 // A text file reaches the model with its name, fenced so that its own
 // backticks cannot end the fence; other files get a clear answer.
 func TestDocuments(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) { c.MaxDocumentBytes = 1000 })
@@ -118,7 +115,6 @@ func TestDocuments(t *testing.T) {
 // told it was cut: a 1 MB transcript was 247 messages and a 1 MB model
 // input.
 func TestVoiceLongTranscript(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	a := newFakeAgent()
 	h := startBot(t, fake, t.TempDir(), a, newFakeHub(1), func(c *bot.Options) {
@@ -149,7 +145,6 @@ func TestVoiceLongTranscript(t *testing.T) {
 // stack; the user is told what was left out, and a PDF that cannot be
 // read gets a plain sentence and no turn.
 func TestE2EPDF(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), nil)
 	h := s.start(nil)
 	pages := make([]string, 52)

@@ -80,7 +80,6 @@ func button(t *testing.T, m tgfake.Message, prefix string) string {
 // variant; the choice survives a restart; a removed profile falls back to
 // the default, saying so once.
 func TestModelSwitch(t *testing.T) {
-	t.Parallel()
 	m := newTwoModels(t)
 	a, db := m.open("default", "local")
 	fake := tgfake.New(t)
@@ -145,7 +144,6 @@ func TestModelSwitch(t *testing.T) {
 // press; the group's administrator and the bot's admin may switch; button
 // data that names no profile, or is not button data, changes nothing.
 func TestModelPressAuthorisedWhenPressed(t *testing.T) {
-	t.Parallel()
 	m := newTwoModels(t)
 	a, db := m.open("default", "local")
 	fake := tgfake.New(t)
@@ -211,7 +209,6 @@ func TestModelPressAuthorisedWhenPressed(t *testing.T) {
 // With one profile, /model says which model answers and that there is no
 // other, with no buttons.
 func TestModelOneProfile(t *testing.T) {
-	t.Parallel()
 	a, h, db, _ := realAgent(t, llmfake.Script())
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, nil)

@@ -15,7 +15,6 @@ import (
 // native mode the scripted model answers with tool_calls, streamed; in
 // auto against an endpoint that refuses tools, in XML after one refusal.
 func TestE2EToolCallingModes(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		calling llm.ToolCalling

@@ -72,7 +72,6 @@ func waitCancelled(t testing.TB, h *hub.Hub, n string) {
 // the call on the server, the model is told, and the turn ends as
 // stopped, the button gone.
 func TestProgressAndStopInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newProgressStack(t, 10*time.Millisecond)
 	s.start(nil)
 	f := s.fake
@@ -127,7 +126,6 @@ func TestProgressAndStopInTelegram(t *testing.T) {
 
 // /cancel stops the running call the same way.
 func TestCancelCommandStopsTheCall(t *testing.T) {
-	t.Parallel()
 	s := newProgressStack(t, 10*time.Millisecond)
 	s.start(nil)
 	f := s.fake
@@ -142,7 +140,6 @@ func TestCancelCommandStopsTheCall(t *testing.T) {
 // status message one edit a ProgressInterval, not one a report; the
 // title of the tool names it.
 func TestProgressFloodInTelegram(t *testing.T) {
-	t.Parallel()
 	const interval = 250 * time.Millisecond
 	s := newProgressStack(t, interval)
 	s.start(nil)

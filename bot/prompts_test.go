@@ -36,7 +36,6 @@ var commandSyntax = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
 // buttons; Submit sends the prompt, which the chat sees quoted and the
 // model gets as the user's message, kept in the conversation.
 func TestPromptInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(func(o *bot.Options) { o.MenuInterval = 20 * time.Millisecond })
 	f := s.fake
@@ -88,7 +87,6 @@ func TestPromptInTelegram(t *testing.T) {
 // prompts/get fails is a plain sorry; a server turned off in /tools takes
 // its prompts out of the chat's menu and commands.
 func TestPromptsHostileInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(nil)
 	f := s.fake

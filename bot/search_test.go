@@ -85,7 +85,6 @@ func newSearchStack(t *testing.T, calling llm.ToolCalling) *stack {
 // by its exact name; searches in vain; and the approval and consent cards
 // of what it found are the cards any call gets. /stats counts it all.
 func TestE2EToolSearch(t *testing.T) {
-	t.Parallel()
 	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
 		t.Run(string(calling), func(t *testing.T) {
 			s := newSearchStack(t, calling)

@@ -71,7 +71,6 @@ func remember(t *testing.T, h *hub.Hub, user, text string) {
 // said and answered in it) stays shared, and Alice's own next turn still
 // has her result.
 func TestE2EGroupKeepsEachMembersSecrets(t *testing.T) {
-	t.Parallel()
 	const group = -42
 	s := memoryStack(t)
 	remember(t, s.hub, "2", "Alice's PIN is 4711")

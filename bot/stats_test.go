@@ -81,7 +81,6 @@ func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
 // and a failing model; a non-admin is refused. Records past the retention
 // are swept.
 func TestE2EStats(t *testing.T) {
-	t.Parallel()
 	s := newEchoStack(t, statsModel)
 	// A record past the retention, which the sweep deletes.
 	old := time.Now().Add(-31 * 24 * time.Hour)
@@ -171,7 +170,6 @@ func TestE2EStats(t *testing.T) {
 // takes (tgfake refuses HTML it would refuse, and messages over 4096
 // characters). An empty window says so.
 func TestStatsRendering(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	dir := t.TempDir()
 	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db"))

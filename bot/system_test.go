@@ -34,7 +34,6 @@ func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *sqlite
 // A chat's /system instructions reach the model for that chat only, and
 // persist; in a group only its administrators change them.
 func TestSystemInstructions(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Bonjour.") })
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, nil)
@@ -75,7 +74,6 @@ func TestSystemInstructions(t *testing.T) {
 
 // /retry through the bot: the last message is answered again.
 func TestRetryCommand(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, llmfake.Script(llmfake.Text("First try."), llmfake.Text("Second try.")))
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, nil)
@@ -94,7 +92,6 @@ func TestRetryCommand(t *testing.T) {
 // authorised when pressed (a group's member may not, its administrator
 // may), and the agent then leaves the server out for that chat only.
 func TestChatServers(t *testing.T) {
-	t.Parallel()
 	a, h, db, _ := realAgent(t, llmfake.Script())
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, nil)
@@ -137,7 +134,6 @@ func TestChatServers(t *testing.T) {
 // part; for one that does not, the caption goes on with a word to the
 // user, and a photo without a caption gets a clear answer and no turn.
 func TestPhotos(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("A red square.") })
 	fake := tgfake.New(t)
 	startBotWith(t, fake, db, false, a, h, func(c *bot.Options) { c.Vision = true })
@@ -154,7 +150,6 @@ func TestPhotos(t *testing.T) {
 }
 
 func TestPhotosWithoutVision(t *testing.T) {
-	t.Parallel()
 	a, h, db, model := realAgent(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Noted.") })
 	fake := tgfake.New(t)
 	hs := startBotWith(t, fake, db, false, a, h, nil)

@@ -9,7 +9,6 @@ import (
 // never in its place, where tools' titles are: /tools, an approval card
 // and the status message.
 func TestServerTitleInTelegram(t *testing.T) {
-	t.Parallel()
 	s := newFormStack(t, false, nil)
 	s.start(nil)
 	f := s.fake

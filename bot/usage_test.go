@@ -17,7 +17,6 @@ import (
 // refused with when it resets, without calling the model, while an admin
 // carries on.
 func TestE2EUsageAndBudget(t *testing.T) {
-	t.Parallel()
 	s := newStack(t, scriptedModel(0), func(_ *llm.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
 	s.start(nil)
 
@@ -72,7 +71,6 @@ func TestE2EUsageAndBudget(t *testing.T) {
 // (answer its question, typed or pressed), and no more: the answer to the
 // next question is refused, typed or pressed.
 func TestE2EBudgetHoldsAgainstQuestions(t *testing.T) {
-	t.Parallel()
 	for _, press := range []bool{false, true} {
 		t.Run(map[bool]string{false: "typed", true: "pressed"}[press], func(t *testing.T) {
 			s := newStack(t, func(llmfake.Call) llmfake.Reply {

@@ -48,7 +48,6 @@ func webhookMode(url string) func(*bot.Options) {
 // In webhook mode the bot registers its URL with the secret, takes updates
 // only from requests that carry it, and never polls.
 func TestWebhook(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	f := newFront(t)
 	h := startBot(t, fake, t.TempDir(), newFakeAgent(), newFakeHub(1), webhookMode(f.URL+"/telegram"))
@@ -110,7 +109,6 @@ func TestWebhook(t *testing.T) {
 // Updates Telegram could not deliver while the bot was down arrive when it
 // is back, and each is answered once.
 func TestWebhookRestart(t *testing.T) {
-	t.Parallel()
 	fake := tgfake.New(t)
 	f := newFront(t)
 	dir := t.TempDir()
