@@ -87,6 +87,7 @@ func input(t *testing.T, e *env, who hub.Caller, id int64, in agent.FormInput) *
 // reply, and submitted; the server gets exactly the answers, and the turn
 // goes on with the tool's result. In both eras of the protocol.
 func TestFormFilledInDuringATurn(t *testing.T) {
+	t.Parallel()
 	for _, legacy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "2026-07-28", true: "2025-11-25"}[legacy], func(t *testing.T) {
 			e := formEnv(t, legacy, toolThenDone("book", "{}"), nil)
@@ -130,6 +131,7 @@ func TestFormFilledInDuringATurn(t *testing.T) {
 
 // Only the turn's user may answer; a decline reaches the server as one.
 func TestFormOnlyTheUser(t *testing.T) {
+	t.Parallel()
 	e := formEnv(t, false, toolThenDone("book", "{}"), nil)
 	front := newFormFront()
 	done := e.startTurn("book", front)
@@ -152,6 +154,7 @@ func TestFormOnlyTheUser(t *testing.T) {
 // conversation: neither the model nor the stored history sees it, unless
 // the tool's result says it.
 func TestFormAnswerNeverReachesTheModel(t *testing.T) {
+	t.Parallel()
 	const secret = "hunter2-correct-horse"
 	e := formEnv(t, false, toolThenDone("secret", "{}"), nil)
 	front := newFormFront()
@@ -182,6 +185,7 @@ func TestFormAnswerNeverReachesTheModel(t *testing.T) {
 // A form nobody answers expires as cancel after the approval timeout; the
 // front end is told, and the turn goes on.
 func TestFormExpires(t *testing.T) {
+	t.Parallel()
 	e := formEnv(t, false, toolThenDone("book", "{}"), func(o *agent.Options) { o.ApprovalTimeout = 300 * time.Millisecond })
 	front := newFormFront()
 	done := e.startTurn("book", front)
@@ -204,6 +208,7 @@ func TestFormExpires(t *testing.T) {
 // A turn stopped while its call waits for a form closes the form, and the
 // server gets cancel.
 func TestFormStoppedWithTheTurn(t *testing.T) {
+	t.Parallel()
 	e := formEnv(t, false, toolThenDone("book", "{}"), nil)
 	front := newFormFront()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -228,6 +233,7 @@ func TestFormStoppedWithTheTurn(t *testing.T) {
 // (SQLite: another handle of the process; PostgreSQL: another connection
 // pool, as another process has): the waiting call finds it there.
 func TestFormAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			var mine, theirs agent.Store
@@ -283,6 +289,7 @@ func TestFormAnsweredElsewhere(t *testing.T) {
 // closed by the chat's next turn, so that its card's buttons no longer
 // take anything.
 func TestFormInterruptedByRestart(t *testing.T) {
+	t.Parallel()
 	e := formEnv(t, false, func(llmfake.Call) llmfake.Reply { return llmfake.Text(complete("hello")) }, nil)
 	ctx := context.Background()
 	id, err := e.db.CreateForm(ctx, store.Form{ChatID: alice.ChatID, UserID: alice.UserID, Payload: `{"server":"f","mode":"form","message":"m","schema":{"type":"object","properties":{}}}`, ExpiresAt: e.clock().Add(time.Hour)})
@@ -303,6 +310,7 @@ func TestFormInterruptedByRestart(t *testing.T) {
 // address) is refused with a notice, and the server gets cancel; a
 // 10,000-character message is kept, cut, and the form still works.
 func TestFormHostile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, tool, args, notice, got string
 	}{

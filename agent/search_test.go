@@ -295,6 +295,7 @@ func TestBelowThresholdUnchanged(t *testing.T) {
 // calls of search_tools, so the scenarios above run the same in both
 // modes.
 func TestSearchLlmfakeAsNative(t *testing.T) {
+	t.Parallel()
 	r := llmfake.AsNative(llmfake.Text(searchFor("x")))
 	if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "search_tools" || r.ToolCalls[0].Arguments != `{"query":"x"}` {
 		t.Errorf("AsNative = %+v", r.ToolCalls)

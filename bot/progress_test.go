@@ -99,7 +99,13 @@ func TestProgressAndStopInTelegram(t *testing.T) {
 		}
 		return false
 	})
-	// The same button, pressed again, finds nothing running.
+	// The same button, pressed again once the turn's update is handled
+	// (the status is edited a moment before the turn lets go of the
+	// chat), finds nothing running.
+	f.WaitFor(t, 30*time.Second, "the turn's update handled", func() bool {
+		items, err := s.db.InboxQueued(t.Context(), 0, 0)
+		return err == nil && len(items) == 0
+	})
 	if ans := press(t, f, group, alice, st, "⏹ Stop"); ans.Text != "This request has already finished." {
 		t.Errorf("a press after the end was answered %+v", ans)
 	}

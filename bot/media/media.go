@@ -20,7 +20,9 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -55,7 +57,17 @@ type Reader struct {
 	// PDFTimeout and PDFMemory.
 	PDFTimeout time.Duration
 	PDFMemory  int
-	Logger     *slog.Logger
+	// MaxPDFReaders caps the PDFs read at once, each a child process
+	// busy on a CPU: the others wait their turn, or their context's end.
+	// 0: the number of CPUs.
+	MaxPDFReaders int
+	Logger        *slog.Logger
+
+	pdfOnce  sync.Once
+	pdfSlots chan struct{}
+	// pdfWaiting and pdfReading, when set (by tests), are called as a
+	// PDF waits for a reader's turn and once it has one.
+	pdfWaiting, pdfReading func()
 }
 
 // A Result is what a message carried.
@@ -225,6 +237,12 @@ func (r *Reader) pdfDocument(ctx context.Context, m *tgbotapi.Message) Result {
 	if !bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
 		return Result{Problem: "That file is not a PDF I can read: it does not start as a PDF does. Please send its text instead."}
 	}
+	release, err := r.pdfTurn(ctx)
+	if err != nil {
+		r.Logger.Warn("read a PDF", "chat", m.Chat.ID, "bytes", len(data), "err", err)
+		return Result{Problem: "I stopped before reading that PDF. Please send it again."}
+	}
+	defer release()
 	timeout := cmp.Or(r.PDFTimeout, PDFTimeout)
 	doc, err := readPDF(ctx, data, MaxPDFPages, r.MaxDocument, timeout, cmp.Or(r.PDFMemory, PDFMemory))
 	switch {
@@ -250,6 +268,34 @@ func (r *Reader) pdfDocument(ctx context.Context, m *tgbotapi.Message) Result {
 		notice = fmt.Sprintf("(I read the first %d of that PDF's %d pages.)", doc.Read, doc.Pages)
 	}
 	return Result{Text: joinCaption(m.Caption, fenced(intro, doc.Text)), Notice: notice}
+}
+
+// pdfTurn waits until fewer than MaxPDFReaders PDFs are being read, or
+// ctx ends; release ends the turn.
+func (r *Reader) pdfTurn(ctx context.Context) (release func(), err error) {
+	r.pdfOnce.Do(func() {
+		n := r.MaxPDFReaders
+		if n <= 0 {
+			n = runtime.NumCPU()
+		}
+		r.pdfSlots = make(chan struct{}, max(n, 1))
+	})
+	select {
+	case r.pdfSlots <- struct{}{}:
+	default:
+		if r.pdfWaiting != nil {
+			r.pdfWaiting()
+		}
+		select {
+		case r.pdfSlots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for a PDF reader: %w", ctx.Err())
+		}
+	}
+	if r.pdfReading != nil {
+		r.pdfReading()
+	}
+	return func() { <-r.pdfSlots }, nil
 }
 
 // MaxImageBytes is the largest image sent to a model: OpenAI's limit is

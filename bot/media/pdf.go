@@ -29,7 +29,8 @@ import (
 // read in a child process, the bot's own binary started again (see init):
 // it gets the file on its standard input and nothing of the bot's
 // environment, stops itself past PDFMemory of heap, and is killed past
-// PDFTimeout. What it writes back is bounded too.
+// PDFTimeout. What it writes back is bounded too, and so is how many
+// read at once (Reader.MaxPDFReaders).
 
 // Bounds of reading a PDF.
 const (

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,102 @@ func TestPDFTooLarge(t *testing.T) {
 	res, _ := r.Read(t.Context(), pdfMessage("big.pdf", "", media.MaxPDFBytes+1))
 	if !strings.Contains(res.Problem, "too large for me: I read PDFs of up to 20 MB") {
 		t.Errorf("problem %q", res.Problem)
+	}
+}
+
+// At most MaxPDFReaders PDFs are read at once, by default as many as
+// there are CPUs: the others wait for a turn and are read once one ends.
+// Every reader is held at the start of its turn, so the count of those
+// holding a turn is exactly how many would be reading.
+func TestPDFReadersBounded(t *testing.T) {
+	t.Parallel()
+	limit := runtime.NumCPU()
+	pdfs := limit + 2
+	data := testenv.PDF("Hello, world.")
+	r := &media.Reader{Files: files{"f": data}, MaxDocument: 64 << 10, Logger: slog.New(slog.DiscardHandler)}
+	events := make(chan string, 2*pdfs)
+	release := make(chan struct{})
+	media.SetPDFHooks(r, func() { events <- "wait" }, func() {
+		events <- "read"
+		<-release
+	})
+	results := make(chan media.Result, pdfs)
+	for range pdfs {
+		go func() {
+			res, _ := r.Read(t.Context(), pdfMessage("x.pdf", "", len(data)))
+			results <- res
+		}()
+	}
+	got := map[string]int{}
+	for range pdfs { // each PDF either reads or waits, then stays put
+		got[await(t, events, "turn or wait")]++
+	}
+	if got["read"] != limit || got["wait"] != pdfs-limit {
+		t.Errorf("%d PDFs at once with %d CPUs: %d reading, %d waiting; want %d reading", pdfs, limit, got["read"], got["wait"], limit)
+	}
+	close(release)
+	for range pdfs {
+		if res := await(t, results, "result"); !strings.Contains(res.Text, "Hello, world.") {
+			t.Errorf("text %q, problem %q; want every PDF read in turn", res.Text, res.Problem)
+		}
+	}
+	close(events)
+	for e := range events { // the waiters' turns
+		got[e]++
+	}
+	if got["read"] != pdfs {
+		t.Errorf("%d turns for %d PDFs, want one each", got["read"], pdfs)
+	}
+}
+
+// await receives from ch, failing t if nothing comes within 30 s.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s within 30 s", what)
+		panic("unreachable")
+	}
+}
+
+// A PDF waiting for a reader's turn stops waiting when its context ends,
+// with a sentence, unread; MaxPDFReaders sets the bound.
+func TestPDFWaitCancelled(t *testing.T) {
+	t.Parallel()
+	data := testenv.PDF("Hello, world.")
+	r := &media.Reader{Files: files{"f": data}, MaxDocument: 64 << 10, MaxPDFReaders: 1, Logger: slog.New(slog.DiscardHandler)}
+	waiting, reading := make(chan struct{}, 2), make(chan struct{}, 2)
+	release := make(chan struct{})
+	media.SetPDFHooks(r, func() { waiting <- struct{}{} }, func() {
+		reading <- struct{}{}
+		<-release
+	})
+	first := make(chan media.Result, 1)
+	go func() {
+		res, _ := r.Read(t.Context(), pdfMessage("x.pdf", "", len(data)))
+		first <- res
+	}()
+	await(t, reading, "turn")
+	ctx, cancel := context.WithCancel(t.Context())
+	second := make(chan media.Result, 1)
+	go func() {
+		res, _ := r.Read(ctx, pdfMessage("x.pdf", "", len(data)))
+		second <- res
+	}()
+	await(t, waiting, "wait")
+	cancel()
+	res := await(t, second, "result")
+	if res.Text != "" || !strings.Contains(res.Problem, "I stopped before reading that PDF") {
+		t.Errorf("cancelled while waiting: text %q, problem %q; want the sentence, no text", res.Text, res.Problem)
+	}
+	if len(reading) != 0 {
+		t.Error("the cancelled PDF got a turn")
+	}
+	close(release)
+	if res := await(t, first, "result"); !strings.Contains(res.Text, "Hello, world.") {
+		t.Errorf("the first PDF: text %q, problem %q", res.Text, res.Problem)
 	}
 }
 

@@ -92,6 +92,7 @@ func album(t *testing.T, chat int64, n int, caption string) []tgfake.Upload {
 // turn, one here, one there: the instance that holds the chat gathers
 // them from the shared inbox, and each album is one turn with its images.
 func TestScaleAlbumAcrossInstances(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		m := c.Request.Messages
 		return llmfake.Text(fmt.Sprintf("<attempt_completion><result>%d images</result></attempt_completion>", len(m[len(m)-1].Images)))

@@ -17,6 +17,7 @@ var progressLineSyntax = regexp.MustCompile(`^  … index on f: \d+%, \S+ of 300
 // (agent.DefaultProgressInterval, the chat's pace) however fast the
 // server reports; stdout is the result alone.
 func TestMCPCallProgress(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false)})
 	began := time.Now()

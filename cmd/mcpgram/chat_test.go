@@ -19,6 +19,7 @@ import (
 // chat. Typed commands it does not know are answered, not sent to the
 // model, and log lines go to the log file, not into the conversation.
 func TestChatInTheTerminal(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
 		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator")},
@@ -102,6 +103,7 @@ func TestChatInTheTerminal(t *testing.T) {
 // server, after its progress showed; the model is told the user stopped
 // it, and the chat goes on.
 func TestChatCtrlCStopsTheCall(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false, "wait", "cancelled")})
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {

@@ -49,6 +49,7 @@ func (b *binary) run(env []string, args ...string) (string, string, int) {
 // Each way a first start can go wrong ends in one line that names what is
 // wrong and how to fix it, and exit 1: never a panic.
 func TestStartupFailures(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	broken := filepath.Join(b.dir, "broken.json")
 	if err := os.WriteFile(broken, []byte("{\n  \"mcpServers\": {\n    \"x\": {\"command\": }\n  }\n}\n"), 0o644); err != nil {
@@ -102,6 +103,7 @@ func TestStartupFailures(t *testing.T) {
 }
 
 func TestCommandLine(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	tests := []struct {
 		name       string
@@ -123,6 +125,10 @@ func TestCommandLine(t *testing.T) {
 		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are: chat, config, health, mcp, run, version`, true},
 		{"mistyped command", []string{"rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
 		{"mistyped mcp command", []string{"mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
+		{"help of a command", []string{"help", "mcp", "call"}, 0, "mcpgram mcp call SERVER TOOL", "", true},
+		{"help of a mistyped command", []string{"help", "rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
+		{"help of a mistyped mcp command", []string{"help", "mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
+		{"help of an unknown command", []string{"help", "fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are:`, true},
 		{"mcp call with one argument", []string{"mcp", "call", "calculator"}, 2, "", "mcp call takes SERVER TOOL", true},
 		{"run with an argument", []string{"run", "now"}, 2, "", `"mcpgram run" takes no arguments`, true},
 	}
@@ -149,6 +155,7 @@ func TestCommandLine(t *testing.T) {
 // ${env:VAR} in mcp-settings.json is expanded from .env too, as
 // docs/configuration.md says of every setting: the environment first, then .env.
 func TestDotEnvReachesSettings(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
 		"calculator": map[string]any{
@@ -174,6 +181,7 @@ func TestDotEnvReachesSettings(t *testing.T) {
 // settings file's folder, in every sandbox, and nothing lands in the
 // folder mcpgram runs in.
 func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	shipped, err := os.ReadFile(filepath.Join(testenv.Root(t), "mcp-settings.json"))
 	if err != nil {
@@ -211,6 +219,7 @@ func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
 // with the field probably meant, and reads a VS Code mcp.json: warnings,
 // not failures.
 func TestMCPListWarnsOfUnreadFields(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := filepath.Join(b.dir, "mcp.json")
 	calc := testenv.Bundled(t, "mcp-calculator")
@@ -230,6 +239,7 @@ func TestMCPListWarnsOfUnreadFields(t *testing.T) {
 // the server or tool named does not, puts a tool's error on stderr, and
 // exits as docs/commands.md says: 0 done, 1 failed, 2 a mistake in the command line.
 func TestMCPCall(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	mark := filepath.Join(t.TempDir(), "started")
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
@@ -282,6 +292,7 @@ func TestMCPCall(t *testing.T) {
 // The commands are found by walking the help itself, from the root's
 // "Available Commands" down, so that a command added later is checked too.
 func TestEveryCommandHasHelp(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	var seen []string
 	var walk func(cmd []string)

@@ -20,6 +20,7 @@ import (
 // unknown", instead of making it again blindly. The real binary, twice,
 // with the Telegram and model fakes.
 func TestKilledMidToolDoesNotRepeatIt(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	calls := filepath.Join(b.dir, "calls.log")
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{

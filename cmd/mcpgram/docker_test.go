@@ -19,6 +19,7 @@ import (
 // its runtime stage must keep the promises docs/operations.md (Docker)
 // makes.
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	root := testenv.Root(t)
 	b, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // none, and a URL declined; what cannot be shown is cancelled; stderr says
 // what was asked and answered.
 func TestMCPCallAnswersWithoutATerminal(t *testing.T) {
+	t.Parallel()
 	for _, legacy := range []bool{false, true} {
 		b := buildBinary(t)
 		settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, legacy)})
@@ -59,6 +60,7 @@ func TestMCPCallAnswersWithoutATerminal(t *testing.T) {
 // why an answer will not do and asks again, takes a default on Enter, and
 // sends exactly what was answered.
 func TestMCPCallAsksInTheTerminal(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false)})
 	ptmx, tty, err := pty.Open()
@@ -111,6 +113,7 @@ func TestMCPCallAsksInTheTerminal(t *testing.T) {
 // `mcpgram chat` asks in the terminal what a server asks mid-call, while
 // the turn waits for the tool.
 func TestChatAsksInTheTerminal(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, true, "ask")})
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {

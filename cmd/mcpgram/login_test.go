@@ -16,6 +16,7 @@ import (
 // output, and `mcpgram config` masks the key. Without OAUTH_KEY the
 // sign-in is refused, saying how to set one.
 func TestMCPLogin(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	fake := oauthfake.Start(t)
 	settings := filepath.Join(b.dir, "mcp-settings.json")

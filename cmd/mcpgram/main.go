@@ -257,9 +257,27 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		if c.Name() == "help" {
 			c.Long = "Print the help of a command, as --help on that command does: what it does, its flags and examples. Without a command, mcpgram's own help."
 			c.Example = "  mcpgram help\n  mcpgram help mcp call"
+			c.Run, c.RunE = nil, helpTopic
 		}
 	}
 	return root, cancel
+}
+
+// helpTopic prints the help of the command args name, as cobra's help
+// command does, but refuses one that does not exist as a mistyped command
+// is refused (a usage error naming the one probably meant) instead of
+// printing mcpgram's own help as if it had been found.
+func helpTopic(help *cobra.Command, args []string) error {
+	cmd, rest, err := help.Root().Find(args)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(rest) > 0 && cmd.HasAvailableSubCommands() {
+		return commandArgs(cmd, rest)
+	}
+	cmd.InitDefaultHelpFlag()
+	cmd.InitDefaultVersionFlag()
+	return cmd.Help()
 }
 
 // commandArgs refuses a command that does not exist, naming the one

@@ -17,6 +17,7 @@ import (
 // TOOL_CALLING reaches the agent: the real binary, set to native, offers
 // the bundled calculator as a function and runs the model's tool_calls.
 func TestChatNativeToolCalling(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
 		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}},

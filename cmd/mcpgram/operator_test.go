@@ -104,6 +104,7 @@ func (s *session) end() {
 // settings: a failed model call says what the endpoint answered and where
 // the log is, not "try again later".
 func TestChatSaysWhatIsWrongWithTheModel(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -139,6 +140,7 @@ func TestChatSaysWhatIsWrongWithTheModel(t *testing.T) {
 // left open when the chat ended is shown again at the next start, and
 // answered there.
 func TestChatApprovalsAtCtrlCAndAcrossRuns(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"echo": testenv.EchoEntry(t, "echo")})
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
@@ -175,6 +177,7 @@ func TestChatApprovalsAtCtrlCAndAcrossRuns(t *testing.T) {
 
 // A call that needs the user's consent asks y or n, never "always".
 func TestChatConsentOffersNoAlways(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"echo": testenv.EchoEntry(t, "keep")})
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
@@ -199,6 +202,7 @@ func TestChatConsentOffersNoAlways(t *testing.T) {
 // A question left open when the chat ended is asked again at the next
 // start, its options numbered, and a number answers it.
 func TestChatAsksAnOpenQuestionAgain(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{})
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
@@ -227,6 +231,7 @@ func TestChatAsksAnOpenQuestionAgain(t *testing.T) {
 // A turn that fails for another reason keeps its sentence, and the
 // operator reads the cause beside it and where the log is.
 func TestChatSaysWhyATurnFailed(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"echo": testenv.EchoEntry(t, "echo")})
 	model := llmfake.New(t, func(llmfake.Call) llmfake.Reply {

@@ -12,6 +12,7 @@ import (
 // prompt` prints a prompt's messages, exits 1 when the server fails it
 // and 2 for a usage mistake.
 func TestMCPPrompts(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false)})
 	out, errOut, code := b.run(nil, "--mcp-settings", settings, "mcp", "prompts")
@@ -51,6 +52,7 @@ func TestMCPPrompts(t *testing.T) {
 // In `mcpgram chat`, /prompts lists the prompts and /greet asks its
 // arguments, then sends the prompt as the operator's message.
 func TestChatPrompts(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"f": testenv.FeaturesEntry(t, false)})
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {

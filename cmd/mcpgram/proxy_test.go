@@ -55,6 +55,7 @@ func proxyConfig(t *testing.T, root string) (path string, volumes []string) {
 // (the proxy's image) on the very config the compose file mounts, the
 // replicas' addresses swapped for two test servers.
 func TestScaleProxyPublishesOnlyTheWebhook(t *testing.T) {
+	t.Parallel()
 	caddy, err := exec.LookPath("caddy")
 	if err != nil {
 		// CI (.ci/run) sets MCPGRAM_REQUIRE_CADDY, so there this fails.

@@ -61,6 +61,7 @@ func wrong(tg *tgfake.Server) int {
 // session ended with SQLSTATE 57P01). Every message is answered, in
 // order, none more than twice, and nobody is told something went wrong.
 func TestScaleDatabaseRestart(t *testing.T) {
+	t.Parallel()
 	pg := testenv.NewCluster(t)
 	model := llmfake.New(t, scaleModel)
 	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"})
@@ -86,6 +87,7 @@ func TestScaleDatabaseRestart(t *testing.T) {
 // run once it is back. Every message is answered, in order, none more
 // than twice, and nobody is told something went wrong.
 func TestScaleDatabaseStopped(t *testing.T) {
+	t.Parallel()
 	pg := testenv.NewCluster(t)
 	model := llmfake.New(t, scaleModel)
 	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"})

@@ -95,6 +95,7 @@ func probe(t *testing.T, b *binary, s secrets, settings, mode string, files []st
 // process runs as root, whom no non-dumpable process keeps out, and only
 // the environment, wiped by the bot, is clean.
 func TestServersCannotReachTheBotsSecrets(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	s := newSecrets(t, b.dir)
 	for _, mode := range []string{"auto", "landlock", "off"} {
@@ -171,6 +172,7 @@ func checkUnconfined(t *testing.T, s secrets, settings string, rep probeReport) 
 // cannot read the bot's environment or memory: the bot is not dumpable.
 // The check runs the bot as nobody, which takes root to arrange.
 func TestNonDumpableBotHidesFromItsUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPED LOUDLY: running the bot as another user needs root")
 	}
@@ -294,6 +296,7 @@ func TestMCPListSaysHowServersAreSandboxed(t *testing.T) {
 // ends the sandbox when the bot's thread that started it ends, and the
 // hub starts every sandbox from a thread that lives as long as the hub.
 func TestKilledBotTakesItsSandboxedServersAlong(t *testing.T) {
+	t.Parallel()
 	testenv.RequireSandbox(t, "bubblewrap")
 	b := buildBinary(t)
 	mark := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -359,6 +362,7 @@ func killMarked(mark string) {
 // ${env:VAR} in the settings file still sees them: a server whose entry
 // passes one on gets it, and only that one.
 func TestSettingsStillExpandTheSecretsTheBotForgot(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"echo": map[string]any{
 		"command": testenv.TestServer(t, "echo"), "env": map[string]string{"PASSED_ON": "${env:TELEGRAM_BOT_TOKEN}"},

@@ -86,6 +86,7 @@ func fillBooking(t testing.TB, tg *tgfake.Server, chat int64) {
 // and the presses and the reply, whichever instance receives them, reach
 // it; the server gets the answers.
 func TestScaleFormAnsweredThroughEitherInstance(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, bookModel)
 	cl := startCluster(t, 2, model, nil)
 	cl.tg.Text(42, 42, "book me a table")
@@ -108,6 +109,7 @@ func TestScaleFormAnsweredThroughEitherInstance(t *testing.T) {
 // it. The other instance takes the chat and runs its message again; the
 // old card no longer takes a press, and the new one is answered.
 func TestScaleFormAfterTheInstanceDies(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, bookModel)
 	cl := startCluster(t, 2, model, nil)
 	cl.tg.Text(42, 42, "book me a table")
@@ -138,6 +140,7 @@ func TestScaleFormAfterTheInstanceDies(t *testing.T) {
 // the group is refused there (which only the instance running the turn
 // can tell), the user's stops the call.
 func TestScaleStopThroughEitherInstance(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		last := c.Request.Messages[len(c.Request.Messages)-1].Content
 		if strings.Contains(last, "Error:") || strings.Contains(last, "Result:") {
@@ -195,6 +198,7 @@ func TestScaleStopThroughEitherInstance(t *testing.T) {
 // is checked against the form stored in the database); another member's
 // press is refused there. The prompt then runs as the user's turn.
 func TestScalePromptFormThroughEitherInstance(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		return llmfake.Text("Hello: " + c.Request.Last())
 	})

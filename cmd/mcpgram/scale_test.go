@@ -209,6 +209,7 @@ func (cl *cluster) backlog(t testing.TB) {
 // Every message is answered, in order, and at most the turn that was
 // running in a killed chat is answered twice (the at-least-once replay).
 func TestScaleTwoInstancesOneKilled(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, scaleModel)
 	cl := startCluster(t, 2, model, []string{"sleep"})
 	tg, calls := cl.tg, cl.calls
@@ -346,6 +347,7 @@ func waitReady(t testing.TB, u string) {
 // asked it: with that instance killed, the other takes the press, runs the
 // approved call and finishes the turn.
 func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		msgs := c.Request.Messages
 		if strings.Contains(msgs[len(msgs)-1].Content, "please run the job") {
@@ -402,6 +404,7 @@ func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
 // whole: what a user sent through an instance that has since stopped
 // still counts on the one left.
 func TestScaleRateLimitIsShared(t *testing.T) {
+	t.Parallel()
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 		msgs := c.Request.Messages
 		return llmfake.Text(`<attempt_completion><result>answer ` + scaleTag.FindString(msgs[len(msgs)-1].Content) + `</result></attempt_completion>`)

@@ -17,6 +17,7 @@ import (
 // search always, lists the pinned tool alone, and the model finds the
 // calculator with a search and runs it.
 func TestChatToolSearch(t *testing.T) {
+	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
 		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator"), "autoApprove": []string{"calculate"}},

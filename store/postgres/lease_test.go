@@ -53,6 +53,7 @@ func claim(t *testing.T, db *postgres.DB, instance string, newChats int, lease t
 }
 
 func TestClaimNoUpdateTwice(t *testing.T) {
+	t.Parallel()
 	a, b := instances(t)
 	chatOf := map[int64]string{}
 	for id := int64(1); id <= 200; id++ {
@@ -113,6 +114,7 @@ func TestClaimNoUpdateTwice(t *testing.T) {
 }
 
 func TestClaimLeaseKeepsChatWithOwner(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	a, b := instances(t)
 	put(t, a, map[int64]string{1: "x", 2: "x"})
@@ -144,6 +146,7 @@ func TestClaimLeaseKeepsChatWithOwner(t *testing.T) {
 }
 
 func TestClaimTakesOverExpiredLease(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	a, b := instances(t)
 	put(t, a, map[int64]string{1: "x", 2: "x", 3: "y"})
@@ -182,6 +185,7 @@ func TestClaimTakesOverExpiredLease(t *testing.T) {
 }
 
 func TestReleaseLeasesHandsChatsOver(t *testing.T) {
+	t.Parallel()
 	a, b := instances(t)
 	put(t, a, map[int64]string{1: "x", 2: "y"})
 	if got := claim(t, a, "A", 10, time.Hour); len(got) != 2 {
@@ -196,6 +200,7 @@ func TestReleaseLeasesHandsChatsOver(t *testing.T) {
 }
 
 func TestClaimNeedsInstance(t *testing.T) {
+	t.Parallel()
 	a, _ := open(t)
 	for _, c := range []store.Claim{{LeaseFor: time.Second}, {Instance: "A"}} {
 		if _, err := a.ClaimQueued(t.Context(), c); err == nil {

@@ -35,6 +35,7 @@ func open(t *testing.T) (*postgres.DB, string) {
 }
 
 func TestMigrationsNewDatabaseHasAllTables(t *testing.T) {
+	t.Parallel()
 	db, _ := open(t)
 	for _, table := range []string{"chats", "conversations", "messages", "tool_calls", "pending", "inbox", "schema_migrations"} {
 		n, err := postgres.QueryInt(t.Context(), db, `SELECT count(*) FROM information_schema.tables
@@ -49,6 +50,7 @@ func TestMigrationsNewDatabaseHasAllTables(t *testing.T) {
 }
 
 func TestMigrationsReopenAppliesOnlyNew(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dsn := testenv.Postgres(t)
 	v1 := fstest.MapFS{
@@ -110,6 +112,7 @@ func TestMigrationsReopenAppliesOnlyNew(t *testing.T) {
 }
 
 func TestMigrationsBadNames(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.Postgres(t)
 	tests := map[string]fstest.MapFS{
 		"no number":      {"init.sql": {Data: []byte(`SELECT 1;`)}},
@@ -131,6 +134,7 @@ func TestMigrationsBadNames(t *testing.T) {
 // Instances starting together on a new database migrate it once, one
 // after the other, and all open.
 func TestMigrationsConcurrentOpen(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dsn := testenv.Postgres(t)
 	const n = 8
@@ -165,6 +169,7 @@ func TestMigrationsConcurrentOpen(t *testing.T) {
 
 // An error opening a database never shows the DSN's password.
 func TestOpenErrorHidesPassword(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"postgres://mcpgram:s3cr3t-pw@127.0.0.1:1/mcpgram?sslmode=disable&connect_timeout=5",
 		"host=127.0.0.1 port=1 user=mcpgram password=s3cr3t-pw dbname=mcpgram sslmode=disable",
@@ -184,6 +189,7 @@ func TestOpenErrorHidesPassword(t *testing.T) {
 // TestMigrationCountsHistoryBytes upgrades a database written before
 // migration 0014 and reads its history by bytes.
 func TestMigrationCountsHistoryBytes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dsn := testenv.Postgres(t)
 	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), "0014"))

@@ -14,6 +14,7 @@ import (
 // took, the other cannot take again, and the refusals in a row are
 // counted across both.
 func TestTakeRateIsShared(t *testing.T) {
+	t.Parallel()
 	a, b := instances(t)
 	ctx := t.Context()
 	const every, burst = time.Hour, 3 // nothing refills during the test
@@ -45,6 +46,7 @@ func TestTakeRateIsShared(t *testing.T) {
 
 // Allowance comes back with time: one event every `every` after the burst.
 func TestTakeRateRefills(t *testing.T) {
+	t.Parallel()
 	a, _ := open(t)
 	ctx := t.Context()
 	// A second: the second take comes well within it even on a loaded
@@ -76,6 +78,7 @@ func TestTakeRateRefills(t *testing.T) {
 // Bookings from two instances at once form one queue: the n-th booking
 // past the burst waits n periods, whichever instance made it.
 func TestReserveRateIsShared(t *testing.T) {
+	t.Parallel()
 	a, b := instances(t)
 	ctx := t.Context()
 	const every, burst, n = time.Second, 2, 10
@@ -121,6 +124,7 @@ func TestReserveRateIsShared(t *testing.T) {
 
 // Rows whole again before the cut are pruned; those still limiting are not.
 func TestPruneRates(t *testing.T) {
+	t.Parallel()
 	a, _ := open(t)
 	ctx := t.Context()
 	if _, err := a.TakeRate(ctx, "short", time.Microsecond, 1); err != nil {

@@ -45,6 +45,7 @@ func warm(t *testing.T, db *postgres.DB) {
 // session with SQLSTATE 57P01) loses no call: reads, the idempotent writes
 // and a turn's write run again on fresh connections, and succeed.
 func TestRestartLosesNoCall(t *testing.T) {
+	t.Parallel()
 	c := testenv.NewCluster(t)
 	db := openOn(t, c.Database(t))
 	ctx := t.Context()
@@ -89,6 +90,7 @@ func TestRestartLosesNoCall(t *testing.T) {
 // With the server down longer than the retries last, a call fails with
 // store.ErrUnavailable; with it back within them, the call succeeds.
 func TestStoppedServer(t *testing.T) {
+	t.Parallel()
 	c := testenv.NewCluster(t)
 	db := openOn(t, c.Database(t))
 	ctx := t.Context()
@@ -118,6 +120,7 @@ func TestStoppedServer(t *testing.T) {
 // connection cut right after COMMIT was sent) runs again and finds its
 // key: stored once, not twice.
 func TestAppendTurnLostCommitAnswer(t *testing.T) {
+	t.Parallel()
 	c := testenv.NewCluster(t)
 	dsn := c.Database(t)
 	openOn(t, dsn).Close() // migrate directly

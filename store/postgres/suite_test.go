@@ -11,6 +11,7 @@ import (
 // The behaviour both engines share, on a PostgreSQL database of each
 // test's own.
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, storetest.PerTest(testenv.Postgres, postgres.Open))
 }
 

@@ -38,7 +38,8 @@ type Store interface {
 // the suite may close one sooner.
 type Open func(t testing.TB) Store
 
-// Run runs the suite, each test as a subtest on a database of its own.
+// Run runs the suite, each test as a subtest on a database of its own,
+// in parallel.
 func Run(t *testing.T, open Open) {
 	tests := []struct {
 		name string
@@ -95,7 +96,10 @@ func Run(t *testing.T, open Open) {
 		{"OAuthFlow", testOAuthFlow},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.run(t, open) })
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each on a database of its own
+			tt.run(t, open)
+		})
 	}
 }
 
