@@ -19,6 +19,41 @@ type progressLog struct {
 	once  sync.Once
 }
 
+// stopMidway runs do with a context that carries a progress log,
+// cancels that context at the first report (the request is running), and
+// checks that do ends as cancelled.
+func stopMidway(t *testing.T, do func(ctx context.Context) error) {
+	t.Helper()
+	log := newProgressLog()
+	ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), log.add))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- do(ctx) }()
+	<-log.first
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+// awaitCancelled asks the features server until it has counted one
+// cancellation; any other count than 0 or 1 fails.
+func awaitCancelled(t *testing.T, h *hub.Hub, caller hub.Caller) {
+	t.Helper()
+	for {
+		res, err := h.CallTool(context.Background(), caller, "f", "cancelled", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Text(), `"cancelled":1`) {
+			return
+		}
+		if !strings.Contains(res.Text(), `"cancelled":0`) {
+			t.Fatalf("got %q", res.Text())
+		}
+	}
+}
+
 func newProgressLog() *progressLog { return &progressLog{first: make(chan struct{})} }
 
 func (l *progressLog) add(p hub.Progress) {
@@ -95,32 +130,13 @@ func TestCancelReachesTheServer(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			h := elicitHub(t, nil, era.legacy, nil)
 			caller := hub.Caller{UserID: "1", ChatID: "1"}
-			log := newProgressLog()
-			ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), log.add))
-			done := make(chan error, 1)
-			go func() {
+			stopMidway(t, func(ctx context.Context) error {
 				_, err := h.CallTool(ctx, caller, "f", "wait", nil)
-				done <- err
-			}()
-			<-log.first // the tool is running
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("got %v, want context.Canceled", err)
-			}
+				return err
+			})
 			// The server counts the cancellation before it can answer
 			// the next request on its one stdin.
-			for {
-				res, err := h.CallTool(context.Background(), caller, "f", "cancelled", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Contains(res.Text(), `"cancelled":1`) {
-					break
-				}
-				if !strings.Contains(res.Text(), `"cancelled":0`) {
-					t.Fatalf("got %q", res.Text())
-				}
-			}
+			awaitCancelled(t, h, caller)
 		})
 	}
 }
@@ -151,30 +167,11 @@ func TestReadProgressAndCancel(t *testing.T) {
 				}
 			}
 
-			log = newProgressLog()
-			ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), log.add))
-			done := make(chan error, 1)
-			go func() {
+			stopMidway(t, func(ctx context.Context) error {
 				_, err := h.ReadResource(ctx, caller, "f", "features://slow/wait")
-				done <- err
-			}()
-			<-log.first // the read is running
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("got %v, want context.Canceled", err)
-			}
-			for {
-				res, err := h.CallTool(context.Background(), caller, "f", "cancelled", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Contains(res.Text(), `"cancelled":1`) {
-					break
-				}
-				if !strings.Contains(res.Text(), `"cancelled":0`) {
-					t.Fatalf("got %q", res.Text())
-				}
-			}
+				return err
+			})
+			awaitCancelled(t, h, caller)
 		})
 	}
 }

@@ -10,19 +10,7 @@ import (
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
-	"github.com/mcpgram/mcpgram/store/postgres"
 )
-
-// openPostgres opens a handle on the database dsn, as one instance would.
-func openPostgres(t *testing.T, dsn string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
 
 // Two instances on one PostgreSQL database: at each expiry, with both
 // racing past it, one refreshes, the other takes what it wrote, and no
@@ -32,8 +20,8 @@ func TestPostgresRefreshAcrossInstances(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	e := newEnv(t)
 	c := &clock{t: time.Now()}
-	a := e.manager(t, openPostgres(t, dsn), testKey, true, c.now)
-	b := e.manager(t, openPostgres(t, dsn), testKey, false, c.now)
+	a := e.manager(t, testenv.OpenPostgres(t, dsn), testKey, true, c.now)
+	b := e.manager(t, testenv.OpenPostgres(t, dsn), testKey, false, c.now)
 	signIn(t, e, a)
 	signIn(t, e, b) // b reads the sign-in a kept
 	for round := 1; round <= 3; round++ {
@@ -62,8 +50,8 @@ func TestPostgresDisconnectAcrossInstances(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	e := newEnv(t)
 	e.fake.SetRevokeFault(oauthfake.NoEndpoint)
-	a := e.manager(t, openPostgres(t, dsn), testKey, true, nil)
-	b := e.manager(t, openPostgres(t, dsn), testKey, false, nil)
+	a := e.manager(t, testenv.OpenPostgres(t, dsn), testKey, true, nil)
+	b := e.manager(t, testenv.OpenPostgres(t, dsn), testKey, false, nil)
 	signIn(t, e, a)
 	signIn(t, e, b)
 	unauthorized := e.fake.Counts().Unauthorized

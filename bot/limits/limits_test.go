@@ -7,25 +7,14 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/store/postgres"
 )
-
-func openPostgres(t *testing.T, dsn string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
 
 // Two instances count one user together: what one allowed, the other
 // does not allow again, and the first refusal in a row warns.
 func TestUsersShared(t *testing.T) {
 	dsn := testenv.Postgres(t)
-	a := limits.NewUsers(2, openPostgres(t, dsn), slog.New(slog.DiscardHandler))
-	b := limits.NewUsers(2, openPostgres(t, dsn), slog.New(slog.DiscardHandler))
+	a := limits.NewUsers(2, testenv.OpenPostgres(t, dsn), slog.New(slog.DiscardHandler))
+	b := limits.NewUsers(2, testenv.OpenPostgres(t, dsn), slog.New(slog.DiscardHandler))
 	type got struct{ ok, warn bool }
 	var seq []got
 	for _, u := range []*limits.Users{a, b, a, b} {
@@ -43,7 +32,7 @@ func TestUsersShared(t *testing.T) {
 // A store that cannot be asked leaves the count to the instance, with a
 // warning in the log, instead of refusing everyone.
 func TestUsersFallBack(t *testing.T) {
-	db := openPostgres(t, testenv.Postgres(t))
+	db := testenv.OpenPostgres(t, testenv.Postgres(t))
 	_ = db.Close()
 	log := &testenv.Buffer{}
 	u := limits.NewUsers(2, db, slog.New(slog.NewTextHandler(log, nil)))

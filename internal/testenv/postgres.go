@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpgram/mcpgram/store/postgres"
 )
 
 // RequirePostgresEnv, set to 1 (as .ci/run does), turns the skip of a test
@@ -400,4 +402,16 @@ func freePort() (int, error) {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// OpenPostgres opens a store on the database dsn, as one instance of the
+// bot would, and closes it when the test ends.
+func OpenPostgres(t testing.TB, dsn string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }

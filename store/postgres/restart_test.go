@@ -15,17 +15,6 @@ import (
 	"github.com/mcpgram/mcpgram/store/postgres"
 )
 
-// openOn opens dsn and closes it at the end of the test.
-func openOn(t *testing.T, dsn string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 // warm uses every connection of db's pool at once, so that none is idle
 // long enough to be checked before its next use.
 func warm(t *testing.T, db *postgres.DB) {
@@ -47,7 +36,7 @@ func warm(t *testing.T, db *postgres.DB) {
 func TestRestartLosesNoCall(t *testing.T) {
 	t.Parallel()
 	c := testenv.NewCluster(t)
-	db := openOn(t, c.Database(t))
+	db := testenv.OpenPostgres(t, c.Database(t))
 	ctx := t.Context()
 	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "user", Content: "before"}}})
 	if err != nil {
@@ -92,7 +81,7 @@ func TestRestartLosesNoCall(t *testing.T) {
 func TestStoppedServer(t *testing.T) {
 	t.Parallel()
 	c := testenv.NewCluster(t)
-	db := openOn(t, c.Database(t))
+	db := testenv.OpenPostgres(t, c.Database(t))
 	ctx := t.Context()
 	c.Stop(t)
 	postgres.SetRetryFor(db, 200*time.Millisecond)
@@ -123,9 +112,9 @@ func TestAppendTurnLostCommitAnswer(t *testing.T) {
 	t.Parallel()
 	c := testenv.NewCluster(t)
 	dsn := c.Database(t)
-	openOn(t, dsn).Close() // migrate directly
+	testenv.OpenPostgres(t, dsn).Close() // migrate directly
 	proxy := newCutProxy(t, dsn)
-	db := openOn(t, proxy.dsn)
+	db := testenv.OpenPostgres(t, proxy.dsn)
 	ctx := t.Context()
 	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "user", Content: "first"}}})
 	if err != nil {
