@@ -62,33 +62,39 @@ func (sc *Screen) View(ctx context.Context, user int64, operator bool, note stri
 	if note != "" {
 		sb.WriteString(note + "\n\n")
 	}
-	sb.WriteString("<b>Your connections</b>\n")
-	if len(mine) == 0 {
-		sb.WriteString("You have not connected your own account to any server.")
-	} else {
-		sb.WriteString("Servers you connected your own account to: tools there act as you.\n")
+	list := func(gs []store.OAuthGrantInfo, l listing) {
+		sb.WriteString(l.title + "\n")
+		if len(gs) == 0 {
+			sb.WriteString(l.none)
+		} else {
+			sb.WriteString(l.some + "\n")
+		}
+		for _, g := range gs {
+			fmt.Fprintf(&sb, "\n• <b>%s</b>, since %s", shown(g.Server), when(g.SignedInAt))
+			rows = append(rows, button(l.action+render.Shorten(render.Visible(g.Server), l.width), l.owner, g.Server))
+		}
 	}
-	for _, g := range mine {
-		fmt.Fprintf(&sb, "\n• <b>%s</b>, since %s", shown(g.Server), when(g.SignedInAt))
-		rows = append(rows, button("Disconnect "+render.Shorten(render.Visible(g.Server), 30), user, g.Server))
-	}
+	list(mine, listing{title: "<b>Your connections</b>", none: "You have not connected your own account to any server.",
+		some: "Servers you connected your own account to: tools there act as you.", action: "Disconnect ", width: 30, owner: user})
 	if operator {
 		ops, err := sc.Keeper.SignIns(ctx, "")
 		if err != nil {
 			return "", tgbotapi.InlineKeyboardMarkup{}, err
 		}
-		sb.WriteString("\n\n<b>Signed in for everyone</b> (admins only)\n")
-		if len(ops) == 0 {
-			sb.WriteString("No server is signed in to for every chat.")
-		} else {
-			sb.WriteString("Sign-ins every chat's calls use.\n")
-		}
-		for _, g := range ops {
-			fmt.Fprintf(&sb, "\n• <b>%s</b>, since %s", shown(g.Server), when(g.SignedInAt))
-			rows = append(rows, button("Sign everyone out of "+render.Shorten(render.Visible(g.Server), 24), 0, g.Server))
-		}
+		sb.WriteString("\n\n")
+		list(ops, listing{title: "<b>Signed in for everyone</b> (admins only)", none: "No server is signed in to for every chat.",
+			some: "Sign-ins every chat's calls use.", action: "Sign everyone out of ", width: 24, owner: 0})
 	}
 	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}, nil
+}
+
+// A listing is how View shows one owner's sign-ins: its heading, its
+// line for none and for some, and its buttons' action, the width of the
+// server's name on them, and their owner (0: the operator).
+type listing struct {
+	title, none, some, action string
+	width                     int
+	owner                     int64
 }
 
 func button(label string, owner int64, server string) []tgbotapi.InlineKeyboardButton {
