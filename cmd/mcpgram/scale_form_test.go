@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/store/postgres"
 )
 
 // bookModel calls the features server's book, then reports its result.
@@ -254,20 +252,7 @@ func TestScaleResourceLinkAfterATakeover(t *testing.T) {
 	cl.tg.Send(tgfake.Incoming{ChatID: group, UserID: alice, Text: "@mcpgram_bot the report please"})
 	links := formCard(t, cl.tg, group, "returned 2 links to open", 0)
 	cl.tg.WaitText(t, group, "Here it is.")
-	db, err := postgres.Open(t.Context(), cl.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	cl.tg.WaitFor(t, 30*time.Second, "the message marked done", func() bool {
-		n, _, err := db.InboxBacklog(t.Context())
-		return err == nil && n == 0
-	})
-	shown := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
-	if shown < 0 {
-		t.Fatal("no instance logged the model call")
-	}
-	cl.kill(t, shown)
+	shown := cl.killModelCaller(t)
 
 	if ans := pressAs(t, cl.tg, group, bob, links, "🖼 chart.png"); !strings.Contains(ans.Text, "Only the person who asked") {
 		t.Errorf("another member's press: %+v", ans)

@@ -184,6 +184,25 @@ func (cl *cluster) stop(t testing.TB, i int) {
 	}
 }
 
+// killModelCaller kills the instance that called the model, once every
+// update is marked done (killed before its done mark is written, the
+// instance would leave its message to run again: the at-least-once
+// replay), and returns its index.
+func (cl *cluster) killModelCaller(t testing.TB) int {
+	t.Helper()
+	db := testenv.OpenPostgres(t, cl.dsn)
+	cl.tg.WaitFor(t, 30*time.Second, "the message marked done", func() bool {
+		n, _, err := db.InboxBacklog(t.Context())
+		return err == nil && n == 0
+	})
+	i := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
+	if i < 0 {
+		t.Fatal("no instance logged the model call")
+	}
+	cl.kill(t, i)
+	return i
+}
+
 // backlog checks that every update in the inbox is done, or soon is.
 func (cl *cluster) backlog(t testing.TB) {
 	t.Helper()
@@ -367,23 +386,8 @@ func TestScaleApprovalAnsweredByAnotherInstance(t *testing.T) {
 		}
 		return false
 	})
-	// Killed before its done mark is written, the instance would leave the
-	// message to run again (the at-least-once replay): wait for the mark.
-	db, err := postgres.Open(t.Context(), cl.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	cl.tg.WaitFor(t, 30*time.Second, "the message marked done", func() bool {
-		n, _, err := db.InboxBacklog(t.Context())
-		return err == nil && n == 0
-	})
-	asked := slices.IndexFunc(cl.logs, func(l *testenv.Buffer) bool { return strings.Contains(l.String(), "model call") })
-	if asked < 0 {
-		t.Fatal("no instance logged the model call")
-	}
+	asked := cl.killModelCaller(t)
 	other := 1 - asked
-	cl.kill(t, asked)
 
 	approve, _, _ := strings.Cut(card.Buttons()[0], "=")
 	_, data, _ := strings.Cut(card.Buttons()[0], "=")
