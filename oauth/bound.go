@@ -48,6 +48,22 @@ func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[strin
 // ErrUnknownState. An empty server matches the flow of any server of
 // userID.
 func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID string) (Finished, error) {
+	f, err := m.Pending(ctx, query)
+	switch {
+	case err != nil:
+		return Finished{}, err
+	case f.UserID != userID || (server != "" && f.Server != server):
+		m.log.Warn("a sign-in callback brought by someone else than its owner; left as it was", "server", f.Server, "by", userID)
+		return Finished{}, ErrNotYours
+	}
+	return m.Finish(ctx, query)
+}
+
+// Pending names the server and user of the sign-in under way that a
+// callback's query (its state) belongs to, leaving it under way: whose it
+// is may be shown or checked before it is finished. A state that names no
+// flow under way gives ErrUnknownState.
+func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, error) {
 	if m.sealer == nil {
 		return Finished{}, ErrNoKey
 	}
@@ -61,9 +77,6 @@ func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID
 		return Finished{}, ErrUnknownState
 	case err != nil:
 		return Finished{}, err
-	case f.UserID != userID || (server != "" && f.Server != server):
-		m.log.Warn("a sign-in callback brought by someone else than its owner; left as it was", "server", f.Server, "by", userID)
-		return Finished{}, ErrNotYours
 	}
-	return m.Finish(ctx, query)
+	return Finished{Server: f.Server, UserID: f.UserID}, nil
 }

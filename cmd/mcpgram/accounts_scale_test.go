@@ -43,7 +43,7 @@ func TestConnectFinishesOnTheOtherInstance(t *testing.T) {
 	other := 1 - waiting
 	target.Store(&url.URL{Scheme: "http", Host: cl.addrs[other]})
 	back := signIn(t, authURL, "alice")
-	if code, body := get(t, front.Client(), back); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
+	if code, body := comeBack(t, front.Client(), front.URL, back); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
 		t.Fatalf("callback on instance %d: %d %q", other, code, body)
 	}
 	cl.tg.WaitText(t, 42, "Seen: Connected to mine")

@@ -3,10 +3,13 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -208,10 +211,22 @@ func TestConnectThroughPublicURL(t *testing.T) {
 	if code, body := get(t, browser, forged.String()); code != http.StatusBadRequest || !strings.Contains(body, "Nothing was changed") {
 		t.Errorf("forged state: %d %q", code, body)
 	}
-	if code, body := get(t, browser, back); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
+	// The page the browser comes back to asks first, naming whose it is;
+	// until the person confirms, nothing is connected.
+	page, fields := confirmPage(t, browser, back)
+	if !strings.Contains(page, "Telegram user with id <b>42</b>") || !strings.Contains(page, "If someone sent you this link") {
+		t.Errorf("the confirmation page says:\n%s", page)
+	}
+	if n := len(a.fake.Tokens()); n != 0 {
+		t.Fatalf("%d tokens issued before the person confirmed", n)
+	}
+	if code, body := confirm(t, browser, proxy.URL, fields); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
 		t.Fatalf("callback: %d %q", code, body)
 	}
 	a.tg.WaitText(t, 42, "Seen: Connected to mine")
+	if code, body := confirm(t, browser, proxy.URL, fields); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
+		t.Errorf("a confirmation posted again: %d %q", code, body)
+	}
 	if code, body := get(t, browser, back); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
 		t.Errorf("replayed callback: %d %q", code, body)
 	}
@@ -239,6 +254,44 @@ func seenAfter(tg *tgfake.Server, chat int64, id int, want string) bool {
 		}
 	}
 	return false
+}
+
+// confirmPage loads the page the browser came back to, which asks the
+// person to confirm, and returns it and the fields its form posts.
+func confirmPage(t *testing.T, browser *http.Client, back string) (string, url.Values) {
+	t.Helper()
+	code, page := get(t, browser, back)
+	if code != http.StatusOK || !strings.Contains(page, `<form method="post" action="/oauth/callback">`) {
+		t.Fatalf("the callback page: %d %q", code, page)
+	}
+	fields := url.Values{}
+	for _, m := range hiddenField.FindAllStringSubmatch(page, -1) {
+		fields.Add(m[1], html.UnescapeString(m[2]))
+	}
+	return page, fields
+}
+
+var hiddenField = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`)
+
+// confirm presses the confirmation page's button: it posts fields to
+// PUBLIC_URL's callback, and returns the status and page.
+func confirm(t *testing.T, browser *http.Client, publicURL string, fields url.Values) (int, string) {
+	t.Helper()
+	resp, err := browser.PostForm(publicURL+"/oauth/callback", fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// comeBack is the browser coming back to PUBLIC_URL and the person
+// confirming on the page it shows.
+func comeBack(t *testing.T, browser *http.Client, publicURL, back string) (int, string) {
+	t.Helper()
+	_, fields := confirmPage(t, browser, back)
+	return confirm(t, browser, publicURL, fields)
 }
 
 // get loads u as browser would, and returns its status and page.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -51,49 +49,12 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 		s.Handle("GET "+config.ClientMetadataPath, oauth.ClientMetadata(cfg.ClientMetadataURL, cfg.PublicURL))
 	}
 	if cfg.PublicURL != "" && app.Auth != nil && app.Agent != nil {
-		s.Handle("GET "+oauth.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
+		s.Handle(oauth.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
 	}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// signInCallback is where a browser comes back from a sign-in begun in a
-// chat (PUBLIC_URL/oauth/callback), on whichever instance it reaches: it
-// finishes the sign-in (the flow is in the database) and closes the chat's
-// connect form as done, which the call waiting for it, on any instance,
-// finds. The page says done or failed in plain, escaped words: no code,
-// token or state is shown or logged.
-func signInCallback(m *oauth.Manager, a *agent.Agent, h *hub.Hub, logger *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		done, err := m.Finish(r.Context(), r.URL.Query())
-		status, msg := http.StatusOK, "Connected to "+done.Server+". You may close this page and go back to the chat."
-		switch {
-		case errors.Is(err, oauth.ErrUnknownState):
-			status, msg = http.StatusBadRequest, "Nothing was changed: "+err.Error()
-		case err != nil:
-			logger.Warn("sign-in callback", "server", done.Server, "user", done.UserID, "err", err)
-			status, msg = http.StatusBadRequest, "The sign-in to "+done.Server+" did not succeed: "+err.Error()
-		default:
-			if err := a.Connected(r.Context(), done); err != nil {
-				logger.Info("signed in, but the chat's card was not waiting", "server", done.Server, "user", done.UserID, "err", err)
-			}
-			if done.UserID == "" {
-				// The operator's sign-in, from /servers: the server
-				// reconnects with it here, and on its own elsewhere.
-				msg = "Signed in to " + done.Server + " for every chat. You may close this page."
-				if err := h.Restart(r.Context(), done.Server); err != nil {
-					logger.Warn("reconnect after the operator's sign-in", "server", done.Server, "err", err)
-				}
-			}
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.WriteHeader(status)
-		fmt.Fprintf(w, "<!doctype html><meta charset=\"utf-8\"><title>mcpgram</title><p>%s</p>\n", html.EscapeString(msg))
-	})
 }
 
 // closeHTTP stops the endpoint, if any, giving requests in flight a moment.
