@@ -220,6 +220,14 @@ func TestConnectThroughPublicURL(t *testing.T) {
 	if n := len(a.fake.Tokens()); n != 0 {
 		t.Fatalf("%d tokens issued before the person confirmed", n)
 	}
+	if resp, err := browser.Get(back); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("the confirmation page may be framed: %v", resp.Header)
+		}
+	}
 	if code, body := confirm(t, browser, proxy.URL, fields); code != http.StatusOK || !strings.Contains(body, "Connected to mine") {
 		t.Fatalf("callback: %d %q", code, body)
 	}
