@@ -246,6 +246,29 @@ func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, be
 	return formView(f)
 }
 
+// AwaitSignIn waits for the operator's sign-in card id (SignIn's) to
+// close: signed in (a browser back at PUBLIC_URL, on any instance, or an
+// address pasted), cancelled, or expired after ApprovalTimeout, which it
+// closes it as. It returns the card as closed; if ctx ends first, it
+// closes it as stopped and returns ctx's error. No call waits for such a
+// card: this is for the front end that showed it, to show how it ended.
+func (a *Agent) AwaitSignIn(ctx context.Context, id int64) (*Form, error) {
+	wake := a.waitFor(id, hub.Caller{}) // nobody's messages are routed to it
+	defer a.stopWaiting(id)
+	f, outcome := a.awaitForm(ctx, id, wake)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v, err := formView(f)
+	if err != nil {
+		return nil, err
+	}
+	if outcome != "" {
+		v.Outcome = outcome
+	}
+	return v, nil
+}
+
 // isSignInForm reports whether f is the operator's sign-in of an admin.
 func isSignInForm(f store.Form) bool {
 	var p formPayload

@@ -62,6 +62,8 @@ type Agent interface {
 	// SignIn opens an admin's card of the operator's sign-in to a server
 	// (see agent.SignIn).
 	SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
+	// AwaitSignIn waits for such a card to close (see agent.AwaitSignIn).
+	AwaitSignIn(ctx context.Context, id int64) (*agent.Form, error)
 	settings.Agent
 	usage.Agent
 }
@@ -262,6 +264,9 @@ type Bot struct {
 	admins  map[int64]bool
 	ran     atomic.Bool
 	users   *limits.Users // the per-user rate limit
+	// stopping ends when Run's context does, as shutdown begins (set by
+	// Run before it handles anything).
+	stopping context.Context
 
 	mu sync.Mutex
 	// turns holds each chat's running turn, for /cancel, which runs out
@@ -376,6 +381,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.logger.Warn("ALLOWED_USER_IDS is empty: anyone on Telegram can use this bot and its tools")
 	}
 	menu := b.registerCommands(ctx)
+	b.stopping = ctx
 
 	if name := b.queue.Instance(); name != "" {
 		b.logger.Info("sharing the inbox with other instances: this one runs the chats it leases", "instance", name, "lease", b.cfg.ChatLease)

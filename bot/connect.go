@@ -48,6 +48,16 @@ func connectCard(f *agent.Form) (string, *tgbotapi.InlineKeyboardMarkup) {
 
 // connectOutcome is the line a closed connect card ends with.
 func connectOutcome(f *agent.Form) string {
+	if f.Operator {
+		switch f.Outcome {
+		case agent.FormAccepted:
+			return "✅ <i>Signed in, for every chat.</i>"
+		case agent.FormExpired:
+			return "⌛ <i>Not signed in in time.</i>"
+		case agent.FormStopped:
+			return "⏹ <i>The bot stopped before you signed in.</i>"
+		}
+	}
 	switch f.Outcome {
 	case agent.FormAccepted:
 		return "✅ <i>Connected.</i>"
@@ -109,6 +119,37 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, server str
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, "", false)
 	b.showForm(ctx, chatID, user, f)
+	b.queue.Go(func(work context.Context) {
+		// It waits on a person: it stops as shutdown begins, rather than
+		// hold the shutdown for its grace.
+		if b.stopping != nil {
+			var cancel context.CancelFunc
+			work, cancel = context.WithCancel(work)
+			defer cancel()
+			defer context.AfterFunc(b.stopping, cancel)()
+		}
+		b.awaitSignIn(work, chatID, f.ID)
+	})
+}
+
+// awaitSignIn waits, on the instance that showed it, for the admin's
+// sign-in card id to close, however it does: an address pasted here
+// (which formText shows on the card), the browser back at PUBLIC_URL on
+// any instance, Cancel, or the clock. It shows the outcome on the card,
+// if not shown yet, and once signed in reconnects the server here (the
+// other instances retry on their own). At shutdown it stops waiting.
+func (b *Bot) awaitSignIn(ctx context.Context, chatID int64, id int64) {
+	f, err := b.agent.AwaitSignIn(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			b.logger.Error("wait for the operator's sign-in", "form", id, "err", err)
+		}
+		return
+	}
+	b.updateForm(ctx, chatID, 0, f)
+	if f.Outcome == agent.FormAccepted {
+		b.signedIn(ctx, chatID, f)
+	}
 }
 
 // signedIn reconnects the server an admin just signed in to from the

@@ -306,10 +306,8 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 		// It holds a sign-in's code: out of the chat.
 		b.deleteMessage(ctx, chatID, m.MessageID)
 	}
+	// An admin's sign-in, once done, is reconnected by awaitSignIn.
 	b.updateForm(ctx, chatID, 0, f)
-	if f.Mode == agent.ModeConnect && f.Operator && f.Outcome == agent.FormAccepted {
-		b.signedIn(ctx, chatID, f)
-	}
 	return true
 }
 

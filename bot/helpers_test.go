@@ -255,6 +255,10 @@ func (f *fakeSettings) SignIn(context.Context, hub.Caller, string, func(context.
 	return nil, errors.New("no sign-ins here")
 }
 
+func (f *fakeSettings) AwaitSignIn(context.Context, int64) (*agent.Form, error) {
+	return nil, errors.New("no sign-ins here")
+}
+
 func (f *fakeSettings) OpenPrompt(context.Context, hub.Caller, string, string) (*agent.Form, error) {
 	return nil, agent.ErrNoPrompt
 }

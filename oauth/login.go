@@ -8,6 +8,7 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -90,51 +91,69 @@ func (m *Manager) probe(ctx context.Context, serverURL string, headers map[strin
 // nothing; the sign-in goes on waiting, until ctx ends.
 func Loopback(open func(ctx context.Context, authURL string) error) Interactive {
 	return func(ctx context.Context, m *Manager, req SignIn) error {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("listen for the sign-in's redirect: %w", err)
+		begin := func(ctx context.Context, redirectURI string) (string, string, error) {
+			return m.Begin(ctx, req, redirectURI)
 		}
-		redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
-		authURL, state, err := m.Begin(ctx, req, redirect)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		done := make(chan error, 1)
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
-			q := r.URL.Query()
-			if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(state)) != 1 {
-				http.Error(w, "This is not the sign-in this terminal started.", http.StatusBadRequest)
-				return
-			}
+		finish := func(ctx context.Context, q url.Values) error {
 			_, err := m.Finish(ctx, q)
-			msg := "Signed in to " + req.Server + ". You may close this page."
-			if err != nil {
-				msg = "The sign-in to " + req.Server + " failed: " + err.Error()
-			}
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, "<!doctype html><title>mcpgram</title><p>%s</p>\n", html.EscapeString(msg))
-			select {
-			case done <- err:
-			default:
-			}
-		})
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		}()
-		if err := open(ctx, authURL); err != nil {
 			return err
 		}
+		return ServeLoopback(ctx, req.Server, begin, finish, open)
+	}
+}
+
+// ServeLoopback runs one sign-in to server whose browser comes back to a
+// port of 127.0.0.1, as Loopback does, for a sign-in begun by begin
+// (given the redirect URI, it returns the authorization URL and its
+// state) and finished by finish (given what the browser came back with).
+func ServeLoopback(ctx context.Context, server string,
+	begin func(ctx context.Context, redirectURI string) (authURL, state string, err error),
+	finish func(ctx context.Context, query url.Values) error,
+	open func(ctx context.Context, authURL string) error) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen for the sign-in's redirect: %w", err)
+	}
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	authURL, state, err := begin(ctx, redirect)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	done := make(chan error, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(state)) != 1 {
+			http.Error(w, "This is not the sign-in this terminal started.", http.StatusBadRequest)
+			return
+		}
+		err := finish(ctx, q)
+		msg := "Signed in to " + server + ". You may close this page."
+		if err != nil {
+			msg = "The sign-in to " + server + " failed: " + err.Error()
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><title>mcpgram</title><p>%s</p>\n", html.EscapeString(msg))
 		select {
-		case err := <-done:
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("sign in to %s: %w", req.Server, context.Cause(ctx))
+		case done <- err:
+		default:
 		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := open(ctx, authURL); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("sign in to %s: %w", server, context.Cause(ctx))
 	}
 }

@@ -360,31 +360,106 @@ func TestAdminSignsInFromServers(t *testing.T) {
 	})
 	_, stop := startRun(t, a.env, a.path)
 	defer stop()
+	card, authURL := adminSignInCard(t, a.tg)
+	a.tg.Text(42, 42, signIn(t, authURL, "ops"))
+	a.tg.WaitText(t, 42, "Signed in; shared is reconnected.")
+	signedInCard(t, a.tg, card)
+	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "who is the shared account?"), "Seen: ops")
+}
+
+// The admin's Sign in through PUBLIC_URL: the browser comes back to
+// PUBLIC_URL/oauth/callback, whose page says signed in for every chat;
+// the card then shows it, without its buttons, and the chat is told the
+// server is reconnected (once: by the instance that showed the card), and
+// every chat's calls carry the operator's account. A replayed callback
+// changes nothing.
+func TestAdminSignsInThroughPublicURL(t *testing.T) {
+	a := newAccountsEnv(t)
+	a.env["ADMIN_USER_IDS"] = "42"
+	a.path = settings(t, map[string]any{
+		"shared": map[string]any{"type": "streamableHttp", "url": a.fake.URL() + "/mcp", "timeout": 10, "autoApprove": []string{"whoami"}},
+	})
+	addr := freeAddr(t)
+	backend, _ := url.Parse("http://" + addr)
+	proxy := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))
+	t.Cleanup(proxy.Close)
+	a.env["HTTP_LISTEN"] = addr
+	a.env["PUBLIC_URL"] = proxy.URL
+	_, stop := startRun(t, a.env, a.path)
+	defer stop()
+	card, authURL := adminSignInCard(t, a.tg)
+	if !strings.Contains(card.Plain, "this card changes once you have") {
+		t.Errorf("the card of a public URL says:\n%s", card.Plain)
+	}
+	back := signIn(t, authURL, "ops")
+	if !strings.HasPrefix(back, proxy.URL+"/oauth/callback?") {
+		t.Fatalf("the browser came back to %s, want PUBLIC_URL/oauth/callback", back)
+	}
+	page, fields := confirmPage(t, proxy.Client(), back)
+	if !strings.Contains(page, "for <b>every chat</b> of this bot") {
+		t.Errorf("the confirmation page of the operator's sign-in says:\n%s", page)
+	}
+	if code, body := confirm(t, proxy.Client(), proxy.URL, fields); code != http.StatusOK || !strings.Contains(body, "Signed in to shared for every chat") {
+		t.Fatalf("callback: %d %q", code, body)
+	}
+	signedInCard(t, a.tg, card)
+	a.tg.WaitText(t, 42, "Signed in; shared is reconnected.")
+	if code, body := get(t, proxy.Client(), back); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
+		t.Errorf("replayed callback: %d %q", code, body)
+	}
+	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "who is the shared account?"), "Seen: ops")
+	said := 0
+	for _, m := range a.tg.Messages(42) {
+		if strings.Contains(m.Plain, "Signed in; shared is reconnected.") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("the chat was told %d times that shared is reconnected, want once", said)
+	}
+}
+
+// adminSignInCard asks /servers as admin 42 until shared has its Sign in
+// button, checks that user 43 may not press it, presses it, and returns
+// the card with its sign-in address.
+func adminSignInCard(t *testing.T, tg *tgfake.Server) (tgfake.Message, string) {
+	t.Helper()
 	var screen tgfake.Message
 	for i := 0; !strings.Contains(strings.Join(screen.Buttons(), " "), "🔑 Sign in shared"); i++ {
 		if i == 100 {
 			t.Fatalf("no Sign in button on /servers: %q", screen.Plain)
 		}
-		before := len(a.tg.Messages(42))
-		a.tg.Text(42, 42, "/servers")
-		a.tg.WaitFor(t, 30*time.Second, "the /servers answer", func() bool { return len(a.tg.Messages(42)) > before })
-		msgs := a.tg.Messages(42)
+		before := len(tg.Messages(42))
+		tg.Text(42, 42, "/servers")
+		tg.WaitFor(t, 30*time.Second, "the /servers answer", func() bool { return len(tg.Messages(42)) > before })
+		msgs := tg.Messages(42)
 		screen = msgs[len(msgs)-1]
 	}
-	if ans := pressAs(t, a.tg, 42, 43, screen, "🔑 Sign in shared"); !strings.Contains(ans.Text, "Only admins") {
+	if ans := pressAs(t, tg, 42, 43, screen, "🔑 Sign in shared"); !strings.Contains(ans.Text, "Only admins") {
 		t.Errorf("a non-admin's press answered %q", ans.Text)
 	}
-	pressOn(t, a.tg, 42, screen, "🔑 Sign in shared")
-	card := formCard(t, a.tg, 42, "Connect your account to shared", screen.ID)
-	var authURL string
+	pressOn(t, tg, 42, screen, "🔑 Sign in shared")
+	card := formCard(t, tg, 42, "Connect your account to shared", screen.ID)
 	for _, row := range card.Keyboard {
 		for _, b := range row {
 			if b.URL != nil {
-				authURL = *b.URL
+				return card, *b.URL
 			}
 		}
 	}
-	a.tg.Text(42, 42, signIn(t, authURL, "ops"))
-	a.tg.WaitText(t, 42, "Signed in; shared is reconnected.")
-	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "who is the shared account?"), "Seen: ops")
+	t.Fatalf("no sign-in button on %q: %v", card.Plain, card.Buttons())
+	return card, ""
+}
+
+// signedInCard waits for card to say signed in, without its buttons.
+func signedInCard(t *testing.T, tg *tgfake.Server, card tgfake.Message) {
+	t.Helper()
+	tg.WaitFor(t, 60*time.Second, "the card to say signed in", func() bool {
+		for _, m := range tg.Messages(card.ChatID) {
+			if m.ID == card.ID {
+				return strings.Contains(m.Plain, "Signed in, for every chat.") && len(m.Keyboard) == 0
+			}
+		}
+		return false
+	})
 }

@@ -50,17 +50,20 @@ type App struct {
 // or failed; without, servers join the catalog as they come up, so a
 // front end can serve at once. ask asks the user what a server asks
 // mid-call; nil: the agent does, through the events of the turn that
-// called (the bot's way).
-func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor) (*App, error) {
+// called (the bot's way), and then the agent also asks users to connect
+// their accounts to per-user servers; otherwise connect, when not nil,
+// makes the hub's Connector from the keeper of sign-ins (nil: nobody can
+// be asked to connect).
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor, connect func(*oauth.Manager) hub.Connector) (*App, error) {
 	app := &App{}
-	if err := app.open(ctx, cfg, logger, watch, wait, ask); err != nil {
+	if err := app.open(ctx, cfg, logger, watch, wait, ask, connect); err != nil {
 		closeAndWarn(app, logger)
 		return nil, err
 	}
 	return app, nil
 }
 
-func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor) error {
+func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor, connectWith func(*oauth.Manager) hub.Connector) error {
 	var err error
 	if cfg.HTTPListen != "" {
 		app.Metrics = metrics.New()
@@ -81,8 +84,11 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	var connect hub.Connector
-	if viaAgent != nil {
+	switch {
+	case viaAgent != nil:
 		connect = viaAgent
+	case connectWith != nil:
+		connect = connectWith(app.Auth)
 	}
 	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, connect, app.Auth); err != nil {
 		return err

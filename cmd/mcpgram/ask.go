@@ -54,7 +54,7 @@ func (a *terminalAsker) Elicit(ctx context.Context, e hub.Elicitation) (hub.Elic
 		fmt.Fprintf(a.out, "(No terminal to ask in: answered with the defaults, %s.)\n", b)
 		return hub.ElicitResult{Action: hub.ElicitAccept, Content: content}, nil
 	}
-	return a.fill(ctx, f)
+	return a.fill(ctx, f, false)
 }
 
 // during names the call that asks.
@@ -96,26 +96,32 @@ func (a *terminalAsker) visit(ctx context.Context, e hub.Elicitation) (hub.Elici
 	}
 }
 
-// fill asks the fields in turn, then whether to submit.
-func (a *terminalAsker) fill(ctx context.Context, f *form.Form) (hub.ElicitResult, error) {
-	fmt.Fprintln(a.out, "Answer each field. Enter takes the default, or skips a field that is not required; /back returns to the field before; /decline or /cancel ends the form.")
+// fill asks the fields in turn, then whether to submit. A prompt's form
+// (prompt) offers cancel alone, for declining a prompt is cancelling it;
+// a /decline or n typed there cancels too.
+func (a *terminalAsker) fill(ctx context.Context, f *form.Form, prompt bool) (hub.ElicitResult, error) {
+	if prompt {
+		fmt.Fprintln(a.out, "Answer each field. Enter takes the default, or skips a field that is not required; /back returns to the field before; /cancel ends the form.")
+	} else {
+		fmt.Fprintln(a.out, "Answer each field. Enter takes the default, or skips a field that is not required; /back returns to the field before; /decline or /cancel ends the form.")
+	}
 	var st form.State
 	for {
 		fd, asking := f.Current(st)
 		if !asking {
-			done, res, err := a.review(ctx, f, &st)
+			done, res, err := a.review(ctx, f, &st, prompt)
 			if done || err != nil {
-				return res, err
+				return declined(res, prompt), err
 			}
 			continue
 		}
-		line, err := a.ask(ctx, prompt(f, st, fd))
+		line, err := a.ask(ctx, fieldPrompt(f, st, fd))
 		if err != nil {
 			return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 		}
 		switch line {
 		case "/decline":
-			return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+			return declined(hub.ElicitResult{Action: hub.ElicitDecline}, prompt), nil
 		case "/cancel":
 			return hub.ElicitResult{Action: hub.ElicitCancel}, nil
 		case "/back":
@@ -142,9 +148,21 @@ func (a *terminalAsker) fill(ctx context.Context, f *form.Form) (hub.ElicitResul
 	}
 }
 
+// declined is res, a decline made a cancel on a prompt's form.
+func declined(res hub.ElicitResult, prompt bool) hub.ElicitResult {
+	if prompt && res.Action == hub.ElicitDecline {
+		res.Action = hub.ElicitCancel
+	}
+	return res
+}
+
 // review asks whether to send the form; done reports a final answer.
-func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State) (bool, hub.ElicitResult, error) {
-	line, err := a.ask(ctx, "Submit? [y = submit, n = decline, c = cancel, b = back] ")
+func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State, prompt bool) (bool, hub.ElicitResult, error) {
+	q := "Submit? [y = submit, n = decline, c = cancel, b = back] "
+	if prompt {
+		q = "Submit? [y = submit, c = cancel, b = back] "
+	}
+	line, err := a.ask(ctx, q)
 	if err != nil {
 		return true, hub.ElicitResult{Action: hub.ElicitCancel}, nil
 	}
@@ -168,8 +186,8 @@ func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State
 	return false, hub.ElicitResult{}, nil
 }
 
-// prompt is the line that asks for fd.
-func prompt(f *form.Form, st form.State, fd form.Field) string {
+// fieldPrompt is the line that asks for fd.
+func fieldPrompt(f *form.Form, st form.State, fd form.Field) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", plain(fd.Label(), 100))
 	if fd.Description != "" {

@@ -177,7 +177,7 @@ func newCLIAuth(ctx context.Context, cfg *config.Config, logger *slog.Logger, ge
 		return nil, err
 	}
 	if interactive {
-		m.SetInteractive(oauth.Loopback(openBrowser(getenv, stderr)))
+		m.SetInteractive(operatorOnly(oauth.Loopback(openBrowser(getenv, stderr))))
 	}
 	return &cliAuth{Manager: m, st: st}, nil
 }

@@ -109,16 +109,21 @@ func finishSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *a
 		callbackPage(w, http.StatusBadRequest, "The sign-in to "+done.Server+" did not succeed: "+err.Error(), "")
 		return
 	}
-	if err := a.Connected(r.Context(), done); err != nil {
-		logger.Info("signed in, but the chat's card was not waiting", "server", done.Server, "user", done.UserID, "err", err)
+	cerr := a.Connected(r.Context(), done)
+	if cerr != nil {
+		logger.Info("signed in, but the chat's card was not waiting", "server", done.Server, "user", done.UserID, "err", cerr)
 	}
 	msg := "Connected to " + done.Server + ". You may close this page and go back to the chat."
 	if done.UserID == "" {
-		// The operator's sign-in, from /servers: the server reconnects
-		// with it here, and on its own elsewhere.
+		// The operator's sign-in, from /servers: the instance that shows
+		// the admin's card reconnects the server and says so on the card;
+		// with no card waiting, this one does. The others reconnect on
+		// their own.
 		msg = "Signed in to " + done.Server + " for every chat. You may close this page."
-		if err := h.Restart(r.Context(), done.Server); err != nil {
-			logger.Warn("reconnect after the operator's sign-in", "server", done.Server, "err", err)
+		if cerr != nil {
+			if err := h.Restart(r.Context(), done.Server); err != nil {
+				logger.Warn("reconnect after the operator's sign-in", "server", done.Server, "err", err)
+			}
 		}
 	}
 	callbackPage(w, http.StatusOK, msg, "")

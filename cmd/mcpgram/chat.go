@@ -30,7 +30,7 @@ Ctrl-C stops the running request; at a y/n prompt it answers no; at the prompt i
 // or ctx ends. interrupts delivers Ctrl-C: it stops the running turn, and
 // at the prompt ends the chat. Logs go to a file beside the database, so
 // that none is printed into the conversation.
-func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.Reader, stdout io.Writer, interrupts <-chan os.Signal) error {
+func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv func(string) (string, bool), stdin io.Reader, stdout io.Writer, interrupts <-chan os.Signal) error {
 	if err := cfg.RequireModel(); err != nil {
 		return err
 	}
@@ -48,7 +48,11 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, stdin io.
 	// which waits for the typed lines while the turn that called runs.
 	lines := readLines(stdin)
 	asker := &terminalAsker{out: stdout, lines: lines, interactive: true}
-	app, err := Open(ctx, cfg, logger, false, true, asker)
+	// A per-user server's sign-in is the chat user's, in the browser,
+	// when someone is there to: stdin is a terminal or $BROWSER is set.
+	browser, _ := getenv("BROWSER")
+	connect := terminalConnect(isTerminal(stdin) || strings.TrimSpace(browser) != "", getenv, stdout)
+	app, err := Open(ctx, cfg, logger, false, true, asker, connect)
 	if err != nil {
 		return err
 	}

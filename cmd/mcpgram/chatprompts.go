@@ -53,7 +53,7 @@ func (c *terminal) sendPrompt(ctx context.Context, cmd promptmenu.Command) error
 			return nil
 		}
 		fmt.Fprintf(c.out, "Prompt %s of %s:\n", plain(p.Name, 100), plain(cmd.Server, 100))
-		res, err := c.asker.fill(ctx, f)
+		res, err := c.asker.fill(ctx, f, true)
 		if err != nil || res.Action != hub.ElicitAccept {
 			fmt.Fprintln(c.out, "Not sent.")
 			return nil

@@ -226,7 +226,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				"  mcpgram chat --model gpt-4o --user alice",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				cancel() // the chat takes Ctrl-C itself
-				return chatCommand(parent, cfg, *user, stdin, stdout, interrupts)
+				return chatCommand(parent, cfg, *user, getenv, stdin, stdout, interrupts)
 			}),
 		},
 		mcpCommands(ctx, withConfig, user, getenv, stdin, stdout, stderr),

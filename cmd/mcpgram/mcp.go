@@ -107,7 +107,9 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				"A tool's error goes to stderr and exits 1, as does a server that does not start; " +
 				"a server or tool that does not exist, or arguments that are no JSON object, exit 2, naming what exists.\n\n" +
 				"What the server asks mid-call is asked on stderr and answered on stdin when stdin is a terminal; " +
-				"otherwise a form is answered with each field's default (declined when a required field has none) and a URL declined.",
+				"otherwise a form is answered with each field's default (declined when a required field has none) and a URL declined. " +
+				"A server that acts as each user's own account is called as --user (default local); one not yet connected is signed in to, as mcp login does, " +
+				"when stdin is a terminal or $BROWSER is set, and otherwise the call fails saying nobody can be asked to connect.",
 			Example: "  mcpgram mcp call calculator calculate '{\"expression\": \"25 * 48 + 120 / 4\"}'\n" +
 				"  mcpgram mcp call clock current_time",
 			Args: func(cmd *cobra.Command, args []string) error {
@@ -196,7 +198,11 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	h, err := newHub(cfg, logger, false, nil, ask, nil, auth)
+	var connect hub.Connector
+	if f := terminalConnect(interactive, getenv, stderr); f != nil {
+		connect = f(auth.Manager)
+	}
+	h, err := newHub(cfg, logger, false, nil, ask, connect, auth)
 	if err != nil {
 		return err
 	}
@@ -224,6 +230,13 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		}
 		return fmt.Errorf("server %q did not start: %s", name, why)
 	}
+	if _, ok := s.Tool(tool); !ok && s.Account == hub.AccountUser && tool != hub.ConnectTool {
+		// A per-user server's tools are known once someone connected:
+		// connect first (signing the caller in if need be), then look.
+		if s, err = connectFirst(ctx, h, user, name); err != nil {
+			return err
+		}
+	}
 	if _, ok := s.Tool(tool); !ok {
 		var names []string
 		for _, t := range s.Tools {
@@ -244,6 +257,21 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	}
 	printResult(stdout, res)
 	return nil
+}
+
+// connectFirst calls the per-user server name's connect tool for user,
+// which signs them in if they have not yet, and returns the server as the
+// catalog lists it then (with its own tools).
+func connectFirst(ctx context.Context, h *hub.Hub, user, name string) (hub.ServerInfo, error) {
+	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, name, hub.ConnectTool, map[string]any{})
+	if err != nil {
+		return hub.ServerInfo{}, err
+	}
+	if res.IsError {
+		return hub.ServerInfo{}, fmt.Errorf("connect to %s: %s", name, res.Text())
+	}
+	s, _ := h.Catalog().Server(name)
+	return s, nil
 }
 
 // isTerminal reports whether r is a terminal a person types into (not

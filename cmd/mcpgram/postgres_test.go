@@ -26,8 +26,13 @@ import (
 // the process ends.
 func TestMain(m *testing.M) {
 	if os.Getenv("MCPGRAM_TEST_BROWSER") == "1" {
-		// Run as $BROWSER by mcpgram mcp login: be the browser.
-		if err := oauthfake.Browse(context.Background(), os.Args[len(os.Args)-1]); err != nil {
+		// Run as $BROWSER by mcpgram mcp login: be the browser, signing
+		// in as MCPGRAM_TEST_ACCOUNT when set.
+		authURL := os.Args[len(os.Args)-1]
+		if a := os.Getenv("MCPGRAM_TEST_ACCOUNT"); a != "" {
+			authURL = oauthfake.As(authURL, a)
+		}
+		if err := oauthfake.Browse(context.Background(), authURL); err != nil {
 			fmt.Fprintln(os.Stderr, "browser:", err)
 			os.Exit(1)
 		}

@@ -50,7 +50,9 @@ func TestMCPPrompts(t *testing.T) {
 }
 
 // In `mcpgram chat`, /prompts lists the prompts and /greet asks its
-// arguments, then sends the prompt as the operator's message.
+// arguments, then sends the prompt as the operator's message. The form
+// offers /cancel and c = cancel, not decline (for a prompt they are the
+// same): /cancel at a field, c and an older /decline or n send nothing.
 func TestChatPrompts(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
@@ -59,16 +61,38 @@ func TestChatPrompts(t *testing.T) {
 		return llmfake.Text("Got: " + c.Request.Last())
 	})
 	chat := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
+	const intro = "Answer each field. Enter takes the default, or skips a field that is not required; /back returns to the field before; /cancel ends the form."
 	chat.converse([]step{
 		{"> ", "/prompts"},
 		{"/greet\tf: Greet someone", ""},
 		{"> ", "/greet"},
+		{intro, ""},
 		{"who (Whom to greet): a text (required) > ", "Ada"},
 		{"mood (How): a text > ", "warmly"},
-		{"Submit? [y = submit, n = decline, c = cancel, b = back] ", "y"},
+		{"Submit? [y = submit, c = cancel, b = back] ", "y"},
 		{"(sent the prompt greet of f:)\n  Please greet Ada, warmly.", ""},
-		{"Got: Please greet Ada, warmly.", "/broken"},
+		{"Got: Please greet Ada, warmly.", "/greet"},
+		{"who (Whom to greet): a text (required) > ", "/cancel"},
+		{"Not sent.", "/greet"},
+		{"who (Whom to greet): a text (required) > ", "/decline"},
+		{"Not sent.", "/greet"},
+		{"who (Whom to greet): a text (required) > ", "Bo"},
+		{"mood (How): a text > ", "kindly"},
+		{"Submit? [y = submit, c = cancel, b = back] ", "c"},
+		{"Not sent.", "/greet"},
+		{"who (Whom to greet): a text (required) > ", "Cy"},
+		{"mood (How): a text > ", "kindly"},
+		{"Submit? [y = submit, c = cancel, b = back] ", "n"},
+		{"Not sent.", "/broken"},
 		{"f could not give the prompt broken", "/quit"},
 	})
 	chat.end()
+	// (The help printed at start names decline for servers' forms.)
+	_, out, _ := strings.Cut(chat.out.String(), intro)
+	if strings.Contains(out, "decline") {
+		t.Errorf("the prompt's form offers decline:\n%s", out)
+	}
+	if n := len(model.Calls()); n != 1 {
+		t.Errorf("model calls = %d, want 1 (the cancelled prompts sent nothing)", n)
+	}
 }
