@@ -2,18 +2,14 @@ package bot_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // The resource links a tool returns are buttons for the turn's user
@@ -21,19 +17,9 @@ import (
 // it does not asks first on an approval card, then comes as a document.
 // The model is told the links exist.
 func TestResourceLinksInTelegram(t *testing.T) {
-	dir := t.TempDir()
-	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{
+	s := newServersStack(t, map[string]any{
 		"f": testenv.FeaturesEntry(t, false, "report", "resource:features://report/chart.png"),
-	})
-	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
-	testenv.Running(t, s.hub)
-	var err error
-	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
-	s.model = llmfake.New(t, formModel)
+	}, formModel)
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	first := s.start(nil)
 	f := s.fake

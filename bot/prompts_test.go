@@ -2,7 +2,6 @@ package bot_test
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,11 +12,8 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // waitCommands waits until the menu of scope offers command.
@@ -175,17 +171,7 @@ func commandNames(cmds []tgbotapi.BotCommand) string {
 // its administrators'). With every server on again, the chat's own menus
 // are deleted, and it shows every chat's.
 func TestChatMenusFollowThePrompts(t *testing.T) {
-	dir := t.TempDir()
-	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{"f": testenv.FeaturesEntry(t, false), "g": testenv.FeaturesEntry(t, false)})
-	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
-	testenv.Running(t, s.hub)
-	var err error
-	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
-	s.model = llmfake.New(t, formModel)
+	s := newServersStack(t, map[string]any{"f": testenv.FeaturesEntry(t, false), "g": testenv.FeaturesEntry(t, false)}, formModel)
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	const group = -88
 	// The group's switches were set before this start: its menus are set

@@ -1,20 +1,15 @@
 package bot_test
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 func searchFor(query string) string {
@@ -57,21 +52,11 @@ func searchModel(c llmfake.Call) llmfake.Reply {
 // realtools, a threshold of 20 tools and the real prompt.
 func newSearchStack(t *testing.T, calling llm.ToolCalling) *stack {
 	t.Helper()
-	dir := t.TempDir()
-	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{
+	s := newServersStack(t, map[string]any{
 		"echo":   testenv.EchoEntry(t, "echo"),
 		"github": testenv.RealToolsEntry(t, "github", 0),
 		"slack":  testenv.RealToolsEntry(t, "slack", 0),
-	})
-	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
-	testenv.Running(t, s.hub)
-	var err error
-	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
-	s.model = llmfake.New(t, llmfake.Native(searchModel))
+	}, llmfake.Native(searchModel))
 	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
 		p.ToolCalling, p.ToolSearch = calling, "20"
 		o.SystemPrompt = nil

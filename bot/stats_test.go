@@ -57,13 +57,14 @@ func statsModel(c llmfake.Call) llmfake.Reply {
 	return llmfake.Reply{Content: text, Usage: &llmfake.Usage{PromptTokens: 100, CompletionTokens: 10}}
 }
 
-// newEchoStack is newStack on the test server hub/testdata/echo (echo and
-// fail auto-approved), which needs no Node.
-func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
+// newServersStack starts a stack of the servers (settings entries by
+// name): a running hub, a SQLite store in a folder of its own, and a model
+// answering with h. The agent is the caller's to make.
+func newServersStack(t *testing.T, servers map[string]any, h llmfake.Handler) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t, "echo", "fail")})
+	s.settings = testenv.WriteSettings(t, dir, servers)
 	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
 	testenv.Running(t, s.hub)
 	var err error
@@ -72,6 +73,14 @@ func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
 	}
 	t.Cleanup(func() { _ = s.db.Close() })
 	s.model = llmfake.New(t, h)
+	return s
+}
+
+// newEchoStack is newStack on the test server hub/testdata/echo (echo and
+// fail auto-approved), which needs no Node.
+func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
+	t.Helper()
+	s := newServersStack(t, map[string]any{"echo": testenv.EchoEntry(t, "echo", "fail")}, h)
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	return s
 }
