@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -462,4 +463,53 @@ func signedInCard(t *testing.T, tg *tgfake.Server, card tgfake.Message) {
 		}
 		return false
 	})
+}
+
+// Each user's token expires and is refreshed for that user alone, with no
+// card and no new authorization; a user who disconnects in /connections
+// has their tokens revoked and is asked to connect again at their next
+// call, while the other user's connection goes on.
+func TestEachUsersRefreshAndDisconnect(t *testing.T) {
+	a := newAccountsEnv(t)
+	_, stop := startRun(t, a.env, a.path)
+	defer stop()
+	for _, u := range []struct {
+		chat    int64
+		account string
+	}{{42, "alice"}, {43, "bob"}} {
+		a.tg.Text(u.chat, u.chat, "who am I?")
+		_, authURL := connectCard(t, a.tg, u.chat, 0)
+		// The first to connect runs the connect tool; the catalog then
+		// lists whoami, which the second one's call runs.
+		waitAfter(t, a.tg, u.chat, a.tg.Text(u.chat, u.chat, signIn(t, authURL, u.account)), "Seen: ")
+	}
+
+	before := a.fake.Counts()
+	a.fake.ExpireAccessTokens()
+	waitAfter(t, a.tg, 42, a.tg.Text(42, 42, "who am I after the expiry?"), "Seen: alice")
+	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "and me?"), "Seen: bob")
+	after := a.fake.Counts()
+	if n := after.Refreshes - before.Refreshes; n != 2 {
+		t.Errorf("refreshes = %d, want 2 (one per user)", n)
+	}
+	if after.Authorizations != before.Authorizations || after.RefreshReuses != 0 {
+		t.Errorf("after the expiry: %+v, before: %+v", after, before)
+	}
+
+	a.tg.Text(42, 42, "/connections")
+	card := a.tg.WaitText(t, 42, "Your connections")
+	if got := card.Buttons(); !slices.Equal(got, []string{"Disconnect mine=o:42:mine"}) {
+		t.Fatalf("alice's /connections buttons: %v", got)
+	}
+	a.tg.Press(42, 42, card.ID, "o:42:mine")
+	a.tg.WaitText(t, 42, "Disconnected from mine: its tokens are deleted and revoked.")
+	if len(a.fake.Revoked()) == 0 {
+		t.Error("Disconnect revoked nothing at the authorization server")
+	}
+	asked := a.tg.Text(42, 42, "who am I after disconnecting?")
+	_, again := connectCard(t, a.tg, 42, asked)
+	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, "still me?"), "Seen: bob")
+	// Connected again (the card answered, the bot stops at once: a turn
+	// waiting on a card holds the shutdown for its grace).
+	waitAfter(t, a.tg, 42, a.tg.Text(42, 42, signIn(t, again, "alice")), "Seen: alice")
 }
