@@ -86,25 +86,14 @@ func testOAuthConcurrentClaim(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var won atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 8 {
-		db := a
-		if i%2 == 1 {
-			db = b
+	n := race(8, a, b, func(db Store) bool {
+		ok, err := db.ClaimOAuthRefresh(ctx, "s", "", v, time.Now().Add(time.Minute))
+		if err != nil {
+			t.Error(err)
 		}
-		wg.Go(func() {
-			ok, err := db.ClaimOAuthRefresh(ctx, "s", "", v, time.Now().Add(time.Minute))
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				won.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if n := won.Load(); n != 1 {
+		return ok
+	})
+	if n != 1 {
 		t.Errorf("%d claims succeeded, want 1", n)
 	}
 }
@@ -150,28 +139,17 @@ func testOAuthFlow(t *testing.T, open Open) {
 	if _, err := b.GetOAuthFlow(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetOAuthFlow of an expired flow = %v, want ErrNotFound", err)
 	}
-	var got atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 6 {
-		db := a
-		if i%2 == 1 {
-			db = b
+	n := race(6, a, b, func(db Store) bool {
+		g, err := db.TakeOAuthFlow(ctx, "st")
+		if err == nil && (g.Server != "s" || g.UserID != "u" || string(g.Sealed) != "f") {
+			t.Errorf("TakeOAuthFlow = %+v", g)
 		}
-		wg.Go(func() {
-			g, err := db.TakeOAuthFlow(ctx, "st")
-			switch {
-			case err == nil:
-				got.Add(1)
-				if g.Server != "s" || g.UserID != "u" || string(g.Sealed) != "f" {
-					t.Errorf("TakeOAuthFlow = %+v", g)
-				}
-			case !errors.Is(err, store.ErrNotFound):
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if n := got.Load(); n != 1 {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Error(err)
+		}
+		return err == nil
+	})
+	if n != 1 {
 		t.Errorf("the flow was taken %d times, want 1", n)
 	}
 	if _, err := a.GetOAuthFlow(ctx, "st"); !errors.Is(err, store.ErrNotFound) {
@@ -271,28 +249,17 @@ func testOAuthTake(t *testing.T, open Open) {
 	if _, err := a.PutOAuthGrant(ctx, "s", "u2", []byte("theirs")); err != nil {
 		t.Fatal(err)
 	}
-	var got atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 6 {
-		db := a
-		if i%2 == 1 {
-			db = b
+	n := race(6, a, b, func(db Store) bool {
+		g, err := db.TakeOAuthGrant(ctx, "s", "u1")
+		if err == nil && (string(g.Sealed) != "mine" || g.Version != v || g.Server != "s" || g.UserID != "u1") {
+			t.Errorf("TakeOAuthGrant = %+v", g)
 		}
-		wg.Go(func() {
-			g, err := db.TakeOAuthGrant(ctx, "s", "u1")
-			switch {
-			case err == nil:
-				got.Add(1)
-				if string(g.Sealed) != "mine" || g.Version != v || g.Server != "s" || g.UserID != "u1" {
-					t.Errorf("TakeOAuthGrant = %+v", g)
-				}
-			case !errors.Is(err, store.ErrNotFound):
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if n := got.Load(); n != 1 {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Error(err)
+		}
+		return err == nil
+	})
+	if n != 1 {
 		t.Errorf("the grant was taken %d times, want 1", n)
 	}
 	if _, err := b.GetOAuthGrant(ctx, "s", "u1"); !errors.Is(err, store.ErrNotFound) {
@@ -304,4 +271,25 @@ func testOAuthTake(t *testing.T, open Open) {
 	if g, err := b.GetOAuthGrant(ctx, "s", "u2"); err != nil || string(g.Sealed) != "theirs" {
 		t.Errorf("another user's grant = %+v, %v; want it kept", g, err)
 	}
+}
+
+// race runs f n times at once, alternately on a and b (two processes
+// sharing one database), and returns how many of the runs won: returned
+// true.
+func race(n int, a, b Store, f func(db Store) bool) int {
+	var won atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		wg.Go(func() {
+			if f(db) {
+				won.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(won.Load())
 }
