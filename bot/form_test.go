@@ -2,7 +2,6 @@ package bot_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // A relay asks through the agent once it exists, as the program wires
@@ -58,22 +56,10 @@ func formModel(c llmfake.Call) llmfake.Reply {
 // "f", every tool auto-approved, and the agent asking what it asks.
 func newFormStack(t testing.TB, legacy bool, editAgent func(*llm.Profile, *agent.Options)) *stack {
 	t.Helper()
-	dir := t.TempDir()
-	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{
-		"f": testenv.FeaturesEntry(t, legacy, "book", "secret", "ask", "visit", "loop"),
-	})
 	r := &relay{}
-	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true, Elicitor: r})
-	testenv.Running(t, s.hub)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var err error
-	if s.db, err = sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
-	s.model = llmfake.New(t, formModel)
+	s := newServersStack(t, map[string]any{
+		"f": testenv.FeaturesEntry(t, legacy, "book", "secret", "ask", "visit", "loop"),
+	}, formModel, hub.Options{Elicitor: r})
 	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
 		o.FormPoll = 20 * time.Millisecond
 		if editAgent != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
@@ -19,7 +20,7 @@ import (
 func TestResourceLinksInTelegram(t *testing.T) {
 	s := newServersStack(t, map[string]any{
 		"f": testenv.FeaturesEntry(t, false, "report", "resource:features://report/chart.png"),
-	}, formModel)
+	}, formModel, hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	first := s.start(nil)
 	f := s.fake

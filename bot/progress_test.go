@@ -2,7 +2,6 @@ package bot_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,11 +9,9 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // newProgressStack is the stack with the test server
@@ -22,19 +19,7 @@ import (
 // auto-approved, the agent reporting progress every interval.
 func newProgressStack(t testing.TB, interval time.Duration) *stack {
 	t.Helper()
-	dir := t.TempDir()
-	s := &stack{t: t, fake: tgfake.New(t)}
-	s.settings = testenv.WriteSettings(t, dir, map[string]any{"f": testenv.FeaturesEntry(t, false, "index", "wait", "cancelled", "resource:features://slow/wait")})
-	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
-	testenv.Running(t, s.hub)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var err error
-	if s.db, err = sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
-	s.model = llmfake.New(t, formModel)
+	s := newServersStack(t, map[string]any{"f": testenv.FeaturesEntry(t, false, "index", "wait", "cancelled", "resource:features://slow/wait")}, formModel, hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *llm.Profile, o *agent.Options) { o.ProgressInterval = interval })
 	return s
 }

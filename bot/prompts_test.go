@@ -12,6 +12,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
@@ -171,7 +172,7 @@ func commandNames(cmds []tgbotapi.BotCommand) string {
 // its administrators'). With every server on again, the chat's own menus
 // are deleted, and it shows every chat's.
 func TestChatMenusFollowThePrompts(t *testing.T) {
-	s := newServersStack(t, map[string]any{"f": testenv.FeaturesEntry(t, false), "g": testenv.FeaturesEntry(t, false)}, formModel)
+	s := newServersStack(t, map[string]any{"f": testenv.FeaturesEntry(t, false), "g": testenv.FeaturesEntry(t, false)}, formModel, hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	const group = -88
 	// The group's switches were set before this start: its menus are set

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
@@ -56,7 +57,7 @@ func newSearchStack(t *testing.T, calling llm.ToolCalling) *stack {
 		"echo":   testenv.EchoEntry(t, "echo"),
 		"github": testenv.RealToolsEntry(t, "github", 0),
 		"slack":  testenv.RealToolsEntry(t, "slack", 0),
-	}, llmfake.Native(searchModel))
+	}, llmfake.Native(searchModel), hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
 		p.ToolCalling, p.ToolSearch = calling, "20"
 		o.SystemPrompt = nil

@@ -58,14 +58,16 @@ func statsModel(c llmfake.Call) llmfake.Reply {
 }
 
 // newServersStack starts a stack of the servers (settings entries by
-// name): a running hub, a SQLite store in a folder of its own, and a model
-// answering with h. The agent is the caller's to make.
-func newServersStack(t *testing.T, servers map[string]any, h llmfake.Handler) *stack {
+// name): a running hub (opts, not watching the file), a SQLite store in a
+// folder of its own, and a model answering with h. The agent is the
+// caller's to make.
+func newServersStack(t testing.TB, servers map[string]any, h llmfake.Handler, opts hub.Options) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
 	s.settings = testenv.WriteSettings(t, dir, servers)
-	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true})
+	opts.NoWatch = true
+	s.hub = testenv.StartHub(t, s.settings, opts)
 	testenv.Running(t, s.hub)
 	var err error
 	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
@@ -80,7 +82,7 @@ func newServersStack(t *testing.T, servers map[string]any, h llmfake.Handler) *s
 // fail auto-approved), which needs no Node.
 func newEchoStack(t *testing.T, h llmfake.Handler) *stack {
 	t.Helper()
-	s := newServersStack(t, map[string]any{"echo": testenv.EchoEntry(t, "echo", "fail")}, h)
+	s := newServersStack(t, map[string]any{"echo": testenv.EchoEntry(t, "echo", "fail")}, h, hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, nil)
 	return s
 }
