@@ -119,38 +119,12 @@ func TestChatCtrlCStopsTheCall(t *testing.T) {
 		}
 		return llmfake.Text("<attempt_completion><result>ok</result></attempt_completion>")
 	})
-	cmd := exec.Command(b.path, "--mcp-settings", settings, "chat")
-	cmd.Dir = b.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(), "DATABASE_PATH=" + filepath.Join(b.dir, "db.sqlite")}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
+	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
+	s.converse([]step{{"> ", "wait, please"}, {"wait on f: 25%, 1 of 4 · waiting", ""}})
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	waitOut := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(out.String(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %q; stdout:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitOut("> ")
-	io.WriteString(stdin, "wait, please\n")
-	waitOut("wait on f: 25%, 1 of 4 · waiting")
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	waitOut("! Stopped.")
-	io.WriteString(stdin, "count them\n")
-	waitOut(`server says {"cancelled":1}`)
+	s.converse([]step{{"! Stopped.", "count them"}, {`server says {"cancelled":1}`, ""}})
 	calls := model.Calls()
 	told := false
 	for _, m := range calls[len(calls)-1].Request.Messages {

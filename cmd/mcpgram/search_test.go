@@ -1,13 +1,8 @@
 package main_test
 
 import (
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -32,28 +27,9 @@ func TestChatToolSearch(t *testing.T) {
 		}
 		return llmfake.Text("<search_tools><query>calculate an arithmetic expression</query></search_tools>")
 	})
-	cmd := exec.Command(b.path, "--mcp-settings", settings, "chat")
-	cmd.Dir = b.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
-		"DATABASE_PATH=" + filepath.Join(b.dir, "state", "db.sqlite"), "TOOL_SEARCH=0", "PINNED_TOOLS=clock/current_time"}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	io.WriteString(stdin, "what is 25*48+120/4?\n")
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "It is 1230.") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer; stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL(), "TOOL_SEARCH=0", "PINNED_TOOLS=clock/current_time")
+	s.send("what is 25*48+120/4?")
+	s.wait("It is 1230.", 1)
 	sys := model.Calls()[0].Request.Messages[0].Content
 	if !strings.Contains(sys, "## search_tools") || !strings.Contains(sys, "- current_time") || strings.Contains(sys, "- calculate") {
 		t.Errorf("the first prompt does not search, or lists more than the pinned tool:\n%s", sys)
