@@ -143,6 +143,10 @@ type ServerInfo struct {
 	Status Status
 	// Error says why a failed server failed, in one line.
 	Error string
+	// LastError says why it last failed, kept once it runs again (after
+	// a restart), so that a server that was stopped for going past a
+	// bound still says so.
+	LastError string
 	// ExitCode of the last process, or -1 when it has not exited.
 	ExitCode int
 	// LastStderr is the last non-empty line the server wrote to stderr.
@@ -175,10 +179,12 @@ type ServerInfo struct {
 	// may not start at all, when its settings require a sandbox).
 	Sandbox      string
 	NotSandboxed string
-	// Exposed lists the bot's protected files that the server's last
-	// sandbox could not hide: Landlock cannot take a file out of a folder
-	// the server needs.
-	Exposed []string
+	// UID is the user a stdio server runs as where the bot runs as root
+	// (each server has its own, never root); 0 where it runs as the bot's
+	// user.
+	UID int
+	// Bounds are what a stdio server may take of the machine.
+	Bounds Bounds
 
 	// Notes say what screening refused or cut, one line each, for the
 	// operator.
@@ -203,6 +209,21 @@ type ServerInfo struct {
 	// sign-in for every chat) or "user" (each user's own); "" for a
 	// local server.
 	Account string
+}
+
+// Bounds are what one stdio server may take of the machine; 0 leaves one
+// unbounded.
+type Bounds struct {
+	// Memory bounds the memory of the server's processes together, and
+	// of each alone, in bytes.
+	Memory int64
+	// Processes bounds its processes and threads at once.
+	Processes int64
+	// Tmp bounds its private /tmp and /dev/shm, each, in bytes (under
+	// bubblewrap, which gives it them).
+	Tmp int64
+	// FileSize bounds any one file it writes, in bytes.
+	FileSize int64
 }
 
 // Prompt returns the named prompt of s.

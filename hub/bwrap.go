@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/mcpgram/mcpgram/hub/confine"
 )
 
 // A mountOp is one bubblewrap option that shapes the sandbox's filesystem,
@@ -14,17 +17,49 @@ type mountOp struct {
 	args []string
 }
 
-// bwrapArgs returns the options that run command with args in a bubblewrap
+// confinePath is where the sandbox shows the program that confines the
+// server (see package confine).
+const confinePath = "/run/mcpgram/confine"
+
+// A jail is how one server's bubblewrap sandbox runs beside its view.
+type jail struct {
+	// confine is the host path of the program that confines the server
+	// (see package confine) to spec, to run command with args. Where spec
+	// has a user of its own, the program keeps the capabilities that
+	// switch users until it has, and is given the folders the sandbox
+	// makes in memory for the server.
+	confine string
+	spec    confine.Spec
+	command string
+	args    []string
+	// tmp bounds each folder the sandbox makes for the server in memory:
+	// /tmp, /dev/shm, and its home and working folders where no path of
+	// the host shows there.
+	tmp int64
+}
+
+// bwrapArgs returns the options that run the server in a bubblewrap
 // sandbox showing view v. The server gets its own process, IPC and host
 // name namespaces and no capabilities (bubblewrap run by root would keep
 // them, and with them the power to undo its mounts), and it dies with the
-// bot. Its filesystem is v: a read-only folder that holds a protected file
-// is shown entry by entry without it, and the files v covers (the bot's
-// data, the system's secrets) are covered by /dev/null wherever shown.
-func bwrapArgs(v view, command string, args []string) []string {
+// bot. Its filesystem is v: a read-only folder that holds a path of the
+// bot's is shown entry by entry without it, the system's secrets are
+// covered by /dev/null, and /proc is read-only as a whole, whatever
+// bubblewrap's own test of it decides (as root it may leave /proc/sys
+// writable). What the sandbox makes in memory is bounded by j.tmp.
+func bwrapArgs(v view, j jail) []string {
 	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"}
+	if j.spec.UID != 0 {
+		a = append(a, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_CHOWN")
+	}
 	if !v.network {
 		a = append(a, "--unshare-net")
+	}
+	size := func(mode string) []string {
+		if j.tmp <= 0 {
+			return []string{"--perms", mode}
+		}
+		return []string{"--perms", mode, "--size", strconv.FormatInt(j.tmp, 10)}
 	}
 	var shown []bindPath // what the sandbox shows of the host, for masks
 	var ops []mountOp
@@ -38,11 +73,16 @@ func bwrapArgs(v view, command string, args []string) []string {
 				shown = append(shown, bindPath{path: d})
 			}
 		case fi.IsDir():
-			ops = append(ops, roExcept(d, d, v.protected)...)
+			ops = append(ops, roExcept(d, d, v.hidden)...)
 			shown = append(shown, bindPath{path: d})
 		}
 	}
-	ops = append(ops, mountOp{"/proc", []string{"--proc", "/proc"}}, mountOp{"/dev", []string{"--dev", "/dev"}}, mountOp{"/tmp", []string{"--tmpfs", "/tmp"}})
+	ops = append(ops,
+		mountOp{"/proc", []string{"--proc", "/proc", "--remount-ro", "/proc"}},
+		mountOp{"/dev", []string{"--dev", "/dev"}},
+		mountOp{"/dev/shm", append(size("1777"), "--tmpfs", "/dev/shm")},
+		mountOp{"/tmp", append(size("1777"), "--tmpfs", "/tmp")},
+		mountOp{confinePath, []string{"--ro-bind", j.confine, confinePath}})
 	for _, t := range etcLinksOut() {
 		if !coveredBy(t, false, shown) {
 			ops = append(ops, mountOp{t, []string{"--ro-bind", t, t}})
@@ -56,23 +96,50 @@ func bwrapArgs(v view, command string, args []string) []string {
 		if b.rw {
 			ops = append(ops, mountOp{b.path, []string{"--bind", b.path, b.path}})
 		} else {
-			ops = append(ops, roExcept(b.path, b.path, v.protected)...)
+			ops = append(ops, roExcept(b.path, b.path, v.hidden)...)
 		}
 		shown = append(shown, b)
 	}
 	for _, d := range []string{v.home, v.cwd} {
-		if d != "" && d != "/" && !coveredBy(d, false, shown) {
-			// An empty folder, so that the server can go there.
-			ops = append(ops, mountOp{d, []string{"--dir", d}})
+		if d != "" && d != "/" && !coveredBy(d, false, shown) && !slices.ContainsFunc(ops, func(op mountOp) bool { return op.path == d }) {
+			// A folder in memory, so that the server can go there and
+			// write (its home's dotfiles), gone when it stops.
+			ops = append(ops, mountOp{d, append(size("0755"), "--tmpfs", d)})
+			if j.spec.UID != 0 {
+				j.spec.Own = append(j.spec.Own, d)
+			}
 		}
 	}
+	ops = append(ops, passages(ops, shown)...)
 	slices.SortStableFunc(ops, func(x, y mountOp) int { return depth(x.path) - depth(y.path) })
 	for _, op := range ops {
 		a = append(a, op.args...)
 	}
-	a = append(a, v.masks(shown)...)
-	a = append(a, "--chdir", v.cwd, "--", command)
+	a = append(a, maskArgs(v.masks, shown)...)
+	args, _ := confine.Command(j.spec, j.command, j.args) // a Spec always encodes
+	a = append(a, "--chdir", v.cwd, "--", confinePath)
 	return append(a, args...)
+}
+
+// passages are the folders on the way to what ops show that neither they
+// nor a shown folder of the host make, made open to every user:
+// bubblewrap 0.8 makes them closed to all but root, which a server that
+// runs as a user of its own could not pass.
+func passages(ops []mountOp, shown []bindPath) []mountOp {
+	var out []mountOp
+	made := func(p string) bool {
+		return slices.ContainsFunc(ops, func(op mountOp) bool { return op.path == p }) ||
+			slices.ContainsFunc(out, func(op mountOp) bool { return op.path == p })
+	}
+	for _, op := range ops {
+		for d := filepath.Dir(op.path); d != "/" && d != "."; d = filepath.Dir(d) {
+			if made(d) || coveredBy(d, false, shown) {
+				continue
+			}
+			out = append(out, mountOp{d, []string{"--perms", "0755", "--dir", d}})
+		}
+	}
+	return out
 }
 
 // A bindPath is a host path the sandbox shows where it is.
@@ -144,16 +211,16 @@ func roExcept(src, dest string, hidden []string) []mountOp {
 	return ops
 }
 
-// masks covers the files of v.data that the shown folders show: a file
-// with /dev/null, which reads as empty, a folder with an empty one. They
-// are changed in place, so the cover holds: a replaced file would show
-// again, which is why protected files are never shown at all instead.
-// (Showing /etc entry by entry, as for those, would cost half a second.)
-func (v view) masks(shown []bindPath) []string {
+// maskArgs covers the system's secret files that the shown folders show:
+// a file with /dev/null, which reads as empty, a folder with an empty one.
+// They lie in folders no server may write, so the cover holds.
+// (Showing /etc entry by entry, as for the bot's paths, would cost half a
+// second.)
+func maskArgs(masks []string, shown []bindPath) []string {
 	var dests []string
 	kind := map[string]bool{} // dest: is a folder
 	for _, s := range shown {
-		for _, p := range v.data {
+		for _, p := range masks {
 			fi, err := os.Stat(p)
 			if err != nil {
 				continue

@@ -55,7 +55,7 @@ func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 // Close says so; one that ends on SIGTERM is no news (TestCloseLeavesNoProcess).
 func TestCloseNamesLeftoversThatHadToBeKilled(t *testing.T) {
 	t.Parallel()
-	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
+	pidfile := filepath.Join(testenv.OpenDir(t), "grandchild.pid")
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{
 		"ECHO_GRANDCHILD_PIDFILE": pidfile,
 		"ECHO_IGNORE_TERM":        "1",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"go.uber.org/goleak"
 )
@@ -20,6 +21,7 @@ import (
 // a test starts is closed by its cleanup, and Close must wait for all the
 // hub's goroutines.
 func TestMain(m *testing.M) {
+	confine.Main(os.Args)
 	goleak.VerifyTestMain(m)
 }
 
@@ -32,6 +34,7 @@ func fastOptions() hub.Options {
 		StopGrace:       300 * time.Millisecond,
 		KillGrace:       300 * time.Millisecond,
 		WatchDelay:      30 * time.Millisecond,
+		CacheDir:        testenv.CacheDir(),
 	}
 }
 
@@ -123,9 +126,30 @@ func call(t testing.TB, h *hub.Hub, srv, tool string, args map[string]any) *hub.
 	t.Helper()
 	res, err := h.CallTool(context.Background(), local, srv, tool, args)
 	if err != nil {
-		t.Fatalf("CallTool(%s, %s): %v", srv, tool, err)
+		s := server(t, h, srv)
+		t.Fatalf("CallTool(%s, %s): %v (the server is %s: %s)", srv, tool, err, s.Status, s.Error)
 	}
 	return res
+}
+
+// An attackResult is what one attack of hub/testdata/hostile got.
+type attackResult struct {
+	Target string `json:"target"`
+	Err    string `json:"err"`
+	Bytes  int    `json:"bytes"`
+	Info   string `json:"info"`
+}
+
+// attackOf has the hostile server srv try one attack (see
+// hub/testdata/hostile/attack.go).
+func attackOf(t testing.TB, h *hub.Hub, srv, what, path, target string, n int) attackResult {
+	t.Helper()
+	res := call(t, h, srv, "attack", map[string]any{"what": what, "path": path, "target": target, "n": n})
+	var r attackResult
+	if err := json.Unmarshal([]byte(res.Text()), &r); err != nil {
+		t.Fatalf("attack %s: %v: %s", what, err, res.Text())
+	}
+	return r
 }
 
 // pidOf returns the process id of an unsandboxed server. A sandboxed

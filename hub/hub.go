@@ -92,20 +92,30 @@ type Options struct {
 	// Sandbox is how stdio servers whose entries set no sandbox mode run
 	// (default SandboxAuto: sandboxed wherever this machine allows).
 	Sandbox SandboxMode
-	// Protected lists files of the bot that no sandboxed server may see,
-	// such as its .env and secret files; the settings file is always one.
-	// They may be replaced while servers run (an editor saves by renaming),
-	// and a mask over a replaced file falls away, so no sandbox shows
-	// them at all: a server whose entry would have it write in a folder
-	// that holds one is not started, and says why.
+	// Protected lists the bot's paths, present or future, that no
+	// sandboxed server may see: its .env and secret files, its database
+	// and the journals SQLite may create beside it, its media folder, its
+	// log and heartbeat, its sealed sign-in key. The settings file is
+	// always one. No sandbox shows them: a folder that holds one is shown
+	// read-only entry by entry without it, and a server whose entry would
+	// have it write in such a folder is not started, and says why (a
+	// file could be planted there before the bot makes it, or replaced
+	// while the server runs).
 	Protected []string
-	// ProtectedData lists the bot's own data files, such as its database
-	// and its journals, which the bot changes in place and never replaces:
-	// hidden like Protected, and under bubblewrap even inside a folder a
-	// server may write (the memory server's folder may hold the bot's
-	// database). Landlock cannot take a file out of a folder it lets a
-	// server write, and the server's ServerInfo says so.
-	ProtectedData []string
+
+	// Confine is the program every stdio server starts through (see
+	// package confine): the path of a binary whose main calls
+	// confine.Main first (default: this process's own, os.Executable).
+	Confine string
+	// UserBase is the first of the users servers run as where the bot
+	// runs as root (default DefaultUserBase).
+	UserBase int
+	// CacheDir holds each server's own package caches (default: under
+	// /var/cache/mcpgram for root, else the user's cache folder).
+	CacheDir string
+	// BoundsEvery is how often the hub checks each server's processes,
+	// together, against its bounds (default 2 s).
+	BoundsEvery time.Duration
 }
 
 // An Authorizer signs the hub in to the remote servers that ask for it:
@@ -143,6 +153,13 @@ func (o *Options) setDefaults() {
 	}
 	if o.Sandbox == "" {
 		o.Sandbox = SandboxAuto
+	}
+	def(&o.BoundsEvery, 2*time.Second)
+	if o.UserBase <= 0 {
+		o.UserBase = DefaultUserBase
+	}
+	if o.Confine == "" {
+		o.Confine, _ = os.Executable()
 	}
 }
 

@@ -508,7 +508,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
+			pidfile := filepath.Join(testenv.OpenDir(t), "grandchild.pid")
 			env := map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}
 			for k, v := range tt.env {
 				env[k] = v
@@ -538,7 +538,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 
 func TestCloseLeavesNoProcess(t *testing.T) {
 	t.Parallel()
-	pidfile := filepath.Join(t.TempDir(), "grandchild.pid")
+	pidfile := filepath.Join(testenv.OpenDir(t), "grandchild.pid")
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, with(hostPIDs, map[string]any{"env": map[string]string{"ECHO_GRANDCHILD_PIDFILE": pidfile}}))})
 	h, err := hub.New(path, fastOptions())
 	if err != nil {

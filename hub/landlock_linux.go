@@ -137,14 +137,9 @@ func (r *ruleset) allowExcept(dir string, hidden []string, rights uint64) error 
 
 // fill grants view v: the system's parts to read and run, /proc to read
 // (what of another process is private, Landlock keeps from a sandboxed
-// one), the common devices, v's read-only paths but for the hidden ones,
-// and its read-write ones. It returns the bot's data files that a
-// read-write folder shows: Landlock cannot take a file out of a folder it
-// grants, and without the folder's right to read new files the server
-// could not use what it creates there. (No protected file lies in one:
-// see check.)
-func (r *ruleset) fill(v view) (exposed []string, err error) {
-	hidden := v.hidden()
+// one), the common devices, v's read-only paths but for the bot's, and its
+// read-write ones (which hold none of the bot's: see check).
+func (r *ruleset) fill(v view) error {
 	grants := []struct {
 		paths  []string
 		rights uint64
@@ -153,39 +148,32 @@ func (r *ruleset) fill(v view) (exposed []string, err error) {
 	}
 	for _, g := range grants {
 		for _, p := range g.paths {
-			if err := r.allowExcept(p, hidden, g.rights); err != nil {
-				return nil, err
+			if err := r.allowExcept(p, slices.Concat(v.hidden, v.masks), g.rights); err != nil {
+				return err
 			}
 		}
 	}
 	for _, p := range v.rw {
 		if err := r.allow(p, llAll); err != nil {
-			return nil, err
-		}
-		for _, e := range exposures(p, v.data) {
-			if !slices.Contains(exposed, e) {
-				exposed = append(exposed, e)
-			}
+			return err
 		}
 	}
-	return exposed, nil
+	return nil
 }
 
-// startLandlocked starts cmd confined by Landlock to view v, and returns
-// the protected paths the confinement could not hide.
-func startLandlocked(cmd *exec.Cmd, v view, abi int) ([]string, error) {
+// startLandlocked starts cmd confined by Landlock to view v.
+func startLandlocked(cmd *exec.Cmd, v view, abi int) error {
 	r, err := newRuleset(v, abi)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unix.Close(r.fd)
-	exposed, err := r.fill(v)
-	if err != nil {
-		return nil, err
+	if err := r.fill(v); err != nil {
+		return err
 	}
 	errc := make(chan error, 1)
 	go restrictAndStart(r.fd, cmd, errc)
-	return exposed, <-errc
+	return <-errc
 }
 
 // restrictAndStart restricts the thread it runs on and starts cmd from it,

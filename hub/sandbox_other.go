@@ -12,6 +12,6 @@ func probeSandboxes() SandboxSupport {
 	return SandboxSupport{BubblewrapErr: "sandboxes need Linux", LandlockErr: "sandboxes need Linux"}
 }
 
-func startLandlocked(*exec.Cmd, view, int) ([]string, error) {
-	return nil, errors.New("Landlock needs Linux")
+func startLandlocked(*exec.Cmd, view, int) error {
+	return errors.New("Landlock needs Linux")
 }

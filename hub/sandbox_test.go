@@ -44,52 +44,69 @@ func probe(t *testing.T, h *hub.Hub, srv string, needles, files []string) probeR
 
 // A botDir is a bot's folder as a deployment has it: a settings file, a
 // .env, a secret file, and a data folder that holds the bot's database
-// beside a server's own files. The secrets hold needle.
+// and media beside a folder of a server's own (as the memory server's
+// data/memory). The secrets hold needle.
 type botDir struct {
-	dir, settings, env, secret, db, visible string
-	// elsewhere is a file no entry names, in another folder of /tmp.
-	elsewhere string
-	needle    string
+	dir, settings, env, secret, db, media, visible string
+	// own is the server's own folder; elsewhere is a file no entry names,
+	// in another folder of /tmp.
+	own, elsewhere string
+	needle         string
 }
 
 func newBotDir(t *testing.T, name string) botDir {
 	t.Helper()
-	d := t.TempDir()
+	d := testenv.OpenDir(t)
 	b := botDir{
 		dir: d, needle: "needle-" + name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		env: filepath.Join(d, ".env"), secret: filepath.Join(d, "secrets", "telegram_token"),
-		db: filepath.Join(d, "data", "mcpgram.db"), visible: filepath.Join(d, "data", "notes.txt"),
-		elsewhere: filepath.Join(t.TempDir(), "elsewhere.txt"),
+		db: filepath.Join(d, "data", "mcpgram.db"), media: filepath.Join(d, "data", "media"),
+		own: filepath.Join(d, "data", "hostile"), visible: filepath.Join(d, "data", "hostile", "notes.txt"),
+		elsewhere: filepath.Join(testenv.OpenDir(t), "elsewhere.txt"),
 	}
 	for path, content := range map[string]string{
 		b.env: "OPENAI_API_KEY=" + b.needle + "\n", b.secret: b.needle,
-		b.db: "SQLite format 3\x00" + b.needle, b.visible: "the server's own notes", b.elsewhere: "someone else's",
+		b.db: "SQLite format 3\x00" + b.needle, filepath.Join(b.media, "photo.jpg"): b.needle,
+		b.visible: "the server's own notes", filepath.Join(b.own, "hostile.db"): "", b.elsewhere: "someone else's",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		// Readable by all, but for the secrets: the sandbox, not the
+		// file's mode, must keep them from a server.
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return b
 }
 
+// protected is what the bot keeps from every server, as cmd/mcpgram
+// lists it.
+func (b *botDir) protected() []string {
+	return []string{b.env, b.secret, b.db, b.db + "-wal", b.db + "-shm", b.db + "-journal", b.media}
+}
+
+// start starts a hub over entries, with b's paths protected.
+func (b *botDir) start(t *testing.T, entries map[string]any) *hub.Hub {
+	t.Helper()
+	b.settings = testenv.WriteSettings(t, b.dir, entries)
+	opts := fastOptions()
+	opts.Protected = b.protected()
+	return testenv.StartHub(t, b.settings, opts)
+}
+
 // hostile starts the hostile server in mode, with its own file named in
-// the data folder as the memory server's is, and returns what its probe
-// found, and the server's state.
+// its own folder beside the bot's data, as the memory server's is, and
+// returns what its probe found, and the server's state.
 func (b *botDir) hostile(t *testing.T, mode string) (probeReport, hub.ServerInfo) {
 	t.Helper()
-	b.settings = testenv.WriteSettings(t, b.dir, map[string]any{"hostile": map[string]any{
+	h := b.start(t, map[string]any{"hostile": map[string]any{
 		"command": testenv.TestServer(t, "hostile"),
-		"env":     map[string]string{"HOSTILE_DB_PATH": filepath.Join(b.dir, "data", "hostile.db")},
+		"env":     map[string]string{"HOSTILE_DB_PATH": filepath.Join(b.own, "hostile.db")},
 		"sandbox": mode,
 	}})
-	opts := fastOptions()
-	opts.Protected = []string{b.env, b.secret}
-	opts.ProtectedData = []string{b.db, b.db + "-wal"}
-	h := testenv.StartHub(t, b.settings, opts)
-	rep := probe(t, h, "hostile", []string{b.needle}, []string{b.db, b.settings, b.env, b.secret, b.visible, b.elsewhere, "/etc/shadow"})
+	rep := probe(t, h, "hostile", []string{b.needle}, []string{b.db, filepath.Join(b.media, "photo.jpg"), b.settings, b.env, b.secret, b.visible, b.elsewhere, "/etc/shadow"})
 	return rep, server(t, h, "hostile")
 }
 
@@ -118,19 +135,10 @@ func TestSandboxHidesTheBot(t *testing.T) {
 			if info.Sandbox != mode {
 				t.Errorf("Sandbox = %q, want %q", info.Sandbox, mode)
 			}
-			// Landlock cannot take the database out of the folder the
-			// server needs, and says so.
-			var exposed []string
-			if mode == "landlock" {
-				exposed = []string{b.db}
-			}
-			if !slices.Equal(info.Exposed, exposed) {
-				t.Errorf("Exposed = %q, want %q", info.Exposed, exposed)
-			}
 			for _, r := range rep.Results {
 				switch {
 				case r.Target == "capabilities":
-					if mode == "bubblewrap" && r.Info != "0000000000000000" {
+					if (mode == "bubblewrap" || os.Geteuid() == 0) && r.Info != "0000000000000000" {
 						t.Errorf("the server holds capabilities %s, want none", r.Info)
 					}
 				case strings.HasPrefix(r.Target, "kill "):
@@ -143,7 +151,6 @@ func TestSandboxHidesTheBot(t *testing.T) {
 					if r.Err != "" || r.Bytes == 0 {
 						t.Errorf("%s: %s, %d bytes; want the server's own file read", r.Target, r.Err, r.Bytes)
 					}
-				case slices.Contains(exposed, r.Target):
 				case len(r.Found) > 0:
 					t.Errorf("%s: found the secret (%s)", r.Target, r.Err)
 				case strings.HasPrefix(r.Target, "/proc/"):
@@ -157,13 +164,16 @@ func TestSandboxHidesTheBot(t *testing.T) {
 }
 
 // checkExposed is the other side of TestSandboxHidesTheBot: unconfined,
-// the server reads everything.
+// the server reads whatever its user can: every file open to others.
+// Where the bot runs as root, that user is the server's own, which may
+// not signal the bot, read its memory or /etc/shadow.
 func checkExposed(t *testing.T, b botDir, rep probeReport) {
 	t.Helper()
+	root := os.Geteuid() == 0
 	for _, r := range rep.Results {
 		if strings.HasPrefix(r.Target, "kill ") {
-			if r.Err != "" {
-				t.Errorf("unconfined, %s: %s, want it allowed", r.Target, r.Err)
+			if got := r.Err == ""; got == root {
+				t.Errorf("unconfined, %s: allowed %v (%s), want %v", r.Target, got, r.Err, !root)
 			}
 			continue
 		}
@@ -171,17 +181,16 @@ func checkExposed(t *testing.T, b botDir, rep probeReport) {
 			continue
 		}
 		if r.Target == "/etc/shadow" {
-			if root := os.Geteuid() == 0; root != (r.Bytes > 0) {
-				t.Errorf("unconfined, /etc/shadow: read %d bytes (%s) as root %v", r.Bytes, r.Err, root)
+			if r.Bytes > 0 {
+				t.Errorf("unconfined, /etc/shadow: read %d bytes, want it refused to a server's user", r.Bytes)
 			}
 			continue
 		}
-		want := r.Target == b.db || r.Target == b.env || r.Target == b.secret ||
-			(strings.HasSuffix(r.Target, "/mem") && os.Geteuid() == 0)
+		want := r.Target == b.db || r.Target == b.env || r.Target == b.secret || r.Target == filepath.Join(b.media, "photo.jpg")
 		if got := len(r.Found) > 0; got != want {
 			t.Errorf("unconfined, %s: found the secret %v (%s), want %v", r.Target, got, r.Err, want)
 		}
-		if (r.Target == b.settings || r.Target == b.elsewhere) && r.Bytes == 0 {
+		if (r.Target == b.elsewhere || r.Target == b.settings && !root) && r.Bytes == 0 {
 			t.Errorf("unconfined, %s could not be read: %s", r.Target, r.Err)
 		}
 	}
@@ -213,7 +222,7 @@ func TestSandboxedServerStops(t *testing.T) {
 	for _, stubborn := range []bool{false, true} {
 		t.Run("stubborn="+strconv.FormatBool(stubborn), func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
+			dir := testenv.OpenDir(t)
 			mark := strconv.FormatInt(time.Now().UnixNano(), 36)
 			term := filepath.Join(dir, "term", "cleaned")
 			env := map[string]string{
@@ -270,11 +279,11 @@ func TestNPMServersInTheSandbox(t *testing.T) {
 			t.Parallel()
 			testenv.RequireSandbox(t, mode)
 			node, fsDir := testenv.NPMPackage(t, "@modelcontextprotocol/server-filesystem")
-			files := filepath.Join(t.TempDir(), "files")
+			files := filepath.Join(testenv.OpenDir(t), "files")
 			if err := os.Mkdir(files, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			outside := filepath.Join(t.TempDir(), "outside.txt")
+			outside := filepath.Join(testenv.OpenDir(t), "outside.txt")
 			if err := os.WriteFile(outside, []byte("not for the server"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -464,44 +473,64 @@ func TestSandboxCutsTheNetwork(t *testing.T) {
 	}
 }
 
-// Of the home folder, a sandboxed server sees its package cache (~/.npm
-// for npx) and what its entry names there (a file right in it, alone, and
-// a folder), not the keys and configuration beside them. Not parallel: the
-// server's home is this process's HOME.
+// Of the home folder, a sandboxed server sees what its entry names there
+// (a file right in it, alone, and a folder), not the keys and
+// configuration beside them, nor the user's own npm cache (~/.npm): npx
+// gets a cache of the server's own, which no other server shares, so
+// that no server can change the packages another one runs. Not
+// parallel: the server's home is this process's HOME.
 func TestSandboxShowsTheHomeFolderOnlyItsCache(t *testing.T) {
-	home := t.TempDir()
+	home := testenv.OpenDir(t)
 	t.Setenv("HOME", home)
-	key, cached := filepath.Join(home, ".ssh", "id_ed25519"), filepath.Join(home, ".npm", "_cacache", "entry")
+	key, shared := filepath.Join(home, ".ssh", "id_ed25519"), filepath.Join(home, ".npm", "_cacache", "entry")
 	notes, doc := filepath.Join(home, "notes.json"), filepath.Join(home, "docs", "a.txt")
-	for path, content := range map[string]string{key: "PRIVATE KEY needle-home", cached: "a cached package", notes: "{}", doc: "a document"} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	for path, content := range map[string]string{key: "PRIVATE KEY needle-home", shared: "a cached package", notes: "{}", doc: "a document"} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The hostile server under the name of npx, whose cache is ~/.npm.
-	npx := filepath.Join(t.TempDir(), "npx")
+	// The hostile server under the name of npx, twice.
+	npx := filepath.Join(testenv.OpenDir(t), "npx")
 	if err := os.Symlink(testenv.TestServer(t, "hostile"), npx); err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"bubblewrap", "landlock"} {
 		t.Run(mode, func(t *testing.T) {
 			testenv.RequireSandbox(t, mode)
-			h, _ := startHub(t, map[string]any{"npx": map[string]any{"command": npx, "args": []string{"~/notes.json", "~/docs"}, "sandbox": mode}})
-			rep := probe(t, h, "npx", []string{"needle-home"}, []string{key, cached, notes, doc})
+			entry := map[string]any{"command": npx, "args": []string{"~/notes.json", "~/docs"}, "sandbox": mode}
+			h, _ := startHub(t, map[string]any{"npx": entry, "npx-too": entry})
+			rep := probe(t, h, "npx", []string{"needle-home"}, []string{key, shared, notes, doc})
 			for _, r := range rep.Results {
 				switch r.Target {
-				case key:
+				case key, shared:
 					if r.Err == "" || len(r.Found) > 0 {
 						t.Errorf("%s: read %d bytes, want it refused", r.Target, r.Bytes)
 					}
-				case cached, notes, doc:
+				case notes, doc:
 					if r.Err != "" || r.Bytes == 0 {
-						t.Errorf("%s: %s, want it readable: the entry names it, or it is the cache", r.Target, r.Err)
+						t.Errorf("%s: %s, want it readable: the entry names it", r.Target, r.Err)
 					}
 				}
+			}
+			caches := map[string]string{}
+			for _, srv := range []string{"npx", "npx-too"} {
+				cache := attackOf(t, h, srv, "env", "npm_config_cache", "", 0).Info
+				if cache == "" || strings.HasPrefix(cache, home) {
+					t.Fatalf("%s: npm_config_cache = %q, want a folder of its own", srv, cache)
+				}
+				caches[srv] = cache
+				if r := attackOf(t, h, srv, "plant", filepath.Join(cache, "pkg.js"), "", 0); r.Err != "" {
+					t.Errorf("%s: writing its own cache: %s", srv, r.Err)
+				}
+			}
+			if caches["npx"] == caches["npx-too"] {
+				t.Errorf("both servers share the cache %s", caches["npx"])
+			}
+			if r := attackOf(t, h, "npx", "plant", filepath.Join(caches["npx-too"], "pkg.js"), "", 0); r.Err == "" {
+				t.Errorf("npx rewrote npx-too's cache")
 			}
 		})
 	}
@@ -517,7 +546,7 @@ func TestSandboxShowsWhatTheEntryNames(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			testenv.RequireSandbox(t, mode)
-			d := t.TempDir()
+			d := testenv.OpenDir(t)
 			files := map[string]string{}
 			for _, f := range []string{
 				"testdata/raw/main.go", "testdata/echo/main.go",

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/oauth"
 )
 
@@ -58,6 +60,7 @@ type server struct {
 	cfg        config
 	status     Status
 	errMsg     string
+	lastErr    string // why it last failed, kept once it runs again
 	exitCode   int
 	lastStderr string
 	restarts   int
@@ -66,7 +69,6 @@ type server struct {
 	about      string // what the server says it is for (see ServerInfo.Description)
 	title      string // its display name (see ServerInfo.Title)
 	tools      []Tool
-	exposed    []string // what the last sandbox could not hide
 	resources  []Resource
 	templates  []ResourceTemplate
 	prompts    []Prompt
@@ -168,7 +170,12 @@ type conn struct {
 	// sandboxed says the child is bubblewrap, which leads the process
 	// group; tmp is a Landlock sandbox's private temporary folder.
 	sandboxed bool
-	tmp       string
+	// outOfMemory: its stderr said it ran out of memory.
+	outOfMemory atomic.Bool
+	// depth is how many generations below the process the hub started
+	// the server's own processes begin (bubblewrap's two come first).
+	depth int
+	tmp   string
 
 	reasonMu sync.Mutex
 	reason   error // why the hub stopped the child, if it did
@@ -226,6 +233,11 @@ func (s *server) info() ServerInfo {
 	if plan.err != nil {
 		notSandboxed = plan.err.Error()
 	}
+	var uid int
+	var bounds Bounds
+	if cfg.typ == TypeStdio && cfg.err == nil {
+		uid, bounds = s.hub.serverUser(s.name).uid, cfg.bounds
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	autoApprove := slices.Clone(s.cfg.autoApprove)
@@ -234,11 +246,13 @@ func (s *server) info() ServerInfo {
 	}
 	return ServerInfo{
 		Sandbox:           plan.engine,
+		UID:               uid,
+		Bounds:            bounds,
 		NotSandboxed:      notSandboxed,
-		Exposed:           slices.Clone(s.exposed),
 		Name:              s.name,
 		Status:            s.status,
 		Error:             s.errMsg,
+		LastError:         s.lastErr,
 		ExitCode:          s.exitCode,
 		LastStderr:        s.lastStderr,
 		Restarts:          s.restarts,
@@ -444,6 +458,9 @@ func (s *server) fail(err error, c *conn) {
 				if st.ExitCode() >= 0 {
 					msg = "exited with code " + strconv.Itoa(st.ExitCode())
 				}
+				if be := endedByBound(s.cfg.bounds, st.String(), st.ExitCode(), c.outOfMemory.Load()); be != nil {
+					msg = be.Error() + " (" + msg + ")"
+				}
 			}
 		}
 		s.lastStderr = c.stderr.lastLine()
@@ -452,7 +469,7 @@ func (s *server) fail(err error, c *conn) {
 		}
 	}
 	msg = s.cfg.scrub(msg)
-	s.errMsg = msg
+	s.errMsg, s.lastErr = msg, msg
 	s.mu.Unlock()
 	s.log.Error("server failed", "err", msg)
 	s.hub.changed()
@@ -577,7 +594,11 @@ func (s *server) spawn(c *conn, cfg config) (err error) {
 			return fmt.Errorf("command %q not found on PATH", path)
 		}
 		path = found
-	} else if _, err := os.Stat(path); err != nil {
+	}
+	// A path through a folder the sandbox does not show (/srv/a/../bin)
+	// would not be found there.
+	path = filepath.Clean(path)
+	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("command %s: %w", path, errors.Unwrap(err))
 	}
 	cmd := exec.Command(path, cfg.args...)
@@ -621,7 +642,8 @@ func (s *server) spawn(c *conn, cfg config) (err error) {
 		return fmt.Errorf("start %s: %w", filepath.Base(path), err)
 	}
 	c.cmd, c.stdout = cmd, fromChild
-	go c.stderr.readFrom(errRead, s.log)
+	go c.stderr.readFrom(errRead, s.log, func(line string) { s.stderrBound(c, cfg.bounds, line) })
+	go s.watchBounds(c, cfg.bounds)
 	go func() {
 		// Wait reaps the child; with the pipes ours, it closes none.
 		_ = cmd.Wait()
@@ -655,57 +677,105 @@ func (s *server) attach(c *conn, cmd *exec.Cmd, name string, toChild, fromChild 
 	return nil
 }
 
-// confine gives cmd its environment and, as the server's sandbox plan
-// says, its sandbox, and returns what starts it.
+// confine gives cmd its environment, its bounds, its user (never root)
+// and, as the server's sandbox plan says, its sandbox, and returns what
+// starts it. Every server runs through the program of package confine,
+// which takes on the bounds and user at the last moment, inside the
+// sandbox, and then becomes the server.
 func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error, err error) {
-	s.setExposed(nil)
-	plan := s.hub.plan(cfg)
+	h := s.hub
+	plan := h.plan(cfg)
 	if plan.err != nil {
 		return nil, plan.err
 	}
 	cmd.Env = childEnv(cfg.env)
-	if plan.engine == "" {
-		s.log.Warn("server runs without a sandbox: it can read whatever this user can", "why", plan.why)
-		return cmd.Start, nil
+	command := filepath.Clean(cmd.Path)
+	u := h.serverUser(s.name)
+	v, err := newView(cfg, h.viewPlan(s.name, cfg, command, envMap(cmd.Env)))
+	if err != nil && plan.engine != "" {
+		return nil, err
 	}
-	// bubblewrap gives the server a /tmp of its own; Landlock cannot, so
-	// it gets a private folder instead.
-	tmp := "/tmp"
-	if plan.engine == engineLandlock {
+	if err := s.prepare(v, u, command, plan.engine); err != nil {
+		return nil, err
+	}
+	for k, dir := range v.cacheEnv {
+		cmd.Env = withEnv(cmd.Env, k, dir)
+	}
+	// The processes bound counts the server alone where it has a user of
+	// its own, or a user namespace (bubblewrap run by anyone but root).
+	spec := confine.Spec{UID: u.uid, GID: u.gid, Limits: limits(cfg.bounds, u.uid != 0 || plan.engine == engineBubblewrap)}
+	prog := h.opts.Confine
+	switch plan.engine {
+	case engineBubblewrap:
+		cmd.Env = withTmp(cmd.Env, cfg, "/tmp")
+		cmd.Path = h.support().Bubblewrap
+		cmd.Args = append([]string{"bwrap"}, bwrapArgs(v, jail{confine: prog, spec: spec, command: command, args: cfg.args, tmp: cfg.bounds.Tmp})...)
+		c.sandboxed, c.depth = true, 2
+		return func() error { return h.launcher.start(cmd) }, nil
+	case engineLandlock:
+		// Landlock cannot give the server a /tmp of its own: it gets a
+		// private folder instead.
 		if c.tmp, err = os.MkdirTemp("", "mcpgram-server-"); err != nil {
 			return nil, fmt.Errorf("private temporary folder: %w", err)
 		}
-		tmp = c.tmp
+		if u.uid != 0 {
+			if err := os.Chown(c.tmp, u.uid, u.gid); err != nil {
+				return nil, fmt.Errorf("private temporary folder: %w", err)
+			}
+		}
+		cmd.Env = withTmp(cmd.Env, cfg, c.tmp)
+		v.addRW(c.tmp)
+		v.addRO(prog)
+	default:
+		s.log.Warn("server runs without a sandbox: it can read whatever its user can", "why", plan.why, "uid", u.uid)
 	}
-	cmd.Env = withTmp(cmd.Env, cfg, tmp)
-	command := cmd.Path
-	opts := s.hub.opts
-	v := newView(cfg, command, envMap(cmd.Env), append([]string{s.hub.path}, opts.Protected...), opts.ProtectedData)
-	if err := v.check(); err != nil {
+	args, err := confine.Command(spec, command, cfg.args)
+	if err != nil {
 		return nil, err
 	}
-	if plan.engine == engineBubblewrap {
-		cmd.Path = s.hub.support().Bubblewrap
-		cmd.Args = append([]string{"bwrap"}, bwrapArgs(v, command, cfg.args)...)
-		c.sandboxed = true
-		return func() error { return s.hub.launcher.start(cmd) }, nil
+	cmd.Path, cmd.Args = prog, append([]string{prog}, args...)
+	if plan.engine == engineLandlock {
+		return func() error { return startLandlocked(cmd, v, h.support().LandlockABI) }, nil
 	}
-	v.addRW(c.tmp)
-	return func() error {
-		exposed, err := startLandlocked(cmd, v, s.hub.support().LandlockABI)
-		s.setExposed(exposed)
-		if len(exposed) > 0 {
-			s.log.Warn("Landlock cannot hide these files of the bot from the server: they lie in a folder it may write", "files", exposed)
-		}
-		return err
-	}, nil
+	return cmd.Start, nil
 }
 
-// setExposed records what the server's sandbox could not hide.
-func (s *server) setExposed(paths []string) {
-	s.mu.Lock()
-	s.exposed = paths
-	s.mu.Unlock()
+// prepare makes what view v shows that is not there yet, for the server's
+// user u, and, where that is not the bot's, gives it what of its folders
+// root holds, and checks that it may run command and, outside a
+// bubblewrap sandbox (which makes the folders on the way itself), reach
+// what it must.
+func (s *server) prepare(v view, u user, command, engine string) error {
+	if u.uid != 0 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(command, &st); err == nil && st.Mode&0o001 == 0 && int(st.Uid) != u.uid {
+			return fmt.Errorf("%w: it runs as user %d (the bot runs as root, and no server does), which may not run %s: let others run it (chmod o+rx %s)", errView, u.uid, command, command)
+		}
+	}
+	if u.uid != 0 && engine != engineBubblewrap {
+		for _, p := range append([]string{command}, v.rw...) {
+			if d := unreachable(p, u); d != "" {
+				return fmt.Errorf("%w: it runs as user %d (the bot runs as root, and no server does), which cannot pass %s on the way to %s: open it to others (chmod o+x %s), keep the server's files elsewhere, or install bubblewrap", errView, u.uid, d, p, d)
+			}
+		}
+	}
+	if err := v.make(u); err != nil {
+		return err
+	}
+	if u.uid == 0 {
+		return nil
+	}
+	given, err := adopt(v.rw, u)
+	if len(given) > 0 {
+		s.log.Info("gave the server's user what root held of its folders", "uid", u.uid, "paths", given)
+	}
+	return err
+}
+
+// withEnv sets k=v in env.
+func withEnv(env []string, k, v string) []string {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+	return append(env, k+"="+v)
 }
 
 // withTmp points TMPDIR at the sandbox's temporary folder, unless the
@@ -1308,7 +1378,8 @@ func (t *tail) Write(p []byte) (int, error) {
 
 // readFrom keeps what f yields until its end, and logs it line by line at
 // debug level for whoever is chasing a misbehaving server.
-func (t *tail) readFrom(f *os.File, log *slog.Logger) {
+// Each line goes to each, if not nil, as it comes.
+func (t *tail) readFrom(f *os.File, log *slog.Logger, each func(string)) {
 	defer t.once.Do(func() { close(t.eof) })
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 4096)
@@ -1316,6 +1387,9 @@ func (t *tail) readFrom(f *os.File, log *slog.Logger) {
 		line, err := r.ReadSlice('\n')
 		if len(line) > 0 {
 			_, _ = t.Write(line)
+			if each != nil {
+				each(string(line))
+			}
 			if log.Enabled(context.Background(), slog.LevelDebug) {
 				log.Debug("server stderr", "line", strings.TrimRight(string(line), "\r\n"))
 			}

@@ -68,6 +68,8 @@ type config struct {
 	perUser     bool
 	timeout     time.Duration
 	sandbox     sandboxConfig
+	// bounds are what a stdio server may take of the machine.
+	bounds Bounds
 	// protocolVersion pins the revision to speak, skipping server/discover.
 	protocolVersion string
 	err             error
@@ -77,7 +79,7 @@ type config struct {
 // everything but disabled, autoApprove and perUser, which the hub applies
 // in place.
 func (c config) launchKey() string {
-	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.oauth, c.account, c.timeout, c.sandbox.key(), c.protocolVersion, errString(c.err)})
+	b, _ := json.Marshal([]any{c.typ, c.command, c.args, c.env, c.cwd, c.url, c.headers, c.oauth, c.account, c.timeout, c.sandbox.key(), c.bounds, c.protocolVersion, errString(c.err)})
 	return string(b)
 }
 
@@ -115,6 +117,7 @@ type entry struct {
 	Headers     map[string]string `json:"headers"`
 	OAuth       *oauthEntry       `json:"oauth"`
 	Sandbox     json.RawMessage   `json:"sandbox"`
+	Limits      json.RawMessage   `json:"limits"`
 	// ProtocolVersion pins the MCP revision for a server that cannot
 	// negotiate it (one that ignores server/discover).
 	ProtocolVersion string `json:"protocolVersion"`
@@ -345,10 +348,14 @@ func (c *config) read(e entry, dir, home string, expand func(string) (string, er
 		if c.sandbox, err = readSandbox(e.Sandbox, c.workDir(), home, expand); err != nil {
 			return err
 		}
-		return nil
+		c.bounds, err = readBounds(e.Limits)
+		return err
 	}
 	if len(e.Sandbox) > 0 && string(e.Sandbox) != "null" {
 		return errors.New("sandbox: only a stdio server runs here to be sandboxed; a remote one runs elsewhere")
+	}
+	if len(e.Limits) > 0 && string(e.Limits) != "null" {
+		return errors.New("limits: only a stdio server runs here to be bounded; a remote one runs elsewhere")
 	}
 	return c.readRemote(e, expand)
 }

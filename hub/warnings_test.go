@@ -125,7 +125,7 @@ func TestEntryPathsFollowTheSettingsFile(t *testing.T) {
 			if mode != "off" {
 				testenv.RequireSandbox(t, mode)
 			}
-			dir := t.TempDir()
+			dir := testenv.OpenDir(t)
 			needle := "beside-the-settings-" + mode
 			writeFile(t, dir, "notes/a.txt", needle, 0o644)
 			echo, err := os.ReadFile(testenv.TestServer(t, "echo"))

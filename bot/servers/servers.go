@@ -158,11 +158,9 @@ func (sc *Screen) Show(ctx context.Context, chatID int64) {
 }
 
 // sandboxNote warns, on a line of its own, of a server that runs (or would
-// run) outside a sandbox, and of the bot's files its sandbox cannot hide.
+// run) outside a sandbox.
 func sandboxNote(s hub.ServerInfo) string {
 	switch {
-	case len(s.Exposed) > 0:
-		return "\n⚠️ <i>Its sandbox cannot hide</i> " + render.Escape(render.Shorten(strings.Join(s.Exposed, ", "), 200)) + " <i>from it.</i>"
 	case s.Sandbox != "" || s.NotSandboxed == "":
 		return ""
 	case s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):

@@ -78,8 +78,7 @@ func TestToolsShowsVisibly(t *testing.T) {
 	}
 }
 
-// /servers says plainly which servers run outside a sandbox and why, and
-// which files of the bot a server's sandbox cannot hide; a sandboxed
+// /servers says plainly which servers run outside a sandbox and why; a sandboxed
 // server needs no word, nor does a remote one, and a server that may not
 // start without its sandbox says so once, in its failure.
 func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
@@ -87,7 +86,6 @@ func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
 	required := "not started: its sandbox cannot be had: bubblewrap: not installed"
 	sc := &servers.Screen{Hub: catalog{Servers: []hub.ServerInfo{
 		{Name: "boxed", Status: hub.StatusRunning, Sandbox: "bubblewrap"},
-		{Name: "exposed", Status: hub.StatusRunning, Sandbox: "landlock", Exposed: []string{"/data/mcpgram.db"}},
 		{Name: "open", Status: hub.StatusRunning, NotSandboxed: reason},
 		{Name: "remote", Status: hub.StatusRunning},
 		{Name: "strict", Status: hub.StatusFailed, Error: required, NotSandboxed: required},
@@ -99,9 +97,8 @@ func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
 		blocks[name] = b
 	}
 	for name, want := range map[string]string{
-		"exposed": "⚠️ <i>Its sandbox cannot hide</i> /data/mcpgram.db <i>from it.</i>",
-		"open":    "⚠️ <i>Not sandboxed:</i> this machine offers no sandbox (bubblewrap: &lt;not installed&gt;; Landlock: off)",
-		"strict":  "failed: " + required,
+		"open":   "⚠️ <i>Not sandboxed:</i> this machine offers no sandbox (bubblewrap: &lt;not installed&gt;; Landlock: off)",
+		"strict": "failed: " + required,
 	} {
 		if !strings.Contains(blocks[name], want) {
 			t.Errorf("%s: %q lacks %q", name, blocks[name], want)

@@ -225,18 +225,16 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
 func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, connect hub.Connector, auth hub.Authorizer) (*hub.Hub, error) {
-	files, data := protected(cfg)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
-		Auth:          auth,
-		Metrics:       m,
-		Logger:        logger.With("component", "hub"),
-		NoWatch:       !watch,
-		LookupEnv:     cfg.LookupEnv,
-		Sandbox:       cfg.Sandbox,
-		Protected:     files,
-		ProtectedData: data,
-		Elicitor:      ask,
-		Connector:     connect,
+		Auth:      auth,
+		Metrics:   m,
+		Logger:    logger.With("component", "hub"),
+		NoWatch:   !watch,
+		LookupEnv: cfg.LookupEnv,
+		Sandbox:   cfg.Sandbox,
+		Protected: protected(cfg),
+		Elicitor:  ask,
+		Connector: connect,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)
@@ -248,17 +246,17 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 	return h, nil
 }
 
-// protected lists the bot's files that no MCP server may see: those of
-// the configuration, and, among the data the bot changes in place, those
-// it writes beside its database.
-func protected(cfg *config.Config) (files, data []string) {
-	files, data = cfg.Protected()
+// protected lists the bot's paths that no MCP server may see: those of
+// the configuration and its data (see config.Protected), and what it
+// writes beside its database.
+func protected(cfg *config.Config) []string {
+	paths := cfg.Protected()
 	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg)} {
 		if abs, err := filepath.Abs(p); err == nil {
-			data = append(data, abs)
+			paths = append(paths, abs)
 		}
 	}
-	return files, data
+	return paths
 }
 
 // logSandboxes says, as the MCP servers start, how they run: a warning where

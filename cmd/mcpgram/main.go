@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/harden"
 	"github.com/mcpgram/mcpgram/internal/suggest"
@@ -46,6 +47,9 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 
 func main() {
+	// A server's process starts as this program, to take on its bounds
+	// and user before it becomes the server (see package confine).
+	confine.Main(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	// Ctrl-C goes to the command: the terminal chat stops the running

@@ -339,12 +339,13 @@ func serverState(s hub.ServerInfo) string {
 }
 
 // sandboxState says how a stdio server is confined; a server that would
-// run unconfined, or whose sandbox cannot hide some of the bot's files,
-// is said so plainly. Remote servers run elsewhere: nothing to say.
+// run unconfined is said so plainly, and one that failed is not called
+// sandboxed: it is not running in anything. Remote servers run elsewhere:
+// nothing to say.
 func sandboxState(s hub.ServerInfo) string {
 	switch {
-	case s.Sandbox != "" && len(s.Exposed) > 0:
-		return "; sandboxed (" + s.Sandbox + ") but it can read " + strings.Join(s.Exposed, ", ") + ", in a folder it needs"
+	case s.Sandbox != "" && s.Status == hub.StatusFailed:
+		return ""
 	case s.Sandbox != "":
 		return "; sandboxed (" + s.Sandbox + ")"
 	case s.NotSandboxed != "" && s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):

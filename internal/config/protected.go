@@ -24,31 +24,33 @@ func (c *Config) SecretEnv() []string {
 	return out
 }
 
-// Protected lists, as absolute paths, the files of the bot that no MCP
-// server may see: in files, the settings file (it may expand secrets),
-// mcpgram.yaml, the .env file and the files NAME_FILE settings named; in
-// data, the SQLite database and the files SQLite keeps beside it, which
-// the bot changes in place rather than replacing. Whether they exist is
-// for the caller to check.
-func (c *Config) Protected() (files, data []string) {
-	add := func(list *[]string, p string) {
+// Protected lists, as absolute paths, the bot's paths that no MCP server
+// may see, present or future: the settings file (it may expand secrets),
+// mcpgram.yaml, the .env file and the files NAME_FILE settings named; the
+// SQLite database, the journals SQLite may create beside it, and the
+// media folder beside it. Most need not exist yet: a journal planted
+// before SQLite makes one would be played back into the database.
+func (c *Config) Protected() []string {
+	var out []string
+	add := func(p string) {
 		if p == "" {
 			return
 		}
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}
-		if !slices.Contains(*list, p) {
-			*list = append(*list, p)
+		if !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
 	for _, p := range append([]string{c.MCPSettings, c.File, c.envFile}, c.secretFiles...) {
-		add(&files, p)
+		add(p)
 	}
 	if c.DatabasePath != "" {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-			add(&data, c.DatabasePath+suffix)
+			add(c.DatabasePath + suffix)
 		}
+		add(filepath.Join(filepath.Dir(c.DatabasePath), "media"))
 	}
-	return files, data
+	return out
 }

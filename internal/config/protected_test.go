@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// Protected names every file of the bot's that a server must not see, as
+// Protected names every path of the bot's that a server must not see, as
 // absolute paths: the settings file, mcpgram.yaml, the .env that was
 // read and the files NAME_FILE settings named (a profile's key among
-// them), and apart, the database with its journals.
+// them), the database with its journals, and the media folder.
 func TestProtected(t *testing.T) {
 	secrets := t.TempDir()
 	tokenFile, keyFile := filepath.Join(secrets, "token"), filepath.Join(secrets, "other-key")
@@ -28,22 +28,20 @@ func TestProtected(t *testing.T) {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
-	wantFiles := []string{filepath.Join(wd, "conf", "servers.json"), filepath.Join(wd, "mcpgram.yaml"), filepath.Join(wd, ".env"), tokenFile, keyFile}
-	wantData := []string{filepath.Join(wd, "state", "bot.db"), filepath.Join(wd, "state", "bot.db-wal"), filepath.Join(wd, "state", "bot.db-shm"), filepath.Join(wd, "state", "bot.db-journal")}
-	files, data := c.Protected()
-	for _, tt := range []struct {
-		name      string
-		got, want []string
-	}{{"files", files, wantFiles}, {"data", data, wantData}} {
-		for _, w := range tt.want {
-			if !slices.Contains(tt.got, w) {
-				t.Errorf("Protected() %s = %q lacks %q", tt.name, tt.got, w)
-			}
+	want := []string{
+		filepath.Join(wd, "conf", "servers.json"), filepath.Join(wd, "mcpgram.yaml"), filepath.Join(wd, ".env"), tokenFile, keyFile,
+		filepath.Join(wd, "state", "bot.db"), filepath.Join(wd, "state", "bot.db-wal"), filepath.Join(wd, "state", "bot.db-shm"), filepath.Join(wd, "state", "bot.db-journal"),
+		filepath.Join(wd, "state", "media"),
+	}
+	got := c.Protected()
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("Protected() = %q lacks %q", got, w)
 		}
-		for _, p := range tt.got {
-			if !filepath.IsAbs(p) {
-				t.Errorf("Protected() %s holds %q, not absolute", tt.name, p)
-			}
+	}
+	for _, p := range got {
+		if !filepath.IsAbs(p) {
+			t.Errorf("Protected() holds %q, not absolute", p)
 		}
 	}
 }

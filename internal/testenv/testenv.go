@@ -169,6 +169,11 @@ func build(root string, pkgs []string, src string) (dir string, out []byte, err 
 	if err != nil {
 		return "", nil, err
 	}
+	// Open to every user, as an installed program is: where the tests
+	// run as root, servers run as users of their own.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", nil, err
+	}
 	cmd := exec.Command("go", append([]string{"build", "-o", tmp + string(filepath.Separator)}, pkgs...)...)
 	cmd.Dir = root
 	if out, err = cmd.CombinedOutput(); err != nil {
@@ -225,4 +230,27 @@ func sourceHash(root string, pkgs []string, src string) (string, error) {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// OpenDir returns a new temporary folder, as t.TempDir does, that every
+// user may pass, as the folders of an install are: where the tests run as
+// root, servers run as users of their own, and outside a bubblewrap
+// sandbox (which makes the folders on the way itself) they need the way
+// open. What the test puts in it keeps the modes it gives.
+func OpenDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// CacheDir is where tests keep servers' package caches (hub.Options'
+// CacheDir): one folder for every test process, kept between runs so
+// that npx downloads a package once.
+func CacheDir() string {
+	return filepath.Join(os.TempDir(), "mcpgram-test-caches")
 }

@@ -3,6 +3,8 @@
 // started it (its environment and its memory, under /proc), the
 // environment of every process it can see, and the files it is told of;
 // it tries to signal that process, and reads which capabilities it holds.
+// Its second tool, attack, tries one way out of its sandbox or past its
+// bounds (see attack.go).
 // It reports, for each, what stopped it or which of the needles it was
 // given it found. Tests run it to prove that a sandbox holds, and, with
 // the sandbox off, that the reads are real.
@@ -47,7 +49,17 @@ type Report struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-wait" {
+		wait()
+	}
 	s := server.NewMCPServer("hostile", "1.0.0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("attack", mcp.WithDescription("Tries to get out, or more than its share."),
+		mcp.WithString("what"), mcp.WithString("path"), mcp.WithString("target"), mcp.WithNumber("n")),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r := attack(req.GetString("what", ""), req.GetString("path", ""), req.GetString("target", ""), req.GetInt("n", 0))
+			b, _ := json.Marshal(r)
+			return mcp.NewToolResultText(string(b)), nil
+		})
 	s.AddTool(mcp.NewTool("probe", mcp.WithDescription("Tries to read what it should not."),
 		mcp.WithArray("needles", mcp.WithStringItems()), mcp.WithArray("files", mcp.WithStringItems())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
