@@ -27,7 +27,7 @@ RUN apt-get update \
 COPY --from=build /src/bin/ /usr/local/bin/
 COPY --chown=mcpgram:mcpgram mcp-settings.json /config/mcp-settings.json
 USER mcpgram
-# Relative paths in mcp-settings.json (./data/memory.db, ./data/files) are
+# Relative paths in mcp-settings.json (./data/memory/memory.db, ./data/files) are
 # relative to its folder, so they land in /config/data, a folder of the
 # servers' own; DATABASE_PATH is the bot's, in the /data volume.
 WORKDIR /

@@ -691,8 +691,11 @@ func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error
 	cmd.Env = childEnv(cfg.env)
 	command := filepath.Clean(cmd.Path)
 	u := h.serverUser(s.name)
+	// Unsandboxed, a server that runs as the bot's user can write what the
+	// bot can anyway; one with a user of its own is refused what it would
+	// be refused sandboxed, for the hub gives it its folders.
 	v, err := newView(cfg, h.viewPlan(s.name, cfg, command, envMap(cmd.Env)))
-	if err != nil && plan.engine != "" {
+	if err != nil && (plan.engine != "" || u.uid != 0) {
 		return nil, err
 	}
 	if err := s.prepare(v, u, command, plan.engine); err != nil {

@@ -225,6 +225,7 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
 func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, connect hub.Connector, auth hub.Authorizer) (*hub.Hub, error) {
+	relocate(cfg, logger)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
 		Auth:      auth,
 		Metrics:   m,
@@ -244,6 +245,29 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		return nil, fmt.Errorf("%w; fix the file, or point --mcp-settings or MCP_SETTINGS at another", err)
 	}
 	return h, nil
+}
+
+// relocate moves a server's file that lies right in the bot's data folder
+// (the memory server's ./data/memory.db, as mcpgram shipped it before
+// servers had folders of their own) into a folder of the server's own, and
+// points its entry there: such a server would now be refused, for it could
+// write beside the bot's database. It says so in the log; what it cannot
+// move, the server's refusal explains.
+func relocate(cfg *config.Config, logger *slog.Logger) {
+	if cfg.DatabasePath == "" {
+		return
+	}
+	data, err := filepath.Abs(filepath.Dir(cfg.DatabasePath))
+	if err != nil {
+		return
+	}
+	moves, err := hub.Relocate(cfg.MCPSettings, data, protected(cfg), cfg.LookupEnv)
+	for _, m := range moves {
+		logger.Warn("moved a server's file out of the bot's data folder, into a folder of its own, and pointed its entry in the settings file there", "server", m.Server, "from", m.From, "to", m.To)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		logger.Warn("could not move a server's file out of the bot's data folder", "err", err)
+	}
 }
 
 // protected lists the bot's paths that no MCP server may see: those of

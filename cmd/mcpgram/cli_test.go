@@ -24,7 +24,7 @@ type binary struct {
 
 func buildBinary(t testing.TB) *binary {
 	t.Helper()
-	return &binary{t: t, path: testenv.BuildPackage(t, "./cmd/mcpgram"), dir: t.TempDir()}
+	return &binary{t: t, path: testenv.BuildPackage(t, "./cmd/mcpgram"), dir: testenv.OpenDir(t)}
 }
 
 // run returns stdout, stderr and the exit code.
@@ -177,7 +177,7 @@ func TestDotEnvReachesSettings(t *testing.T) {
 }
 
 // The repository's mcp-settings.json works from any folder: its relative
-// paths (the memory server's ./data/memory.db) are relative to the
+// paths (the memory server's ./data/memory/memory.db) are relative to the
 // settings file's folder, in every sandbox, and nothing lands in the
 // folder mcpgram runs in.
 func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
@@ -196,7 +196,7 @@ func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
 			case "landlock":
 				testenv.RequireSandbox(t, "landlock")
 			}
-			dir := t.TempDir()
+			dir := testenv.OpenDir(t)
 			settings := filepath.Join(dir, "mcp-settings.json")
 			if err := os.WriteFile(settings, shipped, 0o644); err != nil {
 				t.Fatal(err)
@@ -205,13 +205,69 @@ func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
 			if code != 0 || !strings.Contains(lineOf(stdout, "memory"), "running") {
 				t.Fatalf("mcp list: exit %d\n%s\n%s", code, stdout, stderr)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "data", "memory.db")); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, "data", "memory", "memory.db")); err != nil {
 				t.Errorf("the memory server's database is not beside the settings file: %v", err)
 			}
 			if _, err := os.Stat(filepath.Join(b.dir, "data")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("data/ was made in the folder mcpgram runs in: %v", err)
 			}
 		})
+	}
+}
+
+// An install of the layout mcpgram shipped before servers had folders of
+// their own (the memory server's ./data/memory.db beside the bot's
+// ./data/mcpgram.db) keeps working: at the first start the memory
+// server's database and journals move, as they are, into ./data/memory/,
+// the entry is pointed there, the log says so, and the next start finds
+// nothing to move.
+func TestUpgradeMovesTheMemoryServersFile(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	shipped, err := os.ReadFile(filepath.Join(testenv.Root(t), "mcp-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(shipped), "./data/memory/memory.db", "./data/memory.db", 1)
+	dir := testenv.OpenDir(t)
+	settings := filepath.Join(dir, "mcp-settings.json")
+	if err := os.WriteFile(settings, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + filepath.Dir(testenv.Bundled(t, "mcp-memory")) + string(os.PathListSeparator) + os.Getenv("PATH")
+	// The old layout, made by the old rules: the bot's database elsewhere
+	// for now, so that the memory server may still write in data/.
+	env := []string{path, "DATABASE_PATH=" + filepath.Join(testenv.OpenDir(t), "mcpgram.db")}
+	if stdout, stderr, code := b.run(env, "--mcp-settings", settings, "mcp", "list"); code != 0 {
+		t.Fatalf("old layout: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	oldDB := filepath.Join(dir, "data", "memory.db")
+	before, err := os.Stat(oldDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bot's database in data/, as the old install had it.
+	env[1] = "DATABASE_PATH=" + filepath.Join(dir, "data", "mcpgram.db")
+	stdout, stderr, code := b.run(env, "--mcp-settings", settings, "mcp", "list")
+	if code != 0 || !strings.Contains(lineOf(stdout, "memory"), "running") {
+		t.Fatalf("upgraded: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	newDB := filepath.Join(dir, "data", "memory", "memory.db")
+	after, err := os.Stat(newDB)
+	if err != nil || !os.SameFile(before, after) {
+		t.Errorf("%s: %v, want the same file as the old %s", newDB, err, oldDB)
+	}
+	if _, err := os.Stat(oldDB); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there: %v", oldDB, err)
+	}
+	if got, _ := os.ReadFile(settings); !strings.Contains(string(got), `"MEMORY_DB_PATH": "./data/memory/memory.db"`) {
+		t.Errorf("settings file not pointed at the new place:\n%s", got)
+	}
+	if !strings.Contains(stderr, "moved a server's file out of the bot's data folder") {
+		t.Errorf("the log does not say what moved:\n%s", stderr)
+	}
+	if _, stderr, _ := b.run(env, "--mcp-settings", settings, "mcp", "list"); strings.Contains(stderr, "moved a server's file") {
+		t.Errorf("the next start moved something again:\n%s", stderr)
 	}
 }
 

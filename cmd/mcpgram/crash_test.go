@@ -22,7 +22,8 @@ import (
 func TestKilledMidToolDoesNotRepeatIt(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
-	calls := filepath.Join(b.dir, "calls.log")
+	// In a folder of the server's own: not beside the bot's database.
+	calls := filepath.Join(b.dir, "jobs", "calls.log")
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{
 		"jobs": map[string]any{
 			"command": testenv.TestServer(t, "echo"), "autoApprove": []string{"sleep"},

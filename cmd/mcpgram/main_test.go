@@ -41,7 +41,7 @@ func settings(t *testing.T, extra map[string]any) string {
 	for k, v := range extra {
 		servers[k] = v
 	}
-	dir := t.TempDir()
+	dir := testenv.OpenDir(t)
 	t.Chdir(dir)
 	return testenv.WriteSettings(t, dir, servers)
 }

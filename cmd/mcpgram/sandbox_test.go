@@ -91,9 +91,10 @@ func probe(t *testing.T, b *binary, s secrets, settings, mode string, files []st
 // of /proc/<ppid>/environ and /proc/<ppid>/mem, of every environment it
 // can see, and of the database, the settings file, .env and the secret
 // file (and mcpgram.yaml, the heartbeat and the chat log) are all refused
-// or come back empty, though its own file shares the database's folder. With the sandbox off, the same reads succeed: this
-// process runs as root, whom no non-dumpable process keeps out, and only
-// the environment, wiped by the bot, is clean.
+// or come back empty, though its own folder is in the database's. With
+// the sandbox off, the same reads succeed where the files are open to
+// others, and, where the bot does not run as root, the bot's memory too:
+// only the environment, wiped by the bot, is clean.
 func TestServersCannotReachTheBotsSecrets(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
@@ -106,13 +107,9 @@ func TestServersCannotReachTheBotsSecrets(t *testing.T) {
 			case "landlock":
 				testenv.RequireSandbox(t, "landlock")
 			}
-			// Landlock cannot hide the database in a folder the server
-			// needs (the hub tests show it saying so): here the server's
-			// file is in a folder of its own.
-			own := "./data/hostile.db"
-			if mode == "landlock" {
-				own = "./state/hostile.db"
-			}
+			// A folder of its own in the bot's data folder, as the
+			// memory server's.
+			own := "./data/hostile/hostile.db"
 			settings := testenv.WriteSettings(t, b.dir, map[string]any{"hostile": map[string]any{
 				"command": testenv.TestServer(t, "hostile"), "env": map[string]string{"HOSTILE_DB_PATH": own},
 			}})
@@ -137,8 +134,10 @@ func TestServersCannotReachTheBotsSecrets(t *testing.T) {
 }
 
 // checkUnconfined is the control: with the sandbox off, the server reads
-// the files and, as root, the bot's memory, and so the test above can
-// fail. The environment is read too, but holds no secret: the bot wiped it.
+// the files, which are open to others, and so the test above can fail.
+// The environment is read too, but holds no secret: the bot wiped it.
+// Where the bot runs as root, the server runs as a user of its own, which
+// reads neither the bot's environment nor its memory (TestServersNeverRunAsRoot).
 func checkUnconfined(t *testing.T, s secrets, settings string, rep probeReport) {
 	t.Helper()
 	want := map[string][]string{
@@ -146,16 +145,13 @@ func checkUnconfined(t *testing.T, s secrets, settings string, rep probeReport) 
 		s.others[0]: {s.dbSecret}, s.others[1]: {s.dbSecret}, s.others[2]: {s.dbSecret},
 		"/proc/" + strconv.Itoa(rep.PPID) + "/environ": nil, "/proc/*/environ": nil,
 	}
-	if os.Geteuid() == 0 {
-		want["/proc/"+strconv.Itoa(rep.PPID)+"/mem"] = []string{s.token}
-	}
 	for _, r := range rep.Results {
 		w, ok := want[r.Target]
 		if !ok {
 			continue
 		}
-		if strings.HasSuffix(r.Target, "/environ") && r.Target != "/proc/*/environ" && os.Geteuid() == 0 && r.Bytes == 0 {
-			t.Errorf("unconfined, %s could not be read (%s): the control shows nothing", r.Target, r.Err)
+		if strings.HasSuffix(r.Target, "/environ") && r.Target != "/proc/*/environ" && os.Geteuid() == 0 && r.Bytes > 0 {
+			t.Errorf("unconfined, %s was read by a server of the root bot: it runs as root", r.Target)
 		}
 		for _, n := range w {
 			if !strings.Contains(strings.Join(r.Found, " "), n) {
@@ -244,15 +240,19 @@ func copyExecutable(t *testing.T, src, dst string) {
 }
 
 // mcp list says how each server runs: in which sandbox, or plainly that
-// it is not sandboxed and why; the log warns of each server that runs
-// unconfined, and of MCP_SANDBOX=off.
+// it is not sandboxed and why; a server whose entry would let it write
+// beside the bot's database is refused, saying so and how to fix it (and
+// is not called sandboxed: it runs in nothing), and mcp list exits 1; the
+// log warns of each server that runs unconfined, and of MCP_SANDBOX=off.
 func TestMCPListSaysHowServersAreSandboxed(t *testing.T) {
 	testenv.RequireSandbox(t, "bubblewrap")
 	path := settings(t, map[string]any{
 		"own": map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "sandbox": "off"},
-		// Its file shares a folder with the bot's database, as the
-		// memory server's does in the Docker image.
-		"neighbour": map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "env": map[string]string{"CLOCK_DB": "./data/clock.db"}},
+		// A folder of its own in the bot's data folder, as the memory
+		// server's.
+		"neighbour": map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "env": map[string]string{"CLOCK_DB": "./data/clock/clock.db"}},
+		// Its file right beside the bot's database.
+		"beside": map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "env": map[string]string{"CLOCK_DB": "./data/clock.db"}},
 	})
 	db, _ := filepath.Abs(filepath.Join("data", "mcpgram.db"))
 	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
@@ -261,12 +261,20 @@ func TestMCPListSaysHowServersAreSandboxed(t *testing.T) {
 	if err := os.WriteFile(db, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	refused := "failed: not started: it would write in " + filepath.Dir(db) + ", which holds " + db + ", of the bot's own: give the server a folder of its own"
+	// Unsandboxed, a server that runs as the bot's user may write what the
+	// bot may; one of the root bot runs as a user of its own, and is
+	// refused as it would be sandboxed.
+	unsandboxed := "NOT SANDBOXED"
+	if os.Geteuid() == 0 {
+		unsandboxed = refused
+	}
 	tests := []struct {
-		mode, calculator, own, neighbour, log string
+		mode, calculator, own, neighbour, beside, log string
 	}{
-		{"auto", "sandboxed (bubblewrap)", "NOT SANDBOXED: its settings turn the sandbox off", "sandboxed (bubblewrap)", ""},
-		{"landlock", "sandboxed (landlock)", "NOT SANDBOXED: its settings turn the sandbox off", "sandboxed (landlock) but it can read " + db + ", in a folder it needs", ""},
-		{"off", "NOT SANDBOXED: the sandbox is off for all servers", "NOT SANDBOXED: its settings turn the sandbox off", "NOT SANDBOXED", "MCP servers run without a sandbox (MCP_SANDBOX=off)"},
+		{"auto", "sandboxed (bubblewrap)", "NOT SANDBOXED: its settings turn the sandbox off", "sandboxed (bubblewrap)", refused, ""},
+		{"landlock", "sandboxed (landlock)", "NOT SANDBOXED: its settings turn the sandbox off", "sandboxed (landlock)", refused, ""},
+		{"off", "NOT SANDBOXED: the sandbox is off for all servers", "NOT SANDBOXED: its settings turn the sandbox off", "NOT SANDBOXED", unsandboxed, "MCP servers run without a sandbox (MCP_SANDBOX=off)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -274,12 +282,16 @@ func TestMCPListSaysHowServersAreSandboxed(t *testing.T) {
 				testenv.RequireSandbox(t, "landlock")
 			}
 			out, stderr, err := run(t, env{"MCP_SANDBOX": tt.mode}, "", "--mcp-settings", path, "mcp", "list")
-			if err != nil {
-				t.Fatalf("mcp list: %v\n%s", err, stderr)
+			if failed := tt.beside == refused; (err != nil) != failed {
+				t.Fatalf("mcp list: %v, want it to fail %v\n%s", err, failed, stderr)
 			}
-			for name, want := range map[string]string{"calculator": tt.calculator, "own": tt.own, "neighbour": tt.neighbour} {
-				if line := lineOf(out, name); !strings.Contains(line, "running") || !strings.Contains(line, want) {
-					t.Errorf("%s: %q, want it running and %q", name, line, want)
+			for name, want := range map[string]string{"calculator": tt.calculator, "own": tt.own, "neighbour": tt.neighbour, "beside": tt.beside} {
+				line := lineOf(out, name)
+				if !strings.Contains(line, want) || (want != refused && !strings.Contains(line, "running")) {
+					t.Errorf("%s: %q, want %q", name, line, want)
+				}
+				if want == refused && strings.Contains(line, "sandboxed") {
+					t.Errorf("%s: %q calls a server that never ran sandboxed", name, line)
 				}
 			}
 			if !strings.Contains(stderr, tt.log) || !strings.Contains(stderr, `server=own why="its settings turn the sandbox off"`) {

@@ -142,8 +142,12 @@ func RequireSandbox(t testing.TB, engine string) {
 // reached its gate within 30 seconds.
 func GatedEchoEntry(t testing.TB, autoApprove ...string) (entry map[string]any, open func()) {
 	t.Helper()
-	gate := filepath.Join(t.TempDir(), "gate")
+	// Open to the server's own user, where the tests run as root.
+	gate := filepath.Join(OpenDir(t), "gate")
 	if err := unix.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(gate, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	entry = EchoEntry(t, autoApprove...)
