@@ -224,7 +224,7 @@ func NothingFound() string {
 const maxLine = 200
 
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(unifyLines(s))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
