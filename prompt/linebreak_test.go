@@ -55,7 +55,7 @@ func TestLineBreaks(t *testing.T) {
 				"search prompt":   prompt.BuildWith(cat, prompt.Options{Search: &prompt.Search{Core: []prompt.ToolRef{{Server: "srv", Tool: "create_issue"}}}}),
 				"native prompt":   prompt.BuildNativeWith(cat, prompt.Options{Search: &prompt.Search{}}),
 				"found tools":     prompt.FoundTools([]prompt.Found{{Server: "srv", Tool: s.Tools[0]}}),
-				"found functions": prompt.FoundFunctions([]prompt.Function{f}),
+				"found functions": prompt.FoundFunctions(fns, []prompt.Found{{Server: "srv", Tool: s.Tools[0]}}),
 				"chat tools":      prompt.ChatTools(cat, []prompt.ToolRef{{Server: "srv", Tool: "create_issue"}}),
 			}
 			for what, out := range outputs {
