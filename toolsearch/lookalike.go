@@ -33,7 +33,8 @@ type Lookalike struct {
 }
 
 // nameKey is a tool's name as the rule compares it: its letters and
-// digits, lower case.
+// digits, lower case; "" (for a name of only separators) compares to
+// nothing.
 func nameKey(name string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -55,7 +56,7 @@ func descriptionKey(stems []string) string {
 // alike reports whether tools of keys (a name's, a description's) look
 // alike.
 func alike(name1, described1, name2, described2 string) bool {
-	return name1 == name2 || described1 != "" && described1 == described2
+	return name1 != "" && name1 == name2 || described1 != "" && described1 == described2
 }
 
 // sortLookalikes sorts ls by server and name, each once.
@@ -98,7 +99,9 @@ func Lookalikes(cat catalog.Catalog, server, tool string) []Lookalike {
 func (ix *Index) lookalikes() {
 	byName, byDescription := map[string][]int{}, map[string][]int{}
 	for i, d := range ix.docs {
-		byName[d.name] = append(byName[d.name], i)
+		if d.name != "" {
+			byName[d.name] = append(byName[d.name], i)
+		}
 		if d.described != "" {
 			byDescription[d.described] = append(byDescription[d.described], i)
 		}

@@ -32,7 +32,8 @@ func TestLookalikes(t *testing.T) {
 		server("gitlab",
 			tool("find", "Search."),
 			tool("list_branches_gl", "List the branches of a GitLab project.")),
-		server("linear", tool("Create-Issue", "Create a new Linear issue.")),
+		server("linear", tool("-", "A name of nothing."), tool("Create-Issue", "Create a new Linear issue.")),
+		server("odd", tool("_", "Another.")),
 		{Name: "stopped", Status: catalog.StatusStopped, Tools: []catalog.Tool{tool("create_issue", "x")}},
 	}}
 	type ref = toolsearch.Lookalike
@@ -47,6 +48,7 @@ func TestLookalikes(t *testing.T) {
 		{"github", "list_branches", nil},
 		{"github", "search", nil},
 		{"gitlab", "find", nil},
+		{"linear", "-", nil},
 		{"github", "no_such_tool", nil},
 		{"stopped", "create_issue", nil},
 	}
