@@ -22,48 +22,112 @@ type frame struct {
 // javascript: one keeps just its text), an image is a link to it by its
 // alt text, not a picture a viewer fetches, a direction control shows as
 // its code point, raw HTML is text. Everything else Markdown would read
-// as markup (an emphasis mark, a bracket, an entity, a heading's #) is
-// escaped, so that a viewer shows the chat's text; bold, italics,
+// as markup (an emphasis mark, a bracket, an entity, a heading's #, a
+// list's number) is escaped, so that a viewer shows the chat's text:
+// the only blocks are paragraphs, the chat's quotes and its code, each
+// fence at the start of a line of its own. Bold, italics,
 // strikethrough, code, quotes and line breaks are written as Markdown.
 func Document(h string) string {
 	toks := tokenize(h)
-	stack := []*frame{{}}
-	// blank: the line being written holds nothing but spaces so far, so
-	// what comes next may start a block.
-	blank := true
+	w := &docWriter{stack: []*frame{{}}, line: lineEmpty}
 	for i, t := range toks {
-		top := stack[len(stack)-1]
-		switch {
-		case t.tagName != "" && !t.closing:
-			stack = append(stack, openFrame(t))
-		case t.tagName != "":
-			if len(stack) > 1 && stack[len(stack)-1].tag == t.tagName {
-				stack = stack[:len(stack)-1]
-				closeFrame(top, stack[len(stack)-1])
-			}
-		case literal(stack):
-			top.b.WriteString(html.UnescapeString(t.s))
-			blank = t.s == "\n"
-		case t.s == "\n" || t.s == "\r":
-			// The chat breaks a line at every line feed; Markdown only
-			// where a line ends in two spaces, or a blank line follows.
-			if i+1 < len(toks) && toks[i+1].s != "\n" && !blank {
-				top.b.WriteString("  ")
-			}
+		next := ""
+		if i+1 < len(toks) {
+			next = toks[i+1].s
+		}
+		w.token(t, next)
+	}
+	for len(w.stack) > 1 { // HTML's tags are balanced; in case not
+		w.close()
+	}
+	return w.stack[0].b.String()
+}
+
+// What the line being written holds so far: what comes next may start a
+// block while it holds nothing but spaces, or a list while it holds
+// spaces and digits.
+const (
+	lineEmpty  = iota // nothing yet
+	lineSpaces        // only spaces
+	lineDigits        // spaces, then digits
+	lineText          // more
+)
+
+// A docWriter writes the chat's HTML as Markdown, token by token.
+type docWriter struct {
+	stack []*frame
+	line  int
+}
+
+func (w *docWriter) top() *frame { return w.stack[len(w.stack)-1] }
+
+// token writes t, the token before next.
+func (w *docWriter) token(t token, next string) {
+	top := w.top()
+	switch {
+	case (t.tagName == "pre" || t.tagName == "blockquote") && !t.closing:
+		// A fence or a quote opens a line of its own, whatever the chat
+		// put before it on its line (a list's bullet, its indent).
+		if w.line != lineEmpty {
 			top.b.WriteString("\n")
-			blank = true
-		default:
-			text := html.UnescapeString(t.s)
-			writeText(&top.b, text, blank)
-			blank = blank && strings.TrimLeft(text, " ") == ""
+		}
+		w.stack = append(w.stack, openFrame(t))
+	case t.tagName != "" && !t.closing:
+		w.stack = append(w.stack, openFrame(t))
+	case t.tagName != "":
+		if len(w.stack) > 1 && top.tag == t.tagName {
+			w.close()
+			w.line = lineText
+			if t.tagName == "pre" && next != "\n" && next != "" {
+				w.top().b.WriteString("\n") // and closes its own line
+				w.line = lineEmpty
+			}
+		}
+	case literal(w.stack):
+		top.b.WriteString(html.UnescapeString(t.s))
+	case t.s == "\n" || t.s == "\r":
+		// The chat breaks a line at every line feed; Markdown only
+		// where a line ends in two spaces, or a blank line follows.
+		if next != "\n" && next != "" && w.line != lineEmpty && w.line != lineSpaces {
+			top.b.WriteString("  ")
+		}
+		top.b.WriteString("\n")
+		w.line = lineEmpty
+	default:
+		for _, r := range html.UnescapeString(t.s) {
+			w.text(&top.b, r)
 		}
 	}
-	for len(stack) > 1 { // HTML's tags are balanced; in case not
-		top := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		closeFrame(top, stack[len(stack)-1])
+}
+
+// close closes the innermost frame, writing it into the one around it.
+func (w *docWriter) close() {
+	f := w.top()
+	w.stack = w.stack[:len(w.stack)-1]
+	closeFrame(f, w.top())
+}
+
+// text writes r of the chat's text, escaped where Markdown could read it
+// as markup: anywhere (markup), at the start of a line (lineMarkup), or
+// after a line's number (a list's 1. or 1)). A line's leading spaces are
+// no-break spaces, which indent as the chat does without making code.
+func (w *docWriter) text(b *strings.Builder, r rune) {
+	switch {
+	case r == ' ' && (w.line == lineEmpty || w.line == lineSpaces):
+		b.WriteRune('\u00A0')
+		w.line = lineSpaces
+		return
+	case r >= '0' && r <= '9' && w.line != lineText:
+		b.WriteRune(r)
+		w.line = lineDigits
+		return
+	case strings.ContainsRune(markup, r),
+		w.line != lineDigits && w.line != lineText && strings.ContainsRune(lineMarkup, r),
+		w.line == lineDigits && (r == '.' || r == ')'):
+		b.WriteByte('\\')
 	}
-	return stack[0].b.String()
+	b.WriteRune(r)
+	w.line = lineText
 }
 
 // openFrame opens the frame of tag token t.
@@ -137,23 +201,12 @@ func closeFrame(f, parent *frame) {
 }
 
 // markup are the characters Markdown may read as markup anywhere in a
-// line; lineMarkup those it may at a line's start (after spaces).
+// line; lineMarkup those it may at a line's start (after spaces): a
+// heading, a list item, a heading's underline.
 const (
 	markup     = "\\`*_[]<>&~|"
 	lineMarkup = "#-+="
 )
-
-// writeText writes text of the chat as Markdown text, each character
-// that could be markup escaped; atStart says whether the line holds
-// nothing yet but spaces.
-func writeText(b *strings.Builder, text string, atStart bool) {
-	for i, r := range text {
-		if strings.ContainsRune(markup, r) || i == 0 && atStart && strings.ContainsRune(lineMarkup, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-}
 
 // emphasize writes inner between marks, its spaces at either end outside
 // them (Markdown takes "** x**" for text).

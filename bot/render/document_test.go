@@ -27,7 +27,10 @@ func TestDocument(t *testing.T) {
 		{"formatting", "# Title\n\n**bold**, *it*, ~~gone~~ and `x<y>`", "**Title**\n\n**bold**, *it*, ~~gone~~ and `x<y>`"},
 		{"escaped", "2 * 3 = 6, a_b, [not a link], <tag> & AT&amp;T | x ~ y", `2 \* 3 = 6, a\_b, \[not a link\], \<tag\> \& AT\&T \| x \~ y`},
 		{"line starts", "\\# not a heading\n\\- not an item\n\\+ nor this", "\\# not a heading  \n\\- not an item  \n\\+ nor this"},
-		{"lists", "- one\n- two\n  - nested\n\n3. a\n4. b", "• one  \n• two  \n  • nested\n\n3. a  \n4. b"},
+		{"lists", "- one\n- two\n  - nested\n\n3. a\n4. b", "• one  \n• two  \n\u00A0\u00A0• nested\n\n3\\. a  \n4\\. b"},
+		{"code in a list", "- a\n- ```\n  <iframe src=x>\n  ```\n- b", "• a  \n• \n```\n<iframe src=x>\n```  \n• b"},
+		{"code under a number", "1. a\n\n   ```\n   <iframe>\n   ```\n2. b", "1\\. a  \n\u00A0\u00A0\n```\n<iframe>\n```  \n2\\. b"},
+		{"a number that is no item", "In 2024. Or 3) and 10.5", "In 2024. Or 3) and 10.5"},
 		{"quote", "> wise\n> words\n\nafter", "> wise  \n> words\n\nafter"},
 		{"fence", "```go\nif a < b {\n}\n```", "```go\nif a < b {\n}\n```"},
 		{"fence holding a fence", "````\n```\n````", "````\n```\n````"},
@@ -39,8 +42,12 @@ func TestDocument(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := render.Document(render.HTML(tt.md)); got != tt.want {
+			got := render.Document(render.HTML(tt.md))
+			if got != tt.want {
 				t.Errorf("Document(%q)\n got %q\nwant %q", tt.md, got, tt.want)
+			}
+			if problem := readAsViewer(got); problem != "" {
+				t.Errorf("a viewer of %q finds %s", got, problem)
 			}
 		})
 	}
@@ -140,7 +147,7 @@ func readAsViewer(doc string) string {
 func FuzzDocument(f *testing.F) {
 	for _, s := range []string{
 		"[a](https://evil.example) ![p](https://e/p.png) [t](tg://x) <img src=x> invoice\u202Efdp.exe",
-		"`a\n<iframe src=x>`", "````\n```\n````", "> q\n> ```\n> x\n> ```", "- a\n  - b\n\n1. c",
+		"`a\n<iframe src=x>`", "````\n```\n````", "- ```\n  <iframe src=x>\n  ```", "1. a\n   1. b\n\n      ```\n      <iframe>\n      ```", "> q\n> ```\n> x\n> ```", "- a\n  - b\n\n1. c",
 		"[x][r]\n\n[r]: javascript:alert(1)", "&#x202E; &amp; &lt;b&gt;", "**a *b* ~~c~~** | d", "a\rb\r# c",
 		"<https://x.y/&#x202E;> <mailto:a@b.c>", "# h\n\n---\n\n| a |\n|---|\n| ![i](https://e/i.png) |",
 	} {
