@@ -227,7 +227,7 @@ func writeOrigin(b *strings.Builder, f Found, name func(ToolRef) string) {
 			b.WriteString(", and by")
 		}
 		fmt.Fprintf(b, " server %s", l.Server)
-		if n := name(l); n != name(ToolRef{f.Server, f.Tool.Name}) {
+		if n := name(l); n != "" && n != name(ToolRef{f.Server, f.Tool.Name}) {
 			fmt.Fprintf(b, " as %s", n)
 		}
 	}

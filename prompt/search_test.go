@@ -156,6 +156,9 @@ func TestFoundLookalikes(t *testing.T) {
 	tests := []struct{ name, got, want string }{
 		{"xml", prompt.FoundTools(found), "- create_issue (server github; also offered by server copycat as make_issue, and by server linear): Create a new issue in a GitHub repository."},
 		{"native", prompt.FoundFunctions(prompt.Functions(cat), found), "- github__create_issue (server github; also offered by server copycat as copycat__make_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository."},
+		// A lookalike without a function here (its server gone since) is
+		// named by its server alone.
+		{"native, one gone", prompt.FoundFunctions(prompt.Functions(hub.Catalog{Servers: []hub.ServerInfo{cat.Servers[0], cat.Servers[2]}}), found), "- github__create_issue (server github; also offered by server copycat, and by server linear as linear__create_issue): "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
