@@ -154,27 +154,26 @@ func (t *turn) runSearch(bc *batchCall) {
 	m := t.a.cfg.Metrics
 	m.Search(t.profile.Model, len(hits) > 0)
 	found := make([]prompt.Found, len(hits))
-	var fns []prompt.Function
 	for i, h := range hits {
 		ref := store.ToolRef{Server: h.Server, Tool: h.Tool.Name}
 		rec.Found = append(rec.Found, ref)
 		m.SearchFound(h.Server, h.Tool.Name)
 		found[i] = prompt.Found{Server: h.Server, Tool: h.Tool}
+		for _, l := range h.Lookalikes {
+			found[i].Lookalikes = append(found[i].Lookalikes, prompt.ToolRef(l))
+		}
 		if t.tools == nil {
 			continue
 		}
-		if f, ok := t.tools.set.Function(h.Server, h.Tool.Name); ok {
-			fns = append(fns, f)
-			if !slices.Contains(t.loaded, prompt.ToolRef(ref)) {
-				t.loaded = append(t.loaded, prompt.ToolRef(ref))
-			}
+		if _, ok := t.tools.set.Function(h.Server, h.Tool.Name); ok && !slices.Contains(t.loaded, prompt.ToolRef(ref)) {
+			t.loaded = append(t.loaded, prompt.ToolRef(ref))
 		}
 	}
 	t.searches = append(t.searches, rec)
 	body := prompt.NothingFound()
 	switch {
 	case len(hits) > 0 && t.tools != nil:
-		body = prompt.FoundFunctions(fns)
+		body = prompt.FoundFunctions(t.tools.set, found)
 	case len(hits) > 0:
 		body = prompt.FoundTools(found)
 	}

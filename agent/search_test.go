@@ -90,10 +90,10 @@ func TestSearchLoadCall(t *testing.T) {
 				if len(second) <= len(first) || !slices.Equal(second[:len(first)], first) || !slices.Contains(second, "slack__slack_post_message") {
 					t.Errorf("after the search: %q; want the first call's, then what was found", second)
 				}
-				if !strings.Contains(found, "now among your functions:\n- slack__slack_post_message: Post a new message to a Slack channel.") {
+				if !strings.Contains(found, "now among your functions:\n- slack__slack_post_message (server slack): Post a new message to a Slack channel.") {
 					t.Errorf("native search result:\n%s", found)
 				}
-			} else if !strings.Contains(found, "## slack\n- slack_post_message: Post a new message to a Slack channel.\n    Arguments:\n    - channel_id (string, required)") {
+			} else if !strings.Contains(found, "## slack\n- slack_post_message (server slack): Post a new message to a Slack channel.\n    Arguments:\n    - channel_id (string, required)") {
 				t.Errorf("XML search result:\n%s", found)
 			}
 			if !strings.Contains(read(calls[2].Request), `slack_post_message ran with {"channel_id":"C1","text":"hello team"}`) {

@@ -37,15 +37,35 @@ func waitDocument(t *testing.T, fake *tgfake.Server, chat int64, name string) tg
 
 // An answer too long for a few messages arrives as a file holding the
 // whole of it and a message with its beginning, not as a message for
-// every 4096 characters (an 8 MiB answer was 2,050 messages).
+// every 4096 characters (an 8 MiB answer was 2,050 messages). The file
+// holds what the chat would show, not what the model wrote: no link
+// hides its target, none acts in Telegram or runs code, no image is
+// fetched, no direction control turns text around.
 func TestE2ELongAnswerAsFile(t *testing.T) {
-	answer := strings.TrimSpace(streamed(200 << 10))
+	const hostile = "Sign in at [https://bank.example](https://evil.example/login), ask [support](tg://resolve?domain=evil) " +
+		"or [run this](javascript:alert(1)) and [that][r].\n\n![pixel](https://evil.example/p.png) <img src=\"https://evil.example/q.png\">\n\n" +
+		"Open invoice\u202Efdp.exe or invoice&#x202E;fdp.exe.\n\n[r]: tg://msg?text=hi\n\n"
+	answer := strings.TrimSpace(hostile + streamed(200<<10))
 	s := newStack(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(complete(answer)) }, nil)
 	h := s.start(nil)
 	s.fake.Text(alice, alice, "tell me everything")
 	doc := waitDocument(t, s.fake, alice, "answer.md")
-	if got := string(doc.Document); got != answer {
-		t.Errorf("the file holds %d bytes, want the answer's %d", len(got), len(answer))
+	got := string(doc.Document)
+	for _, want := range []string{
+		"Sign in at https://bank.example (<https://evil.example/login>), ask support or run this and that.",
+		"pixel (<https://evil.example/p.png>) \\<img src=\"https://evil.example/q.png\"\\>",
+		`Open invoice\\u202Efdp.exe or invoice\\u202Efdp.exe.`,
+		"Paragraph 0 says **something** \\& \\<more\\>.",
+		"Paragraph 3000 says",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the file lacks %q", want)
+		}
+	}
+	for _, absent := range []string{"tg:", "javascript:", "![", "](", ") <img", "\u202E", "&#x202E;"} {
+		if strings.Contains(got, absent) {
+			t.Errorf("the file holds %q", absent)
+		}
 	}
 	preview := waitText(t, s.fake, alice, "answer.md")
 	if !strings.Contains(preview.Plain, "Paragraph 0 says something & <more>.") {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/toolsearch"
 )
 
 // Cards are the messages whose buttons answer the agent: a follow-up
@@ -124,14 +125,18 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 		expiry = fmt.Sprintf("<i>%s %s if nobody answers.</i>", expiryPrefix, roundDuration(time.Until(a.ExpiresAt)))
 	}
 	var hints hub.Hints
-	if s, ok := b.hub.Catalog().Server(a.Server); ok && a.Tool != "" {
-		if t, ok := s.Tool(a.Tool); ok {
-			hints = t.Hints
+	var lookalikes []toolsearch.Lookalike
+	if cat := b.hub.Catalog(); a.Tool != "" {
+		if s, ok := cat.Server(a.Server); ok {
+			if t, ok := s.Tool(a.Tool); ok {
+				hints = t.Hints
+			}
 		}
+		lookalikes = toolsearch.Lookalikes(cat, a.Server, a.Tool)
 	}
 	html, attach := render.ApprovalCard{
 		Server: a.Server, Tool: a.Tool, ToolTitle: b.toolTitle(a.Server, a.Tool), ServerTitle: b.serverTitle(a.Server), URI: a.URI, Arguments: a.Arguments, Consent: a.Consent,
-		Hints: hints, Footer: expiry, File: argsFileName,
+		Hints: hints, Footer: expiry, File: argsFileName, Lookalikes: lookalikes,
 	}.HTML()
 	yes, no := "✅ Approve", "❌ Deny"
 	if a.Consent {

@@ -173,7 +173,8 @@ func formHead(f *agent.Form) string {
 func shown(s string) string { return render.Escape(render.Visible(s)) }
 
 // urlCard asks the user to visit a page: the full domain first, the URL
-// itself, and a button that opens it; nothing is opened for the user.
+// itself, and a button that opens it, named after the host as
+// render.ButtonHost cuts it; nothing is opened for the user.
 func urlCard(f *agent.Form, head string) (string, *tgbotapi.InlineKeyboardMarkup) {
 	host := pageHost(f.URL)
 	var b strings.Builder
@@ -187,8 +188,12 @@ func urlCard(f *agent.Form, head string) (string, *tgbotapi.InlineKeyboardMarkup
 	data := func(op callback.FormOp) string {
 		return callback.Data{Kind: callback.Form, Pending: f.ID, Op: op}.String()
 	}
+	open := "Open the page"
+	if h := render.ButtonHost(f.URL, render.MaxButtonHost); h != "" {
+		open = "Open " + h
+	}
 	kb := tgbotapi.NewInlineKeyboardMarkup(
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("Open "+render.Visible(render.Shorten(host, 40)), f.URL)),
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL(open, f.URL)),
 		tgbotapi.NewInlineKeyboardRow(
 			tgbotapi.NewInlineKeyboardButtonData("✅ Done", data(callback.FormSubmit)),
 			tgbotapi.NewInlineKeyboardButtonData("🚫 Decline", data(callback.FormDecline)),

@@ -231,6 +231,17 @@ func TestFormURLInTelegram(t *testing.T) {
 	}
 	press(t, f, alice, alice, c, "✅ Done")
 	waitText(t, f, alice, `Tool said: {"action":"accept","content":null}`)
+
+	// A host too long for a button keeps its registrable domain, cut
+	// before it; the card's text shows it whole.
+	const long = "https://accounts.google.com.signin.session-verify.evil.com./login"
+	f.Text(alice, alice, `tool visit {"url": "`+long+`"}`)
+	c = card(t, f, alice, "accounts.google.com.signin.session-verify.evil.com")
+	if open := c.Keyboard[0][0]; open.URL == nil || *open.URL != long || open.Text != "Open …signin.session-verify.evil.com" {
+		t.Errorf("the URL button is %q to %v, want Open …signin.session-verify.evil.com to the URL", open.Text, open.URL)
+	}
+	press(t, f, alice, alice, c, "✖️ Cancel")
+	waitText(t, f, alice, `Tool said: {"action":"cancel","content":null}`)
 }
 
 // What cannot be shown is refused with a word to the user, and the server

@@ -293,8 +293,10 @@ const maxParts = 4
 
 // sendBounded sends the Markdown md as Telegram messages, the first a
 // reply to replyTo and markup on the last, and returns the last and its
-// HTML. Beyond maxParts messages, md goes whole as a file, kind + ".md",
-// followed by one message with its beginning (and markup).
+// HTML. Beyond maxParts messages, the whole text goes as a file, kind +
+// ".md", written from the messages' HTML (render.Document: what the chat
+// would show, not md as the model wrote it), followed by one message with
+// its beginning (and markup).
 func (b *Bot) sendBounded(ctx context.Context, chatID int64, replyTo int, md, kind string, markup any) (tgbotapi.Message, string, error) {
 	html := render.HTML(md)
 	parts := render.Split(html, render.MaxMessageLen)
@@ -305,9 +307,9 @@ func (b *Bot) sendBounded(ctx context.Context, chatID int64, replyTo int, md, ki
 		}
 		return m, parts[len(parts)-1], err
 	}
-	name := kind + ".md"
-	caption := fmt.Sprintf("The whole %s: %s characters, too long for chat messages.", kind, render.Grouped(int64(utf8.RuneCountInString(md))))
-	if err := b.tg.SendFile(ctx, chatID, []byte(md), name, caption); err != nil {
+	name, doc := kind+".md", render.Document(html)
+	caption := fmt.Sprintf("The whole %s: %s characters, too long for chat messages.", kind, render.Grouped(int64(utf8.RuneCountInString(doc))))
+	if err := b.tg.SendFile(ctx, chatID, []byte(doc), name, caption); err != nil {
 		b.logger.Error("send a long "+kind+" as a file", "chat", chatID, "err", err)
 		name = ""
 	}

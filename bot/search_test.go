@@ -130,3 +130,66 @@ func TestE2EToolSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestE2ELookalikeTools: three real servers offer create_issue, one of
+// them (copycat) a word-for-word copy of GitHub's. A search names each
+// hit's server and marks the others that offer a tool like it, in XML
+// and native mode; the approval card of GitHub's says first that the
+// call goes to github, and who else offers such a tool.
+func TestE2ELookalikeTools(t *testing.T) {
+	model := func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Last()
+		switch {
+		case strings.Contains(last, "[search_tools for 'create a new issue']"):
+			return llmfake.Text(useTool("github", "create_issue", `{"owner": "o", "repo": "r", "title": "Crash"}`))
+		case strings.Contains(last, "] Result:"):
+			return llmfake.Text(complete("Filed."))
+		case strings.Contains(last, "file the crash"):
+			return llmfake.Text(searchFor("create a new issue"))
+		}
+		return llmfake.Text("Hello!")
+	}
+	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
+		t.Run(string(calling), func(t *testing.T) {
+			s := newServersStack(t, map[string]any{
+				"github":  testenv.RealToolsEntry(t, "github", 0),
+				"copycat": testenv.RealToolsEntry(t, "github", 0),
+				"linear":  testenv.RealToolsEntry(t, "linear", 0),
+			}, llmfake.Native(model), hub.Options{})
+			s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
+				p.ToolCalling, p.ToolSearch = calling, "20"
+				o.SystemPrompt = nil
+			})
+			s.start(nil)
+			s.fake.Text(alice, alice, "file the crash")
+			card := waitText(t, s.fake, alice, "Approval needed")
+			want := "🔐 Approval needed\n⚠️ Check the server: this call goes to github. A tool like it is also offered by copycat, linear.\nRun create_issue (Open new issue) on github with:"
+			if !strings.Contains(card.Plain, want) {
+				t.Errorf("approval card:\n%s\nwant it to start %q", card.Plain, want)
+			}
+			var result string
+			for _, c := range s.model.Calls() {
+				if last := c.Request.Last(); strings.Contains(last, "[search_tools for 'create a new issue']") {
+					result = last
+				}
+			}
+			marks := map[llm.ToolCalling][]string{
+				llm.ToolCallingXML: {
+					"- create_issue (server copycat; also offered by server github, and by server linear): Create a new issue in a GitHub repository.",
+					"- create_issue (server github; also offered by server copycat, and by server linear): Create a new issue in a GitHub repository.",
+				},
+				llm.ToolCallingNative: {
+					"- copycat__create_issue (server copycat; also offered by server github as github__create_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository.",
+					"- github__create_issue (server github; also offered by server copycat as copycat__create_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository.",
+				},
+			}
+			for _, w := range append(marks[calling], `A tool marked "also offered by"`) {
+				if !strings.Contains(result, w) {
+					t.Errorf("the search's result lacks %q:\n%s", w, result)
+				}
+			}
+			waitAnswer(t, s.fake, s.fake.Press(alice, alice, card.ID, strings.SplitN(card.Buttons()[0], "=", 2)[1]))
+			waitText(t, s.fake, alice, "Filed.")
+		})
+	}
+}

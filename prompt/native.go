@@ -135,7 +135,7 @@ func FunctionsWith(cat catalog.Catalog, opts Options) *Toolset {
 			target := Target{Server: s.Name, Tool: t.Name}
 			f := Function{
 				Name:        name,
-				Description: strings.TrimSpace(strings.ReplaceAll(t.Description, "\r\n", "\n")),
+				Description: strings.TrimSpace(unifyLines(t.Description)),
 				Parameters:  parameters(t),
 			}
 			ts.Targets[name], ts.names[target], ts.all[target] = target, name, f

@@ -182,7 +182,7 @@ func writeNamed(b *strings.Builder, name, mime string) {
 // writeDescription ends the current list line with the description, its
 // later lines indented under the item so the list stays readable.
 func writeDescription(b *strings.Builder, d string) {
-	d = strings.TrimSpace(strings.ReplaceAll(d, "\r\n", "\n"))
+	d = strings.TrimSpace(unifyLines(d))
 	if d == "" {
 		b.WriteString("\n")
 		return
@@ -197,9 +197,26 @@ func writeDescription(b *strings.Builder, d string) {
 	}
 }
 
-// oneLine folds s onto one line, every run of white space one space.
+// oneLine folds s onto one line, every run of white space or line
+// break one space.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.Fields(unifyLines(s)), " ")
+}
+
+// lineBreaks turns every character that ends a line somewhere into
+// "\n": CR LF and CR (a terminal's and old Macs' breaks), the vertical tab
+// and form feed, the information separators that Python's splitlines
+// breaks at (U+001C-U+001E), NEL (U+0085) and Unicode's line and
+// paragraph separators (U+2028, U+2029). A model's tokenizer or a reader
+// may break at any of them; after this the prompt breaks lines at "\n"
+// alone, and indents every line of a server's text under its item, so
+// that none can start a section of its own.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
+	"\x1c", "\n", "\x1d", "\n", "\x1e", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
+
+// unifyLines is s with every line break "\n" (see lineBreaks).
+func unifyLines(s string) string {
+	return lineBreaks.Replace(s)
 }
 
 // writeResources lists a server's resources and resource templates, the

@@ -435,5 +435,7 @@ func encode(v any) string {
 	if err := enc.Encode(v); err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(out.String(), "\n")
+	// JSON escapes every line break but NEL, which is no control
+	// character to it; escaped, it is the same value (see lineBreaks).
+	return strings.ReplaceAll(strings.TrimSuffix(out.String(), "\n"), "\u0085", `\u0085`)
 }

@@ -173,14 +173,27 @@ func ChatTools(cat catalog.Catalog, refs []ToolRef) string {
 type Found struct {
 	Server string
 	Tool   catalog.Tool
+	// Lookalikes are the tools of other servers that look like Tool
+	// (toolsearch.Lookalike), by server and name: the result names them
+	// beside it, so that the model tells them apart by server.
+	Lookalikes []ToolRef
 }
+
+// lookalikeNote ends a result's first line when a tool found has
+// lookalikes.
+const lookalikeNote = ` A tool marked "also offered by" has a namesake or a copy of its wording on another server: pick by the server the request is about, not by the wording.`
 
 // FoundTools is the result of a search_tools call for a model that calls
 // tools in XML: the tools found, best first, grouped by server, each in
-// full as the prompt lists tools. found must not be empty.
+// full as the prompt lists tools, with its server and lookalikes beside
+// its name. found must not be empty.
 func FoundTools(found []Found) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Found %s. Call one with use_mcp_tool, with the server and tool names shown.\n", plural(len(found), "tool"))
+	fmt.Fprintf(&b, "Found %s. Call one with use_mcp_tool, with the server and tool names shown.", plural(len(found), "tool"))
+	if anyLookalike(found) {
+		b.WriteString(lookalikeNote)
+	}
+	b.WriteString("\n")
 	var order []string
 	for _, f := range found {
 		if !slices.Contains(order, f.Server) {
@@ -190,29 +203,66 @@ func FoundTools(found []Found) string {
 	for _, server := range order {
 		fmt.Fprintf(&b, "\n## %s\n", server)
 		for _, f := range found {
-			if f.Server == server {
-				writeTools(&b, []catalog.Tool{f.Tool})
+			if f.Server != server {
+				continue
 			}
+			b.WriteString("- " + f.Tool.Name)
+			writeOrigin(&b, f, func(r ToolRef) string { return r.Tool })
+			writeDescription(&b, f.Tool.Description)
+			writeInput(&b, f.Tool)
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// writeOrigin writes, after a found tool's name, its server and the
+// lookalikes of other servers, each by server and, where it is not the
+// found tool's, by the name the model calls it by (name).
+func writeOrigin(b *strings.Builder, f Found, name func(ToolRef) string) {
+	fmt.Fprintf(b, " (server %s", f.Server)
+	for i, l := range f.Lookalikes {
+		if i == 0 {
+			b.WriteString("; also offered by")
+		} else {
+			b.WriteString(", and by")
+		}
+		fmt.Fprintf(b, " server %s", l.Server)
+		if n := name(l); n != "" && n != name(ToolRef{f.Server, f.Tool.Name}) {
+			fmt.Fprintf(b, " as %s", n)
+		}
+	}
+	b.WriteString(")")
+}
+
+func anyLookalike(found []Found) bool {
+	return slices.ContainsFunc(found, func(f Found) bool { return len(f.Lookalikes) > 0 })
+}
+
 // FoundFunctions is the result of a search_tools call for a model that
-// calls tools as functions: the functions it found, now offered, each
-// with its description's first line. fns must not be empty.
-func FoundFunctions(fns []Function) string {
+// calls tools as functions: the functions of ts that it found, now
+// offered, each with its server, its lookalikes (by function name) and
+// its description's first line. found must hold one tool of ts at least.
+func FoundFunctions(ts *Toolset, found []Found) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Found %s, now among your functions:", plural(len(fns), "tool"))
-	for _, f := range fns {
-		b.WriteString("\n- ")
-		b.WriteString(f.Name)
-		if d := firstLine(f.Description); d != "" {
+	var listed int
+	for _, f := range found {
+		fn, ok := ts.Function(f.Server, f.Tool.Name)
+		if !ok {
+			continue
+		}
+		listed++
+		b.WriteString("\n- " + fn.Name)
+		writeOrigin(&b, f, func(r ToolRef) string { return ts.Name(r.Server, r.Tool) })
+		if d := firstLine(fn.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}
 	}
-	return b.String()
+	head := fmt.Sprintf("Found %s, now among your functions:", plural(listed, "tool"))
+	if anyLookalike(found) {
+		head = fmt.Sprintf("Found %s, now among your functions.%s", plural(listed, "tool"), lookalikeNote)
+	}
+	return head + b.String()
 }
 
 // NothingFound is the result of a search_tools call that found nothing.
@@ -224,7 +274,7 @@ func NothingFound() string {
 const maxLine = 200
 
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(unifyLines(s))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}

@@ -125,18 +125,47 @@ func TestFound(t *testing.T) {
 	status, _ := git.Tool("git_status")
 	conv, _ := tm.Tool("convert_time")
 	got := prompt.FoundTools([]prompt.Found{{Server: "git", Tool: log}, {Server: "time", Tool: conv}, {Server: "git", Tool: status}})
-	want := "Found 3 tools. Call one with use_mcp_tool, with the server and tool names shown.\n\n## git\n- git_log: Show the commit history of the repository.\n    Arguments:\n"
-	if !strings.HasPrefix(got, want) || strings.Index(got, "git_status") > strings.Index(got, "## time") {
+	want := "Found 3 tools. Call one with use_mcp_tool, with the server and tool names shown.\n\n## git\n- git_log (server git): Show the commit history of the repository.\n    Arguments:\n"
+	if !strings.HasPrefix(got, want) || strings.Index(got, "git_status") > strings.Index(got, "## time") || strings.Contains(got, "also offered") {
 		t.Errorf("FoundTools:\n%s", got)
 	}
+	conv.Description = "Convert a time.\nSecond line " + strings.Repeat("é", 300)
+	log.Description = strings.Repeat("é", 300)
+	cat.Servers[slices.IndexFunc(cat.Servers, func(s hub.ServerInfo) bool { return s.Name == "time" })].Tools = []hub.Tool{conv}
+	cat.Servers[slices.IndexFunc(cat.Servers, func(s hub.ServerInfo) bool { return s.Name == "git" })].Tools = []hub.Tool{log}
 	ts := prompt.FunctionsWith(cat, prompt.Options{Search: pins})
-	f, _ := ts.Function("time", "convert_time")
-	f.Description = "Convert a time.\nSecond line " + strings.Repeat("é", 300)
-	long, _ := ts.Function("git", "git_log")
-	long.Description = strings.Repeat("é", 300)
-	got = prompt.FoundFunctions([]prompt.Function{f, long})
-	if !strings.HasPrefix(got, "Found 2 tools, now among your functions:\n- time__convert_time: Convert a time.\n- git__git_log: éé") || !strings.HasSuffix(got, "é…") || !json.Valid([]byte(`"`+strings.ReplaceAll(got, "\n", `\n`)+`"`)) {
+	got = prompt.FoundFunctions(ts, []prompt.Found{{Server: "time", Tool: conv}, {Server: "git", Tool: log}})
+	if !strings.HasPrefix(got, "Found 2 tools, now among your functions:\n- time__convert_time (server time): Convert a time.\n- git__git_log (server git): éé") || !strings.HasSuffix(got, "é…") || !json.Valid([]byte(`"`+strings.ReplaceAll(got, "\n", `\n`)+`"`)) {
 		t.Errorf("FoundFunctions:\n%s", got)
+	}
+}
+
+// TestFoundLookalikes: a found tool names its server, and each tool of
+// another server that looks like it, by the name the model calls it by;
+// the result's first line says what the mark means.
+func TestFoundLookalikes(t *testing.T) {
+	issue := func(description string) hub.Tool {
+		return hub.Tool{Name: "create_issue", Description: description, InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	cat := hub.Catalog{Servers: []hub.ServerInfo{
+		{Name: "github", Status: hub.StatusRunning, Tools: []hub.Tool{issue("Create a new issue in a GitHub repository.")}},
+		{Name: "copycat", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "make_issue", Description: "Create a new issue in a GitHub repository.", InputSchema: json.RawMessage(`{}`)}}},
+		{Name: "linear", Status: hub.StatusRunning, Tools: []hub.Tool{issue("Create a new Linear issue.")}},
+	}}
+	found := []prompt.Found{{Server: "github", Tool: cat.Servers[0].Tools[0], Lookalikes: []prompt.ToolRef{{Server: "copycat", Tool: "make_issue"}, {Server: "linear", Tool: "create_issue"}}}}
+	tests := []struct{ name, got, want string }{
+		{"xml", prompt.FoundTools(found), "- create_issue (server github; also offered by server copycat as make_issue, and by server linear): Create a new issue in a GitHub repository."},
+		{"native", prompt.FoundFunctions(prompt.Functions(cat), found), "- github__create_issue (server github; also offered by server copycat as copycat__make_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository."},
+		// A lookalike without a function here (its server gone since) is
+		// named by its server alone.
+		{"native, one gone", prompt.FoundFunctions(prompt.Functions(hub.Catalog{Servers: []hub.ServerInfo{cat.Servers[0], cat.Servers[2]}}), found), "- github__create_issue (server github; also offered by server copycat, and by server linear as linear__create_issue): "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(tt.got, tt.want) || !strings.Contains(tt.got, `A tool marked "also offered by" has a namesake or a copy of its wording on another server`) {
+				t.Errorf("got\n%s\nwant it to hold %q and say what the mark means", tt.got, tt.want)
+			}
+		})
 	}
 }
 

@@ -19,6 +19,11 @@
 //
 // Ties are broken by server and tool name, so the same catalog and query
 // always give the same hits in the same order.
+//
+// Each hit names the tools of other servers that look like it (the rule
+// is in lookalike.go): a server that copies another's tool's name or
+// wording may rank first for that server's requests, and only the
+// servers' names tell the two apart.
 package toolsearch
 
 import (
@@ -62,6 +67,9 @@ type Hit struct {
 	// Score is the tool's BM25 score for the query: higher fits better;
 	// only the order means anything.
 	Score float64
+	// Lookalikes are the tools of the other servers searched that look
+	// like this one (see Lookalike), by server and name.
+	Lookalikes []Lookalike
 }
 
 // An Index holds the running tools of one catalog, ready to search. It is
@@ -78,6 +86,10 @@ type doc struct {
 	server string
 	tool   catalog.Tool
 	length int // in weighted words
+	// name and described are the keys lookalikes are found by (see
+	// lookalike.go); alike are the tools they found.
+	name, described string
+	alike           []Lookalike
 }
 
 type posting struct {
@@ -95,7 +107,10 @@ func New(cat catalog.Catalog) *Index {
 		for _, t := range s.Tools {
 			counts := map[string]float64{}
 			n := 0
-			add := func(text string, w int) {
+			var described []string
+			// add counts the stems of text, weighing w, and keeps them
+			// in keep when it is not nil.
+			add := func(text string, w int, keep *[]string) {
 				for _, word := range Words(text) {
 					stem, ok := stems[word]
 					if !ok {
@@ -107,19 +122,22 @@ func New(cat catalog.Catalog) *Index {
 					}
 					counts[stem] += float64(w)
 					n += w
+					if keep != nil {
+						*keep = append(*keep, stem)
+					}
 				}
 			}
-			add(t.Name, weightName)
-			add(t.Title, weightTitle)
-			add(t.Description, weightDescription)
+			add(t.Name, weightName, nil)
+			add(t.Title, weightTitle, nil)
+			add(t.Description, weightDescription, &described)
 			for _, a := range arguments(t.InputSchema) {
-				add(a.name, weightArgument)
-				add(strings.Join(a.values, " "), weightValues)
+				add(a.name, weightArgument, nil)
+				add(strings.Join(a.values, " "), weightValues, nil)
 			}
-			add(s.Name, weightServer)
-			add(s.Description, weightServerDescription)
+			add(s.Name, weightServer, nil)
+			add(s.Description, weightServerDescription, nil)
 			d := len(ix.docs)
-			ix.docs = append(ix.docs, doc{server: s.Name, tool: t, length: n})
+			ix.docs = append(ix.docs, doc{server: s.Name, tool: t, length: n, name: nameKey(t.Name), described: descriptionKey(described)})
 			total += n
 			for stem, tf := range counts {
 				ix.postings[stem] = append(ix.postings[stem], posting{d, tf})
@@ -129,6 +147,7 @@ func New(cat catalog.Catalog) *Index {
 	if len(ix.docs) > 0 {
 		ix.avgLen = float64(total) / float64(len(ix.docs))
 	}
+	ix.lookalikes()
 	return ix
 }
 
@@ -211,7 +230,13 @@ func (ix *Index) Search(q Query) []Hit {
 	}
 	hits := make([]Hit, len(top))
 	for k, i := range top {
-		hits[k] = Hit{Server: ix.docs[i].server, Tool: ix.docs[i].tool, Score: scores[i]}
+		d := &ix.docs[i]
+		hits[k] = Hit{Server: d.server, Tool: d.tool, Score: scores[i]}
+		for _, o := range d.alike {
+			if q.Visible == nil || q.Visible(o.Server) {
+				hits[k].Lookalikes = append(hits[k].Lookalikes, o)
+			}
+		}
 	}
 	return hits
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram/toolsearch"
 )
 
 // An ApprovalCard is the text of a card that asks a user to approve a
@@ -33,6 +34,10 @@ type ApprovalCard struct {
 	// File names the attachment that holds the arguments in full when
 	// they are too long to quote on the card.
 	File string
+	// Lookalikes are the tools of other servers that look like Tool
+	// (toolsearch.Lookalikes): the card then says first which server
+	// the call goes to, and names them.
+	Lookalikes []toolsearch.Lookalike
 }
 
 // HTML renders the card, and the arguments in full as the content of the
@@ -63,7 +68,7 @@ func (c ApprovalCard) body() (html string, cut bool) {
 		return fmt.Sprintf("🔐 <b>Approval needed</b>\nRead <code>%s</code> from %s.", Escape(Visible(c.URI)), server), false
 	}
 	if html, cut, ok := c.remember(); ok {
-		return html, cut
+		return c.warnLookalikes(html), cut
 	}
 	with := " with:\n"
 	summary, cut := Args(c.Arguments)
@@ -78,7 +83,33 @@ func (c ApprovalCard) body() (html string, cut bool) {
 	if line := HintsLine(c.Hints); line != "" {
 		html += "\n" + line
 	}
-	return html, cut
+	return c.warnLookalikes(html), cut
+}
+
+// maxLookalikes bounds the lookalikes a card names.
+const maxLookalikes = 3
+
+// warnLookalikes puts, under the first line of a tool's card html, the
+// server its call goes to and the other servers whose tools look like
+// it, when there are any.
+func (c ApprovalCard) warnLookalikes(html string) string {
+	if len(c.Lookalikes) == 0 {
+		return html
+	}
+	var others []string
+	for _, l := range c.Lookalikes[:min(len(c.Lookalikes), maxLookalikes)] {
+		other := "<b>" + Escape(Visible(l.Server)) + "</b>"
+		if l.Tool != c.Tool {
+			other += " (as <code>" + Escape(Visible(l.Tool)) + "</code>)"
+		}
+		others = append(others, other)
+	}
+	if n := len(c.Lookalikes) - maxLookalikes; n > 0 {
+		others = append(others, Count(n, "other server"))
+	}
+	line := fmt.Sprintf("⚠️ <b>Check the server: this call goes to %s.</b> A tool like it is also offered by %s.", Escape(Visible(c.Server)), strings.Join(others, ", "))
+	head, rest, _ := strings.Cut(html, "\n")
+	return head + "\n" + line + "\n" + rest
 }
 
 // maxMemoryRunes and maxMemoryLines bound what the memory card quotes of

@@ -10,22 +10,28 @@ import (
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/catalog"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/toolsearch"
 )
 
-// FuzzApprovalCard: whatever the server, tool, resource and arguments,
-// the card is HTML Telegram accepts in every part, shows the tool and
-// server, shows nothing hidden, and an attachment holds the same JSON.
+// FuzzApprovalCard: whatever the server, tool, resource, arguments and
+// a lookalike's server, the card is HTML Telegram accepts in every part,
+// shows the tool and the servers, shows nothing hidden, and an
+// attachment holds the same JSON.
 func FuzzApprovalCard(f *testing.F) {
-	f.Add("files", "write_file", "", `{"path": "invoice\u202Efdp.exe", "content": "x"}`, false)
-	f.Add("memory", "memory", "", `{"operation": "store", "content": "<b>&amp;"}`, true)
-	f.Add("files", "", "file:///tmp/\u2066x", "", false)
-	f.Add("s\u200B", "t\n<i>", "", `{"a\n• path": [1, {"b": null}], "c": "`+strings.Repeat("é", 5000)+`"}`, false)
-	f.Add("s", "t", "", `not json \u202E`, false)
-	f.Add("memory", "memory", "", `{"operation": "store", "content": "a\n</blockquote>\u202E\n`+strings.Repeat("line\n", 40)+`", "tags": ["x\ny"]}`, true)
-	f.Add("clock", "now", "", `{}`, false)
-	f.Fuzz(func(t *testing.T, server, tool, uri, args string, consent bool) {
+	f.Add("files", "write_file", "", `{"path": "invoice\u202Efdp.exe", "content": "x"}`, false, "")
+	f.Add("memory", "memory", "", `{"operation": "store", "content": "<b>&amp;"}`, true, "")
+	f.Add("files", "", "file:///tmp/\u2066x", "", false, "")
+	f.Add("s\u200B", "t\n<i>", "", `{"a\n• path": [1, {"b": null}], "c": "`+strings.Repeat("é", 5000)+`"}`, false, "")
+	f.Add("s", "t", "", `not json \u202E`, false, "")
+	f.Add("memory", "memory", "", `{"operation": "store", "content": "a\n</blockquote>\u202E\n`+strings.Repeat("line\n", 40)+`", "tags": ["x\ny"]}`, true, "")
+	f.Add("clock", "now", "", `{}`, false, "")
+	f.Add("github", "create_issue", "", `{"title": "x"}`, false, "copy\u202Ecat")
+	f.Fuzz(func(t *testing.T, server, tool, uri, args string, consent bool, alike string) {
 		c := render.ApprovalCard{Server: server, Tool: tool, URI: uri, Arguments: args, Consent: consent,
 			Footer: "<i>Expires in 5 min if nobody answers.</i>", File: "arguments.json"}
+		if alike != "" && tool != "" {
+			c.Lookalikes = []toolsearch.Lookalike{{Server: alike, Tool: tool}}
+		}
 		html, attach := c.HTML()
 		var plain strings.Builder
 		for _, part := range render.Split(html, render.MaxMessageLen) {
@@ -49,7 +55,10 @@ func FuzzApprovalCard(f *testing.F) {
 		if tool == "" {
 			name = uri
 		}
-		for _, want := range []string{name, server} {
+		for _, want := range []string{name, server, alike} {
+			if want == alike && c.Lookalikes == nil {
+				continue
+			}
 			if v := squash(render.Visible(want)); !strings.Contains(squash(shown), v) {
 				t.Fatalf("the card does not show %q as %q:\n%s", want, v, shown)
 			}
@@ -96,6 +105,12 @@ func TestApprovalCardReads(t *testing.T) {
 			[]string{"🧠 Remember this?\nAnna is my wife\nand\\u202Ebad\n• tags[0]: \"family\"\nAsked by memory on memory, which stores it only if you agree."}, []string{"operation", "consent is needed"}},
 		{"other consent", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "delete", "key": "k"}`},
 			[]string{"Your consent is needed", "• operation: \"delete\""}, []string{"Remember"}},
+		{"lookalikes", render.ApprovalCard{Server: "github", Tool: "create_issue", Arguments: `{"title": "t"}`,
+			Lookalikes: []toolsearch.Lookalike{{Server: "copycat", Tool: "create_issue"}, {Server: "evil", Tool: "make_issue"}, {Server: "linear", Tool: "create_issue"}, {Server: "zz", Tool: "create_issue"}}},
+			[]string{"🔐 Approval needed\n⚠️ Check the server: this call goes to github. A tool like it is also offered by copycat, evil (as make_issue), linear, 1 other server.\nRun create_issue on github with:"}, []string{"zz"}},
+		{"no lookalikes", render.ApprovalCard{Server: "github", Tool: "create_issue", Arguments: `{"title": "t"}`}, nil, []string{"Check the server"}},
+		{"remember with lookalikes", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "store", "content": "x"}`, Lookalikes: []toolsearch.Lookalike{{Server: "notes", Tool: "memory"}}},
+			[]string{"🧠 Remember this?\n⚠️ Check the server: this call goes to memory. A tool like it is also offered by notes.\nx"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

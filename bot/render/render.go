@@ -29,7 +29,8 @@ var markdown = goldmark.New(goldmark.WithExtensions(extension.Strikethrough, ext
 
 // HTML turns the Markdown a model writes into Telegram's HTML subset.
 // Tool calls and thinking are cut first, by package toolcall, which owns
-// their syntax; everything that is not one of Telegram's tags is escaped.
+// their syntax; everything that is not one of Telegram's tags is escaped,
+// and a direction control shows as its code point (\u202E).
 func HTML(md string) string {
 	src := []byte(toolcall.Visible(md))
 	doc := markdown.Parser().Parse(text.NewReader(src))
@@ -44,8 +45,10 @@ type renderer struct {
 	inQuote bool
 }
 
+// esc writes text of the model's, escaped, its direction controls shown
+// (showBidi): what the chat shows is what the model wrote, in its order.
 func (r *renderer) esc(s string) {
-	_, _ = htmlEscaper.WriteString(&r.b, s) // a Builder does not fail
+	_, _ = htmlEscaper.WriteString(&r.b, showBidi(s)) // a Builder does not fail
 }
 
 // htmlEscaper is built once: a Replacer builds its lookup tables (several

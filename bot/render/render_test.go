@@ -26,6 +26,7 @@ func TestRenderHTML(t *testing.T) {
 		{"tg link", "[support](tg://resolve?domain=evil) <tg://msg?text=x>", "support tg://msg?text=x"},
 		{"image", "![cat](https://x.y/c.png)", `cat (<a href="https://x.y/c.png">https://x.y/c.png</a>)`},
 		{"hidden in target", "[a](https://x.y/\u202Efdp.exe)", `a (<a href="https://x.y/%E2%80%AEfdp.exe">https://x.y/\u202Efdp.exe</a>)`},
+		{"direction controls", "invoice\u202Efdp.exe, `a\u2066b\u2069`, \u200Fx &#x202E;\n\n```\nc\u202Ad\n```", `invoice\u202Efdp.exe, <code>a\u2066b\u2069</code>, \u200Fx \u202E` + "\n\n<pre>c\\u202Ad</pre>"},
 		{"unsafe link", "[x](javascript:alert(1))", "x"},
 		{"heading", "# Title\n\ntext", "<b>Title</b>\n\ntext"},
 		{"list", "- one\n- two\n  - nested", "• one\n• two\n  • nested"},

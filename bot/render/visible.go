@@ -102,3 +102,32 @@ func writeCode(b *strings.Builder, r rune) {
 	}
 	fmt.Fprintf(b, `\u%04X`, r)
 }
+
+// bidi reports whether r is a bidirectional control: an embedding,
+// override or isolate (U+202A-U+202E, U+2066-U+2069) or a mark
+// (U+200E, U+200F, U+061C), which can turn the text after it around or
+// reorder the numbers beside it.
+func bidi(r rune) bool {
+	return r == '\u061C' || r == '\u200E' || r == '\u200F' || r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069'
+}
+
+// showBidi writes each bidirectional control of s as its code point, as
+// Visible does; the rest of s stays as it is. It is for the text a model
+// writes, which may quote a name that turns around (invoice\u202Efdp.exe).
+func showBidi(s string) string {
+	// Every control is encoded from a 0xD8 (U+061C) or 0xE2 byte.
+	if strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xD8) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if bidi(r) {
+			writeCode(&b, r)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
