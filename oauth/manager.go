@@ -39,8 +39,13 @@ const (
 type Options struct {
 	// Store keeps grants, clients and flows.
 	Store store.OAuth
-	// Key is OAUTH_KEY; empty: sign-ins are refused with ErrNoKey.
+	// Key is OAUTH_KEY; empty: KeyFile's.
 	Key string
+	// KeyFile, used when Key is empty, is the file of the key: read once
+	// it is there, and made, with a new random key, by the first sign-in
+	// begun without one (see KeyFileName). Empty too: sign-ins are
+	// refused with ErrNoKey.
+	KeyFile string
 	// ClientMetadataURL is mcpgram's Client ID Metadata Document, its
 	// client id for authorization servers that take one; empty: none.
 	ClientMetadataURL string
@@ -85,6 +90,7 @@ type Interactive func(ctx context.Context, m *Manager, req SignIn) error
 // them, and hands each server an HTTP transport that carries its token.
 type Manager struct {
 	store     store.OAuth
+	keyFile   string
 	hc        *http.Client
 	tls       *tls.Config
 	resolver  *net.Resolver
@@ -115,10 +121,11 @@ type cached struct {
 }
 
 // New returns a Manager. A key shorter than MinKeyLength is an error; no
-// key is not, but every sign-in then fails with ErrNoKey.
+// key (and no key file) is not, but every sign-in then fails with
+// ErrNoKey.
 func New(opts Options) (*Manager, error) {
 	m := &Manager{
-		store: opts.Store, hc: opts.HTTPClient, resolver: opts.Resolver, clientDoc: opts.ClientMetadataURL,
+		store: opts.Store, keyFile: opts.KeyFile, hc: opts.HTTPClient, resolver: opts.Resolver, clientDoc: opts.ClientMetadataURL,
 		revokeIn: opts.RevokeTimeout, log: opts.Logger, now: opts.Now,
 		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{}, clients: map[reach]*http.Client{},
 	}
