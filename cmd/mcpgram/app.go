@@ -253,7 +253,7 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 // it writes beside its database.
 func protected(cfg *config.Config) (files, data []string) {
 	files, data = cfg.Protected()
-	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg)} {
+	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg), keyFilePath(cfg)} {
 		if abs, err := filepath.Abs(p); err == nil {
 			data = append(data, abs)
 		}
