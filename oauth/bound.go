@@ -30,7 +30,7 @@ var ErrNotYours = errors.New("this sign-in address belongs to someone else's sig
 // says where to sign in and for what, then Begins. It returns the URL to
 // send the person to.
 func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[string]string, redirectURI string) (string, error) {
-	if _, err := m.sealing(true); err != nil {
+	if err := m.canSeal(); err != nil {
 		return "", err
 	}
 	ch, _, err := m.probe(ctx, req.ServerURL, headers)

@@ -50,6 +50,15 @@ func (m *Manager) sealing(create bool) (*Sealer, error) {
 	return s, nil
 }
 
+// canSeal reports, as an error, whether a sign-in begun now could be
+// kept: there is a key, or a key file to make one in (Begin makes it).
+func (m *Manager) canSeal() error {
+	if _, err := m.sealing(false); err != nil && (!errors.Is(err, ErrNoKey) || m.keyFile == "") {
+		return err
+	}
+	return nil
+}
+
 // readKey returns the key kept in the file path.
 func readKey(path string) (string, error) {
 	b, err := os.ReadFile(path)

@@ -24,7 +24,7 @@ var ErrNoSignIn = errors.New("the server answered without asking for a sign-in")
 // first (a ping without a token, with the entry's headers) for the
 // challenge that says where to sign in and for what.
 func (m *Manager) Login(ctx context.Context, req SignIn, headers map[string]string) error {
-	if _, err := m.sealing(true); err != nil {
+	if err := m.canSeal(); err != nil {
 		return err
 	}
 	m.mu.Lock()

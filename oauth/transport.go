@@ -188,8 +188,7 @@ func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, in
 	} else if ok && v != seen && covers(g.Token.Scopes, union(req.Challenge.Scope, req.Scopes)) {
 		return g, v, nil
 	}
-	// Without a key yet, a sign-in makes one where there is a key file.
-	if _, err := m.sealing(false); err != nil && (!errors.Is(err, ErrNoKey) || m.keyFile == "") {
+	if err := m.canSeal(); err != nil {
 		return grant{}, 0, err
 	}
 	if run == nil {
