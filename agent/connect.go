@@ -102,7 +102,7 @@ func (a *Agent) setPayload(ctx context.Context, id int64, p formPayload) error {
 		return err
 	}
 	payload, _ := json.Marshal(p)
-	return a.cfg.Store.SaveForm(ctx, id, f.Version, string(payload), "")
+	return a.saveForm(ctx, id, f.Version, string(payload), "")
 }
 
 // closeForm closes form id as resolution, if it is still open.
@@ -110,11 +110,24 @@ func (a *Agent) closeForm(ctx context.Context, id int64, resolution string) {
 	ctx = context.WithoutCancel(ctx)
 	f, err := a.cfg.Store.GetForm(ctx, id)
 	if err == nil && f.IsOpen() {
-		err = a.cfg.Store.SaveForm(ctx, id, f.Version, f.Payload, resolution)
+		err = a.saveForm(ctx, id, f.Version, f.Payload, resolution)
 	}
 	if err != nil && !errors.Is(err, store.ErrResolved) {
 		a.logger.Error("close form", "form", id, "err", err)
 	}
+}
+
+// saveForm is the store's SaveForm, but for what a form that closes
+// keeps: a connect form's sign-in address, which carries its state, is
+// kept only while the card is open, for the card's button.
+func (a *Agent) saveForm(ctx context.Context, id, version int64, payload, resolution string) error {
+	var p formPayload
+	if resolution != "" && json.Unmarshal([]byte(payload), &p) == nil && p.Mode == ModeConnect && p.URL != "" {
+		p.URL = ""
+		b, _ := json.Marshal(p)
+		payload = string(b)
+	}
+	return a.cfg.Store.SaveForm(ctx, id, version, payload, resolution)
 }
 
 // connectInput applies in to the connect form f (v as shown): Cancel or
@@ -139,7 +152,7 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 		v.Note = "That does not apply here."
 		return v, nil
 	}
-	switch err := a.cfg.Store.SaveForm(ctx, f.ID, f.Version, f.Payload, resolution); {
+	switch err := a.saveForm(ctx, f.ID, f.Version, f.Payload, resolution); {
 	case errors.Is(err, store.ErrResolved), errors.Is(err, store.ErrChanged):
 		return nil, ErrStale
 	case err != nil:
@@ -209,7 +222,7 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 	if !f.IsOpen() {
 		return ErrStale
 	}
-	switch err := a.cfg.Store.SaveForm(ctx, id, f.Version, f.Payload, FormAccepted); {
+	switch err := a.saveForm(ctx, id, f.Version, f.Payload, FormAccepted); {
 	case errors.Is(err, store.ErrResolved), errors.Is(err, store.ErrChanged):
 		return ErrStale
 	case err != nil:

@@ -247,7 +247,7 @@ func (a *Agent) awaitForm(ctx context.Context, id int64, wake <-chan struct{}) (
 		if closeAs == "" {
 			continue
 		}
-		switch err := a.cfg.Store.SaveForm(rctx, id, f.Version, f.Payload, closeAs); {
+		switch err := a.saveForm(rctx, id, f.Version, f.Payload, closeAs); {
 		case err == nil:
 			f.Resolution = closeAs
 			return f, closeAs

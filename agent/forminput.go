@@ -59,7 +59,7 @@ func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in F
 		if err != nil {
 			return nil, fmt.Errorf("encode form %d: %w", id, err)
 		}
-		switch err := a.cfg.Store.SaveForm(ctx, id, f.Version, string(payload), resolution); {
+		switch err := a.saveForm(ctx, id, f.Version, string(payload), resolution); {
 		case errors.Is(err, store.ErrChanged):
 			continue // another press came first: apply this one to its result
 		case errors.Is(err, store.ErrResolved):
@@ -190,7 +190,7 @@ func (a *Agent) closeOrphanForms(ctx context.Context, chatID string) {
 			// user, not for a call.
 			continue
 		}
-		if err := a.cfg.Store.SaveForm(ctx, f.ID, f.Version, f.Payload, FormInterrupted); err != nil && !errors.Is(err, store.ErrResolved) && !errors.Is(err, store.ErrChanged) {
+		if err := a.saveForm(ctx, f.ID, f.Version, f.Payload, FormInterrupted); err != nil && !errors.Is(err, store.ErrResolved) && !errors.Is(err, store.ErrChanged) {
 			a.logger.Error("close form", "form", f.ID, "err", err)
 		}
 	}

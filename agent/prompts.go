@@ -185,7 +185,7 @@ func (a *Agent) closePromptForms(ctx context.Context, caller hub.Caller) {
 		if f.UserID != caller.UserID || !isPromptForm(f) {
 			continue
 		}
-		if err := a.cfg.Store.SaveForm(ctx, f.ID, f.Version, f.Payload, FormCancelled); err != nil && !errors.Is(err, store.ErrResolved) && !errors.Is(err, store.ErrChanged) {
+		if err := a.saveForm(ctx, f.ID, f.Version, f.Payload, FormCancelled); err != nil && !errors.Is(err, store.ErrResolved) && !errors.Is(err, store.ErrChanged) {
 			a.logger.Error("close prompt form", "form", f.ID, "err", err)
 		}
 	}

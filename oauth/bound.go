@@ -30,8 +30,8 @@ var ErrNotYours = errors.New("this sign-in address belongs to someone else's sig
 // says where to sign in and for what, then Begins. It returns the URL to
 // send the person to.
 func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[string]string, redirectURI string) (string, error) {
-	if m.sealer == nil {
-		return "", ErrNoKey
+	if err := m.canSeal(); err != nil {
+		return "", err
 	}
 	ch, _, err := m.probe(ctx, req.ServerURL, headers)
 	if err != nil {
@@ -64,8 +64,8 @@ func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID
 // is may be shown or checked before it is finished. A state that names no
 // flow under way gives ErrUnknownState.
 func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, error) {
-	if m.sealer == nil {
-		return Finished{}, ErrNoKey
+	if _, err := m.sealing(false); err != nil {
+		return Finished{}, err
 	}
 	state := query.Get("state")
 	if state == "" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -53,12 +52,18 @@ type protectedResource struct {
 // path-based well-known URL, the root one; then the authorization
 // server's RFC 8414 and OpenID Connect URLs. A server with no resource
 // metadata is of the 2025-03-26 revision: its origin is its authorization
-// server.
-func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challenge) (discovery, error) {
+// server. Every URL the server or its metadata names must be in r.
+func (m *Manager) discover(ctx context.Context, r reach, serverURL string, ch Challenge) (discovery, error) {
 	server, err := checkURL(serverURL)
 	if err != nil {
 		return discovery{}, fmt.Errorf("server URL: %w", err)
 	}
+	if ch.ResourceMetadata != "" {
+		if _, err := m.checkField(ctx, r, "resource_metadata (of the server's challenge)", ch.ResourceMetadata, false); err != nil {
+			return discovery{}, fmt.Errorf("refusing to sign in: %w", err)
+		}
+	}
+	hc := m.httpFor(r)
 	for _, u := range resourceMetadataURLs(server, ch.ResourceMetadata) {
 		var prm protectedResource
 		if ok, err := getJSON(ctx, hc, u, &prm); err != nil || !ok {
@@ -74,25 +79,26 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 		if len(prm.AuthorizationServers) == 0 {
 			return discovery{}, fmt.Errorf("the resource metadata at %s names no authorization server", u)
 		}
+		if _, err := m.checkField(ctx, r, "authorization_servers", prm.AuthorizationServers[0], false); err != nil {
+			return discovery{}, fmt.Errorf("the resource metadata at %s: refusing to sign in: %w", u, err)
+		}
 		if d.AS, err = authServerMetadata(ctx, hc, prm.AuthorizationServers[0]); err != nil {
 			return discovery{}, err
 		}
-		return d, nil
+		return d, m.checkServer(ctx, r, d.AS)
 	}
 	as, err := legacyAuthServer(ctx, hc, server)
 	if err != nil {
 		return discovery{}, err
 	}
-	return discovery{Resource: canonical(server), AS: as}, nil
+	return discovery{Resource: canonical(server), AS: as}, m.checkServer(ctx, r, as)
 }
 
 // resourceMetadataURLs are the places of a resource's metadata, in order.
 func resourceMetadataURLs(server *url.URL, fromChallenge string) []string {
 	var out []string
 	if fromChallenge != "" {
-		if _, err := checkURL(fromChallenge); err == nil {
-			out = append(out, fromChallenge)
-		}
+		out = append(out, fromChallenge)
 	}
 	root := server.Scheme + "://" + server.Host + "/.well-known/oauth-protected-resource"
 	if p := strings.TrimSuffix(server.EscapedPath(), "/"); p != "" {
@@ -146,21 +152,39 @@ func legacyAuthServer(ctx context.Context, hc *http.Client, server *url.URL) (au
 	}, nil
 }
 
-// check refuses metadata with endpoints that are not http(s) URLs, or
-// that do not offer PKCE with S256, as the specification requires.
+// check refuses metadata that does not offer PKCE with S256, as the
+// specification requires.
 func (as authServer) check() error {
-	for name, u := range map[string]string{"authorization_endpoint": as.AuthorizationEndpoint, "token_endpoint": as.TokenEndpoint} {
-		if _, err := checkURL(u); err != nil {
-			return fmt.Errorf("authorization server %s: %s: %w", as.Issuer, name, err)
-		}
-	}
-	if as.RegistrationEndpoint != "" {
-		if _, err := checkURL(as.RegistrationEndpoint); err != nil {
-			return fmt.Errorf("authorization server %s: registration_endpoint: %w", as.Issuer, err)
-		}
-	}
 	if !as.fromDefaults && !slices.Contains(as.CodeChallengeMethods, "S256") {
 		return fmt.Errorf("authorization server %s does not offer PKCE with S256 (code_challenge_methods_supported), which MCP requires: refusing to sign in", as.Issuer)
+	}
+	return nil
+}
+
+// checkServer refuses metadata whose endpoints are not in r: those
+// mcpgram posts to (token, registration, revocation), by their scheme
+// and every address their host has now; the authorization endpoint,
+// which the person's browser opens, by its scheme and a literal address.
+// The defaults of a server without metadata are at its own origin.
+func (m *Manager) checkServer(ctx context.Context, r reach, as authServer) error {
+	if as.fromDefaults {
+		return nil
+	}
+	for _, e := range []struct {
+		field, url string
+		browser    bool
+	}{
+		{"authorization_endpoint", as.AuthorizationEndpoint, true},
+		{"token_endpoint", as.TokenEndpoint, false},
+		{"registration_endpoint", as.RegistrationEndpoint, false},
+		{"revocation_endpoint", as.RevocationEndpoint, false},
+	} {
+		if e.url == "" && e.field != "authorization_endpoint" && e.field != "token_endpoint" {
+			continue
+		}
+		if _, err := m.checkField(ctx, r, e.field, e.url, e.browser); err != nil {
+			return fmt.Errorf("the metadata of the authorization server %s: refusing to sign in: %w", as.Issuer, err)
+		}
 	}
 	return nil
 }
@@ -208,14 +232,6 @@ func checkURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%s: %w", raw, errInsecure)
 	}
 	return nil, fmt.Errorf("%q is not an http(s) URL", raw)
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // canonical is a server URL as a resource identifier (RFC 8707): no

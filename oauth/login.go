@@ -24,8 +24,8 @@ var ErrNoSignIn = errors.New("the server answered without asking for a sign-in")
 // first (a ping without a token, with the entry's headers) for the
 // challenge that says where to sign in and for what.
 func (m *Manager) Login(ctx context.Context, req SignIn, headers map[string]string) error {
-	if m.sealer == nil {
-		return ErrNoKey
+	if err := m.canSeal(); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	run := m.interactive
@@ -42,10 +42,14 @@ func (m *Manager) Login(ctx context.Context, req SignIn, headers map[string]stri
 		if err != nil {
 			return err
 		}
+		r, err := m.reachOf(ctx, req.ServerURL)
+		if err != nil {
+			return err
+		}
 		found := false
 		for _, p := range resourceMetadataURLs(u, "") {
 			var prm protectedResource
-			if ok, err := getJSON(ctx, m.hc, p, &prm); err == nil && ok {
+			if ok, err := getJSON(ctx, m.httpFor(r), p, &prm); err == nil && ok {
 				found = true
 				break
 			}

@@ -3,12 +3,15 @@ package oauth
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -36,13 +39,25 @@ const (
 type Options struct {
 	// Store keeps grants, clients and flows.
 	Store store.OAuth
-	// Key is OAUTH_KEY; empty: sign-ins are refused with ErrNoKey.
+	// Key is OAUTH_KEY; empty: KeyFile's.
 	Key string
+	// KeyFile, used when Key is empty, is the file of the key: read once
+	// it is there, and made, with a new random key, by the first sign-in
+	// begun without one (see KeyFileName). Empty too: sign-ins are
+	// refused with ErrNoKey.
+	KeyFile string
 	// ClientMetadataURL is mcpgram's Client ID Metadata Document, its
 	// client id for authorization servers that take one; empty: none.
 	ClientMetadataURL string
-	// HTTPClient reaches authorization servers (default: 30 s timeout).
+	// HTTPClient asks servers for their challenge (default: 30 s
+	// timeout). Authorization servers are reached with its timeout and,
+	// from an *http.Transport, its TLS configuration, but through a
+	// transport of the Manager's, which checks every address it connects
+	// to (see reach.go).
 	HTTPClient *http.Client
+	// Resolver looks up the hosts of authorization servers (default
+	// net.DefaultResolver).
+	Resolver *net.Resolver
 	// RevokeTimeout bounds the revocation of one sign-in's tokens at
 	// Disconnect (default 15 s).
 	RevokeTimeout time.Duration
@@ -75,17 +90,22 @@ type Interactive func(ctx context.Context, m *Manager, req SignIn) error
 // them, and hands each server an HTTP transport that carries its token.
 type Manager struct {
 	store     store.OAuth
-	sealer    *Sealer
+	keyFile   string
 	hc        *http.Client
+	tls       *tls.Config
+	resolver  *net.Resolver
+	inet      netip.Prefix // a test's internet; see export_test.go
 	clientDoc string
 	revokeIn  time.Duration
 	log       *slog.Logger
 	now       func() time.Time
 
 	mu          sync.Mutex
+	sealer      *Sealer // see sealing
 	interactive Interactive
 	cache       map[grantKey]cached
 	signing     map[grantKey]*sync.Mutex
+	clients     map[reach]*http.Client
 }
 
 type grantKey struct{ server, user string }
@@ -101,14 +121,22 @@ type cached struct {
 }
 
 // New returns a Manager. A key shorter than MinKeyLength is an error; no
-// key is not, but every sign-in then fails with ErrNoKey.
+// key (and no key file) is not, but every sign-in then fails with
+// ErrNoKey.
 func New(opts Options) (*Manager, error) {
 	m := &Manager{
-		store: opts.Store, hc: opts.HTTPClient, clientDoc: opts.ClientMetadataURL, revokeIn: opts.RevokeTimeout, log: opts.Logger, now: opts.Now,
-		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{},
+		store: opts.Store, keyFile: opts.KeyFile, hc: opts.HTTPClient, resolver: opts.Resolver, clientDoc: opts.ClientMetadataURL,
+		revokeIn: opts.RevokeTimeout, log: opts.Logger, now: opts.Now,
+		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{}, clients: map[reach]*http.Client{},
 	}
 	if m.hc == nil {
 		m.hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	if t, ok := m.hc.Transport.(*http.Transport); ok {
+		m.tls = t.TLSClientConfig
+	}
+	if m.resolver == nil {
+		m.resolver = net.DefaultResolver
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -164,10 +192,15 @@ func digest(state string) string {
 // redirectURI, and returns the URL to send the person to and the state
 // that URL carries.
 func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (authURL, state string, err error) {
-	if m.sealer == nil {
-		return "", "", ErrNoKey
+	sealer, err := m.sealing(true)
+	if err != nil {
+		return "", "", err
 	}
-	d, err := discover(ctx, m.hc, req.ServerURL, req.Challenge)
+	r, err := m.reachOf(ctx, req.ServerURL)
+	if err != nil {
+		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)
+	}
+	d, err := m.discover(ctx, r, req.ServerURL, req.Challenge)
 	if err != nil {
 		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)
 	}
@@ -180,7 +213,7 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 		scopes = d.ScopesSupported
 	}
 	scopes = union(scopes, req.Scopes)
-	c, err := m.client(ctx, req, d.AS, redirectURI, scopes)
+	c, err := m.client(ctx, sealer, r, req, d.AS, redirectURI, scopes)
 	if err != nil {
 		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)
 	}
@@ -197,7 +230,7 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 	plain, _ := json.Marshal(f)
 	key := digest(state)
 	err = m.store.PutOAuthFlow(ctx, store.OAuthFlow{State: key, Server: req.Server, UserID: req.UserID,
-		Sealed: m.sealer.Seal(plain, "flow|"+key), ExpiresAt: m.now().Add(FlowLifetime)})
+		Sealed: sealer.Seal(plain, "flow|"+key), ExpiresAt: m.now().Add(FlowLifetime)})
 	if err != nil {
 		return "", "", err
 	}
@@ -223,7 +256,7 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 // client is how mcpgram identifies itself for req: the operator's
 // pre-registered client, its Client ID Metadata Document where the
 // server takes one, a client registered before, or a new registration.
-func (m *Manager) client(ctx context.Context, req SignIn, as authServer, redirectURI string, scopes []string) (Client, error) {
+func (m *Manager) client(ctx context.Context, sealer *Sealer, r reach, req SignIn, as authServer, redirectURI string, scopes []string) (Client, error) {
 	if req.Config.ClientID != "" {
 		return preRegistered(req.Config, as), nil
 	}
@@ -233,7 +266,7 @@ func (m *Manager) client(ctx context.Context, req SignIn, as authServer, redirec
 	where := "client|" + req.Server + "|" + as.Issuer + "|" + redirectURI
 	if sealed, err := m.store.GetOAuthClient(ctx, req.Server, as.Issuer, redirectURI); err == nil {
 		var c Client
-		if plain, err := m.sealer.Open(sealed, where); err == nil && json.Unmarshal(plain, &c) == nil && c.ID != "" {
+		if plain, err := sealer.Open(sealed, where); err == nil && json.Unmarshal(plain, &c) == nil && c.ID != "" {
 			return c, nil
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -242,12 +275,12 @@ func (m *Manager) client(ctx context.Context, req SignIn, as authServer, redirec
 	if as.RegistrationEndpoint == "" {
 		return Client{}, fmt.Errorf("the authorization server %s takes no dynamic registration: register mcpgram with it and set \"oauth\": {\"clientId\": ..., \"clientSecret\": ...} in the server's settings entry", as.Issuer)
 	}
-	c, err := register(ctx, m.hc, as, redirectURI, scopes)
+	c, err := register(ctx, m.httpFor(r), as, redirectURI, scopes)
 	if err != nil {
 		return Client{}, err
 	}
 	plain, _ := json.Marshal(c)
-	if err := m.store.PutOAuthClient(ctx, req.Server, as.Issuer, redirectURI, m.sealer.Seal(plain, where)); err != nil {
+	if err := m.store.PutOAuthClient(ctx, req.Server, as.Issuer, redirectURI, sealer.Seal(plain, where)); err != nil {
 		return Client{}, err
 	}
 	return c, nil
@@ -266,8 +299,9 @@ type Finished struct {
 // that names no flow under way (forged, used or expired) gives
 // ErrUnknownState and changes nothing; a flow is finished once.
 func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error) {
-	if m.sealer == nil {
-		return Finished{}, ErrNoKey
+	sealer, err := m.sealing(false)
+	if err != nil {
+		return Finished{}, err
 	}
 	state := query.Get("state")
 	if state == "" {
@@ -283,7 +317,7 @@ func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error
 	}
 	done := Finished{Server: sf.Server, UserID: sf.UserID}
 	var f flow
-	plain, err := m.sealer.Open(sf.Sealed, "flow|"+key)
+	plain, err := sealer.Open(sf.Sealed, "flow|"+key)
 	if err == nil {
 		err = json.Unmarshal(plain, &f)
 	}
@@ -306,22 +340,26 @@ func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {f.RedirectURI},
 		"code_verifier": {f.Verifier}, "resource": {f.Resource}}
-	tok, err := tokenRequest(ctx, m.hc, f.TokenEndpoint, f.Client, form, f.Scopes, m.now())
+	r, err := m.reachOf(ctx, f.ServerURL)
+	if err != nil {
+		return done, fmt.Errorf("sign in to %s: %w", sf.Server, err)
+	}
+	tok, err := tokenRequest(ctx, m.httpFor(r), f.TokenEndpoint, f.Client, form, f.Scopes, m.now())
 	if err != nil {
 		return done, fmt.Errorf("sign in to %s: %w", sf.Server, err)
 	}
 	g := grant{Token: tok, Client: f.Client, TokenEndpoint: f.TokenEndpoint, Issuer: f.Issuer, Resource: f.Resource, ServerURL: f.ServerURL,
 		Revocation: f.Revocation}
-	return done, m.put(ctx, grantKey{sf.Server, sf.UserID}, g)
+	return done, m.put(ctx, sealer, grantKey{sf.Server, sf.UserID}, g)
 }
 
 // where names a grant's place, to which its sealing is bound.
 func (k grantKey) where() string { return "grant|" + k.server + "|" + k.user }
 
 // put stores g as a new sign-in.
-func (m *Manager) put(ctx context.Context, k grantKey, g grant) error {
+func (m *Manager) put(ctx context.Context, sealer *Sealer, k grantKey, g grant) error {
 	plain, _ := json.Marshal(g)
-	sealed := m.sealer.Seal(plain, k.where())
+	sealed := sealer.Seal(plain, k.where())
 	if _, err := m.store.PutOAuthGrant(ctx, k.server, k.user, sealed); err != nil {
 		return err
 	}

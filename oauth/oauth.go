@@ -14,7 +14,12 @@
 // mcpgram has a public URL, else by dynamic client registration. It asks
 // for the scopes of the challenge, else those of the entry, else those the
 // resource lists; it sends the resource parameter (RFC 8707) and checks
-// the issuer (RFC 8414, RFC 9207).
+// the issuer (RFC 8414, RFC 9207). What a server's metadata names is
+// reached only within the server's own reach: https (plain http only
+// when the server itself is on loopback), and loopback, private or
+// link-local addresses only when the server's own address is one too,
+// checked as the metadata is read and again as each connection is made;
+// token, registration and revocation requests follow no redirects.
 //
 // What a sign-in gives, a grant (tokens, and the client they were issued
 // to), is kept in the store sealed with AES-256-GCM under the operator's

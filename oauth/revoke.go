@@ -61,9 +61,9 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 	m.forget(k) // a request that read the grant meanwhile remembered it
 	m.log.Info("disconnected", "server", server, "user", userID)
 	var g grant
-	if m.sealer == nil {
-		err = errors.New("without OAUTH_KEY the kept sign-in cannot be opened")
-	} else if plain, oerr := m.sealer.Open(row.Sealed, k.where()); oerr != nil {
+	if sealer, serr := m.sealing(false); serr != nil {
+		err = fmt.Errorf("the kept sign-in cannot be opened: %w", serr)
+	} else if plain, oerr := sealer.Open(row.Sealed, k.where()); oerr != nil {
 		err = fmt.Errorf("the kept sign-in does not open: %w", oerr)
 	} else if uerr := json.Unmarshal(plain, &g); uerr != nil {
 		err = fmt.Errorf("the kept sign-in is unreadable: %w", uerr)
@@ -84,11 +84,19 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 func (m *Manager) revoke(ctx context.Context, k grantKey, g grant) (revoked bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, m.revokeIn)
 	defer cancel()
+	r, err := m.reachOf(ctx, g.ServerURL)
+	if err != nil {
+		return false, err
+	}
+	hc := m.httpFor(r)
 	var endpoint string
 	if g.Revocation != nil {
 		endpoint = *g.Revocation
 	} else {
-		as, err := authServerMetadata(ctx, m.hc, g.Issuer)
+		if _, err := m.checkField(ctx, r, "issuer", g.Issuer, false); err != nil {
+			return false, fmt.Errorf("find the revocation endpoint: %w", err)
+		}
+		as, err := authServerMetadata(ctx, hc, g.Issuer)
 		if err != nil {
 			return false, fmt.Errorf("find the revocation endpoint: %w", err)
 		}
@@ -98,14 +106,14 @@ func (m *Manager) revoke(ctx context.Context, k grantKey, g grant) (revoked bool
 		m.log.Info("the authorization server offers no token revocation", "server", k.server, "user", k.user)
 		return false, nil
 	}
-	if _, err := checkURL(endpoint); err != nil {
-		return false, fmt.Errorf("revocation_endpoint: %w", err)
+	if _, err := m.checkField(ctx, r, "revocation_endpoint", endpoint, false); err != nil {
+		return false, err
 	}
 	var errs []error
 	if t := g.Token.RefreshToken; t != "" {
-		errs = append(errs, revokeToken(ctx, m.hc, endpoint, g.Client, t, "refresh_token"))
+		errs = append(errs, revokeToken(ctx, hc, endpoint, g.Client, t, "refresh_token"))
 	}
-	errs = append(errs, revokeToken(ctx, m.hc, endpoint, g.Client, g.Token.AccessToken, "access_token"))
+	errs = append(errs, revokeToken(ctx, hc, endpoint, g.Client, g.Token.AccessToken, "access_token"))
 	if err := errors.Join(errs...); err != nil {
 		return false, err
 	}

@@ -18,8 +18,12 @@ import (
 // load returns the grant of k for serverURL as the store has it now
 // (none: ok false), unsealing it only when it is not the one remembered.
 func (m *Manager) load(ctx context.Context, k grantKey, serverURL string) (grant, int64, bool, error) {
-	if m.sealer == nil {
+	sealer, err := m.sealing(false)
+	if errors.Is(err, ErrNoKey) {
 		return grant{}, 0, false, nil
+	}
+	if err != nil {
+		return grant{}, 0, false, err
 	}
 	row, err := m.store.GetOAuthGrant(ctx, k.server, k.user)
 	if errors.Is(err, store.ErrNotFound) {
@@ -35,7 +39,7 @@ func (m *Manager) load(ctx context.Context, k grantKey, serverURL string) (grant
 	g := c.g
 	if !ok || !bytes.Equal(c.sealed, row.Sealed) {
 		g = grant{}
-		plain, err := m.sealer.Open(row.Sealed, k.where())
+		plain, err := sealer.Open(row.Sealed, k.where())
 		if err == nil {
 			err = json.Unmarshal(plain, &g)
 		}
@@ -123,7 +127,11 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 	if g.Resource != "" {
 		form.Set("resource", g.Resource)
 	}
-	tok, err := tokenRequest(ctx, m.hc, g.TokenEndpoint, g.Client, form, g.Token.Scopes, m.now())
+	r, err := m.reachOf(ctx, g.ServerURL)
+	if err != nil {
+		return grant{}, 0, err
+	}
+	tok, err := tokenRequest(ctx, m.httpFor(r), g.TokenEndpoint, g.Client, form, g.Token.Scopes, m.now())
 	var oe *Error
 	if errors.As(err, &oe) && oe.Code == "invalid_grant" {
 		// The refresh token is dead: only a new sign-in helps.
@@ -137,8 +145,12 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 		tok.RefreshToken = g.Token.RefreshToken
 	}
 	g.Token = tok
+	sealer, err := m.sealing(false)
+	if err != nil {
+		return grant{}, 0, err
+	}
 	plain, _ := json.Marshal(g)
-	sealed := m.sealer.Seal(plain, k.where())
+	sealed := sealer.Seal(plain, k.where())
 	nv, err := m.store.UpdateOAuthGrant(ctx, k.server, k.user, v, sealed)
 	if errors.Is(err, store.ErrNotFound) {
 		// Disconnected while this refresh was under way: the tokens it
@@ -176,8 +188,8 @@ func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, in
 	} else if ok && v != seen && covers(g.Token.Scopes, union(req.Challenge.Scope, req.Scopes)) {
 		return g, v, nil
 	}
-	if m.sealer == nil {
-		return grant{}, 0, ErrNoKey
+	if err := m.canSeal(); err != nil {
+		return grant{}, 0, err
 	}
 	if run == nil {
 		return grant{}, 0, fmt.Errorf("%w: %s asks for a sign-in: run `mcpgram mcp login %s`", ErrSignInRequired, req.Server, req.Server)

@@ -6,7 +6,7 @@ import "time"
 type InboxItem struct {
 	UpdateID int64
 	ChatID   string // empty for updates without a chat
-	Payload  []byte // the update's JSON
+	Payload  []byte // the update's JSON; empty once done
 	// ReceivedAt defaults to now on InboxPut.
 	ReceivedAt time.Time
 }

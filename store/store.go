@@ -194,7 +194,9 @@ type AuditLog interface {
 // handled (see [InboxItem]): the poller and the webhook put them in, the
 // dispatch queue reads the queued ones (those not yet done) in update id
 // order, and marks each done once handled. Items are kept a while after
-// that, until InboxPrune.
+// that, until InboxPrune, but not their payloads: a message's text may
+// hold what must not be kept (the address of a sign-in, with its code and
+// state, pasted back), and a done item is never read again.
 type Inbox interface {
 	// InboxPut stores items in one transaction, skipping update ids
 	// already in the inbox (done or not), so a batch Telegram sends again
@@ -210,8 +212,9 @@ type Inbox interface {
 	// update id order; limit <= 0 returns all. The bot gathers
 	// an album's updates with it.
 	InboxQueuedChat(ctx context.Context, chatID string, limit int) ([]InboxItem, error)
-	// InboxDone marks updates as done, all in one transaction, durable as
-	// InboxPut is. Marking one again is a no-op. Unknown update ids give
+	// InboxDone marks updates as done, and empties their payloads, all in
+	// one transaction, durable as InboxPut is. Marking one again is a
+	// no-op. Unknown update ids give
 	// an error wrapping ErrNotFound that names them (DescribeUpdates);
 	// the known ones are marked all the same.
 	InboxDone(ctx context.Context, updateIDs ...int64) error

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"html"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -100,7 +102,9 @@ func signIn(t *testing.T, authURL, account string) string {
 // with that user's token: the card names the server and its domain; a
 // paste that is not such an address, and one of another user's sign-in,
 // change nothing and say so; the pasted messages are deleted and never
-// reach the model; a restart keeps both connections.
+// reach the model, and once the sign-ins are over the database file
+// holds none of their codes and states; a restart keeps both
+// connections.
 func TestEachUserConnectsTheirOwnAccount(t *testing.T) {
 	a := newAccountsEnv(t)
 	_, stop := startRun(t, a.env, a.path)
@@ -150,6 +154,7 @@ func TestEachUserConnectsTheirOwnAccount(t *testing.T) {
 		}
 	}
 	stop()
+	noSignInLeft(t, a.env["DATABASE_PATH"], back42, back43)
 
 	// A restart: the connections are kept, nobody is asked again.
 	authorizations := a.fake.Counts().Authorizations
@@ -159,6 +164,32 @@ func TestEachUserConnectsTheirOwnAccount(t *testing.T) {
 	waitAfter(t, a.tg, 42, a.tg.Text(42, 42, "and now?"), "Seen: alice")
 	if n := a.fake.Counts().Authorizations; n != authorizations {
 		t.Errorf("authorizations after the restart = %d, want %d (none)", n, authorizations)
+	}
+}
+
+// noSignInLeft fails the test if the database file at path (or its
+// write-ahead log) holds the code or the state of any of the addresses
+// the sign-ins' browsers ended on.
+func noSignInLeft(t *testing.T, path string, backs ...string) {
+	t.Helper()
+	var raw []byte
+	for _, file := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(file)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		raw = append(raw, b...)
+	}
+	for _, back := range backs {
+		u, err := url.Parse(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"code", "state"} {
+			if v := u.Query().Get(name); v == "" || bytes.Contains(raw, []byte(v)) {
+				t.Errorf("the database holds the sign-in's %s %q after it is over", name, v)
+			}
+		}
 	}
 }
 

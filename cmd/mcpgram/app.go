@@ -275,7 +275,7 @@ func relocate(cfg *config.Config, logger *slog.Logger) {
 // writes beside its database.
 func protected(cfg *config.Config) []string {
 	paths := cfg.Protected()
-	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg)} {
+	for _, p := range []string{heartbeatPath(cfg), chatLogPath(cfg), keyFilePath(cfg)} {
 		if abs, err := filepath.Abs(p); err == nil {
 			paths = append(paths, abs)
 		}

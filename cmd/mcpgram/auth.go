@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,19 +18,41 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// newAuth makes the keeper of sign-ins to MCP servers over st.
+// newAuth makes the keeper of sign-ins to MCP servers over st. Without
+// OAUTH_KEY, one instance on SQLite keeps a key of its own beside the
+// database, made at its first sign-in; instances sharing PostgreSQL must
+// share a key, which only the operator can give them all.
 func newAuth(cfg *config.Config, st store.OAuth, logger *slog.Logger) (*oauth.Manager, error) {
-	m, err := oauth.New(oauth.Options{
+	opts := oauth.Options{
 		Store:             st,
 		Key:               cfg.OAuthKey,
 		ClientMetadataURL: cfg.ClientMetadataURL,
 		Logger:            logger.With("component", "oauth"),
-	})
+	}
+	if cfg.OAuthKey == "" && cfg.DatabaseURL == "" {
+		opts.KeyFile = keyFilePath(cfg)
+	}
+	m, err := oauth.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("OAUTH_KEY: %w", err)
 	}
 	return m, nil
 }
+
+// keyFilePath is the file of the key that seals sign-ins when the
+// operator sets no OAUTH_KEY: beside the SQLite database, as an absolute
+// path, which the log then names.
+func keyFilePath(cfg *config.Config) string {
+	p := filepath.Join(filepath.Dir(cfg.DatabasePath), oauth.KeyFileName)
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// errSharedKey: PostgreSQL without OAUTH_KEY, where no one instance may
+// make the key that all must share.
+var errSharedKey = errors.New("no OAUTH_KEY is set: with DATABASE_URL, every instance keeps its sign-ins in the one database, sealed with one key that they must all share, so mcpgram does not make one: set OAUTH_KEY (or OAUTH_KEY_FILE) to the same random secret of at least 32 characters on every instance, such as the output of `openssl rand -base64 32`")
 
 // lazyStore is the database of the operator's commands (mcp list, call,
 // login), opened at its first use: only when a remote server asks for a
@@ -213,6 +236,9 @@ func openBrowser(getenv func(string) (string, bool), w io.Writer) func(ctx conte
 // loginCommand signs the operator in to the remote server name, for
 // every chat, and then starts the servers to show it answering.
 func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
+	if cfg.OAuthKey == "" && cfg.DatabaseURL != "" {
+		return errSharedKey
+	}
 	logger := cliLogger(cfg, stderr)
 	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, true)
 	if err != nil {

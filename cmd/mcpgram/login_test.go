@@ -13,8 +13,7 @@ import (
 // browser ($BROWSER, here this test binary) is sent to the authorization
 // server and comes back to mcpgram's loopback port. Later commands, with
 // nobody there to sign in, use the kept sign-in; no token reaches the
-// output, and `mcpgram config` masks the key. Without OAUTH_KEY the
-// sign-in is refused, saying how to set one.
+// output, and `mcpgram config` masks the key.
 func TestMCPLogin(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
@@ -55,10 +54,82 @@ func TestMCPLogin(t *testing.T) {
 			}
 		}
 	}
+}
 
-	_, errOut, code = b.run([]string{"MCP_SETTINGS=" + settings, "BROWSER=" + self, "MCPGRAM_TEST_BROWSER=1"}, "mcp", "login", "remote")
-	if code != 1 || !strings.Contains(errOut, "OAUTH_KEY") {
-		t.Errorf("mcp login without a key = %d\n%s", code, errOut)
+// Without OAUTH_KEY, on SQLite, `mcpgram mcp login` makes a key in
+// oauth.key beside the database (readable by its owner alone), says
+// where, and signs in; the next command opens the sign-in with that key
+// and makes none; a key set by the operator wins over the file. With
+// DATABASE_URL the key must be shared by every instance, so the login
+// is refused, saying so, and no file is made.
+func TestMCPLoginMakesKey(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	fake := oauthfake.Start(t)
+	settings := filepath.Join(b.dir, "mcp-settings.json")
+	entry := `{"mcpServers": {"remote": {"type": "streamableHttp", "url": "` + fake.URL() + `/mcp", "timeout": 20}}}`
+	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(b.dir, "data", "oauth.key")
+	env := []string{"MCP_SETTINGS=" + settings}
+	browser := append([]string{"MCPGRAM_TEST_BROWSER=1", "BROWSER=" + self}, env...)
+
+	shared := append([]string{"DATABASE_URL=postgres://mcpgram@127.0.0.1:9/mcpgram"}, browser...)
+	_, errOut, code := b.run(shared, "mcp", "login", "remote")
+	if code != 1 || !strings.Contains(errOut, "every instance") || !strings.Contains(errOut, "same random secret") {
+		t.Errorf("mcp login on PostgreSQL without a key = %d\n%s; want a refusal saying the key must be shared", code, errOut)
+	}
+	if _, err := os.Stat(keyFile); err == nil {
+		t.Errorf("a key file was made for PostgreSQL")
+	}
+
+	out, errOut, code := b.run(browser, "mcp", "login", "remote")
+	if code != 0 || !strings.Contains(out, "signed in to remote") {
+		t.Fatalf("mcp login without a key = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, keyFile) {
+		t.Errorf("mcp login did not say where it made the key (%s):\n%s", keyFile, errOut)
+	}
+	info, err := os.Stat(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode().Perm(); got != 0o600 {
+		t.Errorf("key file mode = %o, want 600", got)
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil || len(strings.TrimSpace(string(key))) < 32 {
+		t.Fatalf("key file holds %d characters, %v; want at least 32", len(strings.TrimSpace(string(key))), err)
+	}
+
+	out2, errOut2, code := b.run(env, "mcp", "call", "remote", "whoami")
+	if code != 0 || strings.TrimSpace(out2) != "operator" {
+		t.Fatalf("mcp call after login = %d %q\n%s", code, out2, errOut2)
+	}
+	if strings.Contains(errOut2, "oauth.key") {
+		t.Errorf("the second command spoke of the key file again:\n%s", errOut2)
+	}
+	if again, _ := os.ReadFile(keyFile); string(again) != string(key) {
+		t.Errorf("the key file changed")
+	}
+	if c := fake.Counts(); c.Authorizations != 1 {
+		t.Errorf("authorizations = %d, want 1", c.Authorizations)
+	}
+	for _, text := range []string{out, errOut, out2, errOut2} {
+		if strings.Contains(text, strings.TrimSpace(string(key))) {
+			t.Errorf("the key reached the output:\n%s", text)
+		}
+	}
+
+	// The operator's key wins: the sign-in sealed with the file's does not open.
+	_, errOut3, code := b.run(append([]string{"OAUTH_KEY=operator-key-0123456789-0123456789"}, env...), "mcp", "call", "remote", "whoami")
+	if code == 0 || !strings.Contains(errOut3, "mcpgram mcp login remote") {
+		t.Errorf("mcp call with another OAUTH_KEY = %d\n%s; want a failure saying to sign in", code, errOut3)
 	}
 }
 

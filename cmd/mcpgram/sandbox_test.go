@@ -33,7 +33,7 @@ type probeReport struct {
 type secrets struct {
 	token, key, fileKey, dbSecret string
 	env, secretFile, db           string
-	others                        []string // mcpgram.yaml, heartbeat, chat.log
+	others                        []string // mcpgram.yaml, heartbeat, chat.log, oauth.key
 }
 
 func newSecrets(t *testing.T, dir string) secrets {
@@ -42,7 +42,7 @@ func newSecrets(t *testing.T, dir string) secrets {
 	s := secrets{
 		token: "123456:tok" + u, key: "sk-key" + u, fileKey: "sk-file" + u, dbSecret: "row-" + u,
 		env: filepath.Join(dir, ".env"), secretFile: filepath.Join(dir, "secrets", "transcription"), db: filepath.Join(dir, "data", "mcpgram.db"),
-		others: []string{filepath.Join(dir, "mcpgram.yaml"), filepath.Join(dir, "data", "heartbeat"), filepath.Join(dir, "data", "chat.log")},
+		others: []string{filepath.Join(dir, "mcpgram.yaml"), filepath.Join(dir, "data", "heartbeat"), filepath.Join(dir, "data", "chat.log"), filepath.Join(dir, "data", "oauth.key")},
 	}
 	files := map[string]string{
 		s.env: "OPENAI_API_KEY=" + s.key + "\n", s.secretFile: s.fileKey, s.db: "SQLite format 3\x00" + s.dbSecret,

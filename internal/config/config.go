@@ -93,7 +93,7 @@ var Settings = []Setting{
 	{Name: "LOG_LEVEL", Default: "info", Help: "`debug`, `info`, `warn` or `error`"},
 	{Name: "LOG_FORMAT", Default: "text", Help: "`text` or `json`"},
 	{Name: "HTTP_LISTEN", Default: "", Help: "address of the HTTP endpoint for machines, such as `127.0.0.1:9090`: `/metrics`, `/healthz`, `/readyz` (see [Metrics and health](operations.md#metrics-and-health)); empty: off"},
-	{Name: "OAUTH_KEY", Secret: true, Help: "seals (encrypts) the tokens of the MCP servers signed in to, in the database (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)): a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`; empty: signing in is refused"},
+	{Name: "OAUTH_KEY", Secret: true, Help: "seals (encrypts) the tokens of the MCP servers signed in to, in the database (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)): a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`; empty: on SQLite, a key made at the first sign-in and kept in `oauth.key` in `DATABASE_PATH`'s folder (keep it with the database); with `DATABASE_URL`, signing in is refused, since every instance must share one key"},
 	{Name: "PUBLIC_URL", Default: "", Help: "the public `https://` address of `HTTP_LISTEN` (where people's browsers reach it), such as `https://bot.example.com`; with it `HTTP_LISTEN` serves mcpgram's OAuth Client ID Metadata Document at `PUBLIC_URL/oauth/client-metadata.json`, and the browsers of sign-ins made from the chat come back to `PUBLIC_URL/oauth/callback` (see [Each user's own account](mcp.md#each-users-own-account)); empty: none (the user sends the address their browser ended on to the chat)"},
 	{Name: "OAUTH_CLIENT_METADATA_URL", Default: "", Help: "the client id mcpgram gives authorization servers that take a Client ID Metadata Document: an `https://` URL that serves it (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)); empty: `PUBLIC_URL/oauth/client-metadata.json` when `PUBLIC_URL` is set"},
 }
@@ -170,8 +170,8 @@ type Config struct {
 	// HTTPListen is the address of /metrics, /healthz and /readyz; empty: off.
 	HTTPListen string
 
-	// OAuthKey seals the sign-ins to MCP servers (OAUTH_KEY); empty:
-	// signing in is refused.
+	// OAuthKey seals the sign-ins to MCP servers (OAUTH_KEY); empty: a
+	// key file beside the SQLite database, or, with DatabaseURL, none.
 	OAuthKey string
 	// PublicURL is where people's browsers reach HTTP_LISTEN; empty: none.
 	PublicURL string

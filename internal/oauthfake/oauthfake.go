@@ -2,7 +2,9 @@
 // server, on one httptest server on 127.0.0.1, for the tests of signing
 // in (MCP authorization): discovery, dynamic registration, PKCE, the
 // resource parameter, scopes and step-up, refresh with rotation, and
-// counters of what clients did. Browse stands in for the browser.
+// counters of what clients did. Browse stands in for the browser. It can
+// also be a hostile remote server, over HTTPS under a made-up name
+// (StartTLS): its metadata then names what the test says.
 package oauthfake
 
 import (
@@ -12,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -28,6 +31,7 @@ import (
 // whoami, which says whose token called it) and its authorization server (at URL()).
 type Server struct {
 	srv *httptest.Server
+	url string
 
 	mu sync.Mutex
 	// ExpiresIn is the lifetime of the access tokens it gives, in seconds.
@@ -42,6 +46,13 @@ type Server struct {
 	issued  []string
 	counts  Counts
 	rev     revocations // see revoke.go
+
+	// ResourceMetadata and ServerMetadata, when set, change the resource's
+	// and the authorization server's metadata before they are served.
+	ResourceMetadata, ServerMetadata func(doc map[string]any)
+	// TokenRedirect, when set, is where the token endpoint sends every
+	// request, with a 307 (which keeps the method and the body).
+	TokenRedirect string
 }
 
 // Counts are what clients did.
@@ -68,8 +79,40 @@ type tokenInfo struct {
 // hour unless ExpiresIn is changed.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{ExpiresIn: 3600, Subject: "operator", codes: map[string]codeGrant{}, access: map[string]tokenInfo{},
+	s := newServer()
+	s.srv = httptest.NewServer(s.routes())
+	s.url = s.srv.URL
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// StartTLS starts a Server over HTTPS on listen (such as "127.0.0.2:0"),
+// whose URLs name host instead of its address: a name under example.com,
+// which httptest's certificate covers, that the test's resolver maps to
+// listen's address. Client trusts its certificate.
+func StartTLS(t testing.TB, listen, host string) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer()
+	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.routes()}}
+	s.srv.StartTLS()
+	s.url = fmt.Sprintf("https://%s:%d", host, ln.Addr().(*net.TCPAddr).Port)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// Client is an HTTP client that trusts the server's certificate.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+func newServer() *Server {
+	return &Server{ExpiresIn: 3600, Subject: "operator", codes: map[string]codeGrant{}, access: map[string]tokenInfo{},
 		refresh: map[string]tokenInfo{}, spent: map[string]bool{}, clients: map[string]string{}}
+}
+
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.resourceMetadata)
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.serverMetadata)
@@ -78,14 +121,12 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /revoke", s.revoke)
 	mux.Handle("/mcp", s.protect(s.mcpHandler()))
-	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.srv.Close)
-	return s
+	return mux
 }
 
 // URL is the authorization server's issuer; the MCP server is at
 // URL()+"/mcp".
-func (s *Server) URL() string { return s.srv.URL }
+func (s *Server) URL() string { return s.url }
 
 // Counts returns what clients did so far.
 func (s *Server) Counts() Counts {
@@ -124,16 +165,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"resource": s.URL() + "/mcp", "authorization_servers": []string{s.URL()}, "scopes_supported": []string{"read"}})
+	doc := map[string]any{"resource": s.URL() + "/mcp", "authorization_servers": []string{s.URL()}, "scopes_supported": []string{"read"}}
+	s.mu.Lock()
+	if s.ResourceMetadata != nil {
+		s.ResourceMetadata(doc)
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, doc)
 }
 
 func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.withRevocation(map[string]any{
+	doc := s.withRevocation(map[string]any{
 		"issuer": s.URL(), "authorization_endpoint": s.URL() + "/authorize", "token_endpoint": s.URL() + "/token",
 		"registration_endpoint": s.URL() + "/register", "response_types_supported": []string{"code"},
 		"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
 		"authorization_response_iss_parameter_supported": true,
-	}))
+	})
+	s.mu.Lock()
+	if s.ServerMetadata != nil {
+		s.ServerMetadata(doc)
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, doc)
 }
 
 func random() string {
@@ -187,6 +240,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	redirect := s.TokenRedirect
+	s.mu.Unlock()
+	if redirect != "" {
+		http.Redirect(w, r, redirect, http.StatusTemporaryRedirect)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 		return

@@ -2,8 +2,9 @@
 // each: the bundled MCP servers and the test servers of hub/testdata,
 // built once; the pinned npm reference server; a hub started on a settings
 // file and closed when the test ends; a throwaway PostgreSQL cluster with a
-// fresh database per test; a log buffer; and a wait for a condition with a
-// deadline.
+// fresh database per test; a log buffer; a name server of made-up names and
+// a port that counts who connects to it, for the network edges of sign-ins;
+// and a wait for a condition with a deadline.
 package testenv
 
 import (

@@ -93,8 +93,8 @@ func scanInboxItem(row pgx.CollectableRow) (store.InboxItem, error) {
 	return it, err
 }
 
-// InboxDone marks updates as processed, all in one statement. Marking one
-// again is a no-op. Unknown update ids give an error wrapping
+// InboxDone marks updates as processed, and forgets their payloads, all
+// in one statement. Marking one again is a no-op. Unknown update ids give an error wrapping
 // store.ErrNotFound that names them; the known ones are marked all the
 // same.
 func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
@@ -105,7 +105,7 @@ func (db *DB) InboxDone(ctx context.Context, updateIDs ...int64) error {
 	var known []int64
 	err := db.do(ctx, idempotent, func(int) error {
 		rows, err := db.pool.Query(ctx, `WITH done AS (
-				UPDATE inbox SET processed_at = $1
+				UPDATE inbox SET processed_at = $1, payload = ''::bytea
 				WHERE update_id = ANY ($2) AND processed_at IS NULL)
 			SELECT update_id FROM inbox WHERE update_id = ANY ($2)`,
 			millis(time.Now()), updateIDs)

@@ -16,7 +16,7 @@ const (
 		VALUES (?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING`
 	inboxQueuedSQL = `SELECT update_id, chat_id, payload, received_at
 		FROM inbox WHERE processed_at IS NULL AND update_id > ? ORDER BY update_id LIMIT ?`
-	markInboxSQL = `UPDATE inbox SET processed_at = ?
+	markInboxSQL = `UPDATE inbox SET processed_at = ?, payload = x''
 		WHERE update_id = ? AND processed_at IS NULL`
 	inboxExistsSQL = `SELECT 1 FROM inbox WHERE update_id = ?`
 )
@@ -127,8 +127,8 @@ func scanInbox(rows *sql.Rows) ([]store.InboxItem, error) {
 	return items, nil
 }
 
-// InboxDone marks updates as processed, all in one transaction. Marking
-// one again is a no-op. Unknown update ids give an error wrapping
+// InboxDone marks updates as processed, and forgets their payloads, all
+// in one transaction. Marking one again is a no-op. Unknown update ids give an error wrapping
 // store.ErrNotFound that names them; the known ones are marked all the same.
 //
 // It commits with synchronous=FULL like InboxPut: a "done" lost to a power

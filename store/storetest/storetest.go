@@ -22,14 +22,15 @@ import (
 )
 
 // A Store is what the suite runs against: the contract ([store.Store]),
-// and two reads that no part of mcpgram makes, so the contract leaves them
-// out, but that both engines have as methods of their own, to check what
-// was written: the audit log, newest first (limit <= 0: all of it), and
-// the schema version.
+// and three reads that no part of mcpgram makes, so the contract leaves
+// them out, but that both engines have as methods of their own, to check
+// what was written: the audit log, newest first (limit <= 0: all of it),
+// the schema version, and the tables where some row holds a text.
 type Store interface {
 	store.Store
 	ToolCalls(ctx context.Context, limit int) ([]store.ToolCall, error)
 	SchemaVersion(ctx context.Context) (int, error)
+	Holding(ctx context.Context, text string) ([]string, error)
 }
 
 // Open returns a new handle on the test's database: empty on the test's
@@ -94,6 +95,7 @@ func Run(t *testing.T, open Open) {
 		{"OAuthTake", testOAuthTake},
 		{"OAuthClient", testOAuthClient},
 		{"OAuthFlow", testOAuthFlow},
+		{"NothingKeptOfASignIn", testNothingKeptOfASignIn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
