@@ -130,21 +130,6 @@ func limits(b Bounds, own bool) confine.Limits {
 	return l
 }
 
-// describeBounds says b in a few words, for mcp list and the log.
-func describeBounds(b Bounds) string {
-	size := func(n int64) string {
-		if n == 0 {
-			return unlimited
-		}
-		return humanize.IBytes(uint64(n))
-	}
-	procs := unlimited
-	if b.Processes > 0 {
-		procs = strconv.FormatInt(b.Processes, 10)
-	}
-	return fmt.Sprintf("memory %s, processes %s, /tmp %s, files %s", size(b.Memory), procs, size(b.Tmp), size(b.FileSize))
-}
-
 // A boundError says which bound a server went past, which is why it was
 // stopped (or why it ended).
 type boundError struct {
