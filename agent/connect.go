@@ -37,13 +37,15 @@ type SignIns interface {
 // connect form, begins the sign-in, shows the card (EventForm) and waits
 // for the sign-in to finish, the user to cancel, the form to expire
 // (ApprovalTimeout) or the call to end. A call made outside a turn has
-// nobody to ask, and gets cancel.
+// nobody to ask, and gets cancel. In a group the form is answered in the
+// user's own chat (see OpenPrivately).
 func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
 	ask, ok := ctx.Value(askerKey{}).(*asker)
 	if !ok || ask.caller.ChatID != c.Caller.ChatID || ask.caller.UserID != c.Caller.UserID || c.Caller.UserID == "" {
 		return hub.ElicitCancel, nil
 	}
-	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect,
+		Private: a.inGroup(c.Caller)}
 	payload, _ := json.Marshal(p)
 	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
 	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: c.Caller.ChatID, UserID: c.Caller.UserID, Payload: string(payload), ExpiresAt: expires})
@@ -52,8 +54,12 @@ func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction
 	}
 	wake := a.waitFor(id, c.Caller)
 	defer a.stopWaiting(id)
-	if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
-		err = a.setPayload(ctx, id, p)
+	// In a group the sign-in begins only once the card is opened in the
+	// user's own chat (OpenPrivately): until then its link exists nowhere.
+	if !p.Private {
+		if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+			err = a.setPayload(ctx, id, p)
+		}
 	}
 	if err != nil {
 		a.closeForm(ctx, id, FormRefused)
@@ -223,17 +229,21 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 // the operator's sign-in to server, a connect form that no call waits
 // for: begin begins the sign-in, whose browser comes back to RedirectURI,
 // bound to the form. The front end shows the form and, once it closes
-// as accepted, reconnects the server.
+// as accepted, reconnects the server. Pressed in a group, it is answered
+// in the admin's own chat (see OpenPrivately).
 func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
-	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect,
+		Private: a.inGroup(caller)}
 	payload, _ := json.Marshal(p)
 	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
 	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: caller.ChatID, UserID: caller.UserID, Payload: string(payload), ExpiresAt: expires})
 	if err != nil {
 		return nil, fmt.Errorf("store form: %w", err)
 	}
-	if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
-		err = a.setPayload(ctx, id, p)
+	if !p.Private { // else begun once opened (see Connect)
+		if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+			err = a.setPayload(ctx, id, p)
+		}
 	}
 	if err != nil {
 		a.closeForm(ctx, id, FormRefused)
