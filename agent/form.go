@@ -85,6 +85,10 @@ type Form struct {
 	// OpenPrivately); in the group, only Cancel and Decline.
 	Private  bool
 	AnswerIn string
+	// TypedSecret: the input just given was typed into a field that asks
+	// for a secret (form.Field.Secret), which a front end takes out of
+	// view.
+	TypedSecret bool
 	// Note says why the input just given changed nothing: an answer the
 	// schema refuses, a submit with fields missing, a button of an
 	// earlier field. It is for the user, who may try again.

@@ -38,6 +38,10 @@ func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in F
 			return nil, ErrNotYours
 		}
 		v, err := formView(f)
+		if err == nil && in.Op == FormType && v.Fields != nil {
+			fd, asking := v.Fields.Current(v.State)
+			v.TypedSecret = asking && fd.Secret()
+		}
 		switch {
 		case err != nil:
 			return nil, err

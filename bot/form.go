@@ -96,7 +96,7 @@ func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMar
 	if f.Mode == hub.ElicitURL {
 		return urlCard(f, head)
 	}
-	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt}
+	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt, Asker: f.Server}
 	kb := formcard.Keyboard(c)
 	return formcard.Text(c), &kb
 }
@@ -259,8 +259,8 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 			b.logger.Debug("send form note", "chat", chatID, "err", err)
 		}
 	}
-	if f.Mode == agent.ModeConnect {
-		// It holds a sign-in's code: out of the chat.
+	if f.Mode == agent.ModeConnect || f.TypedSecret {
+		// It holds a sign-in's code, or a password: out of the chat.
 		b.deleteMessage(ctx, chatID, m.MessageID)
 	}
 	// An admin's sign-in, once done, is reconnected by awaitSignIn.
