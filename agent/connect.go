@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/mcpgram/mcpgram/hub"
@@ -57,7 +56,7 @@ func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction
 	// In a group the sign-in begins only once the card is opened in the
 	// user's own chat (OpenPrivately): until then its link exists nowhere.
 	if !p.Private {
-		if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+		if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, signInTag(id, "")); err == nil {
 			err = a.setPayload(ctx, id, p)
 		}
 	}
@@ -190,7 +189,7 @@ func (a *Agent) finishPasted(ctx context.Context, user, server, text string) str
 // same user's for the same server, and wakes the call waiting for it
 // here; the call on another instance finds it at its next look.
 func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
-	id, err := strconv.ParseInt(done.Tag, 10, 64)
+	id, _, err := parseSignInTag(done.Tag)
 	if err != nil {
 		return ErrStale
 	}
@@ -241,7 +240,7 @@ func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, be
 		return nil, fmt.Errorf("store form: %w", err)
 	}
 	if !p.Private { // else begun once opened (see Connect)
-		if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
+		if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, signInTag(id, "")); err == nil {
 			err = a.setPayload(ctx, id, p)
 		}
 	}

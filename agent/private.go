@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mcpgram/mcpgram/form"
 	"github.com/mcpgram/mcpgram/hub"
@@ -75,7 +76,7 @@ func (a *Agent) OpenPrivately(ctx context.Context, caller hub.Caller, id int64, 
 			if p.Operator {
 				user = ""
 			}
-			url, host, err := begin(ctx, p.Server, user, a.cfg.RedirectURI, strconv.FormatInt(id, 10))
+			url, host, err := begin(ctx, p.Server, user, a.cfg.RedirectURI, signInTag(id, caller.ChatID))
 			if err != nil {
 				return nil, fmt.Errorf("begin the sign-in to %s: %w", p.Server, err)
 			}
@@ -138,14 +139,15 @@ func (a *Agent) answerIn(id int64, chat string) {
 // Finishable reports whether the sign-in under way pending, whose browser
 // came back to PUBLIC_URL, may be finished there: nil unless its card (its
 // Tag) is not its user's and server's (ErrNotYours), is gone (ErrStale),
-// or was asked in a group and not opened in the user's own chat
-// (ErrNotOpened). A sign-in begun for no card (an empty tag: the
-// terminal's, the CLI's) has nothing to check.
+// or was asked in a group and the sign-in was not begun where the card
+// was opened in the user's own chat (ErrNotOpened: the tag records where
+// it began). A sign-in begun for no card (an empty tag: the terminal's,
+// the CLI's) has nothing to check.
 func (a *Agent) Finishable(ctx context.Context, pending oauth.Finished) error {
 	if pending.Tag == "" {
 		return nil
 	}
-	id, err := strconv.ParseInt(pending.Tag, 10, 64)
+	id, chat, err := parseSignInTag(pending.Tag)
 	if err != nil {
 		return ErrStale
 	}
@@ -167,8 +169,29 @@ func (a *Agent) Finishable(ctx context.Context, pending oauth.Finished) error {
 	switch {
 	case p.Server != pending.Server || owner != pending.UserID:
 		return ErrNotYours
-	case p.Private && p.AnswerIn == "":
+	case p.Private && (p.AnswerIn == "" || chat != p.AnswerIn):
 		return ErrNotOpened
+	case !p.Private && chat != "":
+		return ErrNotYours
 	}
 	return nil
+}
+
+// signInTag is the tag of a sign-in for form id (see oauth.SignIn.Tag):
+// the form's id, and the chat the form was opened in (OpenPrivately),
+// where the sign-in began and may alone be finished; "" for the form's
+// own chat.
+func signInTag(id int64, chat string) string {
+	tag := strconv.FormatInt(id, 10)
+	if chat != "" {
+		tag += "@" + chat
+	}
+	return tag
+}
+
+// parseSignInTag reads a signInTag.
+func parseSignInTag(tag string) (id int64, chat string, err error) {
+	digits, chat, _ := strings.Cut(tag, "@")
+	id, err = strconv.ParseInt(digits, 10, 64)
+	return id, chat, err
 }

@@ -163,9 +163,10 @@ func TestFormAnsweredPrivatelyCancelledInTheGroup(t *testing.T) {
 
 // A Connect asked in a group begins its sign-in only once opened in its
 // user's own chat, so no link of it exists before; a flow of its card
-// begun otherwise is not Finishable until then, and a paste in the group
-// is refused, exchanging no code; another member's paste in their own
-// chat is not theirs. Opened, the paste there connects.
+// begun otherwise is never Finishable, the one begun as it was opened is;
+// a paste in the group is refused, exchanging no code; another member's
+// paste in their own chat is not theirs. Opened, the paste there
+// connects.
 func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 	t.Parallel()
 	e, m, fake := connectEnv(t, toolThenDoneOn("mine", "connect"), time.Minute)
@@ -203,8 +204,8 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 		t.Fatalf("code exchanges = %d, want 0", n)
 	}
 	begin := func(ctx context.Context, server, user, redirectURI, tag string) (string, string, error) {
-		if user != inGroup.UserID || tag != strconv.FormatInt(f.ID, 10) {
-			t.Errorf("begun for user %q, tag %q", user, tag)
+		if user != inGroup.UserID {
+			t.Errorf("begun for user %q, want %q", user, inGroup.UserID)
 		}
 		return e.hub.BeginConnect(ctx, server, user, redirectURI, tag)
 	}
@@ -212,12 +213,18 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 	if err != nil || opened.URL == "" || opened.AnswerIn != ownChat.ChatID {
 		t.Fatalf("OpenPrivately = %+v, %v; want the card with its link", opened, err)
 	}
-	if err := e.agent.Finishable(t.Context(), pending); err != nil {
-		t.Errorf("Finishable once opened = %v, want nil", err)
+	if err := e.agent.Finishable(t.Context(), pending); !errors.Is(err, agent.ErrNotOpened) {
+		t.Errorf("Finishable of the early flow once opened = %v, want ErrNotOpened", err)
 	}
 	own, err := oauthfake.Authorize(t.Context(), opened.URL, "alice")
 	if err != nil {
 		t.Fatal(err)
+	}
+	ou, _ := url.Parse(own)
+	if pending, err := m.Pending(t.Context(), ou.Query()); err != nil {
+		t.Fatal(err)
+	} else if err := e.agent.Finishable(t.Context(), pending); err != nil {
+		t.Errorf("Finishable of the flow begun as opened = %v, want nil", err)
 	}
 	if got := input(t, e, ownChat, f.ID, agent.FormInput{Op: agent.FormType, Text: own, Step: -1}); got.Note != "" || got.Outcome != agent.FormAccepted {
 		t.Errorf("pasted in the user's own chat: note %q, outcome %q; want connected", got.Note, got.Outcome)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 const group = -100
@@ -89,6 +91,32 @@ func usePublicURL(t *testing.T, a *accountsEnv) (string, *http.Client) {
 	return proxy.URL, proxy.Client()
 }
 
+// earlyLink begins, through the bot's database, a sign-in of user 42 to
+// mine bound to the card open in the group, whose browser comes back to
+// publicURL, and returns its link.
+func earlyLink(t *testing.T, a *accountsEnv, publicURL string) string {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), a.env["DATABASE_PATH"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	forms, err := db.OpenForms(t.Context(), fmt.Sprint(group))
+	if err != nil || len(forms) != 1 {
+		t.Fatalf("the group's open forms: %v, %v", forms, err)
+	}
+	m, err := oauth.New(oauth.Options{Store: db, Key: accountsKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := oauth.SignIn{Server: "mine", UserID: "42", ServerURL: a.fake.URL() + "/mcp", Tag: fmt.Sprint(forms[0].ID)}
+	link, err := m.BeginSignIn(t.Context(), req, nil, publicURL+oauth.CallbackPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
 // In a group, a member's Connect is done in their private chat, and no
 // other member can finish it: the group's card names the member, holds
 // no sign-in link and leads to the private chat; another member's
@@ -155,9 +183,12 @@ func TestConnectInAGroup(t *testing.T) {
 
 // In a group with PUBLIC_URL, the member's Connect is finished by the
 // browser coming back to PUBLIC_URL only from the card in their private
-// chat, the one place its link is shown: the page names the member, and
-// once confirmed both cards say connected and the call in the group goes
-// on; the group and another member's chat never hold the link.
+// chat, the one place its link is shown: a link bound to the card but
+// made elsewhere is refused by the page, even once the card is opened;
+// the page names
+// the member, and once confirmed both cards say connected and the call in
+// the group goes on; the group and another member's chat never hold the
+// link.
 func TestConnectInAGroupThroughPublicURL(t *testing.T) {
 	a := newAccountsEnv(t)
 	publicURL, browser := usePublicURL(t, a)
@@ -166,8 +197,28 @@ func TestConnectInAGroupThroughPublicURL(t *testing.T) {
 	asked := a.tg.Text(group, 42, "@mcpgram_bot who am I?")
 	card, open := groupCard(t, a.tg, "user42: mine asks you to connect your own account", 0)
 	waitAfter(t, a.tg, 43, a.tg.Text(43, 43, open), "That link belongs to another member's request")
+
+	// A link for the group's card made before it was opened in 42's
+	// private chat (none is, but as an older instance would have shown
+	// it in the group): 43 signs in with it as mallory, and the page
+	// refuses it, before and after the card is opened.
+	early := signIn(t, earlyLink(t, a, publicURL), "mallory")
+	if code, body := get(t, browser, early); code != http.StatusBadRequest || !strings.Contains(body, "is finished only from its card in your private chat") {
+		t.Errorf("the callback of a link made before the card was opened: %d %q", code, body)
+	}
+	u, _ := url.Parse(early)
+	if code, body := confirm(t, browser, publicURL, u.Query()); code != http.StatusBadRequest {
+		t.Errorf("its confirmation posted: %d %q", code, body)
+	}
+	if n := len(a.fake.Tokens()); n != 0 {
+		t.Fatalf("%d tokens issued for a link made before the card was opened", n)
+	}
+
 	a.tg.Text(42, 42, open)
 	own, link := connectCard(t, a.tg, 42, 0)
+	if code, body := confirm(t, browser, publicURL, u.Query()); code != http.StatusBadRequest || !strings.Contains(body, "is finished only from its card in your private chat") {
+		t.Errorf("the early link's confirmation, once the card was opened: %d %q", code, body)
+	}
 	if !strings.Contains(own.Plain, "this card changes once you have") {
 		t.Errorf("the private card says:\n%s", own.Plain)
 	}
