@@ -27,9 +27,11 @@ import (
 // own account to a server.
 const ModeConnect = "connect"
 
-// SignIns finishes sign-ins; *oauth.Manager is one.
+// SignIns finishes sign-ins, and names the one a callback belongs to;
+// *oauth.Manager is one.
 type SignIns interface {
 	FinishAs(ctx context.Context, query url.Values, server, userID string) (oauth.Finished, error)
+	Pending(ctx context.Context, query url.Values) (oauth.Finished, error)
 }
 
 // Connect implements hub.Connector for the calls of turns: it stores a
@@ -136,7 +138,7 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 		if v.Operator {
 			user = "" // an admin signs in for every chat
 		}
-		if v.Note = a.finishPasted(ctx, user, v.Server, in.Text); v.Note != "" {
+		if v.Note = a.finishPasted(ctx, f.ID, user, v.Server, in.Text); v.Note != "" {
 			return v, nil
 		}
 		resolution = FormAccepted
@@ -155,10 +157,11 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 	return v, nil
 }
 
-// finishPasted finishes the sign-in of caller to server from the address
-// text that the browser ended on, and returns "" or what went wrong, for
-// the user.
-func (a *Agent) finishPasted(ctx context.Context, user, server, text string) string {
+// finishPasted finishes the sign-in of user to server from the address
+// text that the browser ended on, if it was begun for form id where it is
+// answered (see Finishable), and returns "" or what went wrong, for the
+// user.
+func (a *Agent) finishPasted(ctx context.Context, id int64, user, server, text string) string {
 	const how = "Copy the whole address from your browser's address bar after signing in, and send it here."
 	u, err := url.Parse(strings.TrimSpace(text))
 	q := url.Values{}
@@ -170,6 +173,11 @@ func (a *Agent) finishPasted(ctx context.Context, user, server, text string) str
 	}
 	if a.cfg.SignIns == nil {
 		return "Sign-ins cannot be finished here."
+	}
+	if p, err := a.cfg.SignIns.Pending(ctx, q); err == nil && p.UserID == user && p.Server == server {
+		if tagged, _, err := parseSignInTag(p.Tag); err != nil || tagged != id || a.Finishable(ctx, p) != nil {
+			return "That address is of another sign-in of yours than this card's, so nothing was changed. " + how
+		}
 	}
 	_, err = a.cfg.SignIns.FinishAs(ctx, q, server, user)
 	switch {

@@ -163,10 +163,10 @@ func TestFormAnsweredPrivatelyCancelledInTheGroup(t *testing.T) {
 
 // A Connect asked in a group begins its sign-in only once opened in its
 // user's own chat, so no link of it exists before; a flow of its card
-// begun otherwise is never Finishable, the one begun as it was opened is;
-// a paste in the group is refused, exchanging no code; another member's
-// paste in their own chat is not theirs. Opened, the paste there
-// connects.
+// begun otherwise is never Finishable nor taken pasted, the one begun as
+// it was opened is; a paste in the group is refused, exchanging no code;
+// another member's paste in their own chat is not theirs. Opened, the
+// paste there connects.
 func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 	t.Parallel()
 	e, m, fake := connectEnv(t, toolThenDoneOn("mine", "connect"), time.Minute)
@@ -225,6 +225,12 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 		t.Fatal(err)
 	} else if err := e.agent.Finishable(t.Context(), pending); err != nil {
 		t.Errorf("Finishable of the flow begun as opened = %v, want nil", err)
+	}
+	if got := input(t, e, ownChat, f.ID, paste); !strings.Contains(got.Note, "another sign-in of yours") || got.Outcome != "" {
+		t.Errorf("the early flow's address pasted in the user's own chat: note %q, outcome %q; want refused", got.Note, got.Outcome)
+	}
+	if n := fake.Counts().CodeExchanges; n != 0 {
+		t.Fatalf("code exchanges = %d, want 0", n)
 	}
 	if got := input(t, e, ownChat, f.ID, agent.FormInput{Op: agent.FormType, Text: own, Step: -1}); got.Note != "" || got.Outcome != agent.FormAccepted {
 		t.Errorf("pasted in the user's own chat: note %q, outcome %q; want connected", got.Note, got.Outcome)
