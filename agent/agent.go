@@ -172,6 +172,11 @@ type Options struct {
 	// FormPoll is how often a call waiting for a form looks in the store
 	// for an answer given on another instance; default DefaultFormPoll.
 	FormPoll time.Duration
+	// Group reports whether a chat is a group, shared with others: there,
+	// a sign-in and a form with fields to fill in are answered in the
+	// user's own chat with the bot, never in the group (see
+	// OpenPrivately). nil: no chat is.
+	Group func(chatID string) bool
 	// ProgressInterval is how often at most a turn reports its calls'
 	// progress (EventToolProgress); default DefaultProgressInterval.
 	ProgressInterval time.Duration

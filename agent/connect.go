@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/mcpgram/mcpgram/hub"
@@ -28,22 +27,26 @@ import (
 // own account to a server.
 const ModeConnect = "connect"
 
-// SignIns finishes sign-ins; *oauth.Manager is one.
+// SignIns finishes sign-ins, and names the one a callback belongs to;
+// *oauth.Manager is one.
 type SignIns interface {
 	FinishAs(ctx context.Context, query url.Values, server, userID string) (oauth.Finished, error)
+	Pending(ctx context.Context, query url.Values) (oauth.Finished, error)
 }
 
 // Connect implements hub.Connector for the calls of turns: it stores a
 // connect form, begins the sign-in, shows the card (EventForm) and waits
 // for the sign-in to finish, the user to cancel, the form to expire
 // (ApprovalTimeout) or the call to end. A call made outside a turn has
-// nobody to ask, and gets cancel.
+// nobody to ask, and gets cancel. In a group the form is answered in the
+// user's own chat (see OpenPrivately).
 func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
 	ask, ok := ctx.Value(askerKey{}).(*asker)
 	if !ok || ask.caller.ChatID != c.Caller.ChatID || ask.caller.UserID != c.Caller.UserID || c.Caller.UserID == "" {
 		return hub.ElicitCancel, nil
 	}
-	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect,
+		Private: a.inGroup(c.Caller)}
 	payload, _ := json.Marshal(p)
 	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
 	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: c.Caller.ChatID, UserID: c.Caller.UserID, Payload: string(payload), ExpiresAt: expires})
@@ -52,8 +55,12 @@ func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction
 	}
 	wake := a.waitFor(id, c.Caller)
 	defer a.stopWaiting(id)
-	if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
-		err = a.setPayload(ctx, id, p)
+	// In a group the sign-in begins only once the card is opened in the
+	// user's own chat (OpenPrivately): until then its link exists nowhere.
+	if !p.Private {
+		if p.URL, err = c.Begin(ctx, a.cfg.RedirectURI, signInTag(id, "")); err == nil {
+			err = a.setPayload(ctx, id, p)
+		}
 	}
 	if err != nil {
 		a.closeForm(ctx, id, FormRefused)
@@ -144,7 +151,7 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 		if v.Operator {
 			user = "" // an admin signs in for every chat
 		}
-		if v.Note = a.finishPasted(ctx, user, v.Server, in.Text); v.Note != "" {
+		if v.Note = a.finishPasted(ctx, f.ID, user, v.Server, in.Text); v.Note != "" {
 			return v, nil
 		}
 		resolution = FormAccepted
@@ -163,10 +170,11 @@ func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.For
 	return v, nil
 }
 
-// finishPasted finishes the sign-in of caller to server from the address
-// text that the browser ended on, and returns "" or what went wrong, for
-// the user.
-func (a *Agent) finishPasted(ctx context.Context, user, server, text string) string {
+// finishPasted finishes the sign-in of user to server from the address
+// text that the browser ended on, if it was begun for form id where it is
+// answered (see Finishable), and returns "" or what went wrong, for the
+// user.
+func (a *Agent) finishPasted(ctx context.Context, id int64, user, server, text string) string {
 	const how = "Copy the whole address from your browser's address bar after signing in, and send it here."
 	u, err := url.Parse(strings.TrimSpace(text))
 	q := url.Values{}
@@ -178,6 +186,11 @@ func (a *Agent) finishPasted(ctx context.Context, user, server, text string) str
 	}
 	if a.cfg.SignIns == nil {
 		return "Sign-ins cannot be finished here."
+	}
+	if p, err := a.cfg.SignIns.Pending(ctx, q); err == nil && p.UserID == user && p.Server == server {
+		if tagged, _, err := parseSignInTag(p.Tag); err != nil || tagged != id || a.Finishable(ctx, p) != nil {
+			return "That address is of another sign-in of yours than this card's, so nothing was changed. " + how
+		}
 	}
 	_, err = a.cfg.SignIns.FinishAs(ctx, q, server, user)
 	switch {
@@ -197,7 +210,7 @@ func (a *Agent) finishPasted(ctx context.Context, user, server, text string) str
 // same user's for the same server, and wakes the call waiting for it
 // here; the call on another instance finds it at its next look.
 func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
-	id, err := strconv.ParseInt(done.Tag, 10, 64)
+	id, _, err := parseSignInTag(done.Tag)
 	if err != nil {
 		return ErrStale
 	}
@@ -236,17 +249,21 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 // the operator's sign-in to server, a connect form that no call waits
 // for: begin begins the sign-in, whose browser comes back to RedirectURI,
 // bound to the form. The front end shows the form and, once it closes
-// as accepted, reconnects the server.
+// as accepted, reconnects the server. Pressed in a group, it is answered
+// in the admin's own chat (see OpenPrivately).
 func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
-	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect}
+	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect,
+		Private: a.inGroup(caller)}
 	payload, _ := json.Marshal(p)
 	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
 	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: caller.ChatID, UserID: caller.UserID, Payload: string(payload), ExpiresAt: expires})
 	if err != nil {
 		return nil, fmt.Errorf("store form: %w", err)
 	}
-	if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, strconv.FormatInt(id, 10)); err == nil {
-		err = a.setPayload(ctx, id, p)
+	if !p.Private { // else begun once opened (see Connect)
+		if p.URL, p.Host, err = begin(ctx, a.cfg.RedirectURI, signInTag(id, "")); err == nil {
+			err = a.setPayload(ctx, id, p)
+		}
 	}
 	if err != nil {
 		a.closeForm(ctx, id, FormRefused)

@@ -38,6 +38,7 @@ func connectEnv(t *testing.T, model llmfake.Handler, timeout time.Duration) (*en
 			w.FormPoll = 20 * time.Millisecond
 			w.ApprovalTimeout = timeout
 			w.SignIns = m
+			w.Group = isGroup
 		},
 	})
 	return e, m, fake

@@ -80,6 +80,15 @@ type Form struct {
 	// Operator: the ModeConnect form signs the operator in, for every
 	// chat (an admin's, from /servers); no call waits for it.
 	Operator bool
+	// Private: the form was asked in a group and is answered only in its
+	// user's own chat with the bot, AnswerIn once opened there (see
+	// OpenPrivately); in the group, only Cancel and Decline.
+	Private  bool
+	AnswerIn string
+	// TypedSecret: the input just given was typed into a field that asks
+	// for a secret (form.Field.Secret), which a front end takes out of
+	// view.
+	TypedSecret bool
 	// Note says why the input just given changed nothing: an answer the
 	// schema refuses, a submit with fields missing, a button of an
 	// earlier field. It is for the user, who may try again.
@@ -139,6 +148,10 @@ type formPayload struct {
 	// Operator: the form signs the operator in (an admin's, from
 	// /servers), for every chat.
 	Operator bool `json:"operator,omitempty"`
+	// Private: asked in a group, the form is answered in its user's own
+	// chat, AnswerIn once opened there (see Form.Private).
+	Private  bool   `json:"private,omitempty"`
+	AnswerIn string `json:"answer_in,omitempty"`
 }
 
 // An asker is who a turn's calls ask: the turn's user, through its
@@ -171,6 +184,7 @@ func (a *Agent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult
 			Text: fmt.Sprintf("%s asked you something that cannot be shown here (%s), so it was told no.", e.Server, why)})
 		return cancel, nil
 	}
+	p.Private = e.Mode != hub.ElicitURL && hasFields(e.Schema) && a.inGroup(e.Caller)
 	payload, err := json.Marshal(p)
 	if err != nil {
 		return cancel, fmt.Errorf("store form: %w", err)
@@ -188,11 +202,14 @@ func (a *Agent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult
 	}
 	ask.emit.send(Event{Kind: EventForm, Server: e.Server, Tool: e.Tool, URI: e.URI, Form: view})
 	f, outcome := a.awaitForm(ctx, id, wake)
-	if outcome != "" {
+	if outcome != "" || p.Private {
 		// Closed by the clock or the call: the user is told; an answer
-		// the user gave was shown by the input that gave it.
+		// the user gave was shown by the input that gave it, but one
+		// given in their own chat not on the group's card.
 		if v, err := formView(f); err == nil {
-			v.Outcome = outcome
+			if outcome != "" {
+				v.Outcome = outcome
+			}
 			ask.emit.send(Event{Kind: EventFormClosed, Server: e.Server, Tool: e.Tool, URI: e.URI, Form: v})
 		}
 	}
@@ -297,7 +314,8 @@ func formView(f store.Form) (*Form, error) {
 		return nil, fmt.Errorf("decode form %d: %w", f.ID, err)
 	}
 	v := &Form{ID: f.ID, Server: p.Server, Tool: p.Tool, URI: p.URI, Mode: p.Mode, Message: p.Message, URL: p.URL,
-		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt, Host: p.Host, PasteBack: p.PasteBack, Operator: p.Operator}
+		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt, Host: p.Host, PasteBack: p.PasteBack, Operator: p.Operator,
+		Private: p.Private, AnswerIn: p.AnswerIn}
 	if p.Suggest != nil && p.Suggest.Step == p.State.Step {
 		v.Suggestions = p.Suggest.Values
 	}
@@ -311,10 +329,12 @@ func formView(f store.Form) (*Form, error) {
 	return v, nil
 }
 
-// A waiter is a call waiting, on this instance, for a form of caller.
+// A waiter is a call waiting, on this instance, for a form of caller,
+// answered in caller's chat or, once opened there, in answerIn.
 type waiter struct {
-	wake   chan struct{}
-	caller hub.Caller
+	wake     chan struct{}
+	caller   hub.Caller
+	answerIn string
 }
 
 // waitFor registers a waiter for form id on this instance; an input that
@@ -352,7 +372,7 @@ func (a *Agent) Waiting(chatID, userID string) bool {
 	a.formMu.Lock()
 	defer a.formMu.Unlock()
 	for _, w := range a.waiting {
-		if w.caller.ChatID == chatID && w.caller.UserID == userID {
+		if w.caller.UserID == userID && (w.caller.ChatID == chatID || w.answerIn == chatID) {
 			return true
 		}
 	}

@@ -352,3 +352,33 @@ func (nopModel) Profile() llm.Profile { return llm.Profile{Name: "nop", Model: "
 func (nopModel) Complete(context.Context, llm.Request) (*llm.Response, error) {
 	return nil, errors.New("not asked")
 }
+
+// An answer typed into a field that asks for a secret is marked so, valid
+// or not, for the front end to take out of view; one typed into another
+// field is not.
+func TestFormTypedSecret(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		tool, text string
+		want       bool
+	}{
+		{"secret", "abc", true},
+		{"secret", "hunter2", true},
+		{"ask", "hunter2", false},
+	} {
+		t.Run(c.tool+" "+c.text, func(t *testing.T) {
+			t.Parallel()
+			e := formEnv(t, false, toolThenDone(c.tool, "{}"), nil)
+			front := newFormFront()
+			done := e.startTurn("go", front)
+			f := <-front.forms
+			if got := input(t, e, alice, f.ID, agent.FormInput{Op: agent.FormType, Text: c.text, Step: -1}); got.TypedSecret != c.want {
+				t.Errorf("TypedSecret = %v, want %v", got.TypedSecret, c.want)
+			}
+			input(t, e, alice, f.ID, agent.FormInput{Op: agent.FormCancel, Step: -1})
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

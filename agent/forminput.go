@@ -22,7 +22,10 @@ const saveTries = 5
 // as it now stands: with Note set (and nothing changed) when the input
 // will not do, with Outcome set when it closed the form, in which case the
 // call waiting for it is woken. A form of another user or chat is
-// ErrNotYours; one closed or past its time, ErrStale.
+// ErrNotYours; one closed or past its time, ErrStale. A form asked in a
+// group to be answered in its user's own chat (Form.Private) takes only
+// Cancel and Decline in the group, and everything in the chat it was
+// opened in (see OpenPrivately).
 func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in FormInput) (*Form, error) {
 	for range saveTries {
 		f, err := a.cfg.Store.GetForm(ctx, id)
@@ -31,14 +34,24 @@ func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in F
 			return nil, ErrStale
 		case err != nil:
 			return nil, err
-		case f.ChatID != caller.ChatID || f.UserID != caller.UserID:
+		case f.UserID != caller.UserID:
+			return nil, ErrNotYours
+		}
+		v, err := formView(f)
+		if err == nil && in.Op == FormType && v.Fields != nil {
+			fd, asking := v.Fields.Current(v.State)
+			v.TypedSecret = asking && fd.Secret()
+		}
+		switch {
+		case err != nil:
+			return nil, err
+		case f.ChatID != caller.ChatID && (v.AnswerIn == "" || v.AnswerIn != caller.ChatID):
 			return nil, ErrNotYours
 		case !f.IsOpen() || !a.cfg.Now().Before(f.ExpiresAt):
 			return nil, ErrStale
-		}
-		v, err := formView(f)
-		if err != nil {
-			return nil, err
+		case v.Private && caller.ChatID != v.AnswerIn && in.Op != FormCancel && in.Op != FormDecline:
+			v.Note = "This is answered in your own chat with me, not here; nothing was taken."
+			return v, nil
 		}
 		if v.Mode == ModeConnect {
 			return a.connectInput(ctx, caller, f, v, in)

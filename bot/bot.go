@@ -54,6 +54,9 @@ type Agent interface {
 	// whether a call here waits for one of a user.
 	FormInput(ctx context.Context, caller hub.Caller, id int64, in agent.FormInput) (*agent.Form, error)
 	Waiting(chatID, userID string) bool
+	// OpenPrivately opens a form asked in a group in its user's private
+	// chat (see agent.OpenPrivately).
+	OpenPrivately(ctx context.Context, caller hub.Caller, id int64, begin agent.Begin) (*agent.Form, error)
 	// The prompts users choose (see agent.OpenPrompt): a form of their
 	// arguments, the one open, and their messages as a turn's input.
 	OpenPrompt(ctx context.Context, caller hub.Caller, server, name string) (*agent.Form, error)
@@ -76,8 +79,10 @@ type Hub interface {
 	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
 	SetEnabled(ctx context.Context, server string, enabled bool) error
 	Restart(ctx context.Context, server string) error
-	// SignIn begins the operator's sign-in to a server (see hub.SignIn).
+	// SignIn begins the operator's sign-in to a server (see hub.SignIn),
+	// BeginConnect a user's (see hub.BeginConnect).
 	SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error)
+	BeginConnect(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error)
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the

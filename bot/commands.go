@@ -63,8 +63,7 @@ type command struct {
 // commands, join them through (*Bot).command.
 func commands() []command {
 	return []command{
-		{name: "start", about: "What this bot can do", help: "what I can do", order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.say(ctx, m.Chat.ID, b.startText(m.From.ID)) }},
+		{name: "start", about: "What this bot can do", help: "what I can do", order: beside, run: (*Bot).start},
 		{name: "help", about: "How to use it", order: beside,
 			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.say(ctx, m.Chat.ID, helpText()) }},
 		{name: "reset", about: "Start a new conversation", help: "start a new conversation", order: inLane, run: (*Bot).reset},

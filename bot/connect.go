@@ -95,11 +95,11 @@ func (b *Bot) straySignIn(ctx context.Context, m *tgbotapi.Message) bool {
 	return true
 }
 
-// deleteMessage deletes a message of the chat, where Telegram lets the
-// bot (in a group, only with the right to).
+// deleteMessage deletes a message of the chat that holds a secret, where
+// Telegram lets the bot (in a group, only with the right to).
 func (b *Bot) deleteMessage(ctx context.Context, chatID int64, msgID int) {
 	if _, err := b.tg.Request(ctx, tgbotapi.NewDeleteMessage(chatID, msgID)); err != nil {
-		b.logger.Info("could not delete a message holding a sign-in's code", "chat", chatID, "err", err)
+		b.logger.Info("could not delete a message holding a sign-in's code or a secret", "chat", chatID, "err", err)
 	}
 }
 

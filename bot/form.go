@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/net/idna"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/formcard"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/startlink"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
@@ -26,105 +26,62 @@ import (
 // maxShownMessage bounds the server's message on a card.
 const maxShownMessage = 1500
 
-// A formCard is a form's message in a chat, for the user whose call
-// asks.
-type formCard struct {
-	chatID int64
-	msgID  int // 0 while the card is being sent
-	user   int64
-}
-
-// formCards are the cards this instance sent, by form id.
-type formCards struct {
-	mu sync.Mutex
-	m  map[int64]formCard
-}
-
-func (fc *formCards) put(id int64, c formCard) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	if fc.m == nil {
-		fc.m = map[int64]formCard{}
-	}
-	fc.m[id] = c
-}
-
-func (fc *formCards) get(id int64) (formCard, bool) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	c, ok := fc.m[id]
-	return c, ok
-}
-
-func (fc *formCards) drop(id int64) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	delete(fc.m, id)
-}
-
-// answered finds the form a message m of user answers: the one whose
-// card m replies to, or else the oldest card of user in the chat sent
-// before m, or else one being sent as m came (the user answers what
-// Telegram showed before the send returned here). A message older than
-// every card (the one that started the call, run again after a restart)
-// answers none.
-func (fc *formCards) answered(chatID, user int64, m *tgbotapi.Message) (int64, bool) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	var best, sending int64
-	bestMsg := 0
-	for id, c := range fc.m {
-		if c.chatID != chatID || c.user != user {
-			continue
-		}
-		if m.ReplyToMessage != nil && c.msgID != 0 && m.ReplyToMessage.MessageID == c.msgID {
-			return id, true
-		}
-		switch {
-		case c.msgID == 0:
-			sending = id
-		case c.msgID < m.MessageID && (bestMsg == 0 || c.msgID < bestMsg):
-			best, bestMsg = id, c.msgID
-		}
-	}
-	if bestMsg == 0 && sending != 0 {
-		return sending, true
-	}
-	return best, bestMsg != 0
-}
-
 // showForm sends the card of f, which a call of user's turn asks.
 func (b *Bot) showForm(ctx context.Context, chatID, user int64, f *agent.Form) {
-	html, markup := formMessage(f, chatID < 0)
+	c := formCard{chatID: chatID, user: user}
+	if privateElsewhere(f, chatID) {
+		c.who = b.memberName(ctx, chatID, user)
+	}
+	html, markup := b.cardOf(f, c)
 	// Known before it is sent: an answer may arrive before the send
 	// returns (see answered).
-	b.formCards.put(f.ID, formCard{chatID: chatID, user: user})
+	b.formCards.put(f.ID, c)
 	m, err := b.tg.SendHTML(ctx, chatID, 0, html, markup)
 	if err != nil {
-		b.formCards.drop(f.ID)
+		b.formCards.dropIn(f.ID, chatID)
 		b.logger.Error("send form", "chat", chatID, "form", f.ID, "err", err)
 		return
 	}
-	b.formCards.put(f.ID, formCard{chatID: chatID, msgID: m.MessageID, user: user})
+	c.msgID = m.MessageID
+	b.formCards.put(f.ID, c)
 }
 
-// updateForm shows f on its card: message msgID, or (0) the card this
-// instance sent, if any.
+// updateForm shows f on its card in chatID: message msgID, or (0) the
+// card this instance sent there, if any. Once f is closed, its other
+// cards here show it too.
 func (b *Bot) updateForm(ctx context.Context, chatID int64, msgID int, f *agent.Form) {
-	if msgID == 0 {
-		c, ok := b.formCards.get(f.ID)
-		if !ok || c.msgID == 0 {
-			return // none here, or still being sent
-		}
-		msgID = c.msgID
+	c, _ := b.formCards.get(f.ID, chatID)
+	c.chatID = chatID
+	if msgID != 0 {
+		c.msgID = msgID
 	}
-	html, markup := formMessage(f, chatID < 0)
+	cards := []formCard{c}
 	if !f.Open() {
+		for _, o := range b.formCards.all(f.ID) {
+			if o.chatID != chatID {
+				cards = append(cards, o)
+			}
+		}
 		b.formCards.drop(f.ID)
 	}
-	if err := b.tg.EditHTML(ctx, chatID, msgID, html, markup); err != nil {
-		b.logger.Debug("edit form", "chat", chatID, "form", f.ID, "err", err)
+	for _, c := range cards {
+		if c.msgID == 0 {
+			continue // none here, or still being sent
+		}
+		html, markup := b.cardOf(f, c)
+		if err := b.tg.EditHTML(ctx, c.chatID, c.msgID, html, markup); err != nil {
+			b.logger.Debug("edit form", "chat", c.chatID, "form", f.ID, "err", err)
+		}
 	}
+}
+
+// cardOf is f's card c: in a group, for a form answered in private, the
+// card that leads there; else the form itself.
+func (b *Bot) cardOf(f *agent.Form, c formCard) (string, *tgbotapi.InlineKeyboardMarkup) {
+	if privateElsewhere(f, c.chatID) {
+		return privateCard(f, c.who, startlink.URL(b.self.UserName, startlink.Form(f.ID)))
+	}
+	return formMessage(f, c.chatID < 0)
 }
 
 // formMessage is f's card: its text and, while open, its buttons.
@@ -139,7 +96,7 @@ func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMar
 	if f.Mode == hub.ElicitURL {
 		return urlCard(f, head)
 	}
-	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt}
+	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt, Asker: f.Server}
 	kb := formcard.Keyboard(c)
 	return formcard.Text(c), &kb
 }
@@ -295,7 +252,7 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 	f, err := b.agent.FormInput(ctx, caller(user, chatID), id, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
 	switch {
 	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
-		b.formCards.drop(id)
+		b.formCards.dropIn(id, chatID)
 		return b.straySignIn(ctx, m)
 	case err != nil:
 		b.logger.Error("form input", "chat", chatID, "err", err)
@@ -307,8 +264,8 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 			b.logger.Debug("send form note", "chat", chatID, "err", err)
 		}
 	}
-	if f.Mode == agent.ModeConnect {
-		// It holds a sign-in's code: out of the chat.
+	if f.Mode == agent.ModeConnect || f.TypedSecret {
+		// It holds a sign-in's code, or a password: out of the chat.
 		b.deleteMessage(ctx, chatID, m.MessageID)
 	}
 	// An admin's sign-in, once done, is reconnected by awaitSignIn.
@@ -324,7 +281,7 @@ func (b *Bot) handleFormText(ctx context.Context, m *tgbotapi.Message) {
 	if !b.admit(ctx, m, b.addressed(m)) {
 		return
 	}
-	if b.formText(ctx, m) {
+	if b.formText(ctx, m) || b.straySignIn(ctx, m) {
 		return
 	}
 	b.handleAdmitted(ctx, m)

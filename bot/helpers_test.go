@@ -253,6 +253,10 @@ func (f *fakeSettings) FormInput(context.Context, hub.Caller, int64, agent.FormI
 
 func (f *fakeSettings) Waiting(string, string) bool { return false }
 
+func (f *fakeSettings) OpenPrivately(context.Context, hub.Caller, int64, agent.Begin) (*agent.Form, error) {
+	return nil, agent.ErrStale
+}
+
 func (f *fakeSettings) SignIn(context.Context, hub.Caller, string, func(context.Context, string, string) (string, string, error)) (*agent.Form, error) {
 	return nil, errors.New("no sign-ins here")
 }
@@ -337,7 +341,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
-	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }}
+	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup}
 	if edit != nil {
 		edit(&p, &opts)
 	}
@@ -405,6 +409,10 @@ func (h *fakeHub) ReadResource(context.Context, hub.Caller, string, string) (*hu
 }
 
 func (h *fakeHub) SignIn(context.Context, string, string, string) (string, string, error) {
+	return "", "", errors.New("no sign-ins here")
+}
+
+func (h *fakeHub) BeginConnect(context.Context, string, string, string, string) (string, string, error) {
 	return "", "", errors.New("no sign-ins here")
 }
 

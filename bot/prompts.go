@@ -197,7 +197,7 @@ func (b *Bot) promptInput(ctx context.Context, cq *tgbotapi.CallbackQuery, user,
 // this instance sent, or else a new card.
 func (b *Bot) updatePromptForm(ctx context.Context, chatID, user int64, msgID int, f *agent.Form) {
 	if msgID == 0 {
-		c, ok := b.promptCards.get(f.ID)
+		c, ok := b.promptCards.get(f.ID, chatID)
 		if !ok {
 			if f.Open() {
 				b.showPromptForm(ctx, chatID, user, f)

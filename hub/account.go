@@ -471,6 +471,23 @@ func (s *server) cfgTimeout() time.Duration {
 // redirectURI, and tag is handed back when it finishes. It returns the
 // URL to send the admin to and the host of the server.
 func (h *Hub) SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error) {
+	return h.beginSignIn(ctx, server, "", redirectURI, tag)
+}
+
+// BeginConnect begins user's sign-in to server, a remote server that acts
+// as each user's own account, outside a call: a Connect the call asked
+// for that the user opens elsewhere (a card asked in a group and opened
+// in the user's own chat). Otherwise it is SignIn.
+func (h *Hub) BeginConnect(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error) {
+	if user == "" {
+		return "", "", errNoUser
+	}
+	return h.beginSignIn(ctx, server, user, redirectURI, tag)
+}
+
+// beginSignIn begins the sign-in of user ("" the operator) to server,
+// whose entry must say the account is theirs.
+func (h *Hub) beginSignIn(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error) {
 	s, err := h.server(server)
 	if err != nil {
 		return "", "", err
@@ -481,12 +498,14 @@ func (h *Hub) SignIn(ctx context.Context, server, redirectURI, tag string) (auth
 	switch {
 	case cfg.err != nil:
 		return "", "", fmt.Errorf("server %q: invalid settings: %w", server, cfg.err)
-	case cfg.typ == TypeStdio || cfg.account != AccountOperator:
+	case user == "" && (cfg.typ == TypeStdio || cfg.account != AccountOperator):
 		return "", "", fmt.Errorf("server %q: only a remote server that acts as the operator's account is signed in to by an admin", server)
+	case user != "" && (cfg.typ == TypeStdio || cfg.account != AccountUser):
+		return "", "", fmt.Errorf("server %q: only a remote server that acts as each user's own account is connected to by a user", server)
 	case h.opts.Auth == nil:
 		return "", "", errors.New("no sign-ins: the hub has no Authorizer")
 	}
-	req := oauth.SignIn{Server: server, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+	req := oauth.SignIn{Server: server, UserID: user, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 	authURL, err = h.opts.Auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
 	return authURL, Connection{URL: cfg.url}.Host(), err
 }

@@ -193,3 +193,48 @@ func TestAccountSetting(t *testing.T) {
 		}
 	}
 }
+
+// BeginConnect begins a user's sign-in outside a call, bound to that
+// user and tagged: finished, the user's next call runs without being
+// asked to connect. It begins nobody's sign-in, nor one of a server that
+// is not per-user, nor the operator's to a per-user server.
+func TestBeginConnect(t *testing.T) {
+	h, c, _ := startAccounts(t, time.Minute)
+	m := c.m
+	authURL, host, err := h.BeginConnect(t.Context(), "mine", "u1", "http://127.0.0.1/oauth/callback", "7")
+	if err != nil || host != "127.0.0.1" {
+		t.Fatalf("BeginConnect = %q, %q, %v", authURL, host, err)
+	}
+	back, err := oauthfake.Authorize(t.Context(), authURL, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(back)
+	done, err := m.FinishAs(t.Context(), u.Query(), "mine", "u1")
+	if err != nil || done.Tag != "7" {
+		t.Fatalf("FinishAs = %+v, %v; want u1's sign-in tagged 7", done, err)
+	}
+	u1 := hub.Caller{UserID: "u1", ChatID: "c1"}
+	if _, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := h.CallTool(t.Context(), u1, "mine", "whoami", nil); err != nil || res.Text() != "alice" {
+		t.Fatalf("whoami = %v, %v; want alice", res, err)
+	}
+	if n := c.times("u1"); n != 0 {
+		t.Errorf("u1 was asked to connect %d times, want none", n)
+	}
+	for _, bad := range []struct{ name, server, user string }{
+		{"nobody", "mine", ""},
+		{"no such server", "nowhere", "u1"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			if _, _, err := h.BeginConnect(t.Context(), bad.server, bad.user, "http://127.0.0.1/oauth/callback", "7"); err == nil {
+				t.Error("begun")
+			}
+		})
+	}
+	if _, _, err := h.SignIn(t.Context(), "mine", "http://127.0.0.1/oauth/callback", "7"); err == nil {
+		t.Error("the operator's sign-in to a per-user server was begun")
+	}
+}

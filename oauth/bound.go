@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -59,10 +60,10 @@ func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID
 	return m.Finish(ctx, query)
 }
 
-// Pending names the server and user of the sign-in under way that a
+// Pending names the server, user and tag of the sign-in under way that a
 // callback's query (its state) belongs to, leaving it under way: whose it
-// is may be shown or checked before it is finished. A state that names no
-// flow under way gives ErrUnknownState.
+// is, and what waits for it, may be shown or checked before it is
+// finished. A state that names no flow under way gives ErrUnknownState.
 func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, error) {
 	if _, err := m.sealing(false); err != nil {
 		return Finished{}, err
@@ -71,12 +72,21 @@ func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, erro
 	if state == "" {
 		return Finished{}, ErrUnknownState
 	}
-	f, err := m.store.GetOAuthFlow(ctx, digest(state))
+	key := digest(state)
+	sf, err := m.store.GetOAuthFlow(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Finished{}, ErrUnknownState
 	case err != nil:
 		return Finished{}, err
 	}
-	return Finished{Server: f.Server, UserID: f.UserID}, nil
+	var f flow
+	plain, err := m.sealer.Open(sf.Sealed, "flow|"+key)
+	if err == nil {
+		err = json.Unmarshal(plain, &f)
+	}
+	if err != nil {
+		return Finished{}, fmt.Errorf("open the flow of %s: %w", sf.Server, err)
+	}
+	return Finished{Server: sf.Server, UserID: sf.UserID, Tag: f.Tag}, nil
 }

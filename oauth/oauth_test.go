@@ -304,6 +304,26 @@ func TestCallbackState(t *testing.T) {
 	}
 }
 
+// Pending names whose a sign-in under way is, and the tag of what waits
+// for it, and leaves it under way: the same answer then finishes it, and
+// a state that names no flow is ErrUnknownState.
+func TestPendingNamesTheFlow(t *testing.T) {
+	e := newEnv(t)
+	db := e.open(t)
+	m := e.manager(t, db, testKey, false, nil)
+	back := approve(t, m, oauth.SignIn{Server: "remote", UserID: "42", ServerURL: e.fake.URL() + "/mcp", Tag: "17"})
+	got, err := m.Pending(t.Context(), back)
+	if want := (oauth.Finished{Server: "remote", UserID: "42", Tag: "17"}); err != nil || got != want {
+		t.Fatalf("Pending = %+v, %v; want %+v", got, err, want)
+	}
+	if done, err := m.Finish(t.Context(), back); err != nil || done.Tag != "17" {
+		t.Errorf("Finish after Pending = %+v, %v; want the flow finished", done, err)
+	}
+	if _, err := m.Pending(t.Context(), back); !errors.Is(err, oauth.ErrUnknownState) {
+		t.Errorf("Pending of a finished flow = %v, want ErrUnknownState", err)
+	}
+}
+
 // approve begins a sign-in and has the authorization server approve it,
 // returning the query it sends the browser back with.
 func approve(t *testing.T, m *oauth.Manager, req oauth.SignIn) url.Values {

@@ -62,12 +62,22 @@ type Card struct {
 	// CancelOnly leaves Decline out: Cancel is the one way out of a form
 	// whose asker tells the two apart not at all (a prompt's arguments).
 	CancelOnly bool
+	// Asker names the server that asks, for the warning of a form that
+	// asks for a secret (form.Field.Secret); "" warns of none.
+	Asker string
 }
+
+// Hidden stands for the value of a secret field, which a card never
+// shows.
+const Hidden = "••••"
 
 // Text is the card's HTML.
 func Text(c Card) string {
 	var b strings.Builder
 	b.WriteString(c.Head)
+	if c.Asker != "" && slices.ContainsFunc(c.Fields.Fields, form.Field.Secret) {
+		fmt.Fprintf(&b, "\n⚠️ <b>%s</b>, not mcpgram, asks you for a password, token or PIN. Give it only if you trust %[1]s with it: it goes to %[1]s alone, and this card never shows it.", shown(c.Asker))
+	}
 	b.WriteString("\n\n")
 	b.WriteString(fieldLines(c))
 	b.WriteString("\n\n")
@@ -117,12 +127,20 @@ func fieldLine(c Card, i int, fd form.Field) string {
 		return line
 	}
 	if v, ok := c.Fields.Value(c.State, fd.Name); ok {
-		return "✔️ " + label + ": " + shown(render.Shorten(fd.Show(v), valueLen))
+		return "✔️ " + label + ": " + value(fd, v)
 	}
 	if fd.Default != nil {
-		return "◻️ " + label + req + " <i>(default: " + shown(render.Shorten(fd.Show(fd.Default), valueLen)) + ")</i>"
+		return "◻️ " + label + req + " <i>(default: " + value(fd, fd.Default) + ")</i>"
 	}
 	return "◻️ " + label + req
+}
+
+// value is v, a value of fd, as a card shows it: a secret's, never.
+func value(fd form.Field, v any) string {
+	if fd.Secret() {
+		return Hidden
+	}
+	return shown(render.Shorten(fd.Show(v), valueLen))
 }
 
 // ask is the line that asks for the current field.
@@ -174,8 +192,11 @@ func Keyboard(c Card) tgbotapi.InlineKeyboardMarkup {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	if fd, asking := c.Fields.Current(c.State); asking {
 		rows = append(rows, optionRows(c, fd, btn)...)
-		if fd.Default != nil {
-			rows = append(rows, tgbotapi.NewInlineKeyboardRow(btn("Use default: "+render.Visible(render.Shorten(oneLine(fd.Show(fd.Default)), buttonLen)), callback.FormDefault, 0)))
+		if label := "Use default"; fd.Default != nil {
+			if !fd.Secret() {
+				label += ": " + render.Visible(render.Shorten(oneLine(fd.Show(fd.Default)), buttonLen))
+			}
+			rows = append(rows, tgbotapi.NewInlineKeyboardRow(btn(label, callback.FormDefault, 0)))
 		}
 	}
 	var nav []tgbotapi.InlineKeyboardButton

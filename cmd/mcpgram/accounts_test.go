@@ -357,29 +357,6 @@ func get(t *testing.T, browser *http.Client, u string) (int, string) {
 	return resp.StatusCode, b.String()
 }
 
-// In a group, a call acts as the member whose turn it is: each member
-// connects their own account on a card only they may answer, by a reply
-// to it, and each one's call carries their own token.
-func TestConnectInAGroup(t *testing.T) {
-	a := newAccountsEnv(t)
-	_, stop := startRun(t, a.env, a.path)
-	defer stop()
-	const group = -100
-	a.tg.Text(group, 43, "@mcpgram_bot who am I?")
-	card, url43 := connectCard(t, a.tg, group, 0)
-	if ans := pressAs(t, a.tg, group, 42, card, "✖️ Cancel"); !strings.Contains(ans.Text, "only they can answer") {
-		t.Errorf("another member's press answered %q", ans.Text)
-	}
-	a.tg.Send(tgfake.Incoming{ChatID: group, UserID: 43, Text: signIn(t, url43, "bob"), ReplyTo: card.ID})
-	a.tg.WaitText(t, group, "Seen: Connected to mine")
-
-	asked := a.tg.Text(group, 42, "@mcpgram_bot who am I?")
-	card42, url42 := connectCard(t, a.tg, group, card.ID)
-	a.tg.Send(tgfake.Incoming{ChatID: group, UserID: 42, Text: signIn(t, url42, "alice"), ReplyTo: card42.ID})
-	waitAfter(t, a.tg, group, asked, "Seen: alice")
-	waitAfter(t, a.tg, group, a.tg.Text(group, 43, "@mcpgram_bot and me?"), "Seen: bob")
-}
-
 // A remote server that needs the operator's sign-in gets a Sign in
 // button on /servers, for admins alone (checked when pressed): the card
 // is the connect card, and once the address is pasted back the server is
@@ -451,26 +428,34 @@ func TestAdminSignsInThroughPublicURL(t *testing.T) {
 	}
 }
 
-// adminSignInCard asks /servers as admin 42 until shared has its Sign in
-// button, checks that user 43 may not press it, presses it, and returns
-// the card with its sign-in address.
-func adminSignInCard(t *testing.T, tg *tgfake.Server) (tgfake.Message, string) {
+// pressSignIn asks /servers in chat as admin 42 until shared has its Sign
+// in button, checks that user 43 may not press it, presses it, and
+// returns the /servers screen.
+func pressSignIn(t *testing.T, tg *tgfake.Server, chat int64) tgfake.Message {
 	t.Helper()
 	var screen tgfake.Message
 	for i := 0; !strings.Contains(strings.Join(screen.Buttons(), " "), "🔑 Sign in shared"); i++ {
 		if i == 100 {
 			t.Fatalf("no Sign in button on /servers: %q", screen.Plain)
 		}
-		before := len(tg.Messages(42))
-		tg.Text(42, 42, "/servers")
-		tg.WaitFor(t, 30*time.Second, "the /servers answer", func() bool { return len(tg.Messages(42)) > before })
-		msgs := tg.Messages(42)
+		before := len(tg.Messages(chat))
+		tg.Text(chat, 42, "/servers")
+		tg.WaitFor(t, 30*time.Second, "the /servers answer", func() bool { return len(tg.Messages(chat)) > before })
+		msgs := tg.Messages(chat)
 		screen = msgs[len(msgs)-1]
 	}
-	if ans := pressAs(t, tg, 42, 43, screen, "🔑 Sign in shared"); !strings.Contains(ans.Text, "Only admins") {
+	if ans := pressAs(t, tg, chat, 43, screen, "🔑 Sign in shared"); !strings.Contains(ans.Text, "Only admins") {
 		t.Errorf("a non-admin's press answered %q", ans.Text)
 	}
-	pressOn(t, tg, 42, screen, "🔑 Sign in shared")
+	pressAs(t, tg, chat, 42, screen, "🔑 Sign in shared")
+	return screen
+}
+
+// adminSignInCard has admin 42 press shared's Sign in on /servers in
+// their private chat, and returns the card with its sign-in address.
+func adminSignInCard(t *testing.T, tg *tgfake.Server) (tgfake.Message, string) {
+	t.Helper()
+	screen := pressSignIn(t, tg, 42)
 	card := formCard(t, tg, 42, "Connect your account to shared", screen.ID)
 	for _, row := range card.Keyboard {
 		for _, b := range row {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
@@ -125,6 +126,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		PinnedTools:           cfg.PinnedTools,
 		SignIns:               app.Auth,
 		RedirectURI:           redirectURI(cfg),
+		Group:                 bot.IsGroup,
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html"
@@ -33,9 +34,12 @@ const maxCallbackForm = 16 << 10
 // finishes the sign-in (the flow is in the database) and closes the chat's
 // connect form as done, which the call waiting for it, on any instance,
 // finds. An answer that is a refusal has nothing to connect and is
-// finished at once. The pages say what happened in plain, escaped words:
-// no code, token or state is shown (but in the form's hidden fields,
-// sent back to this page alone) or logged, and no page may be framed.
+// finished at once. A sign-in asked in a group is finished only once its
+// card was opened in its user's private chat (agent.Finishable), the one
+// place its link was shown. The pages say what happened in plain,
+// escaped words: no code, token or state is shown (but in the form's
+// hidden fields, sent back to this page alone) or logged, and no page may
+// be framed.
 func signInCallback(m *oauth.Manager, a *agent.Agent, h *hub.Hub, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var query url.Values
@@ -61,7 +65,7 @@ func signInCallback(m *oauth.Manager, a *agent.Agent, h *hub.Hub, logger *slog.L
 			}
 		}
 		if r.Method == http.MethodGet && answer.Get("error") == "" {
-			confirmSignIn(w, r, m, answer)
+			confirmSignIn(w, r, m, a, logger, answer)
 			return
 		}
 		finishSignIn(w, r, m, a, h, logger, answer)
@@ -70,8 +74,8 @@ func signInCallback(m *oauth.Manager, a *agent.Agent, h *hub.Hub, logger *slog.L
 
 // confirmSignIn shows whose sign-in answer belongs to, and a button that
 // finishes it.
-func confirmSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, answer url.Values) {
-	who, err := m.Pending(r.Context(), answer)
+func confirmSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *agent.Agent, logger *slog.Logger, answer url.Values) {
+	who, err := finishable(r.Context(), m, a, logger, answer)
 	if err != nil {
 		callbackPage(w, http.StatusBadRequest, "Nothing was changed: "+err.Error(), "")
 		return
@@ -99,6 +103,10 @@ func confirmSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, ans
 // finishSignIn finishes the sign-in answer belongs to, and closes the
 // chat's card.
 func finishSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *agent.Agent, h *hub.Hub, logger *slog.Logger, answer url.Values) {
+	if _, err := finishable(r.Context(), m, a, logger, answer); err != nil {
+		callbackPage(w, http.StatusBadRequest, "Nothing was changed: "+err.Error(), "")
+		return
+	}
 	done, err := m.Finish(r.Context(), answer)
 	switch {
 	case errors.Is(err, oauth.ErrUnknownState):
@@ -127,6 +135,29 @@ func finishSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *a
 		}
 	}
 	callbackPage(w, http.StatusOK, msg, "")
+}
+
+// errUnchecked is what the page says of a sign-in that could not be
+// checked (the log says why).
+var errUnchecked = errors.New("the sign-in could not be checked just now; try again in a moment")
+
+// finishable names the sign-in under way that answer belongs to, if it may
+// be finished here (see agent.Finishable); the error is for the page.
+func finishable(ctx context.Context, m *oauth.Manager, a *agent.Agent, logger *slog.Logger, answer url.Values) (oauth.Finished, error) {
+	who, err := m.Pending(ctx, answer)
+	if err == nil {
+		err = a.Finishable(ctx, who)
+	}
+	for _, known := range []error{oauth.ErrUnknownState, oauth.ErrNoKey, agent.ErrNotYours, agent.ErrStale, agent.ErrNotOpened} {
+		if errors.Is(err, known) {
+			return who, err
+		}
+	}
+	if err != nil {
+		logger.Warn("check a sign-in callback", "server", who.Server, "user", who.UserID, "err", err)
+		return who, errUnchecked
+	}
+	return who, nil
 }
 
 // callbackPage writes a page of the callback: text, escaped here, or

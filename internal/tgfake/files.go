@@ -179,7 +179,8 @@ func (s *Server) RemoveChatAdmin(chat, user int64) {
 }
 
 // getChatMemberLocked answers getChatMember: "administrator" for the
-// users SetChatAdmin named, "member" for others.
+// users SetChatAdmin named, "member" for others; the user's first name
+// is "user<id>", as in the updates Send queues.
 func (s *Server) getChatMemberLocked(p map[string]string) (any, *apiError) {
 	chat, aerr := strconv.ParseInt(p["chat_id"], 10, 64)
 	user, uerr := strconv.ParseInt(p["user_id"], 10, 64)
@@ -190,5 +191,5 @@ func (s *Server) getChatMemberLocked(p map[string]string) (any, *apiError) {
 	if s.admins[chat][user] {
 		status = "administrator"
 	}
-	return tgbotapi.ChatMember{User: &tgbotapi.User{ID: user}, Status: status}, nil
+	return tgbotapi.ChatMember{User: &tgbotapi.User{ID: user, FirstName: fmt.Sprintf("user%d", user)}, Status: status}, nil
 }
