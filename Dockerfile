@@ -22,8 +22,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tzdata tini bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 --shell /usr/sbin/nologin mcpgram \
- && mkdir -p /data /config /home/mcpgram/.npm \
- && chown mcpgram:mcpgram /data /config /home/mcpgram/.npm
+ && mkdir -p /data /config /home/mcpgram/.cache/mcpgram \
+ && chown mcpgram:mcpgram /data /config /home/mcpgram/.cache /home/mcpgram/.cache/mcpgram
 COPY --from=build /src/bin/ /usr/local/bin/
 COPY --chown=mcpgram:mcpgram mcp-settings.json /config/mcp-settings.json
 USER mcpgram

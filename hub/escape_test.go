@@ -263,9 +263,10 @@ func TestServerBounds(t *testing.T) {
 			if r := attackOf(t, h, "file", "bigfile", filepath.Join(own, "big"), "", 16<<20); r.Bytes > 4<<20 || !strings.Contains(r.Err, "too large") {
 				t.Errorf("a 16 MiB file: %d bytes (%s), want at most 4 MiB, then too large", r.Bytes, r.Err)
 			}
-			// Held past the bound, and stopped by the hub.
-			if r := attackOf(t, h, "memory", "alloc", "", "", 300); r.Bytes != 300<<20 {
-				t.Fatalf("alloc: %d bytes (%s)", r.Bytes, r.Err)
+			// Held past the bound, and stopped by the hub: at its next
+			// look, or, if that comes while it takes, during the call.
+			if _, err := h.CallTool(t.Context(), local, "memory", "attack", map[string]any{"what": "alloc", "n": 280}); err != nil {
+				t.Logf("alloc 280 MiB: %v (stopped while it took)", err)
 			}
 			waitBound(t, h, "memory", "memory bound (256 MiB")
 			// Refused by the kernel past twice the bound.

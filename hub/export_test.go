@@ -10,3 +10,20 @@ func FakeSandboxes(t testing.TB, s SandboxSupport) {
 	machine = func() SandboxSupport { return s }
 	t.Cleanup(func() { machine = old })
 }
+
+// Usage is what the processes of server name take now: processes and
+// threads, and resident memory in bytes.
+func (h *Hub) Usage(name string) (tasks, rss int64) {
+	s, err := h.server(name)
+	if err != nil {
+		return 0, 0
+	}
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil || c.cmd == nil {
+		return 0, 0
+	}
+	u := treeUsage(c.cmd.Process.Pid, c.depth)
+	return u.tasks, u.rss
+}

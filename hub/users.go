@@ -79,6 +79,9 @@ func (h *Hub) cacheFolder(name string) string {
 	if root == "" {
 		return ""
 	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	return filepath.Join(root, folderName(h.path, name))
 }
 

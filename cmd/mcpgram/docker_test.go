@@ -48,7 +48,7 @@ func TestDockerfile(t *testing.T) {
 		{"reads the settings from a mounted path", strings.Contains(runtime, "MCP_SETTINGS=/config/mcp-settings.json")},
 		{"starts the bot", strings.Contains(runtime, `"mcpgram"`) && strings.Contains(runtime, `CMD ["run"]`)},
 		{"checks its health", strings.Contains(runtime, `HEALTHCHECK`) && strings.Contains(runtime, `CMD ["mcpgram", "health"]`)},
-		{"owns what named volumes mount over", strings.Contains(runtime, "chown mcpgram:mcpgram /data /config /home/mcpgram/.npm")},
+		{"owns what named volumes mount over", strings.Contains(runtime, "chown mcpgram:mcpgram /data /config /home/mcpgram/.cache /home/mcpgram/.cache/mcpgram")},
 		{"installs bubblewrap for the servers' sandbox", regexp.MustCompile(`apt-get install[^\n]*\bbubblewrap\b`).MatchString(runtime)},
 	}
 	for _, c := range checks {
@@ -181,7 +181,7 @@ func checkCompose(t *testing.T, root string) {
 			t.Errorf("volume %q is not declared under volumes:", src)
 		}
 	}
-	for _, dst := range []string{"/data", "/config", "/home/mcpgram/.npm"} {
+	for _, dst := range []string{"/data", "/config", "/home/mcpgram/.cache/mcpgram"} {
 		if mounts[dst] == "" {
 			t.Errorf("nothing is mounted at %s", dst)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -346,10 +347,14 @@ func sandboxState(s hub.ServerInfo) string {
 	switch {
 	case s.Sandbox != "" && s.Status == hub.StatusFailed:
 		return ""
+	case s.Sandbox != "" && s.UID != 0:
+		return "; sandboxed (" + s.Sandbox + ") as user " + strconv.Itoa(s.UID)
 	case s.Sandbox != "":
 		return "; sandboxed (" + s.Sandbox + ")"
 	case s.NotSandboxed != "" && s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
 		return ""
+	case s.NotSandboxed != "" && s.UID != 0:
+		return "; NOT SANDBOXED: " + s.NotSandboxed + " (as user " + strconv.Itoa(s.UID) + ")"
 	case s.NotSandboxed != "":
 		return "; NOT SANDBOXED: " + s.NotSandboxed
 	}

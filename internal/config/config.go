@@ -77,6 +77,7 @@ var Settings = []Setting{
 	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns, `/retry` and restarts, counted from when each was last sent: a Go duration (`720h`) or whole days (`30d`), at least `1h`; then they are deleted, and the history says so"},
 	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format; see [the settings file](#the-settings-file-mcp-settingsjson))"},
 	{Name: "MCP_SANDBOX", Default: "auto", Help: "how stdio servers run: `auto` (in a sandbox where this machine offers one, bubblewrap or else Landlock; unconfined, with a warning, where none), `required` (sandboxed or not started), `bubblewrap` or `landlock` (that one or not started), `off`; a server's `sandbox` field overrides it (see [What an MCP server can reach](security.md#what-an-mcp-server-can-reach))"},
+	{Name: "MCP_CACHE_DIR", Default: "", Help: "where each stdio server's own package caches go (`npm_config_cache` for `npx`, `UV_CACHE_DIR` for `uvx`…), a folder per server; empty: `/var/cache/mcpgram/servers` for a bot run as root, else `~/.cache/mcpgram/servers` (see [Which paths a server is shown](security.md#which-paths-a-server-is-shown))"},
 	{Name: "SERVER_START_WAIT", Default: "30s", Help: "how long a message waits for MCP servers that are still starting before the model is called, so that it sees their tools (the bot answers as soon as it starts, so messages sent while it was down arrive at once); a server not up by then is left out, and the model told so. `0`: no waiting"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "`postgres://user:password@host:5432/database`: keep everything in PostgreSQL instead, for several instances sharing one store (see [PostgreSQL](operations.md#postgresql)); empty: SQLite at `DATABASE_PATH`"},
@@ -142,6 +143,9 @@ type Config struct {
 	// Sandbox is how stdio MCP servers run whose entries say nothing
 	// (MCP_SANDBOX).
 	Sandbox hub.SandboxMode
+	// CacheDir holds each stdio server's package caches (MCP_CACHE_DIR);
+	// empty: the hub's default.
+	CacheDir string
 	// StartWait is how long a turn waits for servers still starting
 	// (SERVER_START_WAIT).
 	StartWait    time.Duration
@@ -442,6 +446,7 @@ func parse(values map[string]string) (*Config, error) {
 		Model:          values["OPENAI_MODEL"],
 		MCPSettings:    values["MCP_SETTINGS"],
 		Sandbox:        hub.SandboxMode(strings.ToLower(values["MCP_SANDBOX"])),
+		CacheDir:       values["MCP_CACHE_DIR"],
 		DatabasePath:   values["DATABASE_PATH"],
 		DatabaseURL:    values["DATABASE_URL"],
 		LogFormat:      strings.ToLower(values["LOG_FORMAT"]),
