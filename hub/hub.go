@@ -105,7 +105,8 @@ type Options struct {
 
 	// Confine is the program every stdio server starts through (see
 	// package confine): the path of a binary whose main calls
-	// confine.Main first (default: this process's own, os.Executable).
+	// confine.Main first. Default: ConfineProgram beside this process's
+	// binary, else on PATH, else this process's binary itself.
 	Confine string
 	// UserBase is the first of the users servers run as where the bot
 	// runs as root (default DefaultUserBase).
@@ -159,7 +160,7 @@ func (o *Options) setDefaults() {
 		o.UserBase = DefaultUserBase
 	}
 	if o.Confine == "" {
-		o.Confine, _ = os.Executable()
+		o.Confine = confineProgram()
 	}
 }
 
@@ -476,6 +477,11 @@ func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+	}
+	if res.IsError {
+		if hint := s.noteRefusal(res.Text()); hint != "" {
+			res.Content = append(res.Content, Content{Type: "text", Text: "(mcpgram: " + hint + ".)"})
+		}
 	}
 	return res, nil
 }

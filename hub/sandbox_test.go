@@ -610,7 +610,7 @@ func TestSandboxHidesAReplacedFile(t *testing.T) {
 			opts := fastOptions()
 			opts.Protected = []string{b.env, b.secret}
 			h := testenv.StartHub(t, b.settings, opts)
-			if s := server(t, h, "writer"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, "give the server a folder of its own") || !strings.Contains(s.Error, b.dir) {
+			if s := server(t, h, "writer"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, `its "cwd" would let it write in`) || !strings.Contains(s.Error, `give it a "cwd" of its own`) || !strings.Contains(s.Error, b.dir) {
 				t.Errorf("writer: %s %q, want failed, naming the folder and what to do", s.Status, s.Error)
 			}
 			replaced := b.env + ".new"

@@ -79,6 +79,11 @@ type view struct {
 	mkdirs, touch []string
 	// cacheEnv points the package launcher's caches at the server's own.
 	cacheEnv map[string]string
+	// from says which field of the entry named each of rw ("env
+	// MEMORY_DB_PATH", "cwd"), for a refusal to point at; field is the
+	// one being read.
+	from  map[string]string
+	field string
 }
 
 // A viewPlan is what the view of a server is worked out from, beside its
@@ -103,11 +108,12 @@ var errView = errors.New("not started")
 // newView works out the view of server cfg as p says, or says why the
 // server may not have one.
 func newView(cfg config, p viewPlan) (view, error) {
-	v := view{network: !cfg.sandbox.noNetwork, home: p.env["HOME"], hidden: p.hidden, cacheEnv: map[string]string{}}
+	v := view{network: !cfg.sandbox.noNetwork, home: p.env["HOME"], hidden: p.hidden, cacheEnv: map[string]string{}, from: map[string]string{}}
 	v.cwd, v.ownCwd = cfg.workDir(), cfg.cwd != ""
 	n := namer{v: &v, writable: p.writable}
 	switch {
 	case v.ownCwd:
+		v.field = `"cwd"`
 		n.folder(v.cwd)
 	case v.cwd == "":
 		v.cwd, _ = os.Getwd() // no settings file's folder: the bot's
@@ -127,6 +133,7 @@ func newView(cfg config, p viewPlan) (view, error) {
 	}
 	shell := slices.Contains(shells, filepath.Base(p.command))
 	for i, a := range cfg.args {
+		v.field = fmt.Sprintf("argument %q", a)
 		if shell && i > 0 && cfg.args[i-1] == "-c" {
 			n.script(a)
 			continue
@@ -136,10 +143,12 @@ func newView(cfg config, p viewPlan) (view, error) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.env)) {
+		v.field = fmt.Sprintf("env %s (%q)", k, cfg.env[k])
 		if q, ok := v.pathIn(cfg.env[k]); ok {
 			n.name(q, false)
 		}
 	}
+	v.field = "package cache"
 	for _, c := range packageCaches[filepath.Base(cfg.command)] {
 		if _, own := cfg.env[c.env]; own || p.cache == "" {
 			continue
@@ -149,6 +158,7 @@ func newView(cfg config, p viewPlan) (view, error) {
 		n.folder(dir)
 	}
 	for _, q := range cfg.sandbox.paths {
+		v.field = fmt.Sprintf(`"sandbox" "paths" %q`, q)
 		n.folder(q)
 	}
 	for _, q := range cfg.sandbox.readOnly {
@@ -173,16 +183,34 @@ func (v *view) holdsHidden(dir string) bool {
 // holds one of the bot's paths, present or future: a file there may be
 // planted before the bot creates it (a database's journal), or replaced
 // while the server runs, and no sandbox can keep either out of a folder it
-// lets the server write.
+// lets the server write. The refusal names the field of the entry that
+// asked for the folder, and what to write there instead.
 func (v view) check() error {
 	for _, dir := range v.rw {
 		for _, p := range v.hidden {
 			if within(p, dir) || within(resolved(p), resolved(dir)) {
-				return fmt.Errorf("%w: it would write in %s, which holds %s, of the bot's own: give the server a folder of its own (a path of its own under %s, such as %s), or its sandbox \"paths\" without that folder", errView, dir, p, dir, filepath.Join(dir, "<server>"))
+				field := v.from[dir]
+				if field == "" {
+					field = "entry"
+				}
+				return fmt.Errorf("%w: its %s would let it write in %s, which holds %s, of the bot's own: %s", errView, field, dir, p, ownFolderFix(field, dir))
 			}
 		}
 	}
 	return nil
+}
+
+// ownFolderFix says how to give a server a folder of its own in place of
+// dir, which field of its entry named.
+func ownFolderFix(field, dir string) string {
+	own := filepath.Join(dir, "<server>")
+	switch {
+	case field == `"cwd"`:
+		return fmt.Sprintf(`give it a "cwd" of its own, such as %s`, own)
+	case strings.HasPrefix(field, `"sandbox"`):
+		return fmt.Sprintf(`name a folder of its own in "sandbox" "paths", such as %s`, own)
+	}
+	return fmt.Sprintf("point it at a folder of its own, such as %s", own)
 }
 
 // A namer shows a view the paths an entry names, and notes the first it
@@ -455,6 +483,9 @@ func (v *view) addRO(p string) {
 func (v *view) addRW(p string) {
 	if p = filepath.Clean(p); p != "" && !slices.Contains(v.rw, p) {
 		v.rw = append(v.rw, p)
+		if v.from != nil && v.field != "" {
+			v.from[p] = v.field
+		}
 	}
 }
 

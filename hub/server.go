@@ -61,6 +61,13 @@ type server struct {
 	status     Status
 	errMsg     string
 	lastErr    string // why it last failed, kept once it runs again
+	// writable, sandboxed and uid are how its last process ran: the
+	// paths it may write, in a sandbox or not, as which user; refusal is
+	// the last write the sandbox refused it, and how to allow it.
+	writable  []string
+	sandboxed bool
+	uid       int
+	refusal   string
 	exitCode   int
 	lastStderr string
 	restarts   int
@@ -267,7 +274,7 @@ func (s *server) info() ServerInfo {
 		ResourceTemplates: slices.Clone(s.templates),
 		Prompts:           slices.Clone(s.prompts),
 		Completions:       s.completes,
-		Notes:             slices.Clone(s.notes),
+		Notes:             s.allNotes(),
 		SignIn:            s.signIn,
 		Account:           s.cfg.account,
 	}
@@ -467,6 +474,10 @@ func (s *server) fail(err error, c *conn) {
 		if s.lastStderr != "" && !strings.Contains(msg, s.lastStderr) {
 			msg += ": " + s.lastStderr
 		}
+		if hint := sandboxHint(refusedWrite(c.stderr.String()), s.writable, s.sandboxed, s.uid); hint != "" {
+			msg += " (" + hint + ")"
+			s.refusal = hint
+		}
 	}
 	msg = s.cfg.scrub(msg)
 	s.errMsg, s.lastErr = msg, msg
@@ -589,9 +600,9 @@ func (s *server) spawn(c *conn, cfg config) (err error) {
 	}()
 	path := cfg.command
 	if !strings.ContainsRune(path, '/') {
-		found, err := exec.LookPath(path)
+		found, err := findCommand(path)
 		if err != nil {
-			return fmt.Errorf("command %q not found on PATH", path)
+			return err
 		}
 		path = found
 	}
@@ -701,6 +712,9 @@ func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error
 	if err := s.prepare(v, u, command, plan.engine); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.writable, s.sandboxed, s.uid, s.refusal = v.rw, plan.engine != "", u.uid, ""
+	s.mu.Unlock()
 	for k, dir := range v.cacheEnv {
 		cmd.Env = withEnv(cmd.Env, k, dir)
 	}

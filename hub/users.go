@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,6 +68,32 @@ func userOf(path, name string, names []string, base int) int {
 func draw(name string) int {
 	sum := sha256.Sum256([]byte(name))
 	return int(binary.BigEndian.Uint32(sum[:4]) % userSpan)
+}
+
+// ConfineProgram is the name of the program, built from cmd/mcpgram-confine
+// and installed beside mcpgram, that every stdio server starts through.
+const ConfineProgram = "mcpgram-confine"
+
+// confineProgram finds ConfineProgram: beside this process's binary, or on
+// PATH. Where neither has it, this process's binary runs confine.Main
+// itself (mcpgram's does), at the cost of readying all it links at each
+// server's start.
+func confineProgram() string {
+	self, err := os.Executable()
+	if err == nil {
+		if p := filepath.Join(filepath.Dir(self), ConfineProgram); isProgram(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(ConfineProgram); err == nil {
+		return p
+	}
+	return self
+}
+
+func isProgram(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // cacheFolder is the folder of server name's package caches: a folder of

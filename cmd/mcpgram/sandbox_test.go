@@ -261,7 +261,7 @@ func TestMCPListSaysHowServersAreSandboxed(t *testing.T) {
 	if err := os.WriteFile(db, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	refused := "failed: not started: it would write in " + filepath.Dir(db) + ", which holds " + db + ", of the bot's own: give the server a folder of its own"
+	refused := `failed: not started: its env CLOCK_DB ("./data/clock.db") would let it write in ` + filepath.Dir(db) + ", which holds " + db + ", of the bot's own: point it at a folder of its own"
 	// Unsandboxed, a server that runs as the bot's user may write what the
 	// bot may; one of the root bot runs as a user of its own, and is
 	// refused as it would be sandboxed.

@@ -76,6 +76,9 @@ func NewHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 	if opts.KillGrace == 0 {
 		opts.KillGrace = 2 * time.Second
 	}
+	if opts.Confine == "" {
+		opts.Confine = Confine(t)
+	}
 	h, err := hub.New(path, opts)
 	if err != nil {
 		t.Fatalf("hub.New: %v", err)

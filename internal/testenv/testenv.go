@@ -116,7 +116,12 @@ func BuildPackage(t testing.TB, pkg string) string {
 	packages.Lock()
 	b, ok := packages.m[pkg]
 	if !ok {
-		b = &binaries{pkgs: []string{pkg}, src: "."}
+		pkgs := []string{pkg}
+		if pkg == "./cmd/mcpgram" {
+			// mcpgram finds the program its servers start through beside it.
+			pkgs = append(pkgs, "./cmd/mcpgram-confine")
+		}
+		b = &binaries{pkgs: pkgs, src: "."}
 		packages.m[pkg] = b
 	}
 	packages.Unlock()
@@ -254,4 +259,11 @@ func OpenDir(t testing.TB) string {
 // that npx downloads a package once.
 func CacheDir() string {
 	return filepath.Join(os.TempDir(), "mcpgram-test-caches")
+}
+
+// Confine returns the path of mcpgram-confine, the program every stdio
+// server starts through (hub.Options' Confine), built once.
+func Confine(t testing.TB) string {
+	t.Helper()
+	return BuildPackage(t, "./cmd/mcpgram-confine")
 }

@@ -21,7 +21,7 @@
 //
 // Environment:
 //
-//	MEMORY_DB_PATH  the SQLite file (default ./data/memory/memory.db, relative to
+//	MEMORY_DB_PATH  the SQLite file (default ./data/memory.db, relative to
 //	                the working directory; its folder is created)
 //	MEMORY_USER     the one user of requests that name none (default: none,
 //	                and such requests are refused)
@@ -44,7 +44,7 @@ import (
 var version = "dev"
 
 // defaultDBPath is where memories live when MEMORY_DB_PATH is unset.
-const defaultDBPath = "./data/memory/memory.db"
+const defaultDBPath = "./data/memory.db"
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
