@@ -359,3 +359,52 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// A command that is not found says which program it is probably a typo
+// of, and what to fix; it is not said to run in a sandbox, for it never
+// ran. Not parallel: it sets PATH.
+func TestCommandNotFoundSuggests(t *testing.T) {
+	t.Setenv("PATH", filepath.Dir(testenv.Bundled(t, "mcp-calculator"))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h, _ := startHub(t, map[string]any{"calc": map[string]any{"command": "mcp-calculatr"}})
+	s := server(t, h, "calc")
+	if want := `command "mcp-calculatr" not found on PATH (did you mean "mcp-calculator"?): fix "command" in its entry`; s.Status != hub.StatusFailed || s.Error != want {
+		t.Errorf("%s %q, want failed %q", s.Status, s.Error, want)
+	}
+}
+
+// A write the sandbox refuses is told for what it is, with how to allow
+// it: in the failure of a server that dies of it at start, and in the
+// error of a call that meets it (the server then lists it among its
+// notes, as mcp list and /servers show them).
+func TestWriteRefusedBySandboxIsSaid(t *testing.T) {
+	t.Parallel()
+	testenv.RequireSandbox(t, "bubblewrap")
+	h, _ := startHub(t, map[string]any{
+		"dies":    map[string]any{"command": "sh", "args": []string{"-c", "echo x > /usr/local/state.json"}},
+		"hostile": map[string]any{"command": testenv.TestServer(t, "hostile")},
+	})
+	want := `its sandbox let it not write /usr/local/state.json: if it must, name a file or folder of its own for it in its entry`
+	testenv.Eventually(t, 10*time.Second, "dies to fail", func() bool { return strings.Contains(server(t, h, "dies").LastError, want) })
+	res := call(t, h, "hostile", "attack", map[string]any{"what": "plant", "path": "/opt/state.json"})
+	if !strings.Contains(res.Text(), "its sandbox let it not write /opt/state.json") {
+		t.Errorf("the call's result %q does not say the sandbox refused the write", res.Text())
+	}
+}
+
+// The refused writes of Node.js, Python, Go and the shell are found,
+// with their paths; other errors are not.
+func TestRefusedWrite(t *testing.T) {
+	for text, want := range map[string]string{
+		"Error: EROFS: read-only file system, open '/app/dist/memory.jsonl'": "/app/dist/memory.jsonl",
+		"OSError: [Errno 30] Read-only file system: '/srv/x/cache.db'":       "/srv/x/cache.db",
+		"open /var/lib/x/state.json: read-only file system":                  "/var/lib/x/state.json",
+		"sh: 1: cannot create /usr/local/state.json: Read-only file system":  "/usr/local/state.json",
+		"Error: EACCES: permission denied, mkdir '/home/u/.config/app'":      "/home/u/.config/app",
+		"connection refused":   "",
+		"EROFS without a path": "",
+	} {
+		if got := hub.RefusedWrite(text); got != want {
+			t.Errorf("RefusedWrite(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

@@ -27,3 +27,6 @@ func (h *Hub) Usage(name string) (tasks, rss int64) {
 	u := treeUsage(c.cmd.Process.Pid, c.depth)
 	return u.tasks, u.rss
 }
+
+// RefusedWrite is refusedWrite, for its table test.
+var RefusedWrite = refusedWrite

@@ -146,7 +146,8 @@ func attackOf(t testing.TB, h *hub.Hub, srv, what, path, target string, n int) a
 	t.Helper()
 	res := call(t, h, srv, "attack", map[string]any{"what": what, "path": path, "target": target, "n": n})
 	var r attackResult
-	if err := json.Unmarshal([]byte(res.Text()), &r); err != nil {
+	text, _, _ := strings.Cut(res.Text(), "\n") // after it, what mcpgram adds to an error
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
 		t.Fatalf("attack %s: %v: %s", what, err, res.Text())
 	}
 	return r

@@ -65,11 +65,16 @@ func TestHostileServerByTheRealBinary(t *testing.T) {
 		t.Helper()
 		args, _ := json.Marshal(map[string]any{"what": what, "path": path, "target": target, "n": n})
 		stdout, stderr, code := b.run(env, "--mcp-settings", settings, "mcp", "call", server, "attack", string(args))
-		if code != 0 {
+		// A refused attack is the tool's error: on stderr after
+		// "error:", exit 1.
+		out := stdout
+		if _, after, ok := strings.Cut(stderr, "error:\n"); code == 1 && ok {
+			out, _, _ = strings.Cut(after, "\n")
+		} else if code != 0 {
 			t.Fatalf("attack %s: exit %d\n%s\n%s", what, code, stdout, stderr)
 		}
 		var r attackResult
-		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("attack %s: %v\n%s", what, err, stdout)
 		}
 		return r

@@ -58,6 +58,10 @@ func main() {
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			r := attack(req.GetString("what", ""), req.GetString("path", ""), req.GetString("target", ""), req.GetInt("n", 0))
 			b, _ := json.Marshal(r)
+			if r.Err != "" {
+				// A tool that failed says so, as servers do.
+				return mcp.NewToolResultError(string(b)), nil
+			}
 			return mcp.NewToolResultText(string(b)), nil
 		})
 	s.AddTool(mcp.NewTool("probe", mcp.WithDescription("Tries to read what it should not."),
