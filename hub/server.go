@@ -56,18 +56,18 @@ type server struct {
 	name string
 	log  *slog.Logger
 
-	mu         sync.Mutex
-	cfg        config
-	status     Status
-	errMsg     string
-	lastErr    string // why it last failed, kept once it runs again
+	mu      sync.Mutex
+	cfg     config
+	status  Status
+	errMsg  string
+	lastErr string // why it last failed, kept once it runs again
 	// writable, sandboxed and uid are how its last process ran: the
 	// paths it may write, in a sandbox or not, as which user; refusal is
 	// the last write the sandbox refused it, and how to allow it.
-	writable  []string
-	sandboxed bool
-	uid       int
-	refusal   string
+	writable   []string
+	sandboxed  bool
+	uid        int
+	refusal    string
 	exitCode   int
 	lastStderr string
 	restarts   int
