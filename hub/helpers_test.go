@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -22,6 +23,10 @@ import (
 // hub's goroutines.
 func TestMain(m *testing.M) {
 	confine.Main(os.Args)
+	if err := testenv.PutConfineOnPath(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
 }
 

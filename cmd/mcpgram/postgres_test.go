@@ -27,6 +27,10 @@ import (
 // the process ends.
 func TestMain(m *testing.M) {
 	confine.Main(os.Args)
+	if err := testenv.PutConfineOnPath(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if os.Getenv("MCPGRAM_TEST_BROWSER") == "1" {
 		// Run as $BROWSER by mcpgram mcp login: be the browser, signing
 		// in as MCPGRAM_TEST_ACCOUNT when set.

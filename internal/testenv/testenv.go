@@ -265,5 +265,25 @@ func CacheDir() string {
 // server starts through (hub.Options' Confine), built once.
 func Confine(t testing.TB) string {
 	t.Helper()
-	return BuildPackage(t, "./cmd/mcpgram-confine")
+	return confine.path(t, "mcpgram-confine")
 }
+
+// PutConfineOnPath builds mcpgram-confine and puts its folder first on
+// PATH, where a hub made without testenv (hub.New, or mcpgram's Main run in
+// the test's process) finds it; else such a hub starts its servers through
+// the test binary itself, which takes a tenth of a second to ready all it
+// links at each start. A TestMain calls it.
+func PutConfineOnPath() error {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	confine.once.Do(func() {
+		confine.dir, confine.out, confine.err = build(root, confine.pkgs, confine.src)
+	})
+	if confine.err != nil {
+		return fmt.Errorf("build mcpgram-confine: %w\n%s", confine.err, confine.out)
+	}
+	return os.Setenv("PATH", confine.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// confine is mcpgram-confine, built once.
+var confine = &binaries{pkgs: []string{"./cmd/mcpgram-confine"}, src: "."}
