@@ -118,3 +118,41 @@ func TestReadmeIsAFrontPage(t *testing.T) {
 		}
 	}
 }
+
+// The troubleshooting page names each status mcp list prints of a server
+// the sandbox or its bounds stop, with its fix; and each phrase it names
+// is one the program still says (in hub/ or cmd/), so that neither drifts
+// from the other.
+func TestTroubleshootingNamesEverySandboxStatus(t *testing.T) {
+	page, err := os.ReadFile("troubleshooting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var source strings.Builder
+	for _, dir := range []string{"../hub", "../cmd/mcpgram"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			source.Write(b)
+		}
+	}
+	for _, phrase := range []string{
+		"sandboxed (", "NOT SANDBOXED: ", "its sandbox cannot be had", "would let it write in", "of the bot's own",
+		"does not exist yet, and its folder", "is a symbolic link where a server may write",
+		"(the bot runs as root, and no server does), which cannot pass", "which may not run",
+		"not found on PATH (did you mean", "it went past its", "its sandbox let it not write", "may not write",
+	} {
+		if !strings.Contains(string(page), phrase) {
+			t.Errorf("troubleshooting.md does not name %q", phrase)
+		}
+		if !strings.Contains(source.String(), phrase) {
+			t.Errorf("the program no longer says %q, which troubleshooting.md names", phrase)
+		}
+	}
+}

@@ -72,6 +72,19 @@ type sandboxPlan struct {
 	err error
 }
 
+// noSandboxFix says what fixes a server that may not start for want of
+// the sandbox mode asks for, which its own entry (own) or MCP_SANDBOX set.
+func noSandboxFix(mode SandboxMode, own bool) string {
+	where := "MCP_SANDBOX=auto"
+	if own {
+		where = `"sandbox": "auto" in its entry`
+	}
+	if mode == SandboxBubblewrap || mode == SandboxLandlock {
+		return "ask for " + where + ", which takes whichever sandbox this machine has"
+	}
+	return "install bubblewrap (apt-get install -y bubblewrap), or ask for " + where + ", which runs it unconfined where none can be had"
+}
+
 // errNoSandbox starts the message of a server that may not start
 // unconfined and cannot be confined.
 var errNoSandbox = errors.New("not started: its sandbox cannot be had")
@@ -93,25 +106,25 @@ func (h *Hub) plan(cfg config) sandboxPlan {
 	switch mode {
 	case SandboxBubblewrap:
 		if sup.Bubblewrap == "" {
-			return sandboxPlan{err: fmt.Errorf("%w: bubblewrap: %s", errNoSandbox, sup.BubblewrapErr)}
+			return sandboxPlan{err: fmt.Errorf("%w: bubblewrap: %s; %s", errNoSandbox, sup.BubblewrapErr, noSandboxFix(mode, own))}
 		}
 		p.engine = engineBubblewrap
 	case SandboxLandlock:
 		if sup.LandlockABI == 0 {
-			return sandboxPlan{err: fmt.Errorf("%w: Landlock: %s", errNoSandbox, sup.LandlockErr)}
+			return sandboxPlan{err: fmt.Errorf("%w: Landlock: %s; %s", errNoSandbox, sup.LandlockErr, noSandboxFix(mode, own))}
 		}
 		p.engine = engineLandlock
 	default:
 		p.engine = sup.Best()
 		if p.engine == "" && mode == SandboxRequired {
-			return sandboxPlan{err: fmt.Errorf("%w: %s", errNoSandbox, sup.none())}
+			return sandboxPlan{err: fmt.Errorf("%w: %s; %s", errNoSandbox, sup.none(), noSandboxFix(mode, own))}
 		}
 		if p.engine == "" {
 			return sandboxPlan{why: "this machine offers no sandbox (" + sup.none() + ")"}
 		}
 	}
 	if p.engine == engineLandlock && cfg.sandbox.noNetwork && sup.LandlockABI < 4 {
-		return sandboxPlan{err: fmt.Errorf("%w: its settings cut the network, which Landlock can do from ABI 4 (Linux 6.7), and this kernel has ABI %d", errNoSandbox, sup.LandlockABI)}
+		return sandboxPlan{err: fmt.Errorf("%w: its settings cut the network, which Landlock can do from ABI 4 (Linux 6.7), and this kernel has ABI %d; install bubblewrap, or drop \"network\": false from its \"sandbox\"", errNoSandbox, sup.LandlockABI)}
 	}
 	return p
 }

@@ -372,8 +372,8 @@ func TestNoSandboxHere(t *testing.T) {
 		name, status, notSandboxed string
 	}{
 		{"auto", "running", "this machine offers no sandbox (bubblewrap: bubblewrap is not installed; Landlock: this kernel has no Landlock)"},
-		{"required", "failed", "not started: its sandbox cannot be had: bubblewrap: bubblewrap is not installed; Landlock: this kernel has no Landlock"},
-		{"landlock", "failed", "not started: its sandbox cannot be had: Landlock: this kernel has no Landlock"},
+		{"required", "failed", `not started: its sandbox cannot be had: bubblewrap: bubblewrap is not installed; Landlock: this kernel has no Landlock; install bubblewrap (apt-get install -y bubblewrap), or ask for "sandbox": "auto" in its entry, which runs it unconfined where none can be had`},
+		{"landlock", "failed", `not started: its sandbox cannot be had: Landlock: this kernel has no Landlock; ask for "sandbox": "auto" in its entry, which takes whichever sandbox this machine has`},
 		{"off", "running", "its settings turn the sandbox off"},
 		{"remote", "disabled", ""},
 	}
