@@ -175,8 +175,8 @@ func TestElicitTimeoutPaused(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			e := &scriptedElicitor{hold: make(chan struct{})}
-			h := elicitHub(t, e, era.legacy, map[string]any{"timeout": 0.5})
-			time.AfterFunc(1500*time.Millisecond, func() { close(e.hold) }) // the user takes three timeouts to answer
+			h := elicitHub(t, e, era.legacy, map[string]any{"timeout": 1})
+			time.AfterFunc(3*time.Second, func() { close(e.hold) }) // the user takes three timeouts to answer
 			res, err := h.CallTool(context.Background(), local, "f", "ask", nil)
 			if err != nil {
 				t.Fatalf("a call whose user took longer than the timeout: %v", err)

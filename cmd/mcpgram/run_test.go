@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +113,11 @@ func TestRunAnswersWhileAServerStarts(t *testing.T) {
 	if strings.Contains(sys, "## silent") {
 		t.Error("the system prompt lists the tools of a server that has not started")
 	}
-	if !strings.Contains(sys, "These servers are set up but not available right now, so their tools are not listed: silent.") {
+	// Others may be still starting too on a loaded machine: silent is
+	// among them, whatever they are.
+	_, unavailable, _ := strings.Cut(sys, "These servers are set up but not available right now, so their tools are not listed: ")
+	unavailable, _, _ = strings.Cut(unavailable, ".")
+	if !slices.Contains(strings.Split(unavailable, ", "), "silent") {
 		t.Errorf("the model was not told of the server still starting:\n%s", sys)
 	}
 	if want := `server \"silent\": unknown field \"disable\" (did you mean \"disabled\"?): ignored`; !strings.Contains(logs.String(), want) {
