@@ -1,7 +1,9 @@
 package docs_test
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -153,6 +155,24 @@ func TestTroubleshootingNamesEverySandboxStatus(t *testing.T) {
 		}
 		if !strings.Contains(source.String(), phrase) {
 			t.Errorf("the program no longer says %q, which troubleshooting.md names", phrase)
+		}
+	}
+}
+
+// No tracked file is a binary (a test server built into the checkout and
+// committed, say): git's own rule, a NUL byte in its first 8,000 bytes.
+func TestNoBinaryIsTracked(t *testing.T) {
+	out, err := exec.Command("git", "-C", "..", "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("SKIPPED LOUDLY: not a git checkout (%v)", err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		b, err := os.ReadFile(filepath.Join("..", f))
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
+			t.Errorf("%s is a binary: build it, do not commit it", f)
 		}
 	}
 }
