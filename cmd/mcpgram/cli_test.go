@@ -205,6 +205,10 @@ func TestShippedSettingsWorkFromAnywhere(t *testing.T) {
 			if code != 0 || !strings.Contains(lineOf(stdout, "memory"), "running") {
 				t.Fatalf("mcp list: exit %d\n%s\n%s", code, stdout, stderr)
 			}
+			// A server that does not run is in no sandbox, and not said to be.
+			if line := lineOf(stdout, "filesystem"); !strings.Contains(line, "disabled") || strings.Contains(line, "sandboxed (") {
+				t.Errorf("filesystem: %q, want disabled and not called sandboxed", line)
+			}
 			if _, err := os.Stat(filepath.Join(dir, "data", "memory", "memory.db")); err != nil {
 				t.Errorf("the memory server's database is not beside the settings file: %v", err)
 			}

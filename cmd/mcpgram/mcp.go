@@ -340,13 +340,13 @@ func serverState(s hub.ServerInfo) string {
 }
 
 // sandboxState says how a stdio server is confined; a server that would
-// run unconfined is said so plainly, and one that failed is not called
-// sandboxed: it is not running in anything. Remote servers run elsewhere:
+// run unconfined is said so plainly, and one that does not run (failed,
+// disabled, stopped) is not called sandboxed: it runs in nothing. Remote servers run elsewhere:
 // nothing to say.
 func sandboxState(s hub.ServerInfo) string {
 	switch {
-	case s.Sandbox != "" && s.Status == hub.StatusFailed:
-		return ""
+	case s.Sandbox != "" && s.Status != hub.StatusRunning && s.Status != hub.StatusStarting && s.Status != hub.StatusRestarting:
+		return "" // a server that does not run is in no sandbox
 	case s.Sandbox != "" && s.UID != 0:
 		return "; sandboxed (" + s.Sandbox + ") as user " + strconv.Itoa(s.UID)
 	case s.Sandbox != "":
