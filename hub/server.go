@@ -91,6 +91,9 @@ type server struct {
 	// signIn: the last connection failed for want of the operator's
 	// sign-in (see ServerInfo.SignIn).
 	signIn bool
+	// cause: why a remote server is down, where the hub can tell (see
+	// ServerInfo.Cause).
+	cause Cause
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -269,6 +272,7 @@ func (s *server) info() ServerInfo {
 		Completions:       s.completes,
 		Notes:             slices.Clone(s.notes),
 		SignIn:            s.signIn,
+		Cause:             s.cause,
 		Account:           s.cfg.account,
 	}
 }
@@ -384,12 +388,14 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 		}
 		if err != nil {
 			s.fail(err, c)
-			// Start waits for the first outcome, not for a comeback.
-			signalReady()
 			if first && !remote {
+				signalReady()
 				return nil
 			}
-			s.restarting()
+			s.retrying()
+			// Start waits for the first outcome, as it stands until the
+			// next attempt, not for a comeback.
+			signalReady()
 		} else {
 			first = false
 			signalReady()
@@ -439,6 +445,20 @@ func (s *server) restarting() {
 	s.hub.changed()
 }
 
+// retrying marks a remote server whose connection failed, which the run
+// loop tries again: restarting, so that calls wait for it, unless it
+// waits for the operator (a sign-in, a key), which the next attempt
+// finds done, but no call should wait for: then it stays failed.
+func (s *server) retrying() {
+	s.mu.Lock()
+	cause := s.cause
+	s.mu.Unlock()
+	if cause == CauseSignIn || cause == CauseKey {
+		return
+	}
+	s.restarting()
+}
+
 // fail records why the server is down; c, if any, is the connection that
 // ended, whose exit code and stderr explain it.
 func (s *server) fail(err error, c *conn) {
@@ -450,6 +470,15 @@ func (s *server) fail(err error, c *conn) {
 	s.clearCatalog()
 	s.signIn = errors.Is(err, oauth.ErrSignInRequired)
 	msg := err.Error()
+	s.cause = ""
+	if s.cfg.typ != TypeStdio {
+		var why string
+		if s.cause, why = remoteCause(s.name, err); why != "" {
+			msg = why
+		} else {
+			msg = oneChain(msg)
+		}
+	}
 	if c != nil && c.cmd != nil {
 		if st := c.cmd.ProcessState; st != nil {
 			s.exitCode = st.ExitCode()
@@ -554,7 +583,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	}
 	s.mu.Lock()
 	s.conn = c
-	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn = StatusRunning, "", -1, "", false
+	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn, s.cause = StatusRunning, "", -1, "", false, ""
 	s.mu.Unlock()
 	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()
