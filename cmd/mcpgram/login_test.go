@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -198,5 +200,63 @@ func TestMCPLogout(t *testing.T) {
 	login()
 	if out, errOut, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "offers no revocation") {
 		t.Errorf("logout without a revocation endpoint = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// `mcpgram mcp list` names why each remote server is down and the fix,
+// counts it failed (exit 1), and says each reason once, without the MCP
+// client's repeated words: a server that needs a sign-in, one that
+// refuses connections, and, once signed in, a kept sign-in read with
+// another OAUTH_KEY, whose warning is printed once. `mcp call` says the
+// same.
+func TestMCPListRemoteStatuses(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	fake := oauthfake.Start(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	settings := filepath.Join(b.dir, "mcp-settings.json")
+	entry := `{"mcpServers": {
+		"remote": {"type": "streamableHttp", "url": "` + fake.URL() + `/mcp", "timeout": 20},
+		"down": {"type": "streamableHttp", "url": "http://` + closed + `/mcp", "timeout": 20}}}`
+	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MCP_SETTINGS=" + settings}
+	unreachable := regexp.MustCompile(`(?m)^down +unreachable: connection refused \(` + regexp.QuoteMeta(closed) + `\)$`)
+
+	out, errOut, code := b.run(env, "mcp", "list")
+	if code != 1 || !strings.Contains(errOut, "2 of 2 servers failed") {
+		t.Errorf("mcp list = %d\n%s; want 1, saying 2 of 2 servers failed", code, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^remote +needs sign-in: run mcpgram mcp login remote$`).MatchString(out) || !unreachable.MatchString(out) {
+		t.Errorf("mcp list:\n%s\nwant remote needing a sign-in and down unreachable", out)
+	}
+	if _, errOut, code := b.run(env, "mcp", "call", "down", "whoami"); code != 1 || !strings.Contains(errOut, `mcpgram: server "down": unreachable: connection refused (`+closed+")") {
+		t.Errorf("mcp call down = %d\n%s; want 1, saying it is unreachable", code, errOut)
+	}
+
+	if out, errOut, code := b.run(append(env, "MCPGRAM_TEST_BROWSER=1", "BROWSER="+self), "mcp", "login", "remote"); code != 0 {
+		t.Fatalf("mcp login = %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = b.run(append(env, "OAUTH_KEY=operator-key-0123456789-0123456789"), "mcp", "list")
+	if code != 1 || !regexp.MustCompile(`(?m)^remote +sign-in unusable: OAUTH_KEY changed\? Set it back, or run mcpgram mcp login remote$`).MatchString(out) || !unreachable.MatchString(out) {
+		t.Errorf("mcp list with another OAUTH_KEY = %d\n%s\n%s; want remote's sign-in unusable", code, out, errOut)
+	}
+	if n := strings.Count(errOut, "does not open with this OAUTH_KEY"); n != 1 {
+		t.Errorf("the warning of the key was printed %d times, want once:\n%s", n, errOut)
+	}
+	for _, twice := range []string{"failed to send request: failed to send request", "transport error"} {
+		if strings.Contains(out+errOut, twice) {
+			t.Errorf("mcp list says %q:\n%s\n%s", twice, out, errOut)
+		}
 	}
 }

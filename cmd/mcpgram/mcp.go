@@ -166,10 +166,13 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 	return mcp
 }
 
+// failedServers counts the servers that cannot serve: failed, or
+// failed and being retried (a remote server that needs a sign-in or
+// cannot be reached).
 func failedServers(cat hub.Catalog) int {
 	n := 0
 	for _, s := range cat.Servers {
-		if s.Status == hub.StatusFailed {
+		if s.Down() {
 			n++
 		}
 	}
@@ -224,12 +227,17 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	case hub.StatusRunning:
 	case hub.StatusDisabled:
 		return fmt.Errorf("server %q is disabled in %s: set \"disabled\" to false to call it", name, cfg.MCPSettings)
-	default:
+	case hub.StatusFailed, hub.StatusRestarting:
+		if s.Cause != "" {
+			return fmt.Errorf("server %q: %s", name, s.Error)
+		}
 		why := s.Error
 		if s.LastStderr != "" && !strings.Contains(why, s.LastStderr) {
 			why += " (stderr: " + s.LastStderr + ")"
 		}
 		return fmt.Errorf("server %q did not start: %s", name, why)
+	default:
+		return fmt.Errorf("server %q did not start: it is %s", name, s.Status)
 	}
 	if _, ok := s.Tool(tool); !ok && s.Account == hub.AccountUser && tool != hub.ConnectTool {
 		// A per-user server's tools are known once someone connected:
@@ -322,14 +330,14 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 // confined.
 func serverState(s hub.ServerInfo) string {
 	var out string
-	switch s.Status {
-	case hub.StatusRunning:
+	switch {
+	case s.Status == hub.StatusRunning:
 		out = fmt.Sprintf("running, %d tools", len(s.Tools))
 		if len(s.Tools) == 1 {
 			out = "running, 1 tool"
 		}
-	case hub.StatusFailed:
-		out = "failed: " + s.Error
+	case s.Down():
+		out = s.Problem()
 		if s.LastStderr != "" && !strings.Contains(s.Error, s.LastStderr) {
 			out += " (stderr: " + s.LastStderr + ")"
 		}
