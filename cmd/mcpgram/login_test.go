@@ -138,7 +138,7 @@ func TestMCPLoginMakesKey(t *testing.T) {
 // `mcpgram mcp logout` ends the operator's sign-in: the tokens are
 // revoked at the authorization server and deleted, so the next command
 // finds no sign-in; a second logout has nothing to do; a server that is
-// not in the settings is an error; and a revocation that fails exits 1
+// not in the settings is a usage error; and a revocation that fails exits 1
 // with the sign-in deleted all the same.
 func TestMCPLogout(t *testing.T) {
 	b := buildBinary(t)
@@ -173,7 +173,7 @@ func TestMCPLogout(t *testing.T) {
 	if out, _, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "not signed in to remote") {
 		t.Errorf("second logout = %d %q; want nothing to do", code, out)
 	}
-	if _, errOut, code := b.run(env, "mcp", "logout", "nosuch"); code != 1 || !strings.Contains(errOut, "nosuch") {
+	if _, errOut, code := b.run(env, "mcp", "logout", "nosuch"); code != 2 || !strings.Contains(errOut, "nosuch") {
 		t.Errorf("logout of an unknown server = %d\n%s", code, errOut)
 	}
 	if _, _, code := b.run(env, "mcp", "logout"); code != 2 {
