@@ -36,11 +36,11 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 	}
 	logPath := chatLogPath(cfg)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return fmt.Errorf("log folder: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
+		return fmt.Errorf("the chat's log folder: %w (set DATABASE_PATH or --database-path to a file in a folder you may write: chat.log goes beside it)", err)
 	}
 	logFile, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("log file: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
+		return fmt.Errorf("the chat's log file: %w (set DATABASE_PATH or --database-path to a file in a folder you may write: chat.log goes beside it)", err)
 	}
 	defer logFile.Close()
 	logger := cfg.Logger(logFile)

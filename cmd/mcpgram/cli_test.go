@@ -75,8 +75,8 @@ func TestStartupFailures(t *testing.T) {
 		{"run without a settings file", append(model, "TELEGRAM_BOT_TOKEN=1:x"), []string{"run"}, []string{"no MCP settings file", "--mcp-settings"}},
 		{"mcp list without a settings file", nil, []string{"mcp", "list"}, []string{"no MCP settings file"}},
 		{"broken settings file", model, []string{"--mcp-settings", broken, "chat"}, []string{"broken.json:3:", "fix the file"}},
-		{"chat, unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"a-file", "DATABASE_PATH"}},
-		{"run, unwritable database folder", append(model, "TELEGRAM_BOT_TOKEN=1:x", "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "run"}, []string{"open database", "a-file", "DATABASE_PATH"}},
+		{"chat, unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"mkdir " + notDir + ": not a directory", "DATABASE_PATH", "to a file in a folder you may write"}},
+		{"run, unwritable database folder", append(model, "TELEGRAM_BOT_TOKEN=1:x", "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "run"}, []string{`mcpgram: open database "` + filepath.Join(notDir, "db.sqlite") + `": mkdir ` + notDir + ": not a directory (set DATABASE_PATH", "a-file", "DATABASE_PATH"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +94,9 @@ func TestStartupFailures(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr %q lacks %q", stderr, w)
 				}
+			}
+			if n := strings.Count(stderr, "open database"); n > 1 {
+				t.Errorf("stderr %q says open database %d times, want once", stderr, n)
 			}
 			if stdout != "" {
 				t.Errorf("stdout = %q, want nothing", stdout)
