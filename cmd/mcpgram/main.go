@@ -250,7 +250,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		&cobra.Command{
 			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
 			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
-				"else it reads the heartbeat file beside the database, which must be under 90 s old.",
+				"else it reads the heartbeat file beside the database, which must be under 90 s old and not marked stopped (a clean stop marks it).",
 			Example: "  mcpgram health && echo ready",
 			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
 		},
