@@ -75,9 +75,10 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 	}
 	mcp.AddCommand(
 		&cobra.Command{
-			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
-			Long: "Start every enabled server of the settings file and print each with its status (running with its tools, disabled, failed with the reason and the last line of its stderr) and how it is sandboxed. " +
-				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server failed.",
+			Use: "list", Short: "Each server with its status and tools; exits 1 if any is down", Args: noArgs,
+			Long: "Start every enabled server of the settings file and print each with its status and how it is sandboxed: running with its tools, disabled, " +
+				"or why it is down and the fix (failed or restarting with the reason and the last line of its stderr; a remote server's needs sign-in, sign-in unusable or unreachable). " +
+				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server is down, remote ones too.",
 			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
@@ -133,7 +134,8 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			Long: "Sign in to a remote MCP server that asks for it (MCP authorization, OAuth 2.1), as the operator: " +
 				"the sign-in serves every chat. It prints the address to open in a browser, and opens it with $BROWSER when set; " +
 				"the browser comes back to a port of 127.0.0.1 that mcpgram listens on. The tokens are kept in the database, " +
-				"sealed with OAUTH_KEY.",
+				"sealed with OAUTH_KEY, or, where none is set on SQLite, with a key this first sign-in makes in oauth.key beside the database (keep it with the database). " +
+				"With DATABASE_URL, every instance must share one OAUTH_KEY, so it must be set.",
 			Example: "  mcpgram mcp login tracker\n" +
 				"  BROWSER=firefox mcpgram mcp login tracker",
 			Args: func(cmd *cobra.Command, args []string) error {
