@@ -304,7 +304,7 @@ func (s *server) start() <-chan struct{} {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.done = make(chan struct{})
-	s.status, s.errMsg = StatusStarting, ""
+	s.status, s.errMsg, s.cause = StatusStarting, "", ""
 	s.hub.changed()
 	go func(done chan struct{}) {
 		defer close(done)
@@ -331,7 +331,7 @@ func (s *server) stop(state Status) error {
 	s.mu.Lock()
 	err := s.stopErr
 	s.stopErr = nil
-	s.status, s.errMsg = state, ""
+	s.status, s.errMsg, s.cause = state, "", ""
 	if state == "" {
 		s.status, s.errMsg = s.cfg.restingState()
 	}
@@ -445,10 +445,10 @@ func (s *server) restarting() {
 	s.hub.changed()
 }
 
-// retrying marks a remote server whose connection failed, which the run
-// loop tries again: restarting, so that calls wait for it, unless it
-// waits for the operator (a sign-in, a key), which the next attempt
-// finds done, but no call should wait for: then it stays failed.
+// retrying marks a server whose connection failed, which the run loop
+// tries again: restarting, so that calls wait for it, unless it waits for
+// the operator (a remote server's sign-in or key), which the next attempt
+// finds done but no call should wait for: then it stays failed.
 func (s *server) retrying() {
 	s.mu.Lock()
 	cause := s.cause

@@ -114,16 +114,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				"when stdin is a terminal or $BROWSER is set, and otherwise the call fails saying nobody can be asked to connect.",
 			Example: "  mcpgram mcp call calculator calculate '{\"expression\": \"25 * 48 + 120 / 4\"}'\n" +
 				"  mcpgram mcp call clock current_time",
-			Args: func(cmd *cobra.Command, args []string) error {
-				// One argument is the server alone: callTool names its tools.
-				switch {
-				case len(args) == 0:
-					return usageError{err: errors.New("mcp call needs SERVER and TOOL: `mcpgram mcp list` names them")}
-				case len(args) > 3:
-					return usageError{err: fmt.Errorf(`mcp call takes SERVER, TOOL and one JSON object of arguments, got %d arguments: quote the JSON as one, such as '{"a": 1, "b": 2}'`, len(args))}
-				}
-				return nil
-			},
+			Args: callArgs,
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
 				return callTool(ctx, cfg, *user, args, getenv, interactive, stdin, stdout, stderr)
 			}),
@@ -175,6 +166,19 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 // failedServers counts the servers that cannot serve: failed, or
 // failed and being retried (a remote server that needs a sign-in or
 // cannot be reached).
+// callArgs refuses an mcp call with no SERVER, or with more than SERVER,
+// TOOL and one JSON object, saying what is missing or too many. SERVER
+// alone is left to callTool, which names the server's tools.
+func callArgs(_ *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usageError{err: errors.New("mcp call needs SERVER and TOOL: `mcpgram mcp list` names them")}
+	case len(args) > 3:
+		return usageError{err: fmt.Errorf(`mcp call takes SERVER, TOOL and one JSON object of arguments, got %d arguments: quote the JSON as one, such as '{"a": 1, "b": 2}'`, len(args))}
+	}
+	return nil
+}
+
 // oneServer is the usage error of a command that takes one SERVER and
 // got n arguments: what is missing, or what is too many.
 func oneServer(command, what string, n int) error {
