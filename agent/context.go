@@ -59,10 +59,10 @@ func size(msgs []store.Message) int {
 // budget leaves room, and counting exactly needs the model's tokenizer.
 func estimate(s string) int { return (len(s)+3)/4 + 4 }
 
-// imageTokens is what one image counts for against the budget: about the
+// ImageTokens is what one image counts for against the budget: about the
 // most OpenAI (1,445 at high detail) or Anthropic (about 1,600) count an
 // image as, after the resizing they do.
-const imageTokens = 1600
+const ImageTokens = 1600
 
 // startsTurn reports whether m begins a turn: a message the user typed. An
 // <answer> to a follow-up question continues the turn that asked it, which
@@ -72,7 +72,7 @@ func startsTurn(m store.Message) bool {
 }
 
 // fit returns the tail of history that fits budget tokens next to a
-// system prompt of sys tokens, counting imageTokens for each image when
+// system prompt of sys tokens, counting ImageTokens for each image when
 // images count (the model sees them). First the oldest whole turns (see
 // startsTurn) that could not fit even without their images leave; then,
 // still over budget, images leave, from the oldest messages on, each
@@ -93,7 +93,7 @@ func fit(history []store.Message, budget, sys int, images bool) []store.Message 
 	if !images {
 		return history
 	}
-	cost := func(m store.Message) int { return estimate(m.Content) + imageTokens*len(m.Media) }
+	cost := func(m store.Message) int { return estimate(m.Content) + ImageTokens*len(m.Media) }
 	total := sys
 	for _, m := range history {
 		total += cost(m)

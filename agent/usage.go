@@ -174,7 +174,7 @@ func (t *turn) spentCut(msgs []llm.Message, read int) {
 func estimateIn(msgs []llm.Message) int {
 	in := 0
 	for _, m := range msgs {
-		in += estimate(m.Content) + imageTokens*len(m.Images)
+		in += estimate(m.Content) + ImageTokens*len(m.Images)
 		for _, c := range m.ToolCalls {
 			in += estimate(c.Name + c.Arguments)
 		}

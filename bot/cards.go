@@ -12,8 +12,6 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/toolsearch"
 )
 
 // Cards are the messages whose buttons answer the agent: a follow-up
@@ -124,20 +122,9 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	if !a.ExpiresAt.IsZero() {
 		expiry = fmt.Sprintf("<i>%s %s if nobody answers.</i>", expiryPrefix, roundDuration(time.Until(a.ExpiresAt)))
 	}
-	var hints hub.Hints
-	var lookalikes []toolsearch.Lookalike
-	if cat := b.hub.Catalog(); a.Tool != "" {
-		if s, ok := cat.Server(a.Server); ok {
-			if t, ok := s.Tool(a.Tool); ok {
-				hints = t.Hints
-			}
-		}
-		lookalikes = toolsearch.Lookalikes(cat, a.Server, a.Tool)
-	}
-	html, attach := render.ApprovalCard{
-		Server: a.Server, Tool: a.Tool, ToolTitle: b.toolTitle(a.Server, a.Tool), ServerTitle: b.serverTitle(a.Server), URI: a.URI, Arguments: a.Arguments, Consent: a.Consent,
-		Hints: hints, Footer: expiry, File: argsFileName, Lookalikes: lookalikes,
-	}.HTML()
+	ac := render.CardFor(b.hub.Catalog(), a.Server, a.Tool, a.URI, a.Arguments, a.Consent)
+	ac.Footer, ac.File = expiry, argsFileName
+	html, attach := ac.HTML()
 	yes, no := "✅ Approve", "❌ Deny"
 	if a.Consent {
 		yes, no = consentYes, consentNo

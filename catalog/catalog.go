@@ -27,6 +27,25 @@ const (
 	StatusStopped    Status = "stopped"
 )
 
+// A Cause is why a server that should serve does not, where the hub can
+// tell it from the failure; each has its own fix, which the server's
+// Error names after the cause ("needs sign-in: run mcpgram mcp login
+// tracker").
+type Cause string
+
+// The causes the hub tells apart, all of remote servers.
+const (
+	// CauseSignIn: the server asks for a sign-in and none is kept, or none
+	// can be (no OAUTH_KEY where mcpgram makes none).
+	CauseSignIn Cause = "needs sign-in"
+	// CauseKey: a sign-in is kept, but it does not open with this
+	// OAUTH_KEY (the key changed since it was made).
+	CauseKey Cause = "sign-in unusable"
+	// CauseUnreachable: the server's address does not answer (connection
+	// refused, no such host, no route); it is retried.
+	CauseUnreachable Cause = "unreachable"
+)
+
 // A Tool is one tool offered by a server.
 type Tool struct {
 	Name string
@@ -141,8 +160,12 @@ type PromptArgument struct {
 type ServerInfo struct {
 	Name   string
 	Status Status
-	// Error says why a failed server failed, in one line.
+	// Error says why a failed server failed, in one line; where Cause is
+	// set, it begins with the cause and names the fix.
 	Error string
+	// Cause is why the server is down where the hub can tell (a remote
+	// server's sign-in or address); "" otherwise.
+	Cause Cause
 	// LastError says why it last failed, kept once it runs again (after
 	// a restart), so that a server that was stopped for going past a
 	// bound still says so.
@@ -304,6 +327,30 @@ func (c Catalog) Server(name string) (ServerInfo, bool) {
 // call to it waits for it, up to its timeout.
 func (s ServerInfo) Coming() bool {
 	return s.Status == StatusStarting || s.Status == StatusRestarting
+}
+
+// Down reports whether s should serve and cannot: it failed, whether or
+// not it is being retried (a remote server is, and so is a server that
+// crashed after it ran). A server starting for the first time, disabled
+// or stopped is not down.
+func (s ServerInfo) Down() bool {
+	return s.Status == StatusFailed || s.Coming() && s.Error != ""
+}
+
+// Problem says in one line why s is down, with the fix where the hub
+// knows it: its Error where a Cause names it, else "failed: " or
+// "restarting: " and the Error; "" when s is not down. The terminal and
+// Telegram show it alike.
+func (s ServerInfo) Problem() string {
+	switch {
+	case !s.Down():
+		return ""
+	case s.Cause != "":
+		return s.Error
+	case s.Status == StatusFailed:
+		return "failed: " + s.Error
+	}
+	return "restarting: " + s.Error
 }
 
 // Running returns the servers of c that are running, in name order.

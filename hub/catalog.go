@@ -13,6 +13,7 @@ type (
 	Resource         = catalog.Resource
 	ResourceTemplate = catalog.ResourceTemplate
 	Status           = catalog.Status
+	Cause            = catalog.Cause
 	Prompt           = catalog.Prompt
 	PromptArgument   = catalog.PromptArgument
 )
@@ -25,6 +26,13 @@ const (
 	StatusDisabled   = catalog.StatusDisabled
 	StatusFailed     = catalog.StatusFailed
 	StatusStopped    = catalog.StatusStopped
+)
+
+// Why a server is down, where the hub can tell: see catalog.Cause.
+const (
+	CauseSignIn      = catalog.CauseSignIn
+	CauseKey         = catalog.CauseKey
+	CauseUnreachable = catalog.CauseUnreachable
 )
 
 // ResourcePrefix marks an autoApprove entry that covers resource reads:

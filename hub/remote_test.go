@@ -3,16 +3,24 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/server/servertest"
 
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/internal/oauthfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 type authKey struct{}
@@ -104,5 +112,110 @@ func TestRemoteServerDownAtStartComesBack(t *testing.T) {
 	waitStatus(t, h, "late", hub.StatusRunning)
 	if got, want := call(t, h, "late", "whoami", nil).Text(), `{"auth":"Bearer t0ken","user":"42"}`; got != want {
 		t.Errorf("whoami = %s, want %s", got, want)
+	}
+}
+
+// A remote server that cannot serve says why, naming the fix, in one
+// line without the MCP client's repeated words: one that needs a sign-in
+// nobody is there to give, one whose kept sign-in does not open with the
+// key (OAUTH_KEY changed), one where no key can keep a sign-in, one that
+// refuses connections, and one that answers with an error. Those that
+// wait for the operator stay failed (calls fail at once); an unreachable
+// one is retried, and calls wait for it. Every one is down.
+func TestRemoteServerStatuses(t *testing.T) {
+	fake := oauthfake.Start(t)
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	manager := func(key string) *oauth.Manager {
+		m, err := oauth.New(oauth.Options{Store: db, Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// "kept" is signed in to with one key, and read with another.
+	before := manager("the-key-it-was-made-with-0123456789")
+	before.SetInteractive(oauth.Loopback(oauthfake.Browse))
+	if err := before.Login(t.Context(), oauth.SignIn{Server: "kept", ServerURL: fake.URL() + "/mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusInternalServerError)
+	}))
+	t.Cleanup(broken.Close)
+	// One that takes each connection and closes it at once.
+	hangsUp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hangsUp.Close() })
+	go func() {
+		for {
+			c, err := hangsUp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+
+	remote := func(url string) map[string]any {
+		return map[string]any{"type": hub.TypeStreamableHTTP, "url": url, "timeout": 10}
+	}
+	tests := []struct {
+		name   string
+		auth   *oauth.Manager
+		url    string
+		status hub.Status
+		cause  hub.Cause
+		want   string // the whole Error where cause is set, else a part
+	}{
+		{"signin", manager(accountsKey), fake.URL() + "/mcp", hub.StatusFailed, hub.CauseSignIn, "needs sign-in: run mcpgram mcp login signin"},
+		{"kept", manager(accountsKey), fake.URL() + "/mcp", hub.StatusFailed, hub.CauseKey, "sign-in unusable: OAUTH_KEY changed? Set it back, or run mcpgram mcp login kept"},
+		{"nokey", manager(""), fake.URL() + "/mcp", hub.StatusFailed, hub.CauseSignIn, "needs sign-in, which needs OAUTH_KEY: set it (the same on every instance), then run mcpgram mcp login nokey"},
+		{"refused", nil, "http://" + closed + "/mcp", hub.StatusRestarting, hub.CauseUnreachable, "unreachable: connection refused (" + closed + ")"},
+		{"broken", nil, broken.URL + "/mcp", hub.StatusRestarting, "", "initialize: request failed with status 500: down for maintenance"},
+		{"hangsup", nil, "http://" + hangsUp.Addr().String() + "/mcp", hub.StatusRestarting, "", `initialize: failed to send request: Post "http://` + hangsUp.Addr().String() + `/mcp": `},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := testenv.WriteSettings(t, t.TempDir(), map[string]any{tt.name: remote(tt.url)})
+			opts := fastOptions()
+			// Slow retries: the status is read between two.
+			opts.RestartDelay, opts.MaxRestartDelay = time.Minute, time.Minute
+			if tt.auth != nil {
+				opts.Auth = tt.auth
+			}
+			h := testenv.StartHub(t, path, opts)
+			s := waitStatus(t, h, tt.name, tt.status)
+			if got, want := s.Cause, tt.cause; got != want {
+				t.Errorf("cause = %q, want %q (error %q)", got, want, s.Error)
+			}
+			if tt.cause != "" && s.Error != tt.want || !strings.Contains(s.Error, tt.want) {
+				t.Errorf("error = %q, want %q", s.Error, tt.want)
+			}
+			for _, twice := range []string{"failed to send request: failed to send request", "transport error"} {
+				if strings.Contains(s.Error, twice) {
+					t.Errorf("error %q says %q", s.Error, twice)
+				}
+			}
+			if !s.Down() || s.Problem() == "" {
+				t.Errorf("Down = %v, Problem = %q; want it down, saying why", s.Down(), s.Problem())
+			}
+			if tt.status == hub.StatusFailed {
+				if _, err := h.CallTool(t.Context(), local, tt.name, "whoami", nil); !errors.Is(err, hub.ErrNotRunning) {
+					t.Errorf("call = %v, want ErrNotRunning", err)
+				}
+			}
+		})
 	}
 }

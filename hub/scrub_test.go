@@ -43,7 +43,7 @@ func TestRemoteFailureHidesURLSecrets(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(s.Error, addr+"/mcp") {
+	if !strings.Contains(s.Error, addr) {
 		t.Errorf("error %q no longer says which server it tried", s.Error)
 	}
 }

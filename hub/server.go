@@ -98,6 +98,9 @@ type server struct {
 	// signIn: the last connection failed for want of the operator's
 	// sign-in (see ServerInfo.SignIn).
 	signIn bool
+	// cause: why a remote server is down, where the hub can tell (see
+	// ServerInfo.Cause).
+	cause Cause
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -276,6 +279,7 @@ func (s *server) info() ServerInfo {
 		Completions:       s.completes,
 		Notes:             s.allNotes(),
 		SignIn:            s.signIn,
+		Cause:             s.cause,
 		Account:           s.cfg.account,
 	}
 }
@@ -307,7 +311,7 @@ func (s *server) start() <-chan struct{} {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.done = make(chan struct{})
-	s.status, s.errMsg = StatusStarting, ""
+	s.status, s.errMsg, s.cause = StatusStarting, "", ""
 	s.hub.changed()
 	go func(done chan struct{}) {
 		defer close(done)
@@ -334,7 +338,7 @@ func (s *server) stop(state Status) error {
 	s.mu.Lock()
 	err := s.stopErr
 	s.stopErr = nil
-	s.status, s.errMsg = state, ""
+	s.status, s.errMsg, s.cause = state, "", ""
 	if state == "" {
 		s.status, s.errMsg = s.cfg.restingState()
 	}
@@ -391,12 +395,14 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 		}
 		if err != nil {
 			s.fail(err, c)
-			// Start waits for the first outcome, not for a comeback.
-			signalReady()
 			if first && !remote {
+				signalReady()
 				return nil
 			}
-			s.restarting()
+			s.retrying()
+			// Start waits for the first outcome, as it stands until the
+			// next attempt, not for a comeback.
+			signalReady()
 		} else {
 			first = false
 			signalReady()
@@ -446,6 +452,20 @@ func (s *server) restarting() {
 	s.hub.changed()
 }
 
+// retrying marks a server whose connection failed, which the run loop
+// tries again: restarting, so that calls wait for it, unless it waits for
+// the operator (a remote server's sign-in or key), which the next attempt
+// finds done but no call should wait for: then it stays failed.
+func (s *server) retrying() {
+	s.mu.Lock()
+	cause := s.cause
+	s.mu.Unlock()
+	if cause == CauseSignIn || cause == CauseKey {
+		return
+	}
+	s.restarting()
+}
+
 // fail records why the server is down; c, if any, is the connection that
 // ended, whose exit code and stderr explain it.
 func (s *server) fail(err error, c *conn) {
@@ -457,6 +477,15 @@ func (s *server) fail(err error, c *conn) {
 	s.clearCatalog()
 	s.signIn = errors.Is(err, oauth.ErrSignInRequired)
 	msg := err.Error()
+	s.cause = ""
+	if s.cfg.typ != TypeStdio {
+		var why string
+		if s.cause, why = remoteCause(s.name, err); why != "" {
+			msg = why
+		} else {
+			msg = oneChain(msg)
+		}
+	}
 	if c != nil && c.cmd != nil {
 		if st := c.cmd.ProcessState; st != nil {
 			s.exitCode = st.ExitCode()
@@ -565,7 +594,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	}
 	s.mu.Lock()
 	s.conn = c
-	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn = StatusRunning, "", -1, "", false
+	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn, s.cause = StatusRunning, "", -1, "", false, ""
 	s.mu.Unlock()
 	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -104,8 +105,11 @@ type Manager struct {
 	sealer      *Sealer // see sealing
 	interactive Interactive
 	cache       map[grantKey]cached
-	signing     map[grantKey]*sync.Mutex
-	clients     map[reach]*http.Client
+	// unusable holds, per grant, the sealed bytes that did not open with
+	// the key: warned of once, and the reason a sign-in is asked for.
+	unusable map[grantKey][]byte
+	signing  map[grantKey]*sync.Mutex
+	clients  map[reach]*http.Client
 }
 
 type grantKey struct{ server, user string }
@@ -127,7 +131,7 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{
 		store: opts.Store, keyFile: opts.KeyFile, hc: opts.HTTPClient, resolver: opts.Resolver, clientDoc: opts.ClientMetadataURL,
 		revokeIn: opts.RevokeTimeout, log: opts.Logger, now: opts.Now,
-		cache: map[grantKey]cached{}, signing: map[grantKey]*sync.Mutex{}, clients: map[reach]*http.Client{},
+		cache: map[grantKey]cached{}, unusable: map[grantKey][]byte{}, signing: map[grantKey]*sync.Mutex{}, clients: map[reach]*http.Client{},
 	}
 	if m.hc == nil {
 		m.hc = &http.Client{Timeout: 30 * time.Second}
@@ -373,6 +377,30 @@ func (m *Manager) remember(k grantKey, g grant, sealed []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cache[k] = cached{g, sealed}
+}
+
+// markUnusable records whether the store's row of k holds sealed bytes
+// that do not open (nil: it holds none, or they opened), and reports
+// whether those are new, so worth a warning.
+func (m *Manager) markUnusable(k grantKey, sealed []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, had := m.unusable[k]
+	if sealed == nil {
+		delete(m.unusable, k)
+		return false
+	}
+	m.unusable[k] = sealed
+	return !had || !bytes.Equal(old, sealed)
+}
+
+// isUnusable reports whether the store's row of k, as last read, does
+// not open with the key.
+func (m *Manager) isUnusable(k grantKey) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.unusable[k]
+	return ok
 }
 
 // forget drops what is remembered of k.

@@ -58,6 +58,10 @@ var (
 	// ErrSignInRequired: the server needs a sign-in that nobody is there
 	// to do now.
 	ErrSignInRequired = errors.New("sign-in required")
+	// ErrKeyChanged: a sign-in is kept, but it does not open with this
+	// key, so it cannot be used; requests fail with it (and with
+	// ErrSignInRequired) where nobody is there to sign in again.
+	ErrKeyChanged = errors.New("the kept sign-in does not open with this OAUTH_KEY (was the key changed?)")
 	// ErrUnknownState: a callback whose state names no sign-in under way
 	// (forged, used already, or expired). It changes nothing.
 	ErrUnknownState = errors.New("this sign-in link is unknown, already used or expired: start the sign-in again")

@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
@@ -142,9 +144,19 @@ func TestSignInRequired(t *testing.T) {
 	other := newEnv(t)
 	db := other.open(t)
 	signIn(t, other, other.manager(t, db, testKey, true, nil))
-	m := other.manager(t, db, "another-key-of-more-than-32-characters", false, nil)
-	if _, err := get(t, m, other); !errors.Is(err, oauth.ErrSignInRequired) {
-		t.Errorf("request with another key = %v, want ErrSignInRequired", err)
+	var log testenv.Buffer
+	m, err := oauth.New(oauth.Options{Store: db, Key: "another-key-of-more-than-32-characters", Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := get(t, m, other); !errors.Is(err, oauth.ErrSignInRequired) || !errors.Is(err, oauth.ErrKeyChanged) {
+			t.Errorf("request with another key = %v, want ErrSignInRequired and ErrKeyChanged", err)
+		}
+	}
+	// Every request reads the sign-in again: the log says it once.
+	if n := strings.Count(log.String(), "stored sign-in unusable"); n != 1 {
+		t.Errorf("the log warned %d times of the sign-in, want once:\n%s", n, log.String())
 	}
 }
 

@@ -28,6 +28,7 @@ func (m *Manager) load(ctx context.Context, k grantKey, serverURL string) (grant
 	row, err := m.store.GetOAuthGrant(ctx, k.server, k.user)
 	if errors.Is(err, store.ErrNotFound) {
 		m.forget(k)
+		m.markUnusable(k, nil)
 		return grant{}, 0, false, nil
 	}
 	if err != nil {
@@ -45,9 +46,13 @@ func (m *Manager) load(ctx context.Context, k grantKey, serverURL string) (grant
 		}
 		if err != nil {
 			m.forget(k)
-			m.log.Warn("stored sign-in unusable", "server", k.server, "err", err)
+			// Every request reads the grant: one warning is enough.
+			if m.markUnusable(k, row.Sealed) {
+				m.log.Warn("stored sign-in unusable", "server", k.server, "user", k.user, "err", err)
+			}
 			return grant{}, row.Version, false, nil
 		}
+		m.markUnusable(k, nil)
 		m.remember(k, g, row.Sealed)
 	}
 	if g.ServerURL != serverURL {
@@ -190,6 +195,9 @@ func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, in
 	}
 	if err := m.canSeal(); err != nil {
 		return grant{}, 0, err
+	}
+	if run == nil && m.isUnusable(k) {
+		return grant{}, 0, fmt.Errorf("%w: %w: set the key it was made with, or sign in to %s again", ErrSignInRequired, ErrKeyChanged, req.Server)
 	}
 	if run == nil {
 		return grant{}, 0, fmt.Errorf("%w: %s asks for a sign-in: run `mcpgram mcp login %s`", ErrSignInRequired, req.Server, req.Server)

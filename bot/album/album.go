@@ -8,7 +8,7 @@
 // so that its guarantees hold: the first of its updates to run in the
 // chat's lane reads the chat's queued updates for the others (Gather),
 // waiting while more arrive (Wait after the last one, so at most about
-// maxAlbum times that); the bot runs the turn, and then marks them all
+// MaxItems times that); the bot runs the turn, and then marks them all
 // done at once with dispatch's Absorb. A crash before that mark replays
 // the whole album as one turn; the others' jobs, dropped from the lane or finding
 // their update already done, do nothing. The inbox is the same for every
@@ -30,10 +30,10 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// maxAlbum is the most items Telegram puts in an album. More updates of
+// MaxItems is the most items Telegram puts in an album. More updates of
 // one media group (which Telegram does not send) are answered ten at a
 // time.
-const maxAlbum = 10
+const MaxItems = 10
 
 // DefaultWait is how long a Gatherer waits for more of an album's items
 // after the last one arrived, unless told otherwise.
@@ -79,9 +79,9 @@ type albumItem struct {
 
 // Gather returns the album of m, update own, and its update ids: the
 // queued updates of m's chat from m's sender in m's media group, in
-// message order, up to maxAlbum of them (the ten own is among). It waits
+// message order, up to MaxItems of them (the ten own is among). It waits
 // until none has arrived for Wait, or a later message of the sender
-// is queued (an album's items come before it), or maxAlbum are there.
+// is queued (an album's items come before it), or MaxItems are there.
 // ok is false when own is no longer queued (its album was answered) or
 // ctx ended.
 func (g *Gatherer) Gather(ctx context.Context, own int64, m *tgbotapi.Message) (album []*tgbotapi.Message, ids []int64, ok bool) {
@@ -105,7 +105,7 @@ func (g *Gatherer) Gather(ctx context.Context, own int64, m *tgbotapi.Message) (
 		if len(items) > seen {
 			seen, quiet = len(items), time.Now().Add(wait)
 		}
-		if len(items) >= maxAlbum || later || !time.Now().Before(quiet) {
+		if len(items) >= MaxItems || later || !time.Now().Before(quiet) {
 			for _, it := range chunkOf(items, own) {
 				album, ids = append(album, it.m), append(ids, it.id)
 			}
@@ -154,10 +154,10 @@ func senderOf(m *tgbotapi.Message) int64 {
 	return m.From.ID
 }
 
-// chunkOf returns the run of up to maxAlbum items, counted from the first,
+// chunkOf returns the run of up to MaxItems items, counted from the first,
 // that holds own.
 func chunkOf(items []albumItem, own int64) []albumItem {
 	i := slices.IndexFunc(items, func(it albumItem) bool { return it.id == own })
-	start := i / maxAlbum * maxAlbum
-	return items[start:min(start+maxAlbum, len(items))]
+	start := i / MaxItems * MaxItems
+	return items[start:min(start+MaxItems, len(items))]
 }

@@ -84,8 +84,8 @@ type Result struct {
 	Problem, Notice string
 }
 
-// maxAudioBytes is what the cloud Bot API lets a bot download.
-const maxAudioBytes = 20 << 20
+// MaxAudioBytes is what the cloud Bot API lets a bot download.
+const MaxAudioBytes = 20 << 20
 
 // Read reads what m carries; ok is false when it carries nothing this
 // package reads (text, photos, stickers…).
@@ -122,10 +122,10 @@ func (r *Reader) transcribe(ctx context.Context, m *tgbotapi.Message, fileID str
 	if r.Transcriber == nil {
 		return Result{Problem: "Voice messages are not set up on this bot (the operator can set TRANSCRIPTION_MODEL). Please type your message."}
 	}
-	if size > maxAudioBytes {
+	if size > MaxAudioBytes {
 		return Result{Problem: "That recording is too large for me to fetch (over 20 MB). Please send a shorter one, or type your message."}
 	}
-	audio, _, err := r.Files.Download(ctx, fileID, maxAudioBytes)
+	audio, _, err := r.Files.Download(ctx, fileID, MaxAudioBytes)
 	if err != nil {
 		r.Logger.Error("download a recording", "chat", m.Chat.ID, "err", err)
 		return Result{Problem: downloadProblem(err, "recording")}

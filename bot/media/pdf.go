@@ -247,10 +247,11 @@ type pdfPage struct {
 }
 
 // Bounds of walking a page tree: real ones are a few levels deep, and a
-// hostile one may contain itself.
+// hostile one may contain itself. MaxPageTreeDepth is the deepest level
+// read.
 const (
-	maxTreeDepth = 32
-	maxTreeNodes = 20000
+	MaxPageTreeDepth = 32
+	maxTreeNodes     = 20000
 )
 
 // pageList walks the page tree from root, in order, to the first limit
@@ -276,7 +277,7 @@ func pageList(root pdf.Value, limit int) (pages []pdfPage, complete bool) {
 			pages = append(pages, pdfPage{n.v, n.resources})
 			continue
 		}
-		if n.depth == maxTreeDepth {
+		if n.depth == MaxPageTreeDepth {
 			return pages, false
 		}
 		for i := min(kids.Len(), maxTreeNodes) - 1; i >= 0; i-- {

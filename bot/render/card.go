@@ -40,6 +40,61 @@ type ApprovalCard struct {
 	Lookalikes []toolsearch.Lookalike
 }
 
+// CardFor is the card of a call of tool on server (a read of uri when tool
+// is ""), with what the catalog cat says of them: their titles, the
+// tool's hints, and the tools of other servers that look like it. Every
+// front end shows this card: Telegram as HTML, the terminal as Text.
+func CardFor(cat catalog.Catalog, server, tool, uri, arguments string, consent bool) ApprovalCard {
+	c := ApprovalCard{Server: server, Tool: tool, URI: uri, Arguments: arguments, Consent: consent}
+	s, ok := cat.Server(server)
+	if !ok {
+		return c
+	}
+	c.ServerTitle = s.Title
+	if tool == "" {
+		return c
+	}
+	if t, ok := s.Tool(tool); ok {
+		c.ToolTitle, c.Hints = t.Title, t.Hints
+	}
+	c.Lookalikes = toolsearch.Lookalikes(cat, server, tool)
+	return c
+}
+
+// Text renders the card for a terminal: the words of HTML as plain text,
+// a quote indented, and, where the card cuts a value, the arguments in
+// full after it (a terminal has no message length to keep to). Names and
+// values go through Visible, as on the card: an escape sequence a server
+// or the model wrote does not reach the terminal raw.
+func (c ApprovalCard) Text() string {
+	html, cut := c.body()
+	text := plainQuoted(html)
+	if cut {
+		text += "\nIn full:\n" + Visible(PrettyJSON(c.Arguments))
+	}
+	if c.Footer != "" {
+		text += "\n" + PlainText(c.Footer)
+	}
+	return text
+}
+
+// plainQuoted is PlainText of h with each line of a quote indented.
+func plainQuoted(h string) string {
+	const open, end = "<blockquote>", "</blockquote>"
+	var b strings.Builder
+	for {
+		i := strings.Index(h, open)
+		j := strings.Index(h, end)
+		if i < 0 || j < i {
+			b.WriteString(PlainText(h))
+			return b.String()
+		}
+		b.WriteString(PlainText(h[:i]))
+		b.WriteString("  " + strings.ReplaceAll(PlainText(h[i+len(open):j]), "\n", "\n  "))
+		h = h[j+len(end):]
+	}
+}
+
 // HTML renders the card, and the arguments in full as the content of the
 // attachment named File when they do not fit on the card (nil when they
 // do, or need no more than the summary). The card ends with "\n" and the

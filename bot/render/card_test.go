@@ -147,3 +147,40 @@ func TestApprovalCardShowsTheTitleBesideTheName(t *testing.T) {
 		t.Errorf("card %q", html)
 	}
 }
+
+// A card in the terminal has the words of the card in Telegram, as text:
+// a quote indented, the arguments in full after a cut one, and nothing
+// a server or the model wrote reaching the terminal raw.
+func TestApprovalCardText(t *testing.T) {
+	long := strings.Repeat("tea ", 600)
+	tests := []struct {
+		name string
+		card render.ApprovalCard
+		want []string
+		not  []string
+	}{
+		{"memory", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "store", "content": "I like tea\nwith milk"}`},
+			[]string{"🧠 Remember this?\n  I like tea\n  with milk\nAsked by memory on memory, which stores it only if you agree."}, []string{`"content"`, "<"}},
+		{"approval", render.ApprovalCard{Server: "echo", Tool: "add", Arguments: `{"a": 2, "b": 3}`, Footer: "<i>Expires in 10 min if nobody answers.</i>"},
+			[]string{"🔐 Approval needed\nRun add on echo with:\n• a: 2\n• b: 3\nExpires in 10 min if nobody answers."}, []string{"<"}},
+		{"read", render.ApprovalCard{Server: "files", URI: "file:///notes.txt"}, []string{"🔐 Approval needed\nRead file:///notes.txt from files."}, nil},
+		{"cut", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "store", "content": "` + long + `"}`},
+			[]string{"more characters)", "\nIn full:\n{\n  \"content\": \"" + long}, nil},
+		{"escape", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "store", "content": "clear\u001b[2J"}`}, []string{`  clear\u001B[2J`}, []string{"\x1b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.card.Text()
+			for _, want := range tt.want {
+				if !strings.Contains(got, want) {
+					t.Errorf("Text() = %q, want it to hold %q", got, want)
+				}
+			}
+			for _, not := range tt.not {
+				if strings.Contains(got, not) {
+					t.Errorf("Text() = %q holds %q", got, not)
+				}
+			}
+		})
+	}
+}

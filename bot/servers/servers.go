@@ -78,21 +78,19 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 	lo, hi := page*perPage, min((page+1)*perPage, len(cat.Servers))
 	for _, s := range cat.Servers[lo:hi] {
 		name := shown(s.Name)
-		switch s.Status {
-		case hub.StatusRunning:
+		switch {
+		case s.Status == hub.StatusRunning:
 			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %s", name, render.Count(len(s.Tools), "tool"))
-		case hub.StatusStarting:
-			fmt.Fprintf(&sb, "\n\n🟡 <b>%s</b>: starting…", name)
-		case hub.StatusDisabled:
-			fmt.Fprintf(&sb, "\n\n⚪ <b>%s</b>: disabled", name)
-		case hub.StatusFailed:
-			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: failed", name)
-			if s.Error != "" {
-				sb.WriteString(": " + shown(render.Shorten(s.Error, 200)))
-			}
+		case s.Down():
+			// The same words as mcp list: the cause and its fix.
+			fmt.Fprintf(&sb, "\n\n🔴 <b>%s</b>: %s", name, shown(render.Shorten(s.Problem(), 220)))
 			if s.LastStderr != "" {
 				sb.WriteString("\n<i>stderr:</i> <code>" + shown(render.Shorten(s.LastStderr, 200)) + "</code>")
 			}
+		case s.Status == hub.StatusStarting:
+			fmt.Fprintf(&sb, "\n\n🟡 <b>%s</b>: starting…", name)
+		case s.Status == hub.StatusDisabled:
+			fmt.Fprintf(&sb, "\n\n⚪ <b>%s</b>: disabled", name)
 		default:
 			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, shown(string(s.Status)))
 		}

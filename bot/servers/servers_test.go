@@ -2,8 +2,11 @@ package servers_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/hub"
@@ -120,5 +123,38 @@ func TestChatViewShowsTitles(t *testing.T) {
 	html, _ := servers.ChatView(cat, nil)
 	if !strings.Contains(html, "<code>index</code> <b>Index the &lt;files&gt;</b> – Indexes.") || strings.Contains(html, "<b>plain</b>") {
 		t.Errorf("view %q", html)
+	}
+}
+
+// /servers says why a server is down in mcp list's words, the cause and
+// its fix, with Sign in where a sign-in helps: a remote server that needs
+// one, one whose kept sign-in does not open, one that cannot be reached
+// (retried), and a local one that crashed and is being restarted.
+func TestViewSaysWhyServersAreDown(t *testing.T) {
+	down := []hub.ServerInfo{
+		{Name: "tracker", Status: hub.StatusFailed, Cause: hub.CauseSignIn, SignIn: true, Error: "needs sign-in: run mcpgram mcp login tracker"},
+		{Name: "notes", Status: hub.StatusFailed, Cause: hub.CauseKey, SignIn: true, Error: "sign-in unusable: OAUTH_KEY changed? Set it back, or run mcpgram mcp login notes"},
+		{Name: "wiki", Status: hub.StatusRestarting, Cause: hub.CauseUnreachable, Error: "unreachable: connection refused (10.0.0.7:443)"},
+		{Name: "files", Status: hub.StatusRestarting, Error: "exited with code 1"},
+	}
+	sc := &servers.Screen{Hub: catalog{Servers: down}, SignIn: func(context.Context, *tgbotapi.CallbackQuery, string) {}}
+	html, kb := sc.View(0)
+	p := plain(t, html)
+	for i, s := range down {
+		if want := "🔴 " + s.Name + ": " + s.Problem(); !strings.Contains(p, want) {
+			t.Errorf("/servers lacks %q:\n%s", want, p)
+		}
+		var labels []string
+		for _, b := range kb.InlineKeyboard[i] {
+			labels = append(labels, b.Text)
+		}
+		if got, want := slices.Contains(labels, "🔑 Sign in "+s.Name), s.SignIn; got != want {
+			t.Errorf("%s's buttons %q: Sign in shown %v, want %v", s.Name, labels, got, want)
+		}
+	}
+	for _, want := range []string{"tracker: needs sign-in: run mcpgram mcp login tracker", "wiki: unreachable: connection refused (10.0.0.7:443)", "files: restarting: exited with code 1"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("/servers lacks %q:\n%s", want, p)
+		}
 	}
 }

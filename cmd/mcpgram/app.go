@@ -217,7 +217,8 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 	}
 	db, err := sqlite.Open(ctx, cfg.DatabasePath)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w (set DATABASE_PATH or --database-path to a file in a folder you may write)", cfg.DatabasePath, err)
+		// The error names the database already.
+		return fmt.Errorf("%w (set DATABASE_PATH or --database-path to a file in a folder you may write)", err)
 	}
 	app.Store = db
 	return nil

@@ -236,24 +236,27 @@ func openBrowser(getenv func(string) (string, bool), w io.Writer) func(ctx conte
 // loginCommand signs the operator in to the remote server name, for
 // every chat, and then starts the servers to show it answering.
 func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
-	if cfg.OAuthKey == "" && cfg.DatabaseURL != "" {
-		return errSharedKey
-	}
 	logger := cliLogger(cfg, stderr)
-	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, true)
-	if err != nil {
-		return err
-	}
-	defer closeAndWarn(auth, logger)
 	probe, err := newHub(cfg, logger, false, nil, nil, nil, nil)
 	if err != nil {
 		return err
 	}
 	r, err := probe.Remote(name)
+	if errors.Is(err, hub.ErrUnknownServer) {
+		err = knownServer(cfg, probe.Catalog(), name)
+	}
 	closeAndWarn(probe, logger)
 	if err != nil {
 		return err
 	}
+	if cfg.OAuthKey == "" && cfg.DatabaseURL != "" {
+		return errSharedKey
+	}
+	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, true)
+	if err != nil {
+		return err
+	}
+	defer closeAndWarn(auth, logger)
 	err = auth.Login(ctx, oauth.SignIn{Server: name, ServerURL: r.URL, Config: r.OAuth}, r.Headers)
 	if errors.Is(err, oauth.ErrNoSignIn) {
 		fmt.Fprintf(stdout, "%s answered without asking for a sign-in: nothing to do\n", name)
@@ -287,7 +290,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 // tokens are deleted from the database and revoked at the authorization
 // server where it offers revocation. A revocation that fails exits 1
 // (the sign-in is gone from mcpgram all the same); no sign-in is nothing
-// to do, but a name the settings file does not have is an error.
+// to do, but a name the settings file does not have is a usage error.
 func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
 	logger := cliLogger(cfg, stderr)
 	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, false)
@@ -303,9 +306,9 @@ func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv 
 		if herr != nil {
 			return herr
 		}
-		_, herr = probe.Remote(name)
+		herr = knownServer(cfg, probe.Catalog(), name)
 		closeAndWarn(probe, logger)
-		if errors.Is(herr, hub.ErrUnknownServer) {
+		if herr != nil {
 			return herr
 		}
 		fmt.Fprintf(stdout, "not signed in to %s: nothing to do\n", name)

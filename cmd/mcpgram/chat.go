@@ -36,11 +36,11 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 	}
 	logPath := chatLogPath(cfg)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return fmt.Errorf("log folder: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
+		return fmt.Errorf("the chat's log folder: %w (set DATABASE_PATH or --database-path to a file in a folder you may write: chat.log goes beside it)", err)
 	}
 	logFile, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("log file: %w (set DATABASE_PATH or --database-path to a folder you may write)", err)
+		return fmt.Errorf("the chat's log file: %w (set DATABASE_PATH or --database-path to a file in a folder you may write: chat.log goes beside it)", err)
 	}
 	defer logFile.Close()
 	logger := cfg.Logger(logFile)
@@ -298,14 +298,8 @@ func (c *terminal) event(e agent.Event) {
 		c.endStream()
 		c.approval = e.Approval
 		a := e.Approval
-		switch {
-		case a.Tool == "":
-			fmt.Fprintf(c.out, "The model wants to read %s from %s.\n", a.URI, a.Server)
-		case a.Consent:
-			fmt.Fprintf(c.out, "%s acts on this only with your consent: run %s with %s\n", a.Server, a.Tool, a.Arguments)
-		default:
-			fmt.Fprintf(c.out, "The model wants to run %s on %s with %s\n", a.Tool, a.Server, a.Arguments)
-		}
+		// The card Telegram shows, in text.
+		fmt.Fprintln(c.out, render.CardFor(c.hub.Catalog(), a.Server, a.Tool, a.URI, a.Arguments, a.Consent).Text())
 	case agent.EventAnswer:
 		if c.shown != "" && strings.TrimSpace(c.shown) == strings.TrimSpace(e.Text) {
 			fmt.Fprintln(c.out)

@@ -75,8 +75,8 @@ func TestStartupFailures(t *testing.T) {
 		{"run without a settings file", append(model, "TELEGRAM_BOT_TOKEN=1:x"), []string{"run"}, []string{"no MCP settings file", "--mcp-settings"}},
 		{"mcp list without a settings file", nil, []string{"mcp", "list"}, []string{"no MCP settings file"}},
 		{"broken settings file", model, []string{"--mcp-settings", broken, "chat"}, []string{"broken.json:3:", "fix the file"}},
-		{"chat, unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"a-file", "DATABASE_PATH"}},
-		{"run, unwritable database folder", append(model, "TELEGRAM_BOT_TOKEN=1:x", "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "run"}, []string{"open database", "a-file", "DATABASE_PATH"}},
+		{"chat, unwritable database folder", append(model, "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "chat"}, []string{"mkdir " + notDir + ": not a directory", "DATABASE_PATH", "to a file in a folder you may write"}},
+		{"run, unwritable database folder", append(model, "TELEGRAM_BOT_TOKEN=1:x", "DATABASE_PATH="+filepath.Join(notDir, "db.sqlite")), []string{"--mcp-settings", empty, "run"}, []string{`mcpgram: open database "` + filepath.Join(notDir, "db.sqlite") + `": mkdir ` + notDir + ": not a directory (set DATABASE_PATH", "a-file", "DATABASE_PATH"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +94,9 @@ func TestStartupFailures(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr %q lacks %q", stderr, w)
 				}
+			}
+			if n := strings.Count(stderr, "open database"); n > 1 {
+				t.Errorf("stderr %q says open database %d times, want once", stderr, n)
 			}
 			if stdout != "" {
 				t.Errorf("stdout = %q, want nothing", stdout)
@@ -114,7 +117,7 @@ func TestCommandLine(t *testing.T) {
 		emptyOther bool
 	}{
 		{"unknown flag", []string{"--bogus"}, 2, "", "unknown flag: --bogus\nRun 'mcpgram --help' for usage.", true},
-		{"unknown flag of a command", []string{"mcp", "list", "--bogus"}, 2, "", "unknown flag: --bogus", true},
+		{"unknown flag of a command", []string{"mcp", "list", "--bogus"}, 2, "", "unknown flag: --bogus\nRun 'mcpgram mcp list --help' for usage.", true},
 		{"--version", []string{"--version"}, 0, "mcpgram ", "", true},
 		{"version", []string{"version"}, 0, "mcpgram ", "", true},
 		{"help", []string{"help"}, 0, "Available Commands:", "", true},
@@ -125,11 +128,19 @@ func TestCommandLine(t *testing.T) {
 		{"unknown command", []string{"fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are: chat, config, health, mcp, run, version`, true},
 		{"mistyped command", []string{"rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
 		{"mistyped mcp command", []string{"mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
+		{"a command's usage points to its help", []string{"mcp", "lst"}, 2, "", "\nRun 'mcpgram mcp --help' for usage.", true},
+		{"command of another level", []string{"list"}, 2, "", `unknown command "list" for "mcpgram" (did you mean "mcpgram mcp list"?)`, true},
+		{"mistyped command of another level", []string{"lst"}, 2, "", `unknown command "lst" for "mcpgram" (did you mean "mcpgram mcp list"?)`, true},
+		{"help of a command of another level", []string{"help", "lst"}, 2, "", `unknown command "lst" for "mcpgram" (did you mean "mcpgram mcp list"?)`, true},
+		{"command of a level above", []string{"mcp", "config"}, 2, "", `unknown command "config" for "mcpgram mcp" (did you mean "mcpgram config"?)`, true},
 		{"help of a command", []string{"help", "mcp", "call"}, 0, "mcpgram mcp call SERVER TOOL", "", true},
 		{"help of a mistyped command", []string{"help", "rn"}, 2, "", `unknown command "rn" for "mcpgram" (did you mean "run"?); the commands are: chat, config, health, mcp, run, version`, true},
 		{"help of a mistyped mcp command", []string{"help", "mcp", "lst"}, 2, "", `unknown command "lst" for "mcpgram mcp" (did you mean "list"?); the commands are: call, list`, true},
 		{"help of an unknown command", []string{"help", "fly"}, 2, "", `unknown command "fly" for "mcpgram"; the commands are:`, true},
-		{"mcp call with one argument", []string{"mcp", "call", "calculator"}, 2, "", "mcp call takes SERVER TOOL", true},
+		{"mcp call with no argument", []string{"mcp", "call"}, 2, "", "mcp call needs SERVER and TOOL: `mcpgram mcp list` names them\nRun 'mcpgram mcp call --help' for usage.", true},
+		{"mcp call with its JSON unquoted", []string{"mcp", "call", "calculator", "calculate", `{"expression":`, `"2"}`}, 2, "", "got 4 arguments: quote the JSON as one", true},
+		{"mcp login with no server", []string{"mcp", "login"}, 2, "", "mcp login needs the SERVER to sign in to: `mcpgram mcp list` names them", true},
+		{"mcp prompt with one argument", []string{"mcp", "prompt", "f"}, 2, "", "mcp prompt needs SERVER and the prompt's NAME", true},
 		{"run with an argument", []string{"run", "now"}, 2, "", `"mcpgram run" takes no arguments`, true},
 	}
 	for _, tt := range tests {
@@ -324,6 +335,7 @@ func TestMCPCall(t *testing.T) {
 		{"json that is no object", []string{"calculator", "calculate", `[1, 2]`}, 2, "", "arguments must be a JSON object"},
 		{"mistyped server", []string{"calculater", "calculate", `{}`}, 2, "", `no server "calculater" in ` + settings + ` (did you mean "calculator"?); the servers are: broken, calculator, clock, marker, off`},
 		{"mistyped tool", []string{"calculator", "calcualte", `{}`}, 2, "", `server "calculator" has no tool "calcualte" (did you mean "calculate"?); its tools are: calculate`},
+		{"no tool", []string{"calculator"}, 2, "", "mcp call calculator needs the TOOL to call after the server; its tools are: calculate\nRun 'mcpgram mcp call --help' for usage."},
 		{"server that fails", []string{"broken", "x"}, 1, "", `server "broken" did not start: command ` + filepath.Join(b.dir, "no-such-server")},
 		{"disabled server", []string{"off", "current_time"}, 1, "", `server "off" is disabled in ` + settings},
 	}
@@ -423,4 +435,30 @@ func helpSection(help, title string) []string {
 	}
 	body, _, _ := strings.Cut(rest, "\n\n")
 	return strings.Split(strings.TrimRight(body, "\n"), "\n")
+}
+
+// A server the settings file does not have is a mistake in the command
+// line for every command that takes one: exit 2, naming the one probably
+// meant and those there are, and pointing to that command's help.
+func TestUnknownServerIsAUsageError(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{
+		"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator")},
+	})
+	for _, args := range [][]string{
+		{"mcp", "call", "calculater", "calculate"},
+		{"mcp", "prompt", "calculater", "greet"},
+		{"mcp", "login", "calculater"},
+		{"mcp", "logout", "calculater"},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			_, stderr, code := b.run(nil, append([]string{"--mcp-settings", settings}, args...)...)
+			want := `no server "calculater" in ` + settings + ` (did you mean "calculator"?); the servers are: calculator` +
+				"\nRun 'mcpgram " + strings.Join(args[:2], " ") + " --help' for usage."
+			if code != 2 || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, want)
+			}
+		})
+	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mcpgram/mcpgram/internal/config"
@@ -20,18 +22,33 @@ func heartbeatPath(cfg *config.Config) string {
 	return filepath.Join(filepath.Dir(cfg.DatabasePath), "heartbeat")
 }
 
+// stoppedMark is what the heartbeat file holds once the bot stopped
+// cleanly: health then fails at once, not once the file grows old.
+const stoppedMark = "stopped\n"
+
 // heartbeat returns the function the bot calls to say it is alive: it
 // touches the file and tells the readiness probe. A file works without a
 // listener, in any container, and says more than "the process runs": the
-// bot polls and Telegram answers.
+// bot polls and Telegram answers. Its first beat empties the file of an
+// earlier run's stoppedMark.
 func heartbeat(cfg *config.Config, probe *web.Probe) func() {
 	path := heartbeatPath(cfg)
+	var once sync.Once
 	return func() {
 		probe.OK()
+		once.Do(func() { _ = os.WriteFile(path, nil, 0o644) })
 		now := time.Now()
 		if err := os.Chtimes(path, now, now); err != nil {
 			_ = os.WriteFile(path, nil, 0o644)
 		}
+	}
+}
+
+// markStopped writes stoppedMark in the heartbeat file as the bot stops
+// polling, so that health says at once that it no longer runs.
+func markStopped(cfg *config.Config, logger *slog.Logger) {
+	if err := os.WriteFile(heartbeatPath(cfg), []byte(stoppedMark), 0o644); err != nil {
+		logger.Warn("could not mark the heartbeat stopped: mcpgram health says healthy until it is 90 s old", "err", err)
 	}
 }
 
@@ -46,6 +63,9 @@ func healthCommand(cfg *config.Config, stdout io.Writer) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("unhealthy: no heartbeat at %s: the bot is not running, or has not reached Telegram yet", path)
+	}
+	if b, err := os.ReadFile(path); err == nil && string(b) == stoppedMark {
+		return fmt.Errorf("unhealthy: the bot stopped at %s (a clean stop) and polls Telegram no more", st.ModTime().Format(time.DateTime))
 	}
 	if age := time.Since(st.ModTime()); age > healthyWithin {
 		return fmt.Errorf("unhealthy: the last heartbeat is %s old (healthy within %s): the bot has not reached Telegram since", age.Round(time.Second), healthyWithin)

@@ -1,12 +1,20 @@
 package main_test
 
 import (
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 // `mcpgram mcp login` signs the operator in to a protected server: the
@@ -136,7 +144,7 @@ func TestMCPLoginMakesKey(t *testing.T) {
 // `mcpgram mcp logout` ends the operator's sign-in: the tokens are
 // revoked at the authorization server and deleted, so the next command
 // finds no sign-in; a second logout has nothing to do; a server that is
-// not in the settings is an error; and a revocation that fails exits 1
+// not in the settings is a usage error; and a revocation that fails exits 1
 // with the sign-in deleted all the same.
 func TestMCPLogout(t *testing.T) {
 	b := buildBinary(t)
@@ -171,7 +179,7 @@ func TestMCPLogout(t *testing.T) {
 	if out, _, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "not signed in to remote") {
 		t.Errorf("second logout = %d %q; want nothing to do", code, out)
 	}
-	if _, errOut, code := b.run(env, "mcp", "logout", "nosuch"); code != 1 || !strings.Contains(errOut, "nosuch") {
+	if _, errOut, code := b.run(env, "mcp", "logout", "nosuch"); code != 2 || !strings.Contains(errOut, "nosuch") {
 		t.Errorf("logout of an unknown server = %d\n%s", code, errOut)
 	}
 	if _, _, code := b.run(env, "mcp", "logout"); code != 2 {
@@ -199,4 +207,110 @@ func TestMCPLogout(t *testing.T) {
 	if out, errOut, code := b.run(env, "mcp", "logout", "remote"); code != 0 || !strings.Contains(out, "offers no revocation") {
 		t.Errorf("logout without a revocation endpoint = %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+}
+
+// `mcpgram mcp list` prints each status of docs/mcp.md's table, and the
+// table lists exactly those: it names why each server is down and the
+// fix, counts it failed (exit 1), and says each reason once, without the
+// MCP client's repeated words: a remote server that needs a sign-in, one
+// that refuses connections, one that answers 500, a local one that does
+// not start, and, once signed in, a kept sign-in read with another
+// OAUTH_KEY, whose warning is printed once. `mcp call` says the same.
+func TestMCPListStatuses(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	fake := oauthfake.Start(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	maintenance := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusInternalServerError)
+	}))
+	t.Cleanup(maintenance.Close)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{
+		"remote":      map[string]any{"type": "streamableHttp", "url": fake.URL() + "/mcp", "timeout": 20},
+		"down":        map[string]any{"type": "streamableHttp", "url": "http://" + closed + "/mcp", "timeout": 20},
+		"maintenance": map[string]any{"type": "streamableHttp", "url": maintenance.URL + "/mcp", "timeout": 20},
+		"broken":      map[string]any{"command": "./no-such-server"},
+		"off":         map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "disabled": true},
+	})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MCP_SETTINGS=" + settings}
+	unreachable := regexp.MustCompile(`(?m)^down +unreachable: connection refused \(` + regexp.QuoteMeta(closed) + `\)$`)
+	printed := map[string]bool{}
+
+	out, errOut, code := b.run(env, "mcp", "list")
+	if code != 1 || !strings.Contains(errOut, "4 of 5 servers failed") {
+		t.Errorf("mcp list = %d\n%s; want 1, saying 4 of 5 servers failed", code, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^remote +needs sign-in: run mcpgram mcp login remote$`).MatchString(out) || !unreachable.MatchString(out) ||
+		!regexp.MustCompile(`(?m)^maintenance +restarting: initialize: request failed with status 500: down for maintenance$`).MatchString(out) {
+		t.Errorf("mcp list:\n%s\nwant remote needing a sign-in, down unreachable and maintenance restarting", out)
+	}
+	statuses(out, printed)
+	if _, errOut, code := b.run(env, "mcp", "call", "down", "whoami"); code != 1 || !strings.Contains(errOut, `mcpgram: server "down": unreachable: connection refused (`+closed+")") {
+		t.Errorf("mcp call down = %d\n%s; want 1, saying it is unreachable", code, errOut)
+	}
+
+	if out, errOut, code := b.run(append(env, "MCPGRAM_TEST_BROWSER=1", "BROWSER="+self), "mcp", "login", "remote"); code != 0 {
+		t.Fatalf("mcp login = %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = b.run(env, "mcp", "list")
+	if code != 1 || !strings.Contains(lineOf(out, "remote"), "running, 1 tool") {
+		t.Errorf("mcp list once signed in = %d\n%s\n%s; want remote running", code, out, errOut)
+	}
+	statuses(out, printed)
+	out, errOut, code = b.run(append(env, "OAUTH_KEY=operator-key-0123456789-0123456789"), "mcp", "list")
+	if code != 1 || !regexp.MustCompile(`(?m)^remote +sign-in unusable: OAUTH_KEY changed\? Set it back, or run mcpgram mcp login remote$`).MatchString(out) || !unreachable.MatchString(out) {
+		t.Errorf("mcp list with another OAUTH_KEY = %d\n%s\n%s; want remote's sign-in unusable", code, out, errOut)
+	}
+	statuses(out, printed)
+	if n := strings.Count(errOut, "does not open with this OAUTH_KEY"); n != 1 {
+		t.Errorf("the warning of the key was printed %d times, want once:\n%s", n, errOut)
+	}
+	for _, twice := range []string{"failed to send request: failed to send request", "transport error"} {
+		if strings.Contains(out+errOut, twice) {
+			t.Errorf("mcp list says %q:\n%s\n%s", twice, out, errOut)
+		}
+	}
+
+	documented := map[string]bool{}
+	for _, row := range tableRows(t, docPage(t, "mcp.md"), "### Statuses") {
+		if m := codeSpanRE.FindStringSubmatch(row[0]); m != nil {
+			documented[statusKind(m[1])] = true
+		}
+	}
+	for _, c := range []hub.Cause{hub.CauseSignIn, hub.CauseKey, hub.CauseUnreachable} {
+		if !documented[string(c)] {
+			t.Errorf("docs/mcp.md's statuses lack %q", c)
+		}
+	}
+	if !maps.Equal(printed, documented) {
+		t.Errorf("mcp list printed the statuses %v; docs/mcp.md lists %v", slices.Sorted(maps.Keys(printed)), slices.Sorted(maps.Keys(documented)))
+	}
+}
+
+// serverLineRE is a server's line of mcp list: its name, and its status
+// after two spaces or more.
+var serverLineRE = regexp.MustCompile(`(?m)^(\S+) {2,}(\S.*)$`)
+
+// statuses adds the kind of each server's status that out prints to seen.
+func statuses(out string, seen map[string]bool) {
+	for _, m := range serverLineRE.FindAllStringSubmatch(out, -1) {
+		seen[statusKind(m[2])] = true
+	}
+}
+
+// statusKind is a status without its details: "running", "needs sign-in".
+func statusKind(status string) string {
+	if i := strings.IndexAny(status, ":,;"); i >= 0 {
+		return status[:i]
+	}
+	return status
 }

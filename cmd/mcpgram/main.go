@@ -41,8 +41,12 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // A usageError is a mistake in the command line: it is printed with a hint
-// and exits 2, as command-line tools do.
-type usageError struct{ err error }
+// and exits 2, as command-line tools do. cmd, when set, is the command
+// whose --help the hint points to (else the one that ran).
+type usageError struct {
+	err error
+	cmd *cobra.Command
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 
@@ -132,13 +136,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root, stop := newRoot(ctx, stdin, stdout, stderr, getenv, interrupts)
 	defer stop()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	var ue usageError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ue) || isCobraUsage(err):
-		fmt.Fprintf(stderr, "mcpgram: %v\nRun 'mcpgram --help' for usage.\n", err)
+		if ue.cmd != nil {
+			cmd = ue.cmd
+		}
+		fmt.Fprintf(stderr, "mcpgram: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 		return exitError{2}
 	}
 	return err
@@ -188,7 +195,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("mcpgram {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err, cmd} })
 	config.Flags(root.PersistentFlags())
 	user := root.PersistentFlags().String("user", "local", "operator identity for chat and mcp (memories and history are kept per user)")
 
@@ -243,7 +250,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		&cobra.Command{
 			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
 			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
-				"else it reads the heartbeat file beside the database, which must be under 90 s old.",
+				"else it reads the heartbeat file beside the database, which must be under 90 s old and not marked stopped (a clean stop marks it).",
 			Example: "  mcpgram health && echo ready",
 			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
 		},
@@ -274,7 +281,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 func helpTopic(help *cobra.Command, args []string) error {
 	cmd, rest, err := help.Root().Find(args)
 	if err != nil {
-		return usageError{err}
+		return usageError{err, help.Root()}
 	}
 	if len(rest) > 0 && cmd.HasAvailableSubCommands() {
 		return commandArgs(cmd, rest)
@@ -285,7 +292,8 @@ func helpTopic(help *cobra.Command, args []string) error {
 }
 
 // commandArgs refuses a command that does not exist, naming the one
-// probably meant and listing those that do.
+// probably meant, at cmd's level or, failing that, at any other ("list"
+// is "mcpgram mcp list"), and listing those of cmd.
 func commandArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
@@ -299,14 +307,30 @@ func commandArgs(cmd *cobra.Command, args []string) error {
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
 	if best, ok := suggest.Closest(args[0], names); ok {
 		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	} else if best, ok := suggest.ClosestPath(args[0], commandPaths(cmd.Root())); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	return usageError{fmt.Errorf("%s; the commands are: %s", msg, strings.Join(names, ", "))}
+	return usageError{fmt.Errorf("%s; the commands are: %s", msg, strings.Join(names, ", ")), cmd}
+}
+
+// commandPaths lists every command below root that can be run, by its
+// whole path ("mcpgram mcp list"), parents before their children.
+func commandPaths(root *cobra.Command) []string {
+	var out []string
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() {
+			continue
+		}
+		out = append(out, c.CommandPath())
+		out = append(out, commandPaths(c)...)
+	}
+	return out
 }
 
 // noArgs refuses arguments to a command that takes none, as a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageError{fmt.Errorf("%q takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " "))}
+		return usageError{fmt.Errorf("%q takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " ")), cmd}
 	}
 	return nil
 }

@@ -61,20 +61,39 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
-func TestRunWithoutTokenNamesWhatIsMissing(t *testing.T) {
-	t.Chdir(t.TempDir())
-	_, _, err := run(t, env{"OPENAI_API_KEY": "sk-x"}, "", "run")
-	if err == nil {
-		t.Fatal("run without a token succeeded")
+// A first run names every secret it lacks in one message of one line,
+// each with where to get it.
+func TestRunWithoutSecretsNamesWhatIsMissing(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     env
+		want    []string
+		notWant string
+	}{
+		{"no token", env{"OPENAI_API_KEY": "sk-x"}, []string{"TELEGRAM_BOT_TOKEN is not set", "BotFather", "mcpgram chat"}, "OPENAI_API_KEY"},
+		{"no key", env{"TELEGRAM_BOT_TOKEN": "1:x"}, []string{"OPENAI_API_KEY is not set", "API key"}, "TELEGRAM_BOT_TOKEN"},
+		{"neither", nil, []string{"TELEGRAM_BOT_TOKEN and OPENAI_API_KEY are not set", "BotFather", "mcpgram chat", "OPENAI_API_KEY: set the API key"}, ""},
 	}
-	msg := err.Error()
-	for _, want := range []string{"TELEGRAM_BOT_TOKEN", "BotFather", "mcpgram chat"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error %q lacks %q", msg, want)
-		}
-	}
-	if strings.Contains(msg, "\n") {
-		t.Errorf("error %q is more than one line", msg)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			_, _, err := run(t, tt.env, "", "run")
+			if err == nil {
+				t.Fatal("run without its secrets succeeded")
+			}
+			msg := err.Error()
+			for _, want := range tt.want {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q lacks %q", msg, want)
+				}
+			}
+			if tt.notWant != "" && strings.Contains(msg, tt.notWant) {
+				t.Errorf("error %q names %s, which is set", msg, tt.notWant)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error %q is more than one line", msg)
+			}
+		})
 	}
 }
 

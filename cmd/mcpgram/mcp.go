@@ -56,7 +56,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks, and out again.",
 		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts\n  mcpgram mcp login notes\n  mcpgram mcp logout notes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{errors.New("mcp needs a command: list, call, prompts, prompt, login or logout")}
+			return usageError{err: errors.New("mcp needs a command: list, call, prompts, prompt, login or logout")}
 		}}
 	browser, _ := getenv("BROWSER")
 	interactive := isTerminal(stdin) || strings.TrimSpace(browser) != ""
@@ -75,9 +75,10 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 	}
 	mcp.AddCommand(
 		&cobra.Command{
-			Use: "list", Short: "Each server with its status and tools; exits 1 if any failed", Args: noArgs,
-			Long: "Start every enabled server of the settings file and print each with its status (running with its tools, disabled, failed with the reason and the last line of its stderr) and how it is sandboxed. " +
-				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server failed.",
+			Use: "list", Short: "Each server with its status and tools; exits 1 if any is down", Args: noArgs,
+			Long: "Start every enabled server of the settings file and print each with its status and how it is sandboxed: running with its tools, disabled, " +
+				"or why it is down and the fix (failed or restarting with the reason and the last line of its stderr; a remote server's needs sign-in, sign-in unusable or unreachable). " +
+				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server is down, remote ones too.",
 			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
 			RunE: withConfig(func(cfg *config.Config, _ []string) error {
 				logger := cliLogger(cfg, stderr)
@@ -113,12 +114,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				"when stdin is a terminal or $BROWSER is set, and otherwise the call fails saying nobody can be asked to connect.",
 			Example: "  mcpgram mcp call calculator calculate '{\"expression\": \"25 * 48 + 120 / 4\"}'\n" +
 				"  mcpgram mcp call clock current_time",
-			Args: func(cmd *cobra.Command, args []string) error {
-				if len(args) < 2 || len(args) > 3 {
-					return usageError{fmt.Errorf("mcp call takes SERVER TOOL and optional JSON arguments, got %d arguments", len(args))}
-				}
-				return nil
-			},
+			Args: callArgs,
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
 				return callTool(ctx, cfg, *user, args, getenv, interactive, stdin, stdout, stderr)
 			}),
@@ -129,12 +125,13 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 			Long: "Sign in to a remote MCP server that asks for it (MCP authorization, OAuth 2.1), as the operator: " +
 				"the sign-in serves every chat. It prints the address to open in a browser, and opens it with $BROWSER when set; " +
 				"the browser comes back to a port of 127.0.0.1 that mcpgram listens on. The tokens are kept in the database, " +
-				"sealed with OAUTH_KEY.",
+				"sealed with OAUTH_KEY, or, where none is set on SQLite, with a key this first sign-in makes in oauth.key beside the database (keep it with the database). " +
+				"With DATABASE_URL, every instance must share one OAUTH_KEY, so it must be set.",
 			Example: "  mcpgram mcp login tracker\n" +
 				"  BROWSER=firefox mcpgram mcp login tracker",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) != 1 {
-					return usageError{fmt.Errorf("mcp login takes one SERVER, got %d arguments", len(args))}
+					return usageError{err: oneServer("mcp login", "to sign in to", len(args))}
 				}
 				return nil
 			},
@@ -149,11 +146,11 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				"its tokens are deleted from the database, which every instance sharing it sees at its next request to the server, " +
 				"and revoked by the server's authorization server where it offers revocation (RFC 7009). " +
 				"Exits 1 if the revocation fails (the tokens are deleted all the same, and stay good at the authorization server until they expire), " +
-				"or if SERVER is not in the settings file and not signed in to; not signed in is nothing to do.",
+				"and 2 if SERVER is not in the settings file and not signed in to; not signed in is nothing to do.",
 			Example: "  mcpgram mcp logout tracker",
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) != 1 {
-					return usageError{fmt.Errorf("mcp logout takes one SERVER, got %d arguments", len(args))}
+					return usageError{err: oneServer("mcp logout", "to sign out of", len(args))}
 				}
 				return nil
 			},
@@ -166,10 +163,49 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 	return mcp
 }
 
+// failedServers counts the servers that cannot serve: failed, or
+// failed and being retried (a remote server that needs a sign-in or
+// cannot be reached).
+// callArgs refuses an mcp call with no SERVER, or with more than SERVER,
+// TOOL and one JSON object, saying what is missing or too many. SERVER
+// alone is left to callTool, which names the server's tools.
+func callArgs(_ *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usageError{err: errors.New("mcp call needs SERVER and TOOL: `mcpgram mcp list` names them")}
+	case len(args) > 3:
+		return usageError{err: fmt.Errorf(`mcp call takes SERVER, TOOL and one JSON object of arguments, got %d arguments: quote the JSON as one, such as '{"a": 1, "b": 2}'`, len(args))}
+	}
+	return nil
+}
+
+// oneServer is the usage error of a command that takes one SERVER and
+// got n arguments: what is missing, or what is too many.
+func oneServer(command, what string, n int) error {
+	if n == 0 {
+		return fmt.Errorf("%s needs the SERVER %s: `mcpgram mcp list` names them", command, what)
+	}
+	return fmt.Errorf("%s takes one SERVER, got %d arguments", command, n)
+}
+
+// knownServer refuses name where the settings file has no such server,
+// as a usage error (exit 2) naming the one probably meant and those
+// there are: one rule for every command that takes a SERVER.
+func knownServer(cfg *config.Config, cat hub.Catalog, name string) error {
+	if _, ok := cat.Server(name); ok {
+		return nil
+	}
+	var names []string
+	for _, s := range cat.Servers {
+		names = append(names, s.Name)
+	}
+	return usageError{err: unknownName(fmt.Sprintf("no server %q in %s", name, cfg.MCPSettings), name, "the servers are", names)}
+}
+
 func failedServers(cat hub.Catalog) int {
 	n := 0
 	for _, s := range cat.Servers {
-		if s.Status == hub.StatusFailed {
+		if s.Down() {
 			n++
 		}
 	}
@@ -185,10 +221,13 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
-			return usageError{fmt.Errorf(`arguments must be a JSON object, such as '{"message": "hi"}': %w`, err)}
+			return usageError{err: fmt.Errorf(`arguments must be a JSON object, such as '{"message": "hi"}': %w`, err)}
 		}
 	}
-	name, tool := args[0], args[1]
+	name, tool := args[0], ""
+	if len(args) > 1 {
+		tool = args[1]
+	}
 	logger := cliLogger(cfg, stderr)
 	ask := &terminalAsker{out: stderr, interactive: isTerminal(stdin)}
 	if ask.interactive {
@@ -208,28 +247,13 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		return err
 	}
 	defer closeAndWarn(h, logger)
-	if _, ok := h.Catalog().Server(name); !ok {
-		var names []string
-		for _, s := range h.Catalog().Servers {
-			names = append(names, s.Name)
-		}
-		return usageError{unknownName(fmt.Sprintf("no server %q in %s", name, cfg.MCPSettings), name, "the servers are", names)}
-	}
-	logSandboxes(cfg, logger)
-	if err := h.StartServers(ctx, name); err != nil {
+	if err := knownServer(cfg, h.Catalog(), name); err != nil {
 		return err
 	}
-	s, _ := h.Catalog().Server(name)
-	switch s.Status {
-	case hub.StatusRunning:
-	case hub.StatusDisabled:
-		return fmt.Errorf("server %q is disabled in %s: set \"disabled\" to false to call it", name, cfg.MCPSettings)
-	default:
-		why := s.Error
-		if s.LastStderr != "" && !strings.Contains(why, s.LastStderr) {
-			why += " (stderr: " + s.LastStderr + ")"
-		}
-		return fmt.Errorf("server %q did not start: %s", name, why)
+	logSandboxes(cfg, logger)
+	s, err := startOne(ctx, cfg, h, name)
+	if err != nil {
+		return err
 	}
 	if _, ok := s.Tool(tool); !ok && s.Account == hub.AccountUser && tool != hub.ConnectTool {
 		// A per-user server's tools are known once someone connected:
@@ -243,7 +267,10 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		for _, t := range s.Tools {
 			names = append(names, t.Name)
 		}
-		return usageError{unknownName(fmt.Sprintf("server %q has no tool %q", name, tool), tool, "its tools are", names)}
+		if tool == "" {
+			return usageError{err: fmt.Errorf("mcp call %s needs the TOOL to call after the server; its tools are: %s", name, strings.Join(names, ", "))}
+		}
+		return usageError{err: unknownName(fmt.Sprintf("server %q has no tool %q", name, tool), tool, "its tools are", names)}
 	}
 	// Progress goes to stderr, as the chat shows it: stdout is the result.
 	progress := startProgressPrinter(stderr, name, tool, agent.DefaultProgressInterval)
@@ -258,6 +285,28 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	}
 	printResult(stdout, res)
 	return nil
+}
+
+// startOne starts the server name alone and returns it running, or an
+// error saying why it is not, in the words of mcp list.
+func startOne(ctx context.Context, cfg *config.Config, h *hub.Hub, name string) (hub.ServerInfo, error) {
+	if err := h.StartServers(ctx, name); err != nil {
+		return hub.ServerInfo{}, err
+	}
+	s, _ := h.Catalog().Server(name)
+	switch {
+	case s.Status == hub.StatusRunning:
+		return s, nil
+	case s.Status == hub.StatusDisabled:
+		return s, fmt.Errorf("server %q is disabled in %s: set \"disabled\" to false to call it", name, cfg.MCPSettings)
+	case s.Cause != "":
+		return s, fmt.Errorf("server %q: %s", name, s.Error)
+	}
+	why := s.Error
+	if s.LastStderr != "" && !strings.Contains(why, s.LastStderr) {
+		why += " (stderr: " + s.LastStderr + ")"
+	}
+	return s, fmt.Errorf("server %q did not start: %s", name, why)
 }
 
 // connectFirst calls the per-user server name's connect tool for user,
@@ -322,14 +371,14 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 // confined.
 func serverState(s hub.ServerInfo) string {
 	var out string
-	switch s.Status {
-	case hub.StatusRunning:
+	switch {
+	case s.Status == hub.StatusRunning:
 		out = fmt.Sprintf("running, %d tools", len(s.Tools))
 		if len(s.Tools) == 1 {
 			out = "running, 1 tool"
 		}
-	case hub.StatusFailed:
-		out = "failed: " + s.Error
+	case s.Down():
+		out = s.Problem()
 		if s.LastStderr != "" && !strings.Contains(s.Error, s.LastStderr) {
 			out += " (stderr: " + s.LastStderr + ")"
 		}

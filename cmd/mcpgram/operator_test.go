@@ -166,7 +166,8 @@ func TestChatApprovalsAtCtrlCAndAcrossRuns(t *testing.T) {
 	s.end()
 
 	s = startChat(t, b, settings, url)
-	s.wait("Still open from before:\nThe model wants to run add on echo with {\"a\":2,\"b\":3}\napprove? [y/n/a] ", 1)
+	s.wait("Still open from before:\n🔐 Approval needed\nRun add on echo with:\n• a: 2\n• b: 3\n", 1)
+	s.wait("approve? [y/n/a] ", 1)
 	s.send("y")
 	s.wait("Added: 5.", 1)
 	s.end()
@@ -240,5 +241,33 @@ func TestChatSaysWhyATurnFailed(t *testing.T) {
 	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
 	s.send("do it")
 	s.wait("! The model is struggling to use the tools correctly (3 invalid calls in a row), so I stopped. Try rephrasing your request, or send /reset. (3 invalid replies in a row) More in "+filepath.Join(b.dir, "state", "chat.log"), 1)
+	s.end()
+}
+
+// The terminal chat asks the memory server's consent with the card
+// Telegram shows, in text: the words to remember quoted, not the call's
+// JSON; agreed, they are stored.
+func TestChatMemoryConsentCard(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"memory": map[string]any{
+		"command": testenv.Bundled(t, "mcp-memory"), "autoApprove": []string{"memory"},
+		"env": map[string]string{"MEMORY_DB_PATH": filepath.Join(testenv.OpenDir(t), "memory.db")},
+	}})
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		if last := c.Request.Last(); strings.Contains(last, "] Result:") {
+			return llmfake.Text("<attempt_completion><result>Stored.</result></attempt_completion>")
+		}
+		return llmfake.Text(`<use_mcp_tool><server_name>memory</server_name><tool_name>memory</tool_name><arguments>{"operation": "store", "content": "I like tea\nwith milk"}</arguments></use_mcp_tool>`)
+	})
+	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
+	s.send("remember that I like tea with milk")
+	s.wait("🧠 Remember this?\n  I like tea\n  with milk\nAsked by memory on memory, which stores it only if you agree.\n", 1)
+	s.wait("agree? [y/n] ", 1)
+	if out := s.out.String(); strings.Contains(out, `"content"`) || strings.Contains(out, `{"operation"`) {
+		t.Errorf("the consent prompt shows the call's JSON:\n%s", out)
+	}
+	s.send("y")
+	s.wait("Stored.", 1)
 	s.end()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,7 +33,12 @@ func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []
 					return err
 				}
 				defer done()
-				return printPrompts(stdout, h.Catalog())
+				cat := h.Catalog()
+				n, err := printPrompts(stdout, cat)
+				if err == nil && n == 0 {
+					fmt.Fprintln(stderr, "mcpgram: "+noPrompts(cat))
+				}
+				return err
 			}),
 		},
 		{
@@ -40,13 +46,16 @@ func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []
 			Long:    "Get one prompt and print its messages, each headed by its role; exits 1 when the server fails it, 2 for a usage mistake.\n\nThe arguments are a JSON object of strings, as the prompt declares them (see mcp prompts).",
 			Example: "  mcpgram mcp prompt everything simple-prompt\n  mcpgram mcp prompt everything args-prompt '{\"city\": \"Paris\"}'",
 			Args: func(cmd *cobra.Command, args []string) error {
-				if len(args) < 2 || len(args) > 3 {
-					return usageError{fmt.Errorf("mcp prompt takes SERVER NAME and optional JSON arguments, got %d arguments", len(args))}
+				switch {
+				case len(args) < 2:
+					return usageError{err: errors.New("mcp prompt needs SERVER and the prompt's NAME: `mcpgram mcp prompts` lists them")}
+				case len(args) > 3:
+					return usageError{err: fmt.Errorf(`mcp prompt takes SERVER, NAME and one JSON object of arguments, got %d arguments: quote the JSON as one, such as '{"city": "Paris"}'`, len(args))}
 				}
 				if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 					var v map[string]string
 					if err := json.Unmarshal([]byte(args[2]), &v); err != nil {
-						return usageError{fmt.Errorf("the arguments must be a JSON object of strings: %w", err)}
+						return usageError{err: fmt.Errorf("the arguments must be a JSON object of strings: %w", err)}
 					}
 				}
 				return nil
@@ -68,6 +77,9 @@ func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user s
 		return err
 	}
 	defer done()
+	if err := knownPrompt(cfg, h.Catalog(), args[0], args[1]); err != nil {
+		return err
+	}
 	res, err := h.GetPrompt(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], promptArgs)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpgram: %v\n", err)
@@ -77,14 +89,60 @@ func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user s
 	return nil
 }
 
+// knownPrompt refuses, as mcp call refuses a server or tool, a server the
+// settings file does not have and a prompt a running server does not
+// offer (usage errors naming what there is), and a server that is not
+// running (saying why).
+func knownPrompt(cfg *config.Config, cat hub.Catalog, server, name string) error {
+	if err := knownServer(cfg, cat, server); err != nil {
+		return err
+	}
+	s, _ := cat.Server(server)
+	if s.Status != hub.StatusRunning {
+		why := s.Problem()
+		if why == "" {
+			why = string(s.Status)
+		}
+		return fmt.Errorf("server %q: %s", server, why)
+	}
+	if _, ok := s.Prompt(name); ok {
+		return nil
+	}
+	var names []string
+	for _, p := range s.Prompts {
+		names = append(names, p.Name)
+	}
+	return usageError{err: unknownName(fmt.Sprintf("server %q has no prompt %q", server, name), name, "its prompts are", names)}
+}
+
+// noPrompts says why mcp prompts printed none: which servers run without
+// any, and how many are down.
+func noPrompts(cat hub.Catalog) string {
+	var running []string
+	for _, s := range cat.Running() {
+		running = append(running, render.Visible(s.Name))
+	}
+	msg := "no server is running, so none offers prompts"
+	if len(running) > 0 {
+		msg = "none of the running servers (" + strings.Join(running, ", ") + ") offers prompts"
+	}
+	if n := failedServers(cat); n > 0 {
+		msg += fmt.Sprintf("; %d of %d servers are down: `mcpgram mcp list` says why", n, len(cat.Servers))
+	}
+	return msg
+}
+
 // printPrompts writes one line per running server with prompts, and one
-// indented line per prompt: its name, arguments and title or description.
-func printPrompts(w io.Writer, cat hub.Catalog) error {
+// indented line per prompt: its name, arguments and title or description;
+// it returns how many prompts it wrote.
+func printPrompts(w io.Writer, cat hub.Catalog) (int, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	n := 0
 	for _, s := range cat.Running() {
 		if len(s.Prompts) == 0 {
 			continue
 		}
+		n += len(s.Prompts)
 		fmt.Fprintf(tw, "%s\t%d prompts\n", render.Visible(s.Name), len(s.Prompts))
 		for _, p := range s.Prompts {
 			var args []string
@@ -102,7 +160,7 @@ func printPrompts(w io.Writer, cat hub.Catalog) error {
 			fmt.Fprintf(tw, "  %s(%s)\t%s\n", p.Name, strings.Join(args, ", "), render.Visible(summary(about, 90)))
 		}
 	}
-	return tw.Flush()
+	return n, tw.Flush()
 }
 
 // printPrompt writes each message of a prompt, headed by its role.

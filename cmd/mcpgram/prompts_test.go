@@ -34,6 +34,7 @@ func TestMCPPrompts(t *testing.T) {
 		{"missing argument", []string{"f", "greet"}, 1, ""},
 		{"not an object", []string{"f", "greet", `["Ada"]`}, 2, ""},
 		{"too few", []string{"f"}, 2, ""},
+		{"mistyped prompt", []string{"f", "gret"}, 2, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +43,12 @@ func TestMCPPrompts(t *testing.T) {
 				t.Errorf("exit %d, want %d; stdout %q, want %q\nstderr: %s", code, tt.code, out, tt.out, errOut)
 			}
 		})
+	}
+	// No server with prompts: said, not a blank line.
+	none := testenv.WriteSettings(t, t.TempDir(), map[string]any{"calculator": map[string]any{"command": testenv.Bundled(t, "mcp-calculator")}})
+	out, errOut, code = b.run(nil, "--mcp-settings", none, "mcp", "prompts")
+	if want := "mcpgram: none of the running servers (calculator) offers prompts\n"; code != 0 || out != "" || errOut != want {
+		t.Errorf("mcp prompts with none: exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errOut, want)
 	}
 	out, _, code = b.run(nil, "mcp", "prompt", "--help")
 	if code != 0 || !strings.Contains(out, "JSON object of strings") {

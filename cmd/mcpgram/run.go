@@ -67,7 +67,10 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	// prompt, once ready, while the bot already answers.
 	def := app.Agent.DefaultProfile()
 	logger.Info("mcpgram started", "version", version, "model", def.Model, "profile", def.Name, "profiles", len(cfg.Profiles), "servers", len(app.Hub.Catalog().Servers))
-	if err := b.Run(ctx); !errors.Is(err, bot.ErrCutShort) {
+	err = b.Run(ctx)
+	// Polling has stopped, whatever follows: health says so at once.
+	markStopped(cfg, logger)
+	if !errors.Is(err, bot.ErrCutShort) {
 		return err
 	}
 	// Turns cut short at shutdown were logged, and run again at the next

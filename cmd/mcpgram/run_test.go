@@ -223,8 +223,9 @@ func waitForTool(t *testing.T, tg *tgfake.Server, chat int64, tool string) {
 }
 
 // mcpgram health is what the Docker image's HEALTHCHECK runs: unhealthy
-// before the bot runs, healthy once it polls Telegram, unhealthy again
-// when its heartbeat grows old.
+// before the bot runs, healthy once it polls Telegram, unhealthy at once
+// after a clean stop, healthy again at the next start, and unhealthy when
+// its heartbeat grows old (the bot killed, or cut off from Telegram).
 func TestHealth(t *testing.T) {
 	path := settings(t, nil)
 	tg := tgfake.New(t)
@@ -246,6 +247,18 @@ func TestHealth(t *testing.T) {
 		t.Errorf("health printed %q", out)
 	}
 	stop()
+	// Stopped cleanly: unhealthy at once, not in 90 s.
+	if _, err := health(); err == nil || !strings.Contains(err.Error(), "the bot stopped at") {
+		t.Errorf("health after a clean stop: %v, want unhealthy, saying the bot stopped", err)
+	}
+	// Started again: the first heartbeat clears the mark.
+	_, stop = startRun(t, e, path)
+	tg.Text(42, 42, "/help")
+	tg.WaitFor(t, 30*time.Second, "a healthy bot again", func() bool { _, err := health(); return err == nil })
+	stop()
+	if err := os.WriteFile(filepath.Join(dbDir, "heartbeat"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	old := time.Now().Add(-2 * time.Minute)
 	if err := os.Chtimes(filepath.Join(dbDir, "heartbeat"), old, old); err != nil {
 		t.Fatal(err)

@@ -234,6 +234,45 @@ func (e *MissingError) Error() string {
 // Unwrap lets callers test for ErrMissing.
 func (e *MissingError) Unwrap() error { return ErrMissing }
 
+// missing makes one error of the required settings that are not set, so
+// that a first run names them all at once: the error itself where there
+// is one, nil where there is none, else one line naming them all, then
+// each with its hint.
+func missing(errs []*MissingError) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return missingSet(errs)
+}
+
+// A missingSet is two or more MissingErrors, said in one line.
+type missingSet []*MissingError
+
+func (m missingSet) Error() string {
+	names := make([]string, len(m))
+	hints := make([]string, len(m))
+	for i, e := range m {
+		names[i], hints[i] = e.Name, e.Name
+		if e.Hint != "" {
+			hints[i] += ": " + e.Hint
+		}
+	}
+	list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return list + " are not set. " + strings.Join(hints, "; ")
+}
+
+// Unwrap gives each MissingError, for errors.As and errors.Is.
+func (m missingSet) Unwrap() []error {
+	out := make([]error, len(m))
+	for i, e := range m {
+		out[i] = e
+	}
+	return out
+}
+
 // Flags registers on fs the flags that Load reads.
 func Flags(fs *pflag.FlagSet) {
 	fs.String("config", "", "path of mcpgram.yaml (default: ./mcpgram.yaml if present)")
@@ -657,17 +696,19 @@ func (c *Config) checkMode(values map[string]string) []error {
 }
 
 // RequireTelegram checks what `mcpgram run` needs beyond Load.
+// Every one missing is named at once.
 func (c *Config) RequireTelegram() error {
+	var errs []*MissingError
 	if c.TelegramToken == "" {
-		return &MissingError{Name: "TELEGRAM_BOT_TOKEN", Hint: "create a bot with @BotFather in Telegram and set the token it gives you (or try mcpgram in a terminal with `mcpgram chat`)"}
+		errs = append(errs, &MissingError{Name: "TELEGRAM_BOT_TOKEN", Hint: "create a bot with @BotFather in Telegram and set the token it gives you (or try mcpgram in a terminal with `mcpgram chat`)"})
 	}
-	return c.RequireModel()
+	return missing(append(errs, c.missingKeys()...))
 }
 
 // RequireModel checks what any command that talks to the model needs.
 // Every profile's key must be set: a chat may switch to any of them.
 func (c *Config) RequireModel() error {
-	return c.requireKeys()
+	return missing(c.missingKeys())
 }
 
 // Print writes the effective configuration, one NAME=value line per

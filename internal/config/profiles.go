@@ -245,9 +245,9 @@ func (c *Config) lookupKey(where, name string) (string, error) {
 	return key, nil
 }
 
-// requireKeys fails naming each profile whose key variable is unset.
-func (c *Config) requireKeys() error {
-	var errs []error
+// missingKeys names the key variable of each profile whose key is unset.
+func (c *Config) missingKeys() []*MissingError {
+	var errs []*MissingError
 	for _, p := range c.Profiles {
 		switch {
 		case p.APIKey != "":
@@ -257,7 +257,7 @@ func (c *Config) requireKeys() error {
 			errs = append(errs, &MissingError{Name: p.APIKeyEnv, Hint: fmt.Sprintf("models.%s.api_key_env names it: set the key of %s there (any value for a local endpoint)", p.Name, p.BaseURL)})
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // Profile returns the profile called name.

@@ -44,3 +44,21 @@ func Distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// ClosestPath returns the path (words separated by spaces, such as a
+// command's "mcp list") whose last word is nearest to name, as Closest
+// judges it: what someone meant who typed a word of another level. Of
+// paths that end in the same word, the first is taken.
+func ClosestPath(name string, paths []string) (string, bool) {
+	byLast := map[string]string{}
+	var lasts []string
+	for _, p := range paths {
+		last := p[strings.LastIndexByte(p, ' ')+1:]
+		if _, dup := byLast[last]; !dup {
+			byLast[last] = p
+			lasts = append(lasts, last)
+		}
+	}
+	best, ok := Closest(name, lasts)
+	return byLast[best], ok
+}

@@ -28,3 +28,25 @@ func TestClosest(t *testing.T) {
 		t.Errorf("Distance(kitten, sitting) = %d, want 3", d)
 	}
 }
+
+// A word of another level is found by the last word of its path.
+func TestClosestPath(t *testing.T) {
+	paths := []string{"run", "mcp list", "mcp login", "mcp logout", "mcp call", "config"}
+	tests := []struct {
+		name, want string
+		ok         bool
+	}{
+		{"list", "mcp list", true},
+		{"lst", "mcp list", true},
+		{"logot", "mcp logout", true},
+		{"confg", "config", true},
+		{"fly", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, ok := suggest.ClosestPath(tt.name, paths); got != tt.want || ok != tt.ok {
+				t.Errorf("ClosestPath(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

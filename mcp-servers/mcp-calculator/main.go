@@ -7,7 +7,7 @@
 // min, max, pow, ln, log, sin, ...). Nothing else is accepted: no variables,
 // strings or calls into code. "/" is true division, so "25 * 48 + 120 / 4"
 // gives 1230. Division by zero, overflow and malformed input are tool errors
-// that say what is wrong.
+// that say what is wrong and at which position.
 //
 // It reads no environment variables. Logs go to stderr; stdout carries the
 // protocol.

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
@@ -59,7 +60,7 @@ func Eval(expression string) (float64, error) {
 		}
 		return 0, errorf("%v", err)
 	}
-	e := evaluator{}
+	e := evaluator{src: expression}
 	v, err := e.eval(tree.Node)
 	if err != nil {
 		return 0, err
@@ -75,7 +76,36 @@ var normalize = strings.NewReplacer(
 	"×", "*", "·", "*", "÷", "/", "−", "-", "π", "pi", "√", "sqrt",
 ).Replace
 
-type evaluator struct{ nodes int }
+// An evaluator walks one expression's tree; src is the expression, whose
+// positions its errors name.
+type evaluator struct {
+	src   string
+	nodes int
+}
+
+// at is the position (1-based, in characters) of node n in the expression:
+// an operator's, or a function's name.
+func (e *evaluator) at(n ast.Node) int {
+	from := min(max(n.Location().From, 0), len(e.src))
+	return utf8.RuneCountInString(e.src[:from]) + 1
+}
+
+// what names node n for an error: its operator or its function.
+func what(n ast.Node) string {
+	switch n := n.(type) {
+	case *ast.BinaryNode:
+		return n.Operator
+	case *ast.UnaryNode:
+		return n.Operator
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
+			return id.Value
+		}
+	case *ast.BuiltinNode:
+		return n.Name
+	}
+	return "the expression"
+}
 
 func (e *evaluator) eval(node ast.Node) (float64, error) {
 	e.nodes++
@@ -94,7 +124,7 @@ func (e *evaluator) eval(node ast.Node) (float64, error) {
 	case *ast.IdentifierNode:
 		c, ok := constants[strings.ToLower(n.Value)]
 		if !ok {
-			return 0, errorf("unknown name %q: %s", n.Value, allowed())
+			return 0, errorf("unknown name %q at position %d: %s", n.Value, e.at(n), allowed())
 		}
 		v = c
 	case *ast.UnaryNode:
@@ -104,22 +134,22 @@ func (e *evaluator) eval(node ast.Node) (float64, error) {
 	case *ast.CallNode:
 		id, ok := n.Callee.(*ast.IdentifierNode)
 		if !ok {
-			return 0, errorf("%s", allowed())
+			return 0, errorf("at position %d, %s", e.at(n), allowed())
 		}
-		v, err = e.call(id.Value, n.Arguments)
+		v, err = e.call(n, id.Value, n.Arguments)
 	case *ast.BuiltinNode: // abs, max, min, round, ... are expr builtins
-		v, err = e.call(n.Name, n.Arguments)
+		v, err = e.call(n, n.Name, n.Arguments)
 	default:
-		return 0, errorf("%s", allowed())
+		return 0, errorf("at position %d, %s", e.at(node), allowed())
 	}
 	if err != nil {
 		return 0, err
 	}
 	switch {
 	case math.IsInf(v, 0):
-		return 0, errorf("the result is too large")
+		return 0, errorf("the result of %s at position %d is too large", what(node), e.at(node))
 	case math.IsNaN(v):
-		return 0, errorf("the result is not a real number")
+		return 0, errorf("the result of %s at position %d is not a real number", what(node), e.at(node))
 	}
 	return v, nil
 }
@@ -135,14 +165,14 @@ func (e *evaluator) unary(n *ast.UnaryNode) (float64, error) {
 	case "+":
 		return x, nil
 	}
-	return 0, errorf("operator %q is not allowed: %s", n.Operator, allowed())
+	return 0, errorf("operator %q at position %d is not allowed: %s", n.Operator, e.at(n), allowed())
 }
 
 func (e *evaluator) binary(n *ast.BinaryNode) (float64, error) {
 	switch n.Operator {
 	case "+", "-", "*", "/", "%", "^", "**":
 	default:
-		return 0, errorf("operator %q is not allowed: %s", n.Operator, allowed())
+		return 0, errorf("operator %q at position %d is not allowed: %s", n.Operator, e.at(n), allowed())
 	}
 	x, err := e.eval(n.Left)
 	if err != nil {
@@ -161,12 +191,12 @@ func (e *evaluator) binary(n *ast.BinaryNode) (float64, error) {
 		return x * y, nil
 	case "/":
 		if y == 0 {
-			return 0, errorf("division by zero")
+			return 0, errorf("division by zero at position %d", e.at(n))
 		}
 		return x / y, nil
 	case "%":
 		if y == 0 {
-			return 0, errorf("division by zero (in %%)")
+			return 0, errorf("division by zero (in %%) at position %d", e.at(n))
 		}
 		return math.Mod(x, y), nil
 	default: // "^", "**"
@@ -174,13 +204,14 @@ func (e *evaluator) binary(n *ast.BinaryNode) (float64, error) {
 	}
 }
 
-func (e *evaluator) call(name string, argNodes []ast.Node) (float64, error) {
+// call evaluates the call n of the function name with argNodes.
+func (e *evaluator) call(n ast.Node, name string, argNodes []ast.Node) (float64, error) {
 	f, ok := functions[strings.ToLower(name)]
 	if !ok {
-		return 0, errorf("unknown function %q: %s", name, allowed())
+		return 0, errorf("unknown function %q at position %d: %s", name, e.at(n), allowed())
 	}
 	if len(argNodes) < f.min || (f.max >= 0 && len(argNodes) > f.max) {
-		return 0, errorf("%s takes %s", name, f.arity())
+		return 0, errorf("%s at position %d takes %s", name, e.at(n), f.arity())
 	}
 	args := make([]float64, len(argNodes))
 	for i, a := range argNodes {
@@ -190,7 +221,11 @@ func (e *evaluator) call(name string, argNodes []ast.Node) (float64, error) {
 		}
 		args[i] = v
 	}
-	return f.fn(args)
+	v, err := f.fn(args)
+	if err != nil {
+		return 0, errorf("%s at position %d: %v", name, e.at(n), err)
+	}
+	return v, nil
 }
 
 var constants = map[string]float64{
@@ -255,7 +290,7 @@ var functions = map[string]function{
 		}
 		d := a[1]
 		if d != math.Trunc(d) || d < -15 || d > 15 {
-			return 0, errorf("round's digits must be a whole number from -15 to 15")
+			return 0, errors.New("its digits must be a whole number from -15 to 15")
 		}
 		p := math.Pow(10, d)
 		return math.Round(a[0]*p) / p, nil

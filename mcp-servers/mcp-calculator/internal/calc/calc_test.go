@@ -73,24 +73,26 @@ func TestEvalErrors(t *testing.T) {
 	}{
 		{"", "empty"},
 		{"   ", "empty"},
-		{"1 / 0", "division by zero"},
-		{"5 % 0", "division by zero"},
-		{"1 / (2 - 2)", "division by zero"},
+		{"1 / 0", "division by zero at position 3"},
+		{"5 % 0", "division by zero (in %) at position 3"},
+		{"1 / (2 - 2)", "division by zero at position 3"},
 		{"2 +", "position"},
 		{"(1 + 2", "position"},
 		{"1 +* 2", "position"},
-		{"10 ^ 400", "too large"},
-		{"10 ^ 10 ^ 10", "too large"},
-		{"sqrt(-1)", "not a real number"},
-		{"x + 1", `unknown name "x"`},
+		{"10 ^ 400", "the result of ^ at position 4 is too large"},
+		{"10 ^ 10 ^ 10", "the result of ^ at position 4 is too large"},
+		{"1 + exp(1000)", "the result of exp at position 5 is too large"},
+		{"2 × 1e308 × 10", "the result of * at position 3 is too large"},
+		{"sqrt(-1)", "the result of sqrt at position 1 is not a real number"},
+		{"x + 1", `unknown name "x" at position 1`},
 		{"env", `unknown name "env"`},
-		{"foo(1)", `unknown function "foo"`},
+		{"foo(1)", `unknown function "foo" at position 1`},
 		{"len([1, 2])", `unknown function "len"`},
-		{"sqrt()", "sqrt takes 1 argument"},
-		{"pow(2)", "pow takes 2 arguments"},
-		{"round(1.5, 0.5)", "whole number"},
+		{"sqrt()", "sqrt at position 1 takes 1 argument"},
+		{"pow(2)", "pow at position 1 takes 2 arguments"},
+		{"round(1.5, 0.5)", "round at position 1: its digits must be a whole number"},
 		{`"a" + "b"`, "only numbers"},
-		{"1 == 1", `operator "=="`},
+		{"1 == 1", `operator "==" at position 3`},
 		{"true", "only numbers"},
 		{"[1, 2]", "only numbers"},
 		{"1 > 0 ? 1 : 2", "only numbers"},
@@ -99,7 +101,7 @@ func TestEvalErrors(t *testing.T) {
 		{"now()", `unknown function "now"`},
 		{"1..3", `operator ".."`},
 		{"a.b", "only numbers"},
-		{"not 1", `operator "not"`},
+		{"not 1", `operator "not" at position 1`},
 		{"7 // 2 + 100", `"//" at position 3 is not an operator`},
 		{"10 /* 2 */ + 1", `"/*" at position 4 would start a comment`},
 		{"1 + 2 // comment", `"//"`},
@@ -135,9 +137,18 @@ func TestEvalErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Eval(%q) error %q, want it to contain %q", tt.expr, err, tt.want)
 			}
+			// mcp-servers/README.md: each error names the position, but
+			// for those of the whole expression.
+			if !wholeExpression[tt.want] && !strings.Contains(err.Error(), "position ") {
+				t.Errorf("Eval(%q) error %q names no position", tt.expr, err)
+			}
 		})
 	}
 }
+
+// wholeExpression are the errors of an expression as a whole, which have
+// no one position.
+var wholeExpression = map[string]bool{"empty": true, "limit": true, "too complex": true}
 
 func FuzzEval(f *testing.F) {
 	for _, s := range []string{"25 * 48 + 120 / 4", "sqrt(2)^2", "max(1,2,3) % 2", "-(1e308*10)", "round(1.005, 2)"} {

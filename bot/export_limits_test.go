@@ -1,0 +1,8 @@
+package bot
+
+// The bot's own limits that docs/telegram.md states, for its test.
+const (
+	MaxParts        = maxParts
+	MaxHeardShown   = maxHeardShown
+	MaxShownMessage = maxShownMessage
+)

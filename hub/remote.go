@@ -1,0 +1,79 @@
+package hub
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/mcpgram/mcpgram/oauth"
+)
+
+// remoteCause reads why a remote server could not be reached, where it
+// is something the operator can act on, and says so in one line that
+// begins with the cause and names the fix; "" where it is not (err's own
+// words then say it, see oneChain).
+func remoteCause(name string, err error) (Cause, string) {
+	login := "mcpgram mcp login " + name
+	switch {
+	case errors.Is(err, oauth.ErrKeyChanged):
+		return CauseKey, string(CauseKey) + ": OAUTH_KEY changed? Set it back, or run " + login
+	case errors.Is(err, oauth.ErrNoKey):
+		return CauseSignIn, string(CauseSignIn) + ", which needs OAUTH_KEY: set it (the same on every instance), then run " + login
+	case errors.Is(err, oauth.ErrSignInRequired):
+		return CauseSignIn, string(CauseSignIn) + ": run " + login
+	}
+	if why := notReached(err); why != "" {
+		return CauseUnreachable, string(CauseUnreachable) + ": " + why
+	}
+	return "", ""
+}
+
+// notReached says, in a few words, why a connection to a remote server
+// could not be made at all ("connection refused", "no such host
+// mcp.example"); "" when err is not about that.
+func notReached(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound {
+			return "no such host " + dns.Name
+		}
+		return "cannot look up " + dns.Name + ": " + dns.Err
+	}
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" {
+		return ""
+	}
+	why := op.Err.Error()
+	switch {
+	case errors.Is(op.Err, syscall.ECONNREFUSED):
+		why = "connection refused"
+	case errors.Is(op.Err, syscall.EHOSTUNREACH):
+		why = "no route to host"
+	case errors.Is(op.Err, syscall.ENETUNREACH):
+		why = "network is unreachable"
+	case op.Timeout():
+		why = "no answer to the connection"
+	}
+	// The address tried, which a mistyped port or host shows.
+	if op.Addr != nil {
+		why += " (" + op.Addr.String() + ")"
+	}
+	return why
+}
+
+// oneChain is an error's text with the repetitions of its chain taken
+// out: the MCP client wraps a failed request twice in the same words
+// ("failed to send request: failed to send request: ...") and once more in
+// "transport error", which says nothing.
+func oneChain(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:0]
+	for _, p := range parts {
+		if p == "transport error" || len(out) > 0 && out[len(out)-1] == p {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ": ")
+}
