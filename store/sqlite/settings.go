@@ -100,7 +100,7 @@ func (db *DB) SetChatProfile(ctx context.Context, chatID, profile string) error 
 }
 
 // topicsShared is the topics column's value of a group that keeps one
-// conversation for all its topics; '' keeps one per topic.
+// conversation for all its topics; the empty string keeps one per topic.
 const topicsShared = "shared"
 
 // ChatTopicsShared reports whether chatID chose with /topics one
