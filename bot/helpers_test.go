@@ -341,7 +341,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
-	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup}
+	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup, Chat: bot.ChatOf}
 	if edit != nil {
 		edit(&p, &opts)
 	}

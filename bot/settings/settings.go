@@ -13,12 +13,15 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 )
 
 // An Agent keeps what a chat chose; *agent.Agent is one. Chats are named
-// by their Telegram id in decimal.
+// by keys: /tools by the chat's Telegram id in decimal, /system and
+// /model by the key of the conversation they are asked in (a forum's
+// topic may have one of its own).
 type Agent interface {
 	// Instructions and SetInstructions keep a chat's own instructions,
 	// for /system.
@@ -43,7 +46,7 @@ type Hub interface {
 // Telegram is what the screens send, edit and ask through;
 // *telegram.Client is one.
 type Telegram interface {
-	SendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error)
+	SendLong(ctx context.Context, to telegram.Place, replyTo int, html string, markup any) (tgbotapi.Message, error)
 	EditHTML(ctx context.Context, chatID int64, msgID int, html string, markup *tgbotapi.InlineKeyboardMarkup) error
 	AnswerCallback(ctx context.Context, id, text string, alert bool)
 	ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.ChatMember, error)
@@ -71,20 +74,20 @@ func New(a Agent, h Hub, tg Telegram, opts Options) *Screen {
 	return &Screen{agent: a, hub: h, tg: tg, logger: opts.Logger}
 }
 
-func (sc *Screen) say(ctx context.Context, chatID int64, html string) {
-	if _, err := sc.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
-		sc.logger.Error("send message", "chat", chatID, "err", err)
+func (sc *Screen) say(ctx context.Context, to telegram.Place, html string) {
+	if _, err := sc.tg.SendLong(ctx, to, 0, html, nil); err != nil {
+		sc.logger.Error("send message", "chat", to, "err", err)
 	}
 }
 
-// send sends html with the buttons of kb, when there are any.
-func (sc *Screen) send(ctx context.Context, chatID int64, html string, kb tgbotapi.InlineKeyboardMarkup, what string) {
+// send sends html to place to with the buttons of kb, when there are any.
+func (sc *Screen) send(ctx context.Context, to telegram.Place, html string, kb tgbotapi.InlineKeyboardMarkup, what string) {
 	var markup any
 	if len(kb.InlineKeyboard) > 0 {
 		markup = kb
 	}
-	if _, err := sc.tg.SendLong(ctx, chatID, 0, html, markup); err != nil {
-		sc.logger.Error("send "+what, "chat", chatID, "err", err)
+	if _, err := sc.tg.SendLong(ctx, to, 0, html, markup); err != nil {
+		sc.logger.Error("send "+what, "chat", to, "err", err)
 	}
 }
 
