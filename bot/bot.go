@@ -364,7 +364,7 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
-	b.settings = settings.New(a, h, b.tg, settings.Options{Logger: cfg.Logger})
+	b.settings = settings.New(a, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
 	b.usage = usage.New(a, b.tg, usage.Options{Logger: cfg.Logger})
 	if cfg.Connections != nil {

@@ -88,6 +88,11 @@ func commands() []command {
 		{name: "model", about: "Which model answers this chat", help: "which model answers this chat (group admins switch it)",
 			menu: menuChatOwner, order: beside,
 			run: func(b *Bot, ctx context.Context, m *message) { b.settings.ShowModel(ctx, m.at, m.key) }},
+		{name: "topics", about: "In a forum: a conversation per topic, or one shared", help: "in a group with topics: one conversation per topic, or one shared (group admins change it)",
+			menu: menuChatOwner, order: beside,
+			run: func(b *Bot, ctx context.Context, m *message) {
+				b.settings.Topics(ctx, m.at, m.Message, b.isAdmin(m.From.ID))
+			}},
 		{name: "connections", about: "Servers you connected your account to", help: "servers you connected your own account to, to disconnect them",
 			menu: menuChatOwner, order: beside, run: (*Bot).showConnections},
 		{name: "servers", about: "Manage the MCP servers", help: "manage servers (admins)", menu: menuOperator, order: beside,

@@ -222,11 +222,45 @@ func TestForumTopics(t *testing.T) {
 	}
 }
 
+// A forum whose admins chose /topics shared keeps one conversation for
+// all its topics, each answer still in its message's topic; only an
+// administrator may choose, and /topics separate gives each topic its own
+// conversation back, where it was left.
+func TestForumTopicsShared(t *testing.T) {
+	s, _ := newTopicStack(t)
+	s.start(nil)
+	f := s.fake
+	seven, nine := f.CreateTopic(forum, "seven"), f.CreateTopic(forum, "nine")
+	say(f, forum, nine, alice, "remember jade")
+	f.WaitIn(t, forum, nine, "Noted jade")
+
+	say(f, forum, seven, alice, "/topics shared")
+	f.WaitIn(t, forum, seven, "Only the group's administrators")
+	say(f, forum, seven, alice, "/topics")
+	f.WaitIn(t, forum, seven, "each topic is a conversation of its own")
+	say(f, forum, seven, admin, "/topics shared")
+	f.WaitIn(t, forum, seven, "all topics share one conversation")
+
+	say(f, forum, seven, alice, "remember lapis")
+	f.WaitIn(t, forum, seven, "Noted lapis")
+	say(f, forum, nine, bob, "what do you know")
+	f.WaitIn(t, forum, nine, "I know [lapis]")
+	say(f, forum, 0, bob, "what do you know in General")
+	f.WaitIn(t, forum, 0, "I know [lapis]")
+
+	say(f, forum, nine, admin, "/topics separate")
+	f.WaitIn(t, forum, nine, "each topic is a conversation of its own again")
+	say(f, forum, nine, bob, "what do you know again")
+	f.WaitIn(t, forum, nine, "I know [jade]")
+	say(f, forum, seven, bob, "what do you know here")
+	f.WaitIn(t, forum, seven, "I know []")
+}
+
 // An approval nobody answers in a topic expires there: its card says so,
 // and the turn it ends answers in the topic, whether the topic is a
 // conversation of its own or shares the group's.
 func TestForumTopicExpiry(t *testing.T) {
-	for _, shared := range []bool{false} {
+	for _, shared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("shared %v", shared), func(t *testing.T) {
 			s, _ := newTopicStackWith(t, func(o *agent.Options) { o.ApprovalTimeout = 300 * time.Millisecond })
 			s.start(nil)

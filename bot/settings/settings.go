@@ -1,7 +1,8 @@
 // Package settings is what a chat chooses for itself: its own
 // instructions to the assistant (/system), the servers it turns off
-// within what the operator enabled (/tools), and which of the operator's
-// models answers it (/model). Everyone in a chat may read them; in a
+// within what the operator enabled (/tools), which of the operator's
+// models answers it (/model), and, in a forum, whether its topics share
+// one conversation (/topics). Everyone in a chat may read them; in a
 // group only its administrators (asked of Telegram at each change) or the
 // bot's admins change them, in a private chat its user. Whether someone
 // may use the bot at all, and how fast, is the bot's to check first.
@@ -52,8 +53,17 @@ type Telegram interface {
 	ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.ChatMember, error)
 }
 
+// Topics keeps whether a forum's topics share one conversation, by the
+// chat's id in decimal; *sqlite.DB and *postgres.DB are one.
+type Topics interface {
+	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
+	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
+}
+
 // Options are a Screen's optional settings.
 type Options struct {
+	// Topics keeps the choice of /topics; nil: it cannot be changed.
+	Topics Topics
 	Logger *slog.Logger
 }
 
@@ -62,6 +72,7 @@ type Screen struct {
 	agent  Agent
 	hub    Hub
 	tg     Telegram
+	topics Topics // nil: /topics cannot change
 	logger *slog.Logger
 }
 
@@ -71,7 +82,7 @@ func New(a Agent, h Hub, tg Telegram, opts Options) *Screen {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Screen{agent: a, hub: h, tg: tg, logger: opts.Logger}
+	return &Screen{agent: a, hub: h, tg: tg, topics: opts.Topics, logger: opts.Logger}
 }
 
 func (sc *Screen) say(ctx context.Context, to telegram.Place, html string) {
