@@ -31,7 +31,7 @@ const (
 	// before a command sent ahead of it ends.
 	beside
 	// outOfBand commands stop what runs (/cancel): at once, ordered with
-	// nothing.
+	// nothing, and given no conversation (message.key is "").
 	outOfBand
 )
 

@@ -129,7 +129,9 @@ func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) di
 	case !ok:
 		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
 	case c.order == outOfBand:
-		return dispatch.Job{Run: b.onMessage(m, at, func(ctx context.Context, m *message) { c.run(b, ctx, m) })}
+		// It stops what runs at its place (/cancel), and needs no
+		// conversation: no read of the database it must work without.
+		return dispatch.Job{Run: func(ctx context.Context) { c.run(b, ctx, &message{Message: m, at: at}) }}
 	case c.order == beside:
 		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
 	}

@@ -96,16 +96,27 @@ func (b *Bot) conversation(ctx context.Context, at telegram.Place) (string, erro
 
 // onMessage is the run of a job that handles m, written at place at,
 // once its conversation is known; an update whose conversation cannot be
-// known now runs again later (see unknown).
+// known now runs again later (see unknown), its sender told so once, as
+// for a turn (msgLater).
 func (b *Bot) onMessage(m *tgbotapi.Message, at telegram.Place, handle func(context.Context, *message)) func(context.Context) {
 	return func(ctx context.Context) {
 		key, err := b.conversation(ctx, at)
 		if err != nil {
 			b.unknown(ctx, at, err)
+			if errors.Is(err, store.ErrUnavailable) && dispatch.Attempt(ctx) == 1 && b.forMe(m) {
+				b.say(ctx, at, msgLater)
+			}
 			return
 		}
 		handle(ctx, &message{Message: m, at: at, key: key})
 	}
+}
+
+// forMe reports whether m, whose conversation is not known yet, is one
+// the bot would answer: a command or a message addressed to it, from a
+// user allowed.
+func (b *Bot) forMe(m *tgbotapi.Message) bool {
+	return m.From != nil && b.isAllowed(m.From.ID) && (m.Chat.IsPrivate() || m.IsCommand() || b.addressed(m))
 }
 
 // onQuery is onMessage for a press on a message at place at.

@@ -1,11 +1,13 @@
 package bot_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,8 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
 // forum is the supergroup with topics of these tests.
@@ -384,5 +388,48 @@ func TestTopicDrafts(t *testing.T) {
 				t.Errorf("%d messages outside the topic", len(got))
 			}
 		})
+	}
+}
+
+// awayTopics is a store whose forum settings go away: while down, the
+// conversation of a topic's message cannot be known.
+type awayTopics struct {
+	*sqlite.DB
+	down atomic.Bool
+}
+
+func (d *awayTopics) ChatTopicsShared(ctx context.Context, chatID string) (bool, error) {
+	if d.down.Load() {
+		return false, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
+	}
+	return d.DB.ChatTopicsShared(ctx, chatID)
+}
+
+// While the database cannot say which conversation a topic's message
+// belongs to, the message waits in the inbox, its sender told so once,
+// and is answered in its topic once the database is back; /cancel, which
+// needs no conversation, still stops its topic's turn.
+func TestForumTopicDatabaseAway(t *testing.T) {
+	s, _ := newTopicStack(t)
+	away := &awayTopics{DB: s.db}
+	startBotOn(t, s.fake, s.db, away, false, s.agent, s.hub, nil)
+	f := s.fake
+	seven, nine := f.CreateTopic(forum, "seven"), f.CreateTopic(forum, "nine")
+	say(f, forum, seven, alice, "block")
+	testenv.Eventually(t, 30*time.Second, "the model call of topic seven", func() bool { return len(s.model.Calls()) == 1 })
+
+	away.down.Store(true)
+	say(f, forum, nine, bob, "hello")
+	f.WaitIn(t, forum, nine, "I cannot reach my database right now")
+	say(f, forum, seven, alice, "/cancel")
+	f.WaitIn(t, forum, seven, "Stopped.")
+	away.down.Store(false)
+	say(f, forum, nine, bob, "and then")
+	f.WaitIn(t, forum, nine, "Hello: and then")
+	f.WaitIn(t, forum, nine, "Hello: hello")
+	if n := len(slices.DeleteFunc(f.MessagesIn(forum, nine), func(m tgfake.Message) bool {
+		return !strings.Contains(m.Plain, "cannot reach my database")
+	})); n != 1 {
+		t.Errorf("told %d times that the database is away, want once", n)
 	}
 }
