@@ -150,26 +150,7 @@ func (r *reply) emit(ev agent.Event) {
 			r.statusLocked(ctx, statusText(r.tools, false))
 		}
 	case agent.EventToolEnd:
-		mark := "✅"
-		if !ev.OK {
-			mark = "⚠️"
-		}
-		if l := r.lineLocked(ev.Call); l != nil {
-			l.mark, l.took, l.progress = mark, fmt.Sprintf(" · %.1fs", ev.Duration.Seconds()), ""
-		}
-		for i, img := range ev.Images {
-			if err := r.gone(r.b.tg.SendPhoto(ctx, r.at, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i)); err != nil {
-				r.b.logger.Error("send photo", "chat", r.at, "err", err)
-				r.b.say(ctx, r.at, "(A tool returned an image that Telegram did not accept.)")
-			}
-		}
-		for _, f := range ev.Files {
-			if err := r.gone(r.b.tg.SendFile(ctx, r.at, 0, f.Data, fileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server))); err != nil {
-				r.b.logger.Error("send a file", "chat", r.at, "err", err)
-				r.b.say(ctx, r.at, "(A tool returned a file that Telegram did not accept.)")
-			}
-		}
-		r.b.showLinks(ctx, r.at, r.key, r.user, ev.Server, ev.Tool, ev.Links)
+		r.toolEndLocked(ctx, ev)
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
@@ -209,6 +190,31 @@ func (r *reply) emit(ev agent.Event) {
 			r.b.logger.Error("send error message", "chat", r.at, "err", err)
 		}
 	}
+}
+
+// toolEndLocked shows a call's end: its status line, and what it
+// returned to show the user (images, files, resource links).
+func (r *reply) toolEndLocked(ctx context.Context, ev agent.Event) {
+	mark := "✅"
+	if !ev.OK {
+		mark = "⚠️"
+	}
+	if l := r.lineLocked(ev.Call); l != nil {
+		l.mark, l.took, l.progress = mark, fmt.Sprintf(" · %.1fs", ev.Duration.Seconds()), ""
+	}
+	for i, img := range ev.Images {
+		if err := r.gone(r.b.tg.SendPhoto(ctx, r.at, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i)); err != nil {
+			r.b.logger.Error("send photo", "chat", r.at, "err", err)
+			r.b.say(ctx, r.at, "(A tool returned an image that Telegram did not accept.)")
+		}
+	}
+	for _, f := range ev.Files {
+		if err := r.gone(r.b.tg.SendFile(ctx, r.at, 0, f.Data, fileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server))); err != nil {
+			r.b.logger.Error("send a file", "chat", r.at, "err", err)
+			r.b.say(ctx, r.at, "(A tool returned a file that Telegram did not accept.)")
+		}
+	}
+	r.b.showLinks(ctx, r.at, r.key, r.user, ev.Server, ev.Tool, ev.Links)
 }
 
 func (r *reply) statusLocked(ctx context.Context, html string) {

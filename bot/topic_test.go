@@ -138,6 +138,34 @@ func cardIn(t *testing.T, f *tgfake.Server, chat int64, topic int, want string) 
 	return got
 }
 
+// everyKind has alice ask, in a topic of the forum, for every kind of
+// answer: a photo, a tool's file, answer.md, an approval, a question and
+// a server's form, each answered; it fails t unless each comes there.
+func everyKind(t *testing.T, f *tgfake.Server, topic int) {
+	t.Helper()
+	say(f, forum, topic, alice, "picture")
+	f.WaitIn(t, forum, topic, "Tool said: A tiny image")
+	say(f, forum, topic, alice, "report")
+	f.WaitIn(t, forum, topic, "Tool said: Your report")
+	say(f, forum, topic, alice, "long please")
+	f.WaitIn(t, forum, topic, "The answer goes on in answer.md above")
+
+	say(f, forum, topic, alice, "add numbers")
+	c := cardIn(t, f, forum, topic, "Approval needed")
+	press(t, f, forum, alice, c, "✅ Approve")
+	f.WaitIn(t, forum, topic, "Tool said: The sum of 2 and 3 is 5.")
+
+	say(f, forum, topic, alice, "please ask")
+	c = cardIn(t, f, forum, topic, "Which city?")
+	press(t, f, forum, alice, c, "Rome")
+	f.WaitIn(t, forum, topic, "You picked Rome")
+
+	say(f, forum, topic, alice, "a form")
+	c = cardIn(t, f, forum, topic, "f asks you, during ask")
+	press(t, f, forum, alice, c, "✅ Submit")
+	f.WaitIn(t, forum, topic, `Tool said: {"action":"accept","content":{}}`)
+}
+
 // Two topics of one forum are two conversations, each answered in its
 // own topic: every answer, card (approval, question, form), status
 // message, photo, document (answer.md, a tool's file) and chat action
@@ -160,28 +188,7 @@ func TestForumTopics(t *testing.T) {
 			say(f, forum, topic, alice, "what do you know")
 			f.WaitIn(t, forum, topic, fmt.Sprintf("I know [%s]", words[topic]))
 
-			say(f, forum, topic, alice, "picture")
-			f.WaitIn(t, forum, topic, "Tool said: A tiny image")
-			say(f, forum, topic, alice, "report")
-			f.WaitIn(t, forum, topic, "Tool said: Your report")
-			say(f, forum, topic, alice, "long please")
-			f.WaitIn(t, forum, topic, "The answer goes on in answer.md above")
-
-			say(f, forum, topic, alice, "add numbers")
-			c := cardIn(t, f, forum, topic, "Approval needed")
-			press(t, f, forum, alice, c, "✅ Approve")
-			f.WaitIn(t, forum, topic, "Tool said: The sum of 2 and 3 is 5.")
-
-			say(f, forum, topic, alice, "please ask")
-			c = cardIn(t, f, forum, topic, "Which city?")
-			press(t, f, forum, alice, c, "Rome")
-			f.WaitIn(t, forum, topic, "You picked Rome")
-
-			say(f, forum, topic, alice, "a form")
-			c = cardIn(t, f, forum, topic, "f asks you, during ask")
-			press(t, f, forum, alice, c, "✅ Submit")
-			f.WaitIn(t, forum, topic, `Tool said: {"action":"accept","content":{}}`)
-
+			everyKind(t, f, topic)
 			var photos, docs []string
 			for _, m := range f.MessagesIn(forum, topic) {
 				if m.Photo != nil {
