@@ -177,6 +177,12 @@ type Options struct {
 	// user's own chat with the bot, never in the group (see
 	// OpenPrivately). nil: no chat is.
 	Group func(chatID string) bool
+	// Chat names the chat a conversation is held in, whose servers
+	// turned off (SetServerOff) it follows: a front end that keeps
+	// conversations apart within a chat (a forum's topics) names them by
+	// keys of its own, and the chat's switches are the chat's for all of
+	// them. nil: each conversation is a chat.
+	Chat func(conversation string) string
 	// ProgressInterval is how often at most a turn reports its calls'
 	// progress (EventToolProgress); default DefaultProgressInterval.
 	ProgressInterval time.Duration
@@ -378,6 +384,15 @@ func (a *Agent) SetInstructions(ctx context.Context, chatID, instructions string
 		return ErrInstructionsTooLong
 	}
 	return a.cfg.Store.SetChatInstructions(ctx, chatID, instructions)
+}
+
+// chatOf is the chat whose switches the conversation key follows (see
+// Options.Chat).
+func (a *Agent) chatOf(key string) string {
+	if a.cfg.Chat == nil {
+		return key
+	}
+	return a.cfg.Chat(key)
 }
 
 // ServersOff returns the servers chatID turned off for itself.

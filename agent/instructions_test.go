@@ -97,3 +97,46 @@ func TestChatServersOff(t *testing.T) {
 		t.Errorf("ServersOff after turning it back on = %q", off)
 	}
 }
+
+// A conversation held within a chat (a forum's topic, "-100/7") follows
+// the servers its chat turned off, as Options.Chat names the chat; its
+// instructions stay its own. Without Options.Chat it is a chat of its own.
+func TestConversationFollowsItsChatsServers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		chat     func(string) string
+		wantRuns int
+	}{
+		{"the topic follows its group", func(k string) string { c, _, _ := strings.Cut(k, "/"); return c }, 0},
+		{"without Options.Chat", nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(c llmfake.Call) llmfake.Reply {
+				if strings.Contains(c.Request.Last(), "call it") {
+					return llmfake.Text(echo("hi"))
+				}
+				return llmfake.Text(complete("ok"))
+			}, setup{config: func(w *wiring) { w.Chat = tt.chat }})
+			ctx := t.Context()
+			if err := e.agent.SetServerOff(ctx, "-100", "echo", true); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.agent.SetInstructions(ctx, "-100", "The group's own."); err != nil {
+				t.Fatal(err)
+			}
+			topic := hub.Caller{UserID: "111", ChatID: "-100/7"}
+			if _, err := e.turn(agent.Request{Caller: topic, Text: "call it"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(e.audit()); got != tt.wantRuns {
+				t.Errorf("calls of the server the group turned off, from its topic: got %d, want %d", got, tt.wantRuns)
+			}
+			if sys := e.model.Calls()[0].Request.Messages[0].Content; strings.Contains(sys, "The group's own.") {
+				t.Error("the topic's prompt has its group's instructions")
+			}
+		})
+	}
+}

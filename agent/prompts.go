@@ -68,7 +68,7 @@ func (a *Agent) Prompt(ctx context.Context, caller hub.Caller, server, name stri
 	if !ok {
 		return hub.Prompt{}, ErrNoPrompt
 	}
-	off, err := a.cfg.Store.ChatServersOff(ctx, caller.ChatID)
+	off, err := a.cfg.Store.ChatServersOff(ctx, a.chatOf(caller.ChatID))
 	if err != nil {
 		return hub.Prompt{}, fmt.Errorf("prompt: %w", err)
 	}

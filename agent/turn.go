@@ -325,7 +325,7 @@ func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id
 	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
 		return t, err
 	}
-	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, caller.ChatID); err != nil {
+	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, a.chatOf(caller.ChatID)); err != nil {
 		return t, err
 	}
 	if err := t.resolveProfile(ctx); err != nil {

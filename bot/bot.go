@@ -1,14 +1,16 @@
 // Package bot is mcpgram's Telegram front end: updates in, events out. It
 // takes updates into the durable inbox (long polling, or Telegram's posts
-// in webhook mode), hands them to package dispatch's per-chat lanes, turns
-// each message (text, a recording's transcript, a text file, images; an
-// album's updates together) into a turn of the agent, and the agent's
-// events into Telegram messages, cards with buttons and photos. Here are
-// the routing (route.go), the lifecycle (bot.go), who may do what
-// (access.go), the replies and the cards. Each command's screen lives in
-// a package of its own, which the bot hands what it checked of the user:
-// settings (/system, /tools, /model), usage (/usage), servers (/servers),
-// stats (/stats), connections (/connections); album gathers an album from the inbox. The pieces that
+// in webhook mode), hands them to package dispatch's lanes (a chat's, or
+// a forum topic's), turns each message (text, a recording's transcript, a
+// text file, images; an album's updates together) into a turn of the
+// agent, and the agent's events into Telegram messages, cards with
+// buttons and photos, in the topic the message came from. Here are the
+// routing (route.go), forum topics (topic.go), the lifecycle (bot.go),
+// who may do what (access.go), the replies and the cards. Each command's
+// screen lives in a package of its own, which the bot hands what it
+// checked of the user: settings (/system, /tools, /model, /topics), usage
+// (/usage), servers (/servers), stats (/stats), connections
+// (/connections); album gathers an album from the inbox. The pieces that
 // know nothing of the agent live beside them: render (HTML), callback
 // (button data), media (what a message carries), statsview (the /stats
 // text and chart), limits, updates and telegram (the Bot API client).
@@ -87,9 +89,9 @@ type Hub interface {
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
 // statistics /stats reads and sweeps, the images users sent, which the
-// bot sweeps past MediaRetention, and the resource links of the buttons
-// it shows. *sqlite.DB and *postgres.DB are
-// Stores; see package store for what each call promises.
+// bot sweeps past MediaRetention, the resource links of the buttons it
+// shows, and how forums keep their topics. *sqlite.DB and *postgres.DB
+// are Stores; see package store for what each call promises.
 type Store interface {
 	store.Inbox
 	// The statistics /stats reads, and PruneStats sweeps (see
@@ -105,6 +107,11 @@ type Store interface {
 	// ChatsWithServersOff lists the chats with command menus of their
 	// own (see store.ChatSettings).
 	ChatsWithServersOff(ctx context.Context) ([]string, error)
+	// ChatTopicsShared and SetChatTopicsShared keep whether a forum
+	// keeps one conversation for all its topics (/topics; see
+	// store.ChatSettings).
+	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
+	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
 }
 
 // DefaultAPIURL is Telegram's Bot API server.
@@ -274,12 +281,13 @@ type Bot struct {
 	stopping context.Context
 
 	mu sync.Mutex
-	// turns holds each chat's running turn, for /cancel, which runs out
-	// of band. It is no lock: the chat's dispatch lane already runs its
-	// turns one at a time, so a chat has one entry at most. (Expiry runs
+	// turns holds each lane's running turn, for /cancel, which runs out
+	// of band. It is no lock: the dispatch lane of a chat (or of a forum's
+	// topic) already runs its turns one at a time, so a lane has one
+	// entry at most. (Expiry runs
 	// beside the lanes; the agent serialises it with the chat's turns,
 	// and it cannot be cancelled.)
-	turns map[int64]*turn // chat -> its running turn
+	turns map[string]*turn // lane (a chat, or a topic) -> its running turn
 	// beside holds, per chat (its lane), the done channel of the last
 	// job routed beside its turn (see besideJob).
 	beside map[string]chan struct{}
@@ -289,9 +297,9 @@ type Bot struct {
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
-	cards     sync.Map        // pending id -> *card: a question or approval with live buttons
-	openCards map[int64]*card // chat -> its newest live card; under mu
-	formCards formCards       // the cards of forms this instance sent
+	cards     sync.Map         // pending id -> *card: a question or approval with live buttons
+	openCards map[string]*card // conversation -> its newest live card; under mu
+	formCards formCards        // the cards of forms this instance sent
 	// promptCards are the cards of prompts' forms this instance sent.
 	promptCards formCards
 }
@@ -321,10 +329,10 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 		logger:    cfg.Logger,
 		allowed:   map[int64]bool{},
 		admins:    map[int64]bool{},
-		turns:     map[int64]*turn{},
+		turns:     map[string]*turn{},
 		beside:    map[string]chan struct{}{},
 		refused:   map[int64]time.Time{},
-		openCards: map[int64]*card{},
+		openCards: map[string]*card{},
 	}
 	b.users = limits.NewUsers(cfg.RateLimitPerMinute, cfg.Limits, cfg.Logger)
 	for _, id := range cfg.AllowedUserIDs {
@@ -356,7 +364,7 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
-	b.settings = settings.New(a, h, b.tg, settings.Options{Logger: cfg.Logger})
+	b.settings = settings.New(a, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
 	b.usage = usage.New(a, b.tg, usage.Options{Logger: cfg.Logger})
 	if cfg.Connections != nil {

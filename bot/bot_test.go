@@ -447,7 +447,7 @@ func TestCommandMenusPerScope(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	everyone := "start help reset tools usage retry cancel prompts"
-	owner := everyone + " system model connections"
+	owner := everyone + " system model topics connections"
 	for _, tt := range []struct {
 		scope string
 		got   []tgbotapi.BotCommand

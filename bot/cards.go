@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
 // Cards are the messages whose buttons answer the agent: a follow-up
@@ -22,7 +22,8 @@ import (
 
 // A card is a question or approval message whose buttons are live.
 type card struct {
-	chatID    int64
+	at        telegram.Place // where it was sent
+	key       string         // the conversation it asks in
 	msgID     int
 	pendingID int64
 	kind      string // "question" or "approval"
@@ -35,10 +36,10 @@ type card struct {
 func (b *Bot) openCard(c *card) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if old := b.openCards[c.chatID]; old != nil {
+	if old := b.openCards[c.key]; old != nil {
 		b.cards.Delete(old.pendingID)
 	}
-	b.openCards[c.chatID] = c
+	b.openCards[c.key] = c
 	b.cards.Store(c.pendingID, c)
 }
 
@@ -50,18 +51,18 @@ func (b *Bot) takeCard(pendingID int64) *card {
 	}
 	c := v.(*card)
 	b.mu.Lock()
-	if b.openCards[c.chatID] == c {
-		delete(b.openCards, c.chatID)
+	if b.openCards[c.key] == c {
+		delete(b.openCards, c.key)
 	}
 	b.mu.Unlock()
 	return c
 }
 
-// closeOpenCard takes the buttons off the chat's open card (of kind, or
-// any kind when empty) and appends line to its text.
-func (b *Bot) closeOpenCard(ctx context.Context, chatID int64, kind, line string) {
+// closeOpenCard takes the buttons off the open card of the conversation
+// key (of kind, or any kind when empty) and appends line to its text.
+func (b *Bot) closeOpenCard(ctx context.Context, key, kind, line string) {
 	b.mu.Lock()
-	c := b.openCards[chatID]
+	c := b.openCards[key]
 	b.mu.Unlock()
 	if c == nil || (kind != "" && c.kind != kind) {
 		return
@@ -75,27 +76,38 @@ func (b *Bot) closeOpenCard(ctx context.Context, chatID int64, kind, line string
 // closeOpenCardFor closes what a typed message by user settles: an open
 // approval or question of that user. Another user's card stays: only the
 // user whose turn it is may settle it.
-func (b *Bot) closeOpenCardFor(ctx context.Context, chatID, user int64) {
+func (b *Bot) closeOpenCardFor(ctx context.Context, key string, user int64) {
 	b.mu.Lock()
-	c := b.openCards[chatID]
+	c := b.openCards[key]
 	b.mu.Unlock()
 	switch {
 	case c == nil:
 	case c.kind == "approval" && c.user == user:
-		b.closeOpenCard(ctx, chatID, "approval", "❌ <i>Denied: a new message came first.</i>")
+		b.closeOpenCard(ctx, key, "approval", "❌ <i>Denied: a new message came first.</i>")
 	case c.user == user:
-		b.closeOpenCard(ctx, chatID, "question", "💬 <i>Answered by message.</i>")
+		b.closeOpenCard(ctx, key, "question", "💬 <i>Answered by message.</i>")
 	}
+}
+
+// openCardPlace is where the open card of the conversation key was sent,
+// if this instance sent one.
+func (b *Bot) openCardPlace(key string) (telegram.Place, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.openCards[key]; c != nil {
+		return c.at, true
+	}
+	return telegram.Place{}, false
 }
 
 func (b *Bot) closeCard(ctx context.Context, c *card, line string) {
-	if err := b.tg.EditHTML(ctx, c.chatID, c.msgID, c.html+"\n\n"+line, nil); err != nil {
-		b.logger.Debug("close card", "chat", c.chatID, "err", err)
-		b.tg.RemoveKeyboard(ctx, c.chatID, c.msgID)
+	if err := b.tg.EditHTML(ctx, c.at.Chat, c.msgID, c.html+"\n\n"+line, nil); err != nil {
+		b.logger.Debug("close card", "chat", c.at, "err", err)
+		b.tg.RemoveKeyboard(ctx, c.at.Chat, c.msgID)
 	}
 }
 
-func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int, q *agent.Question) {
+func (b *Bot) sendQuestion(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, q *agent.Question) {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
 		data := callback.Data{Kind: callback.Option, Pending: q.PendingID, Option: i}.String()
@@ -105,19 +117,19 @@ func (b *Bot) sendQuestion(ctx context.Context, chatID, user int64, replyTo int,
 	if len(rows) > 0 {
 		markup = tgbotapi.NewInlineKeyboardMarkup(rows...)
 	}
-	m, last, err := b.sendBounded(ctx, chatID, replyTo, "❓ "+q.Text, "question", markup)
+	m, last, err := b.sendBounded(ctx, at, replyTo, "❓ "+q.Text, "question", markup)
 	if err != nil {
-		b.logger.Error("send question", "chat", chatID, "err", err)
+		b.logger.Error("send question", "chat", at, "err", err)
 		return
 	}
 	if len(rows) > 0 {
-		b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: q.PendingID, kind: "question", user: user, html: last, options: q.Options})
+		b.openCard(&card{at: at, key: key, msgID: m.MessageID, pendingID: q.PendingID, kind: "question", user: user, html: last, options: q.Options})
 	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int, a *agent.Approval) {
+func (b *Bot) sendApproval(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, a *agent.Approval) {
 	var expiry string
 	if !a.ExpiresAt.IsZero() {
 		expiry = fmt.Sprintf("<i>%s %s if nobody answers.</i>", expiryPrefix, roundDuration(time.Until(a.ExpiresAt)))
@@ -145,22 +157,20 @@ func (b *Bot) sendApproval(ctx context.Context, chatID, user int64, replyTo int,
 	}
 	// A card of many arguments takes several messages; the buttons go on
 	// the last, after every argument was shown.
-	m, err := b.tg.SendLong(ctx, chatID, replyTo, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
+	m, err := b.tg.SendLong(ctx, at, replyTo, html, tgbotapi.NewInlineKeyboardMarkup(rows...))
 	if err != nil {
-		b.logger.Error("send approval", "chat", chatID, "err", err)
+		b.logger.Error("send approval", "chat", at, "err", err)
 		return
 	}
 	if attach != nil {
-		doc := tgbotapi.NewDocument(chatID, tgbotapi.FileBytes{Name: argsFileName, Bytes: attach})
-		doc.ReplyToMessageID = m.MessageID
-		if _, err := b.tg.Send(ctx, doc); err != nil {
-			b.logger.Error("send approval arguments", "chat", chatID, "err", err)
+		if err := b.tg.SendFile(ctx, at, m.MessageID, attach, argsFileName, ""); err != nil {
+			b.logger.Error("send approval arguments", "chat", at, "err", err)
 		}
 	}
 	// Once answered, the card keeps what it asked and its outcome, not
 	// when it would have expired.
 	parts := render.Split(html, render.MaxMessageLen)
-	b.openCard(&card{chatID: chatID, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", consent: a.Consent, user: user,
+	b.openCard(&card{at: at, key: key, msgID: m.MessageID, pendingID: a.PendingID, kind: "approval", consent: a.Consent, user: user,
 		html: strings.TrimSuffix(strings.TrimSuffix(parts[len(parts)-1], expiry), "\n")})
 }
 
@@ -199,10 +209,14 @@ func (b *Bot) expireLoop(ctx, work context.Context) {
 		// plenty, and it needs no goroutine of its own.
 		b.sweepStats(work, time.Now(), &swept)
 		var replies []*reply
-		emitFor := func(chatID string) func(agent.Event) {
-			id, _ := strconv.ParseInt(chatID, 10, 64)
-			r := b.newReply(work, work, id, 0, 0, false, func() {
-				b.closeOpenCard(work, id, "approval", "⌛ <i>Expired: denied.</i>")
+		emitFor := func(key string) func(agent.Event) {
+			// Where the card was, as a shared forum's key names no topic.
+			at, ok := b.openCardPlace(key)
+			if !ok {
+				at, _ = placeOf(key)
+			}
+			r := b.newReply(work, work, at, key, 0, 0, false, func() {
+				b.closeOpenCard(work, key, "approval", "⌛ <i>Expired: denied.</i>")
 			})
 			replies = append(replies, r)
 			return r.emit

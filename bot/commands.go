@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -32,7 +31,7 @@ const (
 	// before a command sent ahead of it ends.
 	beside
 	// outOfBand commands stop what runs (/cancel): at once, ordered with
-	// nothing.
+	// nothing, and given no conversation (message.key is "").
 	outOfBand
 )
 
@@ -55,7 +54,7 @@ type command struct {
 	order                   order
 	// run answers it, for a user admit let through (but /cancel, which
 	// checks on its own).
-	run func(b *Bot, ctx context.Context, m *tgbotapi.Message)
+	run func(b *Bot, ctx context.Context, m *message)
 }
 
 // commands returns the bot's commands, in menu order. (A function, not
@@ -65,37 +64,42 @@ func commands() []command {
 	return []command{
 		{name: "start", about: "What this bot can do", help: "what I can do", order: beside, run: (*Bot).start},
 		{name: "help", about: "How to use it", order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.say(ctx, m.Chat.ID, helpText()) }},
+			run: func(b *Bot, ctx context.Context, m *message) { b.say(ctx, m.at, helpText()) }},
 		{name: "reset", about: "Start a new conversation", help: "start a new conversation", order: inLane, run: (*Bot).reset},
 		{name: "tools", about: "Connected servers and their tools", ownerAbout: "Servers and tools, with this chat's switches",
 			help: "connected servers and their tools", order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.settings.ShowTools(ctx, m.Chat.ID) }},
+			run: func(b *Bot, ctx context.Context, m *message) { b.settings.ShowTools(ctx, m.at) }},
 		{name: "usage", about: "Your token usage", help: "your tokens today and this month", order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) {
-				b.usage.Show(ctx, m.Chat.ID, m.From.ID, b.isAdmin(m.From.ID))
+			run: func(b *Bot, ctx context.Context, m *message) {
+				b.usage.Show(ctx, m.at, m.From.ID, b.isAdmin(m.From.ID))
 			}},
 		{name: "retry", about: "Answer the last message again", help: "answer my last message again", order: inLane, run: (*Bot).retry},
 		{name: "cancel", about: "Stop the running request", help: "stop the running request", order: outOfBand,
 			run: (*Bot).handleCancel},
 		{name: "prompts", about: "The servers' prompts", help: "the servers' prompts, each a command of its own", order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) {
-				b.showPrompts(ctx, m.Chat.ID, m.CommandArguments())
+			run: func(b *Bot, ctx context.Context, m *message) {
+				b.showPrompts(ctx, m.at, m.CommandArguments())
 			}},
 		{name: "system", about: "This chat's instructions to the assistant", help: "this chat's instructions to me (group admins change them)",
 			menu: menuChatOwner, order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) {
-				b.settings.System(ctx, m, b.isAdmin(m.From.ID))
+			run: func(b *Bot, ctx context.Context, m *message) {
+				b.settings.System(ctx, m.at, m.key, m.Message, b.isAdmin(m.From.ID))
 			}},
 		{name: "model", about: "Which model answers this chat", help: "which model answers this chat (group admins switch it)",
 			menu: menuChatOwner, order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.settings.ShowModel(ctx, m.Chat.ID) }},
+			run: func(b *Bot, ctx context.Context, m *message) { b.settings.ShowModel(ctx, m.at, m.key) }},
+		{name: "topics", about: "In a forum: a conversation per topic, or one shared", help: "in a group with topics: one conversation per topic, or one shared (group admins change it)",
+			menu: menuChatOwner, order: beside,
+			run: func(b *Bot, ctx context.Context, m *message) {
+				b.settings.Topics(ctx, m.at, m.Message, b.isAdmin(m.From.ID))
+			}},
 		{name: "connections", about: "Servers you connected your account to", help: "servers you connected your own account to, to disconnect them",
 			menu: menuChatOwner, order: beside, run: (*Bot).showConnections},
 		{name: "servers", about: "Manage the MCP servers", help: "manage servers (admins)", menu: menuOperator, order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.showServers(ctx, m.Chat.ID, m.From.ID) }},
+			run: (*Bot).showServers},
 		{name: "stats", about: "Statistics of the last 24 hours and 7 days", help: "the last 24 hours and 7 days (admins)",
 			menu: menuOperator, order: beside,
-			run: func(b *Bot, ctx context.Context, m *tgbotapi.Message) { b.showStats(ctx, m.Chat.ID, m.From.ID) }},
+			run: (*Bot).showStats},
 	}
 }
 
@@ -125,8 +129,8 @@ func (b *Bot) commandOf(m *tgbotapi.Message) (c command, ok, mine bool) {
 
 // runCommand answers a command admit let through; an unknown one gets
 // the list of commands, and never reaches the model.
-func (b *Bot) runCommand(ctx context.Context, m *tgbotapi.Message) {
-	if c, ok, _ := b.commandOf(m); ok {
+func (b *Bot) runCommand(ctx context.Context, m *message) {
+	if c, ok, _ := b.commandOf(m.Message); ok {
 		c.run(b, ctx, m)
 		return
 	}
@@ -134,7 +138,7 @@ func (b *Bot) runCommand(ctx context.Context, m *tgbotapi.Message) {
 		b.startPrompt(ctx, m, cmd)
 		return
 	}
-	b.say(ctx, m.Chat.ID, b.unknownText(m))
+	b.say(ctx, m.at, b.unknownText(m.Message))
 }
 
 // unknownText answers a command the bot does not have: the commands the
@@ -180,19 +184,20 @@ func menuFor(level menu) []tgbotapi.BotCommand {
 	return out
 }
 
-func (b *Bot) reset(ctx context.Context, m *tgbotapi.Message) {
-	chatID := m.Chat.ID
-	if err := b.agent.Reset(ctx, strconv.FormatInt(chatID, 10)); err != nil {
-		b.logger.Error("reset", "chat", chatID, "err", err)
-		b.say(ctx, chatID, "Sorry, I could not start a new conversation. Please try again.")
+// reset answers /reset: a new conversation where it was sent (a chat,
+// or a topic with a conversation of its own).
+func (b *Bot) reset(ctx context.Context, m *message) {
+	if err := b.agent.Reset(ctx, m.key); err != nil {
+		b.logger.Error("reset", "chat", m.at, "err", err)
+		b.say(ctx, m.at, "Sorry, I could not start a new conversation. Please try again.")
 		return
 	}
-	b.closeOpenCard(ctx, chatID, "", "<i>Conversation reset.</i>")
-	b.say(ctx, chatID, "Started a new conversation.")
+	b.closeOpenCard(ctx, m.key, "", "<i>Conversation reset.</i>")
+	b.say(ctx, m.at, "Started a new conversation.")
 }
 
-func (b *Bot) retry(ctx context.Context, m *tgbotapi.Message) {
-	user, chatID := m.From.ID, m.Chat.ID
+func (b *Bot) retry(ctx context.Context, m *message) {
+	user := m.From.ID
 	// Whatever card is open stays: the agent says to answer it first.
-	b.runTurn(ctx, chatID, user, 0, agent.Request{Caller: caller(user, chatID), Retry: true, Exempt: b.isAdmin(user)}, nil)
+	b.runTurn(ctx, m.at, m.key, user, 0, agent.Request{Caller: caller(user, m.key), Retry: true, Exempt: b.isAdmin(user)}, nil)
 }

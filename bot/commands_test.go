@@ -21,11 +21,11 @@ func TestUnknownCommand(t *testing.T) {
 	h := s.start(nil)
 	s.fake.Text(alice, alice, "/frobnicate now")
 	m := waitText(t, s.fake, alice, "I don't know /frobnicate.")
-	if want := "My commands: /start /help /reset /tools /usage /retry /cancel /prompts /system /model /connections. /help says what each does."; !strings.Contains(m.Plain, want) {
+	if want := "My commands: /start /help /reset /tools /usage /retry /cancel /prompts /system /model /topics /connections. /help says what each does."; !strings.Contains(m.Plain, want) {
 		t.Errorf("answer to an unknown command = %q, want it to say %q", m.Plain, want)
 	}
 	s.fake.Text(admin, admin, "/Frobnicate")
-	if m := waitText(t, s.fake, admin, "I don't know /Frobnicate."); !strings.Contains(m.Plain, "/model /connections /servers /stats.") {
+	if m := waitText(t, s.fake, admin, "I don't know /Frobnicate."); !strings.Contains(m.Plain, "/model /topics /connections /servers /stats.") {
 		t.Errorf("an admin's list lacks the admins' commands: %q", m.Plain)
 	}
 	s.fake.Text(group, alice, "/frobnicate")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/oauth"
 )
 
@@ -86,12 +87,12 @@ func looksLikeSignIn(text string) bool {
 // straySignIn takes a message that is a sign-in's address when no sign-in
 // waits for it (its card closed, or none): it holds a sign-in's code, so
 // it is deleted and never goes to the model. It reports whether m was one.
-func (b *Bot) straySignIn(ctx context.Context, m *tgbotapi.Message) bool {
+func (b *Bot) straySignIn(ctx context.Context, m *message) bool {
 	if !looksLikeSignIn(m.Text) {
 		return false
 	}
 	b.deleteMessage(ctx, m.Chat.ID, m.MessageID)
-	b.say(ctx, m.Chat.ID, "That looks like a sign-in address, but no sign-in of yours waits for it here, so nothing was done with it.")
+	b.say(ctx, m.at, "That looks like a sign-in address, but no sign-in of yours waits for it here, so nothing was done with it.")
 	return true
 }
 
@@ -104,12 +105,19 @@ func (b *Bot) deleteMessage(ctx context.Context, chatID int64, msgID int) {
 }
 
 // signIn opens, for the admin who pressed a server's Sign in button on
-// /servers (checked by handleServerPress), the card of the operator's
-// sign-in to it: the same card, redirect and paste-back as a user's
-// connection, for every chat. Once signed in, the server is reconnected.
-func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, server string) {
-	user, chatID := cq.From.ID, cq.Message.Chat.ID
-	f, err := b.agent.SignIn(ctx, caller(user, chatID), server, func(ctx context.Context, redirectURI, tag string) (string, string, error) {
+// /servers at place at (checked by handleServerPress), the card of the
+// operator's sign-in to it: the same card, redirect and paste-back as a
+// user's connection, for every chat. Once signed in, the server is
+// reconnected.
+func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, server string) {
+	user := cq.From.ID
+	key, err := b.conversation(ctx, at)
+	if err != nil {
+		b.logger.Warn("begin the operator's sign-in: which conversation?", "chat", at, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, "I cannot reach my database right now; please press again in a moment.", true)
+		return
+	}
+	f, err := b.agent.SignIn(ctx, caller(user, key), server, func(ctx context.Context, redirectURI, tag string) (string, string, error) {
 		return b.hub.SignIn(ctx, server, redirectURI, tag)
 	})
 	if err != nil {
@@ -118,7 +126,7 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, server str
 		return
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, "", false)
-	b.showForm(ctx, chatID, user, f)
+	b.showForm(ctx, at, key, user, f)
 	b.queue.Go(func(work context.Context) {
 		// It waits on a person: it stops as shutdown begins, rather than
 		// hold the shutdown for its grace.
@@ -128,7 +136,7 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, server str
 			defer cancel()
 			defer context.AfterFunc(b.stopping, cancel)()
 		}
-		b.awaitSignIn(work, chatID, f.ID)
+		b.awaitSignIn(work, at, f.ID)
 	})
 }
 
@@ -138,7 +146,7 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, server str
 // any instance, Cancel, or the clock. It shows the outcome on the card,
 // if not shown yet, and once signed in reconnects the server here (the
 // other instances retry on their own). At shutdown it stops waiting.
-func (b *Bot) awaitSignIn(ctx context.Context, chatID int64, id int64) {
+func (b *Bot) awaitSignIn(ctx context.Context, at telegram.Place, id int64) {
 	f, err := b.agent.AwaitSignIn(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -146,19 +154,19 @@ func (b *Bot) awaitSignIn(ctx context.Context, chatID int64, id int64) {
 		}
 		return
 	}
-	b.updateForm(ctx, chatID, 0, f)
+	b.updateForm(ctx, at.Chat, 0, f)
 	if f.Outcome == agent.FormAccepted {
-		b.signedIn(ctx, chatID, f)
+		b.signedIn(ctx, at, f)
 	}
 }
 
 // signedIn reconnects the server an admin just signed in to from the
 // chat.
-func (b *Bot) signedIn(ctx context.Context, chatID int64, f *agent.Form) {
+func (b *Bot) signedIn(ctx context.Context, at telegram.Place, f *agent.Form) {
 	if err := b.hub.Restart(ctx, f.Server); err != nil {
 		b.logger.Warn("reconnect after the operator's sign-in", "server", f.Server, "err", err)
-		b.say(ctx, chatID, "Signed in, but "+f.Server+" did not reconnect; /servers says why.")
+		b.say(ctx, at, "Signed in, but "+f.Server+" did not reconnect; /servers says why.")
 		return
 	}
-	b.say(ctx, chatID, "Signed in; "+f.Server+" is reconnected.")
+	b.say(ctx, at, "Signed in; "+f.Server+" is reconnected.")
 }

@@ -15,14 +15,14 @@ import (
 // chat, from the user whose sign-in it names (or, for the operator's, an
 // admin).
 
-func (b *Bot) showConnections(ctx context.Context, m *tgbotapi.Message) {
+func (b *Bot) showConnections(ctx context.Context, m *message) {
 	switch {
 	case !m.Chat.IsPrivate():
-		b.say(ctx, m.Chat.ID, "Your connections are yours alone: send /connections to me in a private chat.")
+		b.say(ctx, m.at, "Your connections are yours alone: send /connections to me in a private chat.")
 	case b.conns == nil:
-		b.say(ctx, m.Chat.ID, "No server here takes a sign-in, so there are no connections.")
+		b.say(ctx, m.at, "No server here takes a sign-in, so there are no connections.")
 	default:
-		b.conns.Show(ctx, m.Chat.ID, m.From.ID, b.isAdmin(m.From.ID))
+		b.conns.Show(ctx, m.at, m.From.ID, b.isAdmin(m.From.ID))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/formcard"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/startlink"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
@@ -26,20 +27,21 @@ import (
 // maxShownMessage bounds the server's message on a card.
 const maxShownMessage = 1500
 
-// showForm sends the card of f, which a call of user's turn asks.
-func (b *Bot) showForm(ctx context.Context, chatID, user int64, f *agent.Form) {
-	c := formCard{chatID: chatID, user: user}
-	if privateElsewhere(f, chatID) {
-		c.who = b.memberName(ctx, chatID, user)
+// showForm sends the card of f, which a call of user's turn in the
+// conversation key asks, to place at.
+func (b *Bot) showForm(ctx context.Context, at telegram.Place, key string, user int64, f *agent.Form) {
+	c := formCard{chatID: at.Chat, key: key, user: user}
+	if privateElsewhere(f, at.Chat) {
+		c.who = b.memberName(ctx, at.Chat, user)
 	}
 	html, markup := b.cardOf(f, c)
 	// Known before it is sent: an answer may arrive before the send
 	// returns (see answered).
 	b.formCards.put(f.ID, c)
-	m, err := b.tg.SendHTML(ctx, chatID, 0, html, markup)
+	m, err := b.tg.SendHTML(ctx, at, 0, html, markup)
 	if err != nil {
-		b.formCards.dropIn(f.ID, chatID)
-		b.logger.Error("send form", "chat", chatID, "form", f.ID, "err", err)
+		b.formCards.dropIn(f.ID, at.Chat)
+		b.logger.Error("send form", "chat", at, "form", f.ID, "err", err)
 		return
 	}
 	c.msgID = m.MessageID
@@ -196,7 +198,8 @@ func formOutcome(f *agent.Form) string {
 
 // handleFormPress handles a form's button, out of band: the chat's lane
 // waits for the turn whose call waits for this form.
-func (b *Bot) handleFormPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+func (b *Bot) handleFormPress(ctx context.Context, q *query, data callback.Data) {
+	cq := q.CallbackQuery
 	user, chatID := cq.From.ID, cq.Message.Chat.ID
 	if !b.isAllowed(user) {
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
@@ -210,7 +213,7 @@ func (b *Bot) handleFormPress(ctx context.Context, cq *tgbotapi.CallbackQuery, d
 	case callback.FormSubmit, callback.FormDecline, callback.FormCancel:
 		in.Step = -1
 	}
-	f, err := b.agent.FormInput(ctx, caller(user, chatID), data.Pending, in)
+	f, err := b.agent.FormInput(ctx, caller(user, q.key), data.Pending, in)
 	switch {
 	case errors.Is(err, agent.ErrNotYours):
 		b.tg.AnswerCallback(ctx, cq.ID, "This form is for the person whose request it belongs to; only they can answer it.", true)
@@ -240,27 +243,27 @@ var formOps = map[callback.FormOp]agent.FormOp{
 // told what did not do. Only the instance that showed the card takes a
 // reply: it is where the call waits, as the chat's updates all go to the
 // instance that leases the chat.
-func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
+func (b *Bot) formText(ctx context.Context, m *message) bool {
 	if m.From == nil || m.Text == "" || m.IsCommand() {
 		return false
 	}
 	user, chatID := m.From.ID, m.Chat.ID
-	id, ok := b.formCards.answered(chatID, user, m)
+	id, ok := b.formCards.answered(m.key, user, m.Message)
 	if !ok {
 		return false
 	}
-	f, err := b.agent.FormInput(ctx, caller(user, chatID), id, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
+	f, err := b.agent.FormInput(ctx, caller(user, m.key), id, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
 	switch {
 	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
 		b.formCards.dropIn(id, chatID)
 		return b.straySignIn(ctx, m)
 	case err != nil:
-		b.logger.Error("form input", "chat", chatID, "err", err)
-		b.say(ctx, chatID, "Sorry, something went wrong with the form; please try again.")
+		b.logger.Error("form input", "chat", m.at, "err", err)
+		b.say(ctx, m.at, "Sorry, something went wrong with the form; please try again.")
 		return true
 	}
 	if f.Note != "" {
-		if _, err := b.tg.SendHTML(ctx, chatID, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
+		if _, err := b.tg.SendHTML(ctx, m.at, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
 			b.logger.Debug("send form note", "chat", chatID, "err", err)
 		}
 	}
@@ -277,8 +280,8 @@ func (b *Bot) formText(ctx context.Context, m *tgbotapi.Message) bool {
 // this instance waits for: it goes to their form. If the form closed
 // meanwhile, it is a message like any other, whose turn the agent runs
 // once the chat's running turn is over.
-func (b *Bot) handleFormText(ctx context.Context, m *tgbotapi.Message) {
-	if !b.admit(ctx, m, b.addressed(m)) {
+func (b *Bot) handleFormText(ctx context.Context, m *message) {
+	if !b.admit(ctx, m, b.addressed(m.Message)) {
 		return
 	}
 	if b.formText(ctx, m) || b.straySignIn(ctx, m) {

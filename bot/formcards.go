@@ -13,7 +13,8 @@ import (
 // names the user on, and the private chat's.
 type formCard struct {
 	chatID int64
-	msgID  int // 0 while the card is being sent
+	key    string // the conversation it was sent for (a chat, or a topic)
+	msgID  int    // 0 while the card is being sent
 	user   int64
 	who    string
 }
@@ -77,20 +78,21 @@ func (fc *formCards) dropIn(id, chatID int64) {
 	}
 }
 
-// answered finds the form a message m of user answers: the one whose
-// card m replies to, or else the oldest card of user in the chat sent
-// before m, or else one being sent as m came (the user answers what
-// Telegram showed before the send returned here). A message older than
-// every card (the one that started the call, run again after a restart)
-// answers none.
-func (fc *formCards) answered(chatID, user int64, m *tgbotapi.Message) (int64, bool) {
+// answered finds the form a message m of user, in the conversation key,
+// answers: the one whose card m replies to, or else the oldest card of
+// user in the conversation sent before m, or else one being sent as m
+// came (the user answers what Telegram showed before the send returned
+// here). A message older than every card (the one that started the call,
+// run again after a restart) answers none; nor does one in another of the
+// chat's topics, unless the forum shares one conversation.
+func (fc *formCards) answered(key string, user int64, m *tgbotapi.Message) (int64, bool) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	var best, sending int64
 	bestMsg := 0
 	for id, cards := range fc.m {
 		for _, c := range cards {
-			if c.chatID != chatID || c.user != user {
+			if c.chatID != m.Chat.ID || c.key != key || c.user != user {
 				continue
 			}
 			if m.ReplyToMessage != nil && c.msgID != 0 && m.ReplyToMessage.MessageID == c.msgID {

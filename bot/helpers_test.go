@@ -341,7 +341,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
-	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup}
+	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup, Chat: bot.ChatOf}
 	if edit != nil {
 		edit(&p, &opts)
 	}
@@ -464,13 +464,19 @@ func startBot(t *testing.T, fake *tgfake.Server, dir string, a bot.Agent, h bot.
 // startBotWith runs a Bot on db, closing db at the end when own is set.
 func startBotWith(t testing.TB, fake *tgfake.Server, db *sqlite.DB, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
 	t.Helper()
+	return startBotOn(t, fake, db, db, own, a, h, edit)
+}
+
+// startBotOn is startBotWith with the bot's store st, over db.
+func startBotOn(t testing.TB, fake *tgfake.Server, db *sqlite.DB, st bot.Store, own bool, a bot.Agent, h bot.Hub, edit func(*bot.Options)) *harness {
+	t.Helper()
 	dir := filepath.Dir(db.Path())
 	hs := &harness{fake: fake, db: db, dbDir: dir, log: &testenv.Buffer{}}
 	cfg := testConfig(fake, hs.log)
 	if edit != nil {
 		edit(&cfg)
 	}
-	b, err := bot.New(tgfake.Token, a, h, db, cfg)
+	b, err := bot.New(tgfake.Token, a, h, st, cfg)
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -43,11 +44,13 @@ const (
 // maxLinkButtons bounds the buttons of one result's links.
 const maxLinkButtons = 8
 
-// A link is a resource link a tool returned in a chat, for a user.
+// A link is a resource link a tool returned in a conversation (its key),
+// for a user.
 type link struct {
-	chatID, user int64
-	server       string
-	uri, name    string
+	key       string
+	user      int64
+	server    string
+	uri, name string
 }
 
 // putLink stores l and returns the key its button names.
@@ -56,7 +59,7 @@ func (b *Bot) putLink(ctx context.Context, l link) (string, error) {
 	_, _ = rand.Read(buf)
 	key := hex.EncodeToString(buf)
 	now := time.Now()
-	err := b.store.PutLink(ctx, store.Link{Key: key, ChatID: strconv.FormatInt(l.chatID, 10), UserID: strconv.FormatInt(l.user, 10),
+	err := b.store.PutLink(ctx, store.Link{Key: key, ChatID: l.key, UserID: strconv.FormatInt(l.user, 10),
 		Server: l.server, URI: l.uri, Name: l.name, CreatedAt: now, ExpiresAt: now.Add(linkTTL)}, maxLinksPerChat)
 	return key, err
 }
@@ -71,12 +74,11 @@ func (b *Bot) getLink(ctx context.Context, key string) (link, bool, error) {
 	if err != nil {
 		return link{}, false, err
 	}
-	chatID, err1 := strconv.ParseInt(sl.ChatID, 10, 64)
-	user, err2 := strconv.ParseInt(sl.UserID, 10, 64)
-	if err1 != nil || err2 != nil || !time.Now().Before(sl.ExpiresAt) {
+	user, err := strconv.ParseInt(sl.UserID, 10, 64)
+	if err != nil || !time.Now().Before(sl.ExpiresAt) {
 		return link{}, false, nil
 	}
-	return link{chatID: chatID, user: user, server: sl.Server, uri: sl.URI, name: sl.Name}, true, nil
+	return link{key: sl.ChatID, user: user, server: sl.Server, uri: sl.URI, name: sl.Name}, true, nil
 }
 
 // pruneLinks deletes the expired links.
@@ -90,18 +92,18 @@ func (b *Bot) pruneLinks(ctx context.Context, now time.Time) {
 	}
 }
 
-// showLinks sends the buttons of the resource links a call of user's
-// turn returned.
-func (b *Bot) showLinks(ctx context.Context, chatID, user int64, server, tool string, found []hub.Content) {
+// showLinks sends to place at the buttons of the resource links a call of
+// user's turn in the conversation key returned.
+func (b *Bot) showLinks(ctx context.Context, at telegram.Place, key string, user int64, server, tool string, found []hub.Content) {
 	if len(found) == 0 {
 		return
 	}
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for _, c := range found[:min(len(found), maxLinkButtons)] {
-		key, err := b.putLink(ctx, link{chatID: chatID, user: user, server: server, uri: c.URI, name: c.Name})
+		ref, err := b.putLink(ctx, link{key: key, user: user, server: server, uri: c.URI, name: c.Name})
 		if err != nil {
-			b.logger.Error("store a resource link", "chat", chatID, "err", err)
-			b.say(ctx, chatID, "(The links the tool returned could not be kept: no buttons for them.)")
+			b.logger.Error("store a resource link", "chat", at, "err", err)
+			b.say(ctx, at, "(The links the tool returned could not be kept: no buttons for them.)")
 			return
 		}
 		label := c.Name
@@ -112,7 +114,7 @@ func (b *Bot) showLinks(ctx context.Context, chatID, user int64, server, tool st
 		if strings.HasPrefix(c.MIMEType, "image/") {
 			icon = "🖼 "
 		}
-		data := callback.Data{Kind: callback.Link, Link: key}.String()
+		data := callback.Data{Kind: callback.Link, Link: ref}.String()
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(icon+render.Visible(render.Shorten(label, 40)), data)))
 	}
 	html := fmt.Sprintf("🔗 %s returned %s to open:", b.toolWhat(server, tool, ""), render.Count(len(found), "link"))
@@ -120,14 +122,15 @@ func (b *Bot) showLinks(ctx context.Context, chatID, user int64, server, tool st
 		html += fmt.Sprintf(" (the first %d here)", maxLinkButtons)
 	}
 	markup := tgbotapi.NewInlineKeyboardMarkup(rows...)
-	if _, err := b.tg.SendHTML(ctx, chatID, 0, html, markup); err != nil {
-		b.logger.Error("send links", "chat", chatID, "err", err)
+	if _, err := b.tg.SendHTML(ctx, at, 0, html, markup); err != nil {
+		b.logger.Error("send links", "chat", at, "err", err)
 	}
 }
 
 // handleLinkPress opens the link a button names, asks first where the
 // resource approval rules say so, or answers its approval card.
-func (b *Bot) handleLinkPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+func (b *Bot) handleLinkPress(ctx context.Context, q *query, data callback.Data) {
+	cq := q.CallbackQuery
 	chatID, user := cq.Message.Chat.ID, cq.From.ID
 	l, ok, err := b.getLink(ctx, data.Link)
 	switch {
@@ -135,7 +138,7 @@ func (b *Bot) handleLinkPress(ctx context.Context, cq *tgbotapi.CallbackQuery, d
 		b.logger.Error("read a resource link", "chat", chatID, "err", err)
 		b.tg.AnswerCallback(ctx, cq.ID, "Could not open the link just now: try again in a moment.", true)
 		return
-	case !ok || l.chatID != chatID:
+	case !ok || l.key != q.key:
 		b.tg.AnswerCallback(ctx, cq.ID, "This link is no longer available.", true)
 		return
 	case l.user != user:
@@ -156,7 +159,7 @@ func (b *Bot) handleLinkPress(ctx context.Context, cq *tgbotapi.CallbackQuery, d
 			markup := tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(
 				tgbotapi.NewInlineKeyboardButtonData("✅ Approve", callback.Data{Kind: callback.Link, Link: data.Link, Answer: callback.Approve}.String()),
 				tgbotapi.NewInlineKeyboardButtonData("❌ Deny", callback.Data{Kind: callback.Link, Link: data.Link, Answer: callback.Deny}.String())))
-			b.sayWith(ctx, chatID, "🔐 Read "+what+"? It is sent to you, not to the assistant.", markup)
+			b.sayWith(ctx, q.at, "🔐 Read "+what+"? It is sent to you, not to the assistant.", markup)
 			return
 		}
 	default: // approved on its card
@@ -165,23 +168,23 @@ func (b *Bot) handleLinkPress(ctx context.Context, cq *tgbotapi.CallbackQuery, d
 		}
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, "Opening…", false)
-	b.sendResource(ctx, l)
+	b.sendResource(ctx, q.at, l)
 }
 
 // sayWith sends html with markup.
-func (b *Bot) sayWith(ctx context.Context, chatID int64, html string, markup tgbotapi.InlineKeyboardMarkup) {
-	if _, err := b.tg.SendHTML(ctx, chatID, 0, html, markup); err != nil {
-		b.logger.Error("send message", "chat", chatID, "err", err)
+func (b *Bot) sayWith(ctx context.Context, to telegram.Place, html string, markup tgbotapi.InlineKeyboardMarkup) {
+	if _, err := b.tg.SendHTML(ctx, to, 0, html, markup); err != nil {
+		b.logger.Error("send message", "chat", to, "err", err)
 	}
 }
 
-// sendResource reads l and sends each of its parts: an image as a photo,
-// anything else as a document.
-func (b *Bot) sendResource(ctx context.Context, l link) {
-	res, err := b.hub.ReadResource(ctx, caller(l.user, l.chatID), l.server, l.uri)
+// sendResource reads l and sends each of its parts to place at: an image
+// as a photo, anything else as a document.
+func (b *Bot) sendResource(ctx context.Context, at telegram.Place, l link) {
+	res, err := b.hub.ReadResource(ctx, caller(l.user, l.key), l.server, l.uri)
 	if err != nil {
-		b.logger.Warn("read a resource link", "chat", l.chatID, "server", l.server, "err", err)
-		b.say(ctx, l.chatID, "Could not read "+render.Escape(render.Visible(render.Shorten(l.name, 80)))+": the server did not give it.")
+		b.logger.Warn("read a resource link", "chat", at, "server", l.server, "err", err)
+		b.say(ctx, at, "Could not read "+render.Escape(render.Visible(render.Shorten(l.name, 80)))+": the server did not give it.")
 		return
 	}
 	caption := render.Visible(render.Shorten(l.name, 200)) + " · " + l.server
@@ -191,16 +194,16 @@ func (b *Bot) sendResource(ctx context.Context, l link) {
 			data = []byte(c.Text)
 		}
 		if strings.HasPrefix(c.MIMEType, "image/") && len(c.Data) > 0 {
-			if err := b.tg.SendPhoto(ctx, l.chatID, c.Data, c.MIMEType, caption, i); err == nil {
+			if err := b.tg.SendPhoto(ctx, at, c.Data, c.MIMEType, caption, i); err == nil {
 				continue
 			}
 		}
 		if c.URI == "" {
 			c.URI = l.uri
 		}
-		if err := b.tg.SendFile(ctx, l.chatID, data, fileName(c), caption); err != nil {
-			b.logger.Error("send a resource", "chat", l.chatID, "err", err)
-			b.say(ctx, l.chatID, "(The resource could not be sent.)")
+		if err := b.tg.SendFile(ctx, at, 0, data, fileName(c), caption); err != nil {
+			b.logger.Error("send a resource", "chat", at, "err", err)
+			b.say(ctx, at, "(The resource could not be sent.)")
 		}
 	}
 }

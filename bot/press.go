@@ -33,8 +33,9 @@ type press struct {
 
 // handlePress handles a follow-up option or approval button, in the
 // chat's lane: the press starts a turn.
-func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
-	user, chatID := cq.From.ID, cq.Message.Chat.ID
+func (b *Bot) handlePress(ctx context.Context, q *query, data callback.Data) {
+	cq := q.CallbackQuery
+	user := cq.From.ID
 	if !b.isAllowed(user) {
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
 		return
@@ -42,7 +43,7 @@ func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data 
 	if !b.allowPress(ctx, cq) {
 		return
 	}
-	p, refusal := b.pressOf(cq, data)
+	p, refusal := b.pressOf(q, data)
 	if refusal != "" {
 		b.tg.AnswerCallback(ctx, cq.ID, refusal, true)
 		return
@@ -60,13 +61,13 @@ func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data 
 			cd := b.takeCard(data.Pending)
 			if cd == nil {
 				// Pressed after a restart: the card's text is all there is.
-				cd = &card{chatID: chatID, msgID: cq.Message.MessageID, html: render.Escape(withoutExpiry(cq.Message.Text))}
+				cd = &card{at: q.at, key: q.key, msgID: cq.Message.MessageID, html: render.Escape(withoutExpiry(cq.Message.Text))}
 			}
 			b.closeCard(ctx, cd, p.line)
 		})
 	}
 	timer := time.AfterFunc(pressAckAfter, onFirst)
-	err := b.runTurn(ctx, chatID, user, 0, p.req, onFirst)
+	err := b.runTurn(ctx, q.at, q.key, user, 0, p.req, onFirst)
 	timer.Stop()
 	if accepted.Load() {
 		return
@@ -86,8 +87,9 @@ func (b *Bot) handlePress(ctx context.Context, cq *tgbotapi.CallbackQuery, data 
 }
 
 // pressOf says what a press asks, or why it is refused.
-func (b *Bot) pressOf(cq *tgbotapi.CallbackQuery, data callback.Data) (press, string) {
-	p := press{req: agent.Request{Caller: caller(cq.From.ID, cq.Message.Chat.ID)}}
+func (b *Bot) pressOf(q *query, data callback.Data) (press, string) {
+	cq := q.CallbackQuery
+	p := press{req: agent.Request{Caller: caller(cq.From.ID, q.key)}}
 	id := data.Pending
 	if data.Kind == callback.Option {
 		p.req.Answer = &agent.Answer{PendingID: id, Option: data.Option}

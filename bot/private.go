@@ -22,9 +22,10 @@ import (
 // the form opens there for that member alone, once. The sign-in's link
 // and the form's fields never reach the group.
 
-// IsGroup reports whether a chat (its id, in decimal) is a group, shared
-// with others: Telegram gives groups, supergroups and channels negative
-// ids, a user's private chat with the bot the user's id.
+// IsGroup reports whether a chat (its key: its id, in decimal, and for a
+// forum's topic "/" and the topic's) is a group, shared with others:
+// Telegram gives groups, supergroups and channels negative ids, a user's
+// private chat with the bot the user's id.
 func IsGroup(chatID string) bool { return strings.HasPrefix(chatID, "-") }
 
 // privateElsewhere reports whether f's card in chatID is a group's card
@@ -85,47 +86,47 @@ func (b *Bot) memberName(ctx context.Context, chatID, user int64) string {
 
 // start answers /start: the greeting, or, with a deep link's payload,
 // what the link asks.
-func (b *Bot) start(ctx context.Context, m *tgbotapi.Message) {
+func (b *Bot) start(ctx context.Context, m *message) {
 	if payload := m.CommandArguments(); payload != "" {
 		b.openPrivately(ctx, m, payload)
 		return
 	}
-	b.say(ctx, m.Chat.ID, b.startText(m.From.ID))
+	b.say(ctx, m.at, b.startText(m.From.ID))
 }
 
 // openPrivately opens, in the private chat m was sent in, the form a deep
 // link's payload names, for the user who sent it if it is theirs; any
 // other payload, another's, one used or past its time changes nothing,
 // and the user is told so.
-func (b *Bot) openPrivately(ctx context.Context, m *tgbotapi.Message, payload string) {
-	user, chatID := m.From.ID, m.Chat.ID
+func (b *Bot) openPrivately(ctx context.Context, m *message, payload string) {
+	user := m.From.ID
 	if !m.Chat.IsPrivate() {
-		b.say(ctx, chatID, "That link opens in a private chat with me, not here, so nothing was done.")
+		b.say(ctx, m.at, "That link opens in a private chat with me, not here, so nothing was done.")
 		return
 	}
 	p, err := startlink.Parse(payload)
 	if err != nil {
-		b.say(ctx, chatID, "That link is not one of mine, so nothing was done.")
+		b.say(ctx, m.at, "That link is not one of mine, so nothing was done.")
 		return
 	}
-	f, err := b.agent.OpenPrivately(ctx, caller(user, chatID), p.Form, b.beginFor(user))
+	f, err := b.agent.OpenPrivately(ctx, caller(user, m.key), p.Form, b.beginFor(user))
 	switch {
 	case errors.Is(err, agent.ErrNotYours):
-		b.say(ctx, chatID, "That link belongs to another member's request, and only they can open it, so nothing was done.")
+		b.say(ctx, m.at, "That link belongs to another member's request, and only they can open it, so nothing was done.")
 		return
 	case errors.Is(err, agent.ErrOpened):
-		b.say(ctx, chatID, "You opened that request here already (its card is above), so nothing was done.")
+		b.say(ctx, m.at, "You opened that request here already (its card is above), so nothing was done.")
 		return
 	case errors.Is(err, agent.ErrStale):
-		b.say(ctx, chatID, "That request is over or has expired, so nothing was done.")
+		b.say(ctx, m.at, "That request is over or has expired, so nothing was done.")
 		return
 	case err != nil:
-		b.logger.Warn("open a form in a private chat", "chat", chatID, "form", p.Form, "err", err)
-		b.say(ctx, chatID, "That could not be opened just now (if it is a sign-in, the server's sign-in could not be reached or refused), so nothing was done; try the link again in a moment.")
+		b.logger.Warn("open a form in a private chat", "chat", m.at, "form", p.Form, "err", err)
+		b.say(ctx, m.at, "That could not be opened just now (if it is a sign-in, the server's sign-in could not be reached or refused), so nothing was done; try the link again in a moment.")
 		return
 	}
 	b.logger.Info("a group's form opened in its user's private chat", "form", f.ID, "user", strconv.FormatInt(user, 10))
-	b.showForm(ctx, chatID, user, f)
+	b.showForm(ctx, m.at, m.key, user, f)
 }
 
 // beginFor begins, for the user who opened a group's sign-in card in

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/formcard"
 	"github.com/mcpgram/mcpgram/bot/promptmenu"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
 // Prompts are the servers' prompt templates, which a user chooses by
@@ -57,11 +58,12 @@ func (b *Bot) chatPrompts(ctx context.Context, chatID int64) []promptmenu.Comman
 	return slices.DeleteFunc(cmds, func(c promptmenu.Command) bool { return slices.Contains(off, c.Server) })
 }
 
-// showPrompts answers /prompts [page]: the prompts the chat may use.
-func (b *Bot) showPrompts(ctx context.Context, chatID int64, arg string) {
-	cmds := b.chatPrompts(ctx, chatID)
+// showPrompts answers /prompts [page], sent at place at: the prompts the
+// chat may use.
+func (b *Bot) showPrompts(ctx context.Context, at telegram.Place, arg string) {
+	cmds := b.chatPrompts(ctx, at.Chat)
 	if len(cmds) == 0 {
-		b.say(ctx, chatID, "No server offers prompts here.")
+		b.say(ctx, at, "No server offers prompts here.")
 		return
 	}
 	pages := (len(cmds) + promptsPerPage - 1) / promptsPerPage
@@ -82,39 +84,40 @@ func (b *Bot) showPrompts(ctx context.Context, chatID int64, arg string) {
 	if pages > 1 {
 		fmt.Fprintf(&sb, "\n<i>Page %d of %d: /prompts %d for the next.</i>", page, pages, page%pages+1)
 	}
-	b.say(ctx, chatID, sb.String())
+	b.say(ctx, at, sb.String())
 }
 
 // startPrompt answers /NAME for the prompt of cmd: its form, or (with no
 // arguments) the prompt itself.
-func (b *Bot) startPrompt(ctx context.Context, m *tgbotapi.Message, cmd promptmenu.Command) {
-	user, chatID := m.From.ID, m.Chat.ID
-	who := caller(user, chatID)
+func (b *Bot) startPrompt(ctx context.Context, m *message, cmd promptmenu.Command) {
+	user := m.From.ID
+	who := caller(user, m.key)
 	f, err := b.agent.OpenPrompt(ctx, who, cmd.Server, cmd.Prompt)
 	switch {
 	case errors.Is(err, agent.ErrNoPrompt):
-		b.say(ctx, chatID, "That prompt is not available here right now.")
+		b.say(ctx, m.at, "That prompt is not available here right now.")
 		return
 	case err != nil:
-		b.logger.Error("open a prompt", "chat", chatID, "server", cmd.Server, "prompt", cmd.Prompt, "err", err)
-		b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")
+		b.logger.Error("open a prompt", "chat", m.at, "server", cmd.Server, "prompt", cmd.Prompt, "err", err)
+		b.say(ctx, m.at, "Sorry, something went wrong on my side. Please try again.")
 		return
 	case f == nil:
-		b.sendPrompt(ctx, chatID, user, cmd.Server, cmd.Prompt, nil)
+		b.sendPrompt(ctx, m.at, m.key, user, cmd.Server, cmd.Prompt, nil)
 		return
 	}
-	b.showPromptForm(ctx, chatID, user, f)
+	b.showPromptForm(ctx, m.at, m.key, user, f)
 }
 
-// showPromptForm sends the card of prompt form f.
-func (b *Bot) showPromptForm(ctx context.Context, chatID, user int64, f *agent.Form) {
-	html, markup := promptFormMessage(f, chatID < 0)
-	msg, err := b.tg.SendHTML(ctx, chatID, 0, html, markup)
+// showPromptForm sends to place at the card of prompt form f, of the
+// conversation key.
+func (b *Bot) showPromptForm(ctx context.Context, at telegram.Place, key string, user int64, f *agent.Form) {
+	html, markup := promptFormMessage(f, at.Chat < 0)
+	msg, err := b.tg.SendHTML(ctx, at, 0, html, markup)
 	if err != nil {
-		b.logger.Error("send prompt form", "chat", chatID, "form", f.ID, "err", err)
+		b.logger.Error("send prompt form", "chat", at, "form", f.ID, "err", err)
 		return
 	}
-	b.promptCards.put(f.ID, formCard{chatID: chatID, msgID: msg.MessageID, user: user})
+	b.promptCards.put(f.ID, formCard{chatID: at.Chat, key: key, msgID: msg.MessageID, user: user})
 }
 
 // promptFormMessage is the card of prompt form f.
@@ -142,31 +145,34 @@ func promptFormMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeybo
 // lane: only the user who chose the prompt may press it; Submit sends the
 // prompt. (A Decline press, from a card shown before its card had Cancel
 // alone, cancels.)
-func (b *Bot) handlePromptPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+func (b *Bot) handlePromptPress(ctx context.Context, q *query, data callback.Data) {
+	cq := q.CallbackQuery
 	if !b.admitPress(ctx, cq) {
 		return
 	}
-	user, chatID := cq.From.ID, cq.Message.Chat.ID
+	user := cq.From.ID
 	in := agent.FormInput{Op: formOps[data.Op], Option: data.Option, Step: data.Page}
 	switch data.Op {
 	case callback.FormSubmit, callback.FormDecline, callback.FormCancel:
 		in.Step = -1
 	}
-	f, ok := b.promptInput(ctx, cq, user, chatID, data.Pending, in)
+	f, ok := b.promptInput(ctx, cq, q.at, q.key, user, data.Pending, in)
 	if !ok {
 		return
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, render.Visible(render.Shorten(f.Note, 180)), f.Note != "")
-	b.updatePromptForm(ctx, chatID, user, cq.Message.MessageID, f)
+	b.updatePromptForm(ctx, q.at, q.key, user, cq.Message.MessageID, f)
 	if f.Outcome == agent.FormAccepted {
-		b.sendPrompt(ctx, chatID, user, f.Server, f.Prompt, f)
+		b.sendPrompt(ctx, q.at, q.key, user, f.Server, f.Prompt, f)
 	}
 }
 
-// promptInput gives in to prompt form id, answering the press cq (if
-// any) when it cannot be taken.
-func (b *Bot) promptInput(ctx context.Context, cq *tgbotapi.CallbackQuery, user, chatID, id int64, in agent.FormInput) (*agent.Form, bool) {
-	f, err := b.agent.FormInput(ctx, caller(user, chatID), id, in)
+// promptInput gives in to prompt form id, of user in the conversation
+// key at place at, answering the press cq (if any) when it cannot be
+// taken.
+func (b *Bot) promptInput(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, key string, user, id int64, in agent.FormInput) (*agent.Form, bool) {
+	chatID := at.Chat
+	f, err := b.agent.FormInput(ctx, caller(user, key), id, in)
 	if err == nil && f.Mode != agent.ModePrompt {
 		err = agent.ErrStale // a server's form: its own buttons answer it
 	}
@@ -194,13 +200,14 @@ func (b *Bot) promptInput(ctx context.Context, cq *tgbotapi.CallbackQuery, user,
 }
 
 // updatePromptForm shows f on its card: message msgID, or (0) the card
-// this instance sent, or else a new card.
-func (b *Bot) updatePromptForm(ctx context.Context, chatID, user int64, msgID int, f *agent.Form) {
+// this instance sent, or else a new card at place at.
+func (b *Bot) updatePromptForm(ctx context.Context, at telegram.Place, key string, user int64, msgID int, f *agent.Form) {
+	chatID := at.Chat
 	if msgID == 0 {
 		c, ok := b.promptCards.get(f.ID, chatID)
 		if !ok {
 			if f.Open() {
-				b.showPromptForm(ctx, chatID, user, f)
+				b.showPromptForm(ctx, at, key, user, f)
 			}
 			return
 		}
@@ -218,60 +225,61 @@ func (b *Bot) updatePromptForm(ctx context.Context, chatID, user int64, msgID in
 // promptText gives a typed message of its user to their open prompt
 // form in the chat, and reports whether it did: in a private chat any
 // message, in a group a reply to the bot.
-func (b *Bot) promptText(ctx context.Context, m *tgbotapi.Message) bool {
+func (b *Bot) promptText(ctx context.Context, m *message) bool {
 	if m.From == nil || m.Text == "" || m.IsCommand() {
 		return false
 	}
-	user, chatID := m.From.ID, m.Chat.ID
+	user := m.From.ID
 	if !m.Chat.IsPrivate() && (m.ReplyToMessage == nil || m.ReplyToMessage.From == nil || m.ReplyToMessage.From.ID != b.self.ID) {
 		return false
 	}
-	open, found, err := b.agent.OpenPromptForm(ctx, caller(user, chatID))
+	open, found, err := b.agent.OpenPromptForm(ctx, caller(user, m.key))
 	if err != nil {
-		b.logger.Error("open prompt form", "chat", chatID, "err", err)
+		b.logger.Error("open prompt form", "chat", m.at, "err", err)
 		return false
 	}
 	if !found {
 		return false
 	}
-	f, ok := b.promptInput(ctx, nil, user, chatID, open.ID, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
+	f, ok := b.promptInput(ctx, nil, m.at, m.key, user, open.ID, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
 	if !ok {
 		return false
 	}
 	if f.Note != "" {
-		if _, err := b.tg.SendHTML(ctx, chatID, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
-			b.logger.Debug("send form note", "chat", chatID, "err", err)
+		if _, err := b.tg.SendHTML(ctx, m.at, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
+			b.logger.Debug("send form note", "chat", m.at, "err", err)
 		}
 	}
-	b.updatePromptForm(ctx, chatID, user, 0, f)
+	b.updatePromptForm(ctx, m.at, m.key, user, 0, f)
 	return true
 }
 
 // sendPrompt gets prompt name of server (with the arguments of form f,
-// if any), shows the chat what it says, and runs it as user's turn.
-func (b *Bot) sendPrompt(ctx context.Context, chatID, user int64, server, name string, f *agent.Form) {
+// if any), shows place at what it says, and runs it as user's turn in
+// the conversation key.
+func (b *Bot) sendPrompt(ctx context.Context, at telegram.Place, key string, user int64, server, name string, f *agent.Form) {
 	var args map[string]string
 	if f != nil {
 		var err error
 		if args, err = agent.PromptArguments(f); err != nil {
-			b.logger.Error("prompt arguments", "chat", chatID, "err", err)
-			b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")
+			b.logger.Error("prompt arguments", "chat", at, "err", err)
+			b.say(ctx, at, "Sorry, something went wrong on my side. Please try again.")
 			return
 		}
 	}
-	who := caller(user, chatID)
+	who := caller(user, key)
 	in, err := b.agent.GetPrompt(ctx, who, server, name, args)
 	switch {
 	case errors.Is(err, agent.ErrNoPrompt):
-		b.say(ctx, chatID, "That prompt is not available here right now.")
+		b.say(ctx, at, "That prompt is not available here right now.")
 		return
 	case err != nil:
-		b.logger.Warn("get a prompt", "chat", chatID, "server", server, "prompt", name, "err", err)
-		b.say(ctx, chatID, "Sorry, "+shown(server)+" could not give the prompt <code>"+shown(name)+"</code>. Please try again later.")
+		b.logger.Warn("get a prompt", "chat", at, "server", server, "prompt", name, "err", err)
+		b.say(ctx, at, "Sorry, "+shown(server)+" could not give the prompt <code>"+shown(name)+"</code>. Please try again later.")
 		return
 	}
-	b.say(ctx, chatID, promptQuote(in))
-	b.runTurn(ctx, chatID, user, 0, agent.Request{Caller: who, Text: in.Text, Images: in.Images, Exempt: b.isAdmin(user)}, nil)
+	b.say(ctx, at, promptQuote(in))
+	b.runTurn(ctx, at, key, user, 0, agent.Request{Caller: who, Text: in.Text, Images: in.Images, Exempt: b.isAdmin(user)}, nil)
 }
 
 // promptQuote is what the chat sees of a prompt sent: its text, quoted

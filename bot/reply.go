@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"mime"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
@@ -34,10 +36,13 @@ type reply struct {
 	// ctx, the turn's.
 	base    context.Context
 	ctx     context.Context
-	chatID  int64
+	at      telegram.Place // where the turn's messages go
+	key     string         // the turn's conversation
 	user    int64
 	replyTo int // the user's message, quoted by the final message in groups
 	private bool
+	// cancel, when set, ends the turn once its topic is gone (see gone).
+	cancel context.CancelCauseFunc
 
 	first   sync.Once
 	onFirst func()
@@ -62,14 +67,14 @@ type reply struct {
 	typingDone chan struct{}
 }
 
-func (b *Bot) newReply(base, ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func()) *reply {
-	return b.newStoppableReply(base, ctx, chatID, user, replyTo, typing, onFirst, "")
+func (b *Bot) newReply(base, ctx context.Context, at telegram.Place, key string, user int64, replyTo int, typing bool, onFirst func()) *reply {
+	return b.newStoppableReply(base, ctx, nil, at, key, user, replyTo, typing, onFirst, "")
 }
 
 // newStoppableReply is newReply for turn stop, whose status message has
-// a Stop button.
-func (b *Bot) newStoppableReply(base, ctx context.Context, chatID, user int64, replyTo int, typing bool, onFirst func(), stop string) *reply {
-	r := &reply{b: b, base: base, ctx: ctx, chatID: chatID, user: user, replyTo: replyTo, private: chatID > 0, onFirst: onFirst, stop: stop}
+// a Stop button, and which cancel ends (see gone).
+func (b *Bot) newStoppableReply(base, ctx context.Context, cancel context.CancelCauseFunc, at telegram.Place, key string, user int64, replyTo int, typing bool, onFirst func(), stop string) *reply {
+	r := &reply{b: b, base: base, ctx: ctx, cancel: cancel, at: at, key: key, user: user, replyTo: replyTo, private: at.Chat > 0, onFirst: onFirst, stop: stop}
 	if typing {
 		r.stopTyping = make(chan struct{})
 		r.typingDone = make(chan struct{})
@@ -84,8 +89,8 @@ func (r *reply) typing() {
 	defer t.Stop()
 	for {
 		// One try only: a missed "typing" is not worth a delay.
-		if err := r.b.tg.Try(tgbotapi.NewChatAction(r.chatID, tgbotapi.ChatTyping)); err != nil {
-			r.b.logger.Debug("sendChatAction", "chat", r.chatID, "err", err)
+		if err := r.gone(r.b.tg.Typing(r.at)); err != nil {
+			r.b.logger.Debug("sendChatAction", "chat", r.at, "err", err)
 		}
 		select {
 		case <-r.stopTyping:
@@ -113,7 +118,7 @@ func (r *reply) finish() {
 	defer r.mu.Unlock()
 	if r.status != 0 && len(r.tools) > 0 {
 		// Its Stop button goes with this edit.
-		if err := r.b.tg.EditHTML(r.base, r.chatID, r.status, statusText(r.tools, true), nil); err != nil {
+		if err := r.b.tg.EditHTML(r.base, r.at.Chat, r.status, statusText(r.tools, true), nil); err != nil {
 			r.b.logger.Debug("final status edit", "err", err)
 		}
 	}
@@ -126,6 +131,9 @@ func (r *reply) emit(ev agent.Event) {
 	if ev.Kind == agent.EventError && r.base.Err() != nil {
 		// Shutting down: the update stays in the inbox and runs again.
 		return
+	}
+	if errors.Is(context.Cause(r.ctx), errTopicGone) {
+		return // nothing more can be said there
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -142,53 +150,34 @@ func (r *reply) emit(ev agent.Event) {
 			r.statusLocked(ctx, statusText(r.tools, false))
 		}
 	case agent.EventToolEnd:
-		mark := "✅"
-		if !ev.OK {
-			mark = "⚠️"
-		}
-		if l := r.lineLocked(ev.Call); l != nil {
-			l.mark, l.took, l.progress = mark, fmt.Sprintf(" · %.1fs", ev.Duration.Seconds()), ""
-		}
-		for i, img := range ev.Images {
-			if err := r.b.tg.SendPhoto(ctx, r.chatID, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i); err != nil {
-				r.b.logger.Error("send photo", "chat", r.chatID, "err", err)
-				r.b.say(ctx, r.chatID, "(A tool returned an image that Telegram did not accept.)")
-			}
-		}
-		for _, f := range ev.Files {
-			if err := r.b.tg.SendFile(ctx, r.chatID, f.Data, fileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server)); err != nil {
-				r.b.logger.Error("send a file", "chat", r.chatID, "err", err)
-				r.b.say(ctx, r.chatID, "(A tool returned a file that Telegram did not accept.)")
-			}
-		}
-		r.b.showLinks(ctx, r.chatID, r.user, ev.Server, ev.Tool, ev.Links)
+		r.toolEndLocked(ctx, ev)
 	case agent.EventAnswer:
 		r.done = true
 		r.dropDraftLocked(ctx)
-		if _, _, err := r.b.sendBounded(ctx, r.chatID, r.replyTo, ev.Text, "answer", nil); err != nil {
-			r.b.logger.Error("send answer", "chat", r.chatID, "err", err)
+		if _, _, err := r.b.sendBounded(ctx, r.at, r.replyTo, ev.Text, "answer", nil); r.gone(err) != nil {
+			r.b.logger.Error("send answer", "chat", r.at, "err", err)
 		}
 	case agent.EventQuestion:
 		r.done = true
 		r.dropDraftLocked(ctx)
 		if ev.Question != nil {
-			r.b.sendQuestion(ctx, r.chatID, r.user, r.replyTo, ev.Question)
+			r.b.sendQuestion(ctx, r.at, r.key, r.user, r.replyTo, ev.Question)
 		}
 	case agent.EventApproval:
 		r.done = true
 		r.dropDraftLocked(ctx)
 		if ev.Approval != nil {
-			r.b.sendApproval(ctx, r.chatID, r.user, r.replyTo, ev.Approval)
+			r.b.sendApproval(ctx, r.at, r.key, r.user, r.replyTo, ev.Approval)
 		}
 	case agent.EventNotice:
-		r.b.say(ctx, r.chatID, render.Escape(ev.Text))
+		r.b.say(ctx, r.at, render.Escape(ev.Text))
 	case agent.EventForm:
 		if ev.Form != nil {
-			r.b.showForm(ctx, r.chatID, r.user, ev.Form)
+			r.b.showForm(ctx, r.at, r.key, r.user, ev.Form)
 		}
 	case agent.EventFormClosed:
 		if ev.Form != nil {
-			r.b.updateForm(ctx, r.chatID, 0, ev.Form)
+			r.b.updateForm(ctx, r.at.Chat, 0, ev.Form)
 		}
 	case agent.EventError:
 		r.done = true
@@ -197,10 +186,35 @@ func (r *reply) emit(ev agent.Event) {
 		if text == "" {
 			text = "Sorry, something went wrong."
 		}
-		if _, err := r.b.tg.SendLong(ctx, r.chatID, r.replyTo, render.Escape(text), nil); err != nil {
-			r.b.logger.Error("send error message", "chat", r.chatID, "err", err)
+		if _, err := r.b.tg.SendLong(ctx, r.at, r.replyTo, render.Escape(text), nil); err != nil {
+			r.b.logger.Error("send error message", "chat", r.at, "err", err)
 		}
 	}
+}
+
+// toolEndLocked shows a call's end: its status line, and what it
+// returned to show the user (images, files, resource links).
+func (r *reply) toolEndLocked(ctx context.Context, ev agent.Event) {
+	mark := "✅"
+	if !ev.OK {
+		mark = "⚠️"
+	}
+	if l := r.lineLocked(ev.Call); l != nil {
+		l.mark, l.took, l.progress = mark, fmt.Sprintf(" · %.1fs", ev.Duration.Seconds()), ""
+	}
+	for i, img := range ev.Images {
+		if err := r.gone(r.b.tg.SendPhoto(ctx, r.at, img.Data, img.MIMEType, fmt.Sprintf("%s · %s", ev.Tool, ev.Server), i)); err != nil {
+			r.b.logger.Error("send photo", "chat", r.at, "err", err)
+			r.b.say(ctx, r.at, "(A tool returned an image that Telegram did not accept.)")
+		}
+	}
+	for _, f := range ev.Files {
+		if err := r.gone(r.b.tg.SendFile(ctx, r.at, 0, f.Data, fileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server))); err != nil {
+			r.b.logger.Error("send a file", "chat", r.at, "err", err)
+			r.b.say(ctx, r.at, "(A tool returned a file that Telegram did not accept.)")
+		}
+	}
+	r.b.showLinks(ctx, r.at, r.key, r.user, ev.Server, ev.Tool, ev.Links)
 }
 
 func (r *reply) statusLocked(ctx context.Context, html string) {
@@ -210,7 +224,7 @@ func (r *reply) statusLocked(ctx context.Context, html string) {
 	r.statusHTML = html
 	markup := r.stopMarkup()
 	if r.status != 0 {
-		if err := r.b.tg.EditHTML(ctx, r.chatID, r.status, html, markup); err != nil {
+		if err := r.b.tg.EditHTML(ctx, r.at.Chat, r.status, html, markup); err != nil {
 			r.b.logger.Debug("edit status", "err", err)
 		}
 		return
@@ -219,8 +233,8 @@ func (r *reply) statusLocked(ctx context.Context, html string) {
 	if markup != nil {
 		send = markup
 	}
-	m, err := r.b.tg.SendHTML(ctx, r.chatID, 0, html, send)
-	if err != nil {
+	m, err := r.b.tg.SendHTML(ctx, r.at, 0, html, send)
+	if r.gone(err) != nil {
 		r.b.logger.Debug("send status", "err", err)
 		return
 	}
@@ -250,17 +264,17 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	if r.draftID == 0 {
 		r.draftID = rand.Int64N(1<<31-1) + 1
 	}
-	if r.b.tg.SendDraft(r.chatID, r.draftID, html) {
+	if r.b.tg.SendDraft(r.at, r.draftID, html) {
 		return
 	}
 	if r.draft != 0 {
-		if err := r.b.tg.EditHTML(ctx, r.chatID, r.draft, html, nil); err != nil {
+		if err := r.b.tg.EditHTML(ctx, r.at.Chat, r.draft, html, nil); err != nil {
 			r.b.logger.Debug("edit draft", "err", err)
 		}
 		return
 	}
-	m, err := r.b.tg.SendHTML(ctx, r.chatID, 0, html, nil)
-	if err != nil {
+	m, err := r.b.tg.SendHTML(ctx, r.at, 0, html, nil)
+	if r.gone(err) != nil {
 		r.b.logger.Debug("send draft", "err", err)
 		return
 	}
@@ -279,7 +293,7 @@ func (r *reply) dropDraftLocked(ctx context.Context) {
 	if r.draft == 0 {
 		return
 	}
-	if _, err := r.b.tg.Request(ctx, tgbotapi.NewDeleteMessage(r.chatID, r.draft)); err != nil {
+	if _, err := r.b.tg.Request(ctx, tgbotapi.NewDeleteMessage(r.at.Chat, r.draft)); err != nil {
 		r.b.logger.Debug("delete draft", "err", err)
 	}
 	r.draft, r.draftHTML = 0, ""
@@ -297,11 +311,11 @@ const maxParts = 4
 // ".md", written from the messages' HTML (render.Document: what the chat
 // would show, not md as the model wrote it), followed by one message with
 // its beginning (and markup).
-func (b *Bot) sendBounded(ctx context.Context, chatID int64, replyTo int, md, kind string, markup any) (tgbotapi.Message, string, error) {
+func (b *Bot) sendBounded(ctx context.Context, to telegram.Place, replyTo int, md, kind string, markup any) (tgbotapi.Message, string, error) {
 	html := render.HTML(md)
 	parts := render.Split(html, render.MaxMessageLen)
 	if len(parts) <= maxParts {
-		m, err := b.tg.SendLong(ctx, chatID, replyTo, html, markup)
+		m, err := b.tg.SendLong(ctx, to, replyTo, html, markup)
 		if len(parts) == 0 {
 			return m, "", err
 		}
@@ -309,8 +323,8 @@ func (b *Bot) sendBounded(ctx context.Context, chatID int64, replyTo int, md, ki
 	}
 	name, doc := kind+".md", render.Document(html)
 	caption := fmt.Sprintf("The whole %s: %s characters, too long for chat messages.", kind, render.Grouped(int64(utf8.RuneCountInString(doc))))
-	if err := b.tg.SendFile(ctx, chatID, []byte(doc), name, caption); err != nil {
-		b.logger.Error("send a long "+kind+" as a file", "chat", chatID, "err", err)
+	if err := b.tg.SendFile(ctx, to, 0, []byte(doc), name, caption); err != nil {
+		b.logger.Error("send a long "+kind+" as a file", "chat", to, "err", err)
 		name = ""
 	}
 	note := fmt.Sprintf("\n\n<i>… The %s goes on in %s above.</i>", kind, name)
@@ -318,7 +332,7 @@ func (b *Bot) sendBounded(ctx context.Context, chatID int64, replyTo int, md, ki
 		note = fmt.Sprintf("\n\n<i>… The rest of the %s could not be sent.</i>", kind)
 	}
 	start := render.Split(html, render.MaxMessageLen-len(note))[0] + note
-	m, err := b.tg.SendLong(ctx, chatID, replyTo, start, markup)
+	m, err := b.tg.SendLong(ctx, to, replyTo, start, markup)
 	return m, start, err
 }
 

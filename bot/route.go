@@ -23,102 +23,119 @@ import (
 )
 
 // route turns an inbox item into a job for the dispatch queue. Messages
-// and presses run in their chat's lane, in order; what must not wait
-// behind a running turn (/cancel, /servers buttons, buttons that cannot
-// be valid) runs out of band.
+// and presses run in their lane, in order: their chat's, or in a forum
+// their topic's (see topic.go); what must not wait behind a running turn
+// (/cancel, /servers buttons, buttons that cannot be valid) runs out of
+// band.
 func (b *Bot) route(it store.InboxItem) dispatch.Job {
 	u, err := updates.Decode(it.Payload)
 	if err != nil {
 		b.logger.Error("undecodable update in inbox; dropping it", "update_id", it.UpdateID, "err", err)
 		return dispatch.Job{}
 	}
+	topic := updates.Topic(it.Payload)
 	switch {
 	case u.Message != nil && u.Message.Chat != nil:
-		m := u.Message
-		if m.IsCommand() {
-			return b.commandJob(it.ChatID, m)
-		}
-		if m.MediaGroupID != "" {
-			return b.laneJob(it.ChatID, func(ctx context.Context) { b.handleAlbum(ctx, it.UpdateID, m) })
-		}
-		if m.From != nil && !m.IsCommand() && b.agent.Waiting(it.ChatID, strconv.FormatInt(m.From.ID, 10)) {
-			// A call of the running turn waits for this user's form: the
-			// lane waits for the turn, the reply must not.
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormText(ctx, m) }}
-		}
-		return b.laneJob(it.ChatID, func(ctx context.Context) { b.handleMessage(ctx, m) })
+		return b.messageJob(it.UpdateID, u.Message, telegram.Place{Chat: u.Message.Chat.ID, Topic: topic})
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
 		data, err := callback.Decode(cq.Data)
-		switch {
-		case err != nil || cq.From == nil || cq.Message == nil || cq.Message.Chat == nil:
+		if err != nil || cq.From == nil || cq.Message == nil || cq.Message.Chat == nil {
 			return dispatch.Job{Run: func(ctx context.Context) { b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true) }}
-		case data.Kind == callback.Servers:
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, data) }}
-		case data.Kind == callback.Disconnect:
-			// Revoking may take the authorization server's while: out of band.
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleDisconnectPress(ctx, cq, data) }}
-		case data.Kind == callback.Chat:
-			return b.settingsJob(it.ChatID, cq, data, func(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
-				b.settings.PressTools(ctx, cq, data, admin)
-				// The chat's prompts follow its servers.
-				b.chatMenu(ctx, cq.Message.Chat.ID)
-			})
-		case data.Kind == callback.Link:
-			// Reading may take the server's while: no lane waits for it.
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleLinkPress(ctx, cq, data) }}
-		case data.Kind == callback.Stop:
-			// Out of band: the lane is the turn's to stop.
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, data) }}
-		case data.Kind == callback.Form:
-			// The lane waits for the turn whose call waits for the form.
-			return dispatch.Job{Run: func(ctx context.Context) { b.handleFormPress(ctx, cq, data) }}
-		case data.Kind == callback.PromptForm:
-			// No call waits for it: it ends in a turn, in the chat's order.
-			return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) { b.handlePromptPress(ctx, cq, data) }}
-		case data.Kind == callback.Model:
-			return b.settingsJob(it.ChatID, cq, data, b.settings.PressModel)
 		}
-		return b.laneJob(it.ChatID, func(ctx context.Context) { b.handlePress(ctx, cq, data) })
+		return b.pressJob(cq, data, telegram.Place{Chat: cq.Message.Chat.ID, Topic: topic})
 	}
 	// Edits, channel posts, member changes: nothing to answer.
 	return dispatch.Job{}
+}
+
+// messageJob routes message m, update id, written at place at.
+func (b *Bot) messageJob(id int64, m *tgbotapi.Message, at telegram.Place) dispatch.Job {
+	lane := at.String()
+	switch {
+	case m.IsCommand():
+		return b.commandJob(lane, m, at)
+	case m.MediaGroupID != "":
+		return b.laneJob(lane, b.onMessage(m, at, func(ctx context.Context, m *message) { b.handleAlbum(ctx, id, m) }))
+	case m.From != nil && b.waiting(at, m.From.ID):
+		// A call of the running turn waits for this user's form: the
+		// lane waits for the turn, the reply must not.
+		return dispatch.Job{Run: b.onMessage(m, at, b.handleFormText)}
+	}
+	return b.laneJob(lane, b.onMessage(m, at, b.handleMessage))
+}
+
+// pressJob routes a press of a button with data on a message at place
+// at.
+func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegram.Place) dispatch.Job {
+	lane := at.String()
+	switch data.Kind {
+	case callback.Servers:
+		return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, at, data) }}
+	case callback.Disconnect:
+		// Revoking may take the authorization server's while: out of band.
+		return dispatch.Job{Run: func(ctx context.Context) { b.handleDisconnectPress(ctx, cq, data) }}
+	case callback.Chat:
+		return b.settingsJob(lane, cq, at, func(ctx context.Context, q *query, admin bool) {
+			b.settings.PressTools(ctx, q.CallbackQuery, data, admin)
+			// The chat's prompts follow its servers.
+			b.chatMenu(ctx, q.at.Chat)
+		})
+	case callback.Link:
+		// Reading may take the server's while: no lane waits for it.
+		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handleLinkPress(ctx, q, data) })}
+	case callback.Stop:
+		// Out of band: the lane is the turn's to stop.
+		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
+	case callback.Form:
+		// The lane waits for the turn whose call waits for the form.
+		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handleFormPress(ctx, q, data) })}
+	case callback.PromptForm:
+		// No call waits for it: it ends in a turn, in the chat's order.
+		return dispatch.Job{Lane: lane, Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handlePromptPress(ctx, q, data) })}
+	case callback.Model:
+		return b.settingsJob(lane, cq, at, func(ctx context.Context, q *query, admin bool) {
+			b.settings.PressModel(ctx, q.CallbackQuery, q.key, data, admin)
+		})
+	}
+	return b.laneJob(lane, b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handlePress(ctx, q, data) }))
 }
 
 // settingsJob hands a press on a chat's settings (/tools, /model) to
 // package settings once the presser is admitted (the settings check the
 // right to change the chat): beside the chat's turn, as the screens it
 // answers.
-func (b *Bot) settingsJob(chat string, cq *tgbotapi.CallbackQuery, data callback.Data,
-	press func(context.Context, *tgbotapi.CallbackQuery, callback.Data, bool)) dispatch.Job {
-	return b.besideJob(chat, func(ctx context.Context) {
+func (b *Bot) settingsJob(lane string, cq *tgbotapi.CallbackQuery, at telegram.Place, press func(context.Context, *query, bool)) dispatch.Job {
+	return b.besideJob(lane, b.onQuery(cq, at, func(ctx context.Context, q *query) {
 		if b.admitPress(ctx, cq) {
-			press(ctx, cq, data, b.isAdmin(cq.From.ID))
+			press(ctx, q, b.isAdmin(cq.From.ID))
 		}
-	})
+	}))
 }
 
 // commandJob routes a command (see commands.go): one for another bot
 // is not for this one; an unknown one is answered beside the turn, and
 // in a group only when addressed to this bot by name, since a group's
 // other bots have commands of their own.
-func (b *Bot) commandJob(chat string, m *tgbotapi.Message) dispatch.Job {
+func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) dispatch.Job {
 	c, ok, mine := b.commandOf(m)
 	_, _, named := strings.Cut(m.CommandWithAt(), "@")
 	switch {
 	case mine && !ok && b.isPrompt(m.Command()):
 		// A server's prompt may run a turn: in the chat's lane.
-		return b.laneJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+		return b.laneJob(lane, b.onMessage(m, at, b.handleMessage))
 	case !mine && !m.Chat.IsPrivate(), !ok && !m.Chat.IsPrivate() && !named:
 		return dispatch.Job{}
 	case !ok:
-		return b.besideJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
 	case c.order == outOfBand:
-		return dispatch.Job{Run: func(ctx context.Context) { c.run(b, ctx, m) }}
+		// It stops what runs at its place (/cancel), and needs no
+		// conversation: no read of the database it must work without.
+		return dispatch.Job{Run: func(ctx context.Context) { c.run(b, ctx, &message{Message: m, at: at}) }}
 	case c.order == beside:
-		return b.besideJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
 	}
-	return b.laneJob(chat, func(ctx context.Context) { b.handleMessage(ctx, m) })
+	return b.laneJob(lane, b.onMessage(m, at, b.handleMessage))
 }
 
 // besideJob runs run at once, beside the chat's running turn, after the
@@ -181,23 +198,24 @@ func after(ctx context.Context, done <-chan struct{}) bool {
 	}
 }
 
-func caller(user, chatID int64) hub.Caller {
-	return hub.Caller{UserID: strconv.FormatInt(user, 10), ChatID: strconv.FormatInt(chatID, 10)}
+// caller is user in the conversation of key.
+func caller(user int64, key string) hub.Caller {
+	return hub.Caller{UserID: strconv.FormatInt(user, 10), ChatID: key}
 }
 
 // addressed reports whether a group message is for the bot.
 func (b *Bot) addressed(m *tgbotapi.Message) bool { return telegram.Addressed(m, b.self) }
 
-func (b *Bot) say(ctx context.Context, chatID int64, html string) {
-	if _, err := b.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
-		b.logger.Error("send message", "chat", chatID, "err", err)
+func (b *Bot) say(ctx context.Context, to telegram.Place, html string) {
+	if _, err := b.tg.SendLong(ctx, to, 0, html, nil); err != nil {
+		b.logger.Error("send message", "chat", to, "err", err)
 	}
 }
 
 // admit decides whether a message is for the bot to answer: not from a
 // bot, addressed to it in a group, from an allowed user within the rate
 // limit. The user is told what is due.
-func (b *Bot) admit(ctx context.Context, m *tgbotapi.Message, addressed bool) bool {
+func (b *Bot) admit(ctx context.Context, m *message, addressed bool) bool {
 	if m.From == nil || m.From.IsBot {
 		return false
 	}
@@ -214,21 +232,21 @@ func (b *Bot) admit(ctx context.Context, m *tgbotapi.Message, addressed bool) bo
 		b.logger.Info("message from a user not in ALLOWED_USER_IDS", "user", user, "chat", chatID)
 		if private {
 			// The id is what the operator needs to let them in.
-			b.say(ctx, chatID, fmt.Sprintf("Sorry, this bot is private. Your Telegram user id is %d: the bot's operator can let you in with it.", user))
+			b.say(ctx, m.at, fmt.Sprintf("Sorry, this bot is private. Your Telegram user id is %d: the bot's operator can let you in with it.", user))
 		}
 		return false
 	}
 	if ok, warn := b.allow(ctx, user); !ok {
 		if warn {
-			b.say(ctx, chatID, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
+			b.say(ctx, m.at, fmt.Sprintf("You are sending messages faster than I can keep up with (at most %d a minute). Please wait a moment and try again.", b.cfg.RateLimitPerMinute))
 		}
 		return false
 	}
 	return true
 }
 
-func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
-	if !b.admit(ctx, m, b.addressed(m)) {
+func (b *Bot) handleMessage(ctx context.Context, m *message) {
+	if !b.admit(ctx, m, b.addressed(m.Message)) {
 		return
 	}
 	// A reply to a form that closed between the routing and now, or to
@@ -241,7 +259,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 
 // handleAdmitted handles a message admit let through: a command, or the
 // text of a turn.
-func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
+func (b *Bot) handleAdmitted(ctx context.Context, m *message) {
 	if m.IsCommand() {
 		b.runCommand(ctx, m)
 		return
@@ -255,31 +273,33 @@ func (b *Bot) handleAdmitted(ctx context.Context, m *tgbotapi.Message) {
 
 // converse runs the turn of message m, whose text (and images) the model
 // gets.
-func (b *Bot) converse(ctx context.Context, m *tgbotapi.Message, text string, images []llm.Image) error {
-	user, chatID := m.From.ID, m.Chat.ID
+func (b *Bot) converse(ctx context.Context, m *message, text string, images []llm.Image) error {
+	user := m.From.ID
 	// A typed message answers an open question or denies an open
 	// approval (the agent decides); either way its buttons are done.
-	b.closeOpenCardFor(ctx, chatID, user)
+	b.closeOpenCardFor(ctx, m.key, user)
 	// In groups the reply quotes the message, as several people may talk.
 	replyTo := 0
 	if !m.Chat.IsPrivate() {
 		replyTo = m.MessageID
 	}
-	return b.runTurn(ctx, chatID, user, replyTo, agent.Request{Caller: caller(user, chatID), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
+	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
 }
 
-func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
+// handleCancel answers /cancel: it stops the turn running in the place
+// it was sent in (a chat, or one of its topics).
+func (b *Bot) handleCancel(ctx context.Context, m *message) {
 	if m.From == nil || !b.isAllowed(m.From.ID) {
 		return
 	}
-	if !m.Chat.IsPrivate() && !b.addressed(m) {
+	if !m.Chat.IsPrivate() && !b.addressed(m.Message) {
 		return
 	}
 	user := m.From.ID
 	b.mu.Lock()
 	var cancel context.CancelCauseFunc
 	var owner int64
-	if t := b.turns[m.Chat.ID]; t != nil {
+	if t := b.turns[m.at.String()]; t != nil {
 		cancel, owner = t.cancel, t.owner
 	}
 	b.mu.Unlock()
@@ -288,12 +308,12 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 	switch {
 	case cancel == nil:
 		if ok, _ := b.allow(ctx, user); ok {
-			b.say(ctx, m.Chat.ID, "Nothing is running.")
+			b.say(ctx, m.at, "Nothing is running.")
 		}
 	case owner != user && !b.isAdmin(user):
 		// In a group, one member must not stop another's request.
 		if ok, _ := b.allow(ctx, user); ok {
-			b.say(ctx, m.Chat.ID, "Only the person who asked, or an admin, can stop this request.")
+			b.say(ctx, m.at, "Only the person who asked, or an admin, can stop this request.")
 		}
 	default:
 		// The agent ends the turn with its own "Stopped." message.
@@ -305,9 +325,9 @@ func (b *Bot) handleCancel(ctx context.Context, m *tgbotapi.Message) {
 // carries (a recording's transcript, a text file, an image) with its
 // caption. ok is false when there is nothing to send, the user having been
 // told why.
-func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, []llm.Image, bool) {
+func (b *Bot) messageText(ctx context.Context, m *message) (string, []llm.Image, bool) {
 	if m.Text == "" {
-		if res, carried := b.media.Read(ctx, m); carried {
+		if res, carried := b.media.Read(ctx, m.Message); carried {
 			return b.readText(ctx, m, res)
 		}
 		return b.readText(ctx, m, media.Result{Text: m.Caption})
@@ -318,20 +338,20 @@ func (b *Bot) messageText(ctx context.Context, m *tgbotapi.Message) (string, []l
 // readText is what the model gets of what was read of m (or of the album
 // m starts), telling the user what is due: why it cannot be read, a
 // notice, what was heard.
-func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Result) (string, []llm.Image, bool) {
+func (b *Bot) readText(ctx context.Context, m *message, res media.Result) (string, []llm.Image, bool) {
 	private := m.Chat.IsPrivate()
 	if res.Problem != "" {
-		b.say(ctx, m.Chat.ID, render.Escape(res.Problem))
+		b.say(ctx, m.at, render.Escape(res.Problem))
 		return "", nil, false
 	}
 	if res.Notice != "" {
-		b.say(ctx, m.Chat.ID, render.Escape(res.Notice))
+		b.say(ctx, m.at, render.Escape(res.Notice))
 	}
 	if res.Heard != "" {
 		// One message, whatever was heard: its beginning, if it is long.
 		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(render.Shorten(res.Heard, maxHeardShown)) + "</blockquote>"
-		if _, err := b.tg.SendLong(ctx, m.Chat.ID, m.MessageID, shown, nil); err != nil {
-			b.logger.Error("send the transcript", "chat", m.Chat.ID, "err", err)
+		if _, err := b.tg.SendLong(ctx, m.at, m.MessageID, shown, nil); err != nil {
+			b.logger.Error("send the transcript", "chat", m.at, "err", err)
 		}
 	}
 	text := res.Text
@@ -340,7 +360,7 @@ func (b *Bot) readText(ctx context.Context, m *tgbotapi.Message, res media.Resul
 	}
 	if strings.TrimSpace(text) == "" {
 		if private || m.Text != "" {
-			b.say(ctx, m.Chat.ID, "I can read text, voice messages, photos, images, text files and PDFs; not stickers or this kind of message.")
+			b.say(ctx, m.at, "I can read text, voice messages, photos, images, text files and PDFs; not stickers or this kind of message.")
 		}
 		return "", nil, false
 	}
@@ -353,13 +373,13 @@ const maxHeardShown = 3500
 
 // handleAlbum answers the album of m, update id, as one turn (see package
 // album), unless it was already answered with an earlier item.
-func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
-	album, ids, ok := b.albums.Gather(ctx, id, m)
+func (b *Bot) handleAlbum(ctx context.Context, id int64, m *message) {
+	album, ids, ok := b.albums.Gather(ctx, id, m.Message)
 	if !ok {
 		return
 	}
-	b.logger.Debug("album gathered", "chat", m.Chat.ID, "items", len(album))
-	first := album[0]
+	b.logger.Debug("album gathered", "chat", m.at, "items", len(album))
+	first := &message{Message: album[0], at: m.at, key: m.key}
 	if b.admit(ctx, first, slices.ContainsFunc(album, b.addressed)) {
 		if text, images, ok := b.readText(ctx, first, b.media.ReadAlbum(ctx, album)); ok {
 			if err := b.converse(ctx, first, text, images); errors.Is(err, store.ErrUnavailable) {
@@ -371,13 +391,15 @@ func (b *Bot) handleAlbum(ctx context.Context, id int64, m *tgbotapi.Message) {
 		return // cut short: the whole album runs again
 	}
 	if err := b.queue.Absorb(ctx, ids...); err != nil {
-		b.logger.Error("mark an album's updates done; they run again after a restart", "chat", m.Chat.ID, "err", err)
+		b.logger.Error("mark an album's updates done; they run again after a restart", "chat", m.at, "err", err)
 	}
 }
 
-// runTurn runs one agent turn with the chat's reply machinery; ctx is
-// the job's. onFirst runs before the first event.
-func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req agent.Request, onFirst func()) error {
+// runTurn runs one agent turn in the conversation key, answered at place
+// at, with the chat's reply machinery; ctx is the job's. onFirst runs
+// before the first event. A topic closed or deleted under the turn ends
+// it (see reply.gone).
+func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, req agent.Request, onFirst func()) error {
 	// The bot's lines of the turn carry the agent's turn id too, and its
 	// Stop button.
 	if req.TurnID == "" {
@@ -385,26 +407,31 @@ func (b *Bot) runTurn(ctx context.Context, chatID, user int64, replyTo int, req 
 	}
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	lane := at.String()
 	b.mu.Lock()
-	b.turns[chatID] = &turn{id: req.TurnID, cancel: cancel, owner: user}
+	b.turns[lane] = &turn{id: req.TurnID, cancel: cancel, owner: user}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
-		delete(b.turns, chatID)
+		delete(b.turns, lane)
 		b.mu.Unlock()
 	}()
 
-	r := b.newStoppableReply(ctx, turnCtx, chatID, user, replyTo, true, onFirst, req.TurnID)
+	r := b.newStoppableReply(ctx, turnCtx, cancel, at, key, user, replyTo, true, onFirst, req.TurnID)
 	err := b.agent.Turn(turnCtx, req, r.emit)
 	r.finish()
-	if errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil {
-		b.later(ctx, r, chatID, req.TurnID, err)
+	switch {
+	case errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
+		b.later(ctx, r, at, req.TurnID, err)
+		return err
+	case errors.Is(context.Cause(turnCtx), errTopicGone) && ctx.Err() == nil:
+		b.logger.Warn("the topic was closed or deleted: its turn ended", "chat", at, "turn", req.TurnID, "err", err)
 		return err
 	}
 	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && !errors.Is(err, agent.ErrStopped) && ctx.Err() == nil {
-		b.logger.Error("turn failed", "chat", chatID, "turn", req.TurnID, "err", err)
+		b.logger.Error("turn failed", "chat", at, "turn", req.TurnID, "err", err)
 		if !r.ended() && turnCtx.Err() == nil {
-			b.say(ctx, chatID, "Sorry, something went wrong on my side. Please try again.")
+			b.say(ctx, at, "Sorry, something went wrong on my side. Please try again.")
 		}
 	}
 	return err
@@ -417,13 +444,13 @@ const msgLater = "⏳ I cannot reach my database right now, so I will answer thi
 // the inbox, to run again once the database answers (see
 // dispatch.RunAgain), and tells the user so the first time; a draft of
 // the turn's reply goes.
-func (b *Bot) later(ctx context.Context, r *reply, chatID int64, turnID string, err error) {
+func (b *Bot) later(ctx context.Context, r *reply, at telegram.Place, turnID string, err error) {
 	dispatch.RunAgain(ctx)
 	r.abandon()
 	attempt := dispatch.Attempt(ctx)
-	b.logger.Warn("the database is unavailable; the update runs again once it is back", "chat", chatID, "turn", turnID, "attempt", attempt, "err", err)
+	b.logger.Warn("the database is unavailable; the update runs again once it is back", "chat", at, "turn", turnID, "attempt", attempt, "err", err)
 	if attempt == 1 {
-		b.say(ctx, chatID, msgLater)
+		b.say(ctx, at, msgLater)
 	}
 }
 

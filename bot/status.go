@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
 // The status message: one line per tool call of the turn, edited as the
@@ -161,14 +162,15 @@ func (b *Bot) toolTitle(server, tool string) string {
 	return render.Visible(t.Title)
 }
 
-// handleStopPress stops the turn a status message's Stop button names,
-// if it is still running here and the presser is its user: in a group,
-// one member must not stop another's request. The press reaches the
-// instance running the turn as any press of the chat does (its lease).
-func (b *Bot) handleStopPress(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
-	chatID, user := cq.Message.Chat.ID, cq.From.ID
+// handleStopPress stops the turn a status message's Stop button, at
+// place at, names, if it is still running here and the presser is its
+// user: in a group, one member must not stop another's request. The
+// press reaches the instance running the turn as any press of the chat
+// does (its lease).
+func (b *Bot) handleStopPress(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, data callback.Data) {
+	user := cq.From.ID
 	b.mu.Lock()
-	t := b.turns[chatID]
+	t := b.turns[at.String()]
 	b.mu.Unlock()
 	switch {
 	case t == nil || t.id != data.Turn:

@@ -26,6 +26,9 @@
 // renewing; once its leases expire another takes its chats with every
 // item of theirs not marked done, the one that was running included: the
 // same at-least-once replay as a restart. Close hands the leases back.
+// A lease is a chat's, whatever lanes its items take: the lanes of a
+// chat's parts (a forum's topics, in the bot) all run on the instance
+// holding it.
 //
 // The queue knows nothing of Telegram: the front end decodes items and
 // chooses lanes in its Route function.

@@ -273,3 +273,67 @@ func TestSharedInboxLostLeaseDropsQueued(t *testing.T) {
 		t.Errorf("slow ran %v after losing the chat, want only [1], which was running", got)
 	}
 }
+
+// A chat's items may take several lanes (a forum's topics): they run
+// beside each other, each lane in order, all on the instance holding the
+// chat's lease.
+func TestSharedInboxLanesOfOneChat(t *testing.T) {
+	dbs := sharedInbox(t, 2)
+	var mu sync.Mutex
+	ran := map[string][]int64{} // lane -> ids in the order they started
+	by := map[string]bool{}     // instances that ran an item
+	bStarted := make(chan struct{})
+	var once sync.Once
+	route := func(instance string) func(store.InboxItem) dispatch.Job {
+		return func(it store.InboxItem) dispatch.Job {
+			lane := it.ChatID + "/" + string(it.Payload)
+			return dispatch.Job{Lane: lane, Run: func(ctx context.Context) {
+				mu.Lock()
+				ran[lane] = append(ran[lane], it.UpdateID)
+				by[instance] = true
+				mu.Unlock()
+				switch it.UpdateID {
+				case 1: // holds lane a until lane b runs
+					select {
+					case <-bStarted:
+					case <-ctx.Done():
+					}
+				case 2:
+					once.Do(func() { close(bStarted) })
+				}
+			}}
+		}
+	}
+	var queues []*dispatch.Queue
+	for i, db := range dbs {
+		name := fmt.Sprintf("i%d", i)
+		queues = append(queues, start(t, db, route(name), dispatch.Options{Leases: db, Instance: name, LeaseFor: time.Minute}))
+	}
+	var items []store.InboxItem
+	for i, lane := range []string{"a", "b", "a", "b"} {
+		items = append(items, store.InboxItem{UpdateID: int64(i + 1), ChatID: "forum", Payload: []byte(lane)})
+	}
+	if err := dbs[0].InboxPut(context.Background(), items...); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queues {
+		q.Wake()
+	}
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ran["forum/a"])+len(ran["forum/b"]) == 4
+	})
+	for _, q := range queues {
+		closeQueue(t, q)
+	}
+	if got, want := ran["forum/a"], []int64{1, 3}; !slices.Equal(got, want) {
+		t.Errorf("lane a ran %v, want %v", got, want)
+	}
+	if got, want := ran["forum/b"], []int64{2, 4}; !slices.Equal(got, want) {
+		t.Errorf("lane b ran %v, want %v", got, want)
+	}
+	if len(by) != 1 {
+		t.Errorf("the chat's items ran on %v, want the one instance holding its lease", by)
+	}
+}

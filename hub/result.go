@@ -9,7 +9,9 @@ type Caller struct {
 	// UserID is the Telegram user id in decimal, or an operator name such
 	// as "local" for the terminal and the CLI.
 	UserID string
-	// ChatID is the Telegram chat id in decimal, or "local".
+	// ChatID names the conversation: the Telegram chat id in decimal,
+	// followed, for a forum's topic kept as a conversation of its own, by
+	// "/" and the topic's id ("-1001234/7"); or "local".
 	ChatID string
 	// Consent is set only for a call the user approved on its own card,
 	// having seen its arguments: servers read it as the user's consent to

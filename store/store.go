@@ -321,9 +321,12 @@ type Images interface {
 	MediaPrune(ctx context.Context, before time.Time) (int64, error)
 }
 
-// ChatSettings keeps what each chat chose for itself with /system, /tools
-// and /model. A chat that chose nothing has the defaults: no
-// instructions, no server off, the default model profile.
+// ChatSettings keeps what each chat chose for itself with /system, /tools,
+// /model and /topics. A chat that chose nothing has the defaults: no
+// instructions, no server off, the default model profile, a conversation
+// per topic. A chat is named by a key the store does not interpret (the
+// bot names a forum topic's conversation by its group and topic), and
+// each key has settings of its own.
 type ChatSettings interface {
 	// ChatInstructions returns the instructions chatID set with /system,
 	// or "" when it set none.
@@ -345,6 +348,12 @@ type ChatSettings interface {
 	// SetChatProfile records chatID's model profile; "" returns it to the
 	// default.
 	SetChatProfile(ctx context.Context, chatID, profile string) error
+	// ChatTopicsShared reports whether chatID, a group with topics,
+	// chose with /topics to keep one conversation for all its topics
+	// rather than one per topic (the default).
+	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
+	// SetChatTopicsShared records that choice.
+	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
 }
 
 // DescribeUpdates names update ids for an error: "update 7", "updates

@@ -102,8 +102,8 @@ func button(label string, owner int64, server string) []tgbotapi.InlineKeyboardB
 	return []tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardButtonData(label, data)}
 }
 
-// Show sends user's screen to chatID.
-func (sc *Screen) Show(ctx context.Context, chatID, user int64, operator bool) {
+// Show sends user's screen to place to.
+func (sc *Screen) Show(ctx context.Context, to telegram.Place, user int64, operator bool) {
 	html, kb, err := sc.View(ctx, user, operator, "")
 	if err != nil {
 		sc.Logger.Error("/connections", "err", err)
@@ -113,8 +113,8 @@ func (sc *Screen) Show(ctx context.Context, chatID, user int64, operator bool) {
 	if len(kb.InlineKeyboard) > 0 {
 		markup = kb
 	}
-	if _, err := sc.TG.SendHTML(ctx, chatID, 0, html, markup); err != nil {
-		sc.Logger.Error("send /connections", "chat", chatID, "err", err)
+	if _, err := sc.TG.SendHTML(ctx, to, 0, html, markup); err != nil {
+		sc.Logger.Error("send /connections", "chat", to, "err", err)
 	}
 }
 

@@ -35,9 +35,9 @@ type Screen struct {
 	TG     *telegram.Client
 	Logger *slog.Logger
 	// SignIn answers a press of a server's Sign in button (shown where
-	// the server needs the operator's sign-in): the bot's to open the
-	// sign-in's card.
-	SignIn func(ctx context.Context, cq *tgbotapi.CallbackQuery, server string)
+	// the server needs the operator's sign-in), on a screen at place at:
+	// the bot's to open the sign-in's card there.
+	SignIn func(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, server string)
 }
 
 // perPage is how many servers a page lists, each with its buttons.
@@ -143,15 +143,15 @@ func writeNotes(sb *strings.Builder, notes []string) {
 // and every hidden character visible.
 func shown(s string) string { return render.Escape(render.Visible(s)) }
 
-// Show sends the screen's first page to chatID.
-func (sc *Screen) Show(ctx context.Context, chatID int64) {
+// Show sends the screen's first page to place to.
+func (sc *Screen) Show(ctx context.Context, to telegram.Place) {
 	html, kb := sc.View(0)
 	var markup any
 	if len(kb.InlineKeyboard) > 0 {
 		markup = kb
 	}
-	if _, err := sc.TG.SendHTML(ctx, chatID, 0, html, markup); err != nil {
-		sc.Logger.Error("send /servers", "chat", chatID, "err", err)
+	if _, err := sc.TG.SendHTML(ctx, to, 0, html, markup); err != nil {
+		sc.Logger.Error("send /servers", "chat", to, "err", err)
 	}
 }
 
@@ -167,9 +167,9 @@ func sandboxNote(s hub.ServerInfo) string {
 	return "\n⚠️ <i>Not sandboxed:</i> " + render.Escape(render.Shorten(s.NotSandboxed, 200))
 }
 
-// Press acts on a button of the screen at once; the caller has checked
-// that the presser may.
-func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data) {
+// Press acts on a button of the screen, shown at place at, at once; the
+// caller has checked that the presser may.
+func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, data callback.Data) {
 	if data.Action == callback.Page {
 		sc.TG.AnswerCallback(ctx, cq.ID, "", false)
 		sc.edit(ctx, cq, data.Page, "")
@@ -185,7 +185,7 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 			sc.TG.AnswerCallback(ctx, cq.ID, "Signing in is not offered here.", true)
 			return
 		}
-		sc.SignIn(ctx, cq, s.Name)
+		sc.SignIn(ctx, cq, at, s.Name)
 		return
 	}
 	// Starting a server can take a while: past ackAfter the button

@@ -9,6 +9,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/servers"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
@@ -137,7 +138,7 @@ func TestViewSaysWhyServersAreDown(t *testing.T) {
 		{Name: "wiki", Status: hub.StatusRestarting, Cause: hub.CauseUnreachable, Error: "unreachable: connection refused (10.0.0.7:443)"},
 		{Name: "files", Status: hub.StatusRestarting, Error: "exited with code 1"},
 	}
-	sc := &servers.Screen{Hub: catalog{Servers: down}, SignIn: func(context.Context, *tgbotapi.CallbackQuery, string) {}}
+	sc := &servers.Screen{Hub: catalog{Servers: down}, SignIn: func(context.Context, *tgbotapi.CallbackQuery, telegram.Place, string) {}}
 	html, kb := sc.View(0)
 	p := plain(t, html)
 	for i, s := range down {

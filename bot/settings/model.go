@@ -3,13 +3,13 @@ package settings
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/llm"
 )
 
@@ -18,22 +18,22 @@ import (
 // bot's admins) may press them, checked at the press; in a private chat,
 // its user.
 
-// ShowModel answers /model in chatID.
-func (sc *Screen) ShowModel(ctx context.Context, chatID int64) {
-	html, kb, err := sc.modelView(ctx, chatID)
+// ShowModel answers /model, sent at place at, for the conversation key.
+func (sc *Screen) ShowModel(ctx context.Context, at telegram.Place, key string) {
+	html, kb, err := sc.modelView(ctx, at.Chat, key)
 	if err != nil {
-		sc.logger.Error("read the chat's model", "chat", chatID, "err", err)
-		sc.say(ctx, chatID, "Sorry, I could not read this chat's model. Please try again.")
+		sc.logger.Error("read the chat's model", "chat", at, "err", err)
+		sc.say(ctx, at, "Sorry, I could not read this chat's model. Please try again.")
 		return
 	}
-	sc.send(ctx, chatID, html, kb, "/model")
+	sc.send(ctx, at, html, kb, "/model")
 }
 
-// modelView says which profile answers chatID, with a button per profile
-// when there is a choice.
-func (sc *Screen) modelView(ctx context.Context, chatID int64) (string, tgbotapi.InlineKeyboardMarkup, error) {
+// modelView says which profile answers the conversation key of chatID,
+// with a button per profile when there is a choice.
+func (sc *Screen) modelView(ctx context.Context, chatID int64, key string) (string, tgbotapi.InlineKeyboardMarkup, error) {
 	var kb tgbotapi.InlineKeyboardMarkup
-	cur, err := sc.agent.ChatProfile(ctx, strconv.FormatInt(chatID, 10))
+	cur, err := sc.agent.ChatProfile(ctx, key)
 	if err != nil {
 		return "", kb, err
 	}
@@ -60,9 +60,10 @@ func (sc *Screen) modelView(ctx context.Context, chatID int64) (string, tgbotapi
 	return sb.String(), kb, nil
 }
 
-// PressModel switches the chat's profile, checking the presser's right
-// at the press; admin says the presser is an admin of the bot.
-func (sc *Screen) PressModel(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
+// PressModel switches the profile of the conversation key, where the
+// pressed /model was, checking the presser's right at the press; admin
+// says the presser is an admin of the bot.
+func (sc *Screen) PressModel(ctx context.Context, cq *tgbotapi.CallbackQuery, key string, data callback.Data, admin bool) {
 	chatID, user := cq.Message.Chat.ID, cq.From.ID
 	if !sc.mayPress(ctx, cq, admin, "Only the group's administrators can switch its model.") {
 		return
@@ -78,14 +79,14 @@ func (sc *Screen) PressModel(ctx context.Context, cq *tgbotapi.CallbackQuery, da
 		sc.tg.AnswerCallback(ctx, cq.ID, "That model is no longer configured.", true)
 		return
 	}
-	if err := sc.agent.SetChatProfile(ctx, strconv.FormatInt(chatID, 10), chosen.Name); err != nil {
+	if err := sc.agent.SetChatProfile(ctx, key, chosen.Name); err != nil {
 		sc.logger.Error("switch a chat's model", "chat", chatID, "profile", chosen.Name, "err", err)
 		sc.tg.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
 		return
 	}
 	sc.logger.Info("chat switched its model", "chat", chatID, "user", user, "profile", chosen.Name)
 	sc.tg.AnswerCallback(ctx, cq.ID, render.Shorten("Now answering with "+chosen.Name, 190), false)
-	html, kb, err := sc.modelView(ctx, chatID)
+	html, kb, err := sc.modelView(ctx, chatID, key)
 	if err != nil {
 		sc.logger.Error("read the chat's model", "chat", chatID, "err", err)
 		return

@@ -1,7 +1,8 @@
 // Package settings is what a chat chooses for itself: its own
 // instructions to the assistant (/system), the servers it turns off
-// within what the operator enabled (/tools), and which of the operator's
-// models answers it (/model). Everyone in a chat may read them; in a
+// within what the operator enabled (/tools), which of the operator's
+// models answers it (/model), and, in a forum, whether its topics share
+// one conversation (/topics). Everyone in a chat may read them; in a
 // group only its administrators (asked of Telegram at each change) or the
 // bot's admins change them, in a private chat its user. Whether someone
 // may use the bot at all, and how fast, is the bot's to check first.
@@ -13,12 +14,15 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 )
 
 // An Agent keeps what a chat chose; *agent.Agent is one. Chats are named
-// by their Telegram id in decimal.
+// by keys: /tools by the chat's Telegram id in decimal, /system and
+// /model by the key of the conversation they are asked in (a forum's
+// topic may have one of its own).
 type Agent interface {
 	// Instructions and SetInstructions keep a chat's own instructions,
 	// for /system.
@@ -43,14 +47,23 @@ type Hub interface {
 // Telegram is what the screens send, edit and ask through;
 // *telegram.Client is one.
 type Telegram interface {
-	SendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error)
+	SendLong(ctx context.Context, to telegram.Place, replyTo int, html string, markup any) (tgbotapi.Message, error)
 	EditHTML(ctx context.Context, chatID int64, msgID int, html string, markup *tgbotapi.InlineKeyboardMarkup) error
 	AnswerCallback(ctx context.Context, id, text string, alert bool)
 	ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.ChatMember, error)
 }
 
+// Topics keeps whether a forum's topics share one conversation, by the
+// chat's id in decimal; *sqlite.DB and *postgres.DB are one.
+type Topics interface {
+	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
+	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
+}
+
 // Options are a Screen's optional settings.
 type Options struct {
+	// Topics keeps the choice of /topics; nil: it cannot be changed.
+	Topics Topics
 	Logger *slog.Logger
 }
 
@@ -59,6 +72,7 @@ type Screen struct {
 	agent  Agent
 	hub    Hub
 	tg     Telegram
+	topics Topics // nil: /topics cannot change
 	logger *slog.Logger
 }
 
@@ -68,23 +82,23 @@ func New(a Agent, h Hub, tg Telegram, opts Options) *Screen {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Screen{agent: a, hub: h, tg: tg, logger: opts.Logger}
+	return &Screen{agent: a, hub: h, tg: tg, topics: opts.Topics, logger: opts.Logger}
 }
 
-func (sc *Screen) say(ctx context.Context, chatID int64, html string) {
-	if _, err := sc.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
-		sc.logger.Error("send message", "chat", chatID, "err", err)
+func (sc *Screen) say(ctx context.Context, to telegram.Place, html string) {
+	if _, err := sc.tg.SendLong(ctx, to, 0, html, nil); err != nil {
+		sc.logger.Error("send message", "chat", to, "err", err)
 	}
 }
 
-// send sends html with the buttons of kb, when there are any.
-func (sc *Screen) send(ctx context.Context, chatID int64, html string, kb tgbotapi.InlineKeyboardMarkup, what string) {
+// send sends html to place to with the buttons of kb, when there are any.
+func (sc *Screen) send(ctx context.Context, to telegram.Place, html string, kb tgbotapi.InlineKeyboardMarkup, what string) {
 	var markup any
 	if len(kb.InlineKeyboard) > 0 {
 		markup = kb
 	}
-	if _, err := sc.tg.SendLong(ctx, chatID, 0, html, markup); err != nil {
-		sc.logger.Error("send "+what, "chat", chatID, "err", err)
+	if _, err := sc.tg.SendLong(ctx, to, 0, html, markup); err != nil {
+		sc.logger.Error("send "+what, "chat", to, "err", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/servers"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
 // /tools: the servers and their tools, with a button each to turn a
@@ -16,10 +17,11 @@ import (
 // enabled. In a group only its administrators (or the bot's admins) may
 // press them; in a private chat, its user.
 
-// ShowTools answers /tools in chatID.
-func (sc *Screen) ShowTools(ctx context.Context, chatID int64) {
-	html, kb := sc.toolsView(ctx, chatID)
-	sc.send(ctx, chatID, html, kb, "/tools")
+// ShowTools answers /tools, sent at place at: the switches are its
+// chat's, whatever the topic.
+func (sc *Screen) ShowTools(ctx context.Context, at telegram.Place) {
+	html, kb := sc.toolsView(ctx, at.Chat)
+	sc.send(ctx, at, html, kb, "/tools")
 }
 
 // toolsView lists the servers as chatID sees them, with their switches.

@@ -14,6 +14,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/bot/statsview"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -32,8 +33,8 @@ type Hub interface {
 
 // Telegram is what the screen sends through; *telegram.Client is one.
 type Telegram interface {
-	SendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error)
-	SendPhoto(ctx context.Context, chatID int64, data []byte, mimeType, caption string, i int) error
+	SendLong(ctx context.Context, to telegram.Place, replyTo int, html string, markup any) (tgbotapi.Message, error)
+	SendPhoto(ctx context.Context, to telegram.Place, data []byte, mimeType, caption string, i int) error
 }
 
 // Options are a Screen's optional settings.
@@ -61,9 +62,9 @@ func New(s Store, h Hub, tg Telegram, opts Options) *Screen {
 // topUsers caps that list, for a phone.
 const topUsers = 5
 
-// Show sends the statistics to chatID: a window of 24 hours, one of 7
+// Show sends the statistics to place to: a window of 24 hours, one of 7
 // days, the chart when there were turns, and the servers now.
-func (sc *Screen) Show(ctx context.Context, chatID int64) {
+func (sc *Screen) Show(ctx context.Context, to telegram.Place) {
 	now := time.Now()
 	for _, w := range []struct {
 		title string
@@ -71,32 +72,32 @@ func (sc *Screen) Show(ctx context.Context, chatID int64) {
 	}{{"Last 24 hours", 24 * time.Hour}, {"Last 7 days", 7 * 24 * time.Hour}} {
 		st, err := sc.store.Stats(ctx, now.Add(-w.span), now, topUsers)
 		if err != nil {
-			sc.logger.Error("read statistics", "chat", chatID, "err", err)
-			sc.say(ctx, chatID, "Sorry, I could not read the statistics. Please try again.")
+			sc.logger.Error("read statistics", "chat", to, "err", err)
+			sc.say(ctx, to, "Sorry, I could not read the statistics. Please try again.")
 			return
 		}
-		sc.say(ctx, chatID, statsview.Window(w.title, st))
+		sc.say(ctx, to, statsview.Window(w.title, st))
 	}
-	sc.sendChart(ctx, chatID, now)
-	sc.say(ctx, chatID, statsview.Servers(sc.hub.Catalog()))
+	sc.sendChart(ctx, to, now)
+	sc.say(ctx, to, statsview.Servers(sc.hub.Catalog()))
 }
 
-func (sc *Screen) say(ctx context.Context, chatID int64, html string) {
-	if _, err := sc.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
-		sc.logger.Error("send message", "chat", chatID, "err", err)
+func (sc *Screen) say(ctx context.Context, to telegram.Place, html string) {
+	if _, err := sc.tg.SendLong(ctx, to, 0, html, nil); err != nil {
+		sc.logger.Error("send message", "chat", to, "err", err)
 	}
 }
 
 // sendChart sends the turns of the last 24 hours by hour and of the last
 // 7 days by day as bars, when there were any.
-func (sc *Screen) sendChart(ctx context.Context, chatID int64, now time.Time) {
+func (sc *Screen) sendChart(ctx context.Context, to telegram.Place, now time.Time) {
 	day, err := sc.store.Timeline(ctx, now.Add(-24*time.Hour), now, time.Hour)
 	var week []store.Bucket
 	if err == nil {
 		week, err = sc.store.Timeline(ctx, now.Add(-7*24*time.Hour), now, 24*time.Hour)
 	}
 	if err != nil {
-		sc.logger.Error("read the timeline of turns", "chat", chatID, "err", err)
+		sc.logger.Error("read the timeline of turns", "chat", to, "err", err)
 		return
 	}
 	if !slices.ContainsFunc(week, func(b store.Bucket) bool { return len(b.Turns) > 0 }) {
@@ -104,11 +105,11 @@ func (sc *Screen) sendChart(ctx context.Context, chatID int64, now time.Time) {
 	}
 	img, _, err := statsview.Chart(day, week)
 	if err != nil {
-		sc.logger.Error("draw the chart of turns", "chat", chatID, "err", err)
+		sc.logger.Error("draw the chart of turns", "chat", to, "err", err)
 		return
 	}
 	caption := "Turns over time: the last 24 hours and the last 7 days, now on the right."
-	if err := sc.tg.SendPhoto(ctx, chatID, img, "image/png", caption, 0); err != nil {
-		sc.logger.Error("send the chart of turns", "chat", chatID, "err", err)
+	if err := sc.tg.SendPhoto(ctx, to, img, "image/png", caption, 0); err != nil {
+		sc.logger.Error("send the chart of turns", "chat", to, "err", err)
 	}
 }

@@ -138,14 +138,6 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, allowed []string)
 	return raws, nil
 }
 
-// Try performs call once, without retries: for what is not worth a
-// delay ("typing").
-func (c *Client) Try(call tgbotapi.Chattable) error {
-	_, err := c.api.Request(call)
-	c.count(methodOf(call), err)
-	return err
-}
-
 // Sleep waits d, or reports false when ctx ends first.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -303,22 +295,25 @@ func (c *Client) Send(ctx context.Context, call tgbotapi.Chattable) (tgbotapi.Me
 	return m, nil
 }
 
-// SendHTML sends one part of HTML, falling back to plain text when
-// Telegram rejects the markup, so nothing is ever silently dropped.
-func (c *Client) SendHTML(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error) {
-	msg := tgbotapi.NewMessage(chatID, html)
-	msg.ReplyToMessageID = replyTo
-	msg.AllowSendingWithoutReply = true
-	msg.ParseMode = tgbotapi.ModeHTML
-	msg.DisableWebPagePreview = true
-	msg.ReplyMarkup = markup
-	m, err := c.Send(ctx, msg)
+// SendHTML sends one part of HTML to place to, falling back to plain
+// text when Telegram rejects the markup, so nothing is ever silently
+// dropped.
+func (c *Client) SendHTML(ctx context.Context, to Place, replyTo int, html string, markup any) (tgbotapi.Message, error) {
+	m, err := c.sendText(ctx, to, replyTo, html, tgbotapi.ModeHTML, markup)
 	if err != nil && isParseError(err) {
 		c.logger.Warn("Telegram rejected our HTML; sending plain text", "err", err)
-		msg.Text, msg.ParseMode = render.PlainText(html), ""
-		m, err = c.Send(ctx, msg)
+		m, err = c.sendText(ctx, to, replyTo, render.PlainText(html), "", markup)
 	}
 	return m, err
+}
+
+// sendText sends text, in parse mode mode ("" for plain text).
+func (c *Client) sendText(ctx context.Context, to Place, replyTo int, text, mode string, markup any) (tgbotapi.Message, error) {
+	params, err := message(text, mode, replyTo, markup)
+	if err != nil {
+		return tgbotapi.Message{}, err
+	}
+	return c.post(ctx, "sendMessage", to, params)
 }
 
 // EditHTML edits a message to html, with the same plain-text fallback.
@@ -335,9 +330,9 @@ func (c *Client) EditHTML(ctx context.Context, chatID int64, msgID int, html str
 	return err
 }
 
-// SendLong splits html into parts and sends each, the first as a reply to
-// message replyTo (0: none), markup on the last one.
-func (c *Client) SendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error) {
+// SendLong splits html into parts and sends each to place to, the first
+// as a reply to message replyTo (0: none), markup on the last one.
+func (c *Client) SendLong(ctx context.Context, to Place, replyTo int, html string, markup any) (tgbotapi.Message, error) {
 	parts := render.Split(html, render.MaxMessageLen)
 	if len(parts) == 0 {
 		parts = []string{"…"}
@@ -352,16 +347,14 @@ func (c *Client) SendLong(ctx context.Context, chatID int64, replyTo int, html s
 		if i == 0 {
 			rt = replyTo
 		}
-		m, err := c.SendHTML(ctx, chatID, rt, p, mk)
+		m, err := c.SendHTML(ctx, to, rt, p, mk)
 		var apiErr *tgbotapi.Error
-		if err != nil && errors.As(err, &apiErr) && apiErr.Code == http.StatusBadRequest {
+		if err != nil && errors.As(err, &apiErr) && apiErr.Code == http.StatusBadRequest && !TopicGone(err) {
 			// Telegram disagrees with our HTML or our count: send the
 			// part as plain text in smaller pieces rather than drop it.
 			c.logger.Warn("Telegram rejected a part; sending it as plain text", "err", err)
 			for _, piece := range render.SplitPlain(render.PlainText(p), render.MaxMessageLen/2) {
-				msg := tgbotapi.NewMessage(chatID, piece)
-				msg.ReplyMarkup = mk
-				if m, err = c.Send(ctx, msg); err != nil {
+				if m, err = c.sendText(ctx, to, 0, piece, "", mk); err != nil {
 					break
 				}
 			}
@@ -392,20 +385,19 @@ func (c *Client) AnswerCallback(ctx context.Context, id, text string, alert bool
 	}
 }
 
-// SendDraft shows html as the draft draftID of a private chat with
-// sendMessageDraft (Bot API 9.3+), once, and reports whether the server
-// has that method: the first 404, or 400 before any success, turns it off
-// for good, and the caller edits a message instead.
-func (c *Client) SendDraft(chatID, draftID int64, html string) bool {
+// SendDraft shows html as the draft draftID of a private chat (or of one
+// of its topics) with sendMessageDraft (Bot API 9.3+), once, and reports
+// whether the server has that method: the first 404, or 400 before any
+// success, turns it off for good, and the caller edits a message instead.
+func (c *Client) SendDraft(to Place, draftID int64, html string) bool {
 	if c.drafts.Load() == draftsOff {
 		return false
 	}
-	params := tgbotapi.Params{
-		"chat_id":    strconv.FormatInt(chatID, 10),
+	params := to.params(tgbotapi.Params{
 		"draft_id":   strconv.FormatInt(draftID, 10),
 		"text":       html,
 		"parse_mode": tgbotapi.ModeHTML,
-	}
+	})
 	_, err := c.api.MakeRequest("sendMessageDraft", params)
 	if err == nil {
 		c.drafts.CompareAndSwap(draftsUnknown, draftsOn)
@@ -413,7 +405,7 @@ func (c *Client) SendDraft(chatID, draftID int64, html string) bool {
 	}
 	var apiErr *tgbotapi.Error
 	if errors.As(err, &apiErr) && (apiErr.Code == http.StatusNotFound ||
-		(apiErr.Code == http.StatusBadRequest && c.drafts.Load() == draftsUnknown)) {
+		(apiErr.Code == http.StatusBadRequest && c.drafts.Load() == draftsUnknown && !TopicGone(err))) {
 		if c.drafts.CompareAndSwap(draftsUnknown, draftsOff) {
 			c.logger.Info("the Bot API server lacks sendMessageDraft; streaming by editing a message", "err", err)
 		}
@@ -424,9 +416,17 @@ func (c *Client) SendDraft(chatID, draftID int64, html string) bool {
 	return true
 }
 
-// SendPhoto sends image data as the i-th photo of a message, named by its
-// type so Telegram takes it.
-func (c *Client) SendPhoto(ctx context.Context, chatID int64, data []byte, mimeType, caption string, i int) error {
+// Typing shows "typing…" in place to, once, without retries: a missed
+// one is not worth a delay.
+func (c *Client) Typing(to Place) error {
+	_, err := c.api.MakeRequest("sendChatAction", to.params(tgbotapi.Params{"action": tgbotapi.ChatTyping}))
+	c.count("sendChatAction", err)
+	return err
+}
+
+// SendPhoto sends image data to place to as the i-th photo of a
+// message, named by its type so Telegram takes it.
+func (c *Client) SendPhoto(ctx context.Context, to Place, data []byte, mimeType, caption string, i int) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -442,9 +442,10 @@ func (c *Client) SendPhoto(ctx context.Context, chatID int64, data []byte, mimeT
 	case strings.Contains(mimeType, "webp"):
 		ext = ".webp"
 	}
-	photo := tgbotapi.NewPhoto(chatID, tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data})
-	photo.Caption = render.Shorten(caption, 1000)
-	_, err := c.Send(ctx, photo)
+	params := tgbotapi.Params{}
+	params.AddNonEmpty("caption", render.Shorten(caption, 1000))
+	file := tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data}
+	_, err := c.post(ctx, "sendPhoto", to, params, tgbotapi.RequestFile{Name: "photo", Data: file})
 	return err
 }
 
@@ -597,10 +598,16 @@ func (c *Client) ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.C
 	return m, err
 }
 
-// SendFile sends data as a document named name.
-func (c *Client) SendFile(ctx context.Context, chatID int64, data []byte, name, caption string) error {
-	doc := tgbotapi.NewDocument(chatID, tgbotapi.FileBytes{Name: name, Bytes: data})
-	doc.Caption = render.Shorten(caption, 1000)
-	_, err := c.Send(ctx, doc)
+// SendFile sends data to place to as a document named name, quoting
+// message replyTo (0: none).
+func (c *Client) SendFile(ctx context.Context, to Place, replyTo int, data []byte, name, caption string) error {
+	params := tgbotapi.Params{}
+	params.AddNonEmpty("caption", render.Shorten(caption, 1000))
+	if replyTo != 0 {
+		params.AddNonZero("reply_to_message_id", replyTo)
+		params.AddBool("allow_sending_without_reply", true)
+	}
+	file := tgbotapi.FileBytes{Name: name, Bytes: data}
+	_, err := c.post(ctx, "sendDocument", to, params, tgbotapi.RequestFile{Name: "document", Data: file})
 	return err
 }

@@ -38,11 +38,11 @@ func TestPaceSpacesNewMessagesOnly(t *testing.T) {
 	t.Cleanup(c.Close)
 	ctx := t.Context()
 	const chat = 5
-	m, err := c.SendHTML(ctx, chat, 0, "one", nil)
+	m, err := c.SendHTML(ctx, telegram.In(chat), 0, "one", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SendHTML(ctx, chat, 0, "two", nil); err != nil {
+	if _, err := c.SendHTML(ctx, telegram.In(chat), 0, "two", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.EditHTML(ctx, chat, m.MessageID, "one, edited", nil); err != nil {
@@ -51,7 +51,7 @@ func TestPaceSpacesNewMessagesOnly(t *testing.T) {
 	if _, err := c.Request(ctx, tgbotapi.NewChatAction(chat, tgbotapi.ChatTyping)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SendPhoto(ctx, chat, tinyPNG, "image/png", "", 0); err != nil {
+	if err := c.SendPhoto(ctx, telegram.In(chat), tinyPNG, "image/png", "", 0); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := pace.waits.Load(), int32(3); got != want {
@@ -60,7 +60,7 @@ func TestPaceSpacesNewMessagesOnly(t *testing.T) {
 
 	pace.closed.Store(true)
 	before := len(fake.Calls("sendMessage"))
-	if _, err := c.SendHTML(ctx, chat, 0, "three", nil); !errors.Is(err, context.Canceled) {
+	if _, err := c.SendHTML(ctx, telegram.In(chat), 0, "three", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("send refused by the pace: got %v, want context.Canceled", err)
 	}
 	if n := len(fake.Calls("sendMessage")); n != before {

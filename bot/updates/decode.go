@@ -5,6 +5,7 @@ import (
 	"unicode/utf16"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
 // Decode reads an update's JSON, leaving out every entity that does not
@@ -57,4 +58,27 @@ func within(entities []tgbotapi.MessageEntity, text string) []tgbotapi.MessageEn
 		return nil
 	}
 	return kept
+}
+
+// Topic is the forum topic of an update's message, or of the message
+// whose button a callback query pressed: its thread where it is in a
+// topic (see telegram.Thread), else 0, as for anything that does not
+// decode. The library's types, of Bot API 5.5, have no topics.
+func Topic(raw []byte) int {
+	var u struct {
+		Message       *telegram.Thread `json:"message"`
+		CallbackQuery *struct {
+			Message *telegram.Thread `json:"message"`
+		} `json:"callback_query"`
+	}
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return 0
+	}
+	switch {
+	case u.Message != nil:
+		return u.Message.Topic()
+	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil:
+		return u.CallbackQuery.Message.Topic()
+	}
+	return 0
 }

@@ -295,3 +295,30 @@ func TestDecodeEntities(t *testing.T) {
 		t.Errorf("the reply's entity beyond its text was kept: %+v", r.Entities)
 	}
 }
+
+// Topic finds the forum topic of a message or of a pressed button's
+// message by is_topic_message, never by a thread id alone: a reply in a
+// group without topics carries the thread it continues.
+func TestTopic(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want int
+	}{
+		{"a message in a topic", `{"update_id":1,"message":{"message_id":9,"message_thread_id":7,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup","is_forum":true}}}`, 7},
+		{"a press in a topic", `{"update_id":1,"callback_query":{"id":"c","message":{"message_id":9,"message_thread_id":9,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup"}}}}`, 9},
+		{"a reply in a group without topics", `{"update_id":1,"message":{"message_id":9,"message_thread_id":4,"chat":{"id":-100,"type":"supergroup"},"reply_to_message":{"message_id":4}}}`, 0},
+		{"a message in General", `{"update_id":1,"message":{"message_id":9,"chat":{"id":-100,"type":"supergroup","is_forum":true}}}`, 0},
+		{"a private chat", `{"update_id":1,"message":{"message_id":9,"chat":{"id":5,"type":"private"}}}`, 0},
+		{"a press on a message without topics", `{"update_id":1,"callback_query":{"id":"c","message":{"message_id":9,"message_thread_id":3,"chat":{"id":-100,"type":"supergroup"}}}}`, 0},
+		{"a topic marked but with no thread", `{"update_id":1,"message":{"message_id":9,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup"}}}`, 0},
+		{"not JSON", `{"update_id":`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := updates.Topic([]byte(tt.raw)); got != tt.want {
+				t.Errorf("Topic = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

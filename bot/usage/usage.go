@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -26,7 +27,7 @@ type Agent interface {
 
 // Telegram is what the screen sends through; *telegram.Client is one.
 type Telegram interface {
-	SendLong(ctx context.Context, chatID int64, replyTo int, html string, markup any) (tgbotapi.Message, error)
+	SendLong(ctx context.Context, to telegram.Place, replyTo int, html string, markup any) (tgbotapi.Message, error)
 }
 
 // Options are a Screen's optional settings.
@@ -50,17 +51,17 @@ func New(a Agent, tg Telegram, opts Options) *Screen {
 	return &Screen{agent: a, tg: tg, logger: opts.Logger}
 }
 
-// Show tells user, in chatID, their own usage; admin says they are an
+// Show tells user, in place to, their own usage; admin says they are an
 // admin of the bot, whom the budget does not bind.
-func (sc *Screen) Show(ctx context.Context, chatID, user int64, admin bool) {
+func (sc *Screen) Show(ctx context.Context, to telegram.Place, user int64, admin bool) {
 	html := "Sorry, I could not read your usage. Please try again."
 	if u, err := sc.agent.Usage(ctx, strconv.FormatInt(user, 10)); err != nil {
-		sc.logger.Error("read token usage", "chat", chatID, "user", user, "err", err)
+		sc.logger.Error("read token usage", "chat", to, "user", user, "err", err)
 	} else {
 		html = usageText(u, admin, time.Now())
 	}
-	if _, err := sc.tg.SendLong(ctx, chatID, 0, html, nil); err != nil {
-		sc.logger.Error("send /usage", "chat", chatID, "err", err)
+	if _, err := sc.tg.SendLong(ctx, to, 0, html, nil); err != nil {
+		sc.logger.Error("send /usage", "chat", to, "err", err)
 	}
 }
 

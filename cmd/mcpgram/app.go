@@ -127,6 +127,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		SignIns:               app.Auth,
 		RedirectURI:           redirectURI(cfg),
 		Group:                 bot.IsGroup,
+		Chat:                  bot.ChatOf,
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})

@@ -28,6 +28,8 @@ type Upload struct {
 	// MediaGroupID, when set, makes the message an item of an album (see
 	// SendAlbum).
 	MediaGroupID string
+	// Topic is the forum topic the message is sent in (see Incoming).
+	Topic int
 }
 
 // SendFile queues a message carrying a file and returns its message id.
@@ -68,7 +70,7 @@ func (s *Server) sendFileLocked(up Upload) int {
 
 	msgID := s.newMsgIDLocked(up.ChatID)
 	m := &tgbotapi.Message{
-		MessageID: msgID, Date: int(time.Now().Unix()), Chat: chatOf(up.ChatID),
+		MessageID: msgID, Date: int(time.Now().Unix()), Chat: s.chatLocked(up.ChatID),
 		From:    &tgbotapi.User{ID: up.UserID, FirstName: fmt.Sprintf("user%d", up.UserID)},
 		Caption: up.Caption, CaptionEntities: entities(up.Caption), MediaGroupID: up.MediaGroupID,
 	}
@@ -86,8 +88,9 @@ func (s *Server) sendFileLocked(up Upload) int {
 	default:
 		m.Document = &tgbotapi.Document{FileID: id, FileUniqueID: uniq, FileName: up.Name, MimeType: up.MIMEType, FileSize: size}
 	}
-	s.msgs[up.ChatID] = append(s.msgs[up.ChatID], &Message{ID: msgID, ChatID: up.ChatID, FromID: up.UserID, Caption: up.Caption, Plain: up.Caption, DocumentName: up.Name})
-	s.queueLocked(tgbotapi.Update{Message: m})
+	sent := &Message{ID: msgID, ChatID: up.ChatID, FromID: up.UserID, Caption: up.Caption, Plain: up.Caption, DocumentName: up.Name, Topic: up.Topic, Thread: up.Topic}
+	s.msgs[up.ChatID] = append(s.msgs[up.ChatID], sent)
+	s.queueLocked(tgbotapi.Update{Message: m}, "message", sent)
 	return msgID
 }
 

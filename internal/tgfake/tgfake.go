@@ -6,10 +6,12 @@
 // one poller at a time (409), and programmable 429s with retry_after. After
 // setWebhook it posts updates to the webhook instead, with the secret token
 // header, in order, retrying until the bot answers 2xx, and answers
-// getUpdates 409 as Telegram does.
+// getUpdates 409 as Telegram does. Chats may be forums, with topics
+// (see forum.go).
 package tgfake
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,7 +37,12 @@ var BotUser = tgbotapi.User{ID: 123456, IsBot: true, FirstName: "mcpgram", UserN
 type Message struct {
 	ID     int
 	ChatID int64
-	FromID int64
+	// Topic is the forum topic the message is in (its message_thread_id),
+	// 0 for none; Thread is the message_thread_id a user's message
+	// carries, which in a group without topics names the thread of
+	// replies it is in, not a topic.
+	Topic, Thread int
+	FromID        int64
 	// Text is what the bot sent (HTML source when ParseMode is HTML);
 	// Plain is what the user sees (tags removed, entities decoded).
 	Text, Plain string
@@ -109,8 +116,9 @@ type Server struct {
 	calls     []Call
 	fails     map[string][]failure
 	commands  map[string][]tgbotapi.BotCommand // by scope JSON, "" for the default
-	actions   map[int64]int
-	drafts    map[int64][]string // nil: sendMessageDraft unsupported (404)
+	actions   map[place]int
+	drafts    map[place][]string       // nil: sendMessageDraft unsupported (404)
+	forums    map[int64]map[int]*topic // chat -> its topics, for a forum
 
 	files     map[string]*upload       // by file_id
 	admins    map[int64]map[int64]bool // chat -> its administrators
@@ -132,7 +140,8 @@ func New(t testing.TB) *Server {
 		msgs:      map[int64][]*Message{},
 		callbacks: map[string]*callback{},
 		fails:     map[string][]failure{},
-		actions:   map[int64]int{},
+		actions:   map[place]int{},
+		forums:    map[int64]map[int]*topic{},
 		commands:  map[string][]tgbotapi.BotCommand{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -178,27 +187,37 @@ type Incoming struct {
 	ChatID int64 // > 0: private chat with the user; < 0: a supergroup
 	UserID int64
 	Text   string
-	// ReplyTo is the id of a message in the chat this one replies to.
+	// ReplyTo is the id of a message in the chat this one replies to. In
+	// a supergroup without topics the message then carries the thread of
+	// replies it is in (message_thread_id, without is_topic_message), as
+	// Telegram's do.
 	ReplyTo int
+	// Topic is the forum topic the message is written in (see
+	// CreateTopic); 0 is the chat itself, a forum's General topic.
+	Topic int
 }
 
 // Send queues a user message as an update and returns its message id.
 func (s *Server) Send(in Incoming) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	chat := chatOf(in.ChatID)
+	chat := s.chatLocked(in.ChatID)
 	user := &tgbotapi.User{ID: in.UserID, FirstName: fmt.Sprintf("user%d", in.UserID), UserName: fmt.Sprintf("user%d", in.UserID)}
 	id := s.newMsgIDLocked(in.ChatID)
 	m := &tgbotapi.Message{MessageID: id, From: user, Date: int(time.Now().Unix()), Chat: chat, Text: in.Text, Entities: entities(in.Text)}
+	sent := &Message{ID: id, ChatID: in.ChatID, FromID: in.UserID, Text: in.Text, Plain: in.Text, ReplyTo: in.ReplyTo, Topic: in.Topic, Thread: in.Topic}
 	if in.ReplyTo != 0 {
 		for _, old := range s.msgs[in.ChatID] {
 			if old.ID == in.ReplyTo {
 				m.ReplyToMessage = s.wireLocked(old)
+				if in.ChatID < 0 && s.forums[in.ChatID] == nil {
+					sent.Thread = cmp.Or(old.Thread, old.ID)
+				}
 			}
 		}
 	}
-	s.msgs[in.ChatID] = append(s.msgs[in.ChatID], &Message{ID: id, ChatID: in.ChatID, FromID: in.UserID, Text: in.Text, Plain: in.Text, ReplyTo: in.ReplyTo})
-	s.queueLocked(tgbotapi.Update{Message: m})
+	s.msgs[in.ChatID] = append(s.msgs[in.ChatID], sent)
+	s.queueLocked(tgbotapi.Update{Message: m}, "message", sent)
 	return id
 }
 
@@ -217,16 +236,17 @@ func (s *Server) Press(chatID, userID int64, messageID int, data string) string 
 	id := fmt.Sprintf("cb%d", s.nextCB)
 	s.callbacks[id] = &callback{chatID: chatID}
 	var msg *tgbotapi.Message
+	var pressed *Message
 	for _, m := range s.msgs[chatID] {
 		if m.ID == messageID {
-			msg = s.wireLocked(m)
+			msg, pressed = s.wireLocked(m), m
 		}
 	}
 	if msg == nil {
-		msg = &tgbotapi.Message{MessageID: messageID, Chat: chatOf(chatID), From: &BotUser}
+		msg = &tgbotapi.Message{MessageID: messageID, Chat: s.chatLocked(chatID), From: &BotUser}
 	}
 	user := &tgbotapi.User{ID: userID, FirstName: fmt.Sprintf("user%d", userID)}
-	s.queueLocked(tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: id, From: user, Message: msg, ChatInstance: "ci", Data: data}})
+	s.queueLocked(tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: id, From: user, Message: msg, ChatInstance: "ci", Data: data}}, "callback_query", pressed)
 	return id
 }
 
@@ -320,11 +340,18 @@ func (s *Server) ScopeCommands(scope string) []tgbotapi.BotCommand {
 	return append([]tgbotapi.BotCommand(nil), s.commands[scope]...)
 }
 
-// Actions returns how many chat actions were sent to chatID.
+// Actions returns how many chat actions were sent to chatID, in any of
+// its topics.
 func (s *Server) Actions(chatID int64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.actions[chatID]
+	n := 0
+	for p, c := range s.actions {
+		if p.chat == chatID {
+			n += c
+		}
+	}
+	return n
 }
 
 // EnableDrafts makes the fake support sendMessageDraft (Bot API 9.3+);
@@ -332,14 +359,15 @@ func (s *Server) Actions(chatID int64) int {
 func (s *Server) EnableDrafts() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.drafts = map[int64][]string{}
+	s.drafts = map[place][]string{}
 }
 
-// Drafts returns the visible text of each draft frame streamed to chatID.
+// Drafts returns the visible text of each draft frame streamed to chatID
+// (outside any topic).
 func (s *Server) Drafts(chatID int64) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.drafts[chatID]...)
+	return append([]string(nil), s.drafts[place{chatID, 0}]...)
 }
 
 // Unconfirmed returns how many updates the bot has not yet confirmed.
@@ -395,13 +423,14 @@ func (s *Server) Dump() string {
 	for chat, msgs := range s.msgs {
 		fmt.Fprintf(&b, "chat %d:\n", chat)
 		for _, m := range msgs {
-			fmt.Fprintf(&b, "  #%d from %d del=%v: %q %v\n", m.ID, m.FromID, m.Deleted, m.Plain, Message.Buttons(*m))
+			fmt.Fprintf(&b, "  #%d topic %d from %d del=%v: %q %v\n", m.ID, m.Topic, m.FromID, m.Deleted, m.Plain, Message.Buttons(*m))
 		}
 	}
 	return b.String()
 }
 
-func chatOf(id int64) *tgbotapi.Chat {
+// chatLocked is the chat id as updates show it.
+func (s *Server) chatLocked(id int64) *tgbotapi.Chat {
 	if id > 0 {
 		return &tgbotapi.Chat{ID: id, Type: "private"}
 	}
@@ -432,13 +461,17 @@ func (s *Server) newMsgIDLocked(chat int64) int {
 	return s.nextMsg[chat]
 }
 
-func (s *Server) queueLocked(u tgbotapi.Update) {
+// queueLocked queues u, whose field kind ("message", "callback_query")
+// holds m's wire form (m may be nil): with m's topic and thread, which
+// the library's types cannot hold.
+func (s *Server) queueLocked(u tgbotapi.Update, kind string, m *Message) {
 	u.UpdateID = s.nextUpd
 	s.nextUpd++
 	b, err := json.Marshal(u)
 	if err != nil {
 		panic(err)
 	}
+	b = wireThread(b, kind, m)
 	s.updates = append(s.updates, b)
 	s.updateIDs = append(s.updateIDs, u.UpdateID)
 	s.notifyLocked()
@@ -449,7 +482,7 @@ func (s *Server) wireLocked(m *Message) *tgbotapi.Message {
 	if m.FromID != BotUser.ID {
 		from = &tgbotapi.User{ID: m.FromID, FirstName: fmt.Sprintf("user%d", m.FromID)}
 	}
-	w := &tgbotapi.Message{MessageID: m.ID, From: from, Date: int(time.Now().Unix()), Chat: chatOf(m.ChatID), Text: m.Plain, Caption: m.Caption}
+	w := &tgbotapi.Message{MessageID: m.ID, From: from, Date: int(time.Now().Unix()), Chat: s.chatLocked(m.ChatID), Text: m.Plain, Caption: m.Caption}
 	if m.Keyboard != nil {
 		w.ReplyMarkup = &tgbotapi.InlineKeyboardMarkup{InlineKeyboard: m.Keyboard}
 	}
@@ -750,7 +783,11 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 		if e != nil {
 			return nil, e
 		}
-		m := &Message{ChatID: chat, FromID: BotUser.ID, ParseMode: p["parse_mode"], Keyboard: kb}
+		thread, e := s.threadLocked(chat, p)
+		if e != nil {
+			return nil, e
+		}
+		m := &Message{ChatID: chat, FromID: BotUser.ID, ParseMode: p["parse_mode"], Keyboard: kb, Topic: thread, Thread: thread}
 		m.ReplyTo, _ = strconv.Atoi(p["reply_to_message_id"])
 		if method == "sendMessage" {
 			if m.Plain, e = parseText(p["text"], p["parse_mode"], 4096, "text"); e != nil {
@@ -853,7 +890,11 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 		if p["action"] == "" {
 			return nil, badRequest("wrong parameter action in request")
 		}
-		s.actions[chat]++
+		thread, e := s.threadLocked(chat, p)
+		if e != nil {
+			return nil, e
+		}
+		s.actions[place{chat, thread}]++
 		return true, nil
 	case "sendMessageDraft":
 		if s.drafts == nil {
@@ -865,6 +906,10 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 		}
 		if chat < 0 {
 			return nil, badRequest("draft can be sent only to private chats")
+		}
+		thread, e := s.threadLocked(chat, p)
+		if e != nil {
+			return nil, e
 		}
 		if id, _ := strconv.ParseInt(p["draft_id"], 10, 64); id == 0 {
 			return nil, badRequest("draft_id must be non-zero")
@@ -879,7 +924,7 @@ func (s *Server) handleLocked(method string, p map[string]string, files map[stri
 		if Len(plain) > 4096 {
 			return nil, badRequest("message is too long")
 		}
-		s.drafts[chat] = append(s.drafts[chat], plain)
+		s.drafts[place{chat, thread}] = append(s.drafts[place{chat, thread}], plain)
 		return true, nil
 	case "setMyCommands":
 		var cmds []tgbotapi.BotCommand

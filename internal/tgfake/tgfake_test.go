@@ -1,8 +1,10 @@
 package tgfake_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -284,5 +286,99 @@ func TestRaw(t *testing.T) {
 	ups, err := api.GetUpdates(tgbotapi.UpdateConfig{})
 	if err != nil || len(ups) != 1 || ups[0].UpdateID != id || ups[0].Poll == nil || ups[0].Poll.ID != "p" {
 		t.Errorf("GetUpdates = %+v, %v; want the poll as update %d", ups, err, id)
+	}
+}
+
+// A forum's topics: a message in one carries its thread and
+// is_topic_message, as does a press on the bot's message there; a reply
+// in a group without topics carries a thread alone; every send that names
+// a topic is recorded there, and one to a closed, deleted or absent topic
+// is refused as Telegram refuses it.
+func TestForum(t *testing.T) {
+	fake := tgfake.New(t)
+	api := newAPI(t, fake)
+	const forum, plain = -100, -200
+	seven := fake.CreateTopic(forum, "seven")
+	nine := fake.CreateTopic(forum, "nine")
+	fake.Send(tgfake.Incoming{ChatID: forum, UserID: 1, Text: "in seven", Topic: seven})
+	first := fake.Text(plain, 1, "first")
+	fake.Send(tgfake.Incoming{ChatID: plain, UserID: 1, Text: "a reply", ReplyTo: first})
+	send := func(chat int64, topic int, text string) error {
+		p := tgbotapi.Params{"chat_id": strconv.FormatInt(chat, 10), "text": text}
+		if topic != 0 {
+			p["message_thread_id"] = strconv.Itoa(topic)
+		}
+		_, err := api.MakeRequest("sendMessage", p)
+		return err
+	}
+	if err := send(forum, nine, "to nine"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.MakeRequest("sendChatAction", tgbotapi.Params{"chat_id": "-100", "message_thread_id": strconv.Itoa(seven), "action": "typing"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.MessagesIn(forum, nine); len(got) != 1 || got[0].Plain != "to nine" {
+		t.Errorf("topic nine holds %+v, want the message sent there", got)
+	}
+	if got, want := fake.ActionsIn(forum, seven), 1; got != want {
+		t.Errorf("chat actions in topic seven: got %d, want %d", got, want)
+	}
+	fake.Press(forum, 1, fake.MessagesIn(forum, nine)[0].ID, "x")
+
+	var ups []map[string]json.RawMessage
+	raw, err := api.MakeRequest("getUpdates", tgbotapi.Params{})
+	if err != nil || json.Unmarshal(raw.Result, &ups) != nil || len(ups) != 4 {
+		t.Fatalf("getUpdates = %s, %v; want 4 updates", raw.Result, err)
+	}
+	thread := func(u map[string]json.RawMessage, path ...string) string {
+		for _, k := range path[:len(path)-1] {
+			var next map[string]json.RawMessage
+			_ = json.Unmarshal(u[k], &next)
+			u = next
+		}
+		return string(u[path[len(path)-1]])
+	}
+	tests := []struct {
+		name           string
+		got, wantValue string
+	}{
+		{"a message's thread in a topic", thread(ups[0], "message", "message_thread_id"), strconv.Itoa(seven)},
+		{"a message's mark in a topic", thread(ups[0], "message", "is_topic_message"), "true"},
+		{"a first message's thread in a plain group", thread(ups[1], "message", "message_thread_id"), ""},
+		{"a reply's thread in a plain group", thread(ups[2], "message", "message_thread_id"), strconv.Itoa(first)},
+		{"a reply's mark in a plain group", thread(ups[2], "message", "is_topic_message"), ""},
+		{"a press's thread in a topic", thread(ups[3], "callback_query", "message", "message_thread_id"), strconv.Itoa(nine)},
+		{"a press's mark in a topic", thread(ups[3], "callback_query", "message", "is_topic_message"), "true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.wantValue {
+				t.Errorf("got %q, want %q", tt.got, tt.wantValue)
+			}
+		})
+	}
+
+	fake.CloseTopic(forum, seven)
+	fake.DeleteTopic(forum, nine)
+	refusals := []struct {
+		name  string
+		chat  int64
+		topic int
+		want  string
+	}{
+		{"a closed topic", forum, seven, "TOPIC_CLOSED"},
+		{"a deleted topic", forum, nine, "message thread not found"},
+		{"a reply's thread, no topic", plain, first, "message thread not found"},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			e := apiErr(t, send(tt.chat, tt.topic, "hello"))
+			if e.Code != 400 || !strings.Contains(e.Message, tt.want) {
+				t.Errorf("got %d %q, want 400 %q", e.Code, e.Message, tt.want)
+			}
+		})
+	}
+	if got := fake.MessagesIn(forum, nine); len(got) != 0 {
+		t.Errorf("a deleted topic still holds %d messages", len(got))
 	}
 }

@@ -91,3 +91,24 @@ func (db *DB) ChatProfile(ctx context.Context, chatID string) (string, error) {
 func (db *DB) SetChatProfile(ctx context.Context, chatID, profile string) error {
 	return db.setChatSetting(ctx, chatID, "model", profile)
 }
+
+// topicsShared is the topics column's value of a group that keeps one
+// conversation for all its topics; the empty string keeps one per topic.
+const topicsShared = "shared"
+
+// ChatTopicsShared reports whether chatID chose with /topics one
+// conversation for all its topics.
+func (db *DB) ChatTopicsShared(ctx context.Context, chatID string) (bool, error) {
+	s, _, err := db.chatSetting(ctx, chatID, "topics")
+	return s == topicsShared, err
+}
+
+// SetChatTopicsShared records whether chatID keeps one conversation for
+// all its topics.
+func (db *DB) SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error {
+	v := ""
+	if shared {
+		v = topicsShared
+	}
+	return db.setChatSetting(ctx, chatID, "topics", v)
+}

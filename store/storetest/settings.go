@@ -3,6 +3,8 @@ package storetest
 import (
 	"slices"
 	"testing"
+
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // A chat's instructions are its own, replaced whole, cleared by "", and
@@ -133,5 +135,110 @@ func testChatProfile(t *testing.T, open Open) {
 	}
 	if got, _ := db.ChatProfile(ctx, "c2"); got != "fast" {
 		t.Errorf("another chat's model = %q, want fast", got)
+	}
+}
+
+// Whether a group keeps one conversation for its topics is its own
+// choice, off by default, kept beside its other settings (which it
+// leaves alone) and across a reopen.
+func testChatTopicsShared(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	if got, err := db.ChatTopicsShared(ctx, "-100"); err != nil || got {
+		t.Fatalf("topics shared in a new chat = %v, %v; want false", got, err)
+	}
+	if err := db.SetChatInstructions(ctx, "-100", "Be brief."); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetChatTopicsShared(ctx, "-100", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetChatProfile(ctx, "-100", "fast"); err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db, open)
+	tests := []struct {
+		chat string
+		want bool
+	}{
+		{"-100", true},
+		{"-200", false},
+		{"-100/7", false}, // a topic's key is not its group's
+	}
+	for _, tt := range tests {
+		t.Run(tt.chat, func(t *testing.T) {
+			if got, err := db.ChatTopicsShared(ctx, tt.chat); err != nil || got != tt.want {
+				t.Errorf("ChatTopicsShared(%q) = %v, %v; want %v", tt.chat, got, err, tt.want)
+			}
+		})
+	}
+	if got, _ := db.ChatInstructions(ctx, "-100"); got != "Be brief." {
+		t.Errorf("instructions beside the topics = %q", got)
+	}
+	if got, _ := db.ChatProfile(ctx, "-100"); got != "fast" {
+		t.Errorf("model beside the topics = %q", got)
+	}
+	if err := db.SetChatTopicsShared(ctx, "-100", false); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ChatTopicsShared(ctx, "-100"); err != nil || got {
+		t.Errorf("topics shared after separating them = %v, %v; want false", got, err)
+	}
+}
+
+// The keys the bot gives forum topics ("-100/7": a group's id, a slash,
+// the topic's) are chats of their own: conversations, resets, pending
+// interactions, forms and settings of one are not another's, nor the
+// group's, whose key prefixes theirs.
+func testTopicKeys(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	keys := []string{"-100", "-100/7", "-100/9", "-1007"}
+	convs := map[string]int64{}
+	for _, k := range keys {
+		c, err := active(ctx, db, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs[k] = c
+		if err := appendMessages(ctx, db, c, store.Message{Role: "user", Content: "in " + k}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreatePending(ctx, store.Pending{ChatID: k, UserID: "u", Kind: store.KindQuestion, Payload: k}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateForm(ctx, store.Form{ChatID: k, UserID: "u", Payload: k}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetChatInstructions(ctx, k, "for "+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ResetConversation(ctx, "-100/7"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		t.Run(k, func(t *testing.T) {
+			cur, err := db.CurrentConversation(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reset := k == "-100/7"; (cur != convs[k]) != reset {
+				t.Errorf("conversation of %q = %d, was %d; want a new one only for the reset topic", k, cur, convs[k])
+			}
+			msgs, err := db.Messages(ctx, convs[k])
+			if err != nil || len(msgs) != 1 || msgs[0].Content != "in "+k {
+				t.Errorf("messages of %q = %+v, %v; want its own one", k, msgs, err)
+			}
+			if p, err := db.OpenPending(ctx, k); err != nil || p.Payload != k {
+				t.Errorf("open pending of %q = %+v, %v; want its own", k, p, err)
+			}
+			if fs, err := db.OpenForms(ctx, k); err != nil || len(fs) != 1 || fs[0].Payload != k {
+				t.Errorf("open forms of %q = %+v, %v; want its own one", k, fs, err)
+			}
+			if got, err := db.ChatInstructions(ctx, k); err != nil || got != "for "+k {
+				t.Errorf("instructions of %q = %q, %v", k, got, err)
+			}
+		})
 	}
 }

@@ -71,6 +71,8 @@ func Run(t *testing.T, open Open) {
 		{"ChatInstructions", testChatInstructions},
 		{"ChatServersOff", testChatServersOff},
 		{"ChatProfile", testChatProfile},
+		{"ChatTopicsShared", testChatTopicsShared},
+		{"TopicKeys", testTopicKeys},
 		{"ReplaceMessages", testReplaceMessages},
 		{"RecentMessages", testRecentMessages},
 		{"RecentMessagesLongConversation", testRecentMessagesLongConversation},
