@@ -25,7 +25,7 @@ func waitAllAnswered(t *testing.T, tg *tgfake.Server, timeout time.Duration) {
 	t.Helper()
 	tg.WaitFor(t, timeout, "every message answered", func() bool {
 		for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
-			if len(answers(tg, c)) < scaleMessages {
+			if len(answered(tg, c)) < scaleMessages {
 				return false
 			}
 		}
