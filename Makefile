@@ -84,12 +84,15 @@ conformance: build
 	rc=$$?; rm -rf $$tmp; exit $$rc
 
 ## test-deps: the pinned npm MCP servers that tests launch, and the
-## conformance suite; a word if PostgreSQL, which the store tests on
-## PostgreSQL start, is missing
+## conformance suite (npm ci, skipped where node_modules was installed
+## from the lockfile as it is); a word if PostgreSQL, which the store
+## tests on PostgreSQL start, is missing
 test-deps:
 	@if command -v npm >/dev/null 2>&1; then \
-		(cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error) && \
-		(cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error); \
+		for d in $(NPM_DIR) $(CONFORMANCE_DIR); do \
+			cmp -s $$d/package-lock.json $$d/node_modules/.installed-lock 2>/dev/null && continue; \
+			(cd $$d && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock) || exit 1; \
+		done; \
 	else \
 		echo "WARNING: npm not found; tests against @modelcontextprotocol/server-everything and the conformance suite will be skipped"; \
 	fi
