@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
@@ -98,7 +96,7 @@ type wiring struct {
 // an agent's turns, and the hubs the tests start, must end what they
 // start.
 func TestMain(m *testing.M) {
-	confine.Main(os.Args)
+	testenv.Prepare()
 	goleak.VerifyTestMain(m)
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
@@ -536,7 +534,7 @@ func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAns
 
 // Every goroutine the bot starts ends by the time Run and Close return.
 func TestMain(m *testing.M) {
-	confine.Main(os.Args)
+	testenv.Prepare()
 	goleak.VerifyTestMain(m)
 }
 

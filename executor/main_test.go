@@ -4,12 +4,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub/confine"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
-// TestMain lets this test binary start the MCP servers its tests run: each
-// starts through it (see package confine).
+// TestMain readies this test binary to start the MCP servers its tests run
+// (testenv.Prepare).
 func TestMain(m *testing.M) {
-	confine.Main(os.Args)
+	testenv.Prepare()
 	os.Exit(m.Run())
 }

@@ -35,27 +35,21 @@ func requireRoot(t *testing.T) {
 func TestServerNeverRunsAsRoot(t *testing.T) {
 	requireRoot(t)
 	t.Parallel()
-	for _, mode := range []string{"bubblewrap", "landlock", "off"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			if mode != "off" {
-				testenv.RequireSandbox(t, mode)
-			}
-			entry := map[string]any{"command": testenv.TestServer(t, "hostile"), "sandbox": mode}
-			h, _ := startHub(t, map[string]any{"one": entry, "two": entry})
-			one, two := server(t, h, "one"), server(t, h, "two")
-			if one.UID == 0 || two.UID == 0 || one.UID == two.UID {
-				t.Errorf("UIDs %d and %d, want two users of their own, neither root", one.UID, two.UID)
-			}
-			who := attackOf(t, h, "one", "whoami", "", "", 0)
-			if !strings.HasPrefix(who.Info, "uid="+strconv.Itoa(one.UID)+" ") || !strings.Contains(who.Info, "0000000000000000") {
-				t.Errorf("whoami = %q, want uid %d and no capability", who.Info, one.UID)
-			}
-			if open := attackOf(t, h, "one", "procsys", "", "", 0); open.Info != "" {
-				t.Errorf("opened for writing: %s", open.Info)
-			}
-		})
-	}
+	eachMode(t, []string{"bubblewrap", "landlock", "off"}, func(t *testing.T, mode string) {
+		entry := map[string]any{"command": testenv.TestServer(t, "hostile"), "sandbox": mode}
+		h, _ := startHub(t, map[string]any{"one": entry, "two": entry})
+		one, two := server(t, h, "one"), server(t, h, "two")
+		if one.UID == 0 || two.UID == 0 || one.UID == two.UID {
+			t.Errorf("UIDs %d and %d, want two users of their own, neither root", one.UID, two.UID)
+		}
+		who := attackOf(t, h, "one", "whoami", "", "", 0)
+		if !strings.HasPrefix(who.Info, "uid="+strconv.Itoa(one.UID)+" ") || !strings.Contains(who.Info, "0000000000000000") {
+			t.Errorf("whoami = %q, want uid %d and no capability", who.Info, one.UID)
+		}
+		if open := attackOf(t, h, "one", "procsys", "", "", 0); open.Info != "" {
+			t.Errorf("opened for writing: %s", open.Info)
+		}
+	})
 }
 
 // A symlink a server leaves where its entry names a path never widens its
@@ -114,34 +108,30 @@ func TestSymlinkLeftBehindWidensNothing(t *testing.T) {
 // ./data/memory.db) is refused, naming the bot's file and the fix.
 func TestBotsDataOutOfReach(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"bubblewrap", "landlock"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			testenv.RequireSandbox(t, mode)
-			b := newBotDir(t, mode)
-			hostile := testenv.TestServer(t, "hostile")
-			h := b.start(t, map[string]any{
-				"own":    map[string]any{"command": hostile, "env": map[string]string{"HOSTILE_DB_PATH": filepath.Join(b.own, "hostile.db")}, "sandbox": mode},
-				"beside": map[string]any{"command": hostile, "env": map[string]string{"HOSTILE_DB_PATH": filepath.Join(b.dir, "data", "hostile.db")}, "sandbox": mode},
-			})
-			for _, a := range []struct{ what, path string }{
-				{"plant", b.db + "-journal"}, {"plant", b.db + "-wal"}, {"write", filepath.Join(b.media, "photo.jpg")}, {"plant", filepath.Join(b.media, "new.jpg")},
-			} {
-				if r := attackOf(t, h, "own", a.what, a.path, "", 0); r.Err == "" {
-					t.Errorf("%s %s: done, want it refused", a.what, a.path)
-				}
-			}
-			for _, p := range []string{b.db + "-journal", filepath.Join(b.media, "new.jpg")} {
-				if _, err := os.Stat(p); err == nil {
-					t.Errorf("%s exists", p)
-				}
-			}
-			s := server(t, h, "beside")
-			if s.Status != hub.StatusFailed || !strings.Contains(s.Error, "of the bot's own") || !strings.Contains(s.Error, "a folder of its own") {
-				t.Errorf("beside: %s %q, want failed, naming the bot's file and the fix", s.Status, s.Error)
-			}
+	eachMode(t, []string{"bubblewrap", "landlock"}, func(t *testing.T, mode string) {
+		b := newBotDir(t, mode)
+		hostile := testenv.TestServer(t, "hostile")
+		h := b.start(t, map[string]any{
+			"own":    map[string]any{"command": hostile, "env": map[string]string{"HOSTILE_DB_PATH": filepath.Join(b.own, "hostile.db")}, "sandbox": mode},
+			"beside": map[string]any{"command": hostile, "env": map[string]string{"HOSTILE_DB_PATH": filepath.Join(b.dir, "data", "hostile.db")}, "sandbox": mode},
 		})
-	}
+		for _, a := range []struct{ what, path string }{
+			{"plant", b.db + "-journal"}, {"plant", b.db + "-wal"}, {"write", filepath.Join(b.media, "photo.jpg")}, {"plant", filepath.Join(b.media, "new.jpg")},
+		} {
+			if r := attackOf(t, h, "own", a.what, a.path, "", 0); r.Err == "" {
+				t.Errorf("%s %s: done, want it refused", a.what, a.path)
+			}
+		}
+		for _, p := range []string{b.db + "-journal", filepath.Join(b.media, "new.jpg")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s exists", p)
+			}
+		}
+		s := server(t, h, "beside")
+		if s.Status != hub.StatusFailed || !strings.Contains(s.Error, "of the bot's own") || !strings.Contains(s.Error, "a folder of its own") {
+			t.Errorf("beside: %s %q, want failed, naming the bot's file and the fix", s.Status, s.Error)
+		}
+	})
 }
 
 // A path an entry names that does not exist yet is never widened to the
@@ -151,45 +141,41 @@ func TestBotsDataOutOfReach(t *testing.T) {
 // makes nothing on disk.
 func TestMissingPathIsNotWidened(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"bubblewrap", "landlock"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			testenv.RequireSandbox(t, mode)
-			b := newBotDir(t, mode)
-			srv := testenv.OpenDir(t) // as /srv/bot
-			other := filepath.Join(srv, "other.txt")
-			if err := os.WriteFile(other, []byte("someone else's"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			fresh := filepath.Join(testenv.OpenDir(t), "fresh")
-			hostile := testenv.TestServer(t, "hostile")
-			h := b.start(t, map[string]any{
-				"cache": map[string]any{"command": hostile, "env": map[string]string{"npm_config_cache": filepath.Join(srv, "npm-cache")}, "sandbox": mode},
-				"file":  map[string]any{"command": hostile, "env": map[string]string{"DB": filepath.Join(srv, "new.db")}, "sandbox": mode},
-				// Refused for the folder of the bot's it may write, after
-				// naming a folder that would be made.
-				"refused": map[string]any{"command": hostile, "env": map[string]string{"DB": filepath.Join(fresh, "x.db")}, "sandbox": map[string]any{"mode": mode, "paths": []string{b.dir}}},
-			})
-			if r := attackOf(t, h, "cache", "plant", filepath.Join(srv, "npm-cache", "x"), "", 0); r.Err != "" {
-				t.Errorf("writing in its cache: %s", r.Err)
-			}
-			if r := attackOf(t, h, "cache", "plant", filepath.Join(srv, "y"), "", 0); r.Err == "" {
-				t.Errorf("wrote beside its cache, want it refused")
-			}
-			if rep := probe(t, h, "cache", nil, []string{other}); rep.Results[len(rep.Results)-1].Err == "" {
-				t.Errorf("read %s beside its cache, want it refused", other)
-			}
-			if s := server(t, h, "file"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, "does not exist yet") {
-				t.Errorf("file: %s %q, want failed: its folder holds other files", s.Status, s.Error)
-			}
-			if s := server(t, h, "refused"); s.Status != hub.StatusFailed {
-				t.Errorf("refused: %s, want failed", s.Status)
-			}
-			if _, err := os.Stat(fresh); err == nil {
-				t.Errorf("the refused start made %s", fresh)
-			}
+	eachMode(t, []string{"bubblewrap", "landlock"}, func(t *testing.T, mode string) {
+		b := newBotDir(t, mode)
+		srv := testenv.OpenDir(t) // as /srv/bot
+		other := filepath.Join(srv, "other.txt")
+		if err := os.WriteFile(other, []byte("someone else's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fresh := filepath.Join(testenv.OpenDir(t), "fresh")
+		hostile := testenv.TestServer(t, "hostile")
+		h := b.start(t, map[string]any{
+			"cache": map[string]any{"command": hostile, "env": map[string]string{"npm_config_cache": filepath.Join(srv, "npm-cache")}, "sandbox": mode},
+			"file":  map[string]any{"command": hostile, "env": map[string]string{"DB": filepath.Join(srv, "new.db")}, "sandbox": mode},
+			// Refused for the folder of the bot's it may write, after
+			// naming a folder that would be made.
+			"refused": map[string]any{"command": hostile, "env": map[string]string{"DB": filepath.Join(fresh, "x.db")}, "sandbox": map[string]any{"mode": mode, "paths": []string{b.dir}}},
 		})
-	}
+		if r := attackOf(t, h, "cache", "plant", filepath.Join(srv, "npm-cache", "x"), "", 0); r.Err != "" {
+			t.Errorf("writing in its cache: %s", r.Err)
+		}
+		if r := attackOf(t, h, "cache", "plant", filepath.Join(srv, "y"), "", 0); r.Err == "" {
+			t.Errorf("wrote beside its cache, want it refused")
+		}
+		if rep := probe(t, h, "cache", nil, []string{other}); rep.Results[len(rep.Results)-1].Err == "" {
+			t.Errorf("read %s beside its cache, want it refused", other)
+		}
+		if s := server(t, h, "file"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, "does not exist yet") {
+			t.Errorf("file: %s %q, want failed: its folder holds other files", s.Status, s.Error)
+		}
+		if s := server(t, h, "refused"); s.Status != hub.StatusFailed {
+			t.Errorf("refused: %s, want failed", s.Status)
+		}
+		if _, err := os.Stat(fresh); err == nil {
+			t.Errorf("the refused start made %s", fresh)
+		}
+	})
 }
 
 // A command named through a folder the sandbox does not show
@@ -232,49 +218,43 @@ func TestCommandPathsShowNoMore(t *testing.T) {
 func TestServerBounds(t *testing.T) {
 	requireRoot(t)
 	t.Parallel()
-	for _, mode := range []string{"bubblewrap", "landlock", "off"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			if mode != "off" {
-				testenv.RequireSandbox(t, mode)
-			}
-			own := filepath.Join(testenv.OpenDir(t), "own")
-			entry := func(limits map[string]any) map[string]any {
-				return map[string]any{"command": testenv.TestServer(t, "hostile"), "args": []string{own}, "sandbox": mode, "limits": limits}
-			}
-			h, _ := startHub(t, map[string]any{
-				"forks":  entry(map[string]any{"processes": 40}),
-				"tmp":    entry(map[string]any{"tmp": "8MiB"}),
-				"file":   entry(map[string]any{"fileSize": "4MiB"}),
-				"memory": entry(map[string]any{"memory": "256MiB"}),
-			})
-			if got := server(t, h, "forks").Bounds; got.Processes != 40 || got.Memory != hub.DefaultBounds.Memory {
-				t.Errorf("Bounds = %+v, want 40 processes and the default memory", got)
-			}
-			if r := attackOf(t, h, "forks", "forks", "", "", 100); r.Bytes >= 45 || r.Err == "" {
-				t.Errorf("forks: %d started (%s), want fewer than 45 (the kernel's limit, an eighth past the bound) and a refusal", r.Bytes, r.Err)
-			}
-			waitBound(t, h, "forks", "processes bound (40")
-			if mode == "bubblewrap" {
-				if r := attackOf(t, h, "tmp", "fill", "/tmp/big", "", 0); r.Bytes > 8<<20 || !strings.Contains(r.Err, "no space") {
-					t.Errorf("fill /tmp: %d bytes (%s), want at most 8 MiB, then no space", r.Bytes, r.Err)
-				}
-			}
-			if r := attackOf(t, h, "file", "bigfile", filepath.Join(own, "big"), "", 16<<20); r.Bytes > 4<<20 || !strings.Contains(r.Err, "too large") {
-				t.Errorf("a 16 MiB file: %d bytes (%s), want at most 4 MiB, then too large", r.Bytes, r.Err)
-			}
-			// Held past the bound, and stopped by the hub: at its next
-			// look, or, if that comes while it takes, during the call.
-			if _, err := h.CallTool(t.Context(), local, "memory", "attack", map[string]any{"what": "alloc", "n": 280}); err != nil {
-				t.Logf("alloc 280 MiB: %v (stopped while it took)", err)
-			}
-			waitBound(t, h, "memory", "memory bound (256 MiB")
-			// Refused by the kernel past twice the bound.
-			if _, err := h.CallTool(t.Context(), local, "memory", "attack", map[string]any{"what": "alloc", "n": 1024}); err == nil {
-				t.Errorf("took 1 GiB past a 256 MiB bound")
-			}
+	eachMode(t, []string{"bubblewrap", "landlock", "off"}, func(t *testing.T, mode string) {
+		own := filepath.Join(testenv.OpenDir(t), "own")
+		entry := func(limits map[string]any) map[string]any {
+			return map[string]any{"command": testenv.TestServer(t, "hostile"), "args": []string{own}, "sandbox": mode, "limits": limits}
+		}
+		h, _ := startHub(t, map[string]any{
+			"forks":  entry(map[string]any{"processes": 40}),
+			"tmp":    entry(map[string]any{"tmp": "8MiB"}),
+			"file":   entry(map[string]any{"fileSize": "4MiB"}),
+			"memory": entry(map[string]any{"memory": "256MiB"}),
 		})
-	}
+		if got := server(t, h, "forks").Bounds; got.Processes != 40 || got.Memory != hub.DefaultBounds.Memory {
+			t.Errorf("Bounds = %+v, want 40 processes and the default memory", got)
+		}
+		if r := attackOf(t, h, "forks", "forks", "", "", 100); r.Bytes >= 45 || r.Err == "" {
+			t.Errorf("forks: %d started (%s), want fewer than 45 (the kernel's limit, an eighth past the bound) and a refusal", r.Bytes, r.Err)
+		}
+		waitBound(t, h, "forks", "processes bound (40")
+		if mode == "bubblewrap" {
+			if r := attackOf(t, h, "tmp", "fill", "/tmp/big", "", 0); r.Bytes > 8<<20 || !strings.Contains(r.Err, "no space") {
+				t.Errorf("fill /tmp: %d bytes (%s), want at most 8 MiB, then no space", r.Bytes, r.Err)
+			}
+		}
+		if r := attackOf(t, h, "file", "bigfile", filepath.Join(own, "big"), "", 16<<20); r.Bytes > 4<<20 || !strings.Contains(r.Err, "too large") {
+			t.Errorf("a 16 MiB file: %d bytes (%s), want at most 4 MiB, then too large", r.Bytes, r.Err)
+		}
+		// Held past the bound, and stopped by the hub: at its next
+		// look, or, if that comes while it takes, during the call.
+		if _, err := h.CallTool(t.Context(), local, "memory", "attack", map[string]any{"what": "alloc", "n": 280}); err != nil {
+			t.Logf("alloc 280 MiB: %v (stopped while it took)", err)
+		}
+		waitBound(t, h, "memory", "memory bound (256 MiB")
+		// Refused by the kernel past twice the bound.
+		if _, err := h.CallTool(t.Context(), local, "memory", "attack", map[string]any{"what": "alloc", "n": 1024}); err == nil {
+			t.Errorf("took 1 GiB past a 256 MiB bound")
+		}
+	})
 }
 
 // waitBound waits for server name to say it went past the bound: it says

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"go.uber.org/goleak"
 )
@@ -22,12 +20,23 @@ import (
 // a test starts is closed by its cleanup, and Close must wait for all the
 // hub's goroutines.
 func TestMain(m *testing.M) {
-	confine.Main(os.Args)
-	if err := testenv.PutConfineOnPath(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	testenv.Prepare()
 	goleak.VerifyTestMain(m)
+}
+
+// eachMode runs f in a parallel subtest for each sandbox mode of modes,
+// skipping, loudly, one this machine lacks ("off" needs none).
+func eachMode(t *testing.T, modes []string, f func(t *testing.T, mode string)) {
+	t.Helper()
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode != "off" {
+				testenv.RequireSandbox(t, mode)
+			}
+			f(t, mode)
+		})
+	}
 }
 
 // fastOptions shortens every wait of the hub so the tests run quickly.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -26,11 +25,7 @@ import (
 // TestMain stops the test PostgreSQL cluster, if a test started one, before
 // the process ends.
 func TestMain(m *testing.M) {
-	confine.Main(os.Args)
-	if err := testenv.PutConfineOnPath(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	testenv.Prepare()
 	if os.Getenv("MCPGRAM_TEST_BROWSER") == "1" {
 		// Run as $BROWSER by mcpgram mcp login: be the browser, signing
 		// in as MCPGRAM_TEST_ACCOUNT when set.

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpgram/mcpgram/hub/confine"
 )
 
 // Root returns the module's root folder.
@@ -265,7 +267,7 @@ func CacheDir() string {
 // server starts through (hub.Options' Confine), built once.
 func Confine(t testing.TB) string {
 	t.Helper()
-	return confine.path(t, "mcpgram-confine")
+	return confineBin.path(t, "mcpgram-confine")
 }
 
 // PutConfineOnPath builds mcpgram-confine and puts its folder first on
@@ -276,14 +278,26 @@ func Confine(t testing.TB) string {
 func PutConfineOnPath() error {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	confine.once.Do(func() {
-		confine.dir, confine.out, confine.err = build(root, confine.pkgs, confine.src)
+	confineBin.once.Do(func() {
+		confineBin.dir, confineBin.out, confineBin.err = build(root, confineBin.pkgs, confineBin.src)
 	})
-	if confine.err != nil {
-		return fmt.Errorf("build mcpgram-confine: %w\n%s", confine.err, confine.out)
+	if confineBin.err != nil {
+		return fmt.Errorf("build mcpgram-confine: %w\n%s", confineBin.err, confineBin.out)
 	}
-	return os.Setenv("PATH", confine.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return os.Setenv("PATH", confineBin.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-// confine is mcpgram-confine, built once.
-var confine = &binaries{pkgs: []string{"./cmd/mcpgram-confine"}, src: "."}
+// confineBin is mcpgram-confine, built once.
+var confineBin = &binaries{pkgs: []string{"./cmd/mcpgram-confine"}, src: "."}
+
+// Prepare readies a test binary whose tests start MCP servers; its
+// TestMain calls it first. Each server starts through a program that
+// runs confine.Main (see package confine), which this binary may be asked
+// to be; and mcpgram-confine is put on PATH (see PutConfineOnPath).
+func Prepare() {
+	confine.Main(os.Args)
+	if err := PutConfineOnPath(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
