@@ -205,6 +205,31 @@ func (a *Agent) finishPasted(ctx context.Context, id int64, user, server, text s
 	return "The sign-in did not succeed, so nothing was changed; press Cancel and ask again to start over."
 }
 
+// connectForm is connect form id, and its payload, where it is the sign-in
+// s's: the same server and user (the operator's, "", for an admin's Sign
+// in). ErrStale where it is gone, ErrNotYours where it is another's.
+func (a *Agent) connectForm(ctx context.Context, id int64, s oauth.Finished) (store.Form, formPayload, error) {
+	var p formPayload
+	f, err := a.cfg.Store.GetForm(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return f, p, ErrStale
+	case err != nil:
+		return f, p, err
+	}
+	if json.Unmarshal([]byte(f.Payload), &p) != nil || p.Mode != ModeConnect {
+		return f, p, ErrNotYours
+	}
+	owner := f.UserID
+	if p.Operator {
+		owner = ""
+	}
+	if p.Server != s.Server || owner != s.UserID {
+		return f, p, ErrNotYours
+	}
+	return f, p, nil
+}
+
 // Connected closes, as accepted, the connect form that the finished
 // sign-in done was begun for (its Tag), if it is still open and is the
 // same user's for the same server, and wakes the call waiting for it
@@ -214,23 +239,9 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 	if err != nil {
 		return ErrStale
 	}
-	f, err := a.cfg.Store.GetForm(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrStale
-	}
+	f, _, err := a.connectForm(ctx, id, done)
 	if err != nil {
 		return err
-	}
-	var p formPayload
-	if json.Unmarshal([]byte(f.Payload), &p) != nil || p.Mode != ModeConnect {
-		return ErrNotYours
-	}
-	owner := f.UserID
-	if p.Operator {
-		owner = ""
-	}
-	if p.Server != done.Server || owner != done.UserID {
-		return ErrNotYours
 	}
 	if !f.IsOpen() {
 		return ErrStale

@@ -151,24 +151,11 @@ func (a *Agent) Finishable(ctx context.Context, pending oauth.Finished) error {
 	if err != nil {
 		return ErrStale
 	}
-	f, err := a.cfg.Store.GetForm(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return ErrStale
-	case err != nil:
+	_, p, err := a.connectForm(ctx, id, pending)
+	if err != nil {
 		return err
 	}
-	var p formPayload
-	if json.Unmarshal([]byte(f.Payload), &p) != nil || p.Mode != ModeConnect {
-		return ErrNotYours
-	}
-	owner := f.UserID
-	if p.Operator {
-		owner = ""
-	}
 	switch {
-	case p.Server != pending.Server || owner != pending.UserID:
-		return ErrNotYours
 	case p.Private && (p.AnswerIn == "" || chat != p.AnswerIn):
 		return ErrNotOpened
 	case !p.Private && chat != "":
