@@ -235,8 +235,9 @@ func longestRun(s string, c byte) int {
 }
 
 // entity matches what a Markdown reader may decode as a character even
-// in an autolink (cmark does): &#x202E; &amp; …
-var entity = regexp.MustCompile(`&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});`)
+// in an autolink (cmark does): &#x202E; &amp; …, and any &# at all, since
+// an HTML reader takes a number without its semicolon too (&#x202E).
+var entity = regexp.MustCompile(`&(#|[A-Za-z][A-Za-z0-9]{1,31};)`)
 
 // autolinkTarget is href as an autolink (<…>) can hold it: white space,
 // angle brackets and control characters percent-encoded, and the & of

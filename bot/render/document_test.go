@@ -149,7 +149,7 @@ func FuzzDocument(f *testing.F) {
 		"[a](https://evil.example) ![p](https://e/p.png) [t](tg://x) <img src=x> invoice\u202Efdp.exe",
 		"`a\n<iframe src=x>`", "````\n```\n````", "- ```\n  <iframe src=x>\n  ```", "1. a\n   1. b\n\n      ```\n      <iframe>\n      ```", "> q\n> ```\n> x\n> ```", "- a\n  - b\n\n1. c",
 		"[x][r]\n\n[r]: javascript:alert(1)", "&#x202E; &amp; &lt;b&gt;", "**a *b* ~~c~~** | d", "a\rb\r# c",
-		"<https://x.y/&#x202E;> <mailto:a@b.c>", "# h\n\n---\n\n| a |\n|---|\n| ![i](https://e/i.png) |",
+		"<https://x.y/&#x202E;> <mailto:a@b.c>", "<http://&#X200E>", "# h\n\n---\n\n| a |\n|---|\n| ![i](https://e/i.png) |",
 	} {
 		f.Add(s)
 	}
