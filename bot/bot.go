@@ -146,7 +146,7 @@ type Options struct {
 	// chat here. See package dispatch.
 	Leases dispatch.Claimer
 	// ChatLease is how long a chat stays with this instance after it was
-	// last renewed, with Leases; default 30s.
+	// last renewed, with Leases; default dispatch.DefaultLease (3s).
 	ChatLease time.Duration
 
 	// Webhook selects webhook mode: updates arrive through WebhookHandler
@@ -236,7 +236,7 @@ func (c *Options) setDefaults() {
 	if c.MaxRetries <= 0 {
 		c.MaxRetries = 5
 	}
-	def(&c.ChatLease, 30*time.Second)
+	def(&c.ChatLease, dispatch.DefaultLease)
 	def(&c.PollTimeout, 30*time.Second)
 	def(&c.RetryMin, time.Second)
 	def(&c.RetryMax, 30*time.Second)

@@ -19,13 +19,17 @@
 //
 // Several instances can share one inbox when they are given its
 // [Claimer] (Options.Leases; the PostgreSQL store is one): each then runs
-// only the items of the chats it holds a lease on, renewed at every read of the inbox, so that a chat's items run
-// on one instance at a time, in order. An instance whose reads failed for
-// two thirds of a lease starts no next item until a read shows the chat
-// still its own: its lease may have gone to another instance meanwhile. An instance that dies stops
-// renewing; once its leases expire another takes its chats with every
-// item of theirs not marked done, the one that was running included: the
-// same at-least-once replay as a restart. Close hands the leases back.
+// only the items of the chats it holds a lease on, so that a chat's items
+// run on one instance at a time, in order. Every read of the inbox renews
+// the instance's leases, all of them with one write (a heartbeat of the
+// instance, in the PostgreSQL store), so that a lease can be short: 3 s by
+// default, read every second. An instance whose reads failed for two
+// thirds of a lease starts no next item until a read shows the chat still
+// its own: its lease may have gone to another instance meanwhile. An
+// instance that dies stops renewing; once its leases expire another takes
+// its chats with every item of theirs not marked done, the one that was
+// running included: the same at-least-once replay as a restart. Close
+// hands the leases back.
 // A lease is a chat's, whatever lanes its items take: the lanes of a
 // chat's parts (a forum's topics, in the bot) all run on the instance
 // holding it.
@@ -100,7 +104,8 @@ type Options struct {
 	Instance string
 	// LeaseFor is how long a chat stays with this instance after it was
 	// last heard of (with Leases): the takeover time after a crash.
-	// Default 30s; the inbox is read at least three times as often.
+	// Default 3s ([DefaultLease]); the inbox is read at least three times
+	// as often.
 	LeaseFor time.Duration
 	Logger   *slog.Logger
 }
@@ -111,6 +116,13 @@ type config struct {
 	Inbox Inbox
 	Route func(store.InboxItem) Job
 }
+
+// DefaultLease is how long a dead instance keeps its chats by default:
+// after it, plus up to a third of it for the next read of another
+// instance, that one takes them. Renewing is one write per instance
+// whatever the chats it holds, so a short lease costs a write a second
+// per instance, not per chat (see docs/operations.md).
+const DefaultLease = 3 * time.Second
 
 // ErrCutShort is returned by Close when jobs had to be cancelled.
 var ErrCutShort = errors.New("dispatch: jobs were cut short")
@@ -200,7 +212,7 @@ func New(inbox Inbox, route func(store.InboxItem) Job, opts Options) (*Queue, er
 	}
 	if cfg.Leases != nil {
 		if cfg.LeaseFor <= 0 {
-			cfg.LeaseFor = 30 * time.Second
+			cfg.LeaseFor = DefaultLease
 		}
 		cfg.Interval = min(cfg.Interval, cfg.LeaseFor/3)
 		if cfg.Instance == "" {
@@ -227,10 +239,14 @@ func (q *Queue) Start() {
 	ctx, stop := context.WithCancel(context.Background())
 	q.stop = stop
 	go q.mark()
-	q.dispatcher.Add(1)
+	q.dispatcher.Add(2)
 	go func() {
 		defer q.dispatcher.Done()
 		q.dispatchLoop(ctx)
+	}()
+	go func() {
+		defer q.dispatcher.Done()
+		q.pruneLoop(ctx)
 	}()
 }
 
@@ -382,8 +398,6 @@ func (q *Queue) Stats() Stats {
 func (q *Queue) dispatchLoop(ctx context.Context) {
 	tick := time.NewTicker(q.cfg.Interval)
 	defer tick.Stop()
-	prune := time.NewTicker(time.Hour)
-	defer prune.Stop()
 	for {
 		q.dispatch(ctx)
 		select {
@@ -391,7 +405,21 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 			return
 		case <-q.wake:
 		case <-tick.C:
-		case <-prune.C:
+		}
+	}
+}
+
+// pruneLoop prunes the inbox hourly, beside the dispatcher rather than in
+// its loop: over a shared inbox every read renews this instance's leases,
+// and a prune of a large inbox may take longer than a short lease.
+func (q *Queue) pruneLoop(ctx context.Context) {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
 			q.prune(ctx)
 		}
 	}

@@ -23,6 +23,7 @@ type Claim struct {
 	// NewChats caps the chats taken in one call, so that one instance
 	// does not take every waiting chat while others idle.
 	NewChats int
-	// LeaseFor is how long the instance's leases last from this call.
+	// LeaseFor is how long the instance's leases last from this call,
+	// unless a later call renews them.
 	LeaseFor time.Duration
 }

@@ -235,10 +235,11 @@ type Inbox interface {
 // chat's items belong to the instance holding its lease, and nobody else
 // runs them. An instance that stops renewing its leases (it died) loses
 // them once they expire, and the next to take the chat takes every queued
-// item of it, the one the old owner was running included. Only a store several processes share has them:
-// *postgres.DB does.
+// item of it, the one the old owner was running included. Renewing costs
+// one write per instance, however many chats it holds. Only a store
+// several processes share has them: *postgres.DB does.
 type Leases interface {
-	// ClaimQueued renews the leases of c.Instance, drops those of its
+	// ClaimQueued renews every lease of c.Instance, drops those of its
 	// chats with nothing queued, takes up to c.NewChats chats more
 	// (unleased ones with queued items, or ones whose lease expired), and
 	// returns the queued items of every chat it then holds, in update id

@@ -81,7 +81,7 @@ var Settings = []Setting{
 	{Name: "SERVER_START_WAIT", Default: "30s", Help: "how long a message waits for MCP servers that are still starting before the model is called, so that it sees their tools (the bot answers as soon as it starts, so messages sent while it was down arrive at once); a server not up by then is left out, and the model told so. `0`: no waiting"},
 	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
 	{Name: "DATABASE_URL", Secret: true, Help: "`postgres://user:password@host:5432/database`: keep everything in PostgreSQL instead, for several instances sharing one store (see [PostgreSQL](operations.md#postgresql)); empty: SQLite at `DATABASE_PATH`"},
-	{Name: "CHAT_LEASE", Default: "30s", Help: "PostgreSQL only: how long a chat stays with an instance that stopped renewing its lease (it died) before another instance takes it, with the turn that was running (see [Scaling](operations.md#scaling-several-instances-one-bot))"},
+	{Name: "CHAT_LEASE", Default: "3s", Help: "PostgreSQL only: how long a chat stays with an instance that stopped renewing its leases (it died) before another instance takes it, with the turn that was running; the inbox is read three times a lease, and renewing is one write per instance (see [Scaling](operations.md#scaling-several-instances-one-bot))"},
 	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
 	{Name: "MAX_CONTEXT_TOKENS", Default: "32000", Help: "estimated tokens of history sent to the model; the oldest whole turns are dropped first. A turn reads from the database only the newest messages this budget can take (4 bytes a token), so a long conversation costs no more a turn than one that just fills it; the rest stays stored"},
 	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool and resource read without asking (but for calls that need the user's consent): trusted deployments only; empty asks for what is outside a server's `autoApprove`"},
@@ -537,7 +537,7 @@ func parse(values map[string]string) (*Config, error) {
 		c.MediaRetention = d
 	}
 	if d, err := time.ParseDuration(values["CHAT_LEASE"]); err != nil || d < time.Second {
-		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 30s, got %q", values["CHAT_LEASE"]))
+		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 3s, got %q", values["CHAT_LEASE"]))
 	} else {
 		c.ChatLease = d
 	}

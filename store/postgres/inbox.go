@@ -155,13 +155,17 @@ func (db *DB) InboxBacklog(ctx context.Context) (int, time.Time, error) {
 // returns how many it deleted. The item with the highest update id is always
 // kept, so that [DB.InboxMaxUpdateID] still knows where to resume. It also
 // forgets the keys of turns' writes (see [DB.AppendTurn]) over an hour
-// old: a write is retried for seconds.
+// old (a write is retried for seconds), and what dead instances left of
+// their leases and heartbeats.
 func (db *DB) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := db.exec(ctx, idempotent, `DELETE FROM inbox
 		WHERE processed_at IS NOT NULL AND received_at < $1
 		AND update_id < (SELECT max(update_id) FROM inbox)`, millis(before))
 	if err == nil {
 		_, err = db.exec(ctx, idempotent, `DELETE FROM turn_writes WHERE created_at < $1`, millis(time.Now().Add(-time.Hour)))
+	}
+	if err == nil {
+		err = db.pruneLeases(ctx)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("prune inbox: %w", err)
