@@ -19,12 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/oauth"
 )
 
@@ -45,42 +45,11 @@ var (
 	errNoUser = errors.New("this server acts as each user's own account, and the call is made for no user")
 )
 
-// A Connection asks a user to connect their own account to a per-user
-// server mid-call.
-type Connection struct {
-	// Caller is whose account it is, and whose call waits.
-	Caller Caller
-	Server string
-	// URL is the server's address, whose host the user is shown.
-	URL   string
-	begin func(ctx context.Context, redirectURI, tag string) (string, error)
-}
-
-// Host is the full domain of the server's address.
-func (c Connection) Host() string {
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
-}
-
-// Begin begins the sign-in, whose browser comes back to redirectURI, and
-// returns the URL to send the user to. tag is handed back when the
-// sign-in finishes (oauth.Finished.Tag), naming what waits for it.
-func (c Connection) Begin(ctx context.Context, redirectURI, tag string) (string, error) {
-	if c.begin == nil {
-		return "", errors.New("no sign-ins: the hub has no Authorizer")
-	}
-	return c.begin(ctx, redirectURI, tag)
-}
-
-// A Connector asks users to connect their accounts. Connect returns once
-// the user connected (ElicitAccept: the sign-in is kept), refused
-// (ElicitDecline), or did not in time or ctx ended (ElicitCancel).
-type Connector interface {
-	Connect(ctx context.Context, c Connection) (ElicitAction, error)
-}
+// A Connection and a Connector: see mcpgram.
+type (
+	Connection = mcpgram.Connection
+	Connector  = mcpgram.Connector
+)
 
 // accounts are the sessions of a per-user server, by user.
 type accounts struct {
@@ -351,8 +320,8 @@ func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) 
 		return fmt.Errorf("%w: %s acts as each user's own account, and nobody can be asked to connect here", ErrNotConnected, s.name)
 	}
 	conn := Connection{Caller: caller, Server: s.name, URL: cfg.url,
-		begin: func(ctx context.Context, redirectURI, tag string) (string, error) {
-			req := oauth.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+		BeginFunc: func(ctx context.Context, redirectURI, tag string) (string, error) {
+			req := mcpgram.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 			return auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
 		}}
 	s.log.Info("asking a user to connect their account", "user", caller.UserID)
@@ -505,7 +474,7 @@ func (h *Hub) beginSignIn(ctx context.Context, server, user, redirectURI, tag st
 	case h.opts.Auth == nil:
 		return "", "", errors.New("no sign-ins: the hub has no Authorizer")
 	}
-	req := oauth.SignIn{Server: server, UserID: user, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+	req := mcpgram.SignIn{Server: server, UserID: user, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 	authURL, err = h.opts.Auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
 	return authURL, Connection{URL: cfg.url}.Host(), err
 }

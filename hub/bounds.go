@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub/confine"
 )
 
 // Bounds are what one stdio server may take of the machine (its entry's
-// "limits"); see catalog.Bounds.
-type Bounds = catalog.Bounds
+// "limits"); see mcpgram.Bounds.
+type Bounds = mcpgram.Bounds
 
 // DefaultBounds are the bounds of a server whose entry sets none. Each is
 // several times what the bundled servers and the popular npm servers take

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,20 +20,16 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/oauth"
 )
 
-// Errors callers branch on.
+// Errors callers branch on: see mcpgram.
 var (
-	// ErrUnknownServer means the settings file names no such server.
-	ErrUnknownServer = errors.New("unknown server")
-	// ErrNotRunning means the server is disabled, failed or stopped, or its
-	// connection was lost during the request.
-	ErrNotRunning = errors.New("server not running")
-	// ErrTimeout means a request got no answer within the server's
-	// timeout; the error's text says "timed out after Ns".
-	ErrTimeout = errors.New("timed out")
+	ErrUnknownServer = mcpgram.ErrUnknownServer
+	ErrNotRunning    = mcpgram.ErrNotRunning
+	ErrTimeout       = mcpgram.ErrTimeout
 )
 
 // Options tune a Hub. The zero value is what the bot uses; tests shorten
@@ -119,16 +114,8 @@ type Options struct {
 	BoundsEvery time.Duration
 }
 
-// An Authorizer signs the hub in to the remote servers that ask for it:
-// it wraps the HTTP transport of each, to carry its token: the operator's
-// (userID "") for a server that acts as the operator's account, the
-// calling user's for one that acts as each user's. BeginSignIn begins a
-// user's sign-in whose browser comes back to redirectURI (see
-// oauth.Manager.BeginSignIn).
-type Authorizer interface {
-	Transport(server, userID, serverURL string, cfg oauth.ServerConfig, base http.RoundTripper) http.RoundTripper
-	BeginSignIn(ctx context.Context, req oauth.SignIn, headers map[string]string, redirectURI string) (string, error)
-}
+// An Authorizer: see mcpgram.Authorizer.
+type Authorizer = mcpgram.Authorizer
 
 func (o *Options) setDefaults() {
 	if o.Logger == nil {

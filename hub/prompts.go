@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // Prompts: the prompt templates servers offer the user (prompts/list,
@@ -111,19 +113,11 @@ func badArguments(args []PromptArgument) string {
 	return ""
 }
 
-// A PromptMessage is one message of a prompt: its role ("user" or
-// "assistant") and one content part (text, image, audio or an embedded
-// resource; a resource_link as its URI and name).
-type PromptMessage struct {
-	Role    string
-	Content Content
-}
-
-// A PromptResult is what prompts/get returned.
-type PromptResult struct {
-	Description string
-	Messages    []PromptMessage
-}
+// A PromptMessage and a PromptResult: see mcpgram.
+type (
+	PromptMessage = mcpgram.PromptMessage
+	PromptResult  = mcpgram.PromptResult
+)
 
 // GetPrompt gets prompt name of server with args, for caller. The prompt
 // must be in the server's screened catalog. Arguments the prompt does not

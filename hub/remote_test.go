@@ -16,6 +16,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/server/servertest"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -139,7 +140,7 @@ func TestRemoteServerStatuses(t *testing.T) {
 	// "kept" is signed in to with one key, and read with another.
 	before := manager("the-key-it-was-made-with-0123456789")
 	before.SetInteractive(oauth.Loopback(oauthfake.Browse))
-	if err := before.Login(t.Context(), oauth.SignIn{Server: "kept", ServerURL: fake.URL() + "/mcp"}, nil); err != nil {
+	if err := before.Login(t.Context(), mcpgram.SignIn{Server: "kept", ServerURL: fake.URL() + "/mcp"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

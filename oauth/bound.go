@@ -7,30 +7,24 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// CallbackPath is where, under PUBLIC_URL, the browser comes back from a
-// user's sign-in (or an admin's from the chat).
-const CallbackPath = "/oauth/callback"
+// Where browsers come back from sign-ins, and ErrNotYours: see mcpgram.
+const (
+	CallbackPath      = mcpgram.CallbackPath
+	PasteBackRedirect = mcpgram.PasteBackRedirect
+)
 
-// PasteBackRedirect is where the browser comes back to without a public
-// URL: a loopback address that does not load, whose address the person
-// copies from the browser and sends to the chat (RFC 8252 §7.3 allows
-// any loopback redirect for a native client).
-const PasteBackRedirect = "http://127.0.0.1" + CallbackPath
-
-// ErrNotYours: a callback whose state names a sign-in of another user or
-// server than the one it was brought for (one user pasting another's
-// address). It changes nothing: the sign-in stays open for its owner.
-var ErrNotYours = errors.New("this sign-in address belongs to someone else's sign-in, so nothing was changed")
+var ErrNotYours = mcpgram.ErrNotYours
 
 // BeginSignIn begins a sign-in of req.UserID to req's server now, whose
 // browser is to come back to redirectURI: it asks the server first (a
 // ping without a token, with the entry's headers) for the challenge that
 // says where to sign in and for what, then Begins. It returns the URL to
 // send the person to.
-func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[string]string, redirectURI string) (string, error) {
+func (m *Manager) BeginSignIn(ctx context.Context, req mcpgram.SignIn, headers map[string]string, redirectURI string) (string, error) {
 	if err := m.canSeal(); err != nil {
 		return "", err
 	}
@@ -38,8 +32,7 @@ func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[strin
 	if err != nil {
 		return "", fmt.Errorf("ask %s: %w", req.Server, err)
 	}
-	req.Challenge = ch
-	authURL, _, err := m.Begin(ctx, req, redirectURI)
+	authURL, _, err := m.Begin(ctx, Request{SignIn: req, Challenge: ch}, redirectURI)
 	return authURL, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -44,7 +45,7 @@ func TestKeyFile(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		wg.Go(func() {
-			if _, _, err := m.Begin(t.Context(), oauth.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}, "http://127.0.0.1:9/callback"); err != nil {
+			if _, _, err := m.Begin(t.Context(), oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}}, "http://127.0.0.1:9/callback"); err != nil {
 				t.Errorf("Begin: %v", err)
 			}
 		})

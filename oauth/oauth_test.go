@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -266,7 +267,7 @@ func TestCallbackState(t *testing.T) {
 	e := newEnv(t)
 	db := e.open(t)
 	m := e.manager(t, db, testKey, false, nil)
-	req := oauth.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}
+	req := oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}}
 	back := approve(t, m, req)
 
 	forged := cloneValues(back)
@@ -323,7 +324,7 @@ func TestPendingNamesTheFlow(t *testing.T) {
 	e := newEnv(t)
 	db := e.open(t)
 	m := e.manager(t, db, testKey, false, nil)
-	back := approve(t, m, oauth.SignIn{Server: "remote", UserID: "42", ServerURL: e.fake.URL() + "/mcp", Tag: "17"})
+	back := approve(t, m, oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", UserID: "42", ServerURL: e.fake.URL() + "/mcp", Tag: "17"}})
 	got, err := m.Pending(t.Context(), back)
 	if want := (oauth.Finished{Server: "remote", UserID: "42", Tag: "17"}); err != nil || got != want {
 		t.Fatalf("Pending = %+v, %v; want %+v", got, err, want)
@@ -338,7 +339,7 @@ func TestPendingNamesTheFlow(t *testing.T) {
 
 // approve begins a sign-in and has the authorization server approve it,
 // returning the query it sends the browser back with.
-func approve(t *testing.T, m *oauth.Manager, req oauth.SignIn) url.Values {
+func approve(t *testing.T, m *oauth.Manager, req oauth.Request) url.Values {
 	t.Helper()
 	authURL, _, err := m.Begin(t.Context(), req, "http://127.0.0.1:9/callback")
 	if err != nil {

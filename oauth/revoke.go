@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -19,23 +20,10 @@ import (
 // Disconnect waits for it.
 const defaultRevokeTimeout = 15 * time.Second
 
-// ErrNotSignedIn: there is no sign-in to disconnect (never made, or
-// disconnected already).
-var ErrNotSignedIn = errors.New("not signed in")
+// ErrNotSignedIn and RevokeError: see mcpgram.
+var ErrNotSignedIn = mcpgram.ErrNotSignedIn
 
-// A RevokeError says a sign-in was deleted, its tokens gone from mcpgram,
-// but the authorization server did not confirm that it revoked them: they
-// may stay good there until they expire.
-type RevokeError struct {
-	Server string
-	Err    error
-}
-
-func (e *RevokeError) Error() string {
-	return fmt.Sprintf("disconnected from %s, but its authorization server did not revoke the tokens: %v", e.Server, e.Err)
-}
-
-func (e *RevokeError) Unwrap() error { return e.Err }
+type RevokeError = mcpgram.RevokeError
 
 // Disconnect ends the sign-in of server for userID ("" the operator's):
 // it deletes the grant, which every process sharing the store sees at its

@@ -8,11 +8,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+
+	"github.com/mcpgram/mcpgram"
 )
 
-// MinKeyLength is the shortest OAUTH_KEY taken: a shorter secret is
-// guessable offline by whoever reads the database.
-const MinKeyLength = 32
+// MinKeyLength: see mcpgram.MinOAuthKeyLength.
+const MinKeyLength = mcpgram.MinOAuthKeyLength
 
 // A Sealer encrypts what the store keeps of sign-ins with AES-256-GCM
 // (the standard library's: authenticated, and what Go's own crypto team

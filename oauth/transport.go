@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -176,7 +177,7 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 // signIn runs req with whoever is there to, one at a time per server and
 // user; a sign-in that another finished while this one waited is taken
 // as it is.
-func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, int64, error) {
+func (m *Manager) signIn(ctx context.Context, req Request, seen int64) (grant, int64, error) {
 	k := grantKey{req.Server, req.UserID}
 	m.mu.Lock()
 	run := m.interactive
@@ -279,7 +280,7 @@ type attempt struct {
 // times. An answer not sent again is left to the caller, unread.
 func (t *authTransport) again(ctx context.Context, resp *http.Response, a *attempt) (bool, error) {
 	ch, _ := ParseChallenge(resp.Header)
-	sign := SignIn{Server: t.k.server, UserID: t.k.user, ServerURL: t.url, Config: t.cfg, Challenge: ch}
+	sign := Request{SignIn: mcpgram.SignIn{Server: t.k.server, UserID: t.k.user, ServerURL: t.url, Config: t.cfg}, Challenge: ch}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
 		if a.have && !a.refreshed && a.g.Token.RefreshToken != "" {

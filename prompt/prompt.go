@@ -47,7 +47,7 @@ func BuildVariant(cat catalog.Catalog, v Variant) string {
 
 // BuildWith is Build with options.
 func BuildWith(cat catalog.Catalog, opts Options) string {
-	f := opts.Variant.framing()
+	f := framingOf(opts.Variant)
 	if opts.Search != nil {
 		f = f.searching()
 	}

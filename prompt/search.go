@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/catalog"
 	"github.com/mcpgram/mcpgram/toolcall"
 	"github.com/mcpgram/mcpgram/toolsearch"
@@ -25,10 +26,8 @@ type Search struct {
 	Core []ToolRef
 }
 
-// A ToolRef names one tool of one server.
-type ToolRef struct {
-	Server, Tool string
-}
+// A ToolRef names one tool of one server: see mcpgram.ToolRef.
+type ToolRef = mcpgram.ToolRef
 
 // searching is f for a prompt that lists only some tools: five core
 // tools, an example of a search, and guidelines that point to it.
@@ -77,7 +76,7 @@ var searchGuidelines = [][2]string{
 func coreOf(s catalog.ServerInfo, refs []ToolRef) []catalog.Tool {
 	var out []catalog.Tool
 	for _, t := range s.Tools {
-		if slices.Contains(refs, ToolRef{s.Name, t.Name}) {
+		if slices.Contains(refs, ToolRef{Server: s.Name, Tool: t.Name}) {
 			out = append(out, t)
 		}
 	}
@@ -227,7 +226,7 @@ func writeOrigin(b *strings.Builder, f Found, name func(ToolRef) string) {
 			b.WriteString(", and by")
 		}
 		fmt.Fprintf(b, " server %s", l.Server)
-		if n := name(l); n != "" && n != name(ToolRef{f.Server, f.Tool.Name}) {
+		if n := name(l); n != "" && n != name(ToolRef{Server: f.Server, Tool: f.Tool.Name}) {
 			fmt.Fprintf(b, " as %s", n)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -257,7 +258,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	err = auth.Login(ctx, oauth.SignIn{Server: name, ServerURL: r.URL, Config: r.OAuth}, r.Headers)
+	err = auth.Login(ctx, mcpgram.SignIn{Server: name, ServerURL: r.URL, Config: r.OAuth}, r.Headers)
 	if errors.Is(err, oauth.ErrNoSignIn) {
 		fmt.Fprintf(stdout, "%s answered without asking for a sign-in: nothing to do\n", name)
 		return nil

@@ -74,7 +74,7 @@ func (t *terminalConnector) Connect(ctx context.Context, c hub.Connection) (hub.
 // user's own sign-in is left to the hub's Connector, which waits for it
 // outside the server's timeout.
 func operatorOnly(in oauth.Interactive) oauth.Interactive {
-	return func(ctx context.Context, m *oauth.Manager, req oauth.SignIn) error {
+	return func(ctx context.Context, m *oauth.Manager, req oauth.Request) error {
 		if req.UserID != "" {
 			return fmt.Errorf("%w: %s acts as each user's own account", oauth.ErrSignInRequired, req.Server)
 		}
