@@ -25,7 +25,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // ConnectTool is the tool a per-user server lists until its own tools are
@@ -184,9 +183,9 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	u := newAccounts(idle)
 	s.mu.Lock()
 	s.users = u
-	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
+	s.status, s.errMsg, s.exitCode, s.lastStderr = mcpgram.StatusRunning, "", -1, ""
 	s.about = "Each user connects their own account; its tools are listed once someone has."
-	s.tools, s.synthetic = []Tool{connectTool(s.name)}, true
+	s.tools, s.synthetic = []mcpgram.Tool{connectTool(s.name)}, true
 	s.mu.Unlock()
 	s.hub.changed()
 	s.log.Info("server runs for each user's own account")
@@ -199,8 +198,8 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	return nil
 }
 
-func connectTool(server string) Tool {
-	return Tool{
+func connectTool(server string) mcpgram.Tool {
+	return mcpgram.Tool{
 		Name:        ConnectTool,
 		Title:       "Connect your account",
 		Description: fmt.Sprintf("Connects the user's own account to %s (the user is asked to sign in), then lists the server's tools. Each user connects their own account.", server),
@@ -227,7 +226,7 @@ func (h *Hub) Sessions(server string) int {
 // requestAs is request on the caller's own session of a per-user server;
 // a sign-in the session needs mid-call is asked for once, and the request
 // sent again.
-func (s *server) requestAs(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
+func (s *server) requestAs(ctx context.Context, method string, params map[string]any, caller mcpgram.Caller, tool, uri string) (json.RawMessage, error) {
 	for again := false; ; again = true {
 		ss, u, cfg, err := s.sessionFor(ctx, caller)
 		if err != nil {
@@ -240,7 +239,7 @@ func (s *server) requestAs(ctx context.Context, method string, params map[string
 			raw, err = s.requestOn(ctx, ss.c, cfg, method, params, caller, tool, uri)
 		}
 		u.release(ss)
-		if err == nil || !errors.Is(err, oauth.ErrSignInRequired) || again {
+		if err == nil || !errors.Is(err, mcpgram.ErrSignInRequired) || again {
 			return raw, err
 		}
 		// The sign-in ended (revoked, or its refresh refused): ask again.
@@ -274,12 +273,12 @@ func (s *server) connected() (json.RawMessage, error) {
 
 // sessionFor returns the caller's session, counted busy, opening it, and
 // asking the caller to connect first if need be.
-func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *accounts, config, error) {
+func (s *server) sessionFor(ctx context.Context, caller mcpgram.Caller) (*session, *accounts, config, error) {
 	s.mu.Lock()
 	u, cfg := s.users, s.cfg
 	s.mu.Unlock()
 	if u == nil {
-		return nil, nil, cfg, fmt.Errorf("%w (%s)", ErrNotRunning, s.info().Status)
+		return nil, nil, cfg, fmt.Errorf("%w (%s)", mcpgram.ErrNotRunning, s.info().Status)
 	}
 	if caller.UserID == "" {
 		return nil, nil, cfg, errNoUser
@@ -298,12 +297,12 @@ func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *acco
 			ss, ok := u.add(caller.UserID, c)
 			if !ok {
 				_ = s.shutdown(c)
-				return nil, nil, cfg, fmt.Errorf("%w (stopped)", ErrNotRunning)
+				return nil, nil, cfg, fmt.Errorf("%w (stopped)", mcpgram.ErrNotRunning)
 			}
 			go s.keep(u, caller.UserID, ss)
 			return ss, u, cfg, nil
 		}
-		if !errors.Is(err, oauth.ErrSignInRequired) || asked {
+		if !errors.Is(err, mcpgram.ErrSignInRequired) || asked {
 			return nil, nil, cfg, err
 		}
 		if err := s.connectAccount(ctx, caller, cfg); err != nil {
@@ -314,12 +313,12 @@ func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *acco
 
 // connectAccount asks the caller to connect their account, and returns
 // nil once they have.
-func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) error {
+func (s *server) connectAccount(ctx context.Context, caller mcpgram.Caller, cfg config) error {
 	ask, auth := s.hub.opts.Connector, s.hub.opts.Auth
 	if ask == nil || auth == nil {
 		return fmt.Errorf("%w: %s acts as each user's own account, and nobody can be asked to connect here", ErrNotConnected, s.name)
 	}
-	conn := Connection{Caller: caller, Server: s.name, URL: cfg.url,
+	conn := mcpgram.Connection{Caller: caller, Server: s.name, URL: cfg.url,
 		BeginFunc: func(ctx context.Context, redirectURI, tag string) (string, error) {
 			req := mcpgram.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 			return auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
@@ -329,10 +328,10 @@ func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) 
 	switch {
 	case err != nil:
 		return fmt.Errorf("connect to %s: %w", s.name, err)
-	case action == ElicitAccept:
+	case action == mcpgram.ElicitAccept:
 		s.log.Info("a user connected their account", "user", caller.UserID)
 		return nil
-	case action == ElicitDecline:
+	case action == mcpgram.ElicitDecline:
 		return fmt.Errorf("%w: the user declined to connect their account to %s", ErrNotConnected, s.name)
 	}
 	if ctx.Err() != nil {
@@ -476,5 +475,5 @@ func (h *Hub) beginSignIn(ctx context.Context, server, user, redirectURI, tag st
 	}
 	req := mcpgram.SignIn{Server: server, UserID: user, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 	authURL, err = h.opts.Auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
-	return authURL, Connection{URL: cfg.url}.Host(), err
+	return authURL, mcpgram.Connection{URL: cfg.url}.Host(), err
 }

@@ -52,7 +52,7 @@ type (
 // may ask is concerned.
 type call struct {
 	ctx    context.Context
-	caller Caller
+	caller mcpgram.Caller
 	tool   string
 	uri    string
 	done   chan struct{} // closed when the request returned
@@ -60,7 +60,7 @@ type call struct {
 	asked *atomic.Int32
 	clock *clock
 	// progress receives what the server reports of the call's progress.
-	progress ProgressFunc
+	progress mcpgram.ProgressFunc
 }
 
 // A clock is a request's timeout, stopped while the server waits for the
@@ -103,8 +103,8 @@ func (c *clock) stop() { c.timer.Stop() }
 // "cancel".
 func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessage) mcp.ElicitationResult {
 	cancel := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
-	if n := cl.asked.Add(1); n > MaxElicitations {
-		s.log.Warn("server asked the user more than the limit in one call; answered cancel", "limit", MaxElicitations, "tool", cl.tool)
+	if n := cl.asked.Add(1); n > mcpgram.MaxElicitations {
+		s.log.Warn("server asked the user more than the limit in one call; answered cancel", "limit", mcpgram.MaxElicitations, "tool", cl.tool)
 		return cancel
 	}
 	e, err := s.elicitation(cl, p, schema)
@@ -124,15 +124,15 @@ func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessag
 	}
 	out := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(res.Action)}}
 	switch res.Action {
-	case ElicitAccept:
-		if e.Mode == ElicitForm {
+	case mcpgram.ElicitAccept:
+		if e.Mode == mcpgram.ElicitForm {
 			content := res.Content
 			if content == nil {
 				content = map[string]any{}
 			}
 			out.Content = content
 		}
-	case ElicitDecline, ElicitCancel:
+	case mcpgram.ElicitDecline, mcpgram.ElicitCancel:
 	default:
 		return cancel
 	}
@@ -140,27 +140,27 @@ func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessag
 }
 
 // elicitation is the Elicitation that p asks during cl.
-func (s *server) elicitation(cl *call, p mcp.ElicitationParams, raw json.RawMessage) (Elicitation, error) {
+func (s *server) elicitation(cl *call, p mcp.ElicitationParams, raw json.RawMessage) (mcpgram.Elicitation, error) {
 	if err := p.Validate(); err != nil {
-		return Elicitation{}, err
+		return mcpgram.Elicitation{}, err
 	}
-	e := Elicitation{Caller: cl.caller, Server: s.name, Tool: cl.tool, URI: cl.uri, Mode: p.Mode, Message: p.Message}
+	e := mcpgram.Elicitation{Caller: cl.caller, Server: s.name, Tool: cl.tool, URI: cl.uri, Mode: p.Mode, Message: p.Message}
 	if e.Mode == "" {
-		e.Mode = ElicitForm
+		e.Mode = mcpgram.ElicitForm
 	}
-	if e.Mode == ElicitURL {
+	if e.Mode == mcpgram.ElicitURL {
 		e.URL, e.ID = p.URL, p.ElicitationID
 		return e, nil
 	}
 	if len(raw) == 0 {
 		var err error
 		if raw, err = json.Marshal(p.RequestedSchema); err != nil {
-			return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+			return mcpgram.Elicitation{}, fmt.Errorf("requested schema: %w", err)
 		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
-		return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+		return mcpgram.Elicitation{}, fmt.Errorf("requested schema: %w", err)
 	}
 	e.Schema = compact.Bytes()
 	return e, nil
@@ -228,7 +228,7 @@ func (s *server) fulfil(cl *call, requests map[string]inputRequest) (mcp.InputRe
 }
 
 // errElicitLoop fails a call whose server keeps asking.
-var errElicitLoop = fmt.Errorf("the server asked the user more than %d times in one call, so mcpgram stopped the call", MaxElicitations)
+var errElicitLoop = fmt.Errorf("the server asked the user more than %d times in one call, so mcpgram stopped the call", mcpgram.MaxElicitations)
 
 // serverRequests answers the requests a 2025 server sends on c: ping, and
 // elicitation/create, for which it finds the call that asks among those in

@@ -25,11 +25,11 @@ type (
 const MaxProgressMessage = mcpgram.MaxProgressMessage
 
 // WithProgress: see mcpgram.WithProgress.
-func WithProgress(ctx context.Context, f ProgressFunc) context.Context {
+func WithProgress(ctx context.Context, f mcpgram.ProgressFunc) context.Context {
 	return mcpgram.WithProgress(ctx, f)
 }
 
-func progressFunc(ctx context.Context) ProgressFunc { return mcpgram.ProgressOf(ctx) }
+func progressFunc(ctx context.Context) mcpgram.ProgressFunc { return mcpgram.ProgressOf(ctx) }
 
 // progressed hands notification n to the call whose token it names, if
 // that call is still in flight and wants it. What is not a number, or
@@ -50,12 +50,12 @@ func (c *conn) progressed(n mcp.JSONRPCNotification) {
 	if !ok {
 		return
 	}
-	p := Progress{Progress: progress}
+	p := mcpgram.Progress{Progress: progress}
 	if total, ok := fields["total"].(float64); ok && total > 0 {
 		p.Total = total
 	}
 	if msg, ok := fields["message"].(string); ok {
-		p.Message = oneLine(msg, MaxProgressMessage)
+		p.Message = oneLine(msg, mcpgram.MaxProgressMessage)
 	}
 	cl.progress(p)
 }

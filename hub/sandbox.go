@@ -24,12 +24,12 @@ const (
 )
 
 // ParseSandboxMode: see mcpgram.ParseSandboxMode.
-func ParseSandboxMode(s string) (SandboxMode, error) { return mcpgram.ParseSandboxMode(s) }
+func ParseSandboxMode(s string) (mcpgram.SandboxMode, error) { return mcpgram.ParseSandboxMode(s) }
 
 // A sandboxConfig is the "sandbox" field of a stdio server's entry.
 type sandboxConfig struct {
 	// mode is the entry's own mode; empty: the hub's default.
-	mode SandboxMode
+	mode mcpgram.SandboxMode
 	// noNetwork cuts the server off the network.
 	noNetwork bool
 	// paths and readOnly are folders or files the server may also use,
@@ -67,7 +67,7 @@ func readSandbox(raw json.RawMessage, dir, home string, expand func(string) (str
 		}
 	}
 	if e.Mode != "" {
-		m, err := ParseSandboxMode(e.Mode)
+		m, err := mcpgram.ParseSandboxMode(e.Mode)
 		if err != nil {
 			return sc, fmt.Errorf("sandbox: mode: %w", err)
 		}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"github.com/mcpgram/mcpgram"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // key, not knowing the model, or failing. It names the endpoint (without
 // credentials or query) and the model, and quotes what the endpoint
 // said; never the key. UserMessage is the sentence for anyone else.
-func (e *Error) Diagnosis(p Profile) string {
+func (e *Error) Diagnosis(p mcpgram.Profile) string {
 	endpoint := endpointName(p.BaseURL)
 	said := e.said()
 	switch e.Kind {

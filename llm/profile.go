@@ -17,7 +17,7 @@ const (
 )
 
 // ToolCallingModes: see mcpgram.
-func ToolCallingModes() []ToolCalling { return mcpgram.ToolCallingModes() }
+func ToolCallingModes() []mcpgram.ToolCalling { return mcpgram.ToolCallingModes() }
 
 // Defaults of ToolSearch: see mcpgram.
 const (

@@ -41,14 +41,14 @@ func (m *Manager) BeginSignIn(ctx context.Context, req mcpgram.SignIn, headers m
 // and leaves that flow as it was; one that names no flow under way,
 // ErrUnknownState. An empty server matches the flow of any server of
 // userID.
-func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID string) (Finished, error) {
+func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID string) (mcpgram.FinishedSignIn, error) {
 	f, err := m.Pending(ctx, query)
 	switch {
 	case err != nil:
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	case f.UserID != userID || (server != "" && f.Server != server):
 		m.log.Warn("a sign-in callback brought by someone else than its owner; left as it was", "server", f.Server, "by", userID)
-		return Finished{}, ErrNotYours
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrNotYours
 	}
 	return m.Finish(ctx, query)
 }
@@ -57,21 +57,21 @@ func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID
 // callback's query (its state) belongs to, leaving it under way: whose it
 // is, and what waits for it, may be shown or checked before it is
 // finished. A state that names no flow under way gives ErrUnknownState.
-func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, error) {
+func (m *Manager) Pending(ctx context.Context, query url.Values) (mcpgram.FinishedSignIn, error) {
 	if _, err := m.sealing(false); err != nil {
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
 	state := query.Get("state")
 	if state == "" {
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	}
 	key := digest(state)
 	sf, err := m.store.GetOAuthFlow(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	case err != nil:
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
 	var f flow
 	plain, err := m.sealer.Open(sf.Sealed, "flow|"+key)
@@ -79,7 +79,7 @@ func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, erro
 		err = json.Unmarshal(plain, &f)
 	}
 	if err != nil {
-		return Finished{}, fmt.Errorf("open the flow of %s: %w", sf.Server, err)
+		return mcpgram.FinishedSignIn{}, fmt.Errorf("open the flow of %s: %w", sf.Server, err)
 	}
-	return Finished{Server: sf.Server, UserID: sf.UserID, Tag: f.Tag}, nil
+	return mcpgram.FinishedSignIn{Server: sf.Server, UserID: sf.UserID, Tag: f.Tag}, nil
 }

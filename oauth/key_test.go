@@ -34,7 +34,7 @@ func TestKeyFile(t *testing.T) {
 		return m
 	}
 
-	if _, err := get(t, manager(""), e); !errors.Is(err, oauth.ErrSignInRequired) {
+	if _, err := get(t, manager(""), e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 		t.Errorf("request before any sign-in = %v, want ErrSignInRequired", err)
 	}
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
@@ -73,7 +73,7 @@ func TestKeyFile(t *testing.T) {
 			t.Errorf("process %d with the key file = %d, %v; want the sign-in opened", i+2, code, err)
 		}
 	}
-	if _, err := get(t, manager(testKey), e); !errors.Is(err, oauth.ErrSignInRequired) {
+	if _, err := get(t, manager(testKey), e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 		t.Errorf("request with OAUTH_KEY set = %v; want ErrSignInRequired (the file's sign-in does not open with the operator's key)", err)
 	}
 }

@@ -293,24 +293,24 @@ type Finished = mcpgram.FinishedSignIn
 // query (the redirect's query: code, state, iss, or an error). A state
 // that names no flow under way (forged, used or expired) gives
 // ErrUnknownState and changes nothing; a flow is finished once.
-func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error) {
+func (m *Manager) Finish(ctx context.Context, query url.Values) (mcpgram.FinishedSignIn, error) {
 	sealer, err := m.sealing(false)
 	if err != nil {
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
 	state := query.Get("state")
 	if state == "" {
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	}
 	key := digest(state)
 	sf, err := m.store.TakeOAuthFlow(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	}
 	if err != nil {
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
-	done := Finished{Server: sf.Server, UserID: sf.UserID}
+	done := mcpgram.FinishedSignIn{Server: sf.Server, UserID: sf.UserID}
 	var f flow
 	plain, err := sealer.Open(sf.Sealed, "flow|"+key)
 	if err == nil {

@@ -41,7 +41,7 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 	m.forget(k)
 	row, err := m.store.TakeOAuthGrant(ctx, server, userID)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, ErrNotSignedIn
+		return false, mcpgram.ErrNotSignedIn
 	}
 	if err != nil {
 		return false, err
@@ -61,7 +61,7 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 	}
 	if err != nil {
 		m.log.Warn("token revocation failed; the sign-in is deleted here all the same", "server", server, "user", userID, "err", err)
-		return false, &RevokeError{Server: server, Err: err}
+		return false, &mcpgram.RevokeError{Server: server, Err: err}
 	}
 	return revoked, nil
 }

@@ -29,10 +29,10 @@ type Sealer struct {
 // MinKeyLength bytes; an empty secret gives ErrNoKey.
 func NewSealer(secret string) (*Sealer, error) {
 	if secret == "" {
-		return nil, ErrNoKey
+		return nil, mcpgram.ErrNoKey
 	}
-	if len(secret) < MinKeyLength {
-		return nil, fmt.Errorf("OAUTH_KEY is %d characters; it needs at least %d (such as the output of `openssl rand -base64 32`)", len(secret), MinKeyLength)
+	if len(secret) < mcpgram.MinOAuthKeyLength {
+		return nil, fmt.Errorf("OAUTH_KEY is %d characters; it needs at least %d (such as the output of `openssl rand -base64 32`)", len(secret), mcpgram.MinOAuthKeyLength)
 	}
 	key, err := hkdf.Key(sha256.New, []byte(secret), nil, "mcpgram oauth v1", 32)
 	if err != nil {

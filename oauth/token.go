@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgram/mcpgram"
 	"io"
 	"net/http"
 	"net/url"
@@ -141,7 +142,7 @@ func register(ctx context.Context, hc *http.Client, as authServer, redirectURI s
 
 // preRegistered is the operator's client, authenticating as the entry
 // says or else as the authorization server prefers.
-func preRegistered(cfg ServerConfig, as authServer) Client {
+func preRegistered(cfg mcpgram.OAuthConfig, as authServer) Client {
 	c := Client{ID: cfg.ClientID, Secret: cfg.ClientSecret, AuthMethod: cfg.AuthMethod}
 	if c.AuthMethod != "" {
 		return c

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/catalog"
 )
 
 // A Variant is the framing of the prompt for a kind of model: see
@@ -19,18 +18,18 @@ const (
 )
 
 // Variants lists the variants, Generic first.
-func Variants() []Variant { return mcpgram.PromptVariants() }
+func Variants() []mcpgram.PromptVariant { return mcpgram.PromptVariants() }
 
 // A framing is the text a variant puts around the tools.
 type framing struct {
 	intro, format, examples, guidelines string
 }
 
-func framingOf(v Variant) framing {
+func framingOf(v mcpgram.PromptVariant) framing {
 	switch v {
-	case Llama:
+	case mcpgram.PromptLlama:
 		return framing{llamaIntro, llamaFormat, llamaExamples, llamaGuidelines}
-	case Code:
+	case mcpgram.PromptCode:
 		return framing{codeIntro, codeFormat, examples, codeGuidelines}
 	}
 	return framing{intro, toolFormat, examples, guidelines}
@@ -38,7 +37,7 @@ func framingOf(v Variant) framing {
 
 // Tools returns the servers' part of the prompt, their tools and
 // resources as listed for cat: every variant carries these bytes unchanged.
-func Tools(cat catalog.Catalog) string {
+func Tools(cat mcpgram.Catalog) string {
 	var b strings.Builder
 	writeServers(&b, runningServers(cat))
 	return b.String()

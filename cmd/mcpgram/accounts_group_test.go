@@ -111,7 +111,7 @@ func earlyLink(t *testing.T, a *accountsEnv, publicURL string) string {
 		t.Fatal(err)
 	}
 	req := mcpgram.SignIn{Server: "mine", UserID: "42", ServerURL: a.fake.URL() + "/mcp", Tag: fmt.Sprint(forms[0].ID)}
-	link, err := m.BeginSignIn(t.Context(), req, nil, publicURL+oauth.CallbackPath)
+	link, err := m.BeginSignIn(t.Context(), req, nil, publicURL+mcpgram.CallbackPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/url"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/oauth"
 )
 
@@ -27,18 +27,18 @@ type terminalConnector struct {
 // (nobody can be asked, and a per-user call fails saying so) when nobody
 // is there: interactive is false (stdin is no terminal and $BROWSER
 // names no program).
-func terminalConnect(interactive bool, getenv func(string) (string, bool), out io.Writer) func(*oauth.Manager) hub.Connector {
+func terminalConnect(interactive bool, getenv func(string) (string, bool), out io.Writer) func(*oauth.Manager) mcpgram.Connector {
 	if !interactive {
 		return nil
 	}
-	return func(m *oauth.Manager) hub.Connector {
+	return func(m *oauth.Manager) mcpgram.Connector {
 		return &terminalConnector{auth: m, out: out, open: openBrowser(getenv, out)}
 	}
 }
 
 // Connect implements hub.Connector: ElicitAccept once signed in,
 // ElicitCancel when ctx ends first (Ctrl-C), or the sign-in's error.
-func (t *terminalConnector) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+func (t *terminalConnector) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	fmt.Fprintf(t.out, "mcpgram: %s acts as each user's own account: sign in to it as user %q.\n", c.Server, c.Caller.UserID)
 	begin := func(ctx context.Context, redirectURI string) (string, string, error) {
 		authURL, err := c.Begin(ctx, redirectURI, "")
@@ -63,11 +63,11 @@ func (t *terminalConnector) Connect(ctx context.Context, c hub.Connection) (hub.
 	switch {
 	case err == nil:
 		fmt.Fprintf(t.out, "mcpgram: connected to %s.\n", c.Server)
-		return hub.ElicitAccept, nil
+		return mcpgram.ElicitAccept, nil
 	case ctx.Err() != nil:
-		return hub.ElicitCancel, nil
+		return mcpgram.ElicitCancel, nil
 	}
-	return hub.ElicitCancel, err
+	return mcpgram.ElicitCancel, err
 }
 
 // operatorOnly is in for sign-in, but only the operator's (user ""): a
@@ -76,7 +76,7 @@ func (t *terminalConnector) Connect(ctx context.Context, c hub.Connection) (hub.
 func operatorOnly(in oauth.Interactive) oauth.Interactive {
 	return func(ctx context.Context, m *oauth.Manager, req oauth.Request) error {
 		if req.UserID != "" {
-			return fmt.Errorf("%w: %s acts as each user's own account", oauth.ErrSignInRequired, req.Server)
+			return fmt.Errorf("%w: %s acts as each user's own account", mcpgram.ErrSignInRequired, req.Server)
 		}
 		return in(ctx, m, req)
 	}
