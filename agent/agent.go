@@ -83,7 +83,7 @@ var (
 //   - Vision: the images of the history go to the model, counted against
 //     the budget; without it they are a note, and the user is told.
 //   - Prompt is the system prompt's variant; ToolCalling, how tools are
-//     called (see llm.ToolCalling).
+//     called (see mcpgram.ToolCalling).
 type Model interface {
 	Profile() mcpgram.Profile
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
@@ -165,7 +165,7 @@ type Options struct {
 	// accounts to servers (see Connect); nil: nobody can connect.
 	SignIns SignIns
 	// RedirectURI is where their browsers come back to: PUBLIC_URL +
-	// oauth.CallbackPath, or (default) oauth.PasteBackRedirect, whose
+	// mcpgram.CallbackPath, or (default) mcpgram.PasteBackRedirect, whose
 	// address the user sends to the chat.
 	RedirectURI string
 	// FormPoll is how often a call waiting for a form looks in the store

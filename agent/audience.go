@@ -38,7 +38,7 @@ func visibleTo(msgs []store.Message, user string) []store.Message {
 }
 
 // perUser reports whether plan runs a call that acts for the calling user
-// alone (see hub.ServerInfo.ActsPerUser).
+// alone (see mcpgram.ServerInfo.ActsPerUser).
 func perUser(cat mcpgram.Catalog, plan executor.Plan) bool {
 	for _, s := range plan.Steps {
 		if s.Err != nil {

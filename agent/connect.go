@@ -1,5 +1,5 @@
 // Connecting: a server that acts as each user's own account asks, through
-// the hub, for the calling user to connect theirs (hub.Connector). It is
+// the hub, for the calling user to connect theirs (mcpgram.Connector). It is
 // a form of its own mode (ModeConnect), kept in the store like the
 // others: the card names the server and its domain and holds the sign-in
 // link; the call waits. The browser comes back to PUBLIC_URL, whose
@@ -33,7 +33,7 @@ type SignIns interface {
 	Pending(ctx context.Context, query url.Values) (mcpgram.FinishedSignIn, error)
 }
 
-// Connect implements hub.Connector for the calls of turns: it stores a
+// Connect implements mcpgram.Connector for the calls of turns: it stores a
 // connect form, begins the sign-in, shows the card (EventForm) and waits
 // for the sign-in to finish, the user to cancel, the form to expire
 // (ApprovalTimeout) or the call to end. A call made outside a turn has

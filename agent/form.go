@@ -56,9 +56,9 @@ const (
 type Form struct {
 	ID      int64
 	Server  string
-	Tool    string // the tool whose call asks, or "" (see hub.Elicitation)
+	Tool    string // the tool whose call asks, or "" (see mcpgram.Elicitation)
 	URI     string // the resource being read, when that asks
-	Mode    string // hub.ElicitForm or hub.ElicitURL
+	Mode    string // mcpgram.ElicitForm or mcpgram.ElicitURL
 	Message string
 	URL     string
 	// Fields and State are the form and the answers so far (form mode).
@@ -167,7 +167,7 @@ func withAsker(ctx context.Context, t *turn) context.Context {
 	return context.WithValue(ctx, askerKey{}, &asker{caller: t.caller, emit: t.emit})
 }
 
-// Elicit implements hub.Elicitor for the calls of turns: it stores the
+// Elicit implements mcpgram.Elicitor for the calls of turns: it stores the
 // form, shows it (EventForm), and waits for the user's answer, the form's
 // expiry (ApprovalTimeout, then cancel) or the call's end. A call made
 // outside a turn has nobody to ask, and gets cancel.

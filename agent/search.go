@@ -1,5 +1,5 @@
 // Tool search. Past the threshold of the chat's profile
-// (llm.Profile.ToolSearch), a model call does not carry every tool: the
+// (mcpgram.Profile.ToolSearch), a model call does not carry every tool: the
 // prompt lists the servers, each with a line of what it is for, a core
 // of tools (the operator's pins, and, after the shared part, the tools
 // the chat used recently), and teaches search_tools; in native mode the

@@ -74,7 +74,7 @@ func (tc *toolCount) turn(tb testing.TB, a *agent.Agent, srv *llmfake.Server, ch
 }
 
 // agentFor is an agent over tc's hub calling tools as calling says,
-// searching past search (llm.ToolSearch), on a model speaking HTTP.
+// searching past search (mcpgram.ToolSearch), on a model speaking HTTP.
 func (tc *toolCount) agentFor(tb testing.TB, calling mcpgram.ToolCalling, search mcpgram.ToolSearch) (*agent.Agent, *llmfake.Server) {
 	tb.Helper()
 	srv := llmfake.New(tb, llmfake.Native(findRepos))

@@ -44,12 +44,6 @@ var (
 	errNoUser = errors.New("this server acts as each user's own account, and the call is made for no user")
 )
 
-// A Connection and a Connector: see mcpgram.
-type (
-	Connection = mcpgram.Connection
-	Connector  = mcpgram.Connector
-)
-
 // accounts are the sessions of a per-user server, by user.
 type accounts struct {
 	idle time.Duration

@@ -16,10 +16,6 @@ import (
 	"github.com/mcpgram/mcpgram/hub/confine"
 )
 
-// Bounds are what one stdio server may take of the machine (its entry's
-// "limits"); see mcpgram.Bounds.
-type Bounds = mcpgram.Bounds
-
 // DefaultBounds are the bounds of a server whose entry sets none. Each is
 // several times what the bundled servers and the popular npm servers take
 // in normal use (docs/security.md gives the figures), and far below what

@@ -24,30 +24,6 @@ import (
 	"github.com/mcpgram/mcpgram"
 )
 
-// The modes of an elicitation: see mcpgram.
-const (
-	ElicitForm = mcpgram.ElicitForm
-	ElicitURL  = mcpgram.ElicitURL
-)
-
-// The answers a server may get: see mcpgram.ElicitAction.
-const (
-	ElicitAccept  = mcpgram.ElicitAccept
-	ElicitDecline = mcpgram.ElicitDecline
-	ElicitCancel  = mcpgram.ElicitCancel
-)
-
-// MaxElicitations bounds the questions one call may ask: see mcpgram.
-const MaxElicitations = mcpgram.MaxElicitations
-
-// An Elicitation, its result and who asks it: see mcpgram.
-type (
-	ElicitAction = mcpgram.ElicitAction
-	Elicitation  = mcpgram.Elicitation
-	ElicitResult = mcpgram.ElicitResult
-	Elicitor     = mcpgram.Elicitor
-)
-
 // A call is one tools/call or resources/read in flight, as far as what it
 // may ask is concerned.
 type call struct {

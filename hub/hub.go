@@ -24,13 +24,6 @@ import (
 	"github.com/mcpgram/mcpgram/metrics"
 )
 
-// Errors callers branch on: see mcpgram.
-var (
-	ErrUnknownServer = mcpgram.ErrUnknownServer
-	ErrNotRunning    = mcpgram.ErrNotRunning
-	ErrTimeout       = mcpgram.ErrTimeout
-)
-
 // Options tune a Hub. The zero value is what the bot uses; tests shorten
 // the durations.
 type Options struct {
@@ -112,9 +105,6 @@ type Options struct {
 	// together, against its bounds (default 2 s).
 	BoundsEvery time.Duration
 }
-
-// An Authorizer: see mcpgram.Authorizer.
-type Authorizer = mcpgram.Authorizer
 
 func (o *Options) setDefaults() {
 	if o.Logger == nil {

@@ -6,7 +6,6 @@
 package hub
 
 import (
-	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -14,22 +13,6 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 )
-
-// A Progress, a ProgressFunc: see mcpgram.
-type (
-	Progress     = mcpgram.Progress
-	ProgressFunc = mcpgram.ProgressFunc
-)
-
-// MaxProgressMessage bounds a progress message: see mcpgram.
-const MaxProgressMessage = mcpgram.MaxProgressMessage
-
-// WithProgress: see mcpgram.WithProgress.
-func WithProgress(ctx context.Context, f mcpgram.ProgressFunc) context.Context {
-	return mcpgram.WithProgress(ctx, f)
-}
-
-func progressFunc(ctx context.Context) mcpgram.ProgressFunc { return mcpgram.ProgressOf(ctx) }
 
 // progressed hands notification n to the call whose token it names, if
 // that call is still in flight and wants it. What is not a number, or

@@ -113,12 +113,6 @@ func badArguments(args []mcpgram.PromptArgument) string {
 	return ""
 }
 
-// A PromptMessage and a PromptResult: see mcpgram.
-type (
-	PromptMessage = mcpgram.PromptMessage
-	PromptResult  = mcpgram.PromptResult
-)
-
 // GetPrompt gets prompt name of server with args, for caller. The prompt
 // must be in the server's screened catalog. Arguments the prompt does not
 // declare are an error, as are required ones missing.

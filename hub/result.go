@@ -1,7 +1,5 @@
 package hub
 
-import "github.com/mcpgram/mcpgram"
-
 // The _meta keys under which the hub sends the caller to a server.
 const (
 	MetaUserID = "mcpgram/user_id"
@@ -23,21 +21,3 @@ const MetaConsentWhen = "mcpgram/consent_when"
 // mcpgram keeps such results out of the other members' turns. Anything
 // but false declares it too: the safe side of a server's mistake.
 const MetaPerUser = "mcpgram/per_user"
-
-// A Caller identifies who a call is made for: see mcpgram.Caller.
-type Caller = mcpgram.Caller
-
-// Content types of a result part: see mcpgram.Content.
-const (
-	ContentText         = mcpgram.ContentText
-	ContentImage        = mcpgram.ContentImage
-	ContentAudio        = mcpgram.ContentAudio
-	ContentResource     = mcpgram.ContentResource
-	ContentResourceLink = mcpgram.ContentResourceLink
-)
-
-// A Content and a Result: see mcpgram.
-type (
-	Content = mcpgram.Content
-	Result  = mcpgram.Result
-)

@@ -11,21 +11,6 @@ import (
 	"github.com/mcpgram/mcpgram"
 )
 
-// A SandboxMode: see mcpgram.
-type SandboxMode = mcpgram.SandboxMode
-
-// The sandbox modes: see mcpgram.SandboxMode.
-const (
-	SandboxAuto       = mcpgram.SandboxAuto
-	SandboxRequired   = mcpgram.SandboxRequired
-	SandboxBubblewrap = mcpgram.SandboxBubblewrap
-	SandboxLandlock   = mcpgram.SandboxLandlock
-	SandboxOff        = mcpgram.SandboxOff
-)
-
-// ParseSandboxMode: see mcpgram.ParseSandboxMode.
-func ParseSandboxMode(s string) (mcpgram.SandboxMode, error) { return mcpgram.ParseSandboxMode(s) }
-
 // A sandboxConfig is the "sandbox" field of a stdio server's entry.
 type sandboxConfig struct {
 	// mode is the entry's own mode; empty: the hub's default.

@@ -3,9 +3,10 @@ package hub
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpgram/mcpgram"
 	"strconv"
 	"sync"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // The sandboxes, as ServerInfo.Sandbox names them.

@@ -2,12 +2,13 @@ package hub
 
 import (
 	"fmt"
-	"github.com/mcpgram/mcpgram"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // What a server's catalog may hold. Tool and server names follow MCP's

@@ -2,10 +2,11 @@ package llm
 
 import (
 	"fmt"
-	"github.com/mcpgram/mcpgram"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // Diagnosis says, for the operator who can act on it, what went wrong

@@ -11,14 +11,6 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// Where browsers come back from sign-ins, and ErrNotYours: see mcpgram.
-const (
-	CallbackPath      = mcpgram.CallbackPath
-	PasteBackRedirect = mcpgram.PasteBackRedirect
-)
-
-var ErrNotYours = mcpgram.ErrNotYours
-
 // BeginSignIn begins a sign-in of req.UserID to req's server now, whose
 // browser is to come back to redirectURI: it asks the server first (a
 // ping without a token, with the entry's headers) for the challenge that

@@ -5,11 +5,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/mcpgram/mcpgram"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // KeyFileName is the file, beside the SQLite database, that keeps the key

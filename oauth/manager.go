@@ -286,9 +286,6 @@ func (m *Manager) client(ctx context.Context, sealer *Sealer, r reach, req Reque
 	return c, nil
 }
 
-// A Finished sign-in: see mcpgram.FinishedSignIn.
-type Finished = mcpgram.FinishedSignIn
-
 // Finish completes the sign-in that the browser came back from with
 // query (the redirect's query: code, state, iss, or an error). A state
 // that names no flow under way (forged, used or expired) gives

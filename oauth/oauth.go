@@ -48,20 +48,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/mcpgram/mcpgram"
 )
-
-// Errors callers branch on: see mcpgram.
-var (
-	ErrNoKey          = mcpgram.ErrNoKey
-	ErrSignInRequired = mcpgram.ErrSignInRequired
-	ErrKeyChanged     = mcpgram.ErrKeyChanged
-	ErrUnknownState   = mcpgram.ErrUnknownState
-)
-
-// A ServerConfig is an entry's "oauth" object: see mcpgram.OAuthConfig.
-type ServerConfig = mcpgram.OAuthConfig
 
 // Token endpoint client authentication methods (RFC 7591 §2).
 const (

@@ -20,11 +20,6 @@ import (
 // Disconnect waits for it.
 const defaultRevokeTimeout = 15 * time.Second
 
-// ErrNotSignedIn and RevokeError: see mcpgram.
-var ErrNotSignedIn = mcpgram.ErrNotSignedIn
-
-type RevokeError = mcpgram.RevokeError
-
 // Disconnect ends the sign-in of server for userID ("" the operator's):
 // it deletes the grant, which every process sharing the store sees at its
 // next request to the server, and then asks the authorization server to

@@ -12,9 +12,6 @@ import (
 	"github.com/mcpgram/mcpgram"
 )
 
-// MinKeyLength: see mcpgram.MinOAuthKeyLength.
-const MinKeyLength = mcpgram.MinOAuthKeyLength
-
 // A Sealer encrypts what the store keeps of sign-ins with AES-256-GCM
 // (the standard library's: authenticated, and what Go's own crypto team
 // keeps), under a key derived with HKDF-SHA256 from the operator's

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgram/mcpgram"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // An Error is an OAuth error answer (RFC 6749 §5.2).

@@ -25,9 +25,6 @@ type Search struct {
 	Core []mcpgram.ToolRef
 }
 
-// A ToolRef names one tool of one server: see mcpgram.ToolRef.
-type ToolRef = mcpgram.ToolRef
-
 // searching is f for a prompt that lists only some tools: five core
 // tools, an example of a search, and guidelines that point to it.
 func (f framing) searching() framing {

@@ -6,20 +6,6 @@ import (
 	"github.com/mcpgram/mcpgram"
 )
 
-// A Variant is the framing of the prompt for a kind of model: see
-// mcpgram.PromptVariant.
-type Variant = mcpgram.PromptVariant
-
-// The variants a model profile may name: see mcpgram.PromptVariant.
-const (
-	Generic = mcpgram.PromptGeneric
-	Llama   = mcpgram.PromptLlama
-	Code    = mcpgram.PromptCode
-)
-
-// Variants lists the variants, Generic first.
-func Variants() []mcpgram.PromptVariant { return mcpgram.PromptVariants() }
-
 // A framing is the text a variant puts around the tools.
 type framing struct {
 	intro, format, examples, guidelines string

@@ -151,7 +151,7 @@ func (r *askAgent) set(a *agent.Agent) {
 	r.a = a
 }
 
-// Elicit implements hub.Elicitor.
+// Elicit implements mcpgram.Elicitor.
 func (r *askAgent) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	r.mu.Lock()
 	a := r.a
@@ -162,7 +162,7 @@ func (r *askAgent) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.E
 	return a.Elicit(ctx, e)
 }
 
-// Connect implements hub.Connector.
+// Connect implements mcpgram.Connector.
 func (r *askAgent) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	r.mu.Lock()
 	a := r.a

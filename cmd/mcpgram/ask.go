@@ -31,7 +31,7 @@ type terminalAsker struct {
 	mu          sync.Mutex // one question at a time
 }
 
-// Elicit implements hub.Elicitor.
+// Elicit implements mcpgram.Elicitor.
 func (a *terminalAsker) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

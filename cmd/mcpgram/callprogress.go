@@ -35,7 +35,7 @@ func startProgressPrinter(w io.Writer, server, tool string, interval time.Durati
 }
 
 // report keeps r as the latest. It runs on the server connection's read
-// loop (a hub.ProgressFunc), so it only stores and signals.
+// loop (a mcpgram.ProgressFunc), so it only stores and signals.
 func (p *progressPrinter) report(r mcpgram.Progress) {
 	p.mu.Lock()
 	p.latest = &r

@@ -12,10 +12,10 @@ import (
 )
 
 // A terminalConnector connects a terminal user's own account to a
-// per-user server mid-call (hub.Connector), as `mcpgram mcp login` signs
+// per-user server mid-call (mcpgram.Connector), as `mcpgram mcp login` signs
 // the operator in: it prints the authorization URL (and opens it with
 // $BROWSER), and the browser comes back to a port of 127.0.0.1. The
-// sign-in is the calling user's (hub.Caller.UserID: --user), finished
+// sign-in is the calling user's (mcpgram.Caller.UserID: --user), finished
 // only as theirs.
 type terminalConnector struct {
 	auth *oauth.Manager
@@ -36,7 +36,7 @@ func terminalConnect(interactive bool, getenv func(string) (string, bool), out i
 	}
 }
 
-// Connect implements hub.Connector: ElicitAccept once signed in,
+// Connect implements mcpgram.Connector: ElicitAccept once signed in,
 // ElicitCancel when ctx ends first (Ctrl-C), or the sign-in's error.
 func (t *terminalConnector) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	fmt.Fprintf(t.out, "mcpgram: %s acts as each user's own account: sign in to it as user %q.\n", c.Server, c.Caller.UserID)
