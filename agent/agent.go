@@ -33,11 +33,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
-	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -84,9 +83,9 @@ var (
 //   - Vision: the images of the history go to the model, counted against
 //     the budget; without it they are a note, and the user is told.
 //   - Prompt is the system prompt's variant; ToolCalling, how tools are
-//     called (see llm.ToolCalling).
+//     called (see mcpgram.ToolCalling).
 type Model interface {
-	Profile() llm.Profile
+	Profile() mcpgram.Profile
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
 }
 
@@ -113,14 +112,14 @@ type Store interface {
 
 // A Hub is where tools live; *hub.Hub is one.
 type Hub interface {
-	Catalog() hub.Catalog
-	CallTool(ctx context.Context, caller hub.Caller, server, tool string, args map[string]any) (*hub.Result, error)
-	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
+	Catalog() mcpgram.Catalog
+	CallTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error)
+	ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error)
 	AllowTool(server, tool string) error
 	WaitReady(ctx context.Context, server string) error
 	// GetPrompt and Complete serve the prompts users choose.
-	GetPrompt(ctx context.Context, caller hub.Caller, server, name string, args map[string]string) (*hub.PromptResult, error)
-	Complete(ctx context.Context, caller hub.Caller, server, prompt, arg, value string, known map[string]string) ([]string, error)
+	GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (*mcpgram.PromptResult, error)
+	Complete(ctx context.Context, caller mcpgram.Caller, server, prompt, arg, value string, known map[string]string) ([]string, error)
 }
 
 // Options are an Agent's optional settings; the zero value takes the
@@ -134,16 +133,16 @@ type Options struct {
 	// for every profile, whatever its variant; nil renders it with
 	// prompt.BuildVariant in the profile's variant. It is called once
 	// per catalog Version and variant.
-	SystemPrompt func(hub.Catalog) string
+	SystemPrompt func(mcpgram.Catalog) string
 	// NativePrompt renders the system prompt of a native call, which
 	// teaches no call syntax, for every profile; default
 	// prompt.BuildNative. It is not used for a call that searches for its
 	// tools (see search.go); with SystemPrompt set, XML calls never
 	// search.
-	NativePrompt func(hub.Catalog) string
+	NativePrompt func(mcpgram.Catalog) string
 	// PinnedTools are listed in full (offered as functions) when a model
 	// searches for the others (PINNED_TOOLS).
-	PinnedTools []prompt.ToolRef
+	PinnedTools []mcpgram.ToolRef
 
 	// StartWait bounds how long a turn waits, before its first model
 	// call, for servers that are still starting (SERVER_START_WAIT): a
@@ -166,7 +165,7 @@ type Options struct {
 	// accounts to servers (see Connect); nil: nobody can connect.
 	SignIns SignIns
 	// RedirectURI is where their browsers come back to: PUBLIC_URL +
-	// oauth.CallbackPath, or (default) oauth.PasteBackRedirect, whose
+	// mcpgram.CallbackPath, or (default) mcpgram.PasteBackRedirect, whose
 	// address the user sends to the chat.
 	RedirectURI string
 	// FormPoll is how often a call waiting for a form looks in the store
@@ -259,7 +258,7 @@ type chatLock struct {
 // A promptKey names a cached prompt: its variant, whether it is the
 // native one (which has no variants), and whether it searches for tools.
 type promptKey struct {
-	variant prompt.Variant
+	variant mcpgram.PromptVariant
 	native  bool
 	search  bool
 }
@@ -303,7 +302,7 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 		cfg.FormPoll = DefaultFormPoll
 	}
 	if cfg.RedirectURI == "" {
-		cfg.RedirectURI = oauth.PasteBackRedirect
+		cfg.RedirectURI = mcpgram.PasteBackRedirect
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval
@@ -333,7 +332,7 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 // rebuilt only when the catalog changed: the same bytes every call keep
 // providers' prefix caches warm. A catalog a chat narrowed (own) is built
 // each time, and not cached.
-func (a *Agent) systemPrompt(cat hub.Catalog, v prompt.Variant, own, native, search bool) string {
+func (a *Agent) systemPrompt(cat mcpgram.Catalog, v mcpgram.PromptVariant, own, native, search bool) string {
 	build := func() string {
 		switch {
 		case native && search:

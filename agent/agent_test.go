@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
@@ -451,7 +451,7 @@ type peakHub struct {
 	cur, peak int
 }
 
-func (h *peakHub) CallTool(ctx context.Context, c hub.Caller, server, tool string, args map[string]any) (*hub.Result, error) {
+func (h *peakHub) CallTool(ctx context.Context, c mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error) {
 	h.mu.Lock()
 	h.cur++
 	h.peak = max(h.peak, h.cur)
@@ -827,7 +827,7 @@ func TestCallWaitsForAStartingServer(t *testing.T) {
 		llmfake.Text(useTool("slow", "echo", `{"message": "after the start"}`)),
 		llmfake.Text(complete("done")),
 	), 0, nil)
-	if s, _ := g.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+	if s, _ := g.hub.Catalog().Server("slow"); s.Status != mcpgram.StatusStarting {
 		t.Fatalf("the server is %s before the turn, want starting", s.Status)
 	}
 	wait := g.sayAsync("echo it")
@@ -925,7 +925,7 @@ func TestTurnWaitsNoLongerThanStartWait(t *testing.T) {
 	}
 	// Its gate never opened and its timeout is a day: the turn did not
 	// wait for it.
-	if s, _ := g.hub.Catalog().Server("slow"); s.Status != hub.StatusStarting {
+	if s, _ := g.hub.Catalog().Server("slow"); s.Status != mcpgram.StatusStarting {
 		t.Fatalf("slow is %s, want still starting", s.Status)
 	}
 	calls := g.model.Calls()

@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -74,7 +74,7 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 	case d.Approve && d.Always && !c.Consent:
 		entry := c.Tool
 		if c.Name == toolcall.AccessMCPResource {
-			entry = hub.ResourcePrefix + c.URI
+			entry = mcpgram.ResourcePrefix + c.URI
 		}
 		if err := a.cfg.Hub.AllowTool(c.Server, entry); err != nil {
 			// The user approved this call either way; only the "always"

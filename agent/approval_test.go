@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -227,7 +227,7 @@ func TestApprovalInAGroupWaitsForItsUser(t *testing.T) {
 		llmfake.Text("The sum is 5."),
 	))
 	ap := e.askApproval("add")
-	bob := hub.Caller{UserID: "222", ChatID: alice.ChatID}
+	bob := mcpgram.Caller{UserID: "222", ChatID: alice.ChatID}
 	r, err := e.turn(agent.Request{Caller: bob, Text: "hello bot"})
 	if err != nil {
 		t.Fatalf("bob's message: %v", err)

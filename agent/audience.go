@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -38,8 +38,8 @@ func visibleTo(msgs []store.Message, user string) []store.Message {
 }
 
 // perUser reports whether plan runs a call that acts for the calling user
-// alone (see hub.ServerInfo.ActsPerUser).
-func perUser(cat hub.Catalog, plan executor.Plan) bool {
+// alone (see mcpgram.ServerInfo.ActsPerUser).
+func perUser(cat mcpgram.Catalog, plan executor.Plan) bool {
 	for _, s := range plan.Steps {
 		if s.Err != nil {
 			continue

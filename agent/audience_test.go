@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -17,8 +17,8 @@ import (
 // own next turn has the result.
 func TestGroupAudience(t *testing.T) {
 	t.Parallel()
-	a := hub.Caller{UserID: "111", ChatID: "-7"}
-	b := hub.Caller{UserID: "222", ChatID: "-7"}
+	a := mcpgram.Caller{UserID: "111", ChatID: "-7"}
+	b := mcpgram.Caller{UserID: "222", ChatID: "-7"}
 	for _, m := range modes[:2] {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()

@@ -44,7 +44,7 @@ type batchCall struct {
 	Waiting bool `json:"waiting,omitempty"`
 	// Consent: the call needs the user's own consent, so no "always"
 	// covers it. Approved: the user approved this very call on its card,
-	// which the server is told (hub.Caller.Consent).
+	// which the server is told (mcpgram.Caller.Consent).
 	Consent  bool `json:"consent,omitempty"`
 	Approved bool `json:"approved,omitempty"`
 	// Text is the outcome for the model once the call ran, was refused or

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
@@ -22,9 +23,9 @@ import (
 
 // scripted is a zero-latency model in process: it calls the calculator,
 // then completes once it has read the result.
-type scripted struct{ profile llm.Profile }
+type scripted struct{ profile mcpgram.Profile }
 
-func (m scripted) Profile() llm.Profile { return m.profile }
+func (m scripted) Profile() mcpgram.Profile { return m.profile }
 
 const calcCall = "<use_mcp_tool>\n<server_name>calc</server_name>\n<tool_name>calculate</tool_name>\n<arguments>{\"expression\": \"25 * 48 + 120 / 4\"}</arguments>\n</use_mcp_tool>"
 
@@ -69,7 +70,7 @@ type timedHub struct {
 	spent atomic.Int64
 }
 
-func (h *timedHub) CallTool(ctx context.Context, c hub.Caller, server, tool string, args map[string]any) (*hub.Result, error) {
+func (h *timedHub) CallTool(ctx context.Context, c mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error) {
 	start := time.Now()
 	defer func() { h.spent.Add(int64(time.Since(start))) }()
 	return h.Hub.CallTool(ctx, c, server, tool, args)
@@ -124,12 +125,12 @@ func (s *timedStore) RecordToolCall(ctx context.Context, c store.ToolCall) error
 // counted in loop-µs). Each runs with tools called in XML and natively
 // (tool-calling=native: the same call as a streamed function call).
 func BenchmarkTurn(b *testing.B) {
-	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
+	for _, calling := range []mcpgram.ToolCalling{mcpgram.ToolCallingXML, mcpgram.ToolCallingNative} {
 		benchTurn(b, calling)
 	}
 }
 
-func benchTurn(b *testing.B, calling llm.ToolCalling) {
+func benchTurn(b *testing.B, calling mcpgram.ToolCalling) {
 	for _, bench := range []struct {
 		model string
 		// turnsPerChat: 1 measures a chat's first message, 25 chats with
@@ -151,7 +152,7 @@ func benchTurn(b *testing.B, calling llm.ToolCalling) {
 			}
 			b.Cleanup(func() { _ = sdb.Close() })
 			db := &timedStore{DB: sdb}
-			profile := llm.Profile{Name: "default", Model: "fake", ToolCalling: calling}
+			profile := mcpgram.Profile{Name: "default", Model: "fake", ToolCalling: calling}
 			var m agent.Model = scripted{profile}
 			if model == "http" {
 				srv := llmfake.New(b, llmfake.Native(func(c llmfake.Call) llmfake.Reply {
@@ -177,7 +178,7 @@ func benchTurn(b *testing.B, calling llm.ToolCalling) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				caller := hub.Caller{UserID: "1", ChatID: strconv.Itoa(i / bench.turnsPerChat)}
+				caller := mcpgram.Caller{UserID: "1", ChatID: strconv.Itoa(i / bench.turnsPerChat)}
 				var last agent.Event
 				if err := a.Turn(context.Background(), agent.Request{Caller: caller, Text: "what is 25*48+120/4?"}, func(ev agent.Event) { last = ev }); err != nil {
 					b.Fatal(err)
@@ -290,12 +291,12 @@ func BenchmarkTurnHistory(b *testing.B) {
 				if read == "all" {
 					s = wholeRead{db}
 				}
-				profile := llm.Profile{Name: "default", Model: "fake", ContextTokens: 32000}
+				profile := mcpgram.Profile{Name: "default", Model: "fake", ContextTokens: 32000}
 				a, err := agent.New(s, h, []agent.Model{scripted{profile}}, agent.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				caller := hub.Caller{UserID: "1", ChatID: chat}
+				caller := mcpgram.Caller{UserID: "1", ChatID: chat}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {

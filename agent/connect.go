@@ -1,5 +1,5 @@
 // Connecting: a server that acts as each user's own account asks, through
-// the hub, for the calling user to connect theirs (hub.Connector). It is
+// the hub, for the calling user to connect theirs (mcpgram.Connector). It is
 // a form of its own mode (ModeConnect), kept in the store like the
 // others: the card names the server and its domain and holds the sign-in
 // link; the call waits. The browser comes back to PUBLIC_URL, whose
@@ -18,8 +18,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -30,28 +29,28 @@ const ModeConnect = "connect"
 // SignIns finishes sign-ins, and names the one a callback belongs to;
 // *oauth.Manager is one.
 type SignIns interface {
-	FinishAs(ctx context.Context, query url.Values, server, userID string) (oauth.Finished, error)
-	Pending(ctx context.Context, query url.Values) (oauth.Finished, error)
+	FinishAs(ctx context.Context, query url.Values, server, userID string) (mcpgram.FinishedSignIn, error)
+	Pending(ctx context.Context, query url.Values) (mcpgram.FinishedSignIn, error)
 }
 
-// Connect implements hub.Connector for the calls of turns: it stores a
+// Connect implements mcpgram.Connector for the calls of turns: it stores a
 // connect form, begins the sign-in, shows the card (EventForm) and waits
 // for the sign-in to finish, the user to cancel, the form to expire
 // (ApprovalTimeout) or the call to end. A call made outside a turn has
 // nobody to ask, and gets cancel. In a group the form is answered in the
 // user's own chat (see OpenPrivately).
-func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+func (a *Agent) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	ask, ok := ctx.Value(askerKey{}).(*asker)
 	if !ok || ask.caller.ChatID != c.Caller.ChatID || ask.caller.UserID != c.Caller.UserID || c.Caller.UserID == "" {
-		return hub.ElicitCancel, nil
+		return mcpgram.ElicitCancel, nil
 	}
-	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect,
+	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == mcpgram.PasteBackRedirect,
 		Private: a.inGroup(c.Caller)}
 	payload, _ := json.Marshal(p)
 	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
 	id, err := a.cfg.Store.CreateForm(ctx, store.Form{ChatID: c.Caller.ChatID, UserID: c.Caller.UserID, Payload: string(payload), ExpiresAt: expires})
 	if err != nil {
-		return hub.ElicitCancel, fmt.Errorf("store form: %w", err)
+		return mcpgram.ElicitCancel, fmt.Errorf("store form: %w", err)
 	}
 	wake := a.waitFor(id, c.Caller)
 	defer a.stopWaiting(id)
@@ -65,15 +64,15 @@ func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction
 	if err != nil {
 		a.closeForm(ctx, id, FormRefused)
 		ask.emit.send(Event{Kind: EventNotice, Server: c.Server, Text: fmt.Sprintf("Connecting your account to %s could not start: %s", c.Server, userError(err))})
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
 	f, err := a.cfg.Store.GetForm(ctx, id)
 	if err != nil {
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
 	view, err := formView(f)
 	if err != nil {
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
 	ask.emit.send(Event{Kind: EventForm, Server: c.Server, Form: view})
 	f, outcome := a.awaitForm(ctx, id, wake)
@@ -87,16 +86,16 @@ func (a *Agent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction
 	}
 	switch f.Resolution {
 	case FormAccepted:
-		return hub.ElicitAccept, nil
+		return mcpgram.ElicitAccept, nil
 	case FormDeclined:
-		return hub.ElicitDecline, nil
+		return mcpgram.ElicitDecline, nil
 	}
-	return hub.ElicitCancel, nil
+	return mcpgram.ElicitCancel, nil
 }
 
 // userError is what a user may read of a failed sign-in's start.
 func userError(err error) string {
-	if errors.Is(err, oauth.ErrNoKey) {
+	if errors.Is(err, mcpgram.ErrNoKey) {
 		return "the bot's operator has not set OAUTH_KEY, which keeps sign-ins."
 	}
 	return "the server's sign-in could not be reached or refused; try again later."
@@ -141,7 +140,7 @@ func (a *Agent) saveForm(ctx context.Context, id, version int64, payload, resolu
 // Decline closes it as declined; a typed reply is the address the
 // browser ended on, finished as the sign-in of caller to its server. The
 // reply is kept nowhere.
-func (a *Agent) connectInput(ctx context.Context, caller hub.Caller, f store.Form, v *Form, in FormInput) (*Form, error) {
+func (a *Agent) connectInput(ctx context.Context, caller mcpgram.Caller, f store.Form, v *Form, in FormInput) (*Form, error) {
 	var resolution string
 	switch in.Op {
 	case FormDecline, FormCancel:
@@ -196,9 +195,9 @@ func (a *Agent) finishPasted(ctx context.Context, id int64, user, server, text s
 	switch {
 	case err == nil:
 		return ""
-	case errors.Is(err, oauth.ErrNotYours):
+	case errors.Is(err, mcpgram.ErrNotYours):
 		return "That address belongs to someone else's sign-in, so nothing was changed. " + how
-	case errors.Is(err, oauth.ErrUnknownState):
+	case errors.Is(err, mcpgram.ErrUnknownState):
 		return "That sign-in address is unknown, already used or expired, so nothing was changed. " + how
 	}
 	a.logger.Warn("finish a pasted sign-in", "server", server, "err", err)
@@ -208,7 +207,7 @@ func (a *Agent) finishPasted(ctx context.Context, id int64, user, server, text s
 // connectForm is connect form id, and its payload, where it is the sign-in
 // s's: the same server and user (the operator's, "", for an admin's Sign
 // in). ErrStale where it is gone, ErrNotYours where it is another's.
-func (a *Agent) connectForm(ctx context.Context, id int64, s oauth.Finished) (store.Form, formPayload, error) {
+func (a *Agent) connectForm(ctx context.Context, id int64, s mcpgram.FinishedSignIn) (store.Form, formPayload, error) {
 	var p formPayload
 	f, err := a.cfg.Store.GetForm(ctx, id)
 	switch {
@@ -234,7 +233,7 @@ func (a *Agent) connectForm(ctx context.Context, id int64, s oauth.Finished) (st
 // sign-in done was begun for (its Tag), if it is still open and is the
 // same user's for the same server, and wakes the call waiting for it
 // here; the call on another instance finds it at its next look.
-func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
+func (a *Agent) Connected(ctx context.Context, done mcpgram.FinishedSignIn) error {
 	id, _, err := parseSignInTag(done.Tag)
 	if err != nil {
 		return ErrStale
@@ -262,8 +261,8 @@ func (a *Agent) Connected(ctx context.Context, done oauth.Finished) error {
 // bound to the form. The front end shows the form and, once it closes
 // as accepted, reconnects the server. Pressed in a group, it is answered
 // in the admin's own chat (see OpenPrivately).
-func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
-	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == oauth.PasteBackRedirect,
+func (a *Agent) SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
+	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == mcpgram.PasteBackRedirect,
 		Private: a.inGroup(caller)}
 	payload, _ := json.Marshal(p)
 	expires := a.cfg.Now().Add(a.cfg.ApprovalTimeout)
@@ -294,7 +293,7 @@ func (a *Agent) SignIn(ctx context.Context, caller hub.Caller, server string, be
 // closes it as stopped and returns ctx's error. No call waits for such a
 // card: this is for the front end that showed it, to show how it ended.
 func (a *Agent) AwaitSignIn(ctx context.Context, id int64) (*Form, error) {
-	wake := a.waitFor(id, hub.Caller{}) // nobody's messages are routed to it
+	wake := a.waitFor(id, mcpgram.Caller{}) // nobody's messages are routed to it
 	defer a.stopWaiting(id)
 	f, outcome := a.awaitForm(ctx, id, wake)
 	if err := ctx.Err(); err != nil {

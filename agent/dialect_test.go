@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -116,7 +116,7 @@ func TestDialectsFedBack(t *testing.T) {
 func TestReasoningNativeUndisturbed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, llmfake.Script(llmfake.Reply{Content: "Hello there.", Reasoning: echo("x")}), setup{config: func(c *wiring) {
-		c.ToolCalling = llm.ToolCallingNative
+		c.ToolCalling = mcpgram.ToolCallingNative
 	}})
 	r := e.say("hi")
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Hello there." {

@@ -3,7 +3,7 @@ package agent
 import (
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 )
 
 // An EventKind says what an Event reports.
@@ -66,9 +66,9 @@ type Event struct {
 	URI      string
 	Duration time.Duration
 	OK       bool
-	Images   []hub.Content
-	Files    []hub.Content // blobs and audio a tool returned, for the user to open
-	Links    []hub.Content // resource links a tool returned (URI, Name, MIMEType)
+	Images   []mcpgram.Content
+	Files    []mcpgram.Content // blobs and audio a tool returned, for the user to open
+	Links    []mcpgram.Content // resource links a tool returned (URI, Name, MIMEType)
 	Question *Question
 	Approval *Approval
 	Form     *Form

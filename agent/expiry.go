@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -66,7 +66,7 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 	if err != nil {
 		return err
 	}
-	caller, id := hub.Caller{UserID: p.UserID, ChatID: p.ChatID}, NewTurnID()
+	caller, id := mcpgram.Caller{UserID: p.UserID, ChatID: p.ChatID}, NewTurnID()
 	ctx = withTurn(ctx, id, caller)
 	t, err := a.startTurn(ctx, caller, p.ConversationID, id, emit)
 	if err != nil {

@@ -26,8 +26,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/form"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -56,9 +56,9 @@ const (
 type Form struct {
 	ID      int64
 	Server  string
-	Tool    string // the tool whose call asks, or "" (see hub.Elicitation)
+	Tool    string // the tool whose call asks, or "" (see mcpgram.Elicitation)
 	URI     string // the resource being read, when that asks
-	Mode    string // hub.ElicitForm or hub.ElicitURL
+	Mode    string // mcpgram.ElicitForm or mcpgram.ElicitURL
 	Message string
 	URL     string
 	// Fields and State are the form and the answers so far (form mode).
@@ -157,7 +157,7 @@ type formPayload struct {
 // An asker is who a turn's calls ask: the turn's user, through its
 // events.
 type asker struct {
-	caller hub.Caller
+	caller mcpgram.Caller
 	emit   *emitter
 }
 
@@ -167,12 +167,12 @@ func withAsker(ctx context.Context, t *turn) context.Context {
 	return context.WithValue(ctx, askerKey{}, &asker{caller: t.caller, emit: t.emit})
 }
 
-// Elicit implements hub.Elicitor for the calls of turns: it stores the
+// Elicit implements mcpgram.Elicitor for the calls of turns: it stores the
 // form, shows it (EventForm), and waits for the user's answer, the form's
 // expiry (ApprovalTimeout, then cancel) or the call's end. A call made
 // outside a turn has nobody to ask, and gets cancel.
-func (a *Agent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
-	cancel := hub.ElicitResult{Action: hub.ElicitCancel}
+func (a *Agent) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
+	cancel := mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}
 	ask, ok := ctx.Value(askerKey{}).(*asker)
 	if !ok || ask.caller.ChatID != e.Caller.ChatID || ask.caller.UserID != e.Caller.UserID {
 		return cancel, nil
@@ -184,7 +184,7 @@ func (a *Agent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult
 			Text: fmt.Sprintf("%s asked you something that cannot be shown here (%s), so it was told no.", e.Server, why)})
 		return cancel, nil
 	}
-	p.Private = e.Mode != hub.ElicitURL && hasFields(e.Schema) && a.inGroup(e.Caller)
+	p.Private = e.Mode != mcpgram.ElicitURL && hasFields(e.Schema) && a.inGroup(e.Caller)
 	payload, err := json.Marshal(p)
 	if err != nil {
 		return cancel, fmt.Errorf("store form: %w", err)
@@ -217,8 +217,8 @@ func (a *Agent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult
 }
 
 // refusal says why e cannot be shown, or "".
-func refusal(e hub.Elicitation) string {
-	if e.Mode == hub.ElicitURL {
+func refusal(e mcpgram.Elicitation) string {
+	if e.Mode == mcpgram.ElicitURL {
 		u, err := url.Parse(e.URL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
 			return "an address that is not a plain web address"
@@ -282,29 +282,29 @@ func (a *Agent) awaitForm(ctx context.Context, id int64, wake <-chan struct{}) (
 }
 
 // formResult is what the server gets for a resolved form.
-func formResult(f store.Form) (hub.ElicitResult, error) {
+func formResult(f store.Form) (mcpgram.ElicitResult, error) {
 	switch f.Resolution {
 	case FormAccepted:
 		var p formPayload
 		if err := json.Unmarshal([]byte(f.Payload), &p); err != nil {
-			return hub.ElicitResult{Action: hub.ElicitCancel}, fmt.Errorf("decode form %d: %w", f.ID, err)
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, fmt.Errorf("decode form %d: %w", f.ID, err)
 		}
-		if p.Mode == hub.ElicitURL {
-			return hub.ElicitResult{Action: hub.ElicitAccept}, nil
+		if p.Mode == mcpgram.ElicitURL {
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept}, nil
 		}
 		fm, err := form.Parse(p.Schema)
 		if err != nil {
-			return hub.ElicitResult{Action: hub.ElicitCancel}, fmt.Errorf("form %d: %w", f.ID, err)
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, fmt.Errorf("form %d: %w", f.ID, err)
 		}
 		content, err := fm.Submit(p.State)
 		if err != nil {
-			return hub.ElicitResult{Action: hub.ElicitCancel}, fmt.Errorf("form %d: %w", f.ID, err)
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, fmt.Errorf("form %d: %w", f.ID, err)
 		}
-		return hub.ElicitResult{Action: hub.ElicitAccept, Content: content}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept, Content: content}, nil
 	case FormDeclined:
-		return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitDecline}, nil
 	}
-	return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+	return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 }
 
 // formView is f as a front end shows it.
@@ -319,7 +319,7 @@ func formView(f store.Form) (*Form, error) {
 	if p.Suggest != nil && p.Suggest.Step == p.State.Step {
 		v.Suggestions = p.Suggest.Values
 	}
-	if p.Mode != hub.ElicitURL && p.Mode != ModeConnect {
+	if p.Mode != mcpgram.ElicitURL && p.Mode != ModeConnect {
 		fm, err := form.Parse(p.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("form %d: %w", f.ID, err)
@@ -333,13 +333,13 @@ func formView(f store.Form) (*Form, error) {
 // answered in caller's chat or, once opened there, in answerIn.
 type waiter struct {
 	wake     chan struct{}
-	caller   hub.Caller
+	caller   mcpgram.Caller
 	answerIn string
 }
 
 // waitFor registers a waiter for form id on this instance; an input that
 // resolves the form here wakes it at once.
-func (a *Agent) waitFor(id int64, caller hub.Caller) <-chan struct{} {
+func (a *Agent) waitFor(id int64, caller mcpgram.Caller) <-chan struct{} {
 	a.formMu.Lock()
 	defer a.formMu.Unlock()
 	w := &waiter{wake: make(chan struct{}, 1), caller: caller}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
@@ -74,7 +74,7 @@ func toolThenDone(tool, args string) llmfake.Handler {
 	}
 }
 
-func input(t *testing.T, e *env, who hub.Caller, id int64, in agent.FormInput) *agent.Form {
+func input(t *testing.T, e *env, who mcpgram.Caller, id int64, in agent.FormInput) *agent.Form {
 	t.Helper()
 	f, err := e.agent.FormInput(context.Background(), who, id, in)
 	if err != nil {
@@ -94,7 +94,7 @@ func TestFormFilledInDuringATurn(t *testing.T) {
 			front := newFormFront()
 			done := e.startTurn("book me a table", front)
 			f := <-front.forms
-			if f.Server != "f" || f.Tool != "book" || f.Mode != hub.ElicitForm || !strings.HasPrefix(f.Message, "Book a table") || !f.Open() {
+			if f.Server != "f" || f.Tool != "book" || f.Mode != mcpgram.ElicitForm || !strings.HasPrefix(f.Message, "Book a table") || !f.Open() {
 				t.Fatalf("form shown = %+v", f)
 			}
 			if cur, _ := f.Fields.Current(f.State); cur.Name != "date" {
@@ -136,7 +136,7 @@ func TestFormOnlyTheUser(t *testing.T) {
 	front := newFormFront()
 	done := e.startTurn("book", front)
 	f := <-front.forms
-	for _, who := range []hub.Caller{{UserID: "222", ChatID: alice.ChatID}, {UserID: alice.UserID, ChatID: "999"}} {
+	for _, who := range []mcpgram.Caller{{UserID: "222", ChatID: alice.ChatID}, {UserID: alice.UserID, ChatID: "999"}} {
 		if _, err := e.agent.FormInput(context.Background(), who, f.ID, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrNotYours) {
 			t.Errorf("%+v answered alice's form: %v, want ErrNotYours", who, err)
 		}
@@ -348,7 +348,7 @@ func TestFormHostile(t *testing.T) {
 // A nopModel is a model an instance that answers no message needs.
 type nopModel struct{}
 
-func (nopModel) Profile() llm.Profile { return llm.Profile{Name: "nop", Model: "nop"} }
+func (nopModel) Profile() mcpgram.Profile { return mcpgram.Profile{Name: "nop", Model: "nop"} }
 func (nopModel) Complete(context.Context, llm.Request) (*llm.Response, error) {
 	return nil, errors.New("not asked")
 }

@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/form"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -26,7 +26,7 @@ const saveTries = 5
 // group to be answered in its user's own chat (Form.Private) takes only
 // Cancel and Decline in the group, and everything in the chat it was
 // opened in (see OpenPrivately).
-func (a *Agent) FormInput(ctx context.Context, caller hub.Caller, id int64, in FormInput) (*Form, error) {
+func (a *Agent) FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in FormInput) (*Form, error) {
 	for range saveTries {
 		f, err := a.cfg.Store.GetForm(ctx, id)
 		switch {
@@ -99,7 +99,7 @@ func applyInput(v *Form, in FormInput) (resolution string, changed bool) {
 	case FormCancel:
 		return FormCancelled, true
 	}
-	if v.Mode == hub.ElicitURL {
+	if v.Mode == mcpgram.ElicitURL {
 		if in.Op == FormSubmit {
 			return FormAccepted, true
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
@@ -19,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-var alice = hub.Caller{UserID: "111", ChatID: "500"}
+var alice = mcpgram.Caller{UserID: "111", ChatID: "500"}
 
 // env is one agent wired to a scripted model, real MCP servers through a
 // real hub, and a real database.
@@ -51,14 +52,14 @@ func (r *relay) set(a *agent.Agent) {
 	r.a = a
 }
 
-func (r *relay) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+func (r *relay) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	r.mu.Lock()
 	a := r.a
 	r.mu.Unlock()
 	return a.Connect(ctx, c)
 }
 
-func (r *relay) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+func (r *relay) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	r.mu.Lock()
 	a := r.a
 	r.mu.Unlock()
@@ -77,7 +78,7 @@ type setup struct {
 	elicit bool
 	// auth signs the hub in to protected servers; with elicit, the agent
 	// is its Connector too.
-	auth   hub.Authorizer
+	auth   mcpgram.Authorizer
 	config func(*wiring)
 }
 
@@ -85,7 +86,7 @@ type setup struct {
 // profile of the env's own model ("default", on the scripted server),
 // models after it, the store, the hub and the options.
 type wiring struct {
-	llm.Profile
+	mcpgram.Profile
 	agent.Options
 	Others []agent.Model
 	Store  agent.Store
@@ -150,7 +151,7 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 func (e *env) wire() {
 	e.t.Helper()
 	w := wiring{
-		Profile: llm.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", Temperature: 0.5},
+		Profile: mcpgram.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", Temperature: 0.5},
 		Options: agent.Options{Now: e.clock},
 		Store:   e.db,
 		Hub:     e.hub,

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
@@ -101,13 +101,13 @@ func TestHistoryReadsOnlyWhatFits(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer func() { _ = db.Close() }()
-				profile := llm.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", ContextTokens: 8000, Vision: vision}
+				profile := mcpgram.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", ContextTokens: 8000, Vision: vision}
 				client, err := llm.New(profile, llm.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				a, err := agent.New(wrap(db), e.hub, []agent.Model{client}, agent.Options{
-					Now: e.clock, SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }})
+					Now: e.clock, SystemPrompt: func(mcpgram.Catalog) string { return "You are mcpgram." }})
 				if err != nil {
 					t.Fatal(err)
 				}

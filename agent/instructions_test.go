@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 )
 
@@ -23,7 +23,7 @@ func TestChatInstructions(t *testing.T) {
 		t.Errorf("Instructions = %q, %v", got, err)
 	}
 	e.say("hello")
-	bob := hub.Caller{UserID: "222", ChatID: "600"}
+	bob := mcpgram.Caller{UserID: "222", ChatID: "600"}
 	if _, err := e.turn(agent.Request{Caller: bob, Text: "hello"}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestChatServersOff(t *testing.T) {
 		t.Errorf("the model was not told the call was refused: %q", fed)
 	}
 
-	bob := hub.Caller{UserID: "222", ChatID: "600"}
+	bob := mcpgram.Caller{UserID: "222", ChatID: "600"}
 	if _, err := e.turn(agent.Request{Caller: bob, Text: "call it"}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestConversationFollowsItsChatsServers(t *testing.T) {
 			if err := e.agent.SetInstructions(ctx, "-100", "The group's own."); err != nil {
 				t.Fatal(err)
 			}
-			topic := hub.Caller{UserID: "111", ChatID: "-100/7"}
+			topic := mcpgram.Caller{UserID: "111", ChatID: "-100/7"}
 			if _, err := e.turn(agent.Request{Caller: topic, Text: "call it"}); err != nil {
 				t.Fatal(err)
 			}

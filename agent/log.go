@@ -10,7 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 )
 
 // NewTurnID returns a short random id that ties a turn's log lines
@@ -20,7 +20,7 @@ func NewTurnID() string { return fmt.Sprintf("%012x", rand.Uint64()>>16) }
 type turnKey struct{}
 
 // withTurn returns ctx carrying the turn's attributes for turnHandler.
-func withTurn(ctx context.Context, id string, caller hub.Caller) context.Context {
+func withTurn(ctx context.Context, id string, caller mcpgram.Caller) context.Context {
 	return context.WithValue(ctx, turnKey{}, []slog.Attr{slog.String("turn", id), slog.String("chat", caller.ChatID)})
 }
 

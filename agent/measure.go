@@ -12,8 +12,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
@@ -91,7 +91,7 @@ func callStatus(o executor.Outcome) string {
 		return "ok"
 	case o.Err == nil:
 		return "tool_error"
-	case errors.Is(o.Err, hub.ErrTimeout):
+	case errors.Is(o.Err, mcpgram.ErrTimeout):
 		return "timeout"
 	}
 	return "failed"
@@ -121,7 +121,7 @@ func (t *turn) countCall(name, server, tool, status string, o *executor.Outcome)
 // as possible examples are not counted: they are no mistake. A plain
 // answer holds no call. The record of the model call that wrote the reply
 // gets the same counts.
-func (t *turn) countFormat(cat hub.Catalog, reply toolcall.Reply, plan executor.Plan) {
+func (t *turn) countFormat(cat mcpgram.Catalog, reply toolcall.Reply, plan executor.Plan) {
 	m := t.a.cfg.Metrics
 	model := t.profile.Model
 	rec := &store.ModelCall{} // the record of the reply's model call
@@ -166,7 +166,7 @@ func (t *turn) countFormat(cat hub.Catalog, reply toolcall.Reply, plan executor.
 // known returns the block's server and tool as labels when the catalog
 // has them, "" otherwise: a name the model invented must not become a
 // label.
-func known(cat hub.Catalog, b toolcall.Block) (server, tool string) {
+func known(cat mcpgram.Catalog, b toolcall.Block) (server, tool string) {
 	s, ok := cat.Server(b.Params["server_name"])
 	if !ok {
 		return "", ""

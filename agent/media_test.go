@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
@@ -78,7 +78,7 @@ func TestImagesOverBudget(t *testing.T) {
 	e := newEnv(t, func(c llmfake.Call) llmfake.Reply { return llmfake.Text("Seen.") },
 		setup{config: func(c *wiring) {
 			c.Vision, c.ContextTokens = true, 2000
-			c.SystemPrompt = func(hub.Catalog) string { return "You are mcpgram." }
+			c.SystemPrompt = func(mcpgram.Catalog) string { return "You are mcpgram." }
 		}})
 	first := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG first")}
 	second := llm.Image{MIMEType: "image/png", Data: []byte("\x89PNG second")}

@@ -28,8 +28,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -45,14 +45,14 @@ type support struct {
 }
 
 // supportKey names the endpoint and model of profile p.
-func supportKey(p llm.Profile) string { return p.BaseURL + " " + p.Model }
+func supportKey(p mcpgram.Profile) string { return p.BaseURL + " " + p.Model }
 
 // native reports whether a call of profile p goes native.
-func (a *Agent) native(p llm.Profile) bool {
+func (a *Agent) native(p mcpgram.Profile) bool {
 	switch p.ToolCalling {
-	case llm.ToolCallingNative:
+	case mcpgram.ToolCallingNative:
 		return true
-	case llm.ToolCallingAuto:
+	case mcpgram.ToolCallingAuto:
 		a.support.mu.Lock()
 		defer a.support.mu.Unlock()
 		ok, known := a.support.m[supportKey(p)]
@@ -65,7 +65,7 @@ func (a *Agent) native(p llm.Profile) bool {
 // when the endpoint is now known to refuse tools: err is a refusal and
 // the endpoint never took them before (after a success, a refusal is
 // about that request, not about tools).
-func (a *Agent) learn(err error, p llm.Profile) (refused bool) {
+func (a *Agent) learn(err error, p mcpgram.Profile) (refused bool) {
 	a.support.mu.Lock()
 	defer a.support.mu.Unlock()
 	if a.support.m == nil {
@@ -89,7 +89,7 @@ type toolset struct {
 	tools   []llm.Tool
 }
 
-func newToolset(cat hub.Catalog, search *prompt.Search) *toolset {
+func newToolset(cat mcpgram.Catalog, search *prompt.Search) *toolset {
 	set := prompt.FunctionsWith(cat, prompt.Options{Search: search})
 	ts := &toolset{version: cat.Version, set: set, tools: make([]llm.Tool, len(set.Functions))}
 	for i, f := range set.Functions {
@@ -101,7 +101,7 @@ func newToolset(cat hub.Catalog, search *prompt.Search) *toolset {
 // toolset returns the functions of cat, built once per catalog Version
 // like the prompt; a catalog a chat narrowed (own) is built each time.
 // With search, only the pinned tools are offered, beside search_tools.
-func (a *Agent) toolset(cat hub.Catalog, own, search bool) *toolset {
+func (a *Agent) toolset(cat mcpgram.Catalog, own, search bool) *toolset {
 	var s *prompt.Search
 	cache := &a.tools[0]
 	if search {

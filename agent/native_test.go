@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
@@ -22,21 +23,21 @@ import (
 // same calls as tool_calls, streamed in pieces.
 type mode struct {
 	name    string
-	calling llm.ToolCalling
+	calling mcpgram.ToolCalling
 	// rejects: the endpoint refuses tools, as one without native tool
 	// calling does (auto falls back to XML).
 	rejects bool
 }
 
 var modes = []mode{
-	{"xml", llm.ToolCallingXML, false},
-	{"native", llm.ToolCallingNative, false},
-	{"auto", llm.ToolCallingAuto, false},
-	{"auto, tools refused", llm.ToolCallingAuto, true},
+	{"xml", mcpgram.ToolCallingXML, false},
+	{"native", mcpgram.ToolCallingNative, false},
+	{"auto", mcpgram.ToolCallingAuto, false},
+	{"auto, tools refused", mcpgram.ToolCallingAuto, true},
 }
 
 // native reports whether the model answers with tool_calls.
-func (m mode) native() bool { return m.calling != llm.ToolCallingXML && !m.rejects }
+func (m mode) native() bool { return m.calling != mcpgram.ToolCallingXML && !m.rejects }
 
 // reply is the XML reply s as the mode's model writes it.
 func (m mode) reply(s string) llmfake.Reply {
@@ -602,7 +603,7 @@ func TestProfileToolCalling(t *testing.T) {
 	local := llmfake.New(t, llmfake.Native(llmfake.Script(llmfake.Text(echo("native")), llmfake.Text("Done natively."))))
 	e := newEnv(t, llmfake.Script(llmfake.Text(echo("xml")), llmfake.Text("Done in XML.")), setup{config: func(w *wiring) {
 		w.Vision = true
-		w.Others = []agent.Model{newModel(t, local, llm.Profile{Name: "local", Model: "local", Temperature: 0.5, ToolCalling: llm.ToolCallingNative})}
+		w.Others = []agent.Model{newModel(t, local, mcpgram.Profile{Name: "local", Model: "local", Temperature: 0.5, ToolCalling: mcpgram.ToolCallingNative})}
 	}})
 	if got := e.say("echo xml").last(t); got.Text != "Done in XML." {
 		t.Fatalf("default profile: %+v", got)

@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
 // authorize checks a button press against its pending interaction.
-func (a *Agent) authorize(ctx context.Context, caller hub.Caller, id int64, kind string) (store.Pending, error) {
+func (a *Agent) authorize(ctx context.Context, caller mcpgram.Caller, id int64, kind string) (store.Pending, error) {
 	p, err := a.cfg.Store.GetPending(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

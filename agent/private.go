@@ -21,9 +21,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/form"
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -38,7 +37,7 @@ var (
 )
 
 // inGroup reports whether caller's chat is a group (Options.Group).
-func (a *Agent) inGroup(caller hub.Caller) bool {
+func (a *Agent) inGroup(caller mcpgram.Caller) bool {
 	return a.cfg.Group != nil && a.cfg.Group(caller.ChatID)
 }
 
@@ -64,7 +63,7 @@ type Begin func(ctx context.Context, server, user, redirectURI, tag string) (aut
 // such a form, is closed or past its time, ErrStale; one opened already,
 // ErrOpened; a sign-in that could not begin, its error. None of them
 // changes the form.
-func (a *Agent) OpenPrivately(ctx context.Context, caller hub.Caller, id int64, begin Begin) (*Form, error) {
+func (a *Agent) OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin Begin) (*Form, error) {
 	for range saveTries {
 		f, p, err := a.openable(ctx, caller, id)
 		if err != nil {
@@ -103,7 +102,7 @@ func (a *Agent) OpenPrivately(ctx context.Context, caller hub.Caller, id int64, 
 
 // openable reads form id for OpenPrivately by caller, or says why it
 // may not be opened.
-func (a *Agent) openable(ctx context.Context, caller hub.Caller, id int64) (store.Form, formPayload, error) {
+func (a *Agent) openable(ctx context.Context, caller mcpgram.Caller, id int64) (store.Form, formPayload, error) {
 	var p formPayload
 	f, err := a.cfg.Store.GetForm(ctx, id)
 	switch {
@@ -143,7 +142,7 @@ func (a *Agent) answerIn(id int64, chat string) {
 // was opened in the user's own chat (ErrNotOpened: the tag records where
 // it began). A sign-in begun for no card (an empty tag: the terminal's,
 // the CLI's) has nothing to check.
-func (a *Agent) Finishable(ctx context.Context, pending oauth.Finished) error {
+func (a *Agent) Finishable(ctx context.Context, pending mcpgram.FinishedSignIn) error {
 	if pending.Tag == "" {
 		return nil
 	}

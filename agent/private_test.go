@@ -9,26 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
-	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // In the tests, as in Telegram, a group's chat id is negative; a user's
 // own chat with the bot has the user's id.
 var (
-	inGroup   = hub.Caller{UserID: "111", ChatID: "-500"}
-	ownChat   = hub.Caller{UserID: "111", ChatID: "111"}
-	member    = hub.Caller{UserID: "222", ChatID: "-500"}
-	memberOwn = hub.Caller{UserID: "222", ChatID: "222"}
+	inGroup   = mcpgram.Caller{UserID: "111", ChatID: "-500"}
+	ownChat   = mcpgram.Caller{UserID: "111", ChatID: "111"}
+	member    = mcpgram.Caller{UserID: "222", ChatID: "-500"}
+	memberOwn = mcpgram.Caller{UserID: "222", ChatID: "222"}
 )
 
 func isGroup(chatID string) bool { return strings.HasPrefix(chatID, "-") }
 
 // startTurnAs runs a turn of caller's text in the background; the
 // returned channel gives its error once it ends.
-func (e *env) startTurnAs(caller hub.Caller, text string, front *formFront) <-chan error {
+func (e *env) startTurnAs(caller mcpgram.Caller, text string, front *formFront) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -53,7 +52,7 @@ func TestFormAnsweredPrivatelyWhere(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, tool, args string
-		caller           hub.Caller
+		caller           mcpgram.Caller
 		want             bool
 	}{
 		{"a form with fields in a group", "ask", "{}", inGroup, true},
@@ -177,7 +176,7 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 		t.Fatalf("the group's connect form: Private %v, URL %q; want private, no link", f.Private, f.URL)
 	}
 	// A flow for the card, as if its link had been made in the group.
-	early, _, err := e.hub.BeginConnect(t.Context(), "mine", inGroup.UserID, oauth.PasteBackRedirect, strconv.FormatInt(f.ID, 10))
+	early, _, err := e.hub.BeginConnect(t.Context(), "mine", inGroup.UserID, mcpgram.PasteBackRedirect, strconv.FormatInt(f.ID, 10))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram"
 )
 
 // ErrUnknownProfile is returned by SetChatProfile for a name no profile
@@ -18,7 +17,7 @@ var ErrUnknownProfile = errors.New("no such model profile")
 // A choice is one model a chat may answer with: the client, and its
 // profile as read once at New, with the defaults filled in.
 type choice struct {
-	profile llm.Profile
+	profile mcpgram.Profile
 	model   Model
 }
 
@@ -47,12 +46,12 @@ func choices(models []Model, def string) ([]choice, string, error) {
 			return nil, "", fmt.Errorf("agent: profile %q: context tokens %d is negative", p.Name, p.ContextTokens)
 		}
 		seen[p.Name] = true
-		p.ToolCalling = cmp.Or(p.ToolCalling, llm.ToolCallingXML)
+		p.ToolCalling = cmp.Or(p.ToolCalling, mcpgram.ToolCallingXML)
 		if !p.ToolCalling.Valid() {
 			return nil, "", fmt.Errorf("agent: profile %q: tool calling %q is not xml, native or auto", p.Name, p.ToolCalling)
 		}
-		p.Prompt = cmp.Or(p.Prompt, string(prompt.Generic))
-		if !prompt.Variant(p.Prompt).Valid() {
+		p.Prompt = cmp.Or(p.Prompt, string(mcpgram.PromptGeneric))
+		if !mcpgram.PromptVariant(p.Prompt).Valid() {
 			return nil, "", fmt.Errorf("agent: profile %q: unknown prompt variant %q", p.Name, p.Prompt)
 		}
 		out[i] = choice{profile: p, model: m}
@@ -66,8 +65,8 @@ func choices(models []Model, def string) ([]choice, string, error) {
 
 // Profiles returns the profiles a chat may choose, in the configured
 // order.
-func (a *Agent) Profiles() []llm.Profile {
-	out := make([]llm.Profile, len(a.cfg.choices))
+func (a *Agent) Profiles() []mcpgram.Profile {
+	out := make([]mcpgram.Profile, len(a.cfg.choices))
 	for i, c := range a.cfg.choices {
 		out[i] = c.profile
 	}
@@ -75,7 +74,7 @@ func (a *Agent) Profiles() []llm.Profile {
 }
 
 // DefaultProfile returns the profile of a chat that chose none.
-func (a *Agent) DefaultProfile() llm.Profile { return a.defaultChoice().profile }
+func (a *Agent) DefaultProfile() mcpgram.Profile { return a.defaultChoice().profile }
 
 func (a *Agent) defaultChoice() choice {
 	c, _ := a.choice(a.cfg.DefaultProfile)
@@ -92,7 +91,7 @@ func (a *Agent) choice(name string) (choice, bool) {
 
 // ChatProfile returns the profile that answers chatID: its choice, or the
 // default when it chose none or its choice is no longer configured.
-func (a *Agent) ChatProfile(ctx context.Context, chatID string) (llm.Profile, error) {
+func (a *Agent) ChatProfile(ctx context.Context, chatID string) (mcpgram.Profile, error) {
 	c, _, err := a.chatChoice(ctx, chatID)
 	return c.profile, err
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
@@ -21,12 +21,12 @@ import (
 func twoProfiles(t *testing.T, local *llmfake.Server) func(*wiring) {
 	return func(w *wiring) {
 		w.Temperature, w.ContextTokens, w.Vision = 0.5, 32000, true
-		w.Others = []agent.Model{newModel(t, local, llm.Profile{Name: "local", Model: "llama-local", Temperature: 0.1, ContextTokens: 8000, Prompt: string(prompt.Llama), ToolCalling: llm.ToolCallingXML})}
+		w.Others = []agent.Model{newModel(t, local, mcpgram.Profile{Name: "local", Model: "llama-local", Temperature: 0.1, ContextTokens: 8000, Prompt: string(mcpgram.PromptLlama), ToolCalling: mcpgram.ToolCallingXML})}
 	}
 }
 
 // newModel is a client of p on srv.
-func newModel(t *testing.T, srv *llmfake.Server, p llm.Profile) *llm.Client {
+func newModel(t *testing.T, srv *llmfake.Server, p mcpgram.Profile) *llm.Client {
 	t.Helper()
 	p.BaseURL = srv.URL()
 	c, err := llm.New(p, llm.Options{Backoff: time.Millisecond, Timeout: 10 * time.Second})
@@ -68,7 +68,7 @@ func TestProfilePerChat(t *testing.T) {
 	if req.Model != "llama-local" || req.Temperature == nil || *req.Temperature < 0.099 || *req.Temperature > 0.101 {
 		t.Errorf("local call: model %q, temperature %v; want llama-local, 0.1", req.Model, req.Temperature)
 	}
-	if sys := req.Messages[0].Content; !strings.HasPrefix(sys, prompt.BuildVariant(e.hub.Catalog(), prompt.Llama)) {
+	if sys := req.Messages[0].Content; !strings.HasPrefix(sys, prompt.BuildVariant(e.hub.Catalog(), mcpgram.PromptLlama)) {
 		t.Errorf("local call's system prompt is not the llama variant:\n%.300s", sys)
 	}
 	if sys := e.model.Calls()[0].Request.Messages[0].Content; !strings.HasPrefix(sys, prompt.Build(e.hub.Catalog())) {
@@ -78,7 +78,7 @@ func TestProfilePerChat(t *testing.T) {
 		t.Errorf("local call's history = %d messages, want the chat's whole conversation", len(req.Messages))
 	}
 
-	bob := hub.Caller{UserID: "222", ChatID: "600"}
+	bob := mcpgram.Caller{UserID: "222", ChatID: "600"}
 	r, err := e.turn(agent.Request{Caller: bob, Text: "hi"})
 	if err != nil || r.last(t).Text != "from default" {
 		t.Errorf("another chat: %v, %q; want the default", err, r.last(t).Text)
@@ -205,9 +205,9 @@ func TestProfilesChecked(t *testing.T) {
 }
 
 // A fakeModel is a profile that is never called.
-type fakeModel llm.Profile
+type fakeModel mcpgram.Profile
 
-func (m fakeModel) Profile() llm.Profile { return llm.Profile(m) }
+func (m fakeModel) Profile() mcpgram.Profile { return mcpgram.Profile(m) }
 
 func (fakeModel) Complete(context.Context, llm.Request) (*llm.Response, error) {
 	return nil, errors.New("not called")

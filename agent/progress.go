@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/pace"
 )
 
@@ -30,7 +30,7 @@ type CallProgress struct {
 	Call   int
 	Server string
 	Tool   string
-	hub.Progress
+	mcpgram.Progress
 }
 
 // A progressPump hands on what the calls of a batch report: the latest
@@ -99,7 +99,7 @@ func withCallProgress(ctx context.Context, p *progressPump, n int, server, tool 
 	if p == nil {
 		return ctx
 	}
-	return hub.WithProgress(ctx, func(pr hub.Progress) {
+	return mcpgram.WithProgress(ctx, func(pr mcpgram.Progress) {
 		p.report(CallProgress{Call: n, Server: server, Tool: tool, Progress: pr})
 	})
 }

@@ -19,9 +19,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/form"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -59,21 +59,21 @@ type PromptInput struct {
 
 // Prompt returns the named prompt of server, if the chat of caller may
 // use it now: the server runs and the chat has not turned it off.
-func (a *Agent) Prompt(ctx context.Context, caller hub.Caller, server, name string) (hub.Prompt, error) {
+func (a *Agent) Prompt(ctx context.Context, caller mcpgram.Caller, server, name string) (mcpgram.Prompt, error) {
 	s, ok := a.cfg.Hub.Catalog().Server(server)
-	if !ok || s.Status != hub.StatusRunning {
-		return hub.Prompt{}, ErrNoPrompt
+	if !ok || s.Status != mcpgram.StatusRunning {
+		return mcpgram.Prompt{}, ErrNoPrompt
 	}
 	p, ok := s.Prompt(name)
 	if !ok {
-		return hub.Prompt{}, ErrNoPrompt
+		return mcpgram.Prompt{}, ErrNoPrompt
 	}
 	off, err := a.cfg.Store.ChatServersOff(ctx, a.chatOf(caller.ChatID))
 	if err != nil {
-		return hub.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return mcpgram.Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
 	if slices.Contains(off, server) {
-		return hub.Prompt{}, ErrNoPrompt
+		return mcpgram.Prompt{}, ErrNoPrompt
 	}
 	return p, nil
 }
@@ -83,7 +83,7 @@ func (a *Agent) Prompt(ctx context.Context, caller hub.Caller, server, name stri
 // returns it with the server's suggestions for its first argument. A
 // prompt without arguments needs no form: it returns nil, and the front
 // end gets the prompt at once.
-func (a *Agent) OpenPrompt(ctx context.Context, caller hub.Caller, server, name string) (*Form, error) {
+func (a *Agent) OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*Form, error) {
 	p, err := a.Prompt(ctx, caller, server, name)
 	if err != nil || len(p.Arguments) == 0 {
 		return nil, err
@@ -110,13 +110,13 @@ func (a *Agent) OpenPrompt(ctx context.Context, caller hub.Caller, server, name 
 
 // PromptForm is the form of p's arguments (see promptSchema), for a front
 // end that asks them itself.
-func PromptForm(p hub.Prompt) (*form.Form, error) {
+func PromptForm(p mcpgram.Prompt) (*form.Form, error) {
 	return form.Parse(promptSchema(p))
 }
 
 // promptSchema is the form of p's arguments: a flat object of strings,
 // in the order the server gave them, required as it says.
-func promptSchema(p hub.Prompt) json.RawMessage {
+func promptSchema(p mcpgram.Prompt) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
 	var required []string
@@ -143,7 +143,7 @@ func promptSchema(p hub.Prompt) json.RawMessage {
 
 // suggest asks the server of prompt form v for suggestions of its current
 // argument, given the answers so far, and keeps them in v and pl.
-func (a *Agent) suggest(ctx context.Context, caller hub.Caller, v *Form, pl *formPayload) {
+func (a *Agent) suggest(ctx context.Context, caller mcpgram.Caller, v *Form, pl *formPayload) {
 	v.Suggestions, pl.Suggest = nil, nil
 	fd, ok := v.Fields.Current(v.State)
 	if !ok {
@@ -175,7 +175,7 @@ type suggestion struct {
 }
 
 // closePromptForms closes caller's open prompt forms in their chat.
-func (a *Agent) closePromptForms(ctx context.Context, caller hub.Caller) {
+func (a *Agent) closePromptForms(ctx context.Context, caller mcpgram.Caller) {
 	fs, err := a.cfg.Store.OpenForms(ctx, caller.ChatID)
 	if err != nil {
 		a.logger.Error("open forms", "chat", caller.ChatID, "err", err)
@@ -200,7 +200,7 @@ func isPromptForm(f store.Form) bool {
 
 // OpenPromptForm returns caller's open prompt form in their chat, if any:
 // a typed reply there answers it, on whichever instance it arrives.
-func (a *Agent) OpenPromptForm(ctx context.Context, caller hub.Caller) (*Form, bool, error) {
+func (a *Agent) OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*Form, bool, error) {
 	fs, err := a.cfg.Store.OpenForms(ctx, caller.ChatID)
 	if err != nil {
 		return nil, false, err
@@ -236,7 +236,7 @@ func PromptArguments(f *Form) (map[string]string, error) {
 
 // GetPrompt gets prompt name of server with args for caller, if the chat
 // may use it, and makes its messages a turn's input.
-func (a *Agent) GetPrompt(ctx context.Context, caller hub.Caller, server, name string, args map[string]string) (PromptInput, error) {
+func (a *Agent) GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (PromptInput, error) {
 	if _, err := a.Prompt(ctx, caller, server, name); err != nil {
 		return PromptInput{}, err
 	}
@@ -259,29 +259,29 @@ var errEmptyPrompt = errors.New("the prompt has no messages")
 // cut at max bytes (0: executor.DefaultMaxOutput); the images apart. A
 // prompt that holds the assistant's words too has each message headed by
 // its role, so that the model reads them as the server wrote them.
-func promptInput(res *hub.PromptResult, max int) PromptInput {
+func promptInput(res *mcpgram.PromptResult, max int) PromptInput {
 	if max <= 0 {
 		max = executor.DefaultMaxOutput
 	}
-	roles := slices.ContainsFunc(res.Messages, func(m hub.PromptMessage) bool { return m.Role == "assistant" })
+	roles := slices.ContainsFunc(res.Messages, func(m mcpgram.PromptMessage) bool { return m.Role == "assistant" })
 	var in PromptInput
 	var parts []string
 	for _, m := range res.Messages {
 		c := m.Content
 		var text string
 		switch {
-		case c.Type == hub.ContentImage && len(c.Data) > 0:
+		case c.Type == mcpgram.ContentImage && len(c.Data) > 0:
 			if len(in.Images) == maxPromptImages || len(c.Data) > maxPromptImage {
 				in.Left++
 				continue
 			}
 			in.Images = append(in.Images, llm.Image{MIMEType: c.MIMEType, Data: c.Data})
 			continue
-		case c.Type == hub.ContentResource && c.Text != "":
+		case c.Type == mcpgram.ContentResource && c.Text != "":
 			text = "Resource " + c.URI + ":\n" + c.Text
-		case c.Type == hub.ContentResource:
+		case c.Type == mcpgram.ContentResource:
 			text = fmt.Sprintf("[resource %s: %d bytes of %s, not shown]", c.URI, len(c.Data), cmp.Or(c.MIMEType, "data"))
-		case c.Type == hub.ContentResourceLink:
+		case c.Type == mcpgram.ContentResourceLink:
 			text = "[link to the resource " + c.URI + "]"
 		case c.Text != "":
 			text = c.Text

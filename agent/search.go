@@ -1,5 +1,5 @@
 // Tool search. Past the threshold of the chat's profile
-// (llm.Profile.ToolSearch), a model call does not carry every tool: the
+// (mcpgram.Profile.ToolSearch), a model call does not carry every tool: the
 // prompt lists the servers, each with a line of what it is for, a core
 // of tools (the operator's pins, and, after the shared part, the tools
 // the chat used recently), and teaches search_tools; in native mode the
@@ -19,8 +19,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
@@ -46,7 +46,7 @@ type listing struct {
 // would take, in tokens, in the XML prompt or as native functions.
 // It is computed once per catalog version and mode; a catalog a chat
 // narrowed (own) each time.
-func (a *Agent) listingCost(cat hub.Catalog, native, own bool) (tools, tokens int) {
+func (a *Agent) listingCost(cat mcpgram.Catalog, native, own bool) (tools, tokens int) {
 	if !own {
 		a.promptMu.Lock()
 		l, ok := a.listings[native]
@@ -76,7 +76,7 @@ func (a *Agent) listingCost(cat hub.Catalog, native, own bool) (tools, tokens in
 // searching reports whether this call of the turn's model searches for
 // its tools in cat instead of reading them all. A custom XML prompt
 // (Options.SystemPrompt) lists what it lists: its calls never search.
-func (t *turn) searching(cat hub.Catalog, native bool) bool {
+func (t *turn) searching(cat mcpgram.Catalog, native bool) bool {
 	if !native && t.a.cfg.SystemPrompt != nil {
 		return false
 	}
@@ -92,7 +92,7 @@ func (a *Agent) pinned() *prompt.Search {
 // recent returns the tools the chat used recently, beyond the pinned
 // ones, read once per turn: the same for each of its calls, so its
 // prompt stays the same bytes.
-func (t *turn) recent(ctx context.Context) []prompt.ToolRef {
+func (t *turn) recent(ctx context.Context) []mcpgram.ToolRef {
 	if t.recentRead {
 		return t.recentRefs
 	}
@@ -104,7 +104,7 @@ func (t *turn) recent(ctx context.Context) []prompt.ToolRef {
 		return nil
 	}
 	for _, r := range refs {
-		ref := prompt.ToolRef(r)
+		ref := mcpgram.ToolRef(r)
 		if len(t.recentRefs) < recentTools && !slices.Contains(t.a.cfg.PinnedTools, ref) {
 			t.recentRefs = append(t.recentRefs, ref)
 		}
@@ -114,13 +114,13 @@ func (t *turn) recent(ctx context.Context) []prompt.ToolRef {
 
 // searchPrompt is the chat's part of a searching XML prompt: its recent
 // tools in full.
-func (t *turn) searchPrompt(ctx context.Context, cat hub.Catalog) string {
+func (t *turn) searchPrompt(ctx context.Context, cat mcpgram.Catalog) string {
 	return prompt.ChatTools(cat, t.recent(ctx))
 }
 
 // searchTools returns the functions of a searching native call: the
 // core, then the chat's recent tools, then those its searches found.
-func (t *turn) searchTools(ctx context.Context, cat hub.Catalog) *toolset {
+func (t *turn) searchTools(ctx context.Context, cat mcpgram.Catalog) *toolset {
 	base := t.a.toolset(cat, len(t.serversOff) > 0, true)
 	more := append(slices.Clip(t.recent(ctx)), t.loaded...)
 	if len(more) == 0 {
@@ -160,13 +160,13 @@ func (t *turn) runSearch(bc *batchCall) {
 		m.SearchFound(h.Server, h.Tool.Name)
 		found[i] = prompt.Found{Server: h.Server, Tool: h.Tool}
 		for _, l := range h.Lookalikes {
-			found[i].Lookalikes = append(found[i].Lookalikes, prompt.ToolRef(l))
+			found[i].Lookalikes = append(found[i].Lookalikes, mcpgram.ToolRef(l))
 		}
 		if t.tools == nil {
 			continue
 		}
-		if _, ok := t.tools.set.Function(h.Server, h.Tool.Name); ok && !slices.Contains(t.loaded, prompt.ToolRef(ref)) {
-			t.loaded = append(t.loaded, prompt.ToolRef(ref))
+		if _, ok := t.tools.set.Function(h.Server, h.Tool.Name); ok && !slices.Contains(t.loaded, mcpgram.ToolRef(ref)) {
+			t.loaded = append(t.loaded, mcpgram.ToolRef(ref))
 		}
 	}
 	t.searches = append(t.searches, rec)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -31,7 +32,7 @@ func searchSetup(t *testing.T, m *metrics.Metrics) setup {
 		},
 		config: func(w *wiring) {
 			w.Profile.ToolSearch = "20"
-			w.PinnedTools = []prompt.ToolRef{{Server: "echo", Tool: "echo"}}
+			w.PinnedTools = []mcpgram.ToolRef{{Server: "echo", Tool: "echo"}}
 			w.Metrics = m
 		},
 	}

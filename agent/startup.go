@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 )
 
 // awaitServers waits, before the turn's first model call and up to
@@ -22,7 +22,7 @@ func (t *turn) awaitServers(ctx context.Context) {
 	}
 	var starting []string
 	for _, s := range t.catalog().Servers {
-		if s.Status == hub.StatusStarting {
+		if s.Status == mcpgram.StatusStarting {
 			starting = append(starting, s.Name)
 		}
 	}
@@ -40,7 +40,7 @@ func (t *turn) awaitServers(ctx context.Context) {
 	}
 	var still []string
 	for _, s := range t.catalog().Servers {
-		if s.Status == hub.StatusStarting || s.Status == hub.StatusRestarting || s.Status == hub.StatusFailed {
+		if s.Status == mcpgram.StatusStarting || s.Status == mcpgram.StatusRestarting || s.Status == mcpgram.StatusFailed {
 			still = append(still, s.Name+" ("+string(s.Status)+")")
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
@@ -61,7 +62,7 @@ func (tc *toolCount) turn(tb testing.TB, a *agent.Agent, srv *llmfake.Server, ch
 	tb.Helper()
 	before := len(srv.Calls())
 	var last agent.Event
-	if err := a.Turn(context.Background(), agent.Request{Caller: hub.Caller{UserID: "1", ChatID: chat}, Text: "find telegram bots written in go"},
+	if err := a.Turn(context.Background(), agent.Request{Caller: mcpgram.Caller{UserID: "1", ChatID: chat}, Text: "find telegram bots written in go"},
 		func(ev agent.Event) { last = ev }); err != nil || last.Kind != agent.EventAnswer {
 		tb.Fatalf("turn: %v, %+v", err, last)
 	}
@@ -73,8 +74,8 @@ func (tc *toolCount) turn(tb testing.TB, a *agent.Agent, srv *llmfake.Server, ch
 }
 
 // agentFor is an agent over tc's hub calling tools as calling says,
-// searching past search (llm.ToolSearch), on a model speaking HTTP.
-func (tc *toolCount) agentFor(tb testing.TB, calling llm.ToolCalling, search llm.ToolSearch) (*agent.Agent, *llmfake.Server) {
+// searching past search (mcpgram.ToolSearch), on a model speaking HTTP.
+func (tc *toolCount) agentFor(tb testing.TB, calling mcpgram.ToolCalling, search mcpgram.ToolSearch) (*agent.Agent, *llmfake.Server) {
 	tb.Helper()
 	srv := llmfake.New(tb, llmfake.Native(findRepos))
 	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "mcpgram.db"))
@@ -82,7 +83,7 @@ func (tc *toolCount) agentFor(tb testing.TB, calling llm.ToolCalling, search llm
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = db.Close() })
-	client, err := llm.New(llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake", ContextTokens: 32000, ToolCalling: calling, ToolSearch: search}, llm.Options{})
+	client, err := llm.New(mcpgram.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake", ContextTokens: 32000, ToolCalling: calling, ToolSearch: search}, llm.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -107,10 +108,10 @@ func total(xs []int) int {
 func TestToolSearchCost(t *testing.T) {
 	t.Parallel()
 	tc := newToolCount(t, 300)
-	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
+	for _, calling := range []mcpgram.ToolCalling{mcpgram.ToolCallingXML, mcpgram.ToolCallingNative} {
 		t.Run(string(calling), func(t *testing.T) {
 			all, srvAll := tc.agentFor(t, calling, "off")
-			found, srvFound := tc.agentFor(t, calling, llm.DefaultToolSearch)
+			found, srvFound := tc.agentFor(t, calling, mcpgram.DefaultToolSearch)
 			listed, searched := tc.turn(t, all, srvAll, "a"), tc.turn(t, found, srvFound, "b")
 			if len(listed) != 2 || len(searched) != 3 {
 				t.Fatalf("%d and %d model calls, want 2 listing every tool and 3 searching", len(listed), len(searched))
@@ -135,8 +136,8 @@ func TestToolSearchCost(t *testing.T) {
 func BenchmarkToolCount(b *testing.B) {
 	for _, n := range []int{10, 50, 100, 300, 1000} {
 		tc := newToolCount(b, n)
-		for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
-			for _, search := range []llm.ToolSearch{"off", "0"} {
+		for _, calling := range []mcpgram.ToolCalling{mcpgram.ToolCallingXML, mcpgram.ToolCallingNative} {
+			for _, search := range []mcpgram.ToolSearch{"off", "0"} {
 				b.Run(fmt.Sprintf("tools=%d/tool-calling=%s/search=%s", n, calling, search), func(b *testing.B) {
 					a, srv := tc.agentFor(b, calling, search)
 					var calls, bytes int

@@ -13,11 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
-	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -25,7 +24,7 @@ import (
 // A Request starts a turn. Exactly one of Text, Answer and Decision is set.
 type Request struct {
 	// Caller is who sent the message or pressed the button, and where.
-	Caller hub.Caller
+	Caller mcpgram.Caller
 	// Text is a typed message. When the chat has an open follow-up
 	// question from the same user, it is the answer; when it has an open
 	// approval request, that request is denied and the conversation moves
@@ -242,7 +241,7 @@ func btoi(b bool) int {
 // A turn is the state of one running Turn.
 type turn struct {
 	a      *Agent
-	caller hub.Caller
+	caller mcpgram.Caller
 	conv   int64
 	// history is what the caller's turns read of the conversation (see
 	// visibleTo); stored is all of it as stored when the turn started.
@@ -287,7 +286,7 @@ type turn struct {
 	serversOff []string
 	// profile and model are the chat's, resolved once at the turn's
 	// start.
-	profile llm.Profile
+	profile mcpgram.Profile
 	model   Model
 	// tools are the functions of the last native call.
 	tools *toolset
@@ -297,8 +296,8 @@ type turn struct {
 	// searches what each search found, recorded with the turn.
 	search     bool
 	recentRead bool
-	recentRefs []prompt.ToolRef
-	loaded     []prompt.ToolRef
+	recentRefs []mcpgram.ToolRef
+	loaded     []mcpgram.ToolRef
 	searches   []store.Search
 
 	// overBudget: the turn runs over the user's daily budget, finishing
@@ -315,7 +314,7 @@ type turn struct {
 // active one when conv is 0. A chat without one has an empty history and
 // gets its conversation with the turn's first write, so a turn takes the
 // store's single writer only to store what it did.
-func (a *Agent) startTurn(ctx context.Context, caller hub.Caller, conv int64, id string, emit func(Event)) (*turn, error) {
+func (a *Agent) startTurn(ctx context.Context, caller mcpgram.Caller, conv int64, id string, emit func(Event)) (*turn, error) {
 	if id == "" {
 		id = NewTurnID()
 	}
@@ -376,7 +375,7 @@ type emitter struct {
 	recorded bool
 }
 
-func (a *Agent) newEmitter(ctx context.Context, turnID string, caller hub.Caller, fn func(Event)) *emitter {
+func (a *Agent) newEmitter(ctx context.Context, turnID string, caller mcpgram.Caller, fn func(Event)) *emitter {
 	return &emitter{fn: fn, metrics: a.cfg.Metrics, a: a, ctx: ctx,
 		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID}}
 }
@@ -584,7 +583,7 @@ func (t *turn) modelFailed(ctx context.Context, err error) error {
 // or restarting (a bot that just started, a server that just crashed) wait
 // for them, each up to its timeout, and are checked again against the
 // tools the servers turn out to have.
-func (t *turn) prepare(ctx context.Context, cat hub.Catalog, reply toolcall.Reply) executor.Plan {
+func (t *turn) prepare(ctx context.Context, cat mcpgram.Catalog, reply toolcall.Reply) executor.Plan {
 	opts := executor.PrepareOptions{ApproveAll: t.a.cfg.AutoApproveAll, Searching: t.search}
 	plan := t.a.exec.PrepareWith(cat, reply, opts)
 	if len(plan.Await) > 0 {
@@ -681,10 +680,10 @@ func (t *turn) limitMessage() string {
 // It returns the reply as stored: the text, with a native reply's calls
 // written as XML blocks ahead of it. In auto mode, an endpoint that
 // refuses tools gets the same call again in XML, and XML from then on.
-func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, string, toolcall.Reply, error) {
+func (t *turn) callModel(ctx context.Context, cat mcpgram.Catalog) (*llm.Response, string, toolcall.Reply, error) {
 	native := t.a.native(t.profile)
 	resp, stored, reply, err := t.complete(ctx, cat, native)
-	if native && t.profile.ToolCalling == llm.ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
+	if native && t.profile.ToolCalling == mcpgram.ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
 		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.Model, "err", err)
 		return t.complete(ctx, cat, false)
 	}
@@ -695,12 +694,12 @@ func (t *turn) callModel(ctx context.Context, cat hub.Catalog) (*llm.Response, s
 // every tool, or searching for them past the profile's threshold: see
 // search.go), the history that fits beside it, and in native mode the
 // functions.
-func (t *turn) request(ctx context.Context, cat hub.Catalog, native bool) (llm.Request, *toolset) {
+func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (llm.Request, *toolset) {
 	a := t.a
 	p := t.profile
 	own := len(t.serversOff) > 0
 	t.search = t.searching(cat, native)
-	sys := a.systemPrompt(cat, prompt.Variant(p.Prompt), own, native, t.search)
+	sys := a.systemPrompt(cat, mcpgram.PromptVariant(p.Prompt), own, native, t.search)
 	if t.search && !native {
 		sys += t.searchPrompt(ctx, cat)
 	}
@@ -731,7 +730,7 @@ func (t *turn) request(ctx context.Context, cat hub.Catalog, native bool) (llm.R
 }
 
 // complete makes one model call, native or XML.
-func (t *turn) complete(ctx context.Context, cat hub.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
+func (t *turn) complete(ctx context.Context, cat mcpgram.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
 	a := t.a
 	p := t.profile
 	req, ts := t.request(ctx, cat, native)
@@ -814,7 +813,7 @@ func reasoned(stored string, reply toolcall.Reply, reasoning string) (string, to
 // catalog is the hub's catalog as this chat sees it: the servers it
 // turned off for itself are disabled, so the prompt leaves them out and
 // the checks refuse calls to them.
-func (t *turn) catalog() hub.Catalog {
+func (t *turn) catalog() mcpgram.Catalog {
 	cat := t.a.cfg.Hub.Catalog()
 	if len(t.serversOff) == 0 {
 		return cat
@@ -822,7 +821,7 @@ func (t *turn) catalog() hub.Catalog {
 	servers := slices.Clone(cat.Servers)
 	for i, s := range servers {
 		if slices.Contains(t.serversOff, s.Name) {
-			servers[i].Status, servers[i].Tools, servers[i].Resources, servers[i].ResourceTemplates = hub.StatusDisabled, nil, nil, nil
+			servers[i].Status, servers[i].Tools, servers[i].Resources, servers[i].ResourceTemplates = mcpgram.StatusDisabled, nil, nil, nil
 		}
 	}
 	cat.Servers = servers

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -82,7 +82,7 @@ func (a *Agent) overBudget(ctx context.Context, req Request) (msg string, over b
 // budgetSpent returns the sentence for a user who used the day's budget,
 // or "" when there is none, it is not used up, or the store cannot tell;
 // err only when the store is unavailable.
-func (a *Agent) budgetSpent(ctx context.Context, turnID string, caller hub.Caller) (string, error) {
+func (a *Agent) budgetSpent(ctx context.Context, turnID string, caller mcpgram.Caller) (string, error) {
 	budget := a.cfg.TokenBudgetPerUserDay
 	if budget <= 0 {
 		return "", nil

@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
@@ -231,7 +231,7 @@ func TestBudget(t *testing.T) {
 	if got := mustTurn(t, e, agent.Request{Caller: alice, Text: "as admin", Exempt: true}); got.Kind != agent.EventAnswer {
 		t.Errorf("exempt request: %+v, want the answer", got)
 	}
-	bob := hub.Caller{UserID: "222", ChatID: alice.ChatID}
+	bob := mcpgram.Caller{UserID: "222", ChatID: alice.ChatID}
 	if got := mustTurn(t, e, agent.Request{Caller: bob, Text: "another user"}); got.Kind != agent.EventAnswer {
 		t.Errorf("another user: %+v, want the answer", got)
 	}

@@ -29,6 +29,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
 	"github.com/mcpgram/mcpgram/bot/connections"
@@ -41,7 +42,6 @@ import (
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/bot/usage"
 	"github.com/mcpgram/mcpgram/dispatch"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -54,19 +54,19 @@ type Agent interface {
 	Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error
 	// What a server asks mid-call (see agent.Form): its inputs, and
 	// whether a call here waits for one of a user.
-	FormInput(ctx context.Context, caller hub.Caller, id int64, in agent.FormInput) (*agent.Form, error)
+	FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in agent.FormInput) (*agent.Form, error)
 	Waiting(chatID, userID string) bool
 	// OpenPrivately opens a form asked in a group in its user's private
 	// chat (see agent.OpenPrivately).
-	OpenPrivately(ctx context.Context, caller hub.Caller, id int64, begin agent.Begin) (*agent.Form, error)
+	OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin agent.Begin) (*agent.Form, error)
 	// The prompts users choose (see agent.OpenPrompt): a form of their
 	// arguments, the one open, and their messages as a turn's input.
-	OpenPrompt(ctx context.Context, caller hub.Caller, server, name string) (*agent.Form, error)
-	OpenPromptForm(ctx context.Context, caller hub.Caller) (*agent.Form, bool, error)
-	GetPrompt(ctx context.Context, caller hub.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
+	OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*agent.Form, error)
+	OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*agent.Form, bool, error)
+	GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
 	// SignIn opens an admin's card of the operator's sign-in to a server
 	// (see agent.SignIn).
-	SignIn(ctx context.Context, caller hub.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
+	SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
 	// AwaitSignIn waits for such a card to close (see agent.AwaitSignIn).
 	AwaitSignIn(ctx context.Context, id int64) (*agent.Form, error)
 	settings.Agent
@@ -75,10 +75,10 @@ type Agent interface {
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
 type Hub interface {
-	Catalog() hub.Catalog
+	Catalog() mcpgram.Catalog
 	// ReadResource reads what a resource link a tool returned points to,
 	// when its user opens it.
-	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
+	ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error)
 	SetEnabled(ctx context.Context, server string, enabled bool) error
 	Restart(ctx context.Context, server string) error
 	// SignIn begins the operator's sign-in to a server (see hub.SignIn),

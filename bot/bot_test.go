@@ -11,8 +11,8 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store/sqlite"
@@ -224,7 +224,7 @@ func TestServers(t *testing.T) {
 	}
 	cb := fake.Press(admin, admin, m.ID, "s:d:0:srv00")
 	waitAnswer(t, fake, cb)
-	if got := h.Status("srv00"); got != hub.StatusDisabled {
+	if got := h.Status("srv00"); got != mcpgram.StatusDisabled {
 		t.Errorf("srv00 after Disable: %s", got)
 	}
 	m = waitText(t, fake, admin, "srv00: disabled")
@@ -246,7 +246,7 @@ func TestServers(t *testing.T) {
 	if ans := waitAnswer(t, fake, cb); !ans.ShowAlert {
 		t.Errorf("forged press: %+v", ans)
 	}
-	if got := h.Status("srv00"); got != hub.StatusDisabled {
+	if got := h.Status("srv00"); got != mcpgram.StatusDisabled {
 		t.Errorf("forged press changed srv00 to %s", got)
 	}
 }

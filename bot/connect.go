@@ -8,10 +8,10 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // connectCard asks the user to connect their own account to a server
@@ -77,7 +77,7 @@ func connectOutcome(f *agent.Form) string {
 // a code).
 func looksLikeSignIn(text string) bool {
 	u, err := url.Parse(strings.TrimSpace(text))
-	if err != nil || u.Path != oauth.CallbackPath {
+	if err != nil || u.Path != mcpgram.CallbackPath {
 		return false
 	}
 	q := u.Query()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
@@ -22,7 +23,7 @@ const connKey = "a-test-key-of-more-than-32-characters!"
 // server fake, through m, as its first request does.
 func connect(t *testing.T, m *oauth.Manager, fake *oauthfake.Server, server, user string) {
 	t.Helper()
-	hc := &http.Client{Transport: m.Transport(server, user, fake.URL()+"/mcp", oauth.ServerConfig{}, nil)}
+	hc := &http.Client{Transport: m.Transport(server, user, fake.URL()+"/mcp", mcpgram.OAuthConfig{}, nil)}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, fake.URL()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

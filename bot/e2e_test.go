@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
@@ -101,7 +101,7 @@ func firstLineOf(s string) string {
 	return ""
 }
 
-func newStack(t testing.TB, h llmfake.Handler, editAgent func(*llm.Profile, *agent.Options)) *stack {
+func newStack(t testing.TB, h llmfake.Handler, editAgent func(*mcpgram.Profile, *agent.Options)) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
@@ -197,7 +197,7 @@ func TestE2EApprovals(t *testing.T) {
 	// The agent's clock runs two hours late while Bob's request is made,
 	// so his approval is born expired without racing a short timeout.
 	var skew atomic.Int64
-	s := newStack(t, scriptedModel(0), func(_ *llm.Profile, o *agent.Options) {
+	s := newStack(t, scriptedModel(0), func(_ *mcpgram.Profile, o *agent.Options) {
 		o.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	})
 	s.start(nil)
@@ -280,13 +280,13 @@ func TestE2EServers(t *testing.T) {
 	if ans := waitAnswer(t, s.fake, cb); !ans.ShowAlert {
 		t.Errorf("forged toggle: %+v", ans)
 	}
-	if sv, _ := s.hub.Catalog().Server("echo"); sv.Status != hub.StatusRunning {
+	if sv, _ := s.hub.Catalog().Server("echo"); sv.Status != mcpgram.StatusRunning {
 		t.Errorf("forged toggle changed echo to %s", sv.Status)
 	}
 	cb = s.fake.Press(admin, admin, m.ID, "s:d:0:echo")
 	waitAnswer(t, s.fake, cb)
 	waitText(t, s.fake, admin, "echo: disabled")
-	if sv, _ := s.hub.Catalog().Server("echo"); sv.Status != hub.StatusDisabled {
+	if sv, _ := s.hub.Catalog().Server("echo"); sv.Status != mcpgram.StatusDisabled {
 		t.Errorf("after Disable: %s", sv.Status)
 	}
 	if b, _ := os.ReadFile(s.settings); !strings.Contains(string(b), `"disabled": true`) {

@@ -10,13 +10,13 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/net/idna"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/formcard"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/startlink"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
 )
 
 // Forms are what a server asks the user in the middle of a tool call (see
@@ -95,7 +95,7 @@ func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMar
 	if !f.Open() {
 		return head + "\n\n" + formOutcome(f), nil
 	}
-	if f.Mode == hub.ElicitURL {
+	if f.Mode == mcpgram.ElicitURL {
 		return urlCard(f, head)
 	}
 	c := formcard.Card{ID: f.ID, Head: head, Fields: f.Fields, State: f.State, Note: f.Note, Group: group, Expires: f.ExpiresAt, Asker: f.Server}
@@ -107,7 +107,7 @@ func formMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMar
 func formHead(f *agent.Form) string {
 	var b strings.Builder
 	icon := "📝"
-	if f.Mode == hub.ElicitURL {
+	if f.Mode == mcpgram.ElicitURL {
 		icon = "🔗"
 	}
 	fmt.Fprintf(&b, "%s <b>%s</b> asks you", icon, shown(f.Server))
@@ -121,7 +121,7 @@ func formHead(f *agent.Form) string {
 	if msg := strings.TrimSpace(f.Message); msg != "" {
 		b.WriteString("\n<blockquote expandable>" + shown(render.Shorten(msg, maxShownMessage)) + "</blockquote>")
 	}
-	if f.Mode != hub.ElicitURL {
+	if f.Mode != mcpgram.ElicitURL {
 		fmt.Fprintf(&b, "\n<i>Your answers go to %s, not to the assistant.</i>", shown(f.Server))
 	}
 	return b.String()
@@ -180,7 +180,7 @@ func pageHost(raw string) string {
 func formOutcome(f *agent.Form) string {
 	switch f.Outcome {
 	case agent.FormAccepted:
-		if f.Mode == hub.ElicitURL {
+		if f.Mode == mcpgram.ElicitURL {
 			return "✅ <i>Done.</i>"
 		}
 		return "✅ <i>Sent to " + shown(f.Server) + ".</i>"

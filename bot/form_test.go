@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // A relay asks through the agent once it exists, as the program wires
@@ -22,7 +22,7 @@ type relay struct {
 	a  *agent.Agent
 }
 
-func (r *relay) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+func (r *relay) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	r.mu.Lock()
 	a := r.a
 	r.mu.Unlock()
@@ -54,13 +54,13 @@ func formModel(c llmfake.Call) llmfake.Reply {
 
 // newFormStack is the stack with the test server hub/testdata/features as
 // "f", every tool auto-approved, and the agent asking what it asks.
-func newFormStack(t testing.TB, legacy bool, editAgent func(*llm.Profile, *agent.Options)) *stack {
+func newFormStack(t testing.TB, legacy bool, editAgent func(*mcpgram.Profile, *agent.Options)) *stack {
 	t.Helper()
 	r := &relay{}
 	s := newServersStack(t, map[string]any{
 		"f": testenv.FeaturesEntry(t, legacy, "book", "secret", "ask", "visit", "loop"),
 	}, formModel, hub.Options{Elicitor: r})
-	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
+	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *mcpgram.Profile, o *agent.Options) {
 		o.FormPoll = 20 * time.Millisecond
 		if editAgent != nil {
 			editAgent(p, o)
@@ -282,7 +282,7 @@ func TestFormLoopInTelegram(t *testing.T) {
 	s.start(nil)
 	f := s.fake
 	f.Text(alice, alice, `tool loop {"n": 50}`)
-	for i := range hub.MaxElicitations {
+	for i := range mcpgram.MaxElicitations {
 		f.WaitFor(t, 30*time.Second, "card of question "+string(rune('0'+i)), func() bool {
 			return countText(f, alice, "Again?") == i+1
 		})
@@ -290,15 +290,15 @@ func TestFormLoopInTelegram(t *testing.T) {
 		press(t, f, alice, alice, c, "✅ Submit")
 	}
 	waitText(t, f, alice, "Tool failed:")
-	if n := countText(f, alice, "Again?"); n != hub.MaxElicitations {
-		t.Errorf("%d questions reached the user, want %d", n, hub.MaxElicitations)
+	if n := countText(f, alice, "Again?"); n != mcpgram.MaxElicitations {
+		t.Errorf("%d questions reached the user, want %d", n, mcpgram.MaxElicitations)
 	}
 }
 
 // A form nobody answers expires after the approval timeout as cancel; its
 // card says so; meanwhile another chat is served.
 func TestFormExpiresInTelegram(t *testing.T) {
-	s := newFormStack(t, false, func(_ *llm.Profile, o *agent.Options) { o.ApprovalTimeout = 2 * time.Second })
+	s := newFormStack(t, false, func(_ *mcpgram.Profile, o *agent.Options) { o.ApprovalTimeout = 2 * time.Second })
 	s.start(nil)
 	f := s.fake
 	f.Text(alice, alice, "tool book")

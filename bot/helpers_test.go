@@ -14,9 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
@@ -131,12 +131,12 @@ func (a *fakeAgent) Turn(ctx context.Context, req agent.Request, emit func(agent
 		emit(agent.Event{Kind: agent.EventText, Text: "Let me **check**"})
 		emit(agent.Event{Kind: agent.EventToolStart, Server: "everything", Tool: "echo"})
 		emit(agent.Event{Kind: agent.EventToolEnd, Server: "everything", Tool: "echo", OK: true, Duration: 20 * time.Millisecond,
-			Images: []hub.Content{{Type: hub.ContentImage, Data: []byte("\x89PNG\r\n\x1a\nfake"), MIMEType: "image/png"}},
-			Files: []hub.Content{
-				{Type: hub.ContentResource, URI: "echo://reports/q3.csv", MIMEType: "text/csv", Data: []byte("a,b\n1,2\n")},
-				{Type: hub.ContentAudio, MIMEType: "audio/wav", Data: []byte("RIFF")},
+			Images: []mcpgram.Content{{Type: mcpgram.ContentImage, Data: []byte("\x89PNG\r\n\x1a\nfake"), MIMEType: "image/png"}},
+			Files: []mcpgram.Content{
+				{Type: mcpgram.ContentResource, URI: "echo://reports/q3.csv", MIMEType: "text/csv", Data: []byte("a,b\n1,2\n")},
+				{Type: mcpgram.ContentAudio, MIMEType: "audio/wav", Data: []byte("RIFF")},
 				// Named with a right-to-left override: it reads as "…exe.pdf".
-				{Type: hub.ContentResource, URI: "echo://reports/invoice%E2%80%AEfdp.exe", MIMEType: "application/octet-stream", Data: []byte("MZ")},
+				{Type: mcpgram.ContentResource, URI: "echo://reports/invoice%E2%80%AEfdp.exe", MIMEType: "application/octet-stream", Data: []byte("MZ")},
 			}})
 		emit(agent.Event{Kind: agent.EventAnswer, Text: "**done** <&>"})
 	case "ask":
@@ -245,17 +245,17 @@ type fakeSettings struct {
 }
 
 // A fake agent asks no forms.
-func (f *fakeSettings) FormInput(context.Context, hub.Caller, int64, agent.FormInput) (*agent.Form, error) {
+func (f *fakeSettings) FormInput(context.Context, mcpgram.Caller, int64, agent.FormInput) (*agent.Form, error) {
 	return nil, agent.ErrStale
 }
 
 func (f *fakeSettings) Waiting(string, string) bool { return false }
 
-func (f *fakeSettings) OpenPrivately(context.Context, hub.Caller, int64, agent.Begin) (*agent.Form, error) {
+func (f *fakeSettings) OpenPrivately(context.Context, mcpgram.Caller, int64, agent.Begin) (*agent.Form, error) {
 	return nil, agent.ErrStale
 }
 
-func (f *fakeSettings) SignIn(context.Context, hub.Caller, string, func(context.Context, string, string) (string, string, error)) (*agent.Form, error) {
+func (f *fakeSettings) SignIn(context.Context, mcpgram.Caller, string, func(context.Context, string, string) (string, string, error)) (*agent.Form, error) {
 	return nil, errors.New("no sign-ins here")
 }
 
@@ -263,15 +263,15 @@ func (f *fakeSettings) AwaitSignIn(context.Context, int64) (*agent.Form, error) 
 	return nil, errors.New("no sign-ins here")
 }
 
-func (f *fakeSettings) OpenPrompt(context.Context, hub.Caller, string, string) (*agent.Form, error) {
+func (f *fakeSettings) OpenPrompt(context.Context, mcpgram.Caller, string, string) (*agent.Form, error) {
 	return nil, agent.ErrNoPrompt
 }
 
-func (f *fakeSettings) OpenPromptForm(context.Context, hub.Caller) (*agent.Form, bool, error) {
+func (f *fakeSettings) OpenPromptForm(context.Context, mcpgram.Caller) (*agent.Form, bool, error) {
 	return nil, false, nil
 }
 
-func (f *fakeSettings) GetPrompt(context.Context, hub.Caller, string, string, map[string]string) (agent.PromptInput, error) {
+func (f *fakeSettings) GetPrompt(context.Context, mcpgram.Caller, string, string, map[string]string) (agent.PromptInput, error) {
 	return agent.PromptInput{}, agent.ErrNoPrompt
 }
 
@@ -319,11 +319,11 @@ func (f *fakeSettings) SetServerOff(_ context.Context, chatID, server string, of
 	return nil
 }
 
-var fakeProfile = llm.Profile{Name: "default", Model: "fake"}
+var fakeProfile = mcpgram.Profile{Name: "default", Model: "fake"}
 
-func (f *fakeSettings) Profiles() []llm.Profile { return []llm.Profile{fakeProfile} }
+func (f *fakeSettings) Profiles() []mcpgram.Profile { return []mcpgram.Profile{fakeProfile} }
 
-func (f *fakeSettings) ChatProfile(context.Context, string) (llm.Profile, error) {
+func (f *fakeSettings) ChatProfile(context.Context, string) (mcpgram.Profile, error) {
 	return fakeProfile, nil
 }
 
@@ -336,10 +336,10 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 
 // newAgent is a real agent on db and h whose one model, "default", is
 // srv's "fake"; edit, when set, changes the profile and the options.
-func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*llm.Profile, *agent.Options)) *agent.Agent {
+func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*mcpgram.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
-	p := llm.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
-	opts := agent.Options{SystemPrompt: func(hub.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup, Chat: bot.ChatOf}
+	p := mcpgram.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
+	opts := agent.Options{SystemPrompt: func(mcpgram.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup, Chat: bot.ChatOf}
 	if edit != nil {
 		edit(&p, &opts)
 	}
@@ -357,28 +357,28 @@ func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, ed
 // fakeHub is a catalog the /servers buttons change.
 type fakeHub struct {
 	mu      sync.Mutex
-	servers []hub.ServerInfo
+	servers []mcpgram.ServerInfo
 }
 
 func newFakeHub(n int) *fakeHub {
 	h := &fakeHub{}
 	for i := range n {
-		s := hub.ServerInfo{Name: fmt.Sprintf("srv%02d", i), Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "echo", Description: "Echoes <input>"}}}
+		s := mcpgram.ServerInfo{Name: fmt.Sprintf("srv%02d", i), Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{{Name: "echo", Description: "Echoes <input>"}}}
 		if i == 1 {
-			s.Status, s.Tools, s.Error, s.LastStderr = hub.StatusFailed, nil, "exited with code 1", "panic: <boom> & more"
+			s.Status, s.Tools, s.Error, s.LastStderr = mcpgram.StatusFailed, nil, "exited with code 1", "panic: <boom> & more"
 		}
 		h.servers = append(h.servers, s)
 	}
 	return h
 }
 
-func (h *fakeHub) Catalog() hub.Catalog {
+func (h *fakeHub) Catalog() mcpgram.Catalog {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return hub.Catalog{Servers: append([]hub.ServerInfo(nil), h.servers...)}
+	return mcpgram.Catalog{Servers: append([]mcpgram.ServerInfo(nil), h.servers...)}
 }
 
-func (h *fakeHub) set(name string, st hub.Status) error {
+func (h *fakeHub) set(name string, st mcpgram.Status) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range h.servers {
@@ -387,22 +387,22 @@ func (h *fakeHub) set(name string, st hub.Status) error {
 			return nil
 		}
 	}
-	return hub.ErrUnknownServer
+	return mcpgram.ErrUnknownServer
 }
 
-func (h *fakeHub) Status(name string) hub.Status {
+func (h *fakeHub) Status(name string) mcpgram.Status {
 	s, _ := h.Catalog().Server(name)
 	return s.Status
 }
 
 func (h *fakeHub) SetEnabled(ctx context.Context, name string, enabled bool) error {
 	if enabled {
-		return h.set(name, hub.StatusRunning)
+		return h.set(name, mcpgram.StatusRunning)
 	}
-	return h.set(name, hub.StatusDisabled)
+	return h.set(name, mcpgram.StatusDisabled)
 }
 
-func (h *fakeHub) ReadResource(context.Context, hub.Caller, string, string) (*hub.Result, error) {
+func (h *fakeHub) ReadResource(context.Context, mcpgram.Caller, string, string) (*mcpgram.Result, error) {
 	return nil, errors.New("the fake hub reads no resources")
 }
 
@@ -418,7 +418,7 @@ func (h *fakeHub) Restart(ctx context.Context, name string) error {
 	if name == "srv01" {
 		return errors.New("exec: no such file")
 	}
-	return h.set(name, hub.StatusRunning)
+	return h.set(name, mcpgram.StatusRunning)
 }
 
 type harness struct {

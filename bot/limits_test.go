@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
@@ -135,7 +135,7 @@ func TestPressesRateLimited(t *testing.T) {
 		if ans := waitAnswer(t, fake, cb); !ans.ShowAlert || !strings.Contains(ans.Text, "faster than I can keep up") {
 			t.Errorf("/servers press over the limit: got %+v, want a rate-limit alert", ans)
 		}
-		if got := fh.Status("srv00"); got != hub.StatusRunning {
+		if got := fh.Status("srv00"); got != mcpgram.StatusRunning {
 			t.Errorf("a press over the limit changed srv00 to %s", got)
 		}
 	})

@@ -12,10 +12,10 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -94,7 +94,7 @@ func (b *Bot) pruneLinks(ctx context.Context, now time.Time) {
 
 // showLinks sends to place at the buttons of the resource links a call of
 // user's turn in the conversation key returned.
-func (b *Bot) showLinks(ctx context.Context, at telegram.Place, key string, user int64, server, tool string, found []hub.Content) {
+func (b *Bot) showLinks(ctx context.Context, at telegram.Place, key string, user int64, server, tool string, found []mcpgram.Content) {
 	if len(found) == 0 {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
@@ -45,9 +46,9 @@ func (m *twoModels) open(names ...string) (*agent.Agent, *sqlite.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := map[string]llm.Profile{
+	all := map[string]mcpgram.Profile{
 		"default": {Name: "default", BaseURL: m.a.URL(), Model: "model-a", Temperature: 0.5, ContextTokens: 32000},
-		"local":   {Name: "local", BaseURL: m.b.URL(), Model: "model-b", Temperature: 0.1, ContextTokens: 8000, Prompt: string(prompt.Llama)},
+		"local":   {Name: "local", BaseURL: m.b.URL(), Model: "model-b", Temperature: 0.1, ContextTokens: 8000, Prompt: string(mcpgram.PromptLlama)},
 	}
 	var models []agent.Model
 	for _, n := range names {
@@ -105,7 +106,7 @@ func TestModelSwitch(t *testing.T) {
 	if req.Model != "model-b" || req.Temperature == nil || *req.Temperature < 0.099 || *req.Temperature > 0.101 {
 		t.Errorf("endpoint B got model %q, temperature %v; want model-b, 0.1", req.Model, req.Temperature)
 	}
-	if !strings.HasPrefix(req.Messages[0].Content, prompt.BuildVariant(m.hub.Catalog(), prompt.Llama)) {
+	if !strings.HasPrefix(req.Messages[0].Content, prompt.BuildVariant(m.hub.Catalog(), mcpgram.PromptLlama)) {
 		t.Errorf("endpoint B's system prompt is not the llama variant:\n%.200s", req.Messages[0].Content)
 	}
 	if got := m.a.Calls()[0].Request; got.Model != "model-a" || !strings.HasPrefix(got.Messages[0].Content, prompt.Build(m.hub.Catalog())) {

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // The bot's scenarios in every way of calling tools: a plain answer, a
@@ -17,13 +17,13 @@ import (
 func TestE2EToolCallingModes(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		calling llm.ToolCalling
+		calling mcpgram.ToolCalling
 		rejects bool
 	}{
-		{"xml", llm.ToolCallingXML, false},
-		{"native", llm.ToolCallingNative, false},
-		{"auto", llm.ToolCallingAuto, false},
-		{"auto, tools refused", llm.ToolCallingAuto, true},
+		{"xml", mcpgram.ToolCallingXML, false},
+		{"native", mcpgram.ToolCallingNative, false},
+		{"auto", mcpgram.ToolCallingAuto, false},
+		{"auto, tools refused", mcpgram.ToolCallingAuto, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := llmfake.Native(scriptedModel(0))
@@ -31,7 +31,7 @@ func TestE2EToolCallingModes(t *testing.T) {
 			if tc.rejects {
 				h = llmfake.RejectTools(h, &refused)
 			}
-			s := newStack(t, h, func(p *llm.Profile, _ *agent.Options) { p.ToolCalling = tc.calling })
+			s := newStack(t, h, func(p *mcpgram.Profile, _ *agent.Options) { p.ToolCalling = tc.calling })
 			s.start(nil)
 
 			s.fake.Text(alice, alice, "hi there")
@@ -67,9 +67,9 @@ func TestE2EToolCallingModes(t *testing.T) {
 			switch {
 			case tc.rejects && (refused != 1 || native != 1):
 				t.Errorf("tools offered %d times, refused %d: want once each", native, refused)
-			case !tc.rejects && tc.calling != llm.ToolCallingXML && native != len(s.model.Calls()):
+			case !tc.rejects && tc.calling != mcpgram.ToolCallingXML && native != len(s.model.Calls()):
 				t.Errorf("%d of %d model calls offered tools, want all", native, len(s.model.Calls()))
-			case tc.calling == llm.ToolCallingXML && native != 0:
+			case tc.calling == mcpgram.ToolCallingXML && native != 0:
 				t.Errorf("%d model calls offered tools in XML mode", native)
 			}
 		})

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // newProgressStack is the stack with the test server
@@ -20,7 +20,7 @@ import (
 func newProgressStack(t testing.TB, interval time.Duration) *stack {
 	t.Helper()
 	s := newServersStack(t, map[string]any{"f": testenv.FeaturesEntry(t, false, "index", "wait", "cancelled", "resource:features://slow/wait")}, formModel, hub.Options{})
-	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *llm.Profile, o *agent.Options) { o.ProgressInterval = interval })
+	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *mcpgram.Profile, o *agent.Options) { o.ProgressInterval = interval })
 	return s
 }
 
@@ -42,7 +42,7 @@ func statusOf(t testing.TB, fake *tgfake.Server, chat int64, want string) tgfake
 func waitCancelled(t testing.TB, h *hub.Hub, n string) {
 	t.Helper()
 	for {
-		res, err := h.CallTool(context.Background(), hub.Caller{UserID: "t", ChatID: "t"}, "f", "cancelled", nil)
+		res, err := h.CallTool(context.Background(), mcpgram.Caller{UserID: "t", ChatID: "t"}, "f", "cancelled", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,10 +14,10 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
 )
 
 // A reply turns the events of one turn into Telegram messages: "typing"
@@ -340,7 +340,7 @@ func (b *Bot) sendBounded(ctx context.Context, to telegram.Place, replyTo int, m
 // "file" with an extension for its type. What would hide part of the
 // name or reverse it shows (render.Visible): the name is what the user
 // judges the file by.
-func fileName(c hub.Content) string {
+func fileName(c mcpgram.Content) string {
 	if u, err := url.Parse(c.URI); err == nil {
 		if name := path.Base(u.Path); name != "" && name != "/" && name != "." && len(name) <= 64 {
 			return render.Visible(name)

@@ -10,6 +10,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/media"
@@ -17,7 +18,6 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -199,8 +199,8 @@ func after(ctx context.Context, done <-chan struct{}) bool {
 }
 
 // caller is user in the conversation of key.
-func caller(user int64, key string) hub.Caller {
-	return hub.Caller{UserID: strconv.FormatInt(user, 10), ChatID: key}
+func caller(user int64, key string) mcpgram.Caller {
+	return mcpgram.Caller{UserID: strconv.FormatInt(user, 10), ChatID: key}
 }
 
 // addressed reports whether a group message is for the bot.

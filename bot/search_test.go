@@ -5,12 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/prompt"
 )
 
 func searchFor(query string) string {
@@ -51,17 +50,17 @@ func searchModel(c llmfake.Call) llmfake.Reply {
 // newSearchStack is a stack past the tool-search threshold: echo (echo
 // auto-approved, keep needing consent), the github and slack servers of
 // realtools, a threshold of 20 tools and the real prompt.
-func newSearchStack(t *testing.T, calling llm.ToolCalling) *stack {
+func newSearchStack(t *testing.T, calling mcpgram.ToolCalling) *stack {
 	t.Helper()
 	s := newServersStack(t, map[string]any{
 		"echo":   testenv.EchoEntry(t, "echo"),
 		"github": testenv.RealToolsEntry(t, "github", 0),
 		"slack":  testenv.RealToolsEntry(t, "slack", 0),
 	}, llmfake.Native(searchModel), hub.Options{})
-	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
+	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *mcpgram.Profile, o *agent.Options) {
 		p.ToolCalling, p.ToolSearch = calling, "20"
 		o.SystemPrompt = nil
-		o.PinnedTools = []prompt.ToolRef{{Server: "echo", Tool: "echo"}}
+		o.PinnedTools = []mcpgram.ToolRef{{Server: "echo", Tool: "echo"}}
 	})
 	return s
 }
@@ -71,7 +70,7 @@ func newSearchStack(t *testing.T, calling llm.ToolCalling) *stack {
 // by its exact name; searches in vain; and the approval and consent cards
 // of what it found are the cards any call gets. /stats counts it all.
 func TestE2EToolSearch(t *testing.T) {
-	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
+	for _, calling := range []mcpgram.ToolCalling{mcpgram.ToolCallingXML, mcpgram.ToolCallingNative} {
 		t.Run(string(calling), func(t *testing.T) {
 			s := newSearchStack(t, calling)
 			s.start(nil)
@@ -149,14 +148,14 @@ func TestE2ELookalikeTools(t *testing.T) {
 		}
 		return llmfake.Text("Hello!")
 	}
-	for _, calling := range []llm.ToolCalling{llm.ToolCallingXML, llm.ToolCallingNative} {
+	for _, calling := range []mcpgram.ToolCalling{mcpgram.ToolCallingXML, mcpgram.ToolCallingNative} {
 		t.Run(string(calling), func(t *testing.T) {
 			s := newServersStack(t, map[string]any{
 				"github":  testenv.RealToolsEntry(t, "github", 0),
 				"copycat": testenv.RealToolsEntry(t, "github", 0),
 				"linear":  testenv.RealToolsEntry(t, "linear", 0),
 			}, llmfake.Native(model), hub.Options{})
-			s.agent = newAgent(t, s.db, s.hub, s.model, func(p *llm.Profile, o *agent.Options) {
+			s.agent = newAgent(t, s.db, s.hub, s.model, func(p *mcpgram.Profile, o *agent.Options) {
 				p.ToolCalling, p.ToolSearch = calling, "20"
 				o.SystemPrompt = nil
 			})
@@ -173,12 +172,12 @@ func TestE2ELookalikeTools(t *testing.T) {
 					result = last
 				}
 			}
-			marks := map[llm.ToolCalling][]string{
-				llm.ToolCallingXML: {
+			marks := map[mcpgram.ToolCalling][]string{
+				mcpgram.ToolCallingXML: {
 					"- create_issue (server copycat; also offered by server github, and by server linear): Create a new issue in a GitHub repository.",
 					"- create_issue (server github; also offered by server copycat, and by server linear): Create a new issue in a GitHub repository.",
 				},
-				llm.ToolCallingNative: {
+				mcpgram.ToolCallingNative: {
 					"- copycat__create_issue (server copycat; also offered by server github as github__create_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository.",
 					"- github__create_issue (server github; also offered by server copycat as copycat__create_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository.",
 				},

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -58,7 +59,7 @@ func remember(t *testing.T, h *hub.Hub, user, text string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user, Consent: true}, "memory", "memory",
+	res, err := h.CallTool(ctx, mcpgram.Caller{UserID: user, ChatID: user, Consent: true}, "memory", "memory",
 		map[string]any{"operation": "store", "content": text})
 	if err != nil || res.IsError {
 		t.Fatalf("store a memory: %v %+v", err, res)

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 )
 
@@ -27,7 +27,7 @@ func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *sqlite
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	model := llmfake.New(t, h)
-	a := newAgent(t, db, hb, model, func(p *llm.Profile, _ *agent.Options) { p.Vision = true })
+	a := newAgent(t, db, hb, model, func(p *mcpgram.Profile, _ *agent.Options) { p.Vision = true })
 	return a, hb, db, model
 }
 

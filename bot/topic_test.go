@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 )
@@ -101,7 +101,7 @@ func newTopicStackWith(t *testing.T, edit func(*agent.Options)) (*stack, *topicM
 		"echo": testenv.EchoEntry(t, "image", "report"),
 		"f":    testenv.FeaturesEntry(t, false, "ask"),
 	}, tm.handle, hub.Options{Elicitor: r})
-	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *llm.Profile, o *agent.Options) {
+	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *mcpgram.Profile, o *agent.Options) {
 		o.FormPoll = 20 * time.Millisecond
 		if edit != nil {
 			edit(o)

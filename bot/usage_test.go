@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // /usage shows the tokens of the turns the user ran, as the model's
@@ -17,7 +17,7 @@ import (
 // refused with when it resets, without calling the model, while an admin
 // carries on.
 func TestE2EUsageAndBudget(t *testing.T) {
-	s := newStack(t, scriptedModel(0), func(_ *llm.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
+	s := newStack(t, scriptedModel(0), func(_ *mcpgram.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
 	s.start(nil)
 
 	s.fake.Text(alice, alice, "hi there")
@@ -75,7 +75,7 @@ func TestE2EBudgetHoldsAgainstQuestions(t *testing.T) {
 		t.Run(map[bool]string{false: "typed", true: "pressed"}[press], func(t *testing.T) {
 			s := newStack(t, func(llmfake.Call) llmfake.Reply {
 				return llmfake.Text("<ask_followup_question>\n<question>And then?</question>\n<options>[\"go on\", \"stop\"]</options>\n</ask_followup_question>")
-			}, func(_ *llm.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
+			}, func(_ *mcpgram.Profile, o *agent.Options) { o.TokenBudgetPerUserDay = 1 })
 			s.start(nil)
 			answer := func() {
 				t.Helper()

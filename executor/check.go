@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/toolcall"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -146,7 +146,7 @@ type compiledSchema struct {
 // check turns b into a Call, or says what is wrong with it in a *CheckError.
 // The near misses the parser read past to find b come first among the
 // call's repairs.
-func (c *checker) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
+func (c *checker) check(cat mcpgram.Catalog, b toolcall.Block) (Call, error) {
 	call, err := c.checkBlock(cat, b)
 	if err == nil && len(b.Repairs) > 0 {
 		call.Repairs = append(slices.Clone(b.Repairs), call.Repairs...)
@@ -154,7 +154,7 @@ func (c *checker) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
 	return call, err
 }
 
-func (c *checker) checkBlock(cat hub.Catalog, b toolcall.Block) (Call, error) {
+func (c *checker) checkBlock(cat mcpgram.Catalog, b toolcall.Block) (Call, error) {
 	call := Call{Name: b.Name, Block: b}
 	switch {
 	case b.Name == toolcall.ForeignJSON:
@@ -191,7 +191,7 @@ func cutOff(b toolcall.Block, err error) *CheckError {
 
 // checkWhole checks a block that is complete, or cut off with all it
 // needs, after the repairs so far.
-func (c *checker) checkWhole(cat hub.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
+func (c *checker) checkWhole(cat mcpgram.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
 	if b.Dialect != "" {
 		return c.checkDialect(cat, b, call)
 	}
@@ -247,14 +247,14 @@ func (c *checker) checkWhole(cat hub.Catalog, b toolcall.Block, call Call, repai
 
 // checkUse resolves a use_mcp_tool block's server and tool and checks its
 // arguments, repairing near misses.
-func (c *checker) checkUse(cat hub.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
+func (c *checker) checkUse(cat mcpgram.Catalog, b toolcall.Block, call Call, repairs []string) (Call, error) {
 	m, cerr := resolveTool(cat, b.Params["server_name"], b.Params["tool_name"])
 	if cerr != nil {
 		return call, cerr
 	}
 	t, ok := m.server.Tool(m.tool)
 	if !ok { // a server still starting: see toolOn
-		t = hub.Tool{Name: m.tool}
+		t = mcpgram.Tool{Name: m.tool}
 	}
 	raw, given := b.Params["arguments"]
 	whole := true
@@ -277,14 +277,14 @@ func (c *checker) checkUse(cat hub.Catalog, b toolcall.Block, call Call, repairs
 
 // checkDialect resolves the tool a dialect's block names, "server__tool"
 // or a bare tool name, to exactly one running server's tool.
-func (c *checker) checkDialect(cat hub.Catalog, b toolcall.Block, call Call) (Call, error) {
+func (c *checker) checkDialect(cat mcpgram.Catalog, b toolcall.Block, call Call) (Call, error) {
 	name := b.Params["tool_name"]
 	if name == "" {
 		return call, problem(ProblemMissingParam, "The <mcp:tool> block has no \"name: TOOL\" line. Prefer the standard format:\n%s", usage[toolcall.UseMCPTool])
 	}
 	type match struct {
-		server hub.ServerInfo
-		tool   hub.Tool
+		server mcpgram.ServerInfo
+		tool   mcpgram.Tool
 	}
 	var matches []match
 	for _, s := range cat.Running() {
@@ -328,13 +328,13 @@ func (c *checker) checkDialect(cat hub.Catalog, b toolcall.Block, call Call) (Ca
 
 // runningServer returns the named server if it is running or on its way
 // up (a call to it waits for it), or says why not.
-func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, *CheckError) {
+func runningServer(cat mcpgram.Catalog, name string) (mcpgram.ServerInfo, *CheckError) {
 	running := cat.Running()
 	names := make([]string, len(running))
 	for i, s := range running {
 		names[i] = s.Name
 	}
-	if s, ok := cat.Server(name); ok && (s.Status == hub.StatusRunning || s.Coming()) {
+	if s, ok := cat.Server(name); ok && (s.Status == mcpgram.StatusRunning || s.Coming()) {
 		return s, nil
 	}
 	var b strings.Builder
@@ -353,12 +353,12 @@ func runningServer(cat hub.Catalog, name string) (hub.ServerInfo, *CheckError) {
 	} else {
 		fmt.Fprintf(&b, " Running servers: %s.", strings.Join(names, ", "))
 	}
-	return hub.ServerInfo{}, problem(ProblemUnknownServer, "%s", b.String())
+	return mcpgram.ServerInfo{}, problem(ProblemUnknownServer, "%s", b.String())
 }
 
 // serversWithTool returns the quoted names of the running servers that
 // offer a tool of that name.
-func serversWithTool(cat hub.Catalog, name string) []string {
+func serversWithTool(cat mcpgram.Catalog, name string) []string {
 	var out []string
 	for _, s := range cat.Running() {
 		if _, ok := s.Tool(name); ok {
@@ -368,7 +368,7 @@ func serversWithTool(cat hub.Catalog, name string) []string {
 	return out
 }
 
-func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) {
+func findTool(cat mcpgram.Catalog, s mcpgram.ServerInfo, name string) (mcpgram.Tool, error) {
 	if t, ok := s.Tool(name); ok {
 		return t, nil
 	}
@@ -391,13 +391,13 @@ func findTool(cat hub.Catalog, s hub.ServerInfo, name string) (hub.Tool, error) 
 	} else {
 		fmt.Fprintf(&b, " Its tools: %s.", listNames(names))
 	}
-	return hub.Tool{}, problem(ProblemUnknownTool, "%s", b.String())
+	return mcpgram.Tool{}, problem(ProblemUnknownTool, "%s", b.String())
 }
 
 // checkArguments decodes the arguments, repairing near misses (see
 // repairArguments), and validates them against the tool's input schema.
 // whole is false when the reply ended inside the arguments.
-func (c *checker) checkArguments(version uint64, s hub.ServerInfo, t hub.Tool, raw string, whole bool, call Call) (Call, error) {
+func (c *checker) checkArguments(version uint64, s mcpgram.ServerInfo, t mcpgram.Tool, raw string, whole bool, call Call) (Call, error) {
 	call.Name, call.Server, call.Tool = toolcall.UseMCPTool, s.Name, t.Name
 	args, repairs, err := toolcall.DecodeArguments(raw, t.InputSchema, whole)
 	call.Repairs = repairs
@@ -457,7 +457,7 @@ func dedup(s []string) []string {
 
 // schema returns the compiled input schema of a tool, or nil when it does
 // not compile. The cache is dropped whenever the catalog version changes.
-func (c *checker) schema(version uint64, server string, t hub.Tool) *jsonschema.Schema {
+func (c *checker) schema(version uint64, server string, t mcpgram.Tool) *jsonschema.Schema {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.schemas == nil || c.version != version {

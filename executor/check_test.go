@@ -8,19 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
-func testCatalog() hub.Catalog {
-	return hub.Catalog{
+func testCatalog() mcpgram.Catalog {
+	return mcpgram.Catalog{
 		Version: 1,
-		Servers: []hub.ServerInfo{
-			{Name: "broken", Status: hub.StatusFailed, Error: "connect https://mcp.example/?key=SECRET: exit status 1", LastStderr: "token SECRET rejected"},
+		Servers: []mcpgram.ServerInfo{
+			{Name: "broken", Status: mcpgram.StatusFailed, Error: "connect https://mcp.example/?key=SECRET: exit status 1", LastStderr: "token SECRET rejected"},
 			{
-				Name: "everything", Status: hub.StatusRunning, AutoApprove: []string{"echo"},
-				Tools: []hub.Tool{
+				Name: "everything", Status: mcpgram.StatusRunning, AutoApprove: []string{"echo"},
+				Tools: []mcpgram.Tool{
 					{Name: "echo", Description: "Echoes back the input", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]}`)},
 					{Name: "get-sum", Description: "Returns the sum of two numbers", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
 					{Name: "mode", Description: "Sets a mode", InputSchema: json.RawMessage(`{"type":"object","properties":{"mode":{"enum":["fast","slow"]}},"additionalProperties":false}`)},
@@ -28,8 +28,8 @@ func testCatalog() hub.Catalog {
 				},
 			},
 			{
-				Name: "notes", Status: hub.StatusRunning,
-				Tools: []hub.Tool{
+				Name: "notes", Status: mcpgram.StatusRunning,
+				Tools: []mcpgram.Tool{
 					{Name: "add_note", InputSchema: json.RawMessage(`{"type":"object"}`)},
 					{Name: "bad_schema", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`)},
 					{Name: "shared", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -218,7 +218,7 @@ func TestCheckRejects(t *testing.T) {
 
 func TestCheckNoServers(t *testing.T) {
 	ex := executor.New(nil, executor.Options{})
-	_, err := ex.Check(hub.Catalog{}, onlyBlock(t, tool("x", "y", "{}")))
+	_, err := ex.Check(mcpgram.Catalog{}, onlyBlock(t, tool("x", "y", "{}")))
 	if err == nil || !strings.Contains(err.Error(), "No MCP server is running") {
 		t.Fatalf("got %v", err)
 	}
@@ -281,15 +281,15 @@ func TestNeedsApproval(t *testing.T) {
 		{"completion", executor.Call{Name: toolcall.AttemptCompletion}, false, false},
 	}
 	cat.Servers = append(cat.Servers,
-		hub.ServerInfo{Name: "back", Status: hub.StatusRestarting, AutoApprove: []string{"echo", "resource:*"}},
-		hub.ServerInfo{Name: "docs", Status: hub.StatusRunning, AutoApprove: []string{"resource:demo://exact", "resource:file:///pub/*"}},
-		hub.ServerInfo{Name: "mem", Status: hub.StatusRunning, AutoApprove: []string{"memory", "send"}, Tools: []hub.Tool{
+		mcpgram.ServerInfo{Name: "back", Status: mcpgram.StatusRestarting, AutoApprove: []string{"echo", "resource:*"}},
+		mcpgram.ServerInfo{Name: "docs", Status: mcpgram.StatusRunning, AutoApprove: []string{"resource:demo://exact", "resource:file:///pub/*"}},
+		mcpgram.ServerInfo{Name: "mem", Status: mcpgram.StatusRunning, AutoApprove: []string{"memory", "send"}, Tools: []mcpgram.Tool{
 			{Name: "memory", ConsentWhen: map[string][]string{"operation": {"store"}}},
 			{Name: "send", ConsentWhen: map[string][]string{}},
 		}},
-		hub.ServerInfo{Name: "open", Status: hub.StatusRunning, AutoApprove: []string{"resource:*"}},
+		mcpgram.ServerInfo{Name: "open", Status: mcpgram.StatusRunning, AutoApprove: []string{"resource:*"}},
 	)
-	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(cat.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := executor.NeedsApproval(cat, tc.call, tc.approveAll); got != tc.want {
@@ -334,8 +334,8 @@ func TestCheckText(t *testing.T) {
 // arguments are still decoded and bounded.
 func TestCheckServerComingUp(t *testing.T) {
 	cat := testCatalog()
-	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "starting", Status: hub.StatusStarting})
-	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	cat.Servers = append(cat.Servers, mcpgram.ServerInfo{Name: "starting", Status: mcpgram.StatusStarting})
+	slices.SortFunc(cat.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	var c executor.Executor
 	call, err := c.Check(cat, onlyBlock(t, tool("starting", "anything", `{"x": 1}`)))
 	if err != nil || call.Server != "starting" || call.Tool != "anything" || call.ArgumentsJSON != `{"x":1}` {
@@ -350,7 +350,7 @@ func TestCheckServerComingUp(t *testing.T) {
 }
 
 func TestNativeFeedback(t *testing.T) {
-	cat := hub.Catalog{Servers: []hub.ServerInfo{{Name: "echo", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}}}
+	cat := mcpgram.Catalog{Servers: []mcpgram.ServerInfo{{Name: "echo", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}}}
 	plan := executor.New(nil, executor.Options{}).Prepare(cat, toolcall.Parse("<use_mcp_tool><server_name>echo</server_name><arguments>{}</arguments></use_mcp_tool>"), false)
 	fb := plan.Steps[0].Feedback
 	got := executor.NativeFeedback(fb)

@@ -65,7 +65,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/toolcall"
 	"golang.org/x/sync/errgroup"
@@ -73,8 +73,8 @@ import (
 
 // A Hub runs calls on MCP servers; *hub.Hub is one.
 type Hub interface {
-	CallTool(ctx context.Context, caller hub.Caller, server, tool string, args map[string]any) (*hub.Result, error)
-	ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error)
+	CallTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error)
+	ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error)
 }
 
 // Defaults of Options.
@@ -121,7 +121,7 @@ func New(h Hub, opts Options) *Executor {
 // *CheckError whose text tells the model what to fix. Use feedback to wrap
 // that text in the result format. Schemas are compiled once per catalog
 // Version.
-func (e *Executor) check(cat hub.Catalog, b toolcall.Block) (Call, error) {
+func (e *Executor) check(cat mcpgram.Catalog, b toolcall.Block) (Call, error) {
 	return e.checker.check(cat, b)
 }
 
@@ -133,7 +133,7 @@ type Outcome struct {
 	// reported failure (Result.IsError).
 	OK bool
 	// Result is the server's result, images included; nil when Err is set.
-	Result *hub.Result
+	Result *mcpgram.Result
 	// Err is a transport, timeout or not-running error from the hub.
 	Err error
 	// Bytes is the size of the output before the cap.
@@ -145,7 +145,7 @@ type Outcome struct {
 // Run runs the calls (UseMCPTool and AccessMCPResource; others give an
 // error outcome) concurrently, at most MaxParallel at once, and returns
 // their outcomes in the calls' order. Cancelling ctx cancels the calls.
-func (e *Executor) Run(ctx context.Context, caller hub.Caller, calls []Call) []Outcome {
+func (e *Executor) Run(ctx context.Context, caller mcpgram.Caller, calls []Call) []Outcome {
 	out := make([]Outcome, len(calls))
 	var g errgroup.Group
 	g.SetLimit(e.opts.MaxParallel)
@@ -160,7 +160,7 @@ func (e *Executor) Run(ctx context.Context, caller hub.Caller, calls []Call) []O
 }
 
 // RunOne runs one call.
-func (e *Executor) RunOne(ctx context.Context, caller hub.Caller, c Call) Outcome {
+func (e *Executor) RunOne(ctx context.Context, caller mcpgram.Caller, c Call) Outcome {
 	o := Outcome{Call: c}
 	start := time.Now()
 	switch {
@@ -179,7 +179,7 @@ func (e *Executor) RunOne(ctx context.Context, caller hub.Caller, c Call) Outcom
 	}
 	o.Duration = time.Since(start)
 	if o.Err == nil && o.Result == nil {
-		o.Result = &hub.Result{}
+		o.Result = &mcpgram.Result{}
 	}
 	o.OK = o.Err == nil && !o.Result.IsError
 	var body string
@@ -298,7 +298,7 @@ func headerName(s string) string {
 // Structured content goes once, as compact JSON: in place of the text
 // that only repeats it (as the specification asks servers to send), or
 // after text that says something else.
-func renderResult(r *hub.Result) string {
+func renderResult(r *mcpgram.Result) string {
 	var b strings.Builder
 	repeats := r.Structured != nil && textRepeats(r)
 	for i, c := range r.Content {
@@ -306,7 +306,7 @@ func renderResult(r *hub.Result) string {
 			b.WriteByte('\n')
 		}
 		switch c.Type {
-		case hub.ContentText:
+		case mcpgram.ContentText:
 			if repeats {
 				b.Write(r.Structured)
 				repeats = false
@@ -316,11 +316,11 @@ func renderResult(r *hub.Result) string {
 				continue // written already
 			}
 			b.WriteString(c.Text)
-		case hub.ContentImage:
+		case mcpgram.ContentImage:
 			fmt.Fprintf(&b, "[image %s, %d bytes, shown to the user]", c.MIMEType, len(c.Data))
-		case hub.ContentAudio:
+		case mcpgram.ContentAudio:
 			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
-		case hub.ContentResource:
+		case mcpgram.ContentResource:
 			if len(r.Content) > 1 && c.URI != "" {
 				fmt.Fprintf(&b, "[resource %s]\n", c.URI)
 			}
@@ -329,7 +329,7 @@ func renderResult(r *hub.Result) string {
 			} else {
 				fmt.Fprintf(&b, "[binary resource %s, %s, %d bytes]", c.URI, c.MIMEType, len(c.Data))
 			}
-		case hub.ContentResourceLink:
+		case mcpgram.ContentResourceLink:
 			// The user gets a button that reads it (see the bot).
 			fmt.Fprintf(&b, "[resource link %q: %s, offered to the user to open]", c.Name, c.URI)
 		default:
@@ -348,9 +348,9 @@ func renderResult(r *hub.Result) string {
 
 // textRepeats reports whether some text part of r is its structured
 // content again, as JSON.
-func textRepeats(r *hub.Result) bool {
+func textRepeats(r *mcpgram.Result) bool {
 	for _, c := range r.Content {
-		if c.Type == hub.ContentText && sameJSON([]byte(c.Text), r.Structured) {
+		if c.Type == mcpgram.ContentText && sameJSON([]byte(c.Text), r.Structured) {
 			return true
 		}
 	}
@@ -378,7 +378,7 @@ func sameJSON(a, b []byte) bool {
 // call to a server still starting or restarting, whose tools' declarations
 // are not known yet. approveAll (AUTO_APPROVE=all) approves all but these. The other core tools
 // never need approval.
-func needsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
+func needsApproval(cat mcpgram.Catalog, c Call, approveAll bool) bool {
 	if needsConsent(cat, c) {
 		return true
 	}
@@ -403,7 +403,7 @@ func needsApproval(cat hub.Catalog, c Call, approveAll bool) bool {
 // needsConsent reports whether c is a call its tool declares to need the
 // user's own consent (hub.MetaConsentWhen): the user is asked on a card
 // however the server is approved, and no "Always allow" covers it.
-func needsConsent(cat hub.Catalog, c Call) bool {
+func needsConsent(cat mcpgram.Catalog, c Call) bool {
 	if c.Name != toolcall.UseMCPTool {
 		return false
 	}

@@ -1,7 +1,7 @@
 package executor
 
 import (
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -14,4 +14,4 @@ var (
 	NeedsApproval = needsApproval
 )
 
-func (e *Executor) Check(cat hub.Catalog, b toolcall.Block) (Call, error) { return e.check(cat, b) }
+func (e *Executor) Check(cat mcpgram.Catalog, b toolcall.Block) (Call, error) { return e.check(cat, b) }

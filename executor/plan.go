@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -120,7 +120,7 @@ const msgThinkingCalls = "[ERROR] Your reply had no visible text and no tool cal
 //  5. Each checked call needs approval or not (needsApproval), where
 //     approveAll is AUTO_APPROVE=all, and consent or not. A search_tools
 //     call never does: it only reads the catalog.
-func (e *Executor) Prepare(cat hub.Catalog, r toolcall.Reply, approveAll bool) Plan {
+func (e *Executor) Prepare(cat mcpgram.Catalog, r toolcall.Reply, approveAll bool) Plan {
 	return e.PrepareWith(cat, r, PrepareOptions{ApproveAll: approveAll})
 }
 
@@ -136,7 +136,7 @@ type PrepareOptions struct {
 }
 
 // PrepareWith is Prepare with options.
-func (e *Executor) PrepareWith(cat hub.Catalog, r toolcall.Reply, opts PrepareOptions) Plan {
+func (e *Executor) PrepareWith(cat mcpgram.Catalog, r toolcall.Reply, opts PrepareOptions) Plan {
 	approveAll := opts.ApproveAll
 	if len(r.Blocks) == 0 {
 		switch err := checkText(cat, r.Text); {
@@ -205,7 +205,7 @@ func (e *Executor) repaired(c Call) []string {
 
 // coming returns the servers, each once, that blocks call and that are
 // still starting or restarting.
-func coming(cat hub.Catalog, blocks []toolcall.Block) []string {
+func coming(cat mcpgram.Catalog, blocks []toolcall.Block) []string {
 	var out []string
 	for _, b := range blocks {
 		s, _, found, _ := namedServer(cat, b.Params["server_name"])

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -14,8 +14,8 @@ import (
 // blocks, examples, which blocks to act on, the checks, approval.
 func TestPrepare(t *testing.T) {
 	cat := testCatalog()
-	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "starting", Status: hub.StatusStarting})
-	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	cat.Servers = append(cat.Servers, mcpgram.ServerInfo{Name: "starting", Status: mcpgram.StatusStarting})
+	slices.SortFunc(cat.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	echo := tool("everything", "echo", `{"message":"a"}`)
 	sum := tool("everything", "get-sum", `{"a":1,"b":2}`)
 	done := "<attempt_completion><result>All done.</result></attempt_completion>"

@@ -8,33 +8,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 // repairCatalog has tools whose schemas type integers, numbers and
 // booleans, a tool name two servers share, and a server that
 // auto-approves nothing.
-func repairCatalog() hub.Catalog {
+func repairCatalog() mcpgram.Catalog {
 	schema := func(s string) json.RawMessage { return json.RawMessage(s) }
-	return hub.Catalog{
+	return mcpgram.Catalog{
 		Version: 1,
-		Servers: []hub.ServerInfo{
-			{Name: "everything", Status: hub.StatusRunning, AutoApprove: []string{"echo", "get-sum"}, Tools: []hub.Tool{
+		Servers: []mcpgram.ServerInfo{
+			{Name: "everything", Status: mcpgram.StatusRunning, AutoApprove: []string{"echo", "get-sum"}, Tools: []mcpgram.Tool{
 				{Name: "echo", InputSchema: schema(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)},
 				{Name: "get-sum", InputSchema: schema(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
 			}},
-			{Name: "filesystem", Status: hub.StatusRunning, Tools: []hub.Tool{
+			{Name: "filesystem", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{
 				{Name: "list_directory", InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"},"recursive":{"type":"boolean"},"depth":{"type":"integer"},"tags":{"type":"array"}},"required":["path"]}`)},
 				{Name: "read_file", InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
 				{Name: "write_file", InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)},
 			}},
-			{Name: "notes", Status: hub.StatusRunning, Tools: []hub.Tool{
+			{Name: "notes", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{
 				{Name: "add_note", InputSchema: schema(`{"type":"object","properties":{"text":{"type":"string"},"meta":{"type":"object"}}}`)},
 				{Name: "search", InputSchema: schema(`{"type":"object","properties":{"query":{"type":"string"}}}`)},
 			}},
-			{Name: "web", Status: hub.StatusRunning, Tools: []hub.Tool{
+			{Name: "web", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{
 				{Name: "fetch", InputSchema: schema(`{"type":"object","properties":{"url":{"type":"string"}}}`)},
 				{Name: "search", InputSchema: schema(`{"type":"object","properties":{"query":{"type":"string"}}}`)},
 			}},
@@ -59,7 +59,7 @@ type nearMiss struct {
 // prepareNearMiss prepares a reply as the agent does in XML mode: the
 // reasoning channel joins the reply's thinking, where a call is taken
 // from when the reply's text has none.
-func prepareNearMiss(ex *executor.Executor, cat hub.Catalog, nm nearMiss) executor.Plan {
+func prepareNearMiss(ex *executor.Executor, cat mcpgram.Catalog, nm nearMiss) executor.Plan {
 	r := toolcall.Parse(nm.reply)
 	r.Thinking = strings.TrimSpace(nm.reasoning + "\n" + r.Thinking)
 	if withCall, ok := r.CallFromThinking(); ok {
@@ -303,10 +303,10 @@ func TestRepairedCallIsApproved(t *testing.T) {
 func TestRepairNames(t *testing.T) {
 	cat := repairCatalog()
 	cat.Servers = append(cat.Servers,
-		hub.ServerInfo{Name: "Web", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "fetch", InputSchema: json.RawMessage(`{}`)}}},
-		hub.ServerInfo{Name: "cased", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "Get", InputSchema: json.RawMessage(`{}`)}, {Name: "get", InputSchema: json.RawMessage(`{}`)}}},
+		mcpgram.ServerInfo{Name: "Web", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{{Name: "fetch", InputSchema: json.RawMessage(`{}`)}}},
+		mcpgram.ServerInfo{Name: "cased", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{{Name: "Get", InputSchema: json.RawMessage(`{}`)}, {Name: "get", InputSchema: json.RawMessage(`{}`)}}},
 	)
-	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(cat.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	tests := []struct {
 		name, server, tool string
 		want               string // server/tool, or the problem
@@ -318,8 +318,8 @@ func TestRepairNames(t *testing.T) {
 		{"joined name in another case", "", "CASED__get", "cased/get"},
 		{"failed server in another case is not run", "Broken", "x", string(executor.ProblemUnknownServer)},
 	}
-	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "broken", Status: hub.StatusFailed})
-	slices.SortFunc(cat.Servers, func(a, b hub.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	cat.Servers = append(cat.Servers, mcpgram.ServerInfo{Name: "broken", Status: mcpgram.StatusFailed})
+	slices.SortFunc(cat.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	ex := executor.New(nil, executor.Options{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -335,7 +335,7 @@ func TestRepairNames(t *testing.T) {
 		})
 	}
 	// A server still starting may have the tool: nothing is inferred.
-	cat.Servers = append(cat.Servers, hub.ServerInfo{Name: "zeta", Status: hub.StatusStarting})
+	cat.Servers = append(cat.Servers, mcpgram.ServerInfo{Name: "zeta", Status: mcpgram.StatusStarting})
 	if _, err := ex.Check(cat, onlyBlock(t, call("", "fetch", "{}"))); err == nil {
 		t.Errorf("server inferred while another server is starting")
 	}

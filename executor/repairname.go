@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -21,14 +21,14 @@ var joiners = []string{"__", ".", "/"}
 
 // A toolMatch is a tool a call may mean, with the repairs that found it.
 type toolMatch struct {
-	server hub.ServerInfo
+	server mcpgram.ServerInfo
 	tool   string // as the server names it
 	kinds  []string
 }
 
 // resolveTool finds the one tool that server and tool name, repairing
 // the name where exactly one fits, or returns feedback.
-func resolveTool(cat hub.Catalog, server, tool string) (toolMatch, *CheckError) {
+func resolveTool(cat mcpgram.Catalog, server, tool string) (toolMatch, *CheckError) {
 	if server != "" {
 		s, kinds, found, cerr := namedServer(cat, server)
 		if cerr != nil {
@@ -84,9 +84,9 @@ func related(written, name string) bool {
 // namedServer returns the server of that name, running or on its way up,
 // or the one whose name differs only in case. found is false when no
 // server has the name in any case.
-func namedServer(cat hub.Catalog, name string) (s hub.ServerInfo, kinds []string, found bool, cerr *CheckError) {
+func namedServer(cat mcpgram.Catalog, name string) (s mcpgram.ServerInfo, kinds []string, found bool, cerr *CheckError) {
 	if _, ok := cat.Server(name); !ok {
-		var folded []hub.ServerInfo
+		var folded []mcpgram.ServerInfo
 		for _, s := range cat.Servers {
 			if strings.EqualFold(s.Name, name) {
 				folded = append(folded, s)
@@ -110,7 +110,7 @@ func namedServer(cat hub.Catalog, name string) (s hub.ServerInfo, kinds []string
 }
 
 // toolOn finds the tool on the server the call named.
-func toolOn(cat hub.Catalog, s hub.ServerInfo, name string, kinds []string) (toolMatch, *CheckError) {
+func toolOn(cat mcpgram.Catalog, s mcpgram.ServerInfo, name string, kinds []string) (toolMatch, *CheckError) {
 	if s.Coming() {
 		// Its tools are not known until it is up: the hub waits for it,
 		// and the server itself judges the name. Only the "server__tool"
@@ -142,7 +142,7 @@ func toolOn(cat hub.Catalog, s hub.ServerInfo, name string, kinds []string) (too
 // toolsMatching returns the tools of s that name may mean: the tool of
 // that exact name alone if there is one, else those that differ only in
 // case, or whose name follows s's name and a joiner.
-func toolsMatching(s hub.ServerInfo, name string) []toolMatch {
+func toolsMatching(s mcpgram.ServerInfo, name string) []toolMatch {
 	if _, ok := s.Tool(name); ok {
 		return []toolMatch{{s, name, nil}}
 	}
@@ -192,7 +192,7 @@ func appendKind(kinds []string, k string) []string {
 
 // unknownServer is the feedback when no server has the name given and the
 // tool's name did not tell one.
-func unknownServer(cat hub.Catalog, server, tool string) *CheckError {
+func unknownServer(cat mcpgram.Catalog, server, tool string) *CheckError {
 	if server == "" {
 		return problem(ProblemMissingParam, "Missing value for required parameter 'server_name'. Retry with the complete block:\n%s", usage[toolcall.UseMCPTool])
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -19,7 +20,7 @@ import (
 // real server cannot produce the case (exact sizes, hostile output,
 // timing). The real round trip is TestRun.
 type fakeHub struct {
-	call    func(server, tool string, args map[string]any) (*hub.Result, error)
+	call    func(server, tool string, args map[string]any) (*mcpgram.Result, error)
 	running atomic.Int32
 	peak    atomic.Int32
 	delay   time.Duration
@@ -31,7 +32,7 @@ type fakeHub struct {
 	metOnce sync.Once
 }
 
-func (f *fakeHub) CallTool(ctx context.Context, caller hub.Caller, server, tool string, args map[string]any) (*hub.Result, error) {
+func (f *fakeHub) CallTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error) {
 	n := f.running.Add(1)
 	defer f.running.Add(-1)
 	for {
@@ -58,12 +59,12 @@ func (f *fakeHub) CallTool(ctx context.Context, caller hub.Caller, server, tool 
 	return f.call(server, tool, args)
 }
 
-func (f *fakeHub) ReadResource(ctx context.Context, caller hub.Caller, server, uri string) (*hub.Result, error) {
-	return &hub.Result{Content: []hub.Content{{Type: hub.ContentResource, URI: uri, Text: "contents of " + uri}}}, nil
+func (f *fakeHub) ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error) {
+	return &mcpgram.Result{Content: []mcpgram.Content{{Type: mcpgram.ContentResource, URI: uri, Text: "contents of " + uri}}}, nil
 }
 
-func text(s string) *hub.Result {
-	return &hub.Result{Content: []hub.Content{{Type: hub.ContentText, Text: s}}}
+func text(s string) *mcpgram.Result {
+	return &mcpgram.Result{Content: []mcpgram.Content{{Type: mcpgram.ContentText, Text: s}}}
 }
 
 func echoCall(msg string) executor.Call {
@@ -74,33 +75,33 @@ func TestRunFormat(t *testing.T) {
 	errBoom := errors.New(`call tool "echo" on "everything": timed out after 60s`)
 	tests := []struct {
 		name   string
-		result *hub.Result
+		result *mcpgram.Result
 		err    error
 		ok     bool
 		want   string
 	}{
 		{"success", text("Echo: hi"), nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\nEcho: hi\n```"},
-		{"tool error", &hub.Result{IsError: true, Content: []hub.Content{{Type: hub.ContentText, Text: "bad input"}}}, nil, false,
+		{"tool error", &mcpgram.Result{IsError: true, Content: []mcpgram.Content{{Type: mcpgram.ContentText, Text: "bad input"}}}, nil, false,
 			"[use_mcp_tool for 'echo' on 'everything'] Error:\n```\nbad input\n```"},
 		{"transport error", nil, errBoom, false,
 			"[use_mcp_tool for 'echo' on 'everything'] Error:\n```\ncall tool \"echo\" on \"everything\": timed out after 60s\n```"},
-		{"empty", &hub.Result{}, nil, true,
+		{"empty", &mcpgram.Result{}, nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n(no output)"},
-		{"image kept and described", &hub.Result{Content: []hub.Content{{Type: hub.ContentText, Text: "A tiny image:"}, {Type: hub.ContentImage, MIMEType: "image/png", Data: []byte("PNG!")}}}, nil, true,
+		{"image kept and described", &mcpgram.Result{Content: []mcpgram.Content{{Type: mcpgram.ContentText, Text: "A tiny image:"}, {Type: mcpgram.ContentImage, MIMEType: "image/png", Data: []byte("PNG!")}}}, nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\nA tiny image:\n[image image/png, 4 bytes, shown to the user]\n```"},
-		{"resources, links and audio described", &hub.Result{Content: []hub.Content{
-			{Type: hub.ContentResource, URI: "demo://a", Text: "text of a"},
-			{Type: hub.ContentResource, URI: "demo://b", MIMEType: "application/gzip", Data: []byte{1, 2, 3}},
-			{Type: hub.ContentResourceLink, URI: "demo://c", Name: "c"},
-			{Type: hub.ContentAudio, MIMEType: "audio/wav", Data: []byte{1}},
+		{"resources, links and audio described", &mcpgram.Result{Content: []mcpgram.Content{
+			{Type: mcpgram.ContentResource, URI: "demo://a", Text: "text of a"},
+			{Type: mcpgram.ContentResource, URI: "demo://b", MIMEType: "application/gzip", Data: []byte{1, 2, 3}},
+			{Type: mcpgram.ContentResourceLink, URI: "demo://c", Name: "c"},
+			{Type: mcpgram.ContentAudio, MIMEType: "audio/wav", Data: []byte{1}},
 		}}, nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\n[resource demo://a]\ntext of a\n[resource demo://b]\n[binary resource demo://b, application/gzip, 3 bytes]\n[resource link \"c\": demo://c, offered to the user to open]\n[audio audio/wav, 1 bytes]\n```"},
-		{"structured content repeated as text goes once, compact", &hub.Result{Structured: []byte(`{"a":1,"b":[true]}`),
-			Content: []hub.Content{{Type: hub.ContentText, Text: "{\n  \"b\": [true],\n  \"a\": 1\n}"}}}, nil, true,
+		{"structured content repeated as text goes once, compact", &mcpgram.Result{Structured: []byte(`{"a":1,"b":[true]}`),
+			Content: []mcpgram.Content{{Type: mcpgram.ContentText, Text: "{\n  \"b\": [true],\n  \"a\": 1\n}"}}}, nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\n{\"a\":1,\"b\":[true]}\n```"},
-		{"structured content beside other text", &hub.Result{Structured: []byte(`{"high":24}`),
-			Content: []hub.Content{{Type: hub.ContentText, Text: "Mild."}}}, nil, true,
+		{"structured content beside other text", &mcpgram.Result{Structured: []byte(`{"high":24}`),
+			Content: []mcpgram.Content{{Type: mcpgram.ContentText, Text: "Mild."}}}, nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\nMild.\n[structured result] {\"high\":24}\n```"},
 		{"invalid UTF-8 repaired", text("a\xffb"), nil, true,
 			"[use_mcp_tool for 'echo' on 'everything'] Result:\n```\na\uFFFDb\n```"},
@@ -109,9 +110,9 @@ func TestRunFormat(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeHub{call: func(string, string, map[string]any) (*hub.Result, error) { return tc.result, tc.err }}
+			f := &fakeHub{call: func(string, string, map[string]any) (*mcpgram.Result, error) { return tc.result, tc.err }}
 			ex := executor.New(f, executor.Options{})
-			o := ex.RunOne(context.Background(), hub.Caller{UserID: "1", ChatID: "1"}, echoCall("hi"))
+			o := ex.RunOne(context.Background(), mcpgram.Caller{UserID: "1", ChatID: "1"}, echoCall("hi"))
 			if o.OK != tc.ok {
 				t.Errorf("OK = %v, want %v", o.OK, tc.ok)
 			}
@@ -130,9 +131,9 @@ func TestRunFormat(t *testing.T) {
 
 func TestRunCapsOutput(t *testing.T) {
 	body := strings.Repeat("é", 40) // 80 bytes, 2 per rune
-	f := &fakeHub{call: func(string, string, map[string]any) (*hub.Result, error) { return text(body), nil }}
+	f := &fakeHub{call: func(string, string, map[string]any) (*mcpgram.Result, error) { return text(body), nil }}
 	ex := executor.New(f, executor.Options{MaxOutput: 51})
-	o := ex.RunOne(context.Background(), hub.Caller{}, echoCall("x"))
+	o := ex.RunOne(context.Background(), mcpgram.Caller{}, echoCall("x"))
 	want := "[use_mcp_tool for 'echo' on 'everything'] Result:\n```\n" + strings.Repeat("é", 25) + "\n```\n(Output cut at 50 bytes: 30 more bytes were not shown.)"
 	if o.Text != want {
 		t.Errorf("got  %q\nwant %q", o.Text, want)
@@ -143,10 +144,10 @@ func TestRunCapsOutput(t *testing.T) {
 }
 
 func TestRunDefaultCap(t *testing.T) {
-	f := &fakeHub{call: func(string, string, map[string]any) (*hub.Result, error) {
+	f := &fakeHub{call: func(string, string, map[string]any) (*mcpgram.Result, error) {
 		return text(strings.Repeat("a", 100_000)), nil
 	}}
-	o := executor.New(f, executor.Options{}).RunOne(context.Background(), hub.Caller{}, echoCall("x"))
+	o := executor.New(f, executor.Options{}).RunOne(context.Background(), mcpgram.Caller{}, echoCall("x"))
 	if !strings.HasSuffix(o.Text, "(Output cut at 32768 bytes: 67232 more bytes were not shown.)") {
 		t.Errorf("got suffix %q", o.Text[len(o.Text)-80:])
 	}
@@ -163,7 +164,7 @@ func TestRunHeaderNamesCannotForge(t *testing.T) {
 func TestRunConcurrentInOrder(t *testing.T) {
 	// No call returns before DefaultMaxParallel are in flight at once: run
 	// one at a time, the first would wait until the generous deadline.
-	f := &fakeHub{delay: 50 * time.Millisecond, meet: executor.DefaultMaxParallel, met: make(chan struct{}), call: func(_, _ string, args map[string]any) (*hub.Result, error) {
+	f := &fakeHub{delay: 50 * time.Millisecond, meet: executor.DefaultMaxParallel, met: make(chan struct{}), call: func(_, _ string, args map[string]any) (*mcpgram.Result, error) {
 		return text("Echo: " + args["message"].(string)), nil
 	}}
 	ex := executor.New(f, executor.Options{})
@@ -174,7 +175,7 @@ func TestRunConcurrentInOrder(t *testing.T) {
 	calls = append(calls, executor.Call{Name: toolcall.AccessMCPResource, Server: "everything", URI: "demo://x"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	outs := ex.Run(ctx, hub.Caller{}, calls)
+	outs := ex.Run(ctx, mcpgram.Caller{}, calls)
 	if len(outs) != len(calls) {
 		t.Fatalf("got %d outcomes, want %d", len(outs), len(calls))
 	}
@@ -196,10 +197,10 @@ func TestRunConcurrentInOrder(t *testing.T) {
 }
 
 func TestRunCancelled(t *testing.T) {
-	f := &fakeHub{delay: time.Hour, call: func(string, string, map[string]any) (*hub.Result, error) { return text("late"), nil }}
+	f := &fakeHub{delay: time.Hour, call: func(string, string, map[string]any) (*mcpgram.Result, error) { return text("late"), nil }}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	outs := executor.New(f, executor.Options{}).Run(ctx, hub.Caller{}, []executor.Call{echoCall("a"), echoCall("b")})
+	outs := executor.New(f, executor.Options{}).Run(ctx, mcpgram.Caller{}, []executor.Call{echoCall("a"), echoCall("b")})
 	for i, o := range outs {
 		if o.OK || !errors.Is(o.Err, context.Canceled) {
 			t.Errorf("outcome %d: OK=%v Err=%v, want cancelled", i, o.OK, o.Err)
@@ -278,7 +279,7 @@ func testRun(t *testing.T, s server) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	outs := ex.Run(ctx, hub.Caller{UserID: "42", ChatID: "42"}, calls)
+	outs := ex.Run(ctx, mcpgram.Caller{UserID: "42", ChatID: "42"}, calls)
 	on := " on '" + s.name + "'] Result:\n```\n"
 	wants := []string{
 		"[use_mcp_tool for 'echo'" + on + s.echoed + "\n```",
@@ -307,7 +308,7 @@ func testRunToolError(t *testing.T, s server) {
 	h := s.start(t)
 	ex := executor.New(h, executor.Options{})
 	c := executor.Call{Name: toolcall.UseMCPTool, Server: s.name, Tool: s.add, Arguments: map[string]any{"a": "x"}}
-	o := ex.RunOne(context.Background(), hub.Caller{UserID: "1", ChatID: "1"}, c)
+	o := ex.RunOne(context.Background(), mcpgram.Caller{UserID: "1", ChatID: "1"}, c)
 	if o.OK || !strings.HasPrefix(o.Text, "[use_mcp_tool for '"+s.add+"' on '"+s.name+"'] Error:\n") {
 		t.Errorf("OK=%v err=%v text=%q", o.OK, o.Err, o.Text)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolcall"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
@@ -28,7 +28,7 @@ type indexes struct {
 
 // index returns the search index of cat's running tools, built once per
 // catalog version and set of running servers.
-func (x *indexes) index(cat hub.Catalog) *toolsearch.Index {
+func (x *indexes) index(cat mcpgram.Catalog) *toolsearch.Index {
 	var key strings.Builder
 	for _, s := range cat.Running() {
 		fmt.Fprintf(&key, "%s\x00%d\x00", s.Name, len(s.Tools))
@@ -51,7 +51,7 @@ const SearchLimit = toolsearch.DefaultLimit
 
 // Search returns the tools of cat's running servers that the
 // search_tools call c finds, best first, at most SearchLimit.
-func (e *Executor) Search(cat hub.Catalog, c Call) []toolsearch.Hit {
+func (e *Executor) Search(cat mcpgram.Catalog, c Call) []toolsearch.Hit {
 	return e.indexes.index(cat).Search(toolsearch.Query{Text: c.Query, Server: c.Server, Limit: SearchLimit})
 }
 
@@ -61,7 +61,7 @@ const maxSuggested = 3
 // suggest adds to the feedback of a call of a tool the catalog does not
 // have the tools that a search for its name finds, so that a model that
 // misremembers a name it was never shown gets what it probably meant.
-func (e *Executor) suggest(cat hub.Catalog, b toolcall.Block, err error) error {
+func (e *Executor) suggest(cat mcpgram.Catalog, b toolcall.Block, err error) error {
 	ce, ok := err.(*CheckError)
 	if !ok || b.Name != toolcall.UseMCPTool {
 		return err

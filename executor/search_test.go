@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/realtools"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -89,7 +89,7 @@ func TestSearch(t *testing.T) {
 	narrowed.Servers = slices.Clone(cat.Servers)
 	for i, s := range narrowed.Servers {
 		if s.Name == "slack" {
-			narrowed.Servers[i].Status, narrowed.Servers[i].Tools = hub.StatusDisabled, nil
+			narrowed.Servers[i].Status, narrowed.Servers[i].Tools = mcpgram.StatusDisabled, nil
 		}
 	}
 	if got := names(executor.Call{Name: toolcall.SearchTools, Query: "post a message to a slack channel"}); got[0] != "slack/slack_post_message" {

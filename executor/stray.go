@@ -7,7 +7,7 @@ package executor
 import (
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -16,7 +16,7 @@ import (
 // use_mcp_tool's parameters written without their wrapper. It returns a
 // *CheckError with feedback for the model, or nil. Call it on replies with
 // no blocks, before taking their text as the answer.
-func checkText(cat hub.Catalog, text string) error {
+func checkText(cat mcpgram.Catalog, text string) error {
 	if strings.Contains(text, "<server_name>") && (strings.Contains(text, "<tool_name>") || strings.Contains(text, "<uri>")) {
 		return problem(ProblemMisformatted, "Your message holds <server_name> and <tool_name> or <uri> tags outside a tool block, so nothing was called. Wrap them in <use_mcp_tool> or <access_mcp_resource>:\n%s", usage[toolcall.UseMCPTool])
 	}

@@ -19,13 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram"
 )
 
 // ConnectTool is the tool a per-user server lists until its own tools are
@@ -44,43 +43,6 @@ var (
 	// errNoUser: a call of a per-user server made for nobody.
 	errNoUser = errors.New("this server acts as each user's own account, and the call is made for no user")
 )
-
-// A Connection asks a user to connect their own account to a per-user
-// server mid-call.
-type Connection struct {
-	// Caller is whose account it is, and whose call waits.
-	Caller Caller
-	Server string
-	// URL is the server's address, whose host the user is shown.
-	URL   string
-	begin func(ctx context.Context, redirectURI, tag string) (string, error)
-}
-
-// Host is the full domain of the server's address.
-func (c Connection) Host() string {
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
-}
-
-// Begin begins the sign-in, whose browser comes back to redirectURI, and
-// returns the URL to send the user to. tag is handed back when the
-// sign-in finishes (oauth.Finished.Tag), naming what waits for it.
-func (c Connection) Begin(ctx context.Context, redirectURI, tag string) (string, error) {
-	if c.begin == nil {
-		return "", errors.New("no sign-ins: the hub has no Authorizer")
-	}
-	return c.begin(ctx, redirectURI, tag)
-}
-
-// A Connector asks users to connect their accounts. Connect returns once
-// the user connected (ElicitAccept: the sign-in is kept), refused
-// (ElicitDecline), or did not in time or ctx ended (ElicitCancel).
-type Connector interface {
-	Connect(ctx context.Context, c Connection) (ElicitAction, error)
-}
 
 // accounts are the sessions of a per-user server, by user.
 type accounts struct {
@@ -215,9 +177,9 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	u := newAccounts(idle)
 	s.mu.Lock()
 	s.users = u
-	s.status, s.errMsg, s.exitCode, s.lastStderr = StatusRunning, "", -1, ""
+	s.status, s.errMsg, s.exitCode, s.lastStderr = mcpgram.StatusRunning, "", -1, ""
 	s.about = "Each user connects their own account; its tools are listed once someone has."
-	s.tools, s.synthetic = []Tool{connectTool(s.name)}, true
+	s.tools, s.synthetic = []mcpgram.Tool{connectTool(s.name)}, true
 	s.mu.Unlock()
 	s.hub.changed()
 	s.log.Info("server runs for each user's own account")
@@ -230,8 +192,8 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	return nil
 }
 
-func connectTool(server string) Tool {
-	return Tool{
+func connectTool(server string) mcpgram.Tool {
+	return mcpgram.Tool{
 		Name:        ConnectTool,
 		Title:       "Connect your account",
 		Description: fmt.Sprintf("Connects the user's own account to %s (the user is asked to sign in), then lists the server's tools. Each user connects their own account.", server),
@@ -258,7 +220,7 @@ func (h *Hub) Sessions(server string) int {
 // requestAs is request on the caller's own session of a per-user server;
 // a sign-in the session needs mid-call is asked for once, and the request
 // sent again.
-func (s *server) requestAs(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
+func (s *server) requestAs(ctx context.Context, method string, params map[string]any, caller mcpgram.Caller, tool, uri string) (json.RawMessage, error) {
 	for again := false; ; again = true {
 		ss, u, cfg, err := s.sessionFor(ctx, caller)
 		if err != nil {
@@ -271,7 +233,7 @@ func (s *server) requestAs(ctx context.Context, method string, params map[string
 			raw, err = s.requestOn(ctx, ss.c, cfg, method, params, caller, tool, uri)
 		}
 		u.release(ss)
-		if err == nil || !errors.Is(err, oauth.ErrSignInRequired) || again {
+		if err == nil || !errors.Is(err, mcpgram.ErrSignInRequired) || again {
 			return raw, err
 		}
 		// The sign-in ended (revoked, or its refresh refused): ask again.
@@ -305,12 +267,12 @@ func (s *server) connected() (json.RawMessage, error) {
 
 // sessionFor returns the caller's session, counted busy, opening it, and
 // asking the caller to connect first if need be.
-func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *accounts, config, error) {
+func (s *server) sessionFor(ctx context.Context, caller mcpgram.Caller) (*session, *accounts, config, error) {
 	s.mu.Lock()
 	u, cfg := s.users, s.cfg
 	s.mu.Unlock()
 	if u == nil {
-		return nil, nil, cfg, fmt.Errorf("%w (%s)", ErrNotRunning, s.info().Status)
+		return nil, nil, cfg, fmt.Errorf("%w (%s)", mcpgram.ErrNotRunning, s.info().Status)
 	}
 	if caller.UserID == "" {
 		return nil, nil, cfg, errNoUser
@@ -329,12 +291,12 @@ func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *acco
 			ss, ok := u.add(caller.UserID, c)
 			if !ok {
 				_ = s.shutdown(c)
-				return nil, nil, cfg, fmt.Errorf("%w (stopped)", ErrNotRunning)
+				return nil, nil, cfg, fmt.Errorf("%w (stopped)", mcpgram.ErrNotRunning)
 			}
 			go s.keep(u, caller.UserID, ss)
 			return ss, u, cfg, nil
 		}
-		if !errors.Is(err, oauth.ErrSignInRequired) || asked {
+		if !errors.Is(err, mcpgram.ErrSignInRequired) || asked {
 			return nil, nil, cfg, err
 		}
 		if err := s.connectAccount(ctx, caller, cfg); err != nil {
@@ -345,14 +307,14 @@ func (s *server) sessionFor(ctx context.Context, caller Caller) (*session, *acco
 
 // connectAccount asks the caller to connect their account, and returns
 // nil once they have.
-func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) error {
+func (s *server) connectAccount(ctx context.Context, caller mcpgram.Caller, cfg config) error {
 	ask, auth := s.hub.opts.Connector, s.hub.opts.Auth
 	if ask == nil || auth == nil {
 		return fmt.Errorf("%w: %s acts as each user's own account, and nobody can be asked to connect here", ErrNotConnected, s.name)
 	}
-	conn := Connection{Caller: caller, Server: s.name, URL: cfg.url,
-		begin: func(ctx context.Context, redirectURI, tag string) (string, error) {
-			req := oauth.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+	conn := mcpgram.Connection{Caller: caller, Server: s.name, URL: cfg.url,
+		BeginFunc: func(ctx context.Context, redirectURI, tag string) (string, error) {
+			req := mcpgram.SignIn{Server: s.name, UserID: caller.UserID, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 			return auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
 		}}
 	s.log.Info("asking a user to connect their account", "user", caller.UserID)
@@ -360,10 +322,10 @@ func (s *server) connectAccount(ctx context.Context, caller Caller, cfg config) 
 	switch {
 	case err != nil:
 		return fmt.Errorf("connect to %s: %w", s.name, err)
-	case action == ElicitAccept:
+	case action == mcpgram.ElicitAccept:
 		s.log.Info("a user connected their account", "user", caller.UserID)
 		return nil
-	case action == ElicitDecline:
+	case action == mcpgram.ElicitDecline:
 		return fmt.Errorf("%w: the user declined to connect their account to %s", ErrNotConnected, s.name)
 	}
 	if ctx.Err() != nil {
@@ -505,7 +467,7 @@ func (h *Hub) beginSignIn(ctx context.Context, server, user, redirectURI, tag st
 	case h.opts.Auth == nil:
 		return "", "", errors.New("no sign-ins: the hub has no Authorizer")
 	}
-	req := oauth.SignIn{Server: server, UserID: user, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
+	req := mcpgram.SignIn{Server: server, UserID: user, ServerURL: cfg.url, Config: cfg.oauth, Tag: tag}
 	authURL, err = h.opts.Auth.BeginSignIn(ctx, req, cfg.headers, redirectURI)
-	return authURL, Connection{URL: cfg.url}.Host(), err
+	return authURL, mcpgram.Connection{URL: cfg.url}.Host(), err
 }

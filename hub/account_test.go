@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -31,31 +32,31 @@ type connector struct {
 	hosts []string
 }
 
-func (c *connector) Connect(ctx context.Context, conn hub.Connection) (hub.ElicitAction, error) {
+func (c *connector) Connect(ctx context.Context, conn mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	c.mu.Lock()
 	c.asked[conn.Caller.UserID]++
 	c.hosts = append(c.hosts, conn.Host())
 	account, ok := c.accounts[conn.Caller.UserID]
 	c.mu.Unlock()
 	if !ok {
-		return hub.ElicitDecline, nil
+		return mcpgram.ElicitDecline, nil
 	}
 	authURL, err := conn.Begin(ctx, "http://127.0.0.1/oauth/callback", "tag")
 	if err != nil {
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
 	back, err := oauthfake.Authorize(ctx, authURL, account)
 	if err != nil {
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
 	u, err := url.Parse(back)
 	if err != nil {
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
 	if _, err := c.m.FinishAs(ctx, u.Query(), conn.Server, conn.Caller.UserID); err != nil {
-		return hub.ElicitCancel, err
+		return mcpgram.ElicitCancel, err
 	}
-	return hub.ElicitAccept, nil
+	return mcpgram.ElicitAccept, nil
 }
 
 func (c *connector) times(user string) int {
@@ -108,10 +109,10 @@ func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
 		t.Fatalf("tools before anyone connected = %v, want [connect]", got)
 	}
 	info := h.Catalog().Servers[0]
-	if !info.PerUser || info.Status != hub.StatusRunning {
+	if !info.PerUser || info.Status != mcpgram.StatusRunning {
 		t.Errorf("server = %+v, want running and per-user", info)
 	}
-	u1 := hub.Caller{UserID: "u1", ChatID: "c1"}
+	u1 := mcpgram.Caller{UserID: "u1", ChatID: "c1"}
 	res, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil)
 	if err != nil || !strings.Contains(res.Text(), "whoami") {
 		t.Fatalf("connect = %v, %v; want the server's tools listed", res, err)
@@ -120,7 +121,7 @@ func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
 		t.Fatalf("tools once connected = %v, want [whoami]", got)
 	}
 	for _, tc := range []struct{ user, want string }{{"u1", "alice"}, {"u2", "bob"}, {"u1", "alice"}, {"u2", "bob"}} {
-		res, err := h.CallTool(t.Context(), hub.Caller{UserID: tc.user, ChatID: "c-" + tc.user}, "mine", "whoami", nil)
+		res, err := h.CallTool(t.Context(), mcpgram.Caller{UserID: tc.user, ChatID: "c-" + tc.user}, "mine", "whoami", nil)
 		if err != nil || res.Text() != tc.want {
 			t.Fatalf("whoami for %s = %v, %v; want %s", tc.user, res, err, tc.want)
 		}
@@ -140,14 +141,14 @@ func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
 // a call for nobody is refused without asking anyone.
 func TestDeclinedConnection(t *testing.T) {
 	h, c, fake := startAccounts(t, time.Minute)
-	_, err := h.CallTool(t.Context(), hub.Caller{UserID: "u3", ChatID: "c3"}, "mine", hub.ConnectTool, nil)
+	_, err := h.CallTool(t.Context(), mcpgram.Caller{UserID: "u3", ChatID: "c3"}, "mine", hub.ConnectTool, nil)
 	if !errors.Is(err, hub.ErrNotConnected) || !strings.Contains(err.Error(), "declined") {
 		t.Fatalf("call of a user who declined = %v, want ErrNotConnected saying declined", err)
 	}
 	if n := fake.Counts().CodeExchanges; n != 0 {
 		t.Errorf("code exchanges = %d, want 0", n)
 	}
-	if _, err := h.CallTool(t.Context(), hub.Caller{ChatID: "c3"}, "mine", hub.ConnectTool, nil); err == nil {
+	if _, err := h.CallTool(t.Context(), mcpgram.Caller{ChatID: "c3"}, "mine", hub.ConnectTool, nil); err == nil {
 		t.Error("a call for no user went through")
 	}
 	if n := c.times(""); n != 0 {
@@ -159,7 +160,7 @@ func TestDeclinedConnection(t *testing.T) {
 // without asking to connect again (the sign-in is kept).
 func TestIdleSessionCloses(t *testing.T) {
 	h, c, _ := startAccounts(t, 100*time.Millisecond)
-	u1 := hub.Caller{UserID: "u1", ChatID: "c1"}
+	u1 := mcpgram.Caller{UserID: "u1", ChatID: "c1"}
 	if _, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestAccountSetting(t *testing.T) {
 	})
 	want := map[string]string{"odd": `oauth.account "everyone": want "operator"`, "local": `a stdio server cannot act as each user's account`}
 	for _, s := range h.Catalog().Servers {
-		if s.Status != hub.StatusFailed || !strings.Contains(s.Error, want[s.Name]) {
+		if s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, want[s.Name]) {
 			t.Errorf("%s: %s %q, want failed saying %q", s.Name, s.Status, s.Error, want[s.Name])
 		}
 	}
@@ -214,7 +215,7 @@ func TestBeginConnect(t *testing.T) {
 	if err != nil || done.Tag != "7" {
 		t.Fatalf("FinishAs = %+v, %v; want u1's sign-in tagged 7", done, err)
 	}
-	u1 := hub.Caller{UserID: "u1", ChatID: "c1"}
+	u1 := mcpgram.Caller{UserID: "u1", ChatID: "c1"}
 	if _, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil); err != nil {
 		t.Fatal(err)
 	}

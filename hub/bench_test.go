@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -134,7 +135,7 @@ func BenchmarkStart(b *testing.B) {
 				}
 				total += time.Since(start)
 				for _, s := range h.Catalog().Servers {
-					if s.Status != hub.StatusRunning {
+					if s.Status != mcpgram.StatusRunning {
 						b.Fatalf("%s: %s (%s)", s.Name, s.Status, s.Error)
 					}
 				}
@@ -263,7 +264,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 	var total time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		waitStatus(b, h, "echo", hub.StatusRunning)
+		waitStatus(b, h, "echo", mcpgram.StatusRunning)
 		inflight := make(chan error, 1)
 		go func() {
 			_, err := h.CallTool(ctx, local, "echo", "sleep", map[string]any{"ms": 60000})
@@ -276,7 +277,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		_, _ = h.CallTool(ctx, local, "echo", "crash", nil)
-		if err := <-inflight; !errors.Is(err, hub.ErrNotRunning) {
+		if err := <-inflight; !errors.Is(err, mcpgram.ErrNotRunning) {
 			b.Fatalf("in-flight call: %v, want ErrNotRunning", err)
 		}
 		total += time.Since(start)
@@ -332,7 +333,7 @@ func BenchmarkSandboxedStart(b *testing.B) {
 				if err := h.Start(context.Background()); err != nil {
 					b.Fatal(err)
 				}
-				if s, _ := h.Catalog().Server("echo"); s.Status != hub.StatusRunning {
+				if s, _ := h.Catalog().Server("echo"); s.Status != mcpgram.StatusRunning {
 					b.Fatalf("echo is %s: %s", s.Status, s.Error)
 				}
 				if err := h.Close(); err != nil {

@@ -12,19 +12,15 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub/confine"
 )
-
-// Bounds are what one stdio server may take of the machine (its entry's
-// "limits"); see catalog.Bounds.
-type Bounds = catalog.Bounds
 
 // DefaultBounds are the bounds of a server whose entry sets none. Each is
 // several times what the bundled servers and the popular npm servers take
 // in normal use (docs/security.md gives the figures), and far below what
 // would hurt the machine.
-var DefaultBounds = Bounds{
+var DefaultBounds = mcpgram.Bounds{
 	Memory:    2 << 30,
 	Processes: 256,
 	Tmp:       256 << 20,
@@ -45,7 +41,7 @@ type boundsEntry struct {
 }
 
 // readBounds reads an entry's "limits" over DefaultBounds.
-func readBounds(raw json.RawMessage) (Bounds, error) {
+func readBounds(raw json.RawMessage) (mcpgram.Bounds, error) {
 	b := DefaultBounds
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -122,7 +118,7 @@ func readBound(raw json.RawMessage, size bool) (int64, error) {
 // look (a storm, one huge allocation) is held until the hub stops it. The
 // processes one is a resource limit only where it counts the server alone
 // (own), not the bot and every other process of the bot's user.
-func limits(b Bounds, own bool) confine.Limits {
+func limits(b mcpgram.Bounds, own bool) confine.Limits {
 	l := confine.Limits{Memory: 2 * b.Memory, FileSize: b.FileSize}
 	if own && b.Processes > 0 {
 		l.Processes = b.Processes + max(b.Processes/8, 4)
@@ -149,7 +145,7 @@ var outOfMemory = []string{"heap out of memory", "out of memory", "Cannot alloca
 // ended: by its exit status (the kernel's signal for a file past the
 // bound, directly or as bubblewrap passes it on, 128+signal), or because
 // it said it ran out of memory.
-func endedByBound(b Bounds, signal string, code int, outOfMemory bool) error {
+func endedByBound(b mcpgram.Bounds, signal string, code int, outOfMemory bool) error {
 	const sigxfsz = 25
 	if b.FileSize > 0 && (strings.Contains(signal, "file size limit exceeded") || code == 128+sigxfsz) {
 		return &boundError{"file size", humanize.IBytes(uint64(b.FileSize))}
@@ -170,7 +166,7 @@ var refusedFork = []string{"failed to create new OS thread", "fork: Resource tem
 // server has many processes waiting, or crashing, and none doing its
 // work. A line that says it ran out of memory is remembered, for when it
 // ends.
-func (s *server) stderrBound(c *conn, b Bounds, line string) {
+func (s *server) stderrBound(c *conn, b mcpgram.Bounds, line string) {
 	has := func(m string) bool { return strings.Contains(line, m) }
 	if b.Memory > 0 && slices.ContainsFunc(outOfMemory, has) {
 		c.outOfMemory.Store(true)
@@ -195,7 +191,7 @@ func (s *server) stopPastBound(c *conn, err error, u usage) {
 // its bounds: the kernel holds each process to them as it runs, but only
 // the whole tree's count and memory say the server as a whole is past
 // them. It ends when the process does.
-func (s *server) watchBounds(c *conn, b Bounds) {
+func (s *server) watchBounds(c *conn, b mcpgram.Bounds) {
 	if b.Processes <= 0 && b.Memory <= 0 {
 		return
 	}

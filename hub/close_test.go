@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -32,7 +33,7 @@ func TestCloseNamesServersThatHadToBeKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	shell := parentOf(t, pidOf(t, h, "stubborn"))
-	if s := server(t, h, "clean"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "clean"); s.Status != mcpgram.StatusRunning {
 		t.Fatalf("clean is %s, want running", s.Status)
 	}
 

@@ -20,74 +20,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram"
 )
-
-// The modes of an elicitation.
-const (
-	// ElicitForm asks for the fields of a flat JSON Schema object.
-	ElicitForm = "form"
-	// ElicitURL asks the user to visit a URL, outside the chat.
-	ElicitURL = "url"
-)
-
-// An ElicitAction is the user's answer to an elicitation.
-type ElicitAction string
-
-// The answers a server may get.
-const (
-	// ElicitAccept: the user submitted the form (Content holds it) or
-	// reports having visited the URL.
-	ElicitAccept ElicitAction = "accept"
-	// ElicitDecline: the user refused.
-	ElicitDecline ElicitAction = "decline"
-	// ElicitCancel: the user dismissed it, or nobody answered in time.
-	ElicitCancel ElicitAction = "cancel"
-)
-
-// MaxElicitations bounds the questions one call may ask. A 2025 server
-// that asks more gets "cancel" without the user being asked; a call of a
-// 2026-07-28 server that asks more fails.
-const MaxElicitations = 10
-
-// An Elicitation is one question a server asks mid-call.
-type Elicitation struct {
-	// Caller is whom the call is made for: only they may answer.
-	Caller Caller
-	Server string
-	// Tool is the tool whose call asks, or URI the resource being read;
-	// both are "" when a 2025 server over stdio asks while several calls
-	// of the same caller are in flight, as which one asked cannot be told.
-	Tool string
-	URI  string
-	// Mode is ElicitForm or ElicitURL.
-	Mode    string
-	Message string
-	// Schema is the form's requested schema, as compact JSON (ElicitForm).
-	Schema json.RawMessage
-	// URL is where the server asks the user to go, and ID the server's
-	// id of the request (ElicitURL).
-	URL string
-	ID  string
-}
-
-// An ElicitResult is the user's answer.
-type ElicitResult struct {
-	Action ElicitAction
-	// Content is the submitted form (ElicitAccept, ElicitForm only).
-	Content map[string]any
-}
-
-// An Elicitor asks the user. Elicit returns once the user answered, or
-// ctx ended (the call was cancelled); an error is answered "cancel".
-type Elicitor interface {
-	Elicit(ctx context.Context, e Elicitation) (ElicitResult, error)
-}
 
 // A call is one tools/call or resources/read in flight, as far as what it
 // may ask is concerned.
 type call struct {
 	ctx    context.Context
-	caller Caller
+	caller mcpgram.Caller
 	tool   string
 	uri    string
 	done   chan struct{} // closed when the request returned
@@ -95,7 +36,7 @@ type call struct {
 	asked *atomic.Int32
 	clock *clock
 	// progress receives what the server reports of the call's progress.
-	progress ProgressFunc
+	progress mcpgram.ProgressFunc
 }
 
 // A clock is a request's timeout, stopped while the server waits for the
@@ -138,8 +79,8 @@ func (c *clock) stop() { c.timer.Stop() }
 // "cancel".
 func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessage) mcp.ElicitationResult {
 	cancel := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
-	if n := cl.asked.Add(1); n > MaxElicitations {
-		s.log.Warn("server asked the user more than the limit in one call; answered cancel", "limit", MaxElicitations, "tool", cl.tool)
+	if n := cl.asked.Add(1); n > mcpgram.MaxElicitations {
+		s.log.Warn("server asked the user more than the limit in one call; answered cancel", "limit", mcpgram.MaxElicitations, "tool", cl.tool)
 		return cancel
 	}
 	e, err := s.elicitation(cl, p, schema)
@@ -159,15 +100,15 @@ func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessag
 	}
 	out := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(res.Action)}}
 	switch res.Action {
-	case ElicitAccept:
-		if e.Mode == ElicitForm {
+	case mcpgram.ElicitAccept:
+		if e.Mode == mcpgram.ElicitForm {
 			content := res.Content
 			if content == nil {
 				content = map[string]any{}
 			}
 			out.Content = content
 		}
-	case ElicitDecline, ElicitCancel:
+	case mcpgram.ElicitDecline, mcpgram.ElicitCancel:
 	default:
 		return cancel
 	}
@@ -175,27 +116,27 @@ func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessag
 }
 
 // elicitation is the Elicitation that p asks during cl.
-func (s *server) elicitation(cl *call, p mcp.ElicitationParams, raw json.RawMessage) (Elicitation, error) {
+func (s *server) elicitation(cl *call, p mcp.ElicitationParams, raw json.RawMessage) (mcpgram.Elicitation, error) {
 	if err := p.Validate(); err != nil {
-		return Elicitation{}, err
+		return mcpgram.Elicitation{}, err
 	}
-	e := Elicitation{Caller: cl.caller, Server: s.name, Tool: cl.tool, URI: cl.uri, Mode: p.Mode, Message: p.Message}
+	e := mcpgram.Elicitation{Caller: cl.caller, Server: s.name, Tool: cl.tool, URI: cl.uri, Mode: p.Mode, Message: p.Message}
 	if e.Mode == "" {
-		e.Mode = ElicitForm
+		e.Mode = mcpgram.ElicitForm
 	}
-	if e.Mode == ElicitURL {
+	if e.Mode == mcpgram.ElicitURL {
 		e.URL, e.ID = p.URL, p.ElicitationID
 		return e, nil
 	}
 	if len(raw) == 0 {
 		var err error
 		if raw, err = json.Marshal(p.RequestedSchema); err != nil {
-			return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+			return mcpgram.Elicitation{}, fmt.Errorf("requested schema: %w", err)
 		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
-		return Elicitation{}, fmt.Errorf("requested schema: %w", err)
+		return mcpgram.Elicitation{}, fmt.Errorf("requested schema: %w", err)
 	}
 	e.Schema = compact.Bytes()
 	return e, nil
@@ -263,7 +204,7 @@ func (s *server) fulfil(cl *call, requests map[string]inputRequest) (mcp.InputRe
 }
 
 // errElicitLoop fails a call whose server keeps asking.
-var errElicitLoop = fmt.Errorf("the server asked the user more than %d times in one call, so mcpgram stopped the call", MaxElicitations)
+var errElicitLoop = fmt.Errorf("the server asked the user more than %d times in one call, so mcpgram stopped the call", mcpgram.MaxElicitations)
 
 // serverRequests answers the requests a 2025 server sends on c: ping, and
 // elicitation/create, for which it finds the call that asks among those in

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/form"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -18,13 +19,13 @@ import (
 // it was asked.
 type scriptedElicitor struct {
 	mu     sync.Mutex
-	asked  []hub.Elicitation
-	answer func(hub.Elicitation) hub.ElicitResult
+	asked  []mcpgram.Elicitation
+	answer func(mcpgram.Elicitation) mcpgram.ElicitResult
 	hold   chan struct{} // closed to let held questions be answered
-	held   chan hub.Elicitation
+	held   chan mcpgram.Elicitation
 }
 
-func (s *scriptedElicitor) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+func (s *scriptedElicitor) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	s.mu.Lock()
 	s.asked = append(s.asked, e)
 	s.mu.Unlock()
@@ -35,22 +36,22 @@ func (s *scriptedElicitor) Elicit(ctx context.Context, e hub.Elicitation) (hub.E
 		select {
 		case <-s.hold:
 		case <-ctx.Done():
-			return hub.ElicitResult{}, ctx.Err()
+			return mcpgram.ElicitResult{}, ctx.Err()
 		}
 	}
 	if s.answer == nil {
-		return hub.ElicitResult{Action: hub.ElicitAccept, Content: map[string]any{"answer": "yes"}}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept, Content: map[string]any{"answer": "yes"}}, nil
 	}
 	return s.answer(e), nil
 }
 
-func (s *scriptedElicitor) questions() []hub.Elicitation {
+func (s *scriptedElicitor) questions() []mcpgram.Elicitation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]hub.Elicitation(nil), s.asked...)
+	return append([]mcpgram.Elicitation(nil), s.asked...)
 }
 
-func elicitHub(t *testing.T, e hub.Elicitor, legacy bool, extra map[string]any) *hub.Hub {
+func elicitHub(t *testing.T, e mcpgram.Elicitor, legacy bool, extra map[string]any) *hub.Hub {
 	t.Helper()
 	entry := testenv.FeaturesEntry(t, legacy)
 	for k, v := range extra {
@@ -74,18 +75,18 @@ var eras = []struct {
 func TestElicitForm(t *testing.T) {
 	answers := []struct {
 		name   string
-		result hub.ElicitResult
+		result mcpgram.ElicitResult
 		want   string
 	}{
-		{"accept", hub.ElicitResult{Action: hub.ElicitAccept, Content: map[string]any{"party": 4, "date": "2026-12-24", "seating": "indoor"}},
+		{"accept", mcpgram.ElicitResult{Action: mcpgram.ElicitAccept, Content: map[string]any{"party": 4, "date": "2026-12-24", "seating": "indoor"}},
 			`{"action":"accept","content":{"date":"2026-12-24","party":4,"seating":"indoor"}}`},
-		{"decline", hub.ElicitResult{Action: hub.ElicitDecline, Content: map[string]any{"party": 4}}, `{"action":"decline","content":null}`},
-		{"cancel", hub.ElicitResult{Action: hub.ElicitCancel}, `{"action":"cancel","content":null}`},
+		{"decline", mcpgram.ElicitResult{Action: mcpgram.ElicitDecline, Content: map[string]any{"party": 4}}, `{"action":"decline","content":null}`},
+		{"cancel", mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, `{"action":"cancel","content":null}`},
 	}
 	for _, era := range eras {
 		for _, a := range answers {
 			t.Run(era.name+"/"+a.name, func(t *testing.T) {
-				e := &scriptedElicitor{answer: func(hub.Elicitation) hub.ElicitResult { return a.result }}
+				e := &scriptedElicitor{answer: func(mcpgram.Elicitation) mcpgram.ElicitResult { return a.result }}
 				h := elicitHub(t, e, era.legacy, nil)
 				if got := call(t, h, "f", "book", nil).Text(); got != a.want {
 					t.Errorf("the server got %s, want %s", got, a.want)
@@ -95,7 +96,7 @@ func TestElicitForm(t *testing.T) {
 					t.Fatalf("asked %d times, want 1", len(qs))
 				}
 				q := qs[0]
-				if q.Caller != local || q.Server != "f" || q.Tool != "book" || q.Mode != hub.ElicitForm ||
+				if q.Caller != local || q.Server != "f" || q.Tool != "book" || q.Mode != mcpgram.ElicitForm ||
 					!strings.HasPrefix(q.Message, "Book a table") {
 					t.Errorf("asked %+v", q)
 				}
@@ -121,14 +122,16 @@ func TestElicitForm(t *testing.T) {
 func TestElicitURL(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
-			e := &scriptedElicitor{answer: func(hub.Elicitation) hub.ElicitResult { return hub.ElicitResult{Action: hub.ElicitAccept} }}
+			e := &scriptedElicitor{answer: func(mcpgram.Elicitation) mcpgram.ElicitResult {
+				return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept}
+			}}
 			h := elicitHub(t, e, era.legacy, nil)
 			got := call(t, h, "f", "visit", map[string]any{"url": "https://example.com/login?x=1"}).Text()
 			if want := `{"action":"accept","content":null}`; got != want {
 				t.Errorf("the server got %s, want %s", got, want)
 			}
 			q := e.questions()[0]
-			if q.Mode != hub.ElicitURL || q.URL != "https://example.com/login?x=1" || q.ID != "visit-1" || q.Tool != "visit" {
+			if q.Mode != mcpgram.ElicitURL || q.URL != "https://example.com/login?x=1" || q.ID != "visit-1" || q.Tool != "visit" {
 				t.Errorf("asked %+v", q)
 			}
 		})
@@ -146,8 +149,8 @@ func TestElicitLoop(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "more than 10 times") {
 			t.Errorf("err = %v, want the loop stopped", err)
 		}
-		if n := len(e.questions()); n != hub.MaxElicitations {
-			t.Errorf("the user was asked %d times, want %d", n, hub.MaxElicitations)
+		if n := len(e.questions()); n != mcpgram.MaxElicitations {
+			t.Errorf("the user was asked %d times, want %d", n, mcpgram.MaxElicitations)
 		}
 	})
 	t.Run("2025-11-25", func(t *testing.T) {
@@ -160,12 +163,12 @@ func TestElicitLoop(t *testing.T) {
 		if err := json.Unmarshal([]byte(call(t, h, "f", "loop", map[string]any{"n": 15}).Text()), &got); err != nil {
 			t.Fatal(err)
 		}
-		want := strings.Repeat("accept ", hub.MaxElicitations) + strings.Repeat("cancel ", 15-hub.MaxElicitations)
+		want := strings.Repeat("accept ", mcpgram.MaxElicitations) + strings.Repeat("cancel ", 15-mcpgram.MaxElicitations)
 		if strings.Join(got.Actions, " ")+" " != want {
 			t.Errorf("the server got %v, want %s", got.Actions, want)
 		}
-		if n := len(e.questions()); n != hub.MaxElicitations {
-			t.Errorf("the user was asked %d times, want %d", n, hub.MaxElicitations)
+		if n := len(e.questions()); n != mcpgram.MaxElicitations {
+			t.Errorf("the user was asked %d times, want %d", n, mcpgram.MaxElicitations)
 		}
 	})
 }
@@ -192,7 +195,7 @@ func TestElicitTimeoutPaused(t *testing.T) {
 func TestElicitCallCancelled(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
-			e := &scriptedElicitor{hold: make(chan struct{}), held: make(chan hub.Elicitation, 1)}
+			e := &scriptedElicitor{hold: make(chan struct{}), held: make(chan mcpgram.Elicitation, 1)}
 			h := elicitHub(t, e, era.legacy, nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
@@ -214,7 +217,7 @@ func TestElicitCallCancelled(t *testing.T) {
 // person's, and nobody (answering "cancel") when they are several
 // people's, as whom to ask cannot be told.
 func TestElicitLegacyAttribution(t *testing.T) {
-	e := &scriptedElicitor{hold: make(chan struct{}), held: make(chan hub.Elicitation, 4)}
+	e := &scriptedElicitor{hold: make(chan struct{}), held: make(chan mcpgram.Elicitation, 4)}
 	h := elicitHub(t, e, true, nil)
 	ctx := context.Background()
 	first := make(chan string, 1)
@@ -229,7 +232,7 @@ func TestElicitLegacyAttribution(t *testing.T) {
 	if q := <-e.held; q.Caller != local || q.Tool != "ask" {
 		t.Errorf("first question %+v", q)
 	}
-	other := hub.Caller{UserID: "7", ChatID: "7"}
+	other := mcpgram.Caller{UserID: "7", ChatID: "7"}
 	res, err := h.CallTool(ctx, other, "f", "ask", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -89,7 +90,7 @@ func TestSymlinkLeftBehindWidensNothing(t *testing.T) {
 				}
 				h = b.start(t, entries)
 				s := server(t, h, "hostile")
-				if s.Status != hub.StatusFailed || !strings.Contains(s.Error, link+" is a symbolic link") {
+				if s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, link+" is a symbolic link") {
 					t.Errorf("after the restart: %s %q, want failed, naming the link", s.Status, s.Error)
 				}
 				if entries, _ := os.ReadDir(outside); len(entries) > 0 {
@@ -128,7 +129,7 @@ func TestBotsDataOutOfReach(t *testing.T) {
 			}
 		}
 		s := server(t, h, "beside")
-		if s.Status != hub.StatusFailed || !strings.Contains(s.Error, "of the bot's own") || !strings.Contains(s.Error, "a folder of its own") {
+		if s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, "of the bot's own") || !strings.Contains(s.Error, "a folder of its own") {
 			t.Errorf("beside: %s %q, want failed, naming the bot's file and the fix", s.Status, s.Error)
 		}
 	})
@@ -166,10 +167,10 @@ func TestMissingPathIsNotWidened(t *testing.T) {
 		if rep := probe(t, h, "cache", nil, []string{other}); rep.Results[len(rep.Results)-1].Err == "" {
 			t.Errorf("read %s beside its cache, want it refused", other)
 		}
-		if s := server(t, h, "file"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, "does not exist yet") {
+		if s := server(t, h, "file"); s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, "does not exist yet") {
 			t.Errorf("file: %s %q, want failed: its folder holds other files", s.Status, s.Error)
 		}
-		if s := server(t, h, "refused"); s.Status != hub.StatusFailed {
+		if s := server(t, h, "refused"); s.Status != mcpgram.StatusFailed {
 			t.Errorf("refused: %s, want failed", s.Status)
 		}
 		if _, err := os.Stat(fresh); err == nil {
@@ -308,15 +309,15 @@ func TestBoundsSettings(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		limits any
-		want   hub.Bounds
+		want   mcpgram.Bounds
 		err    string
 	}{
 		{nil, hub.DefaultBounds, ""},
-		{map[string]any{"memory": "512MiB", "processes": 64, "tmp": "unlimited", "fileSize": 1048576}, hub.Bounds{Memory: 512 << 20, Processes: 64, Tmp: 0, FileSize: 1 << 20}, ""},
-		{map[string]any{"memory": "lots"}, hub.Bounds{}, `limits: memory: "lots" is not a size`},
-		{map[string]any{"processes": "1.5"}, hub.Bounds{}, `limits: processes: "1.5" is not a whole number`},
-		{map[string]any{"processes": 0}, hub.Bounds{}, `write "unlimited" to lift the bound`},
-		{map[string]any{"cpu": 10}, hub.Bounds{}, `unknown field "cpu"`},
+		{map[string]any{"memory": "512MiB", "processes": 64, "tmp": "unlimited", "fileSize": 1048576}, mcpgram.Bounds{Memory: 512 << 20, Processes: 64, Tmp: 0, FileSize: 1 << 20}, ""},
+		{map[string]any{"memory": "lots"}, mcpgram.Bounds{}, `limits: memory: "lots" is not a size`},
+		{map[string]any{"processes": "1.5"}, mcpgram.Bounds{}, `limits: processes: "1.5" is not a whole number`},
+		{map[string]any{"processes": 0}, mcpgram.Bounds{}, `write "unlimited" to lift the bound`},
+		{map[string]any{"cpu": 10}, mcpgram.Bounds{}, `unknown field "cpu"`},
 	} {
 		h, _ := startHub(t, map[string]any{"s": map[string]any{"command": testenv.TestServer(t, "echo"), "limits": tt.limits}})
 		s := server(t, h, "s")
@@ -347,7 +348,7 @@ func TestCommandNotFoundSuggests(t *testing.T) {
 	t.Setenv("PATH", filepath.Dir(testenv.Bundled(t, "mcp-calculator"))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	h, _ := startHub(t, map[string]any{"calc": map[string]any{"command": "mcp-calculatr"}})
 	s := server(t, h, "calc")
-	if want := `command "mcp-calculatr" not found on PATH (did you mean "mcp-calculator"?): fix "command" in its entry`; s.Status != hub.StatusFailed || s.Error != want {
+	if want := `command "mcp-calculatr" not found on PATH (did you mean "mcp-calculator"?): fix "command" in its entry`; s.Status != mcpgram.StatusFailed || s.Error != want {
 		t.Errorf("%s %q, want failed %q", s.Status, s.Error, want)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
@@ -21,7 +21,7 @@ func TestInteropEverything(t *testing.T) {
 	t.Setenv("TELEGRAM_BOT_TOKEN", "123:secret-token")
 	h, _ := startHub(t, map[string]any{"everything": testenv.EverythingEntry(t)})
 	s := server(t, h, "everything")
-	if s.Status != hub.StatusRunning {
+	if s.Status != mcpgram.StatusRunning {
 		t.Fatalf("status = %s (%s)", s.Status, s.Error)
 	}
 
@@ -44,12 +44,12 @@ func TestInteropEverything(t *testing.T) {
 			t.Fatalf("prompts = %+v, want args-prompt among them", s.Prompts)
 		}
 		ctx := context.Background()
-		res, err := h.GetPrompt(ctx, hub.Caller{}, "everything", "args-prompt", map[string]string{"city": "Oslo"})
+		res, err := h.GetPrompt(ctx, mcpgram.Caller{}, "everything", "args-prompt", map[string]string{"city": "Oslo"})
 		if err != nil || len(res.Messages) != 1 || res.Messages[0].Content.Text != "What's weather in Oslo?" {
 			t.Errorf("args-prompt = %+v, %v", res, err)
 		}
 		// The second argument's suggestions depend on the first.
-		got, err := h.Complete(ctx, hub.Caller{}, "everything", "completable-prompt", "name", "", map[string]string{"department": "Sales"})
+		got, err := h.Complete(ctx, mcpgram.Caller{}, "everything", "completable-prompt", "name", "", map[string]string{"department": "Sales"})
 		if err != nil || strings.Join(got, ",") != "David,Eve,Frank" {
 			t.Errorf("completions = %q, %v; want David,Eve,Frank", got, err)
 		}

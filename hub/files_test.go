@@ -3,7 +3,7 @@ package hub_test
 import (
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 )
 
 // A blob resource a tool returns comes out decoded among the result's
@@ -16,7 +16,7 @@ func TestResultFiles(t *testing.T) {
 		t.Fatalf("Files = %+v, want the one blob", files)
 	}
 	f := files[0]
-	if f.Type != hub.ContentResource || f.URI != "echo://reports/q3.csv" || f.MIMEType != "text/csv" || string(f.Data) != "a,b\n1,2\n" {
+	if f.Type != mcpgram.ContentResource || f.URI != "echo://reports/q3.csv" || f.MIMEType != "text/csv" || string(f.Data) != "a,b\n1,2\n" {
 		t.Errorf("file = %+v", f)
 	}
 	if len(res.Images()) != 0 || res.Text() != "Your report:" {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
@@ -26,10 +26,10 @@ func TestServerOverTheMessageBoundIsStopped(t *testing.T) {
 	})
 	h := testenv.StartHub(t, path, opts)
 	_, err := h.CallTool(context.Background(), local, "flood", "weird", nil)
-	if !errors.Is(err, hub.ErrNotRunning) {
+	if !errors.Is(err, mcpgram.ErrNotRunning) {
 		t.Fatalf("call to the flooding server: err = %v, want ErrNotRunning", err)
 	}
-	s := waitStatus(t, h, "flood", hub.StatusRestarting)
+	s := waitStatus(t, h, "flood", mcpgram.StatusRestarting)
 	if !strings.Contains(s.Error, "wrote a message over 1 MiB without a newline") {
 		t.Errorf("status error = %q, want the reason", s.Error)
 	}
@@ -67,7 +67,7 @@ func TestNullIDErrorFailsCallsInFlight(t *testing.T) {
 		}
 	}
 	// The server stays usable.
-	if s := server(t, h, "nullid"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "nullid"); s.Status != mcpgram.StatusRunning {
 		t.Errorf("status %s after the errors, want running", s.Status)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"go.uber.org/goleak"
@@ -115,7 +116,7 @@ func echoServer(t testing.TB, extra map[string]any) map[string]any {
 	return s
 }
 
-func server(t testing.TB, h *hub.Hub, name string) hub.ServerInfo {
+func server(t testing.TB, h *hub.Hub, name string) mcpgram.ServerInfo {
 	t.Helper()
 	s, ok := h.Catalog().Server(name)
 	if !ok {
@@ -124,9 +125,9 @@ func server(t testing.TB, h *hub.Hub, name string) hub.ServerInfo {
 	return s
 }
 
-func waitStatus(t testing.TB, h *hub.Hub, name string, want hub.Status) hub.ServerInfo {
+func waitStatus(t testing.TB, h *hub.Hub, name string, want mcpgram.Status) mcpgram.ServerInfo {
 	t.Helper()
-	var got hub.ServerInfo
+	var got mcpgram.ServerInfo
 	testenv.Eventually(t, 10*time.Second, name+" to be "+string(want), func() bool {
 		got = server(t, h, name)
 		return got.Status == want
@@ -134,9 +135,9 @@ func waitStatus(t testing.TB, h *hub.Hub, name string, want hub.Status) hub.Serv
 	return got
 }
 
-var local = hub.Caller{UserID: "42", ChatID: "-100"}
+var local = mcpgram.Caller{UserID: "42", ChatID: "-100"}
 
-func call(t testing.TB, h *hub.Hub, srv, tool string, args map[string]any) *hub.Result {
+func call(t testing.TB, h *hub.Hub, srv, tool string, args map[string]any) *mcpgram.Result {
 	t.Helper()
 	res, err := h.CallTool(context.Background(), local, srv, tool, args)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,20 +20,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/metrics"
-	"github.com/mcpgram/mcpgram/oauth"
-)
-
-// Errors callers branch on.
-var (
-	// ErrUnknownServer means the settings file names no such server.
-	ErrUnknownServer = errors.New("unknown server")
-	// ErrNotRunning means the server is disabled, failed or stopped, or its
-	// connection was lost during the request.
-	ErrNotRunning = errors.New("server not running")
-	// ErrTimeout means a request got no answer within the server's
-	// timeout; the error's text says "timed out after Ns".
-	ErrTimeout = errors.New("timed out")
 )
 
 // Options tune a Hub. The zero value is what the bot uses; tests shorten
@@ -78,20 +65,20 @@ type Options struct {
 	// Elicitor asks the user what a server asks in the middle of a call
 	// (see Elicitation). Without one the hub declares no elicitation to
 	// servers, and answers one that asks anyway "cancel".
-	Elicitor Elicitor
+	Elicitor mcpgram.Elicitor
 	// Auth signs the hub in to remote servers that ask for it (MCP
 	// authorization); nil: a server that answers 401 fails.
-	Auth Authorizer
+	Auth mcpgram.Authorizer
 	// Connector asks a user to connect their own account to a server that
 	// acts as each user's (see account.go); nil: such calls fail, saying
 	// nobody can be asked.
-	Connector Connector
+	Connector mcpgram.Connector
 	// SessionIdle is how long a user's session of such a server stays
 	// open after its last call (default DefaultSessionIdle).
 	SessionIdle time.Duration
 	// Sandbox is how stdio servers whose entries set no sandbox mode run
 	// (default SandboxAuto: sandboxed wherever this machine allows).
-	Sandbox SandboxMode
+	Sandbox mcpgram.SandboxMode
 	// Protected lists the bot's paths, present or future, that no
 	// sandboxed server may see: its .env and secret files, its database
 	// and the journals SQLite may create beside it, its media folder, its
@@ -119,17 +106,6 @@ type Options struct {
 	BoundsEvery time.Duration
 }
 
-// An Authorizer signs the hub in to the remote servers that ask for it:
-// it wraps the HTTP transport of each, to carry its token: the operator's
-// (userID "") for a server that acts as the operator's account, the
-// calling user's for one that acts as each user's. BeginSignIn begins a
-// user's sign-in whose browser comes back to redirectURI (see
-// oauth.Manager.BeginSignIn).
-type Authorizer interface {
-	Transport(server, userID, serverURL string, cfg oauth.ServerConfig, base http.RoundTripper) http.RoundTripper
-	BeginSignIn(ctx context.Context, req oauth.SignIn, headers map[string]string, redirectURI string) (string, error)
-}
-
 func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -153,7 +129,7 @@ func (o *Options) setDefaults() {
 		o.LookupEnv = os.LookupEnv
 	}
 	if o.Sandbox == "" {
-		o.Sandbox = SandboxAuto
+		o.Sandbox = mcpgram.SandboxAuto
 	}
 	def(&o.BoundsEvery, 2*time.Second)
 	if o.UserBase <= 0 {
@@ -211,7 +187,7 @@ type Hub struct {
 // so that no catalog waits for that later.
 func New(settingsPath string, opts Options) (*Hub, error) {
 	opts.setDefaults()
-	if _, err := ParseSandboxMode(string(opts.Sandbox)); err != nil {
+	if _, err := mcpgram.ParseSandboxMode(string(opts.Sandbox)); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	machine()
@@ -316,7 +292,7 @@ func (h *Hub) StartServers(ctx context.Context, names ...string) error {
 	for _, n := range names {
 		if _, ok := h.servers[n]; !ok {
 			h.mu.Unlock()
-			return fmt.Errorf("start server %q: %w", n, ErrUnknownServer)
+			return fmt.Errorf("start server %q: %w", n, mcpgram.ErrUnknownServer)
 		}
 	}
 	h.mu.Unlock()
@@ -388,7 +364,7 @@ func (h *Hub) Close() error {
 		wg.Go(func() {
 			s.op.Lock()
 			defer s.op.Unlock()
-			if err := s.stop(StatusStopped); err != nil {
+			if err := s.stop(mcpgram.StatusStopped); err != nil {
 				errs[i] = fmt.Errorf("stop server %q: %w", s.name, err)
 			}
 		})
@@ -399,17 +375,17 @@ func (h *Hub) Close() error {
 }
 
 // Catalog returns a snapshot of every configured server, sorted by name.
-func (h *Hub) Catalog() Catalog {
+func (h *Hub) Catalog() mcpgram.Catalog {
 	// Read the version first: a change racing with the snapshot then bumps
 	// it past what the caller saw, and the caller looks again.
-	c := Catalog{Version: h.version.Load()}
+	c := mcpgram.Catalog{Version: h.version.Load()}
 	h.mu.Lock()
 	servers := slices.Collect(maps.Values(h.servers))
 	h.mu.Unlock()
 	for _, s := range servers {
 		c.Servers = append(c.Servers, s.info())
 	}
-	slices.SortFunc(c.Servers, func(a, b ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(c.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return c
 }
 
@@ -418,12 +394,12 @@ func (h *Hub) server(name string) (*server, error) {
 	defer h.mu.Unlock()
 	s, ok := h.servers[name]
 	if !ok {
-		return nil, fmt.Errorf("server %q: %w", name, ErrUnknownServer)
+		return nil, fmt.Errorf("server %q: %w", name, mcpgram.ErrUnknownServer)
 	}
 	return s, nil
 }
 
-func meta(caller Caller) map[string]any {
+func meta(caller mcpgram.Caller) map[string]any {
 	m := make(map[string]any, 2)
 	if caller.UserID != "" {
 		m[MetaUserID] = caller.UserID
@@ -455,7 +431,7 @@ func (h *Hub) WaitReady(ctx context.Context, server string) error {
 // unknown server, one not running, a lost connection, a protocol error, a
 // timeout, whose text says "timed out after Ns", or a result that breaks
 // the tool's output schema (ErrBadResult).
-func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, args map[string]any) (*Result, error) {
+func (h *Hub) CallTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error) {
 	s, err := h.server(server)
 	if err != nil {
 		return nil, fmt.Errorf("call tool %q: %w", tool, err)
@@ -480,14 +456,14 @@ func (h *Hub) CallTool(ctx context.Context, caller Caller, server, tool string, 
 	}
 	if res.IsError {
 		if hint := s.noteRefusal(res.Text()); hint != "" {
-			res.Content = append(res.Content, Content{Type: "text", Text: "(mcpgram: " + hint + ".)"})
+			res.Content = append(res.Content, mcpgram.Content{Type: "text", Text: "(mcpgram: " + hint + ".)"})
 		}
 	}
 	return res, nil
 }
 
 // ReadResource reads the resource at uri from server for caller.
-func (h *Hub) ReadResource(ctx context.Context, caller Caller, server, uri string) (*Result, error) {
+func (h *Hub) ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error) {
 	s, err := h.server(server)
 	if err != nil {
 		return nil, fmt.Errorf("read resource %q: %w", uri, err)
@@ -535,7 +511,7 @@ func (h *Hub) SetEnabled(ctx context.Context, server string, enabled bool) error
 	s.op.Lock()
 	defer s.op.Unlock()
 	if !enabled {
-		s.stopLogged(StatusDisabled)
+		s.stopLogged(mcpgram.StatusDisabled)
 		return nil
 	}
 	return s.startAndWait(ctx)
@@ -554,9 +530,9 @@ func (h *Hub) Restart(ctx context.Context, server string) error {
 	disabled := s.cfg.disabled
 	s.mu.Unlock()
 	if disabled {
-		return fmt.Errorf("restart server %q: it is disabled: %w", server, ErrNotRunning)
+		return fmt.Errorf("restart server %q: it is disabled: %w", server, mcpgram.ErrNotRunning)
 	}
-	s.stopLogged(StatusStopped)
+	s.stopLogged(mcpgram.StatusStopped)
 	if err := s.startAndWait(ctx); err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
@@ -571,7 +547,7 @@ func (s *server) startAndWait(ctx context.Context) error {
 		return fmt.Errorf("start server %q: %w", s.name, ctx.Err())
 	}
 	info := s.info()
-	if info.Status == StatusFailed {
+	if info.Status == mcpgram.StatusFailed {
 		return fmt.Errorf("start server %q: %s", s.name, info.Error)
 	}
 	return nil
@@ -760,7 +736,7 @@ func marshalList(names []string) (json.RawMessage, error) {
 type Remote struct {
 	URL     string
 	Headers map[string]string
-	OAuth   oauth.ServerConfig
+	OAuth   mcpgram.OAuthConfig
 }
 
 // Remote returns the entry of the remote server name: ErrUnknownServer if
@@ -770,7 +746,7 @@ func (h *Hub) Remote(name string) (Remote, error) {
 	s, ok := h.servers[name]
 	h.mu.Unlock()
 	if !ok {
-		return Remote{}, fmt.Errorf("no server %q: %w", name, ErrUnknownServer)
+		return Remote{}, fmt.Errorf("no server %q: %w", name, mcpgram.ErrUnknownServer)
 	}
 	s.mu.Lock()
 	cfg := s.cfg

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -25,7 +26,7 @@ func TestListAndCall(t *testing.T) {
 	h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"autoApprove": []string{"echo"}, "timeout": 7})})
 
 	s := server(t, h, "echo")
-	if s.Status != hub.StatusRunning {
+	if s.Status != mcpgram.StatusRunning {
 		t.Fatalf("status = %s (%s), want running", s.Status, s.Error)
 	}
 	var names []string
@@ -79,7 +80,7 @@ func TestListAndCall(t *testing.T) {
 	}
 
 	_, err := h.CallTool(context.Background(), local, "nope", "echo", nil)
-	if !errors.Is(err, hub.ErrUnknownServer) {
+	if !errors.Is(err, mcpgram.ErrUnknownServer) {
 		t.Errorf("call on unknown server: err = %v, want ErrUnknownServer", err)
 	}
 	if _, err := h.CallTool(context.Background(), local, "echo", "no_such_tool", nil); err == nil {
@@ -91,19 +92,19 @@ func TestResultContent(t *testing.T) {
 	t.Parallel()
 	h, _ := startHub(t, map[string]any{"echo": echoServer(t, nil)})
 	res := call(t, h, "echo", "mixed", nil)
-	want := []hub.Content{
-		{Type: hub.ContentText, Text: "here"},
-		{Type: hub.ContentImage, MIMEType: "image/png"},
-		{Type: hub.ContentResource, URI: "echo://note", MIMEType: "text/plain", Text: "a note"},
-		{Type: hub.ContentResource, URI: "echo://blob", MIMEType: "application/octet-stream", Data: []byte{1, 2, 3}},
-		{Type: hub.ContentResourceLink, URI: "echo://link", Name: "link", MIMEType: "text/plain"},
+	want := []mcpgram.Content{
+		{Type: mcpgram.ContentText, Text: "here"},
+		{Type: mcpgram.ContentImage, MIMEType: "image/png"},
+		{Type: mcpgram.ContentResource, URI: "echo://note", MIMEType: "text/plain", Text: "a note"},
+		{Type: mcpgram.ContentResource, URI: "echo://blob", MIMEType: "application/octet-stream", Data: []byte{1, 2, 3}},
+		{Type: mcpgram.ContentResourceLink, URI: "echo://link", Name: "link", MIMEType: "text/plain"},
 	}
 	if len(res.Content) != len(want) {
 		t.Fatalf("got %d parts %+v, want %d", len(res.Content), res.Content, len(want))
 	}
 	for i, w := range want {
 		g := res.Content[i]
-		if w.Type == hub.ContentImage {
+		if w.Type == mcpgram.ContentImage {
 			if g.Type != w.Type || g.MIMEType != w.MIMEType || !bytes.HasPrefix(g.Data, []byte("\x89PNG")) {
 				t.Errorf("part %d = %+v, want a decoded PNG", i, g)
 			}
@@ -169,7 +170,7 @@ func TestTimeout(t *testing.T) {
 	h, _ := startHub(t, map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
 	start := time.Now()
 	_, err := h.CallTool(context.Background(), local, "echo", "sleep", map[string]any{"ms": 60000})
-	if !errors.Is(err, hub.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 1s") {
+	if !errors.Is(err, mcpgram.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 1s") {
 		t.Fatalf("err = %v, want one saying timed out after 1s", err)
 	}
 	// Not before the 1s, and nowhere near the 60s sleep (nor a timeout read
@@ -185,7 +186,7 @@ func TestTimeout(t *testing.T) {
 	if got := call(t, h, "echo", "echo", map[string]any{"message": "still here"}).Text(); got != "still here" {
 		t.Errorf("after the timeout echo = %q, want the server still usable", got)
 	}
-	if s := server(t, h, "echo"); s.Status != hub.StatusRunning || s.Restarts != 0 {
+	if s := server(t, h, "echo"); s.Status != mcpgram.StatusRunning || s.Restarts != 0 {
 		t.Errorf("after the timeout status %s, restarts %d; want running, 0", s.Status, s.Restarts)
 	}
 }
@@ -218,10 +219,10 @@ func TestCrashMidCallRecovers(t *testing.T) {
 	// Both calls fail from the crash itself while the restart is held
 	// back: not at their 30s timeout, the 60s sleep, or the next process.
 	_, err := h.CallTool(context.Background(), local, "echo", "crash", nil)
-	if !errors.Is(err, hub.ErrNotRunning) {
+	if !errors.Is(err, mcpgram.ErrNotRunning) {
 		t.Errorf("crashing call: err = %v, want ErrNotRunning", err)
 	}
-	if err := <-inflight; !errors.Is(err, hub.ErrNotRunning) {
+	if err := <-inflight; !errors.Is(err, mcpgram.ErrNotRunning) {
 		t.Errorf("in-flight call: err = %v, want ErrNotRunning at the crash", err)
 	}
 
@@ -229,7 +230,7 @@ func TestCrashMidCallRecovers(t *testing.T) {
 	gate.open()
 	testenv.Eventually(t, 5*time.Second, "the server to restart", func() bool {
 		s := server(t, h, "echo")
-		return s.Status == hub.StatusRunning && s.Restarts >= 1
+		return s.Status == mcpgram.StatusRunning && s.Restarts >= 1
 	})
 	if after := pidOf(t, h, "echo"); after == before {
 		t.Errorf("pid after the restart = %d, the crashed process's", after)
@@ -245,13 +246,13 @@ func TestBrokenPipeRecovers(t *testing.T) {
 	before := pidOf(t, h, "echo")
 	// The call fails from the broken pipe while the restart is held back:
 	// not at its 30s timeout, nor once the next process is up.
-	if _, err := h.CallTool(context.Background(), local, "echo", "close_stdout", nil); !errors.Is(err, hub.ErrNotRunning) {
+	if _, err := h.CallTool(context.Background(), local, "echo", "close_stdout", nil); !errors.Is(err, mcpgram.ErrNotRunning) {
 		t.Errorf("err = %v, want ErrNotRunning at the broken pipe", err)
 	}
 	gate.open()
 	testenv.Eventually(t, 5*time.Second, "the server to restart", func() bool {
 		s := server(t, h, "echo")
-		return s.Status == hub.StatusRunning && s.Restarts >= 1
+		return s.Status == mcpgram.StatusRunning && s.Restarts >= 1
 	})
 	if pidOf(t, h, "echo") == before {
 		t.Errorf("still the process with the broken pipe")
@@ -269,7 +270,7 @@ func TestCallWaitsForRestart(t *testing.T) {
 	h := testenv.StartHub(t, path, opts)
 	before := pidOf(t, h, "echo")
 	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
-	waitStatus(t, h, "echo", hub.StatusRestarting)
+	waitStatus(t, h, "echo", mcpgram.StatusRestarting)
 	res, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "after the crash"})
 	if err != nil || res.Text() != "after the crash" {
 		t.Fatalf("call during the restart: %v, %v; want it run once the server is back", res, err)
@@ -291,7 +292,7 @@ func TestCallToServerDownForGoodFailsAtOnce(t *testing.T) {
 	for _, name := range []string{"off", "broken"} {
 		// With an hour's timeout, a call that waited would outlive the test.
 		_, err := h.CallTool(context.Background(), local, name, "echo", nil)
-		if !errors.Is(err, hub.ErrNotRunning) {
+		if !errors.Is(err, mcpgram.ErrNotRunning) {
 			t.Errorf("%s: err = %v, want ErrNotRunning at once", name, err)
 		}
 	}
@@ -305,7 +306,7 @@ func TestFailedStatusShowsExitAndStderr(t *testing.T) {
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"echo": echoServer(t, map[string]any{"timeout": 1})})
 	h := testenv.StartHub(t, path, opts)
 	_, _ = h.CallTool(context.Background(), local, "echo", "crash", nil)
-	s := waitStatus(t, h, "echo", hub.StatusRestarting)
+	s := waitStatus(t, h, "echo", mcpgram.StatusRestarting)
 	if s.ExitCode != 3 || s.LastStderr != "fatal: crash requested" {
 		t.Errorf("exit code %d, last stderr %q; want 3, %q", s.ExitCode, s.LastStderr, "fatal: crash requested")
 	}
@@ -321,7 +322,7 @@ func TestFailedStatusShowsExitAndStderr(t *testing.T) {
 	// A call waits for the restart up to the server's timeout (1 s here,
 	// against a back-off of a minute), then fails.
 	_, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"})
-	if !errors.Is(err, hub.ErrNotRunning) || !strings.Contains(err.Error(), "still restarting after 1s") {
+	if !errors.Is(err, mcpgram.ErrNotRunning) || !strings.Contains(err.Error(), "still restarting after 1s") {
 		t.Errorf("call on a restarting server: err = %v, want ErrNotRunning, still restarting", err)
 	}
 	// An explicit restart does not wait for the backoff.
@@ -373,15 +374,15 @@ func TestStartFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := server(t, h, tt.name)
-			if s.Status != hub.StatusFailed || !strings.Contains(s.Error, tt.want) {
+			if s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, tt.want) {
 				t.Errorf("status %s, error %q; want failed, with %q", s.Status, s.Error, tt.want)
 			}
 		})
 	}
-	if s := server(t, h, "good"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "good"); s.Status != mcpgram.StatusRunning {
 		t.Errorf("the valid server is %s (%s), want running despite the others", s.Status, s.Error)
 	}
-	if s := server(t, h, "disabled broken"); s.Status != hub.StatusDisabled {
+	if s := server(t, h, "disabled broken"); s.Status != mcpgram.StatusDisabled {
 		t.Errorf("a disabled broken entry is %s, want disabled", s.Status)
 	}
 }
@@ -418,10 +419,10 @@ func TestSettingsDuplicateNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := testenv.StartHub(t, path, fastOptions())
-	if s := server(t, h, "twin"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, `the name "twin" is given to 2 servers (lines 3 and 5)`) {
+	if s := server(t, h, "twin"); s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, `the name "twin" is given to 2 servers (lines 3 and 5)`) {
 		t.Errorf("twin: %s, %q; want failed, naming lines 3 and 5", s.Status, s.Error)
 	}
-	if s := server(t, h, "other"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "other"); s.Status != mcpgram.StatusRunning {
 		t.Errorf("other: %s (%s), want running", s.Status, s.Error)
 	}
 }
@@ -439,7 +440,7 @@ func TestSettingsByteOrderMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := testenv.StartHub(t, path, fastOptions())
-	if s := server(t, h, "echo"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "echo"); s.Status != mcpgram.StatusRunning {
 		t.Fatalf("echo: %s (%s), want running", s.Status, s.Error)
 	}
 	if err := h.AllowTool("echo", "echo"); err != nil {
@@ -529,7 +530,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 			testenv.Eventually(t, 10*time.Second, "the server and its grandchild to be gone", func() bool {
 				return !alive(pid) && !alive(grandchild)
 			})
-			if s := server(t, h, "echo"); s.Status != hub.StatusDisabled {
+			if s := server(t, h, "echo"); s.Status != mcpgram.StatusDisabled {
 				t.Errorf("status = %s, want disabled", s.Status)
 			}
 		})
@@ -556,7 +557,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	if alive(pid) || alive(grandchild) {
 		t.Errorf("after Close: server alive %v, grandchild alive %v", alive(pid), alive(grandchild))
 	}
-	if s := server(t, h, "echo"); s.Status != hub.StatusStopped {
+	if s := server(t, h, "echo"); s.Status != mcpgram.StatusStopped {
 		t.Errorf("status after Close = %s, want stopped", s.Status)
 	}
 }
@@ -594,10 +595,10 @@ func TestTogglePersistsAndKeepsOtherFields(t *testing.T) {
 	if err := h.SetEnabled(context.Background(), "echo", false); err != nil {
 		t.Fatal(err)
 	}
-	if s := server(t, h, "echo"); s.Status != hub.StatusDisabled {
+	if s := server(t, h, "echo"); s.Status != mcpgram.StatusDisabled {
 		t.Errorf("status = %s, want disabled", s.Status)
 	}
-	if _, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"}); !errors.Is(err, hub.ErrNotRunning) {
+	if _, err := h.CallTool(context.Background(), local, "echo", "echo", map[string]any{"message": "x"}); !errors.Is(err, mcpgram.ErrNotRunning) {
 		t.Errorf("call on disabled server: err = %v, want ErrNotRunning", err)
 	}
 
@@ -621,7 +622,7 @@ func TestTogglePersistsAndKeepsOtherFields(t *testing.T) {
 	if pidOf(t, h, "echo") == pid {
 		t.Errorf("enabled server runs the old process")
 	}
-	if err := h.SetEnabled(context.Background(), "nope", true); !errors.Is(err, hub.ErrUnknownServer) {
+	if err := h.SetEnabled(context.Background(), "nope", true); !errors.Is(err, mcpgram.ErrUnknownServer) {
 		t.Errorf("SetEnabled(nope): err = %v, want ErrUnknownServer", err)
 	}
 	// Enabling a server that cannot start says why, and stays written.
@@ -716,7 +717,7 @@ func TestOwnWritesDoNotRestart(t *testing.T) {
 	if got := pidOf(t, h, "echo"); got != pid {
 		t.Errorf("echo restarted after the hub's own write: pid %d, was %d", got, pid)
 	}
-	if s := server(t, h, "b"); s.Status != hub.StatusDisabled {
+	if s := server(t, h, "b"); s.Status != mcpgram.StatusDisabled {
 		t.Errorf("b = %s, want disabled", s.Status)
 	}
 }
@@ -747,7 +748,7 @@ func TestWatchReconciles(t *testing.T) {
 		_, hasRemoved := c.Server("removed")
 		added, _ := c.Server("added")
 		toggled, _ := c.Server("toggled")
-		return !hasRemoved && added.Status == hub.StatusRunning && toggled.Status == hub.StatusDisabled
+		return !hasRemoved && added.Status == mcpgram.StatusRunning && toggled.Status == mcpgram.StatusDisabled
 	})
 	testenv.Eventually(t, 10*time.Second, "the changed server to restart with its new env", func() bool {
 		res, err := h.CallTool(context.Background(), local, "changed", "env", nil)
@@ -767,7 +768,7 @@ func TestWatchReconciles(t *testing.T) {
 	if got := pidOf(t, h, "changed"); got == changedPID {
 		t.Errorf("changed server not restarted")
 	}
-	if _, err := h.CallTool(context.Background(), local, "removed", "echo", nil); !errors.Is(err, hub.ErrUnknownServer) {
+	if _, err := h.CallTool(context.Background(), local, "removed", "echo", nil); !errors.Is(err, mcpgram.ErrUnknownServer) {
 		t.Errorf("call on removed server: err = %v, want ErrUnknownServer", err)
 	}
 
@@ -813,7 +814,7 @@ func TestCatalogRefreshOnListChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Content) != 1 || res.Content[0].Type != hub.ContentResource || res.Text() != "read by 42" {
+	if len(res.Content) != 1 || res.Content[0].Type != mcpgram.ContentResource || res.Text() != "read by 42" {
 		t.Errorf("ReadResource = %+v, want the text with the caller from _meta", res.Content)
 	}
 }
@@ -833,7 +834,7 @@ func TestStartIsConcurrent(t *testing.T) {
 	}
 	h, _ := startHub(t, servers)
 	for i := range n {
-		if s := server(t, h, "s"+strconv.Itoa(i)); s.Status != hub.StatusRunning {
+		if s := server(t, h, "s"+strconv.Itoa(i)); s.Status != mcpgram.StatusRunning {
 			t.Errorf("%s is %s (%s), want running: servers started one at a time", s.Name, s.Status, s.Error)
 		}
 	}
@@ -932,9 +933,9 @@ func TestRestartBackoff(t *testing.T) {
 			for i := range len(tt.want) {
 				testenv.Eventually(t, 10*time.Second, "the server to run again", func() bool {
 					s := server(t, h, "echo")
-					return s.Status == hub.StatusRunning && s.Restarts == i
+					return s.Status == mcpgram.StatusRunning && s.Restarts == i
 				})
-				if _, err := h.CallTool(context.Background(), local, "echo", "crash", nil); !errors.Is(err, hub.ErrNotRunning) {
+				if _, err := h.CallTool(context.Background(), local, "echo", "crash", nil); !errors.Is(err, mcpgram.ErrNotRunning) {
 					t.Fatalf("crash %d: err = %v, want ErrNotRunning", i+1, err)
 				}
 			}
@@ -978,7 +979,7 @@ func TestPerUserDeclared(t *testing.T) {
 	if mine := server(t, h, "mine"); !mine.PerUser || !mine.ActsPerUser("echo", "") {
 		t.Errorf("a server set perUser: %+v", mine.PerUser)
 	}
-	if wrong := server(t, h, "wrong"); wrong.Status != hub.StatusFailed || !strings.Contains(wrong.Error, "perUser") {
+	if wrong := server(t, h, "wrong"); wrong.Status != mcpgram.StatusFailed || !strings.Contains(wrong.Error, "perUser") {
 		t.Errorf("perUser not a boolean: status %s, error %q; want failed, naming the field", wrong.Status, wrong.Error)
 	}
 }
@@ -989,13 +990,13 @@ func TestStartServers(t *testing.T) {
 	t.Parallel()
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"a": echoServer(t, nil), "b": echoServer(t, nil)})
 	h := testenv.NewHub(t, path, fastOptions())
-	if err := h.StartServers(context.Background(), "nope"); !errors.Is(err, hub.ErrUnknownServer) {
+	if err := h.StartServers(context.Background(), "nope"); !errors.Is(err, mcpgram.ErrUnknownServer) {
 		t.Errorf("StartServers(nope) = %v, want ErrUnknownServer", err)
 	}
 	if err := h.StartServers(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := server(t, h, "a"), server(t, h, "b"); a.Status != hub.StatusRunning || b.Status != hub.StatusStopped {
+	if a, b := server(t, h, "a"), server(t, h, "b"); a.Status != mcpgram.StatusRunning || b.Status != mcpgram.StatusStopped {
 		t.Errorf("a is %s, b is %s; want a running and b stopped", a.Status, b.Status)
 	}
 }
@@ -1003,7 +1004,7 @@ func TestStartServers(t *testing.T) {
 func isTrue(b *bool) bool  { return b != nil && *b }
 func isFalse(b *bool) bool { return b != nil && !*b }
 
-func hintsText(h hub.Hints) string {
+func hintsText(h mcpgram.Hints) string {
 	show := func(b *bool) string {
 		if b == nil {
 			return "nil"

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"github.com/mcpgram/mcpgram"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -26,7 +27,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.h.Catalog().Servers {
 		ch <- prometheus.MustNewConstMetric(statusDesc, prometheus.GaugeValue, 1, s.Name, string(s.Status))
-		if s.Status == StatusRunning {
+		if s.Status == mcpgram.StatusRunning {
 			ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(len(s.Tools)), s.Name)
 		}
 	}

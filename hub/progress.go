@@ -6,46 +6,13 @@
 package hub
 
 import (
-	"context"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram"
 )
-
-// A Progress is what a server reported of a call's progress.
-type Progress struct {
-	// Progress is how far the call has got, and Total what it will reach
-	// when done (0: not known). Both are the server's numbers.
-	Progress float64
-	Total    float64
-	// Message is the server's word on what it is doing: one line of at
-	// most MaxProgressMessage bytes, as the server wrote it otherwise
-	// (untrusted).
-	Message string
-}
-
-// MaxProgressMessage bounds a progress message, in bytes.
-const MaxProgressMessage = 200
-
-// A ProgressFunc receives a call's progress. It runs on the connection's
-// read loop, perhaps for several calls at once: it must return at once,
-// keeping what it needs (the latest report, say), never calling the hub.
-type ProgressFunc func(Progress)
-
-type progressKey struct{}
-
-// WithProgress returns ctx carrying f, which the calls made with it
-// (CallTool, ReadResource) give what their server reports of their
-// progress.
-func WithProgress(ctx context.Context, f ProgressFunc) context.Context {
-	return context.WithValue(ctx, progressKey{}, f)
-}
-
-func progressFunc(ctx context.Context) ProgressFunc {
-	f, _ := ctx.Value(progressKey{}).(ProgressFunc)
-	return f
-}
 
 // progressed hands notification n to the call whose token it names, if
 // that call is still in flight and wants it. What is not a number, or
@@ -66,12 +33,12 @@ func (c *conn) progressed(n mcp.JSONRPCNotification) {
 	if !ok {
 		return
 	}
-	p := Progress{Progress: progress}
+	p := mcpgram.Progress{Progress: progress}
 	if total, ok := fields["total"].(float64); ok && total > 0 {
 		p.Total = total
 	}
 	if msg, ok := fields["message"].(string); ok {
-		p.Message = oneLine(msg, MaxProgressMessage)
+		p.Message = oneLine(msg, mcpgram.MaxProgressMessage)
 	}
 	cl.progress(p)
 }

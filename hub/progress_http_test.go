@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -64,7 +65,7 @@ func featuresHTTPHub(t *testing.T, typ, path string, legacy bool) *hub.Hub {
 	base := featuresOverHTTP(t, legacy)
 	settings := testenv.WriteSettings(t, t.TempDir(), map[string]any{"f": map[string]any{"type": typ, "url": base + path}})
 	h := testenv.StartHub(t, settings, fastOptions())
-	waitStatus(t, h, "f", hub.StatusRunning)
+	waitStatus(t, h, "f", mcpgram.StatusRunning)
 	return h
 }
 
@@ -84,8 +85,8 @@ func TestProgressAndCancelOverHTTP(t *testing.T) {
 	for _, tr := range httpTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			h := featuresHTTPHub(t, tr.typ, tr.path, tr.legacy)
-			reports := make(chan hub.Progress, 10)
-			ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), func(p hub.Progress) { reports <- p }))
+			reports := make(chan mcpgram.Progress, 10)
+			ctx, cancel := context.WithCancel(mcpgram.WithProgress(context.Background(), func(p mcpgram.Progress) { reports <- p }))
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {

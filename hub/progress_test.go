@@ -7,13 +7,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
 // progressLog records the progress a call reports.
 type progressLog struct {
 	mu   sync.Mutex
-	seen []hub.Progress
+	seen []mcpgram.Progress
 	// first is closed at the first report.
 	first chan struct{}
 	once  sync.Once
@@ -25,7 +26,7 @@ type progressLog struct {
 func stopMidway(t *testing.T, do func(ctx context.Context) error) {
 	t.Helper()
 	log := newProgressLog()
-	ctx, cancel := context.WithCancel(hub.WithProgress(context.Background(), log.add))
+	ctx, cancel := context.WithCancel(mcpgram.WithProgress(context.Background(), log.add))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- do(ctx) }()
@@ -38,7 +39,7 @@ func stopMidway(t *testing.T, do func(ctx context.Context) error) {
 
 // awaitCancelled asks the features server until it has counted one
 // cancellation; any other count than 0 or 1 fails.
-func awaitCancelled(t *testing.T, h *hub.Hub, caller hub.Caller) {
+func awaitCancelled(t *testing.T, h *hub.Hub, caller mcpgram.Caller) {
 	t.Helper()
 	for {
 		res, err := h.CallTool(context.Background(), caller, "f", "cancelled", nil)
@@ -56,17 +57,17 @@ func awaitCancelled(t *testing.T, h *hub.Hub, caller hub.Caller) {
 
 func newProgressLog() *progressLog { return &progressLog{first: make(chan struct{})} }
 
-func (l *progressLog) add(p hub.Progress) {
+func (l *progressLog) add(p mcpgram.Progress) {
 	l.mu.Lock()
 	l.seen = append(l.seen, p)
 	l.mu.Unlock()
 	l.once.Do(func() { close(l.first) })
 }
 
-func (l *progressLog) all() []hub.Progress {
+func (l *progressLog) all() []mcpgram.Progress {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]hub.Progress(nil), l.seen...)
+	return append([]mcpgram.Progress(nil), l.seen...)
 }
 
 // A tool call carries a progress token; what the server reports under it
@@ -76,8 +77,8 @@ func TestProgressReachesTheCall(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			h := elicitHub(t, nil, era.legacy, nil)
 			log := newProgressLog()
-			ctx := hub.WithProgress(context.Background(), log.add)
-			res, err := h.CallTool(ctx, hub.Caller{UserID: "1", ChatID: "1"}, "f", "index",
+			ctx := mcpgram.WithProgress(context.Background(), log.add)
+			res, err := h.CallTool(ctx, mcpgram.Caller{UserID: "1", ChatID: "1"}, "f", "index",
 				map[string]any{"count": 3, "total": 300, "message": "indexing\nfiles " + strings.Repeat("x", 500)})
 			if err != nil {
 				t.Fatal(err)
@@ -94,8 +95,8 @@ func TestProgressReachesTheCall(t *testing.T) {
 				if p.Progress != float64(i+1) || p.Total != 300 {
 					t.Errorf("report %d = %+v, want %d of 300", i, p, i+1)
 				}
-				if strings.Contains(p.Message, "\n") || len(p.Message) > hub.MaxProgressMessage || !strings.HasPrefix(p.Message, "indexing files x") {
-					t.Errorf("message %q: want one line of at most %d bytes", p.Message, hub.MaxProgressMessage)
+				if strings.Contains(p.Message, "\n") || len(p.Message) > mcpgram.MaxProgressMessage || !strings.HasPrefix(p.Message, "indexing files x") {
+					t.Errorf("message %q: want one line of at most %d bytes", p.Message, mcpgram.MaxProgressMessage)
 				}
 			}
 		})
@@ -106,13 +107,13 @@ func TestProgressReachesTheCall(t *testing.T) {
 // costs the caller nothing but its function's calls.
 func TestProgressFlood(t *testing.T) {
 	h := elicitHub(t, nil, false, nil)
-	caller := hub.Caller{UserID: "1", ChatID: "1"}
+	caller := mcpgram.Caller{UserID: "1", ChatID: "1"}
 	if _, err := h.CallTool(context.Background(), caller, "f", "index", map[string]any{"flood": 1000}); err != nil {
 		t.Fatal(err)
 	}
 	var n int
 	var mu sync.Mutex
-	ctx := hub.WithProgress(context.Background(), func(hub.Progress) { mu.Lock(); n++; mu.Unlock() })
+	ctx := mcpgram.WithProgress(context.Background(), func(mcpgram.Progress) { mu.Lock(); n++; mu.Unlock() })
 	if _, err := h.CallTool(ctx, caller, "f", "index", map[string]any{"flood": 1000}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestCancelReachesTheServer(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			h := elicitHub(t, nil, era.legacy, nil)
-			caller := hub.Caller{UserID: "1", ChatID: "1"}
+			caller := mcpgram.Caller{UserID: "1", ChatID: "1"}
 			stopMidway(t, func(ctx context.Context) error {
 				_, err := h.CallTool(ctx, caller, "f", "wait", nil)
 				return err
@@ -148,9 +149,9 @@ func TestReadProgressAndCancel(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			h := elicitHub(t, nil, era.legacy, nil)
-			caller := hub.Caller{UserID: "1", ChatID: "1"}
+			caller := mcpgram.Caller{UserID: "1", ChatID: "1"}
 			log := newProgressLog()
-			res, err := h.ReadResource(hub.WithProgress(context.Background(), log.add), caller, "f", "features://slow/steps")
+			res, err := h.ReadResource(mcpgram.WithProgress(context.Background(), log.add), caller, "f", "features://slow/steps")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // Prompts: the prompt templates servers offer the user (prompts/list,
@@ -33,7 +35,7 @@ const (
 
 // listPrompts lists the prompts of the server of c, unscreened. Prompts
 // are an extra: a server that fails to list them still serves its tools.
-func (s *server) listPrompts(ctx context.Context, c *conn) []Prompt {
+func (s *server) listPrompts(ctx context.Context, c *conn) []mcpgram.Prompt {
 	if c.client.GetServerCapabilities().Prompts == nil {
 		return nil
 	}
@@ -42,15 +44,15 @@ func (s *server) listPrompts(ctx context.Context, c *conn) []Prompt {
 		s.log.Warn("list prompts", "err", err)
 		return nil
 	}
-	out := make([]Prompt, 0, len(res.Prompts))
+	out := make([]mcpgram.Prompt, 0, len(res.Prompts))
 	for _, p := range res.Prompts {
-		pr := Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		pr := mcpgram.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
 		for _, a := range p.Arguments {
-			pr.Arguments = append(pr.Arguments, PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			pr.Arguments = append(pr.Arguments, mcpgram.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
 		}
 		out = append(out, pr)
 	}
-	slices.SortStableFunc(out, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b mcpgram.Prompt) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -60,10 +62,10 @@ func (s *server) listPrompts(ctx context.Context, c *conn) []Prompt {
 // given twice or with more than MaxPromptArguments arguments; it folds
 // titles onto one line and cuts them and the descriptions. Each change
 // is a note.
-func ScreenPrompts(prompts []Prompt) ([]Prompt, []string) {
+func ScreenPrompts(prompts []mcpgram.Prompt) ([]mcpgram.Prompt, []string) {
 	var notes []string
 	seen := map[string]bool{}
-	kept := make([]Prompt, 0, len(prompts))
+	kept := make([]mcpgram.Prompt, 0, len(prompts))
 	for _, p := range prompts {
 		if err := CheckName(p.Name); err != nil {
 			notes = append(notes, "refused a prompt: "+err.Error())
@@ -81,7 +83,7 @@ func ScreenPrompts(prompts []Prompt) ([]Prompt, []string) {
 		what := "prompt " + strconv.Quote(p.Name)
 		p.Description = cutDescription(p.Description, what, &notes)
 		p.Title = cutTitle(p.Title, p.Name, &notes)
-		args := make([]PromptArgument, len(p.Arguments))
+		args := make([]mcpgram.PromptArgument, len(p.Arguments))
 		for i, a := range p.Arguments {
 			a.Title = cutTitle(a.Title, p.Name+"."+a.Name, &notes)
 			a.Description = cutDescription(a.Description, what+" argument "+strconv.Quote(a.Name), &notes)
@@ -94,7 +96,7 @@ func ScreenPrompts(prompts []Prompt) ([]Prompt, []string) {
 }
 
 // badArguments says what is wrong with a prompt's arguments, or "".
-func badArguments(args []PromptArgument) string {
+func badArguments(args []mcpgram.PromptArgument) string {
 	if len(args) > MaxPromptArguments {
 		return fmt.Sprintf("%d arguments, more than %d", len(args), MaxPromptArguments)
 	}
@@ -111,24 +113,10 @@ func badArguments(args []PromptArgument) string {
 	return ""
 }
 
-// A PromptMessage is one message of a prompt: its role ("user" or
-// "assistant") and one content part (text, image, audio or an embedded
-// resource; a resource_link as its URI and name).
-type PromptMessage struct {
-	Role    string
-	Content Content
-}
-
-// A PromptResult is what prompts/get returned.
-type PromptResult struct {
-	Description string
-	Messages    []PromptMessage
-}
-
 // GetPrompt gets prompt name of server with args, for caller. The prompt
 // must be in the server's screened catalog. Arguments the prompt does not
 // declare are an error, as are required ones missing.
-func (h *Hub) GetPrompt(ctx context.Context, caller Caller, server, name string, args map[string]string) (*PromptResult, error) {
+func (h *Hub) GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (*mcpgram.PromptResult, error) {
 	s, err := h.server(server)
 	if err != nil {
 		return nil, fmt.Errorf("get prompt %q: %w", name, err)
@@ -160,9 +148,9 @@ func (h *Hub) GetPrompt(ctx context.Context, caller Caller, server, name string,
 // refused it).
 var ErrUnknownPrompt = errors.New("no such prompt")
 
-func checkPromptArgs(p Prompt, args map[string]string) error {
+func checkPromptArgs(p mcpgram.Prompt, args map[string]string) error {
 	for k := range args {
-		if !slices.ContainsFunc(p.Arguments, func(a PromptArgument) bool { return a.Name == k }) {
+		if !slices.ContainsFunc(p.Arguments, func(a mcpgram.PromptArgument) bool { return a.Name == k }) {
 			return fmt.Errorf("the prompt takes no argument %q", k)
 		}
 	}
@@ -174,7 +162,7 @@ func checkPromptArgs(p Prompt, args map[string]string) error {
 	return nil
 }
 
-func decodePromptResult(raw json.RawMessage) (*PromptResult, error) {
+func decodePromptResult(raw json.RawMessage) (*mcpgram.PromptResult, error) {
 	var w struct {
 		Description string `json:"description"`
 		Messages    []struct {
@@ -185,13 +173,13 @@ func decodePromptResult(raw json.RawMessage) (*PromptResult, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode prompt: %w", err)
 	}
-	res := &PromptResult{Description: w.Description}
+	res := &mcpgram.PromptResult{Description: w.Description}
 	for _, m := range w.Messages {
 		role := m.Role
 		if role != "assistant" {
 			role = "user"
 		}
-		res.Messages = append(res.Messages, PromptMessage{Role: role, Content: decodeContent(m.Content)})
+		res.Messages = append(res.Messages, mcpgram.PromptMessage{Role: role, Content: decodeContent(m.Content)})
 	}
 	return res, nil
 }
@@ -202,7 +190,7 @@ func decodePromptResult(raw json.RawMessage) (*PromptResult, error) {
 // order, each one line of at most MaxSuggestion printable characters
 // (the others left out) and none twice; none when the server offers no
 // completions.
-func (h *Hub) Complete(ctx context.Context, caller Caller, server, prompt, arg, value string, known map[string]string) ([]string, error) {
+func (h *Hub) Complete(ctx context.Context, caller mcpgram.Caller, server, prompt, arg, value string, known map[string]string) ([]string, error) {
 	s, err := h.server(server)
 	if err != nil {
 		return nil, fmt.Errorf("complete %q: %w", arg, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -37,7 +38,7 @@ func TestPrompts(t *testing.T) {
 				t.Errorf("greet = %+v", greet)
 			}
 			ctx := context.Background()
-			caller := hub.Caller{UserID: "1", ChatID: "1"}
+			caller := mcpgram.Caller{UserID: "1", ChatID: "1"}
 			res, err := h.GetPrompt(ctx, caller, "f", "greet", map[string]string{"who": "Ada", "mood": "warmly"})
 			if err != nil {
 				t.Fatal(err)
@@ -59,7 +60,7 @@ func TestPrompts(t *testing.T) {
 func TestPromptsHostile(t *testing.T) {
 	h := elicitHub(t, nil, false, nil)
 	ctx := context.Background()
-	caller := hub.Caller{UserID: "1", ChatID: "1"}
+	caller := mcpgram.Caller{UserID: "1", ChatID: "1"}
 	if _, err := h.GetPrompt(ctx, caller, "f", "greet", nil); err == nil || !strings.Contains(err.Error(), `"who" is required`) {
 		t.Errorf("greet without who: %v", err)
 	}
@@ -97,7 +98,7 @@ func TestPromptsManyAndChanged(t *testing.T) {
 	if got := len(info.Prompts); got != 205 {
 		t.Fatalf("%d prompts, want 205", got)
 	}
-	if _, err := h.CallTool(context.Background(), hub.Caller{}, "f", "add_prompt", map[string]any{"name": "zz_late"}); err != nil {
+	if _, err := h.CallTool(context.Background(), mcpgram.Caller{}, "f", "add_prompt", map[string]any{"name": "zz_late"}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 10*time.Second, "the prompt added later is listed", func() bool {

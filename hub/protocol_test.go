@@ -12,6 +12,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/server/servertest"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -47,7 +48,7 @@ func TestProtocolNegotiation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := server(t, h, tt.name)
-			if s.Status != hub.StatusRunning {
+			if s.Status != mcpgram.StatusRunning {
 				t.Fatalf("status %s: %s", s.Status, s.Error)
 			}
 			if s.Protocol != tt.want {
@@ -71,7 +72,7 @@ func TestProtocolIgnoredDiscoverRemembered(t *testing.T) {
 		"command": testenv.TestServer(t, "raw"), "args": []string{"-mode", "mute-discover"},
 		"env": map[string]string{"RAW_LOG": log},
 	}})
-	if s := server(t, h, "mute"); s.Status != hub.StatusRunning || s.Protocol != "2025-06-18" {
+	if s := server(t, h, "mute"); s.Status != mcpgram.StatusRunning || s.Protocol != "2025-06-18" {
 		t.Fatalf("status %s (%s), protocol %q", s.Status, s.Error, s.Protocol)
 	}
 	if err := h.Restart(t.Context(), "mute"); err != nil {

@@ -6,25 +6,25 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram"
 )
 
 // remoteCause reads why a remote server could not be reached, where it
 // is something the operator can act on, and says so in one line that
 // begins with the cause and names the fix; "" where it is not (err's own
 // words then say it, see oneChain).
-func remoteCause(name string, err error) (Cause, string) {
+func remoteCause(name string, err error) (mcpgram.Cause, string) {
 	login := "mcpgram mcp login " + name
 	switch {
-	case errors.Is(err, oauth.ErrKeyChanged):
-		return CauseKey, string(CauseKey) + ": OAUTH_KEY changed? Set it back, or run " + login
-	case errors.Is(err, oauth.ErrNoKey):
-		return CauseSignIn, string(CauseSignIn) + ", which needs OAUTH_KEY: set it (the same on every instance), then run " + login
-	case errors.Is(err, oauth.ErrSignInRequired):
-		return CauseSignIn, string(CauseSignIn) + ": run " + login
+	case errors.Is(err, mcpgram.ErrKeyChanged):
+		return mcpgram.CauseKey, string(mcpgram.CauseKey) + ": OAUTH_KEY changed? Set it back, or run " + login
+	case errors.Is(err, mcpgram.ErrNoKey):
+		return mcpgram.CauseSignIn, string(mcpgram.CauseSignIn) + ", which needs OAUTH_KEY: set it (the same on every instance), then run " + login
+	case errors.Is(err, mcpgram.ErrSignInRequired):
+		return mcpgram.CauseSignIn, string(mcpgram.CauseSignIn) + ": run " + login
 	}
 	if why := notReached(err); why != "" {
-		return CauseUnreachable, string(CauseUnreachable) + ": " + why
+		return mcpgram.CauseUnreachable, string(mcpgram.CauseUnreachable) + ": " + why
 	}
 	return "", ""
 }

@@ -16,6 +16,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/server/servertest"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -72,7 +73,7 @@ func TestRemoteServers(t *testing.T) {
 	h, _ := startHub(t, servers)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if s := server(t, h, tt.name); s.Status != hub.StatusRunning {
+			if s := server(t, h, tt.name); s.Status != mcpgram.StatusRunning {
 				t.Fatalf("status = %s (%s)", s.Status, s.Error)
 			}
 			got := call(t, h, tt.name, "whoami", nil).Text()
@@ -99,7 +100,7 @@ func TestRemoteServerDownAtStartComesBack(t *testing.T) {
 		"url":     "http://" + addr + "/mcp",
 		"headers": map[string]string{"Authorization": "Bearer ${env:MCPGRAM_TEST_REMOTE_TOKEN}"},
 	}})
-	if s := server(t, h, "late"); s.Status == hub.StatusRunning {
+	if s := server(t, h, "late"); s.Status == mcpgram.StatusRunning {
 		t.Fatalf("status = %s before the server is up", s.Status)
 	}
 	l, err = net.Listen("tcp", addr)
@@ -109,7 +110,7 @@ func TestRemoteServerDownAtStartComesBack(t *testing.T) {
 	srv := &http.Server{Handler: mcpserver.NewStreamableHTTPServer(remoteMCP(), mcpserver.WithHTTPContextFunc(withAuth))}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	waitStatus(t, h, "late", hub.StatusRunning)
+	waitStatus(t, h, "late", mcpgram.StatusRunning)
 	if got, want := call(t, h, "late", "whoami", nil).Text(), `{"auth":"Bearer t0ken","user":"42"}`; got != want {
 		t.Errorf("whoami = %s, want %s", got, want)
 	}
@@ -139,7 +140,7 @@ func TestRemoteServerStatuses(t *testing.T) {
 	// "kept" is signed in to with one key, and read with another.
 	before := manager("the-key-it-was-made-with-0123456789")
 	before.SetInteractive(oauth.Loopback(oauthfake.Browse))
-	if err := before.Login(t.Context(), oauth.SignIn{Server: "kept", ServerURL: fake.URL() + "/mcp"}, nil); err != nil {
+	if err := before.Login(t.Context(), mcpgram.SignIn{Server: "kept", ServerURL: fake.URL() + "/mcp"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -175,16 +176,16 @@ func TestRemoteServerStatuses(t *testing.T) {
 		name   string
 		auth   *oauth.Manager
 		url    string
-		status hub.Status
-		cause  hub.Cause
+		status mcpgram.Status
+		cause  mcpgram.Cause
 		want   string // the whole Error where cause is set, else a part
 	}{
-		{"signin", manager(accountsKey), fake.URL() + "/mcp", hub.StatusFailed, hub.CauseSignIn, "needs sign-in: run mcpgram mcp login signin"},
-		{"kept", manager(accountsKey), fake.URL() + "/mcp", hub.StatusFailed, hub.CauseKey, "sign-in unusable: OAUTH_KEY changed? Set it back, or run mcpgram mcp login kept"},
-		{"nokey", manager(""), fake.URL() + "/mcp", hub.StatusFailed, hub.CauseSignIn, "needs sign-in, which needs OAUTH_KEY: set it (the same on every instance), then run mcpgram mcp login nokey"},
-		{"refused", nil, "http://" + closed + "/mcp", hub.StatusRestarting, hub.CauseUnreachable, "unreachable: connection refused (" + closed + ")"},
-		{"broken", nil, broken.URL + "/mcp", hub.StatusRestarting, "", "initialize: request failed with status 500: down for maintenance"},
-		{"hangsup", nil, "http://" + hangsUp.Addr().String() + "/mcp", hub.StatusRestarting, "", `initialize: failed to send request: Post "http://` + hangsUp.Addr().String() + `/mcp": `},
+		{"signin", manager(accountsKey), fake.URL() + "/mcp", mcpgram.StatusFailed, mcpgram.CauseSignIn, "needs sign-in: run mcpgram mcp login signin"},
+		{"kept", manager(accountsKey), fake.URL() + "/mcp", mcpgram.StatusFailed, mcpgram.CauseKey, "sign-in unusable: OAUTH_KEY changed? Set it back, or run mcpgram mcp login kept"},
+		{"nokey", manager(""), fake.URL() + "/mcp", mcpgram.StatusFailed, mcpgram.CauseSignIn, "needs sign-in, which needs OAUTH_KEY: set it (the same on every instance), then run mcpgram mcp login nokey"},
+		{"refused", nil, "http://" + closed + "/mcp", mcpgram.StatusRestarting, mcpgram.CauseUnreachable, "unreachable: connection refused (" + closed + ")"},
+		{"broken", nil, broken.URL + "/mcp", mcpgram.StatusRestarting, "", "initialize: request failed with status 500: down for maintenance"},
+		{"hangsup", nil, "http://" + hangsUp.Addr().String() + "/mcp", mcpgram.StatusRestarting, "", `initialize: failed to send request: Post "http://` + hangsUp.Addr().String() + `/mcp": `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,8 +212,8 @@ func TestRemoteServerStatuses(t *testing.T) {
 			if !s.Down() || s.Problem() == "" {
 				t.Errorf("Down = %v, Problem = %q; want it down, saying why", s.Down(), s.Problem())
 			}
-			if tt.status == hub.StatusFailed {
-				if _, err := h.CallTool(t.Context(), local, tt.name, "whoami", nil); !errors.Is(err, hub.ErrNotRunning) {
+			if tt.status == mcpgram.StatusFailed {
+				if _, err := h.CallTool(t.Context(), local, tt.name, "whoami", nil); !errors.Is(err, mcpgram.ErrNotRunning) {
 					t.Errorf("call = %v, want ErrNotRunning", err)
 				}
 			}

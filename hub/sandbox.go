@@ -7,50 +7,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpgram/mcpgram"
 )
-
-// A SandboxMode says whether and how the process of a stdio server is
-// confined. A server is a stranger: it runs as the bot's user, and unconfined
-// it can read whatever that user can (the bot's database, settings, .env and
-// secret files) and, unless the bot hides itself, the bot's own memory.
-type SandboxMode string
-
-// The sandbox modes.
-const (
-	// SandboxAuto confines the server with the best this machine offers,
-	// bubblewrap or else Landlock, and runs it unconfined, saying so in
-	// its ServerInfo and the log, where it offers neither.
-	SandboxAuto SandboxMode = "auto"
-	// SandboxRequired is SandboxAuto that refuses to start a server it
-	// cannot confine.
-	SandboxRequired SandboxMode = "required"
-	// SandboxBubblewrap and SandboxLandlock ask for that sandbox, and
-	// refuse to start the server without it.
-	SandboxBubblewrap SandboxMode = "bubblewrap"
-	SandboxLandlock   SandboxMode = "landlock"
-	// SandboxOff runs the server unconfined.
-	SandboxOff SandboxMode = "off"
-)
-
-// sandboxModes is every mode, in the order errors list them.
-var sandboxModes = []SandboxMode{SandboxAuto, SandboxRequired, SandboxBubblewrap, SandboxLandlock, SandboxOff}
-
-// ParseSandboxMode reads a mode as the settings write it; case does not
-// matter.
-func ParseSandboxMode(s string) (SandboxMode, error) {
-	m := SandboxMode(strings.ToLower(strings.TrimSpace(s)))
-	for _, known := range sandboxModes {
-		if m == known {
-			return m, nil
-		}
-	}
-	return "", fmt.Errorf("want auto, required, bubblewrap, landlock or off, got %q", s)
-}
 
 // A sandboxConfig is the "sandbox" field of a stdio server's entry.
 type sandboxConfig struct {
 	// mode is the entry's own mode; empty: the hub's default.
-	mode SandboxMode
+	mode mcpgram.SandboxMode
 	// noNetwork cuts the server off the network.
 	noNetwork bool
 	// paths and readOnly are folders or files the server may also use,
@@ -88,7 +52,7 @@ func readSandbox(raw json.RawMessage, dir, home string, expand func(string) (str
 		}
 	}
 	if e.Mode != "" {
-		m, err := ParseSandboxMode(e.Mode)
+		m, err := mcpgram.ParseSandboxMode(e.Mode)
 		if err != nil {
 			return sc, fmt.Errorf("sandbox: mode: %w", err)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // The sandboxes, as ServerInfo.Sandbox names them.
@@ -74,12 +76,12 @@ type sandboxPlan struct {
 
 // noSandboxFix says what fixes a server that may not start for want of
 // the sandbox mode asks for, which its own entry (own) or MCP_SANDBOX set.
-func noSandboxFix(mode SandboxMode, own bool) string {
+func noSandboxFix(mode mcpgram.SandboxMode, own bool) string {
 	where := "MCP_SANDBOX=auto"
 	if own {
 		where = `"sandbox": "auto" in its entry`
 	}
-	if mode == SandboxBubblewrap || mode == SandboxLandlock {
+	if mode == mcpgram.SandboxBubblewrap || mode == mcpgram.SandboxLandlock {
 		return "ask for " + where + ", which takes whichever sandbox this machine has"
 	}
 	return "install bubblewrap (apt-get install -y bubblewrap), or ask for " + where + ", which runs it unconfined where none can be had"
@@ -95,7 +97,7 @@ func (h *Hub) plan(cfg config) sandboxPlan {
 	if mode == "" {
 		mode, own = h.opts.Sandbox, false
 	}
-	if mode == SandboxOff {
+	if mode == mcpgram.SandboxOff {
 		if own {
 			return sandboxPlan{why: "its settings turn the sandbox off"}
 		}
@@ -104,19 +106,19 @@ func (h *Hub) plan(cfg config) sandboxPlan {
 	sup := h.support()
 	var p sandboxPlan
 	switch mode {
-	case SandboxBubblewrap:
+	case mcpgram.SandboxBubblewrap:
 		if sup.Bubblewrap == "" {
 			return sandboxPlan{err: fmt.Errorf("%w: bubblewrap: %s; %s", errNoSandbox, sup.BubblewrapErr, noSandboxFix(mode, own))}
 		}
 		p.engine = engineBubblewrap
-	case SandboxLandlock:
+	case mcpgram.SandboxLandlock:
 		if sup.LandlockABI == 0 {
 			return sandboxPlan{err: fmt.Errorf("%w: Landlock: %s; %s", errNoSandbox, sup.LandlockErr, noSandboxFix(mode, own))}
 		}
 		p.engine = engineLandlock
 	default:
 		p.engine = sup.Best()
-		if p.engine == "" && mode == SandboxRequired {
+		if p.engine == "" && mode == mcpgram.SandboxRequired {
 			return sandboxPlan{err: fmt.Errorf("%w: %s; %s", errNoSandbox, sup.none(), noSandboxFix(mode, own))}
 		}
 		if p.engine == "" {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -99,7 +100,7 @@ func (b *botDir) start(t *testing.T, entries map[string]any) *hub.Hub {
 // hostile starts the hostile server in mode, with its own file named in
 // its own folder beside the bot's data, as the memory server's is, and
 // returns what its probe found, and the server's state.
-func (b *botDir) hostile(t *testing.T, mode string) (probeReport, hub.ServerInfo) {
+func (b *botDir) hostile(t *testing.T, mode string) (probeReport, mcpgram.ServerInfo) {
 	t.Helper()
 	h := b.start(t, map[string]any{"hostile": map[string]any{
 		"command": testenv.TestServer(t, "hostile"),
@@ -242,7 +243,7 @@ func TestSandboxedServerStops(t *testing.T) {
 			if err := h.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if s := server(t, h, "echo"); s.Status != hub.StatusRunning || s.Sandbox != "bubblewrap" {
+			if s := server(t, h, "echo"); s.Status != mcpgram.StatusRunning || s.Sandbox != "bubblewrap" {
 				t.Fatalf("echo is %s in %q: %s", s.Status, s.Sandbox, s.Error)
 			}
 			// bwrap, its init, the server and its grandchild.
@@ -292,10 +293,10 @@ func TestNPMServersInTheSandbox(t *testing.T) {
 				"filesystem": map[string]any{"command": node, "args": []string{filepath.Join(fsDir, "dist", "index.js"), files}},
 			})
 			opts := fastOptions()
-			opts.Sandbox = hub.SandboxMode(mode)
+			opts.Sandbox = mcpgram.SandboxMode(mode)
 			h := testenv.StartHub(t, path, opts)
 			for _, name := range []string{"everything", "filesystem"} {
-				if s := server(t, h, name); s.Status != hub.StatusRunning || s.Sandbox != mode {
+				if s := server(t, h, name); s.Status != mcpgram.StatusRunning || s.Sandbox != mode {
 					t.Fatalf("%s is %s in %q: %s (stderr %s)", name, s.Status, s.Sandbox, s.Error, s.LastStderr)
 				}
 			}
@@ -337,13 +338,13 @@ func TestClaudeDesktopNPXServersInTheSandbox(t *testing.T) {
 	}
 	control := testenv.StartHub(t, testenv.WriteSettings(t, t.TempDir(), servers("off")), fastOptions())
 	for _, s := range control.Catalog().Servers {
-		if s.Status != hub.StatusRunning {
+		if s.Status != mcpgram.StatusRunning {
 			t.Skipf("SKIPPED LOUDLY: npx cannot start %s even unsandboxed (no registry?): %s", s.Name, s.Error)
 		}
 	}
 	h := testenv.StartHub(t, testenv.WriteSettings(t, t.TempDir(), servers("required")), fastOptions())
 	for _, s := range h.Catalog().Servers {
-		if s.Status != hub.StatusRunning || s.Sandbox == "" {
+		if s.Status != mcpgram.StatusRunning || s.Sandbox == "" {
 			t.Errorf("%s is %s in %q: %s (stderr %s)", s.Name, s.Status, s.Sandbox, s.Error, s.LastStderr)
 		}
 	}
@@ -412,12 +413,12 @@ func TestSandboxSettings(t *testing.T) {
 		"path":   "sandbox: paths: an empty path",
 		"remote": "sandbox: only a stdio server",
 	} {
-		if s := server(t, h, name); s.Status != hub.StatusFailed || !strings.Contains(s.Error, want) {
+		if s := server(t, h, name); s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, want) {
 			t.Errorf("%s: %s %q, want failed with %q", name, s.Status, s.Error, want)
 		}
 	}
 	for _, name := range []string{"fine", "default"} {
-		if s := server(t, h, name); s.Status != hub.StatusRunning {
+		if s := server(t, h, name); s.Status != mcpgram.StatusRunning {
 			t.Errorf("%s: %s %q, want running", name, s.Status, s.Error)
 		}
 	}
@@ -610,7 +611,7 @@ func TestSandboxHidesAReplacedFile(t *testing.T) {
 			opts := fastOptions()
 			opts.Protected = []string{b.env, b.secret}
 			h := testenv.StartHub(t, b.settings, opts)
-			if s := server(t, h, "writer"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, `its "cwd" would let it write in`) || !strings.Contains(s.Error, `give it a "cwd" of its own`) || !strings.Contains(s.Error, b.dir) {
+			if s := server(t, h, "writer"); s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, `its "cwd" would let it write in`) || !strings.Contains(s.Error, `give it a "cwd" of its own`) || !strings.Contains(s.Error, b.dir) {
 				t.Errorf("writer: %s %q, want failed, naming the folder and what to do", s.Status, s.Error)
 			}
 			replaced := b.env + ".new"

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // What a server's catalog may hold. Tool and server names follow MCP's
@@ -65,10 +67,10 @@ func quoteShort(s string) string {
 // twice (the first stays), and the resources and templates whose URIs
 // hold white space or characters that do not print, and cuts every
 // description to MaxDescription characters. Each change is a note.
-func Screen(tools []Tool, resources []Resource, templates []ResourceTemplate) ([]Tool, []Resource, []ResourceTemplate, []string) {
+func Screen(tools []mcpgram.Tool, resources []mcpgram.Resource, templates []mcpgram.ResourceTemplate) ([]mcpgram.Tool, []mcpgram.Resource, []mcpgram.ResourceTemplate, []string) {
 	var notes []string
 	seen := map[string]bool{}
-	keptTools := make([]Tool, 0, len(tools))
+	keptTools := make([]mcpgram.Tool, 0, len(tools))
 	for _, t := range tools {
 		switch err := CheckName(t.Name); {
 		case err != nil:
@@ -83,7 +85,7 @@ func Screen(tools []Tool, resources []Resource, templates []ResourceTemplate) ([
 		t.Title = cutTitle(t.Title, t.Name, &notes)
 		keptTools = append(keptTools, t)
 	}
-	keptResources := make([]Resource, 0, len(resources))
+	keptResources := make([]mcpgram.Resource, 0, len(resources))
 	for _, r := range resources {
 		if !plainURI(r.URI) {
 			notes = append(notes, "refused a resource: the URI "+quoteShort(r.URI)+" holds white space or characters that do not print")
@@ -92,7 +94,7 @@ func Screen(tools []Tool, resources []Resource, templates []ResourceTemplate) ([
 		r.Description = cutDescription(r.Description, "resource "+r.URI, &notes)
 		keptResources = append(keptResources, r)
 	}
-	keptTemplates := make([]ResourceTemplate, 0, len(templates))
+	keptTemplates := make([]mcpgram.ResourceTemplate, 0, len(templates))
 	for _, r := range templates {
 		if !plainURI(r.URITemplate) {
 			notes = append(notes, "refused a resource template: "+quoteShort(r.URITemplate)+" holds white space or characters that do not print")

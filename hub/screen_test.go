@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -31,7 +32,7 @@ func TestCatalogScreened(t *testing.T) {
 	}
 	big := strings.Repeat("d", 100<<10)
 	call(t, h, "echo", "add_tool", map[string]any{"name": "ok.name-1", "description": big})
-	var s hub.ServerInfo
+	var s mcpgram.ServerInfo
 	testenv.Eventually(t, 5*time.Second, "the last tool added in the catalog", func() bool {
 		s = server(t, h, "echo")
 		_, ok := s.Tool("ok.name-1")
@@ -82,11 +83,11 @@ func TestServerNameChecked(t *testing.T) {
 	for _, s := range cat.Servers {
 		switch s.Name {
 		case "echo":
-			if s.Status != hub.StatusRunning {
+			if s.Status != mcpgram.StatusRunning {
 				t.Errorf("echo is %s: %s", s.Status, s.Error)
 			}
 		default:
-			if s.Status != hub.StatusFailed || !strings.Contains(s.Error, "not a valid server name") || len(s.Tools) != 0 {
+			if s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, "not a valid server name") || len(s.Tools) != 0 {
 				t.Errorf("server %q is %s (%s), want failed for its name", s.Name, s.Status, s.Error)
 			}
 		}
@@ -99,9 +100,9 @@ func TestServerNameChecked(t *testing.T) {
 // Screen leaves out tools given twice and resources whose URIs are not one
 // printable line, and cuts long descriptions of resources.
 func TestScreen(t *testing.T) {
-	tools := []hub.Tool{{Name: "a", Title: "A\n  title"}, {Name: "a", Description: "second"}, {Name: "b", Title: strings.Repeat("t", 300)}}
-	resources := []hub.Resource{{URI: "file:///ok"}, {URI: "file:///x\n# forged"}, {URI: "x://\u202E"}, {URI: "r://long", Description: strings.Repeat("é", 3000)}}
-	templates := []hub.ResourceTemplate{{URITemplate: "t://{id}"}, {URITemplate: "t://{id} x"}}
+	tools := []mcpgram.Tool{{Name: "a", Title: "A\n  title"}, {Name: "a", Description: "second"}, {Name: "b", Title: strings.Repeat("t", 300)}}
+	resources := []mcpgram.Resource{{URI: "file:///ok"}, {URI: "file:///x\n# forged"}, {URI: "x://\u202E"}, {URI: "r://long", Description: strings.Repeat("é", 3000)}}
+	templates := []mcpgram.ResourceTemplate{{URITemplate: "t://{id}"}, {URITemplate: "t://{id} x"}}
 	gotTools, gotRes, gotTpl, notes := hub.Screen(tools, resources, templates)
 	if len(gotTools) != 2 || gotTools[0].Description != "" || len(gotRes) != 2 || len(gotTpl) != 1 {
 		t.Errorf("screened to %v, %v, %v", gotTools, gotRes, gotTpl)
@@ -120,9 +121,9 @@ func TestScreen(t *testing.T) {
 // A server that lists thousands of broken tools gets a bounded set of
 // notes, the last one counting the rest.
 func TestScreenBoundsNotes(t *testing.T) {
-	var tools []hub.Tool
+	var tools []mcpgram.Tool
 	for i := range 5000 {
-		tools = append(tools, hub.Tool{Name: fmt.Sprintf("bad name %d", i)})
+		tools = append(tools, mcpgram.Tool{Name: fmt.Sprintf("bad name %d", i)})
 	}
 	_, _, _, notes := hub.Screen(tools, nil, nil)
 	if len(notes) != 20 || notes[19] != "and 4981 more changes like these" {

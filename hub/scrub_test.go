@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
@@ -31,8 +31,8 @@ func TestRemoteFailureHidesURLSecrets(t *testing.T) {
 		"remote": map[string]any{"type": "streamableHttp", "url": "http://alice:pa55word@" + addr + "/mcp?key=${env:MCPGRAM_TEST_URL_SECRET}", "timeout": 1},
 	})
 	// A remote server is retried, so it may be between two tries.
-	s := waitStatus(t, h, "remote", hub.StatusRestarting)
-	_, callErr := h.CallTool(context.Background(), hub.Caller{UserID: "1"}, "remote", "x", nil)
+	s := waitStatus(t, h, "remote", mcpgram.StatusRestarting)
+	_, callErr := h.CallTool(context.Background(), mcpgram.Caller{UserID: "1"}, "remote", "x", nil)
 	if callErr == nil {
 		t.Fatal("a call to a failed remote server succeeded")
 	}

@@ -27,8 +27,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub/confine"
-	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // stderrKeep is how much of a server's recent stderr the hub keeps.
@@ -58,7 +58,7 @@ type server struct {
 
 	mu      sync.Mutex
 	cfg     config
-	status  Status
+	status  mcpgram.Status
 	errMsg  string
 	lastErr string // why it last failed, kept once it runs again
 	// writable, sandboxed and uid are how its last process ran: the
@@ -75,10 +75,10 @@ type server struct {
 	stderr     *tail  // of the last process
 	about      string // what the server says it is for (see ServerInfo.Description)
 	title      string // its display name (see ServerInfo.Title)
-	tools      []Tool
-	resources  []Resource
-	templates  []ResourceTemplate
-	prompts    []Prompt
+	tools      []mcpgram.Tool
+	resources  []mcpgram.Resource
+	templates  []mcpgram.ResourceTemplate
+	prompts    []mcpgram.Prompt
 	completes  bool               // the server offers completion/complete
 	notes      []string           // what Screen refused or cut of the catalog
 	outputs    outputSchemas      // the tools' output schemas, compiled
@@ -100,7 +100,7 @@ type server struct {
 	signIn bool
 	// cause: why a remote server is down, where the hub can tell (see
 	// ServerInfo.Cause).
-	cause Cause
+	cause mcpgram.Cause
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -122,14 +122,14 @@ func newServer(h *Hub, cfg config) *server {
 // restingState is the state of a server with settings c that is not
 // running: a disabled entry is disabled even if it is broken, since the
 // user did not ask for it to run.
-func (c config) restingState() (Status, string) {
+func (c config) restingState() (mcpgram.Status, string) {
 	switch {
 	case c.disabled:
-		return StatusDisabled, ""
+		return mcpgram.StatusDisabled, ""
 	case c.err != nil:
-		return StatusFailed, "invalid settings: " + c.err.Error()
+		return mcpgram.StatusFailed, "invalid settings: " + c.err.Error()
 	default:
-		return StatusStopped, ""
+		return mcpgram.StatusStopped, ""
 	}
 }
 
@@ -231,7 +231,7 @@ func (c *conn) close() {
 }
 
 // info returns a snapshot of s for the catalog.
-func (s *server) info() ServerInfo {
+func (s *server) info() mcpgram.ServerInfo {
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
@@ -244,7 +244,7 @@ func (s *server) info() ServerInfo {
 		notSandboxed = plan.err.Error()
 	}
 	var uid int
-	var bounds Bounds
+	var bounds mcpgram.Bounds
 	if cfg.typ == TypeStdio && cfg.err == nil {
 		uid, bounds = s.hub.serverUser(s.name).uid, cfg.bounds
 	}
@@ -254,7 +254,7 @@ func (s *server) info() ServerInfo {
 	if s.synthetic {
 		autoApprove = append(autoApprove, ConnectTool)
 	}
-	return ServerInfo{
+	return mcpgram.ServerInfo{
 		Sandbox:           plan.engine,
 		UID:               uid,
 		Bounds:            bounds,
@@ -303,7 +303,7 @@ func (s *server) start() <-chan struct{} {
 		return ready
 	}
 	if s.cfg.err != nil {
-		s.status, s.errMsg = StatusFailed, "invalid settings: "+s.cfg.err.Error()
+		s.status, s.errMsg = mcpgram.StatusFailed, "invalid settings: "+s.cfg.err.Error()
 		s.hub.changed()
 		close(ready)
 		return ready
@@ -311,7 +311,7 @@ func (s *server) start() <-chan struct{} {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.done = make(chan struct{})
-	s.status, s.errMsg, s.cause = StatusStarting, "", ""
+	s.status, s.errMsg, s.cause = mcpgram.StatusStarting, "", ""
 	s.hub.changed()
 	go func(done chan struct{}) {
 		defer close(done)
@@ -326,7 +326,7 @@ func (s *server) start() <-chan struct{} {
 // stop ends the run loop, stopping the process, and leaves s in state, or
 // with state "" in the state its settings call for at rest. It returns an
 // error if the process did not stop when asked and had to be killed.
-func (s *server) stop(state Status) error {
+func (s *server) stop(state mcpgram.Status) error {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.cancel, s.done = nil, nil
@@ -349,7 +349,7 @@ func (s *server) stop(state Status) error {
 }
 
 // stopLogged is stop for callers with no one to tell but the log.
-func (s *server) stopLogged(state Status) {
+func (s *server) stopLogged(state mcpgram.Status) {
 	if err := s.stop(state); err != nil {
 		s.log.Warn("server did not stop cleanly", "err", err)
 	}
@@ -436,7 +436,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 		delay = min(2*delay, opts.MaxRestartDelay)
 		s.mu.Lock()
 		s.restarts++
-		s.status = StatusStarting
+		s.status = mcpgram.StatusStarting
 		s.mu.Unlock()
 		opts.Metrics.ServerRestart(s.name)
 		s.hub.changed()
@@ -447,7 +447,7 @@ func (s *server) run(ctx context.Context, ready chan struct{}) error {
 // calls wait for it instead of failing at once. Error keeps the reason.
 func (s *server) restarting() {
 	s.mu.Lock()
-	s.status = StatusRestarting
+	s.status = mcpgram.StatusRestarting
 	s.mu.Unlock()
 	s.hub.changed()
 }
@@ -460,7 +460,7 @@ func (s *server) retrying() {
 	s.mu.Lock()
 	cause := s.cause
 	s.mu.Unlock()
-	if cause == CauseSignIn || cause == CauseKey {
+	if cause == mcpgram.CauseSignIn || cause == mcpgram.CauseKey {
 		return
 	}
 	s.restarting()
@@ -473,9 +473,9 @@ func (s *server) fail(err error, c *conn) {
 		c.stderr.settle()
 	}
 	s.mu.Lock()
-	s.status = StatusFailed
+	s.status = mcpgram.StatusFailed
 	s.clearCatalog()
-	s.signIn = errors.Is(err, oauth.ErrSignInRequired)
+	s.signIn = errors.Is(err, mcpgram.ErrSignInRequired)
 	msg := err.Error()
 	s.cause = ""
 	if s.cfg.typ != TypeStdio {
@@ -594,7 +594,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	}
 	s.mu.Lock()
 	s.conn = c
-	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn, s.cause = StatusRunning, "", -1, "", false, ""
+	s.status, s.errMsg, s.exitCode, s.lastStderr, s.signIn, s.cause = mcpgram.StatusRunning, "", -1, "", false, ""
 	s.mu.Unlock()
 	s.hub.opts.Metrics.ServerStarted(s.name, time.Since(began))
 	s.hub.changed()
@@ -1008,7 +1008,7 @@ func firstSentence(s string) string {
 // server and publishes them.
 func (s *server) readCatalog(ctx context.Context, c *conn) error {
 	caps := c.client.GetServerCapabilities()
-	var tools []Tool
+	var tools []mcpgram.Tool
 	if caps.Tools != nil {
 		res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
 		if err != nil {
@@ -1022,10 +1022,10 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 		c.toolsMu.Lock()
 		c.tools = defs
 		c.toolsMu.Unlock()
-		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(tools, func(a, b mcpgram.Tool) int { return strings.Compare(a.Name, b.Name) })
 	}
-	var resources []Resource
-	var templates []ResourceTemplate
+	var resources []mcpgram.Resource
+	var templates []mcpgram.ResourceTemplate
 	if caps.Resources != nil {
 		// Resources are an extra: a server that fails to list them still
 		// serves its tools.
@@ -1033,21 +1033,21 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 			s.log.Warn("list resources", "err", err)
 		} else {
 			for _, r := range res.Resources {
-				resources = append(resources, Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
+				resources = append(resources, mcpgram.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
 			}
-			slices.SortFunc(resources, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
+			slices.SortFunc(resources, func(a, b mcpgram.Resource) int { return strings.Compare(a.URI, b.URI) })
 		}
 		if res, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
 			s.log.Debug("list resource templates", "err", err)
 		} else {
 			for _, r := range res.ResourceTemplates {
-				t := ResourceTemplate{Name: r.Name, Description: r.Description, MIMEType: r.MIMEType}
+				t := mcpgram.ResourceTemplate{Name: r.Name, Description: r.Description, MIMEType: r.MIMEType}
 				if r.URITemplate != nil && r.URITemplate.Template != nil {
 					t.URITemplate = r.URITemplate.Raw()
 				}
 				templates = append(templates, t)
 			}
-			slices.SortFunc(templates, func(a, b ResourceTemplate) int { return strings.Compare(a.Name, b.Name) })
+			slices.SortFunc(templates, func(a, b mcpgram.ResourceTemplate) int { return strings.Compare(a.Name, b.Name) })
 		}
 	}
 	if ctx.Err() != nil {
@@ -1070,8 +1070,8 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 	return nil
 }
 
-func convertTool(t mcp.Tool) Tool {
-	out := Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+func convertTool(t mcp.Tool) mcpgram.Tool {
+	out := mcpgram.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
 	if out.Title == "" {
 		out.Title = t.Annotations.Title
 	}
@@ -1091,7 +1091,7 @@ func convertTool(t mcp.Tool) Tool {
 		out.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	a := t.Annotations
-	out.Hints = Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}
+	out.Hints = mcpgram.Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}
 	if t.Meta != nil {
 		if raw, ok := t.Meta.AdditionalFields[MetaConsentWhen]; ok {
 			out.ConsentWhen = consentWhen(raw)
@@ -1185,7 +1185,7 @@ func (s *server) shutdown(c *conn) error {
 // one content type they don't know. A server that answers
 // "input_required" gets its questions asked through the hub's Elicitor and
 // the request again with the answers, up to MaxElicitations times.
-func (s *server) request(ctx context.Context, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
+func (s *server) request(ctx context.Context, method string, params map[string]any, caller mcpgram.Caller, tool, uri string) (json.RawMessage, error) {
 	s.mu.Lock()
 	perUser := s.cfg.account == AccountUser
 	s.mu.Unlock()
@@ -1200,8 +1200,8 @@ func (s *server) request(ctx context.Context, method string, params map[string]a
 }
 
 // requestOn is request on the connection c.
-func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method string, params map[string]any, caller Caller, tool, uri string) (json.RawMessage, error) {
-	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: progressFunc(ctx)}
+func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method string, params map[string]any, caller mcpgram.Caller, tool, uri string) (json.RawMessage, error) {
+	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: mcpgram.ProgressOf(ctx)}
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)
 		if err != nil {
@@ -1211,7 +1211,7 @@ func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method stri
 		if err != nil || !more {
 			return raw, err
 		}
-		if round >= MaxElicitations {
+		if round >= mcpgram.MaxElicitations {
 			return nil, errElicitLoop
 		}
 		answers, err := s.fulfil(cl, requests)
@@ -1255,7 +1255,7 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 		if rctx.Err() != nil {
 			c.cancelRequest(id, context.Cause(rctx))
 			if context.Cause(rctx) == errTimeout {
-				return nil, fmt.Errorf("%w after %s", ErrTimeout, seconds(timeout))
+				return nil, fmt.Errorf("%w after %s", mcpgram.ErrTimeout, seconds(timeout))
 			}
 			return nil, ctx.Err()
 		}
@@ -1263,7 +1263,7 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 			// The process may live on with a broken pipe: have the run loop
 			// stop it and start a new one.
 			c.markLost()
-			return nil, fmt.Errorf("connection lost during the call: %w", ErrNotRunning)
+			return nil, fmt.Errorf("connection lost during the call: %w", mcpgram.ErrNotRunning)
 		}
 		return nil, cfg.scrubErr(err)
 	}
@@ -1319,10 +1319,10 @@ func (s *server) ready(ctx context.Context) (*conn, config, error) {
 		switch {
 		case c != nil:
 			return c, cfg, nil
-		case status != StatusStarting && status != StatusRestarting:
+		case status != mcpgram.StatusStarting && status != mcpgram.StatusRestarting:
 			// The reason stays in the status: it can quote the server's
 			// stderr, and this error may reach the model and any user.
-			return nil, cfg, fmt.Errorf("%w (%s)", ErrNotRunning, status)
+			return nil, cfg, fmt.Errorf("%w (%s)", mcpgram.ErrNotRunning, status)
 		}
 		if deadline == nil {
 			t := time.NewTimer(cfg.timeout)
@@ -1332,7 +1332,7 @@ func (s *server) ready(ctx context.Context) (*conn, config, error) {
 		select {
 		case <-wake:
 		case <-deadline:
-			return nil, cfg, fmt.Errorf("%w: still %s after %s", ErrNotRunning, status, seconds(cfg.timeout))
+			return nil, cfg, fmt.Errorf("%w: still %s after %s", mcpgram.ErrNotRunning, status, seconds(cfg.timeout))
 		case <-ctx.Done():
 			return nil, cfg, ctx.Err()
 		}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/lines"
-	"github.com/mcpgram/mcpgram/oauth"
 )
 
 // DefaultTimeout bounds start-up and each request of a server whose settings
@@ -59,7 +59,7 @@ type config struct {
 	headers map[string]string
 	// oauth is the entry's "oauth" object: how to sign in to the server
 	// when it asks (MCP authorization).
-	oauth oauth.ServerConfig
+	oauth mcpgram.OAuthConfig
 	// account is whose account the server acts as: AccountOperator (one
 	// sign-in for every chat) or AccountUser (each user's own).
 	account     string
@@ -69,7 +69,7 @@ type config struct {
 	timeout     time.Duration
 	sandbox     sandboxConfig
 	// bounds are what a stdio server may take of the machine.
-	bounds Bounds
+	bounds mcpgram.Bounds
 	// protocolVersion pins the revision to speak, skipping server/discover.
 	protocolVersion string
 	err             error
@@ -729,7 +729,7 @@ func entrySpan(data []byte, server string) (span, error) {
 			return entry, nil
 		}
 	}
-	return span{}, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
+	return span{}, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
 }
 
 // reencode is patchServer for files splice cannot follow: it keeps every
@@ -755,7 +755,7 @@ func reencode(data []byte, server, key string, patch func(json.RawMessage) (json
 		}
 	}
 	if list == "" {
-		return nil, fmt.Errorf("no server %q: %w", server, ErrUnknownServer)
+		return nil, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
 	}
 	fields, err := parseObject(rawEntry)
 	if err != nil {

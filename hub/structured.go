@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -82,7 +83,7 @@ func (refuseLoader) Load(url string) (any, error) {
 // checkOutput holds res, a result of tool, to the tool's output schema.
 // A tool's own error needs not follow it; a schema that does not compile
 // is the server's bug, logged, and the result passes.
-func (s *server) checkOutput(tool string, res *Result) error {
+func (s *server) checkOutput(tool string, res *mcpgram.Result) error {
 	if res.IsError {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 )
 
@@ -14,7 +15,7 @@ import (
 // ErrBadResult saying what is wrong.
 func TestStructuredContentAgainstTheOutputSchema(t *testing.T) {
 	h := elicitHub(t, nil, false, nil)
-	caller := hub.Caller{UserID: "1", ChatID: "1"}
+	caller := mcpgram.Caller{UserID: "1", ChatID: "1"}
 	s, _ := h.Catalog().Server("f")
 	tool, _ := s.Tool("weather")
 	if tool.Title != "Today's weather" || !strings.Contains(string(tool.OutputSchema), `"required":["temperature","conditions"]`) {

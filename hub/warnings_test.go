@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
@@ -55,7 +55,7 @@ func TestSettingsWarnUnknownFields(t *testing.T) {
 	if got := h.Warnings(); !slices.Equal(got, want) {
 		t.Errorf("Warnings() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if s := server(t, h, "echo"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "echo"); s.Status != mcpgram.StatusRunning {
 		t.Errorf("echo is %s (%s), want running: an unknown field is no reason to refuse it", s.Status, s.Error)
 	}
 
@@ -85,13 +85,13 @@ func TestVSCodeSettings(t *testing.T) {
 }
 `, 0o600)
 	h := testenv.StartHub(t, path, fastOptions())
-	if s := server(t, h, "echo"); s.Status != hub.StatusRunning {
+	if s := server(t, h, "echo"); s.Status != mcpgram.StatusRunning {
 		t.Fatalf("echo is %s (%s), want running", s.Status, s.Error)
 	}
-	if s := server(t, h, "asks"); s.Status != hub.StatusFailed || !strings.Contains(s.Error, "${input:token} asks VS Code's user for a value") || !strings.Contains(s.Error, "${env:NAME}") {
+	if s := server(t, h, "asks"); s.Status != mcpgram.StatusFailed || !strings.Contains(s.Error, "${input:token} asks VS Code's user for a value") || !strings.Contains(s.Error, "${env:NAME}") {
 		t.Errorf("asks: %s %q, want failed, saying to use ${env:NAME}", s.Status, s.Error)
 	}
-	if s := server(t, h, "remote"); s.Status != hub.StatusDisabled {
+	if s := server(t, h, "remote"); s.Status != mcpgram.StatusDisabled {
 		t.Errorf("remote is %s, want disabled", s.Status)
 	}
 	if w := h.Warnings(); len(w) != 1 || !strings.HasPrefix(w[0], path+`:2: "inputs" (VS Code's prompts for values) is not read`) {

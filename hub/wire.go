@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // wireContent is one content part as any MCP version sends it, decoded
@@ -25,8 +27,8 @@ type wireResource struct {
 	Blob     string  `json:"blob"`
 }
 
-func (r wireResource) content() Content {
-	c := Content{Type: ContentResource, URI: r.URI, MIMEType: r.MIMEType}
+func (r wireResource) content() mcpgram.Content {
+	c := mcpgram.Content{Type: mcpgram.ContentResource, URI: r.URI, MIMEType: r.MIMEType}
 	if r.Text != nil {
 		c.Text = *r.Text
 	} else if r.Blob != "" {
@@ -40,7 +42,7 @@ func (r wireResource) content() Content {
 }
 
 // decodeCallResult turns the raw result of tools/call into a Result.
-func decodeCallResult(raw json.RawMessage) (*Result, error) {
+func decodeCallResult(raw json.RawMessage) (*mcpgram.Result, error) {
 	var w struct {
 		Content           []json.RawMessage `json:"content"`
 		IsError           bool              `json:"isError"`
@@ -49,58 +51,58 @@ func decodeCallResult(raw json.RawMessage) (*Result, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
-	res := &Result{IsError: w.IsError, Structured: compactJSON(w.StructuredContent)}
+	res := &mcpgram.Result{IsError: w.IsError, Structured: compactJSON(w.StructuredContent)}
 	for _, part := range w.Content {
 		res.Content = append(res.Content, decodeContent(part))
 	}
 	// A result with structured content only still has to say something.
 	if len(res.Content) == 0 && len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
-		res.Content = append(res.Content, Content{Type: ContentText, Text: string(w.StructuredContent)})
+		res.Content = append(res.Content, mcpgram.Content{Type: mcpgram.ContentText, Text: string(w.StructuredContent)})
 	}
 	return res, nil
 }
 
-func decodeContent(raw json.RawMessage) Content {
+func decodeContent(raw json.RawMessage) mcpgram.Content {
 	var w wireContent
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return Content{Type: "unknown", Text: "[content the server sent malformed]"}
+		return mcpgram.Content{Type: "unknown", Text: "[content the server sent malformed]"}
 	}
 	switch w.Type {
-	case ContentText:
-		return Content{Type: ContentText, Text: w.Text}
-	case ContentImage, ContentAudio:
+	case mcpgram.ContentText:
+		return mcpgram.Content{Type: mcpgram.ContentText, Text: w.Text}
+	case mcpgram.ContentImage, mcpgram.ContentAudio:
 		data, err := base64.StdEncoding.DecodeString(w.Data)
 		if err != nil {
-			return Content{Type: w.Type, MIMEType: w.MIMEType, Text: fmt.Sprintf("[%s with undecodable data]", w.Type)}
+			return mcpgram.Content{Type: w.Type, MIMEType: w.MIMEType, Text: fmt.Sprintf("[%s with undecodable data]", w.Type)}
 		}
-		return Content{Type: w.Type, Data: data, MIMEType: w.MIMEType}
-	case ContentResource:
+		return mcpgram.Content{Type: w.Type, Data: data, MIMEType: w.MIMEType}
+	case mcpgram.ContentResource:
 		if w.Resource == nil {
-			return Content{Type: ContentResource, Text: "[embedded resource without contents]"}
+			return mcpgram.Content{Type: mcpgram.ContentResource, Text: "[embedded resource without contents]"}
 		}
 		return w.Resource.content()
-	case ContentResourceLink:
-		return Content{Type: ContentResourceLink, URI: w.URI, Name: w.Name, MIMEType: w.MIMEType}
+	case mcpgram.ContentResourceLink:
+		return mcpgram.Content{Type: mcpgram.ContentResourceLink, URI: w.URI, Name: w.Name, MIMEType: w.MIMEType}
 	default:
 		// Keep the type so a front end can tell, and a note so the model
 		// knows something was left out.
-		return Content{Type: w.Type, Text: fmt.Sprintf("[content of unsupported type %q omitted]", w.Type)}
+		return mcpgram.Content{Type: w.Type, Text: fmt.Sprintf("[content of unsupported type %q omitted]", w.Type)}
 	}
 }
 
 // decodeReadResult turns the raw result of resources/read into a Result.
-func decodeReadResult(raw json.RawMessage) (*Result, error) {
+func decodeReadResult(raw json.RawMessage) (*mcpgram.Result, error) {
 	var w struct {
 		Contents []json.RawMessage `json:"contents"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
-	res := &Result{}
+	res := &mcpgram.Result{}
 	for _, part := range w.Contents {
 		var r wireResource
 		if err := json.Unmarshal(part, &r); err != nil {
-			res.Content = append(res.Content, Content{Type: ContentResource, Text: "[resource contents the server sent malformed]"})
+			res.Content = append(res.Content, mcpgram.Content{Type: mcpgram.ContentResource, Text: "[resource contents the server sent malformed]"})
 			continue
 		}
 		res.Content = append(res.Content, r.content())

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 )
@@ -38,7 +39,7 @@ func TestReplyBound(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return tt.reply })
-			c := newClient(t, srv, func(p *llm.Profile, o *llm.Options) {
+			c := newClient(t, srv, func(p *mcpgram.Profile, o *llm.Options) {
 				p.MaxTokens = tt.maxTokens
 				o.MaxReplyBytes = hardCap
 			})
@@ -76,7 +77,7 @@ func TestReplyBound(t *testing.T) {
 func TestReplyWithinBound(t *testing.T) {
 	text := strings.Repeat("z", 2000)
 	srv := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(text).Split(1) })
-	c := newClient(t, srv, func(p *llm.Profile, o *llm.Options) { p.MaxTokens = 512; o.MaxReplyBytes = len(text) })
+	c := newClient(t, srv, func(p *mcpgram.Profile, o *llm.Options) { p.MaxTokens = 512; o.MaxReplyBytes = len(text) })
 	resp, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func BenchmarkRunawayReply(b *testing.B) {
 	srv := llmfake.New(b, func(llmfake.Call) llmfake.Reply {
 		return llmfake.Reply{Chunks: []string{chunk}, Endless: true}
 	})
-	c, err := llm.New(llm.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
+	c, err := llm.New(mcpgram.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

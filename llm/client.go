@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -170,7 +171,7 @@ type Response struct {
 // A Client calls the chat completions endpoint of one profile. It is
 // safe for concurrent use.
 type Client struct {
-	profile Profile
+	profile mcpgram.Profile
 	opts    Options
 	api     *openai.Client
 	logger  *slog.Logger
@@ -179,7 +180,7 @@ type Client struct {
 }
 
 // New returns a Client that calls p's model.
-func New(p Profile, opts Options) (*Client, error) {
+func New(p mcpgram.Profile, opts Options) (*Client, error) {
 	if strings.TrimSpace(p.Model) == "" {
 		return nil, errors.New("llm: model is required")
 	}
@@ -232,7 +233,7 @@ func New(p Profile, opts Options) (*Client, error) {
 // Profile returns the client's profile, defaults filled in, without its
 // APIKey: the key stays in the client, so that what is handed the
 // profile (the agent, /model, a log line) never holds the secret.
-func (c *Client) Profile() Profile {
+func (c *Client) Profile() mcpgram.Profile {
 	p := c.profile
 	p.APIKey = ""
 	return p

@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 )
 
-func newClient(t *testing.T, srv *llmfake.Server, edit func(*llm.Profile, *llm.Options)) *llm.Client {
+func newClient(t *testing.T, srv *llmfake.Server, edit func(*mcpgram.Profile, *llm.Options)) *llm.Client {
 	t.Helper()
-	p := llm.Profile{
+	p := mcpgram.Profile{
 		Name:        "default",
 		BaseURL:     srv.URL(),
 		APIKey:      "sk-test",
@@ -128,7 +129,7 @@ func TestReasoning(t *testing.T) {
 // A zero temperature must reach the wire: go-openai omits a zero field.
 func TestZeroTemperatureIsSent(t *testing.T) {
 	srv := llmfake.New(t, llmfake.Script(llmfake.Text("a"), llmfake.Text("b")))
-	c := newClient(t, srv, func(p *llm.Profile, _ *llm.Options) { p.Temperature = 0 })
+	c := newClient(t, srv, func(p *mcpgram.Profile, _ *llm.Options) { p.Temperature = 0 })
 	if _, err := c.Complete(context.Background(), llm.Request{Messages: hello}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmfake.New(t, llmfake.Script(tt.replies...))
-			c := newClient(t, srv, func(_ *llm.Profile, o *llm.Options) {
+			c := newClient(t, srv, func(_ *mcpgram.Profile, o *llm.Options) {
 				if tt.timeout > 0 {
 					o.Timeout = tt.timeout
 				}
@@ -259,7 +260,7 @@ func TestCancelStopsWaitsAndStreams(t *testing.T) {
 		return llmfake.Reply{Chunks: []string{"a", "b", "c"}, ChunkDelay: time.Minute}
 	})
 	// No silence limit to end the stream for us: only the cancel can.
-	c := newClient(t, srv, func(_ *llm.Profile, o *llm.Options) { o.Timeout = 5 * time.Minute })
+	c := newClient(t, srv, func(_ *mcpgram.Profile, o *llm.Options) { o.Timeout = 5 * time.Minute })
 	for _, stage := range []string{"the Retry-After wait", "the stream"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancelled := make(chan time.Time, 1)
@@ -296,7 +297,7 @@ func TestCancelStopsWaitsAndStreams(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, p := range []llm.Profile{{}, {Model: "m", Temperature: 3}, {Model: "m", MaxTokens: -1}} {
+	for _, p := range []mcpgram.Profile{{}, {Model: "m", Temperature: 3}, {Model: "m", MaxTokens: -1}} {
 		if _, err := llm.New(p, llm.Options{}); err == nil {
 			t.Errorf("New(%+v) succeeded", p)
 		}
@@ -306,7 +307,7 @@ func TestNewValidates(t *testing.T) {
 // Profile is the client's, defaults filled in, without the key: what is
 // handed a profile (the agent, /model, a log line) never holds the secret.
 func TestProfileWithoutKey(t *testing.T) {
-	in := llm.Profile{Name: "fast", APIKeyEnv: "FAST_KEY", APIKey: "sk-secret", Model: "m", ToolCalling: llm.ToolCallingNative, Vision: true}
+	in := mcpgram.Profile{Name: "fast", APIKeyEnv: "FAST_KEY", APIKey: "sk-secret", Model: "m", ToolCalling: mcpgram.ToolCallingNative, Vision: true}
 	c, err := llm.New(in, llm.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -466,7 +467,7 @@ func TestErrorsNeverCarryTheKey(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmfake.New(t, llmfake.Script(tt.replies...))
-			c := newClient(t, srv, func(p *llm.Profile, _ *llm.Options) { p.APIKey = key })
+			c := newClient(t, srv, func(p *mcpgram.Profile, _ *llm.Options) { p.APIKey = key })
 			_, err := c.Complete(context.Background(), llm.Request{Messages: hello, OnDelta: func(string) {}})
 			assertScrubbed(t, err, key)
 		})
@@ -477,7 +478,7 @@ func TestErrorsNeverCarryTheKey(t *testing.T) {
 			_, _ = io.WriteString(w, "denied for "+r.Header.Get("Authorization"))
 		}))
 		defer srv.Close()
-		c, err := llm.New(llm.Profile{BaseURL: srv.URL, APIKey: key, Model: "m"}, llm.Options{Backoff: time.Millisecond})
+		c, err := llm.New(mcpgram.Profile{BaseURL: srv.URL, APIKey: key, Model: "m"}, llm.Options{Backoff: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -508,7 +509,7 @@ func TestNoUsageReported(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			srv := llmfake.New(t, llmfake.Script(llmfake.Reply{Content: "hello there", NoUsage: true}))
-			c, err := llm.New(llm.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
+			c, err := llm.New(mcpgram.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -534,7 +535,7 @@ func TestNoUsageReported(t *testing.T) {
 // data URL, as OpenAI's API takes them.
 func TestImageParts(t *testing.T) {
 	fake := llmfake.New(t, llmfake.Script(llmfake.Text("A cat.")))
-	c, err := llm.New(llm.Profile{BaseURL: fake.URL(), APIKey: "sk-test", Model: "m"}, llm.Options{})
+	c, err := llm.New(mcpgram.Profile{BaseURL: fake.URL(), APIKey: "sk-test", Model: "m"}, llm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // Diagnosis says, for the operator who can act on it, what went wrong
@@ -13,7 +15,7 @@ import (
 // key, not knowing the model, or failing. It names the endpoint (without
 // credentials or query) and the model, and quotes what the endpoint
 // said; never the key. UserMessage is the sentence for anyone else.
-func (e *Error) Diagnosis(p Profile) string {
+func (e *Error) Diagnosis(p mcpgram.Profile) string {
 	endpoint := endpointName(p.BaseURL)
 	said := e.said()
 	switch e.Kind {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 )
@@ -36,7 +37,7 @@ func TestDiagnosis(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := llm.Profile{Name: "default", BaseURL: refused, APIKey: "sk-test", APIKeyEnv: "OPENAI_API_KEY", Model: "fake-model"}
+			p := mcpgram.Profile{Name: "default", BaseURL: refused, APIKey: "sk-test", APIKeyEnv: "OPENAI_API_KEY", Model: "fake-model"}
 			if tt.reply != nil {
 				srv := llmfake.New(t, llmfake.Script(*tt.reply))
 				p.BaseURL = srv.URL()

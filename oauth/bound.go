@@ -7,30 +7,16 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
-
-// CallbackPath is where, under PUBLIC_URL, the browser comes back from a
-// user's sign-in (or an admin's from the chat).
-const CallbackPath = "/oauth/callback"
-
-// PasteBackRedirect is where the browser comes back to without a public
-// URL: a loopback address that does not load, whose address the person
-// copies from the browser and sends to the chat (RFC 8252 §7.3 allows
-// any loopback redirect for a native client).
-const PasteBackRedirect = "http://127.0.0.1" + CallbackPath
-
-// ErrNotYours: a callback whose state names a sign-in of another user or
-// server than the one it was brought for (one user pasting another's
-// address). It changes nothing: the sign-in stays open for its owner.
-var ErrNotYours = errors.New("this sign-in address belongs to someone else's sign-in, so nothing was changed")
 
 // BeginSignIn begins a sign-in of req.UserID to req's server now, whose
 // browser is to come back to redirectURI: it asks the server first (a
 // ping without a token, with the entry's headers) for the challenge that
 // says where to sign in and for what, then Begins. It returns the URL to
 // send the person to.
-func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[string]string, redirectURI string) (string, error) {
+func (m *Manager) BeginSignIn(ctx context.Context, req mcpgram.SignIn, headers map[string]string, redirectURI string) (string, error) {
 	if err := m.canSeal(); err != nil {
 		return "", err
 	}
@@ -38,8 +24,7 @@ func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[strin
 	if err != nil {
 		return "", fmt.Errorf("ask %s: %w", req.Server, err)
 	}
-	req.Challenge = ch
-	authURL, _, err := m.Begin(ctx, req, redirectURI)
+	authURL, _, err := m.Begin(ctx, Request{SignIn: req, Challenge: ch}, redirectURI)
 	return authURL, err
 }
 
@@ -48,14 +33,14 @@ func (m *Manager) BeginSignIn(ctx context.Context, req SignIn, headers map[strin
 // and leaves that flow as it was; one that names no flow under way,
 // ErrUnknownState. An empty server matches the flow of any server of
 // userID.
-func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID string) (Finished, error) {
+func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID string) (mcpgram.FinishedSignIn, error) {
 	f, err := m.Pending(ctx, query)
 	switch {
 	case err != nil:
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	case f.UserID != userID || (server != "" && f.Server != server):
 		m.log.Warn("a sign-in callback brought by someone else than its owner; left as it was", "server", f.Server, "by", userID)
-		return Finished{}, ErrNotYours
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrNotYours
 	}
 	return m.Finish(ctx, query)
 }
@@ -64,21 +49,21 @@ func (m *Manager) FinishAs(ctx context.Context, query url.Values, server, userID
 // callback's query (its state) belongs to, leaving it under way: whose it
 // is, and what waits for it, may be shown or checked before it is
 // finished. A state that names no flow under way gives ErrUnknownState.
-func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, error) {
+func (m *Manager) Pending(ctx context.Context, query url.Values) (mcpgram.FinishedSignIn, error) {
 	if _, err := m.sealing(false); err != nil {
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
 	state := query.Get("state")
 	if state == "" {
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	}
 	key := digest(state)
 	sf, err := m.store.GetOAuthFlow(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	case err != nil:
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
 	var f flow
 	plain, err := m.sealer.Open(sf.Sealed, "flow|"+key)
@@ -86,7 +71,7 @@ func (m *Manager) Pending(ctx context.Context, query url.Values) (Finished, erro
 		err = json.Unmarshal(plain, &f)
 	}
 	if err != nil {
-		return Finished{}, fmt.Errorf("open the flow of %s: %w", sf.Server, err)
+		return mcpgram.FinishedSignIn{}, fmt.Errorf("open the flow of %s: %w", sf.Server, err)
 	}
-	return Finished{Server: sf.Server, UserID: sf.UserID, Tag: f.Tag}, nil
+	return mcpgram.FinishedSignIn{Server: sf.Server, UserID: sf.UserID, Tag: f.Tag}, nil
 }

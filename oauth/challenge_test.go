@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/oauth"
 )
 
@@ -60,7 +61,7 @@ func TestSealer(t *testing.T) {
 	if _, err := other.Open(s.Seal([]byte("x"), "w"), "w"); err == nil {
 		t.Error("a value opened with another key")
 	}
-	if _, err := oauth.NewSealer(""); err != oauth.ErrNoKey {
+	if _, err := oauth.NewSealer(""); err != mcpgram.ErrNoKey {
 		t.Errorf("NewSealer(\"\") = %v, want ErrNoKey", err)
 	}
 }

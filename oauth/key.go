@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // KeyFileName is the file, beside the SQLite database, that keeps the key
@@ -26,7 +28,7 @@ func (m *Manager) sealing(create bool) (*Sealer, error) {
 		return m.sealer, nil
 	}
 	if m.keyFile == "" {
-		return nil, ErrNoKey
+		return nil, mcpgram.ErrNoKey
 	}
 	key, err := readKey(m.keyFile)
 	made := false
@@ -35,7 +37,7 @@ func (m *Manager) sealing(create bool) (*Sealer, error) {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, ErrNoKey
+		return nil, mcpgram.ErrNoKey
 	case err != nil:
 		return nil, fmt.Errorf("the key file of sign-ins: %w", err)
 	}
@@ -53,7 +55,7 @@ func (m *Manager) sealing(create bool) (*Sealer, error) {
 // canSeal reports, as an error, whether a sign-in begun now could be
 // kept: there is a key, or a key file to make one in (Begin makes it).
 func (m *Manager) canSeal() error {
-	if _, err := m.sealing(false); err != nil && (!errors.Is(err, ErrNoKey) || m.keyFile == "") {
+	if _, err := m.sealing(false); err != nil && (!errors.Is(err, mcpgram.ErrNoKey) || m.keyFile == "") {
 		return err
 	}
 	return nil

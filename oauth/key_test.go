@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -33,7 +34,7 @@ func TestKeyFile(t *testing.T) {
 		return m
 	}
 
-	if _, err := get(t, manager(""), e); !errors.Is(err, oauth.ErrSignInRequired) {
+	if _, err := get(t, manager(""), e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 		t.Errorf("request before any sign-in = %v, want ErrSignInRequired", err)
 	}
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
@@ -44,7 +45,7 @@ func TestKeyFile(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		wg.Go(func() {
-			if _, _, err := m.Begin(t.Context(), oauth.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}, "http://127.0.0.1:9/callback"); err != nil {
+			if _, _, err := m.Begin(t.Context(), oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}}, "http://127.0.0.1:9/callback"); err != nil {
 				t.Errorf("Begin: %v", err)
 			}
 		})
@@ -72,7 +73,7 @@ func TestKeyFile(t *testing.T) {
 			t.Errorf("process %d with the key file = %d, %v; want the sign-in opened", i+2, code, err)
 		}
 	}
-	if _, err := get(t, manager(testKey), e); !errors.Is(err, oauth.ErrSignInRequired) {
+	if _, err := get(t, manager(testKey), e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 		t.Errorf("request with OAUTH_KEY set = %v; want ErrSignInRequired (the file's sign-in does not open with the operator's key)", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgram/mcpgram"
 )
 
 // ErrNoSignIn: the server answered without asking for a sign-in, and
@@ -23,7 +24,7 @@ var ErrNoSignIn = errors.New("the server answered without asking for a sign-in")
 // sign-in, whether or not a sign-in is kept already. It asks the server
 // first (a ping without a token, with the entry's headers) for the
 // challenge that says where to sign in and for what.
-func (m *Manager) Login(ctx context.Context, req SignIn, headers map[string]string) error {
+func (m *Manager) Login(ctx context.Context, req mcpgram.SignIn, headers map[string]string) error {
 	if err := m.canSeal(); err != nil {
 		return err
 	}
@@ -58,8 +59,7 @@ func (m *Manager) Login(ctx context.Context, req SignIn, headers map[string]stri
 			return fmt.Errorf("%s: %w", req.Server, ErrNoSignIn)
 		}
 	}
-	req.Challenge = ch
-	return run(ctx, m, req)
+	return run(ctx, m, Request{SignIn: req, Challenge: ch})
 }
 
 // probe sends the server a ping without a token and returns its Bearer
@@ -94,7 +94,7 @@ func (m *Manager) probe(ctx context.Context, serverURL string, headers map[strin
 // prints it). A callback with another state is answered 400 and changes
 // nothing; the sign-in goes on waiting, until ctx ends.
 func Loopback(open func(ctx context.Context, authURL string) error) Interactive {
-	return func(ctx context.Context, m *Manager, req SignIn) error {
+	return func(ctx context.Context, m *Manager, req Request) error {
 		begin := func(ctx context.Context, redirectURI string) (string, string, error) {
 			return m.Begin(ctx, req, redirectURI)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -67,25 +68,20 @@ type Options struct {
 	Now func() time.Time
 }
 
-// A SignIn is one sign-in to ask for: the server (its name, URL and
-// settings), whose it is, the challenge that asked for it, and the scopes
-// to ask for beyond it (a step-up).
-type SignIn struct {
-	Server    string
-	UserID    string
-	ServerURL string
-	Config    ServerConfig
+// A Request is a sign-in as the Manager runs it: the sign-in asked for
+// (the server, whose it is, and the Tag handed back by Finish), the
+// challenge that asked for it, and the scopes to ask for beyond it (a
+// step-up).
+type Request struct {
+	mcpgram.SignIn
 	Challenge Challenge
 	Scopes    []string
-	// Tag is the caller's, kept sealed with the flow and handed back by
-	// Finish: what waits for the sign-in (a chat's connect form).
-	Tag string
 }
 
 // Interactive runs a sign-in with someone there to do it: it has the
 // Manager Begin the flow, sends the person to the URL, and hands what the
 // browser came back with to Finish.
-type Interactive func(ctx context.Context, m *Manager, req SignIn) error
+type Interactive func(ctx context.Context, m *Manager, req Request) error
 
 // A Manager keeps the sign-ins to MCP servers: it begins and finishes
 // them, and hands each server an HTTP transport that carries its token.
@@ -195,7 +191,7 @@ func digest(state string) string {
 // Begin starts the sign-in req, whose browser is to come back to
 // redirectURI, and returns the URL to send the person to and the state
 // that URL carries.
-func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (authURL, state string, err error) {
+func (m *Manager) Begin(ctx context.Context, req Request, redirectURI string) (authURL, state string, err error) {
 	sealer, err := m.sealing(true)
 	if err != nil {
 		return "", "", err
@@ -260,7 +256,7 @@ func (m *Manager) Begin(ctx context.Context, req SignIn, redirectURI string) (au
 // client is how mcpgram identifies itself for req: the operator's
 // pre-registered client, its Client ID Metadata Document where the
 // server takes one, a client registered before, or a new registration.
-func (m *Manager) client(ctx context.Context, sealer *Sealer, r reach, req SignIn, as authServer, redirectURI string, scopes []string) (Client, error) {
+func (m *Manager) client(ctx context.Context, sealer *Sealer, r reach, req Request, as authServer, redirectURI string, scopes []string) (Client, error) {
 	if req.Config.ClientID != "" {
 		return preRegistered(req.Config, as), nil
 	}
@@ -290,36 +286,28 @@ func (m *Manager) client(ctx context.Context, sealer *Sealer, r reach, req SignI
 	return c, nil
 }
 
-// A Finished sign-in names the server and user it was for.
-type Finished struct {
-	Server string
-	UserID string
-	// Tag is the SignIn's.
-	Tag string
-}
-
 // Finish completes the sign-in that the browser came back from with
 // query (the redirect's query: code, state, iss, or an error). A state
 // that names no flow under way (forged, used or expired) gives
 // ErrUnknownState and changes nothing; a flow is finished once.
-func (m *Manager) Finish(ctx context.Context, query url.Values) (Finished, error) {
+func (m *Manager) Finish(ctx context.Context, query url.Values) (mcpgram.FinishedSignIn, error) {
 	sealer, err := m.sealing(false)
 	if err != nil {
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
 	state := query.Get("state")
 	if state == "" {
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	}
 	key := digest(state)
 	sf, err := m.store.TakeOAuthFlow(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return Finished{}, ErrUnknownState
+		return mcpgram.FinishedSignIn{}, mcpgram.ErrUnknownState
 	}
 	if err != nil {
-		return Finished{}, err
+		return mcpgram.FinishedSignIn{}, err
 	}
-	done := Finished{Server: sf.Server, UserID: sf.UserID}
+	done := mcpgram.FinishedSignIn{Server: sf.Server, UserID: sf.UserID}
 	var f flow
 	plain, err := sealer.Open(sf.Sealed, "flow|"+key)
 	if err == nil {

@@ -45,41 +45,10 @@
 package oauth
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"time"
 )
-
-// Errors callers branch on.
-var (
-	// ErrNoKey: no OAUTH_KEY, so nothing can be sealed and no sign-in kept.
-	ErrNoKey = errors.New("no OAUTH_KEY is set, so sign-ins cannot be kept: set OAUTH_KEY (in the environment, .env or OAUTH_KEY_FILE) to a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`")
-	// ErrSignInRequired: the server needs a sign-in that nobody is there
-	// to do now.
-	ErrSignInRequired = errors.New("sign-in required")
-	// ErrKeyChanged: a sign-in is kept, but it does not open with this
-	// key, so it cannot be used; requests fail with it (and with
-	// ErrSignInRequired) where nobody is there to sign in again.
-	ErrKeyChanged = errors.New("the kept sign-in does not open with this OAUTH_KEY (was the key changed?)")
-	// ErrUnknownState: a callback whose state names no sign-in under way
-	// (forged, used already, or expired). It changes nothing.
-	ErrUnknownState = errors.New("this sign-in link is unknown, already used or expired: start the sign-in again")
-)
-
-// A ServerConfig is what a server's settings entry says about signing in
-// (its "oauth" object): a client the operator registered with the
-// authorization server beforehand, and the scopes to ask for when the
-// server's challenge names none.
-type ServerConfig struct {
-	ClientID     string
-	ClientSecret string
-	// AuthMethod is the token endpoint's client authentication for the
-	// pre-registered client: client_secret_basic, client_secret_post or
-	// none; empty: chosen from what the authorization server lists.
-	AuthMethod string
-	Scopes     []string
-}
 
 // Token endpoint client authentication methods (RFC 7591 §2).
 const (

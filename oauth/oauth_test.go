@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -81,7 +82,7 @@ func (e *env) startHub(t *testing.T, m *oauth.Manager) *hub.Hub {
 
 func whoami(t *testing.T, h *hub.Hub) (string, error) {
 	t.Helper()
-	res, err := h.CallTool(t.Context(), hub.Caller{UserID: "u1", ChatID: "c1"}, "remote", "whoami", nil)
+	res, err := h.CallTool(t.Context(), mcpgram.Caller{UserID: "u1", ChatID: "c1"}, "remote", "whoami", nil)
 	if err != nil {
 		return "", err
 	}
@@ -134,7 +135,7 @@ func TestSignInRequired(t *testing.T) {
 	e := newEnv(t)
 	h := e.startHub(t, e.manager(t, e.open(t), testKey, false, nil))
 	info, _ := h.Catalog().Server("remote")
-	if info.Status == hub.StatusRunning || !strings.Contains(info.Error, "mcpgram mcp login remote") {
+	if info.Status == mcpgram.StatusRunning || !strings.Contains(info.Error, "mcpgram mcp login remote") {
 		t.Errorf("server = %s %q; want it failed, saying to run mcpgram mcp login remote", info.Status, info.Error)
 	}
 	if c := e.fake.Counts(); c.Authorizations != 0 || c.Unauthorized == 0 {
@@ -150,7 +151,7 @@ func TestSignInRequired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := get(t, m, other); !errors.Is(err, oauth.ErrSignInRequired) || !errors.Is(err, oauth.ErrKeyChanged) {
+		if _, err := get(t, m, other); !errors.Is(err, mcpgram.ErrSignInRequired) || !errors.Is(err, mcpgram.ErrKeyChanged) {
 			t.Errorf("request with another key = %v, want ErrSignInRequired and ErrKeyChanged", err)
 		}
 	}
@@ -165,7 +166,7 @@ func TestNoKey(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, e.open(t), "", true, nil)
 	_, err := get(t, m, e)
-	if !errors.Is(err, oauth.ErrNoKey) || !strings.Contains(err.Error(), "OAUTH_KEY_FILE") {
+	if !errors.Is(err, mcpgram.ErrNoKey) || !strings.Contains(err.Error(), "OAUTH_KEY_FILE") {
 		t.Errorf("request without a key = %v, want ErrNoKey saying how to set OAUTH_KEY", err)
 	}
 	if _, err := oauth.New(oauth.Options{Store: e.open(t), Key: "short"}); err == nil {
@@ -185,7 +186,7 @@ func signIn(t *testing.T, e *env, m *oauth.Manager) {
 // get sends the MCP server a ping through m's transport.
 func get(t *testing.T, m *oauth.Manager, e *env) (int, error) {
 	t.Helper()
-	hc := &http.Client{Transport: m.Transport("remote", "", e.fake.URL()+"/mcp", oauth.ServerConfig{}, nil)}
+	hc := &http.Client{Transport: m.Transport("remote", "", e.fake.URL()+"/mcp", mcpgram.OAuthConfig{}, nil)}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.fake.URL()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -266,15 +267,15 @@ func TestCallbackState(t *testing.T) {
 	e := newEnv(t)
 	db := e.open(t)
 	m := e.manager(t, db, testKey, false, nil)
-	req := oauth.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}
+	req := oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", ServerURL: e.fake.URL() + "/mcp"}}
 	back := approve(t, m, req)
 
 	forged := cloneValues(back)
 	forged.Set("state", "forged"+back.Get("state"))
-	if _, err := m.Finish(t.Context(), forged); !errors.Is(err, oauth.ErrUnknownState) {
+	if _, err := m.Finish(t.Context(), forged); !errors.Is(err, mcpgram.ErrUnknownState) {
 		t.Errorf("forged state = %v, want ErrUnknownState", err)
 	}
-	if _, err := m.Finish(t.Context(), url.Values{"code": back["code"]}); !errors.Is(err, oauth.ErrUnknownState) {
+	if _, err := m.Finish(t.Context(), url.Values{"code": back["code"]}); !errors.Is(err, mcpgram.ErrUnknownState) {
 		t.Errorf("no state = %v, want ErrUnknownState", err)
 	}
 	if _, err := db.GetOAuthGrant(t.Context(), "remote", ""); !errors.Is(err, store.ErrNotFound) {
@@ -288,7 +289,7 @@ func TestCallbackState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Finish(t.Context(), back); !errors.Is(err, oauth.ErrUnknownState) {
+	if _, err := m.Finish(t.Context(), back); !errors.Is(err, mcpgram.ErrUnknownState) {
 		t.Errorf("replayed state = %v, want ErrUnknownState", err)
 	}
 	if g2, _ := db.GetOAuthGrant(t.Context(), "remote", ""); g2.Version != g.Version {
@@ -301,7 +302,7 @@ func TestCallbackState(t *testing.T) {
 	// A flow begun more than its lifetime ago is over.
 	past := e.manager(t, db, testKey, false, func() time.Time { return time.Now().Add(-oauth.FlowLifetime - time.Minute) })
 	old := approve(t, past, req)
-	if _, err := past.Finish(t.Context(), old); !errors.Is(err, oauth.ErrUnknownState) {
+	if _, err := past.Finish(t.Context(), old); !errors.Is(err, mcpgram.ErrUnknownState) {
 		t.Errorf("expired state = %v, want ErrUnknownState", err)
 	}
 
@@ -323,22 +324,22 @@ func TestPendingNamesTheFlow(t *testing.T) {
 	e := newEnv(t)
 	db := e.open(t)
 	m := e.manager(t, db, testKey, false, nil)
-	back := approve(t, m, oauth.SignIn{Server: "remote", UserID: "42", ServerURL: e.fake.URL() + "/mcp", Tag: "17"})
+	back := approve(t, m, oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", UserID: "42", ServerURL: e.fake.URL() + "/mcp", Tag: "17"}})
 	got, err := m.Pending(t.Context(), back)
-	if want := (oauth.Finished{Server: "remote", UserID: "42", Tag: "17"}); err != nil || got != want {
+	if want := (mcpgram.FinishedSignIn{Server: "remote", UserID: "42", Tag: "17"}); err != nil || got != want {
 		t.Fatalf("Pending = %+v, %v; want %+v", got, err, want)
 	}
 	if done, err := m.Finish(t.Context(), back); err != nil || done.Tag != "17" {
 		t.Errorf("Finish after Pending = %+v, %v; want the flow finished", done, err)
 	}
-	if _, err := m.Pending(t.Context(), back); !errors.Is(err, oauth.ErrUnknownState) {
+	if _, err := m.Pending(t.Context(), back); !errors.Is(err, mcpgram.ErrUnknownState) {
 		t.Errorf("Pending of a finished flow = %v, want ErrUnknownState", err)
 	}
 }
 
 // approve begins a sign-in and has the authorization server approve it,
 // returning the query it sends the browser back with.
-func approve(t *testing.T, m *oauth.Manager, req oauth.SignIn) url.Values {
+func approve(t *testing.T, m *oauth.Manager, req oauth.Request) url.Values {
 	t.Helper()
 	authURL, _, err := m.Begin(t.Context(), req, "http://127.0.0.1:9/callback")
 	if err != nil {

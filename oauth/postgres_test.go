@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -59,13 +60,13 @@ func TestPostgresDisconnectAcrossInstances(t *testing.T) {
 		t.Fatalf("Disconnect = %v, %v; want deleted, not revoked", revoked, err)
 	}
 	a.SetInteractive(nil)
-	if _, err := get(t, a, e); !errors.Is(err, oauth.ErrSignInRequired) {
+	if _, err := get(t, a, e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 		t.Errorf("request from the other instance = %v, want ErrSignInRequired", err)
 	}
 	if n := e.fake.Counts().Unauthorized; n != unauthorized+1 {
 		t.Errorf("401s = %d, want %d: the other instance sent a token", n, unauthorized+1)
 	}
-	if _, err := a.Disconnect(t.Context(), "remote", ""); !errors.Is(err, oauth.ErrNotSignedIn) {
+	if _, err := a.Disconnect(t.Context(), "remote", ""); !errors.Is(err, mcpgram.ErrNotSignedIn) {
 		t.Errorf("Disconnect on the other instance = %v, want ErrNotSignedIn", err)
 	}
 }

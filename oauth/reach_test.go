@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -53,7 +54,7 @@ func (r *remote) trapAt(host string) string { return fmt.Sprintf("%s:%d", host, 
 
 func (r *remote) begin(t *testing.T) (string, error) {
 	t.Helper()
-	authURL, _, err := r.m.Begin(t.Context(), oauth.SignIn{Server: "remote", ServerURL: r.fake.URL() + "/mcp"}, "http://127.0.0.1:9/callback")
+	authURL, _, err := r.m.Begin(t.Context(), oauth.Request{SignIn: mcpgram.SignIn{Server: "remote", ServerURL: r.fake.URL() + "/mcp"}}, "http://127.0.0.1:9/callback")
 	return authURL, err
 }
 

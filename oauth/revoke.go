@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -18,24 +19,6 @@ import (
 // whatever the HTTP client's own timeout: the person who pressed
 // Disconnect waits for it.
 const defaultRevokeTimeout = 15 * time.Second
-
-// ErrNotSignedIn: there is no sign-in to disconnect (never made, or
-// disconnected already).
-var ErrNotSignedIn = errors.New("not signed in")
-
-// A RevokeError says a sign-in was deleted, its tokens gone from mcpgram,
-// but the authorization server did not confirm that it revoked them: they
-// may stay good there until they expire.
-type RevokeError struct {
-	Server string
-	Err    error
-}
-
-func (e *RevokeError) Error() string {
-	return fmt.Sprintf("disconnected from %s, but its authorization server did not revoke the tokens: %v", e.Server, e.Err)
-}
-
-func (e *RevokeError) Unwrap() error { return e.Err }
 
 // Disconnect ends the sign-in of server for userID ("" the operator's):
 // it deletes the grant, which every process sharing the store sees at its
@@ -53,7 +36,7 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 	m.forget(k)
 	row, err := m.store.TakeOAuthGrant(ctx, server, userID)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, ErrNotSignedIn
+		return false, mcpgram.ErrNotSignedIn
 	}
 	if err != nil {
 		return false, err
@@ -73,7 +56,7 @@ func (m *Manager) Disconnect(ctx context.Context, server, userID string) (revoke
 	}
 	if err != nil {
 		m.log.Warn("token revocation failed; the sign-in is deleted here all the same", "server", server, "user", userID, "err", err)
-		return false, &RevokeError{Server: server, Err: err}
+		return false, &mcpgram.RevokeError{Server: server, Err: err}
 	}
 	return revoked, nil
 }

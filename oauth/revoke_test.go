@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -55,11 +56,11 @@ func TestDisconnectRevokes(t *testing.T) {
 		t.Errorf("grant after Disconnect = %v, want none", err)
 	}
 	for name, m := range map[string]*oauth.Manager{"a": a, "b": b} {
-		if _, err := get(t, m, e); !errors.Is(err, oauth.ErrSignInRequired) {
+		if _, err := get(t, m, e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 			t.Errorf("request from %s after Disconnect = %v, want ErrSignInRequired", name, err)
 		}
 	}
-	if _, err := a.Disconnect(t.Context(), "remote", ""); !errors.Is(err, oauth.ErrNotSignedIn) {
+	if _, err := a.Disconnect(t.Context(), "remote", ""); !errors.Is(err, mcpgram.ErrNotSignedIn) {
 		t.Errorf("second Disconnect = %v, want ErrNotSignedIn", err)
 	}
 	if n := e.fake.RevokeRequests(); n != 2 {
@@ -85,7 +86,7 @@ func TestDisconnectWithoutRevocation(t *testing.T) {
 		t.Errorf("revocation requests = %d, want 0", n)
 	}
 	unauthorized := e.fake.Counts().Unauthorized
-	if _, err := get(t, b, e); !errors.Is(err, oauth.ErrSignInRequired) {
+	if _, err := get(t, b, e); !errors.Is(err, mcpgram.ErrSignInRequired) {
 		t.Errorf("request from the other process = %v, want ErrSignInRequired", err)
 	}
 	// b sent no token: the server's 401 proves it asked without one.
@@ -114,7 +115,7 @@ func TestDisconnectRevocationFails(t *testing.T) {
 			m, log := loggedManager(t, db, testKey, time.Second)
 			e.fake.SetRevokeFault(tc.fault)
 			revoked, err := m.Disconnect(t.Context(), "remote", "")
-			var re *oauth.RevokeError
+			var re *mcpgram.RevokeError
 			if revoked || !errors.As(err, &re) || re.Server != "remote" || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Disconnect = %v, %v; want a RevokeError saying %q", revoked, err, tc.want)
 			}
@@ -140,7 +141,7 @@ func TestDisconnectAnotherKey(t *testing.T) {
 	db := e.open(t)
 	signIn(t, e, e.manager(t, db, testKey, true, nil))
 	m := e.manager(t, db, "another-key-of-more-than-32-characters", false, nil)
-	var re *oauth.RevokeError
+	var re *mcpgram.RevokeError
 	if _, err := m.Disconnect(t.Context(), "remote", ""); !errors.As(err, &re) {
 		t.Fatalf("Disconnect = %v, want a RevokeError", err)
 	}

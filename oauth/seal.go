@@ -8,11 +8,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-)
 
-// MinKeyLength is the shortest OAUTH_KEY taken: a shorter secret is
-// guessable offline by whoever reads the database.
-const MinKeyLength = 32
+	"github.com/mcpgram/mcpgram"
+)
 
 // A Sealer encrypts what the store keeps of sign-ins with AES-256-GCM
 // (the standard library's: authenticated, and what Go's own crypto team
@@ -28,10 +26,10 @@ type Sealer struct {
 // MinKeyLength bytes; an empty secret gives ErrNoKey.
 func NewSealer(secret string) (*Sealer, error) {
 	if secret == "" {
-		return nil, ErrNoKey
+		return nil, mcpgram.ErrNoKey
 	}
-	if len(secret) < MinKeyLength {
-		return nil, fmt.Errorf("OAUTH_KEY is %d characters; it needs at least %d (such as the output of `openssl rand -base64 32`)", len(secret), MinKeyLength)
+	if len(secret) < mcpgram.MinOAuthKeyLength {
+		return nil, fmt.Errorf("OAUTH_KEY is %d characters; it needs at least %d (such as the output of `openssl rand -base64 32`)", len(secret), mcpgram.MinOAuthKeyLength)
 	}
 	key, err := hkdf.Key(sha256.New, []byte(secret), nil, "mcpgram oauth v1", 32)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpgram/mcpgram"
 )
 
 // An Error is an OAuth error answer (RFC 6749 §5.2).
@@ -141,7 +143,7 @@ func register(ctx context.Context, hc *http.Client, as authServer, redirectURI s
 
 // preRegistered is the operator's client, authenticating as the entry
 // says or else as the authorization server prefers.
-func preRegistered(cfg ServerConfig, as authServer) Client {
+func preRegistered(cfg mcpgram.OAuthConfig, as authServer) Client {
 	c := Client{ID: cfg.ClientID, Secret: cfg.ClientSecret, AuthMethod: cfg.AuthMethod}
 	if c.AuthMethod != "" {
 		return c

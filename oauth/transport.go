@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // (none: ok false), unsealing it only when it is not the one remembered.
 func (m *Manager) load(ctx context.Context, k grantKey, serverURL string) (grant, int64, bool, error) {
 	sealer, err := m.sealing(false)
-	if errors.Is(err, ErrNoKey) {
+	if errors.Is(err, mcpgram.ErrNoKey) {
 		return grant{}, 0, false, nil
 	}
 	if err != nil {
@@ -96,11 +97,11 @@ func (m *Manager) refresh(ctx context.Context, k grantKey, serverURL string, see
 		case err != nil:
 			return grant{}, 0, err
 		case !ok:
-			return grant{}, 0, fmt.Errorf("%w: no sign-in to %s", ErrSignInRequired, k.server)
+			return grant{}, 0, fmt.Errorf("%w: no sign-in to %s", mcpgram.ErrSignInRequired, k.server)
 		case v != seen:
 			return g, v, nil
 		case g.Token.RefreshToken == "":
-			return grant{}, 0, fmt.Errorf("%w: the sign-in to %s cannot be refreshed", ErrSignInRequired, k.server)
+			return grant{}, 0, fmt.Errorf("%w: the sign-in to %s cannot be refreshed", mcpgram.ErrSignInRequired, k.server)
 		}
 		claimed, err := m.store.ClaimOAuthRefresh(ctx, k.server, k.user, v, m.now().Add(refreshClaim))
 		if err != nil {
@@ -141,7 +142,7 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 	if errors.As(err, &oe) && oe.Code == "invalid_grant" {
 		// The refresh token is dead: only a new sign-in helps.
 		_ = m.SignOut(ctx, k.server, k.user)
-		return grant{}, 0, fmt.Errorf("%w: the sign-in to %s has ended (%w)", ErrSignInRequired, k.server, err)
+		return grant{}, 0, fmt.Errorf("%w: the sign-in to %s has ended (%w)", mcpgram.ErrSignInRequired, k.server, err)
 	}
 	if err != nil {
 		return grant{}, 0, err
@@ -163,7 +164,7 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 		if _, rerr := m.revoke(ctx, k, g); rerr != nil {
 			m.log.Warn("revocation of the tokens of a refresh that outlived its sign-in failed", "server", k.server, "user", k.user, "err", rerr)
 		}
-		return grant{}, 0, fmt.Errorf("%w: the sign-in to %s was disconnected", ErrSignInRequired, k.server)
+		return grant{}, 0, fmt.Errorf("%w: the sign-in to %s was disconnected", mcpgram.ErrSignInRequired, k.server)
 	}
 	if err != nil {
 		return grant{}, 0, err
@@ -176,7 +177,7 @@ func (m *Manager) spend(ctx context.Context, k grantKey, g grant, v int64) (gran
 // signIn runs req with whoever is there to, one at a time per server and
 // user; a sign-in that another finished while this one waited is taken
 // as it is.
-func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, int64, error) {
+func (m *Manager) signIn(ctx context.Context, req Request, seen int64) (grant, int64, error) {
 	k := grantKey{req.Server, req.UserID}
 	m.mu.Lock()
 	run := m.interactive
@@ -197,17 +198,17 @@ func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, in
 		return grant{}, 0, err
 	}
 	if run == nil && m.isUnusable(k) {
-		return grant{}, 0, fmt.Errorf("%w: %w: set the key it was made with, or sign in to %s again", ErrSignInRequired, ErrKeyChanged, req.Server)
+		return grant{}, 0, fmt.Errorf("%w: %w: set the key it was made with, or sign in to %s again", mcpgram.ErrSignInRequired, mcpgram.ErrKeyChanged, req.Server)
 	}
 	if run == nil {
-		return grant{}, 0, fmt.Errorf("%w: %s asks for a sign-in: run `mcpgram mcp login %s`", ErrSignInRequired, req.Server, req.Server)
+		return grant{}, 0, fmt.Errorf("%w: %s asks for a sign-in: run `mcpgram mcp login %s`", mcpgram.ErrSignInRequired, req.Server, req.Server)
 	}
 	if err := run(ctx, m, req); err != nil {
 		return grant{}, 0, err
 	}
 	g, v, ok, err := m.load(ctx, k, req.ServerURL)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: the sign-in to %s was not kept", ErrSignInRequired, req.Server)
+		err = fmt.Errorf("%w: the sign-in to %s was not kept", mcpgram.ErrSignInRequired, req.Server)
 	}
 	return g, v, err
 }
@@ -217,7 +218,7 @@ func (m *Manager) signIn(ctx context.Context, req SignIn, seen int64) (grant, in
 // before it expires; on a 401 it refreshes, or signs in, and sends the
 // request again; on a 403 for more scope it signs in for that scope, at
 // most maxStepUps times per request.
-func (m *Manager) Transport(server, userID, serverURL string, cfg ServerConfig, base http.RoundTripper) http.RoundTripper {
+func (m *Manager) Transport(server, userID, serverURL string, cfg mcpgram.OAuthConfig, base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -228,7 +229,7 @@ type authTransport struct {
 	m    *Manager
 	k    grantKey
 	url  string
-	cfg  ServerConfig
+	cfg  mcpgram.OAuthConfig
 	base http.RoundTripper
 }
 
@@ -279,7 +280,7 @@ type attempt struct {
 // times. An answer not sent again is left to the caller, unread.
 func (t *authTransport) again(ctx context.Context, resp *http.Response, a *attempt) (bool, error) {
 	ch, _ := ParseChallenge(resp.Header)
-	sign := SignIn{Server: t.k.server, UserID: t.k.user, ServerURL: t.url, Config: t.cfg, Challenge: ch}
+	sign := Request{SignIn: mcpgram.SignIn{Server: t.k.server, UserID: t.k.user, ServerURL: t.url, Config: t.cfg}, Challenge: ch}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
 		if a.have && !a.refreshed && a.g.Token.RefreshToken != "" {

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -72,7 +72,7 @@ func (ts *Toolset) Offers(name string) bool {
 // With returns ts offering also the functions of tools (found by a
 // search, or used recently), after its own, in the order given; tools
 // already offered, or not in the catalog, are skipped. ts is unchanged.
-func (ts *Toolset) With(tools []ToolRef) *Toolset {
+func (ts *Toolset) With(tools []mcpgram.ToolRef) *Toolset {
 	out := *ts
 	out.Functions = slices.Clip(ts.Functions)
 	for _, r := range tools {
@@ -106,7 +106,7 @@ func FunctionName(server, tool string) string {
 // action or an earlier tool) gets the first free suffix _2, _3, ...; so
 // the same catalog always gives the same names and bytes. Schemas are
 // trimmed as the XML prompt trims them (see clean).
-func Functions(cat catalog.Catalog) *Toolset {
+func Functions(cat mcpgram.Catalog) *Toolset {
 	return FunctionsWith(cat, Options{})
 }
 
@@ -114,7 +114,7 @@ func Functions(cat catalog.Catalog) *Toolset {
 // core tools it names are offered, then the core actions with
 // search_tools; the other tools keep their names (the same as Functions
 // gives them) in Targets, and With offers them.
-func FunctionsWith(cat catalog.Catalog, opts Options) *Toolset {
+func FunctionsWith(cat mcpgram.Catalog, opts Options) *Toolset {
 	ts := &Toolset{Targets: map[string]Target{}, names: map[Target]string{}, all: map[Target]Function{}}
 	servers := runningServers(cat)
 	core := coreFunctions(servers)
@@ -139,7 +139,7 @@ func FunctionsWith(cat catalog.Catalog, opts Options) *Toolset {
 				Parameters:  parameters(t),
 			}
 			ts.Targets[name], ts.names[target], ts.all[target] = target, name, f
-			if opts.Search == nil || slices.Contains(opts.Search.Core, ToolRef(target)) {
+			if opts.Search == nil || slices.Contains(opts.Search.Core, mcpgram.ToolRef(target)) {
 				ts.Functions = append(ts.Functions, f)
 			}
 		}
@@ -149,7 +149,7 @@ func FunctionsWith(cat catalog.Catalog, opts Options) *Toolset {
 }
 
 // parameters is t's input schema trimmed, as an object schema.
-func parameters(t catalog.Tool) json.RawMessage {
+func parameters(t mcpgram.Tool) json.RawMessage {
 	s, ok := decodeSchema(t.InputSchema)
 	if !ok {
 		return json.RawMessage(`{"type":"object"}`)
@@ -163,7 +163,7 @@ func parameters(t catalog.Tool) json.RawMessage {
 
 // coreFunctions are the core actions as functions. Reading resources is
 // offered only where a server has some.
-func coreFunctions(servers []catalog.ServerInfo) []Function {
+func coreFunctions(servers []mcpgram.ServerInfo) []Function {
 	var out []Function
 	if offersResources(servers) {
 		out = append(out, Function{
@@ -185,7 +185,7 @@ func coreFunctions(servers []catalog.ServerInfo) []Function {
 		})
 }
 
-func offersResources(servers []catalog.ServerInfo) bool {
+func offersResources(servers []mcpgram.ServerInfo) bool {
 	for _, s := range servers {
 		if len(s.Resources) > 0 || len(s.ResourceTemplates) > 0 {
 			return true
@@ -197,12 +197,12 @@ func offersResources(servers []catalog.ServerInfo) bool {
 // BuildNative returns the system prompt for a model given Functions(cat) as
 // native functions: no call syntax, no tool list; the servers by name
 // with their resources.
-func BuildNative(cat catalog.Catalog) string {
+func BuildNative(cat mcpgram.Catalog) string {
 	return BuildNativeWith(cat, Options{})
 }
 
 // BuildNativeWith is BuildNative with options.
-func BuildNativeWith(cat catalog.Catalog, opts Options) string {
+func BuildNativeWith(cat mcpgram.Catalog, opts Options) string {
 	var b strings.Builder
 	b.WriteString(nativeIntro)
 	servers := runningServers(cat)
@@ -220,7 +220,7 @@ func BuildNativeWith(cat catalog.Catalog, opts Options) string {
 // writeNativeSearchServers is writeNativeServers for a model offered
 // only some tools as functions: each server with a line of what it is
 // for, and how to find the tools not offered.
-func writeNativeSearchServers(b *strings.Builder, servers []catalog.ServerInfo) {
+func writeNativeSearchServers(b *strings.Builder, servers []mcpgram.ServerInfo) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
@@ -237,7 +237,7 @@ func writeNativeSearchServers(b *strings.Builder, servers []catalog.ServerInfo) 
 	}
 }
 
-func writeNativeServers(b *strings.Builder, servers []catalog.ServerInfo) {
+func writeNativeServers(b *strings.Builder, servers []mcpgram.ServerInfo) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/prompt"
 )
 
 // native renders what a native call sends: the prompt and the functions,
 // one a line, as the golden files hold them.
-func native(cat hub.Catalog, opts prompt.Options) string {
+func native(cat mcpgram.Catalog, opts prompt.Options) string {
 	var b strings.Builder
 	b.WriteString(prompt.BuildNativeWith(cat, opts))
 	b.WriteString("\n==== tools\n")
@@ -26,10 +26,10 @@ func native(cat hub.Catalog, opts prompt.Options) string {
 func TestNativeGolden(t *testing.T) {
 	tests := []struct {
 		name string
-		cat  hub.Catalog
+		cat  mcpgram.Catalog
 		opts prompt.Options
 	}{
-		{"native_no_servers", hub.Catalog{}, prompt.Options{}},
+		{"native_no_servers", mcpgram.Catalog{}, prompt.Options{}},
 		{"native_servers", catalog(), prompt.Options{}},
 		{"native_memory_and_instructions", withMemory(), prompt.Options{Instructions: "Answer like a pirate."}},
 		{"native_schemas", shapes(), prompt.Options{}},
@@ -77,13 +77,13 @@ func TestNativeStable(t *testing.T) {
 // a fixed order, and each maps back to its tool.
 func TestFunctionNames(t *testing.T) {
 	long := strings.Repeat("x", 80)
-	tool := func(name string) hub.Tool {
-		return hub.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+	tool := func(name string) mcpgram.Tool {
+		return mcpgram.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
 	}
-	cat := hub.Catalog{Servers: []hub.ServerInfo{
-		{Name: "my.server", Status: hub.StatusRunning, Tools: []hub.Tool{tool("read file"), tool("read/file"), tool("ünï"), tool(long), tool(long + "y")}},
-		{Name: "my_server", Status: hub.StatusRunning, Tools: []hub.Tool{tool("read_file")}},
-		{Name: "x", Status: hub.StatusRunning, Tools: []hub.Tool{tool("attempt_completion")}},
+	cat := mcpgram.Catalog{Servers: []mcpgram.ServerInfo{
+		{Name: "my.server", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{tool("read file"), tool("read/file"), tool("ünï"), tool(long), tool(long + "y")}},
+		{Name: "my_server", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{tool("read_file")}},
+		{Name: "x", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{tool("attempt_completion")}},
 	}}
 	ts := prompt.Functions(cat)
 	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

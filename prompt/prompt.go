@@ -19,7 +19,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 )
 
 // Options add deployment-specific text to the prompt.
@@ -28,7 +28,7 @@ type Options struct {
 	// before the guidelines. Empty adds nothing.
 	Instructions string
 	// Variant frames the prompt for a kind of model; "" is Generic.
-	Variant Variant
+	Variant mcpgram.PromptVariant
 	// Search, when set, lists only the core tools it names and teaches
 	// search_tools to find the others (see search.go); nil lists every
 	// tool.
@@ -36,18 +36,18 @@ type Options struct {
 }
 
 // Build returns the system prompt for the running servers of cat.
-func Build(cat catalog.Catalog) string {
+func Build(cat mcpgram.Catalog) string {
 	return BuildWith(cat, Options{})
 }
 
 // BuildVariant is Build framed for variant v.
-func BuildVariant(cat catalog.Catalog, v Variant) string {
+func BuildVariant(cat mcpgram.Catalog, v mcpgram.PromptVariant) string {
 	return BuildWith(cat, Options{Variant: v})
 }
 
 // BuildWith is Build with options.
-func BuildWith(cat catalog.Catalog, opts Options) string {
-	f := opts.Variant.framing()
+func BuildWith(cat mcpgram.Catalog, opts Options) string {
+	f := framingOf(opts.Variant)
 	if opts.Search != nil {
 		f = f.searching()
 	}
@@ -73,23 +73,23 @@ func BuildWith(cat catalog.Catalog, opts Options) string {
 
 // runningServers returns copies of the running servers with everything
 // sorted, so that the prompt does not depend on the catalog's order.
-func runningServers(cat catalog.Catalog) []catalog.ServerInfo {
-	var out []catalog.ServerInfo
+func runningServers(cat mcpgram.Catalog) []mcpgram.ServerInfo {
+	var out []mcpgram.ServerInfo
 	for _, s := range cat.Servers {
-		if s.Status != catalog.StatusRunning {
+		if s.Status != mcpgram.StatusRunning {
 			continue
 		}
 		s.Tools = slices.Clone(s.Tools)
-		slices.SortStableFunc(s.Tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortStableFunc(s.Tools, func(a, b mcpgram.Tool) int { return strings.Compare(a.Name, b.Name) })
 		s.Resources = slices.Clone(s.Resources)
-		slices.SortStableFunc(s.Resources, func(a, b catalog.Resource) int { return strings.Compare(a.URI, b.URI) })
+		slices.SortStableFunc(s.Resources, func(a, b mcpgram.Resource) int { return strings.Compare(a.URI, b.URI) })
 		s.ResourceTemplates = slices.Clone(s.ResourceTemplates)
-		slices.SortStableFunc(s.ResourceTemplates, func(a, b catalog.ResourceTemplate) int {
+		slices.SortStableFunc(s.ResourceTemplates, func(a, b mcpgram.ResourceTemplate) int {
 			return strings.Compare(a.URITemplate, b.URITemplate)
 		})
 		out = append(out, s)
 	}
-	slices.SortStableFunc(out, func(a, b catalog.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -99,11 +99,11 @@ func runningServers(cat catalog.Catalog) []catalog.ServerInfo {
 // exists. Names only, without their state: the list then changes only
 // when the running servers do, and with them the prompt anyway, so it
 // costs providers' prefix caches nothing. The same in every variant.
-func writeUnavailable(b *strings.Builder, cat catalog.Catalog) {
+func writeUnavailable(b *strings.Builder, cat mcpgram.Catalog) {
 	var names []string
 	for _, s := range cat.Servers {
 		switch s.Status {
-		case catalog.StatusStarting, catalog.StatusRestarting, catalog.StatusFailed:
+		case mcpgram.StatusStarting, mcpgram.StatusRestarting, mcpgram.StatusFailed:
 			names = append(names, s.Name)
 		}
 	}
@@ -116,7 +116,7 @@ func writeUnavailable(b *strings.Builder, cat catalog.Catalog) {
 	b.WriteString(". If a request needs one of them, say that it is unavailable at the moment.\n")
 }
 
-func offersMemory(servers []catalog.ServerInfo) bool {
+func offersMemory(servers []mcpgram.ServerInfo) bool {
 	for _, s := range servers {
 		if _, ok := s.Tool("memory"); ok {
 			return true
@@ -125,7 +125,7 @@ func offersMemory(servers []catalog.ServerInfo) bool {
 	return false
 }
 
-func offersTools(servers []catalog.ServerInfo) bool {
+func offersTools(servers []mcpgram.ServerInfo) bool {
 	for _, s := range servers {
 		if len(s.Tools) > 0 {
 			return true
@@ -134,7 +134,7 @@ func offersTools(servers []catalog.ServerInfo) bool {
 	return false
 }
 
-func writeServers(b *strings.Builder, servers []catalog.ServerInfo) {
+func writeServers(b *strings.Builder, servers []mcpgram.ServerInfo) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
@@ -221,7 +221,7 @@ func unifyLines(s string) string {
 
 // writeResources lists a server's resources and resource templates, the
 // same in every variant of the prompt.
-func writeResources(b *strings.Builder, s catalog.ServerInfo) {
+func writeResources(b *strings.Builder, s mcpgram.ServerInfo) {
 	if len(s.Resources) > 0 {
 		b.WriteString("\n### Resources\n")
 		for _, r := range s.Resources {
@@ -244,7 +244,7 @@ func writeResources(b *strings.Builder, s catalog.ServerInfo) {
 
 // writeMemoryAndInstructions adds the advice on memory where a server
 // offers one, and the operator's instructions, the same in every variant.
-func writeMemoryAndInstructions(b *strings.Builder, servers []catalog.ServerInfo, instructions string) {
+func writeMemoryAndInstructions(b *strings.Builder, servers []mcpgram.ServerInfo, instructions string) {
 	if offersMemory(servers) {
 		b.WriteString(memory)
 	}

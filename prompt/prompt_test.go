@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -17,49 +18,49 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func catalog() hub.Catalog {
-	return hub.Catalog{
+func catalog() mcpgram.Catalog {
+	return mcpgram.Catalog{
 		Version: 7,
-		Servers: []hub.ServerInfo{
-			{Name: "broken", Status: hub.StatusFailed, Error: "exit status 1", Tools: []hub.Tool{{Name: "memory", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
-			{Name: "disabled", Status: hub.StatusDisabled},
+		Servers: []mcpgram.ServerInfo{
+			{Name: "broken", Status: mcpgram.StatusFailed, Error: "exit status 1", Tools: []mcpgram.Tool{{Name: "memory", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
+			{Name: "disabled", Status: mcpgram.StatusDisabled},
 			{
-				Name: "everything", Status: hub.StatusRunning,
-				Tools: []hub.Tool{
+				Name: "everything", Status: mcpgram.StatusRunning,
+				Tools: []mcpgram.Tool{
 					{Name: "get-sum", Description: "Returns the sum of two numbers", InputSchema: json.RawMessage(`{"type":"object","properties":{"b":{"type":"number","description":"Second number"},"a":{"type":"number","description":"First number"}},"required":["a","b"],"$schema":"http://json-schema.org/draft-07/schema#"}`)},
 					{Name: "echo", Description: "Echoes back the input string", InputSchema: json.RawMessage(`{"type": "object", "properties": {"message": {"type": "string", "description": "Message to echo <as is>"}}, "required": ["message"]}`)},
 				},
-				Resources: []hub.Resource{
+				Resources: []mcpgram.Resource{
 					{URI: "demo://resource/static/document/b.md", Name: "b.md", MIMEType: "text/markdown", Description: "Second doc"},
 					{URI: "demo://resource/static/document/a.md", Name: "a.md", MIMEType: "text/markdown", Description: "First doc\nspanning two lines"},
 				},
-				ResourceTemplates: []hub.ResourceTemplate{
+				ResourceTemplates: []mcpgram.ResourceTemplate{
 					{URITemplate: "demo://resource/dynamic/text/{resourceId}", Name: "Dynamic Text Resource", MIMEType: "text/plain", Description: "Plaintext dynamic resource fabricated on the fly"},
 				},
 			},
-			{Name: "empty", Status: hub.StatusRunning},
+			{Name: "empty", Status: mcpgram.StatusRunning},
 		},
 	}
 }
 
-func withMemory() hub.Catalog {
+func withMemory() mcpgram.Catalog {
 	cat := catalog()
-	cat.Servers = append(cat.Servers, hub.ServerInfo{
-		Name: "memory", Status: hub.StatusRunning,
-		Tools: []hub.Tool{{Name: "memory", Description: "Stores facts about the user", InputSchema: json.RawMessage(`{"type":"object","properties":{"fact":{"type":"string"},"has_explicit_permission":{"type":"boolean"}},"required":["fact","has_explicit_permission"]}`)}},
+	cat.Servers = append(cat.Servers, mcpgram.ServerInfo{
+		Name: "memory", Status: mcpgram.StatusRunning,
+		Tools: []mcpgram.Tool{{Name: "memory", Description: "Stores facts about the user", InputSchema: json.RawMessage(`{"type":"object","properties":{"fact":{"type":"string"},"has_explicit_permission":{"type":"boolean"}},"required":["fact","has_explicit_permission"]}`)}},
 	})
 	return cat
 }
 
 // shapes is a server whose tools have the schema shapes real servers
 // send: each line of the terse form, and what falls back to JSON Schema.
-func shapes() hub.Catalog {
-	tool := func(name, schema string) hub.Tool {
-		return hub.Tool{Name: name, Description: "Shape " + name + ".", InputSchema: json.RawMessage(schema)}
+func shapes() mcpgram.Catalog {
+	tool := func(name, schema string) mcpgram.Tool {
+		return mcpgram.Tool{Name: name, Description: "Shape " + name + ".", InputSchema: json.RawMessage(schema)}
 	}
-	return hub.Catalog{Servers: []hub.ServerInfo{{
-		Name: "shapes", Status: hub.StatusRunning,
-		Tools: []hub.Tool{
+	return mcpgram.Catalog{Servers: []mcpgram.ServerInfo{{
+		Name: "shapes", Status: mcpgram.StatusRunning,
+		Tools: []mcpgram.Tool{
 			tool("none", `{"type":"object","properties":{},"required":[],"$schema":"http://json-schema.org/draft-07/schema#"}`),
 			tool("keywords", `{"type":"object","properties":{"mode":{"type":"string","enum":["fast","safe"],"default":"safe","description":"How to run.\nSecond line."},"count":{"type":"integer","minimum":1,"maximum":10,"default":3},"url":{"type":"string","format":"uri","title":"URL"},"dry":{"type":"boolean","default":null}},"required":["mode"],"additionalProperties":false}`),
 			tool("nested", `{"type":"object","properties":{"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old":{"type":"string","description":"Text to find"},"new":{"type":"string"}},"required":["old","new"],"additionalProperties":false}},"options":{"type":"object","properties":{"depth":{"type":"integer"}}},"tags":{"type":"array","maxItems":20,"items":{"type":"string","maxLength":50}},"matrix":{"type":"array","items":{"type":"array","items":{"type":"number"}}},"odd key":{"type":"string"}},"required":["edits"]}`),
@@ -74,10 +75,10 @@ func shapes() hub.Catalog {
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		name string
-		cat  hub.Catalog
+		cat  mcpgram.Catalog
 		opts prompt.Options
 	}{
-		{"no_servers", hub.Catalog{}, prompt.Options{}},
+		{"no_servers", mcpgram.Catalog{}, prompt.Options{}},
 		{"servers", catalog(), prompt.Options{}},
 		{"memory_and_instructions", withMemory(), prompt.Options{Instructions: "  Answer like a pirate.\n"}},
 		{"schemas", shapes(), prompt.Options{}},
@@ -110,7 +111,7 @@ func TestStable(t *testing.T) {
 	if got := prompt.Build(cat); got != want {
 		t.Error("prompt changed with catalog order or version")
 	}
-	for _, st := range []hub.Status{hub.StatusStarting, hub.StatusRestarting} {
+	for _, st := range []mcpgram.Status{mcpgram.StatusStarting, mcpgram.StatusRestarting} {
 		for i := range cat.Servers {
 			if cat.Servers[i].Name == "broken" {
 				cat.Servers[i].Status, cat.Servers[i].Error = st, ""
@@ -162,7 +163,7 @@ func TestMemoryReminder(t *testing.T) {
 // toolcall parser into a complete block with its required parameters,
 // and the prompt's own text never opens a block by accident.
 func TestExamplesParse(t *testing.T) {
-	for name, cat := range map[string]hub.Catalog{"none": {}, "servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
+	for name, cat := range map[string]mcpgram.Catalog{"none": {}, "servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
 		t.Run(name, func(t *testing.T) {
 			p := prompt.Build(cat)
 			r := toolcall.Parse(p)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 )
 
 // A tool's input schema is written in one of two forms. The terse form
@@ -34,7 +34,7 @@ var keywords = []string{
 }
 
 // writeInput writes what a tool takes, under its description line.
-func writeInput(b *strings.Builder, t catalog.Tool) {
+func writeInput(b *strings.Builder, t mcpgram.Tool) {
 	s, ok := decodeSchema(t.InputSchema)
 	if !ok {
 		b.WriteString("    Input schema: ")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -46,16 +47,16 @@ var edges = map[string]string{
 	"multiline":         `{"type":"object","properties":{"a":{"type":"string","description":"One:\n- two\n- three"}}}`,
 }
 
-func edgesCatalog() hub.Catalog {
-	s := hub.ServerInfo{Name: "edges", Status: hub.StatusRunning}
+func edgesCatalog() mcpgram.Catalog {
+	s := mcpgram.ServerInfo{Name: "edges", Status: mcpgram.StatusRunning}
 	for name, schema := range edges {
-		s.Tools = append(s.Tools, hub.Tool{Name: name, Description: "Edge.", InputSchema: json.RawMessage(schema)})
+		s.Tools = append(s.Tools, mcpgram.Tool{Name: name, Description: "Edge.", InputSchema: json.RawMessage(schema)})
 	}
-	return hub.Catalog{Servers: []hub.ServerInfo{s}}
+	return mcpgram.Catalog{Servers: []mcpgram.ServerInfo{s}}
 }
 
 func TestArgumentsLoseNothing(t *testing.T) {
-	for name, cat := range map[string]hub.Catalog{"shapes": shapes(), "edges": edgesCatalog(), "servers": catalog(), "memory": withMemory()} {
+	for name, cat := range map[string]mcpgram.Catalog{"shapes": shapes(), "edges": edgesCatalog(), "servers": catalog(), "memory": withMemory()} {
 		t.Run(name, func(t *testing.T) { checkArguments(t, cat) })
 	}
 }
@@ -88,12 +89,12 @@ func TestTerseWhereItCan(t *testing.T) {
 	}
 }
 
-func checkArguments(t *testing.T, cat hub.Catalog) {
+func checkArguments(t *testing.T, cat mcpgram.Catalog) {
 	t.Helper()
 	p := prompt.Build(cat)
 	n := 0
 	for _, s := range cat.Servers {
-		if s.Status != hub.StatusRunning {
+		if s.Status != mcpgram.StatusRunning {
 			continue
 		}
 		for _, tool := range s.Tools {
@@ -425,7 +426,7 @@ func show(v any) string {
 // not on its key order or spacing, and on nothing that varies between
 // builds (Go's map order is random on every range).
 func TestSchemaBytesDoNotMatter(t *testing.T) {
-	for name, cat := range map[string]hub.Catalog{"shapes": shapes(), "edges": edgesCatalog()} {
+	for name, cat := range map[string]mcpgram.Catalog{"shapes": shapes(), "edges": edgesCatalog()} {
 		t.Run(name, func(t *testing.T) {
 			want := prompt.Build(cat)
 			for range 20 {

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolcall"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
@@ -22,12 +22,7 @@ import (
 type Search struct {
 	// Core are the tools listed in full (the operator's pins), in any
 	// order; those of servers not running are left out.
-	Core []ToolRef
-}
-
-// A ToolRef names one tool of one server.
-type ToolRef struct {
-	Server, Tool string
+	Core []mcpgram.ToolRef
 }
 
 // searching is f for a prompt that lists only some tools: five core
@@ -74,10 +69,10 @@ var searchGuidelines = [][2]string{
 }
 
 // coreOf returns the tools of s that refs name, in name order.
-func coreOf(s catalog.ServerInfo, refs []ToolRef) []catalog.Tool {
-	var out []catalog.Tool
+func coreOf(s mcpgram.ServerInfo, refs []mcpgram.ToolRef) []mcpgram.Tool {
+	var out []mcpgram.Tool
 	for _, t := range s.Tools {
-		if slices.Contains(refs, ToolRef{s.Name, t.Name}) {
+		if slices.Contains(refs, mcpgram.ToolRef{Server: s.Name, Tool: t.Name}) {
 			out = append(out, t)
 		}
 	}
@@ -90,7 +85,7 @@ const maxTopics = 5
 
 // about is a line of what s is for: what it says of itself, or else the
 // words its tools' names use most.
-func about(s catalog.ServerInfo) string {
+func about(s mcpgram.ServerInfo) string {
 	if d := oneLine(s.Description); d != "" {
 		return d
 	}
@@ -100,7 +95,7 @@ func about(s catalog.ServerInfo) string {
 	return ""
 }
 
-func countTools(servers []catalog.ServerInfo) int {
+func countTools(servers []mcpgram.ServerInfo) int {
 	n := 0
 	for _, s := range servers {
 		n += len(s.Tools)
@@ -111,7 +106,7 @@ func countTools(servers []catalog.ServerInfo) int {
 // writeSearchServers is writeServers for a prompt that lists only the
 // core tools: every server with its count of tools and a line of what it
 // is for, its core tools in full, its resources.
-func writeSearchServers(b *strings.Builder, servers []catalog.ServerInfo, core []ToolRef) {
+func writeSearchServers(b *strings.Builder, servers []mcpgram.ServerInfo, core []mcpgram.ToolRef) {
 	b.WriteString("\n# MCP servers\n\n")
 	if len(servers) == 0 {
 		b.WriteString("No MCP server is connected right now, so there are no tools to use. Answer from your own knowledge, and say so when a tool would have been needed.\n")
@@ -133,7 +128,7 @@ func writeSearchServers(b *strings.Builder, servers []catalog.ServerInfo, core [
 	}
 }
 
-func writeTools(b *strings.Builder, tools []catalog.Tool) {
+func writeTools(b *strings.Builder, tools []mcpgram.Tool) {
 	for _, t := range tools {
 		b.WriteString("- ")
 		b.WriteString(t.Name)
@@ -153,7 +148,7 @@ func plural(n int, noun string) string {
 // used recently (refs), for a prompt that lists only some tools: it goes
 // after the shared prompt, whose bytes stay the same for every chat. ""
 // when none of them runs in cat.
-func ChatTools(cat catalog.Catalog, refs []ToolRef) string {
+func ChatTools(cat mcpgram.Catalog, refs []mcpgram.ToolRef) string {
 	var b strings.Builder
 	for _, s := range runningServers(cat) {
 		tools := coreOf(s, refs)
@@ -172,11 +167,11 @@ func ChatTools(cat catalog.Catalog, refs []ToolRef) string {
 // A Found is a tool a search found.
 type Found struct {
 	Server string
-	Tool   catalog.Tool
+	Tool   mcpgram.Tool
 	// Lookalikes are the tools of other servers that look like Tool
 	// (toolsearch.Lookalike), by server and name: the result names them
 	// beside it, so that the model tells them apart by server.
-	Lookalikes []ToolRef
+	Lookalikes []mcpgram.ToolRef
 }
 
 // lookalikeNote ends a result's first line when a tool found has
@@ -207,7 +202,7 @@ func FoundTools(found []Found) string {
 				continue
 			}
 			b.WriteString("- " + f.Tool.Name)
-			writeOrigin(&b, f, func(r ToolRef) string { return r.Tool })
+			writeOrigin(&b, f, func(r mcpgram.ToolRef) string { return r.Tool })
 			writeDescription(&b, f.Tool.Description)
 			writeInput(&b, f.Tool)
 		}
@@ -218,7 +213,7 @@ func FoundTools(found []Found) string {
 // writeOrigin writes, after a found tool's name, its server and the
 // lookalikes of other servers, each by server and, where it is not the
 // found tool's, by the name the model calls it by (name).
-func writeOrigin(b *strings.Builder, f Found, name func(ToolRef) string) {
+func writeOrigin(b *strings.Builder, f Found, name func(mcpgram.ToolRef) string) {
 	fmt.Fprintf(b, " (server %s", f.Server)
 	for i, l := range f.Lookalikes {
 		if i == 0 {
@@ -227,7 +222,7 @@ func writeOrigin(b *strings.Builder, f Found, name func(ToolRef) string) {
 			b.WriteString(", and by")
 		}
 		fmt.Fprintf(b, " server %s", l.Server)
-		if n := name(l); n != "" && n != name(ToolRef{f.Server, f.Tool.Name}) {
+		if n := name(l); n != "" && n != name(mcpgram.ToolRef{Server: f.Server, Tool: f.Tool.Name}) {
 			fmt.Fprintf(b, " as %s", n)
 		}
 	}
@@ -252,7 +247,7 @@ func FoundFunctions(ts *Toolset, found []Found) string {
 		}
 		listed++
 		b.WriteString("\n- " + fn.Name)
-		writeOrigin(&b, f, func(r ToolRef) string { return ts.Name(r.Server, r.Tool) })
+		writeOrigin(&b, f, func(r mcpgram.ToolRef) string { return ts.Name(r.Server, r.Tool) })
 		if d := firstLine(fn.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)

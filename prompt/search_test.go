@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/realtools"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/toolcall"
@@ -14,7 +14,7 @@ import (
 
 // searchCatalog is catalog() with servers of the real catalog: time and
 // git, which say what they are for, and a server that does not.
-func searchCatalog() hub.Catalog {
+func searchCatalog() mcpgram.Catalog {
 	cat := catalog()
 	real := realtools.Catalog(realtools.Servers())
 	for _, name := range []string{"time", "git"} {
@@ -27,11 +27,11 @@ func searchCatalog() hub.Catalog {
 	return cat
 }
 
-var pins = &prompt.Search{Core: []prompt.ToolRef{{Server: "git", Tool: "git_status"}, {Server: "everything", Tool: "echo"}, {Server: "gone", Tool: "x"}}}
+var pins = &prompt.Search{Core: []mcpgram.ToolRef{{Server: "git", Tool: "git_status"}, {Server: "everything", Tool: "echo"}, {Server: "gone", Tool: "x"}}}
 
 func TestSearchGolden(t *testing.T) {
 	golden(t, "search_servers", prompt.BuildWith(searchCatalog(), prompt.Options{Search: pins}))
-	golden(t, "search_no_servers", prompt.BuildWith(hub.Catalog{}, prompt.Options{Search: pins}))
+	golden(t, "search_no_servers", prompt.BuildWith(mcpgram.Catalog{}, prompt.Options{Search: pins}))
 
 	var b strings.Builder
 	b.WriteString(prompt.BuildNativeWith(searchCatalog(), prompt.Options{Search: pins}))
@@ -47,7 +47,7 @@ func TestSearchGolden(t *testing.T) {
 // servers' part is the same bytes in each.
 func TestSearchVariants(t *testing.T) {
 	var servers string
-	for _, v := range prompt.Variants() {
+	for _, v := range mcpgram.PromptVariants() {
 		p := prompt.BuildWith(searchCatalog(), prompt.Options{Variant: v, Search: pins})
 		if strings.Contains(p, "four") || !strings.Contains(p, "five") {
 			t.Errorf("%s: the format still counts four core tools", v)
@@ -103,21 +103,21 @@ func TestSearchListsCoreOnly(t *testing.T) {
 }
 
 func TestChatTools(t *testing.T) {
-	got := prompt.ChatTools(searchCatalog(), []prompt.ToolRef{{Server: "time", Tool: "convert_time"}, {Server: "off", Tool: "x"}})
+	got := prompt.ChatTools(searchCatalog(), []mcpgram.ToolRef{{Server: "time", Tool: "convert_time"}, {Server: "off", Tool: "x"}})
 	for _, want := range []string{"TOOLS THIS CHAT USED RECENTLY", "## time\n- convert_time: Convert a time from one time zone to another.\n    Arguments:\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ChatTools lacks %q:\n%s", want, got)
 		}
 	}
-	if got := prompt.ChatTools(searchCatalog(), []prompt.ToolRef{{Server: "off", Tool: "x"}}); got != "" {
+	if got := prompt.ChatTools(searchCatalog(), []mcpgram.ToolRef{{Server: "off", Tool: "x"}}); got != "" {
 		t.Errorf("no tool running: %q", got)
 	}
 }
 
 func TestFound(t *testing.T) {
 	cat := searchCatalog()
-	server := func(name string) hub.ServerInfo {
-		i := slices.IndexFunc(cat.Servers, func(s hub.ServerInfo) bool { return s.Name == name })
+	server := func(name string) mcpgram.ServerInfo {
+		i := slices.IndexFunc(cat.Servers, func(s mcpgram.ServerInfo) bool { return s.Name == name })
 		return cat.Servers[i]
 	}
 	git, tm := server("git"), server("time")
@@ -131,8 +131,8 @@ func TestFound(t *testing.T) {
 	}
 	conv.Description = "Convert a time.\nSecond line " + strings.Repeat("é", 300)
 	log.Description = strings.Repeat("é", 300)
-	cat.Servers[slices.IndexFunc(cat.Servers, func(s hub.ServerInfo) bool { return s.Name == "time" })].Tools = []hub.Tool{conv}
-	cat.Servers[slices.IndexFunc(cat.Servers, func(s hub.ServerInfo) bool { return s.Name == "git" })].Tools = []hub.Tool{log}
+	cat.Servers[slices.IndexFunc(cat.Servers, func(s mcpgram.ServerInfo) bool { return s.Name == "time" })].Tools = []mcpgram.Tool{conv}
+	cat.Servers[slices.IndexFunc(cat.Servers, func(s mcpgram.ServerInfo) bool { return s.Name == "git" })].Tools = []mcpgram.Tool{log}
 	ts := prompt.FunctionsWith(cat, prompt.Options{Search: pins})
 	got = prompt.FoundFunctions(ts, []prompt.Found{{Server: "time", Tool: conv}, {Server: "git", Tool: log}})
 	if !strings.HasPrefix(got, "Found 2 tools, now among your functions:\n- time__convert_time (server time): Convert a time.\n- git__git_log (server git): éé") || !strings.HasSuffix(got, "é…") || !json.Valid([]byte(`"`+strings.ReplaceAll(got, "\n", `\n`)+`"`)) {
@@ -144,21 +144,21 @@ func TestFound(t *testing.T) {
 // another server that looks like it, by the name the model calls it by;
 // the result's first line says what the mark means.
 func TestFoundLookalikes(t *testing.T) {
-	issue := func(description string) hub.Tool {
-		return hub.Tool{Name: "create_issue", Description: description, InputSchema: json.RawMessage(`{"type":"object"}`)}
+	issue := func(description string) mcpgram.Tool {
+		return mcpgram.Tool{Name: "create_issue", Description: description, InputSchema: json.RawMessage(`{"type":"object"}`)}
 	}
-	cat := hub.Catalog{Servers: []hub.ServerInfo{
-		{Name: "github", Status: hub.StatusRunning, Tools: []hub.Tool{issue("Create a new issue in a GitHub repository.")}},
-		{Name: "copycat", Status: hub.StatusRunning, Tools: []hub.Tool{{Name: "make_issue", Description: "Create a new issue in a GitHub repository.", InputSchema: json.RawMessage(`{}`)}}},
-		{Name: "linear", Status: hub.StatusRunning, Tools: []hub.Tool{issue("Create a new Linear issue.")}},
+	cat := mcpgram.Catalog{Servers: []mcpgram.ServerInfo{
+		{Name: "github", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{issue("Create a new issue in a GitHub repository.")}},
+		{Name: "copycat", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{{Name: "make_issue", Description: "Create a new issue in a GitHub repository.", InputSchema: json.RawMessage(`{}`)}}},
+		{Name: "linear", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{issue("Create a new Linear issue.")}},
 	}}
-	found := []prompt.Found{{Server: "github", Tool: cat.Servers[0].Tools[0], Lookalikes: []prompt.ToolRef{{Server: "copycat", Tool: "make_issue"}, {Server: "linear", Tool: "create_issue"}}}}
+	found := []prompt.Found{{Server: "github", Tool: cat.Servers[0].Tools[0], Lookalikes: []mcpgram.ToolRef{{Server: "copycat", Tool: "make_issue"}, {Server: "linear", Tool: "create_issue"}}}}
 	tests := []struct{ name, got, want string }{
 		{"xml", prompt.FoundTools(found), "- create_issue (server github; also offered by server copycat as make_issue, and by server linear): Create a new issue in a GitHub repository."},
 		{"native", prompt.FoundFunctions(prompt.Functions(cat), found), "- github__create_issue (server github; also offered by server copycat as copycat__make_issue, and by server linear as linear__create_issue): Create a new issue in a GitHub repository."},
 		// A lookalike without a function here (its server gone since) is
 		// named by its server alone.
-		{"native, one gone", prompt.FoundFunctions(prompt.Functions(hub.Catalog{Servers: []hub.ServerInfo{cat.Servers[0], cat.Servers[2]}}), found), "- github__create_issue (server github; also offered by server copycat, and by server linear as linear__create_issue): "},
+		{"native, one gone", prompt.FoundFunctions(prompt.Functions(mcpgram.Catalog{Servers: []mcpgram.ServerInfo{cat.Servers[0], cat.Servers[2]}}), found), "- github__create_issue (server github; also offered by server copycat, and by server linear as linear__create_issue): "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestFunctionsWithSearch(t *testing.T) {
 			t.Errorf("Target(%q) = %+v, want %+v as in Functions", name, got, target)
 		}
 	}
-	more := ts.With([]prompt.ToolRef{{Server: "time", Tool: "convert_time"}, {Server: "git", Tool: "git_status"}, {Server: "nope", Tool: "x"}, {Server: "time", Tool: "convert_time"}})
+	more := ts.With([]mcpgram.ToolRef{{Server: "time", Tool: "convert_time"}, {Server: "git", Tool: "git_status"}, {Server: "nope", Tool: "x"}, {Server: "time", Tool: "convert_time"}})
 	if n := len(more.Functions); n != len(want)+1 || more.Functions[n-1].Name != "time__convert_time" {
 		t.Errorf("With offers %d, last %q; want one more, time__convert_time", n, more.Functions[n-1].Name)
 	}

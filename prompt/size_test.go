@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -71,7 +72,7 @@ func sizedServers() []struct {
 
 // sizes are the tool sections of one server in the three renderings.
 type sizes struct {
-	cat                        hub.Catalog
+	cat                        mcpgram.Catalog
 	tools                      int
 	ours, json, cleaned, cline string
 	// prose counts the characters of the tools' names and descriptions
@@ -117,7 +118,7 @@ func measure(tb testing.TB, s sizedServer) sizes {
 
 // toolsField is the "tools" field of a native request for cat, as the
 // wire carries it.
-func toolsField(tb testing.TB, cat hub.Catalog) string {
+func toolsField(tb testing.TB, cat mcpgram.Catalog) string {
 	type function struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
@@ -178,10 +179,10 @@ func toolSection(tb testing.TB, p, name string) string {
 // terse form: each schema as compact JSON with sorted keys, less "$schema";
 // with clean, also less the keys that carry nothing (as schema_test.go's
 // normalize drops them), to tell what the terse form saves beyond that.
-func compactRendering(tb testing.TB, tools []hub.Tool, clean bool) string {
+func compactRendering(tb testing.TB, tools []mcpgram.Tool, clean bool) string {
 	tb.Helper()
 	tools = slices.Clone(tools)
-	slices.SortFunc(tools, func(a, b hub.Tool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(tools, func(a, b mcpgram.Tool) int { return strings.Compare(a.Name, b.Name) })
 	var b strings.Builder
 	for _, t := range tools {
 		dec := json.NewDecoder(bytes.NewReader(t.InputSchema))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -14,7 +14,7 @@ import (
 // Every variant has its golden file; generic is today's prompt, byte for
 // byte (servers.golden was written before variants existed).
 func TestVariantGolden(t *testing.T) {
-	for _, v := range prompt.Variants() {
+	for _, v := range mcpgram.PromptVariants() {
 		t.Run(string(v), func(t *testing.T) {
 			got := prompt.BuildVariant(withMemory(), v)
 			golden(t, "variant_"+string(v), got)
@@ -24,7 +24,7 @@ func TestVariantGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := prompt.BuildVariant(catalog(), prompt.Generic); got != string(old) {
+	if got := prompt.BuildVariant(catalog(), mcpgram.PromptGeneric); got != string(old) {
 		t.Error("the generic variant differs from the prompt of servers.golden")
 	}
 	if prompt.BuildVariant(catalog(), "") != prompt.Build(catalog()) {
@@ -35,13 +35,13 @@ func TestVariantGolden(t *testing.T) {
 // A variant changes the framing only: the core tools and the servers'
 // tools are the same bytes in every variant.
 func TestVariantsShareTheToolBytes(t *testing.T) {
-	for name, cat := range map[string]hub.Catalog{"servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
+	for name, cat := range map[string]mcpgram.Catalog{"servers": catalog(), "memory": withMemory(), "shapes": shapes()} {
 		tools := prompt.Tools(cat)
 		if !strings.HasPrefix(tools, "\n# MCP servers\n") || len(tools) < 200 {
 			t.Fatalf("%s: Tools = %q, want the servers' section", name, tools)
 		}
 		var core string
-		for _, v := range prompt.Variants() {
+		for _, v := range mcpgram.PromptVariants() {
 			p := prompt.BuildVariant(cat, v)
 			if n := strings.Count(p, tools); n != 1 {
 				t.Errorf("%s, %s: the servers' tools appear %d times, want once, byte for byte", name, v, n)
@@ -54,8 +54,8 @@ func TestVariantsShareTheToolBytes(t *testing.T) {
 			}
 		}
 	}
-	if prompt.BuildVariant(catalog(), prompt.Llama) == prompt.BuildVariant(catalog(), prompt.Generic) ||
-		prompt.BuildVariant(catalog(), prompt.Code) == prompt.BuildVariant(catalog(), prompt.Generic) {
+	if prompt.BuildVariant(catalog(), mcpgram.PromptLlama) == prompt.BuildVariant(catalog(), mcpgram.PromptGeneric) ||
+		prompt.BuildVariant(catalog(), mcpgram.PromptCode) == prompt.BuildVariant(catalog(), mcpgram.PromptGeneric) {
 		t.Error("a variant is the generic prompt")
 	}
 }
@@ -77,7 +77,7 @@ func section(t *testing.T, p, heading string) string {
 // Every variant's printed calls parse into complete blocks, as generic's
 // do (TestExamplesParse), and its text after them is not swallowed.
 func TestVariantExamplesParse(t *testing.T) {
-	for _, v := range prompt.Variants() {
+	for _, v := range mcpgram.PromptVariants() {
 		p := prompt.BuildVariant(withMemory(), v)
 		r := toolcall.Parse(p)
 		if len(r.Blocks) != 8 {
@@ -95,12 +95,12 @@ func TestVariantExamplesParse(t *testing.T) {
 }
 
 func TestVariantValid(t *testing.T) {
-	for _, v := range []prompt.Variant{"generic", "llama", "code"} {
+	for _, v := range []mcpgram.PromptVariant{"generic", "llama", "code"} {
 		if !v.Valid() {
 			t.Errorf("%q is not valid", v)
 		}
 	}
-	for _, v := range []prompt.Variant{"", "Llama", "gpt"} {
+	for _, v := range []mcpgram.PromptVariant{"", "Llama", "gpt"} {
 		if v.Valid() {
 			t.Errorf("%q is valid", v)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 )
 
 // Tools of different servers look alike when a model or a person could
@@ -70,9 +70,9 @@ func sortLookalikes(ls []Lookalike) []Lookalike {
 // Lookalikes returns the tools of cat's running servers, other than
 // server, that look like its tool named tool (see the rule above), by
 // server and name; nil when there are none or server runs no such tool.
-func Lookalikes(cat catalog.Catalog, server, tool string) []Lookalike {
+func Lookalikes(cat mcpgram.Catalog, server, tool string) []Lookalike {
 	s, ok := cat.Server(server)
-	if !ok || s.Status != catalog.StatusRunning {
+	if !ok || s.Status != mcpgram.StatusRunning {
 		return nil
 	}
 	t, ok := s.Tool(tool)

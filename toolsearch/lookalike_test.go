@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/realtools"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
@@ -15,11 +15,11 @@ import (
 // endings; similar tools, short descriptions and a server's own tools do
 // not.
 func TestLookalikes(t *testing.T) {
-	server := func(name string, tools ...catalog.Tool) catalog.ServerInfo {
-		return catalog.ServerInfo{Name: name, Status: catalog.StatusRunning, Tools: tools}
+	server := func(name string, tools ...mcpgram.Tool) mcpgram.ServerInfo {
+		return mcpgram.ServerInfo{Name: name, Status: mcpgram.StatusRunning, Tools: tools}
 	}
 	// In name order, as the hub lists them.
-	cat := catalog.Catalog{Servers: []catalog.ServerInfo{
+	cat := mcpgram.Catalog{Servers: []mcpgram.ServerInfo{
 		server("copycat",
 			tool("createIssue", "Opens issues."),
 			tool("get_issue", "Get one issue."),
@@ -34,7 +34,7 @@ func TestLookalikes(t *testing.T) {
 			tool("list_branches_gl", "List the branches of a GitLab project.")),
 		server("linear", tool("-", "A name of nothing."), tool("Create-Issue", "Create a new Linear issue.")),
 		server("odd", tool("_", "Another.")),
-		{Name: "stopped", Status: catalog.StatusStopped, Tools: []catalog.Tool{tool("create_issue", "x")}},
+		{Name: "stopped", Status: mcpgram.StatusStopped, Tools: []mcpgram.Tool{tool("create_issue", "x")}},
 	}}
 	type ref = toolsearch.Lookalike
 	tests := []struct {

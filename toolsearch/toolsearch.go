@@ -33,7 +33,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 )
 
 // BM25's parameters, at their usual values: k1 bounds how much a word
@@ -63,7 +63,7 @@ const (
 // A Hit is one tool found.
 type Hit struct {
 	Server string
-	Tool   catalog.Tool
+	Tool   mcpgram.Tool
 	// Score is the tool's BM25 score for the query: higher fits better;
 	// only the order means anything.
 	Score float64
@@ -84,7 +84,7 @@ type Index struct {
 
 type doc struct {
 	server string
-	tool   catalog.Tool
+	tool   mcpgram.Tool
 	length int // in weighted words
 	// name and described are the keys lookalikes are found by (see
 	// lookalike.go); alike are the tools they found.
@@ -98,7 +98,7 @@ type posting struct {
 }
 
 // New indexes the tools of cat's running servers.
-func New(cat catalog.Catalog) *Index {
+func New(cat mcpgram.Catalog) *Index {
 	ix := &Index{version: cat.Version, postings: map[string][]posting{}}
 	// Tools share most of their words: each is stemmed once.
 	stems := map[string]string{}

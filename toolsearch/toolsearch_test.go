@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/realtools"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
@@ -35,26 +35,26 @@ func TestWords(t *testing.T) {
 	}
 }
 
-func tool(name, desc string, args ...string) catalog.Tool {
+func tool(name, desc string, args ...string) mcpgram.Tool {
 	props := map[string]any{}
 	for _, a := range args {
 		props[a] = map[string]any{"type": "string"}
 	}
 	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
-	return catalog.Tool{Name: name, Description: desc, InputSchema: b}
+	return mcpgram.Tool{Name: name, Description: desc, InputSchema: b}
 }
 
-func small() catalog.Catalog {
-	return catalog.Catalog{Version: 7, Servers: []catalog.ServerInfo{
-		{Name: "files", Status: catalog.StatusRunning, Tools: []catalog.Tool{
+func small() mcpgram.Catalog {
+	return mcpgram.Catalog{Version: 7, Servers: []mcpgram.ServerInfo{
+		{Name: "files", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{
 			tool("read_file", "Read a file.", "path"),
 			tool("write_file", "Write a file.", "path", "content"),
 		}},
-		{Name: "mail", Status: catalog.StatusRunning, Tools: []catalog.Tool{
+		{Name: "mail", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{
 			tool("send", "Send an email message.", "to", "subject"),
 			tool("read_inbox", "Read the messages of the inbox."),
 		}},
-		{Name: "off", Status: catalog.StatusDisabled, Tools: []catalog.Tool{tool("read_secret", "Read the secret file.")}},
+		{Name: "off", Status: mcpgram.StatusDisabled, Tools: []mcpgram.Tool{tool("read_secret", "Read the secret file.")}},
 	}}
 }
 
@@ -128,13 +128,13 @@ func TestSearchHostile(t *testing.T) {
 			t.Errorf("%d hits, want at most %d", len(hits), toolsearch.DefaultLimit)
 		}
 	}
-	if hits := toolsearch.New(catalog.Catalog{}).Search(toolsearch.Query{Text: "anything"}); hits != nil {
+	if hits := toolsearch.New(mcpgram.Catalog{}).Search(toolsearch.Query{Text: "anything"}); hits != nil {
 		t.Errorf("empty catalog: %v", hits)
 	}
 }
 
 func TestTopics(t *testing.T) {
-	var github []catalog.Tool
+	var github []mcpgram.Tool
 	for _, s := range realtools.Catalog(realtools.Servers()).Servers {
 		if s.Name == "github" {
 			github = s.Tools

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 )
 
 // Words splits text into lower-case words: at every character that is
@@ -78,7 +78,7 @@ var actionWords = map[string]bool{
 // words of their names found in the most tools, verbs and common words
 // left out, in that order (ties by the word), each in the form written
 // most often. A server that says nothing of itself is summed up by them.
-func Topics(tools []catalog.Tool, n int) []string {
+func Topics(tools []mcpgram.Tool, n int) []string {
 	inTools := map[string]int{}          // stem: how many tools
 	forms := map[string]map[string]int{} // stem: written form: count
 	for _, t := range tools {

@@ -17,10 +17,10 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -163,9 +163,9 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 func (sc *Screen) disconnect(ctx context.Context, server, owner string) (ack, note string) {
 	name, plain := shown(server), render.Visible(server)
 	revoked, err := sc.Keeper.Disconnect(ctx, server, owner)
-	var re *oauth.RevokeError
+	var re *mcpgram.RevokeError
 	switch {
-	case errors.Is(err, oauth.ErrNotSignedIn):
+	case errors.Is(err, mcpgram.ErrNotSignedIn):
 		return "That connection is already gone.", "<i>That connection was already gone.</i>"
 	case errors.As(err, &re):
 		return "Disconnected from " + plain + ", but its server did not confirm revoking the tokens.",

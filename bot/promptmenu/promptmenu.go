@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 )
 
 // MaxCommand is Telegram's limit on a command's length.
@@ -37,7 +37,7 @@ type Command struct {
 // its server and itself; when that clashes too, with a hash of both
 // added. Which prompt clashes is decided over the whole catalog, so a
 // chat that turns a server off sees the others under the same names.
-func Commands(cat hub.Catalog, reserved []string) []Command {
+func Commands(cat mcpgram.Catalog, reserved []string) []Command {
 	var out []Command
 	count := map[string]int{}
 	for _, s := range cat.Running() {
@@ -108,7 +108,7 @@ func clean(s string) string {
 }
 
 // describe is the menu's line of p: 1 to maxDescription characters.
-func describe(p hub.Prompt) string {
+func describe(p mcpgram.Prompt) string {
 	d := p.Title
 	if d == "" {
 		d = p.Description

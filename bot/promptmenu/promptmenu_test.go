@@ -5,20 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/promptmenu"
-	"github.com/mcpgram/mcpgram/hub"
 )
 
-func catalog(servers map[string][]string) hub.Catalog {
-	var cat hub.Catalog
+func catalog(servers map[string][]string) mcpgram.Catalog {
+	var cat mcpgram.Catalog
 	for _, name := range []string{"a", "b", "c", "files"} {
 		prompts, ok := servers[name]
 		if !ok {
 			continue
 		}
-		s := hub.ServerInfo{Name: name, Status: hub.StatusRunning}
+		s := mcpgram.ServerInfo{Name: name, Status: mcpgram.StatusRunning}
 		for _, p := range prompts {
-			s.Prompts = append(s.Prompts, hub.Prompt{Name: p})
+			s.Prompts = append(s.Prompts, mcpgram.Prompt{Name: p})
 		}
 		cat.Servers = append(cat.Servers, s)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
 
@@ -28,7 +28,7 @@ type ApprovalCard struct {
 	// Consent marks a call that needs the user's own agreement.
 	Consent bool
 	// Hints are what the tool's server says of it, shown as its claim.
-	Hints catalog.Hints
+	Hints mcpgram.Hints
 	// Footer (HTML) ends the card, such as when it expires.
 	Footer string
 	// File names the attachment that holds the arguments in full when
@@ -44,7 +44,7 @@ type ApprovalCard struct {
 // is ""), with what the catalog cat says of them: their titles, the
 // tool's hints, and the tools of other servers that look like it. Every
 // front end shows this card: Telegram as HTML, the terminal as Text.
-func CardFor(cat catalog.Catalog, server, tool, uri, arguments string, consent bool) ApprovalCard {
+func CardFor(cat mcpgram.Catalog, server, tool, uri, arguments string, consent bool) ApprovalCard {
 	c := ApprovalCard{Server: server, Tool: tool, URI: uri, Arguments: arguments, Consent: consent}
 	s, ok := cat.Server(server)
 	if !ok {
@@ -221,7 +221,7 @@ func btoi(b bool) int {
 // HintsLine says in words what a server says of its tool (MCP's tool
 // annotations), labelled as the server's claim; "" when it said nothing.
 // A read-only tool's other hints say nothing more, as MCP defines them.
-func HintsLine(h catalog.Hints) string {
+func HintsLine(h mcpgram.Hints) string {
 	var says []string
 	is := func(b *bool, v bool) bool { return b != nil && *b == v }
 	switch {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/catalog"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
@@ -96,9 +96,9 @@ func TestApprovalCardReads(t *testing.T) {
 			[]string{"Run now on clock with no arguments."}, []string{"•", "(value)"}},
 		{"empty arguments", render.ApprovalCard{Server: "clock", Tool: "now", Arguments: ``},
 			[]string{"Run now on clock with no arguments."}, []string{"•"}},
-		{"hints", render.ApprovalCard{Server: "calc", Tool: "add", Arguments: `{"a": 1}`, Hints: catalog.Hints{ReadOnly: &yes, Destructive: &yes, OpenWorld: &no}},
+		{"hints", render.ApprovalCard{Server: "calc", Tool: "add", Arguments: `{"a": 1}`, Hints: mcpgram.Hints{ReadOnly: &yes, Destructive: &yes, OpenWorld: &no}},
 			[]string{"Its server says this tool changes nothing; keeps to its own data (the server's claim, not checked)."}, []string{"delete"}},
-		{"destructive", render.ApprovalCard{Server: "files", Tool: "rm", Arguments: `{"a": 1}`, Hints: catalog.Hints{ReadOnly: &no, Destructive: &yes, Idempotent: &yes, OpenWorld: &yes}},
+		{"destructive", render.ApprovalCard{Server: "files", Tool: "rm", Arguments: `{"a": 1}`, Hints: mcpgram.Hints{ReadOnly: &no, Destructive: &yes, Idempotent: &yes, OpenWorld: &yes}},
 			[]string{"says this tool may delete or overwrite; calling it again changes nothing more; reaches the outside world"}, nil},
 		{"no hints", render.ApprovalCard{Server: "files", Tool: "rm", Arguments: `{"a": 1}`}, nil, []string{"server's claim"}},
 		{"remember", render.ApprovalCard{Server: "memory", Tool: "memory", Consent: true, Arguments: `{"operation": "store", "content": "Anna is my wife\nand\u202Ebad", "tags": ["family"]}`},

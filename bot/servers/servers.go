@@ -15,16 +15,16 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
 type Hub interface {
-	Catalog() hub.Catalog
+	Catalog() mcpgram.Catalog
 	SetEnabled(ctx context.Context, server string, enabled bool) error
 	Restart(ctx context.Context, server string) error
 }
@@ -52,13 +52,13 @@ func button(label string, act callback.Action, page int, name string) tgbotapi.I
 }
 
 // Find returns the server of cat that data's key names.
-func Find(cat hub.Catalog, data callback.Data) (hub.ServerInfo, bool) {
+func Find(cat mcpgram.Catalog, data callback.Data) (mcpgram.ServerInfo, bool) {
 	for _, s := range cat.Servers {
 		if data.Names(s.Name) {
 			return s, true
 		}
 	}
-	return hub.ServerInfo{}, false
+	return mcpgram.ServerInfo{}, false
 }
 
 // View renders one page of the screen.
@@ -79,7 +79,7 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 	for _, s := range cat.Servers[lo:hi] {
 		name := shown(s.Name)
 		switch {
-		case s.Status == hub.StatusRunning:
+		case s.Status == mcpgram.StatusRunning:
 			fmt.Fprintf(&sb, "\n\n🟢 <b>%s</b>: running, %s", name, render.Count(len(s.Tools), "tool"))
 		case s.Down():
 			// The same words as mcp list: the cause and its fix.
@@ -87,9 +87,9 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 			if s.LastStderr != "" {
 				sb.WriteString("\n<i>stderr:</i> <code>" + shown(render.Shorten(s.LastStderr, 200)) + "</code>")
 			}
-		case s.Status == hub.StatusStarting:
+		case s.Status == mcpgram.StatusStarting:
 			fmt.Fprintf(&sb, "\n\n🟡 <b>%s</b>: starting…", name)
-		case s.Status == hub.StatusDisabled:
+		case s.Status == mcpgram.StatusDisabled:
 			fmt.Fprintf(&sb, "\n\n⚪ <b>%s</b>: disabled", name)
 		default:
 			fmt.Fprintf(&sb, "\n\n⚫ <b>%s</b>: %s", name, shown(string(s.Status)))
@@ -98,12 +98,12 @@ func (sc *Screen) View(page int) (string, tgbotapi.InlineKeyboardMarkup) {
 		writeNotes(&sb, s.Notes)
 		label := render.Shorten(render.Visible(s.Name), 24)
 		var row []tgbotapi.InlineKeyboardButton
-		if s.Status == hub.StatusDisabled {
+		if s.Status == mcpgram.StatusDisabled {
 			row = append(row, button("Enable "+label, callback.Enable, page, s.Name))
 		} else {
 			row = append(row, button("Disable "+label, callback.Disable, page, s.Name))
 		}
-		if s.Status == hub.StatusFailed {
+		if s.Status == mcpgram.StatusFailed {
 			row = append(row, button("Restart "+label, callback.Restart, page, s.Name))
 		}
 		if s.SignIn && sc.SignIn != nil {
@@ -157,11 +157,11 @@ func (sc *Screen) Show(ctx context.Context, to telegram.Place) {
 
 // sandboxNote warns, on a line of its own, of a server that runs (or would
 // run) outside a sandbox.
-func sandboxNote(s hub.ServerInfo) string {
+func sandboxNote(s mcpgram.ServerInfo) string {
 	switch {
 	case s.Sandbox != "" || s.NotSandboxed == "":
 		return ""
-	case s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
+	case s.Status == mcpgram.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
 		return "" // the failure says it
 	}
 	return "\n⚠️ <i>Not sandboxed:</i> " + render.Escape(render.Shorten(s.NotSandboxed, 200))
@@ -238,7 +238,7 @@ func (sc *Screen) edit(ctx context.Context, cq *tgbotapi.CallbackQuery, page int
 
 // ChatView is /tools: the servers and their tools as a chat sees them,
 // off being those it turned off for itself, with a switch each.
-func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMarkup) {
+func ChatView(cat mcpgram.Catalog, off []string) (string, tgbotapi.InlineKeyboardMarkup) {
 	if len(cat.Servers) == 0 {
 		return "No MCP servers are configured.", tgbotapi.InlineKeyboardMarkup{}
 	}
@@ -251,7 +251,7 @@ func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMar
 		name := shown(s.Name)
 		label := render.Shorten(render.Visible(s.Name), 30)
 		switch {
-		case s.Status != hub.StatusRunning:
+		case s.Status != mcpgram.StatusRunning:
 			fmt.Fprintf(&sb, "<b>%s</b>: %s", name, shown(string(s.Status)))
 			continue
 		case slices.Contains(off, s.Name):
@@ -270,7 +270,7 @@ func ChatView(cat hub.Catalog, off []string) (string, tgbotapi.InlineKeyboardMar
 	return sb.String(), tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}
 }
 
-func toolLines(sb *strings.Builder, tools []hub.Tool) {
+func toolLines(sb *strings.Builder, tools []mcpgram.Tool) {
 	for _, t := range tools {
 		fmt.Fprintf(sb, "\n• <code>%s</code>", shown(t.Name))
 		if t.Title != "" && t.Title != t.Name {

@@ -8,23 +8,23 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
 
 // catalog is a Hub that only shows a catalog.
-type catalog hub.Catalog
+type catalog mcpgram.Catalog
 
-func (c catalog) Catalog() hub.Catalog                         { return hub.Catalog(c) }
+func (c catalog) Catalog() mcpgram.Catalog                     { return mcpgram.Catalog(c) }
 func (catalog) SetEnabled(context.Context, string, bool) error { return nil }
 func (catalog) Restart(context.Context, string) error          { return nil }
 
-var hostile = catalog{Servers: []hub.ServerInfo{
-	{Name: "bad\u202Eexe", Status: hub.StatusFailed, Error: "invalid settings: \"bad\\u202eexe\" is not a valid name", LastStderr: "boom\u200B\x1b[2J"},
-	{Name: "files", Status: hub.StatusRunning,
-		Tools: []hub.Tool{{Name: "read", Description: "Reads \u2066a file\u2069 <b>"}},
+var hostile = catalog{Servers: []mcpgram.ServerInfo{
+	{Name: "bad\u202Eexe", Status: mcpgram.StatusFailed, Error: "invalid settings: \"bad\\u202eexe\" is not a valid name", LastStderr: "boom\u200B\x1b[2J"},
+	{Name: "files", Status: mcpgram.StatusRunning,
+		Tools: []mcpgram.Tool{{Name: "read", Description: "Reads \u2066a file\u2069 <b>"}},
 		Notes: []string{`refused a tool: "lookup\n\n# Instructions" is not a valid name: use 1 to 128 of A-Z a-z 0-9 _ - .`, `cut the description of tool "read" from 102400 to 2000 characters`}},
 }}
 
@@ -69,7 +69,7 @@ func TestServersScreenShowsNotesVisibly(t *testing.T) {
 
 // /tools shows names and descriptions visibly.
 func TestToolsShowsVisibly(t *testing.T) {
-	html, kb := servers.ChatView(hub.Catalog(hostile), nil)
+	html, kb := servers.ChatView(mcpgram.Catalog(hostile), nil)
 	p := plain(t, html)
 	noHidden(t, "/tools", p)
 	if !strings.Contains(p, `Reads \u2066a file\u2069 <b>`) || !strings.Contains(p, `bad\u202Eexe: failed`) {
@@ -88,11 +88,11 @@ func TestToolsShowsVisibly(t *testing.T) {
 func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
 	reason := "this machine offers no sandbox (bubblewrap: <not installed>; Landlock: off)"
 	required := "not started: its sandbox cannot be had: bubblewrap: not installed"
-	sc := &servers.Screen{Hub: catalog{Servers: []hub.ServerInfo{
-		{Name: "boxed", Status: hub.StatusRunning, Sandbox: "bubblewrap"},
-		{Name: "open", Status: hub.StatusRunning, NotSandboxed: reason},
-		{Name: "remote", Status: hub.StatusRunning},
-		{Name: "strict", Status: hub.StatusFailed, Error: required, NotSandboxed: required},
+	sc := &servers.Screen{Hub: catalog{Servers: []mcpgram.ServerInfo{
+		{Name: "boxed", Status: mcpgram.StatusRunning, Sandbox: "bubblewrap"},
+		{Name: "open", Status: mcpgram.StatusRunning, NotSandboxed: reason},
+		{Name: "remote", Status: mcpgram.StatusRunning},
+		{Name: "strict", Status: mcpgram.StatusFailed, Error: required, NotSandboxed: required},
 	}}}
 	html, _ := sc.View(0)
 	blocks := map[string]string{}
@@ -118,7 +118,7 @@ func TestViewSaysWhatIsNotSandboxed(t *testing.T) {
 // /tools shows a tool's title, where its server gives one, beside its
 // name.
 func TestChatViewShowsTitles(t *testing.T) {
-	cat := hub.Catalog{Servers: []hub.ServerInfo{{Name: "f", Status: hub.StatusRunning, Tools: []hub.Tool{
+	cat := mcpgram.Catalog{Servers: []mcpgram.ServerInfo{{Name: "f", Status: mcpgram.StatusRunning, Tools: []mcpgram.Tool{
 		{Name: "index", Title: "Index the <files>", Description: "Indexes."}, {Name: "plain", Title: "plain"},
 	}}}}
 	html, _ := servers.ChatView(cat, nil)
@@ -132,11 +132,11 @@ func TestChatViewShowsTitles(t *testing.T) {
 // one, one whose kept sign-in does not open, one that cannot be reached
 // (retried), and a local one that crashed and is being restarted.
 func TestViewSaysWhyServersAreDown(t *testing.T) {
-	down := []hub.ServerInfo{
-		{Name: "tracker", Status: hub.StatusFailed, Cause: hub.CauseSignIn, SignIn: true, Error: "needs sign-in: run mcpgram mcp login tracker"},
-		{Name: "notes", Status: hub.StatusFailed, Cause: hub.CauseKey, SignIn: true, Error: "sign-in unusable: OAUTH_KEY changed? Set it back, or run mcpgram mcp login notes"},
-		{Name: "wiki", Status: hub.StatusRestarting, Cause: hub.CauseUnreachable, Error: "unreachable: connection refused (10.0.0.7:443)"},
-		{Name: "files", Status: hub.StatusRestarting, Error: "exited with code 1"},
+	down := []mcpgram.ServerInfo{
+		{Name: "tracker", Status: mcpgram.StatusFailed, Cause: mcpgram.CauseSignIn, SignIn: true, Error: "needs sign-in: run mcpgram mcp login tracker"},
+		{Name: "notes", Status: mcpgram.StatusFailed, Cause: mcpgram.CauseKey, SignIn: true, Error: "sign-in unusable: OAUTH_KEY changed? Set it back, or run mcpgram mcp login notes"},
+		{Name: "wiki", Status: mcpgram.StatusRestarting, Cause: mcpgram.CauseUnreachable, Error: "unreachable: connection refused (10.0.0.7:443)"},
+		{Name: "files", Status: mcpgram.StatusRestarting, Error: "exited with code 1"},
 	}
 	sc := &servers.Screen{Hub: catalog{Servers: down}, SignIn: func(context.Context, *tgbotapi.CallbackQuery, telegram.Place, string) {}}
 	html, kb := sc.View(0)

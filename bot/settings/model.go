@@ -7,10 +7,10 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // /model: which of the operator's model profiles answers this chat, with
@@ -68,7 +68,7 @@ func (sc *Screen) PressModel(ctx context.Context, cq *tgbotapi.CallbackQuery, ke
 	if !sc.mayPress(ctx, cq, admin, "Only the group's administrators can switch its model.") {
 		return
 	}
-	var chosen *llm.Profile
+	var chosen *mcpgram.Profile
 	for _, p := range sc.agent.Profiles() {
 		if data.Names(p.Name) {
 			chosen = &p

@@ -14,9 +14,8 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/llm"
 )
 
 // An Agent keeps what a chat chose; *agent.Agent is one. Chats are named
@@ -34,14 +33,14 @@ type Agent interface {
 	SetServerOff(ctx context.Context, chatID, server string, off bool) error
 	// Profiles, ChatProfile and SetChatProfile keep which model answers
 	// a chat, for /model.
-	Profiles() []llm.Profile
-	ChatProfile(ctx context.Context, chatID string) (llm.Profile, error)
+	Profiles() []mcpgram.Profile
+	ChatProfile(ctx context.Context, chatID string) (mcpgram.Profile, error)
 	SetChatProfile(ctx context.Context, chatID, profile string) error
 }
 
 // A Hub lists the MCP servers; *hub.Hub is one.
 type Hub interface {
-	Catalog() hub.Catalog
+	Catalog() mcpgram.Catalog
 }
 
 // Telegram is what the screens send, edit and ask through;

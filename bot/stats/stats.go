@@ -13,9 +13,9 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/statsview"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -28,7 +28,7 @@ type Store interface {
 
 // A Hub reports the MCP servers; *hub.Hub is one.
 type Hub interface {
-	Catalog() hub.Catalog
+	Catalog() mcpgram.Catalog
 }
 
 // Telegram is what the screen sends through; *telegram.Client is one.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -119,7 +119,7 @@ func search(s store.SearchStats) string {
 }
 
 // Servers is the servers' state now, one line each, as Telegram HTML.
-func Servers(cat hub.Catalog) string {
+func Servers(cat mcpgram.Catalog) string {
 	var sb strings.Builder
 	sb.WriteString("🩺 <b>Servers now</b>\n")
 	if len(cat.Servers) == 0 {
@@ -129,21 +129,21 @@ func Servers(cat hub.Catalog) string {
 	for _, s := range cat.Servers {
 		icon := "⚠️"
 		switch s.Status {
-		case hub.StatusRunning:
+		case mcpgram.StatusRunning:
 			icon = "✅"
-		case hub.StatusDisabled, hub.StatusStopped:
+		case mcpgram.StatusDisabled, mcpgram.StatusStopped:
 			icon = "⏸"
-		case hub.StatusFailed:
+		case mcpgram.StatusFailed:
 			icon = "❌"
 		}
 		fmt.Fprintf(&sb, "%s %s: %s", icon, render.Escape(s.Name), s.Status)
-		if s.Status == hub.StatusRunning {
+		if s.Status == mcpgram.StatusRunning {
 			fmt.Fprintf(&sb, ", %s", render.Count(len(s.Tools), "tool"))
 		}
 		if s.Restarts > 0 {
 			fmt.Fprintf(&sb, ", %s", render.Count(s.Restarts, "restart"))
 		}
-		if s.Error != "" && s.Status != hub.StatusRunning {
+		if s.Error != "" && s.Status != mcpgram.StatusRunning {
 			fmt.Fprintf(&sb, "\n  <i>%s</i>", render.Escape(render.Shorten(s.Error, 80)))
 		}
 		sb.WriteString("\n")

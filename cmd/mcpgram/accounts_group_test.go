@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store/sqlite"
@@ -109,8 +110,8 @@ func earlyLink(t *testing.T, a *accountsEnv, publicURL string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := oauth.SignIn{Server: "mine", UserID: "42", ServerURL: a.fake.URL() + "/mcp", Tag: fmt.Sprint(forms[0].ID)}
-	link, err := m.BeginSignIn(t.Context(), req, nil, publicURL+oauth.CallbackPath)
+	req := mcpgram.SignIn{Server: "mine", UserID: "42", ServerURL: a.fake.URL() + "/mcp", Tag: fmt.Sprint(forms[0].ID)}
+	link, err := m.BeginSignIn(t.Context(), req, nil, publicURL+mcpgram.CallbackPath)
 	if err != nil {
 		t.Fatal(err)
 	}

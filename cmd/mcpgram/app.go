@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/bot/limits"
@@ -55,7 +56,7 @@ type App struct {
 // their accounts to per-user servers; otherwise connect, when not nil,
 // makes the hub's Connector from the keeper of sign-ins (nil: nobody can
 // be asked to connect).
-func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor, connect func(*oauth.Manager) hub.Connector) (*App, error) {
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask mcpgram.Elicitor, connect func(*oauth.Manager) mcpgram.Connector) (*App, error) {
 	app := &App{}
 	if err := app.open(ctx, cfg, logger, watch, wait, ask, connect); err != nil {
 		closeAndWarn(app, logger)
@@ -64,7 +65,7 @@ func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, w
 	return app, nil
 }
 
-func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask hub.Elicitor, connectWith func(*oauth.Manager) hub.Connector) error {
+func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask mcpgram.Elicitor, connectWith func(*oauth.Manager) mcpgram.Connector) error {
 	var err error
 	if cfg.HTTPListen != "" {
 		app.Metrics = metrics.New()
@@ -84,7 +85,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if app.Auth, err = newAuth(cfg, app.Store, logger); err != nil {
 		return err
 	}
-	var connect hub.Connector
+	var connect mcpgram.Connector
 	switch {
 	case viaAgent != nil:
 		connect = viaAgent
@@ -108,7 +109,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			return fmt.Errorf("start MCP servers: %w", err)
 		}
 		for _, s := range app.Hub.Catalog().Servers {
-			if s.Status == hub.StatusFailed {
+			if s.Status == mcpgram.StatusFailed {
 				logger.Warn("MCP server failed to start", "server", s.Name, "reason", s.Error, "stderr", s.LastStderr)
 			}
 		}
@@ -150,24 +151,24 @@ func (r *askAgent) set(a *agent.Agent) {
 	r.a = a
 }
 
-// Elicit implements hub.Elicitor.
-func (r *askAgent) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+// Elicit implements mcpgram.Elicitor.
+func (r *askAgent) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	r.mu.Lock()
 	a := r.a
 	r.mu.Unlock()
 	if a == nil {
-		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 	}
 	return a.Elicit(ctx, e)
 }
 
-// Connect implements hub.Connector.
-func (r *askAgent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAction, error) {
+// Connect implements mcpgram.Connector.
+func (r *askAgent) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
 	r.mu.Lock()
 	a := r.a
 	r.mu.Unlock()
 	if a == nil {
-		return hub.ElicitCancel, nil
+		return mcpgram.ElicitCancel, nil
 	}
 	return a.Connect(ctx, c)
 }
@@ -177,9 +178,9 @@ func (r *askAgent) Connect(ctx context.Context, c hub.Connection) (hub.ElicitAct
 // user sends to the chat.
 func redirectURI(cfg *config.Config) string {
 	if cfg.PublicURL != "" && cfg.HTTPListen != "" {
-		return cfg.PublicURL + oauth.CallbackPath
+		return cfg.PublicURL + mcpgram.CallbackPath
 	}
-	return oauth.PasteBackRedirect
+	return mcpgram.PasteBackRedirect
 }
 
 // newModels makes one model client per configured profile, each telling
@@ -228,7 +229,7 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask hub.Elicitor, connect hub.Connector, auth hub.Authorizer) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask mcpgram.Elicitor, connect mcpgram.Connector, auth mcpgram.Authorizer) (*hub.Hub, error) {
 	relocate(cfg, logger)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
 		Auth:      auth,
@@ -292,7 +293,7 @@ func protected(cfg *config.Config) []string {
 func logSandboxes(cfg *config.Config, logger *slog.Logger) {
 	s := hub.Sandboxes()
 	switch {
-	case cfg.Sandbox == hub.SandboxOff:
+	case cfg.Sandbox == mcpgram.SandboxOff:
 		logger.Warn("MCP servers run without a sandbox (MCP_SANDBOX=off) and can read whatever this user can, unless their own settings ask for one")
 	case s.Best() == "":
 		logger.Warn(s.String())

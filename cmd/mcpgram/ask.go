@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/form"
-	"github.com/mcpgram/mcpgram/hub"
 )
 
 // maxShown bounds what a server's message may fill of the terminal.
@@ -31,34 +31,34 @@ type terminalAsker struct {
 	mu          sync.Mutex // one question at a time
 }
 
-// Elicit implements hub.Elicitor.
-func (a *terminalAsker) Elicit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+// Elicit implements mcpgram.Elicitor.
+func (a *terminalAsker) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	fmt.Fprintf(a.out, "\n%s asks%s:\n%s\n", plain(e.Server, 100), during(e), indent(plain(e.Message, maxShown)))
-	if e.Mode == hub.ElicitURL {
+	if e.Mode == mcpgram.ElicitURL {
 		return a.visit(ctx, e)
 	}
 	f, err := form.Parse(e.Schema)
 	if err != nil {
 		fmt.Fprintf(a.out, "(The form cannot be shown: %s. Cancelled.)\n", plain(err.Error(), 300))
-		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 	}
 	if !a.interactive {
 		content, ok := f.Defaults()
 		if !ok {
 			fmt.Fprintln(a.out, "(No terminal to ask in, and a required field has no default: declined.)")
-			return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitDecline}, nil
 		}
 		b, _ := json.Marshal(content)
 		fmt.Fprintf(a.out, "(No terminal to ask in: answered with the defaults, %s.)\n", b)
-		return hub.ElicitResult{Action: hub.ElicitAccept, Content: content}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept, Content: content}, nil
 	}
 	return a.fill(ctx, f, false)
 }
 
 // during names the call that asks.
-func during(e hub.Elicitation) string {
+func during(e mcpgram.Elicitation) string {
 	switch {
 	case e.Tool != "":
 		return " (tool " + plain(e.Tool, 100) + ")"
@@ -69,29 +69,29 @@ func during(e hub.Elicitation) string {
 }
 
 // visit shows the URL, opening nothing, and asks whether the user is done.
-func (a *terminalAsker) visit(ctx context.Context, e hub.Elicitation) (hub.ElicitResult, error) {
+func (a *terminalAsker) visit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
 	u, err := url.Parse(e.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
 		fmt.Fprintln(a.out, "(The server asks you to open an address that is not a plain web address. Cancelled.)")
-		return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 	}
 	fmt.Fprintf(a.out, "The server, not mcpgram, asks you to open this address on %s (nothing is opened for you):\n  %s\n", plain(u.Host, 255), plain(e.URL, maxShown))
 	if !a.interactive {
 		fmt.Fprintln(a.out, "(No terminal to ask in: declined.)")
-		return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitDecline}, nil
 	}
 	for {
 		line, err := a.ask(ctx, "Done? [y = done, n = decline, c = cancel] ")
 		if err != nil {
-			return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 		}
 		switch strings.ToLower(line) {
 		case "y", "yes", "done":
-			return hub.ElicitResult{Action: hub.ElicitAccept}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept}, nil
 		case "n", "no", "decline":
-			return hub.ElicitResult{Action: hub.ElicitDecline}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitDecline}, nil
 		case "c", "cancel":
-			return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 		}
 	}
 }
@@ -99,7 +99,7 @@ func (a *terminalAsker) visit(ctx context.Context, e hub.Elicitation) (hub.Elici
 // fill asks the fields in turn, then whether to submit. A prompt's form
 // (prompt) offers cancel alone, for declining a prompt is cancelling it;
 // a /decline or n typed there cancels too.
-func (a *terminalAsker) fill(ctx context.Context, f *form.Form, prompt bool) (hub.ElicitResult, error) {
+func (a *terminalAsker) fill(ctx context.Context, f *form.Form, prompt bool) (mcpgram.ElicitResult, error) {
 	if prompt {
 		fmt.Fprintln(a.out, "Answer each field. Enter takes the default, or skips a field that is not required; /back returns to the field before; /cancel ends the form.")
 	} else {
@@ -117,13 +117,13 @@ func (a *terminalAsker) fill(ctx context.Context, f *form.Form, prompt bool) (hu
 		}
 		line, err := a.ask(ctx, fieldPrompt(f, st, fd))
 		if err != nil {
-			return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 		}
 		switch line {
 		case "/decline":
-			return declined(hub.ElicitResult{Action: hub.ElicitDecline}, prompt), nil
+			return declined(mcpgram.ElicitResult{Action: mcpgram.ElicitDecline}, prompt), nil
 		case "/cancel":
-			return hub.ElicitResult{Action: hub.ElicitCancel}, nil
+			return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 		case "/back":
 			_ = f.Back(&st)
 			continue
@@ -149,22 +149,22 @@ func (a *terminalAsker) fill(ctx context.Context, f *form.Form, prompt bool) (hu
 }
 
 // declined is res, a decline made a cancel on a prompt's form.
-func declined(res hub.ElicitResult, prompt bool) hub.ElicitResult {
-	if prompt && res.Action == hub.ElicitDecline {
-		res.Action = hub.ElicitCancel
+func declined(res mcpgram.ElicitResult, prompt bool) mcpgram.ElicitResult {
+	if prompt && res.Action == mcpgram.ElicitDecline {
+		res.Action = mcpgram.ElicitCancel
 	}
 	return res
 }
 
 // review asks whether to send the form; done reports a final answer.
-func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State, prompt bool) (bool, hub.ElicitResult, error) {
+func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State, prompt bool) (bool, mcpgram.ElicitResult, error) {
 	q := "Submit? [y = submit, n = decline, c = cancel, b = back] "
 	if prompt {
 		q = "Submit? [y = submit, c = cancel, b = back] "
 	}
 	line, err := a.ask(ctx, q)
 	if err != nil {
-		return true, hub.ElicitResult{Action: hub.ElicitCancel}, nil
+		return true, mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 	}
 	switch strings.ToLower(line) {
 	case "y", "yes", "":
@@ -173,17 +173,17 @@ func (a *terminalAsker) review(ctx context.Context, f *form.Form, st *form.State
 		if errors.As(err, &missing) {
 			fmt.Fprintf(a.out, "  Still to fill in: %s.\n", plain(strings.Join(missing.Fields, ", "), 500))
 			st.Step = missing.Step
-			return false, hub.ElicitResult{}, nil
+			return false, mcpgram.ElicitResult{}, nil
 		}
-		return true, hub.ElicitResult{Action: hub.ElicitAccept, Content: content}, nil
+		return true, mcpgram.ElicitResult{Action: mcpgram.ElicitAccept, Content: content}, nil
 	case "n", "no":
-		return true, hub.ElicitResult{Action: hub.ElicitDecline}, nil
+		return true, mcpgram.ElicitResult{Action: mcpgram.ElicitDecline}, nil
 	case "c", "cancel":
-		return true, hub.ElicitResult{Action: hub.ElicitCancel}, nil
+		return true, mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
 	case "b", "back":
 		_ = f.Back(st)
 	}
-	return false, hub.ElicitResult{}, nil
+	return false, mcpgram.ElicitResult{}, nil
 }
 
 // fieldPrompt is the line that asks for fd.

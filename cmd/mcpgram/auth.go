@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
@@ -242,7 +242,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		return err
 	}
 	r, err := probe.Remote(name)
-	if errors.Is(err, hub.ErrUnknownServer) {
+	if errors.Is(err, mcpgram.ErrUnknownServer) {
 		err = knownServer(cfg, probe.Catalog(), name)
 	}
 	closeAndWarn(probe, logger)
@@ -257,7 +257,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	err = auth.Login(ctx, oauth.SignIn{Server: name, ServerURL: r.URL, Config: r.OAuth}, r.Headers)
+	err = auth.Login(ctx, mcpgram.SignIn{Server: name, ServerURL: r.URL, Config: r.OAuth}, r.Headers)
 	if errors.Is(err, oauth.ErrNoSignIn) {
 		fmt.Fprintf(stdout, "%s answered without asking for a sign-in: nothing to do\n", name)
 		return nil
@@ -275,10 +275,10 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		if s.Name != name {
 			continue
 		}
-		if err := printServers(stdout, hub.Catalog{Servers: []hub.ServerInfo{s}}); err != nil {
+		if err := printServers(stdout, mcpgram.Catalog{Servers: []mcpgram.ServerInfo{s}}); err != nil {
 			return err
 		}
-		if s.Status != hub.StatusRunning {
+		if s.Status != mcpgram.StatusRunning {
 			// Signed in, but the server does not answer as it should.
 			return exitError{1}
 		}
@@ -299,9 +299,9 @@ func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv 
 	}
 	defer closeAndWarn(auth, logger)
 	revoked, err := auth.Disconnect(ctx, name, "")
-	var re *oauth.RevokeError
+	var re *mcpgram.RevokeError
 	switch {
-	case errors.Is(err, oauth.ErrNotSignedIn):
+	case errors.Is(err, mcpgram.ErrNotSignedIn):
 		probe, herr := newHub(cfg, logger, false, nil, nil, nil, nil)
 		if herr != nil {
 			return herr

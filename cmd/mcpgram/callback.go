@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -90,7 +91,7 @@ func confirmSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *
 			html.EscapeString(who.Server), html.EscapeString(who.UserID))
 		sb.WriteString("<p>Continue only if you pressed Connect in your own chat with the bot. If someone sent you this link, close this page: nothing has been connected.</p>")
 	}
-	sb.WriteString(`<form method="post" action="` + oauth.CallbackPath + `">`)
+	sb.WriteString(`<form method="post" action="` + mcpgram.CallbackPath + `">`)
 	for _, k := range callbackFields {
 		for _, v := range answer[k] {
 			fmt.Fprintf(&sb, `<input type="hidden" name="%s" value="%s">`, k, html.EscapeString(v))
@@ -109,7 +110,7 @@ func finishSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *a
 	}
 	done, err := m.Finish(r.Context(), answer)
 	switch {
-	case errors.Is(err, oauth.ErrUnknownState):
+	case errors.Is(err, mcpgram.ErrUnknownState):
 		callbackPage(w, http.StatusBadRequest, "Nothing was changed: "+err.Error(), "")
 		return
 	case err != nil:
@@ -143,12 +144,12 @@ var errUnchecked = errors.New("the sign-in could not be checked just now; try ag
 
 // finishable names the sign-in under way that answer belongs to, if it may
 // be finished here (see agent.Finishable); the error is for the page.
-func finishable(ctx context.Context, m *oauth.Manager, a *agent.Agent, logger *slog.Logger, answer url.Values) (oauth.Finished, error) {
+func finishable(ctx context.Context, m *oauth.Manager, a *agent.Agent, logger *slog.Logger, answer url.Values) (mcpgram.FinishedSignIn, error) {
 	who, err := m.Pending(ctx, answer)
 	if err == nil {
 		err = a.Finishable(ctx, who)
 	}
-	for _, known := range []error{oauth.ErrUnknownState, oauth.ErrNoKey, agent.ErrNotYours, agent.ErrStale, agent.ErrNotOpened} {
+	for _, known := range []error{mcpgram.ErrUnknownState, mcpgram.ErrNoKey, agent.ErrNotYours, agent.ErrStale, agent.ErrNotOpened} {
 		if errors.Is(err, known) {
 			return who, err
 		}

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/pace"
 )
 
@@ -21,7 +21,7 @@ type progressPrinter struct {
 	call agent.CallProgress // the call's server and tool
 
 	mu     sync.Mutex
-	latest *hub.Progress // the report not yet written
+	latest *mcpgram.Progress // the report not yet written
 
 	loop *pace.Loop
 }
@@ -35,8 +35,8 @@ func startProgressPrinter(w io.Writer, server, tool string, interval time.Durati
 }
 
 // report keeps r as the latest. It runs on the server connection's read
-// loop (a hub.ProgressFunc), so it only stores and signals.
-func (p *progressPrinter) report(r hub.Progress) {
+// loop (a mcpgram.ProgressFunc), so it only stores and signals.
+func (p *progressPrinter) report(r mcpgram.Progress) {
 	p.mu.Lock()
 	p.latest = &r
 	p.mu.Unlock()

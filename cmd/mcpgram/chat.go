@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/promptmenu"
 	"github.com/mcpgram/mcpgram/bot/render"
@@ -61,7 +62,7 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 	if p, err := app.Agent.ChatProfile(ctx, user); err == nil {
 		profile = p
 	}
-	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: hub.Caller{UserID: user, ChatID: user}, asker: asker, interrupts: interrupts, profile: profile, logPath: logPath}
+	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: mcpgram.Caller{UserID: user, ChatID: user}, asker: asker, interrupts: interrupts, profile: profile, logPath: logPath}
 	running := len(app.Hub.Catalog().Running())
 	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", profile.Model, running, logPath, chatHelp)
 	if err := c.reopen(ctx); err != nil {
@@ -95,8 +96,8 @@ type terminal struct {
 	agent    *agent.Agent
 	hub      *hub.Hub
 	out      io.Writer
-	caller   hub.Caller
-	profile  llm.Profile // the chat's model, for a failure's diagnosis
+	caller   mcpgram.Caller
+	profile  mcpgram.Profile // the chat's model, for a failure's diagnosis
 	logPath  string
 	question *agent.Question
 	approval *agent.Approval

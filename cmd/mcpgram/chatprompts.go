@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/promptmenu"
-	"github.com/mcpgram/mcpgram/hub"
 )
 
 // The servers' prompts in the terminal chat: /prompts lists them under
@@ -54,7 +54,7 @@ func (c *terminal) sendPrompt(ctx context.Context, cmd promptmenu.Command) error
 		}
 		fmt.Fprintf(c.out, "Prompt %s of %s:\n", plain(p.Name, 100), plain(cmd.Server, 100))
 		res, err := c.asker.fill(ctx, f, true)
-		if err != nil || res.Action != hub.ElicitAccept {
+		if err != nil || res.Action != mcpgram.ElicitAccept {
 			fmt.Fprintln(c.out, "Not sent.")
 			return nil
 		}

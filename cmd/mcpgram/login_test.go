@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 )
@@ -286,7 +286,7 @@ func TestMCPListStatuses(t *testing.T) {
 			documented[statusKind(m[1])] = true
 		}
 	}
-	for _, c := range []hub.Cause{hub.CauseSignIn, hub.CauseKey, hub.CauseUnreachable} {
+	for _, c := range []mcpgram.Cause{mcpgram.CauseSignIn, mcpgram.CauseKey, mcpgram.CauseUnreachable} {
 		if !documented[string(c)] {
 			t.Errorf("docs/mcp.md's statuses lack %q", c)
 		}

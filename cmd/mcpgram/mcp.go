@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
@@ -26,7 +27,7 @@ import (
 // through ask (nil: declaring no elicitation) what a server asks mid-call.
 // The CLI logs only warnings: an operator reads the table, not the
 // start-up chatter.
-func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask hub.Elicitor, auth hub.Authorizer) (*hub.Hub, error) {
+func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask mcpgram.Elicitor, auth mcpgram.Authorizer) (*hub.Hub, error) {
 	h, err := newHub(cfg, logger, false, nil, ask, nil, auth)
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func oneServer(command, what string, n int) error {
 // knownServer refuses name where the settings file has no such server,
 // as a usage error (exit 2) naming the one probably meant and those
 // there are: one rule for every command that takes a SERVER.
-func knownServer(cfg *config.Config, cat hub.Catalog, name string) error {
+func knownServer(cfg *config.Config, cat mcpgram.Catalog, name string) error {
 	if _, ok := cat.Server(name); ok {
 		return nil
 	}
@@ -202,7 +203,7 @@ func knownServer(cfg *config.Config, cat hub.Catalog, name string) error {
 	return usageError{err: unknownName(fmt.Sprintf("no server %q in %s", name, cfg.MCPSettings), name, "the servers are", names)}
 }
 
-func failedServers(cat hub.Catalog) int {
+func failedServers(cat mcpgram.Catalog) int {
 	n := 0
 	for _, s := range cat.Servers {
 		if s.Down() {
@@ -238,7 +239,7 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 		return err
 	}
 	defer closeAndWarn(auth, logger)
-	var connect hub.Connector
+	var connect mcpgram.Connector
 	if f := terminalConnect(interactive, getenv, stderr); f != nil {
 		connect = f(auth.Manager)
 	}
@@ -274,7 +275,7 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	}
 	// Progress goes to stderr, as the chat shows it: stdout is the result.
 	progress := startProgressPrinter(stderr, name, tool, agent.DefaultProgressInterval)
-	res, err := h.CallTool(hub.WithProgress(ctx, progress.report), hub.Caller{UserID: user, ChatID: user}, name, tool, callArgs)
+	res, err := h.CallTool(mcpgram.WithProgress(ctx, progress.report), mcpgram.Caller{UserID: user, ChatID: user}, name, tool, callArgs)
 	progress.close()
 	if err != nil {
 		return err
@@ -289,15 +290,15 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 
 // startOne starts the server name alone and returns it running, or an
 // error saying why it is not, in the words of mcp list.
-func startOne(ctx context.Context, cfg *config.Config, h *hub.Hub, name string) (hub.ServerInfo, error) {
+func startOne(ctx context.Context, cfg *config.Config, h *hub.Hub, name string) (mcpgram.ServerInfo, error) {
 	if err := h.StartServers(ctx, name); err != nil {
-		return hub.ServerInfo{}, err
+		return mcpgram.ServerInfo{}, err
 	}
 	s, _ := h.Catalog().Server(name)
 	switch {
-	case s.Status == hub.StatusRunning:
+	case s.Status == mcpgram.StatusRunning:
 		return s, nil
-	case s.Status == hub.StatusDisabled:
+	case s.Status == mcpgram.StatusDisabled:
 		return s, fmt.Errorf("server %q is disabled in %s: set \"disabled\" to false to call it", name, cfg.MCPSettings)
 	case s.Cause != "":
 		return s, fmt.Errorf("server %q: %s", name, s.Error)
@@ -312,13 +313,13 @@ func startOne(ctx context.Context, cfg *config.Config, h *hub.Hub, name string) 
 // connectFirst calls the per-user server name's connect tool for user,
 // which signs them in if they have not yet, and returns the server as the
 // catalog lists it then (with its own tools).
-func connectFirst(ctx context.Context, h *hub.Hub, user, name string) (hub.ServerInfo, error) {
-	res, err := h.CallTool(ctx, hub.Caller{UserID: user, ChatID: user}, name, hub.ConnectTool, map[string]any{})
+func connectFirst(ctx context.Context, h *hub.Hub, user, name string) (mcpgram.ServerInfo, error) {
+	res, err := h.CallTool(ctx, mcpgram.Caller{UserID: user, ChatID: user}, name, hub.ConnectTool, map[string]any{})
 	if err != nil {
-		return hub.ServerInfo{}, err
+		return mcpgram.ServerInfo{}, err
 	}
 	if res.IsError {
-		return hub.ServerInfo{}, fmt.Errorf("connect to %s: %s", name, res.Text())
+		return mcpgram.ServerInfo{}, fmt.Errorf("connect to %s: %s", name, res.Text())
 	}
 	s, _ := h.Catalog().Server(name)
 	return s, nil
@@ -348,7 +349,7 @@ func unknownName(msg, name, what string, known []string) error {
 // "!" for each note of what the hub refused or cut of the server's
 // catalog. What a server wrote goes through render.Visible: an escape
 // sequence or a direction override would rewrite the terminal.
-func printServers(w io.Writer, cat hub.Catalog) error {
+func printServers(w io.Writer, cat mcpgram.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range cat.Servers {
 		name := render.Visible(s.Name)
@@ -369,10 +370,10 @@ func printServers(w io.Writer, cat hub.Catalog) error {
 
 // serverState says in a few words how a server is, and how it is
 // confined.
-func serverState(s hub.ServerInfo) string {
+func serverState(s mcpgram.ServerInfo) string {
 	var out string
 	switch {
-	case s.Status == hub.StatusRunning:
+	case s.Status == mcpgram.StatusRunning:
 		out = fmt.Sprintf("running, %d tools", len(s.Tools))
 		if len(s.Tools) == 1 {
 			out = "running, 1 tool"
@@ -392,15 +393,15 @@ func serverState(s hub.ServerInfo) string {
 // run unconfined is said so plainly, and one that does not run (failed,
 // disabled, stopped) is not called sandboxed: it runs in nothing. Remote servers run elsewhere:
 // nothing to say.
-func sandboxState(s hub.ServerInfo) string {
+func sandboxState(s mcpgram.ServerInfo) string {
 	switch {
-	case s.Sandbox != "" && s.Status != hub.StatusRunning && s.Status != hub.StatusStarting && s.Status != hub.StatusRestarting:
+	case s.Sandbox != "" && s.Status != mcpgram.StatusRunning && s.Status != mcpgram.StatusStarting && s.Status != mcpgram.StatusRestarting:
 		return "" // a server that does not run is in no sandbox
 	case s.Sandbox != "" && s.UID != 0:
 		return "; sandboxed (" + s.Sandbox + ") as user " + strconv.Itoa(s.UID)
 	case s.Sandbox != "":
 		return "; sandboxed (" + s.Sandbox + ")"
-	case s.NotSandboxed != "" && s.Status == hub.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
+	case s.NotSandboxed != "" && s.Status == mcpgram.StatusFailed && strings.Contains(s.Error, s.NotSandboxed):
 		return ""
 	case s.NotSandboxed != "" && s.UID != 0:
 		return "; NOT SANDBOXED: " + s.NotSandboxed + " (as user " + strconv.Itoa(s.UID) + ")"
@@ -421,7 +422,7 @@ func summary(s string, max int) string {
 }
 
 // printResult writes text parts as they are and describes the others.
-func printResult(w io.Writer, res *hub.Result) {
+func printResult(w io.Writer, res *mcpgram.Result) {
 	if res.IsError {
 		fmt.Fprintln(w, "error:")
 	}
@@ -429,7 +430,7 @@ func printResult(w io.Writer, res *hub.Result) {
 		switch {
 		case c.Text != "":
 			fmt.Fprintln(w, c.Text)
-		case c.Type == hub.ContentResourceLink:
+		case c.Type == mcpgram.ContentResourceLink:
 			fmt.Fprintf(w, "[link %s %s]\n", c.Name, c.URI)
 		default:
 			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, len(c.Data))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
@@ -80,7 +81,7 @@ func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user s
 	if err := knownPrompt(cfg, h.Catalog(), args[0], args[1]); err != nil {
 		return err
 	}
-	res, err := h.GetPrompt(ctx, hub.Caller{UserID: user, ChatID: user}, args[0], args[1], promptArgs)
+	res, err := h.GetPrompt(ctx, mcpgram.Caller{UserID: user, ChatID: user}, args[0], args[1], promptArgs)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpgram: %v\n", err)
 		return exitError{1}
@@ -93,12 +94,12 @@ func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user s
 // settings file does not have and a prompt a running server does not
 // offer (usage errors naming what there is), and a server that is not
 // running (saying why).
-func knownPrompt(cfg *config.Config, cat hub.Catalog, server, name string) error {
+func knownPrompt(cfg *config.Config, cat mcpgram.Catalog, server, name string) error {
 	if err := knownServer(cfg, cat, server); err != nil {
 		return err
 	}
 	s, _ := cat.Server(server)
-	if s.Status != hub.StatusRunning {
+	if s.Status != mcpgram.StatusRunning {
 		why := s.Problem()
 		if why == "" {
 			why = string(s.Status)
@@ -117,7 +118,7 @@ func knownPrompt(cfg *config.Config, cat hub.Catalog, server, name string) error
 
 // noPrompts says why mcp prompts printed none: which servers run without
 // any, and how many are down.
-func noPrompts(cat hub.Catalog) string {
+func noPrompts(cat mcpgram.Catalog) string {
 	var running []string
 	for _, s := range cat.Running() {
 		running = append(running, render.Visible(s.Name))
@@ -135,7 +136,7 @@ func noPrompts(cat hub.Catalog) string {
 // printPrompts writes one line per running server with prompts, and one
 // indented line per prompt: its name, arguments and title or description;
 // it returns how many prompts it wrote.
-func printPrompts(w io.Writer, cat hub.Catalog) (int, error) {
+func printPrompts(w io.Writer, cat mcpgram.Catalog) (int, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	n := 0
 	for _, s := range cat.Running() {
@@ -164,16 +165,16 @@ func printPrompts(w io.Writer, cat hub.Catalog) (int, error) {
 }
 
 // printPrompt writes each message of a prompt, headed by its role.
-func printPrompt(w io.Writer, res *hub.PromptResult) {
+func printPrompt(w io.Writer, res *mcpgram.PromptResult) {
 	for _, m := range res.Messages {
 		c := m.Content
 		fmt.Fprintf(w, "[%s]\n", m.Role)
 		switch {
-		case c.Text != "" && c.Type == hub.ContentResource:
+		case c.Text != "" && c.Type == mcpgram.ContentResource:
 			fmt.Fprintf(w, "[resource %s]\n%s\n", render.Visible(c.URI), render.Visible(c.Text))
 		case c.Text != "":
 			fmt.Fprintln(w, render.Visible(c.Text))
-		case c.Type == hub.ContentResourceLink:
+		case c.Type == mcpgram.ContentResourceLink:
 			fmt.Fprintf(w, "[link %s %s]\n", render.Visible(c.Name), render.Visible(c.URI))
 		default:
 			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, render.Visible(c.MIMEType), len(c.Data))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
@@ -49,7 +50,7 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 		s.Handle("GET "+config.ClientMetadataPath, oauth.ClientMetadata(cfg.ClientMetadataURL, cfg.PublicURL))
 	}
 	if cfg.PublicURL != "" && app.Auth != nil && app.Agent != nil {
-		s.Handle(oauth.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
+		s.Handle(mcpgram.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
 	}
 	if err := s.Start(); err != nil {
 		return nil, err

@@ -25,11 +25,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/suggest"
-	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/oauth"
-	"github.com/mcpgram/mcpgram/prompt"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"github.com/subosito/gotenv"
@@ -115,11 +112,11 @@ type Config struct {
 	MaxTokens     int
 	LLMTimeout    time.Duration
 	// ToolCalling is TOOL_CALLING: "xml", "native" or "auto".
-	ToolCalling llm.ToolCalling
+	ToolCalling mcpgram.ToolCalling
 	// ToolSearch is TOOL_SEARCH, the threshold of profiles that set none.
-	ToolSearch llm.ToolSearch
+	ToolSearch mcpgram.ToolSearch
 	// PinnedTools are PINNED_TOOLS, as server and tool.
-	PinnedTools []prompt.ToolRef
+	PinnedTools []mcpgram.ToolRef
 
 	// Vision says the model sees images (MODEL_VISION).
 	Vision bool
@@ -128,7 +125,7 @@ type Config struct {
 	// settings above make, named EnvProfile, then those of models: in
 	// mcpgram.yaml, in the order written. DefaultProfile names the one a
 	// chat that chose none gets (DEFAULT_MODEL).
-	Profiles       []llm.Profile
+	Profiles       []mcpgram.Profile
 	DefaultProfile string
 
 	// Transcription is the speech-to-text endpoint; Model empty: off.
@@ -142,7 +139,7 @@ type Config struct {
 	MCPSettings string
 	// Sandbox is how stdio MCP servers run whose entries say nothing
 	// (MCP_SANDBOX).
-	Sandbox hub.SandboxMode
+	Sandbox mcpgram.SandboxMode
 	// CacheDir holds each stdio server's package caches (MCP_CACHE_DIR);
 	// empty: the hub's default.
 	CacheDir string
@@ -198,8 +195,8 @@ type Config struct {
 }
 
 // toolRefs reads a comma-separated list of server/tool.
-func toolRefs(name, s string) ([]prompt.ToolRef, error) {
-	var out []prompt.ToolRef
+func toolRefs(name, s string) ([]mcpgram.ToolRef, error) {
+	var out []mcpgram.ToolRef
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -210,7 +207,7 @@ func toolRefs(name, s string) ([]prompt.ToolRef, error) {
 		if !ok || server == "" || tool == "" {
 			return nil, fmt.Errorf("%s: want server/tool entries separated by commas, such as memory/memory, got %q", name, item)
 		}
-		out = append(out, prompt.ToolRef{Server: server, Tool: tool})
+		out = append(out, mcpgram.ToolRef{Server: server, Tool: tool})
 	}
 	return out, nil
 }
@@ -484,7 +481,7 @@ func parse(values map[string]string) (*Config, error) {
 		OpenAIBaseURL:  strings.TrimRight(values["OPENAI_BASE_URL"], "/"),
 		Model:          values["OPENAI_MODEL"],
 		MCPSettings:    values["MCP_SETTINGS"],
-		Sandbox:        hub.SandboxMode(strings.ToLower(values["MCP_SANDBOX"])),
+		Sandbox:        mcpgram.SandboxMode(strings.ToLower(values["MCP_SANDBOX"])),
 		CacheDir:       values["MCP_CACHE_DIR"],
 		DatabasePath:   values["DATABASE_PATH"],
 		DatabaseURL:    values["DATABASE_URL"],
@@ -551,7 +548,7 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.LLMTimeout = d
 	}
-	c.ToolSearch = llm.ToolSearch(strings.TrimSpace(values["TOOL_SEARCH"]))
+	c.ToolSearch = mcpgram.ToolSearch(strings.TrimSpace(values["TOOL_SEARCH"]))
 	if err := c.ToolSearch.Check(); err != nil {
 		errs = append(errs, fmt.Errorf("TOOL_SEARCH: %w", err))
 	}
@@ -560,7 +557,7 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.PinnedTools = pinned
 	}
-	if v := llm.ToolCalling(strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"]))); v.Valid() {
+	if v := mcpgram.ToolCalling(strings.ToLower(strings.TrimSpace(values["TOOL_CALLING"]))); v.Valid() {
 		c.ToolCalling = v
 	} else {
 		errs = append(errs, fmt.Errorf("TOOL_CALLING: want xml, native or auto, got %q", values["TOOL_CALLING"]))
@@ -585,7 +582,7 @@ func parse(values map[string]string) (*Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: want text or json, got %q", values["LOG_FORMAT"]))
 	}
-	if _, err := hub.ParseSandboxMode(string(c.Sandbox)); err != nil {
+	if _, err := mcpgram.ParseSandboxMode(string(c.Sandbox)); err != nil {
 		errs = append(errs, fmt.Errorf("MCP_SANDBOX: %w", err))
 	}
 	errs = append(errs, c.checkMode(values)...)
@@ -622,8 +619,8 @@ func parse(values map[string]string) (*Config, error) {
 // ClientMetadataURL from PUBLIC_URL when it is not given.
 func (c *Config) checkOAuth(values map[string]string) []error {
 	var errs []error
-	if k := c.OAuthKey; k != "" && len(k) < oauth.MinKeyLength {
-		errs = append(errs, fmt.Errorf("OAUTH_KEY: want at least %d characters (such as the output of `openssl rand -base64 32`), got %d", oauth.MinKeyLength, len(k)))
+	if k := c.OAuthKey; k != "" && len(k) < mcpgram.MinOAuthKeyLength {
+		errs = append(errs, fmt.Errorf("OAUTH_KEY: want at least %d characters (such as the output of `openssl rand -base64 32`), got %d", mcpgram.MinOAuthKeyLength, len(k)))
 	}
 	for _, name := range []string{"PUBLIC_URL", "OAUTH_CLIENT_METADATA_URL"} {
 		if u, err := url.Parse(values[name]); values[name] != "" && (err != nil || u.Scheme != "https" || u.Host == "") {

@@ -12,9 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/suggest"
-	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/prompt"
 )
 
 // EnvProfile is the name of the profile the OPENAI_*, LLM_*,
@@ -105,10 +104,10 @@ func readModels(file string) ([]rawProfile, error) {
 // DEFAULT_MODEL. The environment's profile is left out when another is
 // the default and OPENAI_API_KEY is unset: it was not meant to be used.
 func (c *Config) profiles(file string, raws []rawProfile) error {
-	env := llm.Profile{
+	env := mcpgram.Profile{
 		Name: EnvProfile, BaseURL: c.OpenAIBaseURL, APIKeyEnv: "OPENAI_API_KEY", APIKey: c.OpenAIKey,
 		Model: c.Model, Temperature: c.Temperature, MaxTokens: c.MaxTokens, ContextTokens: c.MaxContextTokens,
-		ToolCalling: c.ToolCalling, ToolSearch: c.ToolSearch, Vision: c.Vision, Prompt: string(prompt.Generic),
+		ToolCalling: c.ToolCalling, ToolSearch: c.ToolSearch, Vision: c.Vision, Prompt: string(mcpgram.PromptGeneric),
 	}
 	c.DefaultProfile = cmpOr(c.values["DEFAULT_MODEL"], EnvProfile)
 	if c.DefaultProfile == EnvProfile || c.OpenAIKey != "" {
@@ -138,7 +137,7 @@ func (c *Config) profiles(file string, raws []rawProfile) error {
 		}
 		c.Profiles = append(c.Profiles, p)
 	}
-	if len(errs) == 0 && !slices.ContainsFunc(c.Profiles, func(p llm.Profile) bool { return p.Name == c.DefaultProfile }) {
+	if len(errs) == 0 && !slices.ContainsFunc(c.Profiles, func(p mcpgram.Profile) bool { return p.Name == c.DefaultProfile }) {
 		var names []string
 		for _, r := range raws {
 			names = append(names, r.name)
@@ -160,13 +159,13 @@ func cmpOr(a, b string) string {
 }
 
 // profile checks one entry of models:; where names it in errors.
-func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
+func (c *Config) profile(where string, r rawProfile) (mcpgram.Profile, error) {
 	f := r.fields
 	get := func(k, def string) string { return cmpOr(f[k], def) }
-	p := llm.Profile{
+	p := mcpgram.Profile{
 		Name: r.name, BaseURL: strings.TrimRight(f["base_url"], "/"), APIKeyEnv: f["api_key_env"], Model: f["model"],
-		ToolCalling: llm.ToolCalling(strings.ToLower(get("tool_calling", string(llm.ToolCallingXML)))), Prompt: strings.ToLower(get("prompt", string(prompt.Generic))),
-		ToolSearch: llm.ToolSearch(get("tool_search", string(c.ToolSearch))),
+		ToolCalling: mcpgram.ToolCalling(strings.ToLower(get("tool_calling", string(mcpgram.ToolCallingXML)))), Prompt: strings.ToLower(get("prompt", string(mcpgram.PromptGeneric))),
+		ToolSearch: mcpgram.ToolSearch(get("tool_search", string(c.ToolSearch))),
 	}
 	var errs []error
 	bad := func(field, want string) {
@@ -207,7 +206,7 @@ func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
 	}
 	if !p.ToolCalling.Valid() {
 		var ms []string
-		for _, m := range llm.ToolCallingModes() {
+		for _, m := range mcpgram.ToolCallingModes() {
 			ms = append(ms, string(m))
 		}
 		bad("tool_calling", strings.Join(ms, ", ")+" or nothing (xml)")
@@ -215,9 +214,9 @@ func (c *Config) profile(where string, r rawProfile) (llm.Profile, error) {
 	if err := p.ToolSearch.Check(); err != nil {
 		errs = append(errs, fmt.Errorf("%s.tool_search: %w", where, err))
 	}
-	if !prompt.Variant(p.Prompt).Valid() {
+	if !mcpgram.PromptVariant(p.Prompt).Valid() {
 		var vs []string
-		for _, v := range prompt.Variants() {
+		for _, v := range mcpgram.PromptVariants() {
 			vs = append(vs, string(v))
 		}
 		bad("prompt", strings.Join(vs, ", ")+" or nothing (generic)")
@@ -261,10 +260,10 @@ func (c *Config) missingKeys() []*MissingError {
 }
 
 // Profile returns the profile called name.
-func (c *Config) Profile(name string) (llm.Profile, bool) {
-	i := slices.IndexFunc(c.Profiles, func(p llm.Profile) bool { return p.Name == name })
+func (c *Config) Profile(name string) (mcpgram.Profile, bool) {
+	i := slices.IndexFunc(c.Profiles, func(p mcpgram.Profile) bool { return p.Name == name })
 	if i < 0 {
-		return llm.Profile{}, false
+		return mcpgram.Profile{}, false
 	}
 	return c.Profiles[i], true
 }

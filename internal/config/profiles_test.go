@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/internal/config"
-	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/prompt"
 )
 
 // Without models:, today's settings make the one profile, the default.
@@ -23,7 +22,7 @@ func TestProfileFromTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := llm.Profile{
+	want := mcpgram.Profile{
 		Name: "default", BaseURL: "http://llm.local/v1", APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env-0123456789", Model: "m1",
 		Temperature: 0.7, MaxTokens: 100, ContextTokens: 9000, ToolCalling: "xml", Vision: true, Prompt: "generic", ToolSearch: "40",
 	}
@@ -79,7 +78,7 @@ func TestProfilesFromYAML(t *testing.T) {
 		t.Errorf("DefaultProfile = %q, want coder", c.DefaultProfile)
 	}
 	local, _ := c.Profile("local")
-	want := llm.Profile{
+	want := mcpgram.Profile{
 		Name: "local", BaseURL: "http://localhost:11434/v1", APIKeyEnv: "LOCAL_KEY", APIKey: "sk-local-dotenv", Model: "llama3.1:8b",
 		Temperature: 0.1, MaxTokens: 0, ContextTokens: 8000, ToolCalling: "native", Vision: true, Prompt: "llama", ToolSearch: "5%",
 	}
@@ -87,7 +86,7 @@ func TestProfilesFromYAML(t *testing.T) {
 		t.Errorf("local = %+v, want %+v", local, want)
 	}
 	coder, _ := c.Profile("coder")
-	want = llm.Profile{
+	want = mcpgram.Profile{
 		Name: "coder", BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: "CODER_KEY", APIKey: "sk-coder-from-file", Model: "qwen-coder",
 		Temperature: 0.2, MaxTokens: 4096, ContextTokens: 32000, ToolCalling: "xml", Vision: false, Prompt: "code", ToolSearch: "10%",
 	}
@@ -225,12 +224,12 @@ func TestToolSearchSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]llm.ToolSearch{"default": "off", "local": "5%", "coder": "off"} {
+	for name, want := range map[string]mcpgram.ToolSearch{"default": "off", "local": "5%", "coder": "off"} {
 		if p, _ := c.Profile(name); p.ToolSearch != want {
 			t.Errorf("%s: tool search %q, want %q", name, p.ToolSearch, want)
 		}
 	}
-	if want := []prompt.ToolRef{{Server: "memory", Tool: "memory"}, {Server: "github", Tool: "create_issue"}}; !slices.Equal(c.PinnedTools, want) {
+	if want := []mcpgram.ToolRef{{Server: "memory", Tool: "memory"}, {Server: "github", Tool: "create_issue"}}; !slices.Equal(c.PinnedTools, want) {
 		t.Errorf("PinnedTools = %+v, want %+v", c.PinnedTools, want)
 	}
 }

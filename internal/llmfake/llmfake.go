@@ -13,7 +13,7 @@
 //		llmfake.Reply{Status: 429, RetryAfter: "1"},
 //		llmfake.Text("<attempt_completion><result>hi</result></attempt_completion>").Split(7),
 //	))
-//	client, _ := llm.New(llm.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
+//	client, _ := llm.New(mcpgram.Profile{BaseURL: srv.URL(), Model: "fake"}, llm.Options{})
 package llmfake
 
 import (

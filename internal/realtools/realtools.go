@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgram/mcpgram/catalog"
+	"github.com/mcpgram/mcpgram"
 )
 
 //go:embed tools.txt
@@ -77,17 +77,17 @@ func Take(n int) []Server {
 
 // Catalog returns servers as a catalog of running servers, its tools
 // sorted by name as the hub sorts them, with version 1.
-func Catalog(servers []Server) catalog.Catalog {
-	cat := catalog.Catalog{Version: 1}
+func Catalog(servers []Server) mcpgram.Catalog {
+	cat := mcpgram.Catalog{Version: 1}
 	for _, s := range servers {
-		info := catalog.ServerInfo{Name: s.Name, Status: catalog.StatusRunning, ExitCode: -1, Description: s.About}
+		info := mcpgram.ServerInfo{Name: s.Name, Status: mcpgram.StatusRunning, ExitCode: -1, Description: s.About}
 		for _, t := range s.Tools {
-			info.Tools = append(info.Tools, catalog.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema})
+			info.Tools = append(info.Tools, mcpgram.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema})
 		}
-		slices.SortFunc(info.Tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(info.Tools, func(a, b mcpgram.Tool) int { return strings.Compare(a.Name, b.Name) })
 		cat.Servers = append(cat.Servers, info)
 	}
-	slices.SortFunc(cat.Servers, func(a, b catalog.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(cat.Servers, func(a, b mcpgram.ServerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return cat
 }
 

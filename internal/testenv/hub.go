@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"golang.org/x/sys/unix"
 )
@@ -108,7 +109,7 @@ func StartHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 func Running(t testing.TB, h *hub.Hub) {
 	t.Helper()
 	for _, s := range h.Catalog().Servers {
-		if s.Status != hub.StatusRunning {
+		if s.Status != mcpgram.StatusRunning {
 			t.Fatalf("server %s is %s: %s", s.Name, s.Status, s.Error)
 		}
 	}

@@ -1,4 +1,4 @@
-package llm
+package mcpgram
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 // A Profile is one model the bot can answer with, under the name the
 // operator gave it: the endpoint and key, the model, how it is called and
 // how its prompt is framed. Configuration builds them (the OPENAI_*
-// settings make the one named "default"); a Client carries one
-// (Client.Profile); the agent reads everything model-specific from it,
+// settings make the one named "default"); a model client carries one
+// (llm.Client.Profile); the agent reads everything model-specific from it,
 // and a chat stores the name of the one it chose with /model.
 type Profile struct {
 	// Name is unique, and fit for a button (see the config's rules).
@@ -29,7 +29,7 @@ type Profile struct {
 	Model string
 	// Temperature is sent on every call, 0 included (go-openai drops a
 	// zero temperature, which would silently give the provider's default
-	// of 1); Request.Temperature replaces it for one call (the agent
+	// of 1); llm.Request.Temperature replaces it for one call (the agent
 	// cools it after mistakes).
 	Temperature float32
 	// MaxTokens caps one reply; 0 leaves it to the endpoint.
@@ -41,7 +41,7 @@ type Profile struct {
 	ToolCalling ToolCalling
 	// Vision says the model sees images.
 	Vision bool
-	// Prompt is the name of the prompt's variant (prompt.Variant:
+	// Prompt is the name of the prompt's variant (a PromptVariant:
 	// "generic", "llama" or "code"); "" is generic.
 	Prompt string
 	// ToolSearch is when the model searches for its tools instead of
@@ -59,10 +59,10 @@ const (
 	// out of the reply's text: any model can.
 	ToolCallingXML ToolCalling = "xml"
 	// ToolCallingNative offers the tools as OpenAI functions
-	// (Request.Tools).
+	// (llm.Request.Tools).
 	ToolCallingNative ToolCalling = "native"
 	// ToolCallingAuto is native where the endpoint takes tools and XML
-	// where it refuses them (see ToolsRejected); the agent remembers the
+	// where it refuses them (see llm.ToolsRejected); the agent remembers the
 	// answer per endpoint and model.
 	ToolCallingAuto ToolCalling = "auto"
 )
@@ -142,3 +142,35 @@ func (t ToolSearch) Searches(tools, listTokens, contextTokens int) bool {
 	}
 	return listTokens*100 > contextTokens*n
 }
+
+// A PromptVariant is the framing of the system prompt for a kind of
+// model: the opening, the notes on the call format, the examples and the
+// guidelines (package prompt writes them). The core tools and the
+// servers' tools are the same bytes in every variant, so what a model is
+// told it can call never depends on how it is addressed.
+type PromptVariant string
+
+// The variants a model profile may name (its prompt field).
+const (
+	// PromptGeneric is the framing for capable chat models (GPT-4o,
+	// Claude, Gemini, DeepSeek and the like): rules and four examples.
+	PromptGeneric PromptVariant = "generic"
+	// PromptLlama is for small open models (Llama, Qwen, Mistral in
+	// 7-13B): shorter, numbered and explicit, one call at a time, the
+	// format stated again just before the examples.
+	PromptLlama PromptVariant = "llama"
+	// PromptCode is for code-tuned models (Qwen-Coder, DeepSeek-Coder,
+	// Codestral): the calls framed as a strict protocol with typed JSON
+	// arguments, and a reminder that the reader is a person in a chat,
+	// not a program.
+	PromptCode PromptVariant = "code"
+)
+
+// PromptVariants lists the variants, PromptGeneric first.
+func PromptVariants() []PromptVariant {
+	return []PromptVariant{PromptGeneric, PromptLlama, PromptCode}
+}
+
+// Valid reports whether v is one of PromptVariants ("" is not: a caller
+// maps it to PromptGeneric).
+func (v PromptVariant) Valid() bool { return slices.Contains(PromptVariants(), v) }

@@ -1,14 +1,14 @@
-package llm_test
+package mcpgram_test
 
 import (
 	"testing"
 
-	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram"
 )
 
 func TestToolSearch(t *testing.T) {
 	tests := []struct {
-		t                           llm.ToolSearch
+		t                           mcpgram.ToolSearch
 		tools, listTokens, contextT int
 		want                        bool
 	}{
@@ -33,7 +33,7 @@ func TestToolSearch(t *testing.T) {
 			t.Errorf("%q.Searches(%d tools, %d tokens, budget %d) = %v, want %v", tt.t, tt.tools, tt.listTokens, tt.contextT, got, tt.want)
 		}
 	}
-	for _, bad := range []llm.ToolSearch{"-1", "0%", "101%", "ten", "10%%", "1.5"} {
+	for _, bad := range []mcpgram.ToolSearch{"-1", "0%", "101%", "ten", "10%%", "1.5"} {
 		if err := bad.Check(); err == nil {
 			t.Errorf("Check(%q) = nil, want an error", bad)
 		}

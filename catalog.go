@@ -1,9 +1,4 @@
-// Package catalog describes what the configured MCP servers offer: a
-// snapshot of each server's state, with the tools, resources and resource
-// templates of those that run, as the hub publishes it. It imports nothing
-// of mcpgram's, so that the prompt can be built from a catalog without
-// linking the hub and its MCP client.
-package catalog
+package mcpgram
 
 import (
 	"encoding/json"
@@ -63,7 +58,8 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// ConsentWhen, when not nil, says which calls need the user's own
 	// consent: those whose argument named by a key equals one of its
-	// values; an empty map means every call. See hub.MetaConsentWhen.
+	// values; an empty map means every call. The server declares it in
+	// the tool's _meta (the hub reads it, see hub.MetaConsentWhen).
 	ConsentWhen map[string][]string
 	// PerUser: the tool acts for the calling user, whose results are
 	// theirs alone (the hub reads it from the tool's _meta, see
@@ -73,6 +69,11 @@ type Tool struct {
 	// annotations). They are the server's claim, not checked: shown to a
 	// person who approves a call, never a reason to run one.
 	Hints Hints
+}
+
+// A ToolRef names one tool of one server.
+type ToolRef struct {
+	Server, Tool string
 }
 
 // Hints are MCP's tool annotations readOnlyHint, destructiveHint,
