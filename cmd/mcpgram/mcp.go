@@ -24,11 +24,11 @@ import (
 )
 
 // startHub starts every enabled server of the settings file, asking
-// through ask (nil: declaring no elicitation) what a server asks mid-call.
-// The CLI logs only warnings: an operator reads the table, not the
-// start-up chatter.
-func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask mcpgram.Elicitor, auth mcpgram.Authorizer) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil, ask, nil, auth)
+// nobody what a server asks mid-call (declaring no elicitation). The CLI
+// logs only warnings: an operator reads the table, not the start-up
+// chatter.
+func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, auth mcpgram.Authorizer) (*hub.Hub, error) {
+	h, err := newHub(cfg, logger, false, nil, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		if err != nil {
 			return nil, nil, err
 		}
-		if h, err = startHub(ctx, cfg, logger, nil, auth); err != nil {
+		if h, err = startHub(ctx, cfg, logger, auth); err != nil {
 			closeAndWarn(auth, logger)
 			return nil, nil, err
 		}
@@ -243,11 +243,14 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	if f := terminalConnect(interactive, getenv, stderr); f != nil {
 		connect = f(auth.Manager)
 	}
-	h, err := newHub(cfg, logger, false, nil, ask, connect, auth)
+	h, err := newHub(cfg, logger, false, nil, auth)
 	if err != nil {
 		return err
 	}
 	defer closeAndWarn(h, logger)
+	if err := h.AskThrough(hub.Askers{Elicitor: ask, Connector: connect}); err != nil {
+		return err
+	}
 	if err := knownServer(cfg, h.Catalog(), name); err != nil {
 		return err
 	}
