@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
@@ -535,8 +536,10 @@ func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAns
 }
 
 // Every goroutine the bot starts ends by the time Run and Close return.
+// The binary is also the PDF reader the bot starts (media.PDFMain).
 func TestMain(m *testing.M) {
 	confine.Main(os.Args)
+	media.PDFMain(os.Args)
 	goleak.VerifyTestMain(m)
 }
 

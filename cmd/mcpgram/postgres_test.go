@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/oauthfake"
@@ -27,6 +28,7 @@ import (
 // the process ends.
 func TestMain(m *testing.M) {
 	confine.Main(os.Args)
+	media.PDFMain(os.Args)
 	if err := testenv.PutConfineOnPath(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
