@@ -46,25 +46,36 @@ type App struct {
 	ModelProbe *web.Probe
 }
 
-// Open reads the MCP settings, opens the database, starts the MCP servers
-// and wires the agent. With wait, it returns once every server is ready
-// or failed; without, servers join the catalog as they come up, so a
-// front end can serve at once. ask asks the user what a server asks
-// mid-call; nil: the agent does, through the events of the turn that
-// called (the bot's way), and then the agent also asks users to connect
-// their accounts to per-user servers; otherwise connect, when not nil,
-// makes the hub's Connector from the keeper of sign-ins (nil: nobody can
-// be asked to connect).
-func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask mcpgram.Elicitor, connect func(*oauth.Manager) mcpgram.Connector) (*App, error) {
+// OpenOptions say how Open wires the core for a front end.
+type OpenOptions struct {
+	// Watch reloads the settings file when it changes.
+	Watch bool
+	// Wait makes Open return once every server is ready or failed;
+	// without it, servers join the catalog as they come up, so a front
+	// end can serve at once.
+	Wait bool
+	// Elicitor asks the user what a server asks mid-call; nil: the agent
+	// does, through the events of the turn that called (the bot's way),
+	// and then the agent also asks users to connect their accounts to
+	// per-user servers.
+	Elicitor mcpgram.Elicitor
+	// Connect, with an Elicitor, makes the hub's Connector from the
+	// keeper of sign-ins; nil: nobody can be asked to connect.
+	Connect func(*oauth.Manager) mcpgram.Connector
+}
+
+// Open reads the MCP settings, opens the database, wires the agent and
+// starts the MCP servers, as opts say.
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts OpenOptions) (*App, error) {
 	app := &App{}
-	if err := app.open(ctx, cfg, logger, watch, wait, ask, connect); err != nil {
+	if err := app.open(ctx, cfg, logger, opts); err != nil {
 		closeAndWarn(app, logger)
 		return nil, err
 	}
 	return app, nil
 }
 
-func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask mcpgram.Elicitor, connectWith func(*oauth.Manager) mcpgram.Connector) error {
+func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts OpenOptions) error {
 	var err error
 	if cfg.HTTPListen != "" {
 		app.Metrics = metrics.New()
@@ -80,7 +91,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	// Two phases: the hub is made, then the agent that calls tools through
 	// it, then the hub is told whom to ask mid-call (the agent, unless the
 	// front end asks itself), and only then starts its servers.
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, app.Auth); err != nil {
+	if app.Hub, err = newHub(cfg, logger, opts.Watch, app.Metrics, app.Auth); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
@@ -91,17 +102,17 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	asks := hub.Askers{Elicitor: app.Agent, Connector: app.Agent}
-	if ask != nil {
-		asks = hub.Askers{Elicitor: ask}
-		if connectWith != nil {
-			asks.Connector = connectWith(app.Auth)
+	if opts.Elicitor != nil {
+		asks = hub.Askers{Elicitor: opts.Elicitor}
+		if opts.Connect != nil {
+			asks.Connector = opts.Connect(app.Auth)
 		}
 	}
 	if err := app.Hub.AskThrough(asks); err != nil {
 		return err
 	}
 	logSandboxes(cfg, logger)
-	if !wait {
+	if !opts.Wait {
 		if err := app.Hub.Launch(); err != nil {
 			return fmt.Errorf("start MCP servers: %w", err)
 		}
