@@ -244,7 +244,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				return chatCommand(parent, cfg, *user, getenv, stdin, stdout, interrupts)
 			}),
 		},
-		mcpCommands(ctx, withConfig, user, getenv, stdin, stdout, stderr),
+		mcpCommands(ctx, withConfig, user, console{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}),
 		&cobra.Command{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
 			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",
