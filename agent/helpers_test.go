@@ -95,8 +95,22 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	e.settings = testenv.WriteSettings(t, t.TempDir(), servers)
 	// The hub first, then the agent that calls tools through it, then
 	// (when the agent asks what servers ask) the hub told so, and only
-	// then started: the program's two phases.
+	// then started: the program's two phases. A hub that asks nobody
+	// starts at once, its servers coming up while the rest is made.
 	e.hub = testenv.NewHub(t, e.settings, hub.Options{NoWatch: true, Auth: s.auth})
+	start := func() {
+		if s.launch {
+			if err := e.hub.Launch(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		testenv.Start(t, e.hub)
+		testenv.Running(t, e.hub)
+	}
+	if !s.elicit {
+		start()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error
@@ -118,14 +132,7 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 			t.Fatal(err)
 		}
 		e.asking = true
-	}
-	if s.launch {
-		if err := e.hub.Launch(); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		testenv.Start(t, e.hub)
-		testenv.Running(t, e.hub)
+		start()
 	}
 	return e
 }
