@@ -50,7 +50,10 @@ func (e *env) startTurn(text string, front *formFront) <-chan error {
 	return done
 }
 
-func formEnv(t *testing.T, legacy bool, model llmfake.Handler, opts func(*agent.Options)) *env {
+// formEnv is newEnv on the test server hub/testdata/features as "f", the
+// agent asking what it asks; opts and wire change the agent's options and
+// wiring.
+func formEnv(t *testing.T, legacy bool, model llmfake.Handler, opts func(*agent.Options), wire ...func(*wiring)) *env {
 	t.Helper()
 	return newEnv(t, model, setup{
 		servers: map[string]any{"f": testenv.FeaturesEntry(t, legacy, "book", "secret", "ask", "loop", "visit")},
@@ -59,6 +62,9 @@ func formEnv(t *testing.T, legacy bool, model llmfake.Handler, opts func(*agent.
 			w.FormPoll = 20 * time.Millisecond
 			if opts != nil {
 				opts(&w.Options)
+			}
+			for _, f := range wire {
+				f(w)
 			}
 		},
 	})
@@ -236,9 +242,9 @@ func TestFormAnsweredElsewhere(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			// The agent the hub asks is made once, before the hub
+			// starts: on PostgreSQL it is made over the first pool.
 			var mine, theirs agent.Store
-			e := formEnv(t, false, toolThenDone("book", "{}"), nil)
-			mine, theirs = e.db, e.db
 			if engine == "postgres" {
 				dsn := testenv.Postgres(t)
 				pools := make([]*postgres.DB, 2)
@@ -251,8 +257,14 @@ func TestFormAnsweredElsewhere(t *testing.T) {
 					pools[i] = db
 				}
 				mine, theirs = pools[0], pools[1]
-				e.cfg = func(w *wiring) { w.Store = mine; w.FormPoll = 20 * time.Millisecond }
-				e.wire()
+			}
+			e := formEnv(t, false, toolThenDone("book", "{}"), nil, func(w *wiring) {
+				if mine != nil {
+					w.Store = mine
+				}
+			})
+			if theirs == nil {
+				theirs = e.db
 			}
 			front := newFormFront()
 			done := e.startTurn("book", front)

@@ -35,35 +35,10 @@ type env struct {
 	cfg      func(*wiring)
 	now      time.Time
 	mu       sync.Mutex
-	// relay is the hub's Elicitor when the setup asks for one: the agent,
-	// made after the hub, as the program wires it.
-	relay *relay
-}
-
-// A relay asks through the agent it is given once the agent exists.
-type relay struct {
-	mu sync.Mutex
-	a  *agent.Agent
-}
-
-func (r *relay) set(a *agent.Agent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.a = a
-}
-
-func (r *relay) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
-	r.mu.Lock()
-	a := r.a
-	r.mu.Unlock()
-	return a.Connect(ctx, c)
-}
-
-func (r *relay) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
-	r.mu.Lock()
-	a := r.a
-	r.mu.Unlock()
-	return a.Elicit(ctx, e)
+	// asking is set when the hub asks through the agent: the agent is
+	// then made before the hub starts, as the program wires it, and is
+	// the only one the hub ever asks.
+	asking bool
 }
 
 type setup struct {
@@ -74,7 +49,8 @@ type setup struct {
 	// launch starts the hub without waiting for its servers, as the bot
 	// does.
 	launch bool
-	// elicit makes the agent the hub's Elicitor.
+	// elicit makes the agent the hub's Elicitor; the env's agent cannot
+	// then be replaced (restart, wire).
 	elicit bool
 	// auth signs the hub in to protected servers; with elicit, the agent
 	// is its Connector too.
@@ -115,22 +91,23 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 		servers = map[string]any{"echo": echoServer(t)}
 	}
 	e.settings = testenv.WriteSettings(t, t.TempDir(), servers)
-	hopts := hub.Options{NoWatch: true, Auth: s.auth}
-	if s.elicit {
-		e.relay = &relay{}
-		hopts.Elicitor = e.relay
-		if s.auth != nil {
-			hopts.Connector = e.relay
+	// The hub first, then the agent that calls tools through it, then
+	// (when the agent asks what servers ask) the hub told so, and only
+	// then started: the program's two phases. A hub that asks nobody
+	// starts at once, its servers coming up while the rest is made.
+	e.hub = testenv.NewHub(t, e.settings, hub.Options{NoWatch: true, Auth: s.auth})
+	start := func() {
+		if s.launch {
+			if err := e.hub.Launch(); err != nil {
+				t.Fatal(err)
+			}
+			return
 		}
-	}
-	if s.launch {
-		e.hub = testenv.NewHub(t, e.settings, hopts)
-		if err := e.hub.Launch(); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		e.hub = testenv.StartHub(t, e.settings, hopts)
+		testenv.Start(t, e.hub)
 		testenv.Running(t, e.hub)
+	}
+	if !s.elicit {
+		start()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -144,12 +121,27 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	e.cfg = s.config
 	e.model = llmfake.New(t, h)
 	e.wire()
+	if s.elicit {
+		ask := hub.Askers{Elicitor: e.agent}
+		if s.auth != nil {
+			ask.Connector = e.agent
+		}
+		if err := e.hub.AskThrough(ask); err != nil {
+			t.Fatal(err)
+		}
+		e.asking = true
+		start()
+	}
 	return e
 }
 
-// wire makes e's agent over e.db, the test's changes applied.
+// wire makes e's agent over e.db, the test's changes applied. An env
+// whose hub asks through its agent has that one agent for good.
 func (e *env) wire() {
 	e.t.Helper()
+	if e.asking {
+		e.t.Fatal("the hub asks through the env's first agent: it cannot be replaced")
+	}
 	w := wiring{
 		Profile: mcpgram.Profile{Name: "default", BaseURL: e.model.URL(), Model: "fake", Temperature: 0.5},
 		Options: agent.Options{Now: e.clock},
@@ -165,9 +157,6 @@ func (e *env) wire() {
 	}
 	if e.agent, err = agent.New(w.Store, w.Hub, append([]agent.Model{client}, w.Others...), w.Options); err != nil {
 		e.t.Fatal(err)
-	}
-	if e.relay != nil {
-		e.relay.set(e.agent)
 	}
 }
 

@@ -1,9 +1,7 @@
 package bot_test
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,20 +12,6 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
-
-// A relay asks through the agent once it exists, as the program wires
-// the hub's Elicitor.
-type relay struct {
-	mu sync.Mutex
-	a  *agent.Agent
-}
-
-func (r *relay) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
-	r.mu.Lock()
-	a := r.a
-	r.mu.Unlock()
-	return a.Elicit(ctx, e)
-}
 
 // formModel calls a tool of the test server "f" for the user's message
 // ("tool NAME ARGS"), and says what the tool said.
@@ -56,19 +40,16 @@ func formModel(c llmfake.Call) llmfake.Reply {
 // "f", every tool auto-approved, and the agent asking what it asks.
 func newFormStack(t testing.TB, legacy bool, editAgent func(*mcpgram.Profile, *agent.Options)) *stack {
 	t.Helper()
-	r := &relay{}
-	s := newServersStack(t, map[string]any{
+	s := newUnstartedStack(t, map[string]any{
 		"f": testenv.FeaturesEntry(t, legacy, "book", "secret", "ask", "visit", "loop"),
-	}, formModel, hub.Options{Elicitor: r})
+	}, formModel, hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, func(p *mcpgram.Profile, o *agent.Options) {
 		o.FormPoll = 20 * time.Millisecond
 		if editAgent != nil {
 			editAgent(p, o)
 		}
 	})
-	r.mu.Lock()
-	r.a = s.agent
-	r.mu.Unlock()
+	s.startAsking()
 	return s
 }
 

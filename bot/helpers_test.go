@@ -533,6 +533,7 @@ func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAns
 }
 
 // Every goroutine the bot starts ends by the time Run and Close return.
+// The binary is also the PDF reader the bot starts (see testenv.Prepare).
 func TestMain(m *testing.M) {
 	testenv.Prepare()
 	goleak.VerifyTestMain(m)

@@ -63,12 +63,21 @@ func statsModel(c llmfake.Call) llmfake.Reply {
 // caller's to make.
 func newServersStack(t testing.TB, servers map[string]any, h llmfake.Handler, opts hub.Options) *stack {
 	t.Helper()
+	s := newUnstartedStack(t, servers, h, opts)
+	s.startHub()
+	return s
+}
+
+// newUnstartedStack is newServersStack with the hub made but not started,
+// for a test to make the agent the hub asks through first (startHub then
+// starts it).
+func newUnstartedStack(t testing.TB, servers map[string]any, h llmfake.Handler, opts hub.Options) *stack {
+	t.Helper()
 	dir := t.TempDir()
 	s := &stack{t: t, fake: tgfake.New(t)}
 	s.settings = testenv.WriteSettings(t, dir, servers)
 	opts.NoWatch = true
-	s.hub = testenv.StartHub(t, s.settings, opts)
-	testenv.Running(t, s.hub)
+	s.hub = testenv.NewHub(t, s.settings, opts)
 	var err error
 	if s.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "mcpgram.db")); err != nil {
 		t.Fatal(err)
@@ -76,6 +85,25 @@ func newServersStack(t testing.TB, servers map[string]any, h llmfake.Handler, op
 	t.Cleanup(func() { _ = s.db.Close() })
 	s.model = llmfake.New(t, h)
 	return s
+}
+
+// startHub starts the stack's hub and fails the test unless every server
+// runs.
+func (s *stack) startHub() {
+	s.t.Helper()
+	testenv.Start(s.t, s.hub)
+	testenv.Running(s.t, s.hub)
+}
+
+// startAsking is startHub with the stack's agent as the hub's Elicitor,
+// as the program wires them: the agent made first, the hub told, then
+// started.
+func (s *stack) startAsking() {
+	s.t.Helper()
+	if err := s.hub.AskThrough(hub.Askers{Elicitor: s.agent}); err != nil {
+		s.t.Fatal(err)
+	}
+	s.startHub()
 }
 
 // newEchoStack is newStack on the test server hub/testdata/echo (echo and

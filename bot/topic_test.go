@@ -96,20 +96,17 @@ func newTopicStackWith(t *testing.T, edit func(*agent.Options)) (*stack, *topicM
 	t.Helper()
 	tm := &topicModel{hold: make(chan struct{})}
 	t.Cleanup(func() { close(tm.hold) })
-	r := &relay{}
-	s := newServersStack(t, map[string]any{
+	s := newUnstartedStack(t, map[string]any{
 		"echo": testenv.EchoEntry(t, "image", "report"),
 		"f":    testenv.FeaturesEntry(t, false, "ask"),
-	}, tm.handle, hub.Options{Elicitor: r})
+	}, tm.handle, hub.Options{})
 	s.agent = newAgent(t, s.db, s.hub, s.model, func(_ *mcpgram.Profile, o *agent.Options) {
 		o.FormPoll = 20 * time.Millisecond
 		if edit != nil {
 			edit(o)
 		}
 	})
-	r.mu.Lock()
-	r.a = s.agent
-	r.mu.Unlock()
+	s.startAsking()
 	return s, tm
 }
 

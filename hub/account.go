@@ -308,7 +308,7 @@ func (s *server) sessionFor(ctx context.Context, caller mcpgram.Caller) (*sessio
 // connectAccount asks the caller to connect their account, and returns
 // nil once they have.
 func (s *server) connectAccount(ctx context.Context, caller mcpgram.Caller, cfg config) error {
-	ask, auth := s.hub.opts.Connector, s.hub.opts.Auth
+	ask, auth := s.hub.ask.Connector, s.hub.opts.Auth
 	if ask == nil || auth == nil {
 		return fmt.Errorf("%w: %s acts as each user's own account, and nobody can be asked to connect here", ErrNotConnected, s.name)
 	}

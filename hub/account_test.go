@@ -84,8 +84,8 @@ func startAccounts(t *testing.T, idle time.Duration) (*hub.Hub, *connector, *oau
 		"mine": map[string]any{"type": "streamableHttp", "url": fake.URL() + "/mcp", "timeout": 10, "oauth": map[string]any{"account": "user"}},
 	})
 	opts := fastOptions()
-	opts.Auth, opts.Connector, opts.SessionIdle = m, c, idle
-	return testenv.StartHub(t, path, opts), c, fake
+	opts.Auth, opts.SessionIdle = m, idle
+	return testenv.StartAsking(t, path, opts, hub.Askers{Connector: c}), c, fake
 }
 
 func toolNames(h *hub.Hub, server string) []string {

@@ -88,10 +88,10 @@ func (s *server) elicit(cl *call, p mcp.ElicitationParams, schema json.RawMessag
 		s.log.Warn("server asked the user something mcpgram cannot show; answered cancel", "tool", cl.tool, "err", err)
 		return cancel
 	}
-	if s.hub.opts.Elicitor == nil {
+	if s.hub.ask.Elicitor == nil {
 		return cancel
 	}
-	res, err := s.hub.opts.Elicitor.Elicit(cl.ctx, e)
+	res, err := s.hub.ask.Elicitor.Elicit(cl.ctx, e)
 	if err != nil {
 		if cl.ctx.Err() == nil {
 			s.log.Warn("ask the user", "tool", cl.tool, "err", err)

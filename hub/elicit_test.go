@@ -57,10 +57,8 @@ func elicitHub(t *testing.T, e mcpgram.Elicitor, legacy bool, extra map[string]a
 	for k, v := range extra {
 		entry[k] = v
 	}
-	opts := fastOptions()
-	opts.Elicitor = e
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"f": entry})
-	h := testenv.StartHub(t, path, opts)
+	h := testenv.StartAsking(t, path, fastOptions(), hub.Askers{Elicitor: e})
 	testenv.Running(t, h)
 	return h
 }
@@ -69,6 +67,17 @@ var eras = []struct {
 	name   string
 	legacy bool
 }{{"2026-07-28", false}, {"2025-11-25", true}}
+
+// Askers are given before the hub starts, for a server learns at its
+// start whether the hub can ask: after Start, AskThrough is an error.
+func TestAskThroughAfterStart(t *testing.T) {
+	t.Parallel()
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{})
+	h := testenv.StartHub(t, path, fastOptions())
+	if err := h.AskThrough(hub.Askers{Elicitor: &scriptedElicitor{}}); err == nil {
+		t.Error("AskThrough after Start = nil, want an error")
+	}
+}
 
 // What a server asks reaches the Elicitor with the server, tool, caller,
 // message and schema; the server gets exactly the answer.

@@ -62,17 +62,10 @@ type Options struct {
 	// each server's status at every scrape.
 	Metrics *metrics.Metrics
 
-	// Elicitor asks the user what a server asks in the middle of a call
-	// (see Elicitation). Without one the hub declares no elicitation to
-	// servers, and answers one that asks anyway "cancel".
-	Elicitor mcpgram.Elicitor
 	// Auth signs the hub in to remote servers that ask for it (MCP
-	// authorization); nil: a server that answers 401 fails.
+	// authorization); nil: a server that answers 401 fails. Who asks the
+	// user mid-call is not an option: see Askers.
 	Auth mcpgram.Authorizer
-	// Connector asks a user to connect their own account to a server that
-	// acts as each user's (see account.go); nil: such calls fail, saying
-	// nobody can be asked.
-	Connector mcpgram.Connector
 	// SessionIdle is how long a user's session of such a server stays
 	// open after its last call (default DefaultSessionIdle).
 	SessionIdle time.Duration
@@ -140,6 +133,21 @@ func (o *Options) setDefaults() {
 	}
 }
 
+// Askers are whom the hub asks, on a user's behalf, in the middle of a
+// call. They are often built after the hub (the agent asks, and calls
+// tools through the hub), so they are not Options: AskThrough gives them
+// to the hub between New and Start.
+type Askers struct {
+	// Elicitor asks the user what a server asks in the middle of a call
+	// (see Elicitation). Without one the hub declares no elicitation to
+	// servers, and answers one that asks anyway "cancel".
+	Elicitor mcpgram.Elicitor
+	// Connector asks a user to connect their own account to a server that
+	// acts as each user's (see account.go); nil: such calls fail, saying
+	// nobody can be asked.
+	Connector mcpgram.Connector
+}
+
 // A Hub runs the MCP servers of one settings file and routes calls to them.
 // Start starts it and Close stops it; every other method is safe for
 // concurrent use between the two.
@@ -147,6 +155,9 @@ type Hub struct {
 	path string
 	opts Options
 	log  *slog.Logger
+	// ask is set by AskThrough before the hub starts, and only read once
+	// it has.
+	ask Askers
 
 	version atomic.Uint64
 	// wake is closed, and replaced, at every change of the catalog, so that
@@ -257,6 +268,22 @@ func (h *Hub) Stderr(server string) (string, error) {
 		return "", nil
 	}
 	return t.String(), nil
+}
+
+// AskThrough makes a whom the hub asks mid-call: the second phase of
+// building a hub whose askers are built after it. It must come before
+// Start, StartServers or Launch, for a server learns at its start
+// whether the hub can ask (its client's capabilities); after that it is
+// an error, and the askers stay as they were. A hub never given any
+// asks nobody.
+func (h *Hub) AskThrough(a Askers) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started || h.closed.Load() {
+		return errors.New("hub: askers are given before the hub starts")
+	}
+	h.ask = a
+	return nil
 }
 
 // Start starts every enabled server at once and returns when each has

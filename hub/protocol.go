@@ -51,7 +51,7 @@ var clientInfo = mcp.Implementation{Name: "mcpgram", Version: "1"}
 // and left out).
 func (h *Hub) capabilities(typ string) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if h.opts.Elicitor != nil && typ != TypeSSE {
+	if h.ask.Elicitor != nil && typ != TypeSSE {
 		caps.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
 	return caps

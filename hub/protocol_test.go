@@ -97,12 +97,12 @@ func TestProtocolCapabilities(t *testing.T) {
 		for _, withElicitor := range []bool{false, true} {
 			name := map[bool]string{false: "modern", true: "legacy"}[legacy] + map[bool]string{false: " without elicitor", true: " with elicitor"}[withElicitor]
 			t.Run(name, func(t *testing.T) {
-				opts := fastOptions()
+				var ask hub.Askers
 				if withElicitor {
-					opts.Elicitor = &scriptedElicitor{}
+					ask.Elicitor = &scriptedElicitor{}
 				}
 				path := testenv.WriteSettings(t, t.TempDir(), map[string]any{"f": testenv.FeaturesEntry(t, legacy)})
-				h := testenv.StartHub(t, path, opts)
+				h := testenv.StartAsking(t, path, fastOptions(), ask)
 				var got struct {
 					Protocol     string         `json:"protocol"`
 					Capabilities map[string]any `json:"capabilities"`
@@ -146,13 +146,11 @@ func TestProtocolCapabilitiesRemote(t *testing.T) {
 	t.Cleanup(streamable.Close)
 	sse := servertest.NewTestServer(clientTool())
 	t.Cleanup(sse.Close)
-	opts := fastOptions()
-	opts.Elicitor = &scriptedElicitor{}
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
 		"streamable": map[string]any{"type": hub.TypeStreamableHTTP, "url": streamable.URL + "/mcp"},
 		"sse":        map[string]any{"type": hub.TypeSSE, "url": sse.URL + "/sse"},
 	})
-	h := testenv.StartHub(t, path, opts)
+	h := testenv.StartAsking(t, path, fastOptions(), hub.Askers{Elicitor: &scriptedElicitor{}})
 	for name, want := range map[string]string{"streamable": `{"elicitation":{"form":{},"url":{}}}`, "sse": `{}`} {
 		if got := call(t, h, name, "client", nil).Text(); got != want {
 			t.Errorf("%s: capabilities %s, want %s", name, got, want)

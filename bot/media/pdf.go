@@ -26,7 +26,8 @@ import (
 // hostile one can make a parser loop (a page tree that contains itself)
 // or fill memory (a stream that inflates to gigabytes), which no deadline
 // stops inside a process: a goroutine cannot be killed. So the text is
-// read in a child process, the bot's own binary started again (see init):
+// read in a child process, the bot's own binary started again (see
+// PDFMain):
 // it gets the file on its standard input and nothing of the bot's
 // environment, stops itself past PDFMemory of heap, and is killed past
 // PDFTimeout. What it writes back is bounded too, and so is how many
@@ -45,16 +46,22 @@ const (
 	PDFMemory = 256 << 20
 )
 
-// pdfChildEnv, set in the child's environment, makes the process a PDF
-// reader: its value is the pages and the bytes of text to read at most.
-const pdfChildEnv = "MCPGRAM_PDF_TEXT"
+// PDFArg, as a program's first argument, asks it for PDFMain: a hidden
+// subcommand of mcpgram, and of the test binaries that read PDFs. The
+// argument after it is the pages, the bytes of text and the bytes of
+// heap the reader may take ("50:65536:268435456").
+const PDFArg = "__mcpgram-pdf-text"
 
-// init turns the process into the PDF reader when the bot started it so
-// (see readPDF), before anything else of the program runs.
-func init() {
-	if spec, ok := os.LookupEnv(pdfChildEnv); ok {
-		os.Exit(pdfChild(spec, os.Stdin, os.Stdout))
+// PDFMain returns at once unless args (a program's os.Args) ask for it.
+// When they do, it never returns: the process is the PDF reader readPDF
+// starts, which reads the file on its stdin, writes its text as JSON on
+// its stdout, and exits. A program that reads PDFs calls it first in
+// main (a test binary, in TestMain), as it does confine.Main.
+func PDFMain(args []string) {
+	if len(args) != 3 || args[1] != PDFArg {
+		return
 	}
+	os.Exit(pdfChild(args[2], os.Stdin, os.Stdout))
 }
 
 // A pdfText is what the reader sends back.
@@ -87,8 +94,8 @@ func readPDF(ctx context.Context, data []byte, pages, maxText int, timeout time.
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = []string{fmt.Sprintf("%s=%d:%d:%d", pdfChildEnv, pages, maxText, memory), "GOMAXPROCS=1"}
+	cmd := exec.CommandContext(ctx, self, PDFArg, fmt.Sprintf("%d:%d:%d", pages, maxText, memory))
+	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.Stdin = bytes.NewReader(data)
 	// Each byte of text is at most 6 in JSON (\u0001).
 	out := &capped{limit: 6*maxText + 4096}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"sync"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
@@ -47,37 +46,41 @@ type App struct {
 	ModelProbe *web.Probe
 }
 
-// Open reads the MCP settings, opens the database, starts the MCP servers
-// and wires the agent. With wait, it returns once every server is ready
-// or failed; without, servers join the catalog as they come up, so a
-// front end can serve at once. ask asks the user what a server asks
-// mid-call; nil: the agent does, through the events of the turn that
-// called (the bot's way), and then the agent also asks users to connect
-// their accounts to per-user servers; otherwise connect, when not nil,
-// makes the hub's Connector from the keeper of sign-ins (nil: nobody can
-// be asked to connect).
-func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask mcpgram.Elicitor, connect func(*oauth.Manager) mcpgram.Connector) (*App, error) {
+// OpenOptions say how Open wires the core for a front end.
+type OpenOptions struct {
+	// Watch reloads the settings file when it changes.
+	Watch bool
+	// Wait makes Open return once every server is ready or failed;
+	// without it, servers join the catalog as they come up, so a front
+	// end can serve at once.
+	Wait bool
+	// Elicitor asks the user what a server asks mid-call; nil: the agent
+	// does, through the events of the turn that called (the bot's way),
+	// and then the agent also asks users to connect their accounts to
+	// per-user servers.
+	Elicitor mcpgram.Elicitor
+	// Connect, with an Elicitor, makes the hub's Connector from the
+	// keeper of sign-ins; nil: nobody can be asked to connect.
+	Connect func(*oauth.Manager) mcpgram.Connector
+}
+
+// Open reads the MCP settings, opens the database, wires the agent and
+// starts the MCP servers, as opts say.
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts OpenOptions) (*App, error) {
 	app := &App{}
-	if err := app.open(ctx, cfg, logger, watch, wait, ask, connect); err != nil {
+	if err := app.open(ctx, cfg, logger, opts); err != nil {
 		closeAndWarn(app, logger)
 		return nil, err
 	}
 	return app, nil
 }
 
-func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, watch, wait bool, ask mcpgram.Elicitor, connectWith func(*oauth.Manager) mcpgram.Connector) error {
+func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts OpenOptions) error {
 	var err error
 	if cfg.HTTPListen != "" {
 		app.Metrics = metrics.New()
 	}
 	app.ModelProbe = web.NewFailureProbe("model", modelWindow)
-	var viaAgent *askAgent
-	if ask == nil {
-		// The agent asks, through the front end's events; it is made
-		// after the hub, which it calls tools through.
-		viaAgent = &askAgent{}
-		ask = viaAgent
-	}
 	// The store first: the hub keeps its sign-ins to servers there.
 	if err = app.openStore(ctx, cfg, logger); err != nil {
 		return err
@@ -85,40 +88,55 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if app.Auth, err = newAuth(cfg, app.Store, logger); err != nil {
 		return err
 	}
-	var connect mcpgram.Connector
-	switch {
-	case viaAgent != nil:
-		connect = viaAgent
-	case connectWith != nil:
-		connect = connectWith(app.Auth)
-	}
-	if app.Hub, err = newHub(cfg, logger, watch, app.Metrics, ask, connect, app.Auth); err != nil {
+	// Two phases: the hub is made, then the agent that calls tools through
+	// it, then the hub is told whom to ask mid-call (the agent, unless the
+	// front end asks itself), and only then starts its servers.
+	if app.Hub, err = newHub(cfg, logger, opts.Watch, app.Metrics, app.Auth); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
 	for _, w := range app.Hub.Warnings() {
 		logger.Warn("settings file: " + w)
 	}
+	if app.Agent, err = newAgent(cfg, logger, app); err != nil {
+		return err
+	}
+	asks := hub.Askers{Elicitor: app.Agent, Connector: app.Agent}
+	if opts.Elicitor != nil {
+		asks = hub.Askers{Elicitor: opts.Elicitor}
+		if opts.Connect != nil {
+			asks.Connector = opts.Connect(app.Auth)
+		}
+	}
+	if err := app.Hub.AskThrough(asks); err != nil {
+		return err
+	}
 	logSandboxes(cfg, logger)
-	if !wait {
+	if !opts.Wait {
 		if err := app.Hub.Launch(); err != nil {
 			return fmt.Errorf("start MCP servers: %w", err)
 		}
-	} else {
-		if err = app.Hub.Start(ctx); err != nil {
-			return fmt.Errorf("start MCP servers: %w", err)
-		}
-		for _, s := range app.Hub.Catalog().Servers {
-			if s.Status == mcpgram.StatusFailed {
-				logger.Warn("MCP server failed to start", "server", s.Name, "reason", s.Error, "stderr", s.LastStderr)
-			}
+		return nil
+	}
+	if err = app.Hub.Start(ctx); err != nil {
+		return fmt.Errorf("start MCP servers: %w", err)
+	}
+	for _, s := range app.Hub.Catalog().Servers {
+		if s.Status == mcpgram.StatusFailed {
+			logger.Warn("MCP server failed to start", "server", s.Name, "reason", s.Error, "stderr", s.LastStderr)
 		}
 	}
+	return nil
+}
+
+// newAgent makes the agent over app's store, hub and sign-ins, with one
+// model client per configured profile.
+func newAgent(cfg *config.Config, logger *slog.Logger, app *App) (*agent.Agent, error) {
 	models, err := newModels(cfg, logger, app.ModelProbe)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	app.Agent, err = agent.New(app.Store, app.Hub, models, agent.Options{
+	return agent.New(app.Store, app.Hub, models, agent.Options{
 		DefaultProfile:        cfg.DefaultProfile,
 		MaxTurns:              cfg.MaxTurns,
 		StartWait:             cfg.StartWait,
@@ -132,45 +150,6 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})
-	if err == nil && viaAgent != nil {
-		viaAgent.set(app.Agent)
-	}
-	return err
-}
-
-// askAgent is the hub's Elicitor that asks through the agent, once there
-// is one: a server that asks before (no turn has run yet) gets cancel.
-type askAgent struct {
-	mu sync.Mutex
-	a  *agent.Agent
-}
-
-func (r *askAgent) set(a *agent.Agent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.a = a
-}
-
-// Elicit implements mcpgram.Elicitor.
-func (r *askAgent) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.ElicitResult, error) {
-	r.mu.Lock()
-	a := r.a
-	r.mu.Unlock()
-	if a == nil {
-		return mcpgram.ElicitResult{Action: mcpgram.ElicitCancel}, nil
-	}
-	return a.Elicit(ctx, e)
-}
-
-// Connect implements mcpgram.Connector.
-func (r *askAgent) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.ElicitAction, error) {
-	r.mu.Lock()
-	a := r.a
-	r.mu.Unlock()
-	if a == nil {
-		return mcpgram.ElicitCancel, nil
-	}
-	return a.Connect(ctx, c)
 }
 
 // redirectURI is where a user's browser comes back from a sign-in: the
@@ -229,7 +208,7 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, ask mcpgram.Elicitor, connect mcpgram.Connector, auth mcpgram.Authorizer) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, auth mcpgram.Authorizer) (*hub.Hub, error) {
 	relocate(cfg, logger)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
 		Auth:      auth,
@@ -239,8 +218,6 @@ func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metr
 		LookupEnv: cfg.LookupEnv,
 		Sandbox:   cfg.Sandbox,
 		Protected: protected(cfg),
-		Elicitor:  ask,
-		Connector: connect,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)

@@ -237,7 +237,7 @@ func openBrowser(getenv func(string) (string, bool), w io.Writer) func(ctx conte
 // every chat, and then starts the servers to show it answering.
 func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
 	logger := cliLogger(cfg, stderr)
-	probe, err := newHub(cfg, logger, false, nil, nil, nil, nil)
+	probe, err := newHub(cfg, logger, false, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 		return err
 	}
 	fmt.Fprintf(stdout, "signed in to %s\n", name)
-	h, err := startHub(ctx, cfg, logger, nil, auth)
+	h, err := startHub(ctx, cfg, logger, auth)
 	if err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv 
 	var re *mcpgram.RevokeError
 	switch {
 	case errors.Is(err, mcpgram.ErrNotSignedIn):
-		probe, herr := newHub(cfg, logger, false, nil, nil, nil, nil)
+		probe, herr := newHub(cfg, logger, false, nil, nil)
 		if herr != nil {
 			return herr
 		}

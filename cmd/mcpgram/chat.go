@@ -53,7 +53,7 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 	// when someone is there to: stdin is a terminal or $BROWSER is set.
 	browser, _ := getenv("BROWSER")
 	connect := terminalConnect(isTerminal(stdin) || strings.TrimSpace(browser) != "", getenv, stdout)
-	app, err := Open(ctx, cfg, logger, false, true, asker, connect)
+	app, err := Open(ctx, cfg, logger, OpenOptions{Wait: true, Elicitor: asker, Connect: connect})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/hub/confine"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/internal/harden"
@@ -54,6 +55,9 @@ func main() {
 	// A server's process starts as this program, to take on its bounds
 	// and user before it becomes the server (see package confine).
 	confine.Main(os.Args)
+	// A PDF is read by this program started again, as a child bounded in
+	// time and memory (see package media).
+	media.PDFMain(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	// Ctrl-C goes to the command: the terminal chat stops the running
@@ -240,7 +244,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				return chatCommand(parent, cfg, *user, getenv, stdin, stdout, interrupts)
 			}),
 		},
-		mcpCommands(ctx, withConfig, user, getenv, stdin, stdout, stderr),
+		mcpCommands(ctx, withConfig, user, console{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}),
 		&cobra.Command{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
 			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",

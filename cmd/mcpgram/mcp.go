@@ -24,11 +24,11 @@ import (
 )
 
 // startHub starts every enabled server of the settings file, asking
-// through ask (nil: declaring no elicitation) what a server asks mid-call.
-// The CLI logs only warnings: an operator reads the table, not the
-// start-up chatter.
-func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, ask mcpgram.Elicitor, auth mcpgram.Authorizer) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil, ask, nil, auth)
+// nobody what a server asks mid-call (declaring no elicitation). The CLI
+// logs only warnings: an operator reads the table, not the start-up
+// chatter.
+func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, auth mcpgram.Authorizer) (*hub.Hub, error) {
+	h, err := newHub(cfg, logger, false, nil, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -52,15 +52,15 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // and "mcp login", the operator's view of the servers without the model.
 // list and call sign in to a server that asks, in the browser, when
 // someone is there to: stdin is a terminal, or $BROWSER names a program.
-func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, getenv func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, con console) *cobra.Command {
+	stdout, stderr, getenv := con.stdout, con.stderr, con.getenv
 	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, get one prompt, or sign in to one or out of it", Args: commandArgs,
 		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks, and out again.",
 		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts\n  mcpgram mcp login notes\n  mcpgram mcp logout notes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{err: errors.New("mcp needs a command: list, call, prompts, prompt, login or logout")}
 		}}
-	browser, _ := getenv("BROWSER")
-	interactive := isTerminal(stdin) || strings.TrimSpace(browser) != ""
+	interactive := con.interactive()
 	// startSigned starts every enabled server, signing in to one that
 	// asks when someone is there to; done closes both.
 	startSigned := func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error) {
@@ -68,7 +68,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 		if err != nil {
 			return nil, nil, err
 		}
-		if h, err = startHub(ctx, cfg, logger, nil, auth); err != nil {
+		if h, err = startHub(ctx, cfg, logger, auth); err != nil {
 			closeAndWarn(auth, logger)
 			return nil, nil, err
 		}
@@ -117,7 +117,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				"  mcpgram mcp call clock current_time",
 			Args: callArgs,
 			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return callTool(ctx, cfg, *user, args, getenv, interactive, stdin, stdout, stderr)
+				return callTool(ctx, cfg, con, *user, args)
 			}),
 		},
 		&cobra.Command{
@@ -217,8 +217,10 @@ func failedServers(cat mcpgram.Catalog) int {
 // mistake in the command line (arguments that are no JSON object, a
 // server or tool that does not exist) is a usage error, with what was
 // probably meant and what exists; a tool's own error goes to stderr and
-// exits 1, as does a server that does not start.
-func callTool(ctx context.Context, cfg *config.Config, user string, args []string, getenv func(string) (string, bool), interactive bool, stdin io.Reader, stdout, stderr io.Writer) error {
+// exits 1, as does a server that does not start. user is who the call is
+// made for; args are the command's: SERVER, TOOL and the JSON arguments.
+func callTool(ctx context.Context, cfg *config.Config, con console, user string, args []string) error {
+	stdin, stdout, stderr, interactive := con.stdin, con.stdout, con.stderr, con.interactive()
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
@@ -234,20 +236,23 @@ func callTool(ctx context.Context, cfg *config.Config, user string, args []strin
 	if ask.interactive {
 		ask.lines = readLines(stdin)
 	}
-	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, interactive)
+	auth, err := newCLIAuth(ctx, cfg, logger, con.getenv, stderr, interactive)
 	if err != nil {
 		return err
 	}
 	defer closeAndWarn(auth, logger)
 	var connect mcpgram.Connector
-	if f := terminalConnect(interactive, getenv, stderr); f != nil {
+	if f := terminalConnect(interactive, con.getenv, stderr); f != nil {
 		connect = f(auth.Manager)
 	}
-	h, err := newHub(cfg, logger, false, nil, ask, connect, auth)
+	h, err := newHub(cfg, logger, false, nil, auth)
 	if err != nil {
 		return err
 	}
 	defer closeAndWarn(h, logger)
+	if err := h.AskThrough(hub.Askers{Elicitor: ask, Connector: connect}); err != nil {
+		return err
+	}
 	if err := knownServer(cfg, h.Catalog(), name); err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		return err
 	}
 	logger := cfg.Logger(stderr)
-	app, err := Open(ctx, cfg, logger, true, false, nil, nil)
+	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true})
 	if err != nil {
 		return err
 	}

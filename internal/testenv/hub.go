@@ -97,12 +97,31 @@ func NewHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 func StartHub(t testing.TB, path string, opts hub.Options) *hub.Hub {
 	t.Helper()
 	h := NewHub(t, path, opts)
+	Start(t, h)
+	return h
+}
+
+// StartAsking is NewHub, AskThrough ask, then Start: the hub of a test
+// whose askers exist before it.
+func StartAsking(t testing.TB, path string, opts hub.Options, ask hub.Askers) *hub.Hub {
+	t.Helper()
+	h := NewHub(t, path, opts)
+	if err := h.AskThrough(ask); err != nil {
+		t.Fatal(err)
+	}
+	Start(t, h)
+	return h
+}
+
+// Start starts h (NewHub's, with its askers given if it has any) and
+// returns once every server is up or has failed.
+func Start(t testing.TB, h *hub.Hub) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := h.Start(ctx); err != nil {
 		t.Fatalf("hub Start: %v", err)
 	}
-	return h
 }
 
 // Running fails the test unless every server of h is running.

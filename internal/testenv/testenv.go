@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/hub/confine"
 )
 
@@ -290,12 +291,14 @@ func PutConfineOnPath() error {
 // confineBin is mcpgram-confine, built once.
 var confineBin = &binaries{pkgs: []string{"./cmd/mcpgram-confine"}, src: "."}
 
-// Prepare readies a test binary whose tests start MCP servers; its
-// TestMain calls it first. Each server starts through a program that
-// runs confine.Main (see package confine), which this binary may be asked
+// Prepare readies a test binary whose tests start MCP servers or read
+// PDFs; its TestMain calls it first. Each server starts through a program
+// that runs confine.Main (see package confine), and the PDF reader is a
+// child that runs media.PDFMain, either of which this binary may be asked
 // to be; and mcpgram-confine is put on PATH (see PutConfineOnPath).
 func Prepare() {
 	confine.Main(os.Args)
+	media.PDFMain(os.Args)
 	if err := PutConfineOnPath(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
