@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -19,9 +20,13 @@ import (
 
 // TestMain fails the run if a test leaves a goroutine behind: every hub
 // a test starts is closed by its cleanup, and Close must wait for all the
-// hub's goroutines.
+// hub's goroutines. The bundled servers are on PATH for the examples.
 func TestMain(m *testing.M) {
 	testenv.Prepare()
+	if err := testenv.PutBundledOnPath(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
 }
 

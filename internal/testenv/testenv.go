@@ -276,16 +276,25 @@ func Confine(t testing.TB) string {
 // the test's process) finds it; else such a hub starts its servers through
 // the test binary itself, which takes a tenth of a second to ready all it
 // links at each start. A TestMain calls it.
-func PutConfineOnPath() error {
+func PutConfineOnPath() error { return putOnPath(confineBin) }
+
+// PutBundledOnPath builds the bundled servers (mcp-memory, mcp-calculator,
+// mcp-clock) and puts their folder first on PATH, where settings name
+// them by their bare names, as mcpgram's own mcp-settings.json does. A
+// TestMain whose examples start them calls it.
+func PutBundledOnPath() error { return putOnPath(bundled) }
+
+// putOnPath builds b, once, and puts its folder first on PATH.
+func putOnPath(b *binaries) error {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	confineBin.once.Do(func() {
-		confineBin.dir, confineBin.out, confineBin.err = build(root, confineBin.pkgs, confineBin.src)
+	b.once.Do(func() {
+		b.dir, b.out, b.err = build(root, b.pkgs, b.src)
 	})
-	if confineBin.err != nil {
-		return fmt.Errorf("build mcpgram-confine: %w\n%s", confineBin.err, confineBin.out)
+	if b.err != nil {
+		return fmt.Errorf("build %s: %w\n%s", b.pkgs, b.err, b.out)
 	}
-	return os.Setenv("PATH", confineBin.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return os.Setenv("PATH", b.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // confineBin is mcpgram-confine, built once.
