@@ -919,6 +919,12 @@ func TestTurnWaitsNoLongerThanStartWait(t *testing.T) {
 		llmfake.Text(echo("hi")),
 		llmfake.Text(complete("done")),
 	), 300*time.Millisecond, map[string]any{"broken": map[string]any{"command": "./no-such-server"}})
+	// echo is up before the turn, however loaded the machine: what is
+	// tried here is that the turn does not wait for slow.
+	testenv.Eventually(t, 30*time.Second, "echo running", func() bool {
+		s, _ := g.hub.Catalog().Server("echo")
+		return s.Status == mcpgram.StatusRunning
+	})
 	r := g.say("echo hi")
 	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
 		t.Fatalf("last event = %+v", got)
