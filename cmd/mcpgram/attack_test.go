@@ -70,6 +70,11 @@ func TestHostileServerByTheRealBinary(t *testing.T) {
 		out := stdout
 		if _, after, ok := strings.Cut(stderr, "error:\n"); code == 1 && ok {
 			out, _, _ = strings.Cut(after, "\n")
+		} else if code != 0 && strings.Contains(stderr, "went past its processes bound") {
+			// A fork storm slower than the hub's look at the server's
+			// processes (a loaded machine) is ended by the hub, not the
+			// kernel: bounded all the same.
+			return attackResult{Err: stderr}
 		} else if code != 0 {
 			t.Fatalf("attack %s: exit %d\n%s\n%s", what, code, stdout, stderr)
 		}
