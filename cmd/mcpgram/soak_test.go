@@ -40,27 +40,30 @@ func BenchmarkManyChats(b *testing.B) {
 			model := llmfake.New(b, soakModel)
 			s := startSoak(b, engine, model)
 			b.ResetTimer()
-			var first, last time.Duration
+			var first, last soakBlockRun
 			var early soakSample
 			for from := 0; from < b.N; from += soakBlock {
 				n := min(soakBlock, b.N-from)
-				took := s.serve(b, scaleFirst+int64(from), n)
+				last = s.serve(b, scaleFirst+int64(from), n)
 				if from == 0 {
-					first = took
+					first = last
 					early = s.sample(b, "first")
 				}
-				last = took
 			}
 			b.StopTimer()
 			end := s.sample(b, "end")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
-			b.ReportMetric(first.Seconds()/last.Seconds(), "last/first-rate")
+			b.ReportMetric(first.took.Seconds()/last.took.Seconds(), "last/first-rate")
+			b.ReportMetric(first.cpuPerTurn(), "ms-cpu/turn-first")
+			b.ReportMetric(last.cpuPerTurn(), "ms-cpu/turn-last")
 			b.ReportMetric(early.rss/1e6, "MB-rss-first")
 			b.ReportMetric(end.rss/1e6, "MB-rss-end")
 			b.ReportMetric(early.heap/1e6, "MB-heap-first")
 			b.ReportMetric(end.heap/1e6, "MB-heap-end")
 			b.ReportMetric(early.goroutines, "goroutines-first")
 			b.ReportMetric(end.goroutines, "goroutines-end")
+			b.ReportMetric(early.goroutines-early.conns, "goroutines-but-conns-first")
+			b.ReportMetric(end.goroutines-end.conns, "goroutines-but-conns-end")
 		})
 	}
 }
@@ -126,11 +129,24 @@ func startSoak(b *testing.B, engine string, model *llmfake.Server) *soak {
 	return s
 }
 
+// A soakBlockRun is how long a block of chats took to answer, in time
+// and in the instance's CPU time: the machine may be shared, and the CPU
+// a turn costs does not depend on what else runs.
+type soakBlockRun struct {
+	chats int
+	took  time.Duration
+	cpu   time.Duration
+}
+
+func (r soakBlockRun) cpuPerTurn() float64 {
+	return float64(r.cpu) / float64(time.Millisecond) / float64(r.chats)
+}
+
 // serve sends "please answer" in n new chats from chat first on, at
 // once, and returns how long until every one was answered.
-func (s *soak) serve(b *testing.B, first int64, n int) time.Duration {
+func (s *soak) serve(b *testing.B, first int64, n int) soakBlockRun {
 	b.Helper()
-	start := time.Now()
+	start, cpu := time.Now(), s.cpu(b)
 	for c := first; c < first+int64(n); c++ {
 		s.tg.Text(c, c, fmt.Sprintf("please answer c%d-m1", c))
 	}
@@ -143,13 +159,35 @@ func (s *soak) serve(b *testing.B, first int64, n int) time.Duration {
 		}
 		return next == first+int64(n)
 	})
-	return time.Since(start)
+	return soakBlockRun{chats: n, took: time.Since(start), cpu: s.cpu(b) - cpu}
 }
 
-// A soakSample is what the instance holds at one moment.
-type soakSample struct {
-	rss, heap, goroutines float64
+// cpu is the CPU time the instance used so far (user and system).
+func (s *soak) cpu(b *testing.B) time.Duration {
+	b.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command's name, which is in parentheses:
+	// utime and stime are the 12th and 13th, in clock ticks of 10 ms.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	f := strings.Fields(rest)
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
+
+// A soakSample is what the instance holds at one moment. conns are the
+// goroutines of its HTTP connections (two each), which follow the most
+// calls in flight to Telegram and the model in the last 90 seconds (the
+// idle timeout), up to the pools' caps, whatever the chats served.
+type soakSample struct {
+	rss, heap, goroutines, conns float64
+}
+
+// connStacks are the frames of the two goroutines of an HTTP connection.
+var connStacks = regexp.MustCompile(`(?m)^(\d+) @.*\n(?:#.*\n)*?#\s+0x[0-9a-f]+\s+net/http\.\(\*persistConn\)\.(?:readLoop|writeLoop)\b`)
 
 var heapInuse = regexp.MustCompile(`(?m)^# HeapInuse = (\d+)$`)
 
@@ -166,6 +204,10 @@ func (s *soak) sample(b *testing.B, when string) soakSample {
 	stacks := s.profile(b, "goroutine?debug=1")
 	if _, err := fmt.Sscanf(string(stacks), "goroutine profile: total %g", &out.goroutines); err != nil {
 		b.Fatalf("goroutine dump: %v", err)
+	}
+	for _, m := range connStacks.FindAllSubmatch(stacks, -1) {
+		n, _ := strconv.ParseFloat(string(m[1]), 64)
+		out.conns += n
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
