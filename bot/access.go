@@ -30,13 +30,16 @@ func (b *Bot) refuse(user int64) bool {
 	defer b.mu.Unlock()
 	if now.Sub(b.refusedSwept) >= refusalInterval {
 		// Entries old enough to refuse again are no longer needed; dropping
-		// them keeps a stream of new strangers from growing the map.
+		// them keeps a stream of new strangers from growing the map, and a
+		// new map, of the strangers of the last minute alone, lets go of
+		// the room a burst of them took (a map does not shrink).
+		kept := make(map[int64]time.Time, len(b.refused)/2)
 		for id, at := range b.refused {
-			if now.Sub(at) >= refusalInterval {
-				delete(b.refused, id)
+			if now.Sub(at) < refusalInterval {
+				kept[id] = at
 			}
 		}
-		b.refusedSwept = now
+		b.refused, b.refusedSwept = kept, now
 	}
 	if at, ok := b.refused[user]; ok && now.Sub(at) < refusalInterval {
 		return false

@@ -386,13 +386,17 @@ type Stats struct {
 	Running int // lanes running a job
 	Waiting int // lanes with work, waiting for a slot
 	Marks   int // done marks waiting to be written
+	// Lanes are the chats (or topics) the queue holds a lane for: those
+	// with work, running, waiting or parked. A lane whose work is done is
+	// dropped, and made again for the chat's next item.
+	Lanes int
 }
 
 // Stats reports how many lanes are running and waiting.
 func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return Stats{Running: q.running, Waiting: q.waiting, Marks: len(q.done)}
+	return Stats{Running: q.running, Waiting: q.waiting, Marks: len(q.done), Lanes: len(q.lanes)}
 }
 
 func (q *Queue) dispatchLoop(ctx context.Context) {

@@ -135,7 +135,7 @@ func TestBoundedConcurrency(t *testing.T) {
 		}}
 	}, dispatch.Options{MaxRunning: 2})
 	<-oob // the out-of-band job did not wait for a slot
-	waitFor(t, func() bool { return q.Stats() == dispatch.Stats{Running: 2, Waiting: 1} })
+	waitFor(t, func() bool { return q.Stats() == dispatch.Stats{Running: 2, Waiting: 1, Lanes: 3} })
 	close(release)
 	waitFor(t, func() bool { return len(rec.got()) == 3 })
 	closeQueue(t, q)

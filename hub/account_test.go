@@ -103,6 +103,7 @@ func toolNames(h *hub.Hub, server string) []string {
 // Each user's calls carry that user's own token: the first call of each
 // asks that user to connect, later ones do not; until someone connected
 // the catalog lists the connect tool, and after it the server's own.
+// Nothing of a user is kept but the session.
 func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
 	h, c, _ := startAccounts(t, time.Minute)
 	if got := toolNames(h, "mine"); len(got) != 1 || got[0] != hub.ConnectTool {
@@ -131,6 +132,10 @@ func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
 	}
 	if got := h.Sessions("mine"); got != 2 {
 		t.Errorf("sessions = %d, want 2", got)
+	}
+	// Each user's turn to open a session is let go once the calls end.
+	if got := h.UserLocks("mine"); got != 0 {
+		t.Errorf("user locks kept after the calls = %d, want 0", got)
 	}
 	if c.hosts[0] != "127.0.0.1" {
 		t.Errorf("host shown = %q, want 127.0.0.1", c.hosts[0])

@@ -30,3 +30,19 @@ func (h *Hub) Usage(name string) (tasks, rss int64) {
 
 // RefusedWrite is refusedWrite, for its table test.
 var RefusedWrite = refusedWrite
+
+// UserLocks counts the users of server, a per-user server, holding or
+// waiting for their turn to open a session.
+func (h *Hub) UserLocks(server string) int {
+	s, err := h.server(server)
+	if err != nil {
+		return 0
+	}
+	s.mu.Lock()
+	u := s.users
+	s.mu.Unlock()
+	if u == nil {
+		return 0
+	}
+	return u.lockCount()
+}

@@ -40,10 +40,17 @@ type Users struct {
 	shared    Shared // nil: counted here
 	logger    *slog.Logger
 
-	mu     sync.Mutex
-	local  map[int64]*userLimit
-	pruned time.Time // when the shared rates were last pruned
+	now       func() time.Time
+	mu        sync.Mutex
+	local     map[int64]*userLimit
+	nextSweep int       // the size of local that sweeps it (see sweep)
+	pruned    time.Time // when the shared rates were last pruned
 }
+
+// sweepFloor is the fewest users counted here before the idle ones are
+// swept out: a sweep reads them all, so it waits for that many at least,
+// and then for twice as many as the last one kept.
+const sweepFloor = 1024
 
 type userLimit struct {
 	lim    *rate.Limiter
@@ -53,7 +60,10 @@ type userLimit struct {
 // NewUsers returns a limit of perMinute messages a user, counted in shared
 // when it is not nil.
 func NewUsers(perMinute int, shared Shared, logger *slog.Logger) *Users {
-	return &Users{perMinute: perMinute, shared: shared, logger: logger, local: map[int64]*userLimit{}}
+	return &Users{
+		perMinute: perMinute, shared: shared, logger: logger, now: time.Now,
+		local: map[int64]*userLimit{}, nextSweep: sweepFloor,
+	}
 }
 
 // Allow counts a message of user; warn is true the first time a user is
@@ -68,20 +78,41 @@ func (u *Users) Allow(ctx context.Context, user int64) (ok, warn bool) {
 		}
 		u.logger.Warn("shared rate limit unavailable; counting on this instance", "err", err)
 	}
+	now := u.now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	l := u.local[user]
 	if l == nil {
+		if len(u.local) >= u.nextSweep {
+			u.sweep(now)
+		}
 		l = &userLimit{lim: rate.NewLimiter(rate.Every(every), u.perMinute)}
 		u.local[user] = l
 	}
-	if l.lim.Allow() {
+	if l.lim.AllowN(now, 1) {
 		l.warned = false
 		return true, false
 	}
 	warn = !l.warned
 	l.warned = true
 	return false, warn
+}
+
+// sweep forgets the users whose buckets are full again: a full bucket
+// allows what a new one does, and its user, allowed next time, is not
+// warned either, so forgetting it changes nothing. What is left is the
+// users heard from within about a minute (the time a bucket takes to
+// fill), in a map of their size: a map does not shrink as it empties.
+// u.mu is held.
+func (u *Users) sweep(now time.Time) {
+	kept := make(map[int64]*userLimit, len(u.local)/2)
+	for id, l := range u.local {
+		if l.lim.TokensAt(now) < float64(l.lim.Burst()) {
+			kept[id] = l
+		}
+	}
+	u.local = kept
+	u.nextSweep = max(sweepFloor, 2*len(kept))
 }
 
 // prune clears the shared rates of old rows about once an hour.
