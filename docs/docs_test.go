@@ -176,3 +176,66 @@ func TestNoBinaryIsTracked(t *testing.T) {
 		}
 	}
 }
+
+// The diagram of docs/development.md draws, among the packages it names,
+// every direct import go list reports and no other.
+func TestLayoutDiagramMatchesGoList(t *testing.T) {
+	page, err := os.ReadFile("development.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(page), "```mermaid\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok || block == "" {
+		t.Fatal("development.md has no mermaid diagram")
+	}
+	const module = "github.com/mcpgram/mcpgram"
+	nodes := map[string]string{} // id -> import path
+	drawn := map[string]bool{}   // "from -> to", import paths
+	nodeRE := regexp.MustCompile(`^\s*(\w+)\["([^"]+)"\]\s*$`)
+	edgeRE := regexp.MustCompile(`^\s*(\w+) --> (\w+)\s*$`)
+	for _, line := range strings.Split(block, "\n") {
+		if m := nodeRE.FindStringSubmatch(line); m != nil {
+			path, _, _ := strings.Cut(m[2], " ")
+			if path == "mcpgram" {
+				nodes[m[1]] = module
+			} else {
+				nodes[m[1]] = module + "/" + path
+			}
+		} else if m := edgeRE.FindStringSubmatch(line); m != nil {
+			from, to := nodes[m[1]], nodes[m[2]]
+			if from == "" || to == "" {
+				t.Fatalf("edge %q names a node the diagram does not declare first", line)
+			}
+			drawn[from+" -> "+to] = true
+		}
+	}
+	paths := map[string]bool{}
+	for _, p := range nodes {
+		paths[p] = true
+	}
+	args := []string{"list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}
+	for p := range paths {
+		args = append(args, p)
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if !paths[imp] {
+				continue
+			}
+			edge := fields[0] + " -> " + imp
+			if !drawn[edge] {
+				t.Errorf("%s imports %s: the diagram lacks the arrow", fields[0], imp)
+			}
+			delete(drawn, edge)
+		}
+	}
+	for edge := range drawn {
+		t.Errorf("the diagram draws %s, which go list does not report", edge)
+	}
+}
