@@ -305,13 +305,7 @@ func TestNewValidates(t *testing.T) {
 // waitFor polls cond until it holds, failing the test after a while.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, "the condition", cond)
 }
 
 func TestMain(m *testing.M) {
