@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
-	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
 // instances opens two handles on one database: two instances of the bot.
@@ -385,22 +383,11 @@ func TestPruneForgetsDeadInstances(t *testing.T) {
 func TestMigrationKeepsLeasesTakenBefore(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dsn := testenv.Postgres(t)
-	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), "0023"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(t, old, map[int64]string{1: "x"})
-	if err := postgres.Exec(ctx, old, `INSERT INTO chat_leases (chat_id, owner, expires_at)
-		VALUES ('x', 'old', (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 3600000)`); err != nil {
-		t.Fatal(err)
-	}
-	_ = old.Close()
-	db, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	db := upgrade(t, "0023", func(old *postgres.DB) error {
+		put(t, old, map[int64]string{1: "x"})
+		return postgres.Exec(ctx, old, `INSERT INTO chat_leases (chat_id, owner, expires_at)
+			VALUES ('x', 'old', (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 3600000)`)
+	})
 	if owner, live, err := db.LeaseOwner(ctx, "x"); err != nil || owner != "old" || !live {
 		t.Fatalf("lease of x after the upgrade: %q live %v err %v; want old's", owner, live, err)
 	}

@@ -191,12 +191,22 @@ func TestOpenErrorHidesPassword(t *testing.T) {
 func TestMigrationCountsHistoryBytes(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
+	db := upgrade(t, "0014", func(old *postgres.DB) error { return postgres.Exec(ctx, old, storetest.OldMessages) })
+	storetest.CheckUpgradedHistory(ctx, t, db)
+}
+
+// upgrade makes a database of the migrations before version, has write
+// write to it (as a version of that time did), and opens it as this
+// version does, with every migration: the database as an upgrade leaves it.
+func upgrade(t *testing.T, version string, write func(old *postgres.DB) error) *postgres.DB {
+	t.Helper()
+	ctx := t.Context()
 	dsn := testenv.Postgres(t)
-	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), "0014"))
+	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), version))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.Exec(ctx, old, storetest.OldMessages); err != nil {
+	if err := write(old); err != nil {
 		t.Fatal(err)
 	}
 	_ = old.Close()
@@ -204,6 +214,6 @@ func TestMigrationCountsHistoryBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = db.Close() }()
-	storetest.CheckUpgradedHistory(ctx, t, db)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
