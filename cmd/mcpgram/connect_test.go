@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -29,12 +28,8 @@ func TestMCPCallConnectsTheUser(t *testing.T) {
 	b := buildBinary(t)
 	fake := oauthfake.Start(t)
 	settings := perUserSettings(t, b, fake)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := []string{"OAUTH_KEY=" + accountsKey, "MCP_SETTINGS=" + settings}
-	browser := append(base, "MCPGRAM_TEST_BROWSER=1", "MCPGRAM_TEST_ACCOUNT=alice-at-tracker", "BROWSER="+self)
+	browser := append(base, browserEnv(t, "alice-at-tracker")...)
 
 	out, errOut, code := b.run(browser, "--user", "alice", "mcp", "call", "mine", "whoami")
 	if code != 0 || strings.TrimSpace(out) != "alice-at-tracker" {
@@ -76,13 +71,9 @@ func TestChatConnectsTheUser(t *testing.T) {
 	b := buildBinary(t)
 	fake := oauthfake.Start(t)
 	settings := perUserSettings(t, b, fake)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	model := llmfake.New(t, whoModel)
-	chat := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL(), "OAUTH_KEY="+accountsKey,
-		"MCPGRAM_TEST_BROWSER=1", "MCPGRAM_TEST_ACCOUNT=local-at-tracker", "BROWSER="+self)
+	chat := startChat(t, b, settings, append([]string{"OPENAI_BASE_URL=" + model.URL(), "OAUTH_KEY=" + accountsKey},
+		browserEnv(t, "local-at-tracker")...)...)
 	chat.converse([]step{
 		{"> ", "connect me"},
 		{`mine acts as each user's own account: sign in to it as user "local"`, ""},

@@ -26,17 +26,9 @@ func TestMCPLogin(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
 	fake := oauthfake.Start(t)
-	settings := filepath.Join(b.dir, "mcp-settings.json")
-	entry := `{"mcpServers": {"remote": {"type": "streamableHttp", "url": "` + fake.URL() + `/mcp", "timeout": 20}}}`
-	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	settings := remoteSettings(t, b, fake)
 	const key = "operator-key-0123456789-0123456789"
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"OAUTH_KEY=" + key, "MCPGRAM_TEST_BROWSER=1", "BROWSER=" + self, "MCP_SETTINGS=" + settings}
+	env := append([]string{"OAUTH_KEY=" + key, "MCP_SETTINGS=" + settings}, browserEnv(t, "")...)
 
 	out, errOut, code := b.run(env, "mcp", "login", "remote")
 	if code != 0 || !strings.Contains(out, "signed in to remote") || !strings.Contains(out, "running, 1 tool") {
@@ -74,18 +66,10 @@ func TestMCPLoginMakesKey(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
 	fake := oauthfake.Start(t)
-	settings := filepath.Join(b.dir, "mcp-settings.json")
-	entry := `{"mcpServers": {"remote": {"type": "streamableHttp", "url": "` + fake.URL() + `/mcp", "timeout": 20}}}`
-	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	settings := remoteSettings(t, b, fake)
 	keyFile := filepath.Join(b.dir, "data", "oauth.key")
 	env := []string{"MCP_SETTINGS=" + settings}
-	browser := append([]string{"MCPGRAM_TEST_BROWSER=1", "BROWSER=" + self}, env...)
+	browser := append(browserEnv(t, ""), env...)
 
 	shared := append([]string{"DATABASE_URL=postgres://mcpgram@127.0.0.1:9/mcpgram"}, browser...)
 	_, errOut, code := b.run(shared, "mcp", "login", "remote")
@@ -149,19 +133,11 @@ func TestMCPLoginMakesKey(t *testing.T) {
 func TestMCPLogout(t *testing.T) {
 	b := buildBinary(t)
 	fake := oauthfake.Start(t)
-	settings := filepath.Join(b.dir, "mcp-settings.json")
-	entry := `{"mcpServers": {"remote": {"type": "streamableHttp", "url": "` + fake.URL() + `/mcp", "timeout": 20}}}`
-	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	settings := remoteSettings(t, b, fake)
 	env := []string{"OAUTH_KEY=operator-key-0123456789-0123456789", "MCP_SETTINGS=" + settings}
 	login := func() {
 		t.Helper()
-		if out, errOut, code := b.run(append(env, "MCPGRAM_TEST_BROWSER=1", "BROWSER="+self), "mcp", "login", "remote"); code != 0 {
+		if out, errOut, code := b.run(append(env, browserEnv(t, "")...), "mcp", "login", "remote"); code != 0 {
 			t.Fatalf("mcp login = %d\n%s\n%s", code, out, errOut)
 		}
 	}
@@ -237,10 +213,6 @@ func TestMCPListStatuses(t *testing.T) {
 		"broken":      map[string]any{"command": "./no-such-server"},
 		"off":         map[string]any{"command": testenv.Bundled(t, "mcp-clock"), "disabled": true},
 	})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	env := []string{"MCP_SETTINGS=" + settings}
 	unreachable := regexp.MustCompile(`(?m)^down +unreachable: connection refused \(` + regexp.QuoteMeta(closed) + `\)$`)
 	printed := map[string]bool{}
@@ -258,7 +230,7 @@ func TestMCPListStatuses(t *testing.T) {
 		t.Errorf("mcp call down = %d\n%s; want 1, saying it is unreachable", code, errOut)
 	}
 
-	if out, errOut, code := b.run(append(env, "MCPGRAM_TEST_BROWSER=1", "BROWSER="+self), "mcp", "login", "remote"); code != 0 {
+	if out, errOut, code := b.run(append(env, browserEnv(t, "")...), "mcp", "login", "remote"); code != 0 {
 		t.Fatalf("mcp login = %d\n%s\n%s", code, out, errOut)
 	}
 	out, errOut, code = b.run(env, "mcp", "list")
@@ -313,4 +285,28 @@ func statusKind(status string) string {
 		return status[:i]
 	}
 	return status
+}
+
+// remoteSettings writes a settings file of one remote server, "remote",
+// the protected server fake serves.
+func remoteSettings(t *testing.T, b *binary, fake *oauthfake.Server) string {
+	t.Helper()
+	return testenv.WriteSettings(t, b.dir, map[string]any{
+		"remote": map[string]any{"type": "streamableHttp", "url": fake.URL() + "/mcp", "timeout": 20},
+	})
+}
+
+// browserEnv makes the test binary the browser of mcpgram mcp login and of
+// the sign-ins mcpgram asks for, signing in as account when it is not "".
+func browserEnv(t *testing.T, account string) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MCPGRAM_TEST_BROWSER=1", "BROWSER=" + self}
+	if account != "" {
+		env = append(env, "MCPGRAM_TEST_ACCOUNT="+account)
+	}
+	return env
 }
