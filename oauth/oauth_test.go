@@ -345,8 +345,17 @@ func approve(t *testing.T, m *oauth.Manager, req oauth.Request) url.Values {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Get(authURL)
+	return browse(t, nil, authURL)
+}
+
+// browse is the person's browser at authURL, through tr (nil: Go's
+// default): the authorization server approves, and browse returns the
+// query it sends the browser back with.
+func browse(t *testing.T, tr http.RoundTripper, authURL string) url.Values {
+	t.Helper()
+	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, authURL, nil)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

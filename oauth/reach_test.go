@@ -65,18 +65,7 @@ func (r *remote) authorize(t *testing.T, authURL string) url.Values {
 	tr := r.fake.Client().Transport.(*http.Transport).Clone()
 	d := &net.Dialer{Resolver: r.dns.Resolver()}
 	tr.DialContext = d.DialContext
-	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, authURL, nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorization answered %s to %q", resp.Status, resp.Header.Get("Location"))
-	}
-	return loc.Query()
+	return browse(t, tr, authURL)
 }
 
 // A remote server's metadata that names, for a URL mcpgram posts to or
