@@ -46,31 +46,58 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Agent runs turns, and keeps what a chat chose (for /system, /tools
-// and /model) and a user spent (for /usage); *agent.Agent is one.
+// An Agent runs the turns of the chats' messages, resets a chat's
+// conversation (/new) and closes what expired; *agent.Agent is one. What
+// else the bot's features need of it are its Parts.
 type Agent interface {
 	Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error
 	Reset(ctx context.Context, chatID string) error
 	Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error
-	// What a server asks mid-call (see agent.Form): its inputs, and
-	// whether a call here waits for one of a user.
+}
+
+// Parts are the agent's parts beside its turns, which the bot's features
+// use: for *agent.Agent a, agent.NewForms(a), agent.NewPrompts(a) and so
+// on.
+type Parts struct {
+	// Forms takes the answers to what a server asks mid-call (see
+	// agent.Forms); *agent.Forms is one.
+	Forms Forms
+	// Prompts opens the prompts users choose (see agent.Prompts);
+	// *agent.Prompts is one.
+	Prompts Prompts
+	// SignIns opens an admin's card of the operator's sign-in to a
+	// server (see agent.Connections); *agent.Connections is one.
+	SignIns SignIns
+	// Prefs keeps what each chat chose for itself (see agent.Prefs);
+	// *agent.Prefs is one.
+	Prefs settings.Agent
+	// Usage reads the users' tokens (see agent.Meter); *agent.Meter is
+	// one.
+	Usage usage.Agent
+}
+
+// Forms are what a server asks mid-call (see agent.Form): their inputs,
+// whether a call here waits for one of a user, and a group's form opened
+// in its user's private chat (see agent.Forms).
+type Forms interface {
 	FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in agent.FormInput) (*agent.Form, error)
 	Waiting(chatID, userID string) bool
-	// OpenPrivately opens a form asked in a group in its user's private
-	// chat (see agent.OpenPrivately).
 	OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin agent.Begin) (*agent.Form, error)
-	// The prompts users choose (see agent.OpenPrompt): a form of their
-	// arguments, the one open, and their messages as a turn's input.
+}
+
+// Prompts are the prompts users choose (see agent.Prompts): a form of
+// their arguments, the one open, and their messages as a turn's input.
+type Prompts interface {
 	OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*agent.Form, error)
 	OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*agent.Form, bool, error)
 	GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
-	// SignIn opens an admin's card of the operator's sign-in to a server
-	// (see agent.SignIn).
+}
+
+// SignIns open an admin's card of the operator's sign-in to a server,
+// and wait for it to close (see agent.Connections).
+type SignIns interface {
 	SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
-	// AwaitSignIn waits for such a card to close (see agent.AwaitSignIn).
 	AwaitSignIn(ctx context.Context, id int64) (*agent.Form, error)
-	settings.Agent
-	usage.Agent
 }
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
@@ -257,6 +284,7 @@ func (c *Options) setDefaults() {
 type Bot struct {
 	cfg      Options
 	agent    Agent
+	parts    Parts
 	hub      Hub
 	store    Store
 	logger   *slog.Logger
@@ -313,19 +341,22 @@ type turn struct {
 
 // New returns a Bot with token, the bot token from @BotFather
 // (TELEGRAM_BOT_TOKEN), that has not yet contacted Telegram.
-func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
+func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, error) {
 	if token == "" {
 		return nil, errors.New("bot: TELEGRAM_BOT_TOKEN is required")
 	}
 	if a == nil || h == nil || s == nil {
 		return nil, errors.New("bot: agent, hub and store are required")
 	}
+	if p.Forms == nil || p.Prompts == nil || p.SignIns == nil || p.Prefs == nil || p.Usage == nil {
+		return nil, errors.New("bot: every part of the agent is required")
+	}
 	if cfg.Webhook && cfg.WebhookSecret == "" {
 		return nil, errors.New("bot: webhook mode needs TELEGRAM_WEBHOOK_SECRET")
 	}
 	cfg.setDefaults()
 	b := &Bot{
-		cfg: cfg, agent: a, hub: h, store: s,
+		cfg: cfg, agent: a, parts: p, hub: h, store: s,
 		logger:    cfg.Logger,
 		allowed:   map[int64]bool{},
 		admins:    map[int64]bool{},
@@ -364,9 +395,9 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
-	b.settings = settings.New(a, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
+	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
-	b.usage = usage.New(a, b.tg, usage.Options{Logger: cfg.Logger})
+	b.usage = usage.New(p.Usage, b.tg, usage.Options{Logger: cfg.Logger})
 	if cfg.Connections != nil {
 		b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
 	}

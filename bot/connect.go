@@ -117,7 +117,7 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegra
 		b.tg.AnswerCallback(ctx, cq.ID, "I cannot reach my database right now; please press again in a moment.", true)
 		return
 	}
-	f, err := b.agent.SignIn(ctx, caller(user, key), server, func(ctx context.Context, redirectURI, tag string) (string, string, error) {
+	f, err := b.parts.SignIns.SignIn(ctx, caller(user, key), server, func(ctx context.Context, redirectURI, tag string) (string, string, error) {
 		return b.hub.SignIn(ctx, server, redirectURI, tag)
 	})
 	if err != nil {
@@ -147,7 +147,7 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegra
 // if not shown yet, and once signed in reconnects the server here (the
 // other instances retry on their own). At shutdown it stops waiting.
 func (b *Bot) awaitSignIn(ctx context.Context, at telegram.Place, id int64) {
-	f, err := b.agent.AwaitSignIn(ctx, id)
+	f, err := b.parts.SignIns.AwaitSignIn(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
 			b.logger.Error("wait for the operator's sign-in", "form", id, "err", err)

@@ -213,7 +213,7 @@ func (b *Bot) handleFormPress(ctx context.Context, q *query, data callback.Data)
 	case callback.FormSubmit, callback.FormDecline, callback.FormCancel:
 		in.Step = -1
 	}
-	f, err := b.agent.FormInput(ctx, caller(user, q.key), data.Pending, in)
+	f, err := b.parts.Forms.FormInput(ctx, caller(user, q.key), data.Pending, in)
 	switch {
 	case errors.Is(err, agent.ErrNotYours):
 		b.tg.AnswerCallback(ctx, cq.ID, "This form is for the person whose request it belongs to; only they can answer it.", true)
@@ -252,7 +252,7 @@ func (b *Bot) formText(ctx context.Context, m *message) bool {
 	if !ok {
 		return false
 	}
-	f, err := b.agent.FormInput(ctx, caller(user, m.key), id, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
+	f, err := b.parts.Forms.FormInput(ctx, caller(user, m.key), id, agent.FormInput{Op: agent.FormType, Text: m.Text, Step: -1})
 	switch {
 	case errors.Is(err, agent.ErrNotYours), errors.Is(err, agent.ErrStale):
 		b.formCards.dropIn(id, chatID)

@@ -109,7 +109,7 @@ func (b *Bot) openPrivately(ctx context.Context, m *message, payload string) {
 		b.say(ctx, m.at, "That link is not one of mine, so nothing was done.")
 		return
 	}
-	f, err := b.agent.OpenPrivately(ctx, caller(user, m.key), p.Form, b.beginFor(user))
+	f, err := b.parts.Forms.OpenPrivately(ctx, caller(user, m.key), p.Form, b.beginFor(user))
 	switch {
 	case errors.Is(err, agent.ErrNotYours):
 		b.say(ctx, m.at, "That link belongs to another member's request, and only they can open it, so nothing was done.")

@@ -51,7 +51,7 @@ func (b *Bot) promptCommands() []promptmenu.Command {
 // has not turned off.
 func (b *Bot) chatPrompts(ctx context.Context, chatID int64) []promptmenu.Command {
 	cmds := b.promptCommands()
-	off, err := b.agent.ServersOff(ctx, strconv.FormatInt(chatID, 10))
+	off, err := b.parts.Prefs.ServersOff(ctx, strconv.FormatInt(chatID, 10))
 	if err != nil {
 		b.logger.Error("read the chat's servers", "chat", chatID, "err", err)
 	}
@@ -92,7 +92,7 @@ func (b *Bot) showPrompts(ctx context.Context, at telegram.Place, arg string) {
 func (b *Bot) startPrompt(ctx context.Context, m *message, cmd promptmenu.Command) {
 	user := m.From.ID
 	who := caller(user, m.key)
-	f, err := b.agent.OpenPrompt(ctx, who, cmd.Server, cmd.Prompt)
+	f, err := b.parts.Prompts.OpenPrompt(ctx, who, cmd.Server, cmd.Prompt)
 	switch {
 	case errors.Is(err, agent.ErrNoPrompt):
 		b.say(ctx, m.at, "That prompt is not available here right now.")
@@ -172,7 +172,7 @@ func (b *Bot) handlePromptPress(ctx context.Context, q *query, data callback.Dat
 // taken.
 func (b *Bot) promptInput(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, key string, user, id int64, in agent.FormInput) (*agent.Form, bool) {
 	chatID := at.Chat
-	f, err := b.agent.FormInput(ctx, caller(user, key), id, in)
+	f, err := b.parts.Forms.FormInput(ctx, caller(user, key), id, in)
 	if err == nil && f.Mode != agent.ModePrompt {
 		err = agent.ErrStale // a server's form: its own buttons answer it
 	}
@@ -233,7 +233,7 @@ func (b *Bot) promptText(ctx context.Context, m *message) bool {
 	if !m.Chat.IsPrivate() && (m.ReplyToMessage == nil || m.ReplyToMessage.From == nil || m.ReplyToMessage.From.ID != b.self.ID) {
 		return false
 	}
-	open, found, err := b.agent.OpenPromptForm(ctx, caller(user, m.key))
+	open, found, err := b.parts.Prompts.OpenPromptForm(ctx, caller(user, m.key))
 	if err != nil {
 		b.logger.Error("open prompt form", "chat", m.at, "err", err)
 		return false
@@ -268,7 +268,7 @@ func (b *Bot) sendPrompt(ctx context.Context, at telegram.Place, key string, use
 		}
 	}
 	who := caller(user, key)
-	in, err := b.agent.GetPrompt(ctx, who, server, name, args)
+	in, err := b.parts.Prompts.GetPrompt(ctx, who, server, name, args)
 	switch {
 	case errors.Is(err, agent.ErrNoPrompt):
 		b.say(ctx, at, "That prompt is not available here right now.")
@@ -369,7 +369,7 @@ func (b *Bot) chatMenus(ctx context.Context) {
 // operator's private chat gets the operators' menu back.
 func (b *Bot) chatMenu(ctx context.Context, chatID int64) {
 	private := chatID > 0
-	off, err := b.agent.ServersOff(ctx, strconv.FormatInt(chatID, 10))
+	off, err := b.parts.Prefs.ServersOff(ctx, strconv.FormatInt(chatID, 10))
 	if err != nil {
 		b.logger.Info("cannot read the chat's servers; its command menu may be stale", "chat", chatID, "err", err)
 		return
