@@ -33,6 +33,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
 	"github.com/mcpgram/mcpgram/bot/connections"
+	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/servers"
@@ -327,9 +328,9 @@ type Bot struct {
 
 	cards     sync.Map         // pending id -> *card: a question or approval with live buttons
 	openCards map[string]*card // conversation -> its newest live card; under mu
-	formCards formCards        // the cards of forms this instance sent
+	forms     *forms.Cards     // the cards of forms this instance sent
 	// promptCards are the cards of prompts' forms this instance sent.
-	promptCards formCards
+	promptCards forms.Registry
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -393,6 +394,7 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	})
 	q.Register(cfg.Metrics)
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
+	b.forms = forms.New(p.Forms, b.tg, forms.Options{BotName: func() string { return b.self.UserName }, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -10,67 +9,8 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 )
-
-// connectCard asks the user to connect their own account to a server
-// (agent.ModeConnect): it names the server and its full domain, says it
-// is mcpgram that asks, and has the sign-in as a URL button (nothing is
-// opened for the user) and Cancel. Without a public URL the browser ends
-// on an address that does not load, which the user sends here.
-func connectCard(f *agent.Form) (string, *tgbotapi.InlineKeyboardMarkup) {
-	var b strings.Builder
-	host := pageHost("https://" + f.Host)
-	fmt.Fprintf(&b, "🔑 <b>Connect your account to %s</b>\n\n", shown(f.Server))
-	fmt.Fprintf(&b, "mcpgram asks you to connect your own account to the server <b>%s</b> at:\n<b>%s</b>\n", shown(f.Server), shown(host))
-	b.WriteString("Its calls for you will carry your account's access, and nobody else's.")
-	if !f.Open() {
-		b.WriteString("\n\n" + connectOutcome(f))
-		return b.String(), nil
-	}
-	if f.PasteBack {
-		b.WriteString("\n\nPress <b>Connect</b> and sign in. Your browser then ends on a page that does not load (its address starts with <code>http://127.0.0.1/</code>): copy that whole address and send it here.")
-	} else {
-		b.WriteString("\n\nPress <b>Connect</b> and sign in; this card changes once you have.")
-	}
-	if !f.ExpiresAt.IsZero() {
-		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", f.ExpiresAt.UTC().Format("15:04"))
-	}
-	rows := [][]tgbotapi.InlineKeyboardButton{}
-	if u, err := url.Parse(f.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
-		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("🔑 Connect", f.URL)))
-	}
-	cancel := callback.Data{Kind: callback.Form, Pending: f.ID, Op: callback.FormCancel}.String()
-	rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("✖️ Cancel", cancel)))
-	kb := tgbotapi.NewInlineKeyboardMarkup(rows...)
-	return b.String(), &kb
-}
-
-// connectOutcome is the line a closed connect card ends with.
-func connectOutcome(f *agent.Form) string {
-	if f.Operator {
-		switch f.Outcome {
-		case agent.FormAccepted:
-			return "✅ <i>Signed in, for every chat.</i>"
-		case agent.FormExpired:
-			return "⌛ <i>Not signed in in time.</i>"
-		case agent.FormStopped:
-			return "⏹ <i>The bot stopped before you signed in.</i>"
-		}
-	}
-	switch f.Outcome {
-	case agent.FormAccepted:
-		return "✅ <i>Connected.</i>"
-	case agent.FormDeclined:
-		return "🚫 <i>Not connected.</i>"
-	case agent.FormExpired:
-		return "⌛ <i>Not connected in time; the call was cancelled.</i>"
-	case agent.FormStopped:
-		return "⏹ <i>The call ended before you connected.</i>"
-	}
-	return "<i>Closed.</i>"
-}
 
 // looksLikeSignIn reports whether text is an address a sign-in's
 // browser came back to mcpgram at (its callback path, with a state and
@@ -126,7 +66,7 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegra
 		return
 	}
 	b.tg.AnswerCallback(ctx, cq.ID, "", false)
-	b.showForm(ctx, at, key, user, f)
+	b.forms.Show(ctx, at, key, user, f)
 	b.queue.Go(func(work context.Context) {
 		// It waits on a person: it stops as shutdown begins, rather than
 		// hold the shutdown for its grace.
@@ -154,7 +94,7 @@ func (b *Bot) awaitSignIn(ctx context.Context, at telegram.Place, id int64) {
 		}
 		return
 	}
-	b.updateForm(ctx, at.Chat, 0, f)
+	b.forms.Update(ctx, at.Chat, 0, f)
 	if f.Outcome == agent.FormAccepted {
 		b.signedIn(ctx, at, f)
 	}

@@ -3,14 +3,10 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/startlink"
 )
 
@@ -27,62 +23,6 @@ import (
 // Telegram gives groups, supergroups and channels negative ids, a user's
 // private chat with the bot the user's id.
 func IsGroup(chatID string) bool { return strings.HasPrefix(chatID, "-") }
-
-// privateElsewhere reports whether f's card in chatID is a group's card
-// of a form answered in private.
-func privateElsewhere(f *agent.Form, chatID int64) bool { return f.Private && chatID < 0 }
-
-// privateCard is, in a group, the card of a form answered in its user's
-// private chat: whose it is (who, HTML) and what asks; while open, a
-// button to the private chat (link) and Cancel; once closed, how it
-// ended. Nothing else of the form shows: no sign-in link, field or
-// answer.
-func privateCard(f *agent.Form, who, link string) (string, *tgbotapi.InlineKeyboardMarkup) {
-	if who == "" {
-		who = "The member who asked"
-	}
-	var b strings.Builder
-	switch {
-	case f.Mode == agent.ModeConnect && f.Operator:
-		fmt.Fprintf(&b, "🔑 %s: sign in to <b>%s</b> for every chat.", who, shown(f.Server))
-	case f.Mode == agent.ModeConnect:
-		fmt.Fprintf(&b, "🔑 %s: <b>%s</b> asks you to connect your own account.", who, shown(f.Server))
-	case f.Tool != "":
-		fmt.Fprintf(&b, "📝 %s: <b>%s</b> asks you something, during <code>%s</code>.", who, shown(f.Server), shown(f.Tool))
-	default:
-		fmt.Fprintf(&b, "📝 %s: <b>%s</b> asks you something.", who, shown(f.Server))
-	}
-	if !f.Open() {
-		if f.Mode == agent.ModeConnect {
-			return b.String() + "\n\n" + connectOutcome(f), nil
-		}
-		return b.String() + "\n\n" + formOutcome(f), nil
-	}
-	what := "Answer it"
-	if f.Mode == agent.ModeConnect {
-		what = "Sign in"
-	}
-	fmt.Fprintf(&b, "\n\n%s in our private chat, where nobody else sees it: press <b>Open private chat</b>, then <b>Start</b>. Only you can open it.", what)
-	if !f.ExpiresAt.IsZero() {
-		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", f.ExpiresAt.UTC().Format("15:04"))
-	}
-	cancel := callback.Data{Kind: callback.Form, Pending: f.ID, Op: callback.FormCancel}.String()
-	kb := tgbotapi.NewInlineKeyboardMarkup(
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("🔒 Open private chat", link)),
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("✖️ Cancel", cancel)),
-	)
-	return b.String(), &kb
-}
-
-// memberName is user as a group's card names them: a mention by id, with
-// their first name as the group knows it (HTML).
-func (b *Bot) memberName(ctx context.Context, chatID, user int64) string {
-	name := "the member who asked"
-	if m, err := b.tg.ChatMember(ctx, chatID, user); err == nil && m.User != nil && m.User.FirstName != "" {
-		name = m.User.FirstName
-	}
-	return fmt.Sprintf(`<a href="tg://user?id=%d">%s</a>`, user, shown(name))
-}
 
 // start answers /start: the greeting, or, with a deep link's payload,
 // what the link asks.
@@ -126,7 +66,7 @@ func (b *Bot) openPrivately(ctx context.Context, m *message, payload string) {
 		return
 	}
 	b.logger.Info("a group's form opened in its user's private chat", "form", f.ID, "user", strconv.FormatInt(user, 10))
-	b.showForm(ctx, m.at, m.key, user, f)
+	b.forms.Show(ctx, m.at, m.key, user, f)
 }
 
 // beginFor begins, for the user who opened a group's sign-in card in

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/formcard"
+	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/promptmenu"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
@@ -77,9 +78,9 @@ func (b *Bot) showPrompts(ctx context.Context, at telegram.Place, arg string) {
 	for _, c := range cmds[(page-1)*promptsPerPage : min(len(cmds), page*promptsPerPage)] {
 		if c.Server != server {
 			server = c.Server
-			sb.WriteString("\n<b>" + shown(server) + "</b>\n")
+			sb.WriteString("\n<b>" + render.Shown(server) + "</b>\n")
 		}
-		fmt.Fprintf(&sb, "/%s – %s\n", c.Name, shown(render.Shorten(c.Description, 100)))
+		fmt.Fprintf(&sb, "/%s – %s\n", c.Name, render.Shown(render.Shorten(c.Description, 100)))
 	}
 	if pages > 1 {
 		fmt.Fprintf(&sb, "\n<i>Page %d of %d: /prompts %d for the next.</i>", page, pages, page%pages+1)
@@ -117,14 +118,14 @@ func (b *Bot) showPromptForm(ctx context.Context, at telegram.Place, key string,
 		b.logger.Error("send prompt form", "chat", at, "form", f.ID, "err", err)
 		return
 	}
-	b.promptCards.put(f.ID, formCard{chatID: at.Chat, key: key, msgID: msg.MessageID, user: user})
+	b.promptCards.Put(f.ID, forms.Card{ChatID: at.Chat, Key: key, MsgID: msg.MessageID, User: user})
 }
 
 // promptFormMessage is the card of prompt form f.
 func promptFormMessage(f *agent.Form, group bool) (string, *tgbotapi.InlineKeyboardMarkup) {
-	head := fmt.Sprintf("💬 Prompt <code>%s</code> of <b>%s</b>", shown(f.Prompt), shown(f.Server))
+	head := fmt.Sprintf("💬 Prompt <code>%s</code> of <b>%s</b>", render.Shown(f.Prompt), render.Shown(f.Server))
 	if msg := strings.TrimSpace(f.Message); msg != "" {
-		head += "\n<blockquote expandable>" + shown(render.Shorten(msg, maxShownMessage)) + "</blockquote>"
+		head += "\n<blockquote expandable>" + render.Shown(render.Shorten(msg, forms.MaxShownMessage)) + "</blockquote>"
 	}
 	if !f.Open() {
 		switch f.Outcome {
@@ -151,12 +152,7 @@ func (b *Bot) handlePromptPress(ctx context.Context, q *query, data callback.Dat
 		return
 	}
 	user := cq.From.ID
-	in := agent.FormInput{Op: formOps[data.Op], Option: data.Option, Step: data.Page}
-	switch data.Op {
-	case callback.FormSubmit, callback.FormDecline, callback.FormCancel:
-		in.Step = -1
-	}
-	f, ok := b.promptInput(ctx, cq, q.at, q.key, user, data.Pending, in)
+	f, ok := b.promptInput(ctx, cq, q.at, q.key, user, data.Pending, forms.Input(data))
 	if !ok {
 		return
 	}
@@ -204,18 +200,18 @@ func (b *Bot) promptInput(ctx context.Context, cq *tgbotapi.CallbackQuery, at te
 func (b *Bot) updatePromptForm(ctx context.Context, at telegram.Place, key string, user int64, msgID int, f *agent.Form) {
 	chatID := at.Chat
 	if msgID == 0 {
-		c, ok := b.promptCards.get(f.ID, chatID)
+		c, ok := b.promptCards.Get(f.ID, chatID)
 		if !ok {
 			if f.Open() {
 				b.showPromptForm(ctx, at, key, user, f)
 			}
 			return
 		}
-		msgID = c.msgID
+		msgID = c.MsgID
 	}
 	html, markup := promptFormMessage(f, chatID < 0)
 	if !f.Open() {
-		b.promptCards.drop(f.ID)
+		b.promptCards.Drop(f.ID)
 	}
 	if err := b.tg.EditHTML(ctx, chatID, msgID, html, markup); err != nil {
 		b.logger.Debug("edit prompt form", "chat", chatID, "form", f.ID, "err", err)
@@ -246,7 +242,7 @@ func (b *Bot) promptText(ctx context.Context, m *message) bool {
 		return false
 	}
 	if f.Note != "" {
-		if _, err := b.tg.SendHTML(ctx, m.at, m.MessageID, "⚠️ "+shown(f.Note)+" Try again.", nil); err != nil {
+		if _, err := b.tg.SendHTML(ctx, m.at, m.MessageID, "⚠️ "+render.Shown(f.Note)+" Try again.", nil); err != nil {
 			b.logger.Debug("send form note", "chat", m.at, "err", err)
 		}
 	}
@@ -275,7 +271,7 @@ func (b *Bot) sendPrompt(ctx context.Context, at telegram.Place, key string, use
 		return
 	case err != nil:
 		b.logger.Warn("get a prompt", "chat", at, "server", server, "prompt", name, "err", err)
-		b.say(ctx, at, "Sorry, "+shown(server)+" could not give the prompt <code>"+shown(name)+"</code>. Please try again later.")
+		b.say(ctx, at, "Sorry, "+render.Shown(server)+" could not give the prompt <code>"+render.Shown(name)+"</code>. Please try again later.")
 		return
 	}
 	b.say(ctx, at, promptQuote(in))
@@ -286,9 +282,9 @@ func (b *Bot) sendPrompt(ctx context.Context, at telegram.Place, key string, use
 // (its beginning, when long), and how many images went with it.
 func promptQuote(in agent.PromptInput) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "💬 <i>Sent the prompt</i> <code>%s</code> <i>of</i> <b>%s</b>:", shown(in.Prompt), shown(in.Server))
+	fmt.Fprintf(&sb, "💬 <i>Sent the prompt</i> <code>%s</code> <i>of</i> <b>%s</b>:", render.Shown(in.Prompt), render.Shown(in.Server))
 	if strings.TrimSpace(in.Text) != "" {
-		sb.WriteString("\n<blockquote expandable>" + shown(render.Shorten(in.Text, maxPromptShown)) + "</blockquote>")
+		sb.WriteString("\n<blockquote expandable>" + render.Shown(render.Shorten(in.Text, maxPromptShown)) + "</blockquote>")
 	}
 	if n := len(in.Images); n > 0 {
 		sb.WriteString("\n🖼 " + render.Count(n, "image"))

@@ -173,11 +173,11 @@ func (r *reply) emit(ev agent.Event) {
 		r.b.say(ctx, r.at, render.Escape(ev.Text))
 	case agent.EventForm:
 		if ev.Form != nil {
-			r.b.showForm(ctx, r.at, r.key, r.user, ev.Form)
+			r.b.forms.Show(ctx, r.at, r.key, r.user, ev.Form)
 		}
 	case agent.EventFormClosed:
 		if ev.Form != nil {
-			r.b.updateForm(ctx, r.at.Chat, 0, ev.Form)
+			r.b.forms.Update(ctx, r.at.Chat, 0, ev.Form)
 		}
 	case agent.EventError:
 		r.done = true
