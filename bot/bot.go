@@ -36,6 +36,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/media"
+	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/stats"
@@ -329,8 +330,7 @@ type Bot struct {
 	cards     sync.Map         // pending id -> *card: a question or approval with live buttons
 	openCards map[string]*card // conversation -> its newest live card; under mu
 	forms     *forms.Cards     // the cards of forms this instance sent
-	// promptCards are the cards of prompts' forms this instance sent.
-	promptCards forms.Registry
+	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -395,6 +395,9 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	q.Register(cfg.Metrics)
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.forms = forms.New(p.Forms, b.tg, forms.Options{BotName: func() string { return b.self.UserName }, Logger: cfg.Logger})
+	b.prompts = prompts.New(p.Prompts, p.Forms, p.Prefs, h, b.tg, prompts.Options{
+		Own: ownCommands(), Run: b.runPrompt, BotID: func() int64 { return b.self.ID }, Logger: cfg.Logger,
+	})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
@@ -491,7 +494,7 @@ func (b *Bot) connect(ctx context.Context) error {
 // all_group_chats. A failure costs only a stale menu: every command works
 // whatever the menu shows.
 func (b *Bot) registerCommands(ctx context.Context) string {
-	prompts := b.promptCommands()
+	prompts := b.prompts.Commands()
 	for _, m := range []struct {
 		scope tgbotapi.BotCommandScope
 		cmds  []tgbotapi.BotCommand
