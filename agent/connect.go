@@ -28,9 +28,10 @@ const ModeConnect = "connect"
 
 // Connections are the sign-ins the agent's forms carry: an admin's
 // sign-in of the operator to a server, from a chat (SignIn, AwaitSignIn),
-// and a browser's return to PUBLIC_URL, which closes the form it belongs
-// to (Finishable, Connected). A user's own Connect is asked by a call
-// (Agent.Connect).
+// a browser's return to PUBLIC_URL, which closes the form it belongs to
+// (Finishable, Connected), and a group's form or sign-in opened in its
+// user's private chat (OpenPrivately). A user's own Connect is asked by
+// a call (Agent.Connect).
 type Connections struct{ a *Agent }
 
 // NewConnections returns the sign-ins of a's forms.

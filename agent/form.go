@@ -36,9 +36,9 @@ import (
 const DefaultFormPoll = time.Second
 
 // Forms take the users' answers to the forms the agent's calls wait
-// for (Agent.Elicit, Agent.Connect), and open a group's form in its
-// user's private chat. They share the agent's waiting calls, so that an
-// answer given here wakes its call at once.
+// for (Agent.Elicit, Agent.Connect) and to prompts' forms. They share the
+// agent's waiting calls, so that an answer given here wakes its call at
+// once.
 type Forms struct{ a *Agent }
 
 // NewForms returns the forms of a's calls.

@@ -63,8 +63,8 @@ type Begin func(ctx context.Context, server, user, redirectURI, tag string) (aut
 // such a form, is closed or past its time, ErrStale; one opened already,
 // ErrOpened; a sign-in that could not begin, its error. None of them
 // changes the form.
-func (fs *Forms) OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin Begin) (*Form, error) {
-	a := fs.a
+func (cs *Connections) OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin Begin) (*Form, error) {
+	a := cs.a
 	for range saveTries {
 		f, p, err := a.openable(ctx, caller, id)
 		if err != nil {

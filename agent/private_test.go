@@ -103,11 +103,11 @@ func TestFormAnsweredPrivately(t *testing.T) {
 	}{
 		{"typed in the user's own chat before opening", func() error { _, err := agent.NewForms(e.agent).FormInput(t.Context(), ownChat, f.ID, typed); return err }, agent.ErrNotYours},
 		{"typed by another member in the group", func() error { _, err := agent.NewForms(e.agent).FormInput(t.Context(), member, f.ID, typed); return err }, agent.ErrNotYours},
-		{"opened by another member", func() error { _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
-		{"opened in the group itself", func() error { _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), inGroup, f.ID, noBegin(t)); return err }, agent.ErrStale},
-		{"opened by its user", func() error { _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, nil},
-		{"opened again", func() error { _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, agent.ErrOpened},
-		{"opened by another member once opened", func() error { _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
+		{"opened by another member", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
+		{"opened in the group itself", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), inGroup, f.ID, noBegin(t)); return err }, agent.ErrStale},
+		{"opened by its user", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, nil},
+		{"opened again", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, agent.ErrOpened},
+		{"opened by another member once opened", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
 		{"typed by another member in their own chat", func() error { _, err := agent.NewForms(e.agent).FormInput(t.Context(), memberOwn, f.ID, typed); return err }, agent.ErrNotYours},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestFormAnsweredPrivately(t *testing.T) {
 	if last := front.last(t); !strings.Contains(last.Text, `{"action":"accept","content":{"answer":"forty-two"}}`) {
 		t.Errorf("the tool's result %q", last.Text)
 	}
-	if _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); !errors.Is(err, agent.ErrStale) {
+	if _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); !errors.Is(err, agent.ErrStale) {
 		t.Errorf("opened once answered = %v, want ErrStale", err)
 	}
 }
@@ -208,7 +208,7 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 		}
 		return e.hub.BeginConnect(ctx, server, user, redirectURI, tag)
 	}
-	opened, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, begin)
+	opened, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, begin)
 	if err != nil || opened.URL == "" || opened.AnswerIn != ownChat.ChatID {
 		t.Fatalf("OpenPrivately = %+v, %v; want the card with its link", opened, err)
 	}
@@ -250,13 +250,13 @@ func TestOpenPrivatelyBeginFails(t *testing.T) {
 	fail := func(context.Context, string, string, string, string) (string, string, error) {
 		return "", "", errors.New("unreachable")
 	}
-	if _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, fail); err == nil {
+	if _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, fail); err == nil {
 		t.Fatal("opened although the sign-in did not begin")
 	}
 	begin := func(ctx context.Context, server, user, redirectURI, tag string) (string, string, error) {
 		return e.hub.BeginConnect(ctx, server, user, redirectURI, tag)
 	}
-	if _, err := agent.NewForms(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, begin); err != nil {
+	if _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, begin); err != nil {
 		t.Fatalf("opened again = %v, want opened", err)
 	}
 	input(t, e, ownChat, f.ID, agent.FormInput{Op: agent.FormCancel, Step: -1})

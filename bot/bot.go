@@ -32,6 +32,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
+	"github.com/mcpgram/mcpgram/bot/connect"
 	"github.com/mcpgram/mcpgram/bot/connections"
 	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/limits"
@@ -66,10 +67,11 @@ type Parts struct {
 	Forms Forms
 	// Prompts opens the prompts users choose (see agent.Prompts);
 	// *agent.Prompts is one.
-	Prompts Prompts
+	Prompts prompts.Agent
 	// SignIns opens an admin's card of the operator's sign-in to a
-	// server (see agent.Connections); *agent.Connections is one.
-	SignIns SignIns
+	// server, and a group's form in its user's private chat (see
+	// agent.Connections); *agent.Connections is one.
+	SignIns connect.Agent
 	// Prefs keeps what each chat chose for itself (see agent.Prefs);
 	// *agent.Prefs is one.
 	Prefs settings.Agent
@@ -78,28 +80,11 @@ type Parts struct {
 	Usage usage.Agent
 }
 
-// Forms are what a server asks mid-call (see agent.Form): their inputs,
-// whether a call here waits for one of a user, and a group's form opened
-// in its user's private chat (see agent.Forms).
+// Forms are what a server asks mid-call (see agent.Forms): their inputs
+// (package forms), and whether a call here waits for one of a user.
 type Forms interface {
-	FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in agent.FormInput) (*agent.Form, error)
+	forms.Agent
 	Waiting(chatID, userID string) bool
-	OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin agent.Begin) (*agent.Form, error)
-}
-
-// Prompts are the prompts users choose (see agent.Prompts): a form of
-// their arguments, the one open, and their messages as a turn's input.
-type Prompts interface {
-	OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*agent.Form, error)
-	OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*agent.Form, bool, error)
-	GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
-}
-
-// SignIns open an admin's card of the operator's sign-in to a server,
-// and wait for it to close (see agent.Connections).
-type SignIns interface {
-	SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
-	AwaitSignIn(ctx context.Context, id int64) (*agent.Form, error)
 }
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
@@ -331,6 +316,7 @@ type Bot struct {
 	openCards map[string]*card // conversation -> its newest live card; under mu
 	forms     *forms.Cards     // the cards of forms this instance sent
 	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
+	signIns   *connect.SignIns // an admin's sign-ins, and what groups open in private chats
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -398,6 +384,7 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	b.prompts = prompts.New(p.Prompts, p.Forms, p.Prefs, h, b.tg, prompts.Options{
 		Own: ownCommands(), Run: b.runPrompt, BotID: func() int64 { return b.self.ID }, Logger: cfg.Logger,
 	})
+	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})

@@ -17,6 +17,8 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
+	signins "github.com/mcpgram/mcpgram/bot/connect"
+	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/usage"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
@@ -525,8 +527,8 @@ func partsOf(a bot.Agent) bot.Parts {
 // fakeParts is a fake agent that is its own parts (see fakeSettings).
 type fakeParts interface {
 	bot.Forms
-	bot.Prompts
-	bot.SignIns
+	prompts.Agent
+	signins.Agent
 	settings.Agent
 	usage.Agent
 }
