@@ -36,6 +36,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/connections"
 	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/limits"
+	"github.com/mcpgram/mcpgram/bot/links"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/servers"
@@ -317,6 +318,7 @@ type Bot struct {
 	forms     *forms.Cards     // the cards of forms this instance sent
 	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
 	signIns   *connect.SignIns // an admin's sign-ins, and what groups open in private chats
+	links     *links.Links     // the resource links of the turns' results
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -385,6 +387,7 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 		Own: ownCommands(), Run: b.runPrompt, BotID: func() int64 { return b.self.ID }, Logger: cfg.Logger,
 	})
 	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
+	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})

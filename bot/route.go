@@ -83,7 +83,7 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		})
 	case callback.Link:
 		// Reading may take the server's while: no lane waits for it.
-		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handleLinkPress(ctx, q, data) })}
+		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.links.Press(ctx, q.CallbackQuery, q.at, q.key, data) })}
 	case callback.Stop:
 		// Out of band: the lane is the turn's to stop.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
