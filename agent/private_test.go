@@ -96,19 +96,20 @@ func TestFormAnsweredPrivately(t *testing.T) {
 	if got := input(t, e, inGroup, f.ID, typed); got.Note == "" || len(got.State.Values) != 0 {
 		t.Errorf("typed in the group: note %q, answers %v; want a note and nothing taken", got.Note, got.State.Values)
 	}
+	forms, conns := agent.NewForms(e.agent), agent.NewConnections(e.agent)
 	for _, c := range []struct {
 		name string
 		do   func() error
 		want error
 	}{
-		{"typed in the user's own chat before opening", func() error { _, err := agent.NewForms(e.agent).FormInput(t.Context(), ownChat, f.ID, typed); return err }, agent.ErrNotYours},
-		{"typed by another member in the group", func() error { _, err := agent.NewForms(e.agent).FormInput(t.Context(), member, f.ID, typed); return err }, agent.ErrNotYours},
-		{"opened by another member", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
-		{"opened in the group itself", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), inGroup, f.ID, noBegin(t)); return err }, agent.ErrStale},
-		{"opened by its user", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, nil},
-		{"opened again", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, agent.ErrOpened},
-		{"opened by another member once opened", func() error { _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
-		{"typed by another member in their own chat", func() error { _, err := agent.NewForms(e.agent).FormInput(t.Context(), memberOwn, f.ID, typed); return err }, agent.ErrNotYours},
+		{"typed in the user's own chat before opening", func() error { _, err := forms.FormInput(t.Context(), ownChat, f.ID, typed); return err }, agent.ErrNotYours},
+		{"typed by another member in the group", func() error { _, err := forms.FormInput(t.Context(), member, f.ID, typed); return err }, agent.ErrNotYours},
+		{"opened by another member", func() error { _, err := conns.OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
+		{"opened in the group itself", func() error { _, err := conns.OpenPrivately(t.Context(), inGroup, f.ID, noBegin(t)); return err }, agent.ErrStale},
+		{"opened by its user", func() error { _, err := conns.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, nil},
+		{"opened again", func() error { _, err := conns.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, agent.ErrOpened},
+		{"opened by another member once opened", func() error { _, err := conns.OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
+		{"typed by another member in their own chat", func() error { _, err := forms.FormInput(t.Context(), memberOwn, f.ID, typed); return err }, agent.ErrNotYours},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := c.do(); !errors.Is(got, c.want) {
