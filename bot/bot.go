@@ -38,6 +38,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/links"
 	"github.com/mcpgram/mcpgram/bot/media"
+	"github.com/mcpgram/mcpgram/bot/menus"
 	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
@@ -319,6 +320,7 @@ type Bot struct {
 	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
 	signIns   *connect.SignIns // an admin's sign-ins, and what groups open in private chats
 	links     *links.Links     // the resource links of the turns' results
+	menus     *menus.Menus     // the command menus, with the servers' prompts
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -388,6 +390,8 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	})
 	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
+	b.menus = menus.New(menus.Lists{Everyone: menuFor(menuEveryone), ChatOwner: menuFor(menuChatOwner), Operator: menuFor(menuOperator)},
+		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
@@ -419,7 +423,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if len(b.allowed) == 0 {
 		b.logger.Warn("ALLOWED_USER_IDS is empty: anyone on Telegram can use this bot and its tools")
 	}
-	menu := b.registerCommands(ctx)
+	menu := b.menus.Register(ctx)
 	b.stopping = ctx
 
 	if name := b.queue.Instance(); name != "" {
@@ -429,7 +433,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
 	b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx) })
-	b.queue.Go(func(work context.Context) { b.menuLoop(ctx, menu) })
+	b.queue.Go(func(work context.Context) { b.menus.Loop(ctx, menu) })
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {
@@ -474,39 +478,6 @@ func (b *Bot) connect(ctx context.Context) error {
 		}
 		delay = min(delay*2, b.cfg.RetryMax)
 	}
-}
-
-// registerCommands sets the menus (see commands.go), the servers' prompts
-// after the bot's own commands, and returns which prompts they offer (see
-// menuKey). Telegram shows a user the most specific menu that applies: in
-// a private chat, the chat's own (operators) before all_private_chats; in
-// a group, an administrator's all_chat_administrators before
-// all_group_chats. A failure costs only a stale menu: every command works
-// whatever the menu shows.
-func (b *Bot) registerCommands(ctx context.Context) string {
-	prompts := b.prompts.Commands()
-	for _, m := range []struct {
-		scope tgbotapi.BotCommandScope
-		cmds  []tgbotapi.BotCommand
-	}{
-		{tgbotapi.NewBotCommandScopeDefault(), withPrompts(menuFor(menuEveryone), prompts)},
-		{tgbotapi.NewBotCommandScopeAllPrivateChats(), withPrompts(menuFor(menuChatOwner), prompts)},
-		{tgbotapi.NewBotCommandScopeAllGroupChats(), withPrompts(menuFor(menuEveryone), prompts)},
-		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), withPrompts(menuFor(menuChatOwner), prompts)},
-	} {
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
-			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
-		}
-	}
-	for id := range b.admins {
-		// Fails with "chat not found" until the admin has talked to the
-		// bot once; /servers works regardless.
-		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, withPrompts(menuFor(menuOperator), prompts)...)); err != nil {
-			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
-		}
-	}
-	return menuKey(prompts)
 }
 
 // WebhookHandler returns the handler of Telegram's webhook requests, for

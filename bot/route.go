@@ -79,7 +79,7 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		return b.settingsJob(lane, cq, at, func(ctx context.Context, q *query, admin bool) {
 			b.settings.PressTools(ctx, q.CallbackQuery, data, admin)
 			// The chat's prompts follow its servers.
-			b.chatMenu(ctx, q.at.Chat)
+			b.menus.Chat(ctx, q.at.Chat)
 		})
 	case callback.Link:
 		// Reading may take the server's while: no lane waits for it.
