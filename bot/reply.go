@@ -54,7 +54,7 @@ type reply struct {
 	draft      int   // message id of the edited draft (fallback)
 	draftID    int64 // sendMessageDraft's draft_id for this turn
 	draftHTML  string
-	view       draftView // what the draft shows of the streamed text
+	view       render.Draft // what the draft shows of the streamed text
 	lastDraft  time.Time
 	firstText  time.Time // of the current model call's text
 	done       bool      // a terminal event was handled
@@ -251,7 +251,7 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	if time.Since(r.firstText) < r.b.cfg.StreamInterval || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
 		return
 	}
-	html := r.view.html(text)
+	html := r.view.HTML(text)
 	if html == "" || html == r.draftHTML {
 		return
 	}
