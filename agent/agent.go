@@ -26,12 +26,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
@@ -363,28 +360,6 @@ func (a *Agent) systemPrompt(cat mcpgram.Catalog, v mcpgram.PromptVariant, own, 
 	return p.text
 }
 
-// MaxInstructions bounds what /system may add to the prompt, in runes.
-const MaxInstructions = 2000
-
-// ErrInstructionsTooLong is returned by SetInstructions past MaxInstructions.
-var ErrInstructionsTooLong = fmt.Errorf("agent: instructions longer than %d characters", MaxInstructions)
-
-// Instructions returns what chatID asked the assistant to follow, or "".
-func (a *Agent) Instructions(ctx context.Context, chatID string) (string, error) {
-	return a.cfg.Store.ChatInstructions(ctx, chatID)
-}
-
-// SetInstructions replaces chatID's instructions; "" clears them. They
-// take effect from the next turn. Who may set them is the front end's
-// business.
-func (a *Agent) SetInstructions(ctx context.Context, chatID, instructions string) error {
-	instructions = strings.TrimSpace(instructions)
-	if utf8.RuneCountInString(instructions) > MaxInstructions {
-		return ErrInstructionsTooLong
-	}
-	return a.cfg.Store.SetChatInstructions(ctx, chatID, instructions)
-}
-
 // chatOf is the chat whose switches the conversation key follows (see
 // Options.Chat).
 func (a *Agent) chatOf(key string) string {
@@ -392,26 +367,6 @@ func (a *Agent) chatOf(key string) string {
 		return key
 	}
 	return a.cfg.Chat(key)
-}
-
-// ServersOff returns the servers chatID turned off for itself.
-func (a *Agent) ServersOff(ctx context.Context, chatID string) ([]string, error) {
-	return a.cfg.Store.ChatServersOff(ctx, chatID)
-}
-
-// SetServerOff turns server off (or back on) for chatID alone, from its
-// next turn; the operator's own switch stays the hub's. Who may is the
-// front end's business.
-func (a *Agent) SetServerOff(ctx context.Context, chatID, server string, off bool) error {
-	cur, err := a.cfg.Store.ChatServersOff(ctx, chatID)
-	if err != nil {
-		return err
-	}
-	cur = slices.DeleteFunc(cur, func(s string) bool { return s == server })
-	if off {
-		cur = append(cur, server)
-	}
-	return a.cfg.Store.SetChatServersOff(ctx, chatID, cur)
 }
 
 // chatInstructions is the part of the system prompt a chat's

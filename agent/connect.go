@@ -26,6 +26,17 @@ import (
 // own account to a server.
 const ModeConnect = "connect"
 
+// Connections are the sign-ins the agent's forms carry: an admin's
+// sign-in of the operator to a server, from a chat (SignIn, AwaitSignIn),
+// a browser's return to PUBLIC_URL, which closes the form it belongs to
+// (Finishable, Connected), and a group's form or sign-in opened in its
+// user's private chat (OpenPrivately). A user's own Connect is asked by
+// a call (Agent.Connect).
+type Connections struct{ a *Agent }
+
+// NewConnections returns the sign-ins of a's forms.
+func NewConnections(a *Agent) *Connections { return &Connections{a: a} }
+
 // SignIns finishes sign-ins, and names the one a callback belongs to;
 // *oauth.Manager is one.
 type SignIns interface {
@@ -187,7 +198,7 @@ func (a *Agent) finishPasted(ctx context.Context, id int64, user, server, text s
 		return "Sign-ins cannot be finished here."
 	}
 	if p, err := a.cfg.SignIns.Pending(ctx, q); err == nil && p.UserID == user && p.Server == server {
-		if tagged, _, err := parseSignInTag(p.Tag); err != nil || tagged != id || a.Finishable(ctx, p) != nil {
+		if tagged, _, err := parseSignInTag(p.Tag); err != nil || tagged != id || NewConnections(a).Finishable(ctx, p) != nil {
 			return "That address is of another sign-in of yours than this card's, so nothing was changed. " + how
 		}
 	}
@@ -233,7 +244,8 @@ func (a *Agent) connectForm(ctx context.Context, id int64, s mcpgram.FinishedSig
 // sign-in done was begun for (its Tag), if it is still open and is the
 // same user's for the same server, and wakes the call waiting for it
 // here; the call on another instance finds it at its next look.
-func (a *Agent) Connected(ctx context.Context, done mcpgram.FinishedSignIn) error {
+func (cs *Connections) Connected(ctx context.Context, done mcpgram.FinishedSignIn) error {
+	a := cs.a
 	id, _, err := parseSignInTag(done.Tag)
 	if err != nil {
 		return ErrStale
@@ -261,7 +273,8 @@ func (a *Agent) Connected(ctx context.Context, done mcpgram.FinishedSignIn) erro
 // bound to the form. The front end shows the form and, once it closes
 // as accepted, reconnects the server. Pressed in a group, it is answered
 // in the admin's own chat (see OpenPrivately).
-func (a *Agent) SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
+func (cs *Connections) SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*Form, error) {
+	a := cs.a
 	p := formPayload{Server: server, Mode: ModeConnect, Operator: true, PasteBack: a.cfg.RedirectURI == mcpgram.PasteBackRedirect,
 		Private: a.inGroup(caller)}
 	payload, _ := json.Marshal(p)
@@ -292,7 +305,8 @@ func (a *Agent) SignIn(ctx context.Context, caller mcpgram.Caller, server string
 // closes it as. It returns the card as closed; if ctx ends first, it
 // closes it as stopped and returns ctx's error. No call waits for such a
 // card: this is for the front end that showed it, to show how it ended.
-func (a *Agent) AwaitSignIn(ctx context.Context, id int64) (*Form, error) {
+func (cs *Connections) AwaitSignIn(ctx context.Context, id int64) (*Form, error) {
+	a := cs.a
 	wake := a.waitFor(id, mcpgram.Caller{}) // nobody's messages are routed to it
 	defer a.stopWaiting(id)
 	f, outcome := a.awaitForm(ctx, id, wake)

@@ -69,7 +69,7 @@ func TestConnectExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.agent.FormInput(t.Context(), alice, f.ID, agent.FormInput{Op: agent.FormType, Text: back, Step: -1}); err != agent.ErrStale {
+	if _, err := agent.NewForms(e.agent).FormInput(t.Context(), alice, f.ID, agent.FormInput{Op: agent.FormType, Text: back, Step: -1}); err != agent.ErrStale {
 		t.Errorf("a paste into the expired form = %v, want ErrStale", err)
 	}
 	if n := fake.Counts().CodeExchanges; n != 0 {
@@ -95,10 +95,10 @@ func TestConnectedChecksWhose(t *testing.T) {
 	}
 	other := finished
 	other.UserID = "someone else"
-	if err := e.agent.Connected(t.Context(), other); err != agent.ErrNotYours {
+	if err := agent.NewConnections(e.agent).Connected(t.Context(), other); err != agent.ErrNotYours {
 		t.Errorf("Connected for another user = %v, want ErrNotYours", err)
 	}
-	if err := e.agent.Connected(t.Context(), finished); err != nil {
+	if err := agent.NewConnections(e.agent).Connected(t.Context(), finished); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

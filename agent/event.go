@@ -1,9 +1,17 @@
 package agent
 
 import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // An EventKind says what an Event reports.
@@ -103,4 +111,141 @@ type Approval struct {
 	// Consent is set when the call needs the user's own consent: it is
 	// approved once, never always.
 	Consent bool
+}
+
+// An emitter keeps the promise of one terminal event and no concurrent
+// calls, whatever path a turn takes; it counts and records the turn's
+// outcome with the terminal event.
+type emitter struct {
+	mu      sync.Mutex
+	fn      func(Event)
+	metrics *metrics.Metrics
+	ended   bool
+
+	// record stores the outcome, with the model calls of calls (nil: the
+	// turn made none); ctx is the turn's. recorded says the turn's last
+	// write stored it already (see ending). calls is read only when the
+	// turn ends, on the turn's goroutine, the one that appends to it.
+	a        *Agent
+	ctx      context.Context
+	record   store.TurnRecord
+	calls    *[]store.ModelCall
+	searches *[]store.Search
+	recorded bool
+}
+
+func (a *Agent) newEmitter(ctx context.Context, turnID string, caller mcpgram.Caller, fn func(Event)) *emitter {
+	return &emitter{fn: fn, metrics: a.cfg.Metrics, a: a, ctx: ctx,
+		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID}}
+}
+
+func (e *emitter) send(ev Event) { e.end(ev, "", "") }
+
+// end sends ev, counting and recording the turn's outcome as outcome when
+// ev ends it ("": as ev's kind says), an error narrowed by kind. The
+// record is stored before ev goes out, so that whoever reads the
+// statistics after seeing the turn end finds it there.
+func (e *emitter) end(ev Event, outcome, kind string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return
+	}
+	switch ev.Kind {
+	case EventAnswer, EventQuestion, EventApproval, EventError:
+		e.ended = true
+		if outcome == "" {
+			outcome = outcomeOf(ev)
+		}
+		e.metrics.Turn(outcome)
+		if !e.recorded {
+			e.store(outcome, kind)
+		}
+	}
+	if e.fn != nil {
+		e.fn(ev)
+	}
+}
+
+// ending returns the record of the turn ending as outcome of kind, for
+// its last write to store, or nil once the turn has ended. The caller ends
+// the turn with the same outcome right after the write, and calls
+// stored once it went in.
+func (e *emitter) ending(outcome, kind string) *store.TurnRecord {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended || e.recorded {
+		return nil
+	}
+	r := e.outcome(outcome, kind)
+	return &r
+}
+
+// outcome is the turn's record as it ends with outcome of kind.
+func (e *emitter) outcome(outcome, kind string) store.TurnRecord {
+	r := e.record
+	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
+	if e.calls != nil {
+		r.Calls = slices.Clone(*e.calls)
+	}
+	if e.searches != nil {
+		r.Searches = slices.Clone(*e.searches)
+	}
+	return r
+}
+
+func (e *emitter) stored() {
+	e.mu.Lock()
+	e.recorded = true
+	e.mu.Unlock()
+}
+
+// store records the turn's outcome: one small insert, for the ways out of
+// a turn that do not end on a write of their own. A failure is logged;
+// the turn's own work is stored already.
+func (e *emitter) store(outcome, kind string) {
+	r := e.outcome(outcome, kind)
+	if err := e.a.cfg.Store.RecordTurn(context.WithoutCancel(e.ctx), r); err != nil {
+		e.a.logger.Error("record the turn's outcome", "turn", r.TurnID, "chat", r.ChatID, "err", err)
+	}
+}
+
+func (t *turn) fail(ctx context.Context, userText string, err error) error {
+	return t.failAs(ctx, "", errorKind(err), userText, err)
+}
+
+// failAs is fail counting the turn's outcome as outcome ("": error) of
+// kind.
+func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err error) error {
+	if ctx.Err() != nil {
+		return t.cancelled(ctx)
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		// The database is away, not the request wrong: it is to run
+		// again once the database is back, and ends here without a word
+		// to the user (see Turn). What it did not store is done again.
+		t.logger.Warn("the database is unavailable; the request is to run again", "user", t.caller.UserID, "err", err)
+		return err
+	}
+	t.logger.Error("turn failed", "user", t.caller.UserID, "err", err)
+	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {
+		t.logger.Error("store the failed turn's messages", "err", err)
+	}
+	t.emit.end(Event{Kind: EventError, Text: userText, Err: err}, outcome, kind)
+	return err
+}
+
+// cancelled records that the user stopped the turn, so the model does not
+// carry on with the abandoned request next time. The note is the
+// assistant's reply: as a result (a user message to the model) it would
+// be joined with the user's next message, and the model would read the
+// stopped request and the new one as one.
+func (t *turn) cancelled(ctx context.Context) error {
+	if t.conv != 0 || len(t.unsaved) > 0 {
+		if err := t.appendEnding(context.WithoutCancel(ctx), outcomeCancelled, "", store.Message{Role: RoleAssistant, Content: noteCancelled}); err != nil {
+			t.logger.Error("record cancel", "err", err)
+		}
+	}
+	t.emit.end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled, "")
+	return fmt.Errorf("turn: %w", context.Cause(ctx))
 }

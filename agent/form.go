@@ -35,6 +35,15 @@ import (
 // answer given on another instance.
 const DefaultFormPoll = time.Second
 
+// Forms take the users' answers to the forms the agent's calls wait
+// for (Agent.Elicit, Agent.Connect) and to prompts' forms. They share the
+// agent's waiting calls, so that an answer given here wakes its call at
+// once.
+type Forms struct{ a *Agent }
+
+// NewForms returns the forms of a's calls.
+func NewForms(a *Agent) *Forms { return &Forms{a: a} }
+
 // maxFormMessage bounds the server's message kept with a form; a front
 // end shows less.
 const maxFormMessage = 4000
@@ -368,7 +377,8 @@ func (a *Agent) wakeWaiter(id int64) {
 // Waiting reports whether a call on this instance waits for a form of
 // userID in chatID: a front end routes that user's messages there at once
 // rather than behind the turn the call is part of.
-func (a *Agent) Waiting(chatID, userID string) bool {
+func (fs *Forms) Waiting(chatID, userID string) bool {
+	a := fs.a
 	a.formMu.Lock()
 	defer a.formMu.Unlock()
 	for _, w := range a.waiting {

@@ -82,7 +82,7 @@ func toolThenDone(tool, args string) llmfake.Handler {
 
 func input(t *testing.T, e *env, who mcpgram.Caller, id int64, in agent.FormInput) *agent.Form {
 	t.Helper()
-	f, err := e.agent.FormInput(context.Background(), who, id, in)
+	f, err := agent.NewForms(e.agent).FormInput(context.Background(), who, id, in)
 	if err != nil {
 		t.Fatalf("FormInput %+v: %v", in, err)
 	}
@@ -128,7 +128,7 @@ func TestFormFilledInDuringATurn(t *testing.T) {
 			if last := front.last(t); last.Kind != agent.EventAnswer || !strings.Contains(last.Text, want) {
 				t.Errorf("the turn ended with %v %q, want the tool's result %s", last.Kind, last.Text, want)
 			}
-			if _, err := e.agent.FormInput(context.Background(), alice, f.ID, agent.FormInput{Op: agent.FormCancel}); !errors.Is(err, agent.ErrStale) {
+			if _, err := agent.NewForms(e.agent).FormInput(context.Background(), alice, f.ID, agent.FormInput{Op: agent.FormCancel}); !errors.Is(err, agent.ErrStale) {
 				t.Errorf("input to a submitted form: %v, want ErrStale", err)
 			}
 		})
@@ -143,7 +143,7 @@ func TestFormOnlyTheUser(t *testing.T) {
 	done := e.startTurn("book", front)
 	f := <-front.forms
 	for _, who := range []mcpgram.Caller{{UserID: "222", ChatID: alice.ChatID}, {UserID: alice.UserID, ChatID: "999"}} {
-		if _, err := e.agent.FormInput(context.Background(), who, f.ID, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrNotYours) {
+		if _, err := agent.NewForms(e.agent).FormInput(context.Background(), who, f.ID, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrNotYours) {
 			t.Errorf("%+v answered alice's form: %v, want ErrNotYours", who, err)
 		}
 	}
@@ -206,7 +206,7 @@ func TestFormExpires(t *testing.T) {
 	if last := front.last(t); !strings.Contains(last.Text, `{"action":"cancel","content":null}`) {
 		t.Errorf("the server got %q, want cancel", last.Text)
 	}
-	if _, err := e.agent.FormInput(context.Background(), alice, f.ID, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrStale) {
+	if _, err := agent.NewForms(e.agent).FormInput(context.Background(), alice, f.ID, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrStale) {
 		t.Errorf("a press after expiry: %v, want ErrStale", err)
 	}
 }
@@ -273,7 +273,7 @@ func TestFormAnsweredElsewhere(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if other.Waiting(alice.ChatID, alice.UserID) || !e.agent.Waiting(alice.ChatID, alice.UserID) {
+			if agent.NewForms(other).Waiting(alice.ChatID, alice.UserID) || !agent.NewForms(e.agent).Waiting(alice.ChatID, alice.UserID) {
 				t.Error("Waiting: the call waits on the first instance only")
 			}
 			ctx := context.Background()
@@ -283,7 +283,7 @@ func TestFormAnsweredElsewhere(t *testing.T) {
 				{Op: agent.FormChoose, Option: 0, Step: 2},
 				{Op: agent.FormSubmit, Step: -1},
 			} {
-				if f, err = other.FormInput(ctx, alice, f.ID, in); err != nil {
+				if f, err = agent.NewForms(other).FormInput(ctx, alice, f.ID, in); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -313,7 +313,7 @@ func TestFormInterruptedByRestart(t *testing.T) {
 	if err != nil || got.Resolution != agent.FormInterrupted {
 		t.Errorf("the orphan form: %+v, %v; want interrupted", got, err)
 	}
-	if _, err := e.agent.FormInput(ctx, alice, id, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrStale) {
+	if _, err := agent.NewForms(e.agent).FormInput(ctx, alice, id, agent.FormInput{Op: agent.FormSubmit, Step: -1}); !errors.Is(err, agent.ErrStale) {
 		t.Errorf("a press on it: %v, want ErrStale", err)
 	}
 }

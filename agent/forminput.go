@@ -26,7 +26,8 @@ const saveTries = 5
 // group to be answered in its user's own chat (Form.Private) takes only
 // Cancel and Decline in the group, and everything in the chat it was
 // opened in (see OpenPrivately).
-func (a *Agent) FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in FormInput) (*Form, error) {
+func (fs *Forms) FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in FormInput) (*Form, error) {
+	a := fs.a
 	for range saveTries {
 		f, err := a.cfg.Store.GetForm(ctx, id)
 		switch {

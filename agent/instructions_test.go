@@ -16,10 +16,10 @@ func TestChatInstructions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(complete("ok")) }, setup{})
 	ctx := t.Context()
-	if err := e.agent.SetInstructions(ctx, alice.ChatID, "  Answer in French.  "); err != nil {
+	if err := agent.NewPrefs(e.agent).SetInstructions(ctx, alice.ChatID, "  Answer in French.  "); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.agent.Instructions(ctx, alice.ChatID); err != nil || got != "Answer in French." {
+	if got, err := agent.NewPrefs(e.agent).Instructions(ctx, alice.ChatID); err != nil || got != "Answer in French." {
 		t.Errorf("Instructions = %q, %v", got, err)
 	}
 	e.say("hello")
@@ -42,10 +42,10 @@ func TestChatInstructions(t *testing.T) {
 		t.Error("another chat got alice's chat's instructions")
 	}
 
-	if err := e.agent.SetInstructions(ctx, alice.ChatID, strings.Repeat("é", agent.MaxInstructions+1)); !errors.Is(err, agent.ErrInstructionsTooLong) {
+	if err := agent.NewPrefs(e.agent).SetInstructions(ctx, alice.ChatID, strings.Repeat("é", agent.MaxInstructions+1)); !errors.Is(err, agent.ErrInstructionsTooLong) {
 		t.Errorf("instructions too long: %v", err)
 	}
-	if err := e.agent.SetInstructions(ctx, alice.ChatID, ""); err != nil {
+	if err := agent.NewPrefs(e.agent).SetInstructions(ctx, alice.ChatID, ""); err != nil {
 		t.Fatal(err)
 	}
 	e.say("again")
@@ -65,10 +65,10 @@ func TestChatServersOff(t *testing.T) {
 		return llmfake.Text(complete("ok"))
 	}, setup{})
 	ctx := t.Context()
-	if err := e.agent.SetServerOff(ctx, alice.ChatID, "echo", true); err != nil {
+	if err := agent.NewPrefs(e.agent).SetServerOff(ctx, alice.ChatID, "echo", true); err != nil {
 		t.Fatal(err)
 	}
-	if off, err := e.agent.ServersOff(ctx, alice.ChatID); err != nil || len(off) != 1 || off[0] != "echo" {
+	if off, err := agent.NewPrefs(e.agent).ServersOff(ctx, alice.ChatID); err != nil || len(off) != 1 || off[0] != "echo" {
 		t.Fatalf("ServersOff = %q, %v", off, err)
 	}
 	e.say("call it")
@@ -90,10 +90,10 @@ func TestChatServersOff(t *testing.T) {
 	if n := len(e.audit()); n != 1 {
 		t.Errorf("another chat's call to the server: %d audit rows, want 1", n)
 	}
-	if err := e.agent.SetServerOff(ctx, alice.ChatID, "echo", false); err != nil {
+	if err := agent.NewPrefs(e.agent).SetServerOff(ctx, alice.ChatID, "echo", false); err != nil {
 		t.Fatal(err)
 	}
-	if off, _ := e.agent.ServersOff(ctx, alice.ChatID); len(off) != 0 {
+	if off, _ := agent.NewPrefs(e.agent).ServersOff(ctx, alice.ChatID); len(off) != 0 {
 		t.Errorf("ServersOff after turning it back on = %q", off)
 	}
 }
@@ -121,10 +121,10 @@ func TestConversationFollowsItsChatsServers(t *testing.T) {
 				return llmfake.Text(complete("ok"))
 			}, setup{config: func(w *wiring) { w.Chat = tt.chat }})
 			ctx := t.Context()
-			if err := e.agent.SetServerOff(ctx, "-100", "echo", true); err != nil {
+			if err := agent.NewPrefs(e.agent).SetServerOff(ctx, "-100", "echo", true); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.agent.SetInstructions(ctx, "-100", "The group's own."); err != nil {
+			if err := agent.NewPrefs(e.agent).SetInstructions(ctx, "-100", "The group's own."); err != nil {
 				t.Fatal(err)
 			}
 			topic := mcpgram.Caller{UserID: "111", ChatID: "-100/7"}

@@ -608,7 +608,7 @@ func TestProfileToolCalling(t *testing.T) {
 	if got := e.say("echo xml").last(t); got.Text != "Done in XML." {
 		t.Fatalf("default profile: %+v", got)
 	}
-	if err := e.agent.SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
+	if err := agent.NewPrefs(e.agent).SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.say("echo native").last(t); got.Text != "Done natively." {

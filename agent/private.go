@@ -63,7 +63,8 @@ type Begin func(ctx context.Context, server, user, redirectURI, tag string) (aut
 // such a form, is closed or past its time, ErrStale; one opened already,
 // ErrOpened; a sign-in that could not begin, its error. None of them
 // changes the form.
-func (a *Agent) OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin Begin) (*Form, error) {
+func (cs *Connections) OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin Begin) (*Form, error) {
+	a := cs.a
 	for range saveTries {
 		f, p, err := a.openable(ctx, caller, id)
 		if err != nil {
@@ -142,7 +143,8 @@ func (a *Agent) answerIn(id int64, chat string) {
 // was opened in the user's own chat (ErrNotOpened: the tag records where
 // it began). A sign-in begun for no card (an empty tag: the terminal's,
 // the CLI's) has nothing to check.
-func (a *Agent) Finishable(ctx context.Context, pending mcpgram.FinishedSignIn) error {
+func (cs *Connections) Finishable(ctx context.Context, pending mcpgram.FinishedSignIn) error {
+	a := cs.a
 	if pending.Tag == "" {
 		return nil
 	}

@@ -96,19 +96,20 @@ func TestFormAnsweredPrivately(t *testing.T) {
 	if got := input(t, e, inGroup, f.ID, typed); got.Note == "" || len(got.State.Values) != 0 {
 		t.Errorf("typed in the group: note %q, answers %v; want a note and nothing taken", got.Note, got.State.Values)
 	}
+	forms, conns := agent.NewForms(e.agent), agent.NewConnections(e.agent)
 	for _, c := range []struct {
 		name string
 		do   func() error
 		want error
 	}{
-		{"typed in the user's own chat before opening", func() error { _, err := e.agent.FormInput(t.Context(), ownChat, f.ID, typed); return err }, agent.ErrNotYours},
-		{"typed by another member in the group", func() error { _, err := e.agent.FormInput(t.Context(), member, f.ID, typed); return err }, agent.ErrNotYours},
-		{"opened by another member", func() error { _, err := e.agent.OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
-		{"opened in the group itself", func() error { _, err := e.agent.OpenPrivately(t.Context(), inGroup, f.ID, noBegin(t)); return err }, agent.ErrStale},
-		{"opened by its user", func() error { _, err := e.agent.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, nil},
-		{"opened again", func() error { _, err := e.agent.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, agent.ErrOpened},
-		{"opened by another member once opened", func() error { _, err := e.agent.OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
-		{"typed by another member in their own chat", func() error { _, err := e.agent.FormInput(t.Context(), memberOwn, f.ID, typed); return err }, agent.ErrNotYours},
+		{"typed in the user's own chat before opening", func() error { _, err := forms.FormInput(t.Context(), ownChat, f.ID, typed); return err }, agent.ErrNotYours},
+		{"typed by another member in the group", func() error { _, err := forms.FormInput(t.Context(), member, f.ID, typed); return err }, agent.ErrNotYours},
+		{"opened by another member", func() error { _, err := conns.OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
+		{"opened in the group itself", func() error { _, err := conns.OpenPrivately(t.Context(), inGroup, f.ID, noBegin(t)); return err }, agent.ErrStale},
+		{"opened by its user", func() error { _, err := conns.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, nil},
+		{"opened again", func() error { _, err := conns.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); return err }, agent.ErrOpened},
+		{"opened by another member once opened", func() error { _, err := conns.OpenPrivately(t.Context(), memberOwn, f.ID, noBegin(t)); return err }, agent.ErrNotYours},
+		{"typed by another member in their own chat", func() error { _, err := forms.FormInput(t.Context(), memberOwn, f.ID, typed); return err }, agent.ErrNotYours},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := c.do(); !errors.Is(got, c.want) {
@@ -116,7 +117,7 @@ func TestFormAnsweredPrivately(t *testing.T) {
 			}
 		})
 	}
-	if !e.agent.Waiting("111", "111") || e.agent.Waiting("222", "222") {
+	if !agent.NewForms(e.agent).Waiting("111", "111") || agent.NewForms(e.agent).Waiting("222", "222") {
 		t.Error("the user's messages in their own chat do not go to the form at once, or another's do")
 	}
 	if got := input(t, e, inGroup, f.ID, typed); got.Note == "" {
@@ -133,7 +134,7 @@ func TestFormAnsweredPrivately(t *testing.T) {
 	if last := front.last(t); !strings.Contains(last.Text, `{"action":"accept","content":{"answer":"forty-two"}}`) {
 		t.Errorf("the tool's result %q", last.Text)
 	}
-	if _, err := e.agent.OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); !errors.Is(err, agent.ErrStale) {
+	if _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, noBegin(t)); !errors.Is(err, agent.ErrStale) {
 		t.Errorf("opened once answered = %v, want ErrStale", err)
 	}
 }
@@ -146,7 +147,7 @@ func TestFormAnsweredPrivatelyCancelledInTheGroup(t *testing.T) {
 	front := newFormFront()
 	done := e.startTurnAs(inGroup, "go", front)
 	f := <-front.forms
-	if _, err := e.agent.FormInput(t.Context(), member, f.ID, agent.FormInput{Op: agent.FormCancel, Step: -1}); !errors.Is(err, agent.ErrNotYours) {
+	if _, err := agent.NewForms(e.agent).FormInput(t.Context(), member, f.ID, agent.FormInput{Op: agent.FormCancel, Step: -1}); !errors.Is(err, agent.ErrNotYours) {
 		t.Errorf("another member's Cancel = %v, want ErrNotYours", err)
 	}
 	if got := input(t, e, inGroup, f.ID, agent.FormInput{Op: agent.FormCancel, Step: -1}); got.Outcome != agent.FormCancelled {
@@ -189,14 +190,14 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Finishable(t.Context(), pending); !errors.Is(err, agent.ErrNotOpened) {
+	if err := agent.NewConnections(e.agent).Finishable(t.Context(), pending); !errors.Is(err, agent.ErrNotOpened) {
 		t.Errorf("Finishable before opening = %v, want ErrNotOpened", err)
 	}
 	paste := agent.FormInput{Op: agent.FormType, Text: back, Step: -1}
 	if got := input(t, e, inGroup, f.ID, paste); got.Note == "" || got.Outcome != "" {
 		t.Errorf("pasted in the group: note %q, outcome %q; want a note, still open", got.Note, got.Outcome)
 	}
-	if _, err := e.agent.FormInput(t.Context(), memberOwn, f.ID, paste); !errors.Is(err, agent.ErrNotYours) {
+	if _, err := agent.NewForms(e.agent).FormInput(t.Context(), memberOwn, f.ID, paste); !errors.Is(err, agent.ErrNotYours) {
 		t.Errorf("another member's paste = %v, want ErrNotYours", err)
 	}
 	if n := fake.Counts().CodeExchanges; n != 0 {
@@ -208,11 +209,11 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 		}
 		return e.hub.BeginConnect(ctx, server, user, redirectURI, tag)
 	}
-	opened, err := e.agent.OpenPrivately(t.Context(), ownChat, f.ID, begin)
+	opened, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, begin)
 	if err != nil || opened.URL == "" || opened.AnswerIn != ownChat.ChatID {
 		t.Fatalf("OpenPrivately = %+v, %v; want the card with its link", opened, err)
 	}
-	if err := e.agent.Finishable(t.Context(), pending); !errors.Is(err, agent.ErrNotOpened) {
+	if err := agent.NewConnections(e.agent).Finishable(t.Context(), pending); !errors.Is(err, agent.ErrNotOpened) {
 		t.Errorf("Finishable of the early flow once opened = %v, want ErrNotOpened", err)
 	}
 	own, err := oauthfake.Authorize(t.Context(), opened.URL, "alice")
@@ -222,7 +223,7 @@ func TestConnectInAGroupFinishedPrivately(t *testing.T) {
 	ou, _ := url.Parse(own)
 	if pending, err := m.Pending(t.Context(), ou.Query()); err != nil {
 		t.Fatal(err)
-	} else if err := e.agent.Finishable(t.Context(), pending); err != nil {
+	} else if err := agent.NewConnections(e.agent).Finishable(t.Context(), pending); err != nil {
 		t.Errorf("Finishable of the flow begun as opened = %v, want nil", err)
 	}
 	if got := input(t, e, ownChat, f.ID, paste); !strings.Contains(got.Note, "another sign-in of yours") || got.Outcome != "" {
@@ -250,13 +251,13 @@ func TestOpenPrivatelyBeginFails(t *testing.T) {
 	fail := func(context.Context, string, string, string, string) (string, string, error) {
 		return "", "", errors.New("unreachable")
 	}
-	if _, err := e.agent.OpenPrivately(t.Context(), ownChat, f.ID, fail); err == nil {
+	if _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, fail); err == nil {
 		t.Fatal("opened although the sign-in did not begin")
 	}
 	begin := func(ctx context.Context, server, user, redirectURI, tag string) (string, string, error) {
 		return e.hub.BeginConnect(ctx, server, user, redirectURI, tag)
 	}
-	if _, err := e.agent.OpenPrivately(t.Context(), ownChat, f.ID, begin); err != nil {
+	if _, err := agent.NewConnections(e.agent).OpenPrivately(t.Context(), ownChat, f.ID, begin); err != nil {
 		t.Fatalf("opened again = %v, want opened", err)
 	}
 	input(t, e, ownChat, f.ID, agent.FormInput{Op: agent.FormCancel, Step: -1})

@@ -65,16 +65,14 @@ func choices(models []Model, def string) ([]choice, string, error) {
 
 // Profiles returns the profiles a chat may choose, in the configured
 // order.
-func (a *Agent) Profiles() []mcpgram.Profile {
+func (pr *Prefs) Profiles() []mcpgram.Profile {
+	a := pr.a
 	out := make([]mcpgram.Profile, len(a.cfg.choices))
 	for i, c := range a.cfg.choices {
 		out[i] = c.profile
 	}
 	return out
 }
-
-// DefaultProfile returns the profile of a chat that chose none.
-func (a *Agent) DefaultProfile() mcpgram.Profile { return a.defaultChoice().profile }
 
 func (a *Agent) defaultChoice() choice {
 	c, _ := a.choice(a.cfg.DefaultProfile)
@@ -91,7 +89,8 @@ func (a *Agent) choice(name string) (choice, bool) {
 
 // ChatProfile returns the profile that answers chatID: its choice, or the
 // default when it chose none or its choice is no longer configured.
-func (a *Agent) ChatProfile(ctx context.Context, chatID string) (mcpgram.Profile, error) {
+func (pr *Prefs) ChatProfile(ctx context.Context, chatID string) (mcpgram.Profile, error) {
+	a := pr.a
 	c, _, err := a.chatChoice(ctx, chatID)
 	return c.profile, err
 }
@@ -114,7 +113,8 @@ func (a *Agent) chatChoice(ctx context.Context, chatID string) (choice, string, 
 
 // SetChatProfile makes profile answer chatID from its next turn. Who may
 // is the front end's business.
-func (a *Agent) SetChatProfile(ctx context.Context, chatID, profile string) error {
+func (pr *Prefs) SetChatProfile(ctx context.Context, chatID, profile string) error {
+	a := pr.a
 	if _, ok := a.choice(profile); !ok {
 		return fmt.Errorf("set the model of chat %q: %w: %q", chatID, ErrUnknownProfile, profile)
 	}

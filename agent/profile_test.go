@@ -51,10 +51,10 @@ func TestProfilePerChat(t *testing.T) {
 		t.Fatalf("first answer = %q", got)
 	}
 	ctx := t.Context()
-	if p, err := e.agent.ChatProfile(ctx, alice.ChatID); err != nil || p.Name != "default" {
+	if p, err := agent.NewPrefs(e.agent).ChatProfile(ctx, alice.ChatID); err != nil || p.Name != "default" {
 		t.Fatalf("ChatProfile of a new chat = %q, %v", p.Name, err)
 	}
-	if err := e.agent.SetChatProfile(ctx, alice.ChatID, "local"); err != nil {
+	if err := agent.NewPrefs(e.agent).SetChatProfile(ctx, alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.say("again").last(t).Text; got != "from local" {
@@ -99,7 +99,7 @@ func TestProfilePerChat(t *testing.T) {
 			t.Errorf("model calls of %s = %v, want %v", model, got, want)
 		}
 	}
-	if err := e.agent.SetChatProfile(ctx, alice.ChatID, "gpt-9"); !errors.Is(err, agent.ErrUnknownProfile) {
+	if err := agent.NewPrefs(e.agent).SetChatProfile(ctx, alice.ChatID, "gpt-9"); !errors.Is(err, agent.ErrUnknownProfile) {
 		t.Errorf("SetChatProfile of an unknown profile = %v, want ErrUnknownProfile", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestProfileWithoutVision(t *testing.T) {
 	if got := e.model.Calls()[0].Request.Messages; len(got[len(got)-1].Images) != 1 {
 		t.Errorf("the default (vision) got %d images, want 1", len(got[len(got)-1].Images))
 	}
-	if err := e.agent.SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
+	if err := agent.NewPrefs(e.agent).SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	r, err = e.turn(agent.Request{Caller: alice, Text: "and this?", Images: photo})
@@ -165,7 +165,7 @@ func TestProfileContextBudget(t *testing.T) {
 	local := llmfake.New(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("ok") })
 	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text(strings.Repeat("long answer ", 3000)) }, setup{config: twoProfiles(t, local)})
 	e.say("first")
-	if err := e.agent.SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
+	if err := agent.NewPrefs(e.agent).SetChatProfile(t.Context(), alice.ChatID, "local"); err != nil {
 		t.Fatal(err)
 	}
 	e.say("second")

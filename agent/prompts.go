@@ -29,6 +29,13 @@ import (
 // ModePrompt is the Mode of a form that asks a prompt's arguments.
 const ModePrompt = "prompt"
 
+// Prompts are the servers' prompt templates a user chooses: their
+// arguments asked as forms, and their messages as a turn's input.
+type Prompts struct{ a *Agent }
+
+// NewPrompts returns the prompts users choose through a.
+func NewPrompts(a *Agent) *Prompts { return &Prompts{a: a} }
+
 // ErrNoPrompt: the chat cannot use such a prompt now (no such prompt,
 // its server not running or turned off in the chat).
 var ErrNoPrompt = errors.New("no such prompt here")
@@ -59,7 +66,8 @@ type PromptInput struct {
 
 // Prompt returns the named prompt of server, if the chat of caller may
 // use it now: the server runs and the chat has not turned it off.
-func (a *Agent) Prompt(ctx context.Context, caller mcpgram.Caller, server, name string) (mcpgram.Prompt, error) {
+func (ps *Prompts) Prompt(ctx context.Context, caller mcpgram.Caller, server, name string) (mcpgram.Prompt, error) {
+	a := ps.a
 	s, ok := a.cfg.Hub.Catalog().Server(server)
 	if !ok || s.Status != mcpgram.StatusRunning {
 		return mcpgram.Prompt{}, ErrNoPrompt
@@ -83,8 +91,9 @@ func (a *Agent) Prompt(ctx context.Context, caller mcpgram.Caller, server, name 
 // returns it with the server's suggestions for its first argument. A
 // prompt without arguments needs no form: it returns nil, and the front
 // end gets the prompt at once.
-func (a *Agent) OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*Form, error) {
-	p, err := a.Prompt(ctx, caller, server, name)
+func (ps *Prompts) OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*Form, error) {
+	a := ps.a
+	p, err := ps.Prompt(ctx, caller, server, name)
 	if err != nil || len(p.Arguments) == 0 {
 		return nil, err
 	}
@@ -200,7 +209,8 @@ func isPromptForm(f store.Form) bool {
 
 // OpenPromptForm returns caller's open prompt form in their chat, if any:
 // a typed reply there answers it, on whichever instance it arrives.
-func (a *Agent) OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*Form, bool, error) {
+func (ps *Prompts) OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*Form, bool, error) {
+	a := ps.a
 	fs, err := a.cfg.Store.OpenForms(ctx, caller.ChatID)
 	if err != nil {
 		return nil, false, err
@@ -236,8 +246,9 @@ func PromptArguments(f *Form) (map[string]string, error) {
 
 // GetPrompt gets prompt name of server with args for caller, if the chat
 // may use it, and makes its messages a turn's input.
-func (a *Agent) GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (PromptInput, error) {
-	if _, err := a.Prompt(ctx, caller, server, name); err != nil {
+func (ps *Prompts) GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (PromptInput, error) {
+	a := ps.a
+	if _, err := ps.Prompt(ctx, caller, server, name); err != nil {
 		return PromptInput{}, err
 	}
 	res, err := a.cfg.Hub.GetPrompt(ctx, caller, server, name, args)

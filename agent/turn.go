@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
@@ -354,143 +350,6 @@ func (a *Agent) startTurn(ctx context.Context, caller mcpgram.Caller, conv int64
 	return t, nil
 }
 
-// An emitter keeps the promise of one terminal event and no concurrent
-// calls, whatever path a turn takes; it counts and records the turn's
-// outcome with the terminal event.
-type emitter struct {
-	mu      sync.Mutex
-	fn      func(Event)
-	metrics *metrics.Metrics
-	ended   bool
-
-	// record stores the outcome, with the model calls of calls (nil: the
-	// turn made none); ctx is the turn's. recorded says the turn's last
-	// write stored it already (see ending). calls is read only when the
-	// turn ends, on the turn's goroutine, the one that appends to it.
-	a        *Agent
-	ctx      context.Context
-	record   store.TurnRecord
-	calls    *[]store.ModelCall
-	searches *[]store.Search
-	recorded bool
-}
-
-func (a *Agent) newEmitter(ctx context.Context, turnID string, caller mcpgram.Caller, fn func(Event)) *emitter {
-	return &emitter{fn: fn, metrics: a.cfg.Metrics, a: a, ctx: ctx,
-		record: store.TurnRecord{TurnID: turnID, UserID: caller.UserID, ChatID: caller.ChatID}}
-}
-
-func (e *emitter) send(ev Event) { e.end(ev, "", "") }
-
-// end sends ev, counting and recording the turn's outcome as outcome when
-// ev ends it ("": as ev's kind says), an error narrowed by kind. The
-// record is stored before ev goes out, so that whoever reads the
-// statistics after seeing the turn end finds it there.
-func (e *emitter) end(ev Event, outcome, kind string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ended {
-		return
-	}
-	switch ev.Kind {
-	case EventAnswer, EventQuestion, EventApproval, EventError:
-		e.ended = true
-		if outcome == "" {
-			outcome = outcomeOf(ev)
-		}
-		e.metrics.Turn(outcome)
-		if !e.recorded {
-			e.store(outcome, kind)
-		}
-	}
-	if e.fn != nil {
-		e.fn(ev)
-	}
-}
-
-// ending returns the record of the turn ending as outcome of kind, for
-// its last write to store, or nil once the turn has ended. The caller ends
-// the turn with the same outcome right after the write, and calls
-// stored once it went in.
-func (e *emitter) ending(outcome, kind string) *store.TurnRecord {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ended || e.recorded {
-		return nil
-	}
-	r := e.outcome(outcome, kind)
-	return &r
-}
-
-// outcome is the turn's record as it ends with outcome of kind.
-func (e *emitter) outcome(outcome, kind string) store.TurnRecord {
-	r := e.record
-	r.Outcome, r.Kind, r.At = outcome, kind, e.a.cfg.Now()
-	if e.calls != nil {
-		r.Calls = slices.Clone(*e.calls)
-	}
-	if e.searches != nil {
-		r.Searches = slices.Clone(*e.searches)
-	}
-	return r
-}
-
-func (e *emitter) stored() {
-	e.mu.Lock()
-	e.recorded = true
-	e.mu.Unlock()
-}
-
-// store records the turn's outcome: one small insert, for the ways out of
-// a turn that do not end on a write of their own. A failure is logged;
-// the turn's own work is stored already.
-func (e *emitter) store(outcome, kind string) {
-	r := e.outcome(outcome, kind)
-	if err := e.a.cfg.Store.RecordTurn(context.WithoutCancel(e.ctx), r); err != nil {
-		e.a.logger.Error("record the turn's outcome", "turn", r.TurnID, "chat", r.ChatID, "err", err)
-	}
-}
-
-func (t *turn) fail(ctx context.Context, userText string, err error) error {
-	return t.failAs(ctx, "", errorKind(err), userText, err)
-}
-
-// failAs is fail counting the turn's outcome as outcome ("": error) of
-// kind.
-func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err error) error {
-	if ctx.Err() != nil {
-		return t.cancelled(ctx)
-	}
-	if errors.Is(err, store.ErrUnavailable) {
-		// The database is away, not the request wrong: it is to run
-		// again once the database is back, and ends here without a word
-		// to the user (see Turn). What it did not store is done again.
-		t.logger.Warn("the database is unavailable; the request is to run again", "user", t.caller.UserID, "err", err)
-		return err
-	}
-	t.logger.Error("turn failed", "user", t.caller.UserID, "err", err)
-	if err := t.appendEnding(context.WithoutCancel(ctx), cmp.Or(outcome, "error"), kind); err != nil {
-		t.logger.Error("store the failed turn's messages", "err", err)
-	}
-	t.emit.end(Event{Kind: EventError, Text: userText, Err: err}, outcome, kind)
-	return err
-}
-
-// cancelled records that the user stopped the turn, so the model does not
-// carry on with the abandoned request next time. The note is the
-// assistant's reply: as a result (a user message to the model) it would
-// be joined with the user's next message, and the model would read the
-// stopped request and the new one as one.
-func (t *turn) cancelled(ctx context.Context) error {
-	if t.conv != 0 || len(t.unsaved) > 0 {
-		if err := t.appendEnding(context.WithoutCancel(ctx), outcomeCancelled, "", store.Message{Role: RoleAssistant, Content: noteCancelled}); err != nil {
-			t.logger.Error("record cancel", "err", err)
-		}
-	}
-	t.emit.end(Event{Kind: EventError, Text: msgStopped}, outcomeCancelled, "")
-	return fmt.Errorf("turn: %w", context.Cause(ctx))
-}
-
 // append stores msgs after any unsaved reply, with the waiting audit rows,
 // in one transaction; the chat's first write starts its conversation.
 func (t *turn) append(ctx context.Context, msgs ...store.Message) error {
@@ -564,19 +423,6 @@ func (t *turn) loop(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// modelFailed ends the turn after a failed model call.
-func (t *turn) modelFailed(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return t.cancelled(ctx)
-	}
-	msg, kind := msgInternal, kindModel
-	var le *llm.Error
-	if errors.As(err, &le) {
-		msg, kind = le.UserMessage(), modelOutcome(ctx, err)
-	}
-	return t.failAs(ctx, "", kind, msg, err)
 }
 
 // prepare decides what to do about reply. Calls to servers still starting
@@ -674,140 +520,6 @@ func (t *turn) limitMessage() string {
 	}
 	b.WriteString(" Send a message to let me continue.")
 	return b.String()
-}
-
-// callModel sends the conversation and streams the reply's visible text.
-// It returns the reply as stored: the text, with a native reply's calls
-// written as XML blocks ahead of it. In auto mode, an endpoint that
-// refuses tools gets the same call again in XML, and XML from then on.
-func (t *turn) callModel(ctx context.Context, cat mcpgram.Catalog) (*llm.Response, string, toolcall.Reply, error) {
-	native := t.a.native(t.profile)
-	resp, stored, reply, err := t.complete(ctx, cat, native)
-	if native && t.profile.ToolCalling == mcpgram.ToolCallingAuto && ctx.Err() == nil && t.a.learn(err, t.profile) {
-		t.logger.Warn("the endpoint refuses native tools; calling tools in XML from now on", "model", t.profile.Model, "err", err)
-		return t.complete(ctx, cat, false)
-	}
-	return resp, stored, reply, err
-}
-
-// request builds one model call's request: the system prompt (listing
-// every tool, or searching for them past the profile's threshold: see
-// search.go), the history that fits beside it, and in native mode the
-// functions.
-func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (llm.Request, *toolset) {
-	a := t.a
-	p := t.profile
-	own := len(t.serversOff) > 0
-	t.search = t.searching(cat, native)
-	sys := a.systemPrompt(cat, mcpgram.PromptVariant(p.Prompt), own, native, t.search)
-	if t.search && !native {
-		sys += t.searchPrompt(ctx, cat)
-	}
-	sys += chatInstructions(t.instructions)
-	history := t.history
-	if len(t.unsaved) > 0 {
-		history = append(history[:len(history):len(history)], t.unsaved...)
-	}
-	history, images := t.withImages(ctx, sys, history)
-	req := llm.Request{Logger: t.logger}
-	var ts *toolset
-	t.tools = nil
-	switch {
-	case native && t.search:
-		ts = t.searchTools(ctx, cat)
-	case native:
-		ts = a.toolset(cat, own, false)
-	}
-	if native {
-		t.tools = ts
-		req.Messages, req.Tools = nativeMessages(sys, history, images, ts.set), ts.tools
-	} else {
-		req.Messages = modelMessages(sys, history, images)
-	}
-	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
-	req.Temperature = &temp
-	return req, ts
-}
-
-// complete makes one model call, native or XML.
-func (t *turn) complete(ctx context.Context, cat mcpgram.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
-	a := t.a
-	p := t.profile
-	req, ts := t.request(ctx, cat, native)
-	msgs := req.Messages
-
-	parser := toolcall.NewParser()
-	shown := ""
-	start := time.Now()
-	var firstToken time.Duration
-	req.OnDelta = func(d string) {
-		if firstToken == 0 {
-			firstToken = time.Since(start)
-		}
-		if v, _ := parser.Write(d); v != shown {
-			shown = v
-			t.emit.send(Event{Kind: EventText, Text: v})
-		}
-	}
-	req.OnRetry = func(int, time.Duration, error) {
-		// The user waits through the retry: the first token is the
-		// one of the attempt that answers.
-		firstToken = 0
-		parser = toolcall.NewParser()
-		if shown != "" {
-			shown = ""
-			t.emit.send(Event{Kind: EventText, Text: ""})
-		}
-	}
-	resp, err := t.model.Complete(ctx, req)
-	d := time.Since(start)
-	outcome := modelOutcome(ctx, err)
-	a.cfg.Metrics.ModelCall(p.Model, outcome, d, firstToken)
-	t.modelCalls = append(t.modelCalls, store.ModelCall{Outcome: outcome, Duration: d})
-	debug := t.logger.Enabled(ctx, slog.LevelDebug) // spares a disabled line's arguments
-	if err != nil {
-		if debug {
-			t.logger.Debug("model call", "outcome", outcome, "duration", d, "native", native)
-		}
-		if le := (*llm.Error)(nil); errors.As(err, &le) && le.Kind == llm.KindTooLong {
-			t.spentCut(msgs, le.Read)
-		}
-		return nil, "", toolcall.Reply{}, err
-	}
-	in, out, estimated := t.spent(msgs, resp)
-	mc := &t.modelCalls[len(t.modelCalls)-1]
-	mc.In, mc.Out = in, out
-	if debug {
-		t.logger.Debug("model call", "outcome", outcome, "duration", d, "first_token", firstToken,
-			"in", in, "out", out, "estimated", estimated, "attempts", resp.Attempts, "native", native, "tool_calls", len(resp.ToolCalls))
-	}
-	stored := resp.Content
-	reply := parser.Close()
-	switch {
-	case native && len(resp.ToolCalls) > 0:
-		stored = storedReply(ts.set, resp)
-		reply = toolcall.Parse(stored)
-	case !native:
-		stored, reply = reasoned(stored, reply, resp.Reasoning)
-	}
-	if reply.Text != shown {
-		t.emit.send(Event{Kind: EventText, Text: reply.Text})
-	}
-	return resp, stored, reply, nil
-}
-
-// reasoned takes the call a model wrote only while it reasoned (in the
-// endpoint's reasoning channel, or in <think>), its reply's text holding
-// none: see toolcall.Reply.CallFromThinking. The call is stored after the
-// text, as the call acted on, so that the model reads back what it set in
-// motion and a restart finds it (see unanswered).
-func reasoned(stored string, reply toolcall.Reply, reasoning string) (string, toolcall.Reply) {
-	reply.Thinking = strings.TrimSpace(reasoning + "\n" + reply.Thinking)
-	withCall, ok := reply.CallFromThinking()
-	if !ok {
-		return stored, reply
-	}
-	return strings.TrimSpace(stored + "\n\n" + withCall.Blocks[0].Raw), withCall
 }
 
 // catalog is the hub's catalog as this chat sees it: the servers it

@@ -19,6 +19,12 @@ import (
 // budget resets, for a user who used up today's tokens.
 var ErrOverBudget = errors.New("over the daily token budget")
 
+// A Meter reads the tokens users' turns used, and their budget.
+type Meter struct{ a *Agent }
+
+// NewMeter returns the meter of a's turns.
+func NewMeter(a *Agent) *Meter { return &Meter{a: a} }
+
 // A Usage is a user's tokens and budget, for /usage.
 type Usage struct {
 	store.UserUsage
@@ -30,7 +36,8 @@ type Usage struct {
 
 // Usage returns the user's tokens today and this month (UTC) and their
 // budget.
-func (a *Agent) Usage(ctx context.Context, userID string) (Usage, error) {
+func (m *Meter) Usage(ctx context.Context, userID string) (Usage, error) {
+	a := m.a
 	now := a.cfg.Now()
 	u, err := a.cfg.Store.UserUsage(ctx, userID, now)
 	if err != nil {

@@ -265,7 +265,7 @@ func TestBudget(t *testing.T) {
 	if got := e.say("next day").last(t); got.Kind != agent.EventAnswer {
 		t.Errorf("next day: %+v, want the answer", got)
 	}
-	u, err := e.agent.Usage(context.Background(), alice.UserID)
+	u, err := agent.NewMeter(e.agent).Usage(context.Background(), alice.UserID)
 	if err != nil {
 		t.Fatal(err)
 	}

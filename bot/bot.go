@@ -32,9 +32,14 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
+	"github.com/mcpgram/mcpgram/bot/connect"
 	"github.com/mcpgram/mcpgram/bot/connections"
+	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/limits"
+	"github.com/mcpgram/mcpgram/bot/links"
 	"github.com/mcpgram/mcpgram/bot/media"
+	"github.com/mcpgram/mcpgram/bot/menus"
+	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/stats"
@@ -46,31 +51,42 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// An Agent runs turns, and keeps what a chat chose (for /system, /tools
-// and /model) and a user spent (for /usage); *agent.Agent is one.
+// An Agent runs the turns of the chats' messages, resets a chat's
+// conversation (/new) and closes what expired; *agent.Agent is one. What
+// else the bot's features need of it are its Parts.
 type Agent interface {
 	Turn(ctx context.Context, req agent.Request, emit func(agent.Event)) error
 	Reset(ctx context.Context, chatID string) error
 	Expire(ctx context.Context, now time.Time, emitFor func(chatID string) func(agent.Event)) error
-	// What a server asks mid-call (see agent.Form): its inputs, and
-	// whether a call here waits for one of a user.
-	FormInput(ctx context.Context, caller mcpgram.Caller, id int64, in agent.FormInput) (*agent.Form, error)
+}
+
+// Parts are the agent's parts beside its turns, which the bot's features
+// use: for *agent.Agent a, agent.NewForms(a), agent.NewPrompts(a) and so
+// on.
+type Parts struct {
+	// Forms takes the answers to what a server asks mid-call (see
+	// agent.Forms); *agent.Forms is one.
+	Forms Forms
+	// Prompts opens the prompts users choose (see agent.Prompts);
+	// *agent.Prompts is one.
+	Prompts prompts.Agent
+	// SignIns opens an admin's card of the operator's sign-in to a
+	// server, and a group's form in its user's private chat (see
+	// agent.Connections); *agent.Connections is one.
+	SignIns connect.Agent
+	// Prefs keeps what each chat chose for itself (see agent.Prefs);
+	// *agent.Prefs is one.
+	Prefs settings.Agent
+	// Usage reads the users' tokens (see agent.Meter); *agent.Meter is
+	// one.
+	Usage usage.Agent
+}
+
+// Forms are what a server asks mid-call (see agent.Forms): their inputs
+// (package forms), and whether a call here waits for one of a user.
+type Forms interface {
+	forms.Agent
 	Waiting(chatID, userID string) bool
-	// OpenPrivately opens a form asked in a group in its user's private
-	// chat (see agent.OpenPrivately).
-	OpenPrivately(ctx context.Context, caller mcpgram.Caller, id int64, begin agent.Begin) (*agent.Form, error)
-	// The prompts users choose (see agent.OpenPrompt): a form of their
-	// arguments, the one open, and their messages as a turn's input.
-	OpenPrompt(ctx context.Context, caller mcpgram.Caller, server, name string) (*agent.Form, error)
-	OpenPromptForm(ctx context.Context, caller mcpgram.Caller) (*agent.Form, bool, error)
-	GetPrompt(ctx context.Context, caller mcpgram.Caller, server, name string, args map[string]string) (agent.PromptInput, error)
-	// SignIn opens an admin's card of the operator's sign-in to a server
-	// (see agent.SignIn).
-	SignIn(ctx context.Context, caller mcpgram.Caller, server string, begin func(ctx context.Context, redirectURI, tag string) (authURL, host string, err error)) (*agent.Form, error)
-	// AwaitSignIn waits for such a card to close (see agent.AwaitSignIn).
-	AwaitSignIn(ctx context.Context, id int64) (*agent.Form, error)
-	settings.Agent
-	usage.Agent
 }
 
 // A Hub reports and manages the MCP servers; *hub.Hub is one.
@@ -257,6 +273,7 @@ func (c *Options) setDefaults() {
 type Bot struct {
 	cfg      Options
 	agent    Agent
+	parts    Parts
 	hub      Hub
 	store    Store
 	logger   *slog.Logger
@@ -299,9 +316,11 @@ type Bot struct {
 
 	cards     sync.Map         // pending id -> *card: a question or approval with live buttons
 	openCards map[string]*card // conversation -> its newest live card; under mu
-	formCards formCards        // the cards of forms this instance sent
-	// promptCards are the cards of prompts' forms this instance sent.
-	promptCards formCards
+	forms     *forms.Cards     // the cards of forms this instance sent
+	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
+	signIns   *connect.SignIns // an admin's sign-ins, and what groups open in private chats
+	links     *links.Links     // the resource links of the turns' results
+	menus     *menus.Menus     // the command menus, with the servers' prompts
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -313,19 +332,22 @@ type turn struct {
 
 // New returns a Bot with token, the bot token from @BotFather
 // (TELEGRAM_BOT_TOKEN), that has not yet contacted Telegram.
-func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
+func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, error) {
 	if token == "" {
 		return nil, errors.New("bot: TELEGRAM_BOT_TOKEN is required")
 	}
 	if a == nil || h == nil || s == nil {
 		return nil, errors.New("bot: agent, hub and store are required")
 	}
+	if p.Forms == nil || p.Prompts == nil || p.SignIns == nil || p.Prefs == nil || p.Usage == nil {
+		return nil, errors.New("bot: every part of the agent is required")
+	}
 	if cfg.Webhook && cfg.WebhookSecret == "" {
 		return nil, errors.New("bot: webhook mode needs TELEGRAM_WEBHOOK_SECRET")
 	}
 	cfg.setDefaults()
 	b := &Bot{
-		cfg: cfg, agent: a, hub: h, store: s,
+		cfg: cfg, agent: a, parts: p, hub: h, store: s,
 		logger:    cfg.Logger,
 		allowed:   map[int64]bool{},
 		admins:    map[int64]bool{},
@@ -362,11 +384,19 @@ func New(token string, a Agent, h Hub, s Store, cfg Options) (*Bot, error) {
 	})
 	q.Register(cfg.Metrics)
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
+	b.forms = forms.New(p.Forms, b.tg, forms.Options{BotName: func() string { return b.self.UserName }, Logger: cfg.Logger})
+	b.prompts = prompts.New(p.Prompts, p.Forms, p.Prefs, h, b.tg, prompts.Options{
+		Own: ownCommands(), Run: b.runPrompt, BotID: func() int64 { return b.self.ID }, Logger: cfg.Logger,
+	})
+	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
+	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
+	b.menus = menus.New(menus.Lists{Everyone: menuFor(menuEveryone), ChatOwner: menuFor(menuChatOwner), Operator: menuFor(menuOperator)},
+		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
-	b.settings = settings.New(a, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
+	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
-	b.usage = usage.New(a, b.tg, usage.Options{Logger: cfg.Logger})
+	b.usage = usage.New(p.Usage, b.tg, usage.Options{Logger: cfg.Logger})
 	if cfg.Connections != nil {
 		b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
 	}
@@ -393,7 +423,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if len(b.allowed) == 0 {
 		b.logger.Warn("ALLOWED_USER_IDS is empty: anyone on Telegram can use this bot and its tools")
 	}
-	menu := b.registerCommands(ctx)
+	menu := b.menus.Register(ctx)
 	b.stopping = ctx
 
 	if name := b.queue.Instance(); name != "" {
@@ -403,7 +433,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
 	b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx) })
-	b.queue.Go(func(work context.Context) { b.menuLoop(ctx, menu) })
+	b.queue.Go(func(work context.Context) { b.menus.Loop(ctx, menu) })
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {
@@ -448,39 +478,6 @@ func (b *Bot) connect(ctx context.Context) error {
 		}
 		delay = min(delay*2, b.cfg.RetryMax)
 	}
-}
-
-// registerCommands sets the menus (see commands.go), the servers' prompts
-// after the bot's own commands, and returns which prompts they offer (see
-// menuKey). Telegram shows a user the most specific menu that applies: in
-// a private chat, the chat's own (operators) before all_private_chats; in
-// a group, an administrator's all_chat_administrators before
-// all_group_chats. A failure costs only a stale menu: every command works
-// whatever the menu shows.
-func (b *Bot) registerCommands(ctx context.Context) string {
-	prompts := b.promptCommands()
-	for _, m := range []struct {
-		scope tgbotapi.BotCommandScope
-		cmds  []tgbotapi.BotCommand
-	}{
-		{tgbotapi.NewBotCommandScopeDefault(), withPrompts(menuFor(menuEveryone), prompts)},
-		{tgbotapi.NewBotCommandScopeAllPrivateChats(), withPrompts(menuFor(menuChatOwner), prompts)},
-		{tgbotapi.NewBotCommandScopeAllGroupChats(), withPrompts(menuFor(menuEveryone), prompts)},
-		{tgbotapi.NewBotCommandScopeAllChatAdministrators(), withPrompts(menuFor(menuChatOwner), prompts)},
-	} {
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(m.scope, m.cmds...)); err != nil {
-			b.logger.Warn("setMyCommands failed; the command menu may be stale", "scope", m.scope.Type, "err", err)
-		}
-	}
-	for id := range b.admins {
-		// Fails with "chat not found" until the admin has talked to the
-		// bot once; /servers works regardless.
-		scope := tgbotapi.NewBotCommandScopeChat(id)
-		if _, err := b.tg.Request(ctx, tgbotapi.NewSetMyCommandsWithScope(scope, withPrompts(menuFor(menuOperator), prompts)...)); err != nil {
-			b.logger.Info("cannot set the admin command menu", "admin", id, "err", err)
-		}
-	}
-	return menuKey(prompts)
 }
 
 // WebhookHandler returns the handler of Telegram's webhook requests, for

@@ -401,7 +401,7 @@ func TestRunRejectsBadToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	b, err := bot.New("999:wrong", newFakeAgent(), newFakeHub(0), db, testConfig(fake, &testenv.Buffer{}))
+	b, err := bot.New("999:wrong", newFakeAgent(), partsOf(newFakeAgent()), newFakeHub(0), db, testConfig(fake, &testenv.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestStreaming(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	if _, err := bot.New("", newFakeAgent(), newFakeHub(0), nil, bot.Options{}); err == nil {
+	if _, err := bot.New("", newFakeAgent(), partsOf(newFakeAgent()), newFakeHub(0), nil, bot.Options{}); err == nil {
 		t.Errorf("New without token: no error")
 	}
 	_ = context.Background

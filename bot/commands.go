@@ -78,7 +78,7 @@ func commands() []command {
 			run: (*Bot).handleCancel},
 		{name: "prompts", about: "The servers' prompts", help: "the servers' prompts, each a command of its own", order: beside,
 			run: func(b *Bot, ctx context.Context, m *message) {
-				b.showPrompts(ctx, m.at, m.CommandArguments())
+				b.prompts.Show(ctx, m.at, m.CommandArguments())
 			}},
 		{name: "system", about: "This chat's instructions to the assistant", help: "this chat's instructions to me (group admins change them)",
 			menu: menuChatOwner, order: beside,
@@ -134,8 +134,8 @@ func (b *Bot) runCommand(ctx context.Context, m *message) {
 		c.run(b, ctx, m)
 		return
 	}
-	if cmd, ok := promptmenu.Find(b.chatPrompts(ctx, m.Chat.ID), m.Command()); ok {
-		b.startPrompt(ctx, m, cmd)
+	if cmd, ok := promptmenu.Find(b.prompts.ChatCommands(ctx, m.Chat.ID), m.Command()); ok {
+		b.prompts.Start(ctx, m.at, m.key, m.From.ID, cmd)
 		return
 	}
 	b.say(ctx, m.at, b.unknownText(m.Message))

@@ -2,131 +2,34 @@ package bot
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
-// connectCard asks the user to connect their own account to a server
-// (agent.ModeConnect): it names the server and its full domain, says it
-// is mcpgram that asks, and has the sign-in as a URL button (nothing is
-// opened for the user) and Cancel. Without a public URL the browser ends
-// on an address that does not load, which the user sends here.
-func connectCard(f *agent.Form) (string, *tgbotapi.InlineKeyboardMarkup) {
-	var b strings.Builder
-	host := pageHost("https://" + f.Host)
-	fmt.Fprintf(&b, "🔑 <b>Connect your account to %s</b>\n\n", shown(f.Server))
-	fmt.Fprintf(&b, "mcpgram asks you to connect your own account to the server <b>%s</b> at:\n<b>%s</b>\n", shown(f.Server), shown(host))
-	b.WriteString("Its calls for you will carry your account's access, and nobody else's.")
-	if !f.Open() {
-		b.WriteString("\n\n" + connectOutcome(f))
-		return b.String(), nil
-	}
-	if f.PasteBack {
-		b.WriteString("\n\nPress <b>Connect</b> and sign in. Your browser then ends on a page that does not load (its address starts with <code>http://127.0.0.1/</code>): copy that whole address and send it here.")
-	} else {
-		b.WriteString("\n\nPress <b>Connect</b> and sign in; this card changes once you have.")
-	}
-	if !f.ExpiresAt.IsZero() {
-		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", f.ExpiresAt.UTC().Format("15:04"))
-	}
-	rows := [][]tgbotapi.InlineKeyboardButton{}
-	if u, err := url.Parse(f.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
-		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("🔑 Connect", f.URL)))
-	}
-	cancel := callback.Data{Kind: callback.Form, Pending: f.ID, Op: callback.FormCancel}.String()
-	rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("✖️ Cancel", cancel)))
-	kb := tgbotapi.NewInlineKeyboardMarkup(rows...)
-	return b.String(), &kb
-}
-
-// connectOutcome is the line a closed connect card ends with.
-func connectOutcome(f *agent.Form) string {
-	if f.Operator {
-		switch f.Outcome {
-		case agent.FormAccepted:
-			return "✅ <i>Signed in, for every chat.</i>"
-		case agent.FormExpired:
-			return "⌛ <i>Not signed in in time.</i>"
-		case agent.FormStopped:
-			return "⏹ <i>The bot stopped before you signed in.</i>"
-		}
-	}
-	switch f.Outcome {
-	case agent.FormAccepted:
-		return "✅ <i>Connected.</i>"
-	case agent.FormDeclined:
-		return "🚫 <i>Not connected.</i>"
-	case agent.FormExpired:
-		return "⌛ <i>Not connected in time; the call was cancelled.</i>"
-	case agent.FormStopped:
-		return "⏹ <i>The call ended before you connected.</i>"
-	}
-	return "<i>Closed.</i>"
-}
-
-// looksLikeSignIn reports whether text is an address a sign-in's
-// browser came back to mcpgram at (its callback path, with a state and
-// a code).
-func looksLikeSignIn(text string) bool {
-	u, err := url.Parse(strings.TrimSpace(text))
-	if err != nil || u.Path != mcpgram.CallbackPath {
-		return false
-	}
-	q := u.Query()
-	return q.Get("state") != "" && (q.Get("code") != "" || q.Get("error") != "")
-}
-
-// straySignIn takes a message that is a sign-in's address when no sign-in
-// waits for it (its card closed, or none): it holds a sign-in's code, so
-// it is deleted and never goes to the model. It reports whether m was one.
+// straySignIn takes a message that is a sign-in's address when no
+// sign-in waits for it (see connect.Stray), and reports whether m was
+// one.
 func (b *Bot) straySignIn(ctx context.Context, m *message) bool {
-	if !looksLikeSignIn(m.Text) {
-		return false
-	}
-	b.deleteMessage(ctx, m.Chat.ID, m.MessageID)
-	b.say(ctx, m.at, "That looks like a sign-in address, but no sign-in of yours waits for it here, so nothing was done with it.")
-	return true
-}
-
-// deleteMessage deletes a message of the chat that holds a secret, where
-// Telegram lets the bot (in a group, only with the right to).
-func (b *Bot) deleteMessage(ctx context.Context, chatID int64, msgID int) {
-	if _, err := b.tg.Request(ctx, tgbotapi.NewDeleteMessage(chatID, msgID)); err != nil {
-		b.logger.Info("could not delete a message holding a sign-in's code or a secret", "chat", chatID, "err", err)
-	}
+	return b.signIns.Stray(ctx, m.at, m.Message)
 }
 
 // signIn opens, for the admin who pressed a server's Sign in button on
 // /servers at place at (checked by handleServerPress), the card of the
-// operator's sign-in to it: the same card, redirect and paste-back as a
-// user's connection, for every chat. Once signed in, the server is
-// reconnected.
+// operator's sign-in to it (see connect.SignIn), and waits for it here.
+// Once signed in, the server is reconnected.
 func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, server string) {
-	user := cq.From.ID
 	key, err := b.conversation(ctx, at)
 	if err != nil {
 		b.logger.Warn("begin the operator's sign-in: which conversation?", "chat", at, "err", err)
 		b.tg.AnswerCallback(ctx, cq.ID, "I cannot reach my database right now; please press again in a moment.", true)
 		return
 	}
-	f, err := b.agent.SignIn(ctx, caller(user, key), server, func(ctx context.Context, redirectURI, tag string) (string, string, error) {
-		return b.hub.SignIn(ctx, server, redirectURI, tag)
-	})
-	if err != nil {
-		b.logger.Warn("begin the operator's sign-in", "server", server, "err", err)
-		b.tg.AnswerCallback(ctx, cq.ID, "Could not start the sign-in: the server's sign-in could not be reached or refused (the log says why).", true)
+	id, ok := b.signIns.SignIn(ctx, cq, at, key, server)
+	if !ok {
 		return
 	}
-	b.tg.AnswerCallback(ctx, cq.ID, "", false)
-	b.showForm(ctx, at, key, user, f)
 	b.queue.Go(func(work context.Context) {
 		// It waits on a person: it stops as shutdown begins, rather than
 		// hold the shutdown for its grace.
@@ -136,37 +39,6 @@ func (b *Bot) signIn(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegra
 			defer cancel()
 			defer context.AfterFunc(b.stopping, cancel)()
 		}
-		b.awaitSignIn(work, at, f.ID)
+		b.signIns.Await(work, at, id)
 	})
-}
-
-// awaitSignIn waits, on the instance that showed it, for the admin's
-// sign-in card id to close, however it does: an address pasted here
-// (which formText shows on the card), the browser back at PUBLIC_URL on
-// any instance, Cancel, or the clock. It shows the outcome on the card,
-// if not shown yet, and once signed in reconnects the server here (the
-// other instances retry on their own). At shutdown it stops waiting.
-func (b *Bot) awaitSignIn(ctx context.Context, at telegram.Place, id int64) {
-	f, err := b.agent.AwaitSignIn(ctx, id)
-	if err != nil {
-		if ctx.Err() == nil {
-			b.logger.Error("wait for the operator's sign-in", "form", id, "err", err)
-		}
-		return
-	}
-	b.updateForm(ctx, at.Chat, 0, f)
-	if f.Outcome == agent.FormAccepted {
-		b.signedIn(ctx, at, f)
-	}
-}
-
-// signedIn reconnects the server an admin just signed in to from the
-// chat.
-func (b *Bot) signedIn(ctx context.Context, at telegram.Place, f *agent.Form) {
-	if err := b.hub.Restart(ctx, f.Server); err != nil {
-		b.logger.Warn("reconnect after the operator's sign-in", "server", f.Server, "err", err)
-		b.say(ctx, at, "Signed in, but "+f.Server+" did not reconnect; /servers says why.")
-		return
-	}
-	b.say(ctx, at, "Signed in; "+f.Server+" is reconnected.")
 }

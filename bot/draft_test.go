@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
 )
@@ -29,7 +28,7 @@ func streamed(n int) string {
 // 1 MiB of text as at 16 KiB.
 func TestDraftShowsTheTail(t *testing.T) {
 	text := streamed(1 << 20)
-	var d bot.DraftView
+	var d render.Draft
 	for n := 1 << 10; n <= len(text); n += 64 << 10 {
 		d.HTML(text[:n])
 	}
@@ -51,7 +50,7 @@ func TestDraftShowsTheTail(t *testing.T) {
 	}
 
 	allocs := func(n int) float64 {
-		var d bot.DraftView
+		var d render.Draft
 		d.HTML(text[:n-4096])
 		grow := n - 2048
 		return testing.AllocsPerRun(20, func() {
@@ -68,7 +67,7 @@ func TestDraftShowsTheTail(t *testing.T) {
 
 // Inside an open code block, the tail is shown as code.
 func TestDraftReopensCodeBlock(t *testing.T) {
-	var d bot.DraftView
+	var d render.Draft
 	text := "Here it is:\n\n```python\n" + strings.Repeat("print('a < b')\n", 1000)
 	d.HTML(text[:len(text)/2])
 	got := d.HTML(text)

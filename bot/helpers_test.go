@@ -17,6 +17,10 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
+	signins "github.com/mcpgram/mcpgram/bot/connect"
+	"github.com/mcpgram/mcpgram/bot/prompts"
+	"github.com/mcpgram/mcpgram/bot/settings"
+	"github.com/mcpgram/mcpgram/bot/usage"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
@@ -474,7 +478,7 @@ func startBotOn(t testing.TB, fake *tgfake.Server, db *sqlite.DB, st bot.Store, 
 	if edit != nil {
 		edit(&cfg)
 	}
-	b, err := bot.New(tgfake.Token, a, h, st, cfg)
+	b, err := bot.New(tgfake.Token, a, partsOf(a), h, st, cfg)
 	if err != nil {
 		t.Fatalf("bot.New: %v", err)
 	}
@@ -503,6 +507,30 @@ func startBotOn(t testing.TB, fake *tgfake.Server, db *sqlite.DB, st bot.Store, 
 	hs.stop = func() { hs.stopWant(nil) }
 	t.Cleanup(hs.stop)
 	return hs
+}
+
+// partsOf are the parts of a: a real agent's (also when a test's agent
+// wraps one), or a fake's, which are the fake itself.
+func partsOf(a bot.Agent) bot.Parts {
+	switch x := a.(type) {
+	case *agent.Agent:
+		return bot.Parts{Forms: agent.NewForms(x), Prompts: agent.NewPrompts(x), SignIns: agent.NewConnections(x),
+			Prefs: agent.NewPrefs(x), Usage: agent.NewMeter(x)}
+	case *timedAgent:
+		return partsOf(x.Agent)
+	case fakeParts:
+		return bot.Parts{Forms: x, Prompts: x, SignIns: x, Prefs: x, Usage: x}
+	}
+	panic(fmt.Sprintf("no parts for the agent %T", a))
+}
+
+// fakeParts is a fake agent that is its own parts (see fakeSettings).
+type fakeParts interface {
+	bot.Forms
+	prompts.Agent
+	signins.Agent
+	settings.Agent
+	usage.Agent
 }
 
 // waitText waits until a bot message in chat contains want and returns it.

@@ -2,25 +2,12 @@ package bot
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
 	"strings"
-
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-
-	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot/callback"
-	"github.com/mcpgram/mcpgram/bot/startlink"
 )
 
-// Answered in private (see agent.OpenPrivately): in a group every member
-// sees the bot's cards, so a sign-in (a Connect, an admin's Sign in) and
-// a server's form with fields to fill in are not shown there. The group
-// gets a short card naming the member, with a deep link to the bot's
-// private chat and Cancel; the link sends /start with the form's id, and
-// the form opens there for that member alone, once. The sign-in's link
-// and the form's fields never reach the group.
+// A group's form or sign-in is answered in its user's private chat (see
+// package connect): the link on the group's card sends /start with the
+// form's id.
 
 // IsGroup reports whether a chat (its key: its id, in decimal, and for a
 // forum's topic "/" and the topic's) is a group, shared with others:
@@ -28,118 +15,12 @@ import (
 // private chat with the bot the user's id.
 func IsGroup(chatID string) bool { return strings.HasPrefix(chatID, "-") }
 
-// privateElsewhere reports whether f's card in chatID is a group's card
-// of a form answered in private.
-func privateElsewhere(f *agent.Form, chatID int64) bool { return f.Private && chatID < 0 }
-
-// privateCard is, in a group, the card of a form answered in its user's
-// private chat: whose it is (who, HTML) and what asks; while open, a
-// button to the private chat (link) and Cancel; once closed, how it
-// ended. Nothing else of the form shows: no sign-in link, field or
-// answer.
-func privateCard(f *agent.Form, who, link string) (string, *tgbotapi.InlineKeyboardMarkup) {
-	if who == "" {
-		who = "The member who asked"
-	}
-	var b strings.Builder
-	switch {
-	case f.Mode == agent.ModeConnect && f.Operator:
-		fmt.Fprintf(&b, "🔑 %s: sign in to <b>%s</b> for every chat.", who, shown(f.Server))
-	case f.Mode == agent.ModeConnect:
-		fmt.Fprintf(&b, "🔑 %s: <b>%s</b> asks you to connect your own account.", who, shown(f.Server))
-	case f.Tool != "":
-		fmt.Fprintf(&b, "📝 %s: <b>%s</b> asks you something, during <code>%s</code>.", who, shown(f.Server), shown(f.Tool))
-	default:
-		fmt.Fprintf(&b, "📝 %s: <b>%s</b> asks you something.", who, shown(f.Server))
-	}
-	if !f.Open() {
-		if f.Mode == agent.ModeConnect {
-			return b.String() + "\n\n" + connectOutcome(f), nil
-		}
-		return b.String() + "\n\n" + formOutcome(f), nil
-	}
-	what := "Answer it"
-	if f.Mode == agent.ModeConnect {
-		what = "Sign in"
-	}
-	fmt.Fprintf(&b, "\n\n%s in our private chat, where nobody else sees it: press <b>Open private chat</b>, then <b>Start</b>. Only you can open it.", what)
-	if !f.ExpiresAt.IsZero() {
-		fmt.Fprintf(&b, "\n⏳ <i>Open until %s UTC.</i>", f.ExpiresAt.UTC().Format("15:04"))
-	}
-	cancel := callback.Data{Kind: callback.Form, Pending: f.ID, Op: callback.FormCancel}.String()
-	kb := tgbotapi.NewInlineKeyboardMarkup(
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL("🔒 Open private chat", link)),
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("✖️ Cancel", cancel)),
-	)
-	return b.String(), &kb
-}
-
-// memberName is user as a group's card names them: a mention by id, with
-// their first name as the group knows it (HTML).
-func (b *Bot) memberName(ctx context.Context, chatID, user int64) string {
-	name := "the member who asked"
-	if m, err := b.tg.ChatMember(ctx, chatID, user); err == nil && m.User != nil && m.User.FirstName != "" {
-		name = m.User.FirstName
-	}
-	return fmt.Sprintf(`<a href="tg://user?id=%d">%s</a>`, user, shown(name))
-}
-
 // start answers /start: the greeting, or, with a deep link's payload,
 // what the link asks.
 func (b *Bot) start(ctx context.Context, m *message) {
 	if payload := m.CommandArguments(); payload != "" {
-		b.openPrivately(ctx, m, payload)
+		b.signIns.OpenPrivately(ctx, m.at, m.key, m.From.ID, m.Chat.IsPrivate(), payload)
 		return
 	}
 	b.say(ctx, m.at, b.startText(m.From.ID))
-}
-
-// openPrivately opens, in the private chat m was sent in, the form a deep
-// link's payload names, for the user who sent it if it is theirs; any
-// other payload, another's, one used or past its time changes nothing,
-// and the user is told so.
-func (b *Bot) openPrivately(ctx context.Context, m *message, payload string) {
-	user := m.From.ID
-	if !m.Chat.IsPrivate() {
-		b.say(ctx, m.at, "That link opens in a private chat with me, not here, so nothing was done.")
-		return
-	}
-	p, err := startlink.Parse(payload)
-	if err != nil {
-		b.say(ctx, m.at, "That link is not one of mine, so nothing was done.")
-		return
-	}
-	f, err := b.agent.OpenPrivately(ctx, caller(user, m.key), p.Form, b.beginFor(user))
-	switch {
-	case errors.Is(err, agent.ErrNotYours):
-		b.say(ctx, m.at, "That link belongs to another member's request, and only they can open it, so nothing was done.")
-		return
-	case errors.Is(err, agent.ErrOpened):
-		b.say(ctx, m.at, "You opened that request here already (its card is above), so nothing was done.")
-		return
-	case errors.Is(err, agent.ErrStale):
-		b.say(ctx, m.at, "That request is over or has expired, so nothing was done.")
-		return
-	case err != nil:
-		b.logger.Warn("open a form in a private chat", "chat", m.at, "form", p.Form, "err", err)
-		b.say(ctx, m.at, "That could not be opened just now (if it is a sign-in, the server's sign-in could not be reached or refused), so nothing was done; try the link again in a moment.")
-		return
-	}
-	b.logger.Info("a group's form opened in its user's private chat", "form", f.ID, "user", strconv.FormatInt(user, 10))
-	b.showForm(ctx, m.at, m.key, user, f)
-}
-
-// beginFor begins, for the user who opened a group's sign-in card in
-// their private chat, the sign-in it asks for: their own Connect, or, for
-// an admin, the operator's (checked again now).
-func (b *Bot) beginFor(opener int64) agent.Begin {
-	return func(ctx context.Context, server, user, redirectURI, tag string) (string, string, error) {
-		if user != "" {
-			return b.hub.BeginConnect(ctx, server, user, redirectURI, tag)
-		}
-		if !b.isAdmin(opener) {
-			return "", "", errors.New("only admins sign the bot in")
-		}
-		return b.hub.SignIn(ctx, server, redirectURI, tag)
-	}
 }

@@ -34,7 +34,7 @@ func TestTokenNeverLogged(t *testing.T) {
 	cfg := testConfig(tgfake.New(t), &log)
 	cfg.APIURL = dead
 	cfg.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b, err := bot.New("424242:SECRET-TOKEN-VALUE", newFakeAgent(), newFakeHub(0), db, cfg)
+	b, err := bot.New("424242:SECRET-TOKEN-VALUE", newFakeAgent(), partsOf(newFakeAgent()), newFakeHub(0), db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

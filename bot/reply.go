@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"mime"
-	"net/url"
-	"path"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
@@ -58,7 +54,7 @@ type reply struct {
 	draft      int   // message id of the edited draft (fallback)
 	draftID    int64 // sendMessageDraft's draft_id for this turn
 	draftHTML  string
-	view       draftView // what the draft shows of the streamed text
+	view       render.Draft // what the draft shows of the streamed text
 	lastDraft  time.Time
 	firstText  time.Time // of the current model call's text
 	done       bool      // a terminal event was handled
@@ -173,11 +169,11 @@ func (r *reply) emit(ev agent.Event) {
 		r.b.say(ctx, r.at, render.Escape(ev.Text))
 	case agent.EventForm:
 		if ev.Form != nil {
-			r.b.showForm(ctx, r.at, r.key, r.user, ev.Form)
+			r.b.forms.Show(ctx, r.at, r.key, r.user, ev.Form)
 		}
 	case agent.EventFormClosed:
 		if ev.Form != nil {
-			r.b.updateForm(ctx, r.at.Chat, 0, ev.Form)
+			r.b.forms.Update(ctx, r.at.Chat, 0, ev.Form)
 		}
 	case agent.EventError:
 		r.done = true
@@ -209,12 +205,12 @@ func (r *reply) toolEndLocked(ctx context.Context, ev agent.Event) {
 		}
 	}
 	for _, f := range ev.Files {
-		if err := r.gone(r.b.tg.SendFile(ctx, r.at, 0, f.Data, fileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server))); err != nil {
+		if err := r.gone(r.b.tg.SendFile(ctx, r.at, 0, f.Data, render.FileName(f), fmt.Sprintf("%s · %s", ev.Tool, ev.Server))); err != nil {
 			r.b.logger.Error("send a file", "chat", r.at, "err", err)
 			r.b.say(ctx, r.at, "(A tool returned a file that Telegram did not accept.)")
 		}
 	}
-	r.b.showLinks(ctx, r.at, r.key, r.user, ev.Server, ev.Tool, ev.Links)
+	r.b.links.Show(ctx, r.at, r.key, r.user, ev.Server, ev.Tool, ev.Links)
 }
 
 func (r *reply) statusLocked(ctx context.Context, html string) {
@@ -255,7 +251,7 @@ func (r *reply) streamLocked(ctx context.Context, text string) {
 	if time.Since(r.firstText) < r.b.cfg.StreamInterval || time.Since(r.lastDraft) < r.b.cfg.StreamInterval {
 		return
 	}
-	html := r.view.html(text)
+	html := r.view.HTML(text)
 	if html == "" || html == r.draftHTML {
 		return
 	}
@@ -334,20 +330,4 @@ func (b *Bot) sendBounded(ctx context.Context, to telegram.Place, replyTo int, m
 	start := render.Split(html, render.MaxMessageLen-len(note))[0] + note
 	m, err := b.tg.SendLong(ctx, to, replyTo, start, markup)
 	return m, start, err
-}
-
-// fileName names a file a tool returned: the last part of its URI, or
-// "file" with an extension for its type. What would hide part of the
-// name or reverse it shows (render.Visible): the name is what the user
-// judges the file by.
-func fileName(c mcpgram.Content) string {
-	if u, err := url.Parse(c.URI); err == nil {
-		if name := path.Base(u.Path); name != "" && name != "/" && name != "." && len(name) <= 64 {
-			return render.Visible(name)
-		}
-	}
-	if exts, _ := mime.ExtensionsByType(c.MIMEType); len(exts) > 0 {
-		return "file" + exts[0]
-	}
-	return "file"
 }

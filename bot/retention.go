@@ -46,7 +46,7 @@ func (b *Bot) sweepStats(ctx context.Context, now time.Time, last *time.Time) {
 		return
 	}
 	*last = now
-	b.pruneLinks(ctx, now)
+	b.links.Prune(ctx, now)
 	n, err := b.store.PruneStats(ctx, now.Add(-b.cfg.StatsRetention))
 	switch {
 	case err != nil && ctx.Err() == nil:

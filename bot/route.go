@@ -79,11 +79,11 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		return b.settingsJob(lane, cq, at, func(ctx context.Context, q *query, admin bool) {
 			b.settings.PressTools(ctx, q.CallbackQuery, data, admin)
 			// The chat's prompts follow its servers.
-			b.chatMenu(ctx, q.at.Chat)
+			b.menus.Chat(ctx, q.at.Chat)
 		})
 	case callback.Link:
 		// Reading may take the server's while: no lane waits for it.
-		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handleLinkPress(ctx, q, data) })}
+		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.links.Press(ctx, q.CallbackQuery, q.at, q.key, data) })}
 	case callback.Stop:
 		// Out of band: the lane is the turn's to stop.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
@@ -121,7 +121,7 @@ func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) di
 	c, ok, mine := b.commandOf(m)
 	_, _, named := strings.Cut(m.CommandWithAt(), "@")
 	switch {
-	case mine && !ok && b.isPrompt(m.Command()):
+	case mine && !ok && b.prompts.IsPrompt(m.Command()):
 		// A server's prompt may run a turn: in the chat's lane.
 		return b.laneJob(lane, b.onMessage(m, at, b.handleMessage))
 	case !mine && !m.Chat.IsPrivate(), !ok && !m.Chat.IsPrivate() && !named:
@@ -251,7 +251,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *message) {
 	}
 	// A reply to a form that closed between the routing and now, or to
 	// the form of a prompt's arguments.
-	if b.formText(ctx, m) || b.promptText(ctx, m) || b.straySignIn(ctx, m) {
+	if b.formText(ctx, m) || b.prompts.Text(ctx, m.at, m.key, m.Message) || b.straySignIn(ctx, m) {
 		return
 	}
 	b.handleAdmitted(ctx, m)

@@ -2,9 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -76,37 +73,11 @@ func (r *reply) progressLocked(reports []agent.CallProgress) bool {
 		if l == nil || l.mark != markRunning {
 			continue // it ended: its end says more
 		}
-		if text := progressText(p.Progress.Progress, p.Total, p.Message); text != l.progress {
+		if text := render.Progress(p.Progress.Progress, p.Total, p.Message); text != l.progress {
 			l.progress, changed = text, true
 		}
 	}
 	return changed
-}
-
-// progressText is a report as the status line shows it: "40%, 120 of
-// 300 · indexing", "120 · indexing" without a total.
-func progressText(progress, total float64, msg string) string {
-	var b strings.Builder
-	if total > 0 {
-		pct := math.Floor(100 * progress / total)
-		pct = max(0, min(100, pct))
-		fmt.Fprintf(&b, "%d%%, %s of %s", int(pct), number(progress), number(total))
-	} else {
-		b.WriteString(number(progress))
-	}
-	if msg != "" {
-		b.WriteString(" · ")
-		b.WriteString(render.Escape(render.Visible(msg)))
-	}
-	return b.String()
-}
-
-// number writes a server's number briefly: 120, 0.5, 1.2e+20.
-func number(v float64) string {
-	if math.Abs(v) >= 1e15 {
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	}
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
 
 // stopMarkup is the Stop button of the status message, or nil.
@@ -117,49 +88,6 @@ func (r *reply) stopMarkup() *tgbotapi.InlineKeyboardMarkup {
 	}
 	m := tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("⏹ Stop", data)))
 	return &m
-}
-
-// toolWhat names a call on its status line: the tool by its title where
-// its server gives one (a title reads better than a name), else by its
-// name, or the resource read; and the server, with its title beside its
-// name.
-func (b *Bot) toolWhat(server, tool, uri string) string {
-	on := " on <b>" + render.Escape(server) + "</b>"
-	if title := b.serverTitle(server); title != "" {
-		on += " (" + render.Escape(render.Shorten(title, 80)) + ")"
-	}
-	if tool == "" && uri != "" {
-		return "<code>" + render.Escape(render.Shorten(uri, 80)) + "</code>" + on
-	}
-	if title := b.toolTitle(server, tool); title != "" {
-		return render.Escape(title) + on
-	}
-	return "<code>" + render.Escape(tool) + "</code>" + on
-}
-
-// serverTitle is the title server gives itself, if it gives one other
-// than its name: shown beside the name, never in its place, since the
-// server chooses it.
-func (b *Bot) serverTitle(server string) string {
-	s, ok := b.hub.Catalog().Server(server)
-	if !ok || s.Title == "" || s.Title == server {
-		return ""
-	}
-	return render.Visible(s.Title)
-}
-
-// toolTitle is the title the server gives tool, if it gives one other
-// than its name.
-func (b *Bot) toolTitle(server, tool string) string {
-	s, ok := b.hub.Catalog().Server(server)
-	if !ok {
-		return ""
-	}
-	t, ok := s.Tool(tool)
-	if !ok || t.Title == "" || t.Title == tool {
-		return ""
-	}
-	return render.Visible(t.Title)
 }
 
 // handleStopPress stops the turn a status message's Stop button, at
@@ -181,4 +109,9 @@ func (b *Bot) handleStopPress(ctx context.Context, cq *tgbotapi.CallbackQuery, a
 		t.cancel(agent.ErrStopped)
 		b.tg.AnswerCallback(ctx, cq.ID, "Stopping…", false)
 	}
+}
+
+// toolWhat names a call on its status line (see render.Call).
+func (b *Bot) toolWhat(server, tool, uri string) string {
+	return render.Call(b.hub.Catalog(), server, tool, uri)
 }

@@ -110,7 +110,7 @@ func TestChatServers(t *testing.T) {
 	}
 	waitAnswer(t, fake, fake.Press(alice, alice, tools.ID, data))
 	waitText(t, fake, alice, "echo: off in this chat")
-	if off, err := a.ServersOff(t.Context(), "2"); err != nil || len(off) != 1 || off[0] != "echo" {
+	if off, err := agent.NewPrefs(a).ServersOff(t.Context(), "2"); err != nil || len(off) != 1 || off[0] != "echo" {
 		t.Errorf("servers off in alice's chat = %q, %v", off, err)
 	}
 
@@ -120,12 +120,12 @@ func TestChatServers(t *testing.T) {
 	if ans := waitAnswer(t, fake, fake.Press(group, bob, gtools.ID, data)); !ans.ShowAlert || !strings.Contains(ans.Text, "administrators") {
 		t.Errorf("a member's press: %+v", ans)
 	}
-	if off, _ := a.ServersOff(t.Context(), "-66"); len(off) != 0 {
+	if off, _ := agent.NewPrefs(a).ServersOff(t.Context(), "-66"); len(off) != 0 {
 		t.Errorf("a member turned a server off: %q", off)
 	}
 	fake.SetChatAdmin(group, alice)
 	waitAnswer(t, fake, fake.Press(group, alice, gtools.ID, data))
-	if off, _ := a.ServersOff(t.Context(), "-66"); len(off) != 1 {
+	if off, _ := agent.NewPrefs(a).ServersOff(t.Context(), "-66"); len(off) != 1 {
 		t.Errorf("the administrator's press: servers off = %q", off)
 	}
 }

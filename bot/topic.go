@@ -147,7 +147,7 @@ func (b *Bot) unknown(ctx context.Context, at telegram.Place, err error) {
 // one among its topics, the chat's.
 func (b *Bot) waiting(at telegram.Place, user int64) bool {
 	u := strconv.FormatInt(user, 10)
-	return b.agent.Waiting(chatKey(at.Chat), u) || (at.Topic != 0 && b.agent.Waiting(at.String(), u))
+	return b.parts.Forms.Waiting(chatKey(at.Chat), u) || (at.Topic != 0 && b.parts.Forms.Waiting(at.String(), u))
 }
 
 // errTopicGone is the cause a turn ends with when its topic was closed

@@ -131,3 +131,7 @@ func showBidi(s string) string {
 	}
 	return b.String()
 }
+
+// Shown is what a server wrote as the user may read it: every invisible
+// or direction-changing character as its code point, and escaped.
+func Shown(s string) string { return Escape(Visible(s)) }

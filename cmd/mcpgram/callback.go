@@ -118,7 +118,7 @@ func finishSignIn(w http.ResponseWriter, r *http.Request, m *oauth.Manager, a *a
 		callbackPage(w, http.StatusBadRequest, "The sign-in to "+done.Server+" did not succeed: "+err.Error(), "")
 		return
 	}
-	cerr := a.Connected(r.Context(), done)
+	cerr := agent.NewConnections(a).Connected(r.Context(), done)
 	if cerr != nil {
 		logger.Info("signed in, but the chat's card was not waiting", "server", done.Server, "user", done.UserID, "err", cerr)
 	}
@@ -147,7 +147,7 @@ var errUnchecked = errors.New("the sign-in could not be checked just now; try ag
 func finishable(ctx context.Context, m *oauth.Manager, a *agent.Agent, logger *slog.Logger, answer url.Values) (mcpgram.FinishedSignIn, error) {
 	who, err := m.Pending(ctx, answer)
 	if err == nil {
-		err = a.Finishable(ctx, who)
+		err = agent.NewConnections(a).Finishable(ctx, who)
 	}
 	for _, known := range []error{mcpgram.ErrUnknownState, mcpgram.ErrNoKey, agent.ErrNotYours, agent.ErrStale, agent.ErrNotOpened} {
 		if errors.Is(err, known) {

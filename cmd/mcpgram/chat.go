@@ -58,8 +58,8 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 		return err
 	}
 	defer closeAndWarn(app, logger)
-	profile := app.Agent.DefaultProfile()
-	if p, err := app.Agent.ChatProfile(ctx, user); err == nil {
+	profile := agent.NewPrefs(app.Agent).DefaultProfile()
+	if p, err := agent.NewPrefs(app.Agent).ChatProfile(ctx, user); err == nil {
 		profile = p
 	}
 	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: mcpgram.Caller{UserID: user, ChatID: user}, asker: asker, interrupts: interrupts, profile: profile, logPath: logPath}

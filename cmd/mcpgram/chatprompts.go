@@ -37,7 +37,7 @@ func (c *terminal) listPrompts() {
 // says and runs it as a turn. A prompt the server fails is said so; only
 // a failure of the terminal ends the chat.
 func (c *terminal) sendPrompt(ctx context.Context, cmd promptmenu.Command) error {
-	p, err := c.agent.Prompt(ctx, c.caller, cmd.Server, cmd.Prompt)
+	p, err := agent.NewPrompts(c.agent).Prompt(ctx, c.caller, cmd.Server, cmd.Prompt)
 	if errors.Is(err, agent.ErrNoPrompt) {
 		fmt.Fprintln(c.out, "That prompt is not available right now.")
 		return nil
@@ -62,7 +62,7 @@ func (c *terminal) sendPrompt(ctx context.Context, cmd promptmenu.Command) error
 			args[k], _ = v.(string)
 		}
 	}
-	in, err := c.agent.GetPrompt(ctx, c.caller, cmd.Server, cmd.Prompt, args)
+	in, err := agent.NewPrompts(c.agent).GetPrompt(ctx, c.caller, cmd.Server, cmd.Prompt, args)
 	if err != nil {
 		fmt.Fprintf(c.out, "%s could not give the prompt %s: %s\n", plain(cmd.Server, 100), plain(cmd.Prompt, 100), plain(err.Error(), 300))
 		return nil

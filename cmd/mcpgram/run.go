@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/internal/config"
@@ -31,7 +32,9 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	b, err := bot.New(cfg.TelegramToken, app.Agent, app.Hub, app.Store, bot.Options{
+	a := app.Agent
+	parts := bot.Parts{Forms: agent.NewForms(a), Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}
+	b, err := bot.New(cfg.TelegramToken, a, parts, app.Hub, app.Store, bot.Options{
 		APIURL:             cfg.TelegramAPIURL,
 		AllowedUserIDs:     cfg.AllowedUserIDs,
 		AdminUserIDs:       cfg.AdminUserIDs,
@@ -65,7 +68,7 @@ func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	defer closeHTTP(srv, logger)
 	// Servers are still starting: each joins the catalog, and so the
 	// prompt, once ready, while the bot already answers.
-	def := app.Agent.DefaultProfile()
+	def := agent.NewPrefs(a).DefaultProfile()
 	logger.Info("mcpgram started", "version", version, "model", def.Model, "profile", def.Name, "profiles", len(cfg.Profiles), "servers", len(app.Hub.Catalog().Servers))
 	err = b.Run(ctx)
 	// Polling has stopped, whatever follows: health says so at once.

@@ -1,10 +1,8 @@
-package bot
+package render
 
 import (
 	"strings"
 	"unicode/utf8"
-
-	"github.com/mcpgram/mcpgram/bot/render"
 )
 
 // draftWindow is how much of a streamed reply its draft shows: the last
@@ -13,14 +11,15 @@ import (
 // GiB), and a phone shows no more than the tail of a draft anyway.
 const draftWindow = 3000
 
-// A draftView renders the draft of a reply as it streams: the tail of the
+// A Draft renders the draft of a reply as it streams: the tail of the
 // text, as Telegram HTML, with what the tail needs of the text before it
 // (an open code block). An edit costs what was added since the last one
 // and the tail, however long the text grew.
 //
 // It reads the text as a model writes it, growing at the end; a text that
-// is not the last one grown (the next model call's) starts it over.
-type draftView struct {
+// is not the last one grown (the next model call's) starts it over. The
+// zero Draft is ready.
+type Draft struct {
 	// scanned is how much of the text was read for code fences: whole
 	// lines, up to the start of the window.
 	scanned int
@@ -32,9 +31,9 @@ type draftView struct {
 	mark string
 }
 
-// html returns the draft of text: its tail, marked with "…" when it is
+// HTML returns the draft of text: its tail, marked with "…" when it is
 // not the whole, and the cursor.
-func (d *draftView) html(text string) string {
+func (d *Draft) HTML(text string) string {
 	start := 0
 	if len(text) > draftWindow {
 		start = len(text) - draftWindow
@@ -51,11 +50,11 @@ func (d *draftView) html(text string) string {
 	if d.fence != "" {
 		md = d.fence + "\n" + md
 	}
-	h := render.HTML(md)
+	h := HTML(md)
 	// HTML's bytes are never fewer than the UTF-16 units a user sees of
 	// it, so a short one fits a message without the cost of Split.
-	if len(h) > render.MaxMessageLen-10 {
-		parts := render.Split(h, render.MaxMessageLen-10)
+	if len(h) > MaxMessageLen-10 {
+		parts := Split(h, MaxMessageLen-10)
 		if len(parts) == 0 {
 			return ""
 		}
@@ -72,7 +71,7 @@ func (d *draftView) html(text string) string {
 
 // advance reads the whole lines of text before end for code fences, from
 // where the last call stopped, or from the start for a new text.
-func (d *draftView) advance(text string, end int) {
+func (d *Draft) advance(text string, end int) {
 	if d.scanned > len(text) || text[d.scanned-len(d.mark):d.scanned] != d.mark {
 		d.scanned, d.fence, d.mark = 0, "", ""
 	}
@@ -90,7 +89,7 @@ func (d *draftView) advance(text string, end int) {
 // line notes a fence that opens or closes a code block: up to three
 // spaces, then three or more backticks or tildes; a closing fence has
 // the opening one's character, at least as many, and nothing after.
-func (d *draftView) line(s string) {
+func (d *Draft) line(s string) {
 	t := strings.TrimLeft(s, " ")
 	if len(s)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
 		return
@@ -101,7 +100,7 @@ func (d *draftView) line(s string) {
 	}
 	if d.fence == "" {
 		// The language is all the window needs of the opening line.
-		d.fence = render.Shorten(strings.TrimSpace(t), 40)
+		d.fence = Shorten(strings.TrimSpace(t), 40)
 		return
 	}
 	open := strings.TrimLeft(d.fence, " ")
