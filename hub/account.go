@@ -177,9 +177,12 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	u := newAccounts(idle)
 	s.mu.Lock()
 	s.users = u
-	s.status, s.errMsg, s.exitCode, s.lastStderr = mcpgram.StatusRunning, "", -1, ""
-	s.about = "Each user connects their own account; its tools are listed once someone has."
-	s.tools, s.synthetic = []mcpgram.Tool{connectTool(s.name)}, true
+	s.status, s.errMsg, s.last.exitCode, s.last.lastStderr = mcpgram.StatusRunning, "", -1, ""
+	s.cat = snapshot{
+		about:     "Each user connects their own account; its tools are listed once someone has.",
+		tools:     []mcpgram.Tool{connectTool(s.name)},
+		synthetic: true,
+	}
 	s.mu.Unlock()
 	s.hub.changed()
 	s.log.Info("server runs for each user's own account")
@@ -257,7 +260,7 @@ func (s *server) hasTool(name string, ss *session) bool {
 func (s *server) connected() (json.RawMessage, error) {
 	s.mu.Lock()
 	var names []string
-	for _, t := range s.tools {
+	for _, t := range s.cat.tools {
 		names = append(names, t.Name)
 	}
 	s.mu.Unlock()
@@ -337,8 +340,7 @@ func (s *server) connectAccount(ctx context.Context, caller mcpgram.Caller, cfg 
 // open opens user's session: the connection, its initialize, and the
 // catalog, read from it when none was yet.
 func (s *server) open(ctx context.Context, u *accounts, cfg config, user string) (*conn, error) {
-	c := &conn{user: user, lost: make(chan struct{}), exited: make(chan struct{}), closed: make(chan struct{}),
-		refresh: make(chan struct{}, 1), stderr: newTail()}
+	c := newConn(user)
 	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
 	defer cancel()
 	if err := s.dial(ictx, c, cfg); err != nil {
@@ -376,7 +378,7 @@ func (s *server) learn(ctx context.Context, u *accounts, c *conn) error {
 		return err
 	}
 	s.mu.Lock()
-	s.synthetic = false
+	s.cat.synthetic = false
 	s.mu.Unlock()
 	c.toolsMu.Lock()
 	defs = c.tools

@@ -250,7 +250,7 @@ func (h *Hub) Stderr(server string) (string, error) {
 		return "", err
 	}
 	s.mu.Lock()
-	t := s.stderr
+	t := s.last.stderr
 	s.mu.Unlock()
 	if t == nil {
 		return "", nil
