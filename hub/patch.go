@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/hub/internal/jsonobj"
 )
 
 // patchServer rewrites the settings file with one key of one server entry
@@ -29,7 +30,7 @@ func patchServer(path, server, key string, patch func(old json.RawMessage) (json
 		return err
 	}
 	out, err := splice(body, server, key, patch)
-	if errors.Is(err, errLayout) {
+	if errors.Is(err, jsonobj.ErrLayout) {
 		out, err = reencode(body, server, key, patch)
 	}
 	if err != nil {
@@ -43,19 +44,19 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 	if err != nil {
 		return nil, err
 	}
-	fields, closing, err := spans(data, entry.start)
+	fields, closing, err := jsonobj.Spans(data, entry.Start)
 	if err != nil {
 		return nil, err
 	}
-	old, found := lastSpan(fields, key)
-	value, err := patch(old.value)
+	old, found := jsonobj.Last(fields, key)
+	value, err := patch(old.Value)
 	if err != nil {
 		return nil, err
 	}
 	var out []byte
 	switch {
 	case found:
-		out = slices.Concat(data[:old.start], value, data[old.end:])
+		out = slices.Concat(data[:old.Start], value, data[old.End:])
 	case len(fields) == 0:
 		out = slices.Concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
 	default:
@@ -63,60 +64,60 @@ func splice(data []byte, server, key string, patch func(json.RawMessage) (json.R
 		// the same indent, or on the same line.
 		last := fields[len(fields)-1]
 		sep := ", "
-		if nl := bytes.LastIndexByte(data[:last.keyStart], '\n'); nl >= entry.start {
-			indent := data[nl+1 : last.keyStart]
+		if nl := bytes.LastIndexByte(data[:last.KeyStart], '\n'); nl >= entry.Start {
+			indent := data[nl+1 : last.KeyStart]
 			if len(bytes.Trim(indent, " \t")) == 0 {
 				sep = ",\n" + string(indent)
 			}
 		}
-		out = slices.Concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
+		out = slices.Concat(data[:last.End], []byte(sep+strconv.Quote(key)+": "), value, data[last.End:])
 	}
 	if !json.Valid(out) {
-		return nil, errLayout
+		return nil, jsonobj.ErrLayout
 	}
 	return out, nil
 }
 
 // entrySpan finds the entry of server in the file's server lists.
-func entrySpan(data []byte, server string) (span, error) {
-	top, _, err := spans(data, 0)
+func entrySpan(data []byte, server string) (jsonobj.Span, error) {
+	top, _, err := jsonobj.Spans(data, 0)
 	if err != nil {
-		return span{}, err
+		return jsonobj.Span{}, err
 	}
 	for _, name := range serverLists {
-		list, ok := lastSpan(top, name)
-		if !ok || len(list.value) == 0 || list.value[0] != '{' {
+		list, ok := jsonobj.Last(top, name)
+		if !ok || len(list.Value) == 0 || list.Value[0] != '{' {
 			continue
 		}
-		servers, _, err := spans(data, list.start)
+		servers, _, err := jsonobj.Spans(data, list.Start)
 		if err != nil {
-			return span{}, err
+			return jsonobj.Span{}, err
 		}
-		if entry, ok := lastSpan(servers, server); ok {
+		if entry, ok := jsonobj.Last(servers, server); ok {
 			return entry, nil
 		}
 	}
-	return span{}, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
+	return jsonobj.Span{}, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
 }
 
 // reencode is patchServer for files splice cannot follow: it keeps every
 // member and their order, but lays the file out anew.
 func reencode(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
-	top, err := parseObject(data)
+	top, err := jsonobj.Parse(data)
 	if err != nil {
 		return nil, err
 	}
 	var (
 		list     string
-		servers  []member
+		servers  []jsonobj.Member
 		rawEntry json.RawMessage
 	)
 	for _, name := range serverLists {
-		raw, _ := getMember(top, name)
-		if servers, err = parseObject(raw); err != nil {
+		raw, _ := jsonobj.Get(top, name)
+		if servers, err = jsonobj.Parse(raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if e, ok := getMember(servers, server); ok {
+		if e, ok := jsonobj.Get(servers, server); ok {
 			list, rawEntry = name, e
 			break
 		}
@@ -124,20 +125,20 @@ func reencode(data []byte, server, key string, patch func(json.RawMessage) (json
 	if list == "" {
 		return nil, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
 	}
-	fields, err := parseObject(rawEntry)
+	fields, err := jsonobj.Parse(rawEntry)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", server, err)
 	}
-	old, _ := getMember(fields, key)
+	old, _ := jsonobj.Get(fields, key)
 	value, err := patch(old)
 	if err != nil {
 		return nil, err
 	}
-	fields = setMember(fields, key, value)
-	servers = setMember(servers, server, encodeObject(fields))
-	top = setMember(top, list, encodeObject(servers))
+	fields = jsonobj.Set(fields, key, value)
+	servers = jsonobj.Set(servers, server, jsonobj.Encode(fields))
+	top = jsonobj.Set(top, list, jsonobj.Encode(servers))
 	var out bytes.Buffer
-	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
+	if err := json.Indent(&out, jsonobj.Encode(top), "", "  "); err != nil {
 		return nil, fmt.Errorf("encode settings: %w", err)
 	}
 	out.WriteByte('\n')

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/hub/internal/jsonobj"
 	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
@@ -178,14 +179,14 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	if err := checkSyntax(path, data); err != nil {
 		return nil, nil, err
 	}
-	top, err := parseObject(data)
+	top, err := jsonobj.Parse(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var servers []member
+	var servers []jsonobj.Member
 	for _, list := range serverLists {
-		raw, _ := getMember(top, list)
-		entries, err := parseObject(raw)
+		raw, _ := jsonobj.Get(top, list)
+		entries, err := jsonobj.Parse(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %s: %w", path, list, err)
 		}
@@ -198,16 +199,16 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	dupes := duplicates(data)
 	var out []config
 	for _, kv := range servers {
-		if slices.ContainsFunc(out, func(c config) bool { return c.name == kv.key }) {
+		if slices.ContainsFunc(out, func(c config) bool { return c.name == kv.Key }) {
 			continue // in both lists: a duplicate, refused below
 		}
-		c := parseEntry(kv.key, kv.value, dir, lookupEnv)
-		if err := CheckServerName(kv.key); err != nil {
+		c := parseEntry(kv.Key, kv.Value, dir, lookupEnv)
+		if err := CheckServerName(kv.Key); err != nil {
 			c.err = err
 		}
-		if lines, ok := dupes[kv.key]; ok {
+		if lines, ok := dupes[kv.Key]; ok {
 			// Which of the entries was meant cannot be told, so none runs.
-			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.key, len(lines), joinInts(lines))
+			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.Key, len(lines), joinInts(lines))
 		}
 		out = append(out, c)
 	}
@@ -218,17 +219,17 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 // duplicates maps each server name that the server lists hold more than
 // once, together, to the lines where it stands.
 func duplicates(data []byte) map[string][]int {
-	top, _, err := spans(data, 0)
+	top, _, err := jsonobj.Spans(data, 0)
 	if err != nil {
 		return nil
 	}
-	var members []span
+	var members []jsonobj.Span
 	for _, list := range serverLists {
-		ms, ok := lastSpan(top, list)
-		if !ok || len(ms.value) == 0 || ms.value[0] != '{' {
+		ms, ok := jsonobj.Last(top, list)
+		if !ok || len(ms.Value) == 0 || ms.Value[0] != '{' {
 			continue
 		}
-		m, _, err := spans(data, ms.start)
+		m, _, err := jsonobj.Spans(data, ms.Start)
 		if err != nil {
 			return nil
 		}
@@ -236,13 +237,13 @@ func duplicates(data []byte) map[string][]int {
 	}
 	count := make(map[string]int, len(members))
 	for _, m := range members {
-		count[m.key]++
+		count[m.Key]++
 	}
 	at := map[string][]int{}
 	for _, m := range members {
-		if count[m.key] > 1 {
-			line, _ := lines.Position(data, int64(m.keyStart))
-			at[m.key] = append(at[m.key], line)
+		if count[m.Key] > 1 {
+			line, _ := lines.Position(data, int64(m.KeyStart))
+			at[m.Key] = append(at[m.Key], line)
 		}
 	}
 	return at

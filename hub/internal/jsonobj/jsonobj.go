@@ -1,4 +1,8 @@
-package hub
+// Package jsonobj reads JSON objects as people wrote them: their members
+// in order, and where each lies in the file's bytes, so that a program can
+// change one value of a file and leave the rest, layout and all, as it
+// was.
+package jsonobj
 
 import (
 	"bytes"
@@ -6,15 +10,15 @@ import (
 	"errors"
 )
 
-// A member is one key and its raw value in a JSON object.
-type member struct {
-	key   string
-	value json.RawMessage
+// A Member is one key and its raw value in a JSON object.
+type Member struct {
+	Key   string
+	Value json.RawMessage
 }
 
-// parseObject decodes a JSON object keeping its members in order, so that a
+// Parse decodes a JSON object keeping its members in order, so that a
 // write puts the file back the way the user arranged it.
-func parseObject(data json.RawMessage) ([]member, error) {
+func Parse(data json.RawMessage) ([]Member, error) {
 	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
 		return nil, nil
 	}
@@ -26,7 +30,7 @@ func parseObject(data json.RawMessage) ([]member, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, errors.New("want a JSON object")
 	}
-	var out []member
+	var out []Member
 	index := map[string]int{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -41,70 +45,77 @@ func parseObject(data json.RawMessage) ([]member, error) {
 		// A repeated key: the last one wins, as in encoding/json, in the
 		// place of the first.
 		if i, ok := index[key]; ok {
-			out[i].value = v
+			out[i].Value = v
 			continue
 		}
 		index[key] = len(out)
-		out = append(out, member{key, v})
+		out = append(out, Member{key, v})
 	}
 	return out, nil
 }
 
-func encodeObject(members []member) json.RawMessage {
+// Encode writes members as a compact JSON object, in their order.
+func Encode(members []Member) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, m := range members {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(m.key)
+		k, _ := json.Marshal(m.Key)
 		b.Write(k)
 		b.WriteByte(':')
-		b.Write(m.value)
+		b.Write(m.Value)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
 }
 
-func setMember(members []member, key string, value json.RawMessage) []member {
+// Set gives the member key of members value, adding it last if there
+// is none.
+func Set(members []Member, key string, value json.RawMessage) []Member {
 	for i := range members {
-		if members[i].key == key {
-			members[i].value = value
+		if members[i].Key == key {
+			members[i].Value = value
 			return members
 		}
 	}
-	return append(members, member{key, value})
+	return append(members, Member{key, value})
 }
 
-func getMember(members []member, key string) (json.RawMessage, bool) {
+// Get returns the value of the member key of members.
+func Get(members []Member, key string) (json.RawMessage, bool) {
 	for _, m := range members {
-		if m.key == key {
-			return m.value, true
+		if m.Key == key {
+			return m.Value, true
 		}
 	}
 	return nil, false
 }
 
-// errLayout means splice could not follow the file's bytes; reencode can.
-var errLayout = errors.New("unexpected layout")
+// ErrLayout means Spans could not follow the bytes of an object (or an
+// edit made of them is not valid JSON): decode and encode it instead.
+var ErrLayout = errors.New("unexpected layout")
 
-// A span is one member of a JSON object with the offsets of its key and
+// A Span is one member of a JSON object with the offsets of its key and
 // value in the file.
-type span struct {
-	key        string
-	keyStart   int
-	start, end int
-	value      json.RawMessage
+type Span struct {
+	Key string
+	// KeyStart is the offset of the key's opening quote; Start and End
+	// those of the value.
+	KeyStart   int
+	Start, End int
+	Value      json.RawMessage
 }
 
-// spans returns the members of the JSON object starting at data[off:], and
+// Spans returns the members of the JSON object starting at data[off:], and
 // the offset of its closing brace.
-func spans(data []byte, off int) ([]span, int, error) {
+func Spans(data []byte, off int) ([]Span, int, error) {
 	dec := json.NewDecoder(bytes.NewReader(data[off:]))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, 0, errors.New("want a JSON object")
 	}
-	var out []span
+	var out []Span
 	for dec.More() {
 		prev := off + int(dec.InputOffset())
 		tok, err := dec.Token()
@@ -120,27 +131,27 @@ func spans(data []byte, off int) ([]span, int, error) {
 		start := end - len(raw)
 		keyStart := bytes.IndexByte(data[prev:], '"') + prev
 		if start < 0 || !bytes.Equal(data[start:end], raw) || keyStart < prev {
-			return nil, 0, errLayout
+			return nil, 0, ErrLayout
 		}
-		out = append(out, span{key, keyStart, start, end, raw})
+		out = append(out, Span{key, keyStart, start, end, raw})
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, 0, errLayout
+		return nil, 0, ErrLayout
 	}
 	closing := off + int(dec.InputOffset()) - 1
 	if data[closing] != '}' {
-		return nil, 0, errLayout
+		return nil, 0, ErrLayout
 	}
 	return out, closing, nil
 }
 
-// lastSpan returns the member named key; the last one wins, as in
+// Last returns the member named key; the last one wins, as in
 // encoding/json.
-func lastSpan(members []span, key string) (span, bool) {
+func Last(members []Span, key string) (Span, bool) {
 	for i := len(members) - 1; i >= 0; i-- {
-		if members[i].key == key {
+		if members[i].Key == key {
 			return members[i], true
 		}
 	}
-	return span{}, false
+	return Span{}, false
 }
