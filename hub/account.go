@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -44,153 +43,6 @@ var (
 	errNoUser = errors.New("this server acts as each user's own account, and the call is made for no user")
 )
 
-// accounts are the sessions of a per-user server, by user.
-type accounts struct {
-	idle time.Duration
-
-	mu       sync.Mutex
-	closed   bool
-	sessions map[string]*session
-	locks    map[string]*userLock
-	// learned: the catalog holds the server's own tools, read from a
-	// session; defs are their definitions, for every session.
-	learned bool
-	defs    map[string]mcp.Tool
-	wg      sync.WaitGroup
-}
-
-// A session is one user's connection.
-type session struct {
-	c    *conn
-	busy int       // calls in flight (accounts.mu)
-	last time.Time // when the last call ended (accounts.mu)
-	stop chan struct{}
-}
-
-// A userLock is one user's turn to open a session; it is dropped when
-// nobody holds or waits for it, so users come and go without a trace.
-type userLock struct {
-	ch   chan struct{}
-	refs int // holders and waiters (accounts.mu)
-}
-
-func newAccounts(idle time.Duration) *accounts {
-	return &accounts{idle: idle, sessions: map[string]*session{}, locks: map[string]*userLock{}}
-}
-
-// lock takes user's turn to open a session, so that one user's calls at
-// once open one session and ask to connect once.
-func (a *accounts) lock(ctx context.Context, user string) (func(), error) {
-	a.mu.Lock()
-	l := a.locks[user]
-	if l == nil {
-		l = &userLock{ch: make(chan struct{}, 1)}
-		a.locks[user] = l
-	}
-	l.refs++
-	a.mu.Unlock()
-	release := func() {
-		a.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(a.locks, user)
-		}
-		a.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-}
-
-// lockCount is the number of users holding or waiting for their lock.
-func (a *accounts) lockCount() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.locks)
-}
-
-// take returns user's live session, counted busy, or nil.
-func (a *accounts) take(user string) *session {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ss := a.sessions[user]
-	if ss == nil {
-		return nil
-	}
-	select {
-	case <-ss.c.lost:
-		return nil
-	default:
-	}
-	ss.busy++
-	return ss
-}
-
-// release ends a call on ss.
-func (a *accounts) release(ss *session) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ss.busy--
-	ss.last = time.Now()
-}
-
-// add keeps c as user's session, counted busy; false once closed.
-func (a *accounts) add(user string, c *conn) (*session, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil, false
-	}
-	ss := &session{c: c, busy: 1, last: time.Now(), stop: make(chan struct{})}
-	a.sessions[user] = ss
-	a.wg.Add(1)
-	return ss, true
-}
-
-// retire forgets user's session ss if it has been idle long enough; else
-// it says how long until it may be.
-func (a *accounts) retire(user string, ss *session) (bool, time.Duration) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if ss.busy > 0 {
-		return false, a.idle
-	}
-	if left := a.idle - time.Since(ss.last); left > 0 {
-		return false, left
-	}
-	a.forget(user, ss)
-	return true, 0
-}
-
-// forget drops ss from the sessions; a.mu is held.
-func (a *accounts) forget(user string, ss *session) {
-	if a.sessions[user] == ss {
-		delete(a.sessions, user)
-	}
-}
-
-// close stops every session and waits for them.
-func (a *accounts) close() {
-	a.mu.Lock()
-	a.closed = true
-	for _, ss := range a.sessions {
-		close(ss.stop)
-	}
-	clear(a.sessions)
-	a.mu.Unlock()
-	a.wg.Wait()
-}
-
-// count is the number of open sessions.
-func (a *accounts) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.sessions)
-}
-
 // runAccounts is the run loop of a per-user server: it lists the server
 // as running with the connect tool, which needs no approval (it connects
 // nothing without the user's sign-in on its own card), and on stop
@@ -200,9 +52,12 @@ func (s *server) runAccounts(ctx context.Context, ready func()) error {
 	u := newAccounts(idle)
 	s.mu.Lock()
 	s.users = u
-	s.status, s.errMsg, s.exitCode, s.lastStderr = mcpgram.StatusRunning, "", -1, ""
-	s.about = "Each user connects their own account; its tools are listed once someone has."
-	s.tools, s.synthetic = []mcpgram.Tool{connectTool(s.name)}, true
+	s.status, s.errMsg, s.last.exitCode, s.last.lastStderr = mcpgram.StatusRunning, "", -1, ""
+	s.cat = snapshot{
+		about:     "Each user connects their own account; its tools are listed once someone has.",
+		tools:     []mcpgram.Tool{connectTool(s.name)},
+		synthetic: true,
+	}
 	s.mu.Unlock()
 	s.hub.changed()
 	s.log.Info("server runs for each user's own account")
@@ -280,7 +135,7 @@ func (s *server) hasTool(name string, ss *session) bool {
 func (s *server) connected() (json.RawMessage, error) {
 	s.mu.Lock()
 	var names []string
-	for _, t := range s.tools {
+	for _, t := range s.cat.tools {
 		names = append(names, t.Name)
 	}
 	s.mu.Unlock()
@@ -360,8 +215,7 @@ func (s *server) connectAccount(ctx context.Context, caller mcpgram.Caller, cfg 
 // open opens user's session: the connection, its initialize, and the
 // catalog, read from it when none was yet.
 func (s *server) open(ctx context.Context, u *accounts, cfg config, user string) (*conn, error) {
-	c := &conn{user: user, lost: make(chan struct{}), exited: make(chan struct{}), closed: make(chan struct{}),
-		refresh: make(chan struct{}, 1), stderr: newTail()}
+	c := newConn(user)
 	ictx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, errTimeout)
 	defer cancel()
 	if err := s.dial(ictx, c, cfg); err != nil {
@@ -399,7 +253,7 @@ func (s *server) learn(ctx context.Context, u *accounts, c *conn) error {
 		return err
 	}
 	s.mu.Lock()
-	s.synthetic = false
+	s.cat.synthetic = false
 	s.mu.Unlock()
 	c.toolsMu.Lock()
 	defs = c.tools

@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/metrics"
 )
@@ -262,7 +261,7 @@ func (h *Hub) Stderr(server string) (string, error) {
 		return "", err
 	}
 	s.mu.Lock()
-	t := s.stderr
+	t := s.last.stderr
 	s.mu.Unlock()
 	if t == nil {
 		return "", nil
@@ -609,180 +608,4 @@ func (h *Hub) AllowTool(server, tool string) error {
 	s.mu.Unlock()
 	h.changed()
 	return nil
-}
-
-// watch starts watching the settings file. It watches the folder: editors
-// save by writing a new file and renaming it over the old one, which a
-// watch on the file itself would lose.
-func (h *Hub) watch() error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
-	if err := w.Add(filepath.Dir(h.path)); err != nil {
-		w.Close()
-		return err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.watchCancel, h.watchDone = cancel, make(chan struct{})
-	go func() {
-		defer close(h.watchDone)
-		defer w.Close()
-		h.watchLoop(ctx, w)
-	}()
-	return nil
-}
-
-func (h *Hub) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			if filepath.Clean(ev.Name) != h.path || ev.Op == fsnotify.Chmod {
-				continue
-			}
-			timer.Reset(h.opts.WatchDelay)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			h.log.Warn("watch settings file", "err", err)
-		case <-timer.C:
-			h.reload(ctx)
-		}
-	}
-}
-
-// reload reconciles the running servers with the settings file: added
-// servers start, removed ones stop, changed ones restart, and the others
-// are left alone. A file that no longer parses changes nothing.
-func (h *Hub) reload(ctx context.Context) {
-	h.fileMu.Lock()
-	cfgs, warnings, err := loadSettings(h.path, h.opts.LookupEnv)
-	if err != nil {
-		h.fileMu.Unlock()
-		if !errors.Is(err, os.ErrNotExist) {
-			h.log.Error("settings file changed but cannot be used; keeping the servers as they are", "err", err)
-		}
-		return
-	}
-	type action struct {
-		s           *server
-		stop, start bool
-	}
-	var actions []action
-	h.mu.Lock()
-	if h.closed.Load() {
-		h.mu.Unlock()
-		h.fileMu.Unlock()
-		return
-	}
-	if !slices.Equal(h.warnings, warnings) {
-		for _, w := range warnings {
-			h.log.Warn("settings file: " + w)
-		}
-		h.warnings = warnings
-	}
-	seen := make(map[string]bool)
-	for _, cfg := range cfgs {
-		seen[cfg.name] = true
-		enabled := !cfg.disabled && cfg.err == nil
-		s, ok := h.servers[cfg.name]
-		if !ok {
-			s = newServer(h, cfg)
-			h.servers[cfg.name] = s
-			h.log.Info("settings: server added", "server", cfg.name)
-			actions = append(actions, action{s: s, start: enabled})
-			continue
-		}
-		s.mu.Lock()
-		old := s.cfg
-		s.cfg = cfg
-		s.mu.Unlock()
-		switch {
-		case old.launchKey() != cfg.launchKey():
-			h.log.Info("settings: server changed", "server", cfg.name)
-			actions = append(actions, action{s: s, stop: true, start: enabled})
-		case old.disabled != cfg.disabled:
-			actions = append(actions, action{s: s, stop: cfg.disabled, start: enabled})
-		case !slices.Equal(old.autoApprove, cfg.autoApprove):
-			h.changed()
-		}
-	}
-	for name, s := range h.servers {
-		if !seen[name] {
-			h.log.Info("settings: server removed", "server", name)
-			delete(h.servers, name)
-			actions = append(actions, action{s: s, stop: true})
-		}
-	}
-	h.mu.Unlock()
-	h.fileMu.Unlock()
-	h.changed()
-
-	var wg sync.WaitGroup
-	for _, a := range actions {
-		wg.Go(func() {
-			a.s.op.Lock()
-			defer a.s.op.Unlock()
-			if a.stop || !a.start {
-				a.s.stopLogged("")
-			}
-			if a.start {
-				select {
-				case <-a.s.start():
-				case <-ctx.Done():
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// marshalList encodes names the way people write them: ["a", "b"].
-func marshalList(names []string) (json.RawMessage, error) {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		b, err := json.Marshal(n)
-		if err != nil {
-			return nil, err
-		}
-		parts[i] = string(b)
-	}
-	return json.RawMessage("[" + strings.Join(parts, ", ") + "]"), nil
-}
-
-// A Remote is what signing in to a remote server needs of its entry.
-type Remote struct {
-	URL     string
-	Headers map[string]string
-	OAuth   mcpgram.OAuthConfig
-}
-
-// Remote returns the entry of the remote server name: ErrUnknownServer if
-// there is none, an error if it is not remote or cannot be used.
-func (h *Hub) Remote(name string) (Remote, error) {
-	h.mu.Lock()
-	s, ok := h.servers[name]
-	h.mu.Unlock()
-	if !ok {
-		return Remote{}, fmt.Errorf("no server %q: %w", name, mcpgram.ErrUnknownServer)
-	}
-	s.mu.Lock()
-	cfg := s.cfg
-	s.mu.Unlock()
-	switch {
-	case cfg.err != nil:
-		return Remote{}, fmt.Errorf("server %q: invalid settings: %w", name, cfg.err)
-	case cfg.typ == TypeStdio:
-		return Remote{}, fmt.Errorf("server %q runs on this machine (stdio): only a remote server (streamableHttp or sse) is signed in to", name)
-	}
-	return Remote{URL: cfg.url, Headers: cfg.headers, OAuth: cfg.oauth}, nil
 }

@@ -57,19 +57,19 @@ func (s *server) noteRefusal(text string) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	hint := sandboxHint(path, s.writable, s.sandboxed, s.uid)
-	if hint != "" && hint != s.refusal {
-		s.refusal = hint
+	hint := s.last.hint(path)
+	if hint != "" && hint != s.last.refusal {
+		s.last.refusal = hint
 		s.log.Warn("the sandbox refused the server a write", "hint", hint)
 	}
 	return hint
 }
 
-// allNotes are the notes of s's catalog and, first, the last write its
-// sandbox refused it. The caller holds s.mu.
-func (s *server) allNotes() []string {
-	if s.refusal == "" {
-		return slices.Clone(s.notes)
+// notes are the notes of a catalog, catalog, and, first, the last write
+// the sandbox refused the process of r.
+func (r *lastRun) notes(catalog []string) []string {
+	if r.refusal == "" {
+		return slices.Clone(catalog)
 	}
-	return append([]string{s.refusal}, s.notes...)
+	return append([]string{r.refusal}, catalog...)
 }

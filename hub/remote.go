@@ -2,6 +2,7 @@ package hub
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"syscall"
@@ -76,4 +77,32 @@ func oneChain(msg string) string {
 		out = append(out, p)
 	}
 	return strings.Join(out, ": ")
+}
+
+// A Remote is what signing in to a remote server needs of its entry.
+type Remote struct {
+	URL     string
+	Headers map[string]string
+	OAuth   mcpgram.OAuthConfig
+}
+
+// Remote returns the entry of the remote server name: ErrUnknownServer if
+// there is none, an error if it is not remote or cannot be used.
+func (h *Hub) Remote(name string) (Remote, error) {
+	h.mu.Lock()
+	s, ok := h.servers[name]
+	h.mu.Unlock()
+	if !ok {
+		return Remote{}, fmt.Errorf("no server %q: %w", name, mcpgram.ErrUnknownServer)
+	}
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	switch {
+	case cfg.err != nil:
+		return Remote{}, fmt.Errorf("server %q: invalid settings: %w", name, cfg.err)
+	case cfg.typ == TypeStdio:
+		return Remote{}, fmt.Errorf("server %q runs on this machine (stdio): only a remote server (streamableHttp or sse) is signed in to", name)
+	}
+	return Remote{URL: cfg.url, Headers: cfg.headers, OAuth: cfg.oauth}, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/hub/internal/jsonobj"
 	"github.com/mcpgram/mcpgram/internal/lines"
 )
 
@@ -179,14 +179,14 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	if err := checkSyntax(path, data); err != nil {
 		return nil, nil, err
 	}
-	top, err := parseObject(data)
+	top, err := jsonobj.Parse(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var servers []member
+	var servers []jsonobj.Member
 	for _, list := range serverLists {
-		raw, _ := getMember(top, list)
-		entries, err := parseObject(raw)
+		raw, _ := jsonobj.Get(top, list)
+		entries, err := jsonobj.Parse(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %s: %w", path, list, err)
 		}
@@ -199,16 +199,16 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 	dupes := duplicates(data)
 	var out []config
 	for _, kv := range servers {
-		if slices.ContainsFunc(out, func(c config) bool { return c.name == kv.key }) {
+		if slices.ContainsFunc(out, func(c config) bool { return c.name == kv.Key }) {
 			continue // in both lists: a duplicate, refused below
 		}
-		c := parseEntry(kv.key, kv.value, dir, lookupEnv)
-		if err := CheckServerName(kv.key); err != nil {
+		c := parseEntry(kv.Key, kv.Value, dir, lookupEnv)
+		if err := CheckServerName(kv.Key); err != nil {
 			c.err = err
 		}
-		if lines, ok := dupes[kv.key]; ok {
+		if lines, ok := dupes[kv.Key]; ok {
 			// Which of the entries was meant cannot be told, so none runs.
-			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.key, len(lines), joinInts(lines))
+			c.err = fmt.Errorf("the name %q is given to %d servers (lines %s): rename or remove all but one", kv.Key, len(lines), joinInts(lines))
 		}
 		out = append(out, c)
 	}
@@ -219,17 +219,17 @@ func parseSettings(path string, data []byte, lookupEnv func(string) (string, boo
 // duplicates maps each server name that the server lists hold more than
 // once, together, to the lines where it stands.
 func duplicates(data []byte) map[string][]int {
-	top, _, err := spans(data, 0)
+	top, _, err := jsonobj.Spans(data, 0)
 	if err != nil {
 		return nil
 	}
-	var members []span
+	var members []jsonobj.Span
 	for _, list := range serverLists {
-		ms, ok := lastSpan(top, list)
-		if !ok || len(ms.value) == 0 || ms.value[0] != '{' {
+		ms, ok := jsonobj.Last(top, list)
+		if !ok || len(ms.Value) == 0 || ms.Value[0] != '{' {
 			continue
 		}
-		m, _, err := spans(data, ms.start)
+		m, _, err := jsonobj.Spans(data, ms.Start)
 		if err != nil {
 			return nil
 		}
@@ -237,13 +237,13 @@ func duplicates(data []byte) map[string][]int {
 	}
 	count := make(map[string]int, len(members))
 	for _, m := range members {
-		count[m.key]++
+		count[m.Key]++
 	}
 	at := map[string][]int{}
 	for _, m := range members {
-		if count[m.key] > 1 {
-			line, _ := lines.Position(data, int64(m.keyStart))
-			at[m.key] = append(at[m.key], line)
+		if count[m.Key] > 1 {
+			line, _ := lines.Position(data, int64(m.KeyStart))
+			at[m.Key] = append(at[m.Key], line)
 		}
 	}
 	return at
@@ -506,365 +506,4 @@ func expandMap(m map[string]string, expand func(string) (string, error)) (map[st
 		out[k] = v
 	}
 	return out, nil
-}
-
-// A member is one key and its raw value in a JSON object.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// parseObject decodes a JSON object keeping its members in order, so that a
-// write puts the file back the way the user arranged it.
-func parseObject(data json.RawMessage) ([]member, error) {
-	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("want a JSON object")
-	}
-	var out []member
-	index := map[string]int{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		// A repeated key: the last one wins, as in encoding/json, in the
-		// place of the first.
-		if i, ok := index[key]; ok {
-			out[i].value = v
-			continue
-		}
-		index[key] = len(out)
-		out = append(out, member{key, v})
-	}
-	return out, nil
-}
-
-func encodeObject(members []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.value)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func setMember(members []member, key string, value json.RawMessage) []member {
-	for i := range members {
-		if members[i].key == key {
-			members[i].value = value
-			return members
-		}
-	}
-	return append(members, member{key, value})
-}
-
-func getMember(members []member, key string) (json.RawMessage, bool) {
-	for _, m := range members {
-		if m.key == key {
-			return m.value, true
-		}
-	}
-	return nil, false
-}
-
-// patchServer rewrites the settings file with one key of one server entry
-// changed by patch, which gets the key's current raw value (nil if absent).
-// Everything else, unknown fields included, is kept as it was, and so is the
-// file's layout: only the bytes of that one value change.
-func patchServer(path, server, key string, patch func(old json.RawMessage) (json.RawMessage, error)) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read settings: %w", err)
-	}
-	// A byte order mark stays where it was; the JSON after it is patched.
-	body := bytes.TrimPrefix(data, bom)
-	if err := checkSyntax(path, body); err != nil {
-		return err
-	}
-	out, err := splice(body, server, key, patch)
-	if errors.Is(err, errLayout) {
-		out, err = reencode(body, server, key, patch)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return writeAtomic(path, append(data[:len(data)-len(body):len(data)-len(body)], out...))
-}
-
-// errLayout means splice could not follow the file's bytes; reencode can.
-var errLayout = errors.New("unexpected layout")
-
-// A span is one member of a JSON object with the offsets of its key and
-// value in the file.
-type span struct {
-	key        string
-	keyStart   int
-	start, end int
-	value      json.RawMessage
-}
-
-// spans returns the members of the JSON object starting at data[off:], and
-// the offset of its closing brace.
-func spans(data []byte, off int) ([]span, int, error) {
-	dec := json.NewDecoder(bytes.NewReader(data[off:]))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, 0, errors.New("want a JSON object")
-	}
-	var out []span
-	for dec.More() {
-		prev := off + int(dec.InputOffset())
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, 0, err
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, 0, err
-		}
-		end := off + int(dec.InputOffset())
-		start := end - len(raw)
-		keyStart := bytes.IndexByte(data[prev:], '"') + prev
-		if start < 0 || !bytes.Equal(data[start:end], raw) || keyStart < prev {
-			return nil, 0, errLayout
-		}
-		out = append(out, span{key, keyStart, start, end, raw})
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, 0, errLayout
-	}
-	closing := off + int(dec.InputOffset()) - 1
-	if data[closing] != '}' {
-		return nil, 0, errLayout
-	}
-	return out, closing, nil
-}
-
-// lastSpan returns the member named key; the last one wins, as in
-// encoding/json.
-func lastSpan(members []span, key string) (span, bool) {
-	for i := len(members) - 1; i >= 0; i-- {
-		if members[i].key == key {
-			return members[i], true
-		}
-	}
-	return span{}, false
-}
-
-func splice(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
-	entry, err := entrySpan(data, server)
-	if err != nil {
-		return nil, err
-	}
-	fields, closing, err := spans(data, entry.start)
-	if err != nil {
-		return nil, err
-	}
-	old, found := lastSpan(fields, key)
-	value, err := patch(old.value)
-	if err != nil {
-		return nil, err
-	}
-	var out []byte
-	switch {
-	case found:
-		out = slices.Concat(data[:old.start], value, data[old.end:])
-	case len(fields) == 0:
-		out = slices.Concat(data[:closing], []byte(strconv.Quote(key)+": "), value, data[closing:])
-	default:
-		// Lay the new member out like the last one: on its own line with
-		// the same indent, or on the same line.
-		last := fields[len(fields)-1]
-		sep := ", "
-		if nl := bytes.LastIndexByte(data[:last.keyStart], '\n'); nl >= entry.start {
-			indent := data[nl+1 : last.keyStart]
-			if len(bytes.Trim(indent, " \t")) == 0 {
-				sep = ",\n" + string(indent)
-			}
-		}
-		out = slices.Concat(data[:last.end], []byte(sep+strconv.Quote(key)+": "), value, data[last.end:])
-	}
-	if !json.Valid(out) {
-		return nil, errLayout
-	}
-	return out, nil
-}
-
-// entrySpan finds the entry of server in the file's server lists.
-func entrySpan(data []byte, server string) (span, error) {
-	top, _, err := spans(data, 0)
-	if err != nil {
-		return span{}, err
-	}
-	for _, name := range serverLists {
-		list, ok := lastSpan(top, name)
-		if !ok || len(list.value) == 0 || list.value[0] != '{' {
-			continue
-		}
-		servers, _, err := spans(data, list.start)
-		if err != nil {
-			return span{}, err
-		}
-		if entry, ok := lastSpan(servers, server); ok {
-			return entry, nil
-		}
-	}
-	return span{}, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
-}
-
-// reencode is patchServer for files splice cannot follow: it keeps every
-// member and their order, but lays the file out anew.
-func reencode(data []byte, server, key string, patch func(json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
-	top, err := parseObject(data)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		list     string
-		servers  []member
-		rawEntry json.RawMessage
-	)
-	for _, name := range serverLists {
-		raw, _ := getMember(top, name)
-		if servers, err = parseObject(raw); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if e, ok := getMember(servers, server); ok {
-			list, rawEntry = name, e
-			break
-		}
-	}
-	if list == "" {
-		return nil, fmt.Errorf("no server %q: %w", server, mcpgram.ErrUnknownServer)
-	}
-	fields, err := parseObject(rawEntry)
-	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", server, err)
-	}
-	old, _ := getMember(fields, key)
-	value, err := patch(old)
-	if err != nil {
-		return nil, err
-	}
-	fields = setMember(fields, key, value)
-	servers = setMember(servers, server, encodeObject(fields))
-	top = setMember(top, list, encodeObject(servers))
-	var out bytes.Buffer
-	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
-		return nil, fmt.Errorf("encode settings: %w", err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
-}
-
-// writeAtomic replaces path with data so that a reader (or a crash) sees
-// either the old file or the new one, never half of one.
-func writeAtomic(path string, data []byte) error {
-	// Follow a symlink so that the link stays and its target changes.
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write settings: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write settings: %w", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write settings: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write settings: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write settings: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write settings: %w", err)
-	}
-	return nil
-}
-
-// scrub hides the credentials and query of a remote server's URL (which
-// may hold an expanded ${env:VAR}) in text bound for the log, the status
-// or the model.
-func (c config) scrub(s string) string {
-	if c.oauth.ClientSecret != "" {
-		s = strings.ReplaceAll(s, c.oauth.ClientSecret, "***")
-	}
-	if c.url == "" {
-		return s
-	}
-	safe := safeURL(c.url)
-	s = strings.ReplaceAll(s, c.url, safe)
-	u, err := url.Parse(c.url)
-	if err != nil {
-		return s
-	}
-	// net/http quotes the URL with the password as ***, so the whole URL
-	// may not match: hide its parts too.
-	s = strings.ReplaceAll(s, u.Redacted(), safe)
-	if u.RawQuery != "" {
-		s = strings.ReplaceAll(s, "?"+u.RawQuery, "")
-		s = strings.ReplaceAll(s, u.RawQuery, "")
-	}
-	if pw, ok := u.User.Password(); ok && pw != "" {
-		s = strings.ReplaceAll(s, pw, "***")
-	}
-	return s
-}
-
-// scrubErr is scrub for an error, keeping what errors.Is and errors.As find.
-func (c config) scrubErr(err error) error {
-	if msg := c.scrub(err.Error()); msg != err.Error() {
-		return &scrubbedError{msg: msg, err: err}
-	}
-	return err
-}
-
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
-
-// safeURL is raw without user info, query or fragment.
-func safeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
-	return u.String()
 }

@@ -89,7 +89,7 @@ func (s *server) checkOutput(tool string, res *mcpgram.Result) error {
 	}
 	s.mu.Lock()
 	var raw []byte
-	for _, t := range s.tools {
+	for _, t := range s.cat.tools {
 		if t.Name == tool {
 			raw = t.OutputSchema
 		}

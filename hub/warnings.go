@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgram/mcpgram/hub/internal/jsonobj"
 	"github.com/mcpgram/mcpgram/internal/lines"
 	"github.com/mcpgram/mcpgram/internal/suggest"
 )
@@ -97,14 +98,14 @@ type field struct {
 // fieldsOf returns the members of the JSON object at data[off:]; ok is
 // false when it is no object, or one whose layout spans cannot follow.
 func fieldsOf(data []byte, off int) (fields []field, ok bool) {
-	members, _, err := spans(data, off)
+	members, _, err := jsonobj.Spans(data, off)
 	if err != nil {
 		return nil, false
 	}
 	out := make([]field, len(members))
 	for i, m := range members {
-		line, _ := lines.Position(data, int64(m.keyStart))
-		out[i] = field{key: m.key, line: line, start: m.start}
+		line, _ := lines.Position(data, int64(m.KeyStart))
+		out[i] = field{key: m.Key, line: line, start: m.Start}
 	}
 	return out, true
 }

@@ -9,92 +9,19 @@
 package config
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/suggest"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
-	"github.com/subosito/gotenv"
 )
-
-// A Setting describes one configuration value.
-type Setting struct {
-	// Name is the environment variable; its lower-case form is the key in
-	// mcpgram.yaml.
-	Name    string
-	Default string
-	Secret  bool
-	// Help says what the setting does, in Markdown: docs/configuration.md
-	// is generated from it (go generate ./internal/config), links relative
-	// to that page.
-	Help string
-}
-
-// Settings lists every setting mcpgram reads, in the order of
-// docs/configuration.md (generated from it), .env.example and
-// mcpgram.example.yaml.
-//
-//go:generate go test -count=1 -run ^TestConfigurationPageIsCurrent$ . -update
-var Settings = []Setting{
-	{Name: "TELEGRAM_BOT_TOKEN", Secret: true, Help: "bot token from @BotFather; required for `run`"},
-	{Name: "TELEGRAM_API_URL", Default: "https://api.telegram.org", Help: "Bot API server (a local Bot API server, or a test server)"},
-	{Name: "TELEGRAM_MODE", Default: "polling", Help: "`polling` (getUpdates) or `webhook` (see [Webhook mode](operations.md#webhook-mode))"},
-	{Name: "TELEGRAM_WEBHOOK_SECRET", Secret: true, Help: "required in webhook mode: the secret token Telegram sends with every update, 1 to 256 of `A-Z a-z 0-9 _ -`"},
-	{Name: "TELEGRAM_WEBHOOK_URL", Default: "", Help: "webhook mode: the public HTTPS URL that reaches `/telegram`, registered at start; empty: register it yourself"},
-	{Name: "OPENAI_API_KEY", Secret: true, Help: "required: key of the OpenAI-compatible endpoint; any value for a local one"},
-	{Name: "OPENAI_BASE_URL", Default: "https://api.openai.com/v1", Help: "OpenAI, OpenRouter, DeepSeek, Groq, Ollama, vLLM, LM Studio, ..."},
-	{Name: "OPENAI_MODEL", Default: "gpt-4o-mini", Help: "model name as the endpoint knows it"},
-	{Name: "LLM_TEMPERATURE", Default: "0.2", Help: "sampling temperature, 0 to 2; lowered by 0.1 for each retry after a malformed call"},
-	{Name: "LLM_MAX_TOKENS", Default: "4096", Help: "cap per reply (0: the endpoint's default); a reply streaming past 16 bytes a token of it is cut (see [A reply's size](telegram.md#a-replys-size))"},
-	{Name: "LLM_TIMEOUT", Default: "120s", Help: "how long the endpoint may stay silent (a reply that keeps streaming is bounded by its size instead)"},
-	{Name: "TOOL_CALLING", Default: "xml", Help: "how the model (of the `default` profile) calls tools: `xml` (the format taught in the prompt: any model), `native` (OpenAI `tools` and `tool_calls`), or `auto` (native where the endpoint accepts `tools`, XML where it refuses them); see [Native tool calling](tool-calls.md#native-tool-calling)"},
-	{Name: "TOOL_SEARCH", Default: "10%", Help: "when the model (of every profile that sets no `tool_search`) searches for tools instead of reading them all on every call: `off`; a number of tools (search once more are connected; `0`: always); or a share of the profile's context budget that listing them all may take, such as `10%` (of 32,000 tokens for a profile without a budget). See [Many tools](tool-calls.md#many-tools-the-model-searches-for-them)"},
-	{Name: "PINNED_TOOLS", Default: "", Help: "tools always listed in full (offered as functions) when the model searches for the others: `server/tool`, comma-separated, such as `memory/memory,clock/current_time`"},
-	{Name: "MODEL_VISION", Default: "false", Help: "`true` when `OPENAI_MODEL` sees images: photos and images sent as files then go to it as image parts, and stay in the history by reference; `false` sends only a photo's caption"},
-	{Name: "DEFAULT_MODEL", Default: "", Help: "the [model profile](#model-profiles) that answers chats that chose none with `/model`; empty: the profile named `default`, which the model settings of this table make (see [Model profiles](#model-profiles))"},
-	{Name: "TRANSCRIPTION_MODEL", Default: "", Help: "speech-to-text model for voice notes, audio and video notes (for example `whisper-1`); empty: off, and voice messages are answered that they are not set up"},
-	{Name: "TRANSCRIPTION_BASE_URL", Default: "", Help: "the OpenAI-compatible `/audio/transcriptions` endpoint, when not the model's; empty: `OPENAI_BASE_URL`"},
-	{Name: "TRANSCRIPTION_API_KEY", Secret: true, Help: "key of the transcription endpoint, when not the model's; empty: `OPENAI_API_KEY`"},
-	{Name: "MAX_DOCUMENT_BYTES", Default: "65536", Help: "largest text file (Markdown, CSV, JSON, source code…) the bot reads to the model, and the most of a PDF's text it reads (see [PDFs](telegram.md#pdfs))"},
-	{Name: "MEDIA_RETENTION", Default: "30d", Help: "how long the images users send are kept for later turns, `/retry` and restarts, counted from when each was last sent: a Go duration (`720h`) or whole days (`30d`), at least `1h`; then they are deleted, and the history says so"},
-	{Name: "MCP_SETTINGS", Default: "./mcp-settings.json", Help: "the MCP servers file (Cline / Claude Desktop format; see [the settings file](#the-settings-file-mcp-settingsjson))"},
-	{Name: "MCP_SANDBOX", Default: "auto", Help: "how stdio servers run: `auto` (in a sandbox where this machine offers one, bubblewrap or else Landlock; unconfined, with a warning, where none), `required` (sandboxed or not started), `bubblewrap` or `landlock` (that one or not started), `off`; a server's `sandbox` field overrides it (see [What an MCP server can reach](security.md#what-an-mcp-server-can-reach))"},
-	{Name: "MCP_CACHE_DIR", Default: "", Help: "where each stdio server's own package caches go (`npm_config_cache` for `npx`, `UV_CACHE_DIR` for `uvx`…), a folder per server; empty: `/var/cache/mcpgram/servers` for a bot run as root, else `~/.cache/mcpgram/servers` (see [Which paths a server is shown](security.md#which-paths-a-server-is-shown))"},
-	{Name: "SERVER_START_WAIT", Default: "30s", Help: "how long a message waits for MCP servers that are still starting before the model is called, so that it sees their tools (the bot answers as soon as it starts, so messages sent while it was down arrive at once); a server not up by then is left out, and the model told so. `0`: no waiting"},
-	{Name: "DATABASE_PATH", Default: "./data/mcpgram.db", Help: "SQLite database file"},
-	{Name: "DATABASE_URL", Secret: true, Help: "`postgres://user:password@host:5432/database`: keep everything in PostgreSQL instead, for several instances sharing one store (see [PostgreSQL](operations.md#postgresql)); empty: SQLite at `DATABASE_PATH`"},
-	{Name: "CHAT_LEASE", Default: "3s", Help: "PostgreSQL only: how long a chat stays with an instance that stopped renewing its leases (it died) before another instance takes it, with the turn that was running; the inbox is read three times a lease, and renewing is one write per instance (see [Scaling](operations.md#scaling-several-instances-one-bot))"},
-	{Name: "MAX_TURNS", Default: "20", Help: "model calls allowed per user message"},
-	{Name: "MAX_CONTEXT_TOKENS", Default: "32000", Help: "estimated tokens of history sent to the model; the oldest whole turns are dropped first. A turn reads from the database only the newest messages this budget can take (4 bytes a token), so a long conversation costs no more a turn than one that just fills it; the rest stays stored"},
-	{Name: "AUTO_APPROVE", Default: "", Help: "`all` runs every tool and resource read without asking (but for calls that need the user's consent): trusted deployments only; empty asks for what is outside a server's `autoApprove`"},
-	{Name: "ALLOWED_USER_IDS", Default: "", Help: "comma-separated Telegram user ids allowed to use the bot; empty: anyone, with a warning"},
-	{Name: "ADMIN_USER_IDS", Default: "", Help: "comma-separated Telegram user ids of admins: `/servers`, `/stats`, \"Always allow\""},
-	{Name: "RATE_LIMIT_PER_MINUTE", Default: "20", Help: "messages per user per minute (with PostgreSQL, counted for all instances together)"},
-	{Name: "TELEGRAM_SENDS_PER_SECOND", Default: "30", Help: "new messages the bot sends per second over all its chats, in bursts of as many (Telegram allows a bot about 30); with PostgreSQL shared by all instances; `0`: not paced"},
-	{Name: "TOKEN_BUDGET_PER_USER_DAY", Default: "0", Help: "tokens (read and written) one user may use per UTC day; `0`: no limit; admins are exempt (see [Budgets](telegram.md#budgets))"},
-	{Name: "MAX_CONCURRENT_TURNS", Default: "64", Help: "turns running at once across all chats"},
-	{Name: "LOG_LEVEL", Default: "info", Help: "`debug`, `info`, `warn` or `error`"},
-	{Name: "LOG_FORMAT", Default: "text", Help: "`text` or `json`"},
-	{Name: "HTTP_LISTEN", Default: "", Help: "address of the HTTP endpoint for machines, such as `127.0.0.1:9090`: `/metrics`, `/healthz`, `/readyz` (see [Metrics and health](operations.md#metrics-and-health)); empty: off"},
-	{Name: "OAUTH_KEY", Secret: true, Help: "seals (encrypts) the tokens of the MCP servers signed in to, in the database (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)): a random secret of at least 32 characters, such as the output of `openssl rand -base64 32`; empty: on SQLite, a key made at the first sign-in and kept in `oauth.key` in `DATABASE_PATH`'s folder (keep it with the database); with `DATABASE_URL`, signing in is refused, since every instance must share one key"},
-	{Name: "PUBLIC_URL", Default: "", Help: "the public `https://` address of `HTTP_LISTEN` (where people's browsers reach it), such as `https://bot.example.com`; with it `HTTP_LISTEN` serves mcpgram's OAuth Client ID Metadata Document at `PUBLIC_URL/oauth/client-metadata.json`, and the browsers of sign-ins made from the chat come back to `PUBLIC_URL/oauth/callback` (see [Each user's own account](mcp.md#each-users-own-account)); empty: none (the user sends the address their browser ended on to the chat)"},
-	{Name: "OAUTH_CLIENT_METADATA_URL", Default: "", Help: "the client id mcpgram gives authorization servers that take a Client ID Metadata Document: an `https://` URL that serves it (see [Protected remote servers](mcp.md#protected-remote-servers-signing-in)); empty: `PUBLIC_URL/oauth/client-metadata.json` when `PUBLIC_URL` is set"},
-}
 
 // A Config is the validated configuration.
 type Config struct {
@@ -212,267 +139,6 @@ func toolRefs(name, s string) ([]mcpgram.ToolRef, error) {
 	return out, nil
 }
 
-// ErrMissing reports a required setting that has no value.
-var ErrMissing = errors.New("missing setting")
-
-// A MissingError names a required setting that is not set.
-type MissingError struct {
-	Name string
-	Hint string
-}
-
-func (e *MissingError) Error() string {
-	if e.Hint == "" {
-		return e.Name + " is not set"
-	}
-	return e.Name + " is not set: " + e.Hint
-}
-
-// Unwrap lets callers test for ErrMissing.
-func (e *MissingError) Unwrap() error { return ErrMissing }
-
-// missing makes one error of the required settings that are not set, so
-// that a first run names them all at once: the error itself where there
-// is one, nil where there is none, else one line naming them all, then
-// each with its hint.
-func missing(errs []*MissingError) error {
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
-		return errs[0]
-	}
-	return missingSet(errs)
-}
-
-// A missingSet is two or more MissingErrors, said in one line.
-type missingSet []*MissingError
-
-func (m missingSet) Error() string {
-	names := make([]string, len(m))
-	hints := make([]string, len(m))
-	for i, e := range m {
-		names[i], hints[i] = e.Name, e.Name
-		if e.Hint != "" {
-			hints[i] += ": " + e.Hint
-		}
-	}
-	list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-	return list + " are not set. " + strings.Join(hints, "; ")
-}
-
-// Unwrap gives each MissingError, for errors.As and errors.Is.
-func (m missingSet) Unwrap() []error {
-	out := make([]error, len(m))
-	for i, e := range m {
-		out[i] = e
-	}
-	return out
-}
-
-// Flags registers on fs the flags that Load reads.
-func Flags(fs *pflag.FlagSet) {
-	fs.String("config", "", "path of mcpgram.yaml (default: ./mcpgram.yaml if present)")
-	fs.String("env-file", ".env", "path of a .env file, read if present; the environment wins over it")
-	fs.String("mcp-settings", "", "the MCP servers file (overrides MCP_SETTINGS)")
-	fs.String("database-path", "", "SQLite database file (overrides DATABASE_PATH)")
-	fs.String("model", "", "model name (overrides OPENAI_MODEL)")
-	fs.String("log-level", "", "debug, info, warn or error (overrides LOG_LEVEL)")
-}
-
-// Load reads the configuration from defaults, mcpgram.yaml, .env, the
-// environment (through getenv) and the flags in fs, and validates it.
-// Required secrets are checked by the commands that need them (Require).
-func Load(fs *pflag.FlagSet, getenv func(string) (string, bool)) (*Config, error) {
-	v := viper.New()
-	for _, s := range Settings {
-		v.SetDefault(key(s.Name), s.Default)
-	}
-
-	file := flagString(fs, "config")
-	explicit := file != ""
-	if !explicit {
-		file = "mcpgram.yaml"
-	}
-	cfgFile := ""
-	var models []rawProfile
-	if _, err := os.Stat(file); err == nil {
-		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("read config file %s: %w", file, err)
-		}
-		cfgFile = file
-		if err := checkKeys(file, v); err != nil {
-			return nil, err
-		}
-		for _, s := range Settings {
-			if s.Secret && v.InConfig(key(s.Name)) {
-				return nil, fmt.Errorf("%s: %s is a secret and is read only from the environment, a .env file or %s_FILE, not from %s", key(s.Name), s.Name, s.Name, file)
-			}
-		}
-		if v.InConfig("models") {
-			if models, err = readModels(file); err != nil {
-				return nil, err
-			}
-		}
-	} else if explicit {
-		return nil, fmt.Errorf("config file %s: %w", file, err)
-	}
-
-	dotenv, envFile, err := envFileOf(fs)
-	if err != nil {
-		return nil, err
-	}
-	var secretFiles []string
-
-	values := map[string]string{}
-	for _, s := range Settings {
-		val := v.GetString(key(s.Name))
-		if d, ok := dotenv[s.Name]; ok {
-			val = d
-		}
-		if e, ok := getenv(s.Name); ok {
-			val = e
-		}
-		if s.Secret {
-			sec, file, err := secretFromFile(s.Name, dotenv, getenv)
-			if err != nil {
-				return nil, err
-			}
-			if file != "" {
-				secretFiles = append(secretFiles, file)
-			}
-			if sec != "" && val == "" {
-				val = sec
-			}
-		}
-		values[s.Name] = strings.TrimSpace(val)
-	}
-	for flag, name := range map[string]string{
-		"mcp-settings":  "MCP_SETTINGS",
-		"database-path": "DATABASE_PATH",
-		"model":         "OPENAI_MODEL",
-		"log-level":     "LOG_LEVEL",
-	} {
-		if f := flagString(fs, flag); f != "" {
-			values[name] = f
-		}
-	}
-	c, err := parse(values)
-	if err != nil {
-		return nil, err
-	}
-	c.File = cfgFile
-	c.envFile, c.secretFiles = envFile, secretFiles
-	c.getenv, c.dotenv = getenv, dotenv
-	if err := c.profiles(cfgFile, models); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// envFileOf reads the .env file --env-file names, if it exists, and
-// returns its variables and its path ("" when there was none).
-func envFileOf(fs *pflag.FlagSet) (map[string]string, string, error) {
-	path := flagString(fs, "env-file")
-	if path == "" {
-		return map[string]string{}, "", nil
-	}
-	m, err := readDotEnv(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, "", nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	return m, path, nil
-}
-
-// LookupEnv looks a variable up the way settings are: the environment
-// first, then the .env file. The hub expands ${env:VAR} in mcp-settings.json
-// with it, so a variable set in .env reaches a server's env too.
-func (c *Config) LookupEnv(name string) (string, bool) {
-	if c.getenv != nil {
-		if v, ok := c.getenv(name); ok {
-			return v, true
-		}
-	}
-	v, ok := c.dotenv[name]
-	return v, ok
-}
-
-// checkKeys refuses a key of mcpgram.yaml that names no setting: a typo
-// would otherwise leave the default in force without a word.
-func checkKeys(file string, v *viper.Viper) error {
-	known := make([]string, len(Settings))
-	for i, s := range Settings {
-		known[i] = key(s.Name)
-	}
-	var errs []error
-	for _, k := range fileKeys(v) {
-		if slices.Contains(known, k) || k == "models" || strings.HasPrefix(k, "models.") {
-			continue
-		}
-		msg := fmt.Sprintf("%s: unknown setting %q", file, k)
-		if best, ok := suggest.Closest(k, known); ok {
-			msg += fmt.Sprintf(" (did you mean %q?)", best)
-		}
-		errs = append(errs, errors.New(msg))
-	}
-	return errors.Join(errs...)
-}
-
-// fileKeys lists the keys the config file itself set (viper's AllKeys
-// mixes in the defaults), nested ones as a.b.
-func fileKeys(v *viper.Viper) []string {
-	var out []string
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, val := range m {
-			if sub, ok := val.(map[string]any); ok {
-				walk(prefix+k+".", sub)
-				continue
-			}
-			out = append(out, prefix+strings.ToLower(k))
-		}
-	}
-	fv := viper.New()
-	fv.SetConfigFile(v.ConfigFileUsed())
-	if fv.ReadInConfig() == nil {
-		walk("", fv.AllSettings())
-	}
-	slices.Sort(out)
-	return out
-}
-
-func key(name string) string { return strings.ToLower(name) }
-
-func flagString(fs *pflag.FlagSet, name string) string {
-	if fs == nil || fs.Lookup(name) == nil {
-		return ""
-	}
-	s, _ := fs.GetString(name)
-	return s
-}
-
-// secretFromFile reads NAME_FILE (from the environment or .env), the way
-// container secrets are usually mounted, and returns the secret and the
-// file's path.
-func secretFromFile(name string, dotenv map[string]string, getenv func(string) (string, bool)) (secret, file string, err error) {
-	path, ok := getenv(name + "_FILE")
-	if !ok {
-		path, ok = dotenv[name+"_FILE"]
-	}
-	if !ok || path == "" {
-		return "", "", nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", "", fmt.Errorf("%s_FILE: %w", name, err)
-	}
-	return strings.TrimSpace(string(b)), path, nil
-}
-
 func parse(values map[string]string) (*Config, error) {
 	c := &Config{
 		TelegramToken:  values["TELEGRAM_BOT_TOKEN"],
@@ -497,6 +163,25 @@ func parse(values map[string]string) (*Config, error) {
 		WebhookURL:           values["TELEGRAM_WEBHOOK_URL"],
 		values:               values,
 	}
+	errs := c.parseNumbers(values)
+	errs = append(errs, c.parseDurations(values)...)
+	errs = append(errs, c.parseChoices(values)...)
+	errs = append(errs, c.checkMode(values)...)
+	errs = append(errs, c.checkURLs(values)...)
+	errs = append(errs, c.checkOAuth(values)...)
+	for _, name := range []string{"MCP_SETTINGS", "DATABASE_PATH", "OPENAI_MODEL"} {
+		if values[name] == "" {
+			errs = append(errs, &MissingError{Name: name})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// parseNumbers reads the numeric settings into c.
+func (c *Config) parseNumbers(values map[string]string) []error {
 	var errs []error
 	num := func(name string, min int) int {
 		n, err := strconv.Atoi(values[name])
@@ -528,6 +213,12 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.Temperature = float32(t)
 	}
+	return errs
+}
+
+// parseDurations reads the durations into c.
+func (c *Config) parseDurations(values map[string]string) []error {
+	var errs []error
 	if d, err := parseDays(values["MEDIA_RETENTION"]); err != nil || d < time.Hour {
 		errs = append(errs, fmt.Errorf("MEDIA_RETENTION: want a duration of at least 1h such as 720h, or days such as 30d, got %q", values["MEDIA_RETENTION"]))
 	} else {
@@ -548,6 +239,13 @@ func parse(values map[string]string) (*Config, error) {
 	} else {
 		c.LLMTimeout = d
 	}
+	return errs
+}
+
+// parseChoices reads the settings that take one of a few words, or a
+// list, into c.
+func (c *Config) parseChoices(values map[string]string) []error {
+	var errs []error
 	c.ToolSearch = mcpgram.ToolSearch(strings.TrimSpace(values["TOOL_SEARCH"]))
 	if err := c.ToolSearch.Check(); err != nil {
 		errs = append(errs, fmt.Errorf("TOOL_SEARCH: %w", err))
@@ -585,7 +283,12 @@ func parse(values map[string]string) (*Config, error) {
 	if _, err := mcpgram.ParseSandboxMode(string(c.Sandbox)); err != nil {
 		errs = append(errs, fmt.Errorf("MCP_SANDBOX: %w", err))
 	}
-	errs = append(errs, c.checkMode(values)...)
+	return errs
+}
+
+// checkURLs checks the addresses and URLs among the settings of c.
+func (c *Config) checkURLs(values map[string]string) []error {
+	var errs []error
 	if a := c.HTTPListen; a != "" {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			errs = append(errs, fmt.Errorf("HTTP_LISTEN: want host:port such as 127.0.0.1:9090, got %q", a))
@@ -603,16 +306,7 @@ func parse(values map[string]string) (*Config, error) {
 	if err := checkDatabaseURL(c.DatabaseURL); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, c.checkOAuth(values)...)
-	for _, name := range []string{"MCP_SETTINGS", "DATABASE_PATH", "OPENAI_MODEL"} {
-		if values[name] == "" {
-			errs = append(errs, &MissingError{Name: name})
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return c, nil
+	return errs
 }
 
 // checkOAuth checks the settings of signing in to MCP servers, and sets
@@ -706,135 +400,6 @@ func (c *Config) RequireTelegram() error {
 // Every profile's key must be set: a chat may switch to any of them.
 func (c *Config) RequireModel() error {
 	return missing(c.missingKeys())
-}
-
-// Print writes the effective configuration, one NAME=value line per
-// setting, with secrets masked.
-func (c *Config) Print(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	if c.File != "" {
-		fmt.Fprintf(bw, "# config file: %s\n", c.File)
-	}
-	for _, s := range Settings {
-		val := c.values[s.Name]
-		if strings.HasSuffix(s.Name, "_URL") && val != "" {
-			val = MaskURL(val)
-		} else if s.Secret {
-			val = Mask(val)
-		}
-		fmt.Fprintf(bw, "%s=%s\n", s.Name, val)
-	}
-	for _, p := range c.Profiles {
-		if p.Name == EnvProfile {
-			continue
-		}
-		fmt.Fprintf(bw, "models.%s: base_url=%s api_key_env=%s model=%s temperature=%g max_tokens=%d context_tokens=%d tool_calling=%s tool_search=%s vision=%t prompt=%s\n",
-			p.Name, MaskURL(p.BaseURL), p.APIKeyEnv, p.Model, p.Temperature, p.MaxTokens, p.ContextTokens, p.ToolCalling, p.ToolSearch, p.Vision, p.Prompt)
-	}
-	return bw.Flush()
-}
-
-// Mask hides a secret, keeping only enough to recognise which one it is.
-func Mask(s string) string {
-	switch {
-	case s == "":
-		return ""
-	case len(s) <= 8:
-		return "****"
-	default:
-		return s[:4] + "****" + s[len(s)-2:]
-	}
-}
-
-// MaskURL hides what a URL may carry of a credential: the user
-// information and the query (some endpoints take their key as ?key=).
-func MaskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(not a valid URL)"
-	}
-	hadUser := u.User != nil
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "****"
-	}
-	u.Fragment, u.RawFragment = "", ""
-	out := u.String()
-	if hadUser {
-		// Set as user info, the stars would come out percent-encoded.
-		out = strings.Replace(out, "//", "//****@", 1)
-	}
-	return out
-}
-
-// Secrets returns the values of the secret settings that are set, and the
-// credentials inside the URL settings (the password as written and
-// decoded, long query values), for a log handler to redact.
-func (c *Config) Secrets() []string {
-	var out []string
-	for _, s := range Settings {
-		val := c.values[s.Name]
-		if val == "" {
-			continue
-		}
-		if s.Secret {
-			out = append(out, val)
-		}
-		if !strings.HasSuffix(s.Name, "_URL") {
-			continue
-		}
-		u, err := url.Parse(val)
-		if err != nil {
-			continue
-		}
-		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p)
-			if _, raw, ok := strings.Cut(u.User.String(), ":"); ok && raw != p {
-				out = append(out, raw)
-			}
-		}
-		for _, vs := range u.Query() {
-			for _, v := range vs {
-				if len(v) >= 8 {
-					out = append(out, v)
-				}
-			}
-		}
-	}
-	for _, p := range c.Profiles {
-		if p.APIKey != "" && p.Name != EnvProfile {
-			out = append(out, p.APIKey)
-		}
-	}
-	return out
-}
-
-// Logger builds the process logger from the configuration.
-func (c *Config) Logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.LogLevel}
-	w = NewRedactor(w, c.Secrets())
-	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// readDotEnv reads a .env file the way dotenv tools do (gotenv, which viper
-// brings along): KEY=value lines, # comments, an optional export, single
-// quotes kept as written, double quotes with escapes, and $VAR replaced by
-// the environment or an earlier line. Keys it does not know are kept, so
-// that NAME_FILE and ${env:VAR} in mcp-settings.json see them too.
-func readDotEnv(path string) (map[string]string, error) {
-	f, err := os.Open(filepath.Clean(path))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	env, err := gotenv.StrictParse(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return env, nil
 }
 
 // parseDays is time.ParseDuration that also takes whole days, as "30d".
