@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,6 +76,10 @@ type wiring struct {
 // start.
 func TestMain(m *testing.M) {
 	testenv.Prepare()
+	if err := testenv.PutBundledOnPath(); err != nil { // for the example
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
 }
 
