@@ -32,6 +32,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/internal/keylock"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
@@ -230,26 +231,12 @@ type Agent struct {
 	// support remembers which endpoints took native tools (auto).
 	support support
 
-	mu    sync.Mutex
-	chats map[string]*chatLock
+	// chats serialise the turns of one chat (see lock).
+	chats keylock.Locks
 
 	// waiting are the calls of this instance waiting for forms, by id.
 	formMu  sync.Mutex
 	waiting map[int64]*waiter
-}
-
-// A chatLock serialises the turns of one chat; it is dropped from the map
-// when nobody holds or waits for it, so idle chats cost nothing.
-//
-// The bot's dispatch lanes already run a chat's updates one at a time, in
-// order (and on one instance of several); the lock is still needed, and
-// is the Agent's own promise, because not every turn comes through them:
-// the terminal chat calls Turn directly, and Expire continues the turns
-// of expired approvals beside the lanes. A lock does not keep order;
-// the lanes do.
-type chatLock struct {
-	ch   chan struct{}
-	refs int
 }
 
 // A promptKey names a cached prompt: its variant, whether it is the
@@ -318,7 +305,6 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 		cfg:      cfg,
 		exec:     executor.New(cfg.Hub, cfg.Executor),
 		logger:   cfg.Logger,
-		chats:    make(map[string]*chatLock),
 		waiting:  make(map[int64]*waiter),
 		prompts:  make(map[promptKey]cachedPrompt),
 		listings: make(map[bool]listing),
@@ -379,30 +365,18 @@ func chatInstructions(s string) string {
 	return "\n\n====\n\nINSTRUCTIONS FOR THIS CHAT\n\nThe people of this chat asked you to follow these instructions. Follow them where they do not conflict with the rules above (the tool-call format, approvals and consent stay as they are):\n\n" + s
 }
 
-// lock waits for the chat's running turn, if any, to end.
+// lock waits for the chat's running turn, if any, to end. A chat's lock
+// is dropped when nobody holds or waits for it, so idle chats cost
+// nothing.
+//
+// The bot's dispatch lanes already run a chat's updates one at a time, in
+// order (and on one instance of several); the lock is still needed, and
+// is the Agent's own promise, because not every turn comes through them:
+// the terminal chat calls Turn directly, and Expire continues the turns
+// of expired approvals beside the lanes. A lock does not keep order;
+// the lanes do.
 func (a *Agent) lock(ctx context.Context, chatID string) (unlock func(), err error) {
-	a.mu.Lock()
-	l, ok := a.chats[chatID]
-	if !ok {
-		l = &chatLock{ch: make(chan struct{}, 1)}
-		a.chats[chatID] = l
-	}
-	l.refs++
-	a.mu.Unlock()
-	release := func() {
-		a.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(a.chats, chatID)
-		}
-		a.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
+	return a.chats.Lock(ctx, chatID)
 }
 
 // Reset starts a new conversation for the chat (the old one stays on disk

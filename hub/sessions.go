@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgram/mcpgram/internal/keylock"
 )
 
 // accounts are the sessions of a per-user server, by user.
@@ -15,7 +16,7 @@ type accounts struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[string]*session
-	locks    map[string]*userLock
+	locks    keylock.Locks // a user's turn to open a session
 	// learned: the catalog holds the server's own tools, read from a
 	// session; defs are their definitions, for every session.
 	learned bool
@@ -31,50 +32,18 @@ type session struct {
 	stop chan struct{}
 }
 
-// A userLock is one user's turn to open a session; it is dropped when
-// nobody holds or waits for it, so users come and go without a trace.
-type userLock struct {
-	ch   chan struct{}
-	refs int // holders and waiters (accounts.mu)
-}
-
 func newAccounts(idle time.Duration) *accounts {
-	return &accounts{idle: idle, sessions: map[string]*session{}, locks: map[string]*userLock{}}
+	return &accounts{idle: idle, sessions: map[string]*session{}}
 }
 
 // lock takes user's turn to open a session, so that one user's calls at
 // once open one session and ask to connect once.
 func (a *accounts) lock(ctx context.Context, user string) (func(), error) {
-	a.mu.Lock()
-	l := a.locks[user]
-	if l == nil {
-		l = &userLock{ch: make(chan struct{}, 1)}
-		a.locks[user] = l
-	}
-	l.refs++
-	a.mu.Unlock()
-	release := func() {
-		a.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(a.locks, user)
-		}
-		a.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
+	return a.locks.Lock(ctx, user)
 }
 
 // lockCount is the number of users holding or waiting for their lock.
-func (a *accounts) lockCount() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.locks)
-}
+func (a *accounts) lockCount() int { return a.locks.Len() }
 
 // take returns user's live session, counted busy, or nil.
 func (a *accounts) take(user string) *session {
