@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -424,31 +423,6 @@ func (c *Client) Typing(to Place) error {
 	return err
 }
 
-// SendPhoto sends image data to place to as the i-th photo of a
-// message, named by its type so Telegram takes it.
-func (c *Client) SendPhoto(ctx context.Context, to Place, data []byte, mimeType, caption string, i int) error {
-	if len(data) == 0 {
-		return nil
-	}
-	if mimeType == "" {
-		mimeType = http.DetectContentType(data)
-	}
-	ext := ".png"
-	switch {
-	case strings.Contains(mimeType, "jpeg"):
-		ext = ".jpg"
-	case strings.Contains(mimeType, "gif"):
-		ext = ".gif"
-	case strings.Contains(mimeType, "webp"):
-		ext = ".webp"
-	}
-	params := tgbotapi.Params{}
-	params.AddNonEmpty("caption", render.Shorten(caption, 1000))
-	file := tgbotapi.FileBytes{Name: fmt.Sprintf("image%d%s", i+1, ext), Bytes: data}
-	_, err := c.post(ctx, "sendPhoto", to, params, tgbotapi.RequestFile{Name: "photo", Data: file})
-	return err
-}
-
 // count records a call's method and status.
 func (c *Client) count(method string, err error) {
 	if c.cfg.Metrics == nil {
@@ -504,88 +478,8 @@ func methodOf(call tgbotapi.Chattable) string {
 	return "other"
 }
 
-// SetWebhook registers url for updates of the allowed kinds, with secret
-// as the X-Telegram-Bot-Api-Secret-Token Telegram sends back. One
-// connection at a time keeps a chat's updates in order.
-func (c *Client) SetWebhook(ctx context.Context, url, secret string, allowed []string) error {
-	kinds, err := json.Marshal(allowed)
-	if err != nil {
-		return err
-	}
-	params := tgbotapi.Params{"url": url, "secret_token": secret, "max_connections": "1", "allowed_updates": string(kinds)}
-	return c.retry(ctx, "setWebhook", func() error {
-		_, err := c.api.MakeRequest("setWebhook", params)
-		return err
-	})
-}
-
-// A WebhookInfo is what getWebhookInfo says of deliveries.
-type WebhookInfo struct {
-	URL              string `json:"url"`
-	PendingUpdates   int    `json:"pending_update_count"`
-	LastErrorDate    int64  `json:"last_error_date"`
-	LastErrorMessage string `json:"last_error_message"`
-}
-
-// GetWebhookInfo asks Telegram how deliveries to the webhook go, once.
-func (c *Client) GetWebhookInfo(ctx context.Context) (WebhookInfo, error) {
-	c.polls.set(ctx)
-	var info WebhookInfo
-	resp, err := c.poll.MakeRequest("getWebhookInfo", nil)
-	if err != nil {
-		return info, err
-	}
-	if err := json.Unmarshal(resp.Result, &info); err != nil {
-		return info, fmt.Errorf("decode webhook info: %w", err)
-	}
-	return info, nil
-}
-
 // ErrTooBig is returned by Download for a file over the limit.
 var ErrTooBig = errors.New("telegram: file too big")
-
-// Download fetches a file a user sent: getFile for its path, then the
-// file under the API URL (so a local Bot API server works too), reading
-// at most limit bytes. It returns the file's path on the server, whose
-// extension tells its format.
-func (c *Client) Download(ctx context.Context, fileID string, limit int64) ([]byte, string, error) {
-	var f tgbotapi.File
-	err := c.retry(ctx, "getFile", func() error {
-		var err error
-		f, err = c.api.GetFile(tgbotapi.FileConfig{FileID: fileID})
-		return err
-	})
-	var apiErr *tgbotapi.Error
-	if errors.As(err, &apiErr) && strings.Contains(apiErr.Message, "too big") {
-		return nil, "", ErrTooBig
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("getFile: %w", err)
-	}
-	if int64(f.FileSize) > limit {
-		return nil, f.FilePath, ErrTooBig
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.APIURL+"/file/bot"+c.cfg.Token+"/"+f.FilePath, nil)
-	if err != nil {
-		return nil, "", redact(err, c.cfg.Token)
-	}
-	resp, err := c.sends.client.Do(req)
-	if err != nil {
-		return nil, "", fmt.Errorf("download %s: %w", f.FilePath, redact(err, c.cfg.Token))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("download %s: HTTP %d", f.FilePath, resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, "", fmt.Errorf("download %s: %w", f.FilePath, redact(err, c.cfg.Token))
-	}
-	if int64(len(data)) > limit {
-		return nil, f.FilePath, ErrTooBig
-	}
-	return data, f.FilePath, nil
-}
 
 // ChatMember asks what user is in chat (creator, administrator, member…).
 func (c *Client) ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.ChatMember, error) {
@@ -596,18 +490,4 @@ func (c *Client) ChatMember(ctx context.Context, chatID, user int64) (tgbotapi.C
 		return err
 	})
 	return m, err
-}
-
-// SendFile sends data to place to as a document named name, quoting
-// message replyTo (0: none).
-func (c *Client) SendFile(ctx context.Context, to Place, replyTo int, data []byte, name, caption string) error {
-	params := tgbotapi.Params{}
-	params.AddNonEmpty("caption", render.Shorten(caption, 1000))
-	if replyTo != 0 {
-		params.AddNonZero("reply_to_message_id", replyTo)
-		params.AddBool("allow_sending_without_reply", true)
-	}
-	file := tgbotapi.FileBytes{Name: name, Bytes: data}
-	_, err := c.post(ctx, "sendDocument", to, params, tgbotapi.RequestFile{Name: "document", Data: file})
-	return err
 }
