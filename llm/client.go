@@ -385,22 +385,7 @@ func (c *Client) openaiRequest(req Request) openai.ChatCompletionRequest {
 func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*Response, error) {
 	oreq := c.openaiRequest(req)
 	if req.OnDelta == nil {
-		r, err := c.api.CreateChatCompletion(ctx, oreq)
-		if err != nil {
-			return nil, err
-		}
-		out := &Response{Usage: usage(&r.Usage)}
-		if len(r.Choices) > 0 {
-			out.Content = r.Choices[0].Message.Content
-			out.Reasoning = r.Choices[0].Message.ReasoningContent
-			out.ToolCalls = toolCalls(r.Choices[0].Message.ToolCalls)
-			out.FinishReason = string(r.Choices[0].FinishReason)
-		}
-		if n := replySize(out); n > c.bound() {
-			holder(ctx).read.Store(int64(n))
-			return nil, errTooLong
-		}
-		return out, nil
+		return c.sendWhole(ctx, oreq)
 	}
 
 	if !c.noStreamUsage.Load() {
@@ -473,6 +458,27 @@ func (c *Client) send(ctx context.Context, req Request, alive, abort func()) (*R
 	}
 	out.Content, out.Reasoning = b.String(), reasoning.String()
 	out.ToolCalls = calls.done()
+	return out, nil
+}
+
+// sendWhole makes a call that does not stream: the reply comes whole, and
+// is refused when it is past the bound.
+func (c *Client) sendWhole(ctx context.Context, oreq openai.ChatCompletionRequest) (*Response, error) {
+	r, err := c.api.CreateChatCompletion(ctx, oreq)
+	if err != nil {
+		return nil, err
+	}
+	out := &Response{Usage: usage(&r.Usage)}
+	if len(r.Choices) > 0 {
+		out.Content = r.Choices[0].Message.Content
+		out.Reasoning = r.Choices[0].Message.ReasoningContent
+		out.ToolCalls = toolCalls(r.Choices[0].Message.ToolCalls)
+		out.FinishReason = string(r.Choices[0].FinishReason)
+	}
+	if n := replySize(out); n > c.bound() {
+		holder(ctx).read.Store(int64(n))
+		return nil, errTooLong
+	}
 	return out, nil
 }
 
