@@ -203,25 +203,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	config.Flags(root.PersistentFlags())
 	user := root.PersistentFlags().String("user", "local", "operator identity for chat and mcp (memories and history are kept per user)")
 
-	load := func(cmd *cobra.Command) (*config.Config, error) {
-		cfg, err := config.Load(cmd.Flags(), getenv)
-		if err != nil {
-			return nil, fmt.Errorf("configuration: %w", err)
-		}
-		if protectSecrets != nil {
-			protectSecrets(cfg)
-		}
-		return cfg, nil
-	}
-	withConfig := func(f func(cfg *config.Config, args []string) error) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, args []string) error {
-			cfg, err := load(cmd)
-			if err != nil {
-				return err
-			}
-			return f(cfg, args)
-		}
-	}
+	withConfig := configured(getenv)
 	root.AddCommand(
 		&cobra.Command{
 			Use: "run", Short: "Start the Telegram bot", Args: noArgs,
@@ -245,26 +227,8 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 			}),
 		},
 		mcpCommands(ctx, withConfig, user, console{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}),
-		&cobra.Command{
-			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
-			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",
-			Example: "  mcpgram config\n  mcpgram config --config ./prod.yaml | grep MODEL",
-			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
-		},
-		&cobra.Command{
-			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
-			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
-				"else it reads the heartbeat file beside the database, which must be under 90 s old and not marked stopped (a clean stop marks it).",
-			Example: "  mcpgram health && echo ready",
-			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
-		},
-		&cobra.Command{
-			Use: "version", Short: "Print the version", Args: noArgs,
-			Long:    "Print the version set at build time (make build sets it from git describe); --version on mcpgram prints the same.",
-			Example: "  mcpgram version",
-			Run:     func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
-		},
 	)
+	root.AddCommand(infoCommands(withConfig, stdout)...)
 	// Cobra's own help command gets its description and example here,
 	// like every other command.
 	root.InitDefaultHelpCmd()
@@ -276,6 +240,54 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		}
 	}
 	return root, cancel
+}
+
+// A configRun makes a command's run from a function of the configuration
+// (see configured).
+type configRun = func(func(cfg *config.Config, args []string) error) func(*cobra.Command, []string) error
+
+// configured makes a command's run from f, which is given the
+// configuration as the command's flags, the environment and the files
+// make it.
+func configured(getenv func(string) (string, bool)) configRun {
+	return func(f func(cfg *config.Config, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			cfg, err := config.Load(cmd.Flags(), getenv)
+			if err != nil {
+				return fmt.Errorf("configuration: %w", err)
+			}
+			if protectSecrets != nil {
+				protectSecrets(cfg)
+			}
+			return f(cfg, args)
+		}
+	}
+}
+
+// infoCommands are config, health and version: what the bot is set to,
+// whether it runs, and which it is.
+func infoCommands(withConfig configRun, stdout io.Writer) []*cobra.Command {
+	return []*cobra.Command{
+		{
+			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
+			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",
+			Example: "  mcpgram config\n  mcpgram config --config ./prod.yaml | grep MODEL",
+			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
+		},
+		{
+			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
+			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
+				"else it reads the heartbeat file beside the database, which must be under 90 s old and not marked stopped (a clean stop marks it).",
+			Example: "  mcpgram health && echo ready",
+			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
+		},
+		{
+			Use: "version", Short: "Print the version", Args: noArgs,
+			Long:    "Print the version set at build time (make build sets it from git describe); --version on mcpgram prints the same.",
+			Example: "  mcpgram version",
+			Run:     func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
+		},
+	}
 }
 
 // helpTopic prints the help of the command args name, as cobra's help

@@ -52,7 +52,7 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // and "mcp login", the operator's view of the servers without the model.
 // list and call sign in to a server that asks, in the browser, when
 // someone is there to: stdin is a terminal, or $BROWSER names a program.
-func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, user *string, con console) *cobra.Command {
+func mcpCommands(ctx context.Context, withConfig configRun, user *string, con console) *cobra.Command {
 	stdout, stderr, getenv := con.stdout, con.stderr, con.getenv
 	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, get one prompt, or sign in to one or out of it", Args: commandArgs,
 		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks, and out again.",
@@ -120,7 +120,18 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				return callTool(ctx, cfg, con, *user, args)
 			}),
 		},
-		&cobra.Command{
+	)
+	mcp.AddCommand(signInCommands(ctx, withConfig, getenv, stdout, stderr)...)
+	mcp.AddCommand(promptCommands(ctx, withConfig, startSigned, user, stdout, stderr)...)
+	return mcp
+}
+
+// signInCommands are mcp login and mcp logout: the operator's sign-in to a
+// remote server that asks for one, and its end.
+func signInCommands(ctx context.Context, withConfig configRun,
+	getenv func(string) (string, bool), stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{
+		{
 			Use:   "login SERVER",
 			Short: "Sign in to a remote server that asks for it, for every chat",
 			Long: "Sign in to a remote MCP server that asks for it (MCP authorization, OAuth 2.1), as the operator: " +
@@ -140,7 +151,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				return loginCommand(ctx, cfg, args[0], getenv, stdout, stderr)
 			}),
 		},
-		&cobra.Command{
+		{
 			Use:   "logout SERVER",
 			Short: "End the operator's sign-in to a remote server, revoking its tokens",
 			Long: "End the operator's sign-in to a remote MCP server (the one `mcpgram mcp login` made, which every chat shares): " +
@@ -159,9 +170,7 @@ func mcpCommands(ctx context.Context, withConfig func(func(*config.Config, []str
 				return logoutCommand(ctx, cfg, args[0], getenv, stdout, stderr)
 			}),
 		},
-	)
-	mcp.AddCommand(promptCommands(ctx, withConfig, startSigned, user, stdout, stderr)...)
-	return mcp
+	}
 }
 
 // failedServers counts the servers that cannot serve: failed, or

@@ -22,7 +22,7 @@ type hubStarter func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done 
 
 // promptCommands builds "mcp prompts" and "mcp prompt", the operator's
 // view of the servers' prompts.
-func promptCommands(ctx context.Context, withConfig func(func(*config.Config, []string) error) func(*cobra.Command, []string) error, start hubStarter, user *string, stdout, stderr io.Writer) []*cobra.Command {
+func promptCommands(ctx context.Context, withConfig configRun, start hubStarter, user *string, stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use: "prompts", Short: "Each running server's prompts, with their arguments (* required)", Args: noArgs,
