@@ -409,13 +409,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, req, reply)
 		return
 	}
-	text := reply.text()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(reply.completion(req))
+}
+
+// completion is r as a whole chat.completion object, as an endpoint
+// answers a request that does not stream.
+func (r Reply) completion(req Request) map[string]any {
+	text := r.text()
 	msg := map[string]any{"role": "assistant", "content": text}
-	if reply.Reasoning != "" {
-		msg["reasoning_content"] = reply.Reasoning
+	if r.Reasoning != "" {
+		msg["reasoning_content"] = r.Reasoning
 	}
-	if len(reply.ToolCalls) > 0 {
-		msg["tool_calls"] = reply.wireCalls()
+	if len(r.ToolCalls) > 0 {
+		msg["tool_calls"] = r.wireCalls()
 	}
 	out := map[string]any{
 		"id":      "chatcmpl-fake",
@@ -425,14 +432,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"choices": []any{map[string]any{
 			"index":         0,
 			"message":       msg,
-			"finish_reason": reply.finish(),
+			"finish_reason": r.finish(),
 		}},
 	}
-	if !reply.NoUsage {
-		out["usage"] = reply.usage(req, text)
+	if !r.NoUsage {
+		out["usage"] = r.usage(req, text)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out)
+	return out
 }
 
 func (r Reply) finish() string {
