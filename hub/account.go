@@ -82,17 +82,22 @@ func connectTool(server string) mcpgram.Tool {
 
 // Sessions counts the open sessions of users of server, a per-user server.
 func (h *Hub) Sessions(server string) int {
+	if u := h.accountsOf(server); u != nil {
+		return u.count()
+	}
+	return 0
+}
+
+// accountsOf is the sessions of server by user, nil where it is no
+// per-user server (or none at all).
+func (h *Hub) accountsOf(server string) *accounts {
 	s, err := h.server(server)
 	if err != nil {
-		return 0
+		return nil
 	}
 	s.mu.Lock()
-	u := s.users
-	s.mu.Unlock()
-	if u == nil {
-		return 0
-	}
-	return u.count()
+	defer s.mu.Unlock()
+	return s.users
 }
 
 // requestAs is request on the caller's own session of a per-user server;

@@ -34,15 +34,8 @@ var RefusedWrite = refusedWrite
 // UserLocks counts the users of server, a per-user server, holding or
 // waiting for their turn to open a session.
 func (h *Hub) UserLocks(server string) int {
-	s, err := h.server(server)
-	if err != nil {
-		return 0
+	if u := h.accountsOf(server); u != nil {
+		return u.lockCount()
 	}
-	s.mu.Lock()
-	u := s.users
-	s.mu.Unlock()
-	if u == nil {
-		return 0
-	}
-	return u.lockCount()
+	return 0
 }

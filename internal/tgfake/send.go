@@ -59,19 +59,11 @@ func (s *Server) sendLocked(method string, p map[string]string, files map[string
 // editTextLocked is editMessageText: "not modified" where nothing
 // changes, as Telegram answers.
 func (s *Server) editTextLocked(p map[string]string) (any, *apiError) {
-	chat, e := s.chatID(p)
+	m, kb, e := s.editedLocked(p)
 	if e != nil {
 		return nil, e
-	}
-	m := s.findLocked(chat, p)
-	if m == nil {
-		return nil, badRequest("message to edit not found")
 	}
 	plain, e := parseText(p["text"], p["parse_mode"], 4096, "text")
-	if e != nil {
-		return nil, e
-	}
-	kb, e := parseKeyboard(p["reply_markup"])
 	if e != nil {
 		return nil, e
 	}
@@ -83,17 +75,28 @@ func (s *Server) editTextLocked(p map[string]string) (any, *apiError) {
 	return s.wireLocked(m), nil
 }
 
-// editMarkupLocked is editMessageReplyMarkup.
-func (s *Server) editMarkupLocked(p map[string]string) (any, *apiError) {
+// editedLocked is the message an edit names, and the keyboard it gives
+// it; a bad request where the chat or message is not found or the
+// keyboard is not one.
+func (s *Server) editedLocked(p map[string]string) (*Message, [][]tgbotapi.InlineKeyboardButton, *apiError) {
 	chat, e := s.chatID(p)
 	if e != nil {
-		return nil, e
+		return nil, nil, e
 	}
 	m := s.findLocked(chat, p)
 	if m == nil {
-		return nil, badRequest("message to edit not found")
+		return nil, nil, badRequest("message to edit not found")
 	}
 	kb, e := parseKeyboard(p["reply_markup"])
+	if e != nil {
+		return nil, nil, e
+	}
+	return m, kb, nil
+}
+
+// editMarkupLocked is editMessageReplyMarkup.
+func (s *Server) editMarkupLocked(p map[string]string) (any, *apiError) {
+	m, kb, e := s.editedLocked(p)
 	if e != nil {
 		return nil, e
 	}
