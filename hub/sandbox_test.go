@@ -297,7 +297,8 @@ func TestNPMServersInTheSandbox(t *testing.T) {
 			h := testenv.StartHub(t, path, opts)
 			for _, name := range []string{"everything", "filesystem"} {
 				if s := server(t, h, name); s.Status != mcpgram.StatusRunning || s.Sandbox != mode {
-					t.Fatalf("%s is %s in %q: %s (stderr %s)", name, s.Status, s.Sandbox, s.Error, s.LastStderr)
+					stderr, _ := h.Stderr(name) // all of it: a Node.js trace ends in its version
+					t.Fatalf("%s is %s in %q: %s\nstderr:\n%s", name, s.Status, s.Sandbox, s.Error, stderr)
 				}
 			}
 			if got := call(t, h, "everything", "echo", map[string]any{"message": "boxed"}).Text(); got != "Echo: boxed" {
