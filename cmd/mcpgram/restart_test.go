@@ -64,7 +64,7 @@ func TestScaleDatabaseRestart(t *testing.T) {
 	t.Parallel()
 	pg := testenv.NewCluster(t)
 	model := llmfake.New(t, scaleModel)
-	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"})
+	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"}, defaultLease)
 	sendAll(cl.tg)
 	cl.tg.WaitFor(t, 60*time.Second, "the instances to run tool calls", func() bool {
 		return len(loggedCalls(cl.calls[0]))+len(loggedCalls(cl.calls[1])) >= scaleChats/5
@@ -90,7 +90,7 @@ func TestScaleDatabaseStopped(t *testing.T) {
 	t.Parallel()
 	pg := testenv.NewCluster(t)
 	model := llmfake.New(t, scaleModel)
-	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"})
+	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"}, defaultLease)
 	sendAll(cl.tg)
 	cl.tg.WaitFor(t, 60*time.Second, "the instances to run tool calls", func() bool {
 		return len(loggedCalls(cl.calls[0]))+len(loggedCalls(cl.calls[1])) >= scaleChats/5

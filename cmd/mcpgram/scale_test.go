@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/internal/tgfake"
@@ -142,14 +143,15 @@ func startClusterWith(t testing.TB, dsn string, n int, model *llmfake.Server, au
 		settings := testenv.WriteSettings(t, dir, servers)
 		logs := &testenv.Buffer{}
 		cl.logs = append(cl.logs, logs)
-		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, append(leaseEnv(), append([]string{
+		cl.procs = append(cl.procs, startInstance(t, b, settings, logs, slices.Concat([]string{
+			testLease,
 			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + cl.tg.URL(),
 			"TELEGRAM_MODE=webhook", "TELEGRAM_WEBHOOK_SECRET=" + secret, "HTTP_LISTEN=" + addr,
 			"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
 			"DATABASE_URL=" + cl.dsn, "RATE_LIMIT_PER_MINUTE=1000", "LOG_LEVEL=debug",
 			// The bot's own pace, not Telegram's limit, is what is measured.
 			"TELEGRAM_SENDS_PER_SECOND=0",
-		}, env...)...)))
+		}, env, leaseEnv())))
 	}
 	for _, be := range backends {
 		waitReady(t, be.String()+"/readyz")
@@ -190,6 +192,19 @@ func (cl *cluster) heldBy(t testing.TB, i int) []int64 {
 	}
 	return held
 }
+
+// testLease is the chat lease of a cluster's instances unless a test
+// gives another (defaultLease, to show what the default does): long
+// enough that an instance of a loaded machine (CI runs four test
+// packages at once) stalled for a few seconds keeps its chats. At the
+// default 3 s it may lose one to the other instance, which runs its turn
+// again (docs/operations.md, "the price of a short lease"), and a test of
+// something else then sees two of a card it expects once.
+const testLease = "CHAT_LEASE=10s"
+
+// defaultLease runs a cluster at the default lease: for the tests of a
+// takeover's time and of what the default does across a database restart.
+var defaultLease = "CHAT_LEASE=" + dispatch.DefaultLease.String()
 
 // leaseEnv passes the test's own CHAT_LEASE to the instances, so that
 // `CHAT_LEASE=30s go test -run TestScaleTwoInstancesOneKilled` measures
@@ -270,7 +285,7 @@ func (cl *cluster) backlog(t testing.TB) {
 func TestScaleTwoInstancesOneKilled(t *testing.T) {
 	t.Parallel()
 	model := llmfake.New(t, scaleModel)
-	cl := startCluster(t, 2, model, []string{"sleep"})
+	cl := startCluster(t, 2, model, []string{"sleep"}, defaultLease)
 	tg, calls := cl.tg, cl.calls
 
 	for m := 1; m <= scaleMessages; m++ {
@@ -477,8 +492,20 @@ func startInstance(t testing.TB, b *binary, settings string, logs *testenv.Buffe
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		if t.Failed() {
+			t.Logf("the log of instance %s, to its last lines:\n%s", filepath.Base(filepath.Dir(settings)), lastLines(logs.String(), 80))
+		}
+	})
 	return cmd
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }
 
 // waitReady polls a /readyz until it answers at all (the listener is up).
