@@ -319,6 +319,35 @@ func TestNPMServersInTheSandbox(t *testing.T) {
 	}
 }
 
+// Outside bubblewrap (which makes the folders on the way itself), a
+// server's user must pass every folder on the way to what its entry
+// names: a script beyond a folder only root may pass is not started, and
+// its status names the folder and the fix, where the server would
+// otherwise fail on its own words ("Cannot find module").
+func TestLandlockServerMustPassTheWay(t *testing.T) {
+	t.Parallel()
+	requireRoot(t)
+	testenv.RequireSandbox(t, "landlock")
+	closed := filepath.Join(testenv.OpenDir(t), "closed")
+	if err := os.Mkdir(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(closed, "server.sh")
+	if err := os.WriteFile(script, []byte("exec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
+		"script": map[string]any{"command": "/bin/sh", "args": []string{script}},
+	})
+	opts := fastOptions()
+	opts.Sandbox = mcpgram.SandboxLandlock
+	h := testenv.StartHub(t, path, opts)
+	s := server(t, h, "script")
+	if s.Status == mcpgram.StatusRunning || !strings.Contains(s.Error, "cannot pass "+closed+" on the way to "+script) || !strings.Contains(s.Error, "chmod o+x "+closed) {
+		t.Errorf("a script beyond a closed folder: %s, %q", s.Status, s.Error)
+	}
+}
+
 // A Claude Desktop file of popular npx servers runs unchanged in the
 // sandbox: npx finds its cache in ~/.npm, downloads what it lacks over the
 // network, and starts the server. It needs the npm registry (or a warm

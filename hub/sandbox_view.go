@@ -83,6 +83,9 @@ type view struct {
 	// one being read.
 	from  map[string]string
 	field string
+	// named are the paths the entry's arguments and env name, which the
+	// server must reach.
+	named []string
 }
 
 // A viewPlan is what the view of a server is worked out from, beside its
@@ -139,12 +142,14 @@ func newView(cfg config, p viewPlan) (view, error) {
 		}
 		if q, ok := v.pathIn(a); ok {
 			n.name(q, false)
+			v.named = append(v.named, q)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.env)) {
 		v.field = fmt.Sprintf("env %s (%q)", k, cfg.env[k])
 		if q, ok := v.pathIn(cfg.env[k]); ok {
 			n.name(q, false)
+			v.named = append(v.named, q)
 		}
 	}
 	v.field = "package cache"

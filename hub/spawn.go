@@ -193,7 +193,7 @@ func (s *server) confine(c *conn, cmd *exec.Cmd, cfg config) (start func() error
 // user u, and, where that is not the bot's, gives it what of its folders
 // root holds, and checks that it may run command and, outside a
 // bubblewrap sandbox (which makes the folders on the way itself), reach
-// what it must.
+// what it must: its command, its folders and the paths its entry names.
 func (s *server) prepare(v view, u user, command, engine string) error {
 	if u.uid != 0 {
 		var st syscall.Stat_t
@@ -202,7 +202,7 @@ func (s *server) prepare(v view, u user, command, engine string) error {
 		}
 	}
 	if u.uid != 0 && engine != engineBubblewrap {
-		for _, p := range append([]string{command}, v.rw...) {
+		for _, p := range slices.Concat([]string{command}, v.rw, v.named) {
 			if d := unreachable(p, u); d != "" {
 				return fmt.Errorf("%w: it runs as user %d (the bot runs as root, and no server does), which cannot pass %s on the way to %s: open it to others (chmod o+x %s), keep the server's files elsewhere, or install bubblewrap", errView, u.uid, d, p, d)
 			}

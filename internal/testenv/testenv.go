@@ -131,36 +131,6 @@ func BuildPackage(t testing.TB, pkg string) string {
 	return b.path(t, filepath.Base(pkg))
 }
 
-// Everything returns the command and arguments that start the pinned
-// @modelcontextprotocol/server-everything over stdio. It skips the test,
-// loudly, only where npm is absent; where npm is present but the server is
-// not installed, the test fails and says how to install it.
-func Everything(t testing.TB) (command string, args []string) {
-	t.Helper()
-	node, dir := NPMPackage(t, "@modelcontextprotocol/server-everything")
-	return node, []string{filepath.Join(dir, "dist", "index.js"), "stdio"}
-}
-
-// NPMPackage returns the path of node and the folder of pkg, one of the
-// pinned packages of testdata/npm. It skips the test, loudly, only where
-// node or npm is absent; where they are present but pkg is not installed,
-// the test fails and says how to install it.
-func NPMPackage(t testing.TB, pkg string) (node, dir string) {
-	t.Helper()
-	dir = filepath.Join(Root(t), "testdata", "npm", "node_modules", filepath.FromSlash(pkg))
-	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
-		if _, npmErr := exec.LookPath("npm"); npmErr != nil {
-			t.Skip("SKIPPED LOUDLY: npm is not installed, so " + pkg + " cannot run; install Node.js and run `make test-deps`")
-		}
-		t.Fatalf("%s is not installed: run `make test-deps` (%v)", pkg, err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("SKIPPED LOUDLY: node is not installed, so " + pkg + " cannot run")
-	}
-	return node, dir
-}
-
 // build builds pkgs into a folder of the temp dir named after a hash of
 // the sources under src, unless an earlier process already did. The build
 // goes to a private folder first and is renamed into place, so a
