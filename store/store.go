@@ -128,6 +128,13 @@ type Conversations interface {
 	// its cost: what a model call can take is read, and the rest stays
 	// stored.
 	RecentMessages(ctx context.Context, conversationID int64, bytes int) ([]Message, error)
+	// MessagesSince returns those messages from the one with id id on,
+	// that one included, oldest first, at most limit of them (all when
+	// limit <= 0): what was added since a reader read up to id, and,
+	// in the first, whether what it read still stands. A retry replaces
+	// a conversation's messages from one on to its end, so while the
+	// message id is there, every message before it is too.
+	MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]Message, error)
 }
 
 // Interactions keeps the follow-up questions and approvals that wait for a

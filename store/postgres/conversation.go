@@ -207,6 +207,15 @@ func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes in
 		ORDER BY history_bytes, id`, conversationID, bytes)
 }
 
+// MessagesSince returns a conversation's messages from the one with id id
+// on (see store.Conversations): a range of the index
+// messages_conversation.
+func (db *DB) MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]store.Message, error) {
+	return db.messages(ctx, conversationID, `SELECT `+messageColumns+`
+		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL AND id >= $2
+		ORDER BY id LIMIT $3`, conversationID, id, limitArg(limit))
+}
+
 func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
 	msgs, err := collect(ctx, db, query, args, func(row pgx.CollectableRow) (store.Message, error) {
 		var m store.Message

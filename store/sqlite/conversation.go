@@ -62,6 +62,9 @@ const (
 	messagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, only_for, shared, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
+	messagesSinceSQL = `SELECT id, conversation_id, role, content,
+		prompt_tokens, completion_tokens, media, only_for, shared, created_at
+		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL AND id >= ? ORDER BY id LIMIT ?`
 	// recentMessagesSQL reads the messages whose bytes end within the
 	// last (third argument) of the history: a range of messages_history, in its order
 	// (history_bytes grows with id), so nothing is sorted.
@@ -170,6 +173,16 @@ func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes in
 	return db.messages(ctx, conversationID, recentMessagesSQL, conversationID, conversationID, bytes)
 }
 
+// MessagesSince returns a conversation's messages from the one with id id
+// on (see store.Conversations): a range of the index
+// messages_conversation.
+func (db *DB) MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]store.Message, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite's "no limit"
+	}
+	return db.messages(ctx, conversationID, messagesSinceSQL, conversationID, id, limit)
+}
+
 func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
 	rows, err := db.readRows(ctx, query, args...)
 	if err != nil {
@@ -177,17 +190,19 @@ func (db *DB) messages(ctx context.Context, conversationID int64, query string, 
 	}
 	defer func() { _ = rows.Close() }()
 	var msgs []store.Message
+	var at int64
+	var media string
 	for rows.Next() {
-		var m store.Message
-		var at int64
-		var media string
+		// Scanned in place: a message of its own would escape, one
+		// allocation a row.
+		msgs = append(msgs, store.Message{})
+		m := &msgs[len(msgs)-1]
 		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content,
 			&m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &at); err != nil {
 			return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 		}
 		m.CreatedAt = fromMillis(at)
 		m.Media = tables.SplitMedia(media)
-		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)

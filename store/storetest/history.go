@@ -68,6 +68,65 @@ func testRecentMessages(t *testing.T, open Open) {
 	}
 }
 
+// testMessagesSince: MessagesSince reads from a message on, that one
+// included, oldest first, up to a limit; a replaced message is not read,
+// nor anything of another conversation.
+func testMessagesSince(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	var msgs []store.Message
+	for i := range 6 {
+		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("message %d", i)})
+	}
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: msgs[:3]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another conversation's messages come between: ids are the store's,
+	// not the conversation's.
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "other", Messages: msgs[:2]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, Messages: msgs[3:]}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := db.Messages(ctx, conv)
+	if err != nil || len(all) != 6 {
+		t.Fatalf("Messages = %d, %v", len(all), err)
+	}
+	for _, tt := range []struct {
+		from, limit int // from: an index of all
+		want        []store.Message
+	}{
+		{0, 0, all}, {2, 0, all[2:]}, {2, 2, all[2:4]}, {5, 0, all[5:]}, {5, 1, all[5:]}, {0, -1, all},
+	} {
+		got, err := db.MessagesSince(ctx, conv, all[tt.from].ID, tt.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, tt.want, sameMessage) {
+			t.Errorf("MessagesSince(message %d, limit %d) = %d messages, want %d", tt.from, tt.limit, len(got), len(tt.want))
+		}
+	}
+	// A retry replaces the last three: read from the first of them, the
+	// new ones come back, not it; read from before it, all that stands.
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, ReplaceFrom: all[3].ID,
+		Messages: []store.Message{{Role: "user", Content: "again"}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.MessagesSince(ctx, conv, all[3].ID, 0)
+	if err != nil || len(got) != 1 || got[0].Content != "again" {
+		t.Errorf("from a replaced message: %d messages (%v), want the new one alone", len(got), err)
+	}
+	got, err = db.MessagesSince(ctx, conv, all[2].ID, 0)
+	if err != nil || len(got) != 2 || got[0].ID != all[2].ID || got[1].Content != "again" {
+		t.Errorf("from the last kept: %d messages (%v), want it and the new one", len(got), err)
+	}
+	if got, err := db.MessagesSince(ctx, 424242, 0, 0); err != nil || len(got) != 0 {
+		t.Errorf("unknown conversation: %v, %v", got, err)
+	}
+}
+
 func sameMessage(a, b store.Message) bool {
 	return a.ID == b.ID && a.Role == b.Role && a.Content == b.Content && a.CreatedAt.Equal(b.CreatedAt) &&
 		a.PromptTokens == b.PromptTokens && slices.Equal(a.Media, b.Media)

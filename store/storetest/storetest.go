@@ -76,6 +76,7 @@ func Run(t *testing.T, open Open) {
 		{"ReplaceMessages", testReplaceMessages},
 		{"RecentMessages", testRecentMessages},
 		{"RecentMessagesLongConversation", testRecentMessagesLongConversation},
+		{"MessagesSince", testMessagesSince},
 		{"RecentTools", testRecentTools},
 		{"StatsSearches", testStatsSearches},
 		{"MessagesOnlyFor", testMessagesOnlyFor},
