@@ -185,6 +185,10 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Executor options (output cap, parallelism).
 	Executor executor.Options
+	// HistoryCache is how many bytes of long conversations are kept in
+	// memory between turns, so that a turn reads only what came since
+	// its chat's last; default DefaultHistoryCache, negative none.
+	HistoryCache int
 
 	// TokenBudgetPerUserDay caps the tokens (read and written) one user's
 	// turns may use per UTC day (TOKEN_BUDGET_PER_USER_DAY); 0 means no
@@ -233,6 +237,9 @@ type Agent struct {
 
 	// chats serialise the turns of one chat (see lock).
 	chats keylock.Locks
+	// kept is what long conversations' last turns read (nil: nothing is
+	// kept).
+	kept *keptHistories
 
 	// waiting are the calls of this instance waiting for forms, by id.
 	formMu  sync.Mutex
@@ -301,8 +308,16 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 		cfg.Executor.Logger = cfg.Logger
 	}
 	cfg.Executor.Logger = slog.New(turnHandler{cfg.Executor.Logger.Handler()})
+	var kept *keptHistories
+	switch {
+	case cfg.HistoryCache == 0:
+		kept = newKeptHistories(DefaultHistoryCache)
+	case cfg.HistoryCache > 0:
+		kept = newKeptHistories(cfg.HistoryCache)
+	}
 	return &Agent{
 		cfg:      cfg,
+		kept:     kept,
 		exec:     executor.New(cfg.Hub, cfg.Executor),
 		logger:   cfg.Logger,
 		waiting:  make(map[int64]*waiter),

@@ -28,21 +28,34 @@ func (t *turn) readHistory(ctx context.Context, conv int64) ([]store.Message, er
 		return t.a.cfg.Store.Messages(ctx, conv)
 	}
 	want := budget * bytesPerToken
+	kept := t.a.kept.take(ctx, t.a.cfg.Store, conv)
 	for {
-		msgs, err := t.a.cfg.Store.RecentMessages(ctx, conv, want)
+		h, err := t.readRecent(ctx, conv, want, kept)
 		if err != nil {
 			return nil, err
 		}
-		if size(msgs) < want {
-			return msgs, nil // all of it
-		}
+		msgs := h.msgs
 		// In a group, what the caller sees of it (visibleTo) must fill the
 		// budget: other members' per-user results may be shorter for them.
-		if seen := visibleTo(msgs, t.caller.UserID); size(seen) >= want && slices.ContainsFunc(seen, startsTurn) {
-			return msgs, nil // enough, and the current turn's start
+		if seen := visibleTo(msgs, t.caller.UserID); size(msgs) < want || size(seen) >= want && slices.ContainsFunc(seen, startsTurn) {
+			t.a.kept.keep(h)
+			return msgs, nil // all of it, or enough and the current turn's start
 		}
 		want *= 2
 	}
+}
+
+// readRecent reads what RecentMessages(conv, want) reads, from kept when it
+// holds that.
+func (t *turn) readRecent(ctx context.Context, conv int64, want int, kept *keptHistory) (*keptHistory, error) {
+	if h, ok := kept.recent(want); ok {
+		return h, nil
+	}
+	msgs, err := t.a.cfg.Store.RecentMessages(ctx, conv, want)
+	if err != nil {
+		return nil, err
+	}
+	return &keptHistory{conv: conv, msgs: msgs, whole: size(msgs) < want}, nil
 }
 
 // size is the bytes of msgs' contents.

@@ -38,6 +38,12 @@ func (s *countingStore) RecentMessages(ctx context.Context, conv int64, bytes in
 	return msgs, err
 }
 
+func (s *countingStore) MessagesSince(ctx context.Context, conv, id int64, limit int) ([]store.Message, error) {
+	msgs, err := s.DB.MessagesSince(ctx, conv, id, limit)
+	s.read.Add(int64(len(msgs)))
+	return msgs, err
+}
+
 // longConversation writes 300 turns of a chat into a database of its own
 // folder: a question (every seventh with an image), a tool call, its
 // result (some long), an answer; an answer to a follow-up question now
@@ -168,5 +174,148 @@ func TestHistoryReadsBackToTheTurn(t *testing.T) {
 	msgs := e.model.Calls()[2].Request.Messages
 	if !strings.Contains(msgs[1].Content, "please echo the long one") || !strings.Contains(msgs[len(msgs)-1].Content, "<answer>yes</answer>") {
 		t.Errorf("the continued turn was not read whole: first %.60q…, last %.60q", msgs[1].Content, msgs[len(msgs)-1].Content)
+	}
+}
+
+// TestHistoryKeptBetweenTurns: turn after turn of a long conversation, an
+// agent that keeps what its last turn read sends the model the very
+// messages one that reads it all anew sends, through a tool call, a
+// retry, turns another instance ran on the same database meanwhile, and
+// a retry there that replaced what was kept; and it reads only what came
+// since, where the other reads the budget's worth every turn.
+func TestHistoryKeptBetweenTurns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Fine.") }, setup{})
+	keptDir, anewDir := t.TempDir(), t.TempDir()
+	longConversation(t, keptDir)
+	if err := os.CopyFS(anewDir, os.DirFS(keptDir)); err != nil {
+		t.Fatal(err)
+	}
+	reply := func(c llmfake.Call) llmfake.Reply {
+		switch last := c.Request.Last(); {
+		case strings.Contains(last, "Result:"):
+			return llmfake.Text(complete("Echoed."))
+		case strings.Contains(last, "please echo"):
+			return llmfake.Text(echo("hello"))
+		}
+		return llmfake.Text(fmt.Sprintf("Fine, %d.", len(c.Request.Messages)))
+	}
+	type side struct {
+		a, other *agent.Agent
+		model    *llmfake.Server
+		reads    *countingStore
+	}
+	open := func(dir string, cache int) side {
+		db, err := sqlite.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		s := side{model: llmfake.New(t, reply), reads: &countingStore{DB: db}}
+		newAgent := func(st agent.Store, m *llmfake.Server, cache int) *agent.Agent {
+			profile := mcpgram.Profile{Name: "default", BaseURL: m.URL(), Model: "fake", ContextTokens: 8000}
+			client, err := llm.New(profile, llm.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := agent.New(st, e.hub, []agent.Model{client}, agent.Options{
+				Now: e.clock, SystemPrompt: func(mcpgram.Catalog) string { return "You are mcpgram." }, HistoryCache: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		s.a = newAgent(s.reads, s.model, cache)
+		s.other = newAgent(db, llmfake.New(t, reply), -1) // another instance, on the same database
+		return s
+	}
+	kept, anew := open(keptDir, 0), open(anewDir, -1)
+	steps := []struct {
+		other bool
+		req   agent.Request
+	}{
+		{false, agent.Request{Text: "And 300 times 301?"}},
+		{false, agent.Request{Text: "please echo it"}},
+		{false, agent.Request{Retry: true}},
+		{true, agent.Request{Text: "from the other instance"}},
+		{false, agent.Request{Text: "and now?"}},
+		{true, agent.Request{Retry: true}},
+		{false, agent.Request{Text: "after the retry there"}},
+		{false, agent.Request{Text: "please echo once more"}},
+	}
+	var readFirst int64
+	for i, st := range steps {
+		for _, s := range []side{kept, anew} {
+			a := s.a
+			if st.other {
+				a = s.other
+			}
+			req := st.req
+			req.Caller = alice
+			if err := a.Turn(t.Context(), req, (&recorder{}).emit); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+		}
+		if i == 0 {
+			readFirst = kept.reads.read.Load()
+		}
+	}
+	got, want := kept.model.Calls(), anew.model.Calls()
+	if len(got) != len(want) || len(got) < 8 {
+		t.Fatalf("%d model calls kept, %d anew", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i].Request.Messages, want[i].Request.Messages) {
+			t.Errorf("call %d: the model got %d messages from the kept history, %d read anew", i, len(got[i].Request.Messages), len(want[i].Request.Messages))
+		}
+	}
+	// The first turn read the budget's worth; each later one what came
+	// since, but for the one after the retry elsewhere, which read anew.
+	if later := kept.reads.read.Load() - readFirst; later > 2*readFirst {
+		t.Errorf("the turns after the first read %d messages, the first %d: want about one read anew and a few since", later, readFirst)
+	}
+}
+
+// TestHistoryKeptIsBounded: what turns keep of long conversations stays
+// within Options.HistoryCache, the least recently read leaving first; a
+// conversation too short to be worth keeping is not kept.
+func TestHistoryKeptIsBounded(t *testing.T) {
+	t.Parallel()
+	const bound = 200 << 10
+	e := newEnv(t, func(llmfake.Call) llmfake.Reply { return llmfake.Text("Fine.") }, setup{config: func(w *wiring) {
+		w.ContextTokens, w.HistoryCache = 8000, bound
+	}})
+	chat := func(i int) mcpgram.Caller { return mcpgram.Caller{UserID: "111", ChatID: fmt.Sprint("chat", i)} }
+	for i := range 8 {
+		// 40 KB of history each (a read of 32 KB, the budget, keeps
+		// about that), but the first two: 1 KB.
+		var msgs []store.Message
+		for j := range 40 {
+			n := 1000
+			if i < 2 {
+				n = 25
+			}
+			msgs = append(msgs, store.Message{Role: agent.RoleUser, Content: fmt.Sprintf("%d %s", j, strings.Repeat("x", n))})
+		}
+		if _, err := e.db.AppendTurn(t.Context(), store.TurnWrite{ChatID: chat(i).ChatID, Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	each := 0 // what one long conversation's read keeps
+	for i := range 8 {
+		if _, err := e.turn(agent.Request{Caller: chat(i), Text: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		bytes, convs := agent.KeptSize(e.agent)
+		if i == 2 {
+			each = bytes
+		}
+		want := 0 // the long ones read so far, as many as fit
+		if each > 0 {
+			want = min(i-1, bound/each)
+		}
+		if bytes > bound || convs != want || i == 2 && each < 32000 {
+			t.Errorf("after chat %d: %d bytes of %d conversations kept, want at most %d bytes, of %d", i, bytes, convs, bound, want)
+		}
 	}
 }
