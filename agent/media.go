@@ -68,7 +68,7 @@ func (t *turn) cacheImage(ref string, img llm.Image) {
 func (t *turn) withImages(ctx context.Context, sys string, history []store.Message) ([]store.Message, [][]llm.Image) {
 	vision := t.profile.Vision
 	kept := fit(history, t.profile.ContextTokens, estimate(sys), vision)
-	images := make([][]llm.Image, len(kept))
+	var images [][]llm.Image // made at the first image: most histories have none
 	cloned := false
 	note := func(i int, text string) {
 		if !cloned { // kept may share history's array: notes stay out of it
@@ -87,6 +87,9 @@ func (t *turn) withImages(ctx context.Context, sys string, history []store.Messa
 		gone := 0
 		for _, ref := range m.Media {
 			if img, ok := t.image(ctx, ref); ok {
+				if images == nil {
+					images = make([][]llm.Image, len(kept))
+				}
 				images[i] = append(images[i], img)
 			} else {
 				gone++

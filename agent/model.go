@@ -46,10 +46,10 @@ func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (l
 		sys += t.searchPrompt(ctx, cat)
 	}
 	sys += chatInstructions(t.instructions)
-	history := t.history
-	if len(t.unsaved) > 0 {
-		history = append(history[:len(history):len(history)], t.unsaved...)
-	}
+	// In place: what t.history's array holds past its end is the turn's
+	// own (a kept history is the chat's, whose lock the turn holds), and
+	// write stores the same there once the reply is saved.
+	history := append(t.history, t.unsaved...)
 	history, images := t.withImages(ctx, sys, history)
 	req := llm.Request{Logger: t.logger}
 	var ts *toolset
