@@ -42,10 +42,7 @@ func TestTokenNeverLogged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(log.String(), "connection refused") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, "a refused connection logged", func() bool { return strings.Contains(log.String(), "connection refused") })
 	cancel()
 	err = <-done
 	out := log.String()

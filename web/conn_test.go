@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/web"
 )
@@ -143,13 +144,8 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // waitMetric waits until the metric has value want.
 func waitMetric(t *testing.T, reg *prometheus.Registry, name string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for metric(t, reg, name) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v after %v, want %v", name, metric(t, reg, name), bound, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Waiter{Explain: func() string { return fmt.Sprintf("%s = %v", name, metric(t, reg, name)) }}.
+		Eventually(t, bound, fmt.Sprintf("%s = %v", name, want), func() bool { return metric(t, reg, name) == want })
 }
 
 // At most MaxConns connections are served at once: one more waits, and is

@@ -48,13 +48,8 @@ func TestChatInTheTerminal(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 	waitOut := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; stdout:\n%s\nstderr:\n%s", what, out.String(), errOut.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testenv.Waiter{Explain: func() string { return "stdout:\n" + out.String() + "\nstderr:\n" + errOut.String() }}.
+			Eventually(t, 30*time.Second, what, cond)
 	}
 	prompts := func() int { return strings.Count(out.String(), "> ") }
 	waitOut("the prompt", func() bool { return prompts() >= 1 })

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -68,13 +69,8 @@ func (s *session) converse(steps []step) {
 // wait waits until what the chat printed holds want count times.
 func (s *session) wait(want string, count int) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(s.out.String(), want) < count {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("waiting for %q ×%d; stdout:\n%s\nstderr:\n%s", want, count, s.out.String(), s.err.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Waiter{Explain: func() string { return "stdout:\n" + s.out.String() + "\nstderr:\n" + s.err.String() }}.
+		Eventually(s.t, 30*time.Second, fmt.Sprintf("%q ×%d", want, count), func() bool { return strings.Count(s.out.String(), want) >= count })
 }
 
 func (s *session) interrupt() {

@@ -266,13 +266,11 @@ func (cl *cluster) backlog(t testing.TB) {
 	// An answer goes out before its update is marked done: wait for the
 	// mark, a moment behind.
 	var n int
-	deadline := time.Now().Add(30 * time.Second)
-	for n, _, err = db.InboxBacklog(t.Context()); (err != nil || n != 0) && time.Now().Before(deadline); n, _, err = db.InboxBacklog(t.Context()) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil || n != 0 {
-		t.Errorf("inbox backlog %d (%v), want every update done", n, err)
-	}
+	testenv.Waiter{Explain: func() string { return fmt.Sprintf("inbox backlog %d (%v), want every update done", n, err) }}.
+		Eventually(t, 30*time.Second, "every update marked done", func() bool {
+			n, _, err = db.InboxBacklog(t.Context())
+			return err == nil && n == 0
+		})
 }
 
 // Two instances at default settings, one killed with SIGKILL while its
@@ -511,18 +509,14 @@ func lastLines(s string, n int) string {
 // waitReady polls a /readyz until it answers at all (the listener is up).
 func waitReady(t testing.TB, u string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(u)
-		if err == nil {
+	var err error
+	testenv.Waiter{Explain: func() string { return fmt.Sprint(err) }}.Eventually(t, 30*time.Second, u+" to answer", func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(u); err == nil {
 			resp.Body.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never answered: %v", u, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling for a listener, with a deadline
-	}
+		return err == nil
+	})
 }
 
 // A question or approval is in the database, not in the instance that

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/mcpgram/mcpgram/internal/testenv"
 )
 
 // Token is the bot token the fake accepts.
@@ -342,21 +343,14 @@ func (s *Server) WaitText(t testing.TB, chat int64, want string) Message {
 // after timeout with a dump of what the bot sent.
 func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("tgfake: timed out after %v waiting for %s\n%s", timeout, what, s.Dump())
-		}
-	}
+	testenv.Waiter{Changed: s.changes, Explain: s.Dump}.Eventually(t, timeout, what, cond)
+}
+
+// changes returns a channel closed at the server's next change.
+func (s *Server) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
 }
 
 // Dump describes every chat, for test failures.
