@@ -1,12 +1,14 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 
 	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store/postgres"
@@ -49,86 +51,20 @@ func TestMigrationsNewDatabaseHasAllTables(t *testing.T) {
 	}
 }
 
-func TestMigrationsReopenAppliesOnlyNew(t *testing.T) {
+func TestMigrations(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	dsn := testenv.Postgres(t)
-	v1 := fstest.MapFS{
-		"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer); INSERT INTO a VALUES (1);`)},
-	}
-	v2 := fstest.MapFS{
-		"0001_a.sql": v1["0001_a.sql"],
-		"0002_b.sql": {Data: []byte(`CREATE TABLE b (y integer); INSERT INTO a VALUES (2);`)},
-		"README.md":  {Data: []byte(`not a migration`)},
-	}
-	broken := fstest.MapFS{
-		"0001_a.sql":   v1["0001_a.sql"],
-		"0002_b.sql":   v2["0002_b.sql"],
-		"0003_bad.sql": {Data: []byte(`CREATE TABLE c (z integer); INSERT INTO a VALUES (3); SELECT nope FROM nowhere;`)},
-	}
-	steps := []struct {
-		name        string
-		fsys        fstest.MapFS
-		wantErr     string // empty: Open succeeds
-		wantVersion int64
-		wantRows    int64 // rows in table a
-	}{
-		{"new database", v1, "", 1, 1},
-		{"same migrations again", v1, "", 1, 1},
-		{"one new migration", v2, "", 2, 2},
-		{"failing migration rolls back", broken, "0003_bad.sql", 2, 2},
-		{"binary older than database", v1, "newer", 2, 2},
-		{"reopen after all that", v2, "", 2, 2},
-	}
-	for _, s := range steps {
-		db, err := postgres.OpenWithMigrations(ctx, dsn, s.fsys)
-		if s.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), s.wantErr) {
-				t.Fatalf("%s: Open error = %v, want one containing %q", s.name, err, s.wantErr)
-			}
-			if db, err = postgres.OpenWithMigrations(ctx, dsn, v2); err != nil {
-				t.Fatalf("%s: reopen: %v", s.name, err)
-			}
-		} else if err != nil {
-			t.Fatalf("%s: Open: %v", s.name, err)
+	storetest.RunMigrations(t, func(t *testing.T) storetest.Migrator {
+		dsn := testenv.Postgres(t)
+		return storetest.Migrator{
+			Open: func(ctx context.Context, fsys fs.FS) (io.Closer, error) {
+				return postgres.OpenWithMigrations(ctx, dsn, fsys)
+			},
+			Int: func(ctx context.Context, db io.Closer, query string) (int64, error) {
+				return postgres.QueryInt(ctx, db.(*postgres.DB), query)
+			},
+			Tables: `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'c'`,
 		}
-		version, err := postgres.QueryInt(ctx, db, `SELECT max(version) FROM schema_migrations`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := postgres.QueryInt(ctx, db, `SELECT count(*) FROM a`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if version != s.wantVersion || rows != s.wantRows {
-			t.Errorf("%s: version %d, rows in a %d; want %d, %d", s.name, version, rows, s.wantVersion, s.wantRows)
-		}
-		// The failed migration's table went with it: DDL is transactional.
-		if c, err := postgres.QueryInt(ctx, db, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'c'`); err != nil || c != 0 {
-			t.Errorf("%s: table c of the failed migration: %d, %v; want none", s.name, c, err)
-		}
-		_ = db.Close()
-	}
-}
-
-func TestMigrationsBadNames(t *testing.T) {
-	t.Parallel()
-	dsn := testenv.Postgres(t)
-	tests := map[string]fstest.MapFS{
-		"no number":      {"init.sql": {Data: []byte(`SELECT 1;`)}},
-		"zero":           {"0000_init.sql": {Data: []byte(`SELECT 1;`)}},
-		"shared version": {"0001_a.sql": {Data: []byte(`SELECT 1;`)}, "1_b.sql": {Data: []byte(`SELECT 1;`)}},
-		"none":           {},
-	}
-	for name, fsys := range tests {
-		t.Run(name, func(t *testing.T) {
-			db, err := postgres.OpenWithMigrations(t.Context(), dsn, fsys)
-			if err == nil {
-				_ = db.Close()
-				t.Fatal("Open: got nil error, want one")
-			}
-		})
-	}
+	})
 }
 
 // Instances starting together on a new database migrate it once, one
