@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/oauthfake"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/oauthfake"
 )
 
 // connectEnv is an agent whose hub has "mine", a protected server that

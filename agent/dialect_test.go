@@ -7,8 +7,8 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // A chat's instructions go into its system prompt after the shared part,

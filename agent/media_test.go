@@ -8,9 +8,9 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // images returns the data URLs of a call's images, over all its messages.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/oauthfake"
 )
 
 // In the tests, as in Telegram, a group's chat id is negative; a user's

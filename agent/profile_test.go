@@ -9,10 +9,10 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // twoProfiles gives the env's agent a second profile, "local", on a

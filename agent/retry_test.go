@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // /retry answers the last message again without the earlier answer in the

@@ -16,11 +16,11 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // sample returns the value of the metric name with exactly labels (a

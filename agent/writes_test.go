@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // writeLog is a store that records the agent's writes, in order.

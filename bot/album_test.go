@@ -18,9 +18,9 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // pngOf returns a real 2×2 PNG, a different one for each n.

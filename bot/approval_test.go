@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // The user sees what they approve: every argument's key and the start of

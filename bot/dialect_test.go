@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // Calls a model writes in another family's way run, and none of their

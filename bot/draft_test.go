@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // streamed is a reply of n bytes as a model writes it: paragraphs, with a

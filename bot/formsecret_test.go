@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // A form that asks for a password warns that the server, not mcpgram,

@@ -21,11 +21,11 @@ import (
 	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/usage"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // waitHandled waits until Telegram has no update the bot did not take and

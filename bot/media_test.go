@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // transcriber is the real client against the fake endpoint: "OggS-<words>"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // The bot's scenarios in every way of calling tools: a plain answer, a

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // privateLink returns the address of the button of card m that opens the

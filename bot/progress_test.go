@@ -10,8 +10,8 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // newProgressStack is the stack with the test server

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // waitCommands waits until the menu of scope offers command.

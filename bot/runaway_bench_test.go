@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // BenchmarkRunawayReply: a model endpoint streams an 8 MiB reply (1 KiB

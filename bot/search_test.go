@@ -8,8 +8,8 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 func searchFor(query string) string {

@@ -15,11 +15,11 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // forum is the supergroup with topics of these tests.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/bot"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 const webhookSecret = "s3cret_token-1"

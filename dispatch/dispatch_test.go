@@ -17,9 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpgram/mcpgram/dispatch"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // openInbox opens a real SQLite inbox holding one item per lane name, in

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/dispatch"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // leaseLoadEnv runs TestLeaseWriteLoad, a measurement of minutes, over

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/dispatch"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // sharedInbox opens n handles on one new PostgreSQL database: the stores

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
-	"github.com/mcpgram/mcpgram/internal/realtools"
+	"github.com/mcpgram/mcpgram/testkit/realtools"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // The default bounds are several times what the bundled servers and the

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // TestServerDescriptionAndToolTitles: the catalog carries what a server

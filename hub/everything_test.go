@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // TestInteropEverything runs the MCP reference server

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // A server that writes on without a newline is stopped at the bound, its

@@ -17,7 +17,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // A probeReport is what hub/testdata/hostile found.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // A server's catalog is screened before anyone sees it: a tool whose name

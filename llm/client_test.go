@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 func newClient(t *testing.T, srv *llmfake.Server, edit func(*mcpgram.Profile, *llm.Options)) *llm.Client {

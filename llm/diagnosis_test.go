@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 // What the operator reads says what is wrong and what to check, from

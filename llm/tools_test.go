@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 var echoTool = llm.Tool{Name: "everything__echo", Description: "Echoes", Parameters: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}}}`)}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
 )
 
 func TestTranscribe(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // TestMain readies this test binary to start the MCP servers its tests run

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/oauthfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
+	"github.com/mcpgram/mcpgram/testkit/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // Two instances on one PostgreSQL database: at each expiry, with both

@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/oauthfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // The test's internet: 127.0.0.2 counts as a public address, where the

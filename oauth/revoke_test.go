@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/oauthfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/testkit/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // loggedManager is a Manager over st whose log the test reads.

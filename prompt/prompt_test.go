@@ -11,8 +11,8 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 

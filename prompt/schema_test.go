@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // The terse form must lose nothing the model needs: these tests read each

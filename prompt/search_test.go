@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/realtools"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/testkit/realtools"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 

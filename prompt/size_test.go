@@ -17,8 +17,8 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/prompt"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // The size of the tool section, measured on real servers: ours, the

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/realtools"
+	"github.com/mcpgram/mcpgram/testkit/realtools"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/realtools"
+	"github.com/mcpgram/mcpgram/testkit/realtools"
 	"github.com/mcpgram/mcpgram/toolsearch"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/metrics"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 	"github.com/mcpgram/mcpgram/web"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/bot/limits"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // Two instances count one user together: what one allowed, the other

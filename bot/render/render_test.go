@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/telegram"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // catalog is a Hub that only shows a catalog.

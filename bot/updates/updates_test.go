@@ -17,10 +17,10 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

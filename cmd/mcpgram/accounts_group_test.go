@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 const group = -100

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 var progressLineSyntax = regexp.MustCompile(`^  … index on f: \d+%, \S+ of 300 · indexing$`)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // The terminal chat as a person uses it, in the real binary: Ctrl-C stops

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/oauthfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // perUserSettings writes settings with "mine", a per-user server on fake.

@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // No Docker engine runs where the tests do, so the Dockerfile is linted

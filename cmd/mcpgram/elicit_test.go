@@ -11,8 +11,8 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // Without a terminal, `mcp call` answers what a server asks as nobody

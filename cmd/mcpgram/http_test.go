@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	main "github.com/mcpgram/mcpgram/cmd/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // freeAddr returns a local address with a port nobody listens on.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	main "github.com/mcpgram/mcpgram/cmd/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // env is a fake process environment: nothing of the developer's leaks in.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // TOOL_CALLING reaches the agent: the real binary, set to native, offers

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // A session is the real binary's terminal chat, driven as a person does:

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // `mcpgram run` with a second profile in mcpgram.yaml: /model switches

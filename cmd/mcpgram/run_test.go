@@ -11,9 +11,9 @@ import (
 	"time"
 
 	main "github.com/mcpgram/mcpgram/cmd/mcpgram"
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/testenv"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // `mcpgram run` as a user starts it: configuration from the environment,

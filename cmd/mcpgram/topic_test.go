@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/llmfake"
-	"github.com/mcpgram/mcpgram/internal/tgfake"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // `mcpgram run` in a forum: each topic is answered in that topic, as a

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/mcptest"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 func TestCalculate(t *testing.T) {

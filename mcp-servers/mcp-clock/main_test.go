@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/mcptest"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 func TestClock(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/mcptest"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 const refusal = "Cannot store user preferences or personal information without explicit permission"

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // instances opens two handles on one database: two instances of the bot.

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/storetest"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // warm uses every connection of db's pool at once, so that none is idle

@@ -3,9 +3,9 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/storetest"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // The behaviour both engines share, on a PostgreSQL database of each

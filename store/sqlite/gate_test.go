@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // waitFor polls cond for up to five seconds.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // sdkPlan is what testdata/npm/sdk-client.mjs runs: one server, and the

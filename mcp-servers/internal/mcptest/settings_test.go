@@ -9,8 +9,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/testenv"
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/mcptest"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 type settings struct {

@@ -12,7 +12,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram/internal/tgfake"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 func newAPI(t *testing.T, fake *tgfake.Server) *tgbotapi.BotAPI {

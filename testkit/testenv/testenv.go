@@ -56,7 +56,7 @@ type binaries struct {
 var (
 	bundled     = &binaries{pkgs: []string{"./mcp-servers/..."}, src: "mcp-servers"}
 	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw", "./hub/testdata/hostile", "./hub/testdata/features"}, src: filepath.Join("hub", "testdata")}
-	realTools   = &binaries{pkgs: []string{"./internal/realtools/server"}, src: filepath.Join("internal", "realtools")}
+	realTools   = &binaries{pkgs: []string{"./testkit/realtools/server"}, src: filepath.Join("testkit", "realtools")}
 )
 
 // path returns the binary named name of the set, building the set first

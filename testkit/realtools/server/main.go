@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpgram/mcpgram/internal/realtools"
+	"github.com/mcpgram/mcpgram/testkit/realtools"
 )
 
 func main() {

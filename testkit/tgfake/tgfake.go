@@ -22,7 +22,7 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-	"github.com/mcpgram/mcpgram/internal/testenv"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // Token is the bot token the fake accepts.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/mcpgram/mcpgram/internal/realtools"
+	"github.com/mcpgram/mcpgram/testkit/realtools"
 )
 
 // TestFile reads the whole file: every server says what it is for, every
