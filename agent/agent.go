@@ -84,6 +84,8 @@ var (
 //     called (see mcpgram.ToolCalling).
 type Model interface {
 	Profile() mcpgram.Profile
+	// Complete makes one call. It must not keep req.Messages once it
+	// returns: the agent builds the next call's messages in their place.
 	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
 }
 

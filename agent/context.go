@@ -38,6 +38,10 @@ func (t *turn) readHistory(ctx context.Context, conv int64) ([]store.Message, er
 		// In a group, what the caller sees of it (visibleTo) must fill the
 		// budget: other members' per-user results may be shorter for them.
 		if seen := visibleTo(msgs, t.caller.UserID); size(msgs) < want || size(seen) >= want && slices.ContainsFunc(seen, startsTurn) {
+			if h.calls == nil {
+				h.calls = new([]llm.Message)
+			}
+			t.callBuf = h.calls
 			t.a.kept.keep(h)
 			return msgs, nil // all of it, or enough and the current turn's start
 		}
@@ -164,14 +168,14 @@ func dropTurns(history []store.Message, budget, sys int, cost func(store.Message
 	return history[start:]
 }
 
-// modelMessages turns the stored history into what the model reads, with
+// modelMessages turns the stored history into what the model reads, in
+// buf's place (see requestBuffers), with
 // images[i] (may be short or nil) the images of history[i]. Tool results
 // go as user messages, and messages of one role in a row are joined: some
 // chat templates insist that roles alternate, and a history may hold two
 // user messages in a row after a failed or cancelled turn.
-func modelMessages(system string, history []store.Message, images [][]llm.Image) []llm.Message {
-	msgs := make([]llm.Message, 1, len(history)+1)
-	msgs[0] = llm.Message{Role: llm.RoleSystem, Content: system}
+func modelMessages(buf []llm.Message, system string, history []store.Message, images [][]llm.Image) []llm.Message {
+	msgs := append(buf[:0], llm.Message{Role: llm.RoleSystem, Content: system})
 	for i, m := range history {
 		role := llm.RoleUser
 		if m.Role == RoleAssistant {

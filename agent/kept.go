@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -17,8 +18,8 @@ const DefaultHistoryCache = 32 << 20
 const keptMinBytes = 16 << 10
 
 // messageOverhead is what a kept message costs beside its contents: its
-// store.Message, about.
-const messageOverhead = 160
+// store.Message and its llm.Message in the calls' slice, about.
+const messageOverhead = 256
 
 // sinceLimit caps the messages a kept conversation reads as new: more
 // than that came while it was kept (the chat served elsewhere a while),
@@ -57,7 +58,10 @@ type keptHistory struct {
 	// dropped counts the messages before msgs in its array, no longer
 	// kept but not let go of either.
 	dropped int
-	bytes   int
+	// calls is the slice its turns' model calls build their messages in
+	// (see turn.callBuf).
+	calls *[]llm.Message
+	bytes int
 }
 
 func newKeptHistories(max int) *keptHistories {
@@ -99,7 +103,7 @@ func (h *keptHistory) recent(want int) (*keptHistory, bool) {
 	after := 0 // the bytes of the messages after i
 	for i := len(h.msgs) - 1; i >= 0; i-- {
 		if after >= want {
-			return &keptHistory{conv: h.conv, msgs: h.msgs[i+1:], dropped: h.dropped + i + 1}, true
+			return &keptHistory{conv: h.conv, msgs: h.msgs[i+1:], dropped: h.dropped + i + 1, calls: h.calls}, true
 		}
 		after += len(h.msgs[i].Content)
 	}

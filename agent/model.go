@@ -36,7 +36,10 @@ func (t *turn) callModel(ctx context.Context, cat mcpgram.Catalog) (*llm.Respons
 // every tool, or searching for them past the profile's threshold: see
 // search.go), the history that fits beside it, and in native mode the
 // functions.
-func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (llm.Request, *toolset) {
+// request builds a model call's request, its messages in the turn's
+// buffer (see turn.calls); release lets go of what they hold once the
+// call returned.
+func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (req llm.Request, ts *toolset, release func()) {
 	a := t.a
 	p := t.profile
 	own := len(t.serversOff) > 0
@@ -51,8 +54,16 @@ func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (l
 	// write stores the same there once the reply is saved.
 	history := append(t.history, t.unsaved...)
 	history, images := t.withImages(ctx, sys, history)
-	req := llm.Request{Logger: t.logger}
-	var ts *toolset
+	req = llm.Request{Logger: t.logger}
+	if t.callBuf == nil {
+		t.callBuf = new([]llm.Message)
+	}
+	buf := t.callBuf
+	if n := len(history) + 1; cap(*buf) < n {
+		// What this call needs, rather than growing to it, and room for
+		// what the turn's next calls add.
+		*buf = make([]llm.Message, 0, n+n/8+16)
+	}
 	t.tools = nil
 	switch {
 	case native && t.search:
@@ -62,20 +73,23 @@ func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (l
 	}
 	if native {
 		t.tools = ts
-		req.Messages, req.Tools = nativeMessages(sys, history, images, ts.set), ts.tools
+		req.Messages, req.Tools = nativeMessages(*buf, sys, history, images, ts.set), ts.tools
 	} else {
-		req.Messages = modelMessages(sys, history, images)
+		req.Messages = modelMessages(*buf, sys, history, images)
 	}
 	temp := float32(math.Max(0, math.Round((float64(p.Temperature)-0.1*float64(t.mistakes))*100)/100))
 	req.Temperature = &temp
-	return req, ts
+	msgs := req.Messages
+	*buf = msgs[:0] // grown, it may be another array
+	return req, ts, func() { clear(msgs) }
 }
 
 // complete makes one model call, native or XML.
 func (t *turn) complete(ctx context.Context, cat mcpgram.Catalog, native bool) (*llm.Response, string, toolcall.Reply, error) {
 	a := t.a
 	p := t.profile
-	req, ts := t.request(ctx, cat, native)
+	req, ts, release := t.request(ctx, cat, native)
+	defer release()
 	msgs := req.Messages
 
 	parser := toolcall.NewParser()

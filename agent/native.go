@@ -263,12 +263,12 @@ const (
 )
 
 // nativeMessages renders the stored history for a native call (see the
-// file's comment). An assistant message whose blocks cannot all be
-// calls (an example set aside, a foreign syntax, a block cut off) is
-// sent as the text it is, its outcomes as a user message, as in XML.
-func nativeMessages(system string, history []store.Message, images [][]llm.Image, ts *prompt.Toolset) []llm.Message {
-	msgs := make([]llm.Message, 1, len(history)+1)
-	msgs[0] = llm.Message{Role: llm.RoleSystem, Content: system}
+// file's comment), in buf's place (see requestBuffers). An assistant
+// message whose blocks cannot all be calls (an example set aside, a
+// foreign syntax, a block cut off) is sent as the text it is, its
+// outcomes as a user message, as in XML.
+func nativeMessages(buf []llm.Message, system string, history []store.Message, images [][]llm.Image, ts *prompt.Toolset) []llm.Message {
+	msgs := append(buf[:0], llm.Message{Role: llm.RoleSystem, Content: system})
 	var open []llm.ToolCall // calls of the last reply still to answer
 	answer := func(content string) {
 		msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: open[0].ID, Content: content})

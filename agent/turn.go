@@ -301,6 +301,13 @@ type turn struct {
 	// Agent.overBudget).
 	overBudget bool
 
+	// callBuf is the slice model calls' messages are built in, one call
+	// after the other (Model.Complete keeps none): a long conversation
+	// sends a thousand messages and more a call, and a new slice of them
+	// each time was most of what its turn allocated. A kept history
+	// keeps it for the conversation's next turn.
+	callBuf *[]llm.Message
+
 	calls    int      // model calls made
 	mistakes int      // replies with invalid calls, in a row
 	done     []string // tools run, for the turn-limit message

@@ -130,10 +130,12 @@ type Conversations interface {
 	RecentMessages(ctx context.Context, conversationID int64, bytes int) ([]Message, error)
 	// MessagesSince returns those messages from the one with id id on,
 	// that one included, oldest first, at most limit of them (all when
-	// limit <= 0): what was added since a reader read up to id, and,
-	// in the first, whether what it read still stands. A retry replaces
-	// a conversation's messages from one on to its end, so while the
-	// message id is there, every message before it is too.
+	// limit <= 0), or none when that one is not among them (a retry
+	// replaced it, or it is another conversation's): what was added
+	// since a reader read up to id, and whether what it read still
+	// stands. A retry replaces a conversation's messages from one on to
+	// its end, so while the message id is there, every message before
+	// it is too.
 	MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]Message, error)
 }
 

@@ -208,12 +208,15 @@ func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes in
 }
 
 // MessagesSince returns a conversation's messages from the one with id id
-// on (see store.Conversations): a range of the index
-// messages_conversation.
+// on (see store.Conversations): a range of the index messages_history,
+// which holds no replaced message to pass over (a retry leaves some after
+// the message read from), in its order (history_bytes grows with id).
 func (db *DB) MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]store.Message, error) {
 	return db.messages(ctx, conversationID, `SELECT `+messageColumns+`
-		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL AND id >= $2
-		ORDER BY id LIMIT $3`, conversationID, id, limitArg(limit))
+		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL
+			AND history_bytes >= (SELECT history_bytes FROM messages
+				WHERE id = $2 AND conversation_id = $1 AND replaced_at IS NULL) AND id >= $2
+		ORDER BY history_bytes, id LIMIT $3`, conversationID, id, limitArg(limit))
 }
 
 func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {

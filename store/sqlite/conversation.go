@@ -62,9 +62,16 @@ const (
 	messagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, only_for, shared, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
+	// messagesSinceSQL reads from a message on in messages_history,
+	// which holds no replaced message to pass over (a retry leaves some
+	// after the message read from), in its order (history_bytes grows
+	// with id).
 	messagesSinceSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, only_for, shared, created_at
-		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL AND id >= ? ORDER BY id LIMIT ?`
+		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL
+			AND history_bytes >= (SELECT history_bytes FROM messages
+				WHERE id = ? AND conversation_id = ? AND replaced_at IS NULL) AND id >= ?
+		ORDER BY history_bytes, id LIMIT ?`
 	// recentMessagesSQL reads the messages whose bytes end within the
 	// last (third argument) of the history: a range of messages_history, in its order
 	// (history_bytes grows with id), so nothing is sorted.
@@ -174,13 +181,12 @@ func (db *DB) RecentMessages(ctx context.Context, conversationID int64, bytes in
 }
 
 // MessagesSince returns a conversation's messages from the one with id id
-// on (see store.Conversations): a range of the index
-// messages_conversation.
+// on (see store.Conversations): a range of the index messages_history.
 func (db *DB) MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]store.Message, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite's "no limit"
 	}
-	return db.messages(ctx, conversationID, messagesSinceSQL, conversationID, id, limit)
+	return db.messages(ctx, conversationID, messagesSinceSQL, conversationID, id, conversationID, id, limit)
 }
 
 func (db *DB) messages(ctx context.Context, conversationID int64, query string, args ...any) ([]store.Message, error) {
