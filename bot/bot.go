@@ -40,6 +40,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/menus"
 	"github.com/mcpgram/mcpgram/bot/prompts"
+	"github.com/mcpgram/mcpgram/bot/reply"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/stats"
@@ -320,6 +321,7 @@ type Bot struct {
 	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
 	signIns   *connect.SignIns // an admin's sign-ins, and what groups open in private chats
 	links     *links.Links     // the resource links of the turns' results
+	replies   *reply.Parts     // what the turns' replies are shown with
 	menus     *menus.Menus     // the command menus, with the servers' prompts
 }
 
@@ -390,6 +392,8 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	})
 	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
+	b.replies = &reply.Parts{TG: b.tg, Cards: cardSender{b}, Forms: b.forms, Links: b.links, What: b.toolWhat, Logger: cfg.Logger,
+		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval}
 	b.menus = menus.New(menus.Lists{Everyone: menuFor(menuEveryone), ChatOwner: menuFor(menuChatOwner), Operator: menuFor(menuOperator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/reply"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
@@ -107,6 +108,17 @@ func (b *Bot) closeCard(ctx context.Context, c *card, line string) {
 	}
 }
 
+// cardSender sends a reply's cards as the bot's own (reply.Cards).
+type cardSender struct{ b *Bot }
+
+func (c cardSender) Question(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, q *agent.Question) {
+	c.b.sendQuestion(ctx, at, key, user, replyTo, q)
+}
+
+func (c cardSender) Approval(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, a *agent.Approval) {
+	c.b.sendApproval(ctx, at, key, user, replyTo, a)
+}
+
 func (b *Bot) sendQuestion(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, q *agent.Question) {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, opt := range q.Options {
@@ -117,7 +129,7 @@ func (b *Bot) sendQuestion(ctx context.Context, at telegram.Place, key string, u
 	if len(rows) > 0 {
 		markup = tgbotapi.NewInlineKeyboardMarkup(rows...)
 	}
-	m, last, err := b.sendBounded(ctx, at, replyTo, "❓ "+q.Text, "question", markup)
+	m, last, err := b.replies.SendBounded(ctx, at, replyTo, "❓ "+q.Text, "question", markup)
 	if err != nil {
 		b.logger.Error("send question", "chat", at, "err", err)
 		return
@@ -208,24 +220,24 @@ func (b *Bot) expireLoop(ctx, work context.Context) {
 		// The statistics' retention rides on the same beat: hourly is
 		// plenty, and it needs no goroutine of its own.
 		b.sweepStats(work, time.Now(), &swept)
-		var replies []*reply
+		var ended []*reply.Reply
 		emitFor := func(key string) func(agent.Event) {
 			// Where the card was, as a shared forum's key names no topic.
 			at, ok := b.openCardPlace(key)
 			if !ok {
 				at, _ = placeOf(key)
 			}
-			r := b.newReply(work, work, at, key, 0, 0, false, func() {
+			r := b.replies.New(reply.Spec{Base: work, Ctx: work, At: at, Key: key, OnFirst: func() {
 				b.closeOpenCard(work, key, "approval", "⌛ <i>Expired: denied.</i>")
-			})
-			replies = append(replies, r)
-			return r.emit
+			}})
+			ended = append(ended, r)
+			return r.Emit
 		}
 		if err := b.agent.Expire(work, time.Now(), emitFor); err != nil && work.Err() == nil {
 			b.logger.Error("expire approvals", "err", err)
 		}
-		for _, r := range replies {
-			r.finish()
+		for _, r := range ended {
+			r.Finish()
 		}
 	}
 }

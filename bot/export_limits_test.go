@@ -1,10 +1,13 @@
 package bot
 
-import "github.com/mcpgram/mcpgram/bot/forms"
+import (
+	"github.com/mcpgram/mcpgram/bot/forms"
+	"github.com/mcpgram/mcpgram/bot/reply"
+)
 
 // The bot's own limits that docs/telegram.md states, for its test.
 const (
-	MaxParts        = maxParts
+	MaxParts        = reply.MaxParts
 	MaxHeardShown   = maxHeardShown
 	MaxShownMessage = forms.MaxShownMessage
 )

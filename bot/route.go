@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/reply"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/dispatch"
@@ -417,20 +418,20 @@ func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user i
 		b.mu.Unlock()
 	}()
 
-	r := b.newStoppableReply(ctx, turnCtx, cancel, at, key, user, replyTo, true, onFirst, req.TurnID)
-	err := b.agent.Turn(turnCtx, req, r.emit)
-	r.finish()
+	r := b.replies.New(reply.Spec{Base: ctx, Ctx: turnCtx, Cancel: cancel, At: at, Key: key, User: user, ReplyTo: replyTo, Typing: true, OnFirst: onFirst, Stop: req.TurnID})
+	err := b.agent.Turn(turnCtx, req, r.Emit)
+	r.Finish()
 	switch {
 	case errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
 		b.later(ctx, r, at, req.TurnID, err)
 		return err
-	case errors.Is(context.Cause(turnCtx), errTopicGone) && ctx.Err() == nil:
+	case errors.Is(context.Cause(turnCtx), reply.ErrTopicGone) && ctx.Err() == nil:
 		b.logger.Warn("the topic was closed or deleted: its turn ended", "chat", at, "turn", req.TurnID, "err", err)
 		return err
 	}
 	if err != nil && !errors.Is(err, agent.ErrNotYours) && !errors.Is(err, agent.ErrStale) && !errors.Is(err, agent.ErrOverBudget) && !errors.Is(err, agent.ErrStopped) && ctx.Err() == nil {
 		b.logger.Error("turn failed", "chat", at, "turn", req.TurnID, "err", err)
-		if !r.ended() && turnCtx.Err() == nil {
+		if !r.Ended() && turnCtx.Err() == nil {
 			b.say(ctx, at, "Sorry, something went wrong on my side. Please try again.")
 		}
 	}
@@ -444,9 +445,9 @@ const msgLater = "⏳ I cannot reach my database right now, so I will answer thi
 // the inbox, to run again once the database answers (see
 // dispatch.RunAgain), and tells the user so the first time; a draft of
 // the turn's reply goes.
-func (b *Bot) later(ctx context.Context, r *reply, at telegram.Place, turnID string, err error) {
+func (b *Bot) later(ctx context.Context, r *reply.Reply, at telegram.Place, turnID string, err error) {
 	dispatch.RunAgain(ctx)
-	r.abandon()
+	r.Abandon()
 	attempt := dispatch.Attempt(ctx)
 	b.logger.Warn("the database is unavailable; the update runs again once it is back", "chat", at, "turn", turnID, "attempt", attempt, "err", err)
 	if attempt == 1 {

@@ -149,17 +149,3 @@ func (b *Bot) waiting(at telegram.Place, user int64) bool {
 	u := strconv.FormatInt(user, 10)
 	return b.parts.Forms.Waiting(chatKey(at.Chat), u) || (at.Topic != 0 && b.parts.Forms.Waiting(at.String(), u))
 }
-
-// errTopicGone is the cause a turn ends with when its topic was closed
-// or deleted under it.
-var errTopicGone = errors.New("the topic was closed or deleted")
-
-// gone ends the turn when err says its topic was closed or deleted
-// (telegram.TopicGone): nothing more can be said there, and the model's
-// work for it would go nowhere. It returns err.
-func (r *reply) gone(err error) error {
-	if r.cancel != nil && telegram.TopicGone(err) {
-		r.cancel(errTopicGone)
-	}
-	return err
-}
