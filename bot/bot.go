@@ -32,6 +32,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
+	"github.com/mcpgram/mcpgram/bot/cards"
 	"github.com/mcpgram/mcpgram/bot/connect"
 	"github.com/mcpgram/mcpgram/bot/connections"
 	"github.com/mcpgram/mcpgram/bot/forms"
@@ -315,14 +316,13 @@ type Bot struct {
 	refused      map[int64]time.Time // stranger -> when last told the bot is private
 	refusedSwept time.Time           // when refused was last cleared of old entries
 
-	cards     sync.Map         // pending id -> *card: a question or approval with live buttons
-	openCards map[string]*card // conversation -> its newest live card; under mu
-	forms     *forms.Cards     // the cards of forms this instance sent
-	prompts   *prompts.Prompts // the prompts users choose, and their cards this instance sent
-	signIns   *connect.SignIns // an admin's sign-ins, and what groups open in private chats
-	links     *links.Links     // the resource links of the turns' results
-	replies   *reply.Parts     // what the turns' replies are shown with
-	menus     *menus.Menus     // the command menus, with the servers' prompts
+	cards   *cards.Deck      // the question and approval cards this instance sent
+	forms   *forms.Cards     // the cards of forms this instance sent
+	prompts *prompts.Prompts // the prompts users choose, and their cards this instance sent
+	signIns *connect.SignIns // an admin's sign-ins, and what groups open in private chats
+	links   *links.Links     // the resource links of the turns' results
+	replies *reply.Parts     // what the turns' replies are shown with
+	menus   *menus.Menus     // the command menus, with the servers' prompts
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -350,13 +350,12 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	cfg.setDefaults()
 	b := &Bot{
 		cfg: cfg, agent: a, parts: p, hub: h, store: s,
-		logger:    cfg.Logger,
-		allowed:   map[int64]bool{},
-		admins:    map[int64]bool{},
-		turns:     map[string]*turn{},
-		beside:    map[string]chan struct{}{},
-		refused:   map[int64]time.Time{},
-		openCards: map[string]*card{},
+		logger:  cfg.Logger,
+		allowed: map[int64]bool{},
+		admins:  map[int64]bool{},
+		turns:   map[string]*turn{},
+		beside:  map[string]chan struct{}{},
+		refused: map[int64]time.Time{},
 	}
 	b.users = limits.NewUsers(cfg.RateLimitPerMinute, cfg.Limits, cfg.Logger)
 	for _, id := range cfg.AllowedUserIDs {
@@ -392,8 +391,10 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	})
 	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
-	b.replies = &reply.Parts{TG: b.tg, Cards: cardSender{b}, Forms: b.forms, Links: b.links, What: b.toolWhat, Logger: cfg.Logger,
+	b.cards = &cards.Deck{TG: b.tg, Catalog: h.Catalog, IsAdmin: b.isAdmin, Logger: cfg.Logger}
+	b.replies = &reply.Parts{TG: b.tg, Cards: b.cards, Forms: b.forms, Links: b.links, What: b.toolWhat, Logger: cfg.Logger,
 		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval}
+	b.cards.Replies = b.replies
 	b.menus = menus.New(menus.Lists{Everyone: menuFor(menuEveryone), ChatOwner: menuFor(menuChatOwner), Operator: menuFor(menuOperator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}

@@ -192,7 +192,7 @@ func (b *Bot) reset(ctx context.Context, m *message) {
 		b.say(ctx, m.at, "Sorry, I could not start a new conversation. Please try again.")
 		return
 	}
-	b.closeOpenCard(ctx, m.key, "", "<i>Conversation reset.</i>")
+	b.cards.CloseOpen(ctx, m.key, "", "<i>Conversation reset.</i>")
 	b.say(ctx, m.at, "Started a new conversation.")
 }
 

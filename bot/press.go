@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
+	"github.com/mcpgram/mcpgram/bot/cards"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/store"
 )
@@ -19,9 +20,6 @@ import (
 // pressAckAfter is how long a press waits for the agent's first event
 // before it is acknowledged anyway; refusals come much sooner.
 const pressAckAfter = 3 * time.Second
-
-// argsFileName is the attachment holding arguments too long to quote.
-const argsFileName = "arguments.json"
 
 // A press is what a card's button asks of the agent, and what to say once
 // the agent takes it.
@@ -58,12 +56,12 @@ func (b *Bot) handlePress(ctx context.Context, q *query, data callback.Data) {
 		once.Do(func() {
 			accepted.Store(true)
 			b.tg.AnswerCallback(ctx, cq.ID, p.ack, false)
-			cd := b.takeCard(data.Pending)
+			cd := b.cards.Take(data.Pending)
 			if cd == nil {
 				// Pressed after a restart: the card's text is all there is.
-				cd = &card{at: q.at, key: q.key, msgID: cq.Message.MessageID, html: render.Escape(withoutExpiry(cq.Message.Text))}
+				cd = &cards.Card{At: q.at, Key: q.key, MsgID: cq.Message.MessageID, HTML: render.Escape(withoutExpiry(cq.Message.Text))}
 			}
-			b.closeCard(ctx, cd, p.line)
+			b.cards.Close(ctx, cd, p.line)
 		})
 	}
 	timer := time.AfterFunc(pressAckAfter, onFirst)
@@ -94,18 +92,18 @@ func (b *Bot) pressOf(q *query, data callback.Data) (press, string) {
 	if data.Kind == callback.Option {
 		p.req.Answer = &agent.Answer{PendingID: id, Option: data.Option}
 		choice := buttonText(cq.Message, cq.Data)
-		if v, ok := b.cards.Load(id); ok && data.Option < len(v.(*card).options) {
-			choice = v.(*card).options[data.Option]
+		if c, ok := b.cards.Live(id); ok && data.Option < len(c.Options) {
+			choice = c.Options[data.Option]
 		}
 		p.ack, p.line = "Got it", "→ <b>"+render.Escape(choice)+"</b>"
 		return p, ""
 	}
 	consent := false
-	if v, ok := b.cards.Load(id); ok {
-		consent = v.(*card).consent
+	if c, ok := b.cards.Live(id); ok {
+		consent = c.Consent
 	} else {
 		label := buttonText(cq.Message, cq.Data)
-		consent = label == consentYes || label == consentNo
+		consent = label == cards.ConsentYes || label == cards.ConsentNo
 	}
 	switch data.Answer {
 	case callback.Approve:
@@ -133,7 +131,7 @@ func (b *Bot) pressOf(q *query, data callback.Data) (press, string) {
 // withoutExpiry drops a card's last line when it says when the card
 // expires: an answered card no longer does.
 func withoutExpiry(text string) string {
-	if i := strings.LastIndexByte(text, '\n'); i >= 0 && strings.HasPrefix(text[i+1:], expiryPrefix) {
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 && strings.HasPrefix(text[i+1:], cards.ExpiryPrefix) {
 		return strings.TrimRight(text[:i], "\n")
 	}
 	return text

@@ -278,7 +278,7 @@ func (b *Bot) converse(ctx context.Context, m *message, text string, images []ll
 	user := m.From.ID
 	// A typed message answers an open question or denies an open
 	// approval (the agent decides); either way its buttons are done.
-	b.closeOpenCardFor(ctx, m.key, user)
+	b.cards.CloseOpenFor(ctx, m.key, user)
 	// In groups the reply quotes the message, as several people may talk.
 	replyTo := 0
 	if !m.Chat.IsPrivate() {
