@@ -28,8 +28,8 @@ run: build
 
 ## test: the whole suite (CI runs it, then make fuzz). Four test packages
 ## run at once (go test's default is one per CPU): many of them wait on
-## child processes, sockets and timers, so on a 2-core machine this takes
-## 197 s instead of 239 s.
+## child processes, sockets and timers, so on a 2-core machine this took
+## 197 s instead of 239 s when it was measured (the suite was smaller).
 test: test-deps lint smoke conformance
 	$(GO) test -race -count=1 -p 4 ./...
 

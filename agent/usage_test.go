@@ -1,14 +1,12 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -287,7 +285,7 @@ func mustTurn(t *testing.T, e *env, req agent.Request) agent.Event {
 // chat; a turn id from the request is used as is.
 func TestTurnLogLines(t *testing.T) {
 	t.Parallel()
-	var buf lockedBuffer
+	var buf testenv.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(echo("hi")),
@@ -310,23 +308,6 @@ func TestTurnLogLines(t *testing.T) {
 	if seen["model call"] != 2 || seen["tool call"] != 1 || seen["call done"] != 1 {
 		t.Errorf("log lines = %v, want 2 model calls, 1 tool call and the executor's call done", seen)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // What a turn records for /stats matches what it counts in the metrics:
