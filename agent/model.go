@@ -35,10 +35,9 @@ func (t *turn) callModel(ctx context.Context, cat mcpgram.Catalog) (*llm.Respons
 // request builds one model call's request: the system prompt (listing
 // every tool, or searching for them past the profile's threshold: see
 // search.go), the history that fits beside it, and in native mode the
-// functions.
-// request builds a model call's request, its messages in the turn's
-// buffer (see turn.calls); release lets go of what they hold once the
-// call returned.
+// functions. Its messages are built in the turn's slice (see
+// turn.callBuf); release lets go of what they hold once the call
+// returned.
 func (t *turn) request(ctx context.Context, cat mcpgram.Catalog, native bool) (req llm.Request, ts *toolset, release func()) {
 	a := t.a
 	p := t.profile
