@@ -65,10 +65,11 @@ const (
 	// messagesSinceSQL reads from a message on in messages_history,
 	// which holds no replaced message to pass over (a retry leaves some
 	// after the message read from), in its order (history_bytes grows
-	// with id).
+	// with id). Named: the planner would take messages_conversation for
+	// the range of ids, and walk the replaced ones.
 	messagesSinceSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, only_for, shared, created_at
-		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL
+		FROM messages INDEXED BY messages_history WHERE conversation_id = ? AND replaced_at IS NULL
 			AND history_bytes >= (SELECT history_bytes FROM messages
 				WHERE id = ? AND conversation_id = ? AND replaced_at IS NULL) AND id >= ?
 		ORDER BY history_bytes, id LIMIT ?`

@@ -9,10 +9,16 @@ import (
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
+// chatSettingSQL reads one column of a chat's settings; a turn reads
+// four of them (see readSQL).
+func chatSettingSQL(column string) string {
+	return `SELECT ` + column + ` FROM chat_settings WHERE chat_id = ?`
+}
+
 // chatSetting reads one column of chatID's row of chat_settings; found
 // is false when the chat set nothing yet.
 func (db *DB) chatSetting(ctx context.Context, chatID, column string) (value string, found bool, err error) {
-	err = db.readRow(ctx, `SELECT `+column+` FROM chat_settings WHERE chat_id = ?`, chatID).Scan(&value)
+	err = db.readRow(ctx, chatSettingSQL(column), chatID).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

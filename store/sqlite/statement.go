@@ -13,9 +13,10 @@ import (
 // parsed on each call.
 var (
 	readSQL = []string{
-		activeConversationSQL, messagesSQL, recentMessagesSQL, recentToolsSQL,
+		activeConversationSQL, messagesSQL, recentMessagesSQL, messagesSinceSQL, recentToolsSQL,
 		openPendingSQL, getPendingSQL, openFormsSQL, getFormSQL,
 		inboxQueuedSQL, userUsageSQL, dayUsageSQL,
+		chatSettingSQL("instructions"), chatSettingSQL("servers_off"), chatSettingSQL("model"), chatSettingSQL("topics"),
 	}
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,

@@ -46,8 +46,28 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", ConversationID: conv, Messages: []store.Message{{Role: "tool", Content: "r"}}}); err != nil {
 			t.Fatal(err)
 		}
-		if msgs, err := db.Messages(ctx, conv); err != nil || len(msgs) < 2 {
+		msgs, err := db.Messages(ctx, conv)
+		if err != nil || len(msgs) < 2 {
 			t.Fatalf("Messages = %d, %v", len(msgs), err)
+		}
+		// What a turn reads of its history and its chat's settings.
+		if _, err := db.RecentMessages(ctx, conv, 100); err != nil {
+			t.Fatal(err)
+		}
+		if since, err := db.MessagesSince(ctx, conv, msgs[0].ID, 10); err != nil || len(since) != len(msgs) {
+			t.Fatalf("MessagesSince = %d, %v; want %d", len(since), err, len(msgs))
+		}
+		if _, err := db.ChatInstructions(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ChatServersOff(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ChatProfile(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ChatTopicsShared(ctx, "c"); err != nil {
+			t.Fatal(err)
 		}
 		if err := db.RecordToolCall(ctx, store.ToolCall{UserID: "u", ChatID: "c", Server: "s", Tool: "t", Status: "ok"}); err != nil {
 			t.Fatal(err)
