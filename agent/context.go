@@ -169,7 +169,7 @@ func dropTurns(history []store.Message, budget, sys int, cost func(store.Message
 }
 
 // modelMessages turns the stored history into what the model reads, in
-// buf's place (see requestBuffers), with
+// buf's place (see turn.callBuf), with
 // images[i] (may be short or nil) the images of history[i]. Tool results
 // go as user messages, and messages of one role in a row are joined: some
 // chat templates insist that roles alternate, and a history may hold two

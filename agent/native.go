@@ -263,7 +263,7 @@ const (
 )
 
 // nativeMessages renders the stored history for a native call (see the
-// file's comment), in buf's place (see requestBuffers). An assistant
+// file's comment), in buf's place (see turn.callBuf). An assistant
 // message whose blocks cannot all be calls (an example set aside, a
 // foreign syntax, a block cut off) is sent as the text it is, its
 // outcomes as a user message, as in XML.
