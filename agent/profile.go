@@ -102,13 +102,20 @@ func (a *Agent) chatChoice(ctx context.Context, chatID string) (choice, string, 
 	if err != nil {
 		return a.defaultChoice(), "", err
 	}
+	c, gone := a.choiceNamed(name)
+	return c, gone, nil
+}
+
+// choiceNamed is the choice of a chat that chose the profile name ("" for
+// none), with name again when it is no longer configured.
+func (a *Agent) choiceNamed(name string) (c choice, gone string) {
 	if name == "" {
-		return a.defaultChoice(), "", nil
+		return a.defaultChoice(), ""
 	}
 	if c, ok := a.choice(name); ok {
-		return c, "", nil
+		return c, ""
 	}
-	return a.defaultChoice(), name, nil
+	return a.defaultChoice(), name
 }
 
 // SetChatProfile makes profile answer chatID from its next turn. Who may
@@ -121,14 +128,14 @@ func (pr *Prefs) SetChatProfile(ctx context.Context, chatID, profile string) err
 	return a.cfg.Store.SetChatProfile(ctx, chatID, profile)
 }
 
-// resolveProfile sets the turn's profile. A chat whose profile was
-// removed from the configuration falls back to the default and is told
-// once: its stored choice is cleared.
-func (t *turn) resolveProfile(ctx context.Context) error {
-	c, gone, err := t.a.chatChoice(ctx, t.caller.ChatID)
+// resolveProfile sets the turn's profile from name, the chat's choice. A
+// chat whose profile was removed from the configuration falls back to the
+// default and is told once: its stored choice is cleared.
+func (t *turn) resolveProfile(ctx context.Context, name string) error {
+	c, gone := t.a.choiceNamed(name)
 	t.profile, t.model = c.profile, c.model
-	if err != nil || gone == "" {
-		return err
+	if gone == "" {
+		return nil
 	}
 	t.logger.Warn("the chat's model profile is no longer configured; using the default", "profile", gone, "default", c.profile.Name)
 	if err := t.a.cfg.Store.SetChatProfile(ctx, t.caller.ChatID, ""); err != nil {

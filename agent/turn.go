@@ -138,7 +138,10 @@ func (t *turn) message(ctx context.Context, req Request) error {
 		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
 	}
 	user := req.Text
-	p, err := a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
+	p, err := store.Pending{}, store.ErrNotFound
+	if t.pendingOpen {
+		p, err = a.cfg.Store.OpenPending(ctx, req.Caller.ChatID)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		if calls := unanswered(t.stored); len(calls) > 0 {
@@ -280,6 +283,9 @@ type turn struct {
 	// serversOff are the servers the chat turned off for itself: the turn
 	// sees them as disabled (see catalog).
 	serversOff []string
+	// pendingOpen: the chat had an open question or approval when the
+	// turn started (no other turn of the chat can open one meanwhile).
+	pendingOpen bool
 	// profile and model are the chat's, resolved once at the turn's
 	// start.
 	profile mcpgram.Profile
@@ -323,25 +329,21 @@ func (a *Agent) startTurn(ctx context.Context, caller mcpgram.Caller, conv int64
 	}
 	t := &turn{a: a, caller: caller, emit: a.newEmitter(ctx, id, caller, emit), logger: a.logger.With("turn", id, "chat", caller.ChatID)}
 	t.emit.calls, t.emit.searches = &t.modelCalls, &t.searches
-	var err error
-	if t.instructions, err = a.cfg.Store.ChatInstructions(ctx, caller.ChatID); err != nil {
+	st, err := a.cfg.Store.ChatState(ctx, caller.ChatID, a.chatOf(caller.ChatID))
+	if err != nil {
 		return t, err
 	}
-	if t.serversOff, err = a.cfg.Store.ChatServersOff(ctx, a.chatOf(caller.ChatID)); err != nil {
-		return t, err
-	}
-	if err := t.resolveProfile(ctx); err != nil {
+	t.instructions, t.serversOff, t.pendingOpen = st.Instructions, st.ServersOff, st.PendingOpen
+	if err := t.resolveProfile(ctx, st.Profile); err != nil {
 		return t, err
 	}
 	t.emit.record.Model = t.profile.Model // the chat's, for the record
-	a.closeOrphanForms(ctx, caller.ChatID)
+	if st.FormsOpen {
+		a.closeOrphanForms(ctx, caller.ChatID)
+	}
 	if conv == 0 {
-		conv, err = a.cfg.Store.CurrentConversation(ctx, caller.ChatID)
-		if errors.Is(err, store.ErrNotFound) {
+		if conv = st.Conversation; conv == 0 {
 			return t, nil
-		}
-		if err != nil {
-			return t, err
 		}
 	}
 	t.conv = conv

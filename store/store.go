@@ -106,6 +106,11 @@ type Conversations interface {
 	// turn reads a new chat's (empty) history without a write, and
 	// starts the conversation with its first AppendTurn.
 	CurrentConversation(ctx context.Context, chatID string) (int64, error)
+	// ChatState reads, as one read, what a turn needs of its chat before
+	// it starts (see [ChatState]): key names the conversation (a chat, or
+	// a forum topic's key; see [ChatSettings]), chat the chat it is in,
+	// whose servers off it reads. It never writes.
+	ChatState(ctx context.Context, key, chat string) (ChatState, error)
 	// ResetConversation ends the chat's active conversation, if any, and
 	// starts a new one whose id it returns. The old conversation stays
 	// stored.
@@ -137,6 +142,25 @@ type Conversations interface {
 	// its end, so while the message id is there, every message before
 	// it is too.
 	MessagesSince(ctx context.Context, conversationID, id int64, limit int) ([]Message, error)
+}
+
+// ChatState is what a turn reads of its chat before it starts, read at
+// once: six reads otherwise, and on PostgreSQL six round trips, before
+// the model is asked anything. The flags say whether the reads they name
+// would find anything, so that the turn makes them only then.
+type ChatState struct {
+	// Instructions, Profile and ServersOff are what ChatInstructions,
+	// ChatProfile (of the key) and ChatServersOff (of the chat) return.
+	Instructions string
+	Profile      string
+	ServersOff   []string
+	// Conversation is the key's active conversation, 0 when it has none
+	// (CurrentConversation's ErrNotFound).
+	Conversation int64
+	// PendingOpen says OpenPending finds an interaction of the key's.
+	PendingOpen bool
+	// FormsOpen says OpenForms returns some of the key's forms.
+	FormsOpen bool
 }
 
 // Interactions keeps the follow-up questions and approvals that wait for a

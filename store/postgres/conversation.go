@@ -64,6 +64,24 @@ func startConversation(ctx context.Context, tx pgx.Tx, chatID string) (int64, er
 	return id, err
 }
 
+// chatStateSQL is ChatState's statement.
+var chatStateSQL = tables.ChatStateSQL("$1", "$2")
+
+// ChatState reads what a turn needs of its chat before it starts, in one
+// round trip (see store.ChatState).
+func (db *DB) ChatState(ctx context.Context, key, chat string) (store.ChatState, error) {
+	var st store.ChatState
+	err := db.do(ctx, reads, func(int) error {
+		var err error
+		st, err = tables.ScanChatState(db.pool.QueryRow(ctx, chatStateSQL, key, chat).Scan)
+		return err
+	})
+	if err != nil {
+		return store.ChatState{}, fmt.Errorf("state of chat %q: %w", key, err)
+	}
+	return st, nil
+}
+
 // CurrentConversation returns the id of the chat's active conversation, or
 // store.ErrNotFound when it has none. It never writes.
 func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {

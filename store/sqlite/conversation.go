@@ -120,6 +120,19 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int
 	return nil
 }
 
+// chatStateSQL is ChatState's statement.
+var chatStateSQL = tables.ChatStateSQL("?", "?")
+
+// ChatState reads what a turn needs of its chat before it starts, in one
+// statement (see store.ChatState).
+func (db *DB) ChatState(ctx context.Context, key, chat string) (store.ChatState, error) {
+	st, err := tables.ScanChatState(db.readRow(ctx, chatStateSQL, tables.ChatStateArgs(key, chat)...).Scan)
+	if err != nil {
+		return store.ChatState{}, fmt.Errorf("state of chat %q: %w", key, err)
+	}
+	return st, nil
+}
+
 // AppendTurn stores w in one transaction, all of it or none, and returns
 // the id of the conversation it appended to: one commit instead of one per
 // part, as every commit waits its turn at the single writer.

@@ -13,7 +13,7 @@ import (
 // parsed on each call.
 var (
 	readSQL = []string{
-		activeConversationSQL, messagesSQL, recentMessagesSQL, messagesSinceSQL, recentToolsSQL,
+		chatStateSQL, activeConversationSQL, messagesSQL, recentMessagesSQL, messagesSinceSQL, recentToolsSQL,
 		openPendingSQL, getPendingSQL, openFormsSQL, getFormSQL,
 		inboxQueuedSQL, userUsageSQL, dayUsageSQL,
 		chatSettingSQL("instructions"), chatSettingSQL("servers_off"), chatSettingSQL("model"), chatSettingSQL("topics"),

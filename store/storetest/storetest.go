@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"SchemaVersion", testSchemaVersion},
 		{"CloseTwice", testCloseTwice},
 		{"ConversationsAndReset", testConversationsAndReset},
+		{"ChatState", testChatState},
 		{"ConversationEmptyChatID", testConversationEmptyChatID},
 		{"MessagesOrderAndTokens", testMessagesOrderAndTokens},
 		{"MessagesText", testMessagesText},
