@@ -91,7 +91,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	// Two phases: the hub is made, then the agent that calls tools through
 	// it, then the hub is told whom to ask mid-call (the agent, unless the
 	// front end asks itself), and only then starts its servers.
-	if app.Hub, err = newHub(cfg, logger, opts.Watch, app.Metrics, app.Auth); err != nil {
+	if app.Hub, err = newHub(cfg, logger, hubParts{Watch: opts.Watch, Metrics: app.Metrics, Auth: app.Auth}); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
@@ -205,16 +205,26 @@ func (app *App) openStore(ctx context.Context, cfg *config.Config, logger *slog.
 	return nil
 }
 
+// hubParts are what a hub takes beyond the configuration; the zero value
+// is the command line's hub: no metrics, no sign-ins, and a settings file
+// read once.
+type hubParts struct {
+	// Watch reloads the settings file when it changes, as the bot does.
+	Watch   bool
+	Metrics *metrics.Metrics
+	Auth    mcpgram.Authorizer
+}
+
 // newHub reads the MCP settings file. A missing file is an error, not "no
 // servers": a mistyped path would otherwise start a bot without its tools
 // and without a word about why.
-func newHub(cfg *config.Config, logger *slog.Logger, watch bool, m *metrics.Metrics, auth mcpgram.Authorizer) (*hub.Hub, error) {
+func newHub(cfg *config.Config, logger *slog.Logger, parts hubParts) (*hub.Hub, error) {
 	relocate(cfg, logger)
 	h, err := hub.New(cfg.MCPSettings, hub.Options{
-		Auth:      auth,
-		Metrics:   m,
+		Auth:      parts.Auth,
+		Metrics:   parts.Metrics,
 		Logger:    logger.With("component", "hub"),
-		NoWatch:   !watch,
+		NoWatch:   !parts.Watch,
 		LookupEnv: cfg.LookupEnv,
 		Sandbox:   cfg.Sandbox,
 		Protected: protected(cfg),

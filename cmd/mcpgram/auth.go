@@ -237,7 +237,7 @@ func openBrowser(getenv func(string) (string, bool), w io.Writer) func(ctx conte
 // every chat, and then starts the servers to show it answering.
 func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
 	logger := cliLogger(cfg, stderr)
-	probe, err := newHub(cfg, logger, false, nil, nil)
+	probe, err := newHub(cfg, logger, hubParts{})
 	if err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv 
 	var re *mcpgram.RevokeError
 	switch {
 	case errors.Is(err, mcpgram.ErrNotSignedIn):
-		probe, herr := newHub(cfg, logger, false, nil, nil)
+		probe, herr := newHub(cfg, logger, hubParts{})
 		if herr != nil {
 			return herr
 		}

@@ -28,7 +28,7 @@ import (
 // logs only warnings: an operator reads the table, not the start-up
 // chatter.
 func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, auth mcpgram.Authorizer) (*hub.Hub, error) {
-	h, err := newHub(cfg, logger, false, nil, auth)
+	h, err := newHub(cfg, logger, hubParts{Auth: auth})
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func callTool(ctx context.Context, cfg *config.Config, con console, user string,
 	if f := terminalConnect(interactive, con.getenv, stderr); f != nil {
 		connect = f(auth.Manager)
 	}
-	h, err := newHub(cfg, logger, false, nil, auth)
+	h, err := newHub(cfg, logger, hubParts{Auth: auth})
 	if err != nil {
 		return err
 	}
