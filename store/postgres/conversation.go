@@ -183,7 +183,11 @@ func (db *DB) appendTurn(ctx context.Context, tx pgx.Tx, w store.TurnWrite, key 
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO turn_writes (key, conversation_id, created_at) VALUES ($1, $2, $3)`, key, conv, millis(now))
 	if w.ReplaceFrom != 0 {
-		b.Queue(`UPDATE messages SET replaced_at = $1 WHERE conversation_id = $2 AND id >= $3 AND replaced_at IS NULL`,
+		// A range of messages_history from that message's place (the
+		// conversation's whole range when it is not one of its messages).
+		b.Queue(`UPDATE messages SET replaced_at = $1 WHERE conversation_id = $2 AND replaced_at IS NULL AND id >= $3
+			AND history_bytes >= coalesce((SELECT history_bytes FROM messages
+				WHERE id = $3 AND conversation_id = $2 AND replaced_at IS NULL), 0)`,
 			millis(now), conv, w.ReplaceFrom)
 	}
 	queueMessages(b, conv, now, w.Messages)
@@ -208,7 +212,7 @@ func writeKey() string {
 // a retry replaced. An unknown conversation has none.
 func (db *DB) Messages(ctx context.Context, conversationID int64) ([]store.Message, error) {
 	return db.messages(ctx, conversationID, `SELECT `+messageColumns+`
-		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL ORDER BY id`, conversationID)
+		FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL ORDER BY history_bytes, id`, conversationID)
 }
 
 // RecentMessages returns the newest messages of a conversation that hold

@@ -61,12 +61,12 @@ const (
 			FROM messages WHERE conversation_id = ? AND replaced_at IS NULL), 0))`
 	messagesSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, only_for, shared, created_at
-		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY id`
+		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY history_bytes, id`
 	// messagesSinceSQL reads from a message on in messages_history,
 	// which holds no replaced message to pass over (a retry leaves some
 	// after the message read from), in its order (history_bytes grows
-	// with id). Named: the planner would take messages_conversation for
-	// the range of ids, and walk the replaced ones.
+	// with id). Named: the planner would take the table's ids for the
+	// range, and walk the other conversations' messages.
 	messagesSinceSQL = `SELECT id, conversation_id, role, content,
 		prompt_tokens, completion_tokens, media, only_for, shared, created_at
 		FROM messages INDEXED BY messages_history WHERE conversation_id = ? AND replaced_at IS NULL
@@ -82,8 +82,13 @@ const (
 			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
 				WHERE conversation_id = ? AND replaced_at IS NULL) - ?
 		ORDER BY history_bytes, id`
-	replaceMessagesSQL = `UPDATE messages SET replaced_at = ?
-		WHERE conversation_id = ? AND id >= ? AND replaced_at IS NULL`
+	// replaceMessagesSQL replaces from a message on: a range of
+	// messages_history from that message's place (the conversation's
+	// whole range when it is not one of its messages).
+	replaceMessagesSQL = `UPDATE messages INDEXED BY messages_history SET replaced_at = ?
+		WHERE conversation_id = ? AND replaced_at IS NULL AND id >= ?
+			AND history_bytes >= coalesce((SELECT history_bytes FROM messages
+				WHERE id = ? AND conversation_id = ? AND replaced_at IS NULL), 0)`
 )
 
 func (db *DB) startConversation(ctx context.Context, tx *sql.Tx, chatID string) (int64, error) {
@@ -150,7 +155,7 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 			}
 		}
 		if w.ReplaceFrom != 0 {
-			if _, err := db.txExec(ctx, tx, replaceMessagesSQL, millis(now), conv, w.ReplaceFrom); err != nil {
+			if _, err := db.txExec(ctx, tx, replaceMessagesSQL, millis(now), conv, w.ReplaceFrom, w.ReplaceFrom, conv); err != nil {
 				return fmt.Errorf("replace messages: %w", err)
 			}
 		}

@@ -279,7 +279,8 @@ func testReplaceMessages(t *testing.T, open Open) {
 	if err != nil || len(msgs) != 4 {
 		t.Fatalf("Messages = %v, %v", msgs, err)
 	}
-	if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, ReplaceFrom: msgs[2].ID,
+	replacedQ2 := msgs[2].ID
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, ReplaceFrom: replacedQ2,
 		Messages: []store.Message{{Role: "user", Content: "q2"}, {Role: "assistant", Content: "a2 again"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,34 @@ func testReplaceMessages(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	db = open(t)
-	msgs, err = db.Messages(ctx, conv)
+	if got, want := contents(t, db, conv), []string{"q1", "a1", "q2", "a2 again"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Messages after a replace = %q, want %q", got, want)
+	}
+
+	// From an id that is no longer a message of the conversation's (the
+	// q2 replaced above), the messages from that id on are replaced all
+	// the same; from past the last one, none is.
+	for _, step := range []struct {
+		from int64
+		want []string
+	}{
+		{1 << 40, []string{"q1", "a1", "q2", "a2 again", "q3"}},
+		{replacedQ2, []string{"q1", "a1", "q3"}},
+	} {
+		if _, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, ReplaceFrom: step.from,
+			Messages: []store.Message{{Role: "user", Content: "q3"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := contents(t, db, conv); strings.Join(got, "|") != strings.Join(step.want, "|") {
+			t.Errorf("Messages after a replace from %d = %q, want %q", step.from, got, step.want)
+		}
+	}
+}
+
+// contents are the contents of conversation conv's messages, in order.
+func contents(t *testing.T, db Store, conv int64) []string {
+	t.Helper()
+	msgs, err := db.Messages(t.Context(), conv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,9 +323,7 @@ func testReplaceMessages(t *testing.T, open Open) {
 	for _, m := range msgs {
 		got = append(got, m.Content)
 	}
-	if want := []string{"q1", "a1", "q2", "a2 again"}; strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("Messages after a replace = %q, want %q", got, want)
-	}
+	return got
 }
 
 // A message kept for one member of a group carries who it is for and
