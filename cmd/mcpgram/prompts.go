@@ -22,22 +22,22 @@ type hubStarter func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done 
 
 // promptCommands builds "mcp prompts" and "mcp prompt", the operator's
 // view of the servers' prompts.
-func promptCommands(ctx context.Context, withConfig configRun, start hubStarter, user *string, stdout, stderr io.Writer) []*cobra.Command {
+func promptCommands(ctx context.Context, con console, start hubStarter, user *string) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use: "prompts", Short: "Each running server's prompts, with their arguments (* required)", Args: noArgs,
 			Long:    "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
 			Example: "  mcpgram mcp prompts\n  mcpgram mcp prompts --mcp-settings ~/.vscode/mcp.json",
-			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				h, done, err := start(cfg, cliLogger(cfg, stderr))
+			RunE: con.configured(func(con console, _ []string) error {
+				h, done, err := start(con.cfg, cliLogger(con.cfg, con.stderr))
 				if err != nil {
 					return err
 				}
 				defer done()
 				cat := h.Catalog()
-				n, err := printPrompts(stdout, cat)
+				n, err := printPrompts(con.stdout, cat)
 				if err == nil && n == 0 {
-					fmt.Fprintln(stderr, "mcpgram: "+noPrompts(cat))
+					fmt.Fprintln(con.stderr, "mcpgram: "+noPrompts(cat))
 				}
 				return err
 			}),
@@ -61,8 +61,8 @@ func promptCommands(ctx context.Context, withConfig configRun, start hubStarter,
 				}
 				return nil
 			},
-			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return getPrompt(ctx, cfg, start, *user, args, stdout, stderr)
+			RunE: con.configured(func(con console, args []string) error {
+				return getPrompt(ctx, con.cfg, start, *user, args, con.stdout, con.stderr)
 			}),
 		},
 	}
