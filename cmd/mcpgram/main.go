@@ -212,7 +212,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				"ALLOWED_USER_IDS limits who may use it.",
 			Example: "  TELEGRAM_BOT_TOKEN=123456:ABC OPENAI_API_KEY=sk-... mcpgram run\n" +
 				"  mcpgram run --mcp-settings ./my-servers.json --log-level debug",
-			RunE: con.configured(func(con console, _ []string) error { return runCommand(ctx, con.cfg, con.stderr) }),
+			RunE: con.configured(func(con console, _ []string) error { return runCommand(ctx, con) }),
 		},
 		&cobra.Command{
 			Use: "chat", Short: "Talk to the same agent in this terminal", Args: noArgs,
@@ -223,7 +223,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				"  mcpgram chat --model gpt-4o --user alice",
 			RunE: con.configured(func(con console, _ []string) error {
 				cancel() // the chat takes Ctrl-C itself
-				return chatCommand(parent, con.cfg, *user, con.getenv, con.stdin, con.stdout, interrupts)
+				return chatCommand(parent, con, *user, interrupts)
 			}),
 		},
 		mcpCommands(ctx, con, user),
@@ -257,7 +257,7 @@ func infoCommands(con console) []*cobra.Command {
 			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
 				"else it reads the heartbeat file beside the database, which must be under 90 s old and not marked stopped (a clean stop marks it).",
 			Example: "  mcpgram health && echo ready",
-			RunE:    con.configured(func(con console, _ []string) error { return healthCommand(con.cfg, con.stdout) }),
+			RunE:    con.configured(func(con console, _ []string) error { return healthCommand(con) }),
 		},
 		{
 			Use: "version", Short: "Print the version", Args: noArgs,

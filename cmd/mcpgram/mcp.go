@@ -62,12 +62,12 @@ func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command 
 	interactive := con.interactive()
 	// startSigned starts every enabled server, signing in to one that
 	// asks when someone is there to; done closes both.
-	startSigned := func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error) {
-		auth, err := newCLIAuth(ctx, cfg, logger, con.getenv, con.stderr, interactive)
+	startSigned := func(con console, logger *slog.Logger) (h *hub.Hub, done func(), err error) {
+		auth, err := newCLIAuth(ctx, con, logger, interactive)
 		if err != nil {
 			return nil, nil, err
 		}
-		if h, err = startHub(ctx, cfg, logger, auth); err != nil {
+		if h, err = startHub(ctx, con.cfg, logger, auth); err != nil {
 			closeAndWarn(auth, logger)
 			return nil, nil, err
 		}
@@ -82,7 +82,7 @@ func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command 
 			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
 			RunE: con.configured(func(con console, _ []string) error {
 				logger := cliLogger(con.cfg, con.stderr)
-				h, done, err := startSigned(con.cfg, logger)
+				h, done, err := startSigned(con, logger)
 				if err != nil {
 					return err
 				}
@@ -116,7 +116,7 @@ func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command 
 				"  mcpgram mcp call clock current_time",
 			Args: callArgs,
 			RunE: con.configured(func(con console, args []string) error {
-				return callTool(ctx, con.cfg, con, *user, args)
+				return callTool(ctx, con, *user, args)
 			}),
 		},
 	)
@@ -146,7 +146,7 @@ func signInCommands(ctx context.Context, con console) []*cobra.Command {
 				return nil
 			},
 			RunE: con.configured(func(con console, args []string) error {
-				return loginCommand(ctx, con.cfg, args[0], con.getenv, con.stdout, con.stderr)
+				return loginCommand(ctx, con, args[0])
 			}),
 		},
 		{
@@ -165,7 +165,7 @@ func signInCommands(ctx context.Context, con console) []*cobra.Command {
 				return nil
 			},
 			RunE: con.configured(func(con console, args []string) error {
-				return logoutCommand(ctx, con.cfg, args[0], con.getenv, con.stdout, con.stderr)
+				return logoutCommand(ctx, con, args[0])
 			}),
 		},
 	}
@@ -226,8 +226,8 @@ func failedServers(cat mcpgram.Catalog) int {
 // probably meant and what exists; a tool's own error goes to stderr and
 // exits 1, as does a server that does not start. user is who the call is
 // made for; args are the command's: SERVER, TOOL and the JSON arguments.
-func callTool(ctx context.Context, cfg *config.Config, con console, user string, args []string) error {
-	stdin, stdout, stderr, interactive := con.stdin, con.stdout, con.stderr, con.interactive()
+func callTool(ctx context.Context, con console, user string, args []string) error {
+	cfg, stdin, stdout, stderr, interactive := con.cfg, con.stdin, con.stdout, con.stderr, con.interactive()
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
@@ -243,7 +243,7 @@ func callTool(ctx context.Context, cfg *config.Config, con console, user string,
 	if ask.interactive {
 		ask.lines = readLines(stdin)
 	}
-	auth, err := newCLIAuth(ctx, cfg, logger, con.getenv, stderr, interactive)
+	auth, err := newCLIAuth(ctx, con, logger, interactive)
 	if err != nil {
 		return err
 	}

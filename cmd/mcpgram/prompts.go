@@ -17,8 +17,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// A hubStarter starts the servers of cfg for a command; done closes them.
-type hubStarter func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error)
+// A hubStarter starts the servers of con's configuration for a command;
+// done closes them.
+type hubStarter func(con console, logger *slog.Logger) (h *hub.Hub, done func(), err error)
 
 // promptCommands builds "mcp prompts" and "mcp prompt", the operator's
 // view of the servers' prompts.
@@ -29,7 +30,7 @@ func promptCommands(ctx context.Context, con console, start hubStarter, user *st
 			Long:    "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
 			Example: "  mcpgram mcp prompts\n  mcpgram mcp prompts --mcp-settings ~/.vscode/mcp.json",
 			RunE: con.configured(func(con console, _ []string) error {
-				h, done, err := start(con.cfg, cliLogger(con.cfg, con.stderr))
+				h, done, err := start(con, cliLogger(con.cfg, con.stderr))
 				if err != nil {
 					return err
 				}
@@ -62,18 +63,19 @@ func promptCommands(ctx context.Context, con console, start hubStarter, user *st
 				return nil
 			},
 			RunE: con.configured(func(con console, args []string) error {
-				return getPrompt(ctx, con.cfg, start, *user, args, con.stdout, con.stderr)
+				return getPrompt(ctx, con, start, *user, args)
 			}),
 		},
 	}
 }
 
-func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user string, args []string, stdout, stderr io.Writer) error {
+func getPrompt(ctx context.Context, con console, start hubStarter, user string, args []string) error {
+	cfg, stdout, stderr := con.cfg, con.stdout, con.stderr
 	promptArgs := map[string]string{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		_ = json.Unmarshal([]byte(args[2]), &promptArgs) // checked in Args
 	}
-	h, done, err := start(cfg, cliLogger(cfg, stderr))
+	h, done, err := start(con, cliLogger(cfg, stderr))
 	if err != nil {
 		return err
 	}
