@@ -40,6 +40,21 @@ func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, auth
 	return h, nil
 }
 
+// startSigned starts every enabled server of an operator's command,
+// signing in to one that asks when someone is there to; done closes both.
+func startSigned(ctx context.Context, con console) (h *hub.Hub, done func(), err error) {
+	logger := cliLogger(con.cfg, con.stderr)
+	auth, err := newCLIAuth(ctx, con, logger, con.interactive())
+	if err != nil {
+		return nil, nil, err
+	}
+	if h, err = startHub(ctx, con.cfg, logger, auth); err != nil {
+		closeAndWarn(auth, logger)
+		return nil, nil, err
+	}
+	return h, func() { closeAndWarn(h, logger); closeAndWarn(auth, logger) }, nil
+}
+
 func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	c := *cfg
 	if c.LogLevel < slog.LevelWarn {
@@ -59,20 +74,6 @@ func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command 
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{err: errors.New("mcp needs a command: list, call, prompts, prompt, login or logout")}
 		}}
-	interactive := con.interactive()
-	// startSigned starts every enabled server, signing in to one that
-	// asks when someone is there to; done closes both.
-	startSigned := func(con console, logger *slog.Logger) (h *hub.Hub, done func(), err error) {
-		auth, err := newCLIAuth(ctx, con, logger, interactive)
-		if err != nil {
-			return nil, nil, err
-		}
-		if h, err = startHub(ctx, con.cfg, logger, auth); err != nil {
-			closeAndWarn(auth, logger)
-			return nil, nil, err
-		}
-		return h, func() { closeAndWarn(h, logger); closeAndWarn(auth, logger) }, nil
-	}
 	mcp.AddCommand(
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any is down", Args: noArgs,
@@ -81,8 +82,7 @@ func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command 
 				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server is down, remote ones too.",
 			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
 			RunE: con.configured(func(con console, _ []string) error {
-				logger := cliLogger(con.cfg, con.stderr)
-				h, done, err := startSigned(con, logger)
+				h, done, err := startSigned(ctx, con)
 				if err != nil {
 					return err
 				}
@@ -121,7 +121,7 @@ func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command 
 		},
 	)
 	mcp.AddCommand(signInCommands(ctx, con)...)
-	mcp.AddCommand(promptCommands(ctx, con, startSigned, user)...)
+	mcp.AddCommand(promptCommands(ctx, con, user)...)
 	return mcp
 }
 

@@ -6,31 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/spf13/cobra"
 )
 
-// A hubStarter starts the servers of con's configuration for a command;
-// done closes them.
-type hubStarter func(con console, logger *slog.Logger) (h *hub.Hub, done func(), err error)
-
 // promptCommands builds "mcp prompts" and "mcp prompt", the operator's
 // view of the servers' prompts.
-func promptCommands(ctx context.Context, con console, start hubStarter, user *string) []*cobra.Command {
+func promptCommands(ctx context.Context, con console, user *string) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use: "prompts", Short: "Each running server's prompts, with their arguments (* required)", Args: noArgs,
 			Long:    "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
 			Example: "  mcpgram mcp prompts\n  mcpgram mcp prompts --mcp-settings ~/.vscode/mcp.json",
 			RunE: con.configured(func(con console, _ []string) error {
-				h, done, err := start(con, cliLogger(con.cfg, con.stderr))
+				h, done, err := startSigned(ctx, con)
 				if err != nil {
 					return err
 				}
@@ -63,24 +57,24 @@ func promptCommands(ctx context.Context, con console, start hubStarter, user *st
 				return nil
 			},
 			RunE: con.configured(func(con console, args []string) error {
-				return getPrompt(ctx, con, start, *user, args)
+				return getPrompt(ctx, con, *user, args)
 			}),
 		},
 	}
 }
 
-func getPrompt(ctx context.Context, con console, start hubStarter, user string, args []string) error {
-	cfg, stdout, stderr := con.cfg, con.stdout, con.stderr
+func getPrompt(ctx context.Context, con console, user string, args []string) error {
+	stdout, stderr := con.stdout, con.stderr
 	promptArgs := map[string]string{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		_ = json.Unmarshal([]byte(args[2]), &promptArgs) // checked in Args
 	}
-	h, done, err := start(con, cliLogger(cfg, stderr))
+	h, done, err := startSigned(ctx, con)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := knownPrompt(cfg, h.Catalog(), args[0], args[1]); err != nil {
+	if err := knownPrompt(con.cfg, h.Catalog(), args[0], args[1]); err != nil {
 		return err
 	}
 	res, err := h.GetPrompt(ctx, mcpgram.Caller{UserID: user, ChatID: user}, args[0], args[1], promptArgs)
