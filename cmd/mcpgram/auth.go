@@ -193,14 +193,14 @@ type cliAuth struct {
 // newCLIAuth makes the sign-in of an operator's command. With
 // interactive, a server that asks for a sign-in gets one at once, in the
 // browser (see openBrowser).
-func newCLIAuth(ctx context.Context, cfg *config.Config, logger *slog.Logger, getenv func(string) (string, bool), stderr io.Writer, interactive bool) (*cliAuth, error) {
-	st := &lazyStore{ctx: ctx, cfg: cfg, logger: logger}
-	m, err := newAuth(cfg, st, logger)
+func newCLIAuth(ctx context.Context, con console, logger *slog.Logger, interactive bool) (*cliAuth, error) {
+	st := &lazyStore{ctx: ctx, cfg: con.cfg, logger: logger}
+	m, err := newAuth(con.cfg, st, logger)
 	if err != nil {
 		return nil, err
 	}
 	if interactive {
-		m.SetInteractive(operatorOnly(oauth.Loopback(openBrowser(getenv, stderr))))
+		m.SetInteractive(operatorOnly(oauth.Loopback(openBrowser(con.getenv, con.stderr))))
 	}
 	return &cliAuth{Manager: m, st: st}, nil
 }
@@ -235,8 +235,9 @@ func openBrowser(getenv func(string) (string, bool), w io.Writer) func(ctx conte
 
 // loginCommand signs the operator in to the remote server name, for
 // every chat, and then starts the servers to show it answering.
-func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
-	logger := cliLogger(cfg, stderr)
+func loginCommand(ctx context.Context, con console, name string) error {
+	cfg, stdout := con.cfg, con.stdout
+	logger := cliLogger(cfg, con.stderr)
 	probe, err := newHub(cfg, logger, hubParts{})
 	if err != nil {
 		return err
@@ -252,7 +253,7 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 	if cfg.OAuthKey == "" && cfg.DatabaseURL != "" {
 		return errSharedKey
 	}
-	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, true)
+	auth, err := newCLIAuth(ctx, con, logger, true)
 	if err != nil {
 		return err
 	}
@@ -291,9 +292,10 @@ func loginCommand(ctx context.Context, cfg *config.Config, name string, getenv f
 // server where it offers revocation. A revocation that fails exits 1
 // (the sign-in is gone from mcpgram all the same); no sign-in is nothing
 // to do, but a name the settings file does not have is a usage error.
-func logoutCommand(ctx context.Context, cfg *config.Config, name string, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
+func logoutCommand(ctx context.Context, con console, name string) error {
+	cfg, stdout, stderr := con.cfg, con.stdout, con.stderr
 	logger := cliLogger(cfg, stderr)
-	auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, false)
+	auth, err := newCLIAuth(ctx, con, logger, false)
 	if err != nil {
 		return err
 	}

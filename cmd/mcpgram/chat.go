@@ -31,7 +31,8 @@ Ctrl-C stops the running request; at a y/n prompt it answers no; at the prompt i
 // or ctx ends. interrupts delivers Ctrl-C: it stops the running turn, and
 // at the prompt ends the chat. Logs go to a file beside the database, so
 // that none is printed into the conversation.
-func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv func(string) (string, bool), stdin io.Reader, stdout io.Writer, interrupts <-chan os.Signal) error {
+func chatCommand(ctx context.Context, con console, user string, interrupts <-chan os.Signal) error {
+	cfg := con.cfg
 	if err := cfg.RequireModel(); err != nil {
 		return err
 	}
@@ -47,12 +48,11 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 	logger := cfg.Logger(logFile)
 	// One reader of stdin for the chat and for what servers ask mid-call,
 	// which waits for the typed lines while the turn that called runs.
-	lines := readLines(stdin)
-	asker := &terminalAsker{out: stdout, lines: lines, interactive: true}
+	lines := readLines(con.stdin)
+	asker := &terminalAsker{out: con.stdout, lines: lines, interactive: true}
 	// A per-user server's sign-in is the chat user's, in the browser,
-	// when someone is there to: stdin is a terminal or $BROWSER is set.
-	browser, _ := getenv("BROWSER")
-	connect := terminalConnect(isTerminal(stdin) || strings.TrimSpace(browser) != "", getenv, stdout)
+	// when someone is there to.
+	connect := terminalConnect(con.interactive(), con.getenv, con.stdout)
 	app, err := Open(ctx, cfg, logger, OpenOptions{Wait: true, Elicitor: asker, Connect: connect})
 	if err != nil {
 		return err
@@ -62,9 +62,9 @@ func chatCommand(ctx context.Context, cfg *config.Config, user string, getenv fu
 	if p, err := agent.NewPrefs(app.Agent).ChatProfile(ctx, user); err == nil {
 		profile = p
 	}
-	c := &terminal{agent: app.Agent, hub: app.Hub, out: stdout, caller: mcpgram.Caller{UserID: user, ChatID: user}, asker: asker, interrupts: interrupts, profile: profile, logPath: logPath}
+	c := &terminal{agent: app.Agent, hub: app.Hub, out: con.stdout, caller: mcpgram.Caller{UserID: user, ChatID: user}, asker: asker, interrupts: interrupts, profile: profile, logPath: logPath}
 	running := len(app.Hub.Catalog().Running())
-	fmt.Fprintf(stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", profile.Model, running, logPath, chatHelp)
+	fmt.Fprintf(con.stdout, "mcpgram chat: model %s, %d MCP servers running; log in %s.\n%s\n", profile.Model, running, logPath, chatHelp)
 	if err := c.reopen(ctx); err != nil {
 		return err
 	}

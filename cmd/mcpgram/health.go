@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,11 +54,11 @@ func markStopped(cfg *config.Config, logger *slog.Logger) {
 // healthCommand exits 0 while the bot is ready, and 1 saying why
 // otherwise; Docker's HEALTHCHECK runs it. With HTTP_LISTEN set it asks
 // /readyz; without, it reads the heartbeat.
-func healthCommand(cfg *config.Config, stdout io.Writer) error {
-	if cfg.HTTPListen != "" {
-		return readyCommand(cfg, stdout)
+func healthCommand(con console) error {
+	if con.cfg.HTTPListen != "" {
+		return readyCommand(con)
 	}
-	path := heartbeatPath(cfg)
+	path := heartbeatPath(con.cfg)
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("unhealthy: no heartbeat at %s: the bot is not running, or has not reached Telegram yet", path)
@@ -70,6 +69,6 @@ func healthCommand(cfg *config.Config, stdout io.Writer) error {
 	if age := time.Since(st.ModTime()); age > healthyWithin {
 		return fmt.Errorf("unhealthy: the last heartbeat is %s old (healthy within %s): the bot has not reached Telegram since", age.Round(time.Second), healthyWithin)
 	}
-	fmt.Fprintln(stdout, "healthy")
+	fmt.Fprintln(con.stdout, "healthy")
 	return nil
 }

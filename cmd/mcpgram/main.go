@@ -203,7 +203,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	config.Flags(root.PersistentFlags())
 	user := root.PersistentFlags().String("user", "local", "operator identity for chat and mcp (memories and history are kept per user)")
 
-	withConfig := configured(getenv)
+	con := console{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	root.AddCommand(
 		&cobra.Command{
 			Use: "run", Short: "Start the Telegram bot", Args: noArgs,
@@ -212,7 +212,7 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				"ALLOWED_USER_IDS limits who may use it.",
 			Example: "  TELEGRAM_BOT_TOKEN=123456:ABC OPENAI_API_KEY=sk-... mcpgram run\n" +
 				"  mcpgram run --mcp-settings ./my-servers.json --log-level debug",
-			RunE: withConfig(func(cfg *config.Config, _ []string) error { return runCommand(ctx, cfg, stderr) }),
+			RunE: con.configured(func(con console, _ []string) error { return runCommand(ctx, con) }),
 		},
 		&cobra.Command{
 			Use: "chat", Short: "Talk to the same agent in this terminal", Args: noArgs,
@@ -221,14 +221,14 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 				"Ctrl-C stops the running request; at the prompt it ends the chat. The log goes to chat.log beside the database.",
 			Example: "  OPENAI_API_KEY=sk-... mcpgram chat\n" +
 				"  mcpgram chat --model gpt-4o --user alice",
-			RunE: withConfig(func(cfg *config.Config, _ []string) error {
+			RunE: con.configured(func(con console, _ []string) error {
 				cancel() // the chat takes Ctrl-C itself
-				return chatCommand(parent, cfg, *user, getenv, stdin, stdout, interrupts)
+				return chatCommand(parent, con, *user, interrupts)
 			}),
 		},
-		mcpCommands(ctx, withConfig, user, console{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}),
+		mcpCommands(ctx, con, user),
 	)
-	root.AddCommand(infoCommands(withConfig, stdout)...)
+	root.AddCommand(infoCommands(con)...)
 	// Cobra's own help command gets its description and example here,
 	// like every other command.
 	root.InitDefaultHelpCmd()
@@ -242,50 +242,28 @@ func newRoot(parent context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	return root, cancel
 }
 
-// A configRun makes a command's run from a function of the configuration
-// (see configured).
-type configRun = func(func(cfg *config.Config, args []string) error) func(*cobra.Command, []string) error
-
-// configured makes a command's run from f, which is given the
-// configuration as the command's flags, the environment and the files
-// make it.
-func configured(getenv func(string) (string, bool)) configRun {
-	return func(f func(cfg *config.Config, args []string) error) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, args []string) error {
-			cfg, err := config.Load(cmd.Flags(), getenv)
-			if err != nil {
-				return fmt.Errorf("configuration: %w", err)
-			}
-			if protectSecrets != nil {
-				protectSecrets(cfg)
-			}
-			return f(cfg, args)
-		}
-	}
-}
-
 // infoCommands are config, health and version: what the bot is set to,
 // whether it runs, and which it is.
-func infoCommands(withConfig configRun, stdout io.Writer) []*cobra.Command {
+func infoCommands(con console) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use: "config", Short: "Print the effective configuration, secrets masked", Args: noArgs,
 			Long:    "Print every setting as mcpgram reads it from defaults, mcpgram.yaml, .env, the environment and the flags, one NAME=value a line; secrets, and the credentials in URLs, are masked.",
 			Example: "  mcpgram config\n  mcpgram config --config ./prod.yaml | grep MODEL",
-			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return cfg.Print(stdout) }),
+			RunE:    con.configured(func(con console, _ []string) error { return con.cfg.Print(con.stdout) }),
 		},
 		{
 			Use: "health", Short: "Exit 0 while the running bot polls Telegram, 1 otherwise (for Docker's HEALTHCHECK)", Args: noArgs,
 			Long: "Exit 0 while the running bot is ready, 1 saying why otherwise: with HTTP_LISTEN set it asks the bot's /readyz (database, Telegram, model), " +
 				"else it reads the heartbeat file beside the database, which must be under 90 s old and not marked stopped (a clean stop marks it).",
 			Example: "  mcpgram health && echo ready",
-			RunE:    withConfig(func(cfg *config.Config, _ []string) error { return healthCommand(cfg, stdout) }),
+			RunE:    con.configured(func(con console, _ []string) error { return healthCommand(con) }),
 		},
 		{
 			Use: "version", Short: "Print the version", Args: noArgs,
 			Long:    "Print the version set at build time (make build sets it from git describe); --version on mcpgram prints the same.",
 			Example: "  mcpgram version",
-			Run:     func(*cobra.Command, []string) { fmt.Fprintln(stdout, "mcpgram", version) },
+			Run:     func(*cobra.Command, []string) { fmt.Fprintln(con.stdout, "mcpgram", version) },
 		},
 	}
 }

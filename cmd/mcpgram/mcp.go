@@ -40,6 +40,21 @@ func startHub(ctx context.Context, cfg *config.Config, logger *slog.Logger, auth
 	return h, nil
 }
 
+// startSigned starts every enabled server of an operator's command,
+// signing in to one that asks when someone is there to; done closes both.
+func startSigned(ctx context.Context, con console) (h *hub.Hub, done func(), err error) {
+	logger := cliLogger(con.cfg, con.stderr)
+	auth, err := newCLIAuth(ctx, con, logger, con.interactive())
+	if err != nil {
+		return nil, nil, err
+	}
+	if h, err = startHub(ctx, con.cfg, logger, auth); err != nil {
+		closeAndWarn(auth, logger)
+		return nil, nil, err
+	}
+	return h, func() { closeAndWarn(h, logger); closeAndWarn(auth, logger) }, nil
+}
+
 func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	c := *cfg
 	if c.LogLevel < slog.LevelWarn {
@@ -52,28 +67,13 @@ func cliLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 // and "mcp login", the operator's view of the servers without the model.
 // list and call sign in to a server that asks, in the browser, when
 // someone is there to: stdin is a terminal, or $BROWSER names a program.
-func mcpCommands(ctx context.Context, withConfig configRun, user *string, con console) *cobra.Command {
-	stdout, stderr, getenv := con.stdout, con.stderr, con.getenv
+func mcpCommands(ctx context.Context, con console, user *string) *cobra.Command {
 	mcp := &cobra.Command{Use: "mcp", Short: "List the MCP servers, call one tool, get one prompt, or sign in to one or out of it", Args: commandArgs,
 		Long:    "The operator's view of the MCP servers of the settings file, without the model: list them, call one tool, list and get their prompts, or sign in to one that asks, and out again.",
 		Example: "  mcpgram mcp list\n  mcpgram mcp call clock current_time '{\"timezone\": \"Asia/Tokyo\"}'\n  mcpgram mcp prompts\n  mcpgram mcp login notes\n  mcpgram mcp logout notes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{err: errors.New("mcp needs a command: list, call, prompts, prompt, login or logout")}
 		}}
-	interactive := con.interactive()
-	// startSigned starts every enabled server, signing in to one that
-	// asks when someone is there to; done closes both.
-	startSigned := func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error) {
-		auth, err := newCLIAuth(ctx, cfg, logger, getenv, stderr, interactive)
-		if err != nil {
-			return nil, nil, err
-		}
-		if h, err = startHub(ctx, cfg, logger, auth); err != nil {
-			closeAndWarn(auth, logger)
-			return nil, nil, err
-		}
-		return h, func() { closeAndWarn(h, logger); closeAndWarn(auth, logger) }, nil
-	}
 	mcp.AddCommand(
 		&cobra.Command{
 			Use: "list", Short: "Each server with its status and tools; exits 1 if any is down", Args: noArgs,
@@ -81,24 +81,23 @@ func mcpCommands(ctx context.Context, withConfig configRun, user *string, con co
 				"or why it is down and the fix (failed or restarting with the reason and the last line of its stderr; a remote server's needs sign-in, sign-in unusable or unreachable). " +
 				"What the settings file holds that mcpgram does not read is warned of on stderr. Exits 1 if any server is down, remote ones too.",
 			Example: "  mcpgram mcp list\n  mcpgram mcp list --mcp-settings ~/.vscode/mcp.json",
-			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				logger := cliLogger(cfg, stderr)
-				h, done, err := startSigned(cfg, logger)
+			RunE: con.configured(func(con console, _ []string) error {
+				h, done, err := startSigned(ctx, con)
 				if err != nil {
 					return err
 				}
 				defer done()
 				cat := h.Catalog()
-				if err := printServers(stdout, cat); err != nil {
+				if err := printServers(con.stdout, cat); err != nil {
 					return err
 				}
 				// Ignored, not failed: a file shared with other hosts
 				// may hold what they read and mcpgram does not.
 				for _, w := range h.Warnings() {
-					fmt.Fprintln(stderr, "mcpgram: warning: "+w)
+					fmt.Fprintln(con.stderr, "mcpgram: warning: "+w)
 				}
 				if n := failedServers(cat); n > 0 {
-					fmt.Fprintf(stderr, "mcpgram: %d of %d servers failed\n", n, len(cat.Servers))
+					fmt.Fprintf(con.stderr, "mcpgram: %d of %d servers failed\n", n, len(cat.Servers))
 					return exitError{1}
 				}
 				return nil
@@ -116,20 +115,19 @@ func mcpCommands(ctx context.Context, withConfig configRun, user *string, con co
 			Example: "  mcpgram mcp call calculator calculate '{\"expression\": \"25 * 48 + 120 / 4\"}'\n" +
 				"  mcpgram mcp call clock current_time",
 			Args: callArgs,
-			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return callTool(ctx, cfg, con, *user, args)
+			RunE: con.configured(func(con console, args []string) error {
+				return callTool(ctx, con, *user, args)
 			}),
 		},
 	)
-	mcp.AddCommand(signInCommands(ctx, withConfig, getenv, stdout, stderr)...)
-	mcp.AddCommand(promptCommands(ctx, withConfig, startSigned, user, stdout, stderr)...)
+	mcp.AddCommand(signInCommands(ctx, con)...)
+	mcp.AddCommand(promptCommands(ctx, con, user)...)
 	return mcp
 }
 
 // signInCommands are mcp login and mcp logout: the operator's sign-in to a
 // remote server that asks for one, and its end.
-func signInCommands(ctx context.Context, withConfig configRun,
-	getenv func(string) (string, bool), stdout, stderr io.Writer) []*cobra.Command {
+func signInCommands(ctx context.Context, con console) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use:   "login SERVER",
@@ -147,8 +145,8 @@ func signInCommands(ctx context.Context, withConfig configRun,
 				}
 				return nil
 			},
-			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return loginCommand(ctx, cfg, args[0], getenv, stdout, stderr)
+			RunE: con.configured(func(con console, args []string) error {
+				return loginCommand(ctx, con, args[0])
 			}),
 		},
 		{
@@ -166,8 +164,8 @@ func signInCommands(ctx context.Context, withConfig configRun,
 				}
 				return nil
 			},
-			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return logoutCommand(ctx, cfg, args[0], getenv, stdout, stderr)
+			RunE: con.configured(func(con console, args []string) error {
+				return logoutCommand(ctx, con, args[0])
 			}),
 		},
 	}
@@ -228,8 +226,8 @@ func failedServers(cat mcpgram.Catalog) int {
 // probably meant and what exists; a tool's own error goes to stderr and
 // exits 1, as does a server that does not start. user is who the call is
 // made for; args are the command's: SERVER, TOOL and the JSON arguments.
-func callTool(ctx context.Context, cfg *config.Config, con console, user string, args []string) error {
-	stdin, stdout, stderr, interactive := con.stdin, con.stdout, con.stderr, con.interactive()
+func callTool(ctx context.Context, con console, user string, args []string) error {
+	cfg, stdin, stdout, stderr, interactive := con.cfg, con.stdin, con.stdout, con.stderr, con.interactive()
 	callArgs := map[string]any{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		if err := json.Unmarshal([]byte(args[2]), &callArgs); err != nil {
@@ -245,7 +243,7 @@ func callTool(ctx context.Context, cfg *config.Config, con console, user string,
 	if ask.interactive {
 		ask.lines = readLines(stdin)
 	}
-	auth, err := newCLIAuth(ctx, cfg, logger, con.getenv, stderr, interactive)
+	auth, err := newCLIAuth(ctx, con, logger, interactive)
 	if err != nil {
 		return err
 	}

@@ -6,38 +6,33 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/bot/render"
-	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/spf13/cobra"
 )
 
-// A hubStarter starts the servers of cfg for a command; done closes them.
-type hubStarter func(cfg *config.Config, logger *slog.Logger) (h *hub.Hub, done func(), err error)
-
 // promptCommands builds "mcp prompts" and "mcp prompt", the operator's
 // view of the servers' prompts.
-func promptCommands(ctx context.Context, withConfig configRun, start hubStarter, user *string, stdout, stderr io.Writer) []*cobra.Command {
+func promptCommands(ctx context.Context, con console, user *string) []*cobra.Command {
 	return []*cobra.Command{
 		{
 			Use: "prompts", Short: "Each running server's prompts, with their arguments (* required)", Args: noArgs,
 			Long:    "Start every enabled server of the settings file and print the prompts each offers, with their arguments (* marks a required one).",
 			Example: "  mcpgram mcp prompts\n  mcpgram mcp prompts --mcp-settings ~/.vscode/mcp.json",
-			RunE: withConfig(func(cfg *config.Config, _ []string) error {
-				h, done, err := start(cfg, cliLogger(cfg, stderr))
+			RunE: con.configured(func(con console, _ []string) error {
+				h, done, err := startSigned(ctx, con)
 				if err != nil {
 					return err
 				}
 				defer done()
 				cat := h.Catalog()
-				n, err := printPrompts(stdout, cat)
+				n, err := printPrompts(con.stdout, cat)
 				if err == nil && n == 0 {
-					fmt.Fprintln(stderr, "mcpgram: "+noPrompts(cat))
+					fmt.Fprintln(con.stderr, "mcpgram: "+noPrompts(cat))
 				}
 				return err
 			}),
@@ -61,24 +56,25 @@ func promptCommands(ctx context.Context, withConfig configRun, start hubStarter,
 				}
 				return nil
 			},
-			RunE: withConfig(func(cfg *config.Config, args []string) error {
-				return getPrompt(ctx, cfg, start, *user, args, stdout, stderr)
+			RunE: con.configured(func(con console, args []string) error {
+				return getPrompt(ctx, con, *user, args)
 			}),
 		},
 	}
 }
 
-func getPrompt(ctx context.Context, cfg *config.Config, start hubStarter, user string, args []string, stdout, stderr io.Writer) error {
+func getPrompt(ctx context.Context, con console, user string, args []string) error {
+	stdout, stderr := con.stdout, con.stderr
 	promptArgs := map[string]string{}
 	if len(args) == 3 && strings.TrimSpace(args[2]) != "" {
 		_ = json.Unmarshal([]byte(args[2]), &promptArgs) // checked in Args
 	}
-	h, done, err := start(cfg, cliLogger(cfg, stderr))
+	h, done, err := startSigned(ctx, con)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := knownPrompt(cfg, h.Catalog(), args[0], args[1]); err != nil {
+	if err := knownPrompt(con.cfg, h.Catalog(), args[0], args[1]); err != nil {
 		return err
 	}
 	res, err := h.GetPrompt(ctx, mcpgram.Caller{UserID: user, ChatID: user}, args[0], args[1], promptArgs)

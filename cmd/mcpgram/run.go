@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
@@ -17,11 +16,12 @@ import (
 // runCommand runs the Telegram bot until ctx ends (SIGINT or SIGTERM): it
 // stops polling, lets running turns finish, then stops the MCP servers and
 // closes the database.
-func runCommand(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
+func runCommand(ctx context.Context, con console) error {
+	cfg := con.cfg
 	if err := cfg.RequireTelegram(); err != nil {
 		return err
 	}
-	logger := cfg.Logger(stderr)
+	logger := cfg.Logger(con.stderr)
 	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true})
 	if err != nil {
 		return err

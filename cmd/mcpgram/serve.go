@@ -89,10 +89,10 @@ func (m probedModel) Complete(ctx context.Context, req llm.Request) (*llm.Respon
 
 // readyCommand asks the running bot's /readyz, for `mcpgram health` when
 // HTTP_LISTEN is set.
-func readyCommand(cfg *config.Config, stdout io.Writer) error {
-	host, port, err := net.SplitHostPort(cfg.HTTPListen)
+func readyCommand(con console) error {
+	host, port, err := net.SplitHostPort(con.cfg.HTTPListen)
 	if err != nil {
-		return fmt.Errorf("HTTP_LISTEN %q: %w", cfg.HTTPListen, err)
+		return fmt.Errorf("HTTP_LISTEN %q: %w", con.cfg.HTTPListen, err)
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
@@ -107,6 +107,6 @@ func readyCommand(cfg *config.Config, stdout io.Writer) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("unhealthy: %s", body)
 	}
-	fmt.Fprintf(stdout, "healthy: %s", body)
+	fmt.Fprintf(con.stdout, "healthy: %s", body)
 	return nil
 }
