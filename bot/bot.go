@@ -12,8 +12,9 @@
 // (/usage), servers (/servers), stats (/stats), connections
 // (/connections); album gathers an album from the inbox. The pieces that
 // know nothing of the agent live beside them: render (HTML), callback
-// (button data), media (what a message carries), statsview (the /stats
-// text and chart), limits, updates and telegram (the Bot API client).
+// (button data), chats (the conversations' keys), media (what a message
+// carries), statsview (the /stats text and chart), limits, updates and
+// telegram (the Bot API client).
 package bot
 
 import (

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/reply"
 )
 
@@ -28,7 +29,7 @@ func (b *Bot) expireLoop(ctx, work context.Context) {
 			// Where the card was, as a shared forum's key names no topic.
 			at, ok := b.cards.PlaceOf(key)
 			if !ok {
-				at, _ = placeOf(key)
+				at, _ = chats.PlaceOf(key)
 			}
 			r := b.replies.New(reply.Spec{Base: work, Ctx: work, At: at, Key: key, OnFirst: func() {
 				b.cards.CloseOpen(work, key, "approval", "⌛ <i>Expired: denied.</i>")
