@@ -13,8 +13,8 @@
 // (/connections); album gathers an album from the inbox. The pieces that
 // know nothing of the agent live beside them: render (HTML), callback
 // (button data), chats (the conversations' keys), media (what a message
-// carries), statsview (the /stats text and chart), limits, updates and
-// telegram (the Bot API client).
+// carries) and intake (what the model gets of it), statsview (the /stats
+// text and chart), limits, updates and telegram (the Bot API client).
 package bot
 
 import (
@@ -37,6 +37,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/connect"
 	"github.com/mcpgram/mcpgram/bot/connections"
 	"github.com/mcpgram/mcpgram/bot/forms"
+	"github.com/mcpgram/mcpgram/bot/intake"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/links"
 	"github.com/mcpgram/mcpgram/bot/media"
@@ -284,7 +285,7 @@ type Bot struct {
 	self     tgbotapi.User
 	queue    *dispatch.Queue
 	in       *updates.Receiver
-	media    *media.Reader
+	intake   *intake.Reader
 	albums   *album.Gatherer
 	servers  *servers.Screen
 	settings *settings.Screen
@@ -398,7 +399,8 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	b.cards.Replies = b.replies
 	b.menus = menus.New(menus.Lists{Everyone: menuFor(menuEveryone), ChatOwner: menuFor(menuChatOwner), Operator: menuFor(menuOperator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
-	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
+	b.intake = &intake.Reader{TG: b.tg, BotName: func() string { return b.self.UserName }, Logger: cfg.Logger,
+		Media: &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
