@@ -1,6 +1,10 @@
 package bot
 
-import "context"
+import (
+	"context"
+
+	"github.com/mcpgram/mcpgram/bot/commands"
+)
 
 // A group's form or sign-in is answered in its user's private chat (see
 // package connect): the link on the group's card sends /start with the
@@ -13,5 +17,5 @@ func (b *Bot) start(ctx context.Context, m *message) {
 		b.signIns.OpenPrivately(ctx, m.at, m.key, m.From.ID, m.Chat.IsPrivate(), payload)
 		return
 	}
-	b.say(ctx, m.at, b.startText(m.From.ID))
+	b.say(ctx, m.at, commands.Greeting(b.hub.Catalog(), m.From.ID))
 }

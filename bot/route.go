@@ -13,7 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
-	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/commands"
 	"github.com/mcpgram/mcpgram/bot/reply"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
@@ -113,12 +113,12 @@ func (b *Bot) settingsJob(lane string, cq *tgbotapi.CallbackQuery, at telegram.P
 	}))
 }
 
-// commandJob routes a command (see commands.go): one for another bot
+// commandJob routes a command (see package commands): one for another bot
 // is not for this one; an unknown one is answered beside the turn, and
 // in a group only when addressed to this bot by name, since a group's
 // other bots have commands of their own.
 func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) dispatch.Job {
-	c, ok, mine := b.commandOf(m)
+	c, ok, mine := commandTable().Of(m, b.self.UserName)
 	_, _, named := strings.Cut(m.CommandWithAt(), "@")
 	switch {
 	case mine && !ok && b.prompts.IsPrompt(m.Command()):
@@ -128,11 +128,11 @@ func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) di
 		return dispatch.Job{}
 	case !ok:
 		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
-	case c.order == outOfBand:
+	case c.Order == commands.OutOfBand:
 		// It stops what runs at its place (/cancel), and needs no
 		// conversation: no read of the database it must work without.
-		return dispatch.Job{Run: func(ctx context.Context) { c.run(b, ctx, &message{Message: m, at: at}) }}
-	case c.order == beside:
+		return dispatch.Job{Run: func(ctx context.Context) { c.Run(b, ctx, &message{Message: m, at: at}) }}
+	case c.Order == commands.Beside:
 		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
 	}
 	return b.laneJob(lane, b.onMessage(m, at, b.handleMessage))
@@ -402,24 +402,4 @@ func (b *Bot) later(ctx context.Context, r *reply.Reply, at telegram.Place, turn
 	if attempt == 1 {
 		b.say(ctx, at, msgLater)
 	}
-}
-
-// startText greets user, with what the bot can do and the user's id,
-// which its operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS.
-func (b *Bot) startText(user int64) string {
-	cat := b.hub.Catalog()
-	var sb strings.Builder
-	sb.WriteString("👋 <b>Hi! I am an assistant that acts through tools.</b>\nAsk me anything; I call tools when they help.\n\n")
-	running := cat.Running()
-	if len(running) == 0 {
-		sb.WriteString("No tool servers are connected right now.")
-	} else {
-		sb.WriteString("Connected:\n")
-		for _, s := range running {
-			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", render.Escape(s.Name), render.Count(len(s.Tools), "tool"))
-		}
-	}
-	sb.WriteString("\n/help lists the commands.")
-	fmt.Fprintf(&sb, "\n\nYour Telegram user id is <code>%d</code> (what the bot's operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS).", user)
-	return sb.String()
 }
