@@ -315,9 +315,8 @@ type Bot struct {
 	beside map[string]chan struct{}
 	// behind counts lane jobs waiting for a command routed before them
 	// (tests read it).
-	behind       atomic.Int64
-	refused      map[int64]time.Time // stranger -> when last told the bot is private
-	refusedSwept time.Time           // when refused was last cleared of old entries
+	behind    atomic.Int64
+	strangers limits.Refusals // when a stranger is told the bot is private
 
 	cards   *cards.Deck      // the question and approval cards this instance sent
 	forms   *forms.Cards     // the cards of forms this instance sent
@@ -358,7 +357,6 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 		admins:  map[int64]bool{},
 		turns:   map[string]*turn{},
 		beside:  map[string]chan struct{}{},
-		refused: map[int64]time.Time{},
 	}
 	b.users = limits.NewUsers(cfg.RateLimitPerMinute, cfg.Limits, cfg.Logger)
 	for _, id := range cfg.AllowedUserIDs {

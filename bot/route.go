@@ -225,7 +225,7 @@ func (b *Bot) admit(ctx context.Context, m *message, addressed bool) bool {
 		return false
 	}
 	if !b.isAllowed(user) {
-		if !b.refuse(user) {
+		if !b.strangers.Due(user) {
 			b.logger.Debug("message from a user not in ALLOWED_USER_IDS; ignored", "user", user, "chat", chatID)
 			return false
 		}
