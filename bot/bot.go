@@ -6,11 +6,13 @@
 // agent, and the agent's events into Telegram messages, cards with
 // buttons and photos, in the topic the message came from. Here are the
 // routing (route.go), forum topics (topic.go), the lifecycle (bot.go),
-// who may do what (access.go), the replies and the cards. Each command's
-// screen lives in a package of its own, which the bot hands what it
-// checked of the user: settings (/system, /tools, /model, /topics), usage
-// (/usage), servers (/servers), stats (/stats), connections
-// (/connections); album gathers an album from the inbox. The pieces that
+// who may do what (access.go), and the handlers of the commands' table
+// (commands.go, see package commands). A turn's replies (reply) and the
+// cards that answer the agent (cards) live in packages of their own, and
+// so does each command's screen, which the bot hands what it checked of
+// the user: settings (/system, /tools, /model, /topics), usage (/usage),
+// servers (/servers), stats (/stats), connections (/connections); album
+// gathers an album from the inbox. The pieces that
 // know nothing of the agent live beside them: render (HTML), callback
 // (button data), chats (the conversations' keys), media (what a message
 // carries) and intake (what the model gets of it), statsview (the /stats
