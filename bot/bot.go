@@ -47,6 +47,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/menus"
 	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/reply"
+	"github.com/mcpgram/mcpgram/bot/retention"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/stats"
@@ -117,13 +118,11 @@ type Hub interface {
 // are Stores; see package store for what each call promises.
 type Store interface {
 	store.Inbox
-	// The statistics /stats reads, and PruneStats sweeps (see
-	// store.Statistics).
+	// The statistics /stats reads (see store.Statistics).
 	stats.Store
-	PruneStats(ctx context.Context, before time.Time) (int64, error)
-	// MediaPrune deletes the images users sent before a time (see
-	// store.Images).
-	MediaPrune(ctx context.Context, before time.Time) (int64, error)
+	// The statistics and the images users sent, swept past their
+	// retention (see store.Statistics and store.Images).
+	retention.Store
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
@@ -139,6 +138,10 @@ type Store interface {
 
 // DefaultAPIURL is Telegram's Bot API server.
 const DefaultAPIURL = "https://api.telegram.org"
+
+// DefaultStatsRetention is how long the records of turns and model calls
+// are kept: /stats reads 7 days, the rest is a margin.
+const DefaultStatsRetention = 30 * 24 * time.Hour
 
 // Options are a Bot's optional settings. Zero durations and counts take
 // the defaults given; tests shorten them.
@@ -320,13 +323,14 @@ type Bot struct {
 	behind    atomic.Int64
 	strangers limits.Refusals // when a stranger is told the bot is private
 
-	cards   *cards.Deck      // the question and approval cards this instance sent
-	forms   *forms.Cards     // the cards of forms this instance sent
-	prompts *prompts.Prompts // the prompts users choose, and their cards this instance sent
-	signIns *connect.SignIns // an admin's sign-ins, and what groups open in private chats
-	links   *links.Links     // the resource links of the turns' results
-	replies *reply.Parts     // what the turns' replies are shown with
-	menus   *menus.Menus     // the command menus, with the servers' prompts
+	cards   *cards.Deck        // the question and approval cards this instance sent
+	forms   *forms.Cards       // the cards of forms this instance sent
+	prompts *prompts.Prompts   // the prompts users choose, and their cards this instance sent
+	signIns *connect.SignIns   // an admin's sign-ins, and what groups open in private chats
+	links   *links.Links       // the resource links of the turns' results
+	replies *reply.Parts       // what the turns' replies are shown with
+	menus   *menus.Menus       // the command menus, with the servers' prompts
+	sweeper *retention.Sweeper // what is past its retention
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -403,6 +407,7 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.intake = &intake.Reader{TG: b.tg, BotName: func() string { return b.self.UserName }, Logger: cfg.Logger,
 		Media: &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}}
+	b.sweeper = &retention.Sweeper{Store: s, Links: b.links, Media: cfg.MediaRetention, Stats: cfg.StatsRetention, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
@@ -442,7 +447,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
-	b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx) })
+	b.queue.Go(func(work context.Context) { b.sweeper.MediaLoop(ctx) })
 	b.queue.Go(func(work context.Context) { b.menus.Loop(ctx, menu) })
 	var runErr error
 	if b.cfg.Webhook {

@@ -14,7 +14,6 @@ import (
 func (b *Bot) expireLoop(ctx, work context.Context) {
 	tick := time.NewTicker(b.cfg.ExpireInterval)
 	defer tick.Stop()
-	var swept time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -23,7 +22,7 @@ func (b *Bot) expireLoop(ctx, work context.Context) {
 		}
 		// The statistics' retention rides on the same beat: hourly is
 		// plenty, and it needs no goroutine of its own.
-		b.sweepStats(work, time.Now(), &swept)
+		b.sweeper.SweepStats(work, time.Now())
 		var ended []*reply.Reply
 		emitFor := func(key string) func(agent.Event) {
 			// Where the card was, as a shared forum's key names no topic.
