@@ -6,13 +6,16 @@
 // agent, and the agent's events into Telegram messages, cards with
 // buttons and photos, in the topic the message came from. Here are the
 // routing (route.go), forum topics (topic.go), the lifecycle (bot.go),
-// who may do what (access.go), the replies and the cards. Each command's
-// screen lives in a package of its own, which the bot hands what it
-// checked of the user: settings (/system, /tools, /model, /topics), usage
-// (/usage), servers (/servers), stats (/stats), connections
-// (/connections); album gathers an album from the inbox. The pieces that
+// who may do what (access.go), and the handlers of the commands' table
+// (commands.go, see package commands). A turn's replies (reply) and the
+// cards that answer the agent (cards) live in packages of their own, and
+// so does each command's screen, which the bot hands what it checked of
+// the user: settings (/system, /tools, /model, /topics), usage (/usage),
+// servers (/servers), stats (/stats), connections (/connections); album
+// gathers an album from the inbox. The pieces that
 // know nothing of the agent live beside them: render (HTML), callback
-// (button data), media (what a message carries), statsview (the /stats
+// (button data), chats (the conversations' keys), media (what a message
+// carries) and intake (what the model gets of it), statsview (the /stats
 // text and chart), limits, updates and telegram (the Bot API client).
 package bot
 
@@ -33,15 +36,18 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
 	"github.com/mcpgram/mcpgram/bot/cards"
+	"github.com/mcpgram/mcpgram/bot/commands"
 	"github.com/mcpgram/mcpgram/bot/connect"
 	"github.com/mcpgram/mcpgram/bot/connections"
 	"github.com/mcpgram/mcpgram/bot/forms"
+	"github.com/mcpgram/mcpgram/bot/intake"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/bot/links"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/bot/menus"
 	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/reply"
+	"github.com/mcpgram/mcpgram/bot/retention"
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/stats"
@@ -112,13 +118,11 @@ type Hub interface {
 // are Stores; see package store for what each call promises.
 type Store interface {
 	store.Inbox
-	// The statistics /stats reads, and PruneStats sweeps (see
-	// store.Statistics).
+	// The statistics /stats reads (see store.Statistics).
 	stats.Store
-	PruneStats(ctx context.Context, before time.Time) (int64, error)
-	// MediaPrune deletes the images users sent before a time (see
-	// store.Images).
-	MediaPrune(ctx context.Context, before time.Time) (int64, error)
+	// The statistics and the images users sent, swept past their
+	// retention (see store.Statistics and store.Images).
+	retention.Store
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
@@ -134,6 +138,10 @@ type Store interface {
 
 // DefaultAPIURL is Telegram's Bot API server.
 const DefaultAPIURL = "https://api.telegram.org"
+
+// DefaultStatsRetention is how long the records of turns and model calls
+// are kept: /stats reads 7 days, the rest is a margin.
+const DefaultStatsRetention = 30 * 24 * time.Hour
 
 // Options are a Bot's optional settings. Zero durations and counts take
 // the defaults given; tests shorten them.
@@ -283,7 +291,7 @@ type Bot struct {
 	self     tgbotapi.User
 	queue    *dispatch.Queue
 	in       *updates.Receiver
-	media    *media.Reader
+	intake   *intake.Reader
 	albums   *album.Gatherer
 	servers  *servers.Screen
 	settings *settings.Screen
@@ -312,17 +320,17 @@ type Bot struct {
 	beside map[string]chan struct{}
 	// behind counts lane jobs waiting for a command routed before them
 	// (tests read it).
-	behind       atomic.Int64
-	refused      map[int64]time.Time // stranger -> when last told the bot is private
-	refusedSwept time.Time           // when refused was last cleared of old entries
+	behind    atomic.Int64
+	strangers limits.Refusals // when a stranger is told the bot is private
 
-	cards   *cards.Deck      // the question and approval cards this instance sent
-	forms   *forms.Cards     // the cards of forms this instance sent
-	prompts *prompts.Prompts // the prompts users choose, and their cards this instance sent
-	signIns *connect.SignIns // an admin's sign-ins, and what groups open in private chats
-	links   *links.Links     // the resource links of the turns' results
-	replies *reply.Parts     // what the turns' replies are shown with
-	menus   *menus.Menus     // the command menus, with the servers' prompts
+	cards   *cards.Deck        // the question and approval cards this instance sent
+	forms   *forms.Cards       // the cards of forms this instance sent
+	prompts *prompts.Prompts   // the prompts users choose, and their cards this instance sent
+	signIns *connect.SignIns   // an admin's sign-ins, and what groups open in private chats
+	links   *links.Links       // the resource links of the turns' results
+	replies *reply.Parts       // what the turns' replies are shown with
+	menus   *menus.Menus       // the command menus, with the servers' prompts
+	sweeper *retention.Sweeper // what is past its retention
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -355,7 +363,6 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 		admins:  map[int64]bool{},
 		turns:   map[string]*turn{},
 		beside:  map[string]chan struct{}{},
-		refused: map[int64]time.Time{},
 	}
 	b.users = limits.NewUsers(cfg.RateLimitPerMinute, cfg.Limits, cfg.Logger)
 	for _, id := range cfg.AllowedUserIDs {
@@ -386,8 +393,9 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	q.Register(cfg.Metrics)
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.forms = forms.New(p.Forms, b.tg, forms.Options{BotName: func() string { return b.self.UserName }, Logger: cfg.Logger})
+	own := commandTable()
 	b.prompts = prompts.New(p.Prompts, p.Forms, p.Prefs, h, b.tg, prompts.Options{
-		Own: ownCommands(), Run: b.runPrompt, BotID: func() int64 { return b.self.ID }, Logger: cfg.Logger,
+		Own: own.Names(), Run: b.runPrompt, BotID: func() int64 { return b.self.ID }, Logger: cfg.Logger,
 	})
 	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
@@ -395,9 +403,11 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	b.replies = &reply.Parts{TG: b.tg, Cards: b.cards, Forms: b.forms, Links: b.links, What: b.toolWhat, Logger: cfg.Logger,
 		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval}
 	b.cards.Replies = b.replies
-	b.menus = menus.New(menus.Lists{Everyone: menuFor(menuEveryone), ChatOwner: menuFor(menuChatOwner), Operator: menuFor(menuOperator)},
+	b.menus = menus.New(menus.Lists{Everyone: own.MenuFor(commands.Everyone), ChatOwner: own.MenuFor(commands.ChatOwner), Operator: own.MenuFor(commands.Operator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
-	b.media = &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}
+	b.intake = &intake.Reader{TG: b.tg, BotName: func() string { return b.self.UserName }, Logger: cfg.Logger,
+		Media: &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}}
+	b.sweeper = &retention.Sweeper{Store: s, Links: b.links, Media: cfg.MediaRetention, Stats: cfg.StatsRetention, Logger: cfg.Logger}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
@@ -437,7 +447,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Start()
 	// Expiry continues turns, so it gets the same grace as they do.
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
-	b.queue.Go(func(work context.Context) { b.pruneMediaLoop(ctx) })
+	b.queue.Go(func(work context.Context) { b.sweeper.MediaLoop(ctx) })
 	b.queue.Go(func(work context.Context) { b.menus.Loop(ctx, menu) })
 	var runErr error
 	if b.cfg.Webhook {

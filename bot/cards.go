@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/reply"
 )
 
@@ -13,7 +14,6 @@ import (
 func (b *Bot) expireLoop(ctx, work context.Context) {
 	tick := time.NewTicker(b.cfg.ExpireInterval)
 	defer tick.Stop()
-	var swept time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -22,13 +22,13 @@ func (b *Bot) expireLoop(ctx, work context.Context) {
 		}
 		// The statistics' retention rides on the same beat: hourly is
 		// plenty, and it needs no goroutine of its own.
-		b.sweepStats(work, time.Now(), &swept)
+		b.sweeper.SweepStats(work, time.Now())
 		var ended []*reply.Reply
 		emitFor := func(key string) func(agent.Event) {
 			// Where the card was, as a shared forum's key names no topic.
 			at, ok := b.cards.PlaceOf(key)
 			if !ok {
-				at, _ = placeOf(key)
+				at, _ = chats.PlaceOf(key)
 			}
 			r := b.replies.New(reply.Spec{Base: work, Ctx: work, At: at, Key: key, OnFirst: func() {
 				b.cards.CloseOpen(work, key, "approval", "⌛ <i>Expired: denied.</i>")

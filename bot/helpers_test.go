@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/chats"
 	signins "github.com/mcpgram/mcpgram/bot/connect"
 	"github.com/mcpgram/mcpgram/bot/prompts"
 	"github.com/mcpgram/mcpgram/bot/settings"
@@ -343,7 +344,7 @@ func (f *fakeSettings) SetChatProfile(_ context.Context, _, profile string) erro
 func newAgent(t testing.TB, db agent.Store, h agent.Hub, srv *llmfake.Server, edit func(*mcpgram.Profile, *agent.Options)) *agent.Agent {
 	t.Helper()
 	p := mcpgram.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake"}
-	opts := agent.Options{SystemPrompt: func(mcpgram.Catalog) string { return "You are mcpgram." }, Group: bot.IsGroup, Chat: bot.ChatOf}
+	opts := agent.Options{SystemPrompt: func(mcpgram.Catalog) string { return "You are mcpgram." }, Group: chats.IsGroup, Chat: chats.Of}
 	if edit != nil {
 		edit(&p, &opts)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
@@ -134,15 +133,4 @@ func waitAfterID(t *testing.T, fake *tgfake.Server, chat int64, id int, want str
 		}
 		return false
 	})
-}
-
-func TestIsGroup(t *testing.T) {
-	for _, c := range []struct {
-		chat string
-		want bool
-	}{{"-100123", true}, {"-5", true}, {"42", false}, {"local", false}} {
-		if got := bot.IsGroup(c.chat); got != c.want {
-			t.Errorf("IsGroup(%q) = %v, want %v", c.chat, got, c.want)
-		}
-	}
 }

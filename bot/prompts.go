@@ -11,15 +11,6 @@ import (
 // The servers' prompts users choose (see package prompts): the bot
 // checks who may press, and runs what they send as a turn.
 
-// ownCommands are the bot's commands, which no prompt may take.
-func ownCommands() []string {
-	var names []string
-	for _, c := range commands() {
-		names = append(names, c.name)
-	}
-	return names
-}
-
 // handlePromptPress handles a button of a prompt's form, in the chat's
 // lane, from a user who may use the bot (see prompts.Press).
 func (b *Bot) handlePromptPress(ctx context.Context, q *query, data callback.Data) {

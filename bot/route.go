@@ -13,8 +13,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/callback"
-	"github.com/mcpgram/mcpgram/bot/media"
-	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/commands"
 	"github.com/mcpgram/mcpgram/bot/reply"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
@@ -114,12 +113,12 @@ func (b *Bot) settingsJob(lane string, cq *tgbotapi.CallbackQuery, at telegram.P
 	}))
 }
 
-// commandJob routes a command (see commands.go): one for another bot
+// commandJob routes a command (see package commands): one for another bot
 // is not for this one; an unknown one is answered beside the turn, and
 // in a group only when addressed to this bot by name, since a group's
 // other bots have commands of their own.
 func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) dispatch.Job {
-	c, ok, mine := b.commandOf(m)
+	c, ok, mine := commandTable().Of(m, b.self.UserName)
 	_, _, named := strings.Cut(m.CommandWithAt(), "@")
 	switch {
 	case mine && !ok && b.prompts.IsPrompt(m.Command()):
@@ -129,11 +128,11 @@ func (b *Bot) commandJob(lane string, m *tgbotapi.Message, at telegram.Place) di
 		return dispatch.Job{}
 	case !ok:
 		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
-	case c.order == outOfBand:
+	case c.Order == commands.OutOfBand:
 		// It stops what runs at its place (/cancel), and needs no
 		// conversation: no read of the database it must work without.
-		return dispatch.Job{Run: func(ctx context.Context) { c.run(b, ctx, &message{Message: m, at: at}) }}
-	case c.order == beside:
+		return dispatch.Job{Run: func(ctx context.Context) { c.Run(b, ctx, &message{Message: m, at: at}) }}
+	case c.Order == commands.Beside:
 		return b.besideJob(lane, b.onMessage(m, at, b.handleMessage))
 	}
 	return b.laneJob(lane, b.onMessage(m, at, b.handleMessage))
@@ -226,7 +225,7 @@ func (b *Bot) admit(ctx context.Context, m *message, addressed bool) bool {
 		return false
 	}
 	if !b.isAllowed(user) {
-		if !b.refuse(user) {
+		if !b.strangers.Due(user) {
 			b.logger.Debug("message from a user not in ALLOWED_USER_IDS; ignored", "user", user, "chat", chatID)
 			return false
 		}
@@ -265,7 +264,7 @@ func (b *Bot) handleAdmitted(ctx context.Context, m *message) {
 		b.runCommand(ctx, m)
 		return
 	}
-	text, images, ok := b.messageText(ctx, m)
+	text, images, ok := b.intake.Message(ctx, m.Message, m.at)
 	if !ok {
 		return
 	}
@@ -322,56 +321,6 @@ func (b *Bot) handleCancel(ctx context.Context, m *message) {
 	}
 }
 
-// messageText is what the model gets of a message: its text, or what it
-// carries (a recording's transcript, a text file, an image) with its
-// caption. ok is false when there is nothing to send, the user having been
-// told why.
-func (b *Bot) messageText(ctx context.Context, m *message) (string, []llm.Image, bool) {
-	if m.Text == "" {
-		if res, carried := b.media.Read(ctx, m.Message); carried {
-			return b.readText(ctx, m, res)
-		}
-		return b.readText(ctx, m, media.Result{Text: m.Caption})
-	}
-	return b.readText(ctx, m, media.Result{Text: m.Text})
-}
-
-// readText is what the model gets of what was read of m (or of the album
-// m starts), telling the user what is due: why it cannot be read, a
-// notice, what was heard.
-func (b *Bot) readText(ctx context.Context, m *message, res media.Result) (string, []llm.Image, bool) {
-	private := m.Chat.IsPrivate()
-	if res.Problem != "" {
-		b.say(ctx, m.at, render.Escape(res.Problem))
-		return "", nil, false
-	}
-	if res.Notice != "" {
-		b.say(ctx, m.at, render.Escape(res.Notice))
-	}
-	if res.Heard != "" {
-		// One message, whatever was heard: its beginning, if it is long.
-		shown := "🎤 <i>I heard:</i>\n<blockquote expandable>" + render.Escape(render.Shorten(res.Heard, maxHeardShown)) + "</blockquote>"
-		if _, err := b.tg.SendLong(ctx, m.at, m.MessageID, shown, nil); err != nil {
-			b.logger.Error("send the transcript", "chat", m.at, "err", err)
-		}
-	}
-	text := res.Text
-	if !private {
-		text = telegram.StripMention(text, b.self.UserName)
-	}
-	if strings.TrimSpace(text) == "" {
-		if private || m.Text != "" {
-			b.say(ctx, m.at, "I can read text, voice messages, photos, images, text files and PDFs; not stickers or this kind of message.")
-		}
-		return "", nil, false
-	}
-	return text, res.Images, true
-}
-
-// maxHeardShown is how many characters of a transcript the user sees:
-// one message's worth.
-const maxHeardShown = 3500
-
 // handleAlbum answers the album of m, update id, as one turn (see package
 // album), unless it was already answered with an earlier item.
 func (b *Bot) handleAlbum(ctx context.Context, id int64, m *message) {
@@ -382,7 +331,7 @@ func (b *Bot) handleAlbum(ctx context.Context, id int64, m *message) {
 	b.logger.Debug("album gathered", "chat", m.at, "items", len(album))
 	first := &message{Message: album[0], at: m.at, key: m.key}
 	if b.admit(ctx, first, slices.ContainsFunc(album, b.addressed)) {
-		if text, images, ok := b.readText(ctx, first, b.media.ReadAlbum(ctx, album)); ok {
+		if text, images, ok := b.intake.Album(ctx, album, m.at); ok {
 			if err := b.converse(ctx, first, text, images); errors.Is(err, store.ErrUnavailable) {
 				return // to run again: the whole album does
 			}
@@ -453,24 +402,4 @@ func (b *Bot) later(ctx context.Context, r *reply.Reply, at telegram.Place, turn
 	if attempt == 1 {
 		b.say(ctx, at, msgLater)
 	}
-}
-
-// startText greets user, with what the bot can do and the user's id,
-// which its operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS.
-func (b *Bot) startText(user int64) string {
-	cat := b.hub.Catalog()
-	var sb strings.Builder
-	sb.WriteString("👋 <b>Hi! I am an assistant that acts through tools.</b>\nAsk me anything; I call tools when they help.\n\n")
-	running := cat.Running()
-	if len(running) == 0 {
-		sb.WriteString("No tool servers are connected right now.")
-	} else {
-		sb.WriteString("Connected:\n")
-		for _, s := range running {
-			fmt.Fprintf(&sb, "• <b>%s</b> (%s)\n", render.Escape(s.Name), render.Count(len(s.Tools), "tool"))
-		}
-	}
-	sb.WriteString("\n/help lists the commands.")
-	fmt.Fprintf(&sb, "\n\nYour Telegram user id is <code>%d</code> (what the bot's operator lists in ALLOWED_USER_IDS and ADMIN_USER_IDS).", user)
-	return sb.String()
 }

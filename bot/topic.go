@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/store"
@@ -20,12 +20,7 @@ import (
 // of turns (a dispatch lane per topic), unless the group chose with
 // /topics to share one conversation among all its topics: its /tools
 // switches and command menus are the group's, as Telegram's menus are.
-//
-// A conversation is named by its key, which the agent and the store take
-// as they come: the String of its place, that is the chat's id, or for a
-// topic with a conversation of its own the chat's id, "/" and the
-// topic's. A chat's own key (a private chat, a group without topics, a
-// forum's General topic or a shared forum) is its id, as before topics.
+// A conversation is named by its key (see package chats).
 
 // A message is an update's message as the bot handles it: the library's,
 // with the place it was written in and the key of its conversation,
@@ -44,52 +39,19 @@ type query struct {
 	key string
 }
 
-// chatKey is the key of chat itself, and of its settings that are the
-// group's whatever its topics (/tools, /topics).
-func chatKey(chat int64) string { return strconv.FormatInt(chat, 10) }
-
-// ChatOf is the key of the chat a conversation's key names (see
-// agent.Options.Chat): the group's for one of its topics, the key itself
-// otherwise.
-func ChatOf(key string) string {
-	chat, _, ok := strings.Cut(key, "/")
-	if !ok {
-		return key
-	}
-	return chat
-}
-
-// placeOf is the place a conversation's key names: a chat, or one of its
-// topics. A shared forum's key names the chat, whose General topic is
-// where what the bot says unasked (an expired approval's end) goes.
-func placeOf(key string) (telegram.Place, bool) {
-	chat, topic, found := strings.Cut(key, "/")
-	id, err := strconv.ParseInt(chat, 10, 64)
-	if err != nil {
-		return telegram.Place{}, false
-	}
-	p := telegram.In(id)
-	if found {
-		if p.Topic, err = strconv.Atoi(topic); err != nil || p.Topic <= 0 {
-			return telegram.Place{}, false
-		}
-	}
-	return p, true
-}
-
 // conversation is the key of the conversation of place at: the chat's
 // own, or, for a topic, the topic's unless its group shares one
 // conversation among its topics (/topics).
 func (b *Bot) conversation(ctx context.Context, at telegram.Place) (string, error) {
 	if at.Topic == 0 {
-		return chatKey(at.Chat), nil
+		return chats.Key(at.Chat), nil
 	}
-	shared, err := b.store.ChatTopicsShared(ctx, chatKey(at.Chat))
+	shared, err := b.store.ChatTopicsShared(ctx, chats.Key(at.Chat))
 	if err != nil {
 		return "", err
 	}
 	if shared {
-		return chatKey(at.Chat), nil
+		return chats.Key(at.Chat), nil
 	}
 	return at.String(), nil
 }
@@ -147,5 +109,5 @@ func (b *Bot) unknown(ctx context.Context, at telegram.Place, err error) {
 // one among its topics, the chat's.
 func (b *Bot) waiting(at telegram.Place, user int64) bool {
 	u := strconv.FormatInt(user, 10)
-	return b.parts.Forms.Waiting(chatKey(at.Chat), u) || (at.Topic != 0 && b.parts.Forms.Waiting(at.String(), u))
+	return b.parts.Forms.Waiting(chats.Key(at.Chat), u) || (at.Topic != 0 && b.parts.Forms.Waiting(at.String(), u))
 }

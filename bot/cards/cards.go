@@ -1,9 +1,10 @@
 // Package cards sends the messages whose buttons answer the agent: a
 // follow-up question's options, or an approval's Approve, Deny and Always
-// allow, and keeps those whose buttons are live. Their buttons carry ids,
-// never option text (see package callback), and every press is
-// authorised when pressed: the agent checks that the pending belongs to
-// the presser, and the bot checks admin rights.
+// allow, keeps those whose buttons are live, and says what a press of
+// one asks of the agent. Their buttons carry ids, never option text (see
+// package callback), and every press is authorised when pressed: the
+// agent checks that the pending belongs to the presser, and the Deck
+// that only admins allow a tool for good.
 package cards
 
 import (
@@ -169,14 +170,14 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func (d *Deck) Approval(ctx context.Context, at telegram.Place, key string, user int64, replyTo int, a *agent.Approval) {
 	var expiry string
 	if !a.ExpiresAt.IsZero() {
-		expiry = fmt.Sprintf("<i>%s %s if nobody answers.</i>", ExpiryPrefix, roundDuration(time.Until(a.ExpiresAt)))
+		expiry = fmt.Sprintf("<i>%s %s if nobody answers.</i>", expiryPrefix, roundDuration(time.Until(a.ExpiresAt)))
 	}
 	ac := render.CardFor(d.Catalog(), a.Server, a.Tool, a.URI, a.Arguments, a.Consent)
 	ac.Footer, ac.File = expiry, ArgsFileName
 	html, attach := ac.HTML()
 	yes, no := "✅ Approve", "❌ Deny"
 	if a.Consent {
-		yes, no = ConsentYes, ConsentNo
+		yes, no = consentYes, consentNo
 	}
 	rows := [][]tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardRow(
 		tgbotapi.NewInlineKeyboardButtonData(yes, verdict(a.PendingID, callback.Approve)),
@@ -214,9 +215,9 @@ func (d *Deck) Approval(ctx context.Context, at telegram.Place, key string, user
 // The buttons of a consent card, how an approval card says when it
 // expires, and the attachment holding arguments too long to quote.
 const (
-	ConsentYes   = "✅ I agree"
-	ConsentNo    = "❌ No"
-	ExpiryPrefix = "Expires in"
+	consentYes   = "✅ I agree"
+	consentNo    = "❌ No"
+	expiryPrefix = "Expires in"
 	ArgsFileName = "arguments.json"
 )
 

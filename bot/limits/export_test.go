@@ -14,3 +14,13 @@ func (u *Users) Counted() int {
 	defer u.mu.Unlock()
 	return len(u.local)
 }
+
+// SetClock makes r read the time from now.
+func (r *Refusals) SetClock(now func() time.Time) { r.now = now }
+
+// Remembered is how many strangers r remembers telling.
+func (r *Refusals) Remembered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.told)
+}

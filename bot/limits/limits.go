@@ -5,6 +5,8 @@
 // *postgres.DB is), they are counted there, so that they hold for the bot
 // as a whole however many instances serve it. If the store cannot be
 // asked, the process's own count decides rather than refusing everyone.
+// Refusals, in each process's memory, tell a stranger that the bot is
+// private once a minute at most.
 package limits
 
 import (

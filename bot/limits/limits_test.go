@@ -117,3 +117,28 @@ func TestUsersForgetIdle(t *testing.T) {
 		t.Errorf("user 7 forgotten, four messages at once: got %v, want %v", s, limited)
 	}
 }
+
+// A stranger is told once a minute at most, and the strangers of a
+// burst are forgotten once their minute is over.
+func TestRefusals(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var r limits.Refusals
+	r.SetClock(c.now)
+	if !r.Due(7) || r.Due(7) {
+		t.Fatal("a stranger's first message, then the next: want told, then not")
+	}
+	for id := range int64(1000) {
+		r.Due(100 + id)
+	}
+	c.t = c.t.Add(59 * time.Second)
+	if r.Due(7) {
+		t.Error("told again within the minute")
+	}
+	c.t = c.t.Add(time.Second)
+	if !r.Due(7) {
+		t.Error("not told again a minute on")
+	}
+	if n := r.Remembered(); n != 1 {
+		t.Errorf("remembering %d strangers a minute after the burst, want 1", n)
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
-	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/hub"
@@ -145,8 +145,8 @@ func newAgent(cfg *config.Config, logger *slog.Logger, app *App) (*agent.Agent, 
 		PinnedTools:           cfg.PinnedTools,
 		SignIns:               app.Auth,
 		RedirectURI:           redirectURI(cfg),
-		Group:                 bot.IsGroup,
-		Chat:                  bot.ChatOf,
+		Group:                 chats.IsGroup,
+		Chat:                  chats.Of,
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})
