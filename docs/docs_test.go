@@ -239,3 +239,25 @@ func TestLayoutDiagramMatchesGoList(t *testing.T) {
 		t.Errorf("the diagram draws %s, which go list does not report", edge)
 	}
 }
+
+// Every package of bot/ has its row in docs/development.md's layout, where
+// a newcomer looks for it.
+func TestLayoutNamesEveryBotPackage(t *testing.T) {
+	page, err := os.ReadFile("development.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "list", "../bot/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, path := range strings.Fields(string(out)) {
+		_, dir, _ := strings.Cut(path, "/mcpgram/mcpgram/")
+		if dir == "bot" {
+			dir = "bot/"
+		}
+		if !strings.Contains(string(page), "| `"+dir+"` |") {
+			t.Errorf("development.md's layout has no row for %s", dir)
+		}
+	}
+}
