@@ -31,6 +31,16 @@ func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	put(t, db, lanes...)
+	return db
+}
+
+// put puts one item per lane name in db's inbox, in order; the item ids
+// are 1, 2, 3…
+func put(t *testing.T, db interface {
+	InboxPut(context.Context, ...store.InboxItem) error
+}, lanes ...string) {
+	t.Helper()
 	var items []store.InboxItem
 	for i, l := range lanes {
 		items = append(items, store.InboxItem{UpdateID: int64(i + 1), ChatID: l, Payload: []byte(`{}`)})
@@ -38,7 +48,6 @@ func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 	if err := db.InboxPut(context.Background(), items...); err != nil {
 		t.Fatal(err)
 	}
-	return db
 }
 
 func queued(t *testing.T, db *sqlite.DB) []int64 {
