@@ -177,7 +177,7 @@ func TestBadCallsAreCorrected(t *testing.T) {
 			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
 				t.Fatalf("last event = %+v", got)
 			}
-			for _, ev := range r.all() {
+			for _, ev := range r.All() {
 				for _, tag := range toolcall.Tags() {
 					if strings.Contains(ev.Text, "<"+tag+">") {
 						t.Errorf("event %+v shows <%s>", ev, tag)
@@ -419,7 +419,7 @@ func TestSeveralToolsInOneMessage(t *testing.T) {
 	// Concurrent: both one-second sleeps started before either ended (the
 	// quick echo may end before the second sleep's start is emitted).
 	lastStart, firstEnd := -1, -1
-	for i, ev := range r.all() {
+	for i, ev := range r.All() {
 		switch {
 		case ev.Tool != "sleep":
 		case ev.Kind == agent.EventToolStart:
@@ -429,7 +429,7 @@ func TestSeveralToolsInOneMessage(t *testing.T) {
 		}
 	}
 	if lastStart < 0 || firstEnd < 0 || firstEnd < lastStart {
-		t.Errorf("events %v: a sleep started only after the other ended", kindsOf(r.all()))
+		t.Errorf("events %v: a sleep started only after the other ended", kindsOf(r.All()))
 	}
 	res := e.model.Calls()[1].Request.Last()
 	i1 := strings.Index(res, "[use_mcp_tool for 'sleep'")
@@ -870,7 +870,7 @@ func TestStoreUnavailable(t *testing.T) {
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("err = %v, want ErrUnavailable", err)
 	}
-	for _, ev := range r.all() {
+	for _, ev := range r.All() {
 		switch ev.Kind {
 		case agent.EventAnswer, agent.EventQuestion, agent.EventApproval, agent.EventError:
 			t.Errorf("the turn ended with %+v, want no terminal event", ev)

@@ -89,8 +89,8 @@ func TestApproval(t *testing.T) {
 			if !errors.Is(err, agent.ErrStale) {
 				t.Errorf("second press: err = %v, want ErrStale", err)
 			}
-			if len(r.all()) != 0 {
-				t.Errorf("a stale press emitted %v", kindsOf(r.all()))
+			if len(r.All()) != 0 {
+				t.Errorf("a stale press emitted %v", kindsOf(r.All()))
 			}
 		})
 	}

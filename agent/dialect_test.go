@@ -133,7 +133,7 @@ func TestReasoningNativeUndisturbed(t *testing.T) {
 // noMarkup fails when an event shows a piece of a call.
 func noMarkup(t *testing.T, r *recorder) {
 	t.Helper()
-	for _, ev := range r.all() {
+	for _, ev := range r.All() {
 		for _, m := range markup {
 			if strings.Contains(ev.Text, m) {
 				t.Errorf("event %v %q shows %q", ev.Kind, ev.Text, m)

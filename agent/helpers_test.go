@@ -197,25 +197,15 @@ func (e *env) advance(d time.Duration) time.Time {
 
 // A recorder collects a turn's events.
 type recorder struct {
-	mu     sync.Mutex
-	events []agent.Event
+	testenv.List[agent.Event]
 }
 
-func (r *recorder) emit(ev agent.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, ev)
-	r.mu.Unlock()
-}
-
-func (r *recorder) all() []agent.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]agent.Event(nil), r.events...)
-}
+// emit is the turn's agent.Emit.
+func (r *recorder) emit(ev agent.Event) { r.Add(ev) }
 
 func (r *recorder) kinds(k agent.EventKind) []agent.Event {
 	var out []agent.Event
-	for _, ev := range r.all() {
+	for _, ev := range r.All() {
 		if ev.Kind == k {
 			out = append(out, ev)
 		}
@@ -227,7 +217,7 @@ func (r *recorder) kinds(k agent.EventKind) []agent.Event {
 // and it comes last.
 func (r *recorder) last(t *testing.T) agent.Event {
 	t.Helper()
-	evs := r.all()
+	evs := r.All()
 	n := 0
 	for _, ev := range evs {
 		switch ev.Kind {

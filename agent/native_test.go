@@ -588,7 +588,7 @@ func TestNativeRetry(t *testing.T) {
 	}
 	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: got.Approval.PendingID, Approve: true}})
 	if err != nil || r.last(t).Text != "second answer" {
-		t.Fatalf("after approving: %+v, %v", r.all(), err)
+		t.Fatalf("after approving: %+v, %v", r.All(), err)
 	}
 	if n := len(e.audit()); n != 2 {
 		t.Errorf("audit has %d calls, want 2", n)

@@ -52,7 +52,7 @@ func TestProgressThenStop(t *testing.T) {
 	}
 	starts, progress := r.kinds(agent.EventToolStart), r.kinds(agent.EventToolProgress)
 	if len(starts) != 1 || len(progress) != 1 || len(progress[0].Progress) != 1 {
-		t.Fatalf("events %v, want one start and one progress", kindsOf(r.all()))
+		t.Fatalf("events %v, want one start and one progress", kindsOf(r.All()))
 	}
 	p := progress[0].Progress[0]
 	if p.Call != starts[0].Call || p.Call != 1 || p.Server != "f" || p.Tool != "wait" || p.Progress.Progress != 1 || p.Total != 4 || p.Message != "waiting" {

@@ -28,7 +28,7 @@ func TestRetry(t *testing.T) {
 	}, setup{})
 
 	if r, err := e.turn(agent.Request{Caller: alice, Retry: true}); err != nil || r.last(t).Kind != agent.EventError || !strings.Contains(r.last(t).Text, "no message to answer again") {
-		t.Fatalf("retry with no history: %+v, %v", r.all(), err)
+		t.Fatalf("retry with no history: %+v, %v", r.All(), err)
 	}
 	if got := e.say("say once").last(t); got.Kind != agent.EventAnswer || got.Text != "first answer" {
 		t.Fatalf("first turn: %+v", got)
@@ -72,7 +72,7 @@ func TestRetry(t *testing.T) {
 
 	r, err = e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: got.Approval.PendingID, Approve: true}})
 	if err != nil || r.last(t).Text != "second answer" {
-		t.Fatalf("after approving: %+v, %v", r.all(), err)
+		t.Fatalf("after approving: %+v, %v", r.All(), err)
 	}
 	if len(e.audit()) != 2 {
 		t.Errorf("audit after the approved repeat: %+v", e.audit())

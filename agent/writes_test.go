@@ -4,56 +4,43 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // writeLog is a store that records the agent's writes, in order.
 type writeLog struct {
 	*sqlite.DB
-	mu     sync.Mutex
-	writes []string
-}
-
-func (w *writeLog) log(what string) {
-	w.mu.Lock()
-	w.writes = append(w.writes, what)
-	w.mu.Unlock()
-}
-
-func (w *writeLog) all() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.writes)
+	writes testenv.List[string]
 }
 
 func (w *writeLog) AppendTurn(ctx context.Context, tw store.TurnWrite) (int64, error) {
-	w.log("AppendTurn")
+	w.writes.Add("AppendTurn")
 	return w.DB.AppendTurn(ctx, tw)
 }
 
 func (w *writeLog) RecordToolCall(ctx context.Context, c store.ToolCall) error {
-	w.log("RecordToolCall")
+	w.writes.Add("RecordToolCall")
 	return w.DB.RecordToolCall(ctx, c)
 }
 
 func (w *writeLog) ResolvePending(ctx context.Context, id int64, resolution string) error {
-	w.log("ResolvePending")
+	w.writes.Add("ResolvePending")
 	return w.DB.ResolvePending(ctx, id, resolution)
 }
 
 func (w *writeLog) CreatePending(ctx context.Context, p store.Pending) (int64, error) {
-	w.log("CreatePending")
+	w.writes.Add("CreatePending")
 	return w.DB.CreatePending(ctx, p)
 }
 
 func (w *writeLog) ResetConversation(ctx context.Context, chatID string) (int64, error) {
-	w.log("ResetConversation")
+	w.writes.Add("ResetConversation")
 	return w.DB.ResetConversation(ctx, chatID)
 }
 
@@ -79,11 +66,11 @@ func TestToolRoundTripWrites(t *testing.T) {
 		t.Fatal("a new chat already has a conversation")
 	}
 	for i, text := range []string{"first", "second"} {
-		before := len(w.all())
+		before := len(w.writes.All())
 		if got := e.say(text).last(t); got.Kind != agent.EventAnswer {
 			t.Fatalf("turn %d: %+v", i, got)
 		}
-		if got, want := w.all()[before:], []string{"AppendTurn", "AppendTurn", "AppendTurn"}; !slices.Equal(got, want) {
+		if got, want := w.writes.All()[before:], []string{"AppendTurn", "AppendTurn", "AppendTurn"}; !slices.Equal(got, want) {
 			t.Errorf("turn %d writes %v, want %v", i, got, want)
 		}
 	}
@@ -112,7 +99,7 @@ func TestParallelCallsAuditedAtOnce(t *testing.T) {
 	if got := e.say("two at once").last(t); got.Kind != agent.EventAnswer {
 		t.Fatalf("last event %+v", got)
 	}
-	if got, want := w.all(), []string{"AppendTurn", "RecordToolCall", "RecordToolCall", "AppendTurn", "AppendTurn"}; !slices.Equal(got, want) {
+	if got, want := w.writes.All(), []string{"AppendTurn", "RecordToolCall", "RecordToolCall", "AppendTurn", "AppendTurn"}; !slices.Equal(got, want) {
 		t.Errorf("writes %v, want %v", got, want)
 	}
 	if a := e.audit(); len(a) != 2 {

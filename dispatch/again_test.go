@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/dispatch"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // errAway is what a flaky inbox says while its database is away.
@@ -51,33 +51,16 @@ func (f *flaky) ReleaseLeases(context.Context, string) error { return nil }
 // A run is one run of an item, with which attempt it was.
 type run struct{ id, attempt int64 }
 
-type runs struct {
-	mu  sync.Mutex
-	all []run
-}
-
-func (r *runs) add(id int64, attempt int) {
-	r.mu.Lock()
-	r.all = append(r.all, run{id, int64(attempt)})
-	r.mu.Unlock()
-}
-
-func (r *runs) got() []run {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.all)
-}
-
 // A job that cannot do its work now asks to run again: its item stays in
 // the inbox, not marked done, and runs again once the inbox can be read
 // again, before the items behind it in its lane; other lanes go on.
 func TestRunAgain(t *testing.T) {
 	inbox := &flaky{DB: openInbox(t, "a", "a", "b")}
-	var r runs
+	var r testenv.List[run]
 	q := start(t, inbox, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			n := dispatch.Attempt(ctx)
-			r.add(it.UpdateID, n)
+			r.Add(run{it.UpdateID, int64(n)})
 			if it.UpdateID == 1 && n == 1 {
 				inbox.down.Store(true) // the database went away mid-job
 				dispatch.RunAgain(ctx)
@@ -87,13 +70,13 @@ func TestRunAgain(t *testing.T) {
 	// While the inbox cannot be read, the item waits: reads fail, and it
 	// has run once, not marked done.
 	waitFor(t, func() bool { return inbox.failedReads.Load() >= 3 })
-	if got := r.got(); !slices.Contains(got, run{1, 1}) || slices.Contains(got, run{1, 2}) || slices.ContainsFunc(got, func(x run) bool { return x.id == 2 }) {
+	if got := r.All(); !slices.Contains(got, run{1, 1}) || slices.Contains(got, run{1, 2}) || slices.ContainsFunc(got, func(x run) bool { return x.id == 2 }) {
 		t.Errorf("with the inbox down, ran %v; want item 1 once and item 2 not yet", got)
 	}
 	inbox.down.Store(false)
 	waitFor(t, func() bool { return len(queued(t, inbox.DB)) == 0 })
 	closeQueue(t, q)
-	got := r.got()
+	got := r.All()
 	lane := slices.DeleteFunc(slices.Clone(got), func(x run) bool { return x.id == 3 })
 	if want := []run{{1, 1}, {1, 2}, {2, 1}}; !slices.Equal(lane, want) {
 		t.Errorf("lane a ran %v, want %v", lane, want)
@@ -107,10 +90,10 @@ func TestRunAgain(t *testing.T) {
 // without a restart: the item does not stay queued to run again later.
 func TestMarksWrittenOnceBack(t *testing.T) {
 	inbox := &flaky{DB: openInbox(t, "a")}
-	var r runs
+	var r testenv.List[run]
 	q := start(t, inbox, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
-			r.add(it.UpdateID, dispatch.Attempt(ctx))
+			r.Add(run{it.UpdateID, int64(dispatch.Attempt(ctx))})
 			inbox.down.Store(true) // gone before the mark
 		}}
 	}, dispatch.Options{Interval: 20 * time.Millisecond})
@@ -118,7 +101,7 @@ func TestMarksWrittenOnceBack(t *testing.T) {
 	inbox.down.Store(false)
 	waitFor(t, func() bool { return len(queued(t, inbox.DB)) == 0 })
 	closeQueue(t, q)
-	if got := r.got(); len(got) != 1 {
+	if got := r.All(); len(got) != 1 {
 		t.Errorf("ran %v, want once", got)
 	}
 }
@@ -129,16 +112,16 @@ func TestMarksWrittenOnceBack(t *testing.T) {
 func TestStaleLeaseStartsNothing(t *testing.T) {
 	inbox := &flaky{DB: openInbox(t, "a", "a")}
 	release := make(chan struct{})
-	var r runs
+	var r testenv.List[run]
 	q := start(t, inbox, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
-			r.add(it.UpdateID, dispatch.Attempt(ctx))
+			r.Add(run{it.UpdateID, int64(dispatch.Attempt(ctx))})
 			if it.UpdateID == 1 {
 				<-release
 			}
 		}}
 	}, dispatch.Options{Leases: inbox, LeaseFor: 300 * time.Millisecond})
-	waitFor(t, func() bool { return len(r.got()) == 1 })
+	waitFor(t, func() bool { return len(r.All()) == 1 })
 	inbox.down.Store(true)
 	// Reads fail for longer than two thirds of a lease.
 	deadline := time.Now().Add(250 * time.Millisecond)
@@ -146,13 +129,13 @@ func TestStaleLeaseStartsNothing(t *testing.T) {
 	close(release)
 	before := inbox.failedReads.Load()
 	waitFor(t, func() bool { return inbox.failedReads.Load() >= before+2 })
-	if got := r.got(); len(got) != 1 {
+	if got := r.All(); len(got) != 1 {
 		t.Errorf("with the leases stale, ran %v; want item 2 held back", got)
 	}
 	inbox.down.Store(false)
 	waitFor(t, func() bool { return len(queued(t, inbox.DB)) == 0 })
 	closeQueue(t, q)
-	if got := r.got(); !slices.Equal(got, []run{{1, 1}, {2, 1}}) {
+	if got := r.All(); !slices.Equal(got, []run{{1, 1}, {2, 1}}) {
 		t.Errorf("ran %v, want 1 then 2", got)
 	}
 }

@@ -31,6 +31,16 @@ func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	put(t, db, lanes...)
+	return db
+}
+
+// put puts one item per lane name in db's inbox, in order; the item ids
+// are 1, 2, 3…
+func put(t *testing.T, db interface {
+	InboxPut(context.Context, ...store.InboxItem) error
+}, lanes ...string) {
+	t.Helper()
 	var items []store.InboxItem
 	for i, l := range lanes {
 		items = append(items, store.InboxItem{UpdateID: int64(i + 1), ChatID: l, Payload: []byte(`{}`)})
@@ -38,7 +48,6 @@ func openInbox(t *testing.T, lanes ...string) *sqlite.DB {
 	if err := db.InboxPut(context.Background(), items...); err != nil {
 		t.Fatal(err)
 	}
-	return db
 }
 
 func queued(t *testing.T, db *sqlite.DB) []int64 {
@@ -73,44 +82,26 @@ func closeQueue(t *testing.T, q *dispatch.Queue) {
 	}
 }
 
-// recorder notes the order jobs run in.
-type recorder struct {
-	mu  sync.Mutex
-	ran []int64
-}
-
-func (r *recorder) add(id int64) {
-	r.mu.Lock()
-	r.ran = append(r.ran, id)
-	r.mu.Unlock()
-}
-
-func (r *recorder) got() []int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.ran)
-}
-
 // One lane's items run in order and one at a time, while another lane's
 // go ahead of them; every item is marked done.
 func TestLanesOrderedAndIndependent(t *testing.T) {
 	db := openInbox(t, "a", "a", "b", "a")
-	var rec recorder
+	var rec testenv.List[int64] // the order jobs run in
 	bRan := make(chan struct{})
 	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			if it.UpdateID == 1 {
 				<-bRan // lane a's first job waits for lane b
 			}
-			rec.add(it.UpdateID)
+			rec.Add(it.UpdateID)
 			if it.ChatID == "b" {
 				close(bRan)
 			}
 		}}
 	}, dispatch.Options{})
-	waitFor(t, func() bool { return len(rec.got()) == 4 })
+	waitFor(t, func() bool { return len(rec.All()) == 4 })
 	closeQueue(t, q)
-	if got, want := rec.got(), []int64{3, 1, 2, 4}; !slices.Equal(got, want) {
+	if got, want := rec.All(), []int64{3, 1, 2, 4}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)
 	}
 	if p := queued(t, db); len(p) != 0 {
@@ -123,7 +114,7 @@ func TestBoundedConcurrency(t *testing.T) {
 	db := openInbox(t, "a", "b", "c", "")
 	release := make(chan struct{})
 	oob := make(chan struct{})
-	var rec recorder
+	var rec testenv.List[int64]
 	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			if it.ChatID == "" {
@@ -131,13 +122,13 @@ func TestBoundedConcurrency(t *testing.T) {
 				return
 			}
 			<-release
-			rec.add(it.UpdateID)
+			rec.Add(it.UpdateID)
 		}}
 	}, dispatch.Options{MaxRunning: 2})
 	<-oob // the out-of-band job did not wait for a slot
 	waitFor(t, func() bool { return q.Stats() == dispatch.Stats{Running: 2, Waiting: 1, Lanes: 3} })
 	close(release)
-	waitFor(t, func() bool { return len(rec.got()) == 3 })
+	waitFor(t, func() bool { return len(rec.All()) == 3 })
 	closeQueue(t, q)
 	if s := q.Stats(); s != (dispatch.Stats{}) {
 		t.Errorf("stats after close: %+v", s)
@@ -171,13 +162,13 @@ func TestCutShortRunsAgain(t *testing.T) {
 		t.Fatalf("queued after a cut-short close: %v, want %v", got, want)
 	}
 
-	var rec recorder
+	var rec testenv.List[int64]
 	q = start(t, db, func(it store.InboxItem) dispatch.Job {
-		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.Add(it.UpdateID) }}
 	}, dispatch.Options{})
-	waitFor(t, func() bool { return len(rec.got()) == 2 })
+	waitFor(t, func() bool { return len(rec.All()) == 2 })
 	closeQueue(t, q)
-	if got, want := rec.got(), []int64{1, 2}; !slices.Equal(got, want) {
+	if got, want := rec.All(), []int64{1, 2}; !slices.Equal(got, want) {
 		t.Errorf("the restart ran %v, want %v", got, want)
 	}
 	if p := queued(t, db); len(p) != 0 {
@@ -189,13 +180,13 @@ func TestCutShortRunsAgain(t *testing.T) {
 // goes on.
 func TestNothingAndPanicsAreDone(t *testing.T) {
 	db := openInbox(t, "skip", "a", "a")
-	var rec recorder
+	var rec testenv.List[int64]
 	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		if it.ChatID == "skip" {
 			return dispatch.Job{}
 		}
 		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) {
-			rec.add(it.UpdateID)
+			rec.Add(it.UpdateID)
 			if it.UpdateID == 2 {
 				panic("boom " + strconv.Itoa(2))
 			}
@@ -203,7 +194,7 @@ func TestNothingAndPanicsAreDone(t *testing.T) {
 	}, dispatch.Options{})
 	waitFor(t, func() bool { return len(queued(t, db)) == 0 })
 	closeQueue(t, q)
-	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(got, want) {
+	if got, want := rec.All(), []int64{2, 3}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)
 	}
 }
@@ -212,17 +203,17 @@ func TestNothingAndPanicsAreDone(t *testing.T) {
 // logged and marked done, and the items after it run.
 func TestRoutePanicIsDone(t *testing.T) {
 	db := openInbox(t, "a", "a", "b")
-	var rec recorder
+	var rec testenv.List[int64]
 	log := &testenv.Buffer{}
 	q := start(t, db, func(it store.InboxItem) dispatch.Job {
 		if it.UpdateID == 1 {
 			panic("boom")
 		}
-		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.Add(it.UpdateID) }}
 	}, dispatch.Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	waitFor(t, func() bool { return len(queued(t, db)) == 0 })
 	closeQueue(t, q)
-	if got, want := rec.got(), []int64{2, 3}; !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+	if got, want := rec.All(), []int64{2, 3}; !slices.Equal(slices.Sorted(slices.Values(got)), want) {
 		t.Errorf("ran %v, want %v", got, want)
 	}
 	if !strings.Contains(log.String(), "update_id=1 ") || !strings.Contains(log.String(), "boom") {
@@ -233,16 +224,16 @@ func TestRoutePanicIsDone(t *testing.T) {
 // Wake hands out items stored after Start at once, without the interval.
 func TestWake(t *testing.T) {
 	db := openInbox(t)
-	var rec recorder
+	var rec testenv.List[int64]
 	q := start(t, db, func(it store.InboxItem) dispatch.Job {
-		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.Add(it.UpdateID) }}
 	}, dispatch.Options{Interval: time.Hour})
 	defer closeQueue(t, q)
 	if err := db.InboxPut(context.Background(), store.InboxItem{UpdateID: 7, ChatID: "a", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	q.Wake()
-	waitFor(t, func() bool { return len(rec.got()) == 1 })
+	waitFor(t, func() bool { return len(rec.All()) == 1 })
 }
 
 // slowMarks blocks its first InboxDone until released, closing writing as
@@ -328,9 +319,9 @@ func TestMain(m *testing.M) {
 // of the others goes out twice.
 func TestArrivedOutOfOrder(t *testing.T) {
 	db := openInbox(t)
-	var rec recorder
+	var rec testenv.List[int64]
 	q := start(t, db, func(it store.InboxItem) dispatch.Job {
-		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.add(it.UpdateID) }}
+		return dispatch.Job{Lane: it.ChatID, Run: func(context.Context) { rec.Add(it.UpdateID) }}
 	}, dispatch.Options{Interval: time.Hour})
 	defer closeQueue(t, q)
 	put := func(id int64) {
@@ -342,12 +333,12 @@ func TestArrivedOutOfOrder(t *testing.T) {
 	}
 	put(10)
 	put(12)
-	waitFor(t, func() bool { return len(rec.got()) == 2 })
+	waitFor(t, func() bool { return len(rec.All()) == 2 })
 	put(11)
-	waitFor(t, func() bool { return len(rec.got()) == 3 })
+	waitFor(t, func() bool { return len(rec.All()) == 3 })
 	put(13)
-	waitFor(t, func() bool { return len(rec.got()) == 4 && len(queued(t, db)) == 0 })
-	got := rec.got()
+	waitFor(t, func() bool { return len(rec.All()) == 4 && len(queued(t, db)) == 0 })
+	got := rec.All()
 	slices.Sort(got)
 	if want := []int64{10, 11, 12, 13}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want each of %v once", got, want)
@@ -359,12 +350,12 @@ func TestArrivedOutOfOrder(t *testing.T) {
 // while the lane's other items still do, in order.
 func TestAbsorb(t *testing.T) {
 	db := openInbox(t, "a", "a", "a", "a", "b")
-	var rec recorder
+	var rec testenv.List[int64]
 	bRan := make(chan struct{})
 	var q *dispatch.Queue
 	q, err := dispatch.New(db, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
-			defer rec.add(it.UpdateID)
+			defer rec.Add(it.UpdateID)
 			switch it.UpdateID {
 			case 1:
 				// Lane b's item was routed after items 2 to 4: once it
@@ -382,9 +373,9 @@ func TestAbsorb(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Start()
-	waitFor(t, func() bool { return len(rec.got()) == 3 && len(queued(t, db)) == 0 })
+	waitFor(t, func() bool { return len(rec.All()) == 3 && len(queued(t, db)) == 0 })
 	closeQueue(t, q)
-	if got, want := rec.got(), []int64{5, 1, 4}; !slices.Equal(got, want) {
+	if got, want := rec.All(), []int64{5, 1, 4}; !slices.Equal(got, want) {
 		t.Errorf("ran %v, want %v", got, want)
 	}
 }

@@ -140,13 +140,7 @@ func TestSharedInboxTwoInstances(t *testing.T) {
 func TestSharedInboxTakeover(t *testing.T) {
 	dbs := sharedInbox(t, 2)
 	ctx := context.Background()
-	if err := dbs[0].InboxPut(ctx,
-		store.InboxItem{UpdateID: 1, ChatID: "x", Payload: []byte(`{}`)},
-		store.InboxItem{UpdateID: 2, ChatID: "x", Payload: []byte(`{}`)},
-		store.InboxItem{UpdateID: 3, ChatID: "y", Payload: []byte(`{}`)},
-	); err != nil {
-		t.Fatal(err)
-	}
+	put(t, dbs[0], "x", "x", "y")
 	// The dead instance: it claimed x for a short lease and never came back.
 	got, err := dbs[0].ClaimQueued(ctx, store.Claim{Instance: "dead", NewChats: 1, LeaseFor: 500 * time.Millisecond})
 	if err != nil || len(got) != 2 {
@@ -170,12 +164,7 @@ func TestSharedInboxTakeover(t *testing.T) {
 func TestSharedInboxWithoutLeases(t *testing.T) {
 	db := sharedInbox(t, 1)[0]
 	ctx := context.Background()
-	if err := db.InboxPut(ctx,
-		store.InboxItem{UpdateID: 1, ChatID: "x", Payload: []byte(`{}`)},
-		store.InboxItem{UpdateID: 2, ChatID: "y", Payload: []byte(`{}`)},
-	); err != nil {
-		t.Fatal(err)
-	}
+	put(t, db, "x", "y")
 	if got, err := db.ClaimQueued(ctx, store.Claim{Instance: "other", NewChats: 1, LeaseFor: time.Hour}); err != nil || len(got) != 1 || got[0].ChatID != "x" {
 		t.Fatalf("the other instance claimed %v (%v), want chat x", got, err)
 	}
@@ -198,12 +187,7 @@ func TestSharedInboxWithoutLeases(t *testing.T) {
 func TestSharedInboxCloseHandsBack(t *testing.T) {
 	dbs := sharedInbox(t, 2)
 	ctx := context.Background()
-	if err := dbs[0].InboxPut(ctx,
-		store.InboxItem{UpdateID: 1, ChatID: "x", Payload: []byte(`{}`)},
-		store.InboxItem{UpdateID: 2, ChatID: "x", Payload: []byte(`{}`)},
-	); err != nil {
-		t.Fatal(err)
-	}
+	put(t, dbs[0], "x", "x")
 	l := newLedger(t)
 	started := make(chan struct{})
 	first := start(t, dbs[0], l.route("first", func(ctx context.Context, it store.InboxItem) {
@@ -239,13 +223,7 @@ func TestSharedInboxCloseHandsBack(t *testing.T) {
 func TestSharedInboxLostLeaseDropsQueued(t *testing.T) {
 	dbs := sharedInbox(t, 2)
 	ctx := context.Background()
-	if err := dbs[0].InboxPut(ctx,
-		store.InboxItem{UpdateID: 1, ChatID: "x", Payload: []byte(`{}`)},
-		store.InboxItem{UpdateID: 2, ChatID: "x", Payload: []byte(`{}`)},
-		store.InboxItem{UpdateID: 3, ChatID: "x", Payload: []byte(`{}`)},
-	); err != nil {
-		t.Fatal(err)
-	}
+	put(t, dbs[0], "x", "x", "x")
 	l := newLedger(t)
 	started, release := make(chan struct{}), make(chan struct{})
 	logs := &testenv.Buffer{}

@@ -8,37 +8,34 @@ import (
 )
 
 func TestFieldSecret(t *testing.T) {
-	for _, c := range []struct {
+	type field struct {
 		name, schema string
 		want         bool
-	}{
-		{"password", `{"type": "string"}`, true},
+	}
+	// Plain string fields, by their names alone: secret, then not.
+	const text = `{"type": "string"}`
+	var fields []field
+	for _, name := range []string{"password", "newPassword", "api_key", "apiKey", "APIKey", "api-key", "access_token", "accesstoken", "client_secret", "OTP", "mypassword"} {
+		fields = append(fields, field{name, text, true})
+	}
+	for _, name := range []string{"name", "max_tokens", "shipping", "options"} {
+		fields = append(fields, field{name, text, false})
+	}
+	// Fields of other schemas: a format, a title, another type, an enum.
+	fields = append(fields, []field{
 		{"pw", `{"type": "string", "format": "password"}`, true},
 		{"answer", `{"type": "string", "title": "Your Passphrase"}`, true},
-		{"newPassword", `{"type": "string"}`, true},
-		{"api_key", `{"type": "string"}`, true},
-		{"apiKey", `{"type": "string"}`, true},
-		{"APIKey", `{"type": "string"}`, true},
-		{"api-key", `{"type": "string"}`, true},
-		{"access_token", `{"type": "string"}`, true},
-		{"accesstoken", `{"type": "string"}`, true},
-		{"client_secret", `{"type": "string"}`, true},
-		{"OTP", `{"type": "string"}`, true},
 		{"pin", `{"type": "integer"}`, true},
 		{"code", `{"type": "string", "title": "Verification code"}`, true},
 		{"cvv", `{"type": "number"}`, true},
-		{"mypassword", `{"type": "string"}`, true},
-		{"name", `{"type": "string"}`, false},
 		{"max_tokens", `{"type": "integer"}`, false},
-		{"max_tokens", `{"type": "string"}`, false},
 		{"token_count", `{"type": "integer"}`, false},
-		{"shipping", `{"type": "string"}`, false},
 		{"pinned", `{"type": "boolean"}`, false},
-		{"options", `{"type": "string"}`, false},
 		{"password_ok", `{"type": "boolean"}`, false},
 		{"token", `{"type": "string", "enum": ["a", "b"]}`, false},
 		{"format", `{"type": "string", "format": "email"}`, false},
-	} {
+	}...)
+	for _, c := range fields {
 		t.Run(c.name+" "+c.schema, func(t *testing.T) {
 			fm, err := form.Parse(json.RawMessage(`{"type": "object", "properties": {"` + c.name + `": ` + c.schema + `}}`))
 			if err != nil {

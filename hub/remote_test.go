@@ -154,20 +154,7 @@ func TestRemoteServerStatuses(t *testing.T) {
 	}))
 	t.Cleanup(broken.Close)
 	// One that takes each connection and closes it at once.
-	hangsUp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hangsUp.Close() })
-	go func() {
-		for {
-			c, err := hangsUp.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	hangsUp := listen(t)
 
 	remote := func(url string) map[string]any {
 		return map[string]any{"type": hub.TypeStreamableHTTP, "url": url, "timeout": 10}
@@ -185,7 +172,7 @@ func TestRemoteServerStatuses(t *testing.T) {
 		{"nokey", manager(""), fake.URL() + "/mcp", mcpgram.StatusFailed, mcpgram.CauseSignIn, "needs sign-in, which needs OAUTH_KEY: set it (the same on every instance), then run mcpgram mcp login nokey"},
 		{"refused", nil, "http://" + closed + "/mcp", mcpgram.StatusRestarting, mcpgram.CauseUnreachable, "unreachable: connection refused (" + closed + ")"},
 		{"broken", nil, broken.URL + "/mcp", mcpgram.StatusRestarting, "", "initialize: request failed with status 500: down for maintenance"},
-		{"hangsup", nil, "http://" + hangsUp.Addr().String() + "/mcp", mcpgram.StatusRestarting, "", `initialize: failed to send request: Post "http://` + hangsUp.Addr().String() + `/mcp": `},
+		{"hangsup", nil, "http://" + hangsUp + "/mcp", mcpgram.StatusRestarting, "", `initialize: failed to send request: Post "http://` + hangsUp + `/mcp": `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -455,27 +454,6 @@ func TestSandboxSettings(t *testing.T) {
 	if _, err := hub.New(filepath.Join(t.TempDir(), "x.json"), hub.Options{Sandbox: "sometimes"}); err == nil || errors.Is(err, os.ErrNotExist) {
 		t.Errorf("New with Sandbox %q: %v, want the mode refused", "sometimes", err)
 	}
-}
-
-// listen returns the address of a TCP listener that accepts until the
-// test ends.
-func listen(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // An entry can cut a sandboxed server off the network: it then reaches

@@ -72,21 +72,27 @@ func shapes() mcpgram.Catalog {
 	}}}
 }
 
+// TestGolden: the XML prompt (BuildWith) and what a native call sends
+// (see native) of the same catalogs.
 func TestGolden(t *testing.T) {
 	tests := []struct {
-		name string
-		cat  mcpgram.Catalog
-		opts prompt.Options
+		name  string
+		build func(mcpgram.Catalog, prompt.Options) string
+		cat   mcpgram.Catalog
+		opts  prompt.Options
 	}{
-		{"no_servers", mcpgram.Catalog{}, prompt.Options{}},
-		{"servers", catalog(), prompt.Options{}},
-		{"memory_and_instructions", withMemory(), prompt.Options{Instructions: "  Answer like a pirate.\n"}},
-		{"schemas", shapes(), prompt.Options{}},
+		{"no_servers", prompt.BuildWith, mcpgram.Catalog{}, prompt.Options{}},
+		{"servers", prompt.BuildWith, catalog(), prompt.Options{}},
+		{"memory_and_instructions", prompt.BuildWith, withMemory(), prompt.Options{Instructions: "  Answer like a pirate.\n"}},
+		{"schemas", prompt.BuildWith, shapes(), prompt.Options{}},
+		{"native_no_servers", native, mcpgram.Catalog{}, prompt.Options{}},
+		{"native_servers", native, catalog(), prompt.Options{}},
+		{"native_memory_and_instructions", native, withMemory(), prompt.Options{Instructions: "Answer like a pirate."}},
+		{"native_schemas", native, shapes(), prompt.Options{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := prompt.BuildWith(tc.cat, tc.opts)
-			golden(t, tc.name, got)
+			golden(t, tc.name, tc.build(tc.cat, tc.opts))
 		})
 	}
 }
@@ -128,7 +134,7 @@ func TestStable(t *testing.T) {
 
 func TestContents(t *testing.T) {
 	got := prompt.Build(catalog())
-	for _, want := range []string{
+	holds(t, "prompt", got,
 		"## everything\n",
 		"- echo: Echoes back the input string\n    Arguments:\n    - message (string, required): Message to echo <as is>\n",
 		"    Arguments:\n    - a (number, required): First number\n    - b (number, required): Second number\n",
@@ -137,16 +143,8 @@ func TestContents(t *testing.T) {
 		"## empty\n\n(This server offers no tools or resources.)\n",
 		// A server set up but down is named, for the model to say so.
 		"\nThese servers are set up but not available right now, so their tools are not listed: broken. If a request needs one of them, say that it is unavailable at the moment.\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("prompt lacks %q", want)
-		}
-	}
-	for _, absent := range []string{"## broken", "disabled", "$schema", "# Memory"} {
-		if strings.Contains(got, absent) {
-			t.Errorf("prompt holds %q", absent)
-		}
-	}
+	)
+	holdsNone(t, "prompt", got, "## broken", "disabled", "$schema", "# Memory")
 	if strings.Index(got, "- echo") > strings.Index(got, "- get-sum") {
 		t.Error("tools are not sorted by name")
 	}
@@ -232,11 +230,7 @@ func testCatalog(t *testing.T, servers map[string]any, wants ...string) {
 	h := testenv.StartHub(t, path, hub.Options{NoWatch: true})
 	testenv.Running(t, h)
 	p := prompt.Build(h.Catalog())
-	for _, want := range wants {
-		if !strings.Contains(p, want) {
-			t.Errorf("prompt lacks %q", want)
-		}
-	}
+	holds(t, "prompt", p, wants...)
 	if r := toolcall.Parse(p); len(r.Blocks) != 8 {
 		t.Errorf("prompt from the real catalog parses into %d blocks, want the 8 printed examples", len(r.Blocks))
 	}
@@ -259,5 +253,25 @@ func golden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("prompt differs from %s (run go test ./prompt -update and review the diff):\n%s", path, got)
+	}
+}
+
+// holds checks that text, the one named what, holds each of wants.
+func holds(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", what, want)
+		}
+	}
+}
+
+// holdsNone checks that text, the one named what, holds none of absent.
+func holdsNone(t *testing.T, what, text string, absent ...string) {
+	t.Helper()
+	for _, a := range absent {
+		if strings.Contains(text, a) {
+			t.Errorf("%s holds %q", what, a)
+		}
 	}
 }

@@ -190,30 +190,41 @@ func lineOf(out, prefix string) string {
 	return ""
 }
 
-// The terminal chat drives the real agent: a tool call through a real
-// server, then the answer, then an approval answered with y.
-func TestChat(t *testing.T) {
+// chatScript runs the terminal chat on the bundled servers, against a
+// model answering with script, the operator typing input; it checks that
+// the chat ends without error, prints each of wants, and calls the model
+// once for each reply of script, and returns the calls.
+func chatScript(t *testing.T, script []llmfake.Reply, input string, wants ...string) []llmfake.Call {
+	t.Helper()
 	path := settings(t, nil)
-	model := llmfake.New(t, llmfake.Script(
-		llmfake.Text(`Let me compute.<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "6*7"}</arguments></use_mcp_tool>`),
-		llmfake.Text(`<attempt_completion><result>It is 42.</result></attempt_completion>`),
-		llmfake.Text(`<use_mcp_tool><server_name>clock</server_name><tool_name>current_time</tool_name><arguments>{"timezone": "Europe/Paris"}</arguments></use_mcp_tool>`),
-		llmfake.Text(`Done: the clock answered.`),
-	))
+	model := llmfake.New(t, llmfake.Script(script...))
 	e := env{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(), "DATABASE_PATH": filepath.Join(t.TempDir(), "db.sqlite")}
-	out, _, err := run(t, e, "what is 6*7?\nwhat time is it in Paris?\ny\n/quit\n", "--mcp-settings", path, "chat")
+	out, _, err := run(t, e, input, "--mcp-settings", path, "chat")
 	if err != nil {
 		t.Fatalf("chat: %v\n%s", err, out)
 	}
-	for _, want := range []string{"calculate on calculator", "It is 42.", "current_time on clock", "approve? [y/n/a]", "Done: the clock answered."} {
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("chat output lacks %q:\n%s", want, out)
 		}
 	}
 	calls := model.Calls()
-	if len(calls) != 4 {
-		t.Fatalf("model called %d times, want 4", len(calls))
+	if len(calls) != len(script) {
+		t.Fatalf("model called %d times, want %d", len(calls), len(script))
 	}
+	return calls
+}
+
+// The terminal chat drives the real agent: a tool call through a real
+// server, then the answer, then an approval answered with y.
+func TestChat(t *testing.T) {
+	calls := chatScript(t, []llmfake.Reply{
+		llmfake.Text(`Let me compute.<use_mcp_tool><server_name>calculator</server_name><tool_name>calculate</tool_name><arguments>{"expression": "6*7"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`<attempt_completion><result>It is 42.</result></attempt_completion>`),
+		llmfake.Text(`<use_mcp_tool><server_name>clock</server_name><tool_name>current_time</tool_name><arguments>{"timezone": "Europe/Paris"}</arguments></use_mcp_tool>`),
+		llmfake.Text(`Done: the clock answered.`),
+	}, "what is 6*7?\nwhat time is it in Paris?\ny\n/quit\n",
+		"calculate on calculator", "It is 42.", "current_time on clock", "approve? [y/n/a]", "Done: the clock answered.")
 	if last := calls[1].Request.Last(); !strings.Contains(last, "42") {
 		t.Errorf("the tool result did not reach the model: %q", last)
 	}
@@ -225,27 +236,13 @@ func TestChat(t *testing.T) {
 // A follow-up question's options are numbered; typing a number answers
 // with that option's text, and typing anything else answers with the text.
 func TestChatOptions(t *testing.T) {
-	path := settings(t, nil)
-	model := llmfake.New(t, llmfake.Script(
+	calls := chatScript(t, []llmfake.Reply{
 		llmfake.Text(`<ask_followup_question><question>Which zone?</question><options>["Europe/Paris", "Asia/Tokyo"]</options></ask_followup_question>`),
 		llmfake.Text(`<attempt_completion><result>Tokyo it is.</result></attempt_completion>`),
 		llmfake.Text(`<ask_followup_question><question>Anything else?</question><options>["No", "Yes"]</options></ask_followup_question>`),
 		llmfake.Text(`Fine.`),
-	))
-	e := env{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(), "DATABASE_PATH": filepath.Join(t.TempDir(), "db.sqlite")}
-	out, _, err := run(t, e, "time?\n2\nmore\nmaybe later\n", "--mcp-settings", path, "chat")
-	if err != nil {
-		t.Fatalf("chat: %v\n%s", err, out)
-	}
-	for _, want := range []string{"Which zone?", "  1. Europe/Paris", "  2. Asia/Tokyo", "Tokyo it is.", "Fine."} {
-		if !strings.Contains(out, want) {
-			t.Errorf("chat output lacks %q:\n%s", want, out)
-		}
-	}
-	calls := model.Calls()
-	if len(calls) != 4 {
-		t.Fatalf("model called %d times, want 4", len(calls))
-	}
+	}, "time?\n2\nmore\nmaybe later\n",
+		"Which zone?", "  1. Europe/Paris", "  2. Asia/Tokyo", "Tokyo it is.", "Fine.")
 	if got, want := calls[1].Request.Last(), "<answer>Asia/Tokyo</answer>"; got != want {
 		t.Errorf("a typed number reached the model as %q, want %q", got, want)
 	}

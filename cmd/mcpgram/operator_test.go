@@ -96,6 +96,17 @@ func (s *session) end() {
 	}
 }
 
+// callThenAnswer is a model that makes call, then answers answer once
+// the call's result is in.
+func callThenAnswer(call, answer string) llmfake.Handler {
+	return func(c llmfake.Call) llmfake.Reply {
+		if strings.Contains(c.Request.Last(), "] Result:") {
+			return llmfake.Text("<attempt_completion><result>" + answer + "</result></attempt_completion>")
+		}
+		return llmfake.Text(call)
+	}
+}
+
 // In the terminal chat the operator is the one who can fix the model's
 // settings: a failed model call says what the endpoint answered and where
 // the log is, not "try again later".
@@ -177,12 +188,7 @@ func TestChatConsentOffersNoAlways(t *testing.T) {
 	t.Parallel()
 	b := buildBinary(t)
 	settings := testenv.WriteSettings(t, b.dir, map[string]any{"echo": testenv.EchoEntry(t, "keep")})
-	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
-		if strings.Contains(c.Request.Last(), "] Result:") {
-			return llmfake.Text("<attempt_completion><result>Kept.</result></attempt_completion>")
-		}
-		return llmfake.Text(`<use_mcp_tool><server_name>echo</server_name><tool_name>keep</tool_name><arguments>{"mode": "write"}</arguments></use_mcp_tool>`)
-	})
+	model := llmfake.New(t, callThenAnswer(`<use_mcp_tool><server_name>echo</server_name><tool_name>keep</tool_name><arguments>{"mode": "write"}</arguments></use_mcp_tool>`, "Kept."))
 	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
 	s.send("keep this")
 	s.wait("agree? [y/n] ", 1)
@@ -250,12 +256,7 @@ func TestChatMemoryConsentCard(t *testing.T) {
 		"command": testenv.Bundled(t, "mcp-memory"), "autoApprove": []string{"memory"},
 		"env": map[string]string{"MEMORY_DB_PATH": filepath.Join(testenv.OpenDir(t), "memory.db")},
 	}})
-	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
-		if last := c.Request.Last(); strings.Contains(last, "] Result:") {
-			return llmfake.Text("<attempt_completion><result>Stored.</result></attempt_completion>")
-		}
-		return llmfake.Text(`<use_mcp_tool><server_name>memory</server_name><tool_name>memory</tool_name><arguments>{"operation": "store", "content": "I like tea\nwith milk"}</arguments></use_mcp_tool>`)
-	})
+	model := llmfake.New(t, callThenAnswer(`<use_mcp_tool><server_name>memory</server_name><tool_name>memory</tool_name><arguments>{"operation": "store", "content": "I like tea\nwith milk"}</arguments></use_mcp_tool>`, "Stored."))
 	s := startChat(t, b, settings, "OPENAI_BASE_URL="+model.URL())
 	s.send("remember that I like tea with milk")
 	s.wait("🧠 Remember this?\n  I like tea\n  with milk\nAsked by memory on memory, which stores it only if you agree.\n", 1)

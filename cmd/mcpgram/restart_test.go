@@ -62,24 +62,7 @@ func wrong(tg *tgfake.Server) int {
 // order, none more than twice, and nobody is told something went wrong.
 func TestScaleDatabaseRestart(t *testing.T) {
 	t.Parallel()
-	pg := testenv.NewCluster(t)
-	model := llmfake.New(t, scaleModel)
-	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"}, defaultLease)
-	sendAll(cl.tg)
-	cl.tg.WaitFor(t, 60*time.Second, "the instances to run tool calls", func() bool {
-		return len(loggedCalls(cl.calls[0]))+len(loggedCalls(cl.calls[1])) >= scaleChats/5
-	})
-	pg.Restart(t)
-	restarted := time.Now()
-	waitAllAnswered(t, cl.tg, 90*time.Second)
-	t.Logf("all answered %v after the restart; answers repeated: %d; updates run again: %d; chats' leases lost: %d",
-		time.Since(restarted).Round(time.Millisecond), checkAnswers(t, cl.tg), cl.logged("runs again once"), cl.logged("lost the lease"))
-	if n := wrong(cl.tg); n != 0 {
-		t.Errorf("%d users were told something went wrong", n)
-	}
-	cl.stop(t, 0)
-	cl.stop(t, 1)
-	cl.backlog(t)
+	databaseOutage(t, "after the restart", 90*time.Second, func(pg *testenv.Cluster) { pg.Restart(t) })
 }
 
 // PostgreSQL stopped for 20 s, longer than a call's retries last, while
@@ -88,6 +71,21 @@ func TestScaleDatabaseRestart(t *testing.T) {
 // than twice, and nobody is told something went wrong.
 func TestScaleDatabaseStopped(t *testing.T) {
 	t.Parallel()
+	databaseOutage(t, "after the database came back", 120*time.Second, func(pg *testenv.Cluster) {
+		pg.Stop(t)
+		// The outage itself, the scenario: not a wait for a signal.
+		time.Sleep(20 * time.Second)
+		pg.Start(t)
+	})
+}
+
+// databaseOutage starts two instances on a PostgreSQL of their own, sends
+// every chat's messages, runs outage on the database once the instances
+// run tool calls, and checks that every message is then answered within
+// answerWithin (when is how the log says it), in order, none more than
+// twice, and that nobody is told something went wrong.
+func databaseOutage(t *testing.T, when string, answerWithin time.Duration, outage func(*testenv.Cluster)) {
+	t.Helper()
 	pg := testenv.NewCluster(t)
 	model := llmfake.New(t, scaleModel)
 	cl := startClusterOn(t, pg.Database(t), 2, model, []string{"sleep"}, defaultLease)
@@ -95,14 +93,11 @@ func TestScaleDatabaseStopped(t *testing.T) {
 	cl.tg.WaitFor(t, 60*time.Second, "the instances to run tool calls", func() bool {
 		return len(loggedCalls(cl.calls[0]))+len(loggedCalls(cl.calls[1])) >= scaleChats/5
 	})
-	pg.Stop(t)
-	// The outage itself, the scenario: not a wait for a signal.
-	time.Sleep(20 * time.Second)
-	pg.Start(t)
+	outage(pg)
 	back := time.Now()
-	waitAllAnswered(t, cl.tg, 120*time.Second)
-	t.Logf("all answered %v after the database came back; answers repeated: %d; updates run again: %d; chats' leases lost: %d",
-		time.Since(back).Round(time.Millisecond), checkAnswers(t, cl.tg), cl.logged("runs again once"), cl.logged("lost the lease"))
+	waitAllAnswered(t, cl.tg, answerWithin)
+	t.Logf("all answered %v %s; answers repeated: %d; updates run again: %d; chats' leases lost: %d",
+		time.Since(back).Round(time.Millisecond), when, checkAnswers(t, cl.tg), cl.logged("runs again once"), cl.logged("lost the lease"))
 	if n := wrong(cl.tg); n != 0 {
 		t.Errorf("%d users were told something went wrong", n)
 	}

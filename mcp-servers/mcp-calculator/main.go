@@ -16,9 +16,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/stdio"
 	"github.com/mcpgram/mcpgram/mcp-servers/mcp-calculator/internal/calc"
@@ -28,11 +25,7 @@ import (
 var version = "dev"
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := stdio.Serve(ctx, calc.NewServer(version), logger); err != nil {
-		logger.Error("mcp-calculator stopped", "err", err)
-		os.Exit(1)
-	}
+	stdio.Main("mcp-calculator", func(ctx context.Context, logger *slog.Logger) error {
+		return stdio.Serve(ctx, calc.NewServer(version), logger)
+	})
 }

@@ -18,9 +18,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/stdio"
@@ -31,11 +28,7 @@ import (
 var version = "dev"
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := stdio.Serve(ctx, clock.NewServer(version, time.Now), logger); err != nil {
-		logger.Error("mcp-clock stopped", "err", err)
-		os.Exit(1)
-	}
+	stdio.Main("mcp-clock", func(ctx context.Context, logger *slog.Logger) error {
+		return stdio.Serve(ctx, clock.NewServer(version, time.Now), logger)
+	})
 }

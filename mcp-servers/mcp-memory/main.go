@@ -33,8 +33,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mcpgram/mcpgram/mcp-servers/internal/stdio"
 	"github.com/mcpgram/mcpgram/mcp-servers/mcp-memory/internal/memory"
@@ -46,18 +44,9 @@ var version = "dev"
 // defaultDBPath is where memories live when MEMORY_DB_PATH is unset.
 const defaultDBPath = "./data/memory.db"
 
-func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(logger); err != nil {
-		logger.Error("mcp-memory stopped", "err", err)
-		os.Exit(1)
-	}
-}
+func main() { stdio.Main("mcp-memory", run) }
 
-func run(logger *slog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
+func run(ctx context.Context, logger *slog.Logger) error {
 	path := os.Getenv("MEMORY_DB_PATH")
 	if path == "" {
 		path = defaultDBPath

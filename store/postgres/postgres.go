@@ -57,6 +57,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/chatsettings"
 )
 
 //go:embed migrations/*.sql
@@ -75,6 +76,8 @@ type DB struct {
 	name string // host:port/database, for errors; never the password
 	// retryFor bounds the retries of a lost connection (see do).
 	retryFor time.Duration
+
+	chatSettings
 }
 
 // Open connects to the PostgreSQL database named by dsn (a postgres://
@@ -96,6 +99,7 @@ func open(ctx context.Context, dsn string, fsys fs.FS) (*DB, error) {
 		return nil, fmt.Errorf("open PostgreSQL database: %w", err)
 	}
 	db := &DB{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database), retryFor: DefaultRetryFor}
+	db.chatSettings = chatsettings.New(db.chatSetting, db.setChatSetting)
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("open PostgreSQL database %s: %w", db.name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
 // BenchmarkMessagePair measures one turn's history write: a user message
@@ -15,15 +16,12 @@ import (
 func BenchmarkMessagePair(b *testing.B) {
 	db, _ := open(b)
 	ctx := b.Context()
-	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	conv := storetest.Active(b, db, "bench")
 	user := store.Message{Role: "user", Content: "What is the weather in Lisbon tomorrow?"}
 	reply := store.Message{Role: "assistant", Content: strings.Repeat("It will be sunny. ", 30), PromptTokens: 900, CompletionTokens: 120}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := appendMessages(ctx, db, conv, user, reply); err != nil {
+		if err := storetest.AppendMessages(ctx, db, conv, user, reply); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -75,7 +73,7 @@ func BenchmarkMessagePairParallel(b *testing.B) {
 		}
 		msg := store.Message{Role: "user", Content: "hello"}
 		for pb.Next() {
-			if err := appendMessages(ctx, db, conv, msg, msg); err != nil {
+			if err := storetest.AppendMessages(ctx, db, conv, msg, msg); err != nil {
 				b.Error(err)
 				return
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
 // crashChildEnv names the database a re-executed test binary writes to
@@ -41,7 +42,7 @@ func TestCrashChild(t *testing.T) {
 			fmt.Println("put:", err)
 			os.Exit(2)
 		}
-		if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: strconv.FormatInt(id, 10)}); err != nil {
+		if err := storetest.AppendMessages(ctx, db, conv, store.Message{Role: "user", Content: strconv.FormatInt(id, 10)}); err != nil {
 			fmt.Println("append:", err)
 			os.Exit(2)
 		}

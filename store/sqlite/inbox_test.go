@@ -4,24 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/store/storetest"
 )
-
-func item(id int64) store.InboxItem {
-	return store.InboxItem{UpdateID: id, ChatID: fmt.Sprint("chat", id%3), Payload: fmt.Appendf(nil, `{"update_id":%d}`, id)}
-}
-
-func updateIDs(items []store.InboxItem) []int64 {
-	var ids []int64
-	for _, it := range items {
-		ids = append(ids, it.UpdateID)
-	}
-	return ids
-}
 
 // The inbox commits at synchronous=FULL and every other write at NORMAL.
 func TestInboxSynchronous(t *testing.T) {
@@ -52,7 +40,7 @@ func TestInboxSynchronous(t *testing.T) {
 	}
 	check("after an inbox write")
 
-	if err := db.InboxPut(ctx, item(1)); err != nil {
+	if err := db.InboxPut(ctx, storetest.Item(1)); err != nil {
 		t.Fatal(err)
 	}
 	check("after InboxPut")
@@ -60,7 +48,7 @@ func TestInboxSynchronous(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after InboxDone")
-	if err := db.InboxPut(ctx, item(3), item(4)); err != nil {
+	if err := db.InboxPut(ctx, storetest.Item(3), storetest.Item(4)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.InboxDone(ctx, 3, 4, 99); !errors.Is(err, store.ErrNotFound) {
@@ -86,6 +74,6 @@ func TestInboxSynchronous(t *testing.T) {
 	}
 	check("after a cancelled inbox write")
 	if got, err := db.InboxQueued(ctx, 0, 0); err != nil || len(got) != 0 {
-		t.Errorf("the cancelled write left %v, %v; want nothing", updateIDs(got), err)
+		t.Errorf("the cancelled write left %v, %v; want nothing", storetest.UpdateIDs(got), err)
 	}
 }

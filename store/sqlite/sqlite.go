@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/chatsettings"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -67,6 +68,8 @@ type DB struct {
 	// Prepared statements by their SQL, see readSQL and writeSQL.
 	readStmts, writeStmts map[string]*sql.Stmt
 	misses                atomic.Int64 // statements run unprepared, for tests
+
+	chatSettings
 }
 
 // dsn builds the connection string. The path is sent as a file: URI so that
@@ -111,6 +114,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
 	db := &DB{path: abs, now: time.Now, retryFor: DefaultRetryFor}
+	db.chatSettings = chatsettings.New(db.chatSetting, db.setChatSetting)
 
 	if db.writer, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
 		return nil, fmt.Errorf("open database %q: %w", path, err)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+
+	"github.com/mcpgram/mcpgram/store/internal/chatsettings"
 )
 
 // Statements run for every turn or update are prepared once, at Open, on
@@ -12,12 +15,11 @@ import (
 // connection of the pool, inside a transaction too. Other statements are
 // parsed on each call.
 var (
-	readSQL = []string{
+	readSQL = slices.Concat([]string{
 		chatStateSQL, activeConversationSQL, messagesSQL, recentMessagesSQL, messagesSinceSQL, recentToolsSQL,
 		openPendingSQL, getPendingSQL, openFormsSQL, getFormSQL,
 		inboxQueuedSQL, userUsageSQL, dayUsageSQL,
-		chatSettingSQL("instructions"), chatSettingSQL("servers_off"), chatSettingSQL("model"), chatSettingSQL("topics"),
-	}
+	}, chatsettings.Reads)
 	writeSQL = []string{
 		activeConversationSQL, ensureChatSQL, insertConversationSQL, insertMessageSQL,
 		insertToolCallSQL, addUsageSQL, insertTurnSQL,

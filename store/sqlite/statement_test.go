@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/store/storetest"
 )
 
 // What a turn and an update do runs on statements prepared at Open, and
@@ -32,7 +33,7 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if again, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c"}); err != nil || again != conv {
 			t.Fatalf("AppendTurn to the active conversation = %d, %v; want %d", again, err, conv)
 		}
-		if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
+		if err := storetest.AppendMessages(ctx, db, conv, store.Message{Role: "user", Content: "hi"}, store.Message{Role: "assistant", Content: "yo"}); err != nil {
 			t.Fatal(err)
 		}
 		if cur, err := db.CurrentConversation(ctx, "c"); err != nil || cur != conv {
@@ -100,7 +101,7 @@ func TestHotStatementsArePrepared(t *testing.T) {
 	}
 	run(db)
 	// A failed write rolls back; the statements stay usable.
-	if err := appendMessages(ctx, db, 999999, store.Message{Role: "user", Content: "x"}); err == nil {
+	if err := storetest.AppendMessages(ctx, db, 999999, store.Message{Role: "user", Content: "x"}); err == nil {
 		t.Error("AppendTurn to an unknown conversation: got nil, want a foreign key error")
 	}
 	run(db)

@@ -42,12 +42,6 @@ func reopen(t *testing.T, db *sqlite.DB, path string) *sqlite.DB {
 	return db
 }
 
-// appendMessages adds msgs to a conversation, as a turn does.
-func appendMessages(ctx context.Context, db *sqlite.DB, conv int64, msgs ...store.Message) error {
-	_, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, Messages: msgs})
-	return err
-}
-
 func TestOpenCreatesFolderAndFile(t *testing.T) {
 	_, path := open(t)
 	if _, err := os.Stat(path); err != nil {

@@ -102,12 +102,9 @@ func benchInboxPutDone(b *testing.B, open Open) {
 func benchMessages(b *testing.B, open Open) {
 	db := open(b)
 	ctx := b.Context()
-	conv, err := active(ctx, db, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	conv := Active(b, db, "bench")
 	for range 25 {
-		if err := appendMessages(ctx, db, conv, benchUser, benchReply); err != nil {
+		if err := AppendMessages(ctx, db, conv, benchUser, benchReply); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -39,7 +39,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 					errs <- err
 					return
 				}
-				errs <- appendMessages(ctx, h, conv,
+				errs <- AppendMessages(ctx, h, conv,
 					store.Message{Role: "user", Content: fmt.Sprint(w, r)},
 					store.Message{Role: "assistant", Content: "ok", CompletionTokens: 1})
 				errs <- h.RecordToolCall(ctx, store.ToolCall{UserID: "u", ChatID: chat, Server: "s", Tool: "t", Arguments: "{}", Status: "ok"})
@@ -69,10 +69,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 
 	var messages int
 	for c := range chats {
-		conv, err := active(ctx, db, fmt.Sprint("chat", c))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conv := Active(t, db, fmt.Sprint("chat", c))
 		msgs, err := db.Messages(ctx, conv)
 		if err != nil {
 			t.Fatal(err)
@@ -101,15 +98,12 @@ func testConcurrentWriters(t *testing.T, open Open) {
 func testContextCancelled(t *testing.T, open Open) {
 	db := open(t)
 	ctx := t.Context()
-	conv, err := active(ctx, db, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	conv := Active(t, db, "c")
 	pid, err := db.CreatePending(ctx, store.Pending{ChatID: "c", UserID: "u", Kind: store.KindQuestion, Payload: "{}"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.InboxPut(ctx, item(1)); err != nil {
+	if err := db.InboxPut(ctx, Item(1)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -120,7 +114,7 @@ func testContextCancelled(t *testing.T, open Open) {
 		"ResetConversation":   func(ctx context.Context) error { _, err := db.ResetConversation(ctx, "c"); return err },
 		"AppendTurn new chat": func(ctx context.Context) error { _, err := active(ctx, db, "new"); return err },
 		"AppendTurn": func(ctx context.Context) error {
-			return appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "x"})
+			return AppendMessages(ctx, db, conv, store.Message{Role: "user", Content: "x"})
 		},
 		"Messages":       func(ctx context.Context) error { _, err := db.Messages(ctx, conv); return err },
 		"RecordToolCall": func(ctx context.Context) error { return db.RecordToolCall(ctx, store.ToolCall{}) },
@@ -133,7 +127,7 @@ func testContextCancelled(t *testing.T, open Open) {
 		"GetPending":       func(ctx context.Context) error { _, err := db.GetPending(ctx, pid); return err },
 		"ResolvePending":   func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x") },
 		"ExpiredPending":   func(ctx context.Context) error { _, err := db.ExpiredPending(ctx, time.Now()); return err },
-		"InboxPut":         func(ctx context.Context) error { return db.InboxPut(ctx, item(2)) },
+		"InboxPut":         func(ctx context.Context) error { return db.InboxPut(ctx, Item(2)) },
 		"InboxQueued":      func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },
 		"InboxDone":        func(ctx context.Context) error { return db.InboxDone(ctx, 1) },
 		"InboxMaxUpdateID": func(ctx context.Context) error { _, err := db.InboxMaxUpdateID(ctx); return err },
@@ -157,7 +151,7 @@ func testContextCancelled(t *testing.T, open Open) {
 	if items, err := queued(ctx, db, 0); err != nil || len(items) != 1 {
 		t.Errorf("inbox = %d items, %v; want 1", len(items), err)
 	}
-	if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "after"}); err != nil {
+	if err := AppendMessages(ctx, db, conv, store.Message{Role: "user", Content: "after"}); err != nil {
 		t.Errorf("AppendTurn after the cancellations: %v", err)
 	}
 }

@@ -14,25 +14,16 @@ func testConversationsAndReset(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 
-	first, err := active(ctx, db, "c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := active(ctx, db, "c1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := Active(t, db, "c1")
+	again := Active(t, db, "c1")
 	if again != first {
 		t.Errorf("active conversation twice: got %d then %d, want the same", first, again)
 	}
-	other, err := active(ctx, db, "c2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := Active(t, db, "c2")
 	if other == first {
 		t.Errorf("two chats share conversation %d", first)
 	}
-	if err := appendMessages(ctx, db, first, store.Message{Role: "user", Content: "before reset"}); err != nil {
+	if err := AppendMessages(ctx, db, first, store.Message{Role: "user", Content: "before reset"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -89,10 +80,7 @@ func testConversationEmptyChatID(t *testing.T, open Open) {
 func testMessagesOrderAndTokens(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	conv, err := active(ctx, db, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	conv := Active(t, db, "c")
 	// A time in another zone, with sub-millisecond digits, comes back as
 	// the same instant in UTC, truncated to the millisecond.
 	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("X", 3*3600))
@@ -101,17 +89,17 @@ func testMessagesOrderAndTokens(t *testing.T, open Open) {
 		{Role: "user", Content: "hi", CreatedAt: at},
 		{Role: "assistant", Content: "hello", PromptTokens: 120, CompletionTokens: 7, CreatedAt: at},
 	}
-	if err := appendMessages(ctx, db, conv, want[:2]...); err != nil {
+	if err := AppendMessages(ctx, db, conv, want[:2]...); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendMessages(ctx, db, conv, want[2]); err != nil {
+	if err := AppendMessages(ctx, db, conv, want[2]); err != nil {
 		t.Fatal(err)
 	}
 	before := time.Now()
-	if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "now"}); err != nil {
+	if err := AppendMessages(ctx, db, conv, store.Message{Role: "user", Content: "now"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendMessages(ctx, db, conv); err != nil {
+	if err := AppendMessages(ctx, db, conv); err != nil {
 		t.Errorf("AppendTurn with no messages: %v", err)
 	}
 

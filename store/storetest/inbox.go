@@ -13,11 +13,13 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-func item(id int64) store.InboxItem {
+// Item is an update of id, in one of three chats, holding its id.
+func Item(id int64) store.InboxItem {
 	return store.InboxItem{UpdateID: id, ChatID: fmt.Sprint("chat", id%3), Payload: fmt.Appendf(nil, `{"update_id":%d}`, id)}
 }
 
-func updateIDs(items []store.InboxItem) []int64 {
+// UpdateIDs returns the update ids of items, in order.
+func UpdateIDs(items []store.InboxItem) []int64 {
 	var ids []int64
 	for _, it := range items {
 		ids = append(ids, it.UpdateID)
@@ -33,12 +35,12 @@ func testInbox(t *testing.T, open Open) {
 	}
 
 	// Out of order, with duplicates inside a batch and across batches.
-	if err := db.InboxPut(ctx, item(12), item(10), item(11), item(10)); err != nil {
+	if err := db.InboxPut(ctx, Item(12), Item(10), Item(11), Item(10)); err != nil {
 		t.Fatal(err)
 	}
-	changed := item(11)
+	changed := Item(11)
 	changed.Payload = []byte(`{"changed":true}`)
-	if err := db.InboxPut(ctx, changed, item(13)); err != nil {
+	if err := db.InboxPut(ctx, changed, Item(13)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.InboxPut(ctx); err != nil {
@@ -49,7 +51,7 @@ func testInbox(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{10, 11, 12, 13}) {
+	if ids := UpdateIDs(got); !slices.Equal(ids, []int64{10, 11, 12, 13}) {
 		t.Fatalf("queued ids = %v, want [10 11 12 13]", ids)
 	}
 	if string(got[1].Payload) != `{"update_id":11}` {
@@ -72,7 +74,7 @@ func testInbox(t *testing.T, open Open) {
 		t.Errorf("InboxDone(unknown) = %v, want ErrNotFound", err)
 	}
 	// A processed update sent again stays processed.
-	if err := db.InboxPut(ctx, item(10)); err != nil {
+	if err := db.InboxPut(ctx, Item(10)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,14 +84,14 @@ func testInbox(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{11}) {
+	if ids := UpdateIDs(got); !slices.Equal(ids, []int64{11}) {
 		t.Errorf("queued(1) after reopen = %v, want [11]", ids)
 	}
 	got, err = queued(ctx, db, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{11, 13}) {
+	if ids := UpdateIDs(got); !slices.Equal(ids, []int64{11, 13}) {
 		t.Errorf("queued after reopen = %v, want [11 13]", ids)
 	}
 	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 13 {
@@ -119,7 +121,7 @@ func testInboxEmptyPayloadAndChat(t *testing.T, open Open) {
 func testInboxQueued(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	if err := db.InboxPut(ctx, item(10), item(11), item(12), item(13), item(14), item(15)); err != nil {
+	if err := db.InboxPut(ctx, Item(10), Item(11), Item(12), Item(13), Item(14), Item(15)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.InboxDone(ctx, 12, 14); err != nil {
@@ -144,7 +146,7 @@ func testInboxQueued(t *testing.T, open Open) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ids := updateIDs(got); !slices.Equal(ids, tt.want) {
+			if ids := UpdateIDs(got); !slices.Equal(ids, tt.want) {
 				t.Errorf("InboxQueued(%d, %d) = %v, want %v", tt.after, tt.limit, ids, tt.want)
 			}
 			if len(got) > 0 && string(got[0].Payload) != fmt.Sprintf(`{"update_id":%d}`, got[0].UpdateID) {
@@ -160,7 +162,7 @@ func testInboxPrune(t *testing.T, open Open) {
 	old := time.Now().Add(-48 * time.Hour)
 	var items []store.InboxItem
 	for id := int64(1); id <= 4; id++ {
-		it := item(id)
+		it := Item(id)
 		it.ReceivedAt = old
 		items = append(items, it)
 	}
@@ -183,15 +185,15 @@ func testInboxPrune(t *testing.T, open Open) {
 	if maxID, err := db.InboxMaxUpdateID(ctx); err != nil || maxID != 4 {
 		t.Errorf("InboxMaxUpdateID after prune = %d, %v; want 4", maxID, err)
 	}
-	if got, err := queued(ctx, db, 0); err != nil || !slices.Equal(updateIDs(got), []int64{3}) {
-		t.Errorf("queued after prune = %v, %v; want [3]", updateIDs(got), err)
+	if got, err := queued(ctx, db, 0); err != nil || !slices.Equal(UpdateIDs(got), []int64{3}) {
+		t.Errorf("queued after prune = %v, %v; want [3]", UpdateIDs(got), err)
 	}
 }
 
 func testInboxDoneMany(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	if err := db.InboxPut(ctx, item(1), item(2), item(3), item(4), item(5)); err != nil {
+	if err := db.InboxPut(ctx, Item(1), Item(2), Item(3), Item(4), Item(5)); err != nil {
 		t.Fatal(err)
 	}
 	queuedIDs := func() []int64 {
@@ -200,7 +202,7 @@ func testInboxDoneMany(t *testing.T, open Open) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return updateIDs(got)
+		return UpdateIDs(got)
 	}
 	if err := db.InboxDone(ctx); err != nil {
 		t.Errorf("InboxDone with none: %v", err)
@@ -261,7 +263,7 @@ func testInboxPutConcurrentDuplicates(t *testing.T, open Open) {
 		wg.Go(func() {
 			var batch []store.InboxItem
 			for id := int64(1); id <= 20; id++ {
-				batch = append(batch, item(id+int64(i%4)))
+				batch = append(batch, Item(id+int64(i%4)))
 			}
 			if i%3 == 0 { // in any order: none waits for another in a cycle
 				slices.Reverse(batch)
@@ -280,7 +282,7 @@ func testInboxPutConcurrentDuplicates(t *testing.T, open Open) {
 	for id := int64(1); id <= 23; id++ {
 		want = append(want, id)
 	}
-	if ids := updateIDs(got); !slices.Equal(ids, want) {
+	if ids := UpdateIDs(got); !slices.Equal(ids, want) {
 		t.Errorf("queued = %v, want %v", ids, want)
 	}
 }

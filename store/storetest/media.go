@@ -31,11 +31,8 @@ func testMedia(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := active(ctx, db, "chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := appendMessages(ctx, db, conv,
+	conv := Active(t, db, "chat")
+	if err := AppendMessages(ctx, db, conv,
 		store.Message{Role: "user", Content: "two photos", Media: []string{ref, other}},
 		store.Message{Role: "assistant", Content: "seen"}); err != nil {
 		t.Fatal(err)
@@ -97,7 +94,7 @@ func testInboxQueuedChat(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 	for id := int64(1); id <= 9; id++ {
-		if err := db.InboxPut(ctx, item(id)); err != nil {
+		if err := db.InboxPut(ctx, Item(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,11 +105,11 @@ func testInboxQueuedChat(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids := updateIDs(got); !slices.Equal(ids, []int64{1, 7}) {
+	if ids := UpdateIDs(got); !slices.Equal(ids, []int64{1, 7}) {
 		t.Errorf("InboxQueuedChat(chat1) = %v, want [1 7]", ids)
 	}
-	if got, err := db.InboxQueuedChat(ctx, "chat2", 2); err != nil || !slices.Equal(updateIDs(got), []int64{2, 5}) {
-		t.Errorf("InboxQueuedChat(chat2, 2) = %v, %v; want [2 5]", updateIDs(got), err)
+	if got, err := db.InboxQueuedChat(ctx, "chat2", 2); err != nil || !slices.Equal(UpdateIDs(got), []int64{2, 5}) {
+		t.Errorf("InboxQueuedChat(chat2, 2) = %v, %v; want [2 5]", UpdateIDs(got), err)
 	}
 	if got, err := db.InboxQueuedChat(ctx, "nobody", 0); err != nil || len(got) != 0 {
 		t.Errorf("InboxQueuedChat(nobody) = %v, %v; want none", got, err)

@@ -13,10 +13,7 @@ import (
 func testPendingLifecycle(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
-	conv, err := active(ctx, db, "c1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	conv := Active(t, db, "c1")
 	if _, err := db.OpenPending(ctx, "c1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("OpenPending with none = %v, want ErrNotFound", err)
 	}

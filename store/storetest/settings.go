@@ -196,12 +196,9 @@ func testTopicKeys(t *testing.T, open Open) {
 	keys := []string{"-100", "-100/7", "-100/9", "-1007"}
 	convs := map[string]int64{}
 	for _, k := range keys {
-		c, err := active(ctx, db, k)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := Active(t, db, k)
 		convs[k] = c
-		if err := appendMessages(ctx, db, c, store.Message{Role: "user", Content: "in " + k}); err != nil {
+		if err := AppendMessages(ctx, db, c, store.Message{Role: "user", Content: "in " + k}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.CreatePending(ctx, store.Pending{ChatID: k, UserID: "u", Kind: store.KindQuestion, Payload: k}); err != nil {

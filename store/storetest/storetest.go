@@ -142,7 +142,8 @@ func PerTest[S Store](create func(t testing.TB) string, connect func(ctx context
 	}
 }
 
-// The suite's shorthands, made of the contract's calls.
+// The suite's shorthands, made of the contract's calls; the exported
+// ones serve the engines' own tests too.
 
 // active returns the chat's active conversation, starting one: a turn
 // with nothing to store does.
@@ -150,8 +151,18 @@ func active(ctx context.Context, db Store, chatID string) (int64, error) {
 	return db.AppendTurn(ctx, store.TurnWrite{ChatID: chatID})
 }
 
-// appendMessages adds msgs to a conversation, as a turn does.
-func appendMessages(ctx context.Context, db Store, conv int64, msgs ...store.Message) error {
+// Active is active for a test's set-up: it fails t if the store cannot.
+func Active(t testing.TB, db Store, chatID string) int64 {
+	t.Helper()
+	conv, err := active(t.Context(), db, chatID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conv
+}
+
+// AppendMessages adds msgs to a conversation, as a turn does.
+func AppendMessages(ctx context.Context, db Store, conv int64, msgs ...store.Message) error {
 	_, err := db.AppendTurn(ctx, store.TurnWrite{ConversationID: conv, Messages: msgs})
 	return err
 }
@@ -184,11 +195,8 @@ func testSchemaVersion(t *testing.T, open Open) {
 	if err := db.Ping(ctx); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
-	conv, err := active(ctx, db, "chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := appendMessages(ctx, db, conv, store.Message{Role: "user", Content: "hello"}); err != nil {
+	conv := Active(t, db, "chat")
+	if err := AppendMessages(ctx, db, conv, store.Message{Role: "user", Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 

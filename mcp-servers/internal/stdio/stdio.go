@@ -8,9 +8,26 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/server"
 )
+
+// Main is the whole of a bundled server's main function: it calls run
+// with a logger that writes to stderr and a context that ends on SIGINT
+// or SIGTERM (how a host stops its server), and when run fails, logs that
+// name stopped, with the error, and exits with status 1.
+func Main(name string, run func(ctx context.Context, logger *slog.Logger) error) {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, logger)
+	stop()
+	if err != nil {
+		logger.Error(name+" stopped", "err", err)
+		os.Exit(1)
+	}
+}
 
 // Serve answers MCP requests on os.Stdin and os.Stdout until the host closes
 // stdin or ctx is cancelled (the host's SIGTERM). Both count as a clean end.
