@@ -420,14 +420,14 @@ func (t *turn) loop(ctx context.Context) error {
 			Role: RoleAssistant, Content: stored,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		})
-		plan := t.prepare(ctx, cat, reply)
+		plan, cat := t.prepare(ctx, cat, reply)
 		if len(resp.ToolCalls) > 0 && t.tools != nil {
 			nativeFeedback(&plan, t.tools.set)
 		}
-		if perUser(t.catalog(), plan) {
+		if perUser(cat, plan) {
 			t.unsaved[len(t.unsaved)-1].OnlyFor = t.caller.UserID
 		}
-		t.countFormat(t.catalog(), reply, plan)
+		t.countFormat(cat, reply, plan)
 		if ended, err := t.act(ctx, plan, reply.Text); ended || err != nil {
 			return err
 		}
@@ -437,8 +437,9 @@ func (t *turn) loop(ctx context.Context) error {
 // prepare decides what to do about reply. Calls to servers still starting
 // or restarting (a bot that just started, a server that just crashed) wait
 // for them, each up to its timeout, and are checked again against the
-// tools the servers turn out to have.
-func (t *turn) prepare(ctx context.Context, cat mcpgram.Catalog, reply toolcall.Reply) executor.Plan {
+// tools the servers turn out to have. It returns the catalog the plan was
+// checked against.
+func (t *turn) prepare(ctx context.Context, cat mcpgram.Catalog, reply toolcall.Reply) (executor.Plan, mcpgram.Catalog) {
 	opts := executor.PrepareOptions{ApproveAll: t.a.cfg.AutoApproveAll, Searching: t.search}
 	plan := t.a.exec.PrepareWith(cat, reply, opts)
 	if len(plan.Await) > 0 {
@@ -447,11 +448,12 @@ func (t *turn) prepare(ctx context.Context, cat mcpgram.Catalog, reply toolcall.
 			// An error leaves the server as it is; the check says so.
 			_ = t.a.cfg.Hub.WaitReady(ctx, s)
 		}
-		plan = t.a.exec.PrepareWith(t.catalog(), reply, opts)
+		cat = t.catalog()
+		plan = t.a.exec.PrepareWith(cat, reply, opts)
 	}
 	t.askForRepeats(plan)
 	t.followSearches(plan)
-	return plan
+	return plan, cat
 }
 
 // act does what plan says. ended reports that the turn ended (err is then

@@ -171,6 +171,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	servers map[string]*server
+	// users keeps what serverUser drew for each server (a catalog asks
+	// for every server's): nil again whenever servers changes, as each
+	// is drawn among them all.
+	users map[string]user
 	// warnings say what the settings file holds that the hub does not
 	// read, as of its last reading.
 	warnings []string

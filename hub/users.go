@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -32,17 +33,29 @@ type user struct{ uid, gid int }
 // serverUser is the user server name runs as: where the bot runs as root,
 // one of its own in the servers' group, else the zero user: the bot's.
 func (h *Hub) serverUser(name string) user {
-	if os.Geteuid() != 0 {
+	if !runsAsRoot() {
 		return user{}
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if u, ok := h.users[name]; ok {
+		return u
+	}
 	names := make([]string, 0, len(h.servers))
 	for n := range h.servers {
 		names = append(names, n)
 	}
-	h.mu.Unlock()
-	return user{uid: userOf(h.path, name, names, h.opts.UserBase), gid: h.opts.UserBase}
+	u := user{uid: userOf(h.path, name, names, h.opts.UserBase), gid: h.opts.UserBase}
+	if h.users == nil {
+		h.users = make(map[string]user, len(h.servers))
+	}
+	h.users[name] = u
+	return u
 }
+
+// runsAsRoot reports whether the bot runs as root, once: its user does not
+// change, and every catalog asks.
+var runsAsRoot = sync.OnceValue(func() bool { return os.Geteuid() == 0 })
 
 // userOf is the user of server name among the servers names of the
 // settings file at path: base plus one plus a number drawn from both, the

@@ -134,6 +134,7 @@ func (h *Hub) reconcile(cfgs []config, warnings []string) []action {
 		if !ok {
 			s = newServer(h, cfg)
 			h.servers[cfg.name] = s
+			h.users = nil
 			h.log.Info("settings: server added", "server", cfg.name)
 			actions = append(actions, action{s: s, start: enabled})
 			continue
@@ -156,6 +157,7 @@ func (h *Hub) reconcile(cfgs []config, warnings []string) []action {
 		if !seen[name] {
 			h.log.Info("settings: server removed", "server", name)
 			delete(h.servers, name)
+			h.users = nil
 			actions = append(actions, action{s: s, stop: true})
 		}
 	}
