@@ -129,9 +129,14 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int
 var chatStateSQL = tables.ChatStateSQL("?", "?")
 
 // ChatState reads what a turn needs of its chat before it starts, in one
-// statement (see store.ChatState).
+// statement (see store.ChatState), on the writer when it is free: the
+// chat's last turn wrote those pages (see readWarm).
 func (db *DB) ChatState(ctx context.Context, key, chat string) (store.ChatState, error) {
-	st, err := tables.ScanChatState(db.readRow(ctx, chatStateSQL, tables.ChatStateArgs(key, chat)...).Scan)
+	var st store.ChatState
+	err := db.readWarm(ctx, chatStateSQL, func(row *sql.Row) (err error) {
+		st, err = tables.ScanChatState(row.Scan)
+		return err
+	}, tables.ChatStateArgs(key, chat)...)
 	if err != nil {
 		return store.ChatState{}, fmt.Errorf("state of chat %q: %w", key, err)
 	}

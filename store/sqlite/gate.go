@@ -58,6 +58,18 @@ func (g *gate) enter(ctx context.Context, urgent bool) error {
 	return ctx.Err()
 }
 
+// tryEnter takes the gate when nobody holds it, without waiting; after
+// true the caller must call leave.
+func (g *gate) tryEnter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.busy {
+		return false
+	}
+	g.busy = true
+	return true
+}
+
 // leave hands the gate to the next waiter, urgent ones first.
 func (g *gate) leave() {
 	g.mu.Lock()

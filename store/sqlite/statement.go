@@ -25,6 +25,7 @@ var (
 		insertToolCallSQL, addUsageSQL, insertTurnSQL,
 		supersedePendingSQL, insertPendingSQL, resolvePendingSQL, pendingExistsSQL,
 		insertInboxSQL, markInboxSQL, inboxExistsSQL,
+		chatStateSQL, // read warm (see readWarm)
 	}
 )
 
@@ -88,6 +89,21 @@ func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Row
 	}
 	db.unprepared()
 	return db.reader.QueryContext(ctx, query, args...)
+}
+
+// readWarm runs a query of one row, read through scan, on the writer
+// connection when no write holds it, else on a reader. The writer keeps
+// the pages it cached across its own writes, while a reader drops all of
+// its own whenever the database changed since its last read: what the
+// last writes touched (a turn's chat, read again at the chat's next turn)
+// is in the writer's memory, and a reader reads it from the files again,
+// a system call a page. A read never waits for the writer.
+func (db *DB) readWarm(ctx context.Context, query string, scan func(*sql.Row) error, args ...any) error {
+	if st := db.writeStmts[query]; st != nil && db.gate.tryEnter() {
+		defer db.gate.leave()
+		return scan(st.QueryRowContext(ctx, args...))
+	}
+	return scan(db.readRow(ctx, query, args...))
 }
 
 // writeExec runs a statement on the writer outside any transaction.

@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -58,6 +60,9 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if since, err := db.MessagesSince(ctx, conv, msgs[0].ID, 10); err != nil || len(since) != len(msgs) {
 			t.Fatalf("MessagesSince = %d, %v; want %d", len(since), err, len(msgs))
 		}
+		if st, err := db.ChatState(ctx, "c", "c"); err != nil || st.Conversation != conv {
+			t.Fatalf("ChatState = %+v, %v; want conversation %d", st, err, conv)
+		}
 		if _, err := db.ChatInstructions(ctx, "c"); err != nil {
 			t.Fatal(err)
 		}
@@ -106,4 +111,46 @@ func TestHotStatementsArePrepared(t *testing.T) {
 	}
 	run(db)
 	run(reopen(t, db, path))
+}
+
+// A turn's first read goes to the writer's connection only when no write
+// holds it: with a write under way it reads on a reader, at once, the
+// same.
+func TestChatStateNeverWaitsForTheWriter(t *testing.T) {
+	ctx := t.Context()
+	db, _ := open(t)
+	if err := db.SetChatInstructions(ctx, "c", "Be brief."); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c", Messages: []store.Message{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.ChatState{Instructions: "Be brief.", Conversation: conv}
+	free, err := db.ChatState(ctx, "c", "c")
+	if err != nil || free.Instructions != want.Instructions || free.Conversation != want.Conversation {
+		t.Fatalf("ChatState with the writer free = %+v, %v; want %+v", free, err, want)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	wrote := make(chan error, 1)
+	go func() {
+		wrote <- sqlite.WriteFull(ctx, db, func(*sql.Tx) error {
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	// Were it to wait for the writer, it would wait for release, which
+	// comes after it: its deadline ends it with an error instead.
+	short, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	busy, err := db.ChatState(short, "c", "c")
+	close(release)
+	if err != nil || busy.Instructions != want.Instructions || busy.Conversation != want.Conversation {
+		t.Errorf("ChatState while a write holds the writer = %+v, %v; want %+v", busy, err, want)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
 }
