@@ -96,6 +96,11 @@ func readPDF(ctx context.Context, data []byte, pages, maxText int, timeout time.
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, PDFArg, fmt.Sprintf("%d:%d:%d", pages, maxText, memory))
 	cmd.Env = []string{"GOMAXPROCS=1"}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		// Read by race-enabled builds only (a test's, which is its own
+		// reader): make test has them exit without a second's wait.
+		cmd.Env = append(cmd.Env, "GORACE="+v)
+	}
 	cmd.Stdin = bytes.NewReader(data)
 	// Each byte of text is at most 6 in JSON (\u0001).
 	out := &capped{limit: 6*maxText + 4096}

@@ -291,9 +291,11 @@ func TestScaleTwoInstancesOneKilled(t *testing.T) {
 			tg.Text(c, c, fmt.Sprintf("please answer c%d-m%d", c, m))
 		}
 	}
-	// Kill the first instance while it is running tool calls.
-	tg.WaitFor(t, 60*time.Second, "the first instance to run tool calls", func() bool {
-		return len(loggedCalls(calls[0])) >= scaleChats/5
+	// Kill the first instance while it is running tool calls: some have
+	// started (the server logs each start) that it has not seen end.
+	tg.WaitFor(t, 60*time.Second, "the first instance to be in the middle of tool calls", func() bool {
+		started := len(loggedCalls(calls[0]))
+		return started >= scaleChats/5 && started > strings.Count(cl.logs[0].String(), `msg="call done"`)
 	})
 	held := cl.heldBy(t, 0)
 	cl.kill(t, 0)
