@@ -132,11 +132,21 @@ func BuildPackage(t testing.TB, pkg string) string {
 }
 
 // build builds pkgs into a folder of the temp dir named after a hash of
-// the sources under src, unless an earlier process already did. The build
-// goes to a private folder first and is renamed into place, so a
-// concurrent process never sees half a build.
+// the sources under src (see cached).
 func build(root string, pkgs []string, src string) (dir string, out []byte, err error) {
-	sum, err := sourceHash(root, pkgs, src)
+	return cached(root, pkgs, src, func(dir string) ([]byte, error) {
+		cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+		cmd.Dir = root
+		return cmd.CombinedOutput()
+	})
+}
+
+// cached runs make into a folder of the temp dir named after a hash of
+// key and the sources under src, unless an earlier process already did.
+// make writes to a private folder first, renamed into place once it
+// succeeded, so a concurrent process never sees half its work.
+func cached(root string, key []string, src string, make func(dir string) ([]byte, error)) (dir string, out []byte, err error) {
+	sum, err := sourceHash(root, key, src)
 	if err != nil {
 		return "", nil, err
 	}
@@ -153,9 +163,7 @@ func build(root string, pkgs []string, src string) (dir string, out []byte, err 
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command("go", append([]string{"build", "-o", tmp + string(filepath.Separator)}, pkgs...)...)
-	cmd.Dir = root
-	if out, err = cmd.CombinedOutput(); err != nil {
+	if out, err = make(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return "", out, err
 	}
@@ -170,6 +178,23 @@ func build(root string, pkgs []string, src string) (dir string, out []byte, err 
 		}
 	}
 	return dir, nil, nil
+}
+
+// MakeBuild returns the folder that `make build` filled with VERSION set
+// to version: run once for a given state of the module's sources (the
+// Makefile among them) and version, as the test binaries are built.
+func MakeBuild(t testing.TB, version string) string {
+	t.Helper()
+	root := Root(t)
+	dir, out, err := cached(root, []string{"make build", version}, ".", func(dir string) ([]byte, error) {
+		cmd := exec.Command("make", "-s", "build", "BIN="+dir, "VERSION="+version)
+		cmd.Dir = root
+		return cmd.CombinedOutput()
+	})
+	if err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	return dir
 }
 
 // sourceHash digests the packages' names, go.mod, go.sum and every file

@@ -212,12 +212,7 @@ func TestServersReportTheReleaseVersion(t *testing.T) {
 		t.Skip("SKIPPED LOUDLY: make is not installed")
 	}
 	const version = "v0.0.0-interop"
-	bin := t.TempDir()
-	build := exec.Command("make", "-s", "build", "BIN="+bin, "VERSION="+version)
-	build.Dir = testenv.Root(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("make build: %v\n%s", err, out)
-	}
+	bin := testenv.MakeBuild(t, version)
 	out, err := exec.Command(filepath.Join(bin, "mcpgram"), "version").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "mcpgram "+version {
 		t.Fatalf("mcpgram version = %q, %v", out, err)
