@@ -129,7 +129,7 @@ func (h *Hub) cacheFolder(name string) string {
 // run as root (where each server's own user can reach them), else in the
 // user's cache folder.
 func defaultCacheDir() string {
-	if os.Geteuid() == 0 {
+	if runsAsRoot() {
 		return "/var/cache/mcpgram/servers"
 	}
 	dir, err := os.UserCacheDir()
