@@ -8,3 +8,6 @@ func KeptSize(a *Agent) (bytes, convs int) {
 	}
 	return a.kept.size()
 }
+
+// NoteCancelled ends a stopped turn in the history.
+const NoteCancelled = noteCancelled

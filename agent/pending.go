@@ -55,6 +55,12 @@ func (a *Agent) Open(ctx context.Context, chatID string) (ev Event, ok bool, err
 	case !p.ExpiresAt.IsZero() && !a.cfg.Now().Before(p.ExpiresAt):
 		return Event{}, false, nil
 	}
+	return pendingEvent(p)
+}
+
+// pendingEvent returns open question or approval p as the event that
+// asked it; ok is false when it is an approval none of whose calls waits.
+func pendingEvent(p store.Pending) (ev Event, ok bool, err error) {
 	switch p.Kind {
 	case store.KindQuestion:
 		var q questionPayload

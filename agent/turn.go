@@ -41,7 +41,12 @@ type Request struct {
 	Retry bool
 	// Exempt skips the daily token budget (admins).
 	Exempt bool
-	// TurnID ties the turn's log lines together; "" gets a new one.
+	// TurnID ties the turn's log lines together; "" gets a new one. A
+	// typed message is stored with it: the same request run again with
+	// the same id (its update, which a crash left not marked done) is
+	// the same turn, carried on from what it stored (see rerun), so
+	// that no call is made twice and an answer given is given again, not
+	// asked of the model anew.
 	TurnID string
 
 	// overBudget: the user is over the day's budget, and the request is
@@ -134,6 +139,9 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 // tells the model of calls whose outcome a crash lost.
 func (t *turn) message(ctx context.Context, req Request) error {
 	a := t.a
+	if i := requestOf(t.stored, req.TurnID); i >= 0 {
+		return t.rerun(ctx, i)
+	}
 	if len(req.Images) > 0 && !t.profile.Vision {
 		t.emit.send(Event{Kind: EventNotice, Text: fmt.Sprintf(msgNoVision, t.profile.Name)})
 	}
@@ -149,11 +157,7 @@ func (t *turn) message(ctx context.Context, req Request) error {
 			// their outcome is unknown, as whoever made them reads it. The
 			// message that started them is the one replayed now, unless
 			// the user wrote another.
-			owner := t.stored[len(t.stored)-1].OnlyFor
-			for _, m := range outcomeUnknown(calls) {
-				m.OnlyFor = owner
-				t.unsaved = append(t.unsaved, m)
-			}
+			t.lostOutcomes(calls)
 			if n := len(t.stored); n >= 2 && t.stored[n-2].Role == RoleUser && t.stored[n-2].Content == user {
 				return t.loop(ctx)
 			}
@@ -197,7 +201,7 @@ func (t *turn) message(ctx context.Context, req Request) error {
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
-	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user, Media: refs})
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: user, Media: refs, TurnID: req.TurnID})
 	return t.loop(ctx)
 }
 
@@ -216,18 +220,20 @@ func unanswered(history []store.Message) []toolcall.Block {
 	return executor.Calls(toolcall.Parse(history[len(history)-1].Content))
 }
 
-// outcomeUnknown tells the model, in the result format, that calls may or
-// may not have run: a message each.
-func outcomeUnknown(calls []toolcall.Block) []store.Message {
-	out := make([]store.Message, len(calls))
-	for i, b := range calls {
+// lostOutcomes tells the model, in the result format, that calls of the
+// history's last reply may or may not have run: a message each, read by
+// whoever read the reply.
+func (t *turn) lostOutcomes(calls []toolcall.Block) {
+	owner := t.stored[len(t.stored)-1].OnlyFor
+	for _, b := range calls {
 		target := b.Params["tool_name"]
 		if b.Name == toolcall.AccessMCPResource {
 			target = b.Params["uri"]
 		}
-		out[i] = store.Message{Role: RoleTool, Content: executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown}
+		t.unsaved = append(t.unsaved, store.Message{
+			Role: RoleTool, Content: executor.Header(b.Name, b.Params["server_name"], target, false) + "\n" + NoteUnknown, OnlyFor: owner,
+		})
 	}
-	return out
 }
 
 func btoi(b bool) int {

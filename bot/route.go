@@ -353,7 +353,7 @@ func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user i
 	// The bot's lines of the turn carry the agent's turn id too, and its
 	// Stop button.
 	if req.TurnID == "" {
-		req.TurnID = agent.NewTurnID()
+		req.TurnID = turnID(ctx)
 	}
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -385,6 +385,18 @@ func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user i
 		}
 	}
 	return err
+}
+
+// turnID is the id of a turn the job running with ctx starts, drawn from
+// its update's: an update run again, because the bot stopped before it
+// was marked done, is then the same turn to the agent, which carries it
+// on from what it stored instead of running it a second time (see
+// agent.Request.TurnID). Outside a job, a new one.
+func turnID(ctx context.Context) string {
+	if id := dispatch.ItemID(ctx); id != 0 {
+		return fmt.Sprintf("%016x", uint64(id))
+	}
+	return agent.NewTurnID()
 }
 
 // msgLater tells a user whose request waits for the database.

@@ -53,14 +53,16 @@ type run struct{ id, attempt int64 }
 
 // A job that cannot do its work now asks to run again: its item stays in
 // the inbox, not marked done, and runs again once the inbox can be read
-// again, before the items behind it in its lane; other lanes go on.
+// again, before the items behind it in its lane; other lanes go on. Each
+// run knows its item by the update's id (dispatch.ItemID), the same at
+// every run.
 func TestRunAgain(t *testing.T) {
 	inbox := &flaky{DB: openInbox(t, "a", "a", "b")}
 	var r testenv.List[run]
 	q := start(t, inbox, func(it store.InboxItem) dispatch.Job {
 		return dispatch.Job{Lane: it.ChatID, Run: func(ctx context.Context) {
 			n := dispatch.Attempt(ctx)
-			r.Add(run{it.UpdateID, int64(n)})
+			r.Add(run{dispatch.ItemID(ctx), int64(n)})
 			if it.UpdateID == 1 && n == 1 {
 				inbox.down.Store(true) // the database went away mid-job
 				dispatch.RunAgain(ctx)

@@ -262,6 +262,7 @@ func (q *Queue) Go(fn func(ctx context.Context)) {
 
 // A jobState is what a running job tells the queue, through its context.
 type jobState struct {
+	id      int64
 	attempt int
 	again   atomic.Bool
 }
@@ -279,6 +280,15 @@ func RunAgain(ctx context.Context) {
 	if st, ok := ctx.Value(jobKey{}).(*jobState); ok {
 		st.again.Store(true)
 	}
+}
+
+// ItemID returns the id of the item (the Telegram update) the job running
+// with ctx runs, the same at every run of it; 0 outside a job.
+func ItemID(ctx context.Context) int64 {
+	if st, ok := ctx.Value(jobKey{}).(*jobState); ok {
+		return st.id
+	}
+	return 0
 }
 
 // Attempt returns which run of its item the job running with ctx is: 1

@@ -203,7 +203,7 @@ func (q *Queue) runJob(ctx context.Context, j queued, lane bool) (again bool) {
 			again = false
 		}
 	}()
-	st := &jobState{attempt: j.runs + 1}
+	st := &jobState{id: j.id, attempt: j.runs + 1}
 	j.run(context.WithValue(ctx, jobKey{}, st))
 	if ctx.Err() != nil {
 		return false // cut short: it runs again after the restart

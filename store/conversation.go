@@ -26,7 +26,12 @@ type Message struct {
 	OnlyFor string
 	// Shared is what the other members read of a message kept OnlyFor
 	// one: the answer as the group saw it, without what led to it.
-	Shared    string
+	Shared string
+	// TurnID, when not "", names the turn whose request the message is:
+	// the user's message of a turn a Telegram update started, whose id
+	// the update's draws (so that the update run again after a crash
+	// finds what its turn stored already).
+	TurnID    string
 	CreatedAt time.Time
 }
 

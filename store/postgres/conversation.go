@@ -20,13 +20,13 @@ const (
 	// (see RecentMessages), after the conversation's newest message that
 	// is not replaced: one lookup at the end of messages_history.
 	insertMessageSQL = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at, history_bytes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, octet_length($3) + coalesce((SELECT max(history_bytes)
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, turn_id, created_at, history_bytes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, octet_length($3) + coalesce((SELECT max(history_bytes)
 			FROM messages WHERE conversation_id = $1 AND replaced_at IS NULL), 0))`
 	// lockConversationSQL makes appends to one conversation run one after
 	// another, so that each counts its bytes after the last one's.
 	lockConversationSQL = `SELECT id FROM conversations WHERE id = $1 FOR UPDATE`
-	messageColumns      = `id, conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at`
+	messageColumns      = `id, conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, turn_id, created_at`
 )
 
 // querier is what a pool and a transaction share.
@@ -133,7 +133,7 @@ func queueMessages(b *pgx.Batch, conversationID int64, now time.Time, msgs []sto
 			at = now
 		}
 		b.Queue(insertMessageSQL, conversationID, text(m.Role), text(m.Content),
-			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), text(m.OnlyFor), text(m.Shared), millis(at))
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), text(m.OnlyFor), text(m.Shared), text(m.TurnID), millis(at))
 	}
 }
 
@@ -246,7 +246,7 @@ func (db *DB) messages(ctx context.Context, conversationID int64, query string, 
 		var m store.Message
 		var at int64
 		var media string
-		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &at)
+		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &m.TurnID, &at)
 		m.CreatedAt = fromMillis(at)
 		m.Media = tables.SplitMedia(media)
 		return m, err

@@ -50,17 +50,17 @@ func (db *DB) ResetConversation(ctx context.Context, chatID string) (int64, erro
 const (
 	activeConversationSQL = `SELECT id FROM conversations WHERE chat_id = ? AND ended_at IS NULL`
 	insertConversationSQL = `INSERT INTO conversations (chat_id, created_at) VALUES (?, ?)`
-	// insertMessageSQL counts the message's bytes (the 10th argument)
+	// insertMessageSQL counts the message's bytes (the 11th argument)
 	// onto the history's (see RecentMessages), after the conversation's
-	// newest message that is not replaced (the 11th names it): one lookup
+	// newest message that is not replaced (the 12th names it): one lookup
 	// at the end of messages_history. Plain ? placeholders: modernc's
 	// driver reads the name of each numbered one on every call.
 	insertMessageSQL = `INSERT INTO messages
-		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, created_at, history_bytes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ? + coalesce((SELECT max(history_bytes)
+		(conversation_id, role, content, prompt_tokens, completion_tokens, media, only_for, shared, turn_id, created_at, history_bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? + coalesce((SELECT max(history_bytes)
 			FROM messages WHERE conversation_id = ? AND replaced_at IS NULL), 0))`
 	messagesSQL = `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, only_for, shared, created_at
+		prompt_tokens, completion_tokens, media, only_for, shared, turn_id, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL ORDER BY history_bytes, id`
 	// messagesSinceSQL reads from a message on in messages_history,
 	// which holds no replaced message to pass over (a retry leaves some
@@ -68,7 +68,7 @@ const (
 	// with id). Named: the planner would take the table's ids for the
 	// range, and walk the other conversations' messages.
 	messagesSinceSQL = `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, only_for, shared, created_at
+		prompt_tokens, completion_tokens, media, only_for, shared, turn_id, created_at
 		FROM messages INDEXED BY messages_history WHERE conversation_id = ? AND replaced_at IS NULL
 			AND history_bytes >= (SELECT history_bytes FROM messages
 				WHERE id = ? AND conversation_id = ? AND replaced_at IS NULL) AND id >= ?
@@ -77,7 +77,7 @@ const (
 	// last (third argument) of the history: a range of messages_history, in its order
 	// (history_bytes grows with id), so nothing is sorted.
 	recentMessagesSQL = `SELECT id, conversation_id, role, content,
-		prompt_tokens, completion_tokens, media, only_for, shared, created_at
+		prompt_tokens, completion_tokens, media, only_for, shared, turn_id, created_at
 		FROM messages WHERE conversation_id = ? AND replaced_at IS NULL
 			AND history_bytes > (SELECT coalesce(max(history_bytes), 0) FROM messages
 				WHERE conversation_id = ? AND replaced_at IS NULL) - ?
@@ -118,7 +118,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, conversationID int
 			at = now
 		}
 		if _, err := stmt.ExecContext(ctx, conversationID, m.Role, m.Content,
-			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), m.OnlyFor, m.Shared, millis(at), len(m.Content), conversationID); err != nil {
+			m.PromptTokens, m.CompletionTokens, tables.JoinMedia(m.Media), m.OnlyFor, m.Shared, m.TurnID, millis(at), len(m.Content), conversationID); err != nil {
 			return err
 		}
 	}
@@ -228,7 +228,7 @@ func (db *DB) messages(ctx context.Context, conversationID int64, query string, 
 		msgs = append(msgs, store.Message{})
 		m := &msgs[len(msgs)-1]
 		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &at); err != nil {
+			&m.PromptTokens, &m.CompletionTokens, &media, &m.OnlyFor, &m.Shared, &m.TurnID, &at); err != nil {
 			return nil, fmt.Errorf("messages of conversation %d: %w", conversationID, err)
 		}
 		m.CreatedAt = fromMillis(at)

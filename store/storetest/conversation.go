@@ -315,13 +315,14 @@ func contents(t *testing.T, db Store, conv int64) []string {
 }
 
 // A message kept for one member of a group carries who it is for and
-// what the others read in its place, and both come back as written,
-// after a reopen too.
+// what the others read in its place, and a turn's request the turn's
+// id: all come back as written, by each way of reading messages, after
+// a reopen too.
 func testMessagesOnlyFor(t *testing.T, open Open) {
 	ctx := t.Context()
 	db := open(t)
 	conv, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "-42", Messages: []store.Message{
-		{Role: "user", Content: "search my memories"},
+		{Role: "user", Content: "search my memories", TurnID: "00000000000004d2"},
 		{Role: "assistant", Content: "<use_mcp_tool>…</use_mcp_tool>", OnlyFor: "2"},
 		{Role: "tool", Content: "Alice's PIN is 4711", OnlyFor: "2"},
 		{Role: "assistant", Content: "<thinking>4711</thinking>Found it.", OnlyFor: "2", Shared: "Found it."},
@@ -330,15 +331,26 @@ func testMessagesOnlyFor(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	db = reopen(t, db, open)
-	msgs, err := db.Messages(ctx, conv)
+	all, err := db.Messages(ctx, conv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, m := range msgs {
-		got = append(got, m.OnlyFor+"|"+m.Shared)
+	recent, err := db.RecentMessages(ctx, conv, 1<<20)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if want := []string{"|", "2|", "2|", "2|Found it."}; !slices.Equal(got, want) {
-		t.Errorf("OnlyFor|Shared = %q, want %q", got, want)
+	since, err := db.MessagesSince(ctx, conv, all[0].ID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"00000000000004d2||", "|2|", "|2|", "|2|Found it."}
+	for name, msgs := range map[string][]store.Message{"Messages": all, "RecentMessages": recent, "MessagesSince": since} {
+		var got []string
+		for _, m := range msgs {
+			got = append(got, m.TurnID+"|"+m.OnlyFor+"|"+m.Shared)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: TurnID|OnlyFor|Shared = %q, want %q", name, got, want)
+		}
 	}
 }
