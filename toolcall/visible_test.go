@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgram/mcpgram/testkit/texttest"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
@@ -28,7 +29,7 @@ func TestVisibleHidesEveryTag(t *testing.T) {
 }
 
 func TestVisible(t *testing.T) {
-	tests := []struct{ name, in, want string }{
+	tests := []texttest.Case{
 		{"plain", "  Hello <b>world</b>\n", "Hello <b>world</b>"},
 		{"call removed", "Checking.\n" + tool("everything", "echo", `{"message":"hi"}`) + "\nDone.", "Checking.\n\nDone."},
 		{"completion shows its result", "Here:\n<attempt_completion>\n<result>\nThe answer is 42.\n</result>\n</attempt_completion>", "Here:\n\n\nThe answer is 42."},
@@ -58,13 +59,7 @@ func TestVisible(t *testing.T) {
 		{"Hermes and Qwen calls hidden", "A <tool_call>{\"name\": \"echo\"}</tool_call><tool_call><function=echo></function></tool_call>", "A"},
 		{"other JSON is text", "{\"name\": \"Ada\"} is a person.", "{\"name\": \"Ada\"} is a person."},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := toolcall.Visible(tt.in); got != tt.want {
-				t.Errorf("Visible(%q)\n got %q\nwant %q", tt.in, got, tt.want)
-			}
-		})
-	}
+	texttest.Run(t, "Visible", toolcall.Visible, tests)
 }
 
 // FuzzVisible checks what users may see of any reply:

@@ -11,6 +11,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/testkit/texttest"
 )
 
 // A viewer of the file: GitHub-flavoured Markdown, bare addresses made
@@ -23,7 +24,7 @@ const bidiControls = "\u061C\u200E\u200F\u202A\u202B\u202C\u202D\u202E\u2066\u20
 // TestDocument: the file holds the chat's text as Markdown: formatting
 // kept, everything else that Markdown would read as markup escaped.
 func TestDocument(t *testing.T) {
-	tests := []struct{ name, md, want string }{
+	tests := []texttest.Case{
 		{"formatting", "# Title\n\n**bold**, *it*, ~~gone~~ and `x<y>`", "**Title**\n\n**bold**, *it*, ~~gone~~ and `x<y>`"},
 		{"escaped", "2 * 3 = 6, a_b, [not a link], <tag> & AT&amp;T | x ~ y", `2 \* 3 = 6, a\_b, \[not a link\], \<tag\> \& AT\&T \| x \~ y`},
 		{"line starts", "\\# not a heading\n\\- not an item\n\\+ nor this", "\\# not a heading  \n\\- not an item  \n\\+ nor this"},
@@ -40,17 +41,12 @@ func TestDocument(t *testing.T) {
 		{"link to itself", "see https://x.y/a", "see <https://x.y/a>"},
 		{"mail", "[a@b.c](mailto:a@b.c)", "<mailto:a@b.c>"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := render.Document(render.HTML(tt.md))
-			if got != tt.want {
-				t.Errorf("Document(%q)\n got %q\nwant %q", tt.md, got, tt.want)
-			}
-			if problem := readAsViewer(got); problem != "" {
-				t.Errorf("a viewer of %q finds %s", got, problem)
-			}
-		})
-	}
+	document := func(md string) string { return render.Document(render.HTML(md)) }
+	texttest.Run(t, "Document", document, tests, func(t *testing.T, got string) {
+		if problem := readAsViewer(got); problem != "" {
+			t.Errorf("a viewer of %q finds %s", got, problem)
+		}
+	})
 }
 
 // TestDocumentHostile: what the chat leaves out or shows is left out or

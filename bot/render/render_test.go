@@ -5,14 +5,13 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/testkit/texttest"
 	"github.com/mcpgram/mcpgram/testkit/tgfake"
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
 func TestRenderHTML(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
+	tests := []texttest.Case{
 		{"escape", "a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
 		{"bold italic", "**bold** and *it* and ~~gone~~", "<b>bold</b> and <i>it</i> and <s>gone</s>"},
 		{"code", "use `x<y>` now", "use <code>x&lt;y&gt;</code> now"},
@@ -39,17 +38,11 @@ func TestRenderHTML(t *testing.T) {
 		{"completion", "<attempt_completion><result>All **done**</result></attempt_completion>", "All <b>done</b>"},
 		{"table", "| a | b |\n|---|---|\n| 1 | <2> |", "<pre>a | b\n--|----\n1 | &lt;2&gt;</pre>"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := render.HTML(tt.in)
-			if got != tt.want {
-				t.Errorf("RenderHTML(%q)\n got %q\nwant %q", tt.in, got, tt.want)
-			}
-			if _, err := tgfake.ParseHTML(got); err != nil {
-				t.Errorf("Telegram would reject %q: %v", got, err)
-			}
-		})
-	}
+	texttest.Run(t, "RenderHTML", render.HTML, tests, func(t *testing.T, got string) {
+		if _, err := tgfake.ParseHTML(got); err != nil {
+			t.Errorf("Telegram would reject %q: %v", got, err)
+		}
+	})
 }
 
 // Whatever the model writes, the HTML is accepted by Telegram's rules.

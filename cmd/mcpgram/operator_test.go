@@ -96,6 +96,18 @@ func (s *session) end() {
 	}
 }
 
+// answerAtNextStart starts the chat again, which must first show what the
+// run before left open, as open (the prompt that asks for the answer
+// included); line answers it, and the chat must then print reply.
+func answerAtNextStart(t *testing.T, b *binary, settings, url, open, line, reply string) {
+	t.Helper()
+	s := startChat(t, b, settings, url)
+	s.wait("Still open from before:\n"+open, 1)
+	s.send(line)
+	s.wait(reply, 1)
+	s.end()
+}
+
 // callThenAnswer is a model that makes call, then answers answer once
 // the call's result is in.
 func callThenAnswer(call, answer string) llmfake.Handler {
@@ -172,12 +184,9 @@ func TestChatApprovalsAtCtrlCAndAcrossRuns(t *testing.T) {
 	s.wait("approve? [y/n/a] ", 2)
 	s.end()
 
-	s = startChat(t, b, settings, url)
-	s.wait("Still open from before:\n🔐 Approval needed\nRun add on echo with:\n• a: 2\n• b: 3\n", 1)
-	s.wait("approve? [y/n/a] ", 1)
-	s.send("y")
-	s.wait("Added: 5.", 1)
-	s.end()
+	answerAtNextStart(t, b, settings, url,
+		"🔐 Approval needed\nRun add on echo with:\n• a: 2\n• b: 3\nℹ️ Its server says this tool changes nothing; keeps to its own data (the server's claim, not checked).\napprove? [y/n/a] ",
+		"y", "Added: 5.")
 	if n := len(model.Calls()); n != 4 {
 		t.Errorf("the model was called %d times, want 4", n)
 	}
@@ -221,11 +230,7 @@ func TestChatAsksAnOpenQuestionAgain(t *testing.T) {
 	s.wait("Which colour?\n  1. Red\n  2. Blue\n", 1)
 	s.end()
 
-	s = startChat(t, b, settings, url)
-	s.wait("Still open from before:\nWhich colour?\n  1. Red\n  2. Blue\n> ", 1)
-	s.send("2")
-	s.wait("Blue it is.", 1)
-	s.end()
+	answerAtNextStart(t, b, settings, url, "Which colour?\n  1. Red\n  2. Blue\n> ", "2", "Blue it is.")
 	if n := len(model.Calls()); n != 2 {
 		t.Errorf("the model was called %d times, want 2", n)
 	}
