@@ -118,33 +118,55 @@ func TestRequestRunAgainIsTheSameTurn(t *testing.T) {
 	}
 }
 
-// A question the turn asked is shown again, the same one: the run again
-// opens none of its own.
-func TestRequestRunAgainShowsItsQuestion(t *testing.T) {
+// A question or approval the turn opened is shown again, the same one:
+// the run again opens none of its own, and asks the model nothing.
+func TestRequestRunAgainShowsItsCard(t *testing.T) {
 	t.Parallel()
 	ask := `<ask_followup_question><question>Which invoice?</question><options>["March","April"]</options></ask_followup_question>`
-	e := newEnv(t, llmfake.Script(llmfake.Text(ask)), setup{})
-	req := agent.Request{Caller: alice, Text: "send the invoice", TurnID: "00000000000004d2"}
-	r, err := e.turn(req)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name  string
+		reply string
+		env   func(*testing.T, llmfake.Handler) *env
+		kind  agent.EventKind
+	}{
+		{"question", ask, func(t *testing.T, h llmfake.Handler) *env { return newEnv(t, h, setup{}) }, agent.EventQuestion},
+		{"approval", "Adding.\n" + useTool("echo", "add", sum), approvalEnv, agent.EventApproval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := tc.env(t, llmfake.Script(llmfake.Text(tc.reply)))
+			req := agent.Request{Caller: alice, Text: "send the invoice", TurnID: "00000000000004d2"}
+			r, err := e.turn(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := r.last(t)
+			if asked.Kind != tc.kind {
+				t.Fatalf("first run ended with %+v", asked)
+			}
+			e.restart()
+			if r, err = e.turn(req); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.last(t); got.Kind != tc.kind || pendingID(got) != pendingID(asked) {
+				t.Errorf("run again ended with %+v, want %v %d shown again", got, tc.kind, pendingID(asked))
+			}
+			if n := len(e.model.Calls()); n != 1 {
+				t.Errorf("the model was called %d times, want once", n)
+			}
+			if h := e.history(); len(h) != 2 {
+				t.Errorf("history has %d messages, want the request and the reply: %+v", len(h), h)
+			}
+		})
 	}
-	asked := r.last(t)
-	if asked.Kind != agent.EventQuestion {
-		t.Fatalf("first run ended with %+v", asked)
+}
+
+func pendingID(ev agent.Event) int64 {
+	switch {
+	case ev.Question != nil:
+		return ev.Question.PendingID
+	case ev.Approval != nil:
+		return ev.Approval.PendingID
 	}
-	e.restart()
-	if r, err = e.turn(req); err != nil {
-		t.Fatal(err)
-	}
-	got := r.last(t)
-	if got.Kind != agent.EventQuestion || got.Question.PendingID != asked.Question.PendingID || got.Question.Text != "Which invoice?" {
-		t.Errorf("run again ended with %+v, want question %d shown again", got, asked.Question.PendingID)
-	}
-	if n := len(e.model.Calls()); n != 1 {
-		t.Errorf("the model was called %d times, want once", n)
-	}
-	if h := e.history(); len(h) != 2 {
-		t.Errorf("history has %d messages, want the request and the question: %+v", len(h), h)
-	}
+	return 0
 }
