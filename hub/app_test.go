@@ -2,6 +2,8 @@ package hub_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -166,4 +168,59 @@ func FuzzToolApp(f *testing.F) {
 			}
 		}
 	})
+}
+
+// appsExtension is MCP Apps' extension identifier.
+const appsExtension = "io.modelcontextprotocol/ui"
+
+// mcpgram shows no app yet, so it announces no MCP Apps extension to any
+// server, even with every capability it has (an Elicitor): not in the
+// initialize request to a 2025 server, read as it was sent, nor in the
+// capabilities each 2026-07-28 request carries. The slice that shows
+// apps changes this on purpose, and this test with it.
+func TestProtocolNoAppsExtension(t *testing.T) {
+	requests := filepath.Join(t.TempDir(), "requests.log")
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
+		"legacy": map[string]any{
+			"command": testenv.TestServer(t, "raw"), "args": []string{"-mode", "weird"},
+			"env": map[string]string{"RAW_REQUESTS": requests},
+		},
+		"modern": testenv.FeaturesEntry(t, false),
+	})
+	h := testenv.StartAsking(t, path, fastOptions(), hub.Askers{Elicitor: &scriptedElicitor{}})
+	testenv.Running(t, h)
+	b, err := os.ReadFile(requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var initialize map[string]any
+	for line := range strings.Lines(string(b)) {
+		var req struct {
+			Method string `json:"method"`
+			Params struct {
+				Capabilities map[string]any `json:"capabilities"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &req); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if req.Method == "initialize" {
+			initialize = req.Params.Capabilities
+		}
+		if strings.Contains(line, appsExtension) {
+			t.Errorf("%s request names %s: %s", req.Method, appsExtension, line)
+		}
+	}
+	if initialize["elicitation"] == nil {
+		t.Errorf("initialize declared %v: want elicitation, and no extension", initialize)
+	}
+	var got struct {
+		Capabilities map[string]any `json:"capabilities"`
+	}
+	if err := json.Unmarshal([]byte(call(t, h, "modern", "client", nil).Text()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Capabilities["elicitation"] == nil || got.Capabilities["extensions"] != nil {
+		t.Errorf("a 2026-07-28 request declared %v: want elicitation, and no extension", got.Capabilities)
+	}
 }
