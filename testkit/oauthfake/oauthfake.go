@@ -320,6 +320,14 @@ func (s *Server) mcpHandler() http.Handler {
 		info, _ := ctx.Value(subjectKey{}).(tokenInfo)
 		return mcp.NewToolResultText(info.subject), nil
 	})
+	// An MCP App's own tool (visibility ["app"]): never the model's to
+	// see, even where the hub lists the server's tools to it.
+	panel := mcp.NewTool("whoami_panel", mcp.WithDescription("who the token is of, for the app's panel"))
+	panel.Meta = &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": "ui://protected/panel.html", "visibility": []any{"app"}}}}
+	m.AddTool(panel, func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		info, _ := ctx.Value(subjectKey{}).(tokenInfo)
+		return mcp.NewToolResultText(info.subject), nil
+	})
 	return server.NewStreamableHTTPServer(m, server.WithStateLess(true), server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 		return context.WithValue(ctx, subjectKey{}, r.Context().Value(subjectKey{}))
 	}))
