@@ -103,10 +103,12 @@ func toolNames(h *hub.Hub, server string) []string {
 
 // Each user's calls carry that user's own token: the first call of each
 // asks that user to connect, later ones do not; until someone connected
-// the catalog lists the connect tool, and after it the server's own.
+// the catalog lists the connect tool, and after it the server's own
+// (what connecting tells the model leaves out an MCP App's own tool).
 // Nothing of a user is kept but the session.
 func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
-	h, c, _ := startAccounts(t, time.Minute)
+	h, c, fake := startAccounts(t, time.Minute)
+	fake.AddAppTool()
 	if got := toolNames(h, "mine"); len(got) != 1 || got[0] != hub.ConnectTool {
 		t.Fatalf("tools before anyone connected = %v, want [connect]", got)
 	}
