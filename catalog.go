@@ -69,6 +69,37 @@ type Tool struct {
 	// annotations). They are the server's claim, not checked: shown to a
 	// person who approves a call, never a reason to run one.
 	Hints Hints
+	// App is what the tool declares for MCP Apps (its _meta.ui): the
+	// page that shows its results, and who may call it.
+	App ToolApp
+}
+
+// A ToolApp is a tool's metadata under MCP Apps (the extension
+// io.modelcontextprotocol/ui, SEP-1865). The zero ToolApp, a tool that
+// declares none, names no page and hides from nobody: the spec's default
+// visibility, ["model", "app"].
+type ToolApp struct {
+	// ResourceURI is the ui:// resource that shows the tool's results;
+	// "" when it names none, or one the hub refused.
+	ResourceURI string
+	// Hidden is who the tool's visibility leaves out; zero, none.
+	Hidden Audience
+}
+
+// An Audience is who may see and call a tool under MCP Apps'
+// visibility: the model, an app (a server's own page), or both.
+type Audience uint8
+
+// The audiences of MCP Apps' visibility, "model" and "app".
+const (
+	AudienceModel Audience = 1 << iota
+	AudienceApp
+)
+
+// VisibleTo reports whether a may see and call t: the tool's visibility
+// names a (or, given none, names both).
+func (t Tool) VisibleTo(a Audience) bool {
+	return t.App.Hidden&a == 0
 }
 
 // A ToolRef names one tool of one server.
@@ -233,6 +264,10 @@ type ServerInfo struct {
 	// sign-in for every chat) or "user" (each user's own); "" for a
 	// local server.
 	Account string
+
+	// hiddenPerUser: Catalog.For left out a tool declared per user, which
+	// still makes the server's resources per user (see ActsPerUser).
+	hiddenPerUser bool
 }
 
 // Bounds are what one stdio server may take of the machine; 0 leaves one
@@ -269,7 +304,8 @@ func (s ServerInfo) Tool(name string) (Tool, bool) {
 // ActsPerUser reports whether a call of tool (or, when tool is "", a read
 // of resource uri) acts for the calling user, its result theirs alone: the
 // settings say so of the server, or the tool of itself. A server that
-// declares any of its tools per user reads its resources per user too.
+// declares any of its tools per user reads its resources per user too,
+// a tool that Catalog.For hid included.
 func (s ServerInfo) ActsPerUser(tool, uri string) bool {
 	if s.PerUser {
 		return true
@@ -278,7 +314,7 @@ func (s ServerInfo) ActsPerUser(tool, uri string) bool {
 		t, ok := s.Tool(tool)
 		return ok && t.PerUser
 	}
-	return uri != "" && slices.ContainsFunc(s.Tools, func(t Tool) bool { return t.PerUser })
+	return uri != "" && (s.hiddenPerUser || slices.ContainsFunc(s.Tools, func(t Tool) bool { return t.PerUser }))
 }
 
 // AutoApproves reports whether tool may run without asking the user.
@@ -322,6 +358,39 @@ func (c Catalog) Server(name string) (ServerInfo, bool) {
 		return c.Servers[i], true
 	}
 	return ServerInfo{}, false
+}
+
+// For returns c as audience a sees it: each server's tools without those
+// whose visibility leaves a out (Tool.VisibleTo). The model's view of the
+// catalog is c.For(AudienceModel): a tool it does not list is to the
+// model as a tool the server does not have. c is not changed, and is
+// returned as it is when it hides no tool from a; the result depends on
+// c alone, so what is cached by c.Version stays valid for it.
+func (c Catalog) For(a Audience) Catalog {
+	hidden := func(t Tool) bool { return !t.VisibleTo(a) }
+	var servers []ServerInfo
+	for i, s := range c.Servers {
+		if !slices.ContainsFunc(s.Tools, hidden) {
+			continue
+		}
+		if servers == nil {
+			servers = slices.Clone(c.Servers)
+		}
+		kept := make([]Tool, 0, len(s.Tools))
+		for _, t := range s.Tools {
+			switch {
+			case t.VisibleTo(a):
+				kept = append(kept, t)
+			case t.PerUser:
+				servers[i].hiddenPerUser = true
+			}
+		}
+		servers[i].Tools = kept
+	}
+	if servers != nil {
+		c.Servers = servers
+	}
+	return c
 }
 
 // Coming reports whether s is on its way up (starting or restarting): a

@@ -539,11 +539,13 @@ func (t *turn) limitMessage() string {
 	return b.String()
 }
 
-// catalog is the hub's catalog as this chat sees it: the servers it
-// turned off for itself are disabled, so the prompt leaves them out and
-// the checks refuse calls to them.
+// catalog is the hub's catalog as this chat's model sees it: without the
+// tools whose visibility leaves the model out (MCP Apps' app-only tools,
+// which are to the model as tools the server does not have), and with
+// the servers the chat turned off for itself disabled, so the prompt
+// leaves them out and the checks refuse calls to them.
 func (t *turn) catalog() mcpgram.Catalog {
-	cat := t.a.cfg.Hub.Catalog()
+	cat := t.a.cfg.Hub.Catalog().For(mcpgram.AudienceModel)
 	if len(t.serversOff) == 0 {
 		return cat
 	}

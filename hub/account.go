@@ -136,12 +136,15 @@ func (s *server) hasTool(name string, ss *session) bool {
 	return ok
 }
 
-// connected is the result of the connect tool: the server's tools.
+// connected is the result of the connect tool: the server's tools, those
+// the model may call, as it is the model that reads it.
 func (s *server) connected() (json.RawMessage, error) {
 	s.mu.Lock()
 	var names []string
 	for _, t := range s.cat.tools {
-		names = append(names, t.Name)
+		if t.VisibleTo(mcpgram.AudienceModel) {
+			names = append(names, t.Name)
+		}
 	}
 	s.mu.Unlock()
 	text := fmt.Sprintf("Connected to %s with the user's own account. Its tools: %v.", s.name, names)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -102,10 +103,12 @@ func toolNames(h *hub.Hub, server string) []string {
 
 // Each user's calls carry that user's own token: the first call of each
 // asks that user to connect, later ones do not; until someone connected
-// the catalog lists the connect tool, and after it the server's own.
+// the catalog lists the connect tool, and after it the server's own
+// (what connecting tells the model leaves out an MCP App's own tool).
 // Nothing of a user is kept but the session.
 func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
-	h, c, _ := startAccounts(t, time.Minute)
+	h, c, fake := startAccounts(t, time.Minute)
+	fake.AddAppTool()
 	if got := toolNames(h, "mine"); len(got) != 1 || got[0] != hub.ConnectTool {
 		t.Fatalf("tools before anyone connected = %v, want [connect]", got)
 	}
@@ -114,12 +117,14 @@ func TestEachUserActsAsTheirOwnAccount(t *testing.T) {
 		t.Errorf("server = %+v, want running and per-user", info)
 	}
 	u1 := mcpgram.Caller{UserID: "u1", ChatID: "c1"}
+	// The connect tool's result is the model's to read: it lists the tools
+	// the model may call, without the app's own.
 	res, err := h.CallTool(t.Context(), u1, "mine", hub.ConnectTool, nil)
-	if err != nil || !strings.Contains(res.Text(), "whoami") {
-		t.Fatalf("connect = %v, %v; want the server's tools listed", res, err)
+	if err != nil || !strings.HasSuffix(res.Text(), "Its tools: [whoami].") {
+		t.Fatalf("connect = %v, %v; want the model's tools listed", res, err)
 	}
-	if got := toolNames(h, "mine"); len(got) != 1 || got[0] != "whoami" {
-		t.Fatalf("tools once connected = %v, want [whoami]", got)
+	if got := toolNames(h, "mine"); !slices.Equal(got, []string{"whoami", "whoami_panel"}) {
+		t.Fatalf("tools once connected = %v, want [whoami whoami_panel]", got)
 	}
 	for _, tc := range []struct{ user, want string }{{"u1", "alice"}, {"u2", "bob"}, {"u1", "alice"}, {"u2", "bob"}} {
 		res, err := h.CallTool(t.Context(), mcpgram.Caller{UserID: tc.user, ChatID: "c-" + tc.user}, "mine", "whoami", nil)

@@ -57,6 +57,7 @@ func (s *server) readCatalog(ctx context.Context, c *conn) error {
 func (s *server) listCatalog(ctx context.Context, c *conn) (snapshot, error) {
 	caps := c.client.GetServerCapabilities()
 	var tools []mcpgram.Tool
+	var metaNotes []string // what convertTool ignored of the tools' _meta
 	if caps.Tools != nil {
 		res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
 		if err != nil {
@@ -64,7 +65,9 @@ func (s *server) listCatalog(ctx context.Context, c *conn) (snapshot, error) {
 		}
 		defs := make(map[string]mcp.Tool, len(res.Tools))
 		for _, t := range res.Tools {
-			tools = append(tools, convertTool(t))
+			tool, notes := convertTool(t)
+			tools = append(tools, tool)
+			metaNotes = append(metaNotes, notes...)
 			defs[t.Name] = t
 		}
 		c.toolsMu.Lock()
@@ -103,8 +106,10 @@ func (s *server) listCatalog(ctx context.Context, c *conn) (snapshot, error) {
 	}
 	tools, resources, templates, notes := Screen(tools, resources, templates)
 	prompts, promptNotes := ScreenPrompts(s.listPrompts(ctx, c))
-	if len(notes) < maxNotes {
-		notes = capNotes(append(notes, promptNotes...))
+	for _, more := range [][]string{metaNotes, promptNotes} {
+		if len(notes) < maxNotes {
+			notes = capNotes(append(notes, more...))
+		}
 	}
 	for _, n := range notes {
 		s.log.Warn("screened the server's catalog", "note", n)
@@ -115,7 +120,9 @@ func (s *server) listCatalog(ctx context.Context, c *conn) (snapshot, error) {
 	}, nil
 }
 
-func convertTool(t mcp.Tool) mcpgram.Tool {
+// convertTool is t as the domain holds it, and notes on what it ignored
+// of t's _meta.
+func convertTool(t mcp.Tool) (mcpgram.Tool, []string) {
 	out := mcpgram.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
 	if out.Title == "" {
 		out.Title = t.Annotations.Title
@@ -145,7 +152,9 @@ func convertTool(t mcp.Tool) mcpgram.Tool {
 			out.PerUser = raw != false
 		}
 	}
-	return out
+	var notes []string
+	out.App, notes = toolApp(t.Name, t.Meta)
+	return out, notes
 }
 
 // compactJSON is raw without its white space; nil when raw is empty,

@@ -39,3 +39,6 @@ func (h *Hub) UserLocks(server string) int {
 	}
 	return 0
 }
+
+// ToolApp is toolApp, for its fuzz test.
+var ToolApp = toolApp

@@ -48,7 +48,9 @@ var clientInfo = mcp.Implementation{Name: "mcpgram", Version: "1"}
 // server of transport typ: elicitation in both modes when it has someone
 // to ask, except over HTTP+SSE, where mcp-go cannot answer a server's
 // request; nothing else (sampling and roots are deprecated in 2026-07-28
-// and left out).
+// and left out). No extension either: MCP Apps' (io.modelcontextprotocol/ui)
+// waits until mcpgram can show an app: a server that sees it may list
+// other tools, made for a host that shows them.
 func (h *Hub) capabilities(typ string) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
 	if h.ask.Elicitor != nil && typ != TypeSSE {

@@ -77,3 +77,17 @@ func toolTitle(cat mcpgram.Catalog, server, tool string) string {
 	}
 	return Visible(t.Title)
 }
+
+// Visibility says, for a listing of tools, who t is not for under MCP
+// Apps: "app only" for a tool that only its server's app may call, which
+// the model is never shown; "hidden" for one whose visibility names
+// neither the model nor an app; "" for a tool the model may call.
+func Visibility(t mcpgram.Tool) string {
+	switch {
+	case t.VisibleTo(mcpgram.AudienceModel):
+		return ""
+	case t.VisibleTo(mcpgram.AudienceApp):
+		return "app only"
+	}
+	return "hidden"
+}

@@ -278,6 +278,9 @@ func toolLines(sb *strings.Builder, tools []mcpgram.Tool) {
 			// approvals and the model use.
 			sb.WriteString(" <b>" + shown(t.Title) + "</b>")
 		}
+		if v := render.Visibility(t); v != "" {
+			sb.WriteString(" <i>(" + v + ")</i>")
+		}
 		if d := lines.First(t.Description); d != "" {
 			sb.WriteString(" – " + shown(render.Shorten(d, 100)))
 		}

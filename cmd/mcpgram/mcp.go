@@ -371,7 +371,11 @@ func printServers(w io.Writer, cat mcpgram.Catalog) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, render.Visible(serverState(s)))
 		for _, t := range s.Tools {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, render.Visible(summary(t.Description, 90)))
+			about := render.Visible(summary(t.Description, 90))
+			if v := render.Visibility(t); v != "" {
+				about = "(" + v + ") " + about
+			}
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, about)
 		}
 		for _, n := range s.Notes {
 			fmt.Fprintf(tw, "  ! %s\n", render.Visible(n))

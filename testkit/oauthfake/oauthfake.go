@@ -53,6 +53,8 @@ type Server struct {
 	// TokenRedirect, when set, is where the token endpoint sends every
 	// request, with a 307 (which keeps the method and the body).
 	TokenRedirect string
+
+	mcp *server.MCPServer
 }
 
 // Counts are what clients did.
@@ -149,6 +151,18 @@ func (s *Server) ExpireAccessTokens() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.access)
+}
+
+// AddAppTool adds whoami_panel to the MCP server's tools: whoami for an
+// MCP App's own panel (visibility ["app"]), which the model must never be
+// shown.
+func (s *Server) AddAppTool() {
+	panel := mcp.NewTool("whoami_panel", mcp.WithDescription("who the token is of, for the app's panel"))
+	panel.Meta = &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": "ui://protected/panel.html", "visibility": []any{"app"}}}}
+	s.mcp.AddTool(panel, func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		info, _ := ctx.Value(subjectKey{}).(tokenInfo)
+		return mcp.NewToolResultText(info.subject), nil
+	})
 }
 
 // Set changes the server's settings under its lock.
@@ -320,6 +334,7 @@ func (s *Server) mcpHandler() http.Handler {
 		info, _ := ctx.Value(subjectKey{}).(tokenInfo)
 		return mcp.NewToolResultText(info.subject), nil
 	})
+	s.mcp = m
 	return server.NewStreamableHTTPServer(m, server.WithStateLess(true), server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 		return context.WithValue(ctx, subjectKey{}, r.Context().Value(subjectKey{}))
 	}))

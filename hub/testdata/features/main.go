@@ -2,13 +2,14 @@
 // of MCP, for the tests of the hub and of the front ends above it: each
 // file adds one feature's tools (elicit.go: elicitation, in form and URL
 // modes; prompts.go: prompts with completions; progress.go: progress and
-// cancellation; results.go: structured results and resource links). It
-// speaks 2026-07-28, asking through "input_required" results; with
-// -legacy it refuses server/discover, so that a client speaks a 2025
-// revision to it, and mcp-go sends the same questions as
-// elicitation/create requests. With -http it serves over HTTP instead of
-// stdio (http.go), on 127.0.0.1 at a port of the system's choosing, which
-// it writes to stdout as its first line.
+// cancellation; results.go: structured results and resource links;
+// apps.go: MCP Apps' tool metadata, and with -meta-tools tools whose
+// _meta the test chooses). It speaks 2026-07-28, asking through
+// "input_required" results; with -legacy it refuses server/discover, so
+// that a client speaks a 2025 revision to it, and mcp-go sends the same
+// questions as elicitation/create requests. With -http it serves over
+// HTTP instead of stdio (http.go), on 127.0.0.1 at a port of the
+// system's choosing, which it writes to stdout as its first line.
 package main
 
 import (
@@ -31,6 +32,7 @@ import (
 func main() {
 	legacy := flag.Bool("legacy", false, "refuse server/discover: speak only the 2025 revisions")
 	overHTTP := flag.Bool("http", false, "serve Streamable HTTP at /mcp and SSE at /sse on 127.0.0.1, writing the base URL to stdout")
+	metaTools := flag.String("meta-tools", "", "a JSON object of tool name to _meta: a tool of each, its _meta as given")
 	flag.Parse()
 
 	s := server.NewMCPServer("features", "1.0.0", append(promptOptions(), server.WithToolCapabilities(true), server.WithTitle(serverTitle()))...)
@@ -39,6 +41,9 @@ func main() {
 	addElicitTools(s)
 	addProgressTools(s)
 	addResultTools(s)
+	if err := addAppTools(s, *metaTools); err != nil {
+		log.Fatal(err)
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()

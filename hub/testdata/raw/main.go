@@ -9,7 +9,8 @@
 // mute-discover it never answers it, as some servers ignore a request
 // before initialize; with -mode empty-discover it answers it with an empty
 // result, as some servers answer every method they do not know. With
-// RAW_LOG set, it appends the method of each request to that file.
+// RAW_LOG set, it appends the method of each request to that file; with
+// RAW_REQUESTS, each request as it came, one a line.
 package main
 
 import (
@@ -37,12 +38,8 @@ func main() {
 		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
 			continue
 		}
-		if f := os.Getenv("RAW_LOG"); f != "" {
-			if log, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				fmt.Fprintln(log, req.Method)
-				log.Close()
-			}
-		}
+		appendLine(os.Getenv("RAW_LOG"), req.Method)
+		appendLine(os.Getenv("RAW_REQUESTS"), in.Text())
 		var result string
 		switch {
 		case req.Method == "server/discover" && *mode == "mute-discover":
@@ -76,5 +73,16 @@ func main() {
 			continue
 		}
 		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result)
+	}
+}
+
+// appendLine appends line to the file at path, if path is not "".
+func appendLine(path, line string) {
+	if path == "" {
+		return
+	}
+	if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		fmt.Fprintln(f, line)
+		f.Close()
 	}
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// appPage is the ui:// page the app tools name (MCP Apps, SEP-1865).
+const appPage = "ui://features/app.html"
+
+// refreshes counts the calls of app_refresh, which app_show reports: a
+// test proves with it that the model's call of the app-only tool never
+// reached the server.
+var refreshes atomic.Int64
+
+// addAppTools adds the tools of an MCP App: app_show, which the model and
+// the app may call, and app_refresh, which only the app may. With
+// metaTools (a JSON object of tool name to _meta), it adds a tool of each
+// name, its _meta as given, however wrong: the hub's tests of what a
+// hostile server may declare.
+func addAppTools(s *server.MCPServer, metaTools string) error {
+	withUI := func(t mcp.Tool, visibility ...any) mcp.Tool {
+		t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": appPage, "visibility": visibility}}}
+		return t
+	}
+	s.AddTool(withUI(mcp.NewTool("app_show", mcp.WithDescription("Shows the features app, and says how often the app refreshed it.")), "model", "app"),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprintf("app shown; refreshed %d times", refreshes.Load())), nil
+		})
+	s.AddTool(withUI(mcp.NewTool("app_refresh", mcp.WithDescription("Refreshes the features app's view: for the app alone.")), "app"),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprintf("refreshed %d times", refreshes.Add(1))), nil
+		})
+	if metaTools == "" {
+		return nil
+	}
+	var metas map[string]map[string]any
+	if err := json.Unmarshal([]byte(metaTools), &metas); err != nil {
+		return fmt.Errorf("-meta-tools: %w", err)
+	}
+	names := make([]string, 0, len(metas))
+	for name := range metas {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t := mcp.NewTool(name, mcp.WithDescription("A tool whose _meta the test chose."))
+		t.Meta = &mcp.Meta{AdditionalFields: metas[name]}
+		s.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(name + " ran"), nil
+		})
+	}
+	return nil
+}
