@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,32 @@ func TestResourceMismatchRefused(t *testing.T) {
 				t.Errorf("counts = %+v; want no registration nor authorization", c)
 			}
 		})
+	}
+}
+
+// offline_access (a refresh token) is asked for where the authorization
+// server lists it in scopes_supported, beside the scopes the challenge
+// names, and not where it does not (SEP-2207).
+func TestOfflineAccessOnlyWhereOffered(t *testing.T) {
+	for _, tt := range []struct {
+		supported []string
+		want      string
+	}{
+		{[]string{"read", "offline_access"}, "read offline_access"},
+		{[]string{"read", "write"}, "read"},
+		{nil, "read"},
+	} {
+		e := newEnv(t)
+		e.fake.ServerMetadata = func(doc map[string]any) {
+			if tt.supported != nil {
+				doc["scopes_supported"] = tt.supported
+			}
+		}
+		if _, err := get(t, e.manager(t, e.open(t), testKey, true, nil), e); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.fake.AskedScopes(); !slices.Equal(got, []string{tt.want}) {
+			t.Errorf("scopes_supported %q: asked for %q, want %q", tt.supported, got, tt.want)
+		}
 	}
 }

@@ -13,7 +13,8 @@
 // ID Metadata Document where the authorization server takes one and
 // mcpgram has a public URL, else by dynamic client registration. It asks
 // for the scopes of the challenge, else those of the entry, else those the
-// resource lists; it sends the resource parameter (RFC 8707) and checks
+// resource lists, and offline_access (a refresh token) where the
+// authorization server lists it; it sends the resource parameter (RFC 8707) and checks
 // the issuer (RFC 8414, RFC 9207). What a server's metadata names is
 // reached only within the server's own reach: https (plain http only
 // when the server itself is on loopback), and loopback, private or
@@ -56,6 +57,9 @@ const (
 	authPost  = "client_secret_post"
 	authNone  = "none"
 )
+
+// offlineAccess is the scope that asks for a refresh token.
+const offlineAccess = "offline_access"
 
 // A Token is an access token with what refreshes it.
 type Token struct {

@@ -28,7 +28,8 @@ import (
 )
 
 // A Server is the protected MCP server (at URL()+"/mcp", with the tool
-// whoami, which says whose token called it) and its authorization server (at URL()).
+// whoami, which says whose token called it) and its authorization server
+// (at URL()).
 type Server struct {
 	srv *httptest.Server
 	url string
@@ -46,6 +47,7 @@ type Server struct {
 	issued  []string
 	counts  Counts
 	rev     revocations // see revoke.go
+	asked   []string    // the scope of each authorization request
 
 	// ResourceMetadata and ServerMetadata, when set, change the resource's
 	// and the authorization server's metadata before they are served.
@@ -133,6 +135,14 @@ func (s *Server) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts
+}
+
+// AskedScopes returns the scope parameter of each authorization request
+// so far ("" for none), in order.
+func (s *Server) AskedScopes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
 }
 
 // Tokens returns every access and refresh token the server gave, live
@@ -223,6 +233,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.counts.Authorizations++
+	s.asked = append(s.asked, q.Get("scope"))
 	code := random()
 	subject := s.Subject
 	if a := q.Get(AccountParam); a != "" {
