@@ -107,6 +107,7 @@ type Manager struct {
 	unusable map[grantKey][]byte
 	signing  map[grantKey]*sync.Mutex
 	clients  map[reach]*http.Client
+	machines map[grantKey]*machine // see credentials.go
 }
 
 type grantKey struct{ server, user string }
