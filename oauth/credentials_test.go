@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/testkit/oauthfake"
@@ -217,5 +218,29 @@ func TestClientCredentialsRefused(t *testing.T) {
 				t.Errorf("the error or the log holds the secret: %v\n%s", got, e.log.String())
 			}
 		})
+	}
+}
+
+// mcp login of a server reached by client credentials asks nobody: it
+// gets a token, which checks the credentials, without OAUTH_KEY and
+// without anyone there to sign in; wrong ones fail it.
+func TestClientCredentialsLogin(t *testing.T) {
+	fake := oauthfake.Start(t)
+	fake.AddMachine(oauthfake.Machine{ID: "m1", Secret: "right"})
+	m, err := oauth.New(oauth.Options{Store: (&env{dbPath: filepath.Join(t.TempDir(), "mcpgram.db")}).open(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := mcpgram.SignIn{Server: "remote", ServerURL: fake.URL() + "/mcp",
+		Config: mcpgram.OAuthConfig{Grant: mcpgram.GrantClientCredentials, ClientID: "m1", ClientSecret: "right"}}
+	if err := m.Login(t.Context(), req, nil); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	if c := fake.Counts(); c.ClientCredentials != 1 || c.Authorizations != 0 {
+		t.Errorf("counts = %+v; want one client credentials token, no sign-in", c)
+	}
+	req.Config.ClientSecret = "wrong"
+	if err := m.Login(t.Context(), req, nil); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("login with a wrong secret: %v; want invalid_client", err)
 	}
 }
