@@ -12,7 +12,9 @@ CONFORMANCE_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaul
 	auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined \
 	auth/scope-step-up auth/scope-retry-limit \
 	auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none \
-	auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
+	auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback \
+	auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported \
+	auth/client-credentials-jwt auth/client-credentials-basic
 
 .PHONY: all build run test checks unit smoke fuzz conformance test-deps lint fmt-check vet staticcheck bench clean
 

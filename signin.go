@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 )
 
@@ -30,17 +31,45 @@ type SignIn struct {
 
 // An OAuthConfig is what a server's settings entry says about signing in
 // (its "oauth" object): a client the operator registered with the
-// authorization server beforehand, and the scopes to ask for when the
-// server's challenge names none.
+// authorization server beforehand, the grant it signs in by, and the
+// scopes to ask for when the server's challenge names none. It holds
+// secrets: its String and LogValue show none of them.
 type OAuthConfig struct {
 	ClientID     string
 	ClientSecret string
 	// AuthMethod is the token endpoint's client authentication for the
-	// pre-registered client: client_secret_basic, client_secret_post or
-	// none; empty: chosen from what the authorization server lists.
+	// pre-registered client: client_secret_basic, client_secret_post,
+	// private_key_jwt or none; empty: chosen from what the authorization
+	// server lists (private_key_jwt when PrivateKey is set).
 	AuthMethod string
 	Scopes     []string
+	// Grant is how a token is got: GrantAuthorizationCode (empty too), a
+	// person's sign-in in a browser, or GrantClientCredentials, mcpgram's
+	// own with the client's credentials, with nobody there.
+	Grant string
+	// PrivateKey is the client's private key (PEM) for private_key_jwt
+	// (RFC 7523 §2.2): with it, the client signs an assertion for each
+	// token request instead of sending a secret.
+	PrivateKey []byte
 }
+
+// Grants of an OAuthConfig.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// String shows the client and grant, never the secret or the key.
+func (c OAuthConfig) String() string {
+	return fmt.Sprintf("{clientId %q, secret %t, private key %t, method %q, grant %q, scopes %q}",
+		c.ClientID, c.ClientSecret != "", len(c.PrivateKey) > 0, c.AuthMethod, c.Grant, c.Scopes)
+}
+
+// GoString is String for %#v.
+func (c OAuthConfig) GoString() string { return c.String() }
+
+// LogValue is String for log/slog.
+func (c OAuthConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // A FinishedSignIn names the server and user a sign-in was for.
 type FinishedSignIn struct {

@@ -3,6 +3,7 @@ package hub
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -157,6 +158,15 @@ type oauthEntry struct {
 	AuthMethod   string   `json:"tokenEndpointAuthMethod"`
 	Scopes       []string `json:"scopes"`
 	Account      string   `json:"account"`
+	// Grant is "authorization_code" (a person signs in, the default) or
+	// "client_credentials" (mcpgram gets its token itself, with the
+	// client's secret or private key).
+	Grant string `json:"grant"`
+	// PrivateKey is the client's PEM private key for private_key_jwt,
+	// usually ${env:NAME}; PrivateKeyFile, a file that holds it,
+	// relative to the settings file's folder.
+	PrivateKey     string `json:"privateKey"`
+	PrivateKeyFile string `json:"privateKeyFile"`
 }
 
 // loadSettings reads the settings file at path. Only a file that cannot be
@@ -357,7 +367,7 @@ func (c *config) read(e entry, dir, home string, expand func(string) (string, er
 	if len(e.Limits) > 0 && string(e.Limits) != "null" {
 		return errors.New("limits: only a stdio server runs here to be bounded; a remote one runs elsewhere")
 	}
-	return c.readRemote(e, expand)
+	return c.readRemote(e, dir, expand)
 }
 
 // serverType is the type of server an entry describes, under its canonical
@@ -412,8 +422,9 @@ func (c *config) readStdio(e entry, dir string, expand func(string) (string, err
 	return nil
 }
 
-// readRemote reads what reaches a remote server: its URL and headers.
-func (c *config) readRemote(e entry, expand func(string) (string, error)) error {
+// readRemote reads what reaches a remote server: its URL and headers,
+// and how to sign in to it.
+func (c *config) readRemote(e entry, dir string, expand func(string) (string, error)) error {
 	if e.URL == "" {
 		return fmt.Errorf("type %q needs a url", c.typ)
 	}
@@ -424,11 +435,12 @@ func (c *config) readRemote(e entry, expand func(string) (string, error)) error 
 	if c.headers, err = expandMap(e.Headers, expand); err != nil {
 		return fmt.Errorf("headers: %w", err)
 	}
-	return c.readOAuth(e.OAuth, expand)
+	return c.readOAuth(e.OAuth, dir, expand)
 }
 
-// readOAuth reads the entry's "oauth" object.
-func (c *config) readOAuth(o *oauthEntry, expand func(string) (string, error)) error {
+// readOAuth reads the entry's "oauth" object; a private key file is
+// relative to dir, the settings file's folder.
+func (c *config) readOAuth(o *oauthEntry, dir string, expand func(string) (string, error)) error {
 	c.account = AccountOperator
 	if o == nil {
 		return nil
@@ -451,10 +463,10 @@ func (c *config) readOAuth(o *oauthEntry, expand func(string) (string, error)) e
 		return errors.New("oauth: a clientSecret needs its clientId")
 	}
 	switch o.AuthMethod {
-	case "", "client_secret_basic", "client_secret_post", "none":
+	case "", "client_secret_basic", "client_secret_post", "none", "private_key_jwt":
 		c.oauth.AuthMethod = o.AuthMethod
 	default:
-		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q: want client_secret_basic, client_secret_post or none", o.AuthMethod)
+		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q: want client_secret_basic, client_secret_post, private_key_jwt or none", o.AuthMethod)
 	}
 	for _, sc := range o.Scopes {
 		if sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {
@@ -462,7 +474,77 @@ func (c *config) readOAuth(o *oauthEntry, expand func(string) (string, error)) e
 		}
 	}
 	c.oauth.Scopes = o.Scopes
+	if c.oauth.PrivateKey, err = readPrivateKey(o, dir, expand); err != nil {
+		return err
+	}
+	return c.readGrant(o.Grant)
+}
+
+// readGrant reads "oauth.grant", and checks that the client fits it.
+func (c *config) readGrant(grant string) error {
+	o := &c.oauth
+	switch grant {
+	case "", mcpgram.GrantAuthorizationCode:
+		if len(o.PrivateKey) > 0 || o.AuthMethod == "private_key_jwt" {
+			return fmt.Errorf("oauth: a private key (private_key_jwt) is taken with \"grant\": %q only", mcpgram.GrantClientCredentials)
+		}
+		return nil
+	case mcpgram.GrantClientCredentials:
+		o.Grant = grant
+	default:
+		return fmt.Errorf("oauth.grant %s: want %q (a person signs in, the default) or %q (mcpgram gets its token itself, with the client's secret or key)",
+			quoteShort(grant), mcpgram.GrantAuthorizationCode, mcpgram.GrantClientCredentials)
+	}
+	switch {
+	case c.account == AccountUser:
+		return fmt.Errorf("oauth.grant %q signs in as mcpgram itself, which is the operator's account: it cannot act as each user's (\"account\": %q)", grant, AccountUser)
+	case o.ClientID == "":
+		return fmt.Errorf("oauth.grant %q needs the clientId you registered, and its clientSecret or privateKey", grant)
+	case o.ClientSecret != "" && len(o.PrivateKey) > 0:
+		return errors.New("oauth: a clientSecret or a private key, not both")
+	case o.ClientSecret == "" && len(o.PrivateKey) == 0:
+		return fmt.Errorf("oauth.grant %q needs the client's clientSecret or privateKey (or privateKeyFile)", grant)
+	case o.AuthMethod == "none":
+		return fmt.Errorf("oauth.grant %q: the client must authenticate, so tokenEndpointAuthMethod cannot be \"none\"", grant)
+	case (o.AuthMethod == "private_key_jwt") != (len(o.PrivateKey) > 0) && o.AuthMethod != "":
+		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q does not fit the client's credentials: private_key_jwt goes with a private key, the others with a clientSecret", o.AuthMethod)
+	}
 	return nil
+}
+
+// readPrivateKey reads the entry's private key, from privateKey or the
+// file privateKeyFile names, and checks that it is one PEM private key;
+// what kind of key is the sign-in's to say. Neither the key nor the
+// file's content is ever in an error.
+func readPrivateKey(o *oauthEntry, dir string, expand func(string) (string, error)) ([]byte, error) {
+	var key []byte
+	switch {
+	case o.PrivateKey != "" && o.PrivateKeyFile != "":
+		return nil, errors.New("oauth: privateKey or privateKeyFile, not both")
+	case o.PrivateKey != "":
+		k, err := expand(o.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("oauth.privateKey: %w", err)
+		}
+		key = []byte(k)
+	case o.PrivateKeyFile != "":
+		path, err := expand(o.PrivateKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("oauth.privateKeyFile: %w", err)
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		if key, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("oauth.privateKeyFile: %w", err)
+		}
+	default:
+		return nil, nil
+	}
+	if b, _ := pem.Decode(key); b == nil || !strings.HasSuffix(b.Type, "PRIVATE KEY") {
+		return nil, errors.New("oauth: the private key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
+	}
+	return key, nil
 }
 
 var (

@@ -25,6 +25,7 @@ type authServer struct {
 	RevocationEndpoint     string   `json:"revocation_endpoint,omitempty"`
 	ScopesSupported        []string `json:"scopes_supported,omitempty"`
 	AuthMethodsSupported   []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	SigningAlgs            []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
 	CodeChallengeMethods   []string `json:"code_challenge_methods_supported,omitempty"`
 	ClientIDMetadataDocs   bool     `json:"client_id_metadata_document_supported,omitempty"`
 	IssuerInResponse       bool     `json:"authorization_response_iss_parameter_supported,omitempty"`

@@ -23,8 +23,19 @@ var ErrNoSignIn = errors.New("the server answered without asking for a sign-in")
 // Login signs in to req's server now, through the Manager's interactive
 // sign-in, whether or not a sign-in is kept already. It asks the server
 // first (a ping without a token, with the entry's headers) for the
-// challenge that says where to sign in and for what.
+// challenge that says where to sign in and for what. A server reached by
+// the client credentials grant needs nobody: Login gets a token with
+// them, which checks them, and keeps it in memory only (every process
+// gets its own as it connects).
 func (m *Manager) Login(ctx context.Context, req mcpgram.SignIn, headers map[string]string) error {
+	if req.Config.Grant == mcpgram.GrantClientCredentials {
+		ch, _, err := m.probe(ctx, req.ServerURL, headers)
+		if err != nil {
+			return fmt.Errorf("ask %s: %w", req.Server, err)
+		}
+		_, _, err = m.machineToken(ctx, Request{SignIn: req, Challenge: ch}, 0)
+		return err
+	}
 	if err := m.canSeal(); err != nil {
 		return err
 	}

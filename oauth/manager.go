@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,7 @@ type Manager struct {
 	unusable map[grantKey][]byte
 	signing  map[grantKey]*sync.Mutex
 	clients  map[reach]*http.Client
+	machines map[grantKey]*machine // see credentials.go
 }
 
 type grantKey struct{ server, user string }
@@ -213,6 +215,13 @@ func (m *Manager) Begin(ctx context.Context, req Request, redirectURI string) (a
 		scopes = d.ScopesSupported
 	}
 	scopes = union(scopes, req.Scopes)
+	if slices.Contains(d.AS.ScopesSupported, offlineAccess) {
+		// A refresh token, so that the operator or user is not sent to
+		// sign in again each time the access token expires (SEP-2207;
+		// OpenID Connect Core §11). Asked for only where offered: an
+		// authorization server that does not know it may refuse it.
+		scopes = union(scopes, []string{offlineAccess})
+	}
 	c, err := m.client(ctx, sealer, r, req, d.AS, redirectURI, scopes)
 	if err != nil {
 		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)

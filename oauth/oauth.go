@@ -13,8 +13,9 @@
 // ID Metadata Document where the authorization server takes one and
 // mcpgram has a public URL, else by dynamic client registration. It asks
 // for the scopes of the challenge, else those of the entry, else those the
-// resource lists; it sends the resource parameter (RFC 8707) and checks
-// the issuer (RFC 8414, RFC 9207). What a server's metadata names is
+// resource lists, and offline_access (a refresh token) where the
+// authorization server lists it; it sends the resource parameter (RFC
+// 8707) and checks the issuer (RFC 8414, RFC 9207). What a server's metadata names is
 // reached only within the server's own reach: https (plain http only
 // when the server itself is on loopback), and loopback, private or
 // link-local addresses only when the server's own address is one too,
@@ -36,6 +37,12 @@
 // [Manager.Disconnect] deletes a grant and asks the authorization server
 // to revoke its tokens (RFC 7009).
 //
+// A server whose entry says "grant": "client_credentials" is reached by
+// the client credentials grant instead (credentials.go): mcpgram gets its
+// token itself, with the client id and the secret or private key
+// (private_key_jwt, RFC 7523) the operator registered, whenever it needs
+// one; nobody signs in, and the token is kept in memory only.
+//
 // This package is ours rather than mcp-go's client OAuth handler
 // (client/transport/oauth.go), which we read and borrow PKCE helpers
 // from: its discovery does not try the resource metadata at the origin's
@@ -45,6 +52,8 @@
 package oauth
 
 import (
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +66,9 @@ const (
 	authNone  = "none"
 )
 
+// offlineAccess is the scope that asks for a refresh token.
+const offlineAccess = "offline_access"
+
 // A Token is an access token with what refreshes it.
 type Token struct {
 	AccessToken  string    `json:"access_token"`
@@ -68,12 +80,23 @@ type Token struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
-// A Client is how mcpgram is known to an authorization server.
+// A Client is how mcpgram is known to an authorization server. Its
+// String and LogValue show no secret.
 type Client struct {
 	ID         string `json:"client_id"`
 	Secret     string `json:"client_secret,omitempty"`
 	AuthMethod string `json:"auth_method"`
 }
+
+func (c Client) String() string {
+	return fmt.Sprintf("{client %q, %s, secret %t}", c.ID, c.AuthMethod, c.Secret != "")
+}
+
+// GoString is String for %#v.
+func (c Client) GoString() string { return c.String() }
+
+// LogValue is String for log/slog.
+func (c Client) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // A grant is what the store keeps, sealed, for one sign-in: the token and
 // all a refresh needs, with the server URL it was issued for (a grant for

@@ -130,6 +130,9 @@ func revokeToken(ctx context.Context, hc *http.Client, endpoint string, c Client
 func postForm(ctx context.Context, hc *http.Client, endpoint string, c Client, form url.Values) (*http.Response, error) {
 	switch c.AuthMethod {
 	case authBasic:
+	case authJWT:
+		// The caller put the assertion in form, which names the client
+		// (RFC 7523 §3: its sub).
 	case authPost:
 		form.Set("client_id", c.ID)
 		form.Set("client_secret", c.Secret)

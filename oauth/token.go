@@ -150,6 +150,8 @@ func preRegistered(cfg mcpgram.OAuthConfig, as authServer) Client {
 	}
 	m := as.AuthMethodsSupported
 	switch {
+	case len(cfg.PrivateKey) > 0:
+		c.AuthMethod = authJWT
 	case c.Secret == "":
 		c.AuthMethod = authNone
 	case len(m) == 0 || slices.Contains(m, authBasic):

@@ -246,7 +246,12 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var a attempt
 	var err error
-	if a.g, a.v, a.have, err = t.m.current(ctx, t.k, t.url); err != nil {
+	if t.machine() {
+		a.g, a.v, a.have, err = t.m.machineCurrent(ctx, t.k, t.url, t.cfg)
+	} else {
+		a.g, a.v, a.have, err = t.m.current(ctx, t.k, t.url)
+	}
+	if err != nil {
 		return nil, err
 	}
 	for again := false; ; again = true {
@@ -305,13 +310,24 @@ func (t *authTransport) again(ctx context.Context, resp *http.Response, a *attem
 		return false, nil
 	}
 	drain(resp)
-	g, v, err := t.m.signIn(ctx, sign, a.v)
+	var g grant
+	var v int64
+	var err error
+	if t.machine() {
+		g, v, err = t.m.machineToken(ctx, sign, a.v)
+	} else {
+		g, v, err = t.m.signIn(ctx, sign, a.v)
+	}
 	if err != nil {
 		return false, err
 	}
 	a.g, a.v, a.have = g, v, true
 	return true, nil
 }
+
+// machine reports whether the server is reached by the client
+// credentials grant (see credentials.go) rather than a person's sign-in.
+func (t *authTransport) machine() bool { return t.cfg.Grant == mcpgram.GrantClientCredentials }
 
 // send sends req with g's token, if have, as a fresh copy when again.
 func (t *authTransport) send(req *http.Request, g grant, have, again bool) (*http.Response, error) {

@@ -18,7 +18,11 @@
 # to mcpgram. The pre-registered client of auth/pre-registration comes in
 # MCP_CONFORMANCE_CONTEXT and goes into the entry's "oauth" object through
 # ${env:...}; the Client ID Metadata Document URL is the one the suite
-# expects (auth/basic-cimd).
+# expects (auth/basic-cimd). The client credentials scenarios
+# (auth/client-credentials-*) sign nobody in: the entry says "grant":
+# "client_credentials" with the client's secret, or with its private key
+# in a file beside the settings (private_key_jwt), and `mcp call` gets
+# its token itself.
 set -eu
 url=$(eval echo "\${$#}")
 case $url in
@@ -30,12 +34,31 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 oauth=
 context=${MCP_CONFORMANCE_CONTEXT:-}
-case $context in
-*'"client_id"'*)
-	CONFORMANCE_CLIENT_ID=$(printf '%s' "$context" | sed -n 's/.*"client_id" *: *"\([^"]*\)".*/\1/p')
-	CONFORMANCE_CLIENT_SECRET=$(printf '%s' "$context" | sed -n 's/.*"client_secret" *: *"\([^"]*\)".*/\1/p')
+field() { # the string field $1 of the context (node is the suite's own)
+	node -e 'process.stdout.write(String(JSON.parse(process.argv[1])[process.argv[2]] ?? ""))' "$context" "$1"
+}
+case ${MCP_CONFORMANCE_SCENARIO:-} in
+auth/client-credentials-jwt)
+	# The operator keeps the registered client's private key in a file
+	# beside the settings; the entry names it.
+	CONFORMANCE_CLIENT_ID=$(field client_id)
+	export CONFORMANCE_CLIENT_ID
+	(umask 077 && field private_key_pem >"$dir/client-key.pem")
+	oauth=', "oauth": {"grant": "client_credentials", "clientId": "${env:CONFORMANCE_CLIENT_ID}", "privateKeyFile": "client-key.pem"}'
+	;;
+auth/client-credentials-*)
+	CONFORMANCE_CLIENT_ID=$(field client_id) CONFORMANCE_CLIENT_SECRET=$(field client_secret)
 	export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
-	oauth=', "oauth": {"clientId": "${env:CONFORMANCE_CLIENT_ID}", "clientSecret": "${env:CONFORMANCE_CLIENT_SECRET}"}'
+	oauth=', "oauth": {"grant": "client_credentials", "clientId": "${env:CONFORMANCE_CLIENT_ID}", "clientSecret": "${env:CONFORMANCE_CLIENT_SECRET}"}'
+	;;
+*)
+	case $context in
+	*'"client_id"'*)
+		CONFORMANCE_CLIENT_ID=$(field client_id) CONFORMANCE_CLIENT_SECRET=$(field client_secret)
+		export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
+		oauth=', "oauth": {"clientId": "${env:CONFORMANCE_CLIENT_ID}", "clientSecret": "${env:CONFORMANCE_CLIENT_SECRET}"}'
+		;;
+	esac
 	;;
 esac
 printf '{"mcpServers": {"conformance": {"type": "streamableHttp", "url": "%s", "timeout": 30%s}}}\n' "$url" "$oauth" >"$dir/mcp-settings.json"
@@ -51,6 +74,8 @@ initialize) mcp list ;;
 tools_call) mcp call conformance add_numbers '{"a": 2, "b": 3}' ;;
 elicitation-sep1034-client-defaults) mcp call conformance test_client_elicitation_defaults ;;
 sse-retry) mcp call conformance test_reconnection ;;
+# Client credentials: nobody signs in; the call gets its token itself.
+auth/client-credentials-*) mcp call conformance test-tool ;;
 auth/*) mcp login conformance && mcp call conformance test-tool ;;
 *) echo "client.sh: no steps for scenario \"${MCP_CONFORMANCE_SCENARIO:-}\"" >&2; exit 2 ;;
 esac

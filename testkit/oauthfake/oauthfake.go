@@ -28,7 +28,9 @@ import (
 )
 
 // A Server is the protected MCP server (at URL()+"/mcp", with the tool
-// whoami, which says whose token called it) and its authorization server (at URL()).
+// whoami, which says whose token called it) and its authorization server
+// (at URL()). AddMachine registers clients of the client credentials
+// grant.
 type Server struct {
 	srv *httptest.Server
 	url string
@@ -46,6 +48,11 @@ type Server struct {
 	issued  []string
 	counts  Counts
 	rev     revocations // see revoke.go
+	// See credentials.go.
+	machines map[string]Machine
+	refusals []string
+	jtis     map[string]bool
+	asked    []string // the scope of each authorization request
 
 	// ResourceMetadata and ServerMetadata, when set, change the resource's
 	// and the authorization server's metadata before they are served.
@@ -65,6 +72,9 @@ type Counts struct {
 	RefreshReuses int
 	// Unauthorized counts MCP requests answered 401.
 	Unauthorized int
+	// ClientCredentials counts tokens given by the client credentials
+	// grant (see AddMachine).
+	ClientCredentials int
 }
 
 type codeGrant struct {
@@ -111,7 +121,8 @@ func (s *Server) Client() *http.Client { return s.srv.Client() }
 
 func newServer() *Server {
 	return &Server{ExpiresIn: 3600, Subject: "operator", codes: map[string]codeGrant{}, access: map[string]tokenInfo{},
-		refresh: map[string]tokenInfo{}, spent: map[string]bool{}, clients: map[string]string{}}
+		refresh: map[string]tokenInfo{}, spent: map[string]bool{}, clients: map[string]string{},
+		machines: map[string]Machine{}, jtis: map[string]bool{}}
 }
 
 func (s *Server) routes() http.Handler {
@@ -135,6 +146,14 @@ func (s *Server) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts
+}
+
+// AskedScopes returns the scope parameter of each authorization request
+// so far ("" for none), in order.
+func (s *Server) AskedScopes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
 }
 
 // Tokens returns every access and refresh token the server gave, live
@@ -196,6 +215,11 @@ func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
 		"authorization_response_iss_parameter_supported": true,
 	})
 	s.mu.Lock()
+	if len(s.machines) > 0 {
+		doc["grant_types_supported"] = []string{"authorization_code", "refresh_token", "client_credentials"}
+		doc["token_endpoint_auth_methods_supported"] = []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"}
+		doc["token_endpoint_auth_signing_alg_values_supported"] = []string{"ES256", "ES384", "ES512", "RS256", "EdDSA"}
+	}
 	if s.ServerMetadata != nil {
 		s.ServerMetadata(doc)
 	}
@@ -237,6 +261,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.counts.Authorizations++
+	s.asked = append(s.asked, q.Get("scope"))
 	code := random()
 	subject := s.Subject
 	if a := q.Get(AccountParam); a != "" {
@@ -295,6 +320,18 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.spent[rt] = true
 		s.counts.Refreshes++
 		info = i
+	case "client_credentials":
+		var why string
+		if info, why = s.clientCredentials(r, f); why != "" {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": why})
+			return
+		}
+		at := "at-" + random()
+		s.access[at] = info
+		s.issued = append(s.issued, at)
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": s.ExpiresIn,
+			"scope": strings.Join(info.scopes, " ")})
+		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return

@@ -1,0 +1,87 @@
+package hub_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+)
+
+// testPEM stands for a private key: the settings check that it is PEM,
+// the sign-in parses it.
+const testPEM = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+
+// An entry's "oauth" object: the client credentials grant with a secret
+// or a private key (inline through ${env:...}, or a file beside the
+// settings), and each mistake refused, naming the setting and what is
+// wanted, without the secret or the key.
+func TestOAuthSettings(t *testing.T) {
+	t.Setenv("TEST_CLIENT_KEY", testPEM)
+	t.Setenv("TEST_CLIENT_SECRET", "the-secret-value")
+	cc := func(extra map[string]any) map[string]any {
+		o := map[string]any{"grant": "client_credentials", "clientId": "bot"}
+		for k, v := range extra {
+			o[k] = v
+		}
+		return o
+	}
+	for _, tt := range []struct {
+		name  string
+		oauth map[string]any
+		want  mcpgram.OAuthConfig // Grant, AuthMethod and whether a key is read
+		err   string
+	}{
+		{"secret", cc(map[string]any{"clientSecret": "${env:TEST_CLIENT_SECRET}"}),
+			mcpgram.OAuthConfig{Grant: "client_credentials"}, ""},
+		{"key from the environment", cc(map[string]any{"privateKey": "${env:TEST_CLIENT_KEY}"}),
+			mcpgram.OAuthConfig{Grant: "client_credentials", PrivateKey: []byte(testPEM)}, ""},
+		{"key file", cc(map[string]any{"privateKeyFile": "client.pem", "tokenEndpointAuthMethod": "private_key_jwt"}),
+			mcpgram.OAuthConfig{Grant: "client_credentials", AuthMethod: "private_key_jwt", PrivateKey: []byte(testPEM)}, ""},
+		{"authorization code", map[string]any{"grant": "authorization_code", "clientId": "bot"}, mcpgram.OAuthConfig{}, ""},
+		{"unknown grant", map[string]any{"grant": "password"}, mcpgram.OAuthConfig{},
+			`oauth.grant "password": want "authorization_code" (a person signs in, the default) or "client_credentials"`},
+		{"no client id", map[string]any{"grant": "client_credentials"}, mcpgram.OAuthConfig{}, `needs the clientId you registered`},
+		{"no credentials", cc(nil), mcpgram.OAuthConfig{}, `needs the client's clientSecret or privateKey`},
+		{"both", cc(map[string]any{"clientSecret": "x", "privateKeyFile": "client.pem"}), mcpgram.OAuthConfig{}, `a clientSecret or a private key, not both`},
+		{"two keys", cc(map[string]any{"privateKey": testPEM, "privateKeyFile": "client.pem"}), mcpgram.OAuthConfig{}, `privateKey or privateKeyFile, not both`},
+		{"no key file", cc(map[string]any{"privateKeyFile": "missing.pem"}), mcpgram.OAuthConfig{}, `oauth.privateKeyFile: open`},
+		{"not PEM", cc(map[string]any{"privateKey": "${env:TEST_CLIENT_SECRET}"}), mcpgram.OAuthConfig{}, `the private key is not a PEM private key`},
+		{"each user's", cc(map[string]any{"clientSecret": "x", "account": "user"}), mcpgram.OAuthConfig{}, `cannot act as each user's`},
+		{"no authentication", cc(map[string]any{"clientSecret": "x", "tokenEndpointAuthMethod": "none"}), mcpgram.OAuthConfig{}, `cannot be "none"`},
+		{"method of a key with a secret", cc(map[string]any{"clientSecret": "x", "tokenEndpointAuthMethod": "private_key_jwt"}), mcpgram.OAuthConfig{},
+			`private_key_jwt goes with a private key`},
+		{"key without the grant", map[string]any{"clientId": "bot", "privateKeyFile": "client.pem"}, mcpgram.OAuthConfig{},
+			`a private key (private_key_jwt) is taken with "grant": "client_credentials" only`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "client.pem"), []byte(testPEM), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := testenv.WriteSettings(t, dir, map[string]any{"s": map[string]any{"type": "streamableHttp", "url": "http://127.0.0.1:1/mcp", "oauth": tt.oauth}})
+			h := testenv.StartHub(t, path, fastOptions())
+			r, err := h.Remote("s")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				if strings.Contains(err.Error(), "the-secret-value") || strings.Contains(err.Error(), "AAAA") {
+					t.Errorf("the error shows a secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.OAuth; got.Grant != tt.want.Grant || got.AuthMethod != tt.want.AuthMethod || string(got.PrivateKey) != string(tt.want.PrivateKey) {
+				t.Errorf("oauth = %v (key %q), want %v (key %q)", got, got.PrivateKey, tt.want, tt.want.PrivateKey)
+			}
+			if s := r.OAuth.String(); strings.Contains(s, "the-secret-value") || strings.Contains(s, "AAAA") {
+				t.Errorf("String shows a secret: %s", s)
+			}
+		})
+	}
+}
