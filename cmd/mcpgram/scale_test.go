@@ -170,13 +170,12 @@ var instanceAttr = regexp.MustCompile(`instance=(\S+)`)
 
 // heldBy returns the chats with messages not yet answered whose lease
 // instance i holds.
-func (cl *cluster) heldBy(t testing.TB, i int) []int64 {
+func (cl *cluster) heldBy(t testing.TB, db *postgres.DB, i int) []int64 {
 	t.Helper()
 	m := instanceAttr.FindStringSubmatch(cl.logs[i].String())
 	if m == nil {
 		t.Fatalf("instance %d logged no instance name", i)
 	}
-	db := testenv.OpenPostgres(t, cl.dsn)
 	var held []int64
 	for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
 		owner, _, err := db.LeaseOwner(t.Context(), fmt.Sprint(c))
@@ -296,14 +295,18 @@ func TestScaleTwoInstancesOneKilled(t *testing.T) {
 		}
 	}
 	// Kill the first instance while it is running tool calls: some have
-	// started (the server logs each start) that it has not seen end.
+	// started (the server logs each start) that it has not seen end. The
+	// kill follows the check at once (the chats it held are read from the
+	// database after it, where its leases stay until they expire): a
+	// loaded machine may take longer than a call to read them.
+	leases := testenv.OpenPostgres(t, cl.dsn)
 	tg.WaitFor(t, 60*time.Second, "the first instance to be in the middle of tool calls", func() bool {
 		started := len(loggedCalls(calls[0]))
 		return started >= scaleChats/5 && started > strings.Count(cl.logs[0].String(), `msg="call done"`)
 	})
-	held := cl.heldBy(t, 0)
 	cl.kill(t, 0)
 	killedAt := time.Now()
+	held := cl.heldBy(t, leases, 0)
 	sentBefore := map[string]bool{} // the answers out at the kill
 	for c := int64(scaleFirst); c < scaleFirst+scaleChats; c++ {
 		for tag := range answered(tg, c) {
