@@ -400,6 +400,28 @@ func TestE2ERunAgainAfterItsTurnEnded(t *testing.T) {
 	}
 }
 
+// The turn's last word is the last thing the bot sends for it: the
+// status message's summary goes before it, so that after the answer only
+// its update's done mark is written (a crash in between sends the answer
+// again; see TestE2ERunAgainAfterItsTurnEnded).
+func TestE2ELastWordGoesLast(t *testing.T) {
+	s := newStack(t, scriptedModel(0), nil)
+	h := s.start(nil)
+	s.fake.Text(alice, alice, "echo the invoice")
+	waitText(t, s.fake, alice, "Tool said: the invoice")
+	waitHandled(t, h)
+	var last tgfake.Call
+	for _, c := range s.fake.Calls("") {
+		// "typing" is no message, and a call of it under way may land late.
+		if c.Params["chat_id"] == fmt.Sprint(alice) && c.Method != "sendChatAction" {
+			last = c
+		}
+	}
+	if last.Method != "sendMessage" || !strings.Contains(last.Params["text"], "Tool said: the invoice") {
+		t.Errorf("the bot's last call for the chat was %s %v, want the answer's sendMessage", last.Method, last.Params)
+	}
+}
+
 func TestE2EManyChats(t *testing.T) {
 	s := newStack(t, scriptedModel(50*time.Millisecond), nil)
 	s.start(nil)

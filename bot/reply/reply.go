@@ -128,6 +128,10 @@ type Reply struct {
 
 	stopTyping chan struct{}
 	typingDone chan struct{}
+	typingOnce sync.Once
+	// summed: the status message shows the turn's summary (see
+	// summaryLocked).
+	summed bool
 }
 
 // New starts the reply of the turn s describes; Finish ends it.
@@ -168,19 +172,41 @@ func (r *Reply) Ended() bool {
 	return r.done
 }
 
-// Finish stops "typing" and leaves the status message as a summary.
+// Finish stops "typing" and leaves the status message as a summary,
+// unless the turn's last word did already.
 func (r *Reply) Finish() {
 	if r.stopTyping != nil {
-		close(r.stopTyping)
+		r.typingOnce.Do(func() { close(r.stopTyping) })
 		<-r.typingDone
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.status != 0 && len(r.tools) > 0 {
-		// Its Stop button goes with this edit.
-		if err := r.p.TG.EditHTML(r.base, r.at.Chat, r.status, statusText(r.tools, true), nil); err != nil {
-			r.p.Logger.Debug("final status edit", "err", err)
-		}
+	r.summaryLocked(r.base)
+}
+
+// endLocked readies the chat for the turn's last word: "typing" stops,
+// the status message becomes the summary and the draft goes. Whatever
+// the bot sends after the last word widens the moment in which a crash
+// sends it twice (after it, only its update's done mark is written; see
+// agent.Request.TurnID), so it goes before.
+func (r *Reply) endLocked(ctx context.Context) {
+	r.done = true
+	if r.stopTyping != nil {
+		r.typingOnce.Do(func() { close(r.stopTyping) })
+	}
+	r.summaryLocked(ctx)
+	r.dropDraftLocked(ctx)
+}
+
+// summaryLocked leaves the status message as the turn's summary, once;
+// its Stop button goes with this edit.
+func (r *Reply) summaryLocked(ctx context.Context) {
+	if r.summed || r.status == 0 || len(r.tools) == 0 {
+		return
+	}
+	r.summed = true
+	if err := r.p.TG.EditHTML(ctx, r.at.Chat, r.status, statusText(r.tools, true), nil); err != nil {
+		r.p.Logger.Debug("final status edit", "err", err)
 	}
 }
 
@@ -213,20 +239,17 @@ func (r *Reply) Emit(ev agent.Event) {
 	case agent.EventToolEnd:
 		r.toolEndLocked(ctx, ev)
 	case agent.EventAnswer:
-		r.done = true
-		r.dropDraftLocked(ctx)
+		r.endLocked(ctx)
 		if _, _, err := r.p.SendBounded(ctx, r.at, r.replyTo, ev.Text, "answer", nil); r.gone(err) != nil {
 			r.p.Logger.Error("send answer", "chat", r.at, "err", err)
 		}
 	case agent.EventQuestion:
-		r.done = true
-		r.dropDraftLocked(ctx)
+		r.endLocked(ctx)
 		if ev.Question != nil {
 			r.p.Cards.Question(ctx, r.at, r.key, r.user, r.replyTo, ev.Question)
 		}
 	case agent.EventApproval:
-		r.done = true
-		r.dropDraftLocked(ctx)
+		r.endLocked(ctx)
 		if ev.Approval != nil {
 			r.p.Cards.Approval(ctx, r.at, r.key, r.user, r.replyTo, ev.Approval)
 		}
@@ -241,8 +264,7 @@ func (r *Reply) Emit(ev agent.Event) {
 			r.p.Forms.Update(ctx, r.at.Chat, 0, ev.Form)
 		}
 	case agent.EventError:
-		r.done = true
-		r.dropDraftLocked(ctx)
+		r.endLocked(ctx)
 		text := ev.Text
 		if text == "" {
 			text = "Sorry, something went wrong."
