@@ -104,15 +104,7 @@ func (m *Manager) machineToken(ctx context.Context, req Request, seen int64) (gr
 			return grant{}, 0, fmt.Errorf("get a token for %s: %w", req.Server, err)
 		}
 	}
-	scopes := req.Challenge.Scope
-	switch {
-	case len(scopes) > 0:
-	case len(req.Config.Scopes) > 0:
-		scopes = req.Config.Scopes
-	default:
-		scopes = d.ScopesSupported
-	}
-	scopes = union(scopes, req.Scopes)
+	scopes := scopesFor(req, d)
 	c := preRegistered(req.Config, d.AS)
 	form := url.Values{"grant_type": {mcpgram.GrantClientCredentials}, "resource": {d.Resource}}
 	if len(scopes) > 0 {

@@ -206,15 +206,7 @@ func (m *Manager) Begin(ctx context.Context, req Request, redirectURI string) (a
 	if err != nil {
 		return "", "", fmt.Errorf("sign in to %s: %w", req.Server, err)
 	}
-	scopes := req.Challenge.Scope
-	switch {
-	case len(scopes) > 0:
-	case len(req.Config.Scopes) > 0:
-		scopes = req.Config.Scopes
-	default:
-		scopes = d.ScopesSupported
-	}
-	scopes = union(scopes, req.Scopes)
+	scopes := scopesFor(req, d)
 	if slices.Contains(d.AS.ScopesSupported, offlineAccess) {
 		// A refresh token, so that the operator or user is not sent to
 		// sign in again each time the access token expires (SEP-2207;

@@ -130,6 +130,21 @@ func covers(granted, want []string) bool {
 }
 
 // union is a's scopes then those of b not in a.
+// scopesFor is what req asks of the authorization server d names: the
+// scopes the server's challenge names, else those the entry's settings
+// do, else those the resource's metadata lists; and those req adds.
+func scopesFor(req Request, d discovery) []string {
+	scopes := req.Challenge.Scope
+	switch {
+	case len(scopes) > 0:
+	case len(req.Config.Scopes) > 0:
+		scopes = req.Config.Scopes
+	default:
+		scopes = d.ScopesSupported
+	}
+	return union(scopes, req.Scopes)
+}
+
 func union(a, b []string) []string {
 	out := slices.Clone(a)
 	for _, s := range b {
