@@ -406,7 +406,7 @@ func (a *Agent) Reset(ctx context.Context, chatID string) error {
 	}
 	defer unlock()
 	if p, err := a.cfg.Store.OpenPending(ctx, chatID); err == nil {
-		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "reset"); err != nil && !errors.Is(err, store.ErrResolved) {
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "reset", ""); err != nil && !errors.Is(err, store.ErrResolved) {
 			return fmt.Errorf("reset chat %q: %w", chatID, err)
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {

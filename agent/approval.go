@@ -43,6 +43,15 @@ func (t *turn) requestApproval(ctx context.Context, b *batch, i int, visible str
 func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error {
 	d := req.Decision
 	p, err := a.authorize(ctx, req.Caller, d.PendingID, store.KindApproval)
+	if pressedBefore(p, err, req.TurnID) {
+		// The calls it decided ran, or not, before the bot stopped: the
+		// conversation carries on from what the turn stored.
+		t, err := a.startTurn(ctx, req.Caller, p.ConversationID, req.TurnID, emit)
+		if err != nil {
+			return t.fail(ctx, msgInternal, err)
+		}
+		return t.rerun(ctx, -1)
+	}
 	if err != nil {
 		return err
 	}
@@ -61,7 +70,7 @@ func (a *Agent) decide(ctx context.Context, req Request, emit func(Event)) error
 			resolution = "approved always"
 		}
 	}
-	if err := a.resolve(ctx, p.ID, resolution); err != nil {
+	if err := a.resolve(ctx, p.ID, resolution, req.TurnID); err != nil {
 		return err
 	}
 	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, req.TurnID, emit)

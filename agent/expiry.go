@@ -53,7 +53,7 @@ func (a *Agent) expire(ctx context.Context, p store.Pending, emit func(Event)) e
 		return err
 	}
 	defer unlock()
-	if err := a.resolve(ctx, p.ID, "expired"); err != nil {
+	if err := a.resolve(ctx, p.ID, "expired", ""); err != nil {
 		if errors.Is(err, ErrStale) {
 			return nil // answered while we waited for the chat
 		}

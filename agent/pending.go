@@ -15,6 +15,8 @@ import (
 )
 
 // authorize checks a button press against its pending interaction.
+// A press run again whose turn resolved the interaction itself (see
+// pressedBefore) gets ErrStale too, with the interaction.
 func (a *Agent) authorize(ctx context.Context, caller mcpgram.Caller, id int64, kind string) (store.Pending, error) {
 	p, err := a.cfg.Store.GetPending(ctx, id)
 	switch {
@@ -33,8 +35,18 @@ func (a *Agent) authorize(ctx context.Context, caller mcpgram.Caller, id int64, 
 	return p, nil
 }
 
-func (a *Agent) resolve(ctx context.Context, id int64, resolution string) error {
-	err := a.cfg.Store.ResolvePending(ctx, id, resolution)
+// resolve closes interaction id as resolution, by turn ("" for none).
+// pressedBefore reports whether the press of turn, refused by authorize
+// as err, is one that ran before and resolved p itself: its update, not
+// marked done when the bot stopped, runs again, and its turn is to be
+// carried on from what it stored (see rerun), not refused as a second
+// press.
+func pressedBefore(p store.Pending, err error, turn string) bool {
+	return errors.Is(err, ErrStale) && turn != "" && !p.IsOpen() && p.ResolvedBy == turn
+}
+
+func (a *Agent) resolve(ctx context.Context, id int64, resolution, turn string) error {
+	err := a.cfg.Store.ResolvePending(ctx, id, resolution, turn)
 	if errors.Is(err, store.ErrResolved) || errors.Is(err, store.ErrNotFound) {
 		return ErrStale // the other press of a double press
 	}

@@ -44,7 +44,8 @@ func (t *turn) ask(ctx context.Context, visible string, call executor.Call) erro
 // answer continues the conversation with a pressed option.
 func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error {
 	p, err := a.authorize(ctx, req.Caller, req.Answer.PendingID, store.KindQuestion)
-	if err != nil {
+	again := pressedBefore(p, err, req.TurnID)
+	if err != nil && !again {
 		return err
 	}
 	var q questionPayload
@@ -54,14 +55,19 @@ func (a *Agent) answer(ctx context.Context, req Request, emit func(Event)) error
 	if req.Answer.Option < 0 || req.Answer.Option >= len(q.Options) {
 		return fmt.Errorf("%w: question %d has no option %d", ErrStale, p.ID, req.Answer.Option)
 	}
-	if err := a.resolve(ctx, p.ID, "answered"); err != nil {
-		return err
+	if !again {
+		if err := a.resolve(ctx, p.ID, "answered", req.TurnID); err != nil {
+			return err
+		}
 	}
 	t, err := a.startTurn(ctx, req.Caller, p.ConversationID, req.TurnID, emit)
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
 	t.overBudget = req.overBudget
-	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>"})
+	if i := requestOf(t.stored, req.TurnID); again && i >= 0 {
+		return t.rerun(ctx, i)
+	}
+	t.unsaved = append(t.unsaved, store.Message{Role: RoleUser, Content: "<answer>" + q.Options[req.Answer.Option] + "</answer>", TurnID: req.TurnID})
 	return t.loop(ctx)
 }

@@ -30,7 +30,8 @@ func requestOf(history []store.Message, id string) int {
 }
 
 // rerun carries on a turn run again, whose request is the stored
-// message i, from what it stored; nothing it did is done again:
+// message i (-1 for an approval's press, which stores none), from what
+// it stored; nothing it did is done again:
 //   - a question or approval it opened is shown again;
 //   - a reply whose calls have no outcome: the model learns that their
 //     outcome is unknown (the bot stopped while they ran), and goes on;
@@ -63,10 +64,11 @@ func (t *turn) rerun(ctx context.Context, i int) error {
 			return t.fail(ctx, msgInternal, err)
 		}
 	}
-	last := t.stored[len(t.stored)-1]
-	if len(t.stored)-1 == i || last.Role != RoleAssistant {
+	n := len(t.stored)
+	if n == 0 || n-1 == i || t.stored[n-1].Role != RoleAssistant {
 		return t.loop(ctx)
 	}
+	last := t.stored[n-1]
 	reply := toolcall.Parse(last.Content)
 	if calls := executor.Calls(reply); len(calls) > 0 {
 		t.lostOutcomes(calls)

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mcpgram/mcpgram/agent"
@@ -169,4 +171,81 @@ func pendingID(ev agent.Event) int64 {
 		return ev.Approval.PendingID
 	}
 	return 0
+}
+
+// A press run again (its update, not marked done when the bot stopped) is
+// the same turn, carried on from what it stored: after its answer, the
+// answer is sent again; after the press was taken but before its call's
+// outcome was stored, the model learns the outcome is unknown. No call
+// runs again. A second press, another update, is still stale.
+func TestPressRunAgainIsTheSameTurn(t *testing.T) {
+	t.Parallel()
+	const id = "00000000000004d5"
+	ask := `<ask_followup_question><question>Which invoice?</question><options>["March","April"]</options></ask_followup_question>`
+	for _, tc := range []struct {
+		name string
+		// first is the model's reply that opens the card; its next, to
+		// the press or to the press run again, answers want.
+		first string
+		env   func(*testing.T, llmfake.Handler) *env
+		press func(pending int64) agent.Request
+		// stopped: the bot stopped right after the press was taken.
+		stopped bool
+		want    string
+	}{
+		{"approval, after the answer", "Adding.\n" + useTool("echo", "add", sum), approvalEnv,
+			func(p int64) agent.Request { return agent.Request{Decision: &agent.Decision{PendingID: p, Approve: true}} }, false, "Done."},
+		{"approval, during the call", "Adding.\n" + useTool("echo", "add", sum), approvalEnv,
+			func(p int64) agent.Request { return agent.Request{Decision: &agent.Decision{PendingID: p, Approve: true}} }, true, "Not sure it ran."},
+		{"question, after the answer", ask, func(t *testing.T, h llmfake.Handler) *env { return newEnv(t, h, setup{}) },
+			func(p int64) agent.Request { return agent.Request{Answer: &agent.Answer{PendingID: p}} }, false, "Done."},
+		{"question, before the answer was stored", ask, func(t *testing.T, h llmfake.Handler) *env { return newEnv(t, h, setup{}) },
+			func(p int64) agent.Request { return agent.Request{Answer: &agent.Answer{PendingID: p}} }, true, "Done."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := tc.env(t, llmfake.Script(llmfake.Text(tc.first), llmfake.Text(complete(tc.want))))
+			card := e.say("send the invoice").last(t)
+			pending := pendingID(card)
+			if pending == 0 {
+				t.Fatalf("no card: %+v", card)
+			}
+			req := tc.press(pending)
+			req.Caller, req.TurnID = alice, id
+			if tc.stopped {
+				// What a press leaves when the bot stops right after it
+				// was taken.
+				if err := e.db.ResolvePending(context.Background(), pending, "answered", id); err != nil {
+					t.Fatal(err)
+				}
+			} else if r, err := e.turn(req); err != nil || r.last(t).Text != "Done." {
+				t.Fatalf("the press: %+v, %v", r.last(t), err)
+			}
+			calls, audit := len(e.model.Calls()), len(e.audit())
+			e.restart()
+			r, err := e.turn(req)
+			if err != nil {
+				t.Fatalf("the press run again: %v", err)
+			}
+			if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != tc.want {
+				t.Errorf("the press run again ended with %+v, want the answer %q", got, tc.want)
+			}
+			if s := r.kinds(agent.EventToolStart); len(s) != 0 || len(e.audit()) != audit {
+				t.Errorf("a call ran again: %+v", s)
+			}
+			if n, want := len(e.model.Calls())-calls, btoi(tc.stopped); n != want {
+				t.Errorf("the model was asked %d more times, want %d", n, want)
+			}
+			if tc.stopped && strings.Contains(tc.first, "use_mcp_tool") {
+				if got := read(e.model.Calls()[calls].Request); !strings.Contains(got, agent.NoteUnknown) {
+					t.Errorf("the model read %q, want the call's outcome unknown", got)
+				}
+			}
+			// Another press, another update: stale, as before.
+			req.TurnID = "00000000000004d6"
+			if _, err := e.turn(req); !errors.Is(err, agent.ErrStale) {
+				t.Errorf("a second press = %v, want ErrStale", err)
+			}
+		})
+	}
 }

@@ -165,7 +165,7 @@ func (t *turn) message(ctx context.Context, req Request) error {
 	case err != nil:
 		return t.fail(ctx, msgInternal, err)
 	case p.Kind == store.KindQuestion && p.UserID == req.Caller.UserID:
-		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "answered"); err != nil && !errors.Is(err, store.ErrResolved) {
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "answered", req.TurnID); err != nil && !errors.Is(err, store.ErrResolved) {
 			return t.fail(ctx, msgInternal, err)
 		}
 		user = "<answer>" + req.Text + "</answer>"
@@ -181,7 +181,7 @@ func (t *turn) message(ctx context.Context, req Request) error {
 		if err != nil {
 			return t.fail(ctx, msgInternal, err)
 		}
-		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "denied"); err != nil && !errors.Is(err, store.ErrResolved) {
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "denied", req.TurnID); err != nil && !errors.Is(err, store.ErrResolved) {
 			return t.fail(ctx, msgInternal, err)
 		}
 		for i := range b.Calls {
@@ -193,7 +193,7 @@ func (t *turn) message(ctx context.Context, req Request) error {
 		t.unsaved = append(t.unsaved, b.messages()...)
 	default:
 		// Someone else's question: the conversation moves on without it.
-		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "superseded"); err != nil && !errors.Is(err, store.ErrResolved) {
+		if err := a.cfg.Store.ResolvePending(ctx, p.ID, "superseded", req.TurnID); err != nil && !errors.Is(err, store.ErrResolved) {
 			return t.fail(ctx, msgInternal, err)
 		}
 	}

@@ -29,9 +29,9 @@ func (w *writeLog) RecordToolCall(ctx context.Context, c store.ToolCall) error {
 	return w.DB.RecordToolCall(ctx, c)
 }
 
-func (w *writeLog) ResolvePending(ctx context.Context, id int64, resolution string) error {
+func (w *writeLog) ResolvePending(ctx context.Context, id int64, resolution, by string) error {
 	w.writes.Add("ResolvePending")
-	return w.DB.ResolvePending(ctx, id, resolution)
+	return w.DB.ResolvePending(ctx, id, resolution, by)
 }
 
 func (w *writeLog) CreatePending(ctx context.Context, p store.Pending) (int64, error) {

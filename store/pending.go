@@ -29,6 +29,9 @@ type Pending struct {
 	// Resolution is the caller's word passed to ResolvePending, or
 	// ResolutionSuperseded; empty while open.
 	Resolution string
+	// ResolvedBy is the turn that resolved it, as passed to
+	// ResolvePending; "" for none.
+	ResolvedBy string
 }
 
 // IsOpen reports whether p is still waiting for the user.

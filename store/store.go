@@ -185,8 +185,9 @@ type Interactions interface {
 	// (the caller's word, e.g. "answered", "approved", "denied",
 	// "expired"). It is atomic: of two concurrent calls, for example a
 	// button pressed twice, from any processes, one succeeds and the
-	// other gets ErrResolved. An unknown id gives ErrNotFound.
-	ResolvePending(ctx context.Context, id int64, resolution string) error
+	// other gets ErrResolved. An unknown id gives ErrNotFound. by names
+	// the turn that resolves it ("" for none), kept as ResolvedBy.
+	ResolvePending(ctx context.Context, id int64, resolution, by string) error
 	// ExpiredPending returns the open interactions whose ExpiresAt is at
 	// or before now, soonest expired first. It does not resolve them.
 	ExpiredPending(ctx context.Context, now time.Time) ([]Pending, error)

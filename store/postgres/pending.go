@@ -11,7 +11,7 @@ import (
 )
 
 const pendingColumns = `id, chat_id, user_id, conversation_id, kind, payload,
-	created_at, expires_at, resolved_at, resolution`
+	created_at, expires_at, resolved_at, resolution, resolved_by`
 
 // CreatePending stores p as the chat's open interaction and returns its id.
 // An earlier open interaction of the chat is resolved as
@@ -62,7 +62,7 @@ func scanPending(row pgx.CollectableRow) (store.Pending, error) {
 	var resolution *string
 	var created int64
 	if err := row.Scan(&p.ID, &p.ChatID, &p.UserID, &conv, &p.Kind, &p.Payload,
-		&created, &expires, &resolved, &resolution); err != nil {
+		&created, &expires, &resolved, &resolution, &p.ResolvedBy); err != nil {
 		return store.Pending{}, err
 	}
 	if conv != nil {
@@ -114,18 +114,19 @@ func (db *DB) GetPending(ctx context.Context, id int64) (store.Pending, error) {
 // ResolvePending closes an open interaction with the given resolution. Of
 // two concurrent calls, from any processes, one succeeds and the other
 // gets store.ErrResolved: the second UPDATE waits for the first's row and
-// finds it resolved. An unknown id gives store.ErrNotFound.
-func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) error {
+// finds it resolved. An unknown id gives store.ErrNotFound. by, the turn
+// that resolves it, is kept as ResolvedBy.
+func (db *DB) ResolvePending(ctx context.Context, id int64, resolution, by string) error {
 	var resolved int
 	var exists bool
 	// Once: run again after it went in, it would find the interaction
 	// resolved, and take its own press for someone else's.
 	err := db.do(ctx, once, func(int) error {
 		return db.pool.QueryRow(ctx, `WITH done AS (
-				UPDATE pending SET resolved_at = $1, resolution = $2
+				UPDATE pending SET resolved_at = $1, resolution = $2, resolved_by = $4
 				WHERE id = $3 AND resolved_at IS NULL RETURNING 1)
 			SELECT (SELECT count(*) FROM done), EXISTS (SELECT 1 FROM pending WHERE id = $3)`,
-			millis(time.Now()), text(resolution), id).Scan(&resolved, &exists)
+			millis(time.Now()), text(resolution), id, text(by)).Scan(&resolved, &exists)
 	})
 	switch {
 	case err != nil:

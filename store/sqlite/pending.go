@@ -49,7 +49,7 @@ func (db *DB) CreatePending(ctx context.Context, p store.Pending) (int64, error)
 
 const (
 	pendingColumns = `id, chat_id, user_id, conversation_id, kind, payload,
-	created_at, expires_at, resolved_at, resolution`
+	created_at, expires_at, resolved_at, resolution, resolved_by`
 	supersedePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?
 		WHERE chat_id = ? AND resolved_at IS NULL`
 	insertPendingSQL = `INSERT INTO pending
@@ -58,7 +58,7 @@ const (
 	openPendingSQL = `SELECT ` + pendingColumns + `
 		FROM pending WHERE chat_id = ? AND resolved_at IS NULL`
 	getPendingSQL     = `SELECT ` + pendingColumns + ` FROM pending WHERE id = ?`
-	resolvePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?
+	resolvePendingSQL = `UPDATE pending SET resolved_at = ?, resolution = ?, resolved_by = ?
 		WHERE id = ? AND resolved_at IS NULL`
 	pendingExistsSQL = `SELECT 1 FROM pending WHERE id = ?`
 )
@@ -71,7 +71,7 @@ func scanPending(s scanner) (store.Pending, error) {
 	var resolution sql.NullString
 	var created int64
 	if err := s.Scan(&p.ID, &p.ChatID, &p.UserID, &conv, &p.Kind, &p.Payload,
-		&created, &expires, &resolved, &resolution); err != nil {
+		&created, &expires, &resolved, &resolution, &p.ResolvedBy); err != nil {
 		return store.Pending{}, err
 	}
 	p.ConversationID = conv.Int64
@@ -114,10 +114,11 @@ func (db *DB) GetPending(ctx context.Context, id int64) (store.Pending, error) {
 // ResolvePending closes an open interaction with the given resolution (the
 // caller's word, e.g. "answered", "approved", "denied", "expired"). It is
 // atomic: of two concurrent calls, for example a button pressed twice, one
-// succeeds and the other gets store.ErrResolved. An unknown id gives store.ErrNotFound.
-func (db *DB) ResolvePending(ctx context.Context, id int64, resolution string) error {
+// succeeds and the other gets store.ErrResolved. An unknown id gives
+// store.ErrNotFound. by, the turn that resolves it, is kept as ResolvedBy.
+func (db *DB) ResolvePending(ctx context.Context, id int64, resolution, by string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := db.txExec(ctx, tx, resolvePendingSQL, millis(db.now()), resolution, id)
+		res, err := db.txExec(ctx, tx, resolvePendingSQL, millis(db.now()), resolution, by, id)
 		if err != nil {
 			return err
 		}

@@ -91,13 +91,13 @@ func TestHotStatementsArePrepared(t *testing.T) {
 		if _, err := db.GetPending(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.ResolvePending(ctx, id, "approved"); err != nil {
+		if err := db.ResolvePending(ctx, id, "approved", ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.ResolvePending(ctx, id, "approved"); !errors.Is(err, store.ErrResolved) {
+		if err := db.ResolvePending(ctx, id, "approved", ""); !errors.Is(err, store.ErrResolved) {
 			t.Fatalf("second ResolvePending = %v, want ErrResolved", err)
 		}
-		if err := db.ResolvePending(ctx, id+100, "approved"); !errors.Is(err, store.ErrNotFound) {
+		if err := db.ResolvePending(ctx, id+100, "approved", ""); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("ResolvePending(unknown) = %v, want ErrNotFound", err)
 		}
 		if n := sqlite.Unprepared(db); n != 0 {

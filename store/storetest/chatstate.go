@@ -76,7 +76,7 @@ func testChatState(t *testing.T, open Open) {
 	}
 	want.PendingOpen = true
 	check("an open question")
-	if err := db.ResolvePending(ctx, pending, "answered"); err != nil {
+	if err := db.ResolvePending(ctx, pending, "answered", ""); err != nil {
 		t.Fatal(err)
 	}
 	want.PendingOpen = false

@@ -47,7 +47,7 @@ func testConcurrentWriters(t *testing.T, open Open) {
 				errs <- err
 				if err == nil {
 					// Another worker of the same chat may have superseded it.
-					if err := h.ResolvePending(ctx, id, "answered"); err != nil && !errors.Is(err, store.ErrResolved) {
+					if err := h.ResolvePending(ctx, id, "answered", ""); err != nil && !errors.Is(err, store.ErrResolved) {
 						errs <- err
 					}
 				}
@@ -125,7 +125,7 @@ func testContextCancelled(t *testing.T, open Open) {
 		},
 		"OpenPending":      func(ctx context.Context) error { _, err := db.OpenPending(ctx, "c"); return err },
 		"GetPending":       func(ctx context.Context) error { _, err := db.GetPending(ctx, pid); return err },
-		"ResolvePending":   func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x") },
+		"ResolvePending":   func(ctx context.Context) error { return db.ResolvePending(ctx, pid, "x", "") },
 		"ExpiredPending":   func(ctx context.Context) error { _, err := db.ExpiredPending(ctx, time.Now()); return err },
 		"InboxPut":         func(ctx context.Context) error { return db.InboxPut(ctx, Item(2)) },
 		"InboxQueued":      func(ctx context.Context) error { _, err := queued(ctx, db, 0); return err },

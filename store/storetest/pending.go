@@ -49,24 +49,27 @@ func testPendingLifecycle(t *testing.T, open Open) {
 	if !old.ExpiresAt.IsZero() {
 		t.Errorf("question without expiry has ExpiresAt %v, want zero", old.ExpiresAt)
 	}
-	if err := db.ResolvePending(ctx, qID, "answered"); !errors.Is(err, store.ErrResolved) {
+	if err := db.ResolvePending(ctx, qID, "answered", ""); !errors.Is(err, store.ErrResolved) {
 		t.Errorf("answering the superseded question = %v, want ErrResolved", err)
 	}
 
 	// Survives a restart.
 	db = reopen(t, db, open)
-	if err := db.ResolvePending(ctx, aID, "approved"); err != nil {
+	if err := db.ResolvePending(ctx, aID, "approved", "00000000000004d2"); err != nil {
 		t.Fatalf("ResolvePending: %v", err)
 	}
-	if err := db.ResolvePending(ctx, aID, "denied"); !errors.Is(err, store.ErrResolved) {
+	if err := db.ResolvePending(ctx, aID, "denied", "00000000000004d3"); !errors.Is(err, store.ErrResolved) {
 		t.Errorf("second ResolvePending = %v, want ErrResolved", err)
 	}
 	got, err := db.GetPending(ctx, aID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.IsOpen() || got.Resolution != "approved" || got.ResolvedAt.Location() != time.UTC {
-		t.Errorf("resolved approval = %+v, want resolution approved (the first press)", got)
+	if got.IsOpen() || got.Resolution != "approved" || got.ResolvedBy != "00000000000004d2" || got.ResolvedAt.Location() != time.UTC {
+		t.Errorf("resolved approval = %+v, want resolution approved by turn 00000000000004d2 (the first press)", got)
+	}
+	if old.ResolvedBy != "" {
+		t.Errorf("the question superseded by a new one = %+v, want resolved by no turn", old)
 	}
 	if _, err := db.OpenPending(ctx, "c1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("OpenPending after resolve = %v, want ErrNotFound", err)
@@ -74,7 +77,7 @@ func testPendingLifecycle(t *testing.T, open Open) {
 	if _, err := db.GetPending(ctx, 12345); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetPending(unknown) = %v, want ErrNotFound", err)
 	}
-	if err := db.ResolvePending(ctx, 12345, "x"); !errors.Is(err, store.ErrNotFound) {
+	if err := db.ResolvePending(ctx, 12345, "x", ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("ResolvePending(unknown) = %v, want ErrNotFound", err)
 	}
 }
@@ -123,7 +126,7 @@ func testResolvePendingDoublePress(t *testing.T, open Open) {
 		if i%2 == 1 {
 			h = other
 		}
-		wg.Go(func() { errs[i] = h.ResolvePending(ctx, id, "approved") })
+		wg.Go(func() { errs[i] = h.ResolvePending(ctx, id, "approved", "") })
 	}
 	wg.Wait()
 	var ok, resolved int
@@ -160,7 +163,7 @@ func testExpiredPending(t *testing.T, open Open) {
 	create("future", now.Add(time.Minute))
 	create("never", time.Time{})
 	resolved := create("resolved", now.Add(-2*time.Hour))
-	if err := db.ResolvePending(ctx, resolved, "denied"); err != nil {
+	if err := db.ResolvePending(ctx, resolved, "denied", ""); err != nil {
 		t.Fatal(err)
 	}
 	create("superseded", now.Add(-3*time.Hour))
@@ -182,7 +185,7 @@ func testExpiredPending(t *testing.T, open Open) {
 		t.Errorf("ExpiredPending ids = %v, want %v (soonest expired first)", ids, want)
 	}
 	// ExpiredPending does not resolve; the caller does, once.
-	if err := db.ResolvePending(ctx, early, "expired"); err != nil {
+	if err := db.ResolvePending(ctx, early, "expired", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := db.ExpiredPending(ctx, now); err != nil || len(got) != 2 {
