@@ -194,9 +194,13 @@ func TestPressRunAgainIsTheSameTurn(t *testing.T) {
 		want    string
 	}{
 		{"approval, after the answer", "Adding.\n" + useTool("echo", "add", sum), approvalEnv,
-			func(p int64) agent.Request { return agent.Request{Decision: &agent.Decision{PendingID: p, Approve: true}} }, false, "Done."},
+			func(p int64) agent.Request {
+				return agent.Request{Decision: &agent.Decision{PendingID: p, Approve: true}}
+			}, false, "Done."},
 		{"approval, during the call", "Adding.\n" + useTool("echo", "add", sum), approvalEnv,
-			func(p int64) agent.Request { return agent.Request{Decision: &agent.Decision{PendingID: p, Approve: true}} }, true, "Not sure it ran."},
+			func(p int64) agent.Request {
+				return agent.Request{Decision: &agent.Decision{PendingID: p, Approve: true}}
+			}, true, "Not sure it ran."},
 		{"question, after the answer", ask, func(t *testing.T, h llmfake.Handler) *env { return newEnv(t, h, setup{}) },
 			func(p int64) agent.Request { return agent.Request{Answer: &agent.Answer{PendingID: p}} }, false, "Done."},
 		{"question, before the answer was stored", ask, func(t *testing.T, h llmfake.Handler) *env { return newEnv(t, h, setup{}) },
