@@ -153,14 +153,15 @@ func (t *turn) message(ctx context.Context, req Request) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		if calls := unanswered(t.stored); len(calls) > 0 {
-			// The bot stopped while these calls ran: the model learns that
-			// their outcome is unknown, as whoever made them reads it. The
-			// message that started them is the one replayed now, unless
-			// the user wrote another.
-			t.lostOutcomes(calls)
+			// The bot stopped while these calls ran. The message that
+			// started them, stored without its turn's id (requestOf), is
+			// the one replayed now when its text is: its turn carries on.
 			if n := len(t.stored); n >= 2 && t.stored[n-2].Role == RoleUser && t.stored[n-2].Content == user {
-				return t.loop(ctx)
+				return t.rerun(ctx, n-2)
 			}
+			// Another message: the model learns first that their outcome
+			// is unknown, as whoever made them reads it.
+			t.lostOutcomes(calls)
 		}
 	case err != nil:
 		return t.fail(ctx, msgInternal, err)
