@@ -98,11 +98,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
-	return open(ctx, path, sub)
+	return open(ctx, path, sub, schemaSQL)
 }
 
-// open is Open with the migrations taken from fsys, for tests.
-func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
+// open is Open with the migrations taken from fsys, and a new database made
+// from schema (when it is that of fsys's newest migration), for tests.
+func open(ctx context.Context, path string, fsys fs.FS, schema string) (*DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open database %q: a file path is required", path)
 	}
@@ -128,7 +129,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
 
 	// Migrate before the readers exist so the file is created and switched
 	// to WAL by the writer.
-	if err := db.migrate(ctx, fsys); err != nil {
+	if err := db.migrate(ctx, fsys, schema); err != nil {
 		_ = db.writer.Close()
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
