@@ -146,11 +146,7 @@ func benchTurn(b *testing.B, calling mcpgram.ToolCalling) {
 		}
 		b.Run(name, func(b *testing.B) {
 			h := &timedHub{Hub: benchHub(b)}
-			sdb, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = sdb.Close() })
+			sdb := testenv.SQLite(b, "")
 			db := &timedStore{DB: sdb}
 			profile := mcpgram.Profile{Name: "default", Model: "fake", ToolCalling: calling}
 			var m agent.Model = scripted{profile}
@@ -162,6 +158,7 @@ func benchTurn(b *testing.B, calling mcpgram.ToolCalling) {
 					return llmfake.Text("Let me calculate.\n" + calcCall).Split(16)
 				}))
 				profile.BaseURL = srv.URL()
+				var err error
 				if m, err = llm.New(profile, llm.Options{}); err != nil {
 					b.Fatal(err)
 				}

@@ -2,16 +2,15 @@ package agent_test
 
 import (
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/oauth"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
 	"github.com/mcpgram/mcpgram/testkit/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // connectEnv is an agent whose hub has "mine", a protected server that
@@ -20,11 +19,7 @@ import (
 func connectEnv(t *testing.T, model llmfake.Handler, timeout time.Duration) (*env, *oauth.Manager, *oauthfake.Server) {
 	t.Helper()
 	fake := oauthfake.Start(t)
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "signins.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, "")
 	m, err := oauth.New(oauth.Options{Store: db, Key: "a-test-key-of-more-than-32-characters!"})
 	if err != nil {
 		t.Fatal(err)

@@ -115,15 +115,8 @@ func newEnv(t *testing.T, h llmfake.Handler, s setup) *env {
 	if !s.elicit {
 		start()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var err error
 	e.dbPath = filepath.Join(t.TempDir(), "mcpgram.db")
-	e.db, err = sqlite.Open(ctx, e.dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.db.Close() })
+	e.db = testenv.SQLite(t, e.dbPath)
 	e.cfg = s.config
 	e.model = llmfake.New(t, h)
 	e.wire()
@@ -173,11 +166,7 @@ func (e *env) restart() {
 	if err := e.db.Close(); err != nil {
 		e.t.Fatal(err)
 	}
-	db, err := sqlite.Open(context.Background(), e.dbPath)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(e.t, e.dbPath)
 	e.db = db
 	e.wire()
 }

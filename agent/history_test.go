@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
 // wholeStore reads a whole conversation where the agent asks for its
@@ -206,11 +207,7 @@ func TestHistoryKeptBetweenTurns(t *testing.T) {
 		reads    *countingStore
 	}
 	open := func(dir string, cache int) side {
-		db, err := sqlite.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
+		db := testenv.SQLite(t, filepath.Join(dir, "mcpgram.db"))
 		s := side{model: llmfake.New(t, reply), reads: &countingStore{DB: db}}
 		newAgent := func(st agent.Store, m *llmfake.Server, cache int) *agent.Agent {
 			profile := mcpgram.Profile{Name: "default", BaseURL: m.URL(), Model: "fake", ContextTokens: 8000}

@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/llm"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
 	"github.com/mcpgram/mcpgram/testkit/realtools"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
@@ -78,11 +76,7 @@ func (tc *toolCount) turn(tb testing.TB, a *agent.Agent, srv *llmfake.Server, ch
 func (tc *toolCount) agentFor(tb testing.TB, calling mcpgram.ToolCalling, search mcpgram.ToolSearch) (*agent.Agent, *llmfake.Server) {
 	tb.Helper()
 	srv := llmfake.New(tb, llmfake.Native(findRepos))
-	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "mcpgram.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(tb, "")
 	client, err := llm.New(mcpgram.Profile{Name: "default", BaseURL: srv.URL(), Model: "fake", ContextTokens: 32000, ToolCalling: calling, ToolSearch: search}, llm.Options{})
 	if err != nil {
 		tb.Fatal(err)

@@ -2,7 +2,6 @@ package bot_test
 
 import (
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,8 +11,8 @@ import (
 	"github.com/mcpgram/mcpgram/bot"
 	"github.com/mcpgram/mcpgram/oauth"
 	"github.com/mcpgram/mcpgram/store"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/oauthfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
 	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
@@ -60,11 +59,7 @@ func TestConnections(t *testing.T) {
 	tracker, docs := oauthfake.Start(t), oauthfake.Start(t)
 	docs.SetRevokeFault(oauthfake.NoEndpoint)
 	fake := tgfake.New(t)
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, "")
 	m, err := oauth.New(oauth.Options{Store: db, Key: connKey})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package bot_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -110,14 +109,7 @@ func newStack(t testing.TB, h llmfake.Handler, editAgent func(*mcpgram.Profile, 
 		"broken": map[string]any{"command": filepath.Join(dir, "no-such-server")},
 	})
 	s.hub = testenv.StartHub(t, s.settings, hub.Options{NoWatch: true, RestartDelay: time.Hour})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var err error
-	s.db, err = sqlite.Open(ctx, filepath.Join(dir, "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s.db = testenv.SQLite(t, filepath.Join(dir, "mcpgram.db"))
 	s.model = llmfake.New(t, h)
 	s.agent = newAgent(t, s.db, s.hub, s.model, editAgent)
 	return s

@@ -21,11 +21,7 @@ func realAgent(t *testing.T, h llmfake.Handler) (*agent.Agent, *hub.Hub, *sqlite
 	t.Helper()
 	dir := t.TempDir()
 	hb := testenv.StartHub(t, testenv.WriteSettings(t, dir, map[string]any{"echo": testenv.EchoEntry(t)}), hub.Options{NoWatch: true})
-	db, err := sqlite.Open(t.Context(), filepath.Join(dir, "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, filepath.Join(dir, "mcpgram.db"))
 	model := llmfake.New(t, h)
 	a := newAgent(t, db, hb, model, func(p *mcpgram.Profile, _ *agent.Options) { p.Vision = true })
 	return a, hb, db, model

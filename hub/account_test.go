@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/oauth"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/oauthfake"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
@@ -71,11 +69,7 @@ func (c *connector) times(user string) int {
 func startAccounts(t *testing.T, idle time.Duration) (*hub.Hub, *connector, *oauthfake.Server) {
 	t.Helper()
 	fake := oauthfake.Start(t)
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, "")
 	m, err := oauth.New(oauth.Options{Store: db, Key: accountsKey})
 	if err != nil {
 		t.Fatal(err)

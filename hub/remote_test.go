@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/oauth"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/oauthfake"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
@@ -125,11 +123,7 @@ func TestRemoteServerDownAtStartComesBack(t *testing.T) {
 // one is retried, and calls wait for it. Every one is down.
 func TestRemoteServerStatuses(t *testing.T) {
 	fake := oauthfake.Start(t)
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, "")
 	manager := func(key string) *oauth.Manager {
 		m, err := oauth.New(oauth.Options{Store: db, Key: key})
 		if err != nil {

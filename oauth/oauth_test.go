@@ -46,11 +46,7 @@ func newEnv(t *testing.T) *env {
 // open opens a handle on the database, as one process would.
 func (e *env) open(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), e.dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, e.dbPath)
 	return db
 }
 

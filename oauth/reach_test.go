@@ -7,13 +7,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/oauth"
-	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/testkit/oauthfake"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
@@ -37,11 +35,8 @@ func newRemote(t *testing.T) *remote {
 	t.Helper()
 	r := &remote{fake: oauthfake.StartTLS(t, "127.0.0.2:0", "mcp.example.com"), dns: testenv.StartDNS(t), trap: testenv.StartTrap(t)}
 	r.dns.Set("mcp.example.com", "127.0.0.2")
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "mcpgram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testenv.SQLite(t, "")
+	var err error
 	r.m, err = oauth.NewOnTestNet(oauth.Options{Store: db, Key: testKey, HTTPClient: r.fake.Client(), Resolver: r.dns.Resolver()}, testNet)
 	if err != nil {
 		t.Fatal(err)
