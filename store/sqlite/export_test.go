@@ -8,33 +8,17 @@ import (
 )
 
 // OpenWithMigrations is Open with the migrations taken from fsys, each
-// applied in turn (a new database is not made from the generated schema).
+// applied in turn (a new database is not made from the schema they give).
 func OpenWithMigrations(ctx context.Context, path string, fsys fs.FS) (*DB, error) {
-	return open(ctx, path, fsys, "")
+	return open(ctx, path, fsys, false)
 }
 
-// Schema is the generated schema a new database is made from.
-func Schema() string { return schemaSQL }
+// Dump lists what db's schema holds, in the order it was made.
+func Dump(ctx context.Context, db *DB) ([]string, error) { return dump(ctx, db.reader) }
 
-// Dump lists what db's schema holds, in the order it was made: each
-// table, index and trigger's SQL as SQLite keeps it.
-func Dump(ctx context.Context, db *DB) ([]string, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT sql FROM sqlite_schema
-		WHERE sql IS NOT NULL AND name <> 'schema_migrations' AND name NOT LIKE 'sqlite_%' ORDER BY rowid`)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rows.Close() }()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
+// MadeFromSchema reports whether Open made db's file, new, from the schema
+// the migrations give.
+func MadeFromSchema(db *DB) bool { return db.madeFromSchema }
 
 // WriterSynchronous reports the writer connection's synchronous level
 // (1 NORMAL, 2 FULL).

@@ -68,6 +68,7 @@ type DB struct {
 	// Prepared statements by their SQL, see readSQL and writeSQL.
 	readStmts, writeStmts map[string]*sql.Stmt
 	misses                atomic.Int64 // statements run unprepared, for tests
+	madeFromSchema        bool         // a new file, made by create, for tests
 
 	chatSettings
 }
@@ -98,12 +99,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
-	return open(ctx, path, sub, schemaSQL)
+	return open(ctx, path, sub, true)
 }
 
 // open is Open with the migrations taken from fsys, and a new database made
-// from schema (when it is that of fsys's newest migration), for tests.
-func open(ctx context.Context, path string, fsys fs.FS, schema string) (*DB, error) {
+// from the schema they give only when fromSchema, for tests.
+func open(ctx context.Context, path string, fsys fs.FS, fromSchema bool) (*DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open database %q: a file path is required", path)
 	}
@@ -129,7 +130,7 @@ func open(ctx context.Context, path string, fsys fs.FS, schema string) (*DB, err
 
 	// Migrate before the readers exist so the file is created and switched
 	// to WAL by the writer.
-	if err := db.migrate(ctx, fsys, schema); err != nil {
+	if err := db.migrate(ctx, fsys, fromSchema); err != nil {
 		_ = db.writer.Close()
 		return nil, fmt.Errorf("open database %q: %w", path, err)
 	}
