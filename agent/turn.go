@@ -48,6 +48,9 @@ type Request struct {
 	// that no call is made twice and an answer given is given again, not
 	// asked of the model anew.
 	TurnID string
+	// ReplyTo is the front end's id of the message the turn answers, kept
+	// with a task the turn starts, for the answer its result brings.
+	ReplyTo int64
 
 	// overBudget: the user is over the day's budget, and the request is
 	// let run as the end of the one that crossed it.
@@ -127,7 +130,7 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
-	t.overBudget = req.overBudget
+	t.overBudget, t.replyTo = req.overBudget, req.ReplyTo
 	if req.Retry {
 		return t.retry(ctx)
 	}
@@ -313,6 +316,8 @@ type turn struct {
 	// the request that crossed it; what it asks is marked so (see
 	// Agent.overBudget).
 	overBudget bool
+	// replyTo is Request.ReplyTo, for the tasks the turn starts.
+	replyTo int64
 
 	// callBuf is the slice model calls' messages are built in, one call
 	// after the other (Model.Complete keeps none): a long conversation

@@ -355,6 +355,9 @@ func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user i
 	if req.TurnID == "" {
 		req.TurnID = turnID(ctx)
 	}
+	if req.ReplyTo == 0 {
+		req.ReplyTo = int64(replyTo) // a task's result answers it too
+	}
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lane := at.String()
