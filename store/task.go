@@ -46,10 +46,17 @@ type Task struct {
 	// Outcome what it stored then.
 	FinishedAt time.Time
 	Outcome    []byte
+	// DeliveredAt is when the turn that handed the outcome to the
+	// conversation stored it (see [TurnWrite.DeliverTask]), zero until
+	// then.
+	DeliveredAt time.Time
 }
 
 // Open reports whether t is not finished yet.
 func (t Task) Open() bool { return t.FinishedAt.IsZero() }
+
+// Delivered reports whether t's outcome was handed to its conversation.
+func (t Task) Delivered() bool { return !t.DeliveredAt.IsZero() }
 
 // Tasks keeps the tasks tool calls became (see [Task]).
 type Tasks interface {
@@ -79,6 +86,10 @@ type Tasks interface {
 	// the other gets ErrResolved, so an outcome is handed on once. An
 	// unknown id gives ErrNotFound.
 	FinishTask(ctx context.Context, id int64, status, message string, outcome []byte) error
+	// UndeliveredTasks returns the finished tasks whose outcome no turn
+	// has handed to its conversation yet, soonest finished first: what
+	// is to be delivered, after a restart too.
+	UndeliveredTasks(ctx context.Context) ([]Task, error)
 	// PruneTasks deletes the tasks finished before the given time, and
 	// returns how many it deleted.
 	PruneTasks(ctx context.Context, before time.Time) (int64, error)

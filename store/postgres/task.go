@@ -11,21 +11,21 @@ import (
 )
 
 const taskColumns = `id, server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
-	status, status_message, next_poll, deadline, created_at, finished_at, outcome`
+	status, status_message, next_poll, deadline, created_at, finished_at, outcome, delivered_at`
 
 func scanTask(row pgx.CollectableRow) (store.Task, error) {
 	var t store.Task
 	var next, deadline, created int64
-	var finished *int64
+	var finished, delivered *int64
 	if err := row.Scan(&t.ID, &t.Server, &t.Handle, &t.Tool, &t.ChatID, &t.UserID, &t.TurnID, &t.CallID, &t.ReplyTo, &t.CardID,
-		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome); err != nil {
+		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome, &delivered); err != nil {
 		return store.Task{}, err
 	}
 	t.NextPoll, t.CreatedAt = fromMillis(next), fromMillis(created)
 	if deadline != 0 {
 		t.Deadline = fromMillis(deadline)
 	}
-	t.FinishedAt = fromNullMillis(finished)
+	t.FinishedAt, t.DeliveredAt = fromNullMillis(finished), fromNullMillis(delivered)
 	return t, nil
 }
 
@@ -90,6 +90,35 @@ func (db *DB) ChatTasks(ctx context.Context, key string) ([]store.Task, error) {
 		return nil, fmt.Errorf("list tasks of chat %q: %w", key, err)
 	}
 	return nilIfEmpty(ts), nil
+}
+
+// UndeliveredTasks returns the finished tasks not delivered, soonest
+// finished first.
+func (db *DB) UndeliveredTasks(ctx context.Context) ([]store.Task, error) {
+	ts, err := collect(ctx, db, `SELECT `+taskColumns+` FROM tasks WHERE finished_at IS NOT NULL AND delivered_at IS NULL ORDER BY finished_at, id`, nil, scanTask)
+	if err != nil {
+		return nil, fmt.Errorf("list undelivered tasks: %w", err)
+	}
+	return nilIfEmpty(ts), nil
+}
+
+// deliverTask marks task id delivered in tx, if it is finished and was
+// not: ErrResolved if it is open or delivered, ErrNotFound if unknown.
+func deliverTask(ctx context.Context, tx pgx.Tx, id int64, now time.Time) error {
+	var changed int
+	var exists bool
+	err := tx.QueryRow(ctx, `WITH done AS (
+			UPDATE tasks SET delivered_at = $2 WHERE id = $1 AND finished_at IS NOT NULL AND delivered_at IS NULL RETURNING 1)
+		SELECT (SELECT count(*) FROM done), EXISTS (SELECT 1 FROM tasks WHERE id = $1)`, id, millis(now)).Scan(&changed, &exists)
+	switch {
+	case err != nil:
+		return err
+	case changed == 1:
+		return nil
+	case exists:
+		return fmt.Errorf("deliver task %d: %w", id, store.ErrResolved)
+	}
+	return fmt.Errorf("deliver task %d: %w", id, store.ErrNotFound)
 }
 
 func nilIfEmpty(ts []store.Task) []store.Task {

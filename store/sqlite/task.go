@@ -12,7 +12,7 @@ import (
 
 const (
 	taskColumns = `id, server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
-		status, status_message, next_poll, deadline, created_at, finished_at, outcome`
+		status, status_message, next_poll, deadline, created_at, finished_at, outcome, delivered_at`
 	insertTaskSQL = `INSERT INTO tasks (server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
 		status, status_message, next_poll, deadline, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (server, user_id, handle) DO NOTHING`
@@ -23,9 +23,9 @@ const (
 func scanTask(s scanner) (store.Task, error) {
 	var t store.Task
 	var next, deadline, created int64
-	var finished sql.NullInt64
+	var finished, delivered sql.NullInt64
 	if err := s.Scan(&t.ID, &t.Server, &t.Handle, &t.Tool, &t.ChatID, &t.UserID, &t.TurnID, &t.CallID, &t.ReplyTo, &t.CardID,
-		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome); err != nil {
+		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome, &delivered); err != nil {
 		return store.Task{}, err
 	}
 	t.NextPoll, t.CreatedAt = fromMillis(next), fromMillis(created)
@@ -34,6 +34,9 @@ func scanTask(s scanner) (store.Task, error) {
 	}
 	if finished.Valid {
 		t.FinishedAt = fromMillis(finished.Int64)
+	}
+	if delivered.Valid {
+		t.DeliveredAt = fromMillis(delivered.Int64)
 	}
 	return t, nil
 }
@@ -111,6 +114,34 @@ func (db *DB) tasks(ctx context.Context, query string, args ...any) ([]store.Tas
 		ts = append(ts, t)
 	}
 	return ts, rows.Err()
+}
+
+// UndeliveredTasks returns the finished tasks not delivered, soonest
+// finished first.
+func (db *DB) UndeliveredTasks(ctx context.Context) ([]store.Task, error) {
+	ts, err := db.tasks(ctx, `SELECT `+taskColumns+` FROM tasks WHERE finished_at IS NOT NULL AND delivered_at IS NULL ORDER BY finished_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list undelivered tasks: %w", err)
+	}
+	return ts, nil
+}
+
+// deliverTask marks task id delivered in tx, if it is finished and was
+// not: ErrResolved if it is open or delivered, ErrNotFound if unknown.
+func (db *DB) deliverTask(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE tasks SET delivered_at = ?
+		WHERE id = ? AND finished_at IS NOT NULL AND delivered_at IS NULL`, millis(now), id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	var open bool
+	if err := tx.QueryRowContext(ctx, taskExistsSQL, id).Scan(&open); errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("deliver task %d: %w", id, store.ErrNotFound)
+	}
+	return fmt.Errorf("deliver task %d: %w", id, store.ErrResolved)
 }
 
 // UpdateTask stores a new status, message and next poll of an open task.

@@ -65,6 +65,7 @@ func Run(t *testing.T, open Open) {
 		{"Links", testLinks},
 		{"Tasks", testTasks},
 		{"TaskFinish", testTaskFinish},
+		{"TaskDelivery", testTaskDelivery},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},

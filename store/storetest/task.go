@@ -167,3 +167,62 @@ func taskHandles(t *testing.T) func(ts []store.Task, err error) []string {
 		return out
 	}
 }
+
+// A finished task is delivered by the turn write that hands its outcome
+// to the conversation, once: of several writes that try, from any
+// handles, one goes in whole and the others store nothing.
+func testTaskDelivery(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	base := time.Now().UTC().Truncate(time.Millisecond)
+	id, err := db.PutTask(ctx, taskAt("h1", "c1", base, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(s Store, text string) error {
+		_, err := s.AppendTurn(ctx, store.TurnWrite{ChatID: "c1", DeliverTask: id, Messages: []store.Message{{Role: "tool", Content: text}}})
+		return err
+	}
+	if err := deliver(db, "too soon"); !errors.Is(err, store.ErrResolved) {
+		t.Errorf("delivering an open task = %v, want ErrResolved", err)
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c1", DeliverTask: 999999}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("delivering an unknown task = %v, want ErrNotFound", err)
+	}
+	if err := db.FinishTask(ctx, id, "completed", "", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := taskHandles(t)(db.UndeliveredTasks(ctx)); len(got) != 1 || got[0] != "h1" {
+		t.Fatalf("UndeliveredTasks = %v, want h1", got)
+	}
+	handlesOf := []Store{db, open(t), open(t), open(t)}
+	errs := make([]error, len(handlesOf))
+	var wg sync.WaitGroup
+	for i, h := range handlesOf {
+		wg.Go(func() { errs[i] = deliver(h, "outcome") })
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrResolved):
+			t.Errorf("delivery %d = %v, want nil or ErrResolved", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d deliveries went in, want exactly 1", won)
+	}
+	conv := Active(t, db, "c1")
+	msgs, err := db.Messages(ctx, conv)
+	if err != nil || len(msgs) != 1 || msgs[0].Content != "outcome" {
+		t.Errorf("messages = %+v, %v; want the one delivery's, and nothing of the refused writes", msgs, err)
+	}
+	if got := taskHandles(t)(db.UndeliveredTasks(ctx)); len(got) != 0 {
+		t.Errorf("UndeliveredTasks after the delivery = %v, want none", got)
+	}
+	if got, err := db.GetTask(ctx, id); err != nil || !got.Delivered() {
+		t.Errorf("GetTask after the delivery = %+v, %v", got, err)
+	}
+}

@@ -2,7 +2,8 @@
 -- server's handle of each, with whom and what it was for, kept so that
 -- polling resumes after a restart, on whichever instance holds the chat,
 -- and the outcome reaches the chat once. finished_at is NULL while the
--- task is open; next_poll is written with a change of status, not at every
+-- task is open, delivered_at until the turn that hands its outcome to the
+-- conversation stored it; next_poll is written with a change of status, not at every
 -- poll. deadline 0: none.
 CREATE TABLE tasks (
     id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -21,6 +22,7 @@ CREATE TABLE tasks (
     deadline       bigint NOT NULL,
     created_at     bigint NOT NULL,
     finished_at    bigint,
+    delivered_at   bigint,
     outcome        bytea,
     UNIQUE (server, user_id, handle)
 );
@@ -28,3 +30,4 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_open ON tasks (next_poll, id) WHERE finished_at IS NULL;
 CREATE INDEX tasks_chat ON tasks (chat_id, id) WHERE finished_at IS NULL;
 CREATE INDEX tasks_finished ON tasks (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX tasks_undelivered ON tasks (finished_at, id) WHERE finished_at IS NOT NULL AND delivered_at IS NULL;

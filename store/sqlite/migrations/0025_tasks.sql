@@ -1,8 +1,9 @@
 -- The tool calls their MCP servers run in the background (MCP Tasks): the
 -- server's handle of each, with whom and what it was for, kept so that
 -- polling resumes after a restart and the outcome reaches the chat once.
--- finished_at is NULL while the task is open; next_poll is written with a
--- change of status, not at every poll. deadline 0: none.
+-- finished_at is NULL while the task is open, delivered_at until the turn
+-- that hands its outcome to the conversation stored it; next_poll is
+-- written with a change of status, not at every poll. deadline 0: none.
 CREATE TABLE tasks (
     id             INTEGER PRIMARY KEY,
     server         TEXT    NOT NULL,
@@ -20,6 +21,7 @@ CREATE TABLE tasks (
     deadline       INTEGER NOT NULL,
     created_at     INTEGER NOT NULL,
     finished_at    INTEGER,
+    delivered_at   INTEGER,
     outcome        BLOB,
     UNIQUE (server, user_id, handle)
 ) STRICT;
@@ -27,3 +29,4 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_open ON tasks (next_poll, id) WHERE finished_at IS NULL;
 CREATE INDEX tasks_chat ON tasks (chat_id, id) WHERE finished_at IS NULL;
 CREATE INDEX tasks_finished ON tasks (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX tasks_undelivered ON tasks (finished_at, id) WHERE finished_at IS NOT NULL AND delivered_at IS NULL;
