@@ -2,12 +2,16 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
@@ -85,5 +89,61 @@ func TestTaskNotStarted(t *testing.T) {
 	}
 	if open, err := e.db.OpenTasks(context.Background(), 0); err != nil || len(open) != 0 {
 		t.Errorf("open tasks = %+v, %v; want none", open, err)
+	}
+}
+
+// A task's end, once the poller stored it, is handed to the conversation
+// by a turn of its own, once; the model carries on from it.
+func TestTaskDelivered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(useTool("everything", "simulate-research-query", `{"topic": "wasps"}`)),
+		llmfake.Text(complete("The research runs.")),
+		llmfake.Text(complete("Here is your report on wasps.")),
+	), setup{
+		servers: map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")},
+		config: func(w *wiring) {
+			w.Options.Executor.Tasks = w.Hub.(*hub.Hub)
+			w.Options.Now = time.Now // the poller's clock: the task's deadline is real
+		},
+	})
+	r := e.say("research wasps")
+	started := r.kinds(agent.EventTask)
+	if len(started) != 1 {
+		t.Fatalf("task events = %+v, want one", started)
+	}
+	id := started[0].Task.ID
+	var ends testenv.List[tasks.Outcome]
+	p := tasks.New(e.db, e.hub, tasks.Options{Finished: func(_ store.Task, o tasks.Outcome) { ends.Add(o) }})
+	p.Start()
+	t.Cleanup(func() { _ = p.Close() })
+	testenv.Eventually(t, 30*time.Second, "the task to end", func() bool { return len(ends.All()) > 0 })
+	if o := ends.All()[0]; o.End != tasks.EndCompleted {
+		t.Fatalf("the task ended %+v, want completed", o)
+	}
+
+	r, err := e.turn(agent.Request{Caller: alice, Task: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "Here is your report on wasps." {
+		t.Fatalf("last event = %+v, want the answer", got)
+	}
+	calls := e.model.Calls()
+	read := calls[len(calls)-1].Request.Messages
+	if got := read[len(read)-1].Content; !strings.HasPrefix(got, "[use_mcp_tool for 'simulate-research-query' on 'everything'] Result:\nThe background task of this call is done.") ||
+		!strings.Contains(got, "Research Report: wasps") {
+		t.Errorf("the model read %q, want the task's result", got)
+	}
+	if kept, err := e.db.GetTask(context.Background(), id); err != nil || !kept.Delivered() {
+		t.Errorf("task after its delivery = %+v, %v", kept, err)
+	}
+	// Delivered once: a second delivery is stale, and says nothing.
+	again, err := e.turn(agent.Request{Caller: alice, Task: id})
+	if !errors.Is(err, agent.ErrStale) || len(again.All()) != 0 {
+		t.Errorf("a second delivery = %v with %d events, want ErrStale and none", err, len(again.All()))
+	}
+	if n := len(e.model.Calls()); n != 3 {
+		t.Errorf("model called %d times, want 3", n)
 	}
 }

@@ -17,7 +17,8 @@ import (
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
-// A Request starts a turn. Exactly one of Text, Answer and Decision is set.
+// A Request starts a turn. Exactly one of Text, Answer, Decision, Retry
+// and Task is set.
 type Request struct {
 	// Caller is who sent the message or pressed the button, and where.
 	Caller mcpgram.Caller
@@ -39,6 +40,11 @@ type Request struct {
 	// answer is replaced, and a call it made runs again only once the
 	// user approves it.
 	Retry bool
+	// Task hands the outcome of that finished task (store.Task) to its
+	// conversation, and the model carries on from it: Caller is the
+	// task's user and chat. A task delivered already, or not finished,
+	// gives ErrStale with no events.
+	Task int64
 	// Exempt skips the daily token budget (admins).
 	Exempt bool
 	// TurnID ties the turn's log lines together; "" gets a new one. A
@@ -102,8 +108,8 @@ const (
 // one of Text, Answer and Decision is an error, with no events. emit is
 // never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
-	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil) + btoi(req.Retry); n != 1 {
-		return fmt.Errorf("agent: a request needs exactly one of Text, Answer, Decision and Retry, got %d", n)
+	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil) + btoi(req.Retry) + btoi(req.Task != 0); n != 1 {
+		return fmt.Errorf("agent: a request needs exactly one of Text, Answer, Decision, Retry and Task, got %d", n)
 	}
 	if req.TurnID == "" {
 		req.TurnID = NewTurnID()
@@ -131,8 +137,11 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 		return t.fail(ctx, msgInternal, err)
 	}
 	t.overBudget, t.replyTo = req.overBudget, req.ReplyTo
-	if req.Retry {
+	switch {
+	case req.Retry:
 		return t.retry(ctx)
+	case req.Task != 0:
+		return t.taskEnded(ctx, req.Task)
 	}
 	return t.message(ctx, req)
 }
@@ -318,6 +327,9 @@ type turn struct {
 	overBudget bool
 	// replyTo is Request.ReplyTo, for the tasks the turn starts.
 	replyTo int64
+	// deliver is the task whose outcome the turn's next write hands to
+	// the conversation (see store.TurnWrite.DeliverTask).
+	deliver int64
 
 	// callBuf is the slice model calls' messages are built in, one call
 	// after the other (Model.Complete keeps none): a long conversation
@@ -393,7 +405,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	t.markAudience(all)
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
-		ReplaceFrom: t.replaceFrom, Turn: ending,
+		ReplaceFrom: t.replaceFrom, Turn: ending, DeliverTask: t.deliver,
 	})
 	if err != nil {
 		t.private = private // the next write marks the same messages again
@@ -402,7 +414,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	if ending != nil {
 		t.emit.stored()
 	}
-	t.replaceFrom = 0
+	t.replaceFrom, t.deliver = 0, 0
 	t.conv = conv
 	t.history = append(t.history, visibleTo(all, t.caller.UserID)...)
 	t.unsaved, t.audits, t.usage = nil, nil, nil
