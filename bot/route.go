@@ -283,7 +283,9 @@ func (b *Bot) converse(ctx context.Context, m *message, text string, images []ll
 	if !m.Chat.IsPrivate() {
 		replyTo = m.MessageID
 	}
-	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
+	// A task's answer, which comes later, after other messages maybe,
+	// quotes it in any chat.
+	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: text, Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
 }
 
 // handleCancel answers /cancel: it stops the turn running in the place

@@ -13,6 +13,7 @@ package tasks
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 
 // A Store keeps the tasks; *sqlite.DB and *postgres.DB are ones.
 type Store interface {
+	GetTask(ctx context.Context, id int64) (store.Task, error)
 	OpenTasks(ctx context.Context, limit int) ([]store.Task, error)
 	UpdateTask(ctx context.Context, id int64, status, message string, nextPoll time.Time) error
 	FinishTask(ctx context.Context, id int64, status, message string, outcome []byte) error
@@ -136,6 +138,16 @@ func (p *Poller) Add(t store.Task) {
 	case p.add <- t:
 	case <-p.done:
 	}
+}
+
+// Follow follows the stored task id (see Add).
+func (p *Poller) Follow(ctx context.Context, id int64) error {
+	t, err := p.st.GetTask(ctx, id)
+	if err != nil {
+		return fmt.Errorf("follow task %d: %w", id, err)
+	}
+	p.Add(t)
+	return nil
 }
 
 // Polls is how many times servers were asked about tasks.

@@ -154,6 +154,24 @@ func TestPoller(t *testing.T) {
 		testenv.Eventually(t, 5*time.Second, "the poller to let the task go", func() bool { return p.Following() == 0 })
 	})
 
+	t.Run("follows a task stored after its start", func(t *testing.T) {
+		t.Parallel()
+		db := openDB(t, filepath.Join(t.TempDir(), "db"))
+		var e ends
+		p := start(t, db, f.hub, tasks.Options{Finished: e.finished})
+		task := f.research(t, db, "badgers", bob)
+		if err := p.Follow(context.Background(), task.ID); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 20*time.Second, "the task to end", func() bool { return len(e.all()) > 0 })
+		if got := e.all(); len(got) != 1 || got[0].End != tasks.EndCompleted {
+			t.Errorf("ends = %+v, want one, completed", got)
+		}
+		if err := p.Follow(context.Background(), 999999); err == nil {
+			t.Error("Follow of an unknown task: no error")
+		}
+	})
+
 	t.Run("restart and two pollers end it once", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "db")
