@@ -109,6 +109,9 @@ type Hub interface {
 	// BeginConnect a user's (see hub.BeginConnect).
 	SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error)
 	BeginConnect(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error)
+	// CancelTask cancels a task a server runs in the background, for the
+	// user who started it (see hub.CancelTask).
+	CancelTask(ctx context.Context, caller mcpgram.Caller, server, id string) (*mcpgram.Task, error)
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
@@ -137,6 +140,8 @@ type Store interface {
 	// UndeliveredTasks lists the tasks whose end is still to hand to
 	// their conversations (see store.Tasks).
 	UndeliveredTasks(ctx context.Context) ([]store.Task, error)
+	// GetTask reads the task a Stop button names.
+	GetTask(ctx context.Context, id int64) (store.Task, error)
 }
 
 // DefaultAPIURL is Telegram's Bot API server.

@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"strconv"
 
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/reply"
@@ -38,7 +41,9 @@ func (b *Bot) showTask(ctx context.Context, at telegram.Place, replyTo int, t *a
 		text += "\n<i>" + render.Escape(t.StatusMessage) + "</i>"
 	}
 	text += "\nThe answer comes here when it is done; the chat is free meanwhile."
-	if _, err := b.tg.SendLong(ctx, at, replyTo, text, nil); err != nil {
+	stop := callback.Data{Kind: callback.TaskStop, Task: t.ID}.String()
+	markup := tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("⏹ Stop", stop)))
+	if _, err := b.tg.SendLong(ctx, at, replyTo, text, markup); err != nil {
 		b.logger.Error("send a task's card", "chat", at, "err", err)
 	}
 	if b.cfg.Tasks == nil {
@@ -84,5 +89,49 @@ func (b *Bot) deliverTask(work context.Context, t store.Task) {
 	r.Finish()
 	if err != nil && !errors.Is(err, agent.ErrStale) && work.Err() == nil {
 		b.logger.Error("deliver a task's end", "task", t.ID, "chat", at, "err", err)
+	}
+}
+
+// Plain words of a task's Stop button.
+const (
+	msgTaskOver     = "This task is over."
+	msgTaskNotYours = "Only the person who asked for it can stop it."
+	msgTaskStopping = "Stopping it…"
+	msgTaskRefused  = "The server did not stop it."
+)
+
+// handleTaskStop cancels the task of a Stop button pressed at place at,
+// if the presser may: the user whose task it is, or an admin. The poller
+// then finds it cancelled, and the chat is told as for any end.
+func (b *Bot) handleTaskStop(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, data callback.Data) {
+	t, err := b.store.GetTask(ctx, data.Task)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !t.Open()) {
+		b.tg.AnswerCallback(ctx, cq.ID, msgTaskOver, false)
+		return
+	}
+	if err != nil {
+		b.logger.Error("read a task to stop", "task", data.Task, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, msgTaskRefused, true)
+		return
+	}
+	// The button's data is the presser's to forge: the task must be of
+	// this chat, and the presser its user or an admin.
+	if where, ok := chats.PlaceOf(t.ChatID); !ok || where.Chat != at.Chat {
+		b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true)
+		return
+	}
+	if strconv.FormatInt(cq.From.ID, 10) != t.UserID && !b.isAdmin(cq.From.ID) {
+		b.tg.AnswerCallback(ctx, cq.ID, msgTaskNotYours, true)
+		return
+	}
+	if _, err := b.hub.CancelTask(ctx, mcpgram.Caller{UserID: t.UserID, ChatID: t.ChatID}, t.Server, t.Handle); err != nil {
+		b.logger.Warn("cancel a task", "task", t.ID, "server", t.Server, "err", err)
+		b.tg.AnswerCallback(ctx, cq.ID, msgTaskRefused, true)
+		return
+	}
+	b.logger.Info("task cancelled at a press", "task", t.ID, "server", t.Server, "by", cq.From.ID)
+	b.tg.AnswerCallback(ctx, cq.ID, msgTaskStopping, false)
+	if err := b.tg.EditHTML(ctx, at.Chat, cq.Message.MessageID, "⏹ <i>Stopping: "+render.Escape(t.Tool)+" on "+render.Escape(t.Server)+".</i>", nil); err != nil {
+		b.logger.Debug("edit a task's card", "err", err)
 	}
 }

@@ -173,3 +173,83 @@ func waitForSlowTool(t *testing.T, tg *tgfake.Server, chat int64, tool string) {
 		return strings.Contains(msgs[len(msgs)-1].Plain, "• "+tool)
 	})
 }
+
+// The Stop button of a task's card cancels it at the server: the poller
+// finds it cancelled, and the chat is told, once.
+func TestTaskStop(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+		switch {
+		case strings.Contains(last, "The background task of this call was cancelled."):
+			return llmfake.Text("The research was stopped, as you asked.")
+		case strings.Contains(last, "The background task of this call is done"):
+			return llmfake.Text("The research finished after all.")
+		case strings.Contains(last, executor.TaskStarted):
+			return llmfake.Text("The research runs in the background.")
+		}
+		return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "newts"}</arguments></use_mcp_tool>`)
+	})
+	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
+	cmd.Dir = b.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
+		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
+		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	waitForSlowTool(t, tg, 42, "simulate-research-query")
+	tg.Text(42, 42, "research newts")
+	var card tgfake.Message
+	tg.WaitFor(t, 30*time.Second, "the task's card", func() bool {
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, "Working on it") && len(m.Keyboard) == 1 {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	if got := card.Keyboard[0][0]; got.Text != "⏹ Stop" || got.CallbackData == nil {
+		t.Fatalf("the card's button = %+v, want Stop", got)
+	}
+	// Someone else's press, and a forged one, stop nothing.
+	for _, press := range []struct {
+		user int64
+		data string
+	}{{43, *card.Keyboard[0][0].CallbackData}, {42, "k:999999"}} {
+		id := tg.Press(42, press.user, card.ID, press.data)
+		var answer tgfake.CallbackAnswer
+		tg.WaitFor(t, 30*time.Second, "the press answered", func() bool {
+			var ok bool
+			answer, ok = tg.Answer(id)
+			return ok
+		})
+		if !strings.Contains(answer.Text, "Only the person who asked") && !strings.Contains(answer.Text, "over") {
+			t.Errorf("a press by %d of %s answered %+v, want a refusal", press.user, press.data, answer)
+		}
+	}
+	tg.Press(42, 42, card.ID, *card.Keyboard[0][0].CallbackData)
+	count := func(text string) int {
+		n := 0
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, text) {
+				n++
+			}
+		}
+		return n
+	}
+	tg.WaitFor(t, 30*time.Second, "the chat told of the stop", func() bool { return count("stopped, as you asked") > 0 })
+	if count("finished after all") != 0 || count("stopped, as you asked") != 1 {
+		t.Errorf("messages: %d stops, %d results; want one stop and no result", count("stopped, as you asked"), count("finished after all"))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cmd.Process.Wait()
+}
