@@ -142,6 +142,8 @@ type Store interface {
 	UndeliveredTasks(ctx context.Context) ([]store.Task, error)
 	// GetTask reads the task a Stop button names.
 	GetTask(ctx context.Context, id int64) (store.Task, error)
+	// SetTaskCard keeps the message that shows a task.
+	SetTaskCard(ctx context.Context, id, cardID int64) error
 }
 
 // DefaultAPIURL is Telegram's Bot API server.

@@ -34,24 +34,56 @@ type TaskPoller interface {
 	Follow(ctx context.Context, id int64) error
 }
 
-// showTask tells the chat that a call became a task, and follows it.
+// showTask tells the chat that a call became a task, with a card whose
+// status the poller's changes edit (TaskChanged), and follows it.
 func (b *Bot) showTask(ctx context.Context, at telegram.Place, replyTo int, t *agent.Task) {
-	text := fmt.Sprintf("⏳ Working on it: %s on %s", render.Escape(t.Tool), render.Escape(t.Server))
-	if t.StatusMessage != "" {
-		text += "\n<i>" + render.Escape(t.StatusMessage) + "</i>"
-	}
-	text += "\nThe answer comes here when it is done; the chat is free meanwhile."
-	stop := callback.Data{Kind: callback.TaskStop, Task: t.ID}.String()
-	markup := tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("⏹ Stop", stop)))
-	if _, err := b.tg.SendLong(ctx, at, replyTo, text, markup); err != nil {
+	text, markup := taskCard(t.ID, t.Tool, t.Server, t.StatusMessage)
+	card, err := b.tg.SendLong(ctx, at, replyTo, text, markup)
+	if err != nil {
 		b.logger.Error("send a task's card", "chat", at, "err", err)
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err == nil {
+		if err := b.store.SetTaskCard(ctx, t.ID, int64(card.MessageID)); err != nil {
+			b.logger.Warn("keep a task's card; its status shows no changes", "task", t.ID, "err", err)
+		}
 	}
 	if b.cfg.Tasks == nil {
 		return
 	}
-	if err := b.cfg.Tasks.Follow(context.WithoutCancel(ctx), t.ID); err != nil {
+	if err := b.cfg.Tasks.Follow(ctx, t.ID); err != nil {
 		b.logger.Error("follow a task; it is followed from the next start", "task", t.ID, "err", err)
 	}
+}
+
+// taskCard is the card of a running task: what runs, the server's word on
+// it, and its Stop button.
+func taskCard(id int64, tool, server, status string) (string, tgbotapi.InlineKeyboardMarkup) {
+	text := fmt.Sprintf("⏳ Working on it: %s on %s", render.Escape(tool), render.Escape(server))
+	if status != "" {
+		text += "\n<i>" + render.Escape(status) + "</i>"
+	}
+	text += "\nThe answer comes here when it is done; the chat is free meanwhile."
+	stop := callback.Data{Kind: callback.TaskStop, Task: id}.String()
+	return text, tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("⏹ Stop", stop)))
+}
+
+// TaskChanged shows the new status of task t, which the poller stored, on
+// its card, as a job of the queue. Call it while Run runs.
+func (b *Bot) TaskChanged(t store.Task) {
+	if t.CardID == 0 {
+		return
+	}
+	at, ok := chats.PlaceOf(t.ChatID)
+	if !ok {
+		return
+	}
+	b.queue.Go(func(work context.Context) {
+		text, markup := taskCard(t.ID, t.Tool, t.Server, t.StatusMessage)
+		if err := b.tg.EditHTML(work, at.Chat, int(t.CardID), text, &markup); err != nil {
+			b.logger.Debug("edit a task's card", "task", t.ID, "err", err)
+		}
+	})
 }
 
 // TaskEnded hands the end of task t, which the poller stored, to its

@@ -40,6 +40,7 @@ func runCommand(ctx context.Context, con console) error {
 	var b *bot.Bot
 	poller := tasks.New(app.Store, app.Hub, tasks.Options{
 		Finished: func(t store.Task, _ tasks.Outcome) { b.TaskEnded(t) },
+		Changed:  func(t store.Task) { b.TaskChanged(t) },
 		Logger:   logger.With("component", "tasks"),
 	})
 	parts := bot.Parts{Forms: agent.NewForms(a), Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}

@@ -82,6 +82,12 @@ func TestTaskAnswersLater(t *testing.T) {
 	if n != 1 {
 		t.Errorf("the result came %d times, want once", n)
 	}
+	// The card followed the server's stages.
+	for _, m := range tg.Messages(42) {
+		if strings.Contains(m.Plain, "Working on it") && (m.Edits == 0 || strings.Contains(m.Plain, "Gathering sources")) {
+			t.Errorf("the task's card = %q after %d edits, want a later stage", m.Plain, m.Edits)
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
