@@ -100,6 +100,8 @@ type Store interface {
 	store.AuditLog
 	store.TokenUsage
 	store.ChatSettings
+	// Tasks keeps the calls that became tasks (see EventTask).
+	store.Tasks
 	// MediaPut and MediaGet keep a turn's images with its message (see
 	// store.Images), so that later turns, /retry and a restart still
 	// show them to the model.

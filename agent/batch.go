@@ -232,6 +232,9 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool, pump 
 	o := t.a.exec.RunOne(withCallProgress(withAsker(ctx, t), pump, n, call.Server, call.Tool), caller, call)
 	pump.callEnded(n)
 	bc.Text, bc.OK = o.Text, o.OK
+	if o.Task != nil {
+		t.keepTask(ctx, bc, call, n, o)
+	}
 	status := "ok"
 	switch {
 	case o.Err != nil && ctx.Err() != nil:

@@ -60,6 +60,11 @@ const (
 	// per Config.ProgressInterval however fast servers report. A call
 	// that reports nothing has none.
 	EventToolProgress
+	// EventTask: a tool call (Server, Tool) became a task its server runs
+	// in the background (Task says which, as stored); the model was told
+	// its result comes later, and the turn goes on. A front end shows it,
+	// with a way to stop it.
+	EventTask
 )
 
 // An Event is something a running turn reports to the front end.
@@ -87,6 +92,17 @@ type Event struct {
 	// turn was stopped.
 	Err      error
 	Progress []CallProgress
+	Task     *Task
+}
+
+// A Task is a tool call its server runs in the background, as a turn
+// started it: the store keeps it (store.Task), by ID.
+type Task struct {
+	ID     int64
+	Server string
+	Tool   string
+	// StatusMessage is the server's word on it, bounded, untrusted.
+	StatusMessage string
 }
 
 // A Question is a follow-up question waiting for the user's answer.

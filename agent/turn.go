@@ -17,7 +17,8 @@ import (
 	"github.com/mcpgram/mcpgram/toolcall"
 )
 
-// A Request starts a turn. Exactly one of Text, Answer and Decision is set.
+// A Request starts a turn. Exactly one of Text, Answer, Decision, Retry
+// and Task is set.
 type Request struct {
 	// Caller is who sent the message or pressed the button, and where.
 	Caller mcpgram.Caller
@@ -39,6 +40,11 @@ type Request struct {
 	// answer is replaced, and a call it made runs again only once the
 	// user approves it.
 	Retry bool
+	// Task hands the outcome of that finished task (store.Task) to its
+	// conversation, and the model carries on from it: Caller is the
+	// task's user and chat. A task delivered already, or not finished,
+	// gives ErrStale with no events.
+	Task int64
 	// Exempt skips the daily token budget (admins).
 	Exempt bool
 	// TurnID ties the turn's log lines together; "" gets a new one. A
@@ -48,6 +54,9 @@ type Request struct {
 	// that no call is made twice and an answer given is given again, not
 	// asked of the model anew.
 	TurnID string
+	// ReplyTo is the front end's id of the message the turn answers, kept
+	// with a task the turn starts, for the answer its result brings.
+	ReplyTo int64
 
 	// overBudget: the user is over the day's budget, and the request is
 	// let run as the end of the one that crossed it.
@@ -99,8 +108,8 @@ const (
 // one of Text, Answer and Decision is an error, with no events. emit is
 // never called concurrently.
 func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
-	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil) + btoi(req.Retry); n != 1 {
-		return fmt.Errorf("agent: a request needs exactly one of Text, Answer, Decision and Retry, got %d", n)
+	if n := btoi(req.Text != "") + btoi(req.Answer != nil) + btoi(req.Decision != nil) + btoi(req.Retry) + btoi(req.Task != 0); n != 1 {
+		return fmt.Errorf("agent: a request needs exactly one of Text, Answer, Decision, Retry and Task, got %d", n)
 	}
 	if req.TurnID == "" {
 		req.TurnID = NewTurnID()
@@ -127,9 +136,12 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 	if err != nil {
 		return t.fail(ctx, msgInternal, err)
 	}
-	t.overBudget = req.overBudget
-	if req.Retry {
+	t.overBudget, t.replyTo = req.overBudget, req.ReplyTo
+	switch {
+	case req.Retry:
 		return t.retry(ctx)
+	case req.Task != 0:
+		return t.taskEnded(ctx, req.Task)
 	}
 	return t.message(ctx, req)
 }
@@ -313,6 +325,11 @@ type turn struct {
 	// the request that crossed it; what it asks is marked so (see
 	// Agent.overBudget).
 	overBudget bool
+	// replyTo is Request.ReplyTo, for the tasks the turn starts.
+	replyTo int64
+	// deliver is the task whose outcome the turn's next write hands to
+	// the conversation (see store.TurnWrite.DeliverTask).
+	deliver int64
 
 	// callBuf is the slice model calls' messages are built in, one call
 	// after the other (Model.Complete keeps none): a long conversation
@@ -388,7 +405,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	t.markAudience(all)
 	conv, err := t.a.cfg.Store.AppendTurn(ctx, store.TurnWrite{
 		ChatID: t.caller.ChatID, ConversationID: t.conv, Messages: all, ToolCalls: t.audits, Usage: t.usage,
-		ReplaceFrom: t.replaceFrom, Turn: ending,
+		ReplaceFrom: t.replaceFrom, Turn: ending, DeliverTask: t.deliver,
 	})
 	if err != nil {
 		t.private = private // the next write marks the same messages again
@@ -397,7 +414,7 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	if ending != nil {
 		t.emit.stored()
 	}
-	t.replaceFrom = 0
+	t.replaceFrom, t.deliver = 0, 0
 	t.conv = conv
 	t.history = append(t.history, visibleTo(all, t.caller.UserID)...)
 	t.unsaved, t.audits, t.usage = nil, nil, nil

@@ -109,6 +109,9 @@ type Hub interface {
 	// BeginConnect a user's (see hub.BeginConnect).
 	SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error)
 	BeginConnect(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error)
+	// CancelTask cancels a task a server runs in the background, for the
+	// user who started it (see hub.CancelTask).
+	CancelTask(ctx context.Context, caller mcpgram.Caller, server, id string) (*mcpgram.Task, error)
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
@@ -134,6 +137,13 @@ type Store interface {
 	// store.ChatSettings).
 	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
 	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
+	// UndeliveredTasks lists the tasks whose end is still to hand to
+	// their conversations (see store.Tasks).
+	UndeliveredTasks(ctx context.Context) ([]store.Task, error)
+	// GetTask reads the task a Stop button names.
+	GetTask(ctx context.Context, id int64) (store.Task, error)
+	// SetTaskCard keeps the message that shows a task.
+	SetTaskCard(ctx context.Context, id, cardID int64) error
 }
 
 // DefaultAPIURL is Telegram's Bot API server.
@@ -146,6 +156,9 @@ const DefaultStatsRetention = 30 * 24 * time.Hour
 // Options are a Bot's optional settings. Zero durations and counts take
 // the defaults given; tests shorten them.
 type Options struct {
+	// Tasks, when set, follows the calls servers run in the background
+	// (see task.go): Run starts it, and closes it as it stops.
+	Tasks TaskPoller
 	// APIURL is the Bot API server (TELEGRAM_API_URL); default DefaultAPIURL.
 	APIURL string
 	// AllowedUserIDs may use the bot; empty allows anyone (a warning is logged).
@@ -401,7 +414,7 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
 	b.cards = &cards.Deck{TG: b.tg, Catalog: h.Catalog, IsAdmin: b.isAdmin, Logger: cfg.Logger}
 	b.replies = &reply.Parts{TG: b.tg, Cards: b.cards, Forms: b.forms, Links: b.links, What: b.toolWhat, Logger: cfg.Logger,
-		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval}
+		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval, Task: b.showTask}
 	b.cards.Replies = b.replies
 	b.menus = menus.New(menus.Lists{Everyone: own.MenuFor(commands.Everyone), ChatOwner: own.MenuFor(commands.ChatOwner), Operator: own.MenuFor(commands.Operator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
@@ -449,6 +462,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Go(func(work context.Context) { b.expireLoop(ctx, work) })
 	b.queue.Go(func(work context.Context) { b.sweeper.MediaLoop(ctx) })
 	b.queue.Go(func(work context.Context) { b.menus.Loop(ctx, menu) })
+	if b.cfg.Tasks != nil {
+		b.cfg.Tasks.Start()
+		b.queue.Go(b.deliverPending)
+	}
 	var runErr error
 	if b.cfg.Webhook {
 		if runErr = b.in.Watch(ctx); runErr != nil {
@@ -458,6 +475,11 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.in.Poll(ctx)
 	}
 	b.logger.Info("stopping: no more updates taken, waiting for running turns", "grace", b.cfg.ShutdownGrace)
+	if b.cfg.Tasks != nil {
+		// No task ends after this; those that ended are delivered now or
+		// at the next start.
+		_ = b.cfg.Tasks.Close()
+	}
 
 	grace, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownGrace)
 	defer cancel()

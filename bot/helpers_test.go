@@ -419,6 +419,10 @@ func (h *fakeHub) BeginConnect(context.Context, string, string, string, string) 
 	return "", "", errors.New("no sign-ins here")
 }
 
+func (h *fakeHub) CancelTask(context.Context, mcpgram.Caller, string, string) (*mcpgram.Task, error) {
+	return nil, errors.New("the fake hub runs no tasks")
+}
+
 func (h *fakeHub) Restart(ctx context.Context, name string) error {
 	if name == "srv01" {
 		return errors.New("exec: no such file")

@@ -87,6 +87,9 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 	case callback.Stop:
 		// Out of band: the lane is the turn's to stop.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
+	case callback.TaskStop:
+		// Out of band: no turn runs the task.
+		return dispatch.Job{Run: func(ctx context.Context) { b.handleTaskStop(ctx, cq, at, data) }}
 	case callback.Form:
 		// The lane waits for the turn whose call waits for the form.
 		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handleFormPress(ctx, q, data) })}
@@ -283,7 +286,9 @@ func (b *Bot) converse(ctx context.Context, m *message, text string, images []ll
 	if !m.Chat.IsPrivate() {
 		replyTo = m.MessageID
 	}
-	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: text, Images: images, Exempt: b.isAdmin(user)}, nil)
+	// A task's answer, which comes later, after other messages maybe,
+	// quotes it in any chat.
+	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: text, Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
 }
 
 // handleCancel answers /cancel: it stops the turn running in the place
@@ -354,6 +359,9 @@ func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user i
 	// Stop button.
 	if req.TurnID == "" {
 		req.TurnID = turnID(ctx)
+	}
+	if req.ReplyTo == 0 {
+		req.ReplyTo = int64(replyTo) // a task's result answers it too
 	}
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -77,6 +77,13 @@ type Hub interface {
 	ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error)
 }
 
+// A TaskStarter makes a tool call that the server may run as a task,
+// answering with its handle instead of the result (see
+// hub.Hub.StartTool); *hub.Hub is one.
+type TaskStarter interface {
+	StartTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any, ttl time.Duration) (*mcpgram.Result, *mcpgram.Task, error)
+}
+
 // Defaults of Options.
 const (
 	DefaultMaxOutput   = 32 << 10
@@ -90,6 +97,11 @@ type Options struct {
 	// MaxParallel caps how many calls of one batch run at once.
 	MaxParallel int
 	Logger      *slog.Logger
+	// Tasks, when set, makes tool calls through it, so that a server may
+	// run one as a task (Outcome.Task), asked to keep it TaskTTL (0: the
+	// server's choice). nil: every call waits for its result.
+	Tasks   TaskStarter
+	TaskTTL time.Duration
 }
 
 // An Executor checks and runs tool calls. It is safe for concurrent use.
@@ -136,6 +148,10 @@ type Outcome struct {
 	Result *mcpgram.Result
 	// Err is a transport, timeout or not-running error from the hub.
 	Err error
+	// Task is set, and Result nil, when the server runs the call as a
+	// task: its result comes later (see Options.Tasks). OK is then true,
+	// and Text tells the model so.
+	Task *mcpgram.Task
 	// Bytes is the size of the output before the cap.
 	Bytes int
 	// Text is the outcome for the model, in the package's result format.
@@ -171,13 +187,23 @@ func (e *Executor) RunOne(ctx context.Context, caller mcpgram.Caller, c Call) Ou
 		if args == nil {
 			args = map[string]any{}
 		}
-		o.Result, o.Err = e.hub.CallTool(ctx, caller, c.Server, c.Tool, args)
+		if e.opts.Tasks != nil {
+			o.Result, o.Task, o.Err = e.opts.Tasks.StartTool(ctx, caller, c.Server, c.Tool, args, e.opts.TaskTTL)
+		} else {
+			o.Result, o.Err = e.hub.CallTool(ctx, caller, c.Server, c.Tool, args)
+		}
 	case c.Name == toolcall.AccessMCPResource:
 		o.Result, o.Err = e.hub.ReadResource(ctx, caller, c.Server, c.URI)
 	default:
 		o.Err = fmt.Errorf("%s is not a call to run", c.Name)
 	}
 	o.Duration = time.Since(start)
+	if o.Err == nil && o.Task != nil {
+		o.OK, o.Text = true, e.taskText(c, o.Task)
+		e.logger.LogAttrs(ctx, slog.LevelDebug, "call became a task",
+			slog.String("server", c.Server), slog.String("tool", c.Tool), slog.Duration("duration", o.Duration))
+		return o
+	}
 	if o.Err == nil && o.Result == nil {
 		o.Result = &mcpgram.Result{}
 	}
@@ -194,6 +220,23 @@ func (e *Executor) RunOne(ctx context.Context, caller mcpgram.Caller, c Call) Ou
 		slog.String("call", c.Name), slog.String("server", c.Server), slog.String("tool", c.Tool),
 		slog.String("uri", c.URI), slog.Duration("duration", o.Duration), slog.Bool("ok", o.OK), slog.Int("bytes", o.Bytes))
 	return o
+}
+
+// TaskStarted is what the model reads of a call its server runs as a
+// task: the call is answered for now, its result comes in a later message.
+const TaskStarted = "The server runs this call in the background, as a task. Its result is not known yet: it will be given to you in a later message, once the task is over, and the user sees that it runs. Do not call it again for the same request; tell the user it is running, and go on with anything else."
+
+// taskText is the outcome for the model of c, which the server runs as
+// task: our own sentence, then what the server would have the model told,
+// untrusted, fenced as any output.
+func (e *Executor) taskText(c Call, task *mcpgram.Task) string {
+	text := Header(c.Name, c.Server, target(c), true) + "\n" + TaskStarted
+	if task.ModelNote == "" {
+		return text
+	}
+	note := e.format(c, true, task.ModelNote)
+	_, body, _ := strings.Cut(note, "\n")
+	return text + "\nThe server says:\n" + body
 }
 
 // Header returns the first line of the result format for a call or block:

@@ -99,6 +99,12 @@ func (s *server) initialize(ctx context.Context, c *conn, cfg config) error {
 	req.Params.ProtocolVersion = c.want
 	req.Params.ClientInfo = clientInfo
 	req.Params.Capabilities = s.hub.capabilities(cfg.typ)
+	if !mcp.IsModernProtocol(c.want) {
+		// The 2025-11-25 form of tasks: the hub makes task-augmented
+		// tools/call (see StartTool) and receives no task-augmented
+		// request itself, so it declares the capability with nothing in it.
+		req.Params.Capabilities.Tasks = &mcp.TasksCapability{}
+	}
 	res, err := c.client.Initialize(ctx, req)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)

@@ -42,3 +42,7 @@ func (h *Hub) UserLocks(server string) int {
 
 // ToolApp is toolApp, for its fuzz test.
 var ToolApp = toolApp
+
+// DecodeTask is how the hub reads a task a server sent: from a
+// CreateTaskResult if created, else from tasks/get's answer.
+var DecodeTask = decodeTask

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/metrics"
 )
@@ -462,34 +463,52 @@ func (h *Hub) WaitReady(ctx context.Context, server string) error {
 // timeout, whose text says "timed out after Ns", or a result that breaks
 // the tool's output schema (ErrBadResult).
 func (h *Hub) CallTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any) (*mcpgram.Result, error) {
+	res, _, err := h.callTool(ctx, caller, server, tool, args, nil)
+	return res, err
+}
+
+// callTool is CallTool, asking for a task with params task where the
+// server offers one for tool (see StartTool).
+func (h *Hub) callTool(ctx context.Context, caller mcpgram.Caller, server, tool string, args map[string]any, task *mcp.TaskParams) (*mcpgram.Result, *mcpgram.Task, error) {
 	s, err := h.server(server)
 	if err != nil {
-		return nil, fmt.Errorf("call tool %q: %w", tool, err)
+		return nil, nil, fmt.Errorf("call tool %q: %w", tool, err)
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	raw, err := s.request(ctx, "tools/call", map[string]any{
+	params := map[string]any{
 		"name":      tool,
 		"arguments": args,
 		"_meta":     meta(caller),
-	}, caller, tool, "")
+	}
+	if task != nil {
+		params["task"] = task
+	}
+	raw, err := s.request(ctx, "tools/call", params, caller, tool, "")
 	if err != nil {
-		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+		return nil, nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+	}
+	if task != nil && isTaskCreated(raw) {
+		t, err := decodeTask(raw, true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+		}
+		return nil, t, nil
 	}
 	res, err := decodeCallResult(raw)
 	if err == nil {
 		err = s.checkOutput(tool, res)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
+		return nil, nil, fmt.Errorf("call tool %q on %q: %w", tool, server, err)
 	}
 	if res.IsError {
 		if hint := s.noteRefusal(res.Text()); hint != "" {
 			res.Content = append(res.Content, mcpgram.Content{Type: "text", Text: "(mcpgram: " + hint + ".)"})
 		}
 	}
-	return res, nil
+	return res, nil, nil
 }
 
 // ReadResource reads the resource at uri from server for caller.

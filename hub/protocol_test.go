@@ -91,7 +91,9 @@ func TestProtocolIgnoredDiscoverRemembered(t *testing.T) {
 }
 
 // The hub declares exactly what it implements: elicitation in both modes
-// when it has an Elicitor, nothing without; no sampling, no roots.
+// when it has an Elicitor, nothing without; no sampling, no roots; on a
+// 2025 connection, tasks (it makes task-augmented calls and receives
+// none, so the capability holds nothing).
 func TestProtocolCapabilities(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		for _, withElicitor := range []bool{false, true} {
@@ -115,6 +117,10 @@ func TestProtocolCapabilities(t *testing.T) {
 				if withElicitor {
 					want = `{"elicitation":{"form":{},"url":{}}}`
 				}
+				if legacy {
+					want = strings.TrimSuffix(want, "}") + `,"tasks":{}}`
+					want = strings.Replace(want, `{,`, `{`, 1)
+				}
 				if string(caps) != want {
 					t.Errorf("capabilities = %s, want %s", caps, want)
 				}
@@ -125,7 +131,8 @@ func TestProtocolCapabilities(t *testing.T) {
 
 // Over HTTP the same holds, except over the HTTP+SSE transport, where
 // mcp-go cannot answer a server's request: no elicitation is declared
-// there.
+// there (HTTP+SSE speaks a 2025 revision: tasks are declared; the
+// Streamable HTTP server speaks 2026-07-28, where they are an extension).
 func TestProtocolCapabilitiesRemote(t *testing.T) {
 	clientTool := func() *mcpserver.MCPServer {
 		s := mcpserver.NewMCPServer("remote", "1.0.0")
@@ -151,7 +158,7 @@ func TestProtocolCapabilitiesRemote(t *testing.T) {
 		"sse":        map[string]any{"type": hub.TypeSSE, "url": sse.URL + "/sse"},
 	})
 	h := testenv.StartAsking(t, path, fastOptions(), hub.Askers{Elicitor: &scriptedElicitor{}})
-	for name, want := range map[string]string{"streamable": `{"elicitation":{"form":{},"url":{}}}`, "sse": `{}`} {
+	for name, want := range map[string]string{"streamable": `{"elicitation":{"form":{},"url":{}}}`, "sse": `{"tasks":{}}`} {
 		if got := call(t, h, name, "client", nil).Text(); got != want {
 			t.Errorf("%s: capabilities %s, want %s", name, got, want)
 		}

@@ -38,6 +38,7 @@ func (s *server) request(ctx context.Context, method string, params map[string]a
 // requestOn is request on the connection c.
 func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method string, params map[string]any, caller mcpgram.Caller, tool, uri string) (json.RawMessage, error) {
 	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: mcpgram.ProgressOf(ctx)}
+	params = c.withoutTask(method, params, tool)
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)
 		if err != nil {

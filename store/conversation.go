@@ -58,4 +58,11 @@ type TurnWrite struct {
 	// id on as replaced before the new ones are added (/retry): they stay
 	// stored, and Messages no longer returns them.
 	ReplaceFrom int64
+	// DeliverTask, when not 0, marks that finished task delivered (see
+	// [Task.DeliveredAt]) with the messages that hand its outcome to the
+	// conversation: of two writes that deliver one task, from any
+	// processes, one goes in and the other fails with ErrResolved,
+	// storing nothing (ErrNotFound for an unknown task, ErrResolved for
+	// one not finished).
+	DeliverTask int64
 }

@@ -3,7 +3,8 @@
 // approvals, the forms MCP servers ask users to fill in mid-call, the
 // resource links tools returned, the audit log of tool calls, the inbox
 // of Telegram updates, token usage, the images users sent, chats' settings, the records of
-// turns that /stats reads, and the sign-ins to protected MCP servers), the errors callers branch on, and the
+// turns that /stats reads, the sign-ins to protected MCP servers, and the
+// tasks tool calls became), the errors callers branch on, and the
 // interfaces an engine implements, one per concern. [Store] is all of them.
 //
 // The package holds no engine, and importing it links no database driver.
@@ -89,6 +90,7 @@ type Store interface {
 	Images
 	ChatSettings
 	OAuth
+	Tasks
 
 	// Ping reports whether the database answers a query.
 	Ping(ctx context.Context) error

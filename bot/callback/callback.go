@@ -21,6 +21,8 @@
 //	                               or approve (y) or deny (n) reading it
 //	o:<owner>:<server>             /connections: Disconnect the sign-in of the
 //	                               Telegram user owner (0: the operator's)
+//	k:<task id>                    TaskStop: cancel a task, a tool call its
+//	                               server runs in the background (decimal, from 1)
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -55,6 +57,8 @@ const (
 	Link       Kind = 'r' // opens a resource link a tool returned
 	// Disconnect ends a sign-in to a server (/connections).
 	Disconnect Kind = 'o'
+	// TaskStop cancels a task a server runs in the background.
+	TaskStop Kind = 'k'
 )
 
 // A FormOp is what a Form button does.
@@ -140,6 +144,8 @@ type Data struct {
 	// button ends, 0 for the operator's. It says whose the button is; the
 	// bot checks at the press that the presser may.
 	Owner int64
+	// Task is the stored id of the task to cancel (TaskStop), from 1.
+	Task int64
 }
 
 // LinkKeyLen is the length of a Link button's key.
@@ -180,6 +186,11 @@ func (d Data) String() string {
 			return ""
 		}
 		return "x:" + d.Turn
+	case TaskStop:
+		if d.Task <= 0 {
+			return ""
+		}
+		return "k:" + strconv.FormatInt(d.Task, 10)
 	case Link:
 		if len(d.Link) != LinkKeyLen || !turnID(d.Link) {
 			return ""
@@ -279,6 +290,9 @@ func Decode(s string) (Data, error) {
 	case Stop:
 		d.Turn = s[2:]
 		ok = turnID(d.Turn)
+	case TaskStop:
+		d.Task, ok = number(s[2:])
+		ok = ok && d.Task > 0
 	case Disconnect:
 		owner, key, found := strings.Cut(s[2:], ":")
 		d.Owner, ok = number(owner)

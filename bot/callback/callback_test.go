@@ -30,6 +30,8 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Form, Pending: 9223372036854775807, Page: 49, Op: callback.FormSubmit}, "f:9223372036854775807:49:s"},
 		{callback.Data{Kind: callback.Form, Pending: 1, Op: callback.FormDefault}, "f:1:0:D"},
 		{callback.Data{Kind: callback.Stop, Turn: "0123456789ab"}, "x:0123456789ab"},
+		{callback.Data{Kind: callback.TaskStop, Task: 1}, "k:1"},
+		{callback.Data{Kind: callback.TaskStop, Task: 9223372036854775807}, "k:9223372036854775807"},
 		{callback.Data{Kind: callback.Link, Link: "0123456789ab"}, "r:0123456789ab"},
 		{callback.Data{Kind: callback.Link, Link: "0123456789ab", Answer: callback.Approve}, "r:0123456789ab:y"},
 		{callback.Data{Kind: callback.Link, Link: "0123456789ab", Answer: callback.Deny}, "r:0123456789ab:n"},
@@ -98,6 +100,7 @@ func TestDecodeRejects(t *testing.T) {
 		"r:", "r:0123456789a", "r:0123456789abc", "r:0123456789ab:", "r:0123456789ab:A", "r:0123456789ab:yy", "r:0123456789AB",
 		"o:", "o:1", "o:1:", "o::x", "o:-1:x", "o:01:x", "o:+1:x", "o:1:#nothex", "o:99999999999999999999:x", "o:" + strings.Repeat("1", 62),
 		"x:", "x:ABC", "x:12g", "x:" + strings.Repeat("a", 33), "x:ab:", "x: a",
+		"k:", "k:0", "k:01", "k:-1", "k:+1", "k:1:", "k:1a", "k:9223372036854775808", "k: 1",
 		"f:1:0:", "f:1:0:q", "f:1:0:c", "f:1:0:s1", "f:1:0:c01", "f:1:0:c-1", "f:1::s", "f::0:s", "f:1:0:s:", "f:1:-1:s", "f:1:0:D0", "f:1:0",
 	} {
 		if d, err := callback.Decode(s); !errors.Is(err, callback.ErrInvalid) {
@@ -109,7 +112,7 @@ func TestDecodeRejects(t *testing.T) {
 // Whatever a client sends back, Decode either refuses it or returns data
 // that encodes to the very same bytes within Telegram's limit.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef", "f:12:3:c1", "f:1:0:z", "o:42:tracker", "o:0:#0123456789abcdef"} {
+	for _, s := range []string{"q:42:3", "a:7:A", "s:d:1:files", "s:p:2:", "s:e:0:#0123456789abcdef", "q:1:", "s:r:0:a:b", "m:local", "m:#0123456789abcdef", "f:12:3:c1", "f:1:0:z", "o:42:tracker", "o:0:#0123456789abcdef", "k:42"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -37,7 +37,10 @@ type Parts struct {
 	Forms *forms.Cards // the forms servers ask for mid-call
 	Links *links.Links // the resource links of tools' results
 	// What names a call on its status line.
-	What   func(server, tool, uri string) string
+	What func(server, tool, uri string) string
+	// Task shows a call that became a task (agent.EventTask); nil shows
+	// nothing.
+	Task   func(ctx context.Context, at telegram.Place, replyTo int, t *agent.Task)
 	Logger *slog.Logger
 	// TypingInterval re-sends "typing" while a turn runs; StreamInterval
 	// is the least time between two edits of a streamed draft.
@@ -258,6 +261,10 @@ func (r *Reply) Emit(ev agent.Event) {
 	case agent.EventForm:
 		if ev.Form != nil {
 			r.p.Forms.Show(ctx, r.at, r.key, r.user, ev.Form)
+		}
+	case agent.EventTask:
+		if ev.Task != nil && r.p.Task != nil {
+			r.p.Task(ctx, r.at, r.replyTo, ev.Task)
 		}
 	case agent.EventFormClosed:
 		if ev.Form != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/limits"
 	"github.com/mcpgram/mcpgram/dispatch"
+	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
@@ -62,6 +63,10 @@ type OpenOptions struct {
 	// Connect, with an Elicitor, makes the hub's Connector from the
 	// keeper of sign-ins; nil: nobody can be asked to connect.
 	Connect func(*oauth.Manager) mcpgram.Connector
+	// Tasks lets a server run a tool call as a task, whose result comes
+	// later: only for a front end that follows them (run: see
+	// bot.Options.Tasks).
+	Tasks bool
 }
 
 // Open reads the MCP settings, opens the database, wires the agent and
@@ -98,7 +103,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	for _, w := range app.Hub.Warnings() {
 		logger.Warn("settings file: " + w)
 	}
-	if app.Agent, err = newAgent(cfg, logger, app); err != nil {
+	if app.Agent, err = newAgent(cfg, logger, app, opts.Tasks); err != nil {
 		return err
 	}
 	asks := hub.Askers{Elicitor: app.Agent, Connector: app.Agent}
@@ -130,11 +135,16 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 }
 
 // newAgent makes the agent over app's store, hub and sign-ins, with one
-// model client per configured profile.
-func newAgent(cfg *config.Config, logger *slog.Logger, app *App) (*agent.Agent, error) {
+// model client per configured profile; with tasks, a call its server runs
+// as a task answers at once (see OpenOptions.Tasks).
+func newAgent(cfg *config.Config, logger *slog.Logger, app *App, tasks bool) (*agent.Agent, error) {
 	models, err := newModels(cfg, logger, app.ModelProbe)
 	if err != nil {
 		return nil, err
+	}
+	var exec executor.Options
+	if tasks {
+		exec.Tasks = app.Hub
 	}
 	return agent.New(app.Store, app.Hub, models, agent.Options{
 		DefaultProfile:        cfg.DefaultProfile,
@@ -147,6 +157,7 @@ func newAgent(cfg *config.Config, logger *slog.Logger, app *App) (*agent.Agent, 
 		RedirectURI:           redirectURI(cfg),
 		Group:                 chats.IsGroup,
 		Chat:                  chats.Of,
+		Executor:              exec,
 		Metrics:               app.Metrics,
 		Logger:                logger.With("component", "agent"),
 	})

@@ -10,6 +10,8 @@ import (
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
+	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -22,7 +24,7 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	logger := cfg.Logger(con.stderr)
-	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true})
+	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true, Tasks: true})
 	if err != nil {
 		return err
 	}
@@ -33,8 +35,17 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	a := app.Agent
+	// The poller hands each task's end to the bot, which Run starts and
+	// stops it with.
+	var b *bot.Bot
+	poller := tasks.New(app.Store, app.Hub, tasks.Options{
+		Finished: func(t store.Task, _ tasks.Outcome) { b.TaskEnded(t) },
+		Changed:  func(t store.Task) { b.TaskChanged(t) },
+		Logger:   logger.With("component", "tasks"),
+	})
 	parts := bot.Parts{Forms: agent.NewForms(a), Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}
-	b, err := bot.New(cfg.TelegramToken, a, parts, app.Hub, app.Store, bot.Options{
+	b, err = bot.New(cfg.TelegramToken, a, parts, app.Hub, app.Store, bot.Options{
+		Tasks:              poller,
 		APIURL:             cfg.TelegramAPIURL,
 		AllowedUserIDs:     cfg.AllowedUserIDs,
 		AdminUserIDs:       cfg.AdminUserIDs,

@@ -180,6 +180,11 @@ func (db *DB) appendTurn(ctx context.Context, tx pgx.Tx, w store.TurnWrite, key 
 			return 0, err
 		}
 	}
+	if w.DeliverTask != 0 {
+		if err := deliverTask(ctx, tx, w.DeliverTask, now); err != nil {
+			return 0, err
+		}
+	}
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO turn_writes (key, conversation_id, created_at) VALUES ($1, $2, $3)`, key, conv, millis(now))
 	if w.ReplaceFrom != 0 {

@@ -159,6 +159,11 @@ func (db *DB) AppendTurn(ctx context.Context, w store.TurnWrite) (int64, error) 
 				return err
 			}
 		}
+		if w.DeliverTask != 0 {
+			if err := db.deliverTask(ctx, tx, w.DeliverTask, now); err != nil {
+				return err
+			}
+		}
 		if w.ReplaceFrom != 0 {
 			if _, err := db.txExec(ctx, tx, replaceMessagesSQL, millis(now), conv, w.ReplaceFrom, w.ReplaceFrom, conv); err != nil {
 				return fmt.Errorf("replace messages: %w", err)

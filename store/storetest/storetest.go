@@ -4,7 +4,7 @@
 // bot can take either without telling them apart.
 //
 // It covers conversations and messages, turns, pending interactions,
-// forms, resource links, the audit log, the inbox, token usage, the images users sent, chats'
+// forms, resource links, tasks, the audit log, the inbox, token usage, the images users sent, chats'
 // settings, the statistics of /stats and the sign-ins to MCP servers, their errors, their use from
 // several handles at once (as several processes would), and cancelled
 // contexts. What only one engine has (SQLite's pragmas, write gate, media
@@ -63,6 +63,9 @@ func Run(t *testing.T, open Open) {
 		{"FormLifecycle", testFormLifecycle},
 		{"ConcurrentSaveForm", testConcurrentSaveForm},
 		{"Links", testLinks},
+		{"Tasks", testTasks},
+		{"TaskFinish", testTaskFinish},
+		{"TaskDelivery", testTaskDelivery},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},

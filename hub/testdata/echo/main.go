@@ -93,6 +93,12 @@ func main() {
 		return mcp.NewToolResultText(string(b)), nil
 	}
 	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Reports the caller from _meta.")), whoami)
+	// asked_task tells whether the call asked for a task, which this
+	// server, offering none, must never be asked for.
+	s.AddTool(mcp.NewTool("asked_task", mcp.WithDescription("Reports whether the call asked for a task.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprintf("task asked: %v", req.Params.Task != nil)), nil
+		})
 	// keep declares, as mcp-memory does, that writing needs the user's own
 	// consent; like whoami it reports the _meta it got.
 	keep := mcp.NewTool("keep", mcp.WithDescription("Keeps or reads a note; reports the caller from _meta."),

@@ -1,0 +1,261 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/executor"
+	"github.com/mcpgram/mcpgram/testkit/llmfake"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
+)
+
+// A call server-everything runs as a task frees the chat: the bot answers
+// another message while it runs, and the task's result comes later, as a
+// reply to the message that asked for it. The real binary, with the
+// Telegram and model fakes.
+func TestTaskAnswersLater(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+		switch {
+		case strings.Contains(last, "The background task of this call is done"):
+			return llmfake.Text("Your report is ready: " + strings.SplitN(strings.SplitN(last, "# ", 2)[1], "\n", 2)[0])
+		case strings.Contains(last, executor.TaskStarted):
+			return llmfake.Text("The research runs in the background.")
+		case strings.Contains(last, "research otters"):
+			return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "otters"}</arguments></use_mcp_tool>`)
+		}
+		return llmfake.Text("Hello meanwhile!")
+	})
+	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
+	cmd.Dir = b.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
+		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
+		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	waitForSlowTool(t, tg, 42, "simulate-research-query")
+
+	asked := tg.Text(42, 42, "research otters")
+	saw := func(text string) func() bool {
+		return func() bool {
+			for _, m := range tg.Messages(42) {
+				if strings.Contains(m.Plain, text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	tg.WaitFor(t, 30*time.Second, "the task's card", saw("Working on it: simulate-research-query on everything"))
+	tg.WaitFor(t, 30*time.Second, "the turn's answer", saw("The research runs in the background."))
+	tg.Text(42, 42, "hi")
+	tg.WaitFor(t, 30*time.Second, "an answer while the task runs", saw("Hello meanwhile!"))
+	tg.WaitFor(t, 60*time.Second, "the task's result", saw("Your report is ready: Research Report: otters"))
+	n, hello := 0, -1
+	for i, m := range tg.Messages(42) {
+		if strings.Contains(m.Plain, "Hello meanwhile!") {
+			hello = i
+		}
+		if strings.Contains(m.Plain, "Your report is ready") {
+			if hello < 0 {
+				t.Error("the result came before the answer to the message sent while the task ran")
+			}
+			n++
+			if m.ReplyTo != asked {
+				t.Errorf("the result replies to message %d, want %d (the request)", m.ReplyTo, asked)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("the result came %d times, want once", n)
+	}
+	// The card followed the server's stages.
+	for _, m := range tg.Messages(42) {
+		if strings.Contains(m.Plain, "Working on it") && (m.Edits == 0 || strings.Contains(m.Plain, "Gathering sources")) {
+			t.Errorf("the task's card = %q after %d edits, want a later stage", m.Plain, m.Edits)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.Process.Wait(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Killed with -9 while a task runs, the bot resumes it from the store at
+// the next start, with the same handle. The server-everything it then
+// asks is a new process, which does not know the task: the user is told
+// so, once.
+func TestTaskAfterRestart(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+		switch {
+		case strings.Contains(last, "The server no longer knows the background task"):
+			return llmfake.Text("Sorry: the research was lost in a restart.")
+		case strings.Contains(last, executor.TaskStarted):
+			return llmfake.Text("The research runs in the background.")
+		}
+		return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "voles"}</arguments></use_mcp_tool>`)
+	})
+	start := func() *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
+		cmd.Dir = b.dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
+			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
+			"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+			"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+		return cmd
+	}
+	count := func(text string) int {
+		n := 0
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, text) {
+				n++
+			}
+		}
+		return n
+	}
+	first := start()
+	waitForSlowTool(t, tg, 42, "simulate-research-query")
+	tg.Text(42, 42, "research voles")
+	tg.WaitFor(t, 30*time.Second, "the turn's answer", func() bool { return count("The research runs in the background.") == 1 })
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = first.Process.Wait()
+
+	second := start()
+	tg.WaitFor(t, 60*time.Second, "the task's end after the restart", func() bool { return count("the research was lost") > 0 })
+	if err := second.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.Process.Wait(); err != nil {
+		t.Error(err)
+	}
+	// A third start finds nothing left to deliver.
+	third := start()
+	waitForSlowTool(t, tg, 42, "simulate-research-query")
+	if n := count("the research was lost"); n != 1 {
+		t.Errorf("the task's end came %d times, want once", n)
+	}
+	if err := third.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = third.Process.Wait()
+}
+
+// waitForSlowTool is waitForTool for a server that may take seconds to
+// start: server-everything is a Node process, slow on a busy machine.
+func waitForSlowTool(t *testing.T, tg *tgfake.Server, chat int64, tool string) {
+	t.Helper()
+	testenv.Eventually(t, 90*time.Second, tool+" to be offered", func() bool {
+		n := len(tg.Messages(chat))
+		tg.Text(chat, chat, "/tools")
+		tg.WaitFor(t, 30*time.Second, "the /tools answer", func() bool { return len(tg.Messages(chat)) > n })
+		msgs := tg.Messages(chat)
+		return strings.Contains(msgs[len(msgs)-1].Plain, "• "+tool)
+	})
+}
+
+// The Stop button of a task's card cancels it at the server: the poller
+// finds it cancelled, and the chat is told, once.
+func TestTaskStop(t *testing.T) {
+	t.Parallel()
+	b := buildBinary(t)
+	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
+	tg := tgfake.New(t)
+	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+		switch {
+		case strings.Contains(last, "The background task of this call was cancelled."):
+			return llmfake.Text("The research was stopped, as you asked.")
+		case strings.Contains(last, "The background task of this call is done"):
+			return llmfake.Text("The research finished after all.")
+		case strings.Contains(last, executor.TaskStarted):
+			return llmfake.Text("The research runs in the background.")
+		}
+		return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "newts"}</arguments></use_mcp_tool>`)
+	})
+	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
+	cmd.Dir = b.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
+		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
+		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	waitForSlowTool(t, tg, 42, "simulate-research-query")
+	tg.Text(42, 42, "research newts")
+	var card tgfake.Message
+	tg.WaitFor(t, 30*time.Second, "the task's card", func() bool {
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, "Working on it") && len(m.Keyboard) == 1 {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	if got := card.Keyboard[0][0]; got.Text != "⏹ Stop" || got.CallbackData == nil {
+		t.Fatalf("the card's button = %+v, want Stop", got)
+	}
+	// Someone else's press, and a forged one, stop nothing.
+	for _, press := range []struct {
+		user int64
+		data string
+	}{{43, *card.Keyboard[0][0].CallbackData}, {42, "k:999999"}} {
+		id := tg.Press(42, press.user, card.ID, press.data)
+		var answer tgfake.CallbackAnswer
+		tg.WaitFor(t, 30*time.Second, "the press answered", func() bool {
+			var ok bool
+			answer, ok = tg.Answer(id)
+			return ok
+		})
+		if !strings.Contains(answer.Text, "Only the person who asked") && !strings.Contains(answer.Text, "over") {
+			t.Errorf("a press by %d of %s answered %+v, want a refusal", press.user, press.data, answer)
+		}
+	}
+	tg.Press(42, 42, card.ID, *card.Keyboard[0][0].CallbackData)
+	count := func(text string) int {
+		n := 0
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Plain, text) {
+				n++
+			}
+		}
+		return n
+	}
+	tg.WaitFor(t, 30*time.Second, "the chat told of the stop", func() bool { return count("stopped, as you asked") > 0 })
+	if count("finished after all") != 0 || count("stopped, as you asked") != 1 {
+		t.Errorf("messages: %d stops, %d results; want one stop and no result", count("stopped, as you asked"), count("finished after all"))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cmd.Process.Wait()
+}

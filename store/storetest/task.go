@@ -1,0 +1,228 @@
+package storetest
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// taskAt is a task of chat on server with handle, due at base+due.
+func taskAt(handle, chat string, base time.Time, due time.Duration) store.Task {
+	return store.Task{
+		Server: "everything", Handle: handle, Tool: "simulate-research-query", ChatID: chat, UserID: "u-" + chat,
+		TurnID: "turn-" + handle, CallID: "call-" + handle, ReplyTo: 77, Status: "working", StatusMessage: "Gathering sources...",
+		NextPoll: base.Add(due), Deadline: base.Add(time.Hour), CreatedAt: base,
+	}
+}
+
+// Tasks are kept whole, read back from any handle and after a reopen,
+// listed open by next poll and by chat; a handle stored twice keeps its
+// first task; updates change only open tasks.
+func testTasks(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	base := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	ids := map[string]int64{}
+	for _, tk := range []store.Task{taskAt("h1", "c1", base, 3*time.Second), taskAt("h2", "c2", base, time.Second), taskAt("h3", "c1", base, 2*time.Second)} {
+		id, err := db.PutTask(ctx, tk)
+		if err != nil || id == 0 {
+			t.Fatalf("PutTask(%s) = %d, %v", tk.Handle, id, err)
+		}
+		ids[tk.Handle] = id
+	}
+	again := taskAt("h1", "c9", base, 10*time.Second)
+	again.UserID = "u-c1"
+	if id, err := db.PutTask(ctx, again); err != nil || id != ids["h1"] {
+		t.Errorf("PutTask of a stored handle = %d, %v; want %d", id, err, ids["h1"])
+	}
+	// The same handle of another user is another task.
+	again.UserID = "someone else"
+	if id, err := db.PutTask(ctx, again); err != nil || id == ids["h1"] {
+		t.Errorf("PutTask of another user's handle = %d, %v; want a new id", id, err)
+	}
+
+	db = reopen(t, db, open)
+	want := taskAt("h1", "c1", base, 3*time.Second)
+	want.ID = ids["h1"]
+	if got, err := db.GetTask(ctx, ids["h1"]); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("GetTask after a reopen = %+v, %v;\nwant %+v", got, err, want)
+	}
+	if _, err := db.GetTask(ctx, 999999); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetTask of an unknown id = %v, want ErrNotFound", err)
+	}
+	if got := taskHandles(t)(db.OpenTasks(ctx, 3)); !reflect.DeepEqual(got, []string{"h2", "h3", "h1"}) {
+		t.Errorf("OpenTasks(3) = %v, want by next poll: h2 h3 h1", got)
+	}
+	if got := taskHandles(t)(db.OpenTasks(ctx, 0)); len(got) != 4 {
+		t.Errorf("OpenTasks(0) = %v, want all four", got)
+	}
+	if got := taskHandles(t)(db.ChatTasks(ctx, "c1")); !reflect.DeepEqual(got, []string{"h1", "h3"}) {
+		t.Errorf("ChatTasks(c1) = %v, want h1 h3", got)
+	}
+
+	other := open(t) // a second handle, as another instance would have
+	next := base.Add(time.Minute)
+	if err := other.UpdateTask(ctx, ids["h1"], "input_required", "Which one?", next); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.SetTaskCard(ctx, ids["h1"], 4242); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetTask(ctx, ids["h1"])
+	if err != nil || got.Status != "input_required" || got.StatusMessage != "Which one?" || !got.NextPoll.Equal(next) || got.CardID != 4242 || !got.Open() {
+		t.Errorf("GetTask after an update = %+v, %v", got, err)
+	}
+	if got := taskHandles(t)(db.OpenTasks(ctx, 0)); got[len(got)-1] != "h1" {
+		t.Errorf("OpenTasks after h1's next poll moved = %v, want h1 last", got)
+	}
+	for _, err := range []error{
+		db.UpdateTask(ctx, 999999, "working", "", next),
+		db.SetTaskCard(ctx, 999999, 1),
+		db.FinishTask(ctx, 999999, "completed", "", nil),
+	} {
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a write of an unknown task = %v, want ErrNotFound", err)
+		}
+	}
+}
+
+// A task is finished once, whoever tries at the same time; a finished
+// task keeps its outcome, leaves the open lists, refuses updates, and is
+// pruned once old.
+func testTaskFinish(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	base := time.Now().UTC().Truncate(time.Millisecond)
+	id, err := db.PutTask(ctx, taskAt("h1", "c1", base, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handlesOf := []Store{db, open(t), open(t), open(t)}
+	var wg sync.WaitGroup
+	errs := make([]error, len(handlesOf))
+	for i, h := range handlesOf {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = h.FinishTask(ctx, id, "completed", "done", []byte(`{"text":"report"}`))
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrResolved):
+			t.Errorf("FinishTask %d = %v, want nil or ErrResolved", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d FinishTask calls succeeded, want exactly 1", won)
+	}
+	got, err := db.GetTask(ctx, id)
+	if err != nil || got.Open() || got.Status != "completed" || got.StatusMessage != "done" || string(got.Outcome) != `{"text":"report"}` {
+		t.Errorf("GetTask of a finished task = %+v, %v", got, err)
+	}
+	if err := db.UpdateTask(ctx, id, "working", "", base); !errors.Is(err, store.ErrResolved) {
+		t.Errorf("UpdateTask of a finished task = %v, want ErrResolved", err)
+	}
+	if got := taskHandles(t)(db.OpenTasks(ctx, 0)); len(got) != 0 {
+		t.Errorf("OpenTasks = %v, want none", got)
+	}
+	if got := taskHandles(t)(db.ChatTasks(ctx, "c1")); len(got) != 0 {
+		t.Errorf("ChatTasks = %v, want none", got)
+	}
+	open2, err := db.PutTask(ctx, taskAt("h2", "c1", base, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.PruneTasks(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Errorf("PruneTasks = %d, %v; want 1 (the finished one)", n, err)
+	}
+	if _, err := db.GetTask(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetTask of a pruned task = %v, want ErrNotFound", err)
+	}
+	if _, err := db.GetTask(ctx, open2); err != nil {
+		t.Errorf("GetTask of an open task after a prune = %v", err)
+	}
+}
+
+// taskHandles takes what a list of tasks returned and gives their
+// handles, failing t on an error.
+func taskHandles(t *testing.T) func(ts []store.Task, err error) []string {
+	return func(ts []store.Task, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tk := range ts {
+			out = append(out, tk.Handle)
+		}
+		return out
+	}
+}
+
+// A finished task is delivered by the turn write that hands its outcome
+// to the conversation, once: of several writes that try, from any
+// handles, one goes in whole and the others store nothing.
+func testTaskDelivery(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	base := time.Now().UTC().Truncate(time.Millisecond)
+	id, err := db.PutTask(ctx, taskAt("h1", "c1", base, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(s Store, text string) error {
+		_, err := s.AppendTurn(ctx, store.TurnWrite{ChatID: "c1", DeliverTask: id, Messages: []store.Message{{Role: "tool", Content: text}}})
+		return err
+	}
+	if err := deliver(db, "too soon"); !errors.Is(err, store.ErrResolved) {
+		t.Errorf("delivering an open task = %v, want ErrResolved", err)
+	}
+	if _, err := db.AppendTurn(ctx, store.TurnWrite{ChatID: "c1", DeliverTask: 999999}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("delivering an unknown task = %v, want ErrNotFound", err)
+	}
+	if err := db.FinishTask(ctx, id, "completed", "", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := taskHandles(t)(db.UndeliveredTasks(ctx)); len(got) != 1 || got[0] != "h1" {
+		t.Fatalf("UndeliveredTasks = %v, want h1", got)
+	}
+	handlesOf := []Store{db, open(t), open(t), open(t)}
+	errs := make([]error, len(handlesOf))
+	var wg sync.WaitGroup
+	for i, h := range handlesOf {
+		wg.Go(func() { errs[i] = deliver(h, "outcome") })
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrResolved):
+			t.Errorf("delivery %d = %v, want nil or ErrResolved", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d deliveries went in, want exactly 1", won)
+	}
+	conv := Active(t, db, "c1")
+	msgs, err := db.Messages(ctx, conv)
+	if err != nil || len(msgs) != 1 || msgs[0].Content != "outcome" {
+		t.Errorf("messages = %+v, %v; want the one delivery's, and nothing of the refused writes", msgs, err)
+	}
+	if got := taskHandles(t)(db.UndeliveredTasks(ctx)); len(got) != 0 {
+		t.Errorf("UndeliveredTasks after the delivery = %v, want none", got)
+	}
+	if got, err := db.GetTask(ctx, id); err != nil || !got.Delivered() {
+		t.Errorf("GetTask after the delivery = %+v, %v", got, err)
+	}
+}
