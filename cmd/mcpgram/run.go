@@ -22,7 +22,7 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	logger := cfg.Logger(con.stderr)
-	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true})
+	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true, Apps: cfg.ShowsApps()})
 	if err != nil {
 		return err
 	}
