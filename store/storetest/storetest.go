@@ -63,6 +63,7 @@ func Run(t *testing.T, open Open) {
 		{"FormLifecycle", testFormLifecycle},
 		{"ConcurrentSaveForm", testConcurrentSaveForm},
 		{"Links", testLinks},
+		{"AppViews", testAppViews},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
