@@ -41,10 +41,13 @@ func TestMCPListMarksAppTools(t *testing.T) {
 
 // appsBot is a bot that shows MCP Apps: PUBLIC_URL is https (a TLS proxy
 // in front of HTTP_LISTEN, as in production), and server f (the features
-// test server) has app_show, a tool with an app, auto-approved.
+// test server) has app_show, a tool with an app, and app_refresh, the
+// app's own, both auto-approved; also model_only, which apps may not
+// call, and asked, which they may but is not auto-approved.
 type appsBot struct {
 	tg        *tgfake.Server
 	publicURL string
+	listen    string // HTTP_LISTEN, for /metrics
 	browser   *http.Client
 	logs      *testenv.Buffer
 }
@@ -70,7 +73,10 @@ func startAppsBot(t *testing.T) *appsBot {
 	b.publicURL, b.browser = proxy.URL, proxy.Client()
 	e["HTTP_LISTEN"] = addr
 	e["PUBLIC_URL"] = proxy.URL
-	path := settings(t, map[string]any{"f": testenv.FeaturesEntry(t, false, "app_show")})
+	b.listen = addr
+	f := testenv.FeaturesEntry(t, false, "app_show", "app_refresh", "model_only")
+	f["args"] = []string{"-meta-tools", `{"model_only": {"ui": {"visibility": ["model"]}}, "asked": {}}`}
+	path := settings(t, map[string]any{"f": f})
 	logs, stop := startRun(t, e, path)
 	t.Cleanup(stop)
 	b.logs = logs
