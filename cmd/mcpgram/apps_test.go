@@ -56,12 +56,22 @@ type appsBot struct {
 // arguments {"n": i} at the start of each turn i, from 1, then answers.
 func startAppsBot(t *testing.T) *appsBot {
 	t.Helper()
+	f := testenv.FeaturesEntry(t, false, "app_show", "app_refresh", "model_only")
+	f["args"] = []string{"-meta-tools", `{"model_only": {"ui": {"visibility": ["model"]}}, "asked": {}}`}
+	return startAppsBotWith(t, "f", "app_show", f)
+}
+
+// startAppsBotWith starts an appsBot with the one server entry, whose
+// model calls tool with arguments {"n": i} at the start of each turn i,
+// from 1, then answers.
+func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any) *appsBot {
+	t.Helper()
 	var turn atomic.Int64
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
-		if strings.Contains(c.Request.Last(), "[use_mcp_tool for 'app_show'") {
+		if strings.Contains(c.Request.Last(), "[use_mcp_tool for '"+tool+"'") {
 			return llmfake.Text(`<attempt_completion><result>shown</result></attempt_completion>`)
 		}
-		return llmfake.Text(fmt.Sprintf(`<use_mcp_tool><server_name>f</server_name><tool_name>app_show</tool_name><arguments>{"n": %d}</arguments></use_mcp_tool>`, turn.Add(1)))
+		return llmfake.Text(fmt.Sprintf(`<use_mcp_tool><server_name>%s</server_name><tool_name>%s</tool_name><arguments>{"n": %d}</arguments></use_mcp_tool>`, server, tool, turn.Add(1)))
 	})
 	b := &appsBot{tg: tgfake.New(t)}
 	e := runEnv(t, b.tg, model.URL())
@@ -74,10 +84,7 @@ func startAppsBot(t *testing.T) *appsBot {
 	e["HTTP_LISTEN"] = addr
 	e["PUBLIC_URL"] = proxy.URL
 	b.listen = addr
-	f := testenv.FeaturesEntry(t, false, "app_show", "app_refresh", "model_only")
-	f["args"] = []string{"-meta-tools", `{"model_only": {"ui": {"visibility": ["model"]}}, "asked": {}}`}
-	path := settings(t, map[string]any{"f": f})
-	logs, stop := startRun(t, e, path)
+	logs, stop := startRun(t, e, settings(t, map[string]any{server: entry}))
 	t.Cleanup(stop)
 	b.logs = logs
 	return b
