@@ -128,8 +128,8 @@ func (h *Host) hostPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, _ := page.ReadFile("page/host.html")
+	// No X-Frame-Options: Telegram's web clients show Mini Apps in a frame.
 	headers(w, "text/html; charset=utf-8", hostCSP)
-	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	h.opts.Metrics.AppRequest("page", "ok")
 	_, _ = w.Write(b)
 }

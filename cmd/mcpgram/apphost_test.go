@@ -135,6 +135,15 @@ func TestAppHost(t *testing.T) {
 	if n, _ := value(fams, "mcpgram_app_requests_total", map[string]string{"method": "mcpgram/open", "status": "refused"}); n != 5 {
 		t.Errorf("app_requests_total{mcpgram/open, refused} = %v, want 5", n)
 	}
+	limited := 0
+	for range 40 {
+		if code, _ := bridge(t, b, pageURL, good, "mcpgram/open", nil); code == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Error("40 requests at once, none limited")
+	}
 	if strings.Contains(b.logs.String(), good) || strings.Contains(b.logs.String(), "hash=") {
 		t.Error("the log shows init data")
 	}
