@@ -16,7 +16,7 @@ CONFORMANCE_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaul
 	auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported \
 	auth/client-credentials-jwt auth/client-credentials-basic
 
-.PHONY: all build run test checks unit smoke fuzz conformance test-deps lint fmt-check vet staticcheck bench clean
+.PHONY: all build run test checks unit smoke fuzz conformance test-deps docs-screenshot lint fmt-check vet staticcheck bench clean
 
 all: build
 
@@ -126,6 +126,14 @@ test-deps:
 		echo "WARNING: PostgreSQL not found; the store tests on PostgreSQL will be skipped (install it: sudo apt-get install -y postgresql)"
 	@command -v caddy >/dev/null 2>&1 || \
 		echo "WARNING: Caddy not found; the test of the compose scale profile's proxy will be skipped (install it: sudo apt-get install -y caddy)"
+	@command -v chromium >/dev/null 2>&1 || \
+		echo "WARNING: Chromium not found; the test of MCP Apps in a real browser (TestAppInBrowser) will be skipped (install it: sudo apt-get install -y chromium)"
+
+## docs-screenshot: docs/img/mcp-app.png, the screenshot TestAppInBrowser
+## takes of an MCP App open in Chromium
+docs-screenshot: test-deps
+	mkdir -p docs/img
+	MCPGRAM_APP_SCREENSHOT=$(CURDIR)/docs/img/mcp-app.png $(GO) test -count=1 -run '^TestAppInBrowser$$' ./cmd/mcpgram
 
 lint: fmt-check vet staticcheck
 

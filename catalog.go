@@ -86,6 +86,14 @@ type ToolApp struct {
 	Hidden Audience
 }
 
+// AppsExtension is MCP Apps' extension identifier, which a client names
+// in its capabilities when it can show apps, and AppMIMEType the MIME type
+// of an app's page.
+const (
+	AppsExtension = "io.modelcontextprotocol/ui"
+	AppMIMEType   = "text/html;profile=mcp-app"
+)
+
 // An Audience is who may see and call a tool under MCP Apps'
 // visibility: the model, an app (a server's own page), or both.
 type Audience uint8

@@ -258,7 +258,8 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool, pump 
 	} else {
 		t.audit(ctx, row)
 	}
-	ev := Event{Kind: EventToolEnd, Call: n, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK}
+	ev := Event{Kind: EventToolEnd, Call: n, Server: call.Server, Tool: call.Tool, URI: call.URI, Duration: o.Duration, OK: o.OK,
+		Arguments: call.ArgumentsJSON, Result: o.Result}
 	if o.Result != nil {
 		ev.Images, ev.Files, ev.Links = o.Result.Images(), o.Result.Files(), o.Result.Links()
 	}

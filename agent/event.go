@@ -82,9 +82,14 @@ type Event struct {
 	Images   []mcpgram.Content
 	Files    []mcpgram.Content // blobs and audio a tool returned, for the user to open
 	Links    []mcpgram.Content // resource links a tool returned (URI, Name, MIMEType)
-	Question *Question
-	Approval *Approval
-	Form     *Form
+	// Arguments and Result, in EventToolEnd, are the call's JSON
+	// arguments and what it returned (nil if nothing): what a front end
+	// hands the tool's MCP App, when it has one.
+	Arguments string
+	Result    *mcpgram.Result
+	Question  *Question
+	Approval  *Approval
+	Form      *Form
 	// Err, on an EventError, is the failure behind Text, for a front end
 	// whose user is the operator (the terminal chat): an *llm.Error says
 	// what the endpoint answered (see llm.Error.Diagnosis). Its text may

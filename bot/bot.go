@@ -35,6 +35,7 @@ import (
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
+	"github.com/mcpgram/mcpgram/bot/apps"
 	"github.com/mcpgram/mcpgram/bot/cards"
 	"github.com/mcpgram/mcpgram/bot/commands"
 	"github.com/mcpgram/mcpgram/bot/connect"
@@ -129,6 +130,8 @@ type Store interface {
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
+	// The calls whose MCP Apps users may open (see store.AppViews).
+	store.AppViews
 	// ChatsWithServersOff lists the chats with command menus of their
 	// own (see store.ChatSettings).
 	ChatsWithServersOff(ctx context.Context) ([]string, error)
@@ -240,6 +243,10 @@ type Options struct {
 	// MediaRetention is how long the images users sent are kept
 	// (MEDIA_RETENTION); default 30 days.
 	MediaRetention time.Duration
+	// AppsURL is where MCP Apps' pages are served, PUBLIC_URL + "/apps/":
+	// a tool with an app gets a button that opens it there. Empty: no
+	// apps (see package apps).
+	AppsURL string
 
 	// Connections, when set, keeps the sign-ins to MCP servers that
 	// /connections lists and disconnects (*oauth.Manager is one); nil:
@@ -341,6 +348,7 @@ type Bot struct {
 	prompts *prompts.Prompts   // the prompts users choose, and their cards this instance sent
 	signIns *connect.SignIns   // an admin's sign-ins, and what groups open in private chats
 	links   *links.Links       // the resource links of the turns' results
+	apps    *apps.Apps         // the MCP Apps of the turns' calls; nil: none
 	replies *reply.Parts       // what the turns' replies are shown with
 	menus   *menus.Menus       // the command menus, with the servers' prompts
 	sweeper *retention.Sweeper // what is past its retention
@@ -413,7 +421,10 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	b.signIns = connect.New(p.SignIns, h, b.forms, b.tg, connect.Options{IsAdmin: b.isAdmin, Logger: cfg.Logger})
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
 	b.cards = &cards.Deck{TG: b.tg, Catalog: h.Catalog, IsAdmin: b.isAdmin, Logger: cfg.Logger}
-	b.replies = &reply.Parts{TG: b.tg, Cards: b.cards, Forms: b.forms, Links: b.links, What: b.toolWhat, Logger: cfg.Logger,
+	if cfg.AppsURL != "" {
+		b.apps = apps.New(s, h.Catalog, b.tg, apps.Options{URL: cfg.AppsURL, Signer: apps.NewSigner(token), Logger: cfg.Logger})
+	}
+	b.replies = &reply.Parts{TG: b.tg, Cards: b.cards, Forms: b.forms, Links: b.links, Apps: b.apps, What: b.toolWhat, Logger: cfg.Logger,
 		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval, Task: b.showTask}
 	b.cards.Replies = b.replies
 	b.menus = menus.New(menus.Lists{Everyone: own.MenuFor(commands.Everyone), ChatOwner: own.MenuFor(commands.ChatOwner), Operator: own.MenuFor(commands.Operator)},
@@ -421,6 +432,9 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	b.intake = &intake.Reader{TG: b.tg, BotName: func() string { return b.self.UserName }, Logger: cfg.Logger,
 		Media: &media.Reader{Files: b.tg, Transcriber: cfg.Transcriber, MaxDocument: cfg.MaxDocumentBytes, Vision: cfg.Vision, Logger: cfg.Logger}}
 	b.sweeper = &retention.Sweeper{Store: s, Links: b.links, Media: cfg.MediaRetention, Stats: cfg.StatsRetention, Logger: cfg.Logger}
+	if b.apps != nil { // never a nil *apps.Apps in the interface
+		b.sweeper.Apps = b.apps
+	}
 	b.albums = album.New(s, album.Options{Wait: cfg.AlbumWait, Logger: cfg.Logger})
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})

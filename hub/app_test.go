@@ -173,12 +173,37 @@ func FuzzToolApp(f *testing.F) {
 // appsExtension is MCP Apps' extension identifier.
 const appsExtension = "io.modelcontextprotocol/ui"
 
-// mcpgram shows no app yet, so it announces no MCP Apps extension to any
+// A hub that cannot show apps announces no MCP Apps extension to any
 // server, even with every capability it has (an Elicitor): not in the
 // initialize request to a 2025 server, read as it was sent, nor in the
-// capabilities each 2026-07-28 request carries. The slice that shows
-// apps changes this on purpose, and this test with it.
+// capabilities each 2026-07-28 request carries.
 func TestProtocolNoAppsExtension(t *testing.T) {
+	initialize, modern := appsCapabilities(t, false)
+	for _, caps := range []map[string]any{initialize, modern} {
+		if caps["elicitation"] == nil || caps["extensions"] != nil {
+			t.Errorf("declared %v: want elicitation, and no extension", caps)
+		}
+	}
+}
+
+// A hub that can show apps (Options.Apps) announces the extension with
+// the one MIME type it shows, in both revisions, beside elicitation.
+func TestProtocolAppsExtension(t *testing.T) {
+	initialize, modern := appsCapabilities(t, true)
+	want := `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
+	for _, caps := range []map[string]any{initialize, modern} {
+		got, _ := json.Marshal(caps["extensions"])
+		if caps["elicitation"] == nil || string(got) != want {
+			t.Errorf("declared %v: want elicitation, and extensions %s", caps, want)
+		}
+	}
+}
+
+// appsCapabilities starts a hub that can or cannot show apps with a 2025
+// and a 2026-07-28 server, and returns the capabilities the first read in
+// its initialize request, as sent, and those the second saw in a call.
+func appsCapabilities(t *testing.T, apps bool) (initialize, modern map[string]any) {
+	t.Helper()
 	requests := filepath.Join(t.TempDir(), "requests.log")
 	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{
 		"legacy": map[string]any{
@@ -187,13 +212,14 @@ func TestProtocolNoAppsExtension(t *testing.T) {
 		},
 		"modern": testenv.FeaturesEntry(t, false),
 	})
-	h := testenv.StartAsking(t, path, fastOptions(), hub.Askers{Elicitor: &scriptedElicitor{}})
+	opts := fastOptions()
+	opts.Apps = apps
+	h := testenv.StartAsking(t, path, opts, hub.Askers{Elicitor: &scriptedElicitor{}})
 	testenv.Running(t, h)
 	b, err := os.ReadFile(requests)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var initialize map[string]any
 	for line := range strings.Lines(string(b)) {
 		var req struct {
 			Method string `json:"method"`
@@ -206,13 +232,12 @@ func TestProtocolNoAppsExtension(t *testing.T) {
 		}
 		if req.Method == "initialize" {
 			initialize = req.Params.Capabilities
-		}
-		if strings.Contains(line, appsExtension) {
+		} else if !apps && strings.Contains(line, appsExtension) {
 			t.Errorf("%s request names %s: %s", req.Method, appsExtension, line)
 		}
 	}
-	if initialize["elicitation"] == nil {
-		t.Errorf("initialize declared %v: want elicitation, and no extension", initialize)
+	if initialize == nil {
+		t.Fatalf("no initialize request in %s", b)
 	}
 	var got struct {
 		Capabilities map[string]any `json:"capabilities"`
@@ -220,7 +245,5 @@ func TestProtocolNoAppsExtension(t *testing.T) {
 	if err := json.Unmarshal([]byte(call(t, h, "modern", "client", nil).Text()), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Capabilities["elicitation"] == nil || got.Capabilities["extensions"] != nil {
-		t.Errorf("a 2026-07-28 request declared %v: want elicitation, and no extension", got.Capabilities)
-	}
+	return initialize, got.Capabilities
 }

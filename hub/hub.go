@@ -97,6 +97,9 @@ type Options struct {
 	// BoundsEvery is how often the hub checks each server's processes,
 	// together, against its bounds (default 2 s).
 	BoundsEvery time.Duration
+	// Apps says the bot can show MCP Apps (it has an https PUBLIC_URL):
+	// only then does the hub announce the extension to servers.
+	Apps bool
 }
 
 func (o *Options) setDefaults() {

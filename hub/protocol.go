@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgram/mcpgram"
 )
 
 // The revisions the hub negotiates.
@@ -48,13 +49,18 @@ var clientInfo = mcp.Implementation{Name: "mcpgram", Version: "1"}
 // server of transport typ: elicitation in both modes when it has someone
 // to ask, except over HTTP+SSE, where mcp-go cannot answer a server's
 // request; nothing else (sampling and roots are deprecated in 2026-07-28
-// and left out). No extension either: MCP Apps' (io.modelcontextprotocol/ui)
-// waits until mcpgram can show an app: a server that sees it may list
-// other tools, made for a host that shows them.
+// and left out). MCP Apps' extension only where the bot can show an app
+// (Options.Apps): a server that sees it may list other tools, made for a
+// host that shows them.
 func (h *Hub) capabilities(typ string) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
 	if h.ask.Elicitor != nil && typ != TypeSSE {
 		caps.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
+	}
+	if h.opts.Apps {
+		caps.Extensions = map[string]any{
+			mcpgram.AppsExtension: map[string]any{"mimeTypes": []string{mcpgram.AppMIMEType}},
+		}
 	}
 	return caps
 }

@@ -37,6 +37,7 @@ type Metrics struct {
 	searches       *prometheus.CounterVec
 	searchFound    *prometheus.CounterVec
 	searchCalled   *prometheus.CounterVec
+	appRequests    *prometheus.CounterVec
 }
 
 // latency buckets, in seconds: from a local tool's few milliseconds to a
@@ -67,6 +68,7 @@ func New() *Metrics {
 		searches:       f.counter("tool_searches_total", "Searches for tools (search_tools) by model and result (found, none).", "model", "result"),
 		searchFound:    f.counter("tool_search_found_total", "Tools a search for tools returned, by server and tool.", "server", "tool"),
 		searchCalled:   f.counter("tool_search_called_total", "Calls of a tool that a search of the same turn had returned, by server and tool.", "server", "tool"),
+		appRequests:    f.counter("app_requests_total", "Requests of MCP Apps' pages to the bot, by method (page, frame, or the bridge's JSON-RPC method) and status (ok, refused, limited, error).", "method", "status"),
 	}
 }
 
@@ -172,6 +174,15 @@ func (m *Metrics) ResourceRead(server, status string) {
 		return
 	}
 	m.resourceReads.WithLabelValues(server, status).Inc()
+}
+
+// AppRequest counts a request of an MCP App's page; method is one the
+// bot knows, else "other".
+func (m *Metrics) AppRequest(method, status string) {
+	if m == nil {
+		return
+	}
+	m.appRequests.WithLabelValues(method, status).Inc()
 }
 
 // ServerStarted records how long a server took to start and list its tools.

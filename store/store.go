@@ -1,7 +1,8 @@
 // Package store is mcpgram's state as the rest of the program sees it: the
 // types it keeps (chats' conversations and messages, pending questions and
 // approvals, the forms MCP servers ask users to fill in mid-call, the
-// resource links tools returned, the audit log of tool calls, the inbox
+// resource links tools returned, the calls whose MCP Apps users may open,
+// the audit log of tool calls, the inbox
 // of Telegram updates, token usage, the images users sent, chats' settings, the records of
 // turns that /stats reads, the sign-ins to protected MCP servers, and the
 // tasks tool calls became), the errors callers branch on, and the
@@ -83,6 +84,7 @@ type Store interface {
 	Interactions
 	Forms
 	Links
+	AppViews
 	AuditLog
 	Inbox
 	TokenUsage

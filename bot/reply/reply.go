@@ -17,6 +17,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/apps"
 	"github.com/mcpgram/mcpgram/bot/forms"
 	"github.com/mcpgram/mcpgram/bot/links"
 	"github.com/mcpgram/mcpgram/bot/render"
@@ -36,6 +37,7 @@ type Parts struct {
 	Cards Cards
 	Forms *forms.Cards // the forms servers ask for mid-call
 	Links *links.Links // the resource links of tools' results
+	Apps  *apps.Apps   // the MCP Apps of tools' calls; nil: none shown
 	// What names a call on its status line.
 	What func(server, tool, uri string) string
 	// Task shows a call that became a task (agent.EventTask); nil shows
@@ -305,6 +307,10 @@ func (r *Reply) toolEndLocked(ctx context.Context, ev agent.Event) {
 		}
 	}
 	r.p.Links.Show(ctx, r.at, r.key, r.user, ev.Server, ev.Tool, ev.Links)
+	if r.p.Apps != nil && ev.OK && ev.Tool != "" {
+		r.p.Apps.Show(ctx, apps.Call{At: r.at, Key: r.key, User: r.user, Server: ev.Server, Tool: ev.Tool,
+			Arguments: ev.Arguments, Result: ev.Result})
+	}
 }
 
 func (r *Reply) statusLocked(ctx context.Context, html string) {

@@ -30,6 +30,8 @@ type Links interface {
 type Sweeper struct {
 	Store Store
 	Links Links
+	// Apps deletes the expired views of MCP Apps; nil: none kept.
+	Apps Links
 	// Media is how long the images users sent are kept, Stats the
 	// records /stats reads.
 	Media, Stats time.Duration
@@ -68,6 +70,9 @@ func (s *Sweeper) SweepStats(ctx context.Context, now time.Time) {
 	}
 	s.swept = now
 	s.Links.Prune(ctx, now)
+	if s.Apps != nil {
+		s.Apps.Prune(ctx, now)
+	}
 	n, err := s.Store.PruneStats(ctx, now.Add(-s.Stats))
 	switch {
 	case err != nil && ctx.Err() == nil:

@@ -67,6 +67,9 @@ type OpenOptions struct {
 	// later: only for a front end that follows them (run: see
 	// bot.Options.Tasks).
 	Tasks bool
+	// Apps: the front end shows MCP Apps (the bot, with an https
+	// PUBLIC_URL served by HTTP_LISTEN; see config.Config.ShowsApps).
+	Apps bool
 }
 
 // Open reads the MCP settings, opens the database, wires the agent and
@@ -96,7 +99,7 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	// Two phases: the hub is made, then the agent that calls tools through
 	// it, then the hub is told whom to ask mid-call (the agent, unless the
 	// front end asks itself), and only then starts its servers.
-	if app.Hub, err = newHub(cfg, logger, hubParts{Watch: opts.Watch, Metrics: app.Metrics, Auth: app.Auth}); err != nil {
+	if app.Hub, err = newHub(cfg, logger, hubParts{Watch: opts.Watch, Metrics: app.Metrics, Auth: app.Auth, Apps: opts.Apps}); err != nil {
 		return err
 	}
 	app.Metrics.Collector(app.Hub.Collector())
@@ -224,6 +227,8 @@ type hubParts struct {
 	Watch   bool
 	Metrics *metrics.Metrics
 	Auth    mcpgram.Authorizer
+	// Apps announces MCP Apps to servers (see hub.Options.Apps).
+	Apps bool
 }
 
 // newHub reads the MCP settings file. A missing file is an error, not "no
@@ -239,6 +244,7 @@ func newHub(cfg *config.Config, logger *slog.Logger, parts hubParts) (*hub.Hub, 
 		LookupEnv: cfg.LookupEnv,
 		Sandbox:   cfg.Sandbox,
 		Protected: protected(cfg),
+		Apps:      parts.Apps,
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		path, _ := filepath.Abs(cfg.MCPSettings)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot"
+	"github.com/mcpgram/mcpgram/bot/apps"
 	"github.com/mcpgram/mcpgram/bot/media"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
@@ -24,7 +25,7 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	logger := cfg.Logger(con.stderr)
-	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true, Tasks: true})
+	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true, Tasks: true, Apps: cfg.ShowsApps()})
 	if err != nil {
 		return err
 	}
@@ -64,6 +65,7 @@ func runCommand(ctx context.Context, con console) error {
 		MaxDocumentBytes:   cfg.MaxDocumentBytes,
 		Vision:             anyVision(cfg),
 		MediaRetention:     cfg.MediaRetention,
+		AppsURL:            appsURL(cfg),
 		Connections:        app.Auth,
 		Metrics:            app.Metrics,
 		Logger:             logger.With("component", "bot"),
@@ -115,4 +117,13 @@ func newTranscriber(cfg *config.Config) (media.Transcriber, error) {
 		return nil, fmt.Errorf("TRANSCRIPTION_MODEL: %w", err)
 	}
 	return t, nil
+}
+
+// appsURL is where MCP Apps' pages are served, or "" where the bot can
+// show none (see config.Config.ShowsApps).
+func appsURL(cfg *config.Config) string {
+	if !cfg.ShowsApps() {
+		return ""
+	}
+	return cfg.PublicURL + apps.PathPrefix
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
+	"github.com/mcpgram/mcpgram/bot/apps"
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/oauth"
@@ -29,7 +30,8 @@ const modelWindow = 5 * time.Minute
 // database answers) and /readyz (Telegram answers the long poll, and the
 // model is not failing). In webhook mode it also takes Telegram's updates
 // at /telegram, and with PUBLIC_URL it serves mcpgram's OAuth Client ID
-// Metadata Document. It returns nil when HTTP_LISTEN is empty.
+// Metadata Document, and the pages of MCP Apps where it shows them. It
+// returns nil when HTTP_LISTEN is empty.
 func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, logger *slog.Logger) (*web.Server, error) {
 	if cfg.HTTPListen == "" {
 		return nil, nil
@@ -51,6 +53,12 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	}
 	if cfg.PublicURL != "" && app.Auth != nil && app.Agent != nil {
 		s.Handle(mcpgram.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
+	}
+	if cfg.ShowsApps() {
+		apps.NewHost(app.Store, app.Hub, apps.HostOptions{
+			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll,
+			Metrics: app.Metrics, Logger: logger.With("component", "apps"),
+		}).Register(s.Handle)
 	}
 	if err := s.Start(); err != nil {
 		return nil, err

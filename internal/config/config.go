@@ -328,6 +328,13 @@ func (c *Config) checkOAuth(values map[string]string) []error {
 	return errs
 }
 
+// ShowsApps reports whether the bot can show MCP Apps: people's browsers
+// reach its HTTP listener at an https PUBLIC_URL (Telegram opens Mini Apps
+// over https only), where the apps' pages are served.
+func (c *Config) ShowsApps() bool {
+	return strings.HasPrefix(c.PublicURL, "https://") && c.HTTPListen != ""
+}
+
 // ClientMetadataPath is where, under PUBLIC_URL, mcpgram serves its OAuth
 // Client ID Metadata Document.
 const ClientMetadataPath = "/oauth/client-metadata.json"

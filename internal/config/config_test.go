@@ -3,6 +3,7 @@ package config_test
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -394,6 +395,30 @@ func TestMediaRetention(t *testing.T) {
 		}
 		if c.MediaRetention != tt.want {
 			t.Errorf("MEDIA_RETENTION=%q: %v, want %v", tt.value, c.MediaRetention, tt.want)
+		}
+	}
+}
+
+// The bot shows MCP Apps only where browsers reach its listener at an
+// https PUBLIC_URL: both settings, or no apps.
+func TestShowsApps(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{}, false},
+		{map[string]string{"PUBLIC_URL": "https://bot.example"}, false},
+		{map[string]string{"HTTP_LISTEN": ":8080"}, false},
+		{map[string]string{"PUBLIC_URL": "https://bot.example", "HTTP_LISTEN": ":8080"}, true},
+	} {
+		env := map[string]string{"TELEGRAM_BOT_TOKEN": "1:x"}
+		maps.Copy(env, tc.env)
+		cfg, err := load(t, nil, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.ShowsApps(); got != tc.want {
+			t.Errorf("%v: ShowsApps() = %v, want %v", tc.env, got, tc.want)
 		}
 	}
 }

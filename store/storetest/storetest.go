@@ -66,6 +66,7 @@ func Run(t *testing.T, open Open) {
 		{"Tasks", testTasks},
 		{"TaskFinish", testTaskFinish},
 		{"TaskDelivery", testTaskDelivery},
+		{"AppViews", testAppViews},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},

@@ -240,31 +240,54 @@ func parseText(text, mode string, limit int, what string) (string, *apiError) {
 	return plain, nil
 }
 
-func parseKeyboard(raw string) ([][]tgbotapi.InlineKeyboardButton, *apiError) {
+// A WebApp is an inline button that opens a Mini App (web_app), which
+// go-telegram-bot-api's button type has no field for.
+type WebApp struct {
+	Text, URL string
+}
+
+// parseKeyboard reads an inline keyboard as Telegram does. A web_app
+// button stands in the keyboard with its text alone, and is listed in
+// apps too; Telegram takes them only over https.
+func parseKeyboard(raw string) (kb [][]tgbotapi.InlineKeyboardButton, apps []WebApp, e *apiError) {
 	if raw == "" || raw == "null" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var mk tgbotapi.InlineKeyboardMarkup
-	if err := json.Unmarshal([]byte(raw), &mk); err != nil {
-		return nil, badRequest("can't parse reply keyboard markup JSON object")
+	var extra struct {
+		InlineKeyboard [][]struct {
+			WebApp *struct {
+				URL string `json:"url"`
+			} `json:"web_app"`
+		} `json:"inline_keyboard"`
 	}
-	for _, row := range mk.InlineKeyboard {
-		for _, b := range row {
+	if json.Unmarshal([]byte(raw), &mk) != nil || json.Unmarshal([]byte(raw), &extra) != nil {
+		return nil, nil, badRequest("can't parse reply keyboard markup JSON object")
+	}
+	for i, row := range mk.InlineKeyboard {
+		for j, b := range row {
 			if b.Text == "" {
-				return nil, badRequest("BUTTON_TEXT_EMPTY")
+				return nil, nil, badRequest("BUTTON_TEXT_EMPTY")
+			}
+			if w := extra.InlineKeyboard[i][j].WebApp; w != nil {
+				if !strings.HasPrefix(w.URL, "https://") {
+					return nil, nil, badRequest("BUTTON_URL_INVALID")
+				}
+				apps = append(apps, WebApp{Text: b.Text, URL: w.URL})
+				continue
 			}
 			if b.CallbackData == nil && b.URL == nil {
-				return nil, badRequest("can't parse inline keyboard button: Text buttons are unallowed in the inline keyboard")
+				return nil, nil, badRequest("can't parse inline keyboard button: Text buttons are unallowed in the inline keyboard")
 			}
 			if b.CallbackData != nil && (len(*b.CallbackData) == 0 || len(*b.CallbackData) > 64) {
-				return nil, badRequest("BUTTON_DATA_INVALID")
+				return nil, nil, badRequest("BUTTON_DATA_INVALID")
 			}
 		}
 	}
 	if len(mk.InlineKeyboard) == 0 {
-		return [][]tgbotapi.InlineKeyboardButton{}, nil
+		return [][]tgbotapi.InlineKeyboardButton{}, nil, nil
 	}
-	return mk.InlineKeyboard, nil
+	return mk.InlineKeyboard, apps, nil
 }
 
 func sameKeyboard(a, b [][]tgbotapi.InlineKeyboardButton) bool {

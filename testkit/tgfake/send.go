@@ -15,15 +15,19 @@ func (s *Server) sendLocked(method string, p map[string]string, files map[string
 	if e != nil {
 		return nil, e
 	}
-	kb, e := parseKeyboard(p["reply_markup"])
+	kb, apps, e := parseKeyboard(p["reply_markup"])
 	if e != nil {
 		return nil, e
+	}
+	if len(apps) > 0 && chat < 0 {
+		// Telegram takes web_app buttons only in private chats.
+		return nil, badRequest("BUTTON_TYPE_INVALID")
 	}
 	thread, e := s.threadLocked(chat, p)
 	if e != nil {
 		return nil, e
 	}
-	m := &Message{ChatID: chat, FromID: BotUser.ID, ParseMode: p["parse_mode"], Keyboard: kb, Topic: thread, Thread: thread}
+	m := &Message{ChatID: chat, FromID: BotUser.ID, ParseMode: p["parse_mode"], Keyboard: kb, WebApps: apps, Topic: thread, Thread: thread}
 	m.ReplyTo, _ = strconv.Atoi(p["reply_to_message_id"])
 	if method == "sendMessage" {
 		if m.Plain, e = parseText(p["text"], p["parse_mode"], 4096, "text"); e != nil {
@@ -87,9 +91,12 @@ func (s *Server) editedLocked(p map[string]string) (*Message, [][]tgbotapi.Inlin
 	if m == nil {
 		return nil, nil, badRequest("message to edit not found")
 	}
-	kb, e := parseKeyboard(p["reply_markup"])
+	kb, apps, e := parseKeyboard(p["reply_markup"])
 	if e != nil {
 		return nil, nil, e
+	}
+	if len(apps) > 0 {
+		return nil, nil, badRequest("the fake edits no web_app button in")
 	}
 	return m, kb, nil
 }

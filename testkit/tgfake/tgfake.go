@@ -46,8 +46,10 @@ type Message struct {
 	Text, Plain string
 	ParseMode   string
 	Keyboard    [][]tgbotapi.InlineKeyboardButton
-	Photo       []byte
-	Caption     string
+	// WebApps are the keyboard's web_app buttons (see WebApp).
+	WebApps []WebApp
+	Photo   []byte
+	Caption string
 	// Document and DocumentName are a file sent with sendDocument.
 	Document     []byte
 	DocumentName string

@@ -14,6 +14,50 @@ import (
 // appPage is the ui:// page the app tools name (MCP Apps, SEP-1865).
 const appPage = "ui://features/app.html"
 
+// appMIME is an MCP App page's MIME type.
+const appMIME = "text/html;profile=mcp-app"
+
+// appHTML is the features app: it speaks MCP Apps' side of the bridge by
+// hand, shows the call's input and result, and calls app_refresh when its
+// button is pressed.
+const appHTML = `<!doctype html>
+<html><body>
+<h1 id="title">features app</h1>
+<pre id="input"></pre><pre id="result"></pre>
+<button id="refresh">Refresh</button><pre id="refreshed"></pre>
+<script>
+var next = 0, pending = {};
+function ask(method, params) {
+  return new Promise(function (ok, no) {
+    var id = ++next; pending[id] = [ok, no];
+    parent.postMessage({jsonrpc: "2.0", id: id, method: method, params: params}, "*");
+  });
+}
+function show(id, text) { document.getElementById(id).textContent = text; }
+window.addEventListener("message", function (ev) {
+  var m = ev.data;
+  if (!m || m.jsonrpc !== "2.0") return;
+  if (m.id !== undefined && pending[m.id]) {
+    var p = pending[m.id]; delete pending[m.id];
+    if (m.error) p[1](m.error); else p[0](m.result);
+    return;
+  }
+  if (m.method === "ui/notifications/tool-input") show("input", JSON.stringify(m.params.arguments));
+  if (m.method === "ui/notifications/tool-result") show("result", m.params.content[0].text);
+});
+ask("ui/initialize", {appInfo: {name: "features", version: "1"}, appCapabilities: {}, protocolVersion: "2026-01-26"}).then(function (r) {
+  document.body.dataset.theme = r.hostContext.theme;
+  parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}}, "*");
+});
+document.getElementById("refresh").onclick = function () {
+  ask("tools/call", {name: "app_refresh", arguments: {}}).then(
+    function (r) { show("refreshed", r.content[0].text); },
+    function (e) { show("refreshed", "error: " + e.message); });
+};
+</script>
+</body></html>
+`
+
 // refreshes counts the calls of app_refresh, which app_show reports: a
 // test proves with it that the model's call of the app-only tool never
 // reached the server.
@@ -36,6 +80,10 @@ func addAppTools(s *server.MCPServer, metaTools string) error {
 	s.AddTool(withUI(mcp.NewTool("app_refresh", mcp.WithDescription("Refreshes the features app's view: for the app alone.")), "app"),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(fmt.Sprintf("refreshed %d times", refreshes.Add(1))), nil
+		})
+	s.AddResource(mcp.NewResource(appPage, "app.html", mcp.WithMIMEType(appMIME)),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: appPage, MIMEType: appMIME, Text: appHTML}}, nil
 		})
 	if metaTools == "" {
 		return nil

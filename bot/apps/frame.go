@@ -1,0 +1,104 @@
+package apps
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/store"
+)
+
+// FrameCSP is the Content Security Policy of an app's page: the one MCP
+// Apps requires of a page that declares none, and a sandbox of scripts
+// only, so that the page has an opaque origin even if opened alone. A
+// page's declared domains (_meta.ui.csp) are not read yet: every page
+// gets this, the strictest.
+const FrameCSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; connect-src 'none'; sandbox allow-scripts"
+
+// maxPage bounds an app's page, in bytes.
+const maxPage = 4 << 20
+
+// frameTicketTTL is how long the frame's address works: the host page
+// gets it, with the init data it proved, just before it loads the frame.
+const frameTicketTTL = 5 * time.Minute
+
+// framePrefix marks a frame's ticket apart from a view's token.
+const framePrefix = "frame-"
+
+// frameURL is the address of v's app page for user, with a ticket that
+// works for frameTicketTTL: an iframe's request carries no init data.
+func (h *Host) frameURL(token string, v store.AppView, user int64) string {
+	return PathPrefix + token + "/frame?t=" + h.signer.Sign(framePrefix+v.ID, user, time.Now().Add(frameTicketTTL))
+}
+
+// frame serves the app's page, read from its server, to a ticket the
+// bridge handed out, under FrameCSP.
+func (h *Host) frame(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, user, err := h.signer.Verify(r.URL.Query().Get("t"), time.Now())
+	if err == nil && !strings.HasPrefix(id, framePrefix) {
+		err = fmt.Errorf("a view's token as a frame's ticket: %w", ErrBadToken)
+	}
+	var v store.AppView
+	if err == nil {
+		v, err = h.view(ctx, r.PathValue("token"), user)
+	}
+	if err == nil && v.ID != strings.TrimPrefix(id, framePrefix) {
+		err = fmt.Errorf("the ticket of another view: %w", ErrBadToken)
+	}
+	if err != nil {
+		h.refuse(w, "frame", http.StatusForbidden, expired, err)
+		return
+	}
+	if !h.allow(user) {
+		h.refuse(w, "frame", http.StatusTooManyRequests, "Too many requests: wait a moment.", nil)
+		return
+	}
+	html, err := h.readPage(ctx, v, user)
+	if err != nil {
+		h.opts.Metrics.AppRequest("frame", "error")
+		h.log.Warn("read an app's page", "server", v.Server, "uri", v.ResourceURI, "err", err)
+		http.Error(w, "The app's page could not be read from its server.", http.StatusBadGateway)
+		return
+	}
+	headers(w, "text/html; charset=utf-8", FrameCSP)
+	h.opts.Metrics.AppRequest("frame", "ok")
+	_, _ = w.Write([]byte(html))
+}
+
+// readPage reads v's ui:// page from its server, as v's user: an HTML
+// document of MCP Apps' MIME type, within maxPage.
+func (h *Host) readPage(ctx context.Context, v store.AppView, user int64) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := h.hub.ReadResource(ctx, caller(v, user), v.Server, v.ResourceURI)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range res.Content {
+		if c.URI != v.ResourceURI && len(res.Content) > 1 {
+			continue
+		}
+		mime := strings.ReplaceAll(strings.ToLower(c.MIMEType), " ", "")
+		switch {
+		case mime != mcpgram.AppMIMEType:
+			return "", fmt.Errorf("page of MIME type %q, want %s", c.MIMEType, mcpgram.AppMIMEType)
+		case len(c.Text) > maxPage || len(c.Data) > maxPage:
+			return "", fmt.Errorf("page of over %d bytes", maxPage)
+		case c.Text != "":
+			return c.Text, nil
+		case len(c.Data) > 0:
+			return string(c.Data), nil
+		}
+	}
+	return "", fmt.Errorf("no page in the server's %d contents", len(res.Content))
+}
+
+// caller is the user of v's chat.
+func caller(v store.AppView, user int64) mcpgram.Caller {
+	return mcpgram.Caller{UserID: strconv.FormatInt(user, 10), ChatID: v.ChatID}
+}

@@ -1,0 +1,131 @@
+// The host side of MCP Apps' bridge (io.modelcontextprotocol/ui), written
+// for mcpgram: the app's page runs in a sandboxed frame of an opaque
+// origin and speaks JSON-RPC over postMessage; this page answers it,
+// passing what only the server can do to mcpgram's endpoint with the
+// init data Telegram signed for the user. The frame never sees the init
+// data, this page's DOM, or mcpgram's endpoints.
+'use strict';
+(function () {
+  var tg = window.Telegram && window.Telegram.WebApp;
+  var fragment = new URLSearchParams(location.hash.slice(1));
+  var initData = (tg && tg.initData) || fragment.get('tgWebAppData') || '';
+  try { history.replaceState(null, '', location.pathname); } catch (e) { /* keep going */ }
+  var token = location.pathname.split('/')[2] || '';
+  var endpoint = '/apps/' + encodeURIComponent(token) + '/rpc';
+  var status = document.getElementById('status');
+  var frame = document.getElementById('app');
+  var linkBox = document.getElementById('link');
+  var opened = null;
+  var initialized = false;
+
+  function theme() {
+    if (tg && tg.colorScheme) { return tg.colorScheme; }
+    return window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+  }
+
+  // ask sends one request to mcpgram, with the init data.
+  function ask(method, params) {
+    return fetch(endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ initData: initData, id: 1, method: method, params: params || {} })
+    }).then(function (r) {
+      if (!r.ok) { return r.text().then(function (t) { throw new Error(t.trim()); }); }
+      return r.json();
+    });
+  }
+
+  function post(message) { frame.contentWindow.postMessage(message, '*'); }
+  function notify(method, params) { post({ jsonrpc: '2.0', method: method, params: params }); }
+  function reply(id, result) { post({ jsonrpc: '2.0', id: id, result: result }); }
+  function fail(id, code, message) { post({ jsonrpc: '2.0', id: id, error: { code: code, message: message } }); }
+
+  function hostContext() {
+    return {
+      theme: theme(),
+      displayMode: 'inline',
+      availableDisplayModes: ['inline'],
+      locale: opened.locale || navigator.language,
+      platform: tg ? 'mobile' : 'web',
+      containerDimensions: { width: frame.clientWidth, maxHeight: window.innerHeight }
+    };
+  }
+
+  // openLink shows the link's real target, and opens it only when the
+  // user presses to.
+  function openLink(m) {
+    var u = null;
+    try { u = new URL(String((m.params && m.params.url) || '')); } catch (e) { u = null; }
+    if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:')) { reply(m.id, { isError: true }); return; }
+    linkBox.textContent = '';
+    var p = document.createElement('p');
+    p.textContent = 'The app asks to open ' + u.href;
+    var go = document.createElement('button');
+    go.textContent = 'Open ' + u.host;
+    go.onclick = function () {
+      linkBox.hidden = true;
+      if (tg && tg.openLink) { tg.openLink(u.href); } else { window.open(u.href, '_blank', 'noopener,noreferrer'); }
+    };
+    var no = document.createElement('button');
+    no.textContent = 'Cancel';
+    no.onclick = function () { linkBox.hidden = true; };
+    linkBox.append(p, go, no);
+    linkBox.hidden = false;
+    reply(m.id, {});
+  }
+
+  function forward(m) {
+    ask(m.method, m.params).then(function (r) {
+      if (r.error) { fail(m.id, r.error.code, r.error.message); } else { reply(m.id, r.result); }
+    }, function (e) { fail(m.id, -32603, String(e.message).slice(0, 200)); });
+  }
+
+  function handle(m) {
+    switch (m.method) {
+      case 'ui/initialize':
+        reply(m.id, {
+          protocolVersion: '2026-01-26',
+          hostInfo: opened.hostInfo,
+          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {} },
+          hostContext: hostContext()
+        });
+        return;
+      case 'ui/notifications/initialized':
+        if (!initialized) {
+          initialized = true;
+          notify('ui/notifications/tool-input', { arguments: opened.input });
+          notify('ui/notifications/tool-result', opened.result);
+        }
+        return;
+      case 'ui/notifications/size-changed':
+        var h = Number(m.params && m.params.height);
+        if (h > 0 && h < 20000) { frame.style.height = Math.ceil(h) + 'px'; }
+        return;
+      case 'ui/open-link': openLink(m); return;
+      case 'ping': reply(m.id, {}); return;
+      case 'tools/call': case 'resources/read': forward(m); return;
+    }
+    if (m.id !== undefined && m.id !== null) {
+      fail(m.id, -32601, 'mcpgram does not support ' + String(m.method).slice(0, 64) + ' yet');
+    }
+  }
+
+  window.addEventListener('message', function (ev) {
+    if (!opened || ev.source !== frame.contentWindow) { return; }
+    var m = ev.data;
+    if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string') { return; }
+    handle(m);
+  });
+
+  ask('mcpgram/open', {}).then(function (r) {
+    if (r.error) { throw new Error(r.error.message); }
+    opened = r.result;
+    document.title = opened.title;
+    status.textContent = opened.title;
+    frame.hidden = false;
+    frame.src = opened.frame;
+    if (tg) { tg.ready(); if (tg.expand) { tg.expand(); } }
+  }).catch(function (e) {
+    status.textContent = (e && e.message) || 'This view could not be opened.';
+  });
+})();

@@ -1,0 +1,246 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/png" // screenshots
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
+)
+
+// chromium returns Debian's headless browser, or skips the test loudly
+// (fails it where MCPGRAM_REQUIRE_CHROMIUM is set, as in CI).
+func chromium(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil && os.Getenv("MCPGRAM_REQUIRE_CHROMIUM") != "" {
+		t.Fatal("chromium is not installed, and MCPGRAM_REQUIRE_CHROMIUM says it must be: install Debian's chromium")
+	}
+	if err != nil {
+		t.Skip("SKIPPED LOUDLY: chromium is not installed, so MCP Apps are not tested in a browser; install Debian's chromium (.ci/run does)")
+	}
+	return path
+}
+
+// A browser is one headless Chromium with one tab, which keeps the
+// default JavaScript context of each frame it loads, and the headers of
+// each response.
+type browser struct {
+	ctx context.Context
+
+	mu       sync.Mutex
+	contexts map[string]runtime.ExecutionContextID // by frame id
+	csp      map[string]string                     // by URL
+}
+
+// newBrowser starts Chromium; it ends with the test. Sandboxed frames stay
+// in the page's process (no site isolation), so that the test can reach
+// into them; the proxy's certificate is the test's own.
+func newBrowser(t *testing.T, exe string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.Flag("ignore-certificate-errors", true), chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes,site-per-process"), chromedp.WindowSize(480, 720))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	b := &browser{contexts: map[string]runtime.ExecutionContextID{}, csp: map[string]string{}}
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	b.ctx = ctx
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+// listen keeps each frame's default JavaScript context, and each
+// response's Content-Security-Policy.
+func (b *browser) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventExecutionContextCreated:
+		var aux struct {
+			FrameID   string `json:"frameId"`
+			IsDefault bool   `json:"isDefault"`
+		}
+		if json.Unmarshal(e.Context.AuxData, &aux) == nil && aux.IsDefault {
+			b.contexts[aux.FrameID] = e.Context.ID
+		}
+	case *network.EventResponseReceived:
+		for k, v := range e.Response.Headers {
+			if strings.EqualFold(k, "Content-Security-Policy") {
+				b.csp[e.Response.URL] = fmt.Sprint(v)
+			}
+		}
+	}
+}
+
+// do runs actions in the tab, within 30 s.
+func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appFrame returns the id of the page's one child frame, the app's, once
+// its page has a JavaScript context.
+func (b *browser) appFrame(t *testing.T) string {
+	t.Helper()
+	var id string
+	testenv.Eventually(t, 30*time.Second, "the app's frame", func() bool {
+		b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			res, err := cdp.Call(ctx, target, page.GetFrameTree, cdp.Empty{})
+			if err == nil && len(res.FrameTree.ChildFrames) == 1 && strings.Contains(res.FrameTree.ChildFrames[0].Frame.URL, "/frame") {
+				id = string(res.FrameTree.ChildFrames[0].Frame.ID)
+			}
+			return err
+		}))
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return id != "" && b.contexts[id] != 0
+	})
+	return id
+}
+
+// eval evaluates expr in the default context of frame, awaiting a
+// promise, and returns its value as a string.
+func (b *browser) eval(t *testing.T, frame, expr string) string {
+	t.Helper()
+	b.mu.Lock()
+	id := b.contexts[frame]
+	b.mu.Unlock()
+	var out string
+	yes := true
+	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		res, err := cdp.Call(ctx, target, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, AwaitPromise: &yes, ReturnByValue: &yes})
+		if err != nil {
+			return err
+		}
+		if res.ExceptionDetails != nil {
+			return fmt.Errorf("%s: %s", expr, res.ExceptionDetails.Text)
+		}
+		return json.Unmarshal(res.Result.Value, &out)
+	}))
+	return out
+}
+
+// The Mini App opens in a real browser as Telegram would open it, the
+// button's URL with init data the test signs in its fragment, against
+// @modelcontextprotocol/server-basic-vanillajs: the app shows the call's
+// result (the server's time), its button gets a new one through the
+// bridge, and from inside its frame the host page's DOM, the host's
+// cookies and mcpgram's endpoints are out of reach, under the CSP MCP
+// Apps requires. MCPGRAM_APP_SCREENSHOT names a file to save the
+// screenshot to (make docs-screenshot).
+func TestAppInBrowser(t *testing.T) {
+	exe := chromium(t)
+	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/server-basic-vanillajs")
+	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{"get-time"}}
+	bot := startAppsBotWith(t, "basic", "get-time", entry)
+	bot.tg.Text(42, 42, "what time is it on the server?")
+	m, pageURL := appButton(t, bot.tg, 42, 0)
+	if !strings.Contains(m.WebApps[0].Text, "Get Time") {
+		t.Errorf("the button says %q, want the tool's title, Get Time", m.WebApps[0].Text)
+	}
+	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	b := newBrowser(t, exe)
+	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		secure := true
+		_, err := cdp.Call(ctx, target, network.SetCookie, network.SetCookieParams{Name: "host_secret", Value: "s3cret", URL: bot.publicURL, Secure: &secure})
+		return err
+	}), chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=android"))
+	frame := b.appFrame(t)
+
+	timeText := `document.getElementById("server-time") ? document.getElementById("server-time").textContent : ""`
+	var first string
+	testenv.Eventually(t, 30*time.Second, "the app to show the call's result", func() bool {
+		first = b.eval(t, frame, timeText)
+		return strings.Contains(first, "T") && strings.HasSuffix(first, "Z")
+	})
+	b.eval(t, frame, `document.getElementById("get-time-btn").click(), ""`)
+	testenv.Eventually(t, 30*time.Second, "a new time through the bridge", func() bool {
+		now := b.eval(t, frame, timeText)
+		return now != first && strings.HasSuffix(now, "Z")
+	})
+
+	probes := map[string]struct{ expr, want string }{
+		"the host page's DOM": {`(() => { try { return "reached: " + parent.document.title } catch (e) { return "blocked: " + e.name } })()`, "blocked: SecurityError"},
+		"the host's cookies":  {`(() => { try { return "read: " + document.cookie } catch (e) { return "blocked: " + e.name } })()`, "blocked: SecurityError"},
+		"mcpgram's bridge":    {`fetch("` + bot.publicURL + `/apps/x/rpc", {method: "POST", body: "{}"}).then(r => "reached: " + r.status, e => "blocked: " + e.name)`, "blocked: TypeError"},
+		"a page of the bot":   {`fetch("/metrics").then(r => "reached: " + r.status, e => "blocked: " + e.name)`, "blocked: TypeError"},
+	}
+	for name, p := range probes {
+		if got := b.eval(t, frame, p.expr); got != p.want {
+			t.Errorf("from the app's frame, %s: %q, want %q", name, got, p.want)
+		}
+	}
+	b.mu.Lock()
+	framed := 0
+	for u, csp := range b.csp {
+		if strings.Contains(u, "/frame?") {
+			framed++
+			if csp != wantFrameCSP {
+				t.Errorf("the frame came with CSP %q, want %q", csp, wantFrameCSP)
+			}
+		}
+	}
+	if framed != 1 {
+		t.Errorf("the browser loaded the frame %d times, want once: %v", framed, b.csp)
+	}
+	b.mu.Unlock()
+	screenshot(t, b)
+}
+
+// screenshot takes a screenshot of the page, fails if it is blank (every
+// pixel nearly the same), and saves it where MCPGRAM_APP_SCREENSHOT says.
+func screenshot(t *testing.T, b *browser) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := image.Decode(bytes.NewReader(png))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, sum, sq float64
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y += 2 {
+		for x := r.Min.X; x < r.Max.X; x += 2 {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			v := float64(cr+cg+cb) / 3 / 257
+			n, sum, sq = n+1, sum+v, sq+v*v
+		}
+	}
+	if variance := sq/n - (sum/n)*(sum/n); variance < 50 {
+		t.Errorf("the screenshot is blank: variance %.1f", variance)
+	}
+	if path := os.Getenv("MCPGRAM_APP_SCREENSHOT"); path != "" {
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+const appViewColumns = `id, chat_id, user_id, server, tool, resource_uri, title, input, result, created_at, expires_at`
+
+// PutAppView stores v, then deletes the chat's views expired or beyond
+// the keep newest, in one transaction. Run twice it leaves what it left
+// run once (an ID stored again changes nothing).
+func (db *DB) PutAppView(ctx context.Context, v store.AppView, keep int) error {
+	if err := v.Check(); err != nil {
+		return fmt.Errorf("put app view for chat %q: %w", v.ChatID, err)
+	}
+	created := v.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO app_views (`+appViewColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+			text(v.ID), text(v.ChatID), text(v.UserID), text(v.Server), text(v.Tool), text(v.ResourceURI), text(v.Title),
+			v.Input, v.Result, millis(created), millis(v.ExpiresAt)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM app_views WHERE chat_id = $1 AND (expires_at <= $2 OR seq NOT IN
+			(SELECT seq FROM app_views WHERE chat_id = $1 ORDER BY seq DESC LIMIT $3))`, text(v.ChatID), millis(created), max(keep, 1))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put app view for chat %q: %w", v.ChatID, err)
+	}
+	return nil
+}
+
+// GetAppView returns the view with the given ID, or store.ErrNotFound.
+func (db *DB) GetAppView(ctx context.Context, id string) (store.AppView, error) {
+	var v store.AppView
+	var created, expires int64
+	err := db.row(ctx, `SELECT `+appViewColumns+` FROM app_views WHERE id = $1`, []any{text(id)},
+		&v.ID, &v.ChatID, &v.UserID, &v.Server, &v.Tool, &v.ResourceURI, &v.Title, &v.Input, &v.Result, &created, &expires)
+	if err != nil {
+		return store.AppView{}, fmt.Errorf("get app view: %w", notFound(err))
+	}
+	v.CreatedAt, v.ExpiresAt = fromMillis(created), fromMillis(expires)
+	return v, nil
+}
+
+// PruneAppViews deletes the views expired at or before now.
+func (db *DB) PruneAppViews(ctx context.Context, now time.Time) (int64, error) {
+	tag, err := db.exec(ctx, idempotent, `DELETE FROM app_views WHERE expires_at <= $1`, millis(now))
+	if err != nil {
+		return 0, fmt.Errorf("prune app views: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

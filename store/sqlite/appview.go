@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpgram/mcpgram/store"
+)
+
+const (
+	appViewColumns   = `id, chat_id, user_id, server, tool, resource_uri, title, input, result, created_at, expires_at`
+	insertAppViewSQL = `INSERT INTO app_views (` + appViewColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	trimAppViewsSQL  = `DELETE FROM app_views WHERE chat_id = ? AND (expires_at <= ? OR seq NOT IN
+		(SELECT seq FROM app_views WHERE chat_id = ? ORDER BY seq DESC LIMIT ?))`
+	getAppViewSQL = `SELECT ` + appViewColumns + ` FROM app_views WHERE id = ?`
+)
+
+// PutAppView stores v, then deletes the chat's views expired or beyond
+// the keep newest, in one transaction.
+func (db *DB) PutAppView(ctx context.Context, v store.AppView, keep int) error {
+	if err := v.Check(); err != nil {
+		return fmt.Errorf("put app view for chat %q: %w", v.ChatID, err)
+	}
+	created := v.CreatedAt
+	if created.IsZero() {
+		created = db.now()
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, insertAppViewSQL, v.ID, v.ChatID, v.UserID, v.Server, v.Tool, v.ResourceURI, v.Title,
+			v.Input, v.Result, millis(created), millis(v.ExpiresAt)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, trimAppViewsSQL, v.ChatID, millis(created), v.ChatID, max(keep, 1))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put app view for chat %q: %w", v.ChatID, err)
+	}
+	return nil
+}
+
+// GetAppView returns the view with the given ID, or store.ErrNotFound.
+func (db *DB) GetAppView(ctx context.Context, id string) (store.AppView, error) {
+	var v store.AppView
+	var created, expires int64
+	err := db.readRow(ctx, getAppViewSQL, id).Scan(&v.ID, &v.ChatID, &v.UserID, &v.Server, &v.Tool, &v.ResourceURI, &v.Title,
+		&v.Input, &v.Result, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.AppView{}, fmt.Errorf("get app view: %w", err)
+	}
+	v.CreatedAt, v.ExpiresAt = fromMillis(created), fromMillis(expires)
+	return v, nil
+}
+
+// PruneAppViews deletes the views expired at or before now.
+func (db *DB) PruneAppViews(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM app_views WHERE expires_at <= ?`, millis(now))
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune app views: %w", err)
+	}
+	return n, nil
+}
