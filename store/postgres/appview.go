@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -23,16 +21,10 @@ func (db *DB) PutAppView(ctx context.Context, v store.AppView, keep int) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO app_views (`+appViewColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
-			text(v.ID), text(v.ChatID), text(v.UserID), text(v.Server), text(v.Tool), text(v.ResourceURI), text(v.Title),
-			v.Input, v.Result, millis(created), millis(v.ExpiresAt)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM app_views WHERE chat_id = $1 AND (expires_at <= $2 OR seq NOT IN
-			(SELECT seq FROM app_views WHERE chat_id = $1 ORDER BY seq DESC LIMIT $3))`, text(v.ChatID), millis(created), max(keep, 1))
-		return err
-	})
+	err := db.putKept(ctx, `INSERT INTO app_views (`+appViewColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+		[]any{text(v.ID), text(v.ChatID), text(v.UserID), text(v.Server), text(v.Tool), text(v.ResourceURI), text(v.Title),
+			v.Input, v.Result, millis(created), millis(v.ExpiresAt)},
+		"app_views", "seq", v.ChatID, created, keep)
 	if err != nil {
 		return fmt.Errorf("put app view for chat %q: %w", v.ChatID, err)
 	}
@@ -54,9 +46,9 @@ func (db *DB) GetAppView(ctx context.Context, id string) (store.AppView, error) 
 
 // PruneAppViews deletes the views expired at or before now.
 func (db *DB) PruneAppViews(ctx context.Context, now time.Time) (int64, error) {
-	tag, err := db.exec(ctx, idempotent, `DELETE FROM app_views WHERE expires_at <= $1`, millis(now))
+	n, err := db.pruneExpired(ctx, "app_views", now)
 	if err != nil {
 		return 0, fmt.Errorf("prune app views: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -20,15 +18,9 @@ func (db *DB) PutLink(ctx context.Context, l store.Link, keep int) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO links (`+linkColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING`,
-			text(l.Key), text(l.ChatID), text(l.UserID), text(l.Server), text(l.URI), text(l.Name), millis(created), millis(l.ExpiresAt)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM links WHERE chat_id = $1 AND (expires_at <= $2 OR id NOT IN
-			(SELECT id FROM links WHERE chat_id = $1 ORDER BY id DESC LIMIT $3))`, text(l.ChatID), millis(created), max(keep, 1))
-		return err
-	})
+	err := db.putKept(ctx, `INSERT INTO links (`+linkColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING`,
+		[]any{text(l.Key), text(l.ChatID), text(l.UserID), text(l.Server), text(l.URI), text(l.Name), millis(created), millis(l.ExpiresAt)},
+		"links", "id", l.ChatID, created, keep)
 	if err != nil {
 		return fmt.Errorf("put link for chat %q: %w", l.ChatID, err)
 	}
@@ -50,9 +42,9 @@ func (db *DB) GetLink(ctx context.Context, key string) (store.Link, error) {
 
 // PruneLinks deletes the links expired at or before now.
 func (db *DB) PruneLinks(ctx context.Context, now time.Time) (int64, error) {
-	tag, err := db.exec(ctx, idempotent, `DELETE FROM links WHERE expires_at <= $1`, millis(now))
+	n, err := db.pruneExpired(ctx, "links", now)
 	if err != nil {
 		return 0, fmt.Errorf("prune links: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,14 +26,8 @@ func (db *DB) PutAppView(ctx context.Context, v store.AppView, keep int) error {
 	if created.IsZero() {
 		created = db.now()
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, insertAppViewSQL, v.ID, v.ChatID, v.UserID, v.Server, v.Tool, v.ResourceURI, v.Title,
-			v.Input, v.Result, millis(created), millis(v.ExpiresAt)); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, trimAppViewsSQL, v.ChatID, millis(created), v.ChatID, max(keep, 1))
-		return err
-	})
+	err := db.putKept(ctx, insertAppViewSQL, []any{v.ID, v.ChatID, v.UserID, v.Server, v.Tool, v.ResourceURI, v.Title,
+		v.Input, v.Result, millis(created), millis(v.ExpiresAt)}, trimAppViewsSQL, v.ChatID, created, keep)
 	if err != nil {
 		return fmt.Errorf("put app view for chat %q: %w", v.ChatID, err)
 	}
@@ -48,11 +40,8 @@ func (db *DB) GetAppView(ctx context.Context, id string) (store.AppView, error) 
 	var created, expires int64
 	err := db.readRow(ctx, getAppViewSQL, id).Scan(&v.ID, &v.ChatID, &v.UserID, &v.Server, &v.Tool, &v.ResourceURI, &v.Title,
 		&v.Input, &v.Result, &created, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.AppView{}, fmt.Errorf("get app view: %w", err)
+		return store.AppView{}, fmt.Errorf("get app view: %w", notFound(err))
 	}
 	v.CreatedAt, v.ExpiresAt = fromMillis(created), fromMillis(expires)
 	return v, nil
@@ -60,14 +49,7 @@ func (db *DB) GetAppView(ctx context.Context, id string) (store.AppView, error) 
 
 // PruneAppViews deletes the views expired at or before now.
 func (db *DB) PruneAppViews(ctx context.Context, now time.Time) (int64, error) {
-	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM app_views WHERE expires_at <= ?`, millis(now))
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		return err
-	})
+	n, err := db.pruneExpired(ctx, "app_views", now)
 	if err != nil {
 		return 0, fmt.Errorf("prune app views: %w", err)
 	}

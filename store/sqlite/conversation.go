@@ -18,11 +18,8 @@ import (
 func (db *DB) CurrentConversation(ctx context.Context, chatID string) (int64, error) {
 	var id int64
 	err := db.readRow(ctx, activeConversationSQL, chatID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return 0, fmt.Errorf("current conversation of chat %q: %w", chatID, err)
+		return 0, fmt.Errorf("current conversation of chat %q: %w", chatID, notFound(err))
 	}
 	return id, nil
 }

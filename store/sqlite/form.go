@@ -62,11 +62,8 @@ func scanForm(s scanner) (store.Form, error) {
 // store.ErrNotFound.
 func (db *DB) GetForm(ctx context.Context, id int64) (store.Form, error) {
 	f, err := scanForm(db.readRow(ctx, getFormSQL, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.Form{}, fmt.Errorf("get form %d: %w", id, err)
+		return store.Form{}, fmt.Errorf("get form %d: %w", id, notFound(err))
 	}
 	return f, nil
 }

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,13 +23,8 @@ func (db *DB) PutLink(ctx context.Context, l store.Link, keep int) error {
 	if created.IsZero() {
 		created = db.now()
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, insertLinkSQL, l.Key, l.ChatID, l.UserID, l.Server, l.URI, l.Name, millis(created), millis(l.ExpiresAt)); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, trimLinksSQL, l.ChatID, millis(created), l.ChatID, max(keep, 1))
-		return err
-	})
+	err := db.putKept(ctx, insertLinkSQL, []any{l.Key, l.ChatID, l.UserID, l.Server, l.URI, l.Name, millis(created), millis(l.ExpiresAt)},
+		trimLinksSQL, l.ChatID, created, keep)
 	if err != nil {
 		return fmt.Errorf("put link for chat %q: %w", l.ChatID, err)
 	}
@@ -43,11 +36,8 @@ func (db *DB) GetLink(ctx context.Context, key string) (store.Link, error) {
 	var l store.Link
 	var created, expires int64
 	err := db.readRow(ctx, getLinkSQL, key).Scan(&l.Key, &l.ChatID, &l.UserID, &l.Server, &l.URI, &l.Name, &created, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.Link{}, fmt.Errorf("get link: %w", err)
+		return store.Link{}, fmt.Errorf("get link: %w", notFound(err))
 	}
 	l.CreatedAt, l.ExpiresAt = fromMillis(created), fromMillis(expires)
 	return l, nil
@@ -55,14 +45,7 @@ func (db *DB) GetLink(ctx context.Context, key string) (store.Link, error) {
 
 // PruneLinks deletes the links expired at or before now.
 func (db *DB) PruneLinks(ctx context.Context, now time.Time) (int64, error) {
-	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM links WHERE expires_at <= ?`, millis(now))
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		return err
-	})
+	n, err := db.pruneExpired(ctx, "links", now)
 	if err != nil {
 		return 0, fmt.Errorf("prune links: %w", err)
 	}

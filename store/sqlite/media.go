@@ -91,11 +91,8 @@ func (db *DB) MediaGet(ctx context.Context, ref string) (store.Media, error) {
 	m := store.Media{Hash: ref}
 	var at int64
 	err := db.reader.QueryRowContext(ctx, `SELECT mime_type, stored_at FROM media WHERE hash = ?`, ref).Scan(&m.MIMEType, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.Media{}, fmt.Errorf("media %s: %w", ref, err)
+		return store.Media{}, fmt.Errorf("media %s: %w", ref, notFound(err))
 	}
 	m.StoredAt = fromMillis(at)
 	if m.Data, err = os.ReadFile(filepath.Join(db.mediaDir(), ref)); err != nil {

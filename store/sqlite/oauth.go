@@ -30,11 +30,8 @@ func (db *DB) GetOAuthGrant(ctx context.Context, server, userID string) (store.O
 	g := store.OAuthGrant{Server: server, UserID: userID}
 	var updated int64
 	err := db.readRow(ctx, getGrantSQL, server, userID).Scan(&g.Sealed, &g.Version, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.OAuthGrant{}, fmt.Errorf("get sign-in to %q: %w", server, err)
+		return store.OAuthGrant{}, fmt.Errorf("get sign-in to %q: %w", server, notFound(err))
 	}
 	g.UpdatedAt = fromMillis(updated)
 	return g, nil
@@ -112,11 +109,8 @@ func (db *DB) TakeOAuthGrant(ctx context.Context, server, userID string) (store.
 		return db.txRow(ctx, tx, `DELETE FROM oauth_grants WHERE server = ? AND user_id = ? RETURNING sealed, version, updated_at`,
 			server, userID).Scan(&g.Sealed, &g.Version, &updated)
 	})
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.OAuthGrant{}, fmt.Errorf("take sign-in to %q: %w", server, err)
+		return store.OAuthGrant{}, fmt.Errorf("take sign-in to %q: %w", server, notFound(err))
 	}
 	g.UpdatedAt = fromMillis(updated)
 	return g, nil
@@ -151,11 +145,8 @@ func (db *DB) GetOAuthClient(ctx context.Context, server, issuer, redirectURI st
 	var sealed []byte
 	err := db.readRow(ctx, `SELECT sealed FROM oauth_clients WHERE server = ? AND issuer = ? AND redirect_uri = ?`,
 		server, issuer, redirectURI).Scan(&sealed)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return nil, fmt.Errorf("get client of %q: %w", server, err)
+		return nil, fmt.Errorf("get client of %q: %w", server, notFound(err))
 	}
 	return sealed, nil
 }
@@ -212,9 +203,7 @@ func (db *DB) TakeOAuthFlow(ctx context.Context, state string) (store.OAuthFlow,
 		return db.txRow(ctx, tx, `DELETE FROM oauth_flows WHERE state = ? RETURNING server, user_id, sealed, expires_at`, state).
 			Scan(&f.Server, &f.UserID, &f.Sealed, &expires)
 	})
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
+	err = notFound(err)
 	if err == nil && expires <= millis(db.now()) {
 		err = store.ErrNotFound
 	}

@@ -88,11 +88,8 @@ func scanPending(s scanner) (store.Pending, error) {
 func (db *DB) OpenPending(ctx context.Context, chatID string) (store.Pending, error) {
 	row := db.readRow(ctx, openPendingSQL, chatID)
 	p, err := scanPending(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.Pending{}, fmt.Errorf("open pending of chat %q: %w", chatID, err)
+		return store.Pending{}, fmt.Errorf("open pending of chat %q: %w", chatID, notFound(err))
 	}
 	return p, nil
 }
@@ -102,11 +99,8 @@ func (db *DB) OpenPending(ctx context.Context, chatID string) (store.Pending, er
 func (db *DB) GetPending(ctx context.Context, id int64) (store.Pending, error) {
 	row := db.readRow(ctx, getPendingSQL, id)
 	p, err := scanPending(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.Pending{}, fmt.Errorf("get pending %d: %w", id, err)
+		return store.Pending{}, fmt.Errorf("get pending %d: %w", id, notFound(err))
 	}
 	return p, nil
 }

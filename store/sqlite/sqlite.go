@@ -233,3 +233,11 @@ func (db *DB) ensureChat(ctx context.Context, tx *sql.Tx, chatID string, now tim
 	_, err := db.txExec(ctx, tx, ensureChatSQL, chatID, millis(now))
 	return err
 }
+
+// notFound is err, but store.ErrNotFound for a row that is not there.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}

@@ -69,11 +69,8 @@ func (db *DB) PutTask(ctx context.Context, t store.Task) (int64, error) {
 // GetTask returns the task with the given id, or store.ErrNotFound.
 func (db *DB) GetTask(ctx context.Context, id int64) (store.Task, error) {
 	t, err := scanTask(db.reader.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		return store.Task{}, fmt.Errorf("get task %d: %w", id, err)
+		return store.Task{}, fmt.Errorf("get task %d: %w", id, notFound(err))
 	}
 	return t, nil
 }
