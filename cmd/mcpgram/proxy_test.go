@@ -50,11 +50,12 @@ func proxyConfig(t *testing.T, root string) (path string, volumes []string) {
 }
 
 // The scale profile's proxy publishes only the webhook: Telegram's POST to
-// /telegram reaches a replica, and /metrics, /healthz, /readyz and every
-// other path or method get 404 without reaching one. The test runs Caddy
+// /telegram and the MCP Apps' /apps/ reach a replica, and /metrics,
+// /healthz, /readyz and every other path or method get 404 without
+// reaching one. The test runs Caddy
 // (the proxy's image) on the very config the compose file mounts, the
 // replicas' addresses swapped for two test servers.
-func TestScaleProxyPublishesOnlyTheWebhook(t *testing.T) {
+func TestScaleProxyPublishesOnlyTheWebhookAndApps(t *testing.T) {
 	t.Parallel()
 	caddy, err := exec.LookPath("caddy")
 	if err != nil {
@@ -115,12 +116,18 @@ func TestScaleProxyPublishesOnlyTheWebhook(t *testing.T) {
 		return resp.StatusCode
 	}
 	testenv.Eventually(t, 30*time.Second, "the proxy to answer", func() bool { return do(http.MethodGet, "/") != 0 })
-	if code := do(http.MethodPost, "/telegram"); code != http.StatusOK {
-		t.Fatalf("POST /telegram through the proxy = %d, want the replica's 200\n%s", code, out.String())
+	published := []struct{ method, path string }{
+		{"POST", "/telegram"}, {"GET", "/apps/t0k3n"}, {"GET", "/apps/t0k3n/frame"}, {"POST", "/apps/t0k3n/rpc"},
+	}
+	for _, r := range published {
+		if code := do(r.method, r.path); code != http.StatusOK {
+			t.Fatalf("%s %s through the proxy = %d, want the replica's 200\n%s", r.method, r.path, code, out.String())
+		}
 	}
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/metrics"}, {"GET", "/healthz"}, {"GET", "/readyz"}, {"POST", "/metrics"}, {"GET", "/telegram"},
 		{"POST", "/telegram/x"}, {"POST", "/telegramx"}, {"POST", "/"}, {"GET", "/../metrics"}, {"GET", "/%6detrics"},
+		{"GET", "/apps/../metrics"}, {"GET", "/apps/%2e%2e/metrics"}, {"DELETE", "/apps/t0k3n"}, {"GET", "/appsx"},
 	} {
 		if code := do(r.method, r.path); code != http.StatusNotFound {
 			t.Errorf("%s %s through the proxy = %d, want 404", r.method, r.path, code)
@@ -128,7 +135,11 @@ func TestScaleProxyPublishesOnlyTheWebhook(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !slices.Equal(reached, []string{"POST /telegram"}) {
-		t.Errorf("the replicas were reached by %q, want only POST /telegram", reached)
+	var want []string
+	for _, r := range published {
+		want = append(want, r.method+" "+r.path)
+	}
+	if !slices.Equal(reached, want) {
+		t.Errorf("the replicas were reached by %q, want only %q", reached, want)
 	}
 }
