@@ -1,0 +1,49 @@
+package main_test
+
+import (
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
+)
+
+// A richer app opens as well: @modelcontextprotocol/server-budget-allocator,
+// a page of 0.4 MB with its own chart library, built from the call's
+// structured result (a budget's categories and 24 months of history)
+// rather than its text. The app shows each category with its slider and
+// draws its chart.
+func TestBudgetAppInBrowser(t *testing.T) {
+	exe := chromium(t)
+	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/server-budget-allocator")
+	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{"get-budget-data"}}
+	bot := startAppsBotWith(t, "budget", "get-budget-data", entry)
+	bot.tg.Text(42, 42, "how is our budget split?")
+	m, pageURL := appButton(t, bot.tg, 42, 0)
+	if !strings.Contains(m.WebApps[0].Text, "Get Budget Data") {
+		t.Errorf("the button says %q, want the tool's title, Get Budget Data", m.WebApps[0].Text)
+	}
+	b := newBrowser(t, exe)
+	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=ios"))
+	frame := b.appFrame(t)
+
+	sliders := `document.getElementById("sliders-container") ? document.getElementById("sliders-container").innerText : ""`
+	testenv.Eventually(t, 30*time.Second, "the app to show the budget's categories", func() bool {
+		text := b.eval(t, frame, sliders)
+		return strings.Contains(text, "Marketing") && strings.Contains(text, "Engineering") && strings.Contains(text, "Sales")
+	})
+	if n := b.eval(t, frame, `String(document.querySelectorAll("#sliders-container input[type=range]").length)`); n != "5" {
+		t.Errorf("the app shows %s sliders, want one for each of the 5 categories", n)
+	}
+	drawn := `(() => { const c = document.getElementById("budget-chart"); if (!c || !c.width) return "no chart";
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		for (let i = 3; i < d.length; i += 4) { if (d[i] !== 0) return "drawn" } return "blank" })()`
+	testenv.Eventually(t, 30*time.Second, "the app to draw its chart", func() bool { return b.eval(t, frame, drawn) == "drawn" })
+	screenshot(t, b)
+}
