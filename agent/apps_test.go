@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
@@ -124,5 +125,60 @@ func TestAppOnlyToolNotSearched(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// startingHub is a hub whose catalog shows server f still starting (no
+// tools known yet) until started; its servers are up all along.
+type startingHub struct {
+	agent.Hub
+	started atomic.Bool
+}
+
+func (h *startingHub) Catalog() mcpgram.Catalog {
+	cat := h.Hub.Catalog()
+	if h.started.Load() {
+		return cat
+	}
+	cat.Servers = slices.Clone(cat.Servers)
+	for i, s := range cat.Servers {
+		if s.Name == "f" {
+			cat.Servers[i].Status, cat.Servers[i].Tools = mcpgram.StatusStarting, nil
+		}
+	}
+	return cat
+}
+
+// A call of a server still starting names tools not known yet, so it is
+// approved on a card whatever its name. Once the server is up, a call of
+// one of its app-only tools is refused as one it does not have, approved
+// (and auto-approved) as it is, and never reaches it.
+func TestAppOnlyToolOfAServerThatWasStarting(t *testing.T) {
+	t.Parallel()
+	h := &startingHub{}
+	setup := appsSetup(t, func(int) string { return "off" })
+	pin := setup.config
+	setup.config = func(w *wiring) { pin(w); h.Hub = w.Hub; w.Hub = h }
+	e := newEnv(t, llmfake.Script(llmfake.Text(useTool("f", "app_refresh", "{}")), llmfake.Text(complete("done"))), setup)
+	got := e.say("refresh the app").last(t)
+	if got.Kind != agent.EventApproval || got.Approval.Tool != "app_refresh" {
+		t.Fatalf("last event = %+v, want the call of app_refresh on a card", got)
+	}
+	h.started.Store(true)
+	r, err := e.turn(agent.Request{Caller: alice, Decision: &agent.Decision{PendingID: got.Approval.PendingID, Approve: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t); got.Kind != agent.EventAnswer || got.Text != "done" {
+		t.Fatalf("last event = %+v, want the answer", got)
+	}
+	read := e.model.Calls()[1].Request.Last()
+	if !strings.Contains(read, `Server "f" has no tool "app_refresh"`) || strings.Contains(read, "(ok)") {
+		t.Errorf("the model read %q, want the call refused as of a tool the server does not have", read)
+	}
+	for _, c := range e.audit() {
+		if c.Tool == "app_refresh" {
+			t.Errorf("app_refresh ran: %+v", c)
+		}
 	}
 }

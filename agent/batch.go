@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/toolcall"
@@ -224,6 +225,10 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool, pump 
 		bc.Text = executor.Header(bc.Name, bc.Server, target, false) + "\n" + err.Error()
 		return
 	}
+	if t.appOnly(call) {
+		bc.Text = executor.Header(call.Name, call.Server, call.Tool, false) + "\n" + fmt.Sprintf("Server %q has no tool %q.", call.Server, call.Tool)
+		return
+	}
 	n := int(t.toolCalls.Add(1))
 	t.emit.send(Event{Kind: EventToolStart, Call: n, Server: call.Server, Tool: call.Tool, URI: call.URI})
 	caller := t.caller
@@ -326,4 +331,20 @@ func (t *turn) settle(ctx context.Context, b *batch, visible string) (ended bool
 		return false, nil
 	}
 	return true, t.requestApproval(ctx, b, i, visible)
+}
+
+// appOnly reports whether call is of a tool its server now declares to be
+// for its MCP App alone: to the model, a tool the server does not have. A
+// call checked while its server was still starting (its tools unknown,
+// so approved on a card whatever its name) may name one, once it is up.
+func (t *turn) appOnly(call executor.Call) bool {
+	if call.Name != toolcall.UseMCPTool {
+		return false
+	}
+	s, ok := t.a.cfg.Hub.Catalog().Server(call.Server)
+	if !ok {
+		return false
+	}
+	tool, ok := s.Tool(call.Tool)
+	return ok && !tool.VisibleTo(mcpgram.AudienceModel)
 }
