@@ -545,13 +545,7 @@ func waitText(t *testing.T, fake *tgfake.Server, chat int64, want string) tgfake
 }
 
 func countText(fake *tgfake.Server, chat int64, want string) int {
-	n := 0
-	for _, m := range fake.Messages(chat) {
-		if strings.Contains(m.Plain, want) {
-			n++
-		}
-	}
-	return n
+	return fake.Count(chat, want)
 }
 
 func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAnswer {
