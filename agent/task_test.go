@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -145,5 +146,62 @@ func TestTaskDelivered(t *testing.T) {
 	}
 	if n := len(e.model.Calls()); n != 3 {
 		t.Errorf("model called %d times, want 3", n)
+	}
+}
+
+// A staleTasks store reads every task as not delivered yet, as a turn
+// does that read it just before another instance's turn delivered it.
+type staleTasks struct{ agent.Store }
+
+func (s staleTasks) GetTask(ctx context.Context, id int64) (store.Task, error) {
+	t, err := s.Store.GetTask(ctx, id)
+	t.DeliveredAt = time.Time{}
+	return t, err
+}
+
+// Two turns deliver the same task, the second having read it before the
+// first's write: the second's write is refused, and it ends without a
+// word to the user (no error, no answer), as stale.
+func TestTaskDeliveredMeanwhile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(complete("Here is your report on moths.")),
+		llmfake.Text(complete("Here it is again.")),
+	), setup{config: func(w *wiring) { w.Store = staleTasks{w.Store} }})
+	ctx := context.Background()
+	id, err := e.db.PutTask(ctx, store.Task{
+		Server: "everything", Handle: "h-moths", Tool: "simulate-research-query", ChatID: alice.ChatID, UserID: alice.UserID,
+		TurnID: "turn-moths", CallID: "1", Status: "working", NextPoll: e.clock(), CreatedAt: e.clock(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := json.Marshal(tasks.Outcome{End: tasks.EndCompleted, Text: "# Research Report: moths"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.FinishTask(ctx, id, "completed", "", outcome); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.turn(agent.Request{Caller: alice, Task: id})
+	if err != nil || first.last(t).Text != "Here is your report on moths." {
+		t.Fatalf("the first delivery = %v, last event %+v; want the answer", err, first.last(t))
+	}
+	again, err := e.turn(agent.Request{Caller: alice, Task: id})
+	if !errors.Is(err, agent.ErrStale) {
+		t.Errorf("the second delivery = %v, want ErrStale", err)
+	}
+	for _, ev := range again.All() {
+		if ev.Kind != agent.EventText {
+			t.Errorf("the second delivery emitted %+v, want nothing but the model's streamed text", ev)
+		}
+	}
+	if n := len(e.model.Calls()); n != 2 {
+		t.Errorf("model called %d times, want 2 (the second delivery got as far as its write)", n)
+	}
+	for _, m := range e.history() {
+		if strings.Contains(m.Content, "again") {
+			t.Errorf("the second delivery stored %q", m.Content)
+		}
 	}
 }
