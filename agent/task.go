@@ -47,6 +47,7 @@ func (t *turn) keepTask(ctx context.Context, bc *batchCall, call executor.Call, 
 		return
 	}
 	t.logger.Info("call became a task", "server", call.Server, "tool", call.Tool, "task", id)
+	t.a.cfg.Metrics.TaskStarted(call.Server)
 	t.emit.send(Event{Kind: EventTask, Call: n, Server: call.Server, Tool: call.Tool,
 		Task: &Task{ID: id, Server: call.Server, Tool: call.Tool, StatusMessage: task.StatusMessage}})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
@@ -22,6 +23,7 @@ import (
 // runs, and the task is kept with whom and what it is for.
 func TestTaskFreesTheTurn(t *testing.T) {
 	t.Parallel()
+	m := metrics.New()
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(useTool("everything", "simulate-research-query", `{"topic": "bees"}`)),
 		llmfake.Text(complete("The research runs; I will tell you.")),
@@ -29,6 +31,7 @@ func TestTaskFreesTheTurn(t *testing.T) {
 		servers: map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")},
 		config: func(w *wiring) {
 			w.Options.Executor.Tasks = w.Hub.(*hub.Hub)
+			w.Options.Metrics = m
 		},
 	})
 	r, err := e.turn(agent.Request{Caller: alice, Text: "research bees", ReplyTo: 321, TurnID: "turn-bees"})
@@ -70,6 +73,9 @@ func TestTaskFreesTheTurn(t *testing.T) {
 	}
 	if audit := e.audit(); len(audit) != 1 || audit[0].Status != "ok" {
 		t.Errorf("audit = %+v", audit)
+	}
+	if n := sample(t, m, "mcpgram_tasks_started_total", "server", "everything"); n != 1 {
+		t.Errorf("tasks started = %v, want 1", n)
 	}
 }
 
