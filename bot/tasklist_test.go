@@ -59,6 +59,27 @@ func TestTasksCommand(t *testing.T) {
 		t.Errorf("alice's press on her task answered %+v, want the server's refusal", a)
 	}
 
+	// A press on the list edits the task's card, and leaves the list:
+	// the first list stands for the card of a task started since.
+	stoppable := put(group, alice, "stoppable", "", 0)
+	if err := h.db.SetTaskCard(ctx, stoppable, int64(list.ID)); err != nil {
+		t.Fatal(err)
+	}
+	n := len(fake.Messages(group))
+	fake.Text(group, alice, "/tasks")
+	fake.WaitFor(t, 30*time.Second, "a second list", func() bool { return len(fake.Messages(group)) > n })
+	msgs := fake.Messages(group)
+	second := msgs[len(msgs)-1]
+	if a := waitAnswer(t, fake, fake.Press(group, alice, second.ID, "k:"+strconv.FormatInt(stoppable, 10))); a.Text != "Stopping it…" {
+		t.Errorf("alice's press on her stoppable task answered %+v", a)
+	}
+	waitText(t, fake, group, "Stopping: simulate-research-query on everything.")
+	for _, m := range fake.Messages(group) {
+		if m.ID == second.ID && !strings.Contains(m.Plain, "Running in this chat: 3") {
+			t.Errorf("the list pressed became %q, want it kept", m.Plain)
+		}
+	}
+
 	fake.Text(bob, bob, "/tasks")
 	waitText(t, fake, bob, "No task runs in this chat.")
 }
