@@ -238,6 +238,13 @@ func (t *turn) fail(ctx context.Context, userText string, err error) error {
 // failAs is fail counting the turn's outcome as outcome ("": error) of
 // kind.
 func (t *turn) failAs(ctx context.Context, outcome, kind, userText string, err error) error {
+	if errors.Is(err, errTaskDelivered) {
+		// Another turn (another instance's, on a shared database) handed
+		// the task's end to the conversation first: it told the user, so
+		// this one ends without a word, as a stale press does.
+		t.logger.Debug("the task was delivered already; this delivery ends silently", "err", err)
+		return err
+	}
 	if ctx.Err() != nil {
 		return t.cancelled(ctx)
 	}

@@ -47,6 +47,7 @@ func (t *turn) keepTask(ctx context.Context, bc *batchCall, call executor.Call, 
 		return
 	}
 	t.logger.Info("call became a task", "server", call.Server, "tool", call.Tool, "task", id)
+	t.a.cfg.Metrics.TaskStarted(call.Server)
 	t.emit.send(Event{Kind: EventTask, Call: n, Server: call.Server, Tool: call.Tool,
 		Task: &Task{ID: id, Server: call.Server, Tool: call.Tool, StatusMessage: task.StatusMessage}})
 }
@@ -75,11 +76,16 @@ const (
 	noteTaskTell      = "Tell the user, in plain words, what came of the request that started it."
 )
 
+// errTaskDelivered: the write of a delivery turn found its task delivered
+// by another turn since the turn read it (see taskEnded).
+var errTaskDelivered = fmt.Errorf("the task was delivered already: %w", ErrStale)
+
 // taskEnded hands the outcome of finished task id to the conversation, in
 // the result format of the call that started it, and lets the model carry
 // on from it. The write that stores it marks the task delivered, once: a
 // task delivered already (by another instance, or before a crash) gives
-// ErrStale.
+// ErrStale, with no event, whether the turn finds it so at its start or
+// at its first write (another instance's turn delivered it meanwhile).
 func (t *turn) taskEnded(ctx context.Context, id int64) error {
 	task, err := t.a.cfg.Store.GetTask(ctx, id)
 	switch {

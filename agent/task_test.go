@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/executor"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/testkit/llmfake"
@@ -21,6 +23,7 @@ import (
 // runs, and the task is kept with whom and what it is for.
 func TestTaskFreesTheTurn(t *testing.T) {
 	t.Parallel()
+	m := metrics.New()
 	e := newEnv(t, llmfake.Script(
 		llmfake.Text(useTool("everything", "simulate-research-query", `{"topic": "bees"}`)),
 		llmfake.Text(complete("The research runs; I will tell you.")),
@@ -28,6 +31,7 @@ func TestTaskFreesTheTurn(t *testing.T) {
 		servers: map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")},
 		config: func(w *wiring) {
 			w.Options.Executor.Tasks = w.Hub.(*hub.Hub)
+			w.Options.Metrics = m
 		},
 	})
 	r, err := e.turn(agent.Request{Caller: alice, Text: "research bees", ReplyTo: 321, TurnID: "turn-bees"})
@@ -69,6 +73,9 @@ func TestTaskFreesTheTurn(t *testing.T) {
 	}
 	if audit := e.audit(); len(audit) != 1 || audit[0].Status != "ok" {
 		t.Errorf("audit = %+v", audit)
+	}
+	if n := sample(t, m, "mcpgram_tasks_started_total", "server", "everything"); n != 1 {
+		t.Errorf("tasks started = %v, want 1", n)
 	}
 }
 
@@ -145,5 +152,62 @@ func TestTaskDelivered(t *testing.T) {
 	}
 	if n := len(e.model.Calls()); n != 3 {
 		t.Errorf("model called %d times, want 3", n)
+	}
+}
+
+// A staleTasks store reads every task as not delivered yet, as a turn
+// does that read it just before another instance's turn delivered it.
+type staleTasks struct{ agent.Store }
+
+func (s staleTasks) GetTask(ctx context.Context, id int64) (store.Task, error) {
+	t, err := s.Store.GetTask(ctx, id)
+	t.DeliveredAt = time.Time{}
+	return t, err
+}
+
+// Two turns deliver the same task, the second having read it before the
+// first's write: the second's write is refused, and it ends without a
+// word to the user (no error, no answer), as stale.
+func TestTaskDeliveredMeanwhile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, llmfake.Script(
+		llmfake.Text(complete("Here is your report on moths.")),
+		llmfake.Text(complete("Here it is again.")),
+	), setup{config: func(w *wiring) { w.Store = staleTasks{w.Store} }})
+	ctx := context.Background()
+	id, err := e.db.PutTask(ctx, store.Task{
+		Server: "everything", Handle: "h-moths", Tool: "simulate-research-query", ChatID: alice.ChatID, UserID: alice.UserID,
+		TurnID: "turn-moths", CallID: "1", Status: "working", NextPoll: e.clock(), CreatedAt: e.clock(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := json.Marshal(tasks.Outcome{End: tasks.EndCompleted, Text: "# Research Report: moths"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.FinishTask(ctx, id, "completed", "", outcome); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.turn(agent.Request{Caller: alice, Task: id})
+	if err != nil || first.last(t).Text != "Here is your report on moths." {
+		t.Fatalf("the first delivery = %v, last event %+v; want the answer", err, first.last(t))
+	}
+	again, err := e.turn(agent.Request{Caller: alice, Task: id})
+	if !errors.Is(err, agent.ErrStale) {
+		t.Errorf("the second delivery = %v, want ErrStale", err)
+	}
+	for _, ev := range again.All() {
+		if ev.Kind != agent.EventText {
+			t.Errorf("the second delivery emitted %+v, want nothing but the model's streamed text", ev)
+		}
+	}
+	if n := len(e.model.Calls()); n != 2 {
+		t.Errorf("model called %d times, want 2 (the second delivery got as far as its write)", n)
+	}
+	for _, m := range e.history() {
+		if strings.Contains(m.Content, "again") {
+			t.Errorf("the second delivery stored %q", m.Content)
+		}
 	}
 }

@@ -409,6 +409,9 @@ func (t *turn) write(ctx context.Context, ending *store.TurnRecord, msgs []store
 	})
 	if err != nil {
 		t.private = private // the next write marks the same messages again
+		if t.deliver != 0 && errors.Is(err, store.ErrResolved) {
+			return fmt.Errorf("deliver task %d: %w", t.deliver, errTaskDelivered)
+		}
 		return err
 	}
 	if ending != nil {

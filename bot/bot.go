@@ -147,6 +147,8 @@ type Store interface {
 	GetTask(ctx context.Context, id int64) (store.Task, error)
 	// SetTaskCard keeps the message that shows a task.
 	SetTaskCard(ctx context.Context, id, cardID int64) error
+	// ChatTasks lists a conversation's running tasks (/tasks).
+	ChatTasks(ctx context.Context, key string) ([]store.Task, error)
 }
 
 // DefaultAPIURL is Telegram's Bot API server.

@@ -62,8 +62,8 @@ func TestToolRoundTrip(t *testing.T) {
 	if fake.Actions(alice) == 0 {
 		t.Errorf("no typing action sent")
 	}
-	if got := len(fake.Commands(0)); got != 8 {
-		t.Errorf("setMyCommands registered %d commands for everyone, want 8", got)
+	if got := len(fake.Commands(0)); got != 9 {
+		t.Errorf("setMyCommands registered %d commands for everyone, want 9", got)
 	}
 }
 
@@ -446,7 +446,7 @@ func TestCommandMenusPerScope(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	everyone := "start help reset tools usage retry cancel prompts"
+	everyone := "start help reset tools usage retry cancel prompts tasks"
 	owner := everyone + " system model topics connections"
 	for _, tt := range []struct {
 		scope string

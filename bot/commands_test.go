@@ -21,7 +21,7 @@ func TestUnknownCommand(t *testing.T) {
 	h := s.start(nil)
 	s.fake.Text(alice, alice, "/frobnicate now")
 	m := waitText(t, s.fake, alice, "I don't know /frobnicate.")
-	if want := "My commands: /start /help /reset /tools /usage /retry /cancel /prompts /system /model /topics /connections. /help says what each does."; !strings.Contains(m.Plain, want) {
+	if want := "My commands: /start /help /reset /tools /usage /retry /cancel /prompts /tasks /system /model /topics /connections. /help says what each does."; !strings.Contains(m.Plain, want) {
 		t.Errorf("answer to an unknown command = %q, want it to say %q", m.Plain, want)
 	}
 	s.fake.Text(admin, admin, "/Frobnicate")

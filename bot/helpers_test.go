@@ -419,7 +419,11 @@ func (h *fakeHub) BeginConnect(context.Context, string, string, string, string) 
 	return "", "", errors.New("no sign-ins here")
 }
 
-func (h *fakeHub) CancelTask(context.Context, mcpgram.Caller, string, string) (*mcpgram.Task, error) {
+// CancelTask cancels only the task of handle "stoppable".
+func (h *fakeHub) CancelTask(_ context.Context, _ mcpgram.Caller, _, handle string) (*mcpgram.Task, error) {
+	if handle == "stoppable" {
+		return &mcpgram.Task{ID: handle, Status: mcpgram.TaskCancelled}, nil
+	}
 	return nil, errors.New("the fake hub runs no tasks")
 }
 
@@ -545,13 +549,7 @@ func waitText(t *testing.T, fake *tgfake.Server, chat int64, want string) tgfake
 }
 
 func countText(fake *tgfake.Server, chat int64, want string) int {
-	n := 0
-	for _, m := range fake.Messages(chat) {
-		if strings.Contains(m.Plain, want) {
-			n++
-		}
-	}
-	return n
+	return fake.Count(chat, want)
 }
 
 func waitAnswer(t *testing.T, fake *tgfake.Server, id string) tgfake.CallbackAnswer {

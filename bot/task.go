@@ -163,7 +163,13 @@ func (b *Bot) handleTaskStop(ctx context.Context, cq *tgbotapi.CallbackQuery, at
 	}
 	b.logger.Info("task cancelled at a press", "task", t.ID, "server", t.Server, "by", cq.From.ID)
 	b.tg.AnswerCallback(ctx, cq.ID, msgTaskStopping, false)
-	if err := b.tg.EditHTML(ctx, at.Chat, cq.Message.MessageID, "⏹ <i>Stopping: "+render.Escape(t.Tool)+" on "+render.Escape(t.Server)+".</i>", nil); err != nil {
+	// The task's card says so, wherever the button was pressed: a /tasks
+	// list stays as it is, unless the task has no card kept.
+	card := int(t.CardID)
+	if card == 0 {
+		card = cq.Message.MessageID
+	}
+	if err := b.tg.EditHTML(ctx, at.Chat, card, "⏹ <i>Stopping: "+render.Escape(t.Tool)+" on "+render.Escape(t.Server)+".</i>", nil); err != nil {
 		b.logger.Debug("edit a task's card", "err", err)
 	}
 }

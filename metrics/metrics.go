@@ -38,11 +38,18 @@ type Metrics struct {
 	searchFound    *prometheus.CounterVec
 	searchCalled   *prometheus.CounterVec
 	appRequests    *prometheus.CounterVec
+	tasksStarted   *prometheus.CounterVec
+	tasksFinished  *prometheus.CounterVec
+	taskSeconds    *prometheus.HistogramVec
 }
 
 // latency buckets, in seconds: from a local tool's few milliseconds to a
 // slow model's minutes.
 var latency = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// taskSpan buckets, in seconds: a background task runs from seconds to
+// hours.
+var taskSpan = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600}
 
 // New returns the metrics, registered on a new registry.
 func New() *Metrics {
@@ -69,6 +76,9 @@ func New() *Metrics {
 		searchFound:    f.counter("tool_search_found_total", "Tools a search for tools returned, by server and tool.", "server", "tool"),
 		searchCalled:   f.counter("tool_search_called_total", "Calls of a tool that a search of the same turn had returned, by server and tool.", "server", "tool"),
 		appRequests:    f.counter("app_requests_total", "Requests of MCP Apps' pages to the bot, by method (page, frame, or the bridge's JSON-RPC method) and status (ok, refused, limited, error).", "method", "status"),
+		tasksStarted:   f.counter("tasks_started_total", "Tool calls that became background tasks, by server.", "server"),
+		tasksFinished:  f.counter("tasks_finished_total", "Background tasks that ended, by server and outcome (completed, failed, cancelled, expired, lost).", "server", "outcome"),
+		taskSeconds:    f.histogramOf(taskSpan, "task_duration_seconds", "Time from a background task's start to its end.", "server"),
 	}
 }
 
@@ -88,7 +98,11 @@ func (f factory) plainCounter(name, help string) prometheus.Counter {
 }
 
 func (f factory) histogram(name, help string, labels ...string) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "mcpgram", Name: name, Help: help, Buckets: latency}, labels)
+	return f.histogramOf(latency, name, help, labels...)
+}
+
+func (f factory) histogramOf(buckets []float64, name, help string, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "mcpgram", Name: name, Help: help, Buckets: buckets}, labels)
 	f.r.MustRegister(h)
 	return h
 }
@@ -248,4 +262,22 @@ func (m *Metrics) TelegramRequest(method, status string, retryAfter bool) {
 	if retryAfter {
 		m.tgWaits.Inc()
 	}
+}
+
+// TaskStarted counts a tool call of server that became a background task.
+func (m *Metrics) TaskStarted(server string) {
+	if m == nil {
+		return
+	}
+	m.tasksStarted.WithLabelValues(server).Inc()
+}
+
+// TaskFinished counts a background task of server that ended with
+// outcome, d after its start.
+func (m *Metrics) TaskFinished(server, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.tasksFinished.WithLabelValues(server, outcome).Inc()
+	m.taskSeconds.WithLabelValues(server).Observe(max(d, 0).Seconds())
 }

@@ -98,6 +98,7 @@ func (p *Poller) finish(ctx context.Context, e *entry, o Outcome) bool {
 		return p.retry(ctx, e, p.opts.Now(), "store how a task ended", err)
 	}
 	p.log.Info("task ended", "task", t.ID, "server", t.Server, "tool", t.Tool, "end", o.End)
+	p.opts.Metrics.TaskFinished(t.Server, o.End, p.opts.Now().Sub(t.CreatedAt))
 	t.Status, t.StatusMessage, t.Outcome = o.End, statusLine(o), o.encode()
 	if p.opts.Finished != nil {
 		p.opts.Finished(t, o)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -63,6 +64,9 @@ type Options struct {
 	Changed  func(store.Task)
 	Finished func(store.Task, Outcome)
 	Now      func() time.Time
+	// Metrics counts the tasks this poller finished, by outcome, and how
+	// long they ran; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // A Poller follows the open tasks of a store. Start it once, then Close

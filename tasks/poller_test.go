@@ -12,10 +12,12 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/hub"
+	"github.com/mcpgram/mcpgram/metrics"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 )
 
@@ -118,7 +120,8 @@ func TestPoller(t *testing.T) {
 		var mu sync.Mutex
 		last := task.StatusMessage
 		var repeats []string
-		p := start(t, db, f.hub, tasks.Options{Finished: e.finished, Changed: func(t store.Task) {
+		m := metrics.New()
+		p := start(t, db, f.hub, tasks.Options{Metrics: m, Finished: e.finished, Changed: func(t store.Task) {
 			changes.Add(1)
 			mu.Lock()
 			defer mu.Unlock()
@@ -152,6 +155,17 @@ func TestPoller(t *testing.T) {
 			t.Errorf("%d polls, %d writes", p.Polls(), db.updates.Load())
 		}
 		testenv.Eventually(t, 5*time.Second, "the poller to let the task go", func() bool { return p.Following() == 0 })
+		want := `
+# HELP mcpgram_tasks_finished_total Background tasks that ended, by server and outcome (completed, failed, cancelled, expired, lost).
+# TYPE mcpgram_tasks_finished_total counter
+mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
+`
+		if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "mcpgram_tasks_finished_total"); err != nil {
+			t.Error(err)
+		}
+		if n, err := testutil.GatherAndCount(m.Registry, "mcpgram_task_duration_seconds"); err != nil || n != 1 {
+			t.Errorf("task duration series = %d, %v; want 1", n, err)
+		}
 	})
 
 	t.Run("follows a task stored after its start", func(t *testing.T) {

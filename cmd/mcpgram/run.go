@@ -43,6 +43,7 @@ func runCommand(ctx context.Context, con console) error {
 		Finished: func(t store.Task, _ tasks.Outcome) { b.TaskEnded(t) },
 		Changed:  func(t store.Task) { b.TaskChanged(t) },
 		Logger:   logger.With("component", "tasks"),
+		Metrics:  app.Metrics,
 	})
 	parts := bot.Parts{Forms: agent.NewForms(a), Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}
 	b, err = bot.New(cfg.TelegramToken, a, parts, app.Hub, app.Store, bot.Options{

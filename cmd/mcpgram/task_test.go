@@ -21,31 +21,18 @@ import (
 // Telegram and model fakes.
 func TestTaskAnswersLater(t *testing.T) {
 	t.Parallel()
-	b := buildBinary(t)
-	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
-	tg := tgfake.New(t)
-	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
-		last := c.Request.Messages[len(c.Request.Messages)-1].Content
+	rig := newTaskRig(t, func(last string) llmfake.Reply {
 		switch {
 		case strings.Contains(last, "The background task of this call is done"):
 			return llmfake.Text("Your report is ready: " + strings.SplitN(strings.SplitN(last, "# ", 2)[1], "\n", 2)[0])
 		case strings.Contains(last, executor.TaskStarted):
 			return llmfake.Text("The research runs in the background.")
 		case strings.Contains(last, "research otters"):
-			return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "otters"}</arguments></use_mcp_tool>`)
+			return llmfake.Text(researchCall("otters"))
 		}
 		return llmfake.Text("Hello meanwhile!")
 	})
-	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
-	cmd.Dir = b.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
-		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
-		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
-		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	tg, cmd := rig.tg, rig.start(t)
 	waitForSlowTool(t, tg, 42, "simulate-research-query")
 
 	asked := tg.Text(42, 42, "research otters")
@@ -102,42 +89,12 @@ func TestTaskAnswersLater(t *testing.T) {
 // so, once.
 func TestTaskAfterRestart(t *testing.T) {
 	t.Parallel()
-	b := buildBinary(t)
-	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
-	tg := tgfake.New(t)
-	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
-		last := c.Request.Messages[len(c.Request.Messages)-1].Content
-		switch {
-		case strings.Contains(last, "The server no longer knows the background task"):
-			return llmfake.Text("Sorry: the research was lost in a restart.")
-		case strings.Contains(last, executor.TaskStarted):
-			return llmfake.Text("The research runs in the background.")
-		}
-		return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "voles"}</arguments></use_mcp_tool>`)
-	})
-	start := func() *exec.Cmd {
-		t.Helper()
-		cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
-		cmd.Dir = b.dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
-			"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
-			"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
-			"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-		return cmd
-	}
-	count := func(text string) int {
-		n := 0
-		for _, m := range tg.Messages(42) {
-			if strings.Contains(m.Plain, text) {
-				n++
-			}
-		}
-		return n
-	}
+	rig := newTaskRig(t, scripted(researchCall("voles"),
+		"The server no longer knows the background task", "Sorry: the research was lost in a restart.",
+		executor.TaskStarted, "The research runs in the background."))
+	tg := rig.tg
+	start := func() *exec.Cmd { return rig.start(t) }
+	count := func(text string) int { return tg.Count(42, text) }
 	first := start()
 	waitForSlowTool(t, tg, 42, "simulate-research-query")
 	tg.Text(42, 42, "research voles")
@@ -184,31 +141,11 @@ func waitForSlowTool(t *testing.T, tg *tgfake.Server, chat int64, tool string) {
 // finds it cancelled, and the chat is told, once.
 func TestTaskStop(t *testing.T) {
 	t.Parallel()
-	b := buildBinary(t)
-	settings := testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")})
-	tg := tgfake.New(t)
-	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
-		last := c.Request.Messages[len(c.Request.Messages)-1].Content
-		switch {
-		case strings.Contains(last, "The background task of this call was cancelled."):
-			return llmfake.Text("The research was stopped, as you asked.")
-		case strings.Contains(last, "The background task of this call is done"):
-			return llmfake.Text("The research finished after all.")
-		case strings.Contains(last, executor.TaskStarted):
-			return llmfake.Text("The research runs in the background.")
-		}
-		return llmfake.Text(`<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "newts"}</arguments></use_mcp_tool>`)
-	})
-	cmd := exec.Command(b.path, "--mcp-settings", settings, "run")
-	cmd.Dir = b.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
-		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
-		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
-		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	rig := newTaskRig(t, scripted(researchCall("newts"),
+		"The background task of this call was cancelled.", "The research was stopped, as you asked.",
+		"The background task of this call is done", "The research finished after all.",
+		executor.TaskStarted, "The research runs in the background."))
+	tg, cmd := rig.tg, rig.start(t)
 	waitForSlowTool(t, tg, 42, "simulate-research-query")
 	tg.Text(42, 42, "research newts")
 	var card tgfake.Message
@@ -241,15 +178,7 @@ func TestTaskStop(t *testing.T) {
 		}
 	}
 	tg.Press(42, 42, card.ID, *card.Keyboard[0][0].CallbackData)
-	count := func(text string) int {
-		n := 0
-		for _, m := range tg.Messages(42) {
-			if strings.Contains(m.Plain, text) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(text string) int { return tg.Count(42, text) }
 	tg.WaitFor(t, 30*time.Second, "the chat told of the stop", func() bool { return count("stopped, as you asked") > 0 })
 	if count("finished after all") != 0 || count("stopped, as you asked") != 1 {
 		t.Errorf("messages: %d stops, %d results; want one stop and no result", count("stopped, as you asked"), count("finished after all"))
@@ -258,4 +187,65 @@ func TestTaskStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
+}
+
+// A taskRig is the bot's binary, settings that offer server-everything's
+// research tool, and the fakes of Telegram and the model, for the tests
+// of tasks.
+type taskRig struct {
+	b        *binary
+	settings string
+	tg       *tgfake.Server
+	model    *llmfake.Server
+}
+
+// newTaskRig makes a rig whose model answers the last message of each
+// request with answer.
+func newTaskRig(t *testing.T, answer func(last string) llmfake.Reply) *taskRig {
+	t.Helper()
+	b := buildBinary(t)
+	return &taskRig{
+		b:        b,
+		settings: testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")}),
+		tg:       tgfake.New(t),
+		model: llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
+			return answer(c.Request.Messages[len(c.Request.Messages)-1].Content)
+		}),
+	}
+}
+
+// scripted answers with the reply after the first of pairs (text, reply)
+// whose text the last message holds, and with otherwise when none does.
+func scripted(otherwise string, pairs ...string) func(last string) llmfake.Reply {
+	return func(last string) llmfake.Reply {
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if strings.Contains(last, pairs[i]) {
+				return llmfake.Text(pairs[i+1])
+			}
+		}
+		return llmfake.Text(otherwise)
+	}
+}
+
+// researchCall is the model's call of the research tool on topic.
+func researchCall(topic string) string {
+	return `<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "` + topic + `"}</arguments></use_mcp_tool>`
+}
+
+// start starts `mcpgram run` on the rig's SQLite database against the
+// fakes, for user 42 alone; the test's end kills it if it still runs.
+func (r *taskRig) start(t *testing.T) *exec.Cmd {
+	t.Helper()
+	b, tg, model := r.b, r.tg, r.model
+	cmd := exec.Command(b.path, "--mcp-settings", r.settings, "run")
+	cmd.Dir = b.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir,
+		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
+		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
+		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	return cmd
 }

@@ -101,29 +101,9 @@ func testTaskFinish(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handlesOf := []Store{db, open(t), open(t), open(t)}
-	var wg sync.WaitGroup
-	errs := make([]error, len(handlesOf))
-	for i, h := range handlesOf {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = h.FinishTask(ctx, id, "completed", "done", []byte(`{"text":"report"}`))
-		}()
-	}
-	wg.Wait()
-	won := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, store.ErrResolved):
-			t.Errorf("FinishTask %d = %v, want nil or ErrResolved", i, err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d FinishTask calls succeeded, want exactly 1", won)
-	}
+	onceOfMany(t, "FinishTask", []Store{db, open(t), open(t), open(t)}, func(h Store) error {
+		return h.FinishTask(ctx, id, "completed", "done", []byte(`{"text":"report"}`))
+	})
 	got, err := db.GetTask(ctx, id)
 	if err != nil || got.Open() || got.Status != "completed" || got.StatusMessage != "done" || string(got.Outcome) != `{"text":"report"}` {
 		t.Errorf("GetTask of a finished task = %+v, %v", got, err)
@@ -195,25 +175,7 @@ func testTaskDelivery(t *testing.T, open Open) {
 	if got := taskHandles(t)(db.UndeliveredTasks(ctx)); len(got) != 1 || got[0] != "h1" {
 		t.Fatalf("UndeliveredTasks = %v, want h1", got)
 	}
-	handlesOf := []Store{db, open(t), open(t), open(t)}
-	errs := make([]error, len(handlesOf))
-	var wg sync.WaitGroup
-	for i, h := range handlesOf {
-		wg.Go(func() { errs[i] = deliver(h, "outcome") })
-	}
-	wg.Wait()
-	won := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, store.ErrResolved):
-			t.Errorf("delivery %d = %v, want nil or ErrResolved", i, err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d deliveries went in, want exactly 1", won)
-	}
+	onceOfMany(t, "delivery", []Store{db, open(t), open(t), open(t)}, func(h Store) error { return deliver(h, "outcome") })
 	conv := Active(t, db, "c1")
 	msgs, err := db.Messages(ctx, conv)
 	if err != nil || len(msgs) != 1 || msgs[0].Content != "outcome" {
@@ -224,5 +186,29 @@ func testTaskDelivery(t *testing.T, open Open) {
 	}
 	if got, err := db.GetTask(ctx, id); err != nil || !got.Delivered() {
 		t.Errorf("GetTask after the delivery = %+v, %v", got, err)
+	}
+}
+
+// onceOfMany runs try on every handle at the same time and fails t unless
+// exactly one succeeds and every other is refused with ErrResolved.
+func onceOfMany(t *testing.T, what string, handles []Store, try func(Store) error) {
+	t.Helper()
+	errs := make([]error, len(handles))
+	var wg sync.WaitGroup
+	for i, h := range handles {
+		wg.Go(func() { errs[i] = try(h) })
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrResolved):
+			t.Errorf("%s %d = %v, want nil or ErrResolved", what, i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d %s calls succeeded, want exactly 1", won, len(handles), what)
 	}
 }

@@ -274,6 +274,17 @@ func (s *Server) Messages(chatID int64) []Message {
 	return out
 }
 
+// Count is how many of the bot's live messages in chatID hold text.
+func (s *Server) Count(chatID int64, text string) int {
+	n := 0
+	for _, m := range s.Messages(chatID) {
+		if strings.Contains(m.Plain, text) {
+			n++
+		}
+	}
+	return n
+}
+
 // Calls returns the requests made to method ("" for all).
 func (s *Server) Calls(method string) []Call {
 	s.mu.Lock()
