@@ -52,6 +52,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/servers"
 	"github.com/mcpgram/mcpgram/bot/settings"
 	"github.com/mcpgram/mcpgram/bot/stats"
+	"github.com/mcpgram/mcpgram/bot/taskcards"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/bot/updates"
 	"github.com/mcpgram/mcpgram/bot/usage"
@@ -320,6 +321,8 @@ type Bot struct {
 	stats    *stats.Screen
 	usage    *usage.Screen
 	conns    *connections.Screen // nil without Options.Connections
+	tasks    *taskcards.Cards
+	delivery *taskcards.Delivery
 
 	allowed map[int64]bool
 	admins  map[int64]bool
@@ -414,6 +417,14 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 		Secret: cfg.WebhookSecret, URL: cfg.WebhookURL, Logger: cfg.Logger,
 	})
 	q.Register(cfg.Metrics)
+	b.makeParts(token, p, h, s)
+	return b, nil
+}
+
+// makeParts makes the bot's features: its screens, cards and readers,
+// over the agent's parts p, hub h and store s.
+func (b *Bot) makeParts(token string, p Parts, h Hub, s Store) {
+	cfg := b.cfg
 	b.servers = &servers.Screen{Hub: h, TG: b.tg, Logger: cfg.Logger, SignIn: b.signIn}
 	b.forms = forms.New(p.Forms, b.tg, forms.Options{BotName: func() string { return b.self.UserName }, Logger: cfg.Logger})
 	own := commandTable()
@@ -426,9 +437,14 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	if cfg.AppsURL != "" {
 		b.apps = apps.New(s, h.Catalog, b.tg, apps.Options{URL: cfg.AppsURL, Signer: apps.NewSigner(token), Logger: cfg.Logger})
 	}
+	b.tasks = &taskcards.Cards{TG: b.tg, Store: s, Hub: h, IsAdmin: b.isAdmin, Logger: cfg.Logger}
+	if cfg.Tasks != nil { // never a nil poller in the interface
+		b.tasks.Poller = cfg.Tasks
+	}
 	b.replies = &reply.Parts{TG: b.tg, Cards: b.cards, Forms: b.forms, Links: b.links, Apps: b.apps, What: b.toolWhat, Logger: cfg.Logger,
-		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval, Task: b.showTask}
+		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval, Task: b.tasks.Show}
 	b.cards.Replies = b.replies
+	b.delivery = &taskcards.Delivery{Agent: b.agent, Replies: b.replies, Store: s, Logger: cfg.Logger}
 	b.menus = menus.New(menus.Lists{Everyone: own.MenuFor(commands.Everyone), ChatOwner: own.MenuFor(commands.ChatOwner), Operator: own.MenuFor(commands.Operator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.intake = &intake.Reader{TG: b.tg, BotName: func() string { return b.self.UserName }, Logger: cfg.Logger,
@@ -444,7 +460,6 @@ func New(token string, a Agent, p Parts, h Hub, s Store, cfg Options) (*Bot, err
 	if cfg.Connections != nil {
 		b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
 	}
-	return b, nil
 }
 
 // ErrCutShort is returned by Run when turns still running after the
@@ -480,7 +495,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.Go(func(work context.Context) { b.menus.Loop(ctx, menu) })
 	if b.cfg.Tasks != nil {
 		b.cfg.Tasks.Start()
-		b.queue.Go(b.deliverPending)
+		b.queue.Go(b.delivery.Pending)
 	}
 	var runErr error
 	if b.cfg.Webhook {

@@ -39,7 +39,7 @@ func commandTable() commands.Table[handler] {
 				b.prompts.Show(ctx, m.at, m.CommandArguments())
 			}},
 		{Name: "tasks", About: "Tasks running in the background", Help: "this chat's tasks running in the background, each with its Stop button",
-			Order: commands.Beside, Run: (*Bot).showTasks},
+			Order: commands.Beside, Run: func(b *Bot, ctx context.Context, m *message) { b.tasks.List(ctx, m.at, m.key) }},
 		{Name: "system", About: "This chat's instructions to the assistant", Help: "this chat's instructions to me (group admins change them)",
 			Menu: commands.ChatOwner, Order: commands.Beside,
 			Run: func(b *Bot, ctx context.Context, m *message) {

@@ -89,7 +89,7 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
 	case callback.TaskStop:
 		// Out of band: no turn runs the task.
-		return dispatch.Job{Run: func(ctx context.Context) { b.handleTaskStop(ctx, cq, at, data) }}
+		return dispatch.Job{Run: func(ctx context.Context) { b.tasks.Stop(ctx, cq, at, data) }}
 	case callback.Form:
 		// The lane waits for the turn whose call waits for the form.
 		return dispatch.Job{Run: b.onQuery(cq, at, func(ctx context.Context, q *query) { b.handleFormPress(ctx, q, data) })}

@@ -1,6 +1,4 @@
-// /tasks: the chat's running tasks, each with its Stop button.
-
-package bot
+package taskcards
 
 import (
 	"context"
@@ -12,40 +10,42 @@ import (
 
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
+	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// maxListedTasks bounds /tasks: one message, a Stop button a task.
-const maxListedTasks = 20
+// maxListed bounds /tasks: one message, a Stop button a task.
+const maxListed = 20
 
-// showTasks answers /tasks: the running tasks of the conversation it was
-// sent in, oldest first. Every member sees them all; a Stop button stops
-// only a task of the presser's own, or any for an admin (handleTaskStop).
-func (b *Bot) showTasks(ctx context.Context, m *message) {
-	ts, err := b.store.ChatTasks(ctx, m.key)
-	if err != nil {
-		b.logger.Error("read a chat's tasks", "chat", m.at, "err", err)
-		b.say(ctx, m.at, "Sorry, I could not read this chat's tasks. Please try again.")
-		return
+// List answers /tasks at place at: the running tasks of conversation key,
+// oldest first. Every member sees them all; a Stop button stops only a
+// task of the presser's own, or any for an admin (Stop).
+func (c *Cards) List(ctx context.Context, at telegram.Place, key string) {
+	ts, err := c.Store.ChatTasks(ctx, key)
+	var text string
+	var markup any
+	switch {
+	case err != nil:
+		c.Logger.Error("read a chat's tasks", "chat", at, "err", err)
+		text = "Sorry, I could not read this chat's tasks. Please try again."
+	case len(ts) == 0:
+		text = "No task runs in this chat."
+	default:
+		text, markup = list(ts, time.Now())
 	}
-	if len(ts) == 0 {
-		b.say(ctx, m.at, "No task runs in this chat.")
-		return
-	}
-	text, markup := taskList(ts, time.Now())
-	if _, err := b.tg.SendLong(ctx, m.at, 0, text, markup); err != nil {
-		b.logger.Error("send the chat's tasks", "chat", m.at, "err", err)
+	if _, err := c.TG.SendLong(ctx, at, 0, text, markup); err != nil {
+		c.Logger.Error("send the chat's tasks", "chat", at, "err", err)
 	}
 }
 
-// taskList is the text of /tasks for ts, as of now, and a Stop button
-// for each task it lists, numbered as the list is.
-func taskList(ts []store.Task, now time.Time) (string, tgbotapi.InlineKeyboardMarkup) {
+// list is the text of /tasks for ts, as of now, and a Stop button for
+// each task it lists, numbered as the list is.
+func list(ts []store.Task, now time.Time) (string, tgbotapi.InlineKeyboardMarkup) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "⏳ <b>Running in this chat: %d</b>", len(ts))
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, t := range ts {
-		if i == maxListedTasks {
+		if i == maxListed {
 			fmt.Fprintf(&b, "\n…and %d more.", len(ts)-i)
 			break
 		}
