@@ -130,8 +130,10 @@ type Store interface {
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
-	// The calls whose MCP Apps users may open (see store.AppViews).
+	// The calls whose MCP Apps users may open (see store.AppViews), and
+	// the approvals of what the apps ask (see store.Interactions).
 	store.AppViews
+	store.Interactions
 	// ChatsWithServersOff lists the chats with command menus of their
 	// own (see store.ChatSettings).
 	ChatsWithServersOff(ctx context.Context) ([]string, error)

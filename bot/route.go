@@ -87,6 +87,9 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 	case callback.Stop:
 		// Out of band: the lane is the turn's to stop.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
+	case callback.AppVerdict:
+		// Out of band: an app's request waits for it, not a turn.
+		return dispatch.Job{Run: func(ctx context.Context) { b.handleAppPress(ctx, cq, data) }}
 	case callback.TaskStop:
 		// Out of band: no turn runs the task.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleTaskStop(ctx, cq, at, data) }}

@@ -74,10 +74,24 @@
     reply(m.id, {});
   }
 
+  // answer passes mcpgram's answer to the app's request m on; a request
+  // waiting for the user's approval in the chat is asked after again.
+  function answer(m, r) {
+    if (typeof r.await === 'number') {
+      status.textContent = 'Waiting for your approval in the chat…';
+      ask('mcpgram/await', { pending: r.await }).then(function (next) { answer(m, next); }, function (e) {
+        status.textContent = opened.title;
+        fail(m.id, -32603, String(e.message).slice(0, 200));
+      });
+      return;
+    }
+    status.textContent = opened.title;
+    if (r.error) { fail(m.id, r.error.code, r.error.message); } else { reply(m.id, r.result); }
+  }
+
   function forward(m) {
-    ask(m.method, m.params).then(function (r) {
-      if (r.error) { fail(m.id, r.error.code, r.error.message); } else { reply(m.id, r.result); }
-    }, function (e) { fail(m.id, -32603, String(e.message).slice(0, 200)); });
+    ask(m.method, m.params).then(function (r) { answer(m, r); },
+      function (e) { fail(m.id, -32603, String(e.message).slice(0, 200)); });
   }
 
   function handle(m) {
