@@ -45,9 +45,12 @@ type HostOptions struct {
 	AutoApproveAll bool
 	// Asker sends the approval cards of the apps' requests that need
 	// one; nil: such requests are refused.
-	Asker   Asker
-	Metrics *metrics.Metrics
-	Logger  *slog.Logger
+	Asker Asker
+	// Messenger takes the apps' messages into their chats; nil: they
+	// are refused.
+	Messenger Messenger
+	Metrics   *metrics.Metrics
+	Logger    *slog.Logger
 }
 
 // A Host serves the apps' pages under PathPrefix: the host page, which

@@ -74,7 +74,7 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	defer b.Close()
-	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), b.AppApprovals(), logger)
+	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), b.AppApprovals(), b.AppMessages(), logger)
 	if err != nil {
 		return err
 	}
