@@ -22,6 +22,15 @@ func (b *Bot) AppMessages() apps.Messenger {
 	return b
 }
 
+// AppContexts is what keeps the MCP Apps' context for their chats' next
+// turns (see apps.Host), or nil where the bot shows no apps.
+func (b *Bot) AppContexts() apps.Contexts {
+	if b.apps == nil {
+		return nil
+	}
+	return b
+}
+
 // AppApprovals is what sends the approval cards of the MCP Apps'
 // requests (see apps.Host), or nil where the bot shows no apps.
 func (b *Bot) AppApprovals() apps.Asker {
@@ -65,7 +74,7 @@ func (b *Bot) AppMessage(ctx context.Context, m apps.Message) error {
 	if at.Chat != m.User {
 		replyTo = sent.MessageID // in a group, the answer quotes it
 	}
-	req := agent.Request{Caller: caller(m.User, m.Key), Text: "(from the app " + m.Title + ") " + m.Text,
+	req := agent.Request{Caller: caller(m.User, m.Key), Text: b.withAppContext(m.Key, "(from the app "+m.Title+") "+m.Text),
 		Exempt: b.isAdmin(m.User), TurnID: agent.NewTurnID(), ReplyTo: int64(sent.MessageID)}
 	b.queue.Go(func(work context.Context) {
 		if err := b.runTurn(work, at, m.Key, m.User, replyTo, req, nil); err != nil && work.Err() == nil {

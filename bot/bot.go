@@ -354,6 +354,9 @@ type Bot struct {
 	replies *reply.Parts       // what the turns' replies are shown with
 	menus   *menus.Menus       // the command menus, with the servers' prompts
 	sweeper *retention.Sweeper // what is past its retention
+
+	// appContext is what the MCP Apps keep for their chats' next turns.
+	appContext appContexts
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.

@@ -49,8 +49,11 @@ type HostOptions struct {
 	// Messenger takes the apps' messages into their chats; nil: they
 	// are refused.
 	Messenger Messenger
-	Metrics   *metrics.Metrics
-	Logger    *slog.Logger
+	// Contexts keeps the apps' context for their chats' next turns; nil:
+	// it is refused.
+	Contexts Contexts
+	Metrics  *metrics.Metrics
+	Logger   *slog.Logger
 }
 
 // A Host serves the apps' pages under PathPrefix: the host page, which

@@ -38,7 +38,7 @@ const (
 
 // rpcMethods are the methods the bridge answers, which are also the
 // metric's labels; any other is "other".
-var rpcMethods = map[string]bool{"mcpgram/open": true, "mcpgram/await": true, "tools/call": true, "resources/read": true, "ui/message": true}
+var rpcMethods = map[string]bool{"mcpgram/open": true, "mcpgram/await": true, "tools/call": true, "resources/read": true, "ui/message": true, "ui/update-model-context": true}
 
 // rpc answers one request of the host page: checked against the token,
 // the init data and the per-user rate, then run.
@@ -98,6 +98,8 @@ func (h *Host) run(ctx context.Context, token string, v store.AppView, u WebAppU
 		return h.callTool(ctx, v, u.ID, req.Params)
 	case "resources/read":
 		return h.readResource(ctx, v, u.ID, req.Params)
+	case "ui/update-model-context":
+		return h.updateContext(ctx, v, u.ID, req.Params)
 	case "ui/message":
 		return h.message(ctx, v, u.ID, req.Params)
 	case "mcpgram/await":

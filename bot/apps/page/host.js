@@ -100,7 +100,7 @@
         reply(m.id, {
           protocolVersion: '2026-01-26',
           hostInfo: opened.hostInfo,
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} } },
+          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} }, updateModelContext: { text: {}, structuredContent: {} } },
           hostContext: hostContext()
         });
         return;
@@ -117,7 +117,7 @@
         return;
       case 'ui/open-link': openLink(m); return;
       case 'ping': reply(m.id, {}); return;
-      case 'tools/call': case 'resources/read': case 'ui/message': forward(m); return;
+      case 'tools/call': case 'resources/read': case 'ui/message': case 'ui/update-model-context': forward(m); return;
     }
     if (m.id !== undefined && m.id !== null) {
       fail(m.id, -32601, 'mcpgram does not support ' + String(m.method).slice(0, 64) + ' yet');
