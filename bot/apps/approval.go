@@ -80,6 +80,14 @@ func (h *Host) askFor(ctx context.Context, v store.AppView, user int64, a appAsk
 	if h.opts.Asker == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "this needs approval in the chat, which this bot cannot ask for"}
 	}
+	// One card at a time per view: an app cannot flood the chat.
+	switch p, err := h.store.OpenPending(ctx, askChat(v.ID)); {
+	case err == nil && time.Since(p.CreatedAt) <= approvalTTL:
+		return nil, &rpcError{Code: codeDeclined, Message: "another request of this app waits for approval in the chat"}
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		h.log.Error("read an app's approval", "err", err)
+		return nil, &rpcError{Code: codeInternal, Message: "the approval could not be asked"}
+	}
 	payload, err := json.Marshal(a)
 	if err != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "the request's arguments are not JSON"}

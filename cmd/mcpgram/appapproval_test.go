@@ -38,7 +38,10 @@ func toolCalls(t *testing.T, b *appsBot, tool, status string) float64 {
 // approval card in the user's chat, saying the app asks; the call waits,
 // not run, until the press: approved, it runs once (its approval cannot
 // be used again), denied, the app hears that the user declined. A press
-// by another user is refused and decides nothing.
+// by another user is refused and decides nothing. A resources/read the
+// model's would need approval for waits for the same card, and while one
+// request of an app waits, the app's others that need approval are
+// refused, so that an app cannot flood the chat with cards.
 func TestAppApproval(t *testing.T) {
 	b := startAppsBot(t)
 	b.tg.Text(42, 42, "show me the app")
@@ -49,10 +52,10 @@ func TestAppApproval(t *testing.T) {
 		code int
 		out  map[string]any
 	}
-	call := func() chan answer {
+	asked := map[string]any{"name": "asked", "arguments": map[string]any{"x": "from the app"}}
+	send := func(method string, params map[string]any) chan answer {
 		done := make(chan answer, 1)
-		body, _ := json.Marshal(map[string]any{"initData": good, "id": 1, "method": "tools/call",
-			"params": map[string]any{"name": "asked", "arguments": map[string]any{"x": "from the app"}}})
+		body, _ := json.Marshal(map[string]any{"initData": good, "id": 1, "method": method, "params": params})
 		go func() { // no t.Fatal off the test's goroutine
 			var a answer
 			resp, err := b.browser.Post(pageURL+"/rpc", "application/json", bytes.NewReader(body))
@@ -65,6 +68,7 @@ func TestAppApproval(t *testing.T) {
 		}()
 		return done
 	}
+	call := func() chan answer { return send("tools/call", asked) }
 	approved := call()
 	card, yes, _ := appCard(t, b.tg, 42, button.ID)
 	if !strings.Contains(card.Plain, "app") || !strings.Contains(card.Plain, "asked") || !strings.Contains(card.Plain, "from the app") {
@@ -98,6 +102,24 @@ func TestAppApproval(t *testing.T) {
 	}
 	if n := toolCalls(t, b, "asked", "ok"); n != 1 {
 		t.Errorf("asked ran %v times after the denial, want once", n)
+	}
+
+	// A read the model's would need approval for; meanwhile the app can
+	// ask nothing else that needs one.
+	read := send("resources/read", map[string]any{"uri": "features://report/notes.txt"})
+	card, yes, _ = appCard(t, b.tg, 42, card.ID)
+	if !strings.Contains(card.Plain, "features://report/notes.txt") {
+		t.Errorf("the read's card says %q", card.Plain)
+	}
+	if code, out := bridge(t, b, pageURL, good, "tools/call", asked); code != http.StatusOK || !strings.Contains(toJSON(out["error"]), "waits for approval") {
+		t.Errorf("a second request while one waits: %d %s, want it refused", code, toJSON(out))
+	}
+	b.tg.Press(42, 42, card.ID, yes)
+	if got := <-read; got.code != http.StatusOK || !strings.Contains(toJSON(got.out["result"]), "Notes of the report") {
+		t.Errorf("the approved read: %d %s", got.code, toJSON(got.out))
+	}
+	if m := b.tg.Messages(42); len(m) > 0 && m[len(m)-1].ID != card.ID && len(m[len(m)-1].Keyboard) > 0 {
+		t.Errorf("a card after the refused request: %q", m[len(m)-1].Plain)
 	}
 }
 
