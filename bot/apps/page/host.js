@@ -23,6 +23,31 @@
     return window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
   }
 
+  // themeVariables are the MCP Apps style variables Telegram's theme
+  // parameters give, by the parameters' names.
+  var themeVariables = {
+    bg_color: '--color-background-primary', secondary_bg_color: '--color-background-secondary',
+    text_color: '--color-text-primary', hint_color: '--color-text-secondary', link_color: '--color-text-info',
+    destructive_text_color: '--color-text-danger', section_separator_color: '--color-border-primary'
+  };
+
+  // themeStyles maps Telegram's theme (its themeParams, else the URL
+  // fragment's tgWebAppThemeParams) to style variables: colours of the
+  // form #rrggbb only, as the fragment is anyone's to write.
+  function themeStyles() {
+    var params = tg && tg.themeParams;
+    if (!params) {
+      try { params = JSON.parse(fragment.get('tgWebAppThemeParams') || 'null'); } catch (e) { params = null; }
+    }
+    var vars = {};
+    if (!params || typeof params !== 'object') { return vars; }
+    Object.keys(themeVariables).forEach(function (k) {
+      var v = params[k];
+      if (typeof v === 'string' && /^#[0-9a-fA-F]{6}$/.test(v)) { vars[themeVariables[k]] = v; }
+    });
+    return vars;
+  }
+
   // ask sends one request to mcpgram, with the init data.
   function ask(method, params) {
     return fetch(endpoint, {
@@ -43,6 +68,7 @@
   function hostContext() {
     return {
       theme: theme(),
+      styles: { variables: themeStyles() },
       displayMode: 'inline',
       availableDisplayModes: ['inline'],
       locale: opened.locale || navigator.language,
