@@ -131,8 +131,10 @@ type Store interface {
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
-	// The calls whose MCP Apps users may open (see store.AppViews).
+	// The calls whose MCP Apps users may open (see store.AppViews), and
+	// the approvals of what the apps ask (see store.Interactions).
 	store.AppViews
+	store.Interactions
 	// ChatsWithServersOff lists the chats with command menus of their
 	// own (see store.ChatSettings).
 	ChatsWithServersOff(ctx context.Context) ([]string, error)
@@ -357,6 +359,9 @@ type Bot struct {
 	replies *reply.Parts       // what the turns' replies are shown with
 	menus   *menus.Menus       // the command menus, with the servers' prompts
 	sweeper *retention.Sweeper // what is past its retention
+
+	// appContext is what the MCP Apps keep for their chats' next turns.
+	appContext appContexts
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.

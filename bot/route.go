@@ -87,6 +87,9 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 	case callback.Stop:
 		// Out of band: the lane is the turn's to stop.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
+	case callback.AppVerdict:
+		// Out of band: an app's request waits for it, not a turn.
+		return dispatch.Job{Run: func(ctx context.Context) { b.handleAppPress(ctx, cq, data) }}
 	case callback.TaskStop:
 		// Out of band: no turn runs the task.
 		return dispatch.Job{Run: func(ctx context.Context) { b.tasks.Stop(ctx, cq, at, data) }}
@@ -288,7 +291,7 @@ func (b *Bot) converse(ctx context.Context, m *message, text string, images []ll
 	}
 	// A task's answer, which comes later, after other messages maybe,
 	// quotes it in any chat.
-	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: text, Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
+	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: b.withAppContext(m.key, text), Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
 }
 
 // handleCancel answers /cancel: it stops the turn running in the place

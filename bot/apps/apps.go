@@ -34,18 +34,23 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 )
 
-// A Store keeps the views (see store.AppViews); *sqlite.DB and
-// *postgres.DB are one.
+// A Store keeps the views (see store.AppViews), and the approvals of
+// the apps' requests (see Host); *sqlite.DB and *postgres.DB are one.
 type Store interface {
 	store.AppViews
+	store.Interactions
 }
 
 // A Catalog says which tools have an app; *hub.Hub's Catalog is one.
 type Catalog func() mcpgram.Catalog
 
-// Telegram is what the buttons are sent through; *telegram.Client is one.
+// Telegram is what the buttons and approval cards are sent through;
+// *telegram.Client is one.
 type Telegram interface {
 	SendHTML(ctx context.Context, to telegram.Place, replyTo int, html string, markup any) (tgbotapi.Message, error)
+	SendLong(ctx context.Context, to telegram.Place, replyTo int, html string, markup any) (tgbotapi.Message, error)
+	EditHTML(ctx context.Context, chatID int64, msgID int, html string, markup *tgbotapi.InlineKeyboardMarkup) error
+	AnswerCallback(ctx context.Context, id, text string, alert bool)
 }
 
 // Options are the settings of Apps; URL and Signer are required.

@@ -24,6 +24,7 @@ import (
 // audit log an app's tool calls go to, as the model's do.
 type HostStore interface {
 	store.AppViews
+	store.Interactions
 	RecordToolCall(ctx context.Context, c store.ToolCall) error
 }
 
@@ -39,11 +40,20 @@ type HostOptions struct {
 	// BotToken checks Telegram's init data, and keys the URL tokens.
 	BotToken string
 	// AutoApproveAll (AUTO_APPROVE=all) lets an app call any of its
-	// server's app tools; without it, only those the server's
-	// autoApprove lists.
+	// server's app tools without asking; without it, those the server's
+	// autoApprove lists, and the others once approved in the chat.
 	AutoApproveAll bool
-	Metrics        *metrics.Metrics
-	Logger         *slog.Logger
+	// Asker sends the approval cards of the apps' requests that need
+	// one; nil: such requests are refused.
+	Asker Asker
+	// Messenger takes the apps' messages into their chats; nil: they
+	// are refused.
+	Messenger Messenger
+	// Contexts keeps the apps' context for their chats' next turns; nil:
+	// it is refused.
+	Contexts Contexts
+	Metrics  *metrics.Metrics
+	Logger   *slog.Logger
 }
 
 // A Host serves the apps' pages under PathPrefix: the host page, which

@@ -38,7 +38,7 @@ const (
 
 // rpcMethods are the methods the bridge answers, which are also the
 // metric's labels; any other is "other".
-var rpcMethods = map[string]bool{"mcpgram/open": true, "tools/call": true, "resources/read": true}
+var rpcMethods = map[string]bool{"mcpgram/open": true, "mcpgram/await": true, "tools/call": true, "resources/read": true, "ui/message": true, "ui/update-model-context": true}
 
 // rpc answers one request of the host page: checked against the token,
 // the init data and the per-user rate, then run.
@@ -73,7 +73,10 @@ func (h *Host) rpc(w http.ResponseWriter, r *http.Request) {
 	h.opts.Metrics.AppRequest(method, status)
 	h.log.Info("app request", "method", req.Method, "server", v.Server, "user", u.ID, "status", status)
 	out := map[string]any{"jsonrpc": "2.0", "id": req.ID}
-	if rerr != nil {
+	if w, ok := result.(awaiting); ok {
+		// The host page's own word, never the app's: ask again.
+		out["await"] = w.Pending
+	} else if rerr != nil {
 		out["error"] = rerr
 	} else {
 		out["result"] = result
@@ -95,6 +98,16 @@ func (h *Host) run(ctx context.Context, token string, v store.AppView, u WebAppU
 		return h.callTool(ctx, v, u.ID, req.Params)
 	case "resources/read":
 		return h.readResource(ctx, v, u.ID, req.Params)
+	case "ui/update-model-context":
+		return h.updateContext(ctx, v, u.ID, req.Params)
+	case "ui/message":
+		return h.message(ctx, v, u.ID, req.Params)
+	case "mcpgram/await":
+		id, ok := awaitParams(req.Params)
+		if !ok {
+			return nil, &rpcError{Code: codeInvalidParams, Message: "mcpgram/await needs a pending approval"}
+		}
+		return h.await(ctx, v, u.ID, id)
 	}
 	return nil, &rpcError{Code: codeMethodNotFound, Message: "the host does not answer " + req.Method}
 }
@@ -107,8 +120,8 @@ func orEmpty(b []byte) []byte {
 }
 
 // callTool runs an app's tools/call: only a tool of the view's server
-// whose visibility includes "app", and, until apps get approval cards,
-// only one the user would not be asked to approve.
+// whose visibility includes "app", and, when the model's call of it would
+// need the user's approval, once the user approved it in the chat.
 func (h *Host) callTool(ctx context.Context, v store.AppView, user int64, raw json.RawMessage) (any, *rpcError) {
 	var p struct {
 		Name      string         `json:"name"`
@@ -119,30 +132,36 @@ func (h *Host) callTool(ctx context.Context, v store.AppView, user int64, raw js
 	}
 	s, _ := h.hub.Catalog().Server(v.Server)
 	tool, ok := s.Tool(p.Name)
-	switch {
-	case !ok || !tool.VisibleTo(mcpgram.AudienceApp):
+	if !ok || !tool.VisibleTo(mcpgram.AudienceApp) {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "this app may not call " + p.Name + ": it is not one of its server's tools for apps"}
-	case tool.ConsentWhen != nil || !(h.opts.AutoApproveAll || s.AutoApproves(p.Name)):
-		return nil, &rpcError{Code: codeInvalidParams, Message: p.Name + " needs approval in the chat; apps cannot ask for it yet"}
 	}
 	if p.Arguments == nil {
 		p.Arguments = map[string]any{}
 	}
+	if tool.ConsentWhen != nil || !(h.opts.AutoApproveAll || s.AutoApproves(p.Name)) {
+		return h.askFor(ctx, v, user, appAsk{Server: v.Server, Tool: p.Name, Arguments: p.Arguments, Consent: tool.ConsentWhen != nil})
+	}
+	return h.runTool(ctx, v, user, p.Name, p.Arguments)
+}
+
+// runTool calls tool of v's server for user, counted and audited as the
+// model's calls are.
+func (h *Host) runTool(ctx context.Context, v store.AppView, user int64, tool string, arguments map[string]any) (any, *rpcError) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	res, err := h.hub.CallTool(ctx, caller(v, user), v.Server, p.Name, p.Arguments)
+	res, err := h.hub.CallTool(ctx, caller(v, user), v.Server, tool, arguments)
 	status := "ok"
 	if err != nil || res.IsError {
 		status = "error"
 	}
-	h.opts.Metrics.ToolCall(v.Server, p.Name, status, time.Since(start))
-	args, _ := json.Marshal(p.Arguments)
-	audit := store.ToolCall{UserID: caller(v, user).UserID, ChatID: v.ChatID, Server: v.Server, Tool: p.Name,
+	h.opts.Metrics.ToolCall(v.Server, tool, status, time.Since(start))
+	args, _ := json.Marshal(arguments)
+	audit := store.ToolCall{UserID: caller(v, user).UserID, ChatID: v.ChatID, Server: v.Server, Tool: tool,
 		Arguments: string(args), Status: status, Duration: time.Since(start)}
 	if err != nil {
 		_ = h.store.RecordToolCall(context.WithoutCancel(ctx), audit)
-		h.log.Warn("an app's tool call", "server", v.Server, "tool", p.Name, "err", err)
+		h.log.Warn("an app's tool call", "server", v.Server, "tool", tool, "err", err)
 		return nil, &rpcError{Code: codeInternal, Message: "the call failed"}
 	}
 	out := toolResult(res)
@@ -164,14 +183,19 @@ func (h *Host) readResource(ctx context.Context, v store.AppView, user int64, ra
 	}
 	s, _ := h.hub.Catalog().Server(v.Server)
 	if p.URI != v.ResourceURI && !h.opts.AutoApproveAll && !s.AutoApprovesResource(p.URI) {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "reading " + p.URI + " needs approval in the chat; apps cannot ask for it yet"}
+		return h.askFor(ctx, v, user, appAsk{Server: v.Server, URI: p.URI})
 	}
+	return h.runRead(ctx, v, user, p.URI)
+}
+
+// runRead reads uri of v's server for user.
+func (h *Host) runRead(ctx context.Context, v store.AppView, user int64, uri string) (any, *rpcError) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	res, err := h.hub.ReadResource(ctx, caller(v, user), v.Server, p.URI)
+	res, err := h.hub.ReadResource(ctx, caller(v, user), v.Server, uri)
 	h.opts.Metrics.ResourceRead(v.Server, map[bool]string{true: "ok", false: "error"}[err == nil])
 	if err != nil {
-		h.log.Warn("an app's resource read", "server", v.Server, "uri", p.URI, "err", err)
+		h.log.Warn("an app's resource read", "server", v.Server, "uri", uri, "err", err)
 		return nil, &rpcError{Code: codeInternal, Message: "the read failed"}
 	}
 	var contents []map[string]any

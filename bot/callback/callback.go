@@ -23,6 +23,8 @@
 //	                               Telegram user owner (0: the operator's)
 //	k:<task id>                    TaskStop: cancel a task, a tool call its
 //	                               server runs in the background (decimal, from 1)
+//	w:<pending id>:y|n             AppVerdict: approve or deny what an MCP App
+//	                               asks (see package apps)
 //
 // Authorisation is not the codec's business: a press is checked when it is
 // pressed, by whoever acts on it.
@@ -59,6 +61,8 @@ const (
 	Disconnect Kind = 'o'
 	// TaskStop cancels a task a server runs in the background.
 	TaskStop Kind = 'k'
+	// AppVerdict answers the approval of an MCP App's request.
+	AppVerdict Kind = 'w'
 )
 
 // A FormOp is what a Form button does.
@@ -114,7 +118,8 @@ const (
 type Data struct {
 	Kind Kind
 	// Pending is the agent's id of the question or approval (Option,
-	// Verdict), or of the form (Form).
+	// Verdict), of an MCP App's approval (AppVerdict), or of the form
+	// (Form).
 	Pending int64
 	// Option is the index of the chosen option (Option; Form with
 	// FormChoose or FormToggle).
@@ -166,8 +171,8 @@ func (d Data) String() string {
 	switch d.Kind {
 	case Option:
 		return "q:" + strconv.FormatInt(d.Pending, 10) + ":" + strconv.Itoa(d.Option)
-	case Verdict:
-		return "a:" + strconv.FormatInt(d.Pending, 10) + ":" + string(rune(d.Answer))
+	case Verdict, AppVerdict:
+		return string(rune(d.Kind)) + ":" + strconv.FormatInt(d.Pending, 10) + ":" + string(rune(d.Answer))
 	case Servers, Chat:
 		head := string(rune(d.Kind)) + ":" + string(rune(d.Action)) + ":" + strconv.Itoa(d.Page) + ":"
 		key := d.Server
@@ -278,7 +283,7 @@ func Decode(s string) (Data, error) {
 	d := Data{Kind: Kind(s[0])}
 	var ok bool
 	switch d.Kind {
-	case Option, Verdict:
+	case Option, Verdict, AppVerdict:
 		ok = d.decodePending(s[2:])
 	case Servers, Chat:
 		ok = d.decodeServers(s[2:])
@@ -320,9 +325,13 @@ func (d *Data) decodePending(s string) bool {
 	if d.Pending, ok = number(id); !ok || !found {
 		return false
 	}
-	if d.Kind == Verdict {
+	switch d.Kind {
+	case Verdict:
 		d.Answer = Answer(firstByte(rest))
 		return len(rest) == 1 && (d.Answer == Approve || d.Answer == Deny || d.Answer == Always)
+	case AppVerdict:
+		d.Answer = Answer(firstByte(rest))
+		return len(rest) == 1 && (d.Answer == Approve || d.Answer == Deny)
 	}
 	opt, ok := number(rest)
 	d.Option = int(opt)

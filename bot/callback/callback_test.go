@@ -18,6 +18,8 @@ func TestRoundTrip(t *testing.T) {
 		{callback.Data{Kind: callback.Verdict, Pending: 7, Answer: callback.Approve}, "a:7:y"},
 		{callback.Data{Kind: callback.Verdict, Pending: 7, Answer: callback.Deny}, "a:7:n"},
 		{callback.Data{Kind: callback.Verdict, Pending: 9223372036854775807, Answer: callback.Always}, "a:9223372036854775807:A"},
+		{callback.Data{Kind: callback.AppVerdict, Pending: 7, Answer: callback.Approve}, "w:7:y"},
+		{callback.Data{Kind: callback.AppVerdict, Pending: 9223372036854775807, Answer: callback.Deny}, "w:9223372036854775807:n"},
 		{callback.Data{Kind: callback.Servers, Action: callback.Disable, Page: 1, Server: "files"}, "s:d:1:files"},
 		{callback.Data{Kind: callback.Servers, Action: callback.Restart, Server: "a:b"}, "s:r:0:a:b"},
 		{callback.Data{Kind: callback.Servers, Action: callback.Page, Page: 2}, "s:p:2:"},
@@ -92,7 +94,7 @@ func TestRoundTrip(t *testing.T) {
 func TestDecodeRejects(t *testing.T) {
 	for _, s := range []string{
 		"", "q", "q:", "q:1", "q:1:", "q::1", "q:-1:0", "q:1:-1", "q:01:2", "q:1:+2", "q:1:2:3", "q:1:x",
-		"q:99999999999999999999:1", "a:1:Y", "a:1:yy", "a:1:", "x:1:y", "s:d:0:", "s:p:0:x", "s:z:0:x",
+		"q:99999999999999999999:1", "a:1:Y", "w:1:A", "w:1:", "w:x:y", "a:1:yy", "a:1:", "x:1:y", "s:d:0:", "s:p:0:x", "s:z:0:x",
 		"s:d:-1:x", "s:d:0", "s:dd:0:x", "s:d:0:#nothex", "s:d:0:#0123456789abcdeF",
 		"s:d:0:" + strings.Repeat("x", 60),
 		"c:r:0:x", "c:p:0:", "c:d:1:x", "c:d:0:",

@@ -65,8 +65,8 @@ func bridge(t *testing.T, b *appsBot, pageURL, initData, method string, params a
 // init data, and a bad token, get 403 and a plain sentence. The app's own
 // page comes under the CSP MCP Apps requires, to a ticket the bridge
 // handed out; the bridge gives the app its call's input and result, runs
-// its own server's app tools that need no approval, refuses the rest, and
-// every request is counted.
+// its own server's app tools that need no approval (TestAppApproval has
+// those that need one), refuses the rest, and every request is counted.
 func TestAppHost(t *testing.T) {
 	b := startAppsBot(t)
 	b.tg.Text(42, 42, "show me the app")
@@ -120,7 +120,6 @@ func TestAppHost(t *testing.T) {
 		{"app_show", `"app shown; refreshed 1 times"`},
 		{"model_only", "not one of its server's tools for apps"},
 		{"nonexistent", "not one of its server's tools for apps"},
-		{"asked", "needs approval in the chat"},
 	}
 	for _, c := range calls {
 		code, out := bridge(t, b, pageURL, good, "tools/call", map[string]any{"name": c.tool, "arguments": map[string]any{}})

@@ -50,6 +50,7 @@ type appsBot struct {
 	listen    string // HTTP_LISTEN, for /metrics
 	browser   *http.Client
 	logs      *testenv.Buffer
+	model     *llmfake.Server
 }
 
 // startAppsBot starts an appsBot whose model calls f's app_show with
@@ -73,7 +74,7 @@ func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any) *
 		}
 		return llmfake.Text(fmt.Sprintf(`<use_mcp_tool><server_name>%s</server_name><tool_name>%s</tool_name><arguments>{"n": %d}</arguments></use_mcp_tool>`, server, tool, turn.Add(1)))
 	})
-	b := &appsBot{tg: tgfake.New(t)}
+	b := &appsBot{tg: tgfake.New(t), model: model}
 	e := runEnv(t, b.tg, model.URL())
 	e["ALLOWED_USER_IDS"] = "42,43"
 	addr := freeAddr(t)

@@ -164,12 +164,15 @@ func TestAppInBrowser(t *testing.T) {
 		t.Errorf("the button says %q, want the tool's title, Get Time", m.WebApps[0].Text)
 	}
 	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	// Telegram's theme, one colour of it not one (the fragment is
+	// anyone's to write).
+	themeParams := `{"bg_color":"#123456","text_color":"#fedcba","hint_color":"url(https://example.com/x)"}`
 	b := newBrowser(t, exe)
 	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		secure := true
 		_, err := cdp.Call(ctx, target, network.SetCookie, network.SetCookieParams{Name: "host_secret", Value: "s3cret", URL: bot.publicURL, Secure: &secure})
 		return err
-	}), chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=android"))
+	}), chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=android&tgWebAppThemeParams="+url.QueryEscape(themeParams)))
 	frame := b.appFrame(t)
 
 	timeText := `document.getElementById("server-time") ? document.getElementById("server-time").textContent : ""`
@@ -183,6 +186,12 @@ func TestAppInBrowser(t *testing.T) {
 		now := b.eval(t, frame, timeText)
 		return now != first && strings.HasSuffix(now, "Z")
 	})
+
+	for name, want := range map[string]string{"--color-background-primary": "#123456", "--color-text-primary": "#fedcba", "--color-text-secondary": ""} {
+		if got := b.eval(t, frame, `document.documentElement.style.getPropertyValue("`+name+`")`); got != want {
+			t.Errorf("the app's %s is %q, want %q from Telegram's theme", name, got, want)
+		}
+	}
 
 	probes := map[string]struct{ expr, want string }{
 		"the host page's DOM": {`(() => { try { return "reached: " + parent.document.title } catch (e) { return "blocked: " + e.name } })()`, "blocked: SecurityError"},

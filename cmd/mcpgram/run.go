@@ -75,7 +75,7 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	defer b.Close()
-	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), logger)
+	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), b.AppApprovals(), b.AppMessages(), b.AppContexts(), logger)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ const modelWindow = 5 * time.Minute
 // at /telegram, and with PUBLIC_URL it serves mcpgram's OAuth Client ID
 // Metadata Document, and the pages of MCP Apps where it shows them. It
 // returns nil when HTTP_LISTEN is empty.
-func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, logger *slog.Logger) (*web.Server, error) {
+func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, asker apps.Asker, messenger apps.Messenger, contexts apps.Contexts, logger *slog.Logger) (*web.Server, error) {
 	if cfg.HTTPListen == "" {
 		return nil, nil
 	}
@@ -56,7 +56,7 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	}
 	if cfg.ShowsApps() {
 		apps.NewHost(app.Store, app.Hub, apps.HostOptions{
-			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll,
+			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll, Asker: asker, Messenger: messenger, Contexts: contexts,
 			Metrics: app.Metrics, Logger: logger.With("component", "apps"),
 		}).Register(s.Handle)
 	}

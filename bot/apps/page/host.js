@@ -23,6 +23,31 @@
     return window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
   }
 
+  // themeVariables are the MCP Apps style variables Telegram's theme
+  // parameters give, by the parameters' names.
+  var themeVariables = {
+    bg_color: '--color-background-primary', secondary_bg_color: '--color-background-secondary',
+    text_color: '--color-text-primary', hint_color: '--color-text-secondary', link_color: '--color-text-info',
+    destructive_text_color: '--color-text-danger', section_separator_color: '--color-border-primary'
+  };
+
+  // themeStyles maps Telegram's theme (its themeParams, else the URL
+  // fragment's tgWebAppThemeParams) to style variables: colours of the
+  // form #rrggbb only, as the fragment is anyone's to write.
+  function themeStyles() {
+    var params = tg && tg.themeParams;
+    if (!params) {
+      try { params = JSON.parse(fragment.get('tgWebAppThemeParams') || 'null'); } catch (e) { params = null; }
+    }
+    var vars = {};
+    if (!params || typeof params !== 'object') { return vars; }
+    Object.keys(themeVariables).forEach(function (k) {
+      var v = params[k];
+      if (typeof v === 'string' && /^#[0-9a-fA-F]{6}$/.test(v)) { vars[themeVariables[k]] = v; }
+    });
+    return vars;
+  }
+
   // ask sends one request to mcpgram, with the init data.
   function ask(method, params) {
     return fetch(endpoint, {
@@ -43,6 +68,7 @@
   function hostContext() {
     return {
       theme: theme(),
+      styles: { variables: themeStyles() },
       displayMode: 'inline',
       availableDisplayModes: ['inline'],
       locale: opened.locale || navigator.language,
@@ -74,10 +100,24 @@
     reply(m.id, {});
   }
 
+  // answer passes mcpgram's answer to the app's request m on; a request
+  // waiting for the user's approval in the chat is asked after again.
+  function answer(m, r) {
+    if (typeof r.await === 'number') {
+      status.textContent = 'Waiting for your approval in the chat…';
+      ask('mcpgram/await', { pending: r.await }).then(function (next) { answer(m, next); }, function (e) {
+        status.textContent = opened.title;
+        fail(m.id, -32603, String(e.message).slice(0, 200));
+      });
+      return;
+    }
+    status.textContent = opened.title;
+    if (r.error) { fail(m.id, r.error.code, r.error.message); } else { reply(m.id, r.result); }
+  }
+
   function forward(m) {
-    ask(m.method, m.params).then(function (r) {
-      if (r.error) { fail(m.id, r.error.code, r.error.message); } else { reply(m.id, r.result); }
-    }, function (e) { fail(m.id, -32603, String(e.message).slice(0, 200)); });
+    ask(m.method, m.params).then(function (r) { answer(m, r); },
+      function (e) { fail(m.id, -32603, String(e.message).slice(0, 200)); });
   }
 
   function handle(m) {
@@ -86,7 +126,7 @@
         reply(m.id, {
           protocolVersion: '2026-01-26',
           hostInfo: opened.hostInfo,
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {} },
+          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} }, updateModelContext: { text: {}, structuredContent: {} } },
           hostContext: hostContext()
         });
         return;
@@ -103,7 +143,7 @@
         return;
       case 'ui/open-link': openLink(m); return;
       case 'ping': reply(m.id, {}); return;
-      case 'tools/call': case 'resources/read': forward(m); return;
+      case 'tools/call': case 'resources/read': case 'ui/message': case 'ui/update-model-context': forward(m); return;
     }
     if (m.id !== undefined && m.id !== null) {
       fail(m.id, -32601, 'mcpgram does not support ' + String(m.method).slice(0, 64) + ' yet');

@@ -1,0 +1,64 @@
+package main_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
+)
+
+// An app's ui/message is said in its chat as its user's words, marked as
+// the app's, and starts a turn whose model reads them; a message not the
+// user's, not text, empty or over the bound is refused, and nothing of it
+// reaches the chat.
+func TestAppMessage(t *testing.T) {
+	b := startAppsBot(t)
+	b.tg.Text(42, 42, "show me the app")
+	button, pageURL := appButton(t, b.tg, 42, 0)
+	good := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	text := func(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
+
+	for name, params := range map[string]map[string]any{
+		"the assistant's": {"role": "assistant", "content": text("I am the model")},
+		"an image":        {"role": "user", "content": []map[string]any{{"type": "image", "data": "AAAA", "mimeType": "image/png"}}},
+		"empty":           {"role": "user", "content": text("  ")},
+		"over 3500 bytes": {"role": "user", "content": text(strings.Repeat("x", 3501))},
+	} {
+		if code, out := bridge(t, b, pageURL, good, "ui/message", params); code != http.StatusOK || out["error"] == nil {
+			t.Errorf("%s message: %d %s, want an error", name, code, toJSON(out))
+		}
+	}
+	calls := len(b.model.Calls())
+	if code, out := bridge(t, b, pageURL, good, "ui/message", map[string]any{"role": "user", "content": text("hello from the app")}); code != http.StatusOK || out["error"] != nil {
+		t.Fatalf("ui/message: %d %s", code, toJSON(out))
+	}
+	b.tg.WaitFor(t, 30*time.Second, "the app's message and the turn's answer in the chat", func() bool {
+		echoed := false
+		for _, m := range b.tg.Messages(42) {
+			switch {
+			case m.ID <= button.ID:
+			case strings.Contains(m.Plain, "From the app") && strings.Contains(m.Plain, "hello from the app"):
+				echoed = true
+			case echoed && m.Plain == "shown":
+				return true
+			}
+		}
+		return false
+	})
+	seen := 0
+	for _, c := range b.model.Calls()[calls:] {
+		if strings.Contains(c.Request.Last(), "hello from the app") {
+			seen++
+		}
+		for _, bad := range []string{"I am the model", "xxxxxxxx"} {
+			if strings.Contains(c.Request.Last(), bad) {
+				t.Errorf("the model read a refused message: %q", bad)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("the model never read the app's message")
+	}
+}
