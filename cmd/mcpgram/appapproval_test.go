@@ -43,10 +43,7 @@ func toolCalls(t *testing.T, b *appsBot, tool, status string) float64 {
 // request of an app waits, the app's others that need approval are
 // refused, so that an app cannot flood the chat with cards.
 func TestAppApproval(t *testing.T) {
-	b := startAppsBot(t)
-	b.tg.Text(42, 42, "show me the app")
-	button, pageURL := appButton(t, b.tg, 42, 0)
-	good := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	b, button, pageURL, good := openApp(t)
 
 	type answer struct {
 		code int

@@ -5,18 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // An app's ui/update-model-context is given to the model with the chat's
 // next turn, the newest in place of the one before, once; one over 4 KiB,
 // or not text, is refused and changes nothing.
 func TestAppContext(t *testing.T) {
-	b := startAppsBot(t)
-	b.tg.Text(42, 42, "show me the app")
-	_, pageURL := appButton(t, b.tg, 42, 0)
-	good := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	b, _, pageURL, good := openApp(t)
 	update := func(params map[string]any) map[string]any {
 		t.Helper()
 		code, out := bridge(t, b, pageURL, good, "ui/update-model-context", params)
@@ -25,16 +20,15 @@ func TestAppContext(t *testing.T) {
 		}
 		return out
 	}
-	text := func(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
 
-	if out := update(map[string]any{"content": text("first context")}); out["error"] != nil {
+	if out := update(map[string]any{"content": appText("first context")}); out["error"] != nil {
 		t.Fatalf("the first update: %s", toJSON(out))
 	}
-	if out := update(map[string]any{"content": text("second context"), "structuredContent": map[string]any{"picked": 7}}); out["error"] != nil {
+	if out := update(map[string]any{"content": appText("second context"), "structuredContent": map[string]any{"picked": 7}}); out["error"] != nil {
 		t.Fatalf("the second update: %s", toJSON(out))
 	}
 	for name, params := range map[string]map[string]any{
-		"over 4 KiB": {"content": text(strings.Repeat("y", 4097))},
+		"over 4 KiB": {"content": appText(strings.Repeat("y", 4097))},
 		"an image":   {"content": []map[string]any{{"type": "image", "data": "AAAA", "mimeType": "image/png"}}},
 	} {
 		if out := update(params); out["error"] == nil {

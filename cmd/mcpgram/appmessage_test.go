@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // An app's ui/message is said in its chat as its user's words, marked as
@@ -14,24 +12,20 @@ import (
 // user's, not text, empty or over the bound is refused, and nothing of it
 // reaches the chat.
 func TestAppMessage(t *testing.T) {
-	b := startAppsBot(t)
-	b.tg.Text(42, 42, "show me the app")
-	button, pageURL := appButton(t, b.tg, 42, 0)
-	good := tgfake.WebAppData(tgfake.Token, alice, time.Now())
-	text := func(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
+	b, button, pageURL, good := openApp(t)
 
 	for name, params := range map[string]map[string]any{
-		"the assistant's": {"role": "assistant", "content": text("I am the model")},
+		"the assistant's": {"role": "assistant", "content": appText("I am the model")},
 		"an image":        {"role": "user", "content": []map[string]any{{"type": "image", "data": "AAAA", "mimeType": "image/png"}}},
-		"empty":           {"role": "user", "content": text("  ")},
-		"over 3500 bytes": {"role": "user", "content": text(strings.Repeat("x", 3501))},
+		"empty":           {"role": "user", "content": appText("  ")},
+		"over 3500 bytes": {"role": "user", "content": appText(strings.Repeat("x", 3501))},
 	} {
 		if code, out := bridge(t, b, pageURL, good, "ui/message", params); code != http.StatusOK || out["error"] == nil {
 			t.Errorf("%s message: %d %s, want an error", name, code, toJSON(out))
 		}
 	}
 	calls := len(b.model.Calls())
-	if code, out := bridge(t, b, pageURL, good, "ui/message", map[string]any{"role": "user", "content": text("hello from the app")}); code != http.StatusOK || out["error"] != nil {
+	if code, out := bridge(t, b, pageURL, good, "ui/message", map[string]any{"role": "user", "content": appText("hello from the app")}); code != http.StatusOK || out["error"] != nil {
 		t.Fatalf("ui/message: %d %s", code, toJSON(out))
 	}
 	b.tg.WaitFor(t, 30*time.Second, "the app's message and the turn's answer in the chat", func() bool {

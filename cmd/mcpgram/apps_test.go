@@ -108,6 +108,20 @@ func appButton(t *testing.T, tg *tgfake.Server, chat int64, skip int) (tgfake.Me
 	return found, found.WebApps[0].URL
 }
 
+// openApp starts an appsBot whose model shows f's app in alice's private
+// chat, and returns the bot, the app's button, its page's URL and init
+// data signed for alice now.
+func openApp(t *testing.T) (b *appsBot, button tgfake.Message, pageURL, initData string) {
+	t.Helper()
+	b = startAppsBot(t)
+	b.tg.Text(42, 42, "show me the app")
+	button, pageURL = appButton(t, b.tg, 42, 0)
+	return b, button, pageURL, tgfake.WebAppData(tgfake.Token, alice, time.Now())
+}
+
+// appText is MCP content of one text.
+func appText(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
+
 // A call of a tool that has an app gets a web_app button opening
 // PUBLIC_URL/apps/<token>, named after the tool, whose token names the
 // caller and works for a day; made in a group, the button goes to the
