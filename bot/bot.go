@@ -361,7 +361,7 @@ type Bot struct {
 	sweeper *retention.Sweeper // what is past its retention
 
 	// appContext is what the MCP Apps keep for their chats' next turns.
-	appContext appContexts
+	appContext apps.Kept
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.

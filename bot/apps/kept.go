@@ -1,0 +1,40 @@
+package apps
+
+import "sync"
+
+// Kept holds, per conversation, what an MCP App gave the model
+// for the conversation's next turn (ui/update-model-context): the newest
+// only, given once. It is this process's memory, not the store's: an
+// instance other than the one the app reached does not give it, and a
+// restart forgets it (see docs/mcp.md).
+type Kept struct {
+	mu sync.Mutex
+	m  map[string]Message
+}
+
+// maxKept bounds the conversations whose app context is kept.
+const maxKept = 10000
+
+// Set keeps m, for its conversation, in place of what was kept; an
+// empty one clears it.
+func (c *Kept) Set(m Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.Text == "" {
+		delete(c.m, m.Key)
+		return
+	}
+	if c.m == nil || len(c.m) >= maxKept {
+		c.m = map[string]Message{} // a flood of chats: start over
+	}
+	c.m[m.Key] = m
+}
+
+// Take returns what is kept for conversation key, and forgets it.
+func (c *Kept) Take(key string) (Message, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.m[key]
+	delete(c.m, key)
+	return m, ok
+}
