@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +19,7 @@ import (
 // draws its chart.
 func TestBudgetAppInBrowser(t *testing.T) {
 	exe := chromium(t)
-	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/server-budget-allocator")
-	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{"get-budget-data"}}
-	bot := startAppsBotWith(t, "budget", "get-budget-data", entry)
-	bot.tg.Text(42, 42, "how is our budget split?")
-	m, pageURL := appButton(t, bot.tg, 42, 0)
-	if !strings.Contains(m.WebApps[0].Text, "Get Budget Data") {
-		t.Errorf("the button says %q, want the tool's title, Get Budget Data", m.WebApps[0].Text)
-	}
+	_, pageURL := npmAppBot(t, "server-budget-allocator", "get-budget-data", "Get Budget Data", "how is our budget split?")
 	b := newBrowser(t, exe)
 	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
 	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=ios"))

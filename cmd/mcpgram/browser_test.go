@@ -145,6 +145,23 @@ func (b *browser) eval(t *testing.T, frame, expr string) string {
 	return out
 }
 
+// npmAppBot starts an appsBot running the example server pkg of
+// @modelcontextprotocol from npm, whose tool (titled title) alice asks
+// for with text; it returns the bot and the URL of the app's button,
+// which must name the tool's title.
+func npmAppBot(t *testing.T, pkg, tool, title, text string) (*appsBot, string) {
+	t.Helper()
+	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/"+pkg)
+	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{tool}}
+	bot := startAppsBotWith(t, pkg, tool, entry)
+	bot.tg.Text(42, 42, text)
+	m, pageURL := appButton(t, bot.tg, 42, 0)
+	if !strings.Contains(m.WebApps[0].Text, title) {
+		t.Errorf("the button says %q, want the tool's title, %s", m.WebApps[0].Text, title)
+	}
+	return bot, pageURL
+}
+
 // The Mini App opens in a real browser as Telegram would open it, the
 // button's URL with init data the test signs in its fragment, against
 // @modelcontextprotocol/server-basic-vanillajs: the app shows the call's
@@ -155,14 +172,7 @@ func (b *browser) eval(t *testing.T, frame, expr string) string {
 // screenshot to (make docs-screenshot).
 func TestAppInBrowser(t *testing.T) {
 	exe := chromium(t)
-	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/server-basic-vanillajs")
-	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{"get-time"}}
-	bot := startAppsBotWith(t, "basic", "get-time", entry)
-	bot.tg.Text(42, 42, "what time is it on the server?")
-	m, pageURL := appButton(t, bot.tg, 42, 0)
-	if !strings.Contains(m.WebApps[0].Text, "Get Time") {
-		t.Errorf("the button says %q, want the tool's title, Get Time", m.WebApps[0].Text)
-	}
+	bot, pageURL := npmAppBot(t, "server-basic-vanillajs", "get-time", "Get Time", "what time is it on the server?")
 	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
 	// Telegram's theme, one colour of it not one (the fragment is
 	// anyone's to write).
