@@ -24,6 +24,16 @@ func TestAppMessage(t *testing.T) {
 			t.Errorf("%s message: %d %s, want an error", name, code, toJSON(out))
 		}
 	}
+	// The turn that showed the app ends first: its answer must not pass
+	// for the answer to the app's message.
+	b.tg.WaitFor(t, 30*time.Second, "the first turn's answer", func() bool {
+		for _, m := range b.tg.Messages(42) {
+			if m.ID > button.ID && m.Plain == "shown" {
+				return true
+			}
+		}
+		return false
+	})
 	calls := len(b.model.Calls())
 	if code, out := bridge(t, b, pageURL, good, "ui/message", map[string]any{"role": "user", "content": appText("hello from the app")}); code != http.StatusOK || out["error"] != nil {
 		t.Fatalf("ui/message: %d %s", code, toJSON(out))
