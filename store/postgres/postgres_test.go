@@ -38,7 +38,7 @@ func open(t *testing.T) (*postgres.DB, string) {
 
 func TestMigrationsNewDatabaseHasAllTables(t *testing.T) {
 	t.Parallel()
-	db, _ := open(t)
+	db := testenv.OpenPostgres(t, testenv.PostgresEmpty(t))
 	for _, table := range []string{"chats", "conversations", "messages", "tool_calls", "pending", "inbox", "schema_migrations"} {
 		n, err := postgres.QueryInt(t.Context(), db, `SELECT count(*) FROM information_schema.tables
 			WHERE table_schema = current_schema() AND table_name = $1`, table)
@@ -54,7 +54,7 @@ func TestMigrationsNewDatabaseHasAllTables(t *testing.T) {
 func TestMigrations(t *testing.T) {
 	t.Parallel()
 	storetest.RunMigrations(t, func(t *testing.T) storetest.Migrator {
-		dsn := testenv.Postgres(t)
+		dsn := testenv.PostgresEmpty(t)
 		return storetest.Migrator{
 			Open: func(ctx context.Context, fsys fs.FS) (io.Closer, error) {
 				return postgres.OpenWithMigrations(ctx, dsn, fsys)
@@ -72,7 +72,7 @@ func TestMigrations(t *testing.T) {
 func TestMigrationsConcurrentOpen(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dsn := testenv.Postgres(t)
+	dsn := testenv.PostgresEmpty(t)
 	const n = 8
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -137,7 +137,7 @@ func TestMigrationCountsHistoryBytes(t *testing.T) {
 func upgrade(t *testing.T, version string, write func(old *postgres.DB) error) *postgres.DB {
 	t.Helper()
 	ctx := t.Context()
-	dsn := testenv.Postgres(t)
+	dsn := testenv.PostgresEmpty(t)
 	old, err := postgres.OpenWithMigrations(ctx, dsn, storetest.Before(t, os.DirFS("migrations"), version))
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -36,6 +37,13 @@ type cluster struct {
 	err     error  // it could run but did not start
 	srv     *server
 	dbs     atomic.Int64
+
+	// template is a database migrated once by postgres.Open, made on
+	// first use, from which Postgres copies its databases: migrating each
+	// of them again was most of the time a test database took.
+	template     sync.Once
+	templateErr  error
+	templateName string
 }
 
 // A server is one initdb folder and the postmaster running on it, on a
@@ -62,10 +70,11 @@ type server struct {
 
 var pg cluster
 
-// Postgres returns the URL of a new, empty database of its own for the
-// test, on a PostgreSQL cluster started once per test process (Debian's
-// postgresql 15, or initdb and postgres on PATH) and dropped when the test
-// ends. The cluster stops when the process ends; a TestMain calls
+// Postgres returns the URL of a new database of its own for the test,
+// with the schema postgres.Open gives (copied from a database it migrated
+// once per process, so opening it migrates nothing), on a PostgreSQL
+// cluster started once per test process (Debian's postgresql 15, or
+// initdb and postgres on PATH) and dropped when the test ends. The cluster stops when the process ends; a TestMain calls
 // [StopPostgres] after m.Run so that no postgres process outlives the run
 // even briefly.
 //
@@ -74,21 +83,39 @@ var pg cluster
 // instead.
 //
 // Commits of these databases do not wait for the disk
-// (synchronous_commit=off): a crash of the cluster, deleted at the end
-// anyway, could lose the last ones.
+// (synchronous_commit=off), and in a run of tests the server does not
+// flush at all (see fsyncSetting): a crash of the machine could lose
+// them, one of the server's processes cannot, and the cluster is deleted
+// at the end anyway.
 func Postgres(t testing.TB) (dsn string) {
 	t.Helper()
-	return pg.database(t, false)
+	return pg.database(t, dbMigrated)
+}
+
+// PostgresEmpty is [Postgres] with an empty database, for the tests of
+// the migrations themselves.
+func PostgresEmpty(t testing.TB) (dsn string) {
+	t.Helper()
+	return pg.database(t, dbEmpty)
 }
 
 // PostgresDurable is [Postgres] with commits that return once flushed to
 // disk, as on a production server: for benchmarks to set beside SQLite's.
 func PostgresDurable(t testing.TB) (dsn string) {
 	t.Helper()
-	return pg.database(t, true)
+	return pg.database(t, dbMigrated|dbDurable)
 }
 
-func (c *cluster) database(t testing.TB, durable bool) string {
+// The kinds of database [cluster.database] makes: flags, none of them
+// for an empty one.
+const (
+	dbMigrated = 1 << iota
+	dbDurable
+
+	dbEmpty = 0
+)
+
+func (c *cluster) database(t testing.TB, kind int) string {
 	t.Helper()
 	c.once.Do(c.start)
 	if c.missing != "" {
@@ -97,10 +124,21 @@ func (c *cluster) database(t testing.TB, durable bool) string {
 	if c.err != nil {
 		t.Fatalf("start PostgreSQL for tests: %v", c.err)
 	}
+	// FILE_COPY: copying the template's files took a quarter of the CPU
+	// of writing them to the WAL (the default), which also flushed.
+	create := "CREATE DATABASE %s STRATEGY = FILE_COPY"
+	if kind&dbMigrated != 0 {
+		c.template.Do(c.makeTemplate)
+		if c.templateErr != nil {
+			t.Fatalf("migrate the test databases' template: %v", c.templateErr)
+		}
+		create += " TEMPLATE " + c.templateName
+	}
+	durable := kind&dbDurable != 0
 	name := fmt.Sprintf("test_%d", c.dbs.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.srv.admin(ctx, "CREATE DATABASE "+name); err != nil {
+	if err := c.srv.admin(ctx, fmt.Sprintf(create, name)); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
 	if durable {
@@ -118,6 +156,25 @@ func (c *cluster) database(t testing.TB, durable bool) string {
 		}
 	})
 	return c.srv.url(name)
+}
+
+// makeTemplate makes the database the migrated ones are copied from:
+// postgres.Open migrates it, and closes every connection to it, as a
+// template must have none while it is copied.
+func (c *cluster) makeTemplate() {
+	name := "test_template"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if c.templateErr = c.srv.admin(ctx, "CREATE DATABASE "+name); c.templateErr != nil {
+		return
+	}
+	db, err := postgres.Open(ctx, c.srv.url(name))
+	if err != nil {
+		c.templateErr = err
+		return
+	}
+	c.templateErr = db.Close()
+	c.templateName = name
 }
 
 // skipWithout skips t, loudly, saying what is missing and how to install
@@ -227,6 +284,18 @@ func (c *cluster) start() {
 	}
 }
 
+// fsyncSetting is the test server's fsync (and full_page_writes): on in a
+// run of benchmarks, whose durable figures must be a production server's,
+// and off in a run of tests, where it cost most of each new database's
+// time. A process that crashes loses nothing either way, only a machine
+// that does, and a test's cluster does not outlive that.
+func fsyncSetting() string {
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		return "on"
+	}
+	return "off"
+}
+
 // reaperScript runs as the server's user: it creates the cluster, runs the
 // server as its child, prints the server's pid (0 when initdb failed), and
 // once its stdin ends stops the server, reaps it and deletes the folder.
@@ -238,10 +307,11 @@ func (c *cluster) start() {
 // told "terminating connection due to administrator command", SQLSTATE
 // 57P01), waits for it to exit and prints 0; "start" starts it again and
 // prints its pid. Only a Cluster of a test's own sends them.
-const reaperScript = `bin=$1 dir=$2 port=$3
+const reaperScript = `bin=$1 dir=$2 port=$3 fsync=$4
 start() {
 	"$bin/postgres" -D "$dir/data" -p "$port" -k "$dir/sock" -c listen_addresses=127.0.0.1 \
-		-c synchronous_commit=off -c shared_buffers=32MB </dev/null >>"$dir/server.log" 2>&1 &
+		-c synchronous_commit=off -c shared_buffers=32MB -c fsync="$fsync" -c full_page_writes="$fsync" \
+		</dev/null >>"$dir/server.log" 2>&1 &
 	pid=$!
 }
 pid=0
@@ -295,7 +365,7 @@ func startServer(bin string) (srv *server, retry bool, err error) {
 		return nil, false, err
 	}
 	srv = &server{dir: dir, port: port}
-	pid, err := srv.startReaper(append(argv, bin, dir, strconv.Itoa(port)))
+	pid, err := srv.startReaper(append(argv, bin, dir, strconv.Itoa(port), fsyncSetting()))
 	if err != nil {
 		return srv, false, err
 	}

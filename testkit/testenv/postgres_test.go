@@ -3,6 +3,7 @@ package testenv
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,24 +25,32 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Each test gets a database of its own, empty, which it may change.
+// Each test gets a database of its own, which it may change: with the
+// schema postgres.Open gives, or empty where it asked for one.
 func TestPostgresDatabasePerTest(t *testing.T) {
 	ctx := t.Context()
 	var names []string
-	for i := range 2 {
+	for i, db := range []func(testing.TB) string{Postgres, Postgres, PostgresEmpty} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			conn, err := pgx.Connect(ctx, Postgres(t))
+			conn, err := pgx.Connect(ctx, db(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = conn.Close(ctx) }()
 			var name string
-			var tables int
+			var tables, mine, migrations int
 			if err := conn.QueryRow(ctx, `SELECT current_database(),
-				(SELECT count(*) FROM pg_tables WHERE schemaname = 'public')`).Scan(&name, &tables); err != nil {
+				(SELECT count(*) FROM pg_tables WHERE schemaname = 'public'),
+				(SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'mine'),
+				(SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'schema_migrations')`).Scan(&name, &tables, &mine, &migrations); err != nil {
 				t.Fatal(err)
 			}
-			if tables != 0 {
+			switch {
+			case mine != 0:
+				t.Errorf("database %s has the table an earlier test made", name)
+			case i < 2 && (migrations != 1 || tables < 10):
+				t.Errorf("database %s has %d tables, schema_migrations %d times: not migrated", name, tables, migrations)
+			case i == 2 && tables != 0:
 				t.Errorf("database %s has %d tables, want 0", name, tables)
 			}
 			if _, err := conn.Exec(ctx, `CREATE TABLE mine (x int)`); err != nil {
@@ -50,8 +59,8 @@ func TestPostgresDatabasePerTest(t *testing.T) {
 			names = append(names, name)
 		})
 	}
-	if len(names) == 2 && names[0] == names[1] {
-		t.Errorf("two tests shared database %s", names[0])
+	if len(names) == 3 && (names[0] == names[1] || names[1] == names[2]) {
+		t.Errorf("two tests shared a database: %v", names)
 	}
 }
 
@@ -127,7 +136,7 @@ func TestPostgresMissingSkipsLoudly(t *testing.T) {
 		defer func() { skipped = t.Skipped() }()
 		rec := &skipRecorder{TB: t}
 		defer func() { out = rec.msg }()
-		c.database(rec, false)
+		c.database(rec, dbEmpty)
 	})
 	if !skipped {
 		t.Fatal("the test was not skipped")
@@ -151,6 +160,8 @@ func (r *skipRecorder) Skip(args ...any) {
 }
 
 // A durable database waits for the disk at commit; the others do not.
+// In a run of tests the server flushes nothing (fsync off); in a run of
+// benchmarks it does, as a production server.
 func TestPostgresDurable(t *testing.T) {
 	ctx := t.Context()
 	for dsn, want := range map[string]string{Postgres(t): "off", PostgresDurable(t): "on"} {
@@ -163,8 +174,17 @@ func TestPostgresDurable(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = conn.Close(ctx)
-		if got != want || fsync != "on" {
-			t.Errorf("%s: synchronous_commit %s, fsync %s; want %s, on", dsn, got, fsync, want)
+		if got != want || fsync != "off" {
+			t.Errorf("%s: synchronous_commit %s, fsync %s; want %s, off", dsn, got, fsync, want)
+		}
+	}
+	bench := flag.Lookup("test.bench")
+	was := bench.Value.String()
+	t.Cleanup(func() { _ = bench.Value.Set(was) })
+	for run, want := range map[string]string{"": "off", ".": "on", "BenchmarkStore": "on"} {
+		_ = bench.Value.Set(run)
+		if got := fsyncSetting(); got != want {
+			t.Errorf("with -test.bench=%q the server's fsync is %s, want %s", run, got, want)
 		}
 	}
 }
