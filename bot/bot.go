@@ -359,9 +359,6 @@ type Bot struct {
 	replies *reply.Parts       // what the turns' replies are shown with
 	menus   *menus.Menus       // the command menus, with the servers' prompts
 	sweeper *retention.Sweeper // what is past its retention
-
-	// appContext is what the MCP Apps keep for their chats' next turns.
-	appContext apps.Kept
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -440,7 +437,8 @@ func (b *Bot) makeParts(token string, p Parts, h Hub, s Store) {
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
 	b.cards = &cards.Deck{TG: b.tg, Catalog: h.Catalog, IsAdmin: b.isAdmin, Logger: cfg.Logger}
 	if cfg.AppsURL != "" {
-		b.apps = apps.New(s, h.Catalog, b.tg, apps.Options{URL: cfg.AppsURL, Signer: apps.NewSigner(token), Logger: cfg.Logger})
+		b.apps = apps.New(s, h.Catalog, b.tg, apps.Options{URL: cfg.AppsURL, Signer: apps.NewSigner(token), Logger: cfg.Logger,
+			Chats: apps.Chats{Allowed: b.isAllowed, Admin: b.isAdmin, Allow: b.allowOne, Turn: b.queueTurn}})
 	}
 	b.tasks = &taskcards.Cards{TG: b.tg, Store: s, Hub: h, IsAdmin: b.isAdmin, Logger: cfg.Logger}
 	if cfg.Tasks != nil { // never a nil poller in the interface
@@ -556,3 +554,8 @@ func (b *Bot) connect(ctx context.Context) error {
 // WebhookHandler returns the handler of Telegram's webhook requests, for
 // the HTTP endpoint in webhook mode.
 func (b *Bot) WebhookHandler() http.Handler { return b.in }
+
+// Apps is the MCP Apps the bot shows, which the apps' pages ask to send
+// approval cards, say messages and keep context in their chats (see
+// apps.Host), or nil where it shows none.
+func (b *Bot) Apps() *apps.Apps { return b.apps }
