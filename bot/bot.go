@@ -322,7 +322,7 @@ type Bot struct {
 	settings *settings.Screen
 	stats    *stats.Screen
 	usage    *usage.Screen
-	conns    *connections.Screen // nil without Options.Connections
+	conns    *connections.Screen
 	tasks    *taskcards.Cards
 	delivery *taskcards.Delivery
 
@@ -460,9 +460,7 @@ func (b *Bot) makeParts(token string, p Parts, h Hub, s Store) {
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
 	b.usage = usage.New(p.Usage, b.tg, usage.Options{Logger: cfg.Logger})
-	if cfg.Connections != nil {
-		b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
-	}
+	b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
 }
 
 // ErrCutShort is returned by Run when turns still running after the

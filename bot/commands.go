@@ -54,7 +54,10 @@ func commandTable() commands.Table[handler] {
 				b.settings.Topics(ctx, m.at, m.Message, b.isAdmin(m.From.ID))
 			}},
 		{Name: "connections", About: "Servers you connected your account to", Help: "servers you connected your own account to, to disconnect them",
-			Menu: commands.ChatOwner, Order: commands.Beside, Run: (*Bot).showConnections},
+			Menu: commands.ChatOwner, Order: commands.Beside,
+			Run: func(b *Bot, ctx context.Context, m *message) {
+				b.conns.Command(ctx, m.at, m.From.ID, m.Chat.IsPrivate(), b.isAdmin(m.From.ID))
+			}},
 		{Name: "servers", About: "Manage the MCP servers", Help: "manage servers (admins)", Menu: commands.Operator, Order: commands.Beside,
 			Run: (*Bot).showServers},
 		{Name: "stats", About: "Statistics of the last 24 hours and 7 days", Help: "the last 24 hours and 7 days (admins)",

@@ -79,7 +79,11 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, at, data) }}
 	case callback.Disconnect:
 		// Revoking may take the authorization server's while: out of band.
-		return dispatch.Job{Run: func(ctx context.Context) { b.handleDisconnectPress(ctx, cq, data) }}
+		return dispatch.Job{Run: func(ctx context.Context) {
+			if b.admitPress(ctx, cq) {
+				b.conns.Press(ctx, cq, data, b.isAdmin(cq.From.ID))
+			}
+		}}
 	case callback.Chat:
 		return b.settingsJob(lane, cq, at, func(ctx context.Context, q *query, admin bool) {
 			b.settings.PressTools(ctx, q.CallbackQuery, data, admin)
