@@ -46,8 +46,8 @@ func (b *Bot) allowPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
 	return false
 }
 
-// admitPress admits a press on a chat's settings: from an allowed user,
-// within the rate limit. One refused is answered with an alert.
+// admitPress admits a press: from an allowed user, within the rate
+// limit. One refused is answered with an alert.
 func (b *Bot) admitPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
 	if !b.isAllowed(cq.From.ID) {
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)

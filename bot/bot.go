@@ -131,10 +131,9 @@ type Store interface {
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
-	// The calls whose MCP Apps users may open (see store.AppViews), and
-	// the approvals of what the apps ask (see store.Interactions).
-	store.AppViews
-	store.Interactions
+	// The calls whose MCP Apps users may open, and the approvals of what
+	// the apps ask (see apps.Store).
+	apps.Store
 	// ChatsWithServersOff lists the chats with command menus of their
 	// own (see store.ChatSettings).
 	ChatsWithServersOff(ctx context.Context) ([]string, error)
@@ -143,15 +142,10 @@ type Store interface {
 	// store.ChatSettings).
 	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
 	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
-	// UndeliveredTasks lists the tasks whose end is still to hand to
-	// their conversations (see store.Tasks).
-	UndeliveredTasks(ctx context.Context) ([]store.Task, error)
-	// GetTask reads the task a Stop button names.
-	GetTask(ctx context.Context, id int64) (store.Task, error)
-	// SetTaskCard keeps the message that shows a task.
-	SetTaskCard(ctx context.Context, id, cardID int64) error
-	// ChatTasks lists a conversation's running tasks (/tasks).
-	ChatTasks(ctx context.Context, key string) ([]store.Task, error)
+	// The tasks: their cards, and the ends still to hand to their
+	// conversations (see package taskcards).
+	taskcards.Store
+	taskcards.Undelivered
 }
 
 // DefaultAPIURL is Telegram's Bot API server.

@@ -14,15 +14,9 @@ import (
 // handleFormPress handles a form's button, out of band: the chat's lane
 // waits for the turn whose call waits for this form.
 func (b *Bot) handleFormPress(ctx context.Context, q *query, data callback.Data) {
-	cq := q.CallbackQuery
-	if !b.isAllowed(cq.From.ID) {
-		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
-		return
+	if b.admitPress(ctx, q.CallbackQuery) {
+		b.forms.Press(ctx, q.CallbackQuery, q.key, data)
 	}
-	if !b.allowPress(ctx, cq) {
-		return
-	}
-	b.forms.Press(ctx, cq, q.key, data)
 }
 
 // formText gives what m says to the form it answers, if any, and reports
