@@ -32,7 +32,6 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
 	"github.com/mcpgram/mcpgram/bot/apps"
@@ -99,21 +98,16 @@ type Forms interface {
 	Waiting(chatID, userID string) bool
 }
 
-// A Hub reports and manages the MCP servers; *hub.Hub is one.
+// A Hub reports and manages the MCP servers; *hub.Hub is one. It is
+// what the bot's features need of it: /servers (see servers.Hub), the
+// sign-ins (see connect.Hub), the resource links a tool returned, read
+// when their user opens them (see links.Hub), and the Stop of a task a
+// server runs in the background (see taskcards.Canceler).
 type Hub interface {
-	Catalog() mcpgram.Catalog
-	// ReadResource reads what a resource link a tool returned points to,
-	// when its user opens it.
-	ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error)
-	SetEnabled(ctx context.Context, server string, enabled bool) error
-	Restart(ctx context.Context, server string) error
-	// SignIn begins the operator's sign-in to a server (see hub.SignIn),
-	// BeginConnect a user's (see hub.BeginConnect).
-	SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error)
-	BeginConnect(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error)
-	// CancelTask cancels a task a server runs in the background, for the
-	// user who started it (see hub.CancelTask).
-	CancelTask(ctx context.Context, caller mcpgram.Caller, server, id string) (*mcpgram.Task, error)
+	servers.Hub
+	connect.Hub
+	links.Hub
+	taskcards.Canceler
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
