@@ -80,6 +80,18 @@ func (b *Bot) runCommand(ctx context.Context, m *message) {
 	b.say(ctx, m.at, commandTable().Unknown(m.Command(), b.isAdmin(m.From.ID)))
 }
 
+// start answers /start: the greeting, or, with a deep link's payload,
+// what the link asks. A group's form or sign-in is answered in its user's
+// private chat (see package connect): the link on the group's card sends
+// /start with the form's id.
+func (b *Bot) start(ctx context.Context, m *message) {
+	if payload := m.CommandArguments(); payload != "" {
+		b.signIns.OpenPrivately(ctx, m.at, m.key, m.From.ID, m.Chat.IsPrivate(), payload)
+		return
+	}
+	b.say(ctx, m.at, commands.Greeting(b.hub.Catalog(), m.From.ID))
+}
+
 // reset answers /reset: a new conversation where it was sent (a chat,
 // or a topic with a conversation of its own).
 func (b *Bot) reset(ctx context.Context, m *message) {

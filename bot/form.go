@@ -26,7 +26,7 @@ func (b *Bot) formText(ctx context.Context, m *message) bool {
 	case forms.Taken:
 		return true
 	case forms.Closed:
-		return b.straySignIn(ctx, m)
+		return b.signIns.Stray(ctx, m.at, m.Message)
 	}
 	return false
 }
@@ -39,7 +39,7 @@ func (b *Bot) handleFormText(ctx context.Context, m *message) {
 	if !b.admit(ctx, m, b.addressed(m.Message)) {
 		return
 	}
-	if b.formText(ctx, m) || b.straySignIn(ctx, m) {
+	if b.formText(ctx, m) || b.signIns.Stray(ctx, m.at, m.Message) {
 		return
 	}
 	b.handleAdmitted(ctx, m)

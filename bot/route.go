@@ -269,7 +269,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *message) {
 	}
 	// A reply to a form that closed between the routing and now, or to
 	// the form of a prompt's arguments.
-	if b.formText(ctx, m) || b.prompts.Text(ctx, m.at, m.key, m.Message) || b.straySignIn(ctx, m) {
+	if b.formText(ctx, m) || b.prompts.Text(ctx, m.at, m.key, m.Message) || b.signIns.Stray(ctx, m.at, m.Message) {
 		return
 	}
 	b.handleAdmitted(ctx, m)
