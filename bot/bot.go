@@ -1,24 +1,23 @@
 // Package bot is mcpgram's Telegram front end: updates in, events out. It
 // takes updates into the durable inbox (long polling, or Telegram's posts
-// in webhook mode), hands them to package dispatch's lanes (a chat's, or
-// a forum topic's), turns each message (text, a recording's transcript, a
+// in webhook mode), hands them to package dispatch's lanes (a chat's, or a
+// forum topic's), turns each message (text, a recording's transcript, a
 // text file, images; an album's updates together) into a turn of the
-// agent, and the agent's events into Telegram messages, cards with
-// buttons and photos, in the topic the message came from. Here are the
-// routing (route.go), forum topics (topic.go), the lifecycle (bot.go),
-// who may do what (access.go), and the handlers of the commands' table
-// (commands.go, see package commands). A turn's replies (reply), the
-// cards that answer the agent (cards), the tasks' (taskcards) and the MCP
-// Apps (apps) live in packages of their own, which ask the bot for the
-// turns they start, and so does each command's screen, which the bot
-// hands what it checked of the user: settings (/system, /tools, /model,
-// /topics), usage (/usage), servers (/servers), stats (/stats),
-// connections (/connections); album gathers an album from the inbox.
-// The pieces that
-// know nothing of the agent live beside them: render (HTML), callback
-// (button data), chats (the conversations' keys), media (what a message
-// carries) and intake (what the model gets of it), statsview (the /stats
-// text and chart), limits, updates and telegram (the Bot API client).
+// agent, and the agent's events into Telegram messages, cards with buttons
+// and photos, in the topic the message came from. Here are the routing
+// (route.go), forum topics (topic.go), the lifecycle (bot.go), who may do
+// what (access.go), and the handlers of the commands' table (commands.go,
+// see package commands). A turn's replies (reply), the cards that answer
+// the agent (cards), the tasks' (taskcards) and the MCP Apps (apps) live
+// in packages of their own, and so does each command's screen, which the
+// bot hands what it checked of the user: settings (/system, /tools,
+// /model, /topics), usage (/usage), servers (/servers), stats (/stats),
+// connections (/connections); album gathers an album from the inbox. The
+// pieces that know nothing of the agent live beside them: render (HTML),
+// callback (button data), chats (the conversations' keys), media (what a
+// message carries) and intake (what the model gets of it), statsview (the
+// /stats text and chart), limits, updates and telegram (the Bot API
+// client).
 package bot
 
 import (
