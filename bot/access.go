@@ -29,6 +29,13 @@ func (b *Bot) allow(ctx context.Context, user int64) (ok, warn bool) {
 	return b.users.Allow(ctx, user)
 }
 
+// allowOne applies the per-user rate limit where the refusal is the
+// caller's to tell (an app's message, see apps.Chats).
+func (b *Bot) allowOne(ctx context.Context, user int64) bool {
+	ok, _ := b.allow(ctx, user)
+	return ok
+}
+
 // allowPress applies the per-user rate limit to a press, answering one
 // over the limit with an alert so that its button does not keep spinning.
 func (b *Bot) allowPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
@@ -39,8 +46,8 @@ func (b *Bot) allowPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
 	return false
 }
 
-// admitPress admits a press on a chat's settings: from an allowed user,
-// within the rate limit. One refused is answered with an alert.
+// admitPress admits a press: from an allowed user, within the rate
+// limit. One refused is answered with an alert.
 func (b *Bot) admitPress(ctx context.Context, cq *tgbotapi.CallbackQuery) bool {
 	if !b.isAllowed(cq.From.ID) {
 		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)

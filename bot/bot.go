@@ -1,22 +1,23 @@
 // Package bot is mcpgram's Telegram front end: updates in, events out. It
 // takes updates into the durable inbox (long polling, or Telegram's posts
-// in webhook mode), hands them to package dispatch's lanes (a chat's, or
-// a forum topic's), turns each message (text, a recording's transcript, a
+// in webhook mode), hands them to package dispatch's lanes (a chat's, or a
+// forum topic's), turns each message (text, a recording's transcript, a
 // text file, images; an album's updates together) into a turn of the
-// agent, and the agent's events into Telegram messages, cards with
-// buttons and photos, in the topic the message came from. Here are the
-// routing (route.go), forum topics (topic.go), the lifecycle (bot.go),
-// who may do what (access.go), and the handlers of the commands' table
-// (commands.go, see package commands). A turn's replies (reply) and the
-// cards that answer the agent (cards) live in packages of their own, and
-// so does each command's screen, which the bot hands what it checked of
-// the user: settings (/system, /tools, /model, /topics), usage (/usage),
-// servers (/servers), stats (/stats), connections (/connections); album
-// gathers an album from the inbox. The pieces that
-// know nothing of the agent live beside them: render (HTML), callback
-// (button data), chats (the conversations' keys), media (what a message
-// carries) and intake (what the model gets of it), statsview (the /stats
-// text and chart), limits, updates and telegram (the Bot API client).
+// agent, and the agent's events into Telegram messages, cards with buttons
+// and photos, in the topic the message came from. Here are the routing
+// (route.go), forum topics (topic.go), the lifecycle (bot.go), who may do
+// what (access.go), and the handlers of the commands' table (commands.go,
+// see package commands). A turn's replies (reply), the cards that answer
+// the agent (cards), the tasks' (taskcards) and the MCP Apps (apps) live
+// in packages of their own, and so does each command's screen, which the
+// bot hands what it checked of the user: settings (/system, /tools,
+// /model, /topics), usage (/usage), servers (/servers), stats (/stats),
+// connections (/connections); album gathers an album from the inbox. The
+// pieces that know nothing of the agent live beside them: render (HTML),
+// callback (button data), chats (the conversations' keys), media (what a
+// message carries) and intake (what the model gets of it), statsview (the
+// /stats text and chart), limits, updates and telegram (the Bot API
+// client).
 package bot
 
 import (
@@ -32,7 +33,6 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/album"
 	"github.com/mcpgram/mcpgram/bot/apps"
@@ -99,21 +99,16 @@ type Forms interface {
 	Waiting(chatID, userID string) bool
 }
 
-// A Hub reports and manages the MCP servers; *hub.Hub is one.
+// A Hub reports and manages the MCP servers; *hub.Hub is one. It is
+// what the bot's features need of it: /servers (see servers.Hub), the
+// sign-ins (see connect.Hub), the resource links a tool returned, read
+// when their user opens them (see links.Hub), and the Stop of a task a
+// server runs in the background (see taskcards.Canceler).
 type Hub interface {
-	Catalog() mcpgram.Catalog
-	// ReadResource reads what a resource link a tool returned points to,
-	// when its user opens it.
-	ReadResource(ctx context.Context, caller mcpgram.Caller, server, uri string) (*mcpgram.Result, error)
-	SetEnabled(ctx context.Context, server string, enabled bool) error
-	Restart(ctx context.Context, server string) error
-	// SignIn begins the operator's sign-in to a server (see hub.SignIn),
-	// BeginConnect a user's (see hub.BeginConnect).
-	SignIn(ctx context.Context, server, redirectURI, tag string) (authURL, host string, err error)
-	BeginConnect(ctx context.Context, server, user, redirectURI, tag string) (authURL, host string, err error)
-	// CancelTask cancels a task a server runs in the background, for the
-	// user who started it (see hub.CancelTask).
-	CancelTask(ctx context.Context, caller mcpgram.Caller, server, id string) (*mcpgram.Task, error)
+	servers.Hub
+	connect.Hub
+	links.Hub
+	taskcards.Canceler
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
@@ -131,10 +126,9 @@ type Store interface {
 	// The resource links tools returned, for their buttons (see
 	// store.Links).
 	store.Links
-	// The calls whose MCP Apps users may open (see store.AppViews), and
-	// the approvals of what the apps ask (see store.Interactions).
-	store.AppViews
-	store.Interactions
+	// The calls whose MCP Apps users may open, and the approvals of what
+	// the apps ask (see apps.Store).
+	apps.Store
 	// ChatsWithServersOff lists the chats with command menus of their
 	// own (see store.ChatSettings).
 	ChatsWithServersOff(ctx context.Context) ([]string, error)
@@ -143,15 +137,10 @@ type Store interface {
 	// store.ChatSettings).
 	ChatTopicsShared(ctx context.Context, chatID string) (bool, error)
 	SetChatTopicsShared(ctx context.Context, chatID string, shared bool) error
-	// UndeliveredTasks lists the tasks whose end is still to hand to
-	// their conversations (see store.Tasks).
-	UndeliveredTasks(ctx context.Context) ([]store.Task, error)
-	// GetTask reads the task a Stop button names.
-	GetTask(ctx context.Context, id int64) (store.Task, error)
-	// SetTaskCard keeps the message that shows a task.
-	SetTaskCard(ctx context.Context, id, cardID int64) error
-	// ChatTasks lists a conversation's running tasks (/tasks).
-	ChatTasks(ctx context.Context, key string) ([]store.Task, error)
+	// The tasks: their cards, and the ends still to hand to their
+	// conversations (see package taskcards).
+	taskcards.Store
+	taskcards.Undelivered
 }
 
 // DefaultAPIURL is Telegram's Bot API server.
@@ -322,7 +311,7 @@ type Bot struct {
 	settings *settings.Screen
 	stats    *stats.Screen
 	usage    *usage.Screen
-	conns    *connections.Screen // nil without Options.Connections
+	conns    *connections.Screen
 	tasks    *taskcards.Cards
 	delivery *taskcards.Delivery
 
@@ -359,9 +348,6 @@ type Bot struct {
 	replies *reply.Parts       // what the turns' replies are shown with
 	menus   *menus.Menus       // the command menus, with the servers' prompts
 	sweeper *retention.Sweeper // what is past its retention
-
-	// appContext is what the MCP Apps keep for their chats' next turns.
-	appContext apps.Kept
 }
 
 // A turn is what /cancel and the Stop button need of a running turn.
@@ -440,7 +426,8 @@ func (b *Bot) makeParts(token string, p Parts, h Hub, s Store) {
 	b.links = links.New(s, h, b.tg, links.Options{AutoApproveAll: cfg.AutoApproveAll, What: b.toolWhat, Logger: cfg.Logger})
 	b.cards = &cards.Deck{TG: b.tg, Catalog: h.Catalog, IsAdmin: b.isAdmin, Logger: cfg.Logger}
 	if cfg.AppsURL != "" {
-		b.apps = apps.New(s, h.Catalog, b.tg, apps.Options{URL: cfg.AppsURL, Signer: apps.NewSigner(token), Logger: cfg.Logger})
+		b.apps = apps.New(s, h.Catalog, b.tg, apps.Options{URL: cfg.AppsURL, Signer: apps.NewSigner(token), Logger: cfg.Logger,
+			Chats: apps.Chats{Allowed: b.isAllowed, Admin: b.isAdmin, Allow: b.allowOne, Turn: b.queueTurn}})
 	}
 	b.tasks = &taskcards.Cards{TG: b.tg, Store: s, Hub: h, IsAdmin: b.isAdmin, Logger: cfg.Logger}
 	if cfg.Tasks != nil { // never a nil poller in the interface
@@ -462,9 +449,7 @@ func (b *Bot) makeParts(token string, p Parts, h Hub, s Store) {
 	b.settings = settings.New(p.Prefs, h, b.tg, settings.Options{Topics: s, Logger: cfg.Logger})
 	b.stats = stats.New(s, h, b.tg, stats.Options{Logger: cfg.Logger})
 	b.usage = usage.New(p.Usage, b.tg, usage.Options{Logger: cfg.Logger})
-	if cfg.Connections != nil {
-		b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
-	}
+	b.conns = &connections.Screen{Keeper: cfg.Connections, TG: b.tg, Logger: cfg.Logger}
 }
 
 // ErrCutShort is returned by Run when turns still running after the
@@ -556,3 +541,8 @@ func (b *Bot) connect(ctx context.Context) error {
 // WebhookHandler returns the handler of Telegram's webhook requests, for
 // the HTTP endpoint in webhook mode.
 func (b *Bot) WebhookHandler() http.Handler { return b.in }
+
+// Apps is the MCP Apps the bot shows, which the apps' pages ask to send
+// approval cards, say messages and keep context in their chats (see
+// apps.Host), or nil where it shows none.
+func (b *Bot) Apps() *apps.Apps { return b.apps }

@@ -54,7 +54,10 @@ func commandTable() commands.Table[handler] {
 				b.settings.Topics(ctx, m.at, m.Message, b.isAdmin(m.From.ID))
 			}},
 		{Name: "connections", About: "Servers you connected your account to", Help: "servers you connected your own account to, to disconnect them",
-			Menu: commands.ChatOwner, Order: commands.Beside, Run: (*Bot).showConnections},
+			Menu: commands.ChatOwner, Order: commands.Beside,
+			Run: func(b *Bot, ctx context.Context, m *message) {
+				b.conns.Command(ctx, m.at, m.From.ID, m.Chat.IsPrivate(), b.isAdmin(m.From.ID))
+			}},
 		{Name: "servers", About: "Manage the MCP servers", Help: "manage servers (admins)", Menu: commands.Operator, Order: commands.Beside,
 			Run: (*Bot).showServers},
 		{Name: "stats", About: "Statistics of the last 24 hours and 7 days", Help: "the last 24 hours and 7 days (admins)",
@@ -75,6 +78,18 @@ func (b *Bot) runCommand(ctx context.Context, m *message) {
 		return
 	}
 	b.say(ctx, m.at, commandTable().Unknown(m.Command(), b.isAdmin(m.From.ID)))
+}
+
+// start answers /start: the greeting, or, with a deep link's payload,
+// what the link asks. A group's form or sign-in is answered in its user's
+// private chat (see package connect): the link on the group's card sends
+// /start with the form's id.
+func (b *Bot) start(ctx context.Context, m *message) {
+	if payload := m.CommandArguments(); payload != "" {
+		b.signIns.OpenPrivately(ctx, m.at, m.key, m.From.ID, m.Chat.IsPrivate(), payload)
+		return
+	}
+	b.say(ctx, m.at, commands.Greeting(b.hub.Catalog(), m.From.ID))
 }
 
 // reset answers /reset: a new conversation where it was sent (a chat,

@@ -8,13 +8,6 @@ import (
 	"github.com/mcpgram/mcpgram/bot/telegram"
 )
 
-// straySignIn takes a message that is a sign-in's address when no
-// sign-in waits for it (see connect.Stray), and reports whether m was
-// one.
-func (b *Bot) straySignIn(ctx context.Context, m *message) bool {
-	return b.signIns.Stray(ctx, m.at, m.Message)
-}
-
 // signIn opens, for the admin who pressed a server's Sign in button on
 // /servers at place at (checked by handleServerPress), the card of the
 // operator's sign-in to it (see connect.SignIn), and waits for it here.

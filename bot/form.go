@@ -14,15 +14,9 @@ import (
 // handleFormPress handles a form's button, out of band: the chat's lane
 // waits for the turn whose call waits for this form.
 func (b *Bot) handleFormPress(ctx context.Context, q *query, data callback.Data) {
-	cq := q.CallbackQuery
-	if !b.isAllowed(cq.From.ID) {
-		b.tg.AnswerCallback(ctx, cq.ID, "Sorry, this bot is private.", true)
-		return
+	if b.admitPress(ctx, q.CallbackQuery) {
+		b.forms.Press(ctx, q.CallbackQuery, q.key, data)
 	}
-	if !b.allowPress(ctx, cq) {
-		return
-	}
-	b.forms.Press(ctx, cq, q.key, data)
 }
 
 // formText gives what m says to the form it answers, if any, and reports
@@ -32,7 +26,7 @@ func (b *Bot) formText(ctx context.Context, m *message) bool {
 	case forms.Taken:
 		return true
 	case forms.Closed:
-		return b.straySignIn(ctx, m)
+		return b.signIns.Stray(ctx, m.at, m.Message)
 	}
 	return false
 }
@@ -45,7 +39,7 @@ func (b *Bot) handleFormText(ctx context.Context, m *message) {
 	if !b.admit(ctx, m, b.addressed(m.Message)) {
 		return
 	}
-	if b.formText(ctx, m) || b.straySignIn(ctx, m) {
+	if b.formText(ctx, m) || b.signIns.Stray(ctx, m.at, m.Message) {
 		return
 	}
 	b.handleAdmitted(ctx, m)

@@ -41,12 +41,17 @@ func (b *Bot) route(it store.InboxItem) dispatch.Job {
 		cq := u.CallbackQuery
 		data, err := callback.Decode(cq.Data)
 		if err != nil || cq.From == nil || cq.Message == nil || cq.Message.Chat == nil {
-			return dispatch.Job{Run: func(ctx context.Context) { b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true) }}
+			return b.invalidJob(cq)
 		}
 		return b.pressJob(cq, data, telegram.Place{Chat: cq.Message.Chat.ID, Topic: topic})
 	}
 	// Edits, channel posts, member changes: nothing to answer.
 	return dispatch.Job{}
+}
+
+// invalidJob answers a press of a button that cannot be valid (any more).
+func (b *Bot) invalidJob(cq *tgbotapi.CallbackQuery) dispatch.Job {
+	return dispatch.Job{Run: func(ctx context.Context) { b.tg.AnswerCallback(ctx, cq.ID, "This button is no longer valid.", true) }}
 }
 
 // messageJob routes message m, update id, written at place at.
@@ -74,7 +79,11 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleServerPress(ctx, cq, at, data) }}
 	case callback.Disconnect:
 		// Revoking may take the authorization server's while: out of band.
-		return dispatch.Job{Run: func(ctx context.Context) { b.handleDisconnectPress(ctx, cq, data) }}
+		return dispatch.Job{Run: func(ctx context.Context) {
+			if b.admitPress(ctx, cq) {
+				b.conns.Press(ctx, cq, data, b.isAdmin(cq.From.ID))
+			}
+		}}
 	case callback.Chat:
 		return b.settingsJob(lane, cq, at, func(ctx context.Context, q *query, admin bool) {
 			b.settings.PressTools(ctx, q.CallbackQuery, data, admin)
@@ -88,8 +97,11 @@ func (b *Bot) pressJob(cq *tgbotapi.CallbackQuery, data callback.Data, at telegr
 		// Out of band: the lane is the turn's to stop.
 		return dispatch.Job{Run: func(ctx context.Context) { b.handleStopPress(ctx, cq, at, data) }}
 	case callback.AppVerdict:
+		if b.apps == nil {
+			return b.invalidJob(cq)
+		}
 		// Out of band: an app's request waits for it, not a turn.
-		return dispatch.Job{Run: func(ctx context.Context) { b.handleAppPress(ctx, cq, data) }}
+		return dispatch.Job{Run: func(ctx context.Context) { b.apps.Press(ctx, cq, data) }}
 	case callback.TaskStop:
 		// Out of band: no turn runs the task.
 		return dispatch.Job{Run: func(ctx context.Context) { b.tasks.Stop(ctx, cq, at, data) }}
@@ -257,7 +269,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *message) {
 	}
 	// A reply to a form that closed between the routing and now, or to
 	// the form of a prompt's arguments.
-	if b.formText(ctx, m) || b.prompts.Text(ctx, m.at, m.key, m.Message) || b.straySignIn(ctx, m) {
+	if b.formText(ctx, m) || b.prompts.Text(ctx, m.at, m.key, m.Message) || b.signIns.Stray(ctx, m.at, m.Message) {
 		return
 	}
 	b.handleAdmitted(ctx, m)
@@ -291,7 +303,7 @@ func (b *Bot) converse(ctx context.Context, m *message, text string, images []ll
 	}
 	// A task's answer, which comes later, after other messages maybe,
 	// quotes it in any chat.
-	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: b.withAppContext(m.key, text), Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
+	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: b.apps.WithContext(m.key, text), Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
 }
 
 // handleCancel answers /cancel: it stops the turn running in the place
@@ -396,6 +408,17 @@ func (b *Bot) runTurn(ctx context.Context, at telegram.Place, key string, user i
 		}
 	}
 	return err
+}
+
+// queueTurn runs req's turn as a job of the queue, not of a lane: the
+// turn that answers an app's message, which came from its page, not
+// through the inbox (see apps.Chats).
+func (b *Bot) queueTurn(at telegram.Place, key string, user int64, replyTo int, req agent.Request) {
+	b.queue.Go(func(work context.Context) {
+		if err := b.runTurn(work, at, key, user, replyTo, req, nil); err != nil && work.Err() == nil {
+			b.logger.Warn("the turn of an app's message", "chat", at, "err", err)
+		}
+	})
 }
 
 // turnID is the id of a turn the job running with ctx starts, drawn from

@@ -59,15 +59,19 @@ type Options struct {
 	// page is URL + its token.
 	URL    string
 	Signer *Signer
+	// Chats is what the apps' words ask of the bot (see AppMessage).
+	Chats  Chats
 	Logger *slog.Logger
 }
 
-// Apps offers the apps of the chats' tool calls.
+// Apps offers the apps of the chats' tool calls, and takes what they say
+// into their chats.
 type Apps struct {
 	store   Store
 	catalog Catalog
 	tg      Telegram
 	opts    Options
+	kept    kept // the apps' context for their chats' next turns
 }
 
 // New returns the Apps whose views are kept in s, whose tools are read

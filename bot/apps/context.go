@@ -14,7 +14,7 @@ import (
 const MaxContext = 4096
 
 // A Contexts keeps what the apps give the model for their chats' next
-// turns; *bot.Bot is one.
+// turns; *Apps is one.
 type Contexts interface {
 	SetAppContext(ctx context.Context, c Message) error
 }

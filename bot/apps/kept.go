@@ -2,12 +2,12 @@ package apps
 
 import "sync"
 
-// Kept holds, per conversation, what an MCP App gave the model
+// kept holds, per conversation, what an MCP App gave the model
 // for the conversation's next turn (ui/update-model-context): the newest
 // only, given once. It is this process's memory, not the store's: an
 // instance other than the one the app reached does not give it, and a
 // restart forgets it (see docs/mcp.md).
-type Kept struct {
+type kept struct {
 	mu sync.Mutex
 	m  map[string]Message
 }
@@ -17,7 +17,7 @@ const maxKept = 10000
 
 // Set keeps m, for its conversation, in place of what was kept; an
 // empty one clears it.
-func (c *Kept) Set(m Message) {
+func (c *kept) Set(m Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m.Text == "" {
@@ -31,7 +31,7 @@ func (c *Kept) Set(m Message) {
 }
 
 // Take returns what is kept for conversation key, and forgets it.
-func (c *Kept) Take(key string) (Message, bool) {
+func (c *kept) Take(key string) (Message, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, ok := c.m[key]

@@ -10,7 +10,7 @@ import (
 )
 
 // A Messenger takes what an app says into its chat (ui/message) as its
-// user's words, and starts the turn that answers them; *bot.Bot is one.
+// user's words, and starts the turn that answers them; *Apps is one.
 type Messenger interface {
 	AppMessage(ctx context.Context, m Message) error
 }

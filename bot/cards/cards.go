@@ -1,7 +1,8 @@
 // Package cards sends the messages whose buttons answer the agent: a
 // follow-up question's options, or an approval's Approve, Deny and Always
-// allow, keeps those whose buttons are live, and says what a press of
-// one asks of the agent. Their buttons carry ids, never option text (see
+// allow, keeps those whose buttons are live, answers a press of one by
+// the turn it asks of the agent, and closes the approvals that expired
+// unanswered. Their buttons carry ids, never option text (see
 // package callback), and every press is authorised when pressed: the
 // agent checks that the pending belongs to the presser, and the Deck
 // that only admins allow a tool for good.

@@ -2,7 +2,12 @@ package cards
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -11,7 +16,56 @@ import (
 	"github.com/mcpgram/mcpgram/bot/callback"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/store"
 )
+
+// pressAckAfter is how long a press waits for the agent's first event
+// before it is acknowledged anyway; refusals come much sooner.
+const pressAckAfter = 3 * time.Second
+
+// Press answers cq, a press of a card's button with data at place at in
+// conversation key, from a user the bot admitted, by the turn it asks
+// for, which turn runs (the bot's, in the chat's lane; onFirst before
+// its first event). The card loses its buttons once the agent takes the
+// press; a press it refuses is told why.
+func (d *Deck) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegram.Place, key string, data callback.Data, turn func(req agent.Request, onFirst func()) error) {
+	p, refusal := d.PressOf(cq, mcpgram.Caller{UserID: strconv.FormatInt(cq.From.ID, 10), ChatID: key}, data)
+	if refusal != "" {
+		d.TG.AnswerCallback(ctx, cq.ID, refusal, true)
+		return
+	}
+
+	// The agent refuses a press (ErrNotYours, ErrStale) at once and emits
+	// nothing; its first event means it accepted. A model slow to emit
+	// must not leave the button spinning, so a timer accepts it too.
+	var once sync.Once
+	var accepted atomic.Bool
+	onFirst := func() {
+		once.Do(func() {
+			accepted.Store(true)
+			d.TG.AnswerCallback(ctx, cq.ID, p.Ack, false)
+			d.Answered(ctx, cq, at, key, data.Pending, p.Line)
+		})
+	}
+	timer := time.AfterFunc(pressAckAfter, onFirst)
+	err := turn(p.Req, onFirst)
+	timer.Stop()
+	if accepted.Load() {
+		return
+	}
+	switch {
+	case errors.Is(err, agent.ErrNotYours):
+		d.TG.AnswerCallback(ctx, cq.ID, "This is someone else's request; only they can answer it.", true)
+	case errors.Is(err, agent.ErrStale):
+		d.TG.AnswerCallback(ctx, cq.ID, "This request is no longer open.", true)
+	case err == nil:
+		onFirst()
+	case errors.Is(err, store.ErrUnavailable):
+		d.TG.AnswerCallback(ctx, cq.ID, "I cannot reach my database right now; this is handled as soon as it is back.", false)
+	default:
+		d.TG.AnswerCallback(ctx, cq.ID, "Sorry, something went wrong.", true)
+	}
+}
 
 // A Press is what a card's button asks of the agent, and what to say once
 // the agent takes it.

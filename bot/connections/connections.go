@@ -1,9 +1,11 @@
 // Package connections is the /connections screen: the servers a user
 // connected their own account to, each with a Disconnect button, and for
 // an admin the operator's sign-ins, which every chat's calls use, each
-// with a Sign out button. Who may see and press what is the bot's to
-// check; the screen shows one user's sign-ins (and, when told, the
-// operator's) and acts on the one a press names.
+// with a Sign out button. A user's sign-ins are theirs alone: in a group
+// the command lists nothing, and a press is taken only in a private chat,
+// from the user whose sign-in it names (or, for the operator's, an
+// admin). Who is an admin, and whether the user may use the bot at all,
+// is the bot's to say.
 package connections
 
 import (
@@ -35,6 +37,7 @@ type Keeper interface {
 
 // A Screen shows sign-ins kept by Keeper through TG.
 type Screen struct {
+	// Keeper keeps the sign-ins; nil where no server takes one.
 	Keeper Keeper
 	TG     *telegram.Client
 	Logger *slog.Logger
@@ -102,6 +105,26 @@ func button(label string, owner int64, server string) []tgbotapi.InlineKeyboardB
 	return []tgbotapi.InlineKeyboardButton{tgbotapi.NewInlineKeyboardButtonData(label, data)}
 }
 
+// Command answers /connections from user at place at: their screen in a
+// private chat (an admin's with the operator's sign-ins), else where to
+// ask.
+func (sc *Screen) Command(ctx context.Context, at telegram.Place, user int64, private, admin bool) {
+	switch {
+	case !private:
+		sc.say(ctx, at, "Your connections are yours alone: send /connections to me in a private chat.")
+	case sc.Keeper == nil:
+		sc.say(ctx, at, "No server here takes a sign-in, so there are no connections.")
+	default:
+		sc.Show(ctx, at, user, admin)
+	}
+}
+
+func (sc *Screen) say(ctx context.Context, to telegram.Place, html string) {
+	if _, err := sc.TG.SendLong(ctx, to, 0, html, nil); err != nil {
+		sc.Logger.Error("send message", "chat", to, "err", err)
+	}
+}
+
 // Show sends user's screen to place to.
 func (sc *Screen) Show(ctx context.Context, to telegram.Place, user int64, operator bool) {
 	html, kb, err := sc.View(ctx, user, operator, "")
@@ -118,11 +141,17 @@ func (sc *Screen) Show(ctx context.Context, to telegram.Place, user int64, opera
 	}
 }
 
-// Press acts on a Disconnect button of user's screen, which the caller
-// checked user may press: data.Owner is user, or 0 (the operator's) and
-// operator is set. It answers the press and redraws the card, saying
-// what became of the sign-in.
-func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, user int64, operator bool) {
+// Press acts on cq, a press of a Disconnect button with data, from a user
+// the bot admitted, who is an admin when admin is set. It refuses one
+// who may not press it, and else answers the press and redraws the
+// card, saying what became of the sign-in.
+func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) {
+	user := cq.From.ID
+	if refusal := sc.refusal(cq, data, admin); refusal != "" {
+		sc.Logger.Warn("Disconnect button refused", "user", user, "data", cq.Data, "why", refusal)
+		sc.TG.AnswerCallback(ctx, cq.ID, refusal, true)
+		return
+	}
 	owner := ""
 	if data.Owner != 0 {
 		owner = userKey(data.Owner)
@@ -148,7 +177,7 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 		note = "<i>That connection was already gone.</i>"
 	}
 	sc.TG.AnswerCallback(ctx, cq.ID, render.Shorten(ack, 190), !found)
-	html, kb, err := sc.View(ctx, user, operator, note)
+	html, kb, err := sc.View(ctx, user, admin, note)
 	if err != nil {
 		sc.Logger.Error("/connections redraw", "err", err)
 		html, kb = note, tgbotapi.InlineKeyboardMarkup{}
@@ -156,6 +185,22 @@ func (sc *Screen) Press(ctx context.Context, cq *tgbotapi.CallbackQuery, data ca
 	if err := sc.TG.EditHTML(ctx, cq.Message.Chat.ID, cq.Message.MessageID, html, &kb); err != nil {
 		sc.Logger.Error("edit /connections", "err", err)
 	}
+}
+
+// refusal says why the user who pressed cq may not press a Disconnect
+// button with data, or "" if they may.
+func (sc *Screen) refusal(cq *tgbotapi.CallbackQuery, data callback.Data, admin bool) string {
+	switch {
+	case sc.Keeper == nil:
+		return "There are no connections here."
+	case !cq.Message.Chat.IsPrivate():
+		return "Connections are managed in a private chat with me: send /connections there."
+	case data.Owner == 0 && !admin:
+		return "Only admins can sign everyone out of a server."
+	case data.Owner != 0 && data.Owner != cq.From.ID:
+		return "This is someone else's connection; only they can disconnect it."
+	}
+	return ""
 }
 
 // disconnect ends owner's sign-in to server, and says how it went: the

@@ -26,10 +26,14 @@ type Turner interface {
 type Delivery struct {
 	Agent   Turner
 	Replies *reply.Parts
-	Store   interface {
-		UndeliveredTasks(ctx context.Context) ([]store.Task, error)
-	}
-	Logger *slog.Logger
+	Store   Undelivered
+	Logger  *slog.Logger
+}
+
+// An Undelivered lists the tasks whose end is still to hand to their
+// conversations (see store.Tasks); *sqlite.DB and *postgres.DB are ones.
+type Undelivered interface {
+	UndeliveredTasks(ctx context.Context) ([]store.Task, error)
 }
 
 // Pending delivers the tasks that ended but were not delivered: those of

@@ -75,7 +75,7 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	defer b.Close()
-	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), b.AppApprovals(), b.AppMessages(), b.AppContexts(), logger)
+	srv, err := startHTTP(cfg, app, telegram, b.WebhookHandler(), b.Apps(), logger)
 	if err != nil {
 		return err
 	}

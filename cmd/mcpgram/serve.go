@@ -30,9 +30,9 @@ const modelWindow = 5 * time.Minute
 // database answers) and /readyz (Telegram answers the long poll, and the
 // model is not failing). In webhook mode it also takes Telegram's updates
 // at /telegram, and with PUBLIC_URL it serves mcpgram's OAuth Client ID
-// Metadata Document, and the pages of MCP Apps where it shows them. It
-// returns nil when HTTP_LISTEN is empty.
-func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, asker apps.Asker, messenger apps.Messenger, contexts apps.Contexts, logger *slog.Logger) (*web.Server, error) {
+// Metadata Document, and the pages of MCP Apps where it shows them (shown,
+// the bot's; nil: none). It returns nil when HTTP_LISTEN is empty.
+func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.Handler, shown *apps.Apps, logger *slog.Logger) (*web.Server, error) {
 	if cfg.HTTPListen == "" {
 		return nil, nil
 	}
@@ -54,9 +54,9 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	if cfg.PublicURL != "" && app.Auth != nil && app.Agent != nil {
 		s.Handle(mcpgram.CallbackPath, signInCallback(app.Auth, app.Agent, app.Hub, logger.With("component", "oauth")))
 	}
-	if cfg.ShowsApps() {
+	if cfg.ShowsApps() && shown != nil {
 		apps.NewHost(app.Store, app.Hub, apps.HostOptions{
-			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll, Asker: asker, Messenger: messenger, Contexts: contexts,
+			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll, Asker: shown, Messenger: shown, Contexts: shown,
 			Metrics: app.Metrics, Logger: logger.With("component", "apps"),
 		}).Register(s.Handle)
 	}
