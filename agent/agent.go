@@ -184,6 +184,15 @@ type Options struct {
 	// keys of its own, and the chat's switches are the chat's for all of
 	// them. nil: each conversation is a chat.
 	Chat func(conversation string) string
+	// BackgroundAfter is how long a plain tool call (its server runs no
+	// task) keeps its turn waiting (BACKGROUND_AFTER), the time it waits
+	// for its user's answer to a form or sign-in not counted: past it the
+	// call goes on in the background, kept in the store as a task whose
+	// end is delivered as a task's is (EventTask, Request.Task), and
+	// Keeper takes it over. 0, or no Keeper: a call keeps its turn
+	// waiting to its end.
+	BackgroundAfter time.Duration
+	Keeper          Keeper
 	// ProgressInterval is how often at most a turn reports its calls'
 	// progress (EventToolProgress); default DefaultProgressInterval.
 	ProgressInterval time.Duration
@@ -278,6 +287,8 @@ func New(s Store, h Hub, models []Model, opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: token budget %d is negative", opts.TokenBudgetPerUserDay)
 	case opts.StartWait < 0:
 		return nil, fmt.Errorf("agent: start wait %s is negative", opts.StartWait)
+	case opts.BackgroundAfter < 0:
+		return nil, fmt.Errorf("agent: background after %s is negative", opts.BackgroundAfter)
 	}
 	cfg := config{Options: opts, Store: s, Hub: h}
 	var err error

@@ -234,8 +234,14 @@ func (t *turn) runOne(ctx context.Context, bc *batchCall, deferAudit bool, pump 
 	caller := t.caller
 	caller.Consent = bc.Approved
 	// What the server asks mid-call, it asks this turn's user (see Elicit).
-	o := t.a.exec.RunOne(withCallProgress(withAsker(ctx, t), pump, n, call.Server, call.Tool), caller, call)
+	o, r := t.run(ctx, caller, call, n, pump)
 	pump.callEnded(n)
+	if r != nil {
+		if t.inBackground(ctx, bc, call, n, r) {
+			return
+		}
+		o = r.wait(ctx)
+	}
 	bc.Text, bc.OK = o.Text, o.OK
 	if o.Task != nil {
 		t.keepTask(ctx, bc, call, n, o)

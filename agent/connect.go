@@ -55,6 +55,11 @@ func (a *Agent) Connect(ctx context.Context, c mcpgram.Connection) (mcpgram.Elic
 	if !ok || ask.caller.ChatID != c.Caller.ChatID || ask.caller.UserID != c.Caller.UserID || c.Caller.UserID == "" {
 		return mcpgram.ElicitCancel, nil
 	}
+	if !ask.patience.hold() {
+		a.logger.Info(msgNobodyToAsk, "server", c.Server)
+		return mcpgram.ElicitCancel, nil
+	}
+	defer ask.patience.release()
 	p := formPayload{Server: c.Server, Mode: ModeConnect, Host: c.Host(), PasteBack: a.cfg.RedirectURI == mcpgram.PasteBackRedirect,
 		Private: a.inGroup(c.Caller)}
 	payload, _ := json.Marshal(p)

@@ -164,17 +164,24 @@ type formPayload struct {
 }
 
 // An asker is who a turn's calls ask: the turn's user, through its
-// events.
+// events. While it asks, the turn's patience with the call stops (nil: a
+// call that never goes on in the background).
 type asker struct {
-	caller mcpgram.Caller
-	emit   *emitter
+	caller   mcpgram.Caller
+	emit     *emitter
+	patience *patience
 }
 
 type askerKey struct{}
 
-func withAsker(ctx context.Context, t *turn) context.Context {
-	return context.WithValue(ctx, askerKey{}, &asker{caller: t.caller, emit: t.emit})
+func withAsker(ctx context.Context, t *turn, p *patience) context.Context {
+	return context.WithValue(ctx, askerKey{}, &asker{caller: t.caller, emit: t.emit, patience: p})
 }
+
+// msgNobodyToAsk is logged when a call that went on in the background
+// asks its user something: its turn is over, so nobody is asked, and the
+// server gets cancel.
+const msgNobodyToAsk = "a call in the background asked its user something; nobody to ask, so answered cancel"
 
 // Elicit implements mcpgram.Elicitor for the calls of turns: it stores the
 // form, shows it (EventForm), and waits for the user's answer, the form's
@@ -186,6 +193,11 @@ func (a *Agent) Elicit(ctx context.Context, e mcpgram.Elicitation) (mcpgram.Elic
 	if !ok || ask.caller.ChatID != e.Caller.ChatID || ask.caller.UserID != e.Caller.UserID {
 		return cancel, nil
 	}
+	if !ask.patience.hold() {
+		a.logger.Info(msgNobodyToAsk, "server", e.Server, "tool", e.Tool)
+		return cancel, nil
+	}
+	defer ask.patience.release()
 	p := formPayload{Server: e.Server, Tool: e.Tool, URI: e.URI, Mode: e.Mode, Message: cutRunes(e.Message, maxFormMessage), Schema: e.Schema, URL: e.URL}
 	if why := refusal(e); why != "" {
 		a.logger.Warn("a server asked the user for what cannot be shown; answered cancel", "server", e.Server, "tool", e.Tool, "why", why)

@@ -73,6 +73,7 @@ const (
 	noteTaskCancelled = "The background task of this call was cancelled."
 	noteTaskExpired   = "The background task of this call ran past its time limit without finishing, so it was given up."
 	noteTaskLost      = "The server no longer knows the background task of this call (it restarted, or dropped it): its result is lost."
+	noteInterrupted   = "The bot stopped or restarted while this call ran in the background, which cut it short: its result is lost."
 	noteTaskTell      = "Tell the user, in plain words, what came of the request that started it."
 )
 
@@ -131,6 +132,8 @@ func taskNote(end string) string {
 		return noteTaskCancelled
 	case tasks.EndExpired:
 		return noteTaskExpired
+	case tasks.EndInterrupted:
+		return noteInterrupted
 	}
 	return noteTaskLost
 }

@@ -17,6 +17,8 @@ type TaskPoller interface {
 	Start()
 	Close() error
 	Follow(ctx context.Context, id int64) error
+	// Stop cancels a call it runs in the background in this process.
+	Stop(id int64) bool
 }
 
 // TaskChanged shows the new status of task t, which the poller stored, on

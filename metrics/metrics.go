@@ -76,8 +76,8 @@ func New() *Metrics {
 		searchFound:    f.counter("tool_search_found_total", "Tools a search for tools returned, by server and tool.", "server", "tool"),
 		searchCalled:   f.counter("tool_search_called_total", "Calls of a tool that a search of the same turn had returned, by server and tool.", "server", "tool"),
 		appRequests:    f.counter("app_requests_total", "Requests of MCP Apps' pages to the bot, by method (page, frame, or the bridge's JSON-RPC method) and status (ok, refused, limited, error).", "method", "status"),
-		tasksStarted:   f.counter("tasks_started_total", "Tool calls that became background tasks, by server.", "server"),
-		tasksFinished:  f.counter("tasks_finished_total", "Background tasks that ended, by server and outcome (completed, failed, cancelled, expired, lost).", "server", "outcome"),
+		tasksStarted:   f.counter("tasks_started_total", "Tool calls that became background tasks, or went on in the background, by server.", "server"),
+		tasksFinished:  f.counter("tasks_finished_total", "Background tasks that ended, by server and outcome (completed, failed, cancelled, expired, lost, interrupted).", "server", "outcome"),
 		taskSeconds:    f.histogramOf(taskSpan, "task_duration_seconds", "Time from a background task's start to its end.", "server"),
 	}
 }

@@ -25,6 +25,9 @@ func (p *Poller) poll(ctx context.Context, e *entry) bool {
 		e.due = now.Add(p.opts.MaxInterval)
 		return true
 	}
+	if Local(t) {
+		return p.pollLocal(ctx, e)
+	}
 	if !t.Deadline.IsZero() && !now.Before(t.Deadline) {
 		return p.finish(ctx, e, newOutcome(EndExpired, msgExpired, false))
 	}

@@ -83,6 +83,7 @@ type Poller struct {
 	startOnce sync.Once
 	closeOnce sync.Once
 
+	local     locals       // the in-process calls adopted (see Adopt)
 	polls     atomic.Int64 // tasks/get requests made
 	following atomic.Int64 // tasks followed, due or in a poll
 }
@@ -122,10 +123,12 @@ func (p *Poller) Start() {
 }
 
 // Close stops polling and waits for the polls under way, which their
-// cancelled context cuts short. Closing twice, or before Start, is
-// harmless.
+// cancelled context cuts short; it cancels the in-process calls, and
+// waits until their ends are stored (see Adopt). Closing twice, or before
+// Start, is harmless.
 func (p *Poller) Close() error {
 	p.closeOnce.Do(func() {
+		p.closeLocal()
 		p.startOnce.Do(func() { close(p.done) }) // never started
 		if p.cancel != nil {
 			p.cancel()

@@ -156,7 +156,7 @@ func TestPoller(t *testing.T) {
 		}
 		testenv.Eventually(t, 5*time.Second, "the poller to let the task go", func() bool { return p.Following() == 0 })
 		want := `
-# HELP mcpgram_tasks_finished_total Background tasks that ended, by server and outcome (completed, failed, cancelled, expired, lost).
+# HELP mcpgram_tasks_finished_total Background tasks that ended, by server and outcome (completed, failed, cancelled, expired, lost, interrupted).
 # TYPE mcpgram_tasks_finished_total counter
 mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 `

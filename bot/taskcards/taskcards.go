@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/tasks"
 )
 
 // A Store keeps the tasks (see store.Tasks); *sqlite.DB and *postgres.DB
@@ -37,9 +38,12 @@ type Canceler interface {
 	CancelTask(ctx context.Context, caller mcpgram.Caller, server, id string) (*mcpgram.Task, error)
 }
 
-// A Follower follows a task until it ends; *tasks.Poller is one.
+// A Follower follows a task until it ends; *tasks.Poller is one. Stop
+// cancels a call it runs in the background in this process (see
+// tasks.Local), and reports whether it runs it.
 type Follower interface {
 	Follow(ctx context.Context, id int64) error
+	Stop(id int64) bool
 }
 
 // Cards shows tasks in their chats.
@@ -132,7 +136,14 @@ func (c *Cards) Stop(ctx context.Context, cq *tgbotapi.CallbackQuery, at telegra
 		c.TG.AnswerCallback(ctx, cq.ID, msgTaskNotYours, true)
 		return
 	}
-	if _, err := c.Hub.CancelTask(ctx, mcpgram.Caller{UserID: t.UserID, ChatID: t.ChatID}, t.Server, t.Handle); err != nil {
+	if tasks.Local(t) {
+		// A call going on in the background in this process: the
+		// poller that runs it cancels it; one of a process gone is over.
+		if c.Poller == nil || !c.Poller.Stop(t.ID) {
+			c.TG.AnswerCallback(ctx, cq.ID, msgTaskOver, false)
+			return
+		}
+	} else if _, err := c.Hub.CancelTask(ctx, mcpgram.Caller{UserID: t.UserID, ChatID: t.ChatID}, t.Server, t.Handle); err != nil {
 		c.Logger.Warn("cancel a task", "task", t.ID, "server", t.Server, "err", err)
 		c.TG.AnswerCallback(ctx, cq.ID, msgTaskRefused, true)
 		return

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/sqlite"
+	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -41,6 +42,11 @@ type App struct {
 	// Auth keeps the sign-ins to MCP servers, which /connections lists.
 	Auth  *oauth.Manager
 	Agent *agent.Agent
+	// Tasks follows the calls that run in the background, servers' tasks
+	// and calls past BACKGROUND_AFTER, for a front end that shows them
+	// (see OpenOptions.Tasks); nil for the others. The front end starts
+	// and closes it.
+	Tasks *tasks.Poller
 	// Metrics is set when HTTP_LISTEN is, and ModelProbe follows the model
 	// calls for /readyz.
 	Metrics    *metrics.Metrics
@@ -63,13 +69,23 @@ type OpenOptions struct {
 	// Connect, with an Elicitor, makes the hub's Connector from the
 	// keeper of sign-ins; nil: nobody can be asked to connect.
 	Connect func(*oauth.Manager) mcpgram.Connector
-	// Tasks lets a server run a tool call as a task, whose result comes
-	// later: only for a front end that follows them (run: see
-	// bot.Options.Tasks).
-	Tasks bool
+	// Tasks, set, lets a server run a tool call as a task, whose result
+	// comes later, and a plain call past BACKGROUND_AFTER go on in the
+	// background: Open makes the poller that follows them (App.Tasks),
+	// which tells Tasks of them. Only for a front end that shows them
+	// (run: see bot.Options.Tasks).
+	Tasks *TaskHooks
 	// Apps: the front end shows MCP Apps (the bot, with an https
 	// PUBLIC_URL served by HTTP_LISTEN; see config.Config.ShowsApps).
 	Apps bool
+}
+
+// TaskHooks are what the poller of App.Tasks tells a front end: each
+// task's end, once stored, and each stored change of its status. They run
+// on the poller's goroutines: they must not block for long.
+type TaskHooks struct {
+	Ended   func(store.Task)
+	Changed func(store.Task)
 }
 
 // Open reads the MCP settings, opens the database, wires the agent and
@@ -106,7 +122,16 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	for _, w := range app.Hub.Warnings() {
 		logger.Warn("settings file: " + w)
 	}
-	if app.Agent, err = newAgent(cfg, logger, app, opts.Tasks); err != nil {
+	if opts.Tasks != nil {
+		hooks := opts.Tasks
+		app.Tasks = tasks.New(app.Store, app.Hub, tasks.Options{
+			Finished: func(t store.Task, _ tasks.Outcome) { hooks.Ended(t) },
+			Changed:  hooks.Changed,
+			Logger:   logger.With("component", "tasks"),
+			Metrics:  app.Metrics,
+		})
+	}
+	if app.Agent, err = newAgent(cfg, logger, app); err != nil {
 		return err
 	}
 	asks := hub.Askers{Elicitor: app.Agent, Connector: app.Agent}
@@ -138,18 +163,22 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 }
 
 // newAgent makes the agent over app's store, hub and sign-ins, with one
-// model client per configured profile; with tasks, a call its server runs
-// as a task answers at once (see OpenOptions.Tasks).
-func newAgent(cfg *config.Config, logger *slog.Logger, app *App, tasks bool) (*agent.Agent, error) {
+// model client per configured profile; with app.Tasks, a call its server
+// runs as a task answers at once, and a plain call past BACKGROUND_AFTER
+// goes on in the background (see OpenOptions.Tasks).
+func newAgent(cfg *config.Config, logger *slog.Logger, app *App) (*agent.Agent, error) {
 	models, err := newModels(cfg, logger, app.ModelProbe)
 	if err != nil {
 		return nil, err
 	}
 	var exec executor.Options
-	if tasks {
-		exec.Tasks = app.Hub
+	var keeper agent.Keeper // never a nil poller in the interface
+	if app.Tasks != nil {
+		exec.Tasks, keeper = app.Hub, app.Tasks
 	}
 	return agent.New(app.Store, app.Hub, models, agent.Options{
+		BackgroundAfter:       cfg.BackgroundAfter,
+		Keeper:                keeper,
 		DefaultProfile:        cfg.DefaultProfile,
 		MaxTurns:              cfg.MaxTurns,
 		StartWait:             cfg.StartWait,

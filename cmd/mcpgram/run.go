@@ -12,7 +12,6 @@ import (
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/mcpgram/mcpgram/llm"
 	"github.com/mcpgram/mcpgram/store"
-	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/web"
 )
 
@@ -25,7 +24,11 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	logger := cfg.Logger(con.stderr)
-	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true, Tasks: true, Apps: cfg.ShowsApps()})
+	// The poller Open makes hands each task's end and change to the bot,
+	// which Run starts and stops it with.
+	var b *bot.Bot
+	hooks := &TaskHooks{Ended: func(t store.Task) { b.TaskEnded(t) }, Changed: func(t store.Task) { b.TaskChanged(t) }}
+	app, err := Open(ctx, cfg, logger, OpenOptions{Watch: true, Tasks: hooks, Apps: cfg.ShowsApps()})
 	if err != nil {
 		return err
 	}
@@ -36,18 +39,9 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	a := app.Agent
-	// The poller hands each task's end to the bot, which Run starts and
-	// stops it with.
-	var b *bot.Bot
-	poller := tasks.New(app.Store, app.Hub, tasks.Options{
-		Finished: func(t store.Task, _ tasks.Outcome) { b.TaskEnded(t) },
-		Changed:  func(t store.Task) { b.TaskChanged(t) },
-		Logger:   logger.With("component", "tasks"),
-		Metrics:  app.Metrics,
-	})
 	parts := bot.Parts{Forms: agent.NewForms(a), Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}
 	b, err = bot.New(cfg.TelegramToken, a, parts, app.Hub, app.Store, bot.Options{
-		Tasks:              poller,
+		Tasks:              app.Tasks,
 		APIURL:             cfg.TelegramAPIURL,
 		AllowedUserIDs:     cfg.AllowedUserIDs,
 		AdminUserIDs:       cfg.AdminUserIDs,

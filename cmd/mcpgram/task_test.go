@@ -197,16 +197,24 @@ type taskRig struct {
 	settings string
 	tg       *tgfake.Server
 	model    *llmfake.Server
+	// env is added to the bot's environment.
+	env []string
 }
 
 // newTaskRig makes a rig whose model answers the last message of each
 // request with answer.
 func newTaskRig(t *testing.T, answer func(last string) llmfake.Reply) *taskRig {
 	t.Helper()
+	return newRigOf(t, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")}, answer)
+}
+
+// newRigOf is newTaskRig with servers as the settings file's entries.
+func newRigOf(t *testing.T, servers map[string]any, answer func(last string) llmfake.Reply) *taskRig {
+	t.Helper()
 	b := buildBinary(t)
 	return &taskRig{
 		b:        b,
-		settings: testenv.WriteSettings(t, b.dir, map[string]any{"everything": testenv.EverythingEntry(t, "simulate-research-query")}),
+		settings: testenv.WriteSettings(t, b.dir, servers),
 		tg:       tgfake.New(t),
 		model: llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
 			return answer(c.Request.Messages[len(c.Request.Messages)-1].Content)
@@ -243,6 +251,7 @@ func (r *taskRig) start(t *testing.T) *exec.Cmd {
 		"TELEGRAM_BOT_TOKEN=" + tgfake.Token, "TELEGRAM_API_URL=" + tg.URL(),
 		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.URL(),
 		"DATABASE_PATH=" + filepath.Join(b.dir, "mcpgram.db"), "ALLOWED_USER_IDS=42", "RATE_LIMIT_PER_MINUTE=1000"}
+	cmd.Env = append(cmd.Env, r.env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -72,8 +72,12 @@ type Config struct {
 	CacheDir string
 	// StartWait is how long a turn waits for servers still starting
 	// (SERVER_START_WAIT).
-	StartWait    time.Duration
-	DatabasePath string
+	StartWait time.Duration
+	// BackgroundAfter is how long a plain tool call keeps its chat
+	// waiting before it goes on in the background (BACKGROUND_AFTER); 0:
+	// never.
+	BackgroundAfter time.Duration
+	DatabasePath    string
 	// DatabaseURL, when set, selects PostgreSQL over the SQLite file at
 	// DatabasePath.
 	DatabaseURL string
@@ -233,6 +237,11 @@ func (c *Config) parseDurations(values map[string]string) []error {
 		errs = append(errs, fmt.Errorf("SERVER_START_WAIT: want a duration from 0 to 1h such as 30s, got %q", values["SERVER_START_WAIT"]))
 	} else {
 		c.StartWait = d
+	}
+	if d, err := time.ParseDuration(values["BACKGROUND_AFTER"]); err != nil || d < 0 || d > time.Hour {
+		errs = append(errs, fmt.Errorf("BACKGROUND_AFTER: want a duration from 0 to 1h such as 20s, got %q", values["BACKGROUND_AFTER"]))
+	} else {
+		c.BackgroundAfter = d
 	}
 	if d, err := time.ParseDuration(values["LLM_TIMEOUT"]); err != nil || d <= 0 {
 		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: want a duration such as 120s, got %q", values["LLM_TIMEOUT"]))

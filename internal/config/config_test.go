@@ -67,6 +67,12 @@ func TestDefaults(t *testing.T) {
 	if c.TokenBudgetPerUserDay != 0 {
 		t.Errorf("TokenBudgetPerUserDay = %d, want 0 (no budget)", c.TokenBudgetPerUserDay)
 	}
+	if got, want := c.BackgroundAfter, 20*time.Second; got != want {
+		t.Errorf("BackgroundAfter = %s, want %s", got, want)
+	}
+	if c, err := load(t, nil, map[string]string{"BACKGROUND_AFTER": "0"}); err != nil || c.BackgroundAfter != 0 {
+		t.Errorf("BACKGROUND_AFTER=0: %s, %v; want 0 (off)", c.BackgroundAfter, err)
+	}
 	err = c.RequireTelegram()
 	var miss *config.MissingError
 	if !errors.As(err, &miss) || miss.Name != "TELEGRAM_BOT_TOKEN" || !strings.Contains(err.Error(), "BotFather") || !strings.Contains(err.Error(), "mcpgram chat") {
@@ -135,6 +141,8 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"short retention", nil, map[string]string{"MEDIA_RETENTION": "5m"}, "MEDIA_RETENTION"},
 		{"bad start wait", nil, map[string]string{"SERVER_START_WAIT": "a while"}, "SERVER_START_WAIT: want a duration"},
 		{"negative start wait", nil, map[string]string{"SERVER_START_WAIT": "-1s"}, "SERVER_START_WAIT"},
+		{"bad background after", nil, map[string]string{"BACKGROUND_AFTER": "later"}, "BACKGROUND_AFTER: want a duration"},
+		{"long background after", nil, map[string]string{"BACKGROUND_AFTER": "2h"}, "BACKGROUND_AFTER"},
 		{"bad tool calling", nil, map[string]string{"TOOL_CALLING": "json"}, "TOOL_CALLING: want xml, native or auto"},
 		{"negative budget", nil, map[string]string{"TOKEN_BUDGET_PER_USER_DAY": "-5"}, "TOKEN_BUDGET_PER_USER_DAY"},
 		{"secret in yaml", map[string]string{"mcpgram.yaml": "telegram_bot_token: 1:abc\n"}, nil, "TELEGRAM_BOT_TOKEN"},
