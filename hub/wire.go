@@ -21,10 +21,11 @@ type wireContent struct {
 }
 
 type wireResource struct {
-	URI      string  `json:"uri"`
-	MIMEType string  `json:"mimeType"`
-	Text     *string `json:"text"`
-	Blob     string  `json:"blob"`
+	URI      string         `json:"uri"`
+	MIMEType string         `json:"mimeType"`
+	Text     *string        `json:"text"`
+	Blob     string         `json:"blob"`
+	Meta     map[string]any `json:"_meta"`
 }
 
 func (r wireResource) content() mcpgram.Content {
@@ -90,22 +91,29 @@ func decodeContent(raw json.RawMessage) mcpgram.Content {
 	}
 }
 
-// decodeReadResult turns the raw result of resources/read into a Result.
-func decodeReadResult(raw json.RawMessage) (*mcpgram.Result, error) {
+// decodeReadResult turns the raw result of resources/read into a Result,
+// with what an MCP App's page declares of itself, and notes on what of
+// that it ignored.
+func decodeReadResult(raw json.RawMessage) (*mcpgram.Result, []string, error) {
 	var w struct {
 		Contents []json.RawMessage `json:"contents"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
+		return nil, nil, fmt.Errorf("decode result: %w", err)
 	}
 	res := &mcpgram.Result{}
+	var notes []string
 	for _, part := range w.Contents {
 		var r wireResource
 		if err := json.Unmarshal(part, &r); err != nil {
 			res.Content = append(res.Content, mcpgram.Content{Type: mcpgram.ContentResource, Text: "[resource contents the server sent malformed]"})
 			continue
 		}
-		res.Content = append(res.Content, r.content())
+		c := r.content()
+		var more []string
+		c.App, more = appPage(r.URI, r.Meta[MetaUI])
+		notes = append(notes, more...)
+		res.Content = append(res.Content, c)
 	}
-	return res, nil
+	return res, notes, nil
 }
