@@ -163,6 +163,7 @@
     document.title = opened.title;
     status.textContent = opened.title;
     frame.hidden = false;
+    if (opened.allow) { frame.setAttribute('allow', opened.allow); }
     frame.src = opened.frame;
     if (tg) { tg.ready(); if (tg.expand) { tg.expand(); } }
   }).catch(function (e) {
