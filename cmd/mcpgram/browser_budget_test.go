@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/mcpgram/mcpgram/testkit/testenv"
-	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // A richer app opens as well: @modelcontextprotocol/server-budget-allocator,
@@ -21,8 +17,7 @@ func TestBudgetAppInBrowser(t *testing.T) {
 	exe := chromium(t)
 	_, pageURL := npmAppBot(t, "server-budget-allocator", "get-budget-data", "Get Budget Data", "how is our budget split?")
 	b := newBrowser(t, exe)
-	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
-	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=ios"))
+	b.openSigned(t, pageURL, "&tgWebAppPlatform=ios")
 	frame := b.appFrame(t)
 
 	sliders := `document.getElementById("sliders-container") ? document.getElementById("sliders-container").innerText : ""`

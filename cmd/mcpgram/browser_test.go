@@ -103,6 +103,14 @@ func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// openSigned opens pageURL as Telegram would, with alice's init data
+// signed now in its fragment, and the fragment's more (&name=value...).
+func (b *browser) openSigned(t *testing.T, pageURL, more string) {
+	t.Helper()
+	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0"+more))
+}
+
 // appFrame returns the id of the page's one child frame, the app's, once
 // its page has a JavaScript context.
 func (b *browser) appFrame(t *testing.T) string {

@@ -1,0 +1,118 @@
+package main_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+)
+
+// declaredPage is what the features app's page declares of itself in the
+// browser tests: one origin to fetch from, one to load from.
+var declaredPage = map[string]any{"csp": map[string]any{
+	"connectDomains":  []any{"https://api.example.com"},
+	"resourceDomains": []any{"https://cdn.example.com"},
+}}
+
+// wantDeclaredCSP is the default policy with declaredPage's origins added
+// where MCP Apps maps them, and nothing else.
+const wantDeclaredCSP = "default-src 'none'; script-src 'self' 'unsafe-inline' https://cdn.example.com; style-src 'self' 'unsafe-inline' https://cdn.example.com; img-src 'self' data: https://cdn.example.com; font-src https://cdn.example.com; media-src 'self' data: https://cdn.example.com; connect-src https://api.example.com; sandbox allow-scripts"
+
+// Our own app, the features server's page, speaking MCP Apps' side of
+// the bridge by hand, opens in a real browser with one bot for all of
+// it: its frame comes under the default policy plus exactly the origins
+// its page declares; its button calling app_refresh, a tool for apps
+// that the server does not auto-approve, puts an approval card in the
+// chat and runs nothing until Approve is pressed there, and then the
+// result shows in the app; its ui/message reaches the chat as the
+// user's words and starts a turn.
+func TestAppDeclaredCSPInBrowser(t *testing.T) {
+	exe := chromium(t)
+	page, _ := json.Marshal(declaredPage)
+	entry := testenv.FeaturesEntry(t, false, "app_show")
+	entry["args"] = []string{"-app-page-ui", string(page)}
+	bot := startAppsBotWith(t, "f", "app_show", entry)
+	bot.tg.Text(42, 42, "show me the app")
+	button, pageURL := appButton(t, bot.tg, 42, 0)
+	b := newBrowser(t, exe)
+	b.openSigned(t, pageURL, "")
+	frame := b.appFrame(t)
+	text := func(id string) string {
+		return b.eval(t, frame, `document.getElementById("`+id+`").textContent`)
+	}
+	testenv.Eventually(t, 30*time.Second, "the app to show the call's result", func() bool { return strings.Contains(text("result"), "app shown") })
+
+	t.Run("declared CSP", func(t *testing.T) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		framed := 0
+		for u, csp := range b.csp {
+			if !strings.Contains(u, "/frame?") {
+				continue
+			}
+			framed++
+			if csp != wantDeclaredCSP {
+				t.Errorf("the frame came with CSP\n%q\nwant\n%q", csp, wantDeclaredCSP)
+			}
+		}
+		if framed != 1 {
+			t.Errorf("the browser loaded the frame %d times, want once", framed)
+		}
+	})
+
+	t.Run("approval", func(t *testing.T) {
+		b.eval(t, frame, `document.getElementById("refresh").click(), ""`)
+		card, approve, _ := appCard(t, bot.tg, 42, button.ID)
+		if !strings.Contains(card.Plain, "app_refresh") {
+			t.Errorf("the card says %q, want the tool", card.Plain)
+		}
+		if n := toolCalls(t, bot, "app_refresh", "ok"); n != 0 || text("refreshed") != "" {
+			t.Fatalf("before the press, app_refresh ran %v times and the app shows %q", n, text("refreshed"))
+		}
+		bot.tg.Press(42, 42, card.ID, approve)
+		testenv.Eventually(t, 30*time.Second, "the approved call's result in the app", func() bool { return text("refreshed") == "refreshed 1 times" })
+		if n := toolCalls(t, bot, "app_refresh", "ok"); n != 1 {
+			t.Errorf("app_refresh ran %v times, want once", n)
+		}
+	})
+
+	t.Run("message", func(t *testing.T) {
+		last := 0
+		bot.tg.WaitFor(t, 30*time.Second, "the first turn's answer", func() bool {
+			for _, m := range bot.tg.Messages(42) {
+				if m.Plain == "shown" {
+					last = m.ID
+					return true
+				}
+			}
+			return false
+		})
+		calls := len(bot.model.Calls())
+		b.eval(t, frame, `document.getElementById("say").click(), ""`)
+		bot.tg.WaitFor(t, 30*time.Second, "the app's message and its turn's answer in the chat", func() bool {
+			echoed := false
+			for _, m := range bot.tg.Messages(42) {
+				switch {
+				case m.ID <= last:
+				case strings.Contains(m.Plain, "From the app") && strings.Contains(m.Plain, "hello from the features app"):
+					echoed = true
+				case echoed && m.Plain == "shown":
+					return true
+				}
+			}
+			return false
+		})
+		if got := text("said"); got != "sent" {
+			t.Errorf("the app says %q of its message, want sent", got)
+		}
+		read := false
+		for _, c := range bot.model.Calls()[calls:] {
+			read = read || strings.Contains(c.Request.Last(), "hello from the features app")
+		}
+		if !read {
+			t.Error("the model never read the app's message")
+		}
+	})
+}
