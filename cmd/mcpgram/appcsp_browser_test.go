@@ -1,11 +1,15 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
@@ -20,6 +24,13 @@ var declaredPage = map[string]any{"csp": map[string]any{
 // where MCP Apps maps them, and nothing else.
 const wantDeclaredCSP = "default-src 'none'; script-src 'self' 'unsafe-inline' https://cdn.example.com; style-src 'self' 'unsafe-inline' https://cdn.example.com; img-src 'self' data: https://cdn.example.com; font-src https://cdn.example.com; media-src 'self' data: https://cdn.example.com; connect-src https://api.example.com; sandbox allow-scripts"
 
+// fakeTelegramClient stands in for Telegram's app around a Mini App: it
+// takes the page's events as Telegram's mobile clients do, and answers
+// a request for fullscreen, or to leave it, with the change done.
+const fakeTelegramClient = `window.TelegramWebviewProxy = { postEvent: function (type) {
+  setTimeout(function () { window.Telegram.WebView.receiveEvent("fullscreen_changed", { is_fullscreen: type === "web_app_request_fullscreen" }); }, 0);
+} };`
+
 // Our own app, the features server's page, speaking MCP Apps' side of
 // the bridge by hand, opens in a real browser with one bot for all of
 // it: its frame comes under the default policy plus exactly the origins
@@ -27,16 +38,24 @@ const wantDeclaredCSP = "default-src 'none'; script-src 'self' 'unsafe-inline' h
 // that the server does not auto-approve, puts an approval card in the
 // chat and runs nothing until Approve is pressed there, and then the
 // result shows in the app; its ui/message reaches the chat as the
-// user's words and starts a turn.
+// user's words and starts a turn. Its host context has the user's
+// language, and the display modes Telegram 8.0 has: fullscreen, asked
+// of Telegram, is granted and said, and a mode the host or the app lacks
+// is answered with the current one.
 func TestAppDeclaredCSPInBrowser(t *testing.T) {
 	exe := chromium(t)
-	page, _ := json.Marshal(declaredPage)
+	browserUp := startBrowser(t, exe)
+	declared, _ := json.Marshal(declaredPage)
 	entry := testenv.FeaturesEntry(t, false, "app_show")
-	entry["args"] = []string{"-app-page-ui", string(page)}
+	entry["args"] = []string{"-app-page-ui", string(declared)}
 	bot := startAppsBotWith(t, "f", "app_show", entry)
 	bot.tg.Text(42, 42, "show me the app")
 	button, pageURL := appButton(t, bot.tg, 42, 0)
-	b := newBrowser(t, exe)
+	b := browserUp(t)
+	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeTelegramClient})
+		return err
+	}))
 	b.openSigned(t, pageURL, "")
 	frame := b.appFrame(t)
 	text := func(id string) string {
@@ -78,6 +97,13 @@ func TestAppDeclaredCSPInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("display modes and locale", func(t *testing.T) {
+		want := "de inline inline,fullscreen fullscreen fullscreen inline fullscreen,inline inline"
+		if got := b.eval(t, frame, displayModes); got != want {
+			t.Errorf("the app got %q, want %q", got, want)
+		}
+	})
+
 	t.Run("message", func(t *testing.T) {
 		last := 0
 		bot.tg.WaitFor(t, 30*time.Second, "the first turn's answer", func() bool {
@@ -116,3 +142,22 @@ func TestAppDeclaredCSPInBrowser(t *testing.T) {
 		}
 	})
 }
+
+// displayModes is what the features app, from inside its frame, gets of
+// its host context and of its requests for display modes, in order: the
+// locale and modes of a new ui/initialize declaring both modes, the mode
+// granted for fullscreen, for pip, and for inline, the modes the
+// host-context-changed notifications said, and the mode granted for
+// fullscreen after a ui/initialize that declares only inline.
+const displayModes = `(async () => {
+  const changed = [];
+  addEventListener("message", e => { if (e.data && e.data.method === "ui/notifications/host-context-changed") changed.push(e.data.params.displayMode) });
+  const init = modes => ask("ui/initialize", {appInfo: {name: "features", version: "1"}, appCapabilities: {availableDisplayModes: modes}, protocolVersion: "2026-01-26"});
+  const mode = async m => (await ask("ui/request-display-mode", {mode: m})).mode;
+  const ctx = (await init(["inline", "fullscreen"])).hostContext;
+  const out = [ctx.locale, ctx.displayMode, ctx.availableDisplayModes.join(","), await mode("fullscreen"), await mode("pip"), await mode("inline")];
+  out.push(changed.join(","));
+  await init(["inline"]);
+  out.push(await mode("fullscreen"));
+  return out.join(" ");
+})()`

@@ -14,9 +14,9 @@ import (
 // rather than its text. The app shows each category with its slider and
 // draws its chart.
 func TestBudgetAppInBrowser(t *testing.T) {
-	exe := chromium(t)
+	browserUp := startBrowser(t, chromium(t))
 	_, pageURL := npmAppBot(t, "server-budget-allocator", "get-budget-data", "Get Budget Data", "how is our budget split?")
-	b := newBrowser(t, exe)
+	b := browserUp(t)
 	b.openSigned(t, pageURL, "&tgWebAppPlatform=ios")
 	frame := b.appFrame(t)
 
