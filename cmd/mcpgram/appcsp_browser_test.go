@@ -14,11 +14,12 @@ import (
 )
 
 // declaredPage is what the features app's page declares of itself in the
-// browser tests: one origin to fetch from, one to load from.
-var declaredPage = map[string]any{"csp": map[string]any{
-	"connectDomains":  []any{"https://api.example.com"},
-	"resourceDomains": []any{"https://cdn.example.com"},
-}}
+// browser tests: one origin to fetch from, one to load from, and two
+// permissions, of which the operator grants one (APPS_PERMISSIONS).
+var declaredPage = map[string]any{
+	"csp":         map[string]any{"connectDomains": []any{"https://api.example.com"}, "resourceDomains": []any{"https://cdn.example.com"}},
+	"permissions": map[string]any{"clipboardWrite": map[string]any{}, "camera": map[string]any{}},
+}
 
 // wantDeclaredCSP is the default policy with declaredPage's origins added
 // where MCP Apps maps them, and nothing else.
@@ -48,7 +49,7 @@ func TestAppDeclaredCSPInBrowser(t *testing.T) {
 	declared, _ := json.Marshal(declaredPage)
 	entry := testenv.FeaturesEntry(t, false, "app_show")
 	entry["args"] = []string{"-app-page-ui", string(declared)}
-	bot := startAppsBotWith(t, "f", "app_show", entry)
+	bot := startAppsBotWith(t, "f", "app_show", entry, map[string]string{"APPS_PERMISSIONS": "clipboardWrite,microphone"})
 	bot.tg.Text(42, 42, "show me the app")
 	button, pageURL := appButton(t, bot.tg, 42, 0)
 	b := browserUp(t)
@@ -78,6 +79,13 @@ func TestAppDeclaredCSPInBrowser(t *testing.T) {
 		}
 		if framed != 1 {
 			t.Errorf("the browser loaded the frame %d times, want once", framed)
+		}
+	})
+
+	t.Run("permissions", func(t *testing.T) {
+		got := b.eval(t, frame, `["clipboard-write", "camera", "microphone"].map(f => f + "=" + document.featurePolicy.allowsFeature(f)).join(" ")`)
+		if want := "clipboard-write=true camera=false microphone=false"; got != want {
+			t.Errorf("the app's frame may use %q, want %q: what it asks for and the operator grants", got, want)
 		}
 	})
 

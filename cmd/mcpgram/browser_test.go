@@ -170,7 +170,7 @@ func npmAppBot(t *testing.T, pkg, tool, title, text string) (*appsBot, string) {
 	t.Helper()
 	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/"+pkg)
 	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{tool}}
-	bot := startAppsBotWith(t, pkg, tool, entry)
+	bot := startAppsBotWith(t, pkg, tool, entry, nil)
 	bot.tg.Text(42, 42, text)
 	m, pageURL := appButton(t, bot.tg, 42, 0)
 	if !strings.Contains(m.WebApps[0].Text, title) {
