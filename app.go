@@ -48,10 +48,11 @@ const (
 // CSP, or nil. An origin is https://host or https://host:port, with host
 // a DNS name in lower case, or a wildcard of its subdomains,
 // https://*.example.com (two labels at least after the star); connect
-// domains may be wss:// too. A trailing slash is tolerated by the caller,
-// never a path, a keyword ('self', 'unsafe-eval'), a bare *, or anything
-// (quotes, semicolons, white space) that would change the header's
-// meaning.
+// domains may be wss:// too. Never a path, a keyword ('self',
+// 'unsafe-eval'), a bare *, or anything (quotes, semicolons, white space)
+// that would change the meaning of the header it goes in. (The hub folds
+// a declared origin to lower case, and trims one trailing slash, before
+// it asks.)
 func CheckAppOrigin(s string, connect bool) error {
 	if len(s) > MaxAppOriginBytes {
 		return fmt.Errorf("over %d bytes", MaxAppOriginBytes)

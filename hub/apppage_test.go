@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/hub"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
 
@@ -85,4 +86,45 @@ func TestAppPageDeclaration(t *testing.T) {
 	if again := strings.Join(server(t, h, "f").Notes, "\n"); again != notes {
 		t.Errorf("a second read changed the notes:\n%s\nwant:\n%s", again, notes)
 	}
+}
+
+// Whatever a page's _meta.ui holds, what the hub keeps of it is bounded
+// and plain: origins CheckAppOrigin accepts, at most 16 a list, each
+// once; permissions MCP Apps names; notes on one short line each.
+func FuzzAppPage(f *testing.F) {
+	f.Add([]byte(`{"csp":{"connectDomains":["https://A.example.com/","wss://b.example.com","*","'unsafe-eval'"],"resourceDomains":["https://*.example.com; x"]},"permissions":{"camera":{},"usb":{}}}`))
+	f.Add([]byte(`{"csp":{"frameDomains":"https://f.example.com","baseUriDomains":[7,null,{"a":1}]},"permissions":[]}`))
+	f.Add([]byte(`{"csp":[],"permissions":{"microphone":true}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var ui any
+		if json.Unmarshal(raw, &ui) != nil {
+			return
+		}
+		page, notes := hub.AppPage("ui://s/p", ui)
+		for _, n := range notes {
+			if len(n) > 400 || strings.ContainsAny(n, "\r\n") {
+				t.Errorf("note %q", n)
+			}
+		}
+		if page == nil {
+			return
+		}
+		for i, list := range [][]string{page.ConnectDomains, page.ResourceDomains, page.FrameDomains, page.BaseURIDomains} {
+			if len(list) > mcpgram.MaxAppOrigins {
+				t.Errorf("kept %d origins", len(list))
+			}
+			seen := map[string]bool{}
+			for _, o := range list {
+				if err := mcpgram.CheckAppOrigin(o, i == 0); err != nil || seen[o] {
+					t.Errorf("kept %q (%v, twice: %v)", o, err, seen[o])
+				}
+				seen[o] = true
+			}
+		}
+		for _, p := range page.Permissions {
+			if _, ok := mcpgram.AppPermissions[p]; !ok {
+				t.Errorf("kept permission %q", p)
+			}
+		}
+	})
 }
