@@ -21,11 +21,23 @@ type wireContent struct {
 }
 
 type wireResource struct {
-	URI      string         `json:"uri"`
-	MIMEType string         `json:"mimeType"`
-	Text     *string        `json:"text"`
-	Blob     string         `json:"blob"`
-	Meta     map[string]any `json:"_meta"`
+	URI      string  `json:"uri"`
+	MIMEType string  `json:"mimeType"`
+	Text     *string `json:"text"`
+	Blob     string  `json:"blob"`
+	// Meta is kept raw: a _meta of the wrong kind must not spoil the
+	// contents it came with.
+	Meta json.RawMessage `json:"_meta"`
+}
+
+// pageMeta is the _meta.ui of r, as decoded from JSON; nil when r has
+// none, or a _meta that is not an object.
+func (r wireResource) pageMeta() any {
+	var meta map[string]any
+	if json.Unmarshal(r.Meta, &meta) != nil {
+		return nil
+	}
+	return meta[MetaUI]
 }
 
 func (r wireResource) content() mcpgram.Content {
@@ -111,7 +123,7 @@ func decodeReadResult(raw json.RawMessage) (*mcpgram.Result, []string, error) {
 		}
 		c := r.content()
 		var more []string
-		c.App, more = appPage(r.URI, r.Meta[MetaUI])
+		c.App, more = appPage(r.URI, r.pageMeta())
 		notes = append(notes, more...)
 		res.Content = append(res.Content, c)
 	}
