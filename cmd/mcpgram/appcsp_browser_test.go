@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
+	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // declaredPage is what the features app's page declares of itself in the
@@ -35,120 +36,132 @@ const fakeTelegramClient = `window.TelegramWebviewProxy = { postEvent: function 
 // Our own app, the features server's page, speaking MCP Apps' side of
 // the bridge by hand, opens in a real browser with one bot for all of
 // it: its frame comes under the default policy plus exactly the origins
-// its page declares; its button calling app_refresh, a tool for apps
-// that the server does not auto-approve, puts an approval card in the
-// chat and runs nothing until Approve is pressed there, and then the
-// result shows in the app; its ui/message reaches the chat as the
-// user's words and starts a turn. Its host context has the user's
-// language, and the display modes Telegram 8.0 has: fullscreen, asked
-// of Telegram, is granted and said, and a mode the host or the app lacks
-// is answered with the current one.
+// its page declares, and may use the one permission it asks for that the
+// operator grants; its button calling app_refresh, a tool for apps that
+// the server does not auto-approve, puts an approval card in the chat
+// and runs nothing until Approve is pressed there, and then the result
+// shows in the app; its ui/message reaches the chat as the user's words
+// and starts a turn. Its host context has the user's language, and the
+// display modes Telegram 8.0 has: fullscreen, asked of Telegram, is
+// granted and said, and a mode the host or the app lacks is answered
+// with the current one.
 func TestAppDeclaredCSPInBrowser(t *testing.T) {
-	exe := chromium(t)
-	browserUp := startBrowser(t, exe)
-	declared, _ := json.Marshal(declaredPage)
-	entry := testenv.FeaturesEntry(t, false, "app_show")
-	entry["args"] = []string{"-app-page-ui", string(declared)}
-	bot := startAppsBotWith(t, "f", "app_show", entry, map[string]string{"APPS_PERMISSIONS": "clipboardWrite,microphone"})
-	bot.tg.Text(42, 42, "show me the app")
-	button, pageURL := appButton(t, bot.tg, 42, 0)
-	b := browserUp(t)
-	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeTelegramClient})
-		return err
-	}))
-	b.openSigned(t, pageURL, "")
-	frame := b.appFrame(t)
-	text := func(id string) string {
-		return b.eval(t, frame, `document.getElementById("`+id+`").textContent`)
-	}
-	testenv.Eventually(t, 30*time.Second, "the app to show the call's result", func() bool { return strings.Contains(text("result"), "app shown") })
-
+	a := openDeclaredApp(t)
 	t.Run("declared CSP", func(t *testing.T) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		framed := 0
-		for u, csp := range b.csp {
-			if !strings.Contains(u, "/frame?") {
-				continue
-			}
-			framed++
-			if csp != wantDeclaredCSP {
-				t.Errorf("the frame came with CSP\n%q\nwant\n%q", csp, wantDeclaredCSP)
-			}
-		}
-		if framed != 1 {
-			t.Errorf("the browser loaded the frame %d times, want once", framed)
+		if csp := a.b.frameCSP(t); csp != wantDeclaredCSP {
+			t.Errorf("the frame came with CSP\n%q\nwant\n%q", csp, wantDeclaredCSP)
 		}
 	})
-
 	t.Run("permissions", func(t *testing.T) {
-		got := b.eval(t, frame, `["clipboard-write", "camera", "microphone"].map(f => f + "=" + document.featurePolicy.allowsFeature(f)).join(" ")`)
+		got := a.b.eval(t, a.frame, `["clipboard-write", "camera", "microphone"].map(f => f + "=" + document.featurePolicy.allowsFeature(f)).join(" ")`)
 		if want := "clipboard-write=true camera=false microphone=false"; got != want {
 			t.Errorf("the app's frame may use %q, want %q: what it asks for and the operator grants", got, want)
 		}
 	})
-
-	t.Run("approval", func(t *testing.T) {
-		b.eval(t, frame, `document.getElementById("refresh").click(), ""`)
-		card, approve, _ := appCard(t, bot.tg, 42, button.ID)
-		if !strings.Contains(card.Plain, "app_refresh") {
-			t.Errorf("the card says %q, want the tool", card.Plain)
-		}
-		if n := toolCalls(t, bot, "app_refresh", "ok"); n != 0 || text("refreshed") != "" {
-			t.Fatalf("before the press, app_refresh ran %v times and the app shows %q", n, text("refreshed"))
-		}
-		bot.tg.Press(42, 42, card.ID, approve)
-		testenv.Eventually(t, 30*time.Second, "the approved call's result in the app", func() bool { return text("refreshed") == "refreshed 1 times" })
-		if n := toolCalls(t, bot, "app_refresh", "ok"); n != 1 {
-			t.Errorf("app_refresh ran %v times, want once", n)
-		}
-	})
-
+	t.Run("approval", a.approval)
 	t.Run("display modes and locale", func(t *testing.T) {
 		want := "de inline inline,fullscreen fullscreen fullscreen inline fullscreen,inline inline"
-		if got := b.eval(t, frame, displayModes); got != want {
+		if got := a.b.eval(t, a.frame, displayModes); got != want {
 			t.Errorf("the app got %q, want %q", got, want)
 		}
 	})
+	t.Run("message", a.message)
+}
 
-	t.Run("message", func(t *testing.T) {
-		last := 0
-		bot.tg.WaitFor(t, 30*time.Second, "the first turn's answer", func() bool {
-			for _, m := range bot.tg.Messages(42) {
-				if m.Plain == "shown" {
-					last = m.ID
-					return true
-				}
+// A declaredApp is the features app open in Chromium, its page
+// declaring declaredPage, in a bot that grants clipboardWrite and
+// microphone, inside a stand-in for Telegram's client.
+type declaredApp struct {
+	bot    *appsBot
+	b      *browser
+	frame  string         // the app's frame
+	button tgfake.Message // the message of the app's button
+}
+
+// openDeclaredApp opens the declaredApp once it shows its call's result.
+func openDeclaredApp(t *testing.T) declaredApp {
+	t.Helper()
+	browserUp := startBrowser(t, chromium(t))
+	declared, _ := json.Marshal(declaredPage)
+	entry := testenv.FeaturesEntry(t, false, "app_show")
+	entry["args"] = []string{"-app-page-ui", string(declared)}
+	a := declaredApp{bot: startAppsBotWith(t, "f", "app_show", entry, map[string]string{"APPS_PERMISSIONS": "clipboardWrite,microphone"})}
+	a.bot.tg.Text(42, 42, "show me the app")
+	button, pageURL := appButton(t, a.bot.tg, 42, 0)
+	a.button, a.b = button, browserUp(t)
+	a.b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeTelegramClient})
+		return err
+	}))
+	a.b.openSigned(t, pageURL, "")
+	a.frame = a.b.appFrame(t)
+	testenv.Eventually(t, 30*time.Second, "the app to show the call's result", func() bool { return strings.Contains(a.text(t, "result"), "app shown") })
+	return a
+}
+
+// text is the text of the app's element id.
+func (a declaredApp) text(t *testing.T, id string) string {
+	t.Helper()
+	return a.b.eval(t, a.frame, `document.getElementById("`+id+`").textContent`)
+}
+
+// approval presses the app's Refresh: its call waits, unrun, for the
+// card in the chat, and runs once approved.
+func (a declaredApp) approval(t *testing.T) {
+	a.b.eval(t, a.frame, `document.getElementById("refresh").click(), ""`)
+	card, approve, _ := appCard(t, a.bot.tg, 42, a.button.ID)
+	if !strings.Contains(card.Plain, "app_refresh") {
+		t.Errorf("the card says %q, want the tool", card.Plain)
+	}
+	if n := toolCalls(t, a.bot, "app_refresh", "ok"); n != 0 || a.text(t, "refreshed") != "" {
+		t.Fatalf("before the press, app_refresh ran %v times and the app shows %q", n, a.text(t, "refreshed"))
+	}
+	a.bot.tg.Press(42, 42, card.ID, approve)
+	testenv.Eventually(t, 30*time.Second, "the approved call's result in the app", func() bool { return a.text(t, "refreshed") == "refreshed 1 times" })
+	if n := toolCalls(t, a.bot, "app_refresh", "ok"); n != 1 {
+		t.Errorf("app_refresh ran %v times, want once", n)
+	}
+}
+
+// message presses the app's Say hello, once the turn that showed the app
+// has answered: the app's words reach the chat, and the model answers
+// them.
+func (a declaredApp) message(t *testing.T) {
+	last := 0
+	a.bot.tg.WaitFor(t, 30*time.Second, "the first turn's answer", func() bool {
+		for _, m := range a.bot.tg.Messages(42) {
+			if m.Plain == "shown" {
+				last = m.ID
+				return true
 			}
-			return false
-		})
-		calls := len(bot.model.Calls())
-		b.eval(t, frame, `document.getElementById("say").click(), ""`)
-		bot.tg.WaitFor(t, 30*time.Second, "the app's message and its turn's answer in the chat", func() bool {
-			echoed := false
-			for _, m := range bot.tg.Messages(42) {
-				switch {
-				case m.ID <= last:
-				case strings.Contains(m.Plain, "From the app") && strings.Contains(m.Plain, "hello from the features app"):
-					echoed = true
-				case echoed && m.Plain == "shown":
-					return true
-				}
-			}
-			return false
-		})
-		if got := text("said"); got != "sent" {
-			t.Errorf("the app says %q of its message, want sent", got)
 		}
-		read := false
-		for _, c := range bot.model.Calls()[calls:] {
-			read = read || strings.Contains(c.Request.Last(), "hello from the features app")
-		}
-		if !read {
-			t.Error("the model never read the app's message")
-		}
+		return false
 	})
+	calls := len(a.bot.model.Calls())
+	a.b.eval(t, a.frame, `document.getElementById("say").click(), ""`)
+	a.bot.tg.WaitFor(t, 30*time.Second, "the app's message and its turn's answer in the chat", func() bool {
+		echoed := false
+		for _, m := range a.bot.tg.Messages(42) {
+			switch {
+			case m.ID <= last:
+			case strings.Contains(m.Plain, "From the app") && strings.Contains(m.Plain, "hello from the features app"):
+				echoed = true
+			case echoed && m.Plain == "shown":
+				return true
+			}
+		}
+		return false
+	})
+	if got := a.text(t, "said"); got != "sent" {
+		t.Errorf("the app says %q of its message, want sent", got)
+	}
+	read := false
+	for _, c := range a.bot.model.Calls()[calls:] {
+		read = read || strings.Contains(c.Request.Last(), "hello from the features app")
+	}
+	if !read {
+		t.Error("the model never read the app's message")
+	}
 }
 
 // displayModes is what the features app, from inside its frame, gets of

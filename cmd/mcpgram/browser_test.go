@@ -120,6 +120,24 @@ func (b *browser) openSigned(t *testing.T, pageURL, more string) {
 	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0"+more))
 }
 
+// frameCSP is the Content-Security-Policy the app's frame came with; the
+// test fails unless the browser loaded the frame once.
+func (b *browser) frameCSP(t *testing.T) string {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var framed []string
+	for u, csp := range b.csp {
+		if strings.Contains(u, "/frame?") {
+			framed = append(framed, csp)
+		}
+	}
+	if len(framed) != 1 {
+		t.Fatalf("the browser loaded the frame %d times, want once: %v", len(framed), b.csp)
+	}
+	return framed[0]
+}
+
 // appFrame returns the id of the page's one child frame, the app's, once
 // its page has a JavaScript context.
 func (b *browser) appFrame(t *testing.T) string {
@@ -231,20 +249,9 @@ func TestAppInBrowser(t *testing.T) {
 			t.Errorf("from the app's frame, %s: %q, want %q", name, got, p.want)
 		}
 	}
-	b.mu.Lock()
-	framed := 0
-	for u, csp := range b.csp {
-		if strings.Contains(u, "/frame?") {
-			framed++
-			if csp != wantFrameCSP {
-				t.Errorf("the frame came with CSP %q, want %q", csp, wantFrameCSP)
-			}
-		}
+	if csp := b.frameCSP(t); csp != wantFrameCSP {
+		t.Errorf("the frame came with CSP %q, want %q", csp, wantFrameCSP)
 	}
-	if framed != 1 {
-		t.Errorf("the browser loaded the frame %d times, want once: %v", framed, b.csp)
-	}
-	b.mu.Unlock()
 	screenshot(t, b)
 }
 
