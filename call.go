@@ -39,6 +39,9 @@ type Content struct {
 	MIMEType string
 	URI      string
 	Name     string
+	// App is what a resource read's MCP App page declares of itself
+	// (its _meta.ui), nil when it declares nothing.
+	App *AppPage
 }
 
 // A Result is what a tool call or resource read returned.

@@ -165,6 +165,10 @@ type Resource struct {
 	Name        string
 	Description string
 	MIMEType    string
+	// App is what an MCP App's page declares of itself in the listing
+	// (its _meta.ui), nil when it declares nothing; a read's own
+	// declaration (Content's App) comes first.
+	App *AppPage
 }
 
 // A ResourceTemplate is a parameterised resource URI offered by a server.

@@ -84,7 +84,13 @@ func (s *server) listCatalog(ctx context.Context, c *conn) (snapshot, error) {
 			s.log.Warn("list resources", "err", err)
 		} else {
 			for _, r := range res.Resources {
-				resources = append(resources, mcpgram.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
+				listed := mcpgram.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType}
+				if r.Meta != nil {
+					var notes []string
+					listed.App, notes = appPage(r.URI, r.Meta.AdditionalFields[MetaUI])
+					metaNotes = append(metaNotes, notes...)
+				}
+				resources = append(resources, listed)
 			}
 			slices.SortFunc(resources, func(a, b mcpgram.Resource) int { return strings.Compare(a.URI, b.URI) })
 		}

@@ -43,6 +43,9 @@ func (h *Hub) UserLocks(server string) int {
 // ToolApp is toolApp, for its fuzz test.
 var ToolApp = toolApp
 
+// AppPage is appPage, for the fuzz test of what a page declares.
+var AppPage = appPage
+
 // DecodeTask is how the hub reads a task a server sent: from a
 // CreateTaskResult if created, else from tasks/get's answer.
 var DecodeTask = decodeTask

@@ -527,10 +527,11 @@ func (h *Hub) ReadResource(ctx context.Context, caller mcpgram.Caller, server, u
 	if err != nil {
 		return nil, fmt.Errorf("read resource %q on %q: %w", uri, server, err)
 	}
-	res, err := decodeReadResult(raw)
+	res, notes, err := decodeReadResult(raw)
 	if err != nil {
 		return nil, fmt.Errorf("read resource %q on %q: %w", uri, server, err)
 	}
+	s.notePages(notes)
 	return res, nil
 }
 

@@ -57,6 +57,9 @@ type server struct {
 	// cause: why a remote server is down, where the hub can tell (see
 	// ServerInfo.Cause).
 	cause mcpgram.Cause
+	// pageNotes: what the hub ignored of its apps' pages' declarations,
+	// as read (see notePages).
+	pageNotes []string
 
 	// op serializes what starts and stops the server (toggles, restarts,
 	// reloads, Close), so that one never interleaves with another.
@@ -136,7 +139,7 @@ func (s *server) info() mcpgram.ServerInfo {
 		ResourceTemplates: slices.Clone(s.cat.templates),
 		Prompts:           slices.Clone(s.cat.prompts),
 		Completions:       s.cat.completes,
-		Notes:             s.last.notes(s.cat.notes),
+		Notes:             capNotes(append(s.last.notes(s.cat.notes), s.pageNotes...)),
 		SignIn:            s.signIn,
 		Cause:             s.cause,
 		Account:           s.cfg.account,

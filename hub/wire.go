@@ -25,6 +25,19 @@ type wireResource struct {
 	MIMEType string  `json:"mimeType"`
 	Text     *string `json:"text"`
 	Blob     string  `json:"blob"`
+	// Meta is kept raw: a _meta of the wrong kind must not spoil the
+	// contents it came with.
+	Meta json.RawMessage `json:"_meta"`
+}
+
+// pageMeta is the _meta.ui of r, as decoded from JSON; nil when r has
+// none, or a _meta that is not an object.
+func (r wireResource) pageMeta() any {
+	var meta map[string]any
+	if json.Unmarshal(r.Meta, &meta) != nil {
+		return nil
+	}
+	return meta[MetaUI]
 }
 
 func (r wireResource) content() mcpgram.Content {
@@ -90,22 +103,29 @@ func decodeContent(raw json.RawMessage) mcpgram.Content {
 	}
 }
 
-// decodeReadResult turns the raw result of resources/read into a Result.
-func decodeReadResult(raw json.RawMessage) (*mcpgram.Result, error) {
+// decodeReadResult turns the raw result of resources/read into a Result,
+// with what an MCP App's page declares of itself, and notes on what of
+// that it ignored.
+func decodeReadResult(raw json.RawMessage) (*mcpgram.Result, []string, error) {
 	var w struct {
 		Contents []json.RawMessage `json:"contents"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
+		return nil, nil, fmt.Errorf("decode result: %w", err)
 	}
 	res := &mcpgram.Result{}
+	var notes []string
 	for _, part := range w.Contents {
 		var r wireResource
 		if err := json.Unmarshal(part, &r); err != nil {
 			res.Content = append(res.Content, mcpgram.Content{Type: mcpgram.ContentResource, Text: "[resource contents the server sent malformed]"})
 			continue
 		}
-		res.Content = append(res.Content, r.content())
+		c := r.content()
+		var more []string
+		c.App, more = appPage(r.URI, r.pageMeta())
+		notes = append(notes, more...)
+		res.Content = append(res.Content, c)
 	}
-	return res, nil
+	return res, notes, nil
 }

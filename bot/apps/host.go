@@ -52,8 +52,12 @@ type HostOptions struct {
 	// Contexts keeps the apps' context for their chats' next turns; nil:
 	// it is refused.
 	Contexts Contexts
-	Metrics  *metrics.Metrics
-	Logger   *slog.Logger
+	// Permissions are the browser features (MCP Apps' names: camera,
+	// microphone, geolocation, clipboardWrite) an app's page may be
+	// granted when it asks for them (APPS_PERMISSIONS); none by default.
+	Permissions []string
+	Metrics     *metrics.Metrics
+	Logger      *slog.Logger
 }
 
 // A Host serves the apps' pages under PathPrefix: the host page, which

@@ -89,11 +89,7 @@ func (h *Host) rpc(w http.ResponseWriter, r *http.Request) {
 func (h *Host) run(ctx context.Context, token string, v store.AppView, u WebAppUser, req rpcRequest) (any, *rpcError) {
 	switch req.Method {
 	case "mcpgram/open":
-		return map[string]any{
-			"title": v.Title, "server": v.Server, "tool": v.Tool, "frame": h.frameURL(token, v, u.ID),
-			"input": json.RawMessage(orEmpty(v.Input)), "result": json.RawMessage(orEmpty(v.Result)),
-			"locale": u.LanguageCode, "hostInfo": map[string]string{"name": "mcpgram", "version": "1"},
-		}, nil
+		return h.open(ctx, token, v, u), nil
 	case "tools/call":
 		return h.callTool(ctx, v, u.ID, req.Params)
 	case "resources/read":
@@ -110,6 +106,24 @@ func (h *Host) run(ctx context.Context, token string, v store.AppView, u WebAppU
 		return h.await(ctx, v, u.ID, id)
 	}
 	return nil, &rpcError{Code: codeMethodNotFound, Message: "the host does not answer " + req.Method}
+}
+
+// open is what the host page needs to show v's app to u: its frame's
+// address, the call's input and result, the user's language, and the
+// frame's allow attribute. That last needs the page's declaration, read
+// only when the operator grants any permission (APPS_PERMISSIONS).
+func (h *Host) open(ctx context.Context, token string, v store.AppView, u WebAppUser) map[string]any {
+	allow := ""
+	if len(h.opts.Permissions) > 0 {
+		if _, declared, err := h.readPage(ctx, v, u.ID); err == nil {
+			allow = FrameAllow(declared, h.opts.Permissions)
+		}
+	}
+	return map[string]any{
+		"title": v.Title, "server": v.Server, "tool": v.Tool, "frame": h.frameURL(token, v, u.ID), "allow": allow,
+		"input": json.RawMessage(orEmpty(v.Input)), "result": json.RawMessage(orEmpty(v.Result)),
+		"locale": u.LanguageCode, "hostInfo": map[string]string{"name": "mcpgram", "version": "1"},
+	}
 }
 
 func orEmpty(b []byte) []byte {

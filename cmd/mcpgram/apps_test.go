@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -59,13 +60,13 @@ func startAppsBot(t *testing.T) *appsBot {
 	t.Helper()
 	f := testenv.FeaturesEntry(t, false, "app_show", "app_refresh", "model_only")
 	f["args"] = []string{"-meta-tools", `{"model_only": {"ui": {"visibility": ["model"]}}, "asked": {}}`}
-	return startAppsBotWith(t, "f", "app_show", f)
+	return startAppsBotWith(t, "f", "app_show", f, nil)
 }
 
-// startAppsBotWith starts an appsBot with the one server entry, whose
-// model calls tool with arguments {"n": i} at the start of each turn i,
-// from 1, then answers.
-func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any) *appsBot {
+// startAppsBotWith starts an appsBot with the one server entry and the
+// settings env adds, whose model calls tool with arguments {"n": i} at
+// the start of each turn i, from 1, then answers.
+func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any, env map[string]string) *appsBot {
 	t.Helper()
 	var turn atomic.Int64
 	model := llmfake.New(t, func(c llmfake.Call) llmfake.Reply {
@@ -77,6 +78,7 @@ func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any) *
 	b := &appsBot{tg: tgfake.New(t), model: model}
 	e := runEnv(t, b.tg, model.URL())
 	e["ALLOWED_USER_IDS"] = "42,43"
+	maps.Copy(e, env)
 	addr := freeAddr(t)
 	backend, _ := url.Parse("http://" + addr)
 	proxy := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))

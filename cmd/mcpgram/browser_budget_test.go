@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/mcpgram/mcpgram/testkit/testenv"
-	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
 
 // A richer app opens as well: @modelcontextprotocol/server-budget-allocator,
@@ -18,11 +14,10 @@ import (
 // rather than its text. The app shows each category with its slider and
 // draws its chart.
 func TestBudgetAppInBrowser(t *testing.T) {
-	exe := chromium(t)
+	browserUp := startBrowser(t, chromium(t))
 	_, pageURL := npmAppBot(t, "server-budget-allocator", "get-budget-data", "Get Budget Data", "how is our budget split?")
-	b := newBrowser(t, exe)
-	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
-	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0&tgWebAppPlatform=ios"))
+	b := browserUp(t)
+	b.openSigned(t, pageURL, "&tgWebAppPlatform=ios")
 	frame := b.appFrame(t)
 
 	sliders := `document.getElementById("sliders-container") ? document.getElementById("sliders-container").innerText : ""`

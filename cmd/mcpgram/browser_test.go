@@ -51,10 +51,12 @@ type browser struct {
 	csp      map[string]string                     // by URL
 }
 
-// newBrowser starts Chromium; it ends with the test. Sandboxed frames stay
-// in the page's process (no site isolation), so that the test can reach
-// into them; the proxy's certificate is the test's own.
-func newBrowser(t *testing.T, exe string) *browser {
+// startBrowser starts Chromium in the background, so that a test can start
+// its bot meanwhile: the function it returns waits until it is up. It
+// ends with the test. Sandboxed frames stay in the page's process (no
+// site isolation), so that the test can reach into them; the proxy's
+// certificate is the test's own.
+func startBrowser(t *testing.T, exe string) func(t *testing.T) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Flag("ignore-certificate-errors", true), chromedp.Flag("disable-site-isolation-trials", true),
@@ -62,12 +64,19 @@ func newBrowser(t *testing.T, exe string) *browser {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	b := &browser{contexts: map[string]runtime.ExecutionContextID{}, csp: map[string]string{}}
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
-	t.Cleanup(func() { cancel(); cancelAlloc() })
 	b.ctx = ctx
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx) }()
+	t.Cleanup(func() { cancel(); <-started; cancelAlloc() })
+	return func(t *testing.T) *browser {
+		t.Helper()
+		err := <-started
+		started <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("start chromium: %v", err)
+		}
+		return b
 	}
-	return b
 }
 
 // listen keeps each frame's default JavaScript context, and each
@@ -101,6 +110,32 @@ func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openSigned opens pageURL as Telegram would, with alice's init data
+// signed now in its fragment, and the fragment's more (&name=value...).
+func (b *browser) openSigned(t *testing.T, pageURL, more string) {
+	t.Helper()
+	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
+	b.do(t, chromedp.Navigate(pageURL+"#tgWebAppData="+url.QueryEscape(initData)+"&tgWebAppVersion=8.0"+more))
+}
+
+// frameCSP is the Content-Security-Policy the app's frame came with; the
+// test fails unless the browser loaded the frame once.
+func (b *browser) frameCSP(t *testing.T) string {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var framed []string
+	for u, csp := range b.csp {
+		if strings.Contains(u, "/frame?") {
+			framed = append(framed, csp)
+		}
+	}
+	if len(framed) != 1 {
+		t.Fatalf("the browser loaded the frame %d times, want once: %v", len(framed), b.csp)
+	}
+	return framed[0]
 }
 
 // appFrame returns the id of the page's one child frame, the app's, once
@@ -153,7 +188,7 @@ func npmAppBot(t *testing.T, pkg, tool, title, text string) (*appsBot, string) {
 	t.Helper()
 	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/"+pkg)
 	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{tool}}
-	bot := startAppsBotWith(t, pkg, tool, entry)
+	bot := startAppsBotWith(t, pkg, tool, entry, nil)
 	bot.tg.Text(42, 42, text)
 	m, pageURL := appButton(t, bot.tg, 42, 0)
 	if !strings.Contains(m.WebApps[0].Text, title) {
@@ -171,13 +206,13 @@ func npmAppBot(t *testing.T, pkg, tool, title, text string) (*appsBot, string) {
 // Apps requires. MCPGRAM_APP_SCREENSHOT names a file to save the
 // screenshot to (make docs-screenshot).
 func TestAppInBrowser(t *testing.T) {
-	exe := chromium(t)
+	browserUp := startBrowser(t, chromium(t))
 	bot, pageURL := npmAppBot(t, "server-basic-vanillajs", "get-time", "Get Time", "what time is it on the server?")
 	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
 	// Telegram's theme, one colour of it not one (the fragment is
 	// anyone's to write).
 	themeParams := `{"bg_color":"#123456","text_color":"#fedcba","hint_color":"url(https://example.com/x)"}`
-	b := newBrowser(t, exe)
+	b := browserUp(t)
 	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		secure := true
 		_, err := cdp.Call(ctx, target, network.SetCookie, network.SetCookieParams{Name: "host_secret", Value: "s3cret", URL: bot.publicURL, Secure: &secure})
@@ -214,20 +249,9 @@ func TestAppInBrowser(t *testing.T) {
 			t.Errorf("from the app's frame, %s: %q, want %q", name, got, p.want)
 		}
 	}
-	b.mu.Lock()
-	framed := 0
-	for u, csp := range b.csp {
-		if strings.Contains(u, "/frame?") {
-			framed++
-			if csp != wantFrameCSP {
-				t.Errorf("the frame came with CSP %q, want %q", csp, wantFrameCSP)
-			}
-		}
+	if csp := b.frameCSP(t); csp != wantFrameCSP {
+		t.Errorf("the frame came with CSP %q, want %q", csp, wantFrameCSP)
 	}
-	if framed != 1 {
-		t.Errorf("the browser loaded the frame %d times, want once: %v", framed, b.csp)
-	}
-	b.mu.Unlock()
 	screenshot(t, b)
 }
 

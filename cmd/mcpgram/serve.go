@@ -57,7 +57,7 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	if cfg.ShowsApps() && shown != nil {
 		apps.NewHost(app.Store, app.Hub, apps.HostOptions{
 			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll, Asker: shown, Messenger: shown, Contexts: shown,
-			Metrics: app.Metrics, Logger: logger.With("component", "apps"),
+			Permissions: cfg.AppsPermissions, Metrics: app.Metrics, Logger: logger.With("component", "apps"),
 		}).Register(s.Handle)
 	}
 	if err := s.Start(); err != nil {

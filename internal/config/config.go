@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,6 +108,10 @@ type Config struct {
 	OAuthKey string
 	// PublicURL is where people's browsers reach HTTP_LISTEN; empty: none.
 	PublicURL string
+	// AppsPermissions are the browser features an MCP App's page may be
+	// granted when it asks (APPS_PERMISSIONS, MCP Apps' names); none by
+	// default.
+	AppsPermissions []string
 	// ClientMetadataURL is mcpgram's OAuth client id for authorization
 	// servers that take a Client ID Metadata Document; empty: none.
 	ClientMetadataURL string
@@ -277,6 +282,9 @@ func (c *Config) parseChoices(values map[string]string) []error {
 		errs = append(errs, fmt.Errorf("AUTO_APPROVE: want empty or \"all\", got %q", values["AUTO_APPROVE"]))
 	}
 	var err error
+	if c.AppsPermissions, err = appsPermissions(values["APPS_PERMISSIONS"]); err != nil {
+		errs = append(errs, err)
+	}
 	if c.AllowedUserIDs, err = ids("ALLOWED_USER_IDS", values["ALLOWED_USER_IDS"]); err != nil {
 		errs = append(errs, err)
 	}
@@ -347,6 +355,21 @@ func (c *Config) ShowsApps() bool {
 // ClientMetadataPath is where, under PUBLIC_URL, mcpgram serves its OAuth
 // Client ID Metadata Document.
 const ClientMetadataPath = "/oauth/client-metadata.json"
+
+// appsPermissions reads APPS_PERMISSIONS: names of MCP Apps' permissions,
+// each once.
+func appsPermissions(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+		if _, ok := mcpgram.AppPermissions[f]; !ok {
+			return nil, fmt.Errorf("APPS_PERMISSIONS: want names among %s, got %q", strings.Join(mcpgram.AppPermissionOrder, ", "), f)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
 
 func ids(name, s string) ([]int64, error) {
 	var out []int64

@@ -55,6 +55,12 @@ func TestDefaults(t *testing.T) {
 	if c.AutoApproveAll {
 		t.Error("AutoApproveAll is on by default")
 	}
+	if len(c.AppsPermissions) != 0 {
+		t.Errorf("AppsPermissions = %q, want none by default", c.AppsPermissions)
+	}
+	if c, err := load(t, nil, map[string]string{"APPS_PERMISSIONS": "clipboardWrite, camera,camera"}); err != nil || strings.Join(c.AppsPermissions, " ") != "clipboardWrite camera" {
+		t.Errorf("APPS_PERMISSIONS=clipboardWrite, camera,camera: %q, %v", c.AppsPermissions, err)
+	}
 	if c.ToolCalling != "xml" {
 		t.Errorf("ToolCalling = %q, want xml", c.ToolCalling)
 	}
@@ -135,6 +141,8 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad temperature", nil, map[string]string{"LLM_TEMPERATURE": "hot"}, "LLM_TEMPERATURE"},
 		{"bad ids", nil, map[string]string{"ADMIN_USER_IDS": "12,bob"}, "ADMIN_USER_IDS"},
 		{"bad auto approve", nil, map[string]string{"AUTO_APPROVE": "some"}, "AUTO_APPROVE"},
+		{"unknown app permission", nil, map[string]string{"APPS_PERMISSIONS": "camera,usb"}, "APPS_PERMISSIONS"},
+		{"app permission as a policy", nil, map[string]string{"APPS_PERMISSIONS": "camera *"}, "APPS_PERMISSIONS"},
 		{"bad url", nil, map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, "OPENAI_BASE_URL"},
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
 		{"bad retention", nil, map[string]string{"MEDIA_RETENTION": "a month"}, "MEDIA_RETENTION"},

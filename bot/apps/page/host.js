@@ -17,6 +17,10 @@
   var linkBox = document.getElementById('link');
   var opened = null;
   var initialized = false;
+  var displayMode = 'inline';
+  var appModes = null; // the display modes the app declared, if it did
+  var pendingMode = null; // the app's ui/request-display-mode Telegram has yet to answer
+  var inlineHeight = 0; // the frame's height inline, as the app last asked
 
   function theme() {
     if (tg && tg.colorScheme) { return tg.colorScheme; }
@@ -65,15 +69,84 @@
   function reply(id, result) { post({ jsonrpc: '2.0', id: id, result: result }); }
   function fail(id, code, message) { post({ jsonrpc: '2.0', id: id, error: { code: code, message: message } }); }
 
+  // Telegram's Mini App events, spoken raw: this page loads none of
+  // Telegram's scripts. postTelegram sends one the ways Telegram's
+  // clients take them (mobile, desktop, web), and says whether one was
+  // there to take it.
+  function postTelegram(type) {
+    var proxy = window.TelegramWebviewProxy;
+    if (proxy && typeof proxy.postEvent === 'function') { proxy.postEvent(type, '{}'); return true; }
+    if (window.external && typeof window.external.notify === 'function') {
+      window.external.notify(JSON.stringify({ eventType: type, eventData: {} }));
+      return true;
+    }
+    if (window.parent !== window) {
+      window.parent.postMessage(JSON.stringify({ eventType: type, eventData: {} }), 'https://web.telegram.org');
+      return true;
+    }
+    return false;
+  }
+
+  // canFullscreen: Telegram's version (8.0 and later) has fullscreen
+  // Mini Apps, and a client is there to ask.
+  function canFullscreen() {
+    var v = String(fragment.get('tgWebAppVersion') || '0').split('.');
+    return Number(v[0]) >= 8 && (!!window.TelegramWebviewProxy || window.parent !== window ||
+      !!(window.external && typeof window.external.notify === 'function'));
+  }
+
+  function availableModes() { return canFullscreen() ? ['inline', 'fullscreen'] : ['inline']; }
+
+  // requestMode answers the app's ui/request-display-mode: a mode both
+  // the host and the app have is asked of Telegram, and the app told the
+  // mode it got; any other request gets the current mode.
+  function requestMode(m) {
+    var want = m.params && m.params.mode;
+    var ok = availableModes().indexOf(want) >= 0 && (!appModes || appModes.indexOf(want) >= 0);
+    if (!ok || want === displayMode || pendingMode) { reply(m.id, { mode: displayMode }); return; }
+    if (!postTelegram(want === 'fullscreen' ? 'web_app_request_fullscreen' : 'web_app_exit_fullscreen')) {
+      reply(m.id, { mode: displayMode });
+      return;
+    }
+    pendingMode = { id: m.id, timer: setTimeout(function () { settleMode(displayMode); }, 3000) };
+  }
+
+  // settleMode takes mode as the current one, tells the app, and answers
+  // its request waiting for it.
+  function settleMode(mode) {
+    var changed = mode !== displayMode;
+    displayMode = mode;
+    frame.style.height = mode === 'fullscreen' ? window.innerHeight + 'px' : (inlineHeight ? inlineHeight + 'px' : '');
+    if (changed && initialized) {
+      notify('ui/notifications/host-context-changed', { displayMode: mode, containerDimensions: dimensions() });
+    }
+    if (pendingMode) { clearTimeout(pendingMode.timer); reply(pendingMode.id, { mode: mode }); pendingMode = null; }
+  }
+
+  // telegramEvent takes an event of Telegram's: only fullscreen's.
+  function telegramEvent(type, data) {
+    if (type === 'fullscreen_changed') { settleMode(data && data.is_fullscreen === true ? 'fullscreen' : 'inline'); }
+    if (type === 'fullscreen_failed') { settleMode(data && data.error === 'ALREADY_FULLSCREEN' ? 'fullscreen' : displayMode); }
+  }
+  window.Telegram = window.Telegram || {};
+  window.Telegram.WebView = window.Telegram.WebView || { receiveEvent: telegramEvent };
+
+  // dimensions are the frame's: its width, and its height fixed in
+  // fullscreen, else the app's up to the window's.
+  function dimensions() {
+    if (displayMode === 'fullscreen') { return { width: frame.clientWidth, height: window.innerHeight }; }
+    return { width: frame.clientWidth, maxHeight: window.innerHeight };
+  }
+
   function hostContext() {
     return {
       theme: theme(),
       styles: { variables: themeStyles() },
-      displayMode: 'inline',
-      availableDisplayModes: ['inline'],
+      displayMode: displayMode,
+      availableDisplayModes: availableModes(),
       locale: opened.locale || navigator.language,
       platform: tg ? 'mobile' : 'web',
-      containerDimensions: { width: frame.clientWidth, maxHeight: window.innerHeight }
+      containerDimensions: dimensions()
     };
   }
 
@@ -123,6 +196,8 @@
   function handle(m) {
     switch (m.method) {
       case 'ui/initialize':
+        var declared = m.params && m.params.appCapabilities && m.params.appCapabilities.availableDisplayModes;
+        appModes = Array.isArray(declared) ? declared : null;
         reply(m.id, {
           protocolVersion: '2026-01-26',
           hostInfo: opened.hostInfo,
@@ -139,9 +214,13 @@
         return;
       case 'ui/notifications/size-changed':
         var h = Number(m.params && m.params.height);
-        if (h > 0 && h < 20000) { frame.style.height = Math.ceil(h) + 'px'; }
+        if (h > 0 && h < 20000) {
+          inlineHeight = Math.ceil(h);
+          if (displayMode === 'inline') { frame.style.height = inlineHeight + 'px'; }
+        }
         return;
       case 'ui/open-link': openLink(m); return;
+      case 'ui/request-display-mode': requestMode(m); return;
       case 'ping': reply(m.id, {}); return;
       case 'tools/call': case 'resources/read': case 'ui/message': case 'ui/update-model-context': forward(m); return;
     }
@@ -151,6 +230,12 @@
   }
 
   window.addEventListener('message', function (ev) {
+    if (ev.source === window.parent && window.parent !== window && ev.origin === 'https://web.telegram.org' && typeof ev.data === 'string') {
+      var e = null;
+      try { e = JSON.parse(ev.data); } catch (err) { e = null; }
+      if (e && typeof e.eventType === 'string') { telegramEvent(e.eventType, e.eventData); }
+      return;
+    }
     if (!opened || ev.source !== frame.contentWindow) { return; }
     var m = ev.data;
     if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string') { return; }
@@ -163,6 +248,7 @@
     document.title = opened.title;
     status.textContent = opened.title;
     frame.hidden = false;
+    if (opened.allow) { frame.setAttribute('allow', opened.allow); }
     frame.src = opened.frame;
     if (tg) { tg.ready(); if (tg.expand) { tg.expand(); } }
   }).catch(function (e) {

@@ -25,6 +25,7 @@ const appHTML = `<!doctype html>
 <h1 id="title">features app</h1>
 <pre id="input"></pre><pre id="result"></pre>
 <button id="refresh">Refresh</button><pre id="refreshed"></pre>
+<button id="say">Say hello</button><pre id="said"></pre>
 <script>
 var next = 0, pending = {};
 function ask(method, params) {
@@ -54,6 +55,11 @@ document.getElementById("refresh").onclick = function () {
     function (r) { show("refreshed", r.content[0].text); },
     function (e) { show("refreshed", "error: " + e.message); });
 };
+document.getElementById("say").onclick = function () {
+  ask("ui/message", {role: "user", content: [{type: "text", text: "hello from the features app"}]}).then(
+    function () { show("said", "sent"); },
+    function (e) { show("said", "error: " + e.message); });
+};
 </script>
 </body></html>
 `
@@ -67,8 +73,10 @@ var refreshes atomic.Int64
 // the app may call, and app_refresh, which only the app may. With
 // metaTools (a JSON object of tool name to _meta), it adds a tool of each
 // name, its _meta as given, however wrong: the hub's tests of what a
-// hostile server may declare.
-func addAppTools(s *server.MCPServer, metaTools string) error {
+// hostile server may declare. pageUI and listedUI, JSON when not empty,
+// are the _meta.ui of the app's page as read and as listed, however wrong
+// too.
+func addAppTools(s *server.MCPServer, metaTools, pageUI, listedUI string) error {
 	withUI := func(t mcp.Tool, visibility ...any) mcp.Tool {
 		t.Meta = &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": appPage, "visibility": visibility}}}
 		return t
@@ -81,10 +89,21 @@ func addAppTools(s *server.MCPServer, metaTools string) error {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(fmt.Sprintf("refreshed %d times", refreshes.Add(1))), nil
 		})
-	s.AddResource(mcp.NewResource(appPage, "app.html", mcp.WithMIMEType(appMIME)),
-		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			return []mcp.ResourceContents{mcp.TextResourceContents{URI: appPage, MIMEType: appMIME, Text: appHTML}}, nil
-		})
+	page, err := uiMeta(pageUI)
+	if err != nil {
+		return fmt.Errorf("-app-page-ui: %w", err)
+	}
+	listed, err := uiMeta(listedUI)
+	if err != nil {
+		return fmt.Errorf("-app-listed-ui: %w", err)
+	}
+	res := mcp.NewResource(appPage, "app.html", mcp.WithMIMEType(appMIME))
+	if listed != nil {
+		res.Meta = &mcp.Meta{AdditionalFields: listed}
+	}
+	s.AddResource(res, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: appPage, MIMEType: appMIME, Text: appHTML, Meta: page}}, nil
+	})
 	if metaTools == "" {
 		return nil
 	}
@@ -105,4 +124,16 @@ func addAppTools(s *server.MCPServer, metaTools string) error {
 		})
 	}
 	return nil
+}
+
+// uiMeta is a _meta holding raw as its "ui", or nil when raw is empty.
+func uiMeta(raw string) (map[string]any, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var ui any
+	if err := json.Unmarshal([]byte(raw), &ui); err != nil {
+		return nil, err
+	}
+	return map[string]any{"ui": ui}, nil
 }

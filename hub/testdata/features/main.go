@@ -33,6 +33,8 @@ func main() {
 	legacy := flag.Bool("legacy", false, "refuse server/discover: speak only the 2025 revisions")
 	overHTTP := flag.Bool("http", false, "serve Streamable HTTP at /mcp and SSE at /sse on 127.0.0.1, writing the base URL to stdout")
 	metaTools := flag.String("meta-tools", "", "a JSON object of tool name to _meta: a tool of each, its _meta as given")
+	pageUI := flag.String("app-page-ui", "", "a JSON value: the _meta.ui its app page's resources/read gives")
+	listedUI := flag.String("app-listed-ui", "", "a JSON value: the _meta.ui its app page's listing gives")
 	flag.Parse()
 
 	s := server.NewMCPServer("features", "1.0.0", append(promptOptions(), server.WithToolCapabilities(true), server.WithTitle(serverTitle()))...)
@@ -41,7 +43,7 @@ func main() {
 	addElicitTools(s)
 	addProgressTools(s)
 	addResultTools(s)
-	if err := addAppTools(s, *metaTools); err != nil {
+	if err := addAppTools(s, *metaTools, *pageUI, *listedUI); err != nil {
 		log.Fatal(err)
 	}
 
