@@ -4,6 +4,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,15 +44,31 @@ type oauthEntry struct {
 	AuthMethod   string   `json:"tokenEndpointAuthMethod"`
 	Scopes       []string `json:"scopes"`
 	Account      string   `json:"account"`
-	// Grant is "authorization_code" (a person signs in, the default) or
+	// Grant is "authorization_code" (a person signs in, the default),
 	// "client_credentials" (mcpgram gets its token itself, with the
+	// client's secret or private key) or "enterprise_managed" (it gets
+	// it with an ID token of the identity provider IdP names, and the
 	// client's secret or private key).
 	Grant string `json:"grant"`
 	// PrivateKey is the client's PEM private key for private_key_jwt,
 	// usually ${env:NAME}; PrivateKeyFile, a file that holds it,
 	// relative to the settings file's folder.
-	PrivateKey     string `json:"privateKey"`
-	PrivateKeyFile string `json:"privateKeyFile"`
+	PrivateKey     string    `json:"privateKey"`
+	PrivateKeyFile string    `json:"privateKeyFile"`
+	IdP            *idpEntry `json:"idp"`
+}
+
+// idpEntry is the JSON shape of "oauth.idp": the identity provider of
+// "grant": "enterprise_managed", mcpgram's client there, and the ID
+// token it exchanges (itself, usually ${env:NAME}, or a file that holds
+// it, relative to the settings file's folder).
+type idpEntry struct {
+	Issuer        string `json:"issuer"`
+	TokenEndpoint string `json:"tokenEndpoint"`
+	ClientID      string `json:"clientId"`
+	ClientSecret  string `json:"clientSecret"`
+	IDToken       string `json:"idToken"`
+	IDTokenFile   string `json:"idTokenFile"`
 }
 
 // readOAuth reads the entry's "oauth" object; a private key file is
@@ -93,27 +110,46 @@ func (c *config) readOAuth(o *oauthEntry, dir string, expand func(string) (strin
 	if c.oauth.PrivateKey, err = readPrivateKey(o, dir, expand); err != nil {
 		return err
 	}
-	return c.readGrant(o.Grant)
+	if c.oauth.IdP, err = readIdP(o.IdP, dir, expand); err != nil {
+		return err
+	}
+	return c.readGrant(o.Grant, o.IdP != nil)
 }
 
-// readGrant reads "oauth.grant", and checks that the client fits it.
-func (c *config) readGrant(grant string) error {
+// readGrant reads "oauth.grant", and checks that the client fits it;
+// idp tells whether the entry has an "idp" object.
+func (c *config) readGrant(grant string, idp bool) error {
 	o := &c.oauth
+	machines := fmt.Sprintf("%q or %q", mcpgram.GrantClientCredentials, mcpgram.GrantEnterprise)
 	switch grant {
 	case "", mcpgram.GrantAuthorizationCode:
 		if len(o.PrivateKey) > 0 || o.AuthMethod == "private_key_jwt" {
-			return fmt.Errorf("oauth: a private key (private_key_jwt) is taken with \"grant\": %q only", mcpgram.GrantClientCredentials)
+			return fmt.Errorf("oauth: a private key (private_key_jwt) is taken with \"grant\": %s only", machines)
 		}
-		return nil
-	case mcpgram.GrantClientCredentials:
+	case mcpgram.GrantClientCredentials, mcpgram.GrantEnterprise:
 		o.Grant = grant
 	default:
-		return fmt.Errorf("oauth.grant %s: want %q (a person signs in, the default) or %q (mcpgram gets its token itself, with the client's secret or key)",
-			quoteShort(grant), mcpgram.GrantAuthorizationCode, mcpgram.GrantClientCredentials)
+		return fmt.Errorf("oauth.grant %s: want %q (a person signs in, the default), %q (mcpgram gets its token itself, with the client's secret or key) or %q (with an ID token of the company's identity provider as well)",
+			quoteShort(grant), mcpgram.GrantAuthorizationCode, mcpgram.GrantClientCredentials, mcpgram.GrantEnterprise)
 	}
 	switch {
+	case idp && o.Grant != mcpgram.GrantEnterprise:
+		return fmt.Errorf("oauth.idp is taken with \"grant\": %q only", mcpgram.GrantEnterprise)
+	case !idp && o.Grant == mcpgram.GrantEnterprise:
+		return fmt.Errorf("oauth.grant %q needs \"idp\": the identity provider's issuer or tokenEndpoint, mcpgram's clientId there, and the idToken or idTokenFile", grant)
+	case o.Grant == "":
+		return nil
+	}
+	return c.checkMachine(grant)
+}
+
+// checkMachine checks the client of a grant by which mcpgram gets its
+// token itself: the operator's, authenticated by a secret or a key.
+func (c *config) checkMachine(grant string) error {
+	o := &c.oauth
+	switch {
 	case c.account == AccountUser:
-		return fmt.Errorf("oauth.grant %q signs in as mcpgram itself, which is the operator's account: it cannot act as each user's (\"account\": %q)", grant, AccountUser)
+		return fmt.Errorf("oauth.grant %q gets one token for mcpgram itself, which is the operator's account: it cannot act as each user's (\"account\": %q)", grant, AccountUser)
 	case o.ClientID == "":
 		return fmt.Errorf("oauth.grant %q needs the clientId you registered, and its clientSecret or privateKey", grant)
 	case o.ClientSecret != "" && len(o.PrivateKey) > 0:
@@ -126,6 +162,48 @@ func (c *config) readGrant(grant string) error {
 		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q does not fit the client's credentials: private_key_jwt goes with a private key, the others with a clientSecret", o.AuthMethod)
 	}
 	return nil
+}
+
+// readIdP reads "oauth.idp" (none: nil); an ID token file is relative to
+// dir, the settings file's folder, and read at each exchange, not now.
+// Neither the ID token nor the secret is ever in an error.
+func readIdP(e *idpEntry, dir string, expand func(string) (string, error)) (mcpgram.IdentityProvider, error) {
+	var p mcpgram.IdentityProvider
+	if e == nil {
+		return p, nil
+	}
+	for _, f := range []struct {
+		name string
+		in   string
+		out  *string
+	}{
+		{"issuer", e.Issuer, &p.Issuer}, {"tokenEndpoint", e.TokenEndpoint, &p.TokenEndpoint},
+		{"clientId", e.ClientID, &p.ClientID}, {"clientSecret", e.ClientSecret, &p.ClientSecret},
+		{"idToken", e.IDToken, &p.IDToken}, {"idTokenFile", e.IDTokenFile, &p.IDTokenFile},
+	} {
+		v, err := expand(f.in)
+		if err != nil {
+			return p, fmt.Errorf("oauth.idp.%s: %w", f.name, err)
+		}
+		*f.out = v
+	}
+	switch {
+	case (p.Issuer == "") == (p.TokenEndpoint == ""):
+		return p, errors.New("oauth.idp needs the identity provider's issuer or its tokenEndpoint (one of them)")
+	case p.ClientID == "":
+		return p, errors.New("oauth.idp needs mcpgram's clientId at the identity provider (the audience of its ID tokens)")
+	case (p.IDToken == "") == (p.IDTokenFile == ""):
+		return p, errors.New("oauth.idp needs the idToken (usually ${env:NAME}) or the idTokenFile that holds it (one of them)")
+	}
+	for name, u := range map[string]string{"issuer": p.Issuer, "tokenEndpoint": p.TokenEndpoint} {
+		if pu, err := url.Parse(u); u != "" && (err != nil || pu.Host == "" || (pu.Scheme != "https" && pu.Scheme != "http")) {
+			return p, fmt.Errorf("oauth.idp.%s %s: not an http(s) URL", name, quoteShort(u))
+		}
+	}
+	if p.IDTokenFile != "" && !filepath.IsAbs(p.IDTokenFile) {
+		p.IDTokenFile = filepath.Join(dir, p.IDTokenFile)
+	}
+	return p, nil
 }
 
 // readPrivateKey reads the entry's private key, from privateKey or the
