@@ -112,3 +112,50 @@ func TestOAuthSettings(t *testing.T) {
 		})
 	}
 }
+
+// The private key and ID token files an entry's "oauth" names are the
+// bot's: a sandboxed server shown the folder that holds them reads the
+// other files there, never them.
+func TestSandboxHidesOAuthFiles(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"bubblewrap", "landlock"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testenv.RequireSandbox(t, mode)
+			hidesOAuthFiles(t, mode)
+		})
+	}
+}
+
+// hidesOAuthFiles is TestSandboxHidesOAuthFiles in one sandbox mode.
+func hidesOAuthFiles(t *testing.T, mode string) {
+	d := testenv.OpenDir(t)
+	files := map[string]string{"keys/client.pem": testPEM, "keys/id.jwt": "the-id-token-value", "keys/readme.txt": "not a secret"}
+	var all []string
+	for name, content := range files {
+		p := filepath.Join(d, name)
+		all = append(all, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := testenv.WriteSettings(t, d, map[string]any{
+		"hostile": map[string]any{"command": testenv.TestServer(t, "hostile"),
+			"sandbox": map[string]any{"mode": mode, "readOnlyPaths": []string{filepath.Join(d, "keys")}}},
+		"remote": map[string]any{"type": "streamableHttp", "url": "http://127.0.0.1:1/mcp", "oauth": map[string]any{
+			"grant": "enterprise_managed", "clientId": "bot", "privateKeyFile": "keys/client.pem",
+			"idp": map[string]any{"issuer": "https://idp.example", "clientId": "i", "idTokenFile": "keys/id.jwt"}}},
+	})
+	h := testenv.StartHub(t, path, fastOptions())
+	for _, r := range probe(t, h, "hostile", nil, all).Results {
+		if !strings.HasPrefix(r.Target, d) {
+			continue
+		}
+		if got, want := r.Err == "" && r.Bytes > 0, r.Target == filepath.Join(d, "keys/readme.txt"); got != want {
+			t.Errorf("%s: read %v (%s), want %v", r.Target, got, r.Err, want)
+		}
+	}
+}

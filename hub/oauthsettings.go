@@ -107,11 +107,17 @@ func (c *config) readOAuth(o *oauthEntry, dir string, expand func(string) (strin
 		}
 	}
 	c.oauth.Scopes = o.Scopes
-	if c.oauth.PrivateKey, err = readPrivateKey(o, dir, expand); err != nil {
+	var keyFile string
+	if c.oauth.PrivateKey, keyFile, err = readPrivateKey(o, dir, expand); err != nil {
 		return err
 	}
 	if c.oauth.IdP, err = readIdP(o.IdP, dir, expand); err != nil {
 		return err
+	}
+	for _, f := range []string{keyFile, c.oauth.IdP.IDTokenFile} {
+		if f != "" {
+			c.secretFiles = append(c.secretFiles, f)
+		}
 	}
 	return c.readGrant(o.Grant, o.IdP != nil)
 }
@@ -207,36 +213,37 @@ func readIdP(e *idpEntry, dir string, expand func(string) (string, error)) (mcpg
 }
 
 // readPrivateKey reads the entry's private key, from privateKey or the
-// file privateKeyFile names, and checks that it is one PEM private key;
-// what kind of key is the sign-in's to say. Neither the key nor the
-// file's content is ever in an error.
-func readPrivateKey(o *oauthEntry, dir string, expand func(string) (string, error)) ([]byte, error) {
+// file privateKeyFile names (whose path it returns too), and checks that
+// it is one PEM private key; what kind of key is the sign-in's to say.
+// Neither the key nor the file's content is ever in an error.
+func readPrivateKey(o *oauthEntry, dir string, expand func(string) (string, error)) ([]byte, string, error) {
 	var key []byte
+	var file string
 	switch {
 	case o.PrivateKey != "" && o.PrivateKeyFile != "":
-		return nil, errors.New("oauth: privateKey or privateKeyFile, not both")
+		return nil, "", errors.New("oauth: privateKey or privateKeyFile, not both")
 	case o.PrivateKey != "":
 		k, err := expand(o.PrivateKey)
 		if err != nil {
-			return nil, fmt.Errorf("oauth.privateKey: %w", err)
+			return nil, "", fmt.Errorf("oauth.privateKey: %w", err)
 		}
 		key = []byte(k)
 	case o.PrivateKeyFile != "":
-		path, err := expand(o.PrivateKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("oauth.privateKeyFile: %w", err)
+		var err error
+		if file, err = expand(o.PrivateKeyFile); err != nil {
+			return nil, "", fmt.Errorf("oauth.privateKeyFile: %w", err)
 		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(dir, file)
 		}
-		if key, err = os.ReadFile(path); err != nil {
-			return nil, fmt.Errorf("oauth.privateKeyFile: %w", err)
+		if key, err = os.ReadFile(file); err != nil {
+			return nil, "", fmt.Errorf("oauth.privateKeyFile: %w", err)
 		}
 	default:
-		return nil, nil
+		return nil, "", nil
 	}
 	if b, _ := pem.Decode(key); b == nil || !strings.HasSuffix(b.Type, "PRIVATE KEY") {
-		return nil, errors.New("oauth: the private key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
+		return nil, "", errors.New("oauth: the private key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
 	}
-	return key, nil
+	return key, file, nil
 }

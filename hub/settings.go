@@ -60,6 +60,9 @@ type config struct {
 	// oauth is the entry's "oauth" object: how to sign in to the server
 	// when it asks (MCP authorization).
 	oauth mcpgram.OAuthConfig
+	// secretFiles are the files of secrets the entry names (a private
+	// key, an ID token): no sandboxed server may see them.
+	secretFiles []string
 	// account is whose account the server acts as: AccountOperator (one
 	// sign-in for every chat) or AccountUser (each user's own).
 	account     string
