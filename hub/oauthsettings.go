@@ -71,8 +71,9 @@ type idpEntry struct {
 	IDTokenFile   string `json:"idTokenFile"`
 }
 
-// readOAuth reads the entry's "oauth" object; a private key file is
-// relative to dir, the settings file's folder.
+// readOAuth reads the entry's "oauth" object; a private key or ID token
+// file is relative to dir, the settings file's folder, and kept from
+// every sandboxed server (secretFiles).
 func (c *config) readOAuth(o *oauthEntry, dir string, expand func(string) (string, error)) error {
 	c.account = AccountOperator
 	if o == nil {
@@ -201,10 +202,12 @@ func readIdP(e *idpEntry, dir string, expand func(string) (string, error)) (mcpg
 	case (p.IDToken == "") == (p.IDTokenFile == ""):
 		return p, errors.New("oauth.idp needs the idToken (usually ${env:NAME}) or the idTokenFile that holds it (one of them)")
 	}
-	for name, u := range map[string]string{"issuer": p.Issuer, "tokenEndpoint": p.TokenEndpoint} {
-		if pu, err := url.Parse(u); u != "" && (err != nil || pu.Host == "" || (pu.Scheme != "https" && pu.Scheme != "http")) {
-			return p, fmt.Errorf("oauth.idp.%s %s: not an http(s) URL", name, quoteShort(u))
-		}
+	name, u := "issuer", p.Issuer
+	if u == "" {
+		name, u = "tokenEndpoint", p.TokenEndpoint
+	}
+	if pu, err := url.Parse(u); err != nil || pu.Host == "" || (pu.Scheme != "https" && pu.Scheme != "http") {
+		return p, fmt.Errorf("oauth.idp.%s %s: not an http(s) URL", name, quoteShort(u))
 	}
 	if p.IDTokenFile != "" && !filepath.IsAbs(p.IDTokenFile) {
 		p.IDTokenFile = filepath.Join(dir, p.IDTokenFile)
