@@ -14,7 +14,7 @@ CONFORMANCE_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaul
 	auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none \
 	auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback \
 	auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported \
-	auth/client-credentials-jwt auth/client-credentials-basic
+	auth/client-credentials-jwt auth/client-credentials-basic auth/cross-app-access-complete-flow
 
 .PHONY: all build run test checks unit smoke fuzz conformance test-deps docs-screenshot lint fmt-check vet staticcheck bench clean
 

@@ -44,25 +44,54 @@ type OAuthConfig struct {
 	AuthMethod string
 	Scopes     []string
 	// Grant is how a token is got: GrantAuthorizationCode (empty too), a
-	// person's sign-in in a browser, or GrantClientCredentials, mcpgram's
-	// own with the client's credentials, with nobody there.
+	// person's sign-in in a browser; GrantClientCredentials, mcpgram's
+	// own with the client's credentials, with nobody there; or
+	// GrantEnterprise, with an ID token from the company's identity
+	// provider (IdP), with nobody there either.
 	Grant string
 	// PrivateKey is the client's private key (PEM) for private_key_jwt
 	// (RFC 7523 §2.2): with it, the client signs an assertion for each
 	// token request instead of sending a secret.
 	PrivateKey []byte
+	// IdP is the identity provider of GrantEnterprise.
+	IdP IdentityProvider
+}
+
+// An IdentityProvider is a company's identity provider (IdP), for
+// enterprise-managed authorization (the MCP authorization extension of
+// that name, SEP-990):
+// it exchanges an ID token it issued for an ID-JAG, a JWT that the
+// server's authorization server takes as a grant (RFC 7523).
+type IdentityProvider struct {
+	// Issuer is the IdP's issuer, whose metadata names its token
+	// endpoint; or TokenEndpoint names it directly.
+	Issuer, TokenEndpoint string
+	// ClientID is mcpgram's client at the IdP, the audience of the ID
+	// token; ClientSecret, when it has one, authenticates it.
+	ClientID, ClientSecret string
+	// IDToken is the ID token itself; or IDTokenFile names a file that
+	// holds it, read again for each exchange, so that whatever renews
+	// it may write it there.
+	IDToken, IDTokenFile string
 }
 
 // Grants of an OAuthConfig.
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	GrantEnterprise        = "enterprise_managed"
 )
 
-// String shows the client and grant, never the secret or the key.
+// String shows the client and grant, never the secret, the key or the
+// ID token.
 func (c OAuthConfig) String() string {
-	return fmt.Sprintf("{clientId %q, secret %t, private key %t, method %q, grant %q, scopes %q}",
+	s := fmt.Sprintf("{clientId %q, secret %t, private key %t, method %q, grant %q, scopes %q",
 		c.ClientID, c.ClientSecret != "", len(c.PrivateKey) > 0, c.AuthMethod, c.Grant, c.Scopes)
+	if p := c.IdP; p != (IdentityProvider{}) {
+		s += fmt.Sprintf(", idp {issuer %q, tokenEndpoint %q, clientId %q, secret %t, idToken %t, idTokenFile %q}",
+			p.Issuer, p.TokenEndpoint, p.ClientID, p.ClientSecret != "", p.IDToken != "", p.IDTokenFile)
+	}
+	return s + "}"
 }
 
 // GoString is String for %#v.

@@ -389,15 +389,18 @@ func (h *Hub) viewPlan(name string, cfg config, command string, env map[string]s
 		s.mu.Unlock()
 	}
 	var writable []string
+	hidden := append([]string{h.path}, h.opts.Protected...)
 	for _, c := range cfgs {
 		if c.typ == TypeStdio && c.err == nil {
 			writable = append(writable, mayWrite(c, env["HOME"], h.cacheFolder(c.name))...)
 		}
+		// The key and ID token files of remote entries are the bot's.
+		hidden = append(hidden, c.secretFiles...)
 	}
 	return viewPlan{
 		command:  command,
 		env:      env,
-		hidden:   append([]string{h.path}, h.opts.Protected...),
+		hidden:   hidden,
 		writable: writable,
 		cache:    h.cacheFolder(name),
 	}

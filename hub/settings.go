@@ -3,7 +3,6 @@ package hub
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +60,9 @@ type config struct {
 	// oauth is the entry's "oauth" object: how to sign in to the server
 	// when it asks (MCP authorization).
 	oauth mcpgram.OAuthConfig
+	// secretFiles are the files of secrets the entry names (a private
+	// key, an ID token): no sandboxed server may see them.
+	secretFiles []string
 	// account is whose account the server acts as: AccountOperator (one
 	// sign-in for every chat) or AccountUser (each user's own).
 	account     string
@@ -128,46 +130,6 @@ type entry struct {
 // mcpServers, as Cline and Claude Desktop write it, and servers, as VS
 // Code's mcp.json does. A file may hold both; their entries are one list.
 var serverLists = []string{"mcpServers", "servers"}
-
-// Whose account a remote server acts as (its entry's "oauth.account").
-const (
-	// AccountOperator: the operator signs in once, for every chat.
-	AccountOperator = "operator"
-	// AccountUser: each user connects their own account, and each user's
-	// calls carry that user's token alone.
-	AccountUser = "user"
-)
-
-// readAccount reads an entry's "oauth.account".
-func readAccount(a string) (string, error) {
-	switch a {
-	case "", AccountOperator:
-		return AccountOperator, nil
-	case AccountUser:
-		return AccountUser, nil
-	}
-	return "", fmt.Errorf("oauth.account %s: want %q (one sign-in for every chat, the default) or %q (each user connects their own account)", quoteShort(a), AccountOperator, AccountUser)
-}
-
-// oauthEntry is the JSON shape of an entry's "oauth" object: a client
-// the operator registered with the server's authorization server, and the
-// scopes to ask for when the server names none.
-type oauthEntry struct {
-	ClientID     string   `json:"clientId"`
-	ClientSecret string   `json:"clientSecret"`
-	AuthMethod   string   `json:"tokenEndpointAuthMethod"`
-	Scopes       []string `json:"scopes"`
-	Account      string   `json:"account"`
-	// Grant is "authorization_code" (a person signs in, the default) or
-	// "client_credentials" (mcpgram gets its token itself, with the
-	// client's secret or private key).
-	Grant string `json:"grant"`
-	// PrivateKey is the client's PEM private key for private_key_jwt,
-	// usually ${env:NAME}; PrivateKeyFile, a file that holds it,
-	// relative to the settings file's folder.
-	PrivateKey     string `json:"privateKey"`
-	PrivateKeyFile string `json:"privateKeyFile"`
-}
 
 // loadSettings reads the settings file at path. Only a file that cannot be
 // read or is not valid JSON of the right outer shape is an error; an unusable
@@ -436,115 +398,6 @@ func (c *config) readRemote(e entry, dir string, expand func(string) (string, er
 		return fmt.Errorf("headers: %w", err)
 	}
 	return c.readOAuth(e.OAuth, dir, expand)
-}
-
-// readOAuth reads the entry's "oauth" object; a private key file is
-// relative to dir, the settings file's folder.
-func (c *config) readOAuth(o *oauthEntry, dir string, expand func(string) (string, error)) error {
-	c.account = AccountOperator
-	if o == nil {
-		return nil
-	}
-	var err error
-	if c.account, err = readAccount(o.Account); err != nil {
-		return err
-	}
-	if c.account == AccountUser {
-		// Its results are the user's: in a group, kept from the others.
-		c.perUser = true
-	}
-	if c.oauth.ClientID, err = expand(o.ClientID); err != nil {
-		return fmt.Errorf("oauth.clientId: %w", err)
-	}
-	if c.oauth.ClientSecret, err = expand(o.ClientSecret); err != nil {
-		return fmt.Errorf("oauth.clientSecret: %w", err)
-	}
-	if c.oauth.ClientSecret != "" && c.oauth.ClientID == "" {
-		return errors.New("oauth: a clientSecret needs its clientId")
-	}
-	switch o.AuthMethod {
-	case "", "client_secret_basic", "client_secret_post", "none", "private_key_jwt":
-		c.oauth.AuthMethod = o.AuthMethod
-	default:
-		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q: want client_secret_basic, client_secret_post, private_key_jwt or none", o.AuthMethod)
-	}
-	for _, sc := range o.Scopes {
-		if sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {
-			return fmt.Errorf("oauth.scopes: %q is not a scope", sc)
-		}
-	}
-	c.oauth.Scopes = o.Scopes
-	if c.oauth.PrivateKey, err = readPrivateKey(o, dir, expand); err != nil {
-		return err
-	}
-	return c.readGrant(o.Grant)
-}
-
-// readGrant reads "oauth.grant", and checks that the client fits it.
-func (c *config) readGrant(grant string) error {
-	o := &c.oauth
-	switch grant {
-	case "", mcpgram.GrantAuthorizationCode:
-		if len(o.PrivateKey) > 0 || o.AuthMethod == "private_key_jwt" {
-			return fmt.Errorf("oauth: a private key (private_key_jwt) is taken with \"grant\": %q only", mcpgram.GrantClientCredentials)
-		}
-		return nil
-	case mcpgram.GrantClientCredentials:
-		o.Grant = grant
-	default:
-		return fmt.Errorf("oauth.grant %s: want %q (a person signs in, the default) or %q (mcpgram gets its token itself, with the client's secret or key)",
-			quoteShort(grant), mcpgram.GrantAuthorizationCode, mcpgram.GrantClientCredentials)
-	}
-	switch {
-	case c.account == AccountUser:
-		return fmt.Errorf("oauth.grant %q signs in as mcpgram itself, which is the operator's account: it cannot act as each user's (\"account\": %q)", grant, AccountUser)
-	case o.ClientID == "":
-		return fmt.Errorf("oauth.grant %q needs the clientId you registered, and its clientSecret or privateKey", grant)
-	case o.ClientSecret != "" && len(o.PrivateKey) > 0:
-		return errors.New("oauth: a clientSecret or a private key, not both")
-	case o.ClientSecret == "" && len(o.PrivateKey) == 0:
-		return fmt.Errorf("oauth.grant %q needs the client's clientSecret or privateKey (or privateKeyFile)", grant)
-	case o.AuthMethod == "none":
-		return fmt.Errorf("oauth.grant %q: the client must authenticate, so tokenEndpointAuthMethod cannot be \"none\"", grant)
-	case (o.AuthMethod == "private_key_jwt") != (len(o.PrivateKey) > 0) && o.AuthMethod != "":
-		return fmt.Errorf("oauth.tokenEndpointAuthMethod %q does not fit the client's credentials: private_key_jwt goes with a private key, the others with a clientSecret", o.AuthMethod)
-	}
-	return nil
-}
-
-// readPrivateKey reads the entry's private key, from privateKey or the
-// file privateKeyFile names, and checks that it is one PEM private key;
-// what kind of key is the sign-in's to say. Neither the key nor the
-// file's content is ever in an error.
-func readPrivateKey(o *oauthEntry, dir string, expand func(string) (string, error)) ([]byte, error) {
-	var key []byte
-	switch {
-	case o.PrivateKey != "" && o.PrivateKeyFile != "":
-		return nil, errors.New("oauth: privateKey or privateKeyFile, not both")
-	case o.PrivateKey != "":
-		k, err := expand(o.PrivateKey)
-		if err != nil {
-			return nil, fmt.Errorf("oauth.privateKey: %w", err)
-		}
-		key = []byte(k)
-	case o.PrivateKeyFile != "":
-		path, err := expand(o.PrivateKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("oauth.privateKeyFile: %w", err)
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		if key, err = os.ReadFile(path); err != nil {
-			return nil, fmt.Errorf("oauth.privateKeyFile: %w", err)
-		}
-	default:
-		return nil, nil
-	}
-	if b, _ := pem.Decode(key); b == nil || !strings.HasSuffix(b.Type, "PRIVATE KEY") {
-		return nil, errors.New("oauth: the private key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
-	}
-	return key, nil
 }
 
 var (

@@ -55,7 +55,9 @@ func (m *Manager) machineOf(k grantKey) *machine {
 // credentialsID names the credentials of cfg for serverURL, to tell a
 // token got with them from one got with others; it holds no secret.
 func credentialsID(serverURL string, cfg mcpgram.OAuthConfig) string {
-	return fmt.Sprintf("%s|%s|%s|%x|%x", serverURL, cfg.ClientID, cfg.AuthMethod, digest(cfg.ClientSecret), digest(string(cfg.PrivateKey)))
+	p := cfg.IdP
+	return fmt.Sprintf("%s|%s|%s|%s|%x|%x|%s|%s|%s|%x|%x|%s", serverURL, cfg.Grant, cfg.ClientID, cfg.AuthMethod, digest(cfg.ClientSecret), digest(string(cfg.PrivateKey)),
+		p.Issuer, p.TokenEndpoint, p.ClientID, digest(p.ClientSecret), digest(p.IDToken), p.IDTokenFile)
 }
 
 // machineCurrent returns the client credentials token of k to send now:
@@ -106,9 +108,9 @@ func (m *Manager) machineToken(ctx context.Context, req Request, seen int64) (gr
 	}
 	scopes := scopesFor(req, d)
 	c := preRegistered(req.Config, d.AS)
-	form := url.Values{"grant_type": {mcpgram.GrantClientCredentials}, "resource": {d.Resource}}
-	if len(scopes) > 0 {
-		form.Set("scope", strings.Join(scopes, " "))
+	form, err := m.grantForm(ctx, req.Config, d, scopes)
+	if err != nil {
+		return grant{}, 0, fmt.Errorf("get a token for %s by %s: %w", req.Server, grantName(req.Config.Grant), err)
 	}
 	if c.AuthMethod == authJWT {
 		a, err := assertion(req.Config, d.AS, m.now())
@@ -120,13 +122,46 @@ func (m *Manager) machineToken(ctx context.Context, req Request, seen int64) (gr
 	}
 	tok, err := tokenRequest(ctx, m.httpFor(r), d.AS.TokenEndpoint, c, form, scopes, m.now())
 	if err != nil {
-		return grant{}, 0, fmt.Errorf("get a token for %s by client credentials: %w", req.Server, err)
+		return grant{}, 0, fmt.Errorf("get a token for %s by %s: %w", req.Server, grantName(req.Config.Grant), err)
 	}
 	// Another is got as cheaply as a refresh: none is kept.
 	tok.RefreshToken = ""
 	mc.g = grant{Token: tok, TokenEndpoint: d.AS.TokenEndpoint, Issuer: d.AS.Issuer, Resource: d.Resource, ServerURL: req.ServerURL}
 	mc.v++
 	mc.have, mc.d, mc.client = true, d, id
-	m.log.Info("got a token by client credentials", "server", k.server, "expires", tok.Expiry)
+	m.log.Info("got a token by "+grantName(req.Config.Grant), "server", k.server, "expires", tok.Expiry)
 	return mc.g, mc.v, nil
+}
+
+// grantForm is the token request of cfg's grant for the resource of d
+// and scopes: client credentials, or the JWT bearer grant of the ID-JAG
+// the identity provider gives for them (enterprise.go).
+func (m *Manager) grantForm(ctx context.Context, cfg mcpgram.OAuthConfig, d discovery, scopes []string) (url.Values, error) {
+	form := url.Values{"grant_type": {mcpgram.GrantClientCredentials}}
+	if cfg.Grant == mcpgram.GrantEnterprise {
+		jag, err := m.idJAG(ctx, cfg.IdP, d, scopes)
+		if err != nil {
+			return nil, err
+		}
+		form = url.Values{"grant_type": {grantJWTBearer}, "assertion": {jag}}
+	}
+	form.Set("resource", d.Resource)
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	return form, nil
+}
+
+// isMachine reports whether cfg's grant gets mcpgram its token itself,
+// with nobody signing in: client credentials, or enterprise-managed.
+func isMachine(cfg mcpgram.OAuthConfig) bool {
+	return cfg.Grant == mcpgram.GrantClientCredentials || cfg.Grant == mcpgram.GrantEnterprise
+}
+
+// grantName names cfg's grant in logs and errors.
+func grantName(grant string) string {
+	if grant == mcpgram.GrantEnterprise {
+		return "enterprise-managed authorization"
+	}
+	return "client credentials"
 }

@@ -31,6 +31,8 @@ type machineEnv struct {
 	fake *oauthfake.Server
 	hub  *hub.Hub
 	log  *testenv.Buffer
+	// dir holds the settings file and files.
+	dir string
 }
 
 func startMachine(t *testing.T, fake *oauthfake.Server, oauthObj map[string]any, files map[string][]byte, now func() time.Time) *machineEnv {
@@ -47,7 +49,7 @@ func startMachine(t *testing.T, fake *oauthfake.Server, oauthObj map[string]any,
 	if err := os.WriteFile(settings, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := &machineEnv{fake: fake, log: &testenv.Buffer{}}
+	e := &machineEnv{fake: fake, log: &testenv.Buffer{}, dir: dir}
 	logger := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m, err := oauth.New(oauth.Options{Store: (&env{dbPath: filepath.Join(dir, "mcpgram.db")}).open(t), Logger: logger, Now: now})
 	if err != nil {

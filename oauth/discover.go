@@ -109,8 +109,20 @@ func resourceMetadataURLs(server *url.URL, fromChallenge string) []string {
 }
 
 // authServerMetadata fetches the metadata of the authorization server
-// issuer and checks that it names that issuer (RFC 8414 §3.3).
+// issuer, checks that it names that issuer (RFC 8414 §3.3), and that it
+// offers what MCP requires.
 func authServerMetadata(ctx context.Context, hc *http.Client, issuer string) (authServer, error) {
+	as, err := serverMetadata(ctx, hc, issuer)
+	if err != nil {
+		return authServer{}, err
+	}
+	return as, as.check()
+}
+
+// serverMetadata fetches the metadata of the authorization server (or
+// identity provider) issuer, from the RFC 8414 or the OpenID Connect
+// well-known URL, and checks that it names that issuer.
+func serverMetadata(ctx context.Context, hc *http.Client, issuer string) (authServer, error) {
 	iu, err := checkURL(issuer)
 	if err != nil {
 		return authServer{}, fmt.Errorf("authorization server: %w", err)
@@ -130,7 +142,7 @@ func authServerMetadata(ctx context.Context, hc *http.Client, issuer string) (au
 		if strings.TrimSuffix(as.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
 			return authServer{}, fmt.Errorf("the authorization server metadata at %s names the issuer %q, not %q: refusing to sign in", u, as.Issuer, issuer)
 		}
-		return as, as.check()
+		return as, nil
 	}
 	return authServer{}, fmt.Errorf("no authorization server metadata found for %s (tried %s)", issuer, strings.Join(urls, ", "))
 }

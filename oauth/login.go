@@ -24,11 +24,12 @@ var ErrNoSignIn = errors.New("the server answered without asking for a sign-in")
 // sign-in, whether or not a sign-in is kept already. It asks the server
 // first (a ping without a token, with the entry's headers) for the
 // challenge that says where to sign in and for what. A server reached by
-// the client credentials grant needs nobody: Login gets a token with
-// them, which checks them, and keeps it in memory only (every process
+// the client credentials grant, or by enterprise-managed authorization,
+// needs nobody: Login gets a token with the credentials (and the ID
+// token), which checks them, and keeps it in memory only (every process
 // gets its own as it connects).
 func (m *Manager) Login(ctx context.Context, req mcpgram.SignIn, headers map[string]string) error {
-	if req.Config.Grant == mcpgram.GrantClientCredentials {
+	if isMachine(req.Config) {
 		ch, _, err := m.probe(ctx, req.ServerURL, headers)
 		if err != nil {
 			return fmt.Errorf("ask %s: %w", req.Server, err)

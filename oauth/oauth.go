@@ -41,7 +41,11 @@
 // the client credentials grant instead (credentials.go): mcpgram gets its
 // token itself, with the client id and the secret or private key
 // (private_key_jwt, RFC 7523) the operator registered, whenever it needs
-// one; nobody signs in, and the token is kept in memory only.
+// one; nobody signs in, and the token is kept in memory only. One whose
+// entry says "grant": "enterprise_managed" is reached the same way, but
+// with an ID token of the company's identity provider, exchanged there
+// for an ID-JAG that the authorization server takes as a JWT bearer
+// grant (enterprise.go, SEP-990).
 //
 // This package is ours rather than mcp-go's client OAuth handler
 // (client/transport/oauth.go), which we read and borrow PKCE helpers

@@ -325,9 +325,10 @@ func (t *authTransport) again(ctx context.Context, resp *http.Response, a *attem
 	return true, nil
 }
 
-// machine reports whether the server is reached by the client
-// credentials grant (see credentials.go) rather than a person's sign-in.
-func (t *authTransport) machine() bool { return t.cfg.Grant == mcpgram.GrantClientCredentials }
+// machine reports whether the server is reached by a grant that gets
+// mcpgram its token itself (see credentials.go) rather than a person's
+// sign-in.
+func (t *authTransport) machine() bool { return isMachine(t.cfg) }
 
 // send sends req with g's token, if have, as a fresh copy when again.
 func (t *authTransport) send(req *http.Request, g grant, have, again bool) (*http.Response, error) {

@@ -22,7 +22,11 @@
 # (auth/client-credentials-*) sign nobody in: the entry says "grant":
 # "client_credentials" with the client's secret, or with its private key
 # in a file beside the settings (private_key_jwt), and `mcp call` gets
-# its token itself.
+# its token itself. So does enterprise-managed authorization
+# (auth/cross-app-access-complete-flow): the entry says "grant":
+# "enterprise_managed" with the client's secret and the identity
+# provider's issuer and client, and the operator's ID token lies in a
+# file beside the settings.
 set -eu
 url=$(eval echo "\${$#}")
 case $url in
@@ -45,6 +49,13 @@ auth/client-credentials-jwt)
 	export CONFORMANCE_CLIENT_ID
 	(umask 077 && field private_key_pem >"$dir/client-key.pem")
 	oauth=', "oauth": {"grant": "client_credentials", "clientId": "${env:CONFORMANCE_CLIENT_ID}", "privateKeyFile": "client-key.pem"}'
+	;;
+auth/cross-app-access-*)
+	CONFORMANCE_CLIENT_ID=$(field client_id) CONFORMANCE_CLIENT_SECRET=$(field client_secret)
+	export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
+	(umask 077 && field idp_id_token >"$dir/id-token.jwt")
+	idp=$(printf '{"issuer": "%s", "clientId": "%s", "idTokenFile": "id-token.jwt"}' "$(field idp_issuer)" "$(field idp_client_id)")
+	oauth=', "oauth": {"grant": "enterprise_managed", "clientId": "${env:CONFORMANCE_CLIENT_ID}", "clientSecret": "${env:CONFORMANCE_CLIENT_SECRET}", "idp": '"$idp"'}'
 	;;
 auth/client-credentials-*)
 	CONFORMANCE_CLIENT_ID=$(field client_id) CONFORMANCE_CLIENT_SECRET=$(field client_secret)
@@ -74,8 +85,9 @@ initialize) mcp list ;;
 tools_call) mcp call conformance add_numbers '{"a": 2, "b": 3}' ;;
 elicitation-sep1034-client-defaults) mcp call conformance test_client_elicitation_defaults ;;
 sse-retry) mcp call conformance test_reconnection ;;
-# Client credentials: nobody signs in; the call gets its token itself.
-auth/client-credentials-*) mcp call conformance test-tool ;;
+# Client credentials and enterprise-managed authorization: nobody signs
+# in; the call gets its token itself.
+auth/client-credentials-* | auth/cross-app-access-*) mcp call conformance test-tool ;;
 auth/*) mcp login conformance && mcp call conformance test-tool ;;
 *) echo "client.sh: no steps for scenario \"${MCP_CONFORMANCE_SCENARIO:-}\"" >&2; exit 2 ;;
 esac

@@ -9,6 +9,7 @@ package oauthfake
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -52,7 +53,10 @@ type Server struct {
 	machines map[string]Machine
 	refusals []string
 	jtis     map[string]bool
-	asked    []string // the scope of each authorization request
+	// See enterprise.go.
+	idps   map[string]crypto.PublicKey
+	bearer []Posted
+	asked  []string // the scope of each authorization request
 
 	// ResourceMetadata and ServerMetadata, when set, change the resource's
 	// and the authorization server's metadata before they are served.
@@ -75,6 +79,8 @@ type Counts struct {
 	// ClientCredentials counts tokens given by the client credentials
 	// grant (see AddMachine).
 	ClientCredentials int
+	// JWTBearer counts tokens given for an ID-JAG (see TrustIdP).
+	JWTBearer int
 }
 
 type codeGrant struct {
@@ -122,7 +128,7 @@ func (s *Server) Client() *http.Client { return s.srv.Client() }
 func newServer() *Server {
 	return &Server{ExpiresIn: 3600, Subject: "operator", codes: map[string]codeGrant{}, access: map[string]tokenInfo{},
 		refresh: map[string]tokenInfo{}, spent: map[string]bool{}, clients: map[string]string{},
-		machines: map[string]Machine{}, jtis: map[string]bool{}}
+		machines: map[string]Machine{}, jtis: map[string]bool{}, idps: map[string]crypto.PublicKey{}}
 }
 
 func (s *Server) routes() http.Handler {
@@ -216,7 +222,7 @@ func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
 	})
 	s.mu.Lock()
 	if len(s.machines) > 0 {
-		doc["grant_types_supported"] = []string{"authorization_code", "refresh_token", "client_credentials"}
+		doc["grant_types_supported"] = []string{"authorization_code", "refresh_token", "client_credentials", grantJWTBearer}
 		doc["token_endpoint_auth_methods_supported"] = []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"}
 		doc["token_endpoint_auth_signing_alg_values_supported"] = []string{"ES256", "ES384", "ES512", "RS256", "EdDSA"}
 	}
@@ -326,11 +332,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": why})
 			return
 		}
-		at := "at-" + random()
-		s.access[at] = info
-		s.issued = append(s.issued, at)
-		writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": s.ExpiresIn,
-			"scope": strings.Join(info.scopes, " ")})
+		s.giveMachineToken(w, info)
+		return
+	case grantJWTBearer:
+		s.jwtBearer(w, r, f) // see enterprise.go
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
@@ -341,6 +346,16 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.issued = append(s.issued, at, rt)
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt,
 		"expires_in": s.ExpiresIn, "scope": strings.Join(info.scopes, " ")})
+}
+
+// giveMachineToken answers a token request of a machine grant with an
+// access token for info, and no refresh token; s.mu is held.
+func (s *Server) giveMachineToken(w http.ResponseWriter, info tokenInfo) {
+	at := "at-" + random()
+	s.access[at] = info
+	s.issued = append(s.issued, at)
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": s.ExpiresIn,
+		"scope": strings.Join(info.scopes, " ")})
 }
 
 type subjectKey struct{}
