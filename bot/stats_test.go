@@ -256,6 +256,19 @@ func TestStatsRendering(t *testing.T) {
 	if err := db.RecordTurn(ctx, store.TurnRecord{UserID: "user0", ChatID: "c", Outcome: "answer", Searches: searches}); err != nil {
 		t.Fatal(err)
 	}
+	// Background calls: two ended after two hours, one still running.
+	for i, end := range []string{"completed", "completed", ""} {
+		id, err := db.PutTask(ctx, store.Task{Server: long, Handle: fmt.Sprint("h", i), Tool: "slow", ChatID: "c", UserID: "u",
+			Status: "working", NextPoll: time.Now(), CreatedAt: time.Now().Add(-2 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end != "" {
+			if err := db.FinishTask(ctx, id, end, "", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	before := len(fake.Messages(admin))
 	fake.Text(admin, admin, "/stats")
 	fake.WaitFor(t, 30*time.Second, "four more messages", func() bool { return len(fake.Messages(admin)) == before+4 }) // with the chart
@@ -268,6 +281,7 @@ func TestStatsRendering(t *testing.T) {
 		"1. user7: 8,001\n2. user6: 7,001\n3. user5: 6,001\n4. user4: 5,001\n5. user3: 4,001",
 		"Tool search\n37 searches, 1 found nothing\nThen called a tool found: 4 (11%)\n• " + long + "/found0: found 8, called 1\n• " + long + "/found1: found 7, called 0\n",
 		"/found4: found 4, called 1\n… and 3 more found\n",
+		"Background calls: 3\ncompleted 2 · running 1\nRan p50 2.0 h · p95 2.0 h",
 	} {
 		if !strings.Contains(day.Plain, want) {
 			t.Errorf("/stats says:\n%s\nwant it to say %q", day.Plain, want)

@@ -62,6 +62,20 @@ type Stats struct {
 	TopUsers []UserTokens
 	// Search is what the models' searches for tools found.
 	Search SearchStats
+	// Tasks is the calls servers ran in the background (MCP Tasks) and
+	// those that went on in the background in the bot, started in the
+	// window.
+	Tasks TaskStats
+}
+
+// TaskStats is the background calls started over a window.
+type TaskStats struct {
+	// Outcomes counts them by how they ended ("completed", "failed",
+	// "cancelled", …), "running" for those not ended yet, most first.
+	Outcomes []Count
+	// P50 and P95 are how long the ended ones ran, from their start to
+	// their end (nearest-rank percentiles).
+	P50, P95 time.Duration
 }
 
 // SearchStats is the searches for tools over a window.

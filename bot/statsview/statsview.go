@@ -27,7 +27,7 @@ func Window(title string, s store.Stats) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "📊 <b>%s</b>\n", render.Escape(title))
 	turns := store.Total(s.Turns)
-	if turns == 0 && len(s.Models) == 0 && len(s.Tools) == 0 {
+	if turns == 0 && len(s.Models) == 0 && len(s.Tools) == 0 && len(s.Tasks.Outcomes) == 0 {
 		sb.WriteString("Nothing happened.")
 		return sb.String()
 	}
@@ -62,6 +62,12 @@ func Window(title string, s store.Stats) string {
 	}
 	if s.Search.Searches > 0 {
 		sb.WriteString(search(s.Search))
+	}
+	if n := store.Total(s.Tasks.Outcomes); n > 0 {
+		fmt.Fprintf(&sb, "\n<b>Background calls</b>: %s\n%s\n", render.Grouped(n), counts(s.Tasks.Outcomes))
+		if s.Tasks.P95 > 0 {
+			fmt.Fprintf(&sb, "Ran p50 %s · p95 %s\n", span(s.Tasks.P50), span(s.Tasks.P95))
+		}
 	}
 	if len(s.TopUsers) > 0 {
 		sb.WriteString("\n<b>Top users by tokens</b>\n")
@@ -170,6 +176,18 @@ func percent(n, total int64) string {
 		return "0%"
 	}
 	return strconv.FormatInt((200*n+total)/(2*total), 10) + "%"
+}
+
+// span is a duration that may be long, as a phone shows it: "3.4 s",
+// "12 min", "2.5 h".
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return latency(d)
+	case d < time.Hour:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + " min"
+	}
+	return strconv.FormatFloat(d.Hours(), 'f', 1, 64) + " h"
 }
 
 // latency is a duration as a phone shows it: "12 ms", "3.4 s".

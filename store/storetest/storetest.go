@@ -65,6 +65,7 @@ func Run(t *testing.T, open Open) {
 		{"Links", testLinks},
 		{"Tasks", testTasks},
 		{"TaskFinish", testTaskFinish},
+		{"TaskStats", testTaskStats},
 		{"TaskDelivery", testTaskDelivery},
 		{"AppViews", testAppViews},
 		{"Inbox", testInbox},

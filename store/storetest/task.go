@@ -212,3 +212,45 @@ func onceOfMany(t *testing.T, what string, handles []Store, try func(Store) erro
 		t.Fatalf("%d of %d %s calls succeeded, want exactly 1", won, len(handles), what)
 	}
 }
+
+// /stats counts the window's tasks by how they ended, "running" for the
+// open ones, and the ended ones' durations by nearest rank; a task
+// started outside the window is not counted.
+func testTaskStats(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	// FinishTask ends a task at the store's now: the tasks start hours
+	// before it, so that their durations are known to within the test's
+	// own run time.
+	now := time.Now()
+	ends := map[string]string{"h1": "completed", "h2": "completed", "h3": "failed", "h4": "", "h5": "completed"}
+	for i, handle := range []string{"h1", "h2", "h3", "h4", "h5"} {
+		started := now.Add(-time.Duration(i+1) * time.Hour)
+		id, err := db.PutTask(ctx, taskAt(handle, "c1", started, time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end := ends[handle]; end != "" {
+			if err := db.FinishTask(ctx, id, end, "", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// h5 started 5 hours ago, before the window.
+	got, err := db.Stats(ctx, now.Add(-4*time.Hour-time.Minute), now.Add(time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Count{{Name: "completed", N: 2}, {Name: "failed", N: 1}, {Name: "running", N: 1}}
+	if !reflect.DeepEqual(got.Tasks.Outcomes, want) {
+		t.Errorf("task outcomes %+v, want %+v", got.Tasks.Outcomes, want)
+	}
+	// Ended after 1, 2 and 3 hours: rank 2 of 3 is the p50, rank 3 the p95.
+	within := func(name string, d, want time.Duration) {
+		if d < want || d > want+time.Minute {
+			t.Errorf("task %s %v, want %v (within the test's run)", name, d, want)
+		}
+	}
+	within("p50", got.Tasks.P50, 2*time.Hour)
+	within("p95", got.Tasks.P95, 3*time.Hour)
+}

@@ -56,6 +56,15 @@ const (
 				count(*) OVER (PARTITION BY server, tool) AS n
 			FROM tool_calls WHERE created_at >= $1 AND created_at < $2 AND status IN ('ok', 'error')) AS ranked
 		WHERE rn = (50 * n + 99) / 100 OR rn = (95 * n + 99) / 100`
+	statsTasksSQL = `SELECT CASE WHEN finished_at IS NULL THEN 'running' ELSE status END, count(*) FROM tasks
+		WHERE created_at >= $1 AND created_at < $2
+		GROUP BY CASE WHEN finished_at IS NULL THEN 'running' ELSE status END`
+	statsTaskLatencySQL = `SELECT rn, n, duration_ms FROM (
+			SELECT finished_at - created_at AS duration_ms,
+				row_number() OVER (ORDER BY finished_at - created_at) AS rn,
+				count(*) OVER () AS n
+			FROM tasks WHERE created_at >= $1 AND created_at < $2 AND finished_at IS NOT NULL) AS ranked
+		WHERE rn = (50 * n + 99) / 100 OR rn = (95 * n + 99) / 100`
 	statsUsersSQL = `SELECT user_id, CAST(sum(calls) AS bigint), CAST(sum(in_tokens) AS bigint), CAST(sum(out_tokens) AS bigint)
 		FROM turns WHERE created_at >= $1 AND created_at < $2 AND calls > 0 GROUP BY user_id
 		ORDER BY sum(in_tokens) + sum(out_tokens) DESC, user_id LIMIT $3`
@@ -98,6 +107,9 @@ func ReadStats(ctx context.Context, rows RowFunc, from, to time.Time, top int) (
 	}
 	if err := readSearchStats(ctx, rows, window, &s); err != nil {
 		return store.Stats{}, fmt.Errorf("stats of tool searches: %w", err)
+	}
+	if err := readTaskStats(ctx, rows, window, &s.Tasks); err != nil {
+		return store.Stats{}, fmt.Errorf("stats of tasks: %w", err)
 	}
 	if top > 0 {
 		err := rows(ctx, statsUsersSQL, append(window, top), func(scan func(...any) error) error {
@@ -219,6 +231,31 @@ func readToolStats(ctx context.Context, rows RowFunc, window []any, s *store.Sta
 			strings.Compare(a.Server, b.Server), strings.Compare(a.Tool, b.Tool))
 	})
 	return nil
+}
+
+// readTaskStats reads the window's background calls: their outcomes, and
+// how long the ended ones ran.
+func readTaskStats(ctx context.Context, rows RowFunc, window []any, ts *store.TaskStats) error {
+	err := rows(ctx, statsTasksSQL, window, func(scan func(...any) error) error {
+		var c store.Count
+		if err := scan(&c.Name, &c.N); err != nil {
+			return err
+		}
+		ts.Outcomes = append(ts.Outcomes, c)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sortCounts(ts.Outcomes)
+	return rows(ctx, statsTaskLatencySQL, window, func(scan func(...any) error) error {
+		var rank, n, ms int64
+		if err := scan(&rank, &n, &ms); err != nil {
+			return err
+		}
+		setPercentiles(&ts.P50, &ts.P95, rank, n, ms)
+		return nil
+	})
 }
 
 // setPercentiles sets p50 and p95 from a row at rank of n (both may be
