@@ -39,8 +39,9 @@ func (s TaskStatus) Final() bool {
 
 // A Task is a tool call its server runs in the background: the server
 // answered the call with this handle instead of the result, which it
-// gives once the task completes (MCP Tasks, the 2025-11-25 form). A task
-// belongs to the caller who started it, on the server that runs it.
+// gives once the task completes (MCP Tasks: 2025-11-25's experimental
+// form, or 2026-07-28's Tasks extension). A task belongs to the caller
+// who started it, on the server that runs it.
 type Task struct {
 	// ID is the server's handle of the task.
 	ID     string

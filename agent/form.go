@@ -183,6 +183,13 @@ func withAsker(ctx context.Context, t *turn, p *patience) context.Context {
 // server gets cancel.
 const msgNobodyToAsk = "a call in the background asked its user something; nobody to ask, so answered cancel"
 
+// Asking returns ctx for requests made outside a turn for caller, such as
+// those that answer what a task waits for: the questions their servers
+// ask are shown through emit, as a turn's are, and answered the same way.
+func (f *Forms) Asking(ctx context.Context, caller mcpgram.Caller, emit func(Event)) context.Context {
+	return context.WithValue(ctx, askerKey{}, &asker{caller: caller, emit: &emitter{fn: emit, metrics: f.a.cfg.Metrics, a: f.a, ctx: ctx}})
+}
+
 // Elicit implements mcpgram.Elicitor for the calls of turns: it stores the
 // form, shows it (EventForm), and waits for the user's answer, the form's
 // expiry (ApprovalTimeout, then cancel) or the call's end. A call made

@@ -90,6 +90,10 @@ type Parts struct {
 	// Usage reads the users' tokens (see agent.Meter); *agent.Meter is
 	// one.
 	Usage usage.Agent
+	// TaskInput asks users what their tasks wait for (see
+	// agent.Forms.Asking); *agent.Forms is one. nil: a task that waits
+	// for input waits until it expires.
+	TaskInput taskcards.Asker
 }
 
 // Forms are what a server asks mid-call (see agent.Forms): their inputs
@@ -103,12 +107,14 @@ type Forms interface {
 // what the bot's features need of it: /servers (see servers.Hub), the
 // sign-ins (see connect.Hub), the resource links a tool returned, read
 // when their user opens them (see links.Hub), and the Stop of a task a
-// server runs in the background (see taskcards.Canceler).
+// server runs in the background and the questions it asks (see
+// taskcards.Canceler and taskcards.Answerer).
 type Hub interface {
 	servers.Hub
 	connect.Hub
 	links.Hub
 	taskcards.Canceler
+	taskcards.Answerer
 }
 
 // A Store keeps the inbox of received updates (see store.Inbox), the
@@ -314,6 +320,7 @@ type Bot struct {
 	conns    *connections.Screen
 	tasks    *taskcards.Cards
 	delivery *taskcards.Delivery
+	inputs   *taskcards.Inputs // nil: tasks' questions are not asked
 
 	allowed map[int64]bool
 	admins  map[int64]bool
@@ -437,6 +444,9 @@ func (b *Bot) makeParts(token string, p Parts, h Hub, s Store) {
 		TypingInterval: cfg.TypingInterval, StreamInterval: cfg.StreamInterval, Task: b.tasks.Show}
 	b.cards.Replies = b.replies
 	b.delivery = &taskcards.Delivery{Agent: b.agent, Replies: b.replies, Store: s, Logger: cfg.Logger}
+	if p.TaskInput != nil {
+		b.inputs = &taskcards.Inputs{Hub: h, Forms: p.TaskInput, Replies: b.replies, Logger: cfg.Logger}
+	}
 	b.menus = menus.New(menus.Lists{Everyone: own.MenuFor(commands.Everyone), ChatOwner: own.MenuFor(commands.ChatOwner), Operator: own.MenuFor(commands.Operator)},
 		b.prompts, p.Prefs, s, b.tg, menus.Options{Admins: cfg.AdminUserIDs, Interval: cfg.MenuInterval, Logger: cfg.Logger})
 	b.intake = &intake.Reader{TG: b.tg, BotName: func() string { return b.self.UserName }, Logger: cfg.Logger,

@@ -427,6 +427,10 @@ func (h *fakeHub) CancelTask(_ context.Context, _ mcpgram.Caller, _, handle stri
 	return nil, errors.New("the fake hub runs no tasks")
 }
 
+func (h *fakeHub) AnswerTask(context.Context, mcpgram.Caller, string, string, string) error {
+	return errors.New("the fake hub runs no tasks")
+}
+
 func (h *fakeHub) Restart(ctx context.Context, name string) error {
 	if name == "srv01" {
 		return errors.New("exec: no such file")

@@ -8,6 +8,7 @@ package bot
 import (
 	"context"
 
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -22,14 +23,21 @@ type TaskPoller interface {
 }
 
 // TaskChanged shows the new status of task t, which the poller stored, on
-// its card, as a job of the queue. Call it while Run runs.
+// its card, as a job of the queue, and asks its user what it waits for if
+// it waits for input. Call it while Run runs.
 func (b *Bot) TaskChanged(t store.Task) {
 	b.queue.Go(func(work context.Context) { b.tasks.Changed(work, t) })
+	if t.Status == string(mcpgram.TaskInputRequired) && b.inputs != nil {
+		b.queue.Go(func(work context.Context) { b.inputs.Ask(work, t) })
+	}
 }
 
-// TaskEnded hands the end of task t, which the poller stored, to its
-// conversation, as a job of the queue (which Run's end waits for). Call
-// it while Run runs.
+// TaskEnded closes what task t still asks, and hands the end of t, which
+// the poller stored, to its conversation, as a job of the queue (which
+// Run's end waits for). Call it while Run runs.
 func (b *Bot) TaskEnded(t store.Task) {
+	if b.inputs != nil {
+		b.inputs.Stop(t.ID)
+	}
 	b.queue.Go(func(work context.Context) { b.delivery.Deliver(work, t) })
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,9 +150,21 @@ func (c *conn) jsonRPC(id mcp.RequestId, method string, params map[string]any, c
 		maps.Copy(m, old)
 	}
 	maps.Copy(m, c.hubMeta)
+	if cl.tasks {
+		m[mcp.MetaKeyClientCapabilities] = withTasksExtension(m[mcp.MetaKeyClientCapabilities])
+	}
 	p["_meta"] = m
 	req.Params = p
 	req.Header = standardHeaders(c.version, mcp.MCPMethod(method), p)
+	if id, ok := params["taskId"].(string); ok && strings.HasPrefix(method, "tasks/") {
+		// The Tasks extension routes a task's requests by its id.
+		if v, ok := mcp.EncodeHeaderValue(id); ok {
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+			req.Header.Set(mcp.HeaderName, v)
+		}
+	}
 	if method == string(mcp.MethodToolsCall) {
 		c.toolsMu.Lock()
 		t, ok := c.tools[cl.tool]

@@ -37,6 +37,11 @@ type call struct {
 	clock *clock
 	// progress receives what the server reports of the call's progress.
 	progress mcpgram.ProgressFunc
+	// tasks: the request opts in to the Tasks extension (see taskParams).
+	tasks bool
+	// task is the id of the task whose result a tasks/result waits for,
+	// during which a 2025-11-25 server asks the task's questions.
+	task string
 }
 
 // A clock is a request's timeout, stopped while the server waits for the
@@ -154,12 +159,9 @@ type inputRequest struct {
 // other result.
 func inputRequired(raw json.RawMessage) (requests map[string]inputRequest, state string, ok bool, err error) {
 	var w struct {
-		ResultType    mcp.ResultType `json:"resultType"`
-		RequestState  string         `json:"requestState"`
-		InputRequests map[string]struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		} `json:"inputRequests"`
+		ResultType    mcp.ResultType    `json:"resultType"`
+		RequestState  string            `json:"requestState"`
+		InputRequests wireInputRequests `json:"inputRequests"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, "", false, fmt.Errorf("decode result: %w", err)
@@ -167,22 +169,39 @@ func inputRequired(raw json.RawMessage) (requests map[string]inputRequest, state
 	if w.ResultType != mcp.ResultTypeInputRequired {
 		return nil, "", false, nil
 	}
-	requests = make(map[string]inputRequest, len(w.InputRequests))
-	for k, r := range w.InputRequests {
+	requests, err = w.InputRequests.decode()
+	if err != nil {
+		return nil, "", false, err
+	}
+	return requests, w.RequestState, true, nil
+}
+
+// wireInputRequests are the inputRequests of an input_required result or
+// task, as a server sends them.
+type wireInputRequests map[string]struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// decode reads the requests, with the schema of each elicitation as
+// written.
+func (w wireInputRequests) decode() (map[string]inputRequest, error) {
+	requests := make(map[string]inputRequest, len(w))
+	for k, r := range w {
 		in := inputRequest{method: r.Method}
 		if r.Method == string(mcp.MethodElicitationCreate) {
 			var schema struct {
 				RequestedSchema json.RawMessage `json:"requestedSchema"`
 			}
 			if err := json.Unmarshal(r.Params, &in.params); err != nil {
-				return nil, "", false, fmt.Errorf("decode input request %q: %w", k, err)
+				return nil, fmt.Errorf("decode input request %q: %w", k, err)
 			}
 			_ = json.Unmarshal(r.Params, &schema)
 			in.schema = schema.RequestedSchema
 		}
 		requests[k] = in
 	}
-	return requests, w.RequestState, true, nil
+	return requests, nil
 }
 
 // fulfil answers the input requests of an input_required result, one at a
@@ -229,7 +248,7 @@ func (s *server) serverRequests(c *conn) transport.RequestHandler {
 			return nil, fmt.Errorf("invalid elicitation params: %w", err)
 		}
 		res := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
-		if cl, release := c.calls.asking(ctx); cl != nil {
+		if cl, release := c.calls.asking(ctx, relatedTask(raw)); cl != nil {
 			res = s.elicit(cl, p, c.schemas.take(req.ID.String()))
 			release()
 		} else {
@@ -241,6 +260,20 @@ func (s *server) serverRequests(c *conn) transport.RequestHandler {
 		}
 		return transport.NewJSONRPCResultResponse(req.ID, out), nil
 	}
+}
+
+// relatedTask is the id of the task a 2025-11-25 server's request says it
+// is for (its _meta's io.modelcontextprotocol/related-task), "" if none.
+func relatedTask(params json.RawMessage) string {
+	var w struct {
+		Meta struct {
+			Related struct {
+				TaskID string `json:"taskId"`
+			} `json:"io.modelcontextprotocol/related-task"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &w)
+	return w.Meta.Related.TaskID
 }
 
 // schemas keeps the requested schemas of a stdio server's elicitation/create
@@ -322,11 +355,11 @@ func (cs *calls) remove(id string) {
 }
 
 // asking finds the call a server's request belongs to: the one ctx names,
-// or else the calls in flight if they are all one caller's. Their timeouts
-// stop until release. A group of calls yields one call that stands for
-// them: it ends when all of them have, and names a tool only if they all
-// call the same.
-func (cs *calls) asking(ctx context.Context) (*call, func()) {
+// or the tasks/result of the task the request says it is for, or else the
+// calls in flight if they are all one caller's. Their timeouts stop until
+// release. A group of calls yields one call that stands for them: it ends
+// when all of them have, and names a tool only if they all call the same.
+func (cs *calls) asking(ctx context.Context, task string) (*call, func()) {
 	if cl, ok := ctx.Value(callKey{}).(*call); ok {
 		cl.clock.pause()
 		return cl, cl.clock.resume
@@ -334,6 +367,11 @@ func (cs *calls) asking(ctx context.Context) (*call, func()) {
 	cs.mu.Lock()
 	group := slices.Collect(maps.Values(cs.m))
 	cs.mu.Unlock()
+	if i := slices.IndexFunc(group, func(cl *call) bool { return task != "" && cl.task == task }); i >= 0 {
+		cl := group[i]
+		cl.clock.pause()
+		return cl, cl.clock.resume
+	}
 	if len(group) == 0 {
 		return nil, nil
 	}

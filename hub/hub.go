@@ -194,6 +194,8 @@ type Hub struct {
 	// server/discover, so that their restarts do not wait for it again.
 	legacyMu sync.Mutex
 	legacy   map[string]bool
+	// answered remembers which questions of which tasks were answered.
+	answered answered
 	// launcher starts the sandboxed servers (see launcher).
 	launcher launcher
 }

@@ -37,12 +37,19 @@ func (s *server) request(ctx context.Context, method string, params map[string]a
 
 // requestOn is request on the connection c.
 func (s *server) requestOn(ctx context.Context, c *conn, cfg config, method string, params map[string]any, caller mcpgram.Caller, tool, uri string) (json.RawMessage, error) {
-	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: mcpgram.ProgressOf(ctx)}
-	params = c.withoutTask(method, params, tool)
+	params, optIn := c.taskParams(method, params, tool)
+	cl := &call{ctx: ctx, caller: caller, tool: tool, uri: uri, asked: new(atomic.Int32), progress: mcpgram.ProgressOf(ctx), tasks: optIn}
+	if method == string(mcp.MethodTasksResult) {
+		cl.task, _ = params["taskId"].(string)
+	}
+	method = c.taskMethod(method)
 	for round := 0; ; round++ {
 		raw, err := s.send(ctx, c, cfg, method, params, cl)
 		if err != nil {
 			return nil, err
+		}
+		if c.modern && !optIn && resultType(raw) == resultTask {
+			return nil, errUnaskedTask
 		}
 		requests, state, more, err := inputRequired(raw)
 		if err != nil || !more {
@@ -72,7 +79,7 @@ func (s *server) send(ctx context.Context, c *conn, cfg config, method string, p
 	timeout := cfg.timeout
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{}), progress: parent.progress}
+	cl := &call{ctx: rctx, caller: parent.caller, tool: parent.tool, uri: parent.uri, asked: parent.asked, done: make(chan struct{}), progress: parent.progress, tasks: parent.tasks, task: parent.task}
 	defer close(cl.done)
 	cl.clock = newClock(timeout, func() { cancel(errTimeout) })
 	defer cl.clock.stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,14 @@ func TestDecodeTask(t *testing.T) {
 			func(x *mcpgram.Task) bool {
 				return len(x.StatusMessage) <= 300 && x.TTL == 7*24*time.Hour && x.PollInterval == 0
 			}},
+		{"created by the extension", `{"resultType":"task","taskId":"t5","status":"working","ttlMs":60000,"pollIntervalMs":5000}`, true, false,
+			func(x *mcpgram.Task) bool {
+				return x.ID == "t5" && x.TTL == time.Minute && x.PollInterval == 5*time.Second
+			}},
+		{"failed in the extension", `{"resultType":"complete","taskId":"t6","status":"failed","ttlMs":null,"error":{"code":-32603,"message":"rate\nlimited"}}`, false, false,
+			func(x *mcpgram.Task) bool { return x.Status == mcpgram.TaskFailed && x.StatusMessage == "rate limited" }},
 		{"no task", `{"content":[]}`, true, true, nil},
+		{"a result that is no task", `{"resultType":"complete","taskId":"t7","status":"working"}`, true, true, nil},
 		{"unknown status", `{"taskId":"t4","status":"sleeping"}`, false, true, nil},
 		{"id with a newline", `{"taskId":"a\nb","status":"working"}`, false, true, nil},
 		{"id too long", `{"taskId":"` + strings.Repeat("x", 129) + `","status":"working"}`, false, true, nil},
@@ -136,4 +144,194 @@ func TestDecodeTask(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTaskExtension runs tasks of 2026-07-28's Tasks extension against
+// hub/testdata/tasks, which moves a task one step on at each tasks/get
+// and answers the extension's methods only to requests that declare it.
+func TestTaskExtension(t *testing.T) {
+	t.Parallel()
+	h, asker := answeringHub(t, "tasks", testenv.TasksEntry(t), map[string]any{"depth": "thorough"})
+	ctx := context.Background()
+	start := func(t *testing.T, tool string, args map[string]any) *mcpgram.Task {
+		t.Helper()
+		res, task, err := h.StartTool(ctx, local, "tasks", tool, args, time.Minute)
+		if err != nil || res != nil || task == nil {
+			t.Fatalf("StartTool(%s) = %+v, %+v, %v; want a task", tool, res, task, err)
+		}
+		if task.Status != mcpgram.TaskWorking || task.PollInterval != 200*time.Millisecond || task.TTL != time.Minute || task.CreatedAt.IsZero() {
+			t.Errorf("task = %+v, want working, polled every 200ms, kept 1m", task)
+		}
+		return task
+	}
+	get := func(t *testing.T, id string) *mcpgram.Task {
+		t.Helper()
+		got, err := h.GetTask(ctx, local, "tasks", id)
+		if err != nil {
+			t.Fatalf("GetTask: %v", err)
+		}
+		return got
+	}
+
+	t.Run("completes", func(t *testing.T) {
+		t.Parallel()
+		task := start(t, "slow", map[string]any{"topic": "otters", "steps": 2})
+		var seen []string
+		for got := get(t, task.ID); !got.Status.Final(); got = get(t, task.ID) {
+			seen = append(seen, got.StatusMessage)
+		}
+		if want := []string{"Step 1 of 2", "Step 2 of 2"}; !slices.Equal(seen, want) {
+			t.Errorf("status messages = %q, want %q", seen, want)
+		}
+		res, err := h.TaskResult(ctx, local, "tasks", task.ID)
+		if err != nil || res.Text() != "Report on otters" {
+			t.Fatalf("TaskResult = %+v, %v; want the report on otters", res, err)
+		}
+	})
+
+	t.Run("a plain call does not opt in", func(t *testing.T) {
+		t.Parallel()
+		res, err := h.CallTool(ctx, local, "tasks", "slow", map[string]any{"topic": "moles"})
+		if err != nil || res.Text() != "Report on moles (no task)" {
+			t.Fatalf("CallTool = %+v, %v; want the result at once", res, err)
+		}
+		// A tool that needs the extension is refused a plain call.
+		if _, err := h.CallTool(ctx, local, "tasks", "ask", nil); err == nil || !strings.Contains(err.Error(), "capability") {
+			t.Errorf("CallTool(ask) = %v, want the server's refusal", err)
+		}
+	})
+
+	t.Run("a task the call did not ask for is refused", func(t *testing.T) {
+		t.Parallel()
+		if res, err := h.CallTool(ctx, local, "tasks", "rogue", nil); err == nil {
+			t.Fatalf("CallTool(rogue) = %+v, want an error", res)
+		}
+	})
+
+	t.Run("input", func(t *testing.T) {
+		t.Parallel()
+		task := start(t, "ask", map[string]any{"topic": "voles"})
+		if got := get(t, task.ID); got.Status != mcpgram.TaskInputRequired {
+			t.Fatalf("status = %s, want input_required", got.Status)
+		}
+		if err := h.AnswerTask(ctx, local, "tasks", "ask", task.ID); err != nil {
+			t.Fatalf("AnswerTask: %v", err)
+		}
+		// The server lists the answered question once more: it is not asked again.
+		if err := h.AnswerTask(ctx, local, "tasks", "ask", task.ID); err != nil {
+			t.Fatalf("AnswerTask again: %v", err)
+		}
+		var mine []mcpgram.Elicitation
+		for _, q := range asker.questions() {
+			if strings.Contains(q.Message, "voles") {
+				mine = append(mine, q)
+			}
+		}
+		if len(mine) != 1 || mine[0].Tool != "ask" || mine[0].Server != "tasks" || mine[0].Caller != local || !strings.Contains(string(mine[0].Schema), `"depth"`) {
+			t.Fatalf("questions asked = %+v, want the depth once, for the caller", mine)
+		}
+		if got := get(t, task.ID); got.Status != mcpgram.TaskCompleted {
+			t.Fatalf("status after the answer = %s, want completed", got.Status)
+		}
+		res, err := h.TaskResult(ctx, local, "tasks", task.ID)
+		if err != nil || res.Text() != "A thorough report on voles" {
+			t.Fatalf("TaskResult = %+v, %v; want the thorough report", res, err)
+		}
+	})
+
+	t.Run("too many questions", func(t *testing.T) {
+		t.Parallel()
+		task := start(t, "crowd", nil)
+		if got := get(t, task.ID); got.Status != mcpgram.TaskInputRequired {
+			t.Fatalf("status = %s, want input_required", got.Status)
+		}
+		if err := h.AnswerTask(ctx, local, "tasks", "crowd", task.ID); err == nil || !strings.Contains(err.Error(), "11 questions at once") {
+			t.Errorf("AnswerTask = %v, want a refusal of 11 questions", err)
+		}
+		for _, q := range asker.questions() {
+			if strings.HasPrefix(q.Message, "Question ") {
+				t.Fatalf("the user was asked %q", q.Message)
+			}
+		}
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		t.Parallel()
+		task := start(t, "slow", map[string]any{"topic": "newts", "steps": 1000})
+		got, err := h.CancelTask(ctx, local, "tasks", task.ID)
+		if err != nil || got.Status != mcpgram.TaskCancelled || got.ID != task.ID {
+			t.Fatalf("CancelTask = %+v, %v; want it cancelled", got, err)
+		}
+		if _, err := h.TaskResult(ctx, local, "tasks", task.ID); err == nil {
+			t.Error("TaskResult of a cancelled task gave no error")
+		}
+	})
+
+	t.Run("unknown task", func(t *testing.T) {
+		t.Parallel()
+		if _, err := h.GetTask(ctx, local, "tasks", "no-such-task"); !errors.Is(err, mcpgram.ErrTaskUnknown) {
+			t.Errorf("GetTask = %v, want ErrTaskUnknown", err)
+		}
+	})
+}
+
+// TestTaskExtensionNotOffered: a 2026-07-28 server that does not offer
+// the Tasks extension is never told the hub speaks it.
+func TestTaskExtensionNotOffered(t *testing.T) {
+	t.Parallel()
+	h, _ := startHub(t, map[string]any{"f": testenv.FeaturesEntry(t, false)})
+	res, task, err := h.StartTool(context.Background(), local, "f", "client", nil, time.Minute)
+	if err != nil || task != nil || res == nil {
+		t.Fatalf("StartTool = %+v, %+v, %v; want a result", res, task, err)
+	}
+	if got := res.Text(); !strings.Contains(got, "2026-07-28") || strings.Contains(got, "io.modelcontextprotocol/tasks") {
+		t.Errorf("the server saw %s, want 2026-07-28 without the Tasks extension", got)
+	}
+}
+
+// TestTaskEverythingAsks: a 2025-11-25 task that needs input asks it on
+// the connection while tasks/result waits, which AnswerTask holds open:
+// server-everything's ambiguous research asks which meaning is meant.
+func TestTaskEverythingAsks(t *testing.T) {
+	t.Parallel()
+	h, asker := answeringHub(t, "everything", testenv.EverythingEntry(t), map[string]any{"interpretation": "snake"})
+	ctx := context.Background()
+	res, task, err := h.StartTool(ctx, local, "everything", "simulate-research-query", map[string]any{"topic": "python", "ambiguous": true}, time.Minute)
+	if err != nil || res != nil || task == nil {
+		t.Fatalf("StartTool = %+v, %+v, %v; want a task", res, task, err)
+	}
+	testenv.Eventually(t, 15*time.Second, "the task to ask", func() bool {
+		got, err := h.GetTask(ctx, local, "everything", task.ID)
+		if err != nil || got.Status.Final() {
+			t.Fatalf("GetTask = %+v, %v", got, err)
+		}
+		return got.Status == mcpgram.TaskInputRequired
+	})
+	if err := h.AnswerTask(ctx, local, "everything", "simulate-research-query", task.ID); err != nil {
+		t.Fatalf("AnswerTask: %v", err)
+	}
+	if q := asker.questions(); len(q) != 1 || q[0].Tool != "simulate-research-query" || q[0].Caller != local || !strings.Contains(string(q[0].Schema), "snake") {
+		t.Fatalf("questions asked = %+v, want the interpretation once, for the caller", q)
+	}
+	got, err := h.GetTask(ctx, local, "everything", task.ID)
+	if err != nil || got.Status != mcpgram.TaskCompleted {
+		t.Fatalf("GetTask after the answer = %+v, %v; want completed", got, err)
+	}
+	res, err = h.TaskResult(ctx, local, "everything", task.ID)
+	if err != nil || !strings.Contains(res.Text(), "python (snake)") {
+		t.Fatalf("TaskResult = %+v, %v; want the report on the snake", res, err)
+	}
+}
+
+// answeringHub starts a hub running entry as name, whose every question
+// is accepted with content.
+func answeringHub(t *testing.T, name string, entry, content map[string]any) (*hub.Hub, *scriptedElicitor) {
+	t.Helper()
+	asker := &scriptedElicitor{answer: func(mcpgram.Elicitation) mcpgram.ElicitResult {
+		return mcpgram.ElicitResult{Action: mcpgram.ElicitAccept, Content: content}
+	}}
+	path := testenv.WriteSettings(t, t.TempDir(), map[string]any{name: entry})
+	h := testenv.StartAsking(t, path, fastOptions(), hub.Askers{Elicitor: asker})
+	testenv.Running(t, h)
+	return h, asker
 }

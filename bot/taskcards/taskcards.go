@@ -1,8 +1,10 @@
 // Package taskcards is what a chat sees of the tool calls servers run in
 // the background (package tasks): a task's card as it starts, its status
-// as the poller finds it changed, its Stop button, and /tasks, the chat's
-// running tasks. Handing a task's end to its conversation is a turn, which
-// the bot runs; who may press what is checked here, when pressed.
+// as the poller finds it changed, its Stop button, /tasks, the chat's
+// running tasks, and what a task waiting for input asks its user (on the
+// form cards of any mid-call question). Handing a task's end to its
+// conversation is a turn, which the bot runs; who may press what is
+// checked here, when pressed.
 package taskcards
 
 import (

@@ -39,7 +39,8 @@ func runCommand(ctx context.Context, con console) error {
 		return err
 	}
 	a := app.Agent
-	parts := bot.Parts{Forms: agent.NewForms(a), Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}
+	forms := agent.NewForms(a)
+	parts := bot.Parts{Forms: forms, TaskInput: forms, Prompts: agent.NewPrompts(a), SignIns: agent.NewConnections(a), Prefs: agent.NewPrefs(a), Usage: agent.NewMeter(a)}
 	b, err = bot.New(cfg.TelegramToken, a, parts, app.Hub, app.Store, bot.Options{
 		Tasks:              app.Tasks,
 		APIURL:             cfg.TelegramAPIURL,

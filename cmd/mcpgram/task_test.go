@@ -75,12 +75,7 @@ func TestTaskAnswersLater(t *testing.T) {
 			t.Errorf("the task's card = %q after %d edits, want a later stage", m.Plain, m.Edits)
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cmd.Process.Wait(); err != nil {
-		t.Error(err)
-	}
+	stopBot(t, cmd)
 }
 
 // Killed with -9 while a task runs, the bot resumes it from the store at
@@ -148,16 +143,7 @@ func TestTaskStop(t *testing.T) {
 	tg, cmd := rig.tg, rig.start(t)
 	waitForSlowTool(t, tg, 42, "simulate-research-query")
 	tg.Text(42, 42, "research newts")
-	var card tgfake.Message
-	tg.WaitFor(t, 30*time.Second, "the task's card", func() bool {
-		for _, m := range tg.Messages(42) {
-			if strings.Contains(m.Plain, "Working on it") && len(m.Keyboard) == 1 {
-				card = m
-				return true
-			}
-		}
-		return false
-	})
+	card := taskCard(t, tg, "Working on it")
 	if got := card.Keyboard[0][0]; got.Text != "⏹ Stop" || got.CallbackData == nil {
 		t.Fatalf("the card's button = %+v, want Stop", got)
 	}
@@ -257,4 +243,106 @@ func (r *taskRig) start(t *testing.T) *exec.Cmd {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 	return cmd
+}
+
+// The Tasks extension of 2026-07-28, with hub/testdata/tasks: the call
+// becomes a task whose card shows, the chat answers another message
+// while it runs, the question the task then asks comes as a form card to
+// its user, whose answer goes back to the server, and the result comes
+// as a reply to the message that asked.
+func TestTaskExtensionAsksAndAnswersLater(t *testing.T) {
+	t.Parallel()
+	rig := newRigOf(t, map[string]any{"tasks": testenv.TasksEntry(t, "ask")}, scripted("Hello meanwhile!",
+		"A thorough report on otters", "Your report is ready: a thorough one on otters.",
+		executor.TaskStarted, "The report runs in the background.",
+		"report on otters", extensionCall("ask", "otters")))
+	tg, cmd := rig.tg, rig.start(t)
+	waitForSlowTool(t, tg, 42, "ask")
+	asked := tg.Text(42, 42, "a report on otters, please")
+	count := func(text string) int { return tg.Count(42, text) }
+	tg.WaitFor(t, 30*time.Second, "the task's card", func() bool { return count("Working on it: ask on tasks") > 0 })
+	tg.WaitFor(t, 30*time.Second, "the turn's answer", func() bool { return count("The report runs in the background.") > 0 })
+	tg.Text(42, 42, "hi")
+	tg.WaitFor(t, 30*time.Second, "an answer while the task runs", func() bool { return count("Hello meanwhile!") > 0 })
+
+	card := formCard(t, tg, 42, "How deep should the report on otters go?", 0)
+	pressOn(t, tg, 42, card, "thorough")
+	pressOn(t, tg, 42, formCard(t, tg, 42, "All fields asked", 0), "✅ Submit")
+	tg.WaitFor(t, 30*time.Second, "the task's result", func() bool { return count("Your report is ready") > 0 })
+	for _, m := range tg.Messages(42) {
+		if strings.Contains(m.Plain, "Your report is ready") && m.ReplyTo != asked {
+			t.Errorf("the result replies to message %d, want %d (the request)", m.ReplyTo, asked)
+		}
+	}
+	if n := count("Your report is ready"); n != 1 {
+		t.Errorf("the result came %d times, want once", n)
+	}
+	stopBot(t, cmd)
+}
+
+// The Stop button of a task of the Tasks extension cancels it at the
+// server (tasks/cancel): the poller finds it cancelled, the question the
+// task was asking closes, and the chat is told, once.
+func TestTaskExtensionStop(t *testing.T) {
+	t.Parallel()
+	rig := newRigOf(t, map[string]any{"tasks": testenv.TasksEntry(t, "ask")}, scripted(extensionCall("ask", "newts"),
+		"The background task of this call was cancelled.", "The report was stopped, as you asked.",
+		executor.TaskStarted, "The report runs in the background."))
+	tg, cmd := rig.tg, rig.start(t)
+	waitForSlowTool(t, tg, 42, "ask")
+	tg.Text(42, 42, "a report on newts")
+	card := taskCard(t, tg, "Working on it: ask on tasks")
+	formCard(t, tg, 42, "How deep should the report on newts go?", 0)
+	pressOn(t, tg, 42, card, "⏹ Stop")
+	count := func(text string) int { return tg.Count(42, text) }
+	tg.WaitFor(t, 30*time.Second, "the chat told of the stop", func() bool { return count("stopped, as you asked") > 0 })
+	tg.WaitFor(t, 30*time.Second, "the question closed", func() bool { return count("ended before the form was answered") > 0 })
+	if n := count("stopped, as you asked"); n != 1 {
+		t.Errorf("the stop was told %d times, want once", n)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cmd.Process.Wait()
+}
+
+// extensionCall is the model's call of tool of hub/testdata/tasks on
+// topic, in more steps than a test waits for.
+func extensionCall(tool, topic string) string {
+	return `<use_mcp_tool><server_name>tasks</server_name><tool_name>` + tool + `</tool_name><arguments>{"topic": "` + topic + `", "steps": 100000}</arguments></use_mcp_tool>`
+}
+
+// A 2025-11-25 task that needs input (server-everything's ambiguous
+// research) asks on a form card too: its question comes while the bot
+// holds tasks/result open, the answer reaches the server, and the report
+// follows it.
+func TestTaskAsksIn2025Form(t *testing.T) {
+	t.Parallel()
+	call := `<use_mcp_tool><server_name>everything</server_name><tool_name>simulate-research-query</tool_name><arguments>{"topic": "python", "ambiguous": true}</arguments></use_mcp_tool>`
+	rig := newTaskRig(t, scripted(call,
+		"python (snake)", "Your report on the snake is ready.",
+		executor.TaskStarted, "The research runs in the background."))
+	tg, cmd := rig.tg, rig.start(t)
+	waitForSlowTool(t, tg, 42, "simulate-research-query")
+	tg.Text(42, 42, "research python")
+	card := formCard(t, tg, 42, "could have multiple interpretations", 0)
+	pressOn(t, tg, 42, card, "Python snake species")
+	pressOn(t, tg, 42, formCard(t, tg, 42, "All fields asked", 0), "✅ Submit")
+	tg.WaitFor(t, 60*time.Second, "the report", func() bool { return tg.Count(42, "Your report on the snake is ready.") > 0 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cmd.Process.Wait()
+}
+
+// stopBot stops the bot cmd runs as an operator would, with SIGTERM, and
+// reports it if it does not end well.
+func stopBot(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.Process.Wait(); err != nil {
+		t.Error(err)
+	}
 }

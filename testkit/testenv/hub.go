@@ -64,6 +64,17 @@ func FeaturesEntry(t testing.TB, legacy bool, autoApprove ...string) map[string]
 	return map[string]any{"command": TestServer(t, "features"), "args": args, "autoApprove": autoApprove}
 }
 
+// TasksEntry is the settings entry that runs the test server
+// hub/testdata/tasks, which offers 2026-07-28's Tasks extension, with the
+// given tools auto-approved.
+func TasksEntry(t testing.TB, autoApprove ...string) map[string]any {
+	t.Helper()
+	if autoApprove == nil {
+		autoApprove = []string{}
+	}
+	return map[string]any{"command": TestServer(t, "tasks"), "autoApprove": autoApprove}
+}
+
 // NewHub returns a hub on the settings file at path, not started, and
 // closes it when the test ends. A zero StopGrace is shortened: a test has
 // no patience for a server that ignores its closed stdin. A zero KillGrace

@@ -55,7 +55,7 @@ type binaries struct {
 
 var (
 	bundled     = &binaries{pkgs: []string{"./mcp-servers/..."}, src: "mcp-servers"}
-	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw", "./hub/testdata/hostile", "./hub/testdata/features"}, src: filepath.Join("hub", "testdata")}
+	testServers = &binaries{pkgs: []string{"./hub/testdata/echo", "./hub/testdata/raw", "./hub/testdata/hostile", "./hub/testdata/features", "./hub/testdata/tasks"}, src: filepath.Join("hub", "testdata")}
 	realTools   = &binaries{pkgs: []string{"./testkit/realtools/server"}, src: filepath.Join("testkit", "realtools")}
 )
 
@@ -85,7 +85,7 @@ func Bundled(t testing.TB, name string) string {
 }
 
 // TestServer returns the path of the named test server of hub/testdata
-// ("echo", "raw", "hostile" or "features"), built once.
+// ("echo", "raw", "hostile", "features" or "tasks"), built once.
 func TestServer(t testing.TB, name string) string {
 	t.Helper()
 	return testServers.path(t, name)
