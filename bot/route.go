@@ -303,7 +303,7 @@ func (b *Bot) converse(ctx context.Context, m *message, text string, images []ll
 	}
 	// A task's answer, which comes later, after other messages maybe,
 	// quotes it in any chat.
-	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: b.apps.WithContext(m.key, text), Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
+	return b.runTurn(ctx, m.at, m.key, user, replyTo, agent.Request{Caller: caller(user, m.key), Text: b.apps.WithContext(ctx, m.key, text), Images: images, Exempt: b.isAdmin(user), ReplyTo: int64(m.MessageID)}, nil)
 }
 
 // handleCancel answers /cancel: it stops the turn running in the place

@@ -76,7 +76,36 @@ type AppViews interface {
 	// view past its ExpiresAt is still returned until pruned: expiry is
 	// decided by the caller.
 	GetAppView(ctx context.Context, id string) (AppView, error)
-	// PruneAppViews deletes the views expired at or before now, and
-	// returns how many went.
+	// PruneAppViews deletes the views and the app contexts expired at or
+	// before now, and returns how many went.
 	PruneAppViews(ctx context.Context, now time.Time) (int64, error)
+	// PutAppContext keeps c for its chat's next turn, in place of what was
+	// kept for it; one with an empty Text deletes what was kept. One past
+	// its bounds is refused with ErrTooLarge.
+	PutAppContext(ctx context.Context, c AppContext) error
+	// TakeAppContext returns what is kept for the chat and deletes it, in
+	// one statement: of two takers, one gets it. Nothing kept, or a
+	// context past its ExpiresAt at now, is ErrNotFound.
+	TakeAppContext(ctx context.Context, chatID string, now time.Time) (AppContext, error)
+}
+
+// An AppContext is what an MCP App gave the model for its chat's next
+// turn (ui/update-model-context), kept in the store so that the turn
+// finds it on whichever instance it runs, after a restart too.
+type AppContext struct {
+	ChatID, UserID string
+	// Title names the app; Text is what it said.
+	Title, Text          string
+	CreatedAt, ExpiresAt time.Time
+}
+
+// MaxAppContext bounds an AppContext's Text, in bytes.
+const MaxAppContext = 4096
+
+// Check refuses a context past its bounds with ErrTooLarge.
+func (c AppContext) Check() error {
+	if len(c.Text) > MaxAppContext || len(c.Title) > maxAppText {
+		return fmt.Errorf("app context of %d bytes, title %d (at most %d, %d): %w", len(c.Text), len(c.Title), MaxAppContext, maxAppText, ErrTooLarge)
+	}
+	return nil
 }

@@ -71,7 +71,6 @@ type Apps struct {
 	catalog Catalog
 	tg      Telegram
 	opts    Options
-	kept    kept // the apps' context for their chats' next turns
 }
 
 // New returns the Apps whose views are kept in s, whose tools are read

@@ -7,14 +7,17 @@ package apps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/agent"
 	"github.com/mcpgram/mcpgram/bot/chats"
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/store"
 )
 
 // Chats is what the apps' words in their chats ask of the bot, which
@@ -61,7 +64,7 @@ func (a *Apps) AppMessage(ctx context.Context, m Message) error {
 	}
 	req := agent.Request{
 		Caller: mcpgram.Caller{UserID: strconv.FormatInt(m.User, 10), ChatID: m.Key},
-		Text:   a.WithContext(m.Key, "(from the app "+m.Title+") "+m.Text),
+		Text:   a.WithContext(ctx, m.Key, "(from the app "+m.Title+") "+m.Text),
 		Exempt: c.Admin(m.User), TurnID: agent.NewTurnID(), ReplyTo: int64(sent.MessageID),
 	}
 	c.Turn(at, m.Key, m.User, replyTo, req)
@@ -70,6 +73,8 @@ func (a *Apps) AppMessage(ctx context.Context, m Message) error {
 
 // SetAppContext keeps m, an app's context, for the next turn of its
 // conversation, in place of what was kept there; an empty one clears it.
+// It is kept in the store, so that the turn finds it on whichever
+// instance runs it, until ViewTTL has passed.
 func (a *Apps) SetAppContext(ctx context.Context, m Message) error {
 	if !a.opts.Chats.Allowed(m.User) {
 		return fmt.Errorf("an app's context from user %d, not allowed", m.User)
@@ -77,20 +82,24 @@ func (a *Apps) SetAppContext(ctx context.Context, m Message) error {
 	if len(m.Text) > MaxContext {
 		return fmt.Errorf("an app's context of %d bytes", len(m.Text))
 	}
-	a.kept.Set(m)
-	return nil
+	return a.store.PutAppContext(ctx, store.AppContext{ChatID: m.Key, UserID: strconv.FormatInt(m.User, 10),
+		Title: m.Title, Text: m.Text, ExpiresAt: time.Now().Add(ViewTTL)})
 }
 
 // WithContext returns text, the words of a turn in conversation key,
 // after the context an app kept for it, if any, which it takes. Where
-// the bot shows no apps (a nil *Apps), it is text itself.
-func (a *Apps) WithContext(key, text string) string {
+// the bot shows no apps (a nil *Apps), it is text itself; a context the
+// store cannot give is logged, and the turn goes on without it.
+func (a *Apps) WithContext(ctx context.Context, key, text string) string {
 	if a == nil {
 		return text
 	}
-	m, ok := a.kept.Take(key)
-	if !ok {
+	c, err := a.store.TakeAppContext(ctx, key, time.Now())
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			a.opts.Logger.Warn("take an app's context for a turn", "chat", key, "err", err)
+		}
 		return text
 	}
-	return "[Context from the app " + m.Title + ", given for this message:\n" + m.Text + "]\n\n" + text
+	return "[Context from the app " + c.Title + ", given for this message:\n" + c.Text + "]\n\n" + text
 }

@@ -11,7 +11,7 @@ import (
 
 // MaxContext bounds what an app keeps for its chat's next turn
 // (ui/update-model-context), in bytes.
-const MaxContext = 4096
+const MaxContext = store.MaxAppContext
 
 // A Contexts keeps what the apps give the model for their chats' next
 // turns; *Apps is one.

@@ -8,7 +8,8 @@ import (
 )
 
 // An app's ui/update-model-context is given to the model with the chat's
-// next turn, the newest in place of the one before, once; one over 4 KiB,
+// next turn, the newest in place of the one before, once, after a
+// restart too (it is kept in the store); one over 4 KiB,
 // or not text, is refused and changes nothing.
 func TestAppContext(t *testing.T) {
 	b, _, pageURL, good := openApp(t)
@@ -51,6 +52,9 @@ func TestAppContext(t *testing.T) {
 		})
 		return last
 	}
+	// Kept in the store, not the process: a restart in between loses
+	// nothing.
+	b.restart(t)
 	got := lastTurn("what now")
 	if !strings.Contains(got, "second context") || !strings.Contains(got, `{"picked":7}`) || strings.Contains(got, "first context") || strings.Contains(got, "yyyy") {
 		t.Errorf("the next turn's message is %q: want the second context alone", got)

@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,6 +53,24 @@ type appsBot struct {
 	browser   *http.Client
 	logs      *testenv.Buffer
 	model     *llmfake.Server
+	env       env
+	settings  string // the path of its mcp-settings.json
+	stop      func()
+}
+
+// start runs the bot, stopped at the test's end or by stop, once.
+func (b *appsBot) start(t *testing.T) {
+	t.Helper()
+	logs, stop := startRun(t, b.env, b.settings)
+	b.logs, b.stop = logs, sync.OnceFunc(stop)
+	t.Cleanup(b.stop)
+}
+
+// restart stops the bot and runs it again on the same database.
+func (b *appsBot) restart(t *testing.T) {
+	t.Helper()
+	b.stop()
+	b.start(t)
 }
 
 // startAppsBot starts an appsBot whose model calls f's app_show with
@@ -87,9 +106,8 @@ func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any, e
 	e["HTTP_LISTEN"] = addr
 	e["PUBLIC_URL"] = proxy.URL
 	b.listen = addr
-	logs, stop := startRun(t, e, settings(t, map[string]any{server: entry}))
-	t.Cleanup(stop)
-	b.logs = logs
+	b.env, b.settings = e, settings(t, map[string]any{server: entry})
+	b.start(t)
 	return b
 }
 

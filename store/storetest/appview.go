@@ -77,3 +77,44 @@ func testAppViews(t *testing.T, open Open) {
 		t.Errorf("GetAppView of a view expired when its chat's next came = %v, want ErrNotFound", err)
 	}
 }
+
+// An app's context is kept per chat, the newest in place of the one
+// before, taken once by any handle (after a reopen too) and then gone;
+// an empty one clears it; one past its time is not given, and is pruned;
+// one past its bounds is refused.
+func testAppContexts(t *testing.T, open Open) {
+	ctx := t.Context()
+	db := open(t)
+	base := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	kept := func(chat, text string, at time.Duration) store.AppContext {
+		return store.AppContext{ChatID: chat, UserID: "u-" + chat, Title: "Budget", Text: text,
+			CreatedAt: base.Add(at), ExpiresAt: base.Add(at + time.Hour)}
+	}
+	for _, c := range []store.AppContext{kept("c1", "first", 0), kept("c1", "sum: 42 é", time.Second), kept("c2", "other", 0),
+		kept("c3", "cleared", 0), {ChatID: "c3"}, kept("old", "stale", -2*time.Hour)} {
+		if err := db.PutAppContext(ctx, c); err != nil {
+			t.Fatalf("PutAppContext(%s): %v", c.ChatID, err)
+		}
+	}
+	huge := kept("c4", string(bytes.Repeat([]byte("x"), store.MaxAppContext+1)), 0)
+	if err := db.PutAppContext(ctx, huge); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("PutAppContext of %d bytes: %v, want ErrTooLarge", len(huge.Text), err)
+	}
+	db = reopen(t, db, open)
+	other := open(t)
+	now := base.Add(2 * time.Second)
+	if got, err := other.TakeAppContext(ctx, "c1", now); err != nil || !reflect.DeepEqual(got, kept("c1", "sum: 42 é", time.Second)) {
+		t.Errorf("TakeAppContext(c1) = %+v, %v; want the newest", got, err)
+	}
+	for _, chat := range []string{"c1", "c3", "c4", "old", "nobody"} {
+		if got, err := db.TakeAppContext(ctx, chat, now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("TakeAppContext(%s) = %+v, %v; want ErrNotFound", chat, got, err)
+		}
+	}
+	if n, err := db.PruneAppViews(ctx, base.Add(2*time.Hour)); err != nil || n != 1 {
+		t.Errorf("PruneAppViews = %d, %v; want c2's context pruned", n, err)
+	}
+	if _, err := db.TakeAppContext(ctx, "c2", now); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TakeAppContext(c2) after the prune: %v, want ErrNotFound", err)
+	}
+}

@@ -68,6 +68,7 @@ func Run(t *testing.T, open Open) {
 		{"TaskStats", testTaskStats},
 		{"TaskDelivery", testTaskDelivery},
 		{"AppViews", testAppViews},
+		{"AppContexts", testAppContexts},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
 		{"UsageTodayAndMonth", testUsageTodayAndMonth},
