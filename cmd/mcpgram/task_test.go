@@ -346,3 +346,42 @@ func stopBot(t *testing.T, cmd *exec.Cmd) {
 		t.Error(err)
 	}
 }
+
+// Killed with -9 while a task of a remote server runs, the bot polls it
+// again from the store at the next start: the server, which outlived the
+// bot, finished it meanwhile, and its result reaches the chat once, as a
+// reply to the message that asked; a third start delivers nothing more.
+func TestTaskResultAfterAKill(t *testing.T) {
+	t.Parallel()
+	url, finish := testenv.TasksHTTP(t)
+	rig := newRigOf(t, map[string]any{"tasks": map[string]any{"type": "streamableHttp", "url": url, "autoApprove": []string{"slow"}}}, scripted("Hello.",
+		"Report on beavers", "Your report on beavers is ready.",
+		executor.TaskStarted, "The report runs in the background.",
+		"report on beavers", extensionCall("slow", "beavers")))
+	tg := rig.tg
+	first := rig.start(t)
+	waitForSlowTool(t, tg, 42, "slow")
+	asked := tg.Text(42, 42, "a report on beavers, please")
+	count := func(text string) int { return tg.Count(42, text) }
+	tg.WaitFor(t, 30*time.Second, "the turn's answer", func() bool { return count("The report runs in the background.") == 1 })
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = first.Process.Wait()
+	finish()
+
+	second := rig.start(t)
+	tg.WaitFor(t, 60*time.Second, "the result after the restart", func() bool { return count("Your report on beavers is ready.") > 0 })
+	for _, m := range tg.Messages(42) {
+		if strings.Contains(m.Plain, "Your report on beavers is ready.") && m.ReplyTo != asked {
+			t.Errorf("the result replies to message %d, want %d (the request)", m.ReplyTo, asked)
+		}
+	}
+	stopBot(t, second)
+	third := rig.start(t)
+	waitForSlowTool(t, tg, 42, "slow")
+	if n := count("Your report on beavers is ready."); n != 1 {
+		t.Errorf("the result came %d times, want once", n)
+	}
+	stopBot(t, third)
+}

@@ -1,10 +1,14 @@
 package testenv
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +77,35 @@ func TasksEntry(t testing.TB, autoApprove ...string) map[string]any {
 		autoApprove = []string{}
 	}
 	return map[string]any{"command": TestServer(t, "tasks"), "autoApprove": autoApprove}
+}
+
+// TasksHTTP runs hub/testdata/tasks as a remote server, over Streamable
+// HTTP on a port of 127.0.0.1, until the test ends, and returns its URL
+// and a func that ends every task working at its next tasks/get.
+func TasksHTTP(t testing.TB) (url string, finish func()) {
+	t.Helper()
+	cmd := exec.Command(TestServer(t, "tasks"), "-http", "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the tasks server's URL: %v", err)
+	}
+	url = strings.TrimSpace(line)
+	return url, func() {
+		t.Helper()
+		resp, err := http.Post(strings.TrimSuffix(url, "/mcp")+"/finish", "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
 }
 
 // NewHub returns a hub on the settings file at path, not started, and

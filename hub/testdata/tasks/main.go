@@ -13,6 +13,9 @@
 //     client takes.
 //   - rogue: answers with a task even where the call did not opt in.
 //
+// With -http it serves Streamable HTTP instead of stdio, and outlives the
+// bot as a remote server does.
+//
 // It answers tasks/get, tasks/update and tasks/cancel only for a request
 // that declares the extension, as the extension asks, and like an
 // eventually consistent server it lists an answered question once more
@@ -22,7 +25,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -74,11 +80,17 @@ type server struct {
 	mu    sync.Mutex
 	tasks map[string]*task
 	next  int
-	out   *json.Encoder
 }
 
 func main() {
-	s := &server{tasks: map[string]*task{}, out: json.NewEncoder(os.Stdout)}
+	addr := flag.String("http", "", "serve Streamable HTTP on this address (its URL printed first on stdout) instead of stdio")
+	flag.Parse()
+	s := &server{tasks: map[string]*task{}}
+	if *addr != "" {
+		s.serveHTTP(*addr)
+		return
+	}
+	out := json.NewEncoder(os.Stdout)
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	for in.Scan() {
@@ -86,14 +98,53 @@ func main() {
 		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
 			continue // a notification, or not JSON
 		}
-		result, err := s.handle(&req)
-		if err != nil {
-			s.out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": err})
-			continue
-		}
-		result["resultType"] = cmpOr(result["resultType"], "complete")
-		s.out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+		_ = out.Encode(s.answer(&req))
 	}
+}
+
+// answer is the JSON-RPC answer to req.
+func (s *server) answer(req *request) map[string]any {
+	result, err := s.handle(req)
+	if err != nil {
+		return map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": err}
+	}
+	result["resultType"] = cmpOr(result["resultType"], "complete")
+	return map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result}
+}
+
+// serveHTTP serves the server at /mcp of addr, each request answered in
+// JSON, a server that outlives its clients, as a remote one does: a
+// client restarted polls the tasks it started before. POST /finish ends
+// every working task at its next tasks/get, when the test says.
+func (s *server) serveHTTP(addr string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("http://%s/mcp\n", l.Addr())
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+		var req request
+		if json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req) != nil {
+			http.Error(w, "not JSON-RPC", http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted) // a notification
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.answer(&req))
+	})
+	mux.HandleFunc("POST /finish", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, t := range s.tasks {
+			t.steps = t.polls
+		}
+	})
+	fmt.Fprintln(os.Stderr, http.Serve(l, mux))
 }
 
 // rpcError is a JSON-RPC error.
