@@ -49,15 +49,7 @@ func (db *DB) GetAppView(ctx context.Context, id string) (store.AppView, error) 
 // PruneAppViews deletes the views and app contexts expired at or before
 // now.
 func (db *DB) PruneAppViews(ctx context.Context, now time.Time) (int64, error) {
-	var total int64
-	for _, table := range []string{"app_views", "app_contexts"} {
-		n, err := db.pruneExpired(ctx, table, now)
-		if err != nil {
-			return total, fmt.Errorf("prune %s: %w", table, err)
-		}
-		total += n
-	}
-	return total, nil
+	return db.pruneExpired(ctx, now, "app_views", "app_contexts")
 }
 
 // PutAppContext keeps c for its chat's next turn, in place of what was

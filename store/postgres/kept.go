@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,12 +26,16 @@ func (db *DB) putKept(ctx context.Context, insert string, args []any, table, ord
 	})
 }
 
-// pruneExpired deletes the rows of table (a constant of ours) expired at
+// pruneExpired deletes the rows of tables (constants of ours) expired at
 // or before now, and returns how many.
-func (db *DB) pruneExpired(ctx context.Context, table string, now time.Time) (int64, error) {
-	tag, err := db.exec(ctx, idempotent, `DELETE FROM `+table+` WHERE expires_at <= $1`, millis(now))
-	if err != nil {
-		return 0, err
+func (db *DB) pruneExpired(ctx context.Context, now time.Time, tables ...string) (int64, error) {
+	var n int64
+	for _, table := range tables {
+		tag, err := db.exec(ctx, idempotent, `DELETE FROM `+table+` WHERE expires_at <= $1`, millis(now))
+		if err != nil {
+			return n, fmt.Errorf("prune %s: %w", table, err)
+		}
+		n += tag.RowsAffected()
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -22,16 +23,24 @@ func (db *DB) putKept(ctx context.Context, insert string, args []any, trim, chat
 	})
 }
 
-// pruneExpired deletes the rows of table (a constant of ours) expired at
-// or before now, and returns how many.
-func (db *DB) pruneExpired(ctx context.Context, table string, now time.Time) (int64, error) {
+// pruneExpired deletes the rows of tables (constants of ours) expired at
+// or before now, in one transaction, and returns how many.
+func (db *DB) pruneExpired(ctx context.Context, now time.Time, tables ...string) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE expires_at <= ?`, millis(now))
-		if err == nil {
-			n, err = res.RowsAffected()
+		n = 0
+		for _, table := range tables {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE expires_at <= ?`, millis(now))
+			if err == nil {
+				var m int64
+				m, err = res.RowsAffected()
+				n += m
+			}
+			if err != nil {
+				return fmt.Errorf("prune %s: %w", table, err)
+			}
 		}
-		return err
+		return nil
 	})
 	return n, err
 }

@@ -45,9 +45,5 @@ func (db *DB) GetLink(ctx context.Context, key string) (store.Link, error) {
 
 // PruneLinks deletes the links expired at or before now.
 func (db *DB) PruneLinks(ctx context.Context, now time.Time) (int64, error) {
-	n, err := db.pruneExpired(ctx, "links", now)
-	if err != nil {
-		return 0, fmt.Errorf("prune links: %w", err)
-	}
-	return n, nil
+	return db.pruneExpired(ctx, now, "links")
 }
