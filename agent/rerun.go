@@ -29,6 +29,19 @@ func requestOf(history []store.Message, id string) int {
 	return -1
 }
 
+// ownPart returns history up to the first message a later turn wrote
+// after the request of turn id at i: a task's delivery, a turn of its own
+// that stores no request, may have run between the turn's end and its
+// run again. What follows is not the turn's to carry on or send again.
+func ownPart(history []store.Message, i int, id string) []store.Message {
+	for j := i + 1; j < len(history); j++ {
+		if history[j].TurnID != "" && history[j].TurnID != id {
+			return history[:j]
+		}
+	}
+	return history
+}
+
 // rerun carries on a turn run again, whose request is the stored
 // message i (-1 for an approval's press, which stores none), from what
 // it stored; nothing it did is done again:

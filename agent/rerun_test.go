@@ -62,6 +62,16 @@ func TestRequestRunAgainIsTheSameTurn(t *testing.T) {
 		want:    agent.Event{Kind: agent.EventAnswer, Text: "Sent."},
 		history: 2,
 	}, {
+		// A task's end was delivered after the turn answered (a turn of
+		// its own, which stores no request): the run again sends the
+		// turn's own answer, not the delivery's.
+		name: "after a task's delivery",
+		stored: []store.Message{{Role: agent.RoleAssistant, Content: complete("Sent.")},
+			{Role: agent.RoleTool, Content: "[use_mcp_tool for 'jobs'] The background task of this call is done.", TurnID: "00000000000000ff"},
+			{Role: agent.RoleAssistant, Content: complete("Your report is ready.")}},
+		want:    agent.Event{Kind: agent.EventAnswer, Text: "Sent."},
+		history: 4,
+	}, {
 		// A shutdown cut the turn short, to run again: the model reads
 		// the request again, after what the cut turn did.
 		name:    "after a shutdown cut it short",

@@ -152,6 +152,9 @@ func (a *Agent) Turn(ctx context.Context, req Request, emit func(Event)) error {
 func (t *turn) message(ctx context.Context, req Request) error {
 	a := t.a
 	if i := requestOf(t.stored, req.TurnID); i >= 0 {
+		if own := ownPart(t.stored, i, req.TurnID); len(own) < len(t.stored) {
+			t.stored, t.history = own, visibleTo(own, req.Caller.UserID)
+		}
 		return t.rerun(ctx, i)
 	}
 	if len(req.Images) > 0 && !t.profile.Vision {
