@@ -66,6 +66,8 @@ func Run(t *testing.T, open Open) {
 		{"Tasks", testTasks},
 		{"TaskFinish", testTaskFinish},
 		{"TaskDelivery", testTaskDelivery},
+		{"TaskLeases", testTaskLeases},
+		{"TaskClaimRace", testTaskClaimRace},
 		{"AppViews", testAppViews},
 		{"Inbox", testInbox},
 		{"InboxEmptyPayloadAndChat", testInboxEmptyPayloadAndChat},
