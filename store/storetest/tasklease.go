@@ -95,7 +95,9 @@ func testTaskClaimRace(t *testing.T, open Open) {
 	errs := make([]error, len(handles))
 	var wg sync.WaitGroup
 	for i, h := range handles {
-		wg.Go(func() { claimed[i], errs[i] = h.ClaimTasks(ctx, fmt.Sprint("owner", i), base, base, base.Add(time.Minute)) })
+		wg.Go(func() {
+			claimed[i], errs[i] = h.ClaimTasks(ctx, fmt.Sprint("owner", i), base, base, base.Add(time.Minute))
+		})
 	}
 	wg.Wait()
 	var all []int64

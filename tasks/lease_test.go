@@ -1,0 +1,132 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgram/mcpgram"
+	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/tasks"
+	"github.com/mcpgram/mcpgram/testkit/testenv"
+)
+
+// Leases short enough for a test: a dead instance's tasks move in well
+// under a second.
+func shortLeases(owner string, e *ends) tasks.Options {
+	return tasks.Options{Owner: owner, Lease: 400 * time.Millisecond, RenewEvery: 100 * time.Millisecond,
+		MinInterval: 50 * time.Millisecond, Shared: true, Finished: e.finished}
+}
+
+// cutOff is the hub of an instance that cannot reach the server: it
+// polls, and learns nothing.
+type cutOff struct{ tasks.Hub }
+
+func (cutOff) GetTask(context.Context, mcpgram.Caller, string, string) (*mcpgram.Task, error) {
+	return nil, errors.New("the server is out of reach")
+}
+
+func openPostgres(t *testing.T, dsn string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// Two instances on one PostgreSQL database: the one polling a task stops
+// renewing its lease (closed without finishing it, as if killed), and the
+// other, which left the task alone while that lease lived, takes it over
+// once it lapsed and finishes it, once.
+func TestLeaseTakeover(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dsn := testenv.Postgres(t)
+	dbA, dbB := openPostgres(t, dsn), openPostgres(t, dsn)
+	task := f.research(t, dbA, "otters", bob)
+	var endsA, endsB ends
+	a := start(t, dbA, cutOff{f.hub}, shortLeases("a", &endsA))
+	if err := a.Follow(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, dbB, f.hub, shortLeases("b", &endsB))
+	// Five ticks each: half a second, past a lease, renewed by a.
+	testenv.Eventually(t, 10*time.Second, "five lease ticks of each", func() bool { return a.Ticks() >= 5 && b.Ticks() >= 5 })
+	got, err := dbB.GetTask(context.Background(), task.ID)
+	if err != nil || got.Owner != "a" || !got.Open() || b.Following() != 0 {
+		t.Fatalf("while a renews: task owned by %q, open %v, %v; b follows %d; want a's, open, b following none",
+			got.Owner, got.Open(), err, b.Following())
+	}
+	if a.Renewals() == 0 {
+		t.Error("a never renewed its lease")
+	}
+	_ = a.Close()
+	testenv.Eventually(t, 30*time.Second, "b finishing the task", func() bool { return len(endsB.all()) > 0 })
+	got, err = dbB.GetTask(context.Background(), task.ID)
+	if err != nil || got.Open() || got.Owner != "b" {
+		t.Fatalf("after the takeover: %+v, %v; want finished, b's", got, err)
+	}
+	if o := endsB.all(); len(o) != 1 || o[0].End != tasks.EndCompleted || !strings.Contains(o[0].Text, "otters") {
+		t.Errorf("b's ends = %+v, want the research, completed, once", o)
+	}
+	if o := endsA.all(); len(o) != 0 {
+		t.Errorf("a's ends = %+v, want none", o)
+	}
+}
+
+// keepLocalOf stores an in-process call of another process, held by
+// owner until until.
+func keepLocalOf(t *testing.T, db putter, handle, owner string, until time.Time) int64 {
+	t.Helper()
+	id, err := db.PutTask(context.Background(), store.Task{Server: "slow", Handle: handle, Tool: "wait", ChatID: bob.ChatID,
+		UserID: bob.UserID, Status: string(mcpgram.TaskWorking), NextPoll: time.Now(), Owner: owner, LeaseUntil: until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// The in-process calls of other instances: one whose owner's lease lapsed
+// was cut short with that instance, and is told interrupted; one whose
+// owner's lease lives runs there, and is left alone.
+func TestLeaseLocalCallsOfOthers(t *testing.T) {
+	t.Parallel()
+	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	gone := keepLocalOf(t, db, "in-process 00000000000000aa 1", "dead", time.Now().Add(-time.Second))
+	alive := keepLocalOf(t, db, "in-process 00000000000000bb 1", "alive", time.Now().Add(time.Hour))
+	var e ends
+	p := start(t, db, nil, shortLeases("me", &e))
+	testenv.Eventually(t, 10*time.Second, "the lost call's end", func() bool { return len(e.all()) > 0 })
+	ticks := p.Ticks()
+	testenv.Eventually(t, 10*time.Second, "three more lease ticks", func() bool { return p.Ticks() >= ticks+3 })
+	if o := e.all(); len(o) != 1 || o[0].End != tasks.EndInterrupted {
+		t.Errorf("ends = %+v, want one interrupted", o)
+	}
+	if got, err := db.GetTask(context.Background(), gone); err != nil || got.Open() || got.Status != tasks.EndInterrupted {
+		t.Errorf("the lapsed owner's call = %+v, %v; want finished, interrupted", got, err)
+	}
+	if got, err := db.GetTask(context.Background(), alive); err != nil || !got.Open() || got.Owner != "alive" {
+		t.Errorf("the live owner's call = %+v, %v; want open, still alive's", got, err)
+	}
+}
+
+// Alone on a SQLite file, a poller that starts takes every open task at
+// once, a lease held by the process before it included: a restart does
+// not wait for the old process's leases to lapse.
+func TestLeaseRestartTakesAllAtOnce(t *testing.T) {
+	t.Parallel()
+	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	keepLocalOf(t, db, "in-process 00000000000000cc 1", "before the restart", time.Now().Add(time.Hour))
+	var e ends
+	p := start(t, db, nil, tasks.Options{Finished: e.finished}) // default leases: 30 s
+	testenv.Eventually(t, 10*time.Second, "the call cut short by the restart told", func() bool { return len(e.all()) > 0 })
+	if p.Ticks() != 0 {
+		t.Errorf("%d lease ticks before the call was taken over, want it taken at the start", p.Ticks())
+	}
+}
