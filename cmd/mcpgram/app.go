@@ -131,7 +131,9 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			Metrics:  app.Metrics,
 			// PostgreSQL is what several instances share: each polls the
 			// tasks it leased, and takes over those of one that died.
-			Shared: cfg.DatabaseURL != "",
+			Shared:     cfg.DatabaseURL != "",
+			Lease:      cfg.TaskLease,
+			RenewEvery: cfg.TaskLease / 3,
 		})
 	}
 	if app.Agent, err = newAgent(cfg, logger, app); err != nil {
