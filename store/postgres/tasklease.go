@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
@@ -36,14 +34,8 @@ const (
 // ClaimTask takes the open task id for owner until until, unless another
 // owner's lease runs past now (store.ErrLeased).
 func (db *DB) ClaimTask(ctx context.Context, id int64, owner string, now, until time.Time) (store.Task, error) {
-	ts, err := db.claim(ctx, idempotent, claimTaskSQL, id, text(owner), millis(now), millis(until))
-	if err == nil && len(ts) == 0 {
-		err = tables.Unclaimed(db.GetTask(ctx, id))
-	}
-	if err != nil {
-		return store.Task{}, fmt.Errorf("claim task %d: %w", id, err)
-	}
-	return ts[0], nil
+	ts, err := collectAs(ctx, db, idempotent, claimTaskSQL, []any{id, text(owner), millis(now), millis(until)}, scanTask)
+	return tables.ClaimedOne(ctx, id, ts, err, db.GetTask)
 }
 
 // ClaimTasks takes for owner the open tasks whose lease lapsed, and those
@@ -51,25 +43,8 @@ func (db *DB) ClaimTask(ctx context.Context, id int64, owner string, now, until 
 // in, it would find the tasks taken, and return none of them; they would
 // lapse again, and be taken then.
 func (db *DB) ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]store.Task, error) {
-	ts, err := db.claim(ctx, once, claimTasksSQL, text(owner), millis(lapsed), millis(unowned), millis(until))
-	if err != nil {
-		return nil, fmt.Errorf("claim tasks for %q: %w", owner, err)
-	}
-	tables.SortClaimed(ts)
-	return nilIfEmpty(ts), nil
-}
-
-// claim runs a claim that returns the tasks it took, as effect e.
-func (db *DB) claim(ctx context.Context, e effect, query string, args ...any) ([]store.Task, error) {
-	var ts []store.Task
-	err := db.do(ctx, e, func(int) error {
-		rows, err := db.pool.Query(ctx, query, args...)
-		if err == nil {
-			ts, err = pgx.CollectRows(rows, scanTask)
-		}
-		return err
-	})
-	return ts, err
+	ts, err := collectAs(ctx, db, once, claimTasksSQL, []any{text(owner), millis(lapsed), millis(unowned), millis(until)}, scanTask)
+	return tables.Claimed(owner, ts, err)
 }
 
 // RenewTasks extends owner's leases on the open tasks of ids, in one

@@ -32,24 +32,14 @@ const (
 // owner's lease runs past now (store.ErrLeased).
 func (db *DB) ClaimTask(ctx context.Context, id int64, owner string, now, until time.Time) (store.Task, error) {
 	ts, err := db.claim(ctx, claimTaskSQL, owner, millis(until), id, owner, millis(now))
-	if err == nil && len(ts) == 0 {
-		err = tables.Unclaimed(db.GetTask(ctx, id))
-	}
-	if err != nil {
-		return store.Task{}, fmt.Errorf("claim task %d: %w", id, err)
-	}
-	return ts[0], nil
+	return tables.ClaimedOne(ctx, id, ts, err, db.GetTask)
 }
 
 // ClaimTasks takes for owner the open tasks whose lease lapsed, and those
 // of no owner stored at or before unowned.
 func (db *DB) ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]store.Task, error) {
 	ts, err := db.claim(ctx, claimTasksSQL, owner, millis(until), millis(lapsed), millis(unowned))
-	if err != nil {
-		return nil, fmt.Errorf("claim tasks for %q: %w", owner, err)
-	}
-	tables.SortClaimed(ts)
-	return ts, nil
+	return tables.Claimed(owner, ts, err)
 }
 
 // claim runs a claim that returns the tasks it took, in one write.
