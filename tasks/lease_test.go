@@ -3,14 +3,18 @@ package tasks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
 	"github.com/mcpgram/mcpgram/store/postgres"
+	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 )
@@ -128,5 +132,70 @@ func TestLeaseRestartTakesAllAtOnce(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, "the call cut short by the restart told", func() bool { return len(e.all()) > 0 })
 	if p.Ticks() != 0 {
 		t.Errorf("%d lease ticks before the call was taken over, want it taken at the start", p.Ticks())
+	}
+}
+
+// leaseWrites is a store that counts the lease writes, and the ids each
+// renewal carried.
+type leaseWrites struct {
+	*sqlite.DB
+	mu               sync.Mutex
+	renewals, claims int
+	renewed          []int
+	updates          atomic.Int64
+}
+
+func (l *leaseWrites) RenewTasks(ctx context.Context, owner string, ids []int64, until time.Time) (int64, error) {
+	l.mu.Lock()
+	l.renewals++
+	l.renewed = append(l.renewed, len(ids))
+	l.mu.Unlock()
+	return l.DB.RenewTasks(ctx, owner, ids, until)
+}
+
+func (l *leaseWrites) ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]store.Task, error) {
+	l.mu.Lock()
+	l.claims++
+	l.mu.Unlock()
+	return l.DB.ClaimTasks(ctx, owner, lapsed, unowned, until)
+}
+
+func (l *leaseWrites) UpdateTask(ctx context.Context, id int64, status, message string, next time.Time) error {
+	l.updates.Add(1)
+	return l.DB.UpdateTask(ctx, id, status, message, next)
+}
+
+// A thousand tasks followed cost one renewal a tick, which renews them
+// all, and a claim: two writes, not one a task.
+func TestLeaseRenewalIsOneWrite(t *testing.T) {
+	t.Parallel()
+	db := &leaseWrites{DB: openDB(t, filepath.Join(t.TempDir(), "db"))}
+	const n = 1000
+	later := time.Now().Add(time.Hour) // none due: no poll, no hub
+	for i := range n {
+		if _, err := db.PutTask(context.Background(), store.Task{Server: "s", Handle: fmt.Sprint("t", i), Tool: "x",
+			ChatID: bob.ChatID, UserID: bob.UserID, Status: "working", NextPoll: later}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var e ends
+	p := start(t, db, nil, tasks.Options{Lease: 300 * time.Millisecond, RenewEvery: 50 * time.Millisecond, Finished: e.finished})
+	testenv.Eventually(t, 10*time.Second, "three lease ticks", func() bool { return p.Ticks() >= 3 })
+	_ = p.Close()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if p.Following() != n {
+		t.Errorf("following %d tasks, want %d", p.Following(), n)
+	}
+	if int64(db.renewals) != p.Ticks() || int64(db.claims) != p.Ticks()+1 {
+		t.Errorf("%d ticks wrote %d renewals and %d claims, want one each a tick, and the start's claim", p.Ticks(), db.renewals, db.claims)
+	}
+	for i, ids := range db.renewed {
+		if ids != n {
+			t.Errorf("renewal %d renewed %d tasks, want all %d", i, ids, n)
+		}
+	}
+	if u := db.updates.Load(); u != 0 {
+		t.Errorf("%d task updates, want none", u)
 	}
 }
