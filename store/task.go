@@ -115,7 +115,8 @@ type Tasks interface {
 	ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]Task, error)
 	// RenewTasks extends to until, in one write, the leases owner holds
 	// on the open tasks of ids, and returns how many it extended: a task
-	// another instance took meanwhile stays that instance's.
+	// another instance took meanwhile stays that instance's. An until
+	// past hands them back: they are anyone's to claim.
 	RenewTasks(ctx context.Context, owner string, ids []int64, until time.Time) (int64, error)
 	// PruneTasks deletes the tasks finished before the given time, and
 	// returns how many it deleted.

@@ -65,3 +65,22 @@ func (p *Poller) renew(ctx context.Context, known map[int64]bool) {
 	}
 	p.renewals.Add(1)
 }
+
+// releaseWait bounds the release of the leases at Close.
+const releaseWait = 5 * time.Second
+
+// release hands the leases of the tasks followed back at Close, so that
+// another instance takes them at its next tick rather than a lease on:
+// their leases are renewed to have lapsed already. An instance killed
+// releases nothing, and its leases lapse.
+func (p *Poller) release(ctx context.Context, known map[int64]bool) {
+	if len(known) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseWait)
+	defer cancel()
+	ids := slices.Collect(maps.Keys(known))
+	if _, err := p.st.RenewTasks(ctx, p.opts.Owner, ids, p.opts.Now().Add(-time.Millisecond)); err != nil {
+		p.log.Warn("hand the tasks' leases back; they lapse in a lease", "tasks", len(ids), "err", err)
+	}
+}

@@ -34,6 +34,37 @@ func (cutOff) GetTask(context.Context, mcpgram.Caller, string, string) (*mcpgram
 	return nil, errors.New("the server is out of reach")
 }
 
+// mortal is the store of an instance that can die: from then on none of
+// its writes reaches the database, its lease renewals and its release at
+// Close among them.
+type mortal struct {
+	tasks.Store
+	dead atomic.Bool
+}
+
+var errDead = errors.New("the instance is dead")
+
+func (m *mortal) RenewTasks(ctx context.Context, owner string, ids []int64, until time.Time) (int64, error) {
+	if m.dead.Load() {
+		return 0, errDead
+	}
+	return m.Store.RenewTasks(ctx, owner, ids, until)
+}
+
+func (m *mortal) ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]store.Task, error) {
+	if m.dead.Load() {
+		return nil, errDead
+	}
+	return m.Store.ClaimTasks(ctx, owner, lapsed, unowned, until)
+}
+
+func (m *mortal) FinishTask(ctx context.Context, id int64, status, message string, outcome []byte) error {
+	if m.dead.Load() {
+		return errDead
+	}
+	return m.Store.FinishTask(ctx, id, status, message, outcome)
+}
+
 func openPostgres(t *testing.T, dsn string) *postgres.DB {
 	t.Helper()
 	db, err := postgres.Open(context.Background(), dsn)
@@ -45,7 +76,8 @@ func openPostgres(t *testing.T, dsn string) *postgres.DB {
 }
 
 // Two instances on one PostgreSQL database: the one polling a task stops
-// renewing its lease (closed without finishing it, as if killed), and the
+// renewing its lease (it dies: cut off from the database, then closed
+// without finishing the task), and the
 // other, which left the task alone while that lease lived, takes it over
 // once it lapsed and finishes it, once.
 func TestLeaseTakeover(t *testing.T) {
@@ -55,7 +87,8 @@ func TestLeaseTakeover(t *testing.T) {
 	dbA, dbB := openPostgres(t, dsn), openPostgres(t, dsn)
 	task := f.research(t, dbA, "otters", bob)
 	var endsA, endsB ends
-	a := start(t, dbA, cutOff{f.hub}, shortLeases("a", &endsA))
+	storeA := &mortal{Store: dbA}
+	a := start(t, storeA, cutOff{f.hub}, shortLeases("a", &endsA))
 	if err := a.Follow(context.Background(), task.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +103,7 @@ func TestLeaseTakeover(t *testing.T) {
 	if a.Renewals() == 0 {
 		t.Error("a never renewed its lease")
 	}
+	storeA.dead.Store(true)
 	_ = a.Close()
 	testenv.Eventually(t, 30*time.Second, "b finishing the task", func() bool { return len(endsB.all()) > 0 })
 	got, err = dbB.GetTask(context.Background(), task.ID)
@@ -166,7 +200,8 @@ func (l *leaseWrites) UpdateTask(ctx context.Context, id int64, status, message 
 }
 
 // A thousand tasks followed cost one renewal a tick, which renews them
-// all, and a claim: two writes, not one a task.
+// all, and a claim: two writes, not one a task; Close hands them back in
+// one more.
 func TestLeaseRenewalIsOneWrite(t *testing.T) {
 	t.Parallel()
 	db := &leaseWrites{DB: openDB(t, filepath.Join(t.TempDir(), "db"))}
@@ -187,8 +222,9 @@ func TestLeaseRenewalIsOneWrite(t *testing.T) {
 	if p.Following() != n {
 		t.Errorf("following %d tasks, want %d", p.Following(), n)
 	}
-	if int64(db.renewals) != p.Ticks() || int64(db.claims) != p.Ticks()+1 {
-		t.Errorf("%d ticks wrote %d renewals and %d claims, want one each a tick, and the start's claim", p.Ticks(), db.renewals, db.claims)
+	if int64(db.renewals) != p.Ticks()+1 || int64(db.claims) != p.Ticks()+1 {
+		t.Errorf("%d ticks wrote %d renewals and %d claims, want one each a tick, the start's claim and the release at Close",
+			p.Ticks(), db.renewals, db.claims)
 	}
 	for i, ids := range db.renewed {
 		if ids != n {
@@ -197,5 +233,34 @@ func TestLeaseRenewalIsOneWrite(t *testing.T) {
 	}
 	if u := db.updates.Load(); u != 0 {
 		t.Errorf("%d task updates, want none", u)
+	}
+}
+
+// A poller closed hands its leases back: another instance takes its
+// tasks at its next tick, however long the leases had to run.
+func TestLeaseReleasedAtClose(t *testing.T) {
+	t.Parallel()
+	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	id, err := db.PutTask(context.Background(), store.Task{Server: "s", Handle: "t1", Tool: "x", ChatID: bob.ChatID,
+		UserID: bob.UserID, Status: "working", NextPoll: time.Now().Add(time.Hour)}) // not due: no poll, no hub
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := func(owner string) tasks.Options {
+		return tasks.Options{Owner: owner, Lease: time.Hour, RenewEvery: 50 * time.Millisecond, Shared: true}
+	}
+	a := start(t, db, nil, long("a"))
+	if err := a.Follow(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, db, nil, long("b"))
+	testenv.Eventually(t, 10*time.Second, "three lease ticks of b", func() bool { return b.Ticks() >= 3 })
+	if b.Following() != 0 {
+		t.Fatalf("b follows %d tasks while a holds the only one, want none", b.Following())
+	}
+	_ = a.Close()
+	testenv.Eventually(t, 10*time.Second, "b following the task a handed back", func() bool { return b.Following() == 1 })
+	if got, err := db.GetTask(context.Background(), id); err != nil || got.Owner != "b" {
+		t.Errorf("the task after a's close = owner %q, %v; want b's", got.Owner, err)
 	}
 }

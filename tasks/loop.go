@@ -66,6 +66,7 @@ func (p *Poller) run(ctx context.Context) {
 		timer.Reset(p.wait(h, inflight, tick, now))
 		select {
 		case <-ctx.Done():
+			p.release(ctx, known)
 			return
 		case t := <-p.add:
 			follow(t)
