@@ -68,6 +68,9 @@ var (
 	// ErrChanged is returned by [Forms.SaveForm] when another save came
 	// first: read the form again, and apply the change to what it holds.
 	ErrChanged = errors.New("changed since it was read")
+	// ErrLeased is returned by [Tasks.ClaimTask] for a task another
+	// instance's lease holds.
+	ErrLeased = errors.New("leased to another instance")
 	// ErrUnavailable is wrapped by the error of a call that could not
 	// reach the database: its connection was lost (a restart, a failover)
 	// or it stayed busy, through the engine's retries (see "Lost

@@ -50,6 +50,11 @@ type Task struct {
 	// conversation stored it (see [TurnWrite.DeliverTask]), zero until
 	// then.
 	DeliveredAt time.Time
+	// Owner is the instance that polls the open task, empty for none yet,
+	// and LeaseUntil when its claim lapses unless renewed (see
+	// [Tasks.ClaimTasks]).
+	Owner      string
+	LeaseUntil time.Time
 }
 
 // Open reports whether t is not finished yet.
@@ -59,6 +64,13 @@ func (t Task) Open() bool { return t.FinishedAt.IsZero() }
 func (t Task) Delivered() bool { return !t.DeliveredAt.IsZero() }
 
 // Tasks keeps the tasks tool calls became (see [Task]).
+//
+// Where several instances share the store, each open task is polled by
+// one of them, its owner, which holds a lease on it: it renews its leases
+// together (RenewTasks), and an instance that dies leaves them to lapse,
+// when another takes its tasks over (ClaimTasks). A lease decides who
+// polls, not how a task ends: FinishTask stays the guard that hands an
+// outcome on once, should two instances poll at a lease's edge.
 type Tasks interface {
 	// PutTask stores t, open, and returns its id. ID, FinishedAt and
 	// Outcome are ignored; a zero CreatedAt means now. Storing the same
@@ -90,6 +102,22 @@ type Tasks interface {
 	// has handed to its conversation yet, soonest finished first: what
 	// is to be delivered, after a restart too.
 	UndeliveredTasks(ctx context.Context) ([]Task, error)
+	// ClaimTask takes the open task id for owner, its lease running until
+	// until, and returns it, unless another owner's lease on it runs past
+	// now: then ErrLeased. A finished task gives ErrResolved, an unknown
+	// id ErrNotFound. A task with no owner is anyone's to take.
+	ClaimTask(ctx context.Context, id int64, owner string, now, until time.Time) (Task, error)
+	// ClaimTasks takes for owner, until until, in one write, the open
+	// tasks whose lease ended at or before lapsed (owner's own among
+	// them), and those of no owner stored at or before unowned, and
+	// returns them, soonest NextPoll first. Two instances claiming at
+	// once take each task once between them.
+	ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]Task, error)
+	// RenewTasks extends to until, in one write, the leases owner holds
+	// on the open tasks of ids, and returns how many it extended: a task
+	// another instance took meanwhile stays that instance's. An until
+	// past hands them back: they are anyone's to claim.
+	RenewTasks(ctx context.Context, owner string, ids []int64, until time.Time) (int64, error)
 	// PruneTasks deletes the tasks finished before the given time, and
 	// returns how many it deleted.
 	PruneTasks(ctx context.Context, before time.Time) (int64, error)

@@ -3,8 +3,11 @@
 // kept in the store as a task whose handle is this process's own (see
 // LocalHandle), so that /tasks lists it, its card's Stop stops it, and its
 // end is stored and delivered as a task's is; the Poller that adopted it
-// owns it from then on. Nothing outlives the process: a restart finds the
-// call's row open and tells its chat that the call was cut short.
+// owns it from then on, and holds its lease while it runs. Nothing
+// outlives the process: whichever poller takes the row over once that
+// lease lapses (a restart's, or another instance's) finds it open and
+// tells its chat that the call was cut short; while the lease lives, the
+// call is left to the instance that runs it.
 
 package tasks
 
@@ -90,6 +93,12 @@ type localCall struct {
 // which its chat is told. Adopted after Close, it is cancelled at once.
 func (p *Poller) Adopt(ctx context.Context, t store.Task, cancel context.CancelCauseFunc, wait func() (*mcpgram.Result, error)) {
 	ctx = context.WithoutCancel(ctx)
+	now := p.opts.Now()
+	if _, err := p.st.ClaimTask(ctx, t.ID, p.opts.Owner, now, now.Add(p.opts.Lease)); err != nil {
+		// Unclaimed, the row is taken for lost a lease after it was
+		// stored, and its end here is then refused as a second one.
+		p.log.Error("claim a call in the background", "task", t.ID, "err", err)
+	}
 	c := &localCall{cancel: cancel}
 	p.local.mu.Lock()
 	if p.local.closed {
@@ -153,6 +162,17 @@ func (p *Poller) Stop(id int64) bool {
 	return ok
 }
 
+// localIDs are the ids of the in-process calls running.
+func (p *Poller) localIDs() []int64 {
+	p.local.mu.Lock()
+	defer p.local.mu.Unlock()
+	ids := make([]int64, 0, len(p.local.calls))
+	for id := range p.local.calls {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // closeLocal cancels the in-process calls, and waits until each one's
 // end is stored.
 func (p *Poller) closeLocal() {
@@ -170,7 +190,8 @@ func (p *Poller) closeLocal() {
 
 // pollLocal is poll for an in-process call: one of this process's is
 // followed by the goroutine that waits for it, not by polls; one of a
-// process gone (the bot restarted) was cut short, which is its end.
+// process whose lease lapsed (it stopped, or died) was cut short, which is
+// its end.
 func (p *Poller) pollLocal(ctx context.Context, e *entry) bool {
 	if ours(e.task) {
 		return false

@@ -44,19 +44,29 @@ func (p *Poller) run(ctx context.Context) {
 		heap.Push(h, &entry{task: t, due: t.NextPoll, interval: p.opts.MinInterval})
 		p.following.Add(1)
 	}
-	loaded := p.load(ctx, follow)
+	started := p.claim(ctx, follow, true)
+	tick := p.nextTick(started)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	inflight := 0
 	for {
 		now := p.opts.Now()
+		if !now.Before(tick) {
+			if started {
+				p.renew(ctx, known)
+			}
+			started = p.claim(ctx, follow, !started) || started
+			tick = p.nextTick(started)
+			p.ticks.Add(1)
+		}
 		for inflight < p.opts.Workers && h.Len() > 0 && !(*h)[0].due.After(now) {
 			work <- heap.Pop(h).(*entry)
 			inflight++
 		}
-		timer.Reset(p.wait(h, inflight, loaded, now))
+		timer.Reset(p.wait(h, inflight, tick, now))
 		select {
 		case <-ctx.Done():
+			p.release(ctx, known)
 			return
 		case t := <-p.add:
 			follow(t)
@@ -69,41 +79,16 @@ func (p *Poller) run(ctx context.Context) {
 				p.following.Add(-1)
 			}
 		case <-timer.C:
-			if !loaded {
-				loaded = p.load(ctx, follow)
-			}
 		}
 	}
 }
 
 // wait is how long the loop may sleep: until the soonest entry is due,
-// or, while the store's tasks are not loaded, until loading is tried
-// again.
-func (p *Poller) wait(h *dueHeap, inflight int, loaded bool, now time.Time) time.Duration {
-	d := time.Hour
-	if !loaded {
-		d = p.opts.MinInterval
-	}
+// or the leases' next tick.
+func (p *Poller) wait(h *dueHeap, inflight int, tick, now time.Time) time.Duration {
+	d := max(tick.Sub(now), 0)
 	if h.Len() > 0 && inflight < p.opts.Workers {
 		d = min(d, max((*h)[0].due.Sub(now), 0))
 	}
 	return d
-}
-
-// load follows the store's open tasks; false if it could not read them.
-func (p *Poller) load(ctx context.Context, follow func(store.Task)) bool {
-	open, err := p.st.OpenTasks(ctx, 0)
-	if err != nil {
-		if ctx.Err() == nil {
-			p.log.Warn("read the open tasks; trying again", "err", err)
-		}
-		return false
-	}
-	for _, t := range open {
-		follow(t)
-	}
-	if len(open) > 0 {
-		p.log.Info("following the open tasks", "tasks", len(open))
-	}
-	return true
 }

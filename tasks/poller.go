@@ -9,6 +9,13 @@
 // under one timer; a fixed number of workers make the polls. Idle, it
 // costs that timer; a thousand tasks cost a thousand heap entries, not a
 // goroutine each.
+//
+// Several instances on one database divide the tasks by lease (see
+// store.Tasks): each poller polls the tasks it claimed, renews its leases
+// in one write every RenewEvery, whatever their number, and on the same
+// tick takes over the tasks whose lease lapsed, those of an instance that
+// died. An instance that dies mid-task thus costs its tasks a lease's
+// delay, never their end.
 package tasks
 
 import (
@@ -26,8 +33,9 @@ import (
 
 // A Store keeps the tasks; *sqlite.DB and *postgres.DB are ones.
 type Store interface {
-	GetTask(ctx context.Context, id int64) (store.Task, error)
-	OpenTasks(ctx context.Context, limit int) ([]store.Task, error)
+	ClaimTask(ctx context.Context, id int64, owner string, now, until time.Time) (store.Task, error)
+	ClaimTasks(ctx context.Context, owner string, lapsed, unowned, until time.Time) ([]store.Task, error)
+	RenewTasks(ctx context.Context, owner string, ids []int64, until time.Time) (int64, error)
 	UpdateTask(ctx context.Context, id int64, status, message string, nextPoll time.Time) error
 	FinishTask(ctx context.Context, id int64, status, message string, outcome []byte) error
 }
@@ -43,6 +51,8 @@ const (
 	DefaultWorkers     = 8
 	DefaultMinInterval = time.Second
 	DefaultMaxInterval = 5 * time.Minute
+	DefaultLease       = 30 * time.Second
+	DefaultRenewEvery  = 10 * time.Second
 )
 
 // Options tune a Poller; zero values take the defaults.
@@ -55,6 +65,19 @@ type Options struct {
 	// change backs off toward, and a server that fails is asked again
 	// after.
 	MinInterval, MaxInterval time.Duration
+	// Owner names this instance in the leases of the tasks it polls;
+	// empty: a random name, new at each start of the process.
+	Owner string
+	// Lease is how long a claim on a task lasts unless renewed, which
+	// the poller does every RenewEvery (less than Lease), when it also
+	// takes over the tasks whose lease lapsed.
+	Lease, RenewEvery time.Duration
+	// Shared says that other instances share the store (PostgreSQL): the
+	// poller then starts with the tasks whose lease lapsed. Otherwise
+	// (one SQLite file) it starts by taking every open task at once,
+	// whoever held it: the process that held them is gone, and waiting a
+	// lease for it would only delay their ends.
+	Shared bool
 	// Holds reports whether this instance holds the chat, whose tasks it
 	// then polls; nil: every chat.
 	Holds func(chat string) bool
@@ -85,6 +108,8 @@ type Poller struct {
 
 	local     locals       // the in-process calls adopted (see Adopt)
 	polls     atomic.Int64 // tasks/get requests made
+	renewals  atomic.Int64 // lease renewals written
+	ticks     atomic.Int64 // lease ticks: renewals and claims tried
 	following atomic.Int64 // tasks followed, due or in a poll
 }
 
@@ -102,6 +127,15 @@ func New(st Store, h Hub, opts Options) *Poller {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Owner == "" {
+		opts.Owner = process
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.RenewEvery <= 0 || opts.RenewEvery >= opts.Lease {
+		opts.RenewEvery = min(DefaultRenewEvery, opts.Lease/3)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -109,8 +143,9 @@ func New(st Store, h Hub, opts Options) *Poller {
 	return &Poller{st: st, hub: h, opts: opts, log: log, add: make(chan store.Task), done: make(chan struct{})}
 }
 
-// Start loads the store's open tasks and follows them, and those Add
-// hands it, until Close.
+// Start claims the store's open tasks it may take (see Options.Shared)
+// and follows them, those Add and Follow hand it, and those it takes over
+// later, until Close.
 func (p *Poller) Start() {
 	p.startOnce.Do(func() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -138,8 +173,8 @@ func (p *Poller) Close() error {
 	return nil
 }
 
-// Add follows t, a task just stored, from its NextPoll on. It returns at
-// once once the poller is closed.
+// Add follows t, a task just stored and claimed (see Follow), from its
+// NextPoll on. It returns at once once the poller is closed.
 func (p *Poller) Add(t store.Task) {
 	select {
 	case p.add <- t:
@@ -147,9 +182,12 @@ func (p *Poller) Add(t store.Task) {
 	}
 }
 
-// Follow follows the stored task id (see Add).
+// Follow claims the stored task id and follows it (see Add): the instance
+// whose turn started a task polls it while it lives. A task another
+// instance holds is left to it (store.ErrLeased).
 func (p *Poller) Follow(ctx context.Context, id int64) error {
-	t, err := p.st.GetTask(ctx, id)
+	now := p.opts.Now()
+	t, err := p.st.ClaimTask(ctx, id, p.opts.Owner, now, now.Add(p.opts.Lease))
 	if err != nil {
 		return fmt.Errorf("follow task %d: %w", id, err)
 	}
@@ -159,6 +197,14 @@ func (p *Poller) Follow(ctx context.Context, id int64) error {
 
 // Polls is how many times servers were asked about tasks.
 func (p *Poller) Polls() int64 { return p.polls.Load() }
+
+// Renewals is how many times the poller renewed its leases, each in one
+// write whatever the number of tasks.
+func (p *Poller) Renewals() int64 { return p.renewals.Load() }
+
+// Ticks is how many times the poller renewed its leases and tried to
+// take over lapsed ones, after its start.
+func (p *Poller) Ticks() int64 { return p.ticks.Load() }
 
 // Following is how many tasks the poller follows.
 func (p *Poller) Following() int64 { return p.following.Load() }

@@ -83,8 +83,13 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 	return db
 }
 
+// A putter stores tasks; both engines are ones.
+type putter interface {
+	PutTask(ctx context.Context, t store.Task) (int64, error)
+}
+
 // research starts a research task on the server and stores it.
-func (f fixture) research(t *testing.T, db *sqlite.DB, topic string, who mcpgram.Caller) store.Task {
+func (f fixture) research(t *testing.T, db putter, topic string, who mcpgram.Caller) store.Task {
 	t.Helper()
 	ctx := context.Background()
 	_, task, err := f.hub.StartTool(ctx, who, "everything", "simulate-research-query", map[string]any{"topic": topic}, 0)

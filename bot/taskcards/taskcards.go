@@ -77,7 +77,7 @@ func (c *Cards) Show(ctx context.Context, at telegram.Place, replyTo int, t *age
 		return
 	}
 	if err := c.Poller.Follow(ctx, t.ID); err != nil {
-		c.Logger.Error("follow a task; it is followed from the next start", "task", t.ID, "err", err)
+		c.Logger.Error("follow a task; an instance takes it over a lease after it was stored", "task", t.ID, "err", err)
 	}
 }
 

@@ -129,6 +129,11 @@ func (app *App) open(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			Changed:  hooks.Changed,
 			Logger:   logger.With("component", "tasks"),
 			Metrics:  app.Metrics,
+			// PostgreSQL is what several instances share: each polls the
+			// tasks it leased, and takes over those of one that died.
+			Shared:     cfg.DatabaseURL != "",
+			Lease:      cfg.TaskLease,
+			RenewEvery: cfg.TaskLease / 3,
 		})
 	}
 	if app.Agent, err = newAgent(cfg, logger, app); err != nil {

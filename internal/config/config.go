@@ -84,6 +84,8 @@ type Config struct {
 	DatabaseURL string
 	// ChatLease is how long a dead instance keeps its chats (PostgreSQL).
 	ChatLease time.Duration
+	// TaskLease is how long a dead instance keeps its tasks (PostgreSQL).
+	TaskLease time.Duration
 
 	MaxTurns         int
 	MaxContextTokens int
@@ -237,6 +239,11 @@ func (c *Config) parseDurations(values map[string]string) []error {
 		errs = append(errs, fmt.Errorf("CHAT_LEASE: want a duration of at least 1s such as 3s, got %q", values["CHAT_LEASE"]))
 	} else {
 		c.ChatLease = d
+	}
+	if d, err := time.ParseDuration(values["TASK_LEASE"]); err != nil || d < time.Second {
+		errs = append(errs, fmt.Errorf("TASK_LEASE: want a duration of at least 1s such as 30s, got %q", values["TASK_LEASE"]))
+	} else {
+		c.TaskLease = d
 	}
 	if d, err := time.ParseDuration(values["SERVER_START_WAIT"]); err != nil || d < 0 || d > time.Hour {
 		errs = append(errs, fmt.Errorf("SERVER_START_WAIT: want a duration from 0 to 1h such as 30s, got %q", values["SERVER_START_WAIT"]))

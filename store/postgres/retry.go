@@ -127,8 +127,14 @@ func (db *DB) do(ctx context.Context, e effect, op func(attempt int) error) erro
 // collect runs a query and collects its rows with scan, through do as
 // reads: rows read before a connection was lost are read again.
 func collect[T any](ctx context.Context, db *DB, query string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
+	return collectAs(ctx, db, reads, query, args, scan)
+}
+
+// collectAs is collect for a statement of effect e that returns rows (an
+// UPDATE ... RETURNING).
+func collectAs[T any](ctx context.Context, db *DB, e effect, query string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
 	var out []T
-	err := db.do(ctx, reads, func(int) error {
+	err := db.do(ctx, e, func(int) error {
 		rows, err := db.pool.Query(ctx, query, args...)
 		if err == nil {
 			out, err = pgx.CollectRows(rows, scan)

@@ -8,22 +8,26 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 const taskColumns = `id, server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
-	status, status_message, next_poll, deadline, created_at, finished_at, outcome, delivered_at`
+	status, status_message, next_poll, deadline, created_at, finished_at, outcome, delivered_at, owner, lease_until`
 
 func scanTask(row pgx.CollectableRow) (store.Task, error) {
 	var t store.Task
-	var next, deadline, created int64
+	var next, deadline, created, lease int64
 	var finished, delivered *int64
 	if err := row.Scan(&t.ID, &t.Server, &t.Handle, &t.Tool, &t.ChatID, &t.UserID, &t.TurnID, &t.CallID, &t.ReplyTo, &t.CardID,
-		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome, &delivered); err != nil {
+		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome, &delivered, &t.Owner, &lease); err != nil {
 		return store.Task{}, err
 	}
 	t.NextPoll, t.CreatedAt = fromMillis(next), fromMillis(created)
 	if deadline != 0 {
 		t.Deadline = fromMillis(deadline)
+	}
+	if lease != 0 {
+		t.LeaseUntil = fromMillis(lease)
 	}
 	t.FinishedAt, t.DeliveredAt = fromNullMillis(finished), fromNullMillis(delivered)
 	return t, nil
@@ -43,10 +47,12 @@ func (db *DB) PutTask(ctx context.Context, t store.Task) (int64, error) {
 	var id int64
 	err := db.tx(ctx, idempotent, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO tasks (server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
-			status, status_message, next_poll, deadline, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			status, status_message, next_poll, deadline, created_at, owner, lease_until)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (server, user_id, handle) DO NOTHING`,
 			text(t.Server), text(t.Handle), text(t.Tool), text(t.ChatID), text(t.UserID), text(t.TurnID), text(t.CallID),
-			t.ReplyTo, t.CardID, text(t.Status), text(t.StatusMessage), millis(t.NextPoll), deadline, millis(created)); err != nil {
+			t.ReplyTo, t.CardID, text(t.Status), text(t.StatusMessage), millis(t.NextPoll), deadline, millis(created),
+			text(t.Owner), tables.LeaseMillis(t)); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT id FROM tasks WHERE server = $1 AND user_id = $2 AND handle = $3`,

@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/mcpgram/mcpgram/store"
+	"github.com/mcpgram/mcpgram/store/internal/tables"
 )
 
 const (
 	taskColumns = `id, server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
-		status, status_message, next_poll, deadline, created_at, finished_at, outcome, delivered_at`
+		status, status_message, next_poll, deadline, created_at, finished_at, outcome, delivered_at, owner, lease_until`
 	insertTaskSQL = `INSERT INTO tasks (server, handle, tool, chat_id, user_id, turn_id, call_id, reply_to, card_id,
-		status, status_message, next_poll, deadline, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		status, status_message, next_poll, deadline, created_at, owner, lease_until)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (server, user_id, handle) DO NOTHING`
 	taskIDSQL     = `SELECT id FROM tasks WHERE server = ? AND user_id = ? AND handle = ?`
 	taskExistsSQL = `SELECT finished_at IS NULL FROM tasks WHERE id = ?`
@@ -22,15 +24,18 @@ const (
 
 func scanTask(s scanner) (store.Task, error) {
 	var t store.Task
-	var next, deadline, created int64
+	var next, deadline, created, lease int64
 	var finished, delivered sql.NullInt64
 	if err := s.Scan(&t.ID, &t.Server, &t.Handle, &t.Tool, &t.ChatID, &t.UserID, &t.TurnID, &t.CallID, &t.ReplyTo, &t.CardID,
-		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome, &delivered); err != nil {
+		&t.Status, &t.StatusMessage, &next, &deadline, &created, &finished, &t.Outcome, &delivered, &t.Owner, &lease); err != nil {
 		return store.Task{}, err
 	}
 	t.NextPoll, t.CreatedAt = fromMillis(next), fromMillis(created)
 	if deadline != 0 {
 		t.Deadline = fromMillis(deadline)
+	}
+	if lease != 0 {
+		t.LeaseUntil = fromMillis(lease)
 	}
 	if finished.Valid {
 		t.FinishedAt = fromMillis(finished.Int64)
@@ -55,7 +60,8 @@ func (db *DB) PutTask(ctx context.Context, t store.Task) (int64, error) {
 	var id int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, insertTaskSQL, t.Server, t.Handle, t.Tool, t.ChatID, t.UserID, t.TurnID, t.CallID,
-			t.ReplyTo, t.CardID, t.Status, t.StatusMessage, millis(t.NextPoll), deadline, millis(created)); err != nil {
+			t.ReplyTo, t.CardID, t.Status, t.StatusMessage, millis(t.NextPoll), deadline, millis(created),
+			t.Owner, tables.LeaseMillis(t)); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, taskIDSQL, t.Server, t.UserID, t.Handle).Scan(&id)
@@ -97,7 +103,11 @@ func (db *DB) ChatTasks(ctx context.Context, key string) ([]store.Task, error) {
 }
 
 func (db *DB) tasks(ctx context.Context, query string, args ...any) ([]store.Task, error) {
-	rows, err := db.reader.QueryContext(ctx, query, args...)
+	return scanTasks(db.reader.QueryContext(ctx, query, args...))
+}
+
+// scanTasks reads the tasks of rows, and closes them.
+func scanTasks(rows *sql.Rows, err error) ([]store.Task, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,8 @@ func Run(t *testing.T, open Open) {
 		{"TaskFinish", testTaskFinish},
 		{"TaskStats", testTaskStats},
 		{"TaskDelivery", testTaskDelivery},
+		{"TaskLeases", testTaskLeases},
+		{"TaskClaimRace", testTaskClaimRace},
 		{"AppViews", testAppViews},
 		{"AppContexts", testAppContexts},
 		{"Inbox", testInbox},
