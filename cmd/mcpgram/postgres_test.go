@@ -2,12 +2,14 @@ package main_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,24 @@ import (
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
+
+// parallelWaiters is how many of this package's parallel tests run at
+// once unless -parallel says: go test's default is one per CPU, but these
+// tests spend most of their time waiting on the bots, servers, databases
+// and browsers they start, not running, and on a 2-core machine the
+// package ran on alone, half idle, at the end of make test.
+const parallelWaiters = 4
+
+// waitersInParallel sets -test.parallel to parallelWaiters where the
+// command line did not set it.
+func waitersInParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelWaiters))
+	}
+}
 
 // TestMain stops the test PostgreSQL cluster, if a test started one, before
 // the process ends.
@@ -39,6 +59,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	waitersInParallel()
 	code := m.Run()
 	if err := testenv.StopPostgres(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
