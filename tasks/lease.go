@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
+
 	"github.com/mcpgram/mcpgram/store"
 )
 
@@ -38,6 +40,11 @@ func (p *Poller) claim(ctx context.Context, follow func(store.Task), start bool)
 	}
 	for _, t := range ts {
 		follow(t)
+		// Its question was asked by an instance gone, or before a
+		// restart: it is asked again now, not only at its next change.
+		if t.Status == string(mcpgram.TaskInputRequired) && p.opts.Changed != nil {
+			p.opts.Changed(t)
+		}
 	}
 	if len(ts) > 0 {
 		p.log.Info("following the tasks nobody polled", "tasks", len(ts), "start", start)

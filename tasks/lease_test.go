@@ -264,3 +264,27 @@ func TestLeaseReleasedAtClose(t *testing.T) {
 		t.Errorf("the task after a's close = owner %q, %v; want b's", got.Owner, err)
 	}
 }
+
+// A task found waiting for input when the poller takes it (the bot
+// restarted, or the instance that asked died, before its user answered)
+// is told as changed at once, so that its question is asked again, not
+// only at the task's next change.
+func TestInputAskedAgainWhenTaken(t *testing.T) {
+	t.Parallel()
+	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	id, err := db.PutTask(context.Background(), store.Task{Server: "tasks", Handle: "task-1", Tool: "ask", ChatID: bob.ChatID,
+		UserID: bob.UserID, Status: string(mcpgram.TaskInputRequired), NextPoll: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan store.Task, 2)
+	start(t, db, nil, tasks.Options{Changed: func(t store.Task) { changed <- t }})
+	select {
+	case got := <-changed:
+		if got.ID != id || got.Status != string(mcpgram.TaskInputRequired) {
+			t.Errorf("told of task %d %s, want %d waiting for input", got.ID, got.Status, id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task waiting for input was not told at the start")
+	}
+}
