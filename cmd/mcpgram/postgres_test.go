@@ -29,7 +29,7 @@ import (
 // tests spend most of their time waiting on the bots, servers, databases
 // and browsers they start, not running, and on a 2-core machine the
 // package ran on alone, half idle, at the end of make test.
-const parallelWaiters = 4
+const parallelWaiters = 6
 
 // waitersInParallel sets -test.parallel to parallelWaiters where the
 // command line did not set it.
