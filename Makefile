@@ -64,14 +64,15 @@ unit:
 ## bot both ways), what approval cards show, URL buttons' hosts, the
 ## answer.md file, button data, forms, the PDF reader (in its child
 ## process), the lines of a tool search's result and what the hub keeps of
-## a tool's MCP Apps metadata, FUZZTIME per target;
+## a tool's MCP Apps metadata and of a page's declared policy, FUZZTIME
+## per target;
 ## a longer run by hand: make fuzz FUZZTIME=5m. A run that ends in "context
 ## deadline exceeded" with no failing input written is Go's own race at the
 ## end of -fuzztime (go.dev/issue/75804, fixed in Go 1.27), not a failure.
 FUZZTIME     ?= 5s
 FUZZ_TARGETS := ./bot/updates:FuzzWebhook ./bot/updates:FuzzPoll ./bot:FuzzUpdate \
 	./bot/render:FuzzVisible ./bot/render:FuzzApprovalCard ./bot/render:FuzzButtonHost ./bot/render:FuzzDocument \
-	./bot/callback:FuzzDecode ./form:FuzzForm ./bot/media:FuzzPDF ./prompt:FuzzFoundTools ./hub:FuzzToolApp
+	./bot/callback:FuzzDecode ./form:FuzzForm ./bot/media:FuzzPDF ./prompt:FuzzFoundTools ./hub:FuzzToolApp ./hub:FuzzAppPage
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; corpus=$$pkg/testdata/fuzz/$$name; \
