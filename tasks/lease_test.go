@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/store"
-	"github.com/mcpgram/mcpgram/store/postgres"
 	"github.com/mcpgram/mcpgram/store/sqlite"
 	"github.com/mcpgram/mcpgram/tasks"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
@@ -65,16 +63,6 @@ func (m *mortal) FinishTask(ctx context.Context, id int64, status, message strin
 	return m.Store.FinishTask(ctx, id, status, message, outcome)
 }
 
-func openPostgres(t *testing.T, dsn string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 // Two instances on one PostgreSQL database: the one polling a task stops
 // renewing its lease (it dies: cut off from the database, then closed
 // without finishing the task), and the
@@ -84,7 +72,7 @@ func TestLeaseTakeover(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	dsn := testenv.Postgres(t)
-	dbA, dbB := openPostgres(t, dsn), openPostgres(t, dsn)
+	dbA, dbB := testenv.OpenPostgres(t, dsn), testenv.OpenPostgres(t, dsn)
 	task := f.research(t, dbA, "otters", bob)
 	var endsA, endsB ends
 	storeA := &mortal{Store: dbA}
@@ -135,7 +123,7 @@ func keepLocalOf(t *testing.T, db putter, handle, owner string, until time.Time)
 // owner's lease lives runs there, and is left alone.
 func TestLeaseLocalCallsOfOthers(t *testing.T) {
 	t.Parallel()
-	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	db := testenv.SQLite(t, "")
 	gone := keepLocalOf(t, db, "in-process 00000000000000aa 1", "dead", time.Now().Add(-time.Second))
 	alive := keepLocalOf(t, db, "in-process 00000000000000bb 1", "alive", time.Now().Add(time.Hour))
 	var e ends
@@ -159,7 +147,7 @@ func TestLeaseLocalCallsOfOthers(t *testing.T) {
 // not wait for the old process's leases to lapse.
 func TestLeaseRestartTakesAllAtOnce(t *testing.T) {
 	t.Parallel()
-	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	db := testenv.SQLite(t, "")
 	keepLocalOf(t, db, "in-process 00000000000000cc 1", "before the restart", time.Now().Add(time.Hour))
 	var e ends
 	p := start(t, db, nil, tasks.Options{Finished: e.finished}) // default leases: 30 s
@@ -204,7 +192,7 @@ func (l *leaseWrites) UpdateTask(ctx context.Context, id int64, status, message 
 // one more.
 func TestLeaseRenewalIsOneWrite(t *testing.T) {
 	t.Parallel()
-	db := &leaseWrites{DB: openDB(t, filepath.Join(t.TempDir(), "db"))}
+	db := &leaseWrites{DB: testenv.SQLite(t, "")}
 	const n = 1000
 	later := time.Now().Add(time.Hour) // none due: no poll, no hub
 	for i := range n {
@@ -240,7 +228,7 @@ func TestLeaseRenewalIsOneWrite(t *testing.T) {
 // tasks at its next tick, however long the leases had to run.
 func TestLeaseReleasedAtClose(t *testing.T) {
 	t.Parallel()
-	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	db := testenv.SQLite(t, "")
 	id, err := db.PutTask(context.Background(), store.Task{Server: "s", Handle: "t1", Tool: "x", ChatID: bob.ChatID,
 		UserID: bob.UserID, Status: "working", NextPoll: time.Now().Add(time.Hour)}) // not due: no poll, no hub
 	if err != nil {
@@ -271,7 +259,7 @@ func TestLeaseReleasedAtClose(t *testing.T) {
 // only at the task's next change.
 func TestInputAskedAgainWhenTaken(t *testing.T) {
 	t.Parallel()
-	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	db := testenv.SQLite(t, "")
 	id, err := db.PutTask(context.Background(), store.Task{Server: "tasks", Handle: "task-1", Tool: "ask", ChatID: bob.ChatID,
 		UserID: bob.UserID, Status: string(mcpgram.TaskInputRequired), NextPoll: time.Now().Add(time.Hour)})
 	if err != nil {

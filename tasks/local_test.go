@@ -2,7 +2,6 @@ package tasks_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -54,7 +53,7 @@ func keepLocal(t *testing.T, db *sqlite.DB, handle string) store.Task {
 func TestLocalCalls(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "db"))
+	db := testenv.SQLite(t, "")
 	gone := keepLocal(t, db, "in-process 0123456789abcdef 1")
 	done, stopped, cut := keepLocal(t, db, tasks.LocalHandle()), keepLocal(t, db, tasks.LocalHandle()), keepLocal(t, db, tasks.LocalHandle())
 	if !tasks.Local(done) || tasks.Local(store.Task{Handle: "task-1"}) {

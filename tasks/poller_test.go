@@ -72,17 +72,6 @@ func newFixture(t *testing.T) fixture {
 	return fixture{hub: h}
 }
 
-// openDB opens the test's database at path, closed when the test ends.
-func openDB(t *testing.T, path string) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 // A putter stores tasks; both engines are ones.
 type putter interface {
 	PutTask(ctx context.Context, t store.Task) (int64, error)
@@ -118,7 +107,7 @@ func TestPoller(t *testing.T) {
 
 	t.Run("completes", func(t *testing.T) {
 		t.Parallel()
-		db := &counting{DB: openDB(t, filepath.Join(t.TempDir(), "db"))}
+		db := &counting{DB: testenv.SQLite(t, "")}
 		task := f.research(t, db.DB, "otters", bob)
 		var e ends
 		var changes atomic.Int64
@@ -175,7 +164,7 @@ mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 
 	t.Run("follows a task stored after its start", func(t *testing.T) {
 		t.Parallel()
-		db := openDB(t, filepath.Join(t.TempDir(), "db"))
+		db := testenv.SQLite(t, "")
 		var e ends
 		p := start(t, db, f.hub, tasks.Options{Finished: e.finished})
 		task := f.research(t, db, "badgers", bob)
@@ -194,7 +183,7 @@ mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 	t.Run("restart and two pollers end it once", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "db")
-		db := openDB(t, path)
+		db := testenv.SQLite(t, path)
 		task := f.research(t, db, "moles", bob)
 		var e ends
 		first := tasks.New(db, f.hub, tasks.Options{Finished: e.finished})
@@ -205,7 +194,7 @@ mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 		}
 		// Two pollers of new handles, as restarted instances would have.
 		for range 2 {
-			start(t, openDB(t, path), f.hub, tasks.Options{Finished: e.finished})
+			start(t, testenv.SQLite(t, path), f.hub, tasks.Options{Finished: e.finished})
 		}
 		testenv.Eventually(t, 20*time.Second, "the task to end", func() bool {
 			kept, err := db.GetTask(context.Background(), task.ID)
@@ -219,7 +208,7 @@ mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 	t.Run("cancelled, lost and expired", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
-		db := openDB(t, filepath.Join(t.TempDir(), "db"))
+		db := testenv.SQLite(t, "")
 		cancelled := f.research(t, db, "voles", bob)
 		if _, err := f.hub.CancelTask(ctx, bob, "everything", cancelled.Handle); err != nil {
 			t.Fatal(err)
@@ -253,7 +242,7 @@ mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 
 	t.Run("another instance's chat is not polled", func(t *testing.T) {
 		t.Parallel()
-		db := openDB(t, filepath.Join(t.TempDir(), "db"))
+		db := testenv.SQLite(t, "")
 		f.research(t, db, "shrews", bob)
 		mine := mcpgram.Caller{UserID: "8", ChatID: "80"}
 		f.research(t, db, "voles", mine) // due after bob's
