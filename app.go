@@ -1,7 +1,10 @@
 package mcpgram
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 )
@@ -23,6 +26,9 @@ type AppPage struct {
 	// Permissions are the features it asks for, among AppPermissions,
 	// in that order.
 	Permissions []string
+	// PrefersBorder: the page asks the host for a visible border and
+	// background (false when it asks for none, or says nothing).
+	PrefersBorder bool
 }
 
 // AppPermissions are the browser features an app's page may ask for, by
@@ -96,4 +102,99 @@ func dnsLabel(l string) bool {
 		}
 	}
 	return true
+}
+
+// An AppsOrigin is where the bot serves the apps' pages apart from the
+// host page that frames them (APPS_ORIGIN), the other origin MCP Apps
+// asks a web host to sandbox them in. It is either one origin,
+// https://apps.example.com[:port], which every server's apps share (so
+// each keeps an opaque origin inside it), or a wildcard,
+// https://*.apps.example.com[:port], of which each server's apps get a
+// subdomain of their own (see Label), and its origin. The zero
+// AppsOrigin is none.
+type AppsOrigin struct {
+	// Host is the host name, in lower case; for a wildcard, the name
+	// after its "*.".
+	Host string
+	// Port is the port, "" for https's 443.
+	Port     string
+	Wildcard bool
+}
+
+// ParseAppsOrigin reads s as an AppsOrigin: https://, a host name (or a
+// wildcard of its subdomains, of two labels at least after the star), an
+// optional port, and nothing else (one trailing slash aside).
+func ParseAppsOrigin(s string) (AppsOrigin, error) {
+	origin := strings.TrimSuffix(strings.ToLower(s), "/")
+	if err := CheckAppOrigin(origin, false); err != nil {
+		return AppsOrigin{}, fmt.Errorf("want https://host, https://host:port or https://*.host[:port]: %q is %w", s, err)
+	}
+	host, port, _ := strings.Cut(strings.TrimPrefix(origin, "https://"), ":")
+	if port == "443" {
+		port = ""
+	}
+	o := AppsOrigin{Host: host, Port: port}
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		o.Host, o.Wildcard = rest, true
+	}
+	return o, nil
+}
+
+// IsZero reports whether o is none.
+func (o AppsOrigin) IsZero() bool { return o.Host == "" }
+
+// Label is the DNS label of server's apps under a wildcard AppsOrigin: a
+// hash of its name, the same on every instance and after every restart.
+func (o AppsOrigin) Label(server string) string {
+	sum := sha256.Sum256([]byte("mcpgram apps origin\x00" + server))
+	return hex.EncodeToString(sum[:16])
+}
+
+// For is the origin server's apps are served at: https://, its label's
+// subdomain under a wildcard, and the port.
+func (o AppsOrigin) For(server string) string {
+	host := o.Host
+	if o.Wildcard {
+		host = o.Label(server) + "." + host
+	}
+	return "https://" + o.withPort(host)
+}
+
+// Source is o as a source of a Content Security Policy: the one origin,
+// or every subdomain of the wildcard.
+func (o AppsOrigin) Source() string {
+	if o.Wildcard {
+		return "https://" + o.withPort("*."+o.Host)
+	}
+	return "https://" + o.withPort(o.Host)
+}
+
+func (o AppsOrigin) withPort(host string) string {
+	if o.Port == "" {
+		return host
+	}
+	return host + ":" + o.Port
+}
+
+// Match reports whether a request's Host header names o (https's port
+// 443, said or not, is the default), and its label under a wildcard.
+func (o AppsOrigin) Match(requestHost string) (label string, ok bool) {
+	if o.IsZero() {
+		return "", false
+	}
+	host, port := strings.ToLower(requestHost), ""
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		host, port = h, p
+	}
+	if port == "443" {
+		port = ""
+	}
+	if port != o.Port {
+		return "", false
+	}
+	if !o.Wildcard {
+		return "", host == o.Host
+	}
+	label, ok = strings.CutSuffix(host, "."+o.Host)
+	return label, ok && dnsLabel(label)
 }

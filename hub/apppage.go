@@ -22,8 +22,9 @@ var cspLists = []struct {
 }
 
 // appPage reads what the page at uri declares of itself in its _meta.ui
-// (ui, as decoded from JSON): its CSP's origins and the permissions it
-// asks for. It is nil when ui declares neither. What a server declares
+// (ui, as decoded from JSON): its CSP's origins, the permissions it asks
+// for, and whether it prefers a border. It is nil when ui declares none
+// of them. What a server declares
 // wrong is dropped, never read wider, and noted: an origin that
 // mcpgram.CheckAppOrigin refuses (after folding it to lower case and
 // trimming one trailing slash), a value of the wrong kind, origins past
@@ -41,11 +42,18 @@ func appPage(uri string, ui any) (*mcpgram.AppPage, []string) {
 		note("ignored _meta.%s: %s, not an object", MetaUI, jsonKind(ui))
 		return nil, notes
 	}
-	csp, perms := m["csp"], m["permissions"]
-	if csp == nil && perms == nil {
+	csp, perms, border := m["csp"], m["permissions"], m["prefersBorder"]
+	if csp == nil && perms == nil && border == nil {
 		return nil, nil
 	}
 	page := &mcpgram.AppPage{}
+	switch b := border.(type) {
+	case nil:
+	case bool:
+		page.PrefersBorder = b
+	default:
+		note("ignored its prefersBorder: %s, not true or false", jsonKind(border))
+	}
 	switch c := csp.(type) {
 	case nil:
 	case map[string]any:

@@ -14,7 +14,8 @@ import (
 // What an app's page declares of itself in _meta.ui, as its server lists
 // it and as a read gives it, reaches the catalog and the read's content:
 // the origins mcpgram.CheckAppOrigin accepts (in lower case, a trailing
-// slash trimmed, each once) and the permissions MCP Apps names. The rest,
+// slash trimmed, each once), the permissions MCP Apps names, and whether
+// it prefers a border. The rest,
 // hostile or mistaken, is dropped, each a short note among the server's.
 func TestAppPageDeclaration(t *testing.T) {
 	page := map[string]any{
@@ -26,9 +27,10 @@ func TestAppPageDeclaration(t *testing.T) {
 			"frameDomains":   "https://frames.example.com",
 			"baseUriDomains": []any{"https://base.example.com:8443"},
 		},
-		"permissions": map[string]any{"clipboardWrite": map[string]any{}, "camera": map[string]any{}, "usb": map[string]any{}, "microphone": true},
+		"permissions":   map[string]any{"clipboardWrite": map[string]any{}, "camera": map[string]any{}, "usb": map[string]any{}, "microphone": true},
+		"prefersBorder": true,
 	}
-	listed := map[string]any{"csp": map[string]any{"connectDomains": []any{"https://listed.example.com"}}}
+	listed := map[string]any{"csp": map[string]any{"connectDomains": []any{"https://listed.example.com"}}, "prefersBorder": "yes"}
 	pageJSON, _ := json.Marshal(page)
 	listedJSON, _ := json.Marshal(listed)
 	entry := with(testenv.FeaturesEntry(t, false), map[string]any{"args": []string{"-app-page-ui", string(pageJSON), "-app-listed-ui", string(listedJSON)}})
@@ -55,6 +57,7 @@ func TestAppPageDeclaration(t *testing.T) {
 		ResourceDomains: []string{"https://*.cdn.example.com"},
 		BaseURIDomains:  []string{"https://base.example.com:8443"},
 		Permissions:     []string{"camera", "clipboardWrite"},
+		PrefersBorder:   true,
 	}
 	if len(res.Content) != 1 || !reflect.DeepEqual(res.Content[0].App, want) {
 		t.Fatalf("the read's page declares %+v, want %+v", res.Content[0].App, want)
@@ -75,6 +78,7 @@ func TestAppPageDeclaration(t *testing.T) {
 		"ignored csp.frameDomains: a string, not a list",
 		`permissions MCP Apps does not name: "usb"`,
 		"ignored permission microphone: a boolean, not an object",
+		"ignored its prefersBorder: a string, not true or false",
 	} {
 		if !strings.Contains(notes, `app page "`+uri+`": ignored `) || !strings.Contains(notes, words) {
 			t.Errorf("no note says %q; notes:\n%s", words, notes)

@@ -54,6 +54,7 @@ type config struct {
 type Server struct {
 	cfg    config
 	mux    *http.ServeMux
+	hosts  []hostRoute // tried first, in order
 	srv    *http.Server
 	ln     net.Listener
 	served chan error
@@ -89,7 +90,7 @@ func New(addr string, opts Options) *Server {
 	// so no client can hold the server's connections (or its memory).
 	// Writes get twice the 30 s a webhook update may take to store.
 	s.srv = &http.Server{
-		Handler:           s.mux,
+		Handler:           http.HandlerFunc(s.route),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -134,6 +135,30 @@ func (s *Server) Options() Options { return s.cfg.Options }
 
 // Handle adds a route, before Start.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// A hostRoute takes the requests whose Host header it matches.
+type hostRoute struct {
+	match func(host string) bool
+	h     http.Handler
+}
+
+// HandleHost gives h every request whose Host header match accepts,
+// before Start: such requests reach none of the other routes, so that a
+// second host name (or port) of the endpoint serves h alone.
+func (s *Server) HandleHost(match func(host string) bool, h http.Handler) {
+	s.hosts = append(s.hosts, hostRoute{match, h})
+}
+
+// route serves r by its host's route, else by its path's.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	for _, hr := range s.hosts {
+		if hr.match(r.Host) {
+			hr.h.ServeHTTP(w, r)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Start listens on Addr and serves in the background. An address in use
 // is an error here, not a log line later.

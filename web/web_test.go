@@ -134,3 +134,36 @@ func TestHealthOfAClosedDatabase(t *testing.T) {
 		}
 	}
 }
+
+// A host of its own (HandleHost) gets its requests, and none of them
+// reach the other routes, /metrics among them; other hosts get those.
+func TestHandleHost(t *testing.T) {
+	s := web.New("127.0.0.1:0", web.Options{Metrics: metrics.New()})
+	s.HandleHost(func(host string) bool { return strings.HasPrefix(host, "apps.") }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "apps: "+r.URL.Path, http.StatusTeapot)
+	}))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	for _, tc := range []struct {
+		host string
+		code int
+		body string
+	}{
+		{"apps.example.com", http.StatusTeapot, "apps: /metrics"},
+		{"bot.example.com", http.StatusOK, "go_goroutines"},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+s.Addr()+"/metrics", nil)
+		req.Host = tc.host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.body) {
+			t.Errorf("/metrics at %s: %d %.80q, want %d and %q", tc.host, resp.StatusCode, body, tc.code, tc.body)
+		}
+	}
+}

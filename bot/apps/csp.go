@@ -21,9 +21,14 @@ import (
 // that no origin mcpgram.CheckAppOrigin refuses (a keyword, a bare *,
 // quotes, a semicolon, white space) reaches the header, and at most
 // mcpgram.MaxAppOrigins of a list do.
-func FrameCSP(page *mcpgram.AppPage) string {
+func FrameCSP(page *mcpgram.AppPage) string { return Frames{}.CSP(page) }
+
+// CSP is FrameCSP under f: without the declared origins that reach the
+// bot's own hosts, and with f's sandbox.
+func (f Frames) CSP(page *mcpgram.AppPage) string {
+	page, _ = f.withoutOwn(page)
 	if page == nil {
-		return DefaultFrameCSP
+		page = &mcpgram.AppPage{}
 	}
 	resources := origins(page.ResourceDomains, false)
 	connect := origins(page.ConnectDomains, true)
@@ -40,7 +45,7 @@ func FrameCSP(page *mcpgram.AppPage) string {
 		append([]string{"connect-src"}, connect...),
 		append([]string{"frame-src"}, origins(page.FrameDomains, false)...),
 		append([]string{"base-uri"}, origins(page.BaseURIDomains, false)...),
-		{"sandbox", "allow-scripts"},
+		append([]string{"sandbox"}, strings.Fields(f.Sandbox())...),
 	}
 	var b strings.Builder
 	for _, d := range directives {
@@ -74,14 +79,53 @@ func origins(list []string, connect bool) []string {
 // a page that declares page: the features it asks for that the operator
 // grants (APPS_PERMISSIONS, by MCP Apps' names), "" for none.
 func FrameAllow(page *mcpgram.AppPage, granted []string) string {
+	var out []string
+	for _, name := range grantedPermissions(page, granted) {
+		out = append(out, mcpgram.AppPermissions[name])
+	}
+	return strings.Join(out, "; ")
+}
+
+// grantedPermissions is the permissions page asks for that the operator
+// grants, by MCP Apps' names, in their order.
+func grantedPermissions(page *mcpgram.AppPage, granted []string) []string {
 	if page == nil {
-		return ""
+		return nil
 	}
 	var out []string
 	for _, name := range mcpgram.AppPermissionOrder {
 		if slices.Contains(page.Permissions, name) && slices.Contains(granted, name) {
-			out = append(out, mcpgram.AppPermissions[name])
+			out = append(out, name)
 		}
 	}
-	return strings.Join(out, "; ")
+	return out
+}
+
+// hostSandbox is what MCP Apps' ui/initialize tells the app of its
+// sandbox (hostCapabilities.sandbox): the permissions it was granted, and
+// the origins its policy added, by MCP Apps' names.
+func (f Frames) hostSandbox(page *mcpgram.AppPage, granted []string) map[string]any {
+	page, _ = f.withoutOwn(page)
+	out := map[string]any{}
+	if page == nil {
+		return out
+	}
+	if names := grantedPermissions(page, granted); len(names) > 0 {
+		perms := map[string]any{}
+		for _, name := range names {
+			perms[name] = map[string]any{}
+		}
+		out["permissions"] = perms
+	}
+	csp := map[string]any{}
+	for key, list := range map[string][]string{"connectDomains": origins(page.ConnectDomains, true), "resourceDomains": origins(page.ResourceDomains, false),
+		"frameDomains": origins(page.FrameDomains, false), "baseUriDomains": origins(page.BaseURIDomains, false)} {
+		if len(list) > 0 {
+			csp[key] = list
+		}
+	}
+	if len(csp) > 0 {
+		out["csp"] = csp
+	}
+	return out
 }

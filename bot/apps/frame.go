@@ -31,7 +31,7 @@ const framePrefix = "frame-"
 // frameURL is the address of v's app page for user, with a ticket that
 // works for frameTicketTTL: an iframe's request carries no init data.
 func (h *Host) frameURL(token string, v store.AppView, user int64) string {
-	return PathPrefix + token + "/frame?t=" + h.signer.Sign(framePrefix+v.ID, user, time.Now().Add(frameTicketTTL))
+	return h.opts.Frames.frameBase(v.Server) + PathPrefix + token + "/frame?t=" + h.signer.Sign(framePrefix+v.ID, user, time.Now().Add(frameTicketTTL))
 }
 
 // frame serves the app's page, read from its server, to a ticket the
@@ -50,6 +50,9 @@ func (h *Host) frame(w http.ResponseWriter, r *http.Request) {
 	if err == nil && v.ID != strings.TrimPrefix(id, framePrefix) {
 		err = fmt.Errorf("the ticket of another view: %w", ErrBadToken)
 	}
+	if err == nil && !h.opts.Frames.servesAt(r.Host, v.Server) {
+		err = fmt.Errorf("the page of server %q asked at host %q: %w", v.Server, r.Host, ErrBadToken)
+	}
 	if err != nil {
 		h.refuse(w, "frame", http.StatusForbidden, expired, err)
 		return
@@ -65,8 +68,12 @@ func (h *Host) frame(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "The app's page could not be read from its server.", http.StatusBadGateway)
 		return
 	}
-	csp := FrameCSP(declared)
-	if csp != DefaultFrameCSP {
+	frames := h.opts.Frames
+	if _, dropped := frames.withoutOwn(declared); len(dropped) > 0 {
+		h.log.Warn("an app's page declared origins of the bot's own, left out of its policy", "server", v.Server, "uri", v.ResourceURI, "origins", dropped)
+	}
+	csp := frames.CSP(declared)
+	if csp != frames.CSP(nil) {
 		// MCP Apps asks hosts to log what a page was allowed, for review.
 		h.log.Info("an app's page declared origins", "server", v.Server, "uri", v.ResourceURI, "csp", csp)
 	}

@@ -56,8 +56,11 @@ type HostOptions struct {
 	// microphone, geolocation, clipboardWrite) an app's page may be
 	// granted when it asks for them (APPS_PERMISSIONS); none by default.
 	Permissions []string
-	Metrics     *metrics.Metrics
-	Logger      *slog.Logger
+	// Frames is where and how the apps' pages are framed (see
+	// NewFrames); the zero Frames: under the host page's origin.
+	Frames  Frames
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
 }
 
 // A Host serves the apps' pages under PathPrefix: the host page, which
@@ -87,17 +90,22 @@ func NewHost(s HostStore, h Hub, opts HostOptions) *Host {
 //go:embed page
 var page embed.FS
 
-// Register adds the Host's routes to mux (web.Server's Handle).
-func (h *Host) Register(handle func(pattern string, handler http.Handler)) {
-	handle("GET "+PathPrefix+"host.js", http.HandlerFunc(h.script))
-	handle("GET "+PathPrefix+"{token}", http.HandlerFunc(h.hostPage))
-	handle("GET "+PathPrefix+"{token}/frame", http.HandlerFunc(h.frame))
-	handle("POST "+PathPrefix+"{token}/rpc", http.HandlerFunc(h.rpc))
+// Routes are where a Host's routes go; *web.Server is one.
+type Routes interface {
+	// Handle adds a route by its pattern (http.ServeMux's).
+	Handle(pattern string, h http.Handler)
+	// HandleHost gives h the requests to the hosts match accepts, and
+	// no other route.
+	HandleHost(match func(host string) bool, h http.Handler)
 }
 
-// hostCSP is the host page's policy: its own script and endpoints, and
-// frames of its own origin (the app's page, sandboxed apart).
-const hostCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'"
+// Register adds the Host's routes to r.
+func (h *Host) Register(r Routes) {
+	r.Handle("GET "+PathPrefix+"host.js", http.HandlerFunc(h.script))
+	r.Handle("GET "+PathPrefix+"{token}", http.HandlerFunc(h.hostPage))
+	r.Handle("POST "+PathPrefix+"{token}/rpc", http.HandlerFunc(h.rpc))
+	h.opts.Frames.register(r, h.frame)
+}
 
 // headers sets what every page of the Host sends.
 func headers(w http.ResponseWriter, contentType, csp string) {
@@ -143,7 +151,7 @@ func (h *Host) hostPage(w http.ResponseWriter, r *http.Request) {
 	}
 	b, _ := page.ReadFile("page/host.html")
 	// No X-Frame-Options: Telegram's web clients show Mini Apps in a frame.
-	headers(w, "text/html; charset=utf-8", hostCSP)
+	headers(w, "text/html; charset=utf-8", h.opts.Frames.hostCSP())
 	h.opts.Metrics.AppRequest("page", "ok")
 	_, _ = w.Write(b)
 }

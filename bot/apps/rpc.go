@@ -109,18 +109,21 @@ func (h *Host) run(ctx context.Context, token string, v store.AppView, u WebAppU
 }
 
 // open is what the host page needs to show v's app to u: its frame's
-// address, the call's input and result, the user's language, and the
-// frame's allow attribute. That last needs the page's declaration, read
-// only when the operator grants any permission (APPS_PERMISSIONS).
+// address, sandbox, allow attribute and origin (under a wildcard
+// APPS_ORIGIN), whether it prefers a border, what its sandbox grants (for
+// ui/initialize), the call's input and result, and the user's language.
+// All but the address need what the page declares, read here.
 func (h *Host) open(ctx context.Context, token string, v store.AppView, u WebAppUser) map[string]any {
-	allow := ""
-	if len(h.opts.Permissions) > 0 {
-		if _, declared, err := h.readPage(ctx, v, u.ID); err == nil {
-			allow = FrameAllow(declared, h.opts.Permissions)
-		}
+	frames := h.opts.Frames
+	_, declared, err := h.readPage(ctx, v, u.ID)
+	if err != nil {
+		declared = nil // the frame's own read says why
 	}
+	border := declared != nil && declared.PrefersBorder
 	return map[string]any{
-		"title": v.Title, "server": v.Server, "tool": v.Tool, "frame": h.frameURL(token, v, u.ID), "allow": allow,
+		"title": v.Title, "server": v.Server, "tool": v.Tool,
+		"frame": h.frameURL(token, v, u.ID), "sandbox": frames.Sandbox(), "allow": FrameAllow(declared, h.opts.Permissions),
+		"origin": frames.postOrigin(v.Server), "border": border, "hostSandbox": frames.hostSandbox(declared, h.opts.Permissions),
 		"input": json.RawMessage(orEmpty(v.Input)), "result": json.RawMessage(orEmpty(v.Result)),
 		"locale": u.LanguageCode, "hostInfo": map[string]string{"name": "mcpgram", "version": "1"},
 	}

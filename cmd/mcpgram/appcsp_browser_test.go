@@ -2,29 +2,18 @@ package main_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/mcpgram/mcpgram"
 	"github.com/mcpgram/mcpgram/testkit/testenv"
 	"github.com/mcpgram/mcpgram/testkit/tgfake"
 )
-
-// declaredPage is what the features app's page declares of itself in the
-// browser tests: one origin to fetch from, one to load from, and two
-// permissions, of which the operator grants one (APPS_PERMISSIONS).
-var declaredPage = map[string]any{
-	"csp":         map[string]any{"connectDomains": []any{"https://api.example.com"}, "resourceDomains": []any{"https://cdn.example.com"}},
-	"permissions": map[string]any{"clipboardWrite": map[string]any{}, "camera": map[string]any{}},
-}
-
-// wantDeclaredCSP is the default policy with declaredPage's origins added
-// where MCP Apps maps them, and nothing else.
-const wantDeclaredCSP = "default-src 'none'; script-src 'self' 'unsafe-inline' https://cdn.example.com; style-src 'self' 'unsafe-inline' https://cdn.example.com; img-src 'self' data: https://cdn.example.com; font-src https://cdn.example.com; media-src 'self' data: https://cdn.example.com; connect-src https://api.example.com; sandbox allow-scripts"
 
 // fakeTelegramClient stands in for Telegram's app around a Mini App: it
 // takes the page's events as Telegram's mobile clients do, and answers
@@ -35,23 +24,32 @@ const fakeTelegramClient = `window.TelegramWebviewProxy = { postEvent: function 
 
 // Our own app, the features server's page, speaking MCP Apps' side of
 // the bridge by hand, opens in a real browser with one bot for all of
-// it: its frame comes under the default policy plus exactly the origins
-// its page declares, and may use the one permission it asks for that the
-// operator grants; its button calling app_refresh, a tool for apps that
-// the server does not auto-approve, puts an approval card in the chat
-// and runs nothing until Approve is pressed there, and then the result
-// shows in the app; its ui/message reaches the chat as the user's words
-// and starts a turn. Its host context has the user's language, and the
-// display modes Telegram 8.0 has: fullscreen, asked of Telegram, is
-// granted and said, and a mode the host or the app lacks is answered
-// with the current one.
+// it, its page served at its server's own origin under a wildcard
+// APPS_ORIGIN (startOriginBot): it runs in that origin, apart from the
+// host page's, whose DOM, cookies and endpoints it cannot reach; its
+// frame comes under the default policy plus exactly the origins its page
+// declares that are not the bot's, ui/initialize says which, and the
+// host page draws the border it prefers; it may use the one permission
+// it asks for that the operator grants; its button calling app_refresh,
+// a tool for apps that the server does not auto-approve, puts an
+// approval card in the chat and runs nothing until Approve is pressed
+// there, and then the result shows in the app; its ui/message reaches
+// the chat as the user's words and starts a turn. Its host context has
+// the user's language, and the display modes Telegram 8.0 has:
+// fullscreen, asked of Telegram, is granted and said, and a mode the
+// host or the app lacks is answered with the current one.
 func TestAppDeclaredCSPInBrowser(t *testing.T) {
 	a := openDeclaredApp(t)
 	t.Run("declared CSP", func(t *testing.T) {
-		if csp := a.b.frameCSP(t); csp != wantDeclaredCSP {
-			t.Errorf("the frame came with CSP\n%q\nwant\n%q", csp, wantDeclaredCSP)
+		if csp := a.b.frameCSP(t); csp != wantOriginCSP {
+			t.Errorf("the frame came with CSP\n%q\nwant\n%q", csp, wantOriginCSP)
+		}
+		got := a.b.eval(t, a.frame, `ask("ui/initialize", {appInfo: {name: "features", version: "1"}, appCapabilities: {}, protocolVersion: "2026-01-26"}).then(r => JSON.stringify(r.hostCapabilities.sandbox))`)
+		if want := `{"csp":{"connectDomains":["https://api.example.com"],"resourceDomains":["https://cdn.example.com"]},"permissions":{"clipboardWrite":{}}}`; got != want {
+			t.Errorf("ui/initialize says the sandbox is %s, want %s", got, want)
 		}
 	})
+	t.Run("origin", a.origin)
 	t.Run("permissions", func(t *testing.T) {
 		got := a.b.eval(t, a.frame, `["clipboard-write", "camera", "microphone"].map(f => f + "=" + document.featurePolicy.allowsFeature(f)).join(" ")`)
 		if want := "clipboard-write=true camera=false microphone=false"; got != want {
@@ -68,9 +66,8 @@ func TestAppDeclaredCSPInBrowser(t *testing.T) {
 	t.Run("message", a.message)
 }
 
-// A declaredApp is the features app open in Chromium, its page
-// declaring declaredPage, in a bot that grants clipboardWrite and
-// microphone, inside a stand-in for Telegram's client.
+// A declaredApp is the features app of startOriginBot open in Chromium,
+// inside a stand-in for Telegram's client, with a cookie of the host's.
 type declaredApp struct {
 	bot    *appsBot
 	b      *browser
@@ -82,21 +79,50 @@ type declaredApp struct {
 func openDeclaredApp(t *testing.T) declaredApp {
 	t.Helper()
 	browserUp := startBrowser(t, chromium(t))
-	declared, _ := json.Marshal(declaredPage)
-	entry := testenv.FeaturesEntry(t, false, "app_show")
-	entry["args"] = []string{"-app-page-ui", string(declared)}
-	a := declaredApp{bot: startAppsBotWith(t, "f", "app_show", entry, map[string]string{"APPS_PERMISSIONS": "clipboardWrite,microphone"})}
+	a := declaredApp{bot: startOriginBot(t)}
 	a.bot.tg.Text(42, 42, "show me the app")
 	button, pageURL := appButton(t, a.bot.tg, 42, 0)
 	a.button, a.b = button, browserUp(t)
 	a.b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeTelegramClient})
 		return err
+	}), chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		secure := true
+		_, err := cdp.Call(ctx, target, network.SetCookie, network.SetCookieParams{Name: "host_secret", Value: "s3cret", URL: "https://bot.test:" + a.bot.port, Secure: &secure})
+		return err
 	}))
 	a.b.openSigned(t, pageURL, "")
 	a.frame = a.b.appFrame(t)
 	testenv.Eventually(t, 30*time.Second, "the app to show the call's result", func() bool { return strings.Contains(a.text(t, "result"), "app shown") })
 	return a
+}
+
+// origin checks from inside the frame that the app runs in its server's
+// own origin, whose DOM, cookies and endpoints are not the host page's
+// and the bot's, and from the host page that the frame has the border
+// the app prefers.
+func (a declaredApp) origin(t *testing.T) {
+	want := "https://" + (mcpgram.AppsOrigin{}).Label("f") + ".apps.test:" + a.bot.port
+	if got := a.b.eval(t, a.frame, `location.origin`); got != want {
+		t.Errorf("the app runs in origin %q, want its server's, %q", got, want)
+	}
+	bot := "https://bot.test:" + a.bot.port
+	probes := map[string]struct{ expr, want string }{
+		"the host page's DOM": {`(() => { try { return "reached: " + parent.document.title } catch (e) { return "blocked: " + e.name } })()`, "blocked: SecurityError"},
+		"the host's cookies":  {`document.cookie.includes("host_secret") ? "read" : "unread"`, "unread"},
+		"mcpgram's bridge":    {`fetch("` + bot + `/apps/x/rpc", {method: "POST", body: "{}"}).then(r => "reached: " + r.status, e => "blocked: " + e.name)`, "blocked: TypeError"},
+		"the bot's /metrics":  {`fetch("` + bot + `/metrics").then(r => "reached: " + r.status, e => "blocked: " + e.name)`, "blocked: TypeError"},
+		"its own origin's":    {`fetch("/metrics").then(r => "reached: " + r.status, e => "blocked: " + e.name)`, "blocked: TypeError"},
+		"its own storage":     {`(localStorage.setItem("k", "v"), localStorage.getItem("k"))`, "v"},
+	}
+	for name, p := range probes {
+		if got := a.b.eval(t, a.frame, p.expr); got != p.want {
+			t.Errorf("from the app's frame, %s: %q, want %q", name, got, p.want)
+		}
+	}
+	if got := a.b.eval(t, a.b.mainFrame(t), `getComputedStyle(document.getElementById("app")).borderTopStyle`); got != "solid" {
+		t.Errorf("the frame's border is %q, want the solid one the app prefers", got)
+	}
 }
 
 // text is the text of the app's element id.
@@ -152,9 +178,8 @@ func (a declaredApp) message(t *testing.T) {
 		}
 		return false
 	})
-	if got := a.text(t, "said"); got != "sent" {
-		t.Errorf("the app says %q of its message, want sent", got)
-	}
+	// The turn may end before the bridge's answer reaches the app.
+	testenv.Eventually(t, 30*time.Second, "the app to say its message was sent", func() bool { return a.text(t, "said") == "sent" })
 	read := false
 	for _, c := range a.bot.model.Calls()[calls:] {
 		read = read || strings.Contains(c.Request.Last(), "hello from the features app")

@@ -2,7 +2,7 @@ package main_test
 
 import (
 	"fmt"
-	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -50,6 +50,7 @@ type appsBot struct {
 	tg        *tgfake.Server
 	publicURL string
 	listen    string // HTTP_LISTEN, for /metrics
+	port      string // the proxy's, which serves every host name
 	browser   *http.Client
 	logs      *testenv.Buffer
 	model     *llmfake.Server
@@ -85,6 +86,10 @@ func startAppsBot(t *testing.T) *appsBot {
 // startAppsBotWith starts an appsBot with the one server entry and the
 // settings env adds, whose model calls tool with arguments {"n": i} at
 // the start of each turn i, from 1, then answers.
+//
+// env's values may name the proxy's port as {port}: the proxy, at
+// 127.0.0.1, takes any host name a test's browser resolves to it (such as
+// PUBLIC_URL=https://bot.test:{port}), and passes the Host header on.
 func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any, env map[string]string) *appsBot {
 	t.Helper()
 	var turn atomic.Int64
@@ -97,7 +102,6 @@ func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any, e
 	b := &appsBot{tg: tgfake.New(t), model: model}
 	e := runEnv(t, b.tg, model.URL())
 	e["ALLOWED_USER_IDS"] = "42,43"
-	maps.Copy(e, env)
 	addr := freeAddr(t)
 	backend, _ := url.Parse("http://" + addr)
 	proxy := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))
@@ -106,6 +110,10 @@ func startAppsBotWith(t *testing.T, server, tool string, entry map[string]any, e
 	e["HTTP_LISTEN"] = addr
 	e["PUBLIC_URL"] = proxy.URL
 	b.listen = addr
+	_, b.port, _ = net.SplitHostPort(proxy.Listener.Addr().String())
+	for k, v := range env {
+		e[k] = strings.ReplaceAll(v, "{port}", b.port)
+	}
 	b.env, b.settings = e, settings(t, map[string]any{server: entry})
 	b.start(t)
 	return b

@@ -55,12 +55,13 @@ type browser struct {
 // its bot meanwhile: the function it returns waits until it is up. It
 // ends with the test. Sandboxed frames stay in the page's process (no
 // site isolation), so that the test can reach into them; the proxy's
-// certificate is the test's own.
+// certificate is the test's own, and every host name under .test is it.
 func startBrowser(t *testing.T, exe string) func(t *testing.T) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Flag("ignore-certificate-errors", true), chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("disable-features", "IsolateSandboxedIframes,site-per-process"), chromedp.WindowSize(480, 720))
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes,site-per-process"), chromedp.WindowSize(480, 720),
+		chromedp.Flag("host-resolver-rules", "MAP *.test 127.0.0.1"))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	b := &browser{contexts: map[string]runtime.ExecutionContextID{}, csp: map[string]string{}}
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
@@ -155,6 +156,20 @@ func (b *browser) appFrame(t *testing.T) string {
 		defer b.mu.Unlock()
 		return id != "" && b.contexts[id] != 0
 	})
+	return id
+}
+
+// mainFrame returns the id of the page's own frame, the host page's.
+func (b *browser) mainFrame(t *testing.T) string {
+	t.Helper()
+	var id string
+	b.do(t, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		res, err := cdp.Call(ctx, target, page.GetFrameTree, cdp.Empty{})
+		if err == nil {
+			id = string(res.FrameTree.Frame.ID)
+		}
+		return err
+	}))
 	return id
 }
 

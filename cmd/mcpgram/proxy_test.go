@@ -50,7 +50,8 @@ func proxyConfig(t *testing.T, root string) (path string, volumes []string) {
 }
 
 // The scale profile's proxy publishes only the webhook: Telegram's POST to
-// /telegram and the MCP Apps' /apps/ reach a replica, and /metrics,
+// /telegram and the MCP Apps' /apps/ reach a replica, under the host the
+// request named (APPS_ORIGIN's pages are told apart by it), and /metrics,
 // /healthz, /readyz and every other path or method get 404 without
 // reaching one. The test runs Caddy
 // (the proxy's image) on the very config the compose file mounts, the
@@ -71,11 +72,12 @@ func TestScaleProxyPublishesOnlyTheWebhookAndApps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var reached []string
+	var reached, hosts []string
 	replica := func() string {
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			reached = append(reached, r.Method+" "+r.URL.Path)
+			hosts = append(hosts, r.Host)
 			mu.Unlock()
 		}))
 		t.Cleanup(s.Close)
@@ -108,6 +110,7 @@ func TestScaleProxyPublishesOnlyTheWebhookAndApps(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	do := func(method, path string) int {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{"update_id": 1}`))
+		req.Host = "x.apps.example.com"
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return 0
@@ -141,5 +144,11 @@ func TestScaleProxyPublishesOnlyTheWebhookAndApps(t *testing.T) {
 	}
 	if !slices.Equal(reached, want) {
 		t.Errorf("the replicas were reached by %q, want only %q", reached, want)
+	}
+	// APPS_ORIGIN's pages are told apart from the bot's by their host.
+	for _, h := range hosts {
+		if h != "x.apps.example.com" {
+			t.Errorf("a replica was asked for host %q, want the one the browser asked for, x.apps.example.com", h)
+		}
 	}
 }

@@ -57,8 +57,9 @@ func startHTTP(cfg *config.Config, app *App, telegram *web.Probe, webhook http.H
 	if cfg.ShowsApps() && shown != nil {
 		apps.NewHost(app.Store, app.Hub, apps.HostOptions{
 			BotToken: cfg.TelegramToken, AutoApproveAll: cfg.AutoApproveAll, Asker: shown, Messenger: shown, Contexts: shown,
-			Permissions: cfg.AppsPermissions, Metrics: app.Metrics, Logger: logger.With("component", "apps"),
-		}).Register(s.Handle)
+			Permissions: cfg.AppsPermissions, Frames: apps.NewFrames(cfg.PublicURL, cfg.AppsOrigin),
+			Metrics: app.Metrics, Logger: logger.With("component", "apps"),
+		}).Register(s)
 	}
 	if err := s.Start(); err != nil {
 		return nil, err

@@ -110,6 +110,9 @@ type Config struct {
 	OAuthKey string
 	// PublicURL is where people's browsers reach HTTP_LISTEN; empty: none.
 	PublicURL string
+	// AppsOrigin is where the apps' pages are served apart from
+	// PUBLIC_URL (APPS_ORIGIN); zero: under PUBLIC_URL.
+	AppsOrigin mcpgram.AppsOrigin
 	// AppsPermissions are the browser features an MCP App's page may be
 	// granted when it asks (APPS_PERMISSIONS, MCP Apps' names); none by
 	// default.
@@ -345,6 +348,9 @@ func (c *Config) checkOAuth(values map[string]string) []error {
 			errs = append(errs, fmt.Errorf("%s: want an https:// URL, got %q", name, values[name]))
 		}
 	}
+	if v := values["APPS_ORIGIN"]; v != "" {
+		errs = append(errs, c.appsOrigin(v)...)
+	}
 	c.ClientMetadataURL = values["OAUTH_CLIENT_METADATA_URL"]
 	if c.ClientMetadataURL == "" && c.PublicURL != "" {
 		c.ClientMetadataURL = c.PublicURL + ClientMetadataPath
@@ -357,6 +363,25 @@ func (c *Config) checkOAuth(values map[string]string) []error {
 // over https only), where the apps' pages are served.
 func (c *Config) ShowsApps() bool {
 	return strings.HasPrefix(c.PublicURL, "https://") && c.HTTPListen != ""
+}
+
+// appsOrigin reads APPS_ORIGIN, v: an origin apart from PUBLIC_URL's,
+// of a bot that shows apps.
+func (c *Config) appsOrigin(v string) []error {
+	o, err := mcpgram.ParseAppsOrigin(v)
+	if err != nil {
+		return []error{fmt.Errorf("APPS_ORIGIN: %w", err)}
+	}
+	if !c.ShowsApps() {
+		return []error{fmt.Errorf("APPS_ORIGIN: the apps are shown only with an https:// PUBLIC_URL and HTTP_LISTEN, and this bot has not both")}
+	}
+	if u, err := url.Parse(c.PublicURL); err == nil {
+		if _, same := o.Match(u.Host); same {
+			return []error{fmt.Errorf("APPS_ORIGIN: %q names PUBLIC_URL's own host, want another host name (or port)", v)}
+		}
+	}
+	c.AppsOrigin = o
+	return nil
 }
 
 // ClientMetadataPath is where, under PUBLIC_URL, mcpgram serves its OAuth

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgram/mcpgram"
+
 	"github.com/mcpgram/mcpgram/internal/config"
 	"github.com/spf13/pflag"
 )
@@ -143,6 +145,12 @@ func TestErrorsNameTheSetting(t *testing.T) {
 		{"bad auto approve", nil, map[string]string{"AUTO_APPROVE": "some"}, "AUTO_APPROVE"},
 		{"unknown app permission", nil, map[string]string{"APPS_PERMISSIONS": "camera,usb"}, "APPS_PERMISSIONS"},
 		{"app permission as a policy", nil, map[string]string{"APPS_PERMISSIONS": "camera *"}, "APPS_PERMISSIONS"},
+		{"apps origin without apps", nil, map[string]string{"APPS_ORIGIN": "https://apps.example.com"}, "APPS_ORIGIN: the apps are shown only with"},
+		{"apps origin of http", nil, appsEnv("http://apps.example.com"), "APPS_ORIGIN: want https://host"},
+		{"apps origin with a path", nil, appsEnv("https://apps.example.com/frames"), "APPS_ORIGIN: want https://host"},
+		{"apps origin of a whole domain", nil, appsEnv("https://*.com"), "APPS_ORIGIN: want https://host"},
+		{"apps origin the public one", nil, appsEnv("https://BOT.example.com:443/"), "names PUBLIC_URL's own host"},
+		{"apps origin over the public one", nil, appsEnv("https://*.example.com"), "names PUBLIC_URL's own host"},
 		{"bad url", nil, map[string]string{"OPENAI_BASE_URL": "localhost:11434"}, "OPENAI_BASE_URL"},
 		{"bad timeout", nil, map[string]string{"LLM_TIMEOUT": "soon"}, "LLM_TIMEOUT"},
 		{"bad retention", nil, map[string]string{"MEDIA_RETENTION": "a month"}, "MEDIA_RETENTION"},
@@ -411,6 +419,32 @@ func TestMediaRetention(t *testing.T) {
 		}
 		if c.MediaRetention != tt.want {
 			t.Errorf("MEDIA_RETENTION=%q: %v, want %v", tt.value, c.MediaRetention, tt.want)
+		}
+	}
+}
+
+// appsEnv is the settings of a bot that shows apps, at PUBLIC_URL
+// https://bot.example.com, with APPS_ORIGIN origin.
+func appsEnv(origin string) map[string]string {
+	return map[string]string{"PUBLIC_URL": "https://bot.example.com", "HTTP_LISTEN": ":8080", "APPS_ORIGIN": origin}
+}
+
+// APPS_ORIGIN is one origin or a wildcard of subdomains, in lower case,
+// https's port 443 left unsaid; empty, none.
+func TestAppsOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  mcpgram.AppsOrigin
+	}{
+		{"", mcpgram.AppsOrigin{}},
+		{"https://Apps.example.com/", mcpgram.AppsOrigin{Host: "apps.example.com"}},
+		{"https://bot.example.com:8443", mcpgram.AppsOrigin{Host: "bot.example.com", Port: "8443"}},
+		{"https://*.apps.example.com:443", mcpgram.AppsOrigin{Host: "apps.example.com", Wildcard: true}},
+	} {
+		env := appsEnv(tc.value)
+		cfg, err := load(t, nil, env)
+		if err != nil || cfg.AppsOrigin != tc.want {
+			t.Errorf("APPS_ORIGIN=%q: %+v, %v; want %+v", tc.value, cfg.AppsOrigin, err, tc.want)
 		}
 	}
 }

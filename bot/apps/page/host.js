@@ -1,6 +1,7 @@
 // The host side of MCP Apps' bridge (io.modelcontextprotocol/ui), written
-// for mcpgram: the app's page runs in a sandboxed frame of an opaque
-// origin and speaks JSON-RPC over postMessage; this page answers it,
+// for mcpgram: the app's page runs in a sandboxed frame of another origin
+// (an opaque one, or its server's own at APPS_ORIGIN) and speaks JSON-RPC
+// over postMessage; this page answers it,
 // passing what only the server can do to mcpgram's endpoint with the
 // init data Telegram signed for the user. The frame never sees the init
 // data, this page's DOM, or mcpgram's endpoints.
@@ -64,7 +65,9 @@
     });
   }
 
-  function post(message) { frame.contentWindow.postMessage(message, '*'); }
+  // post sends the frame a message: to its origin where it has one of
+  // its own, else to the opaque origin, which has no name.
+  function post(message) { frame.contentWindow.postMessage(message, opened.origin || '*'); }
   function notify(method, params) { post({ jsonrpc: '2.0', method: method, params: params }); }
   function reply(id, result) { post({ jsonrpc: '2.0', id: id, result: result }); }
   function fail(id, code, message) { post({ jsonrpc: '2.0', id: id, error: { code: code, message: message } }); }
@@ -201,7 +204,10 @@
         reply(m.id, {
           protocolVersion: '2026-01-26',
           hostInfo: opened.hostInfo,
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} }, updateModelContext: { text: {}, structuredContent: {} } },
+          hostCapabilities: {
+            openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} },
+            updateModelContext: { text: {}, structuredContent: {} }, sandbox: opened.hostSandbox || {}
+          },
           hostContext: hostContext()
         });
         return;
@@ -236,7 +242,7 @@
       if (e && typeof e.eventType === 'string') { telegramEvent(e.eventType, e.eventData); }
       return;
     }
-    if (!opened || ev.source !== frame.contentWindow) { return; }
+    if (!opened || ev.source !== frame.contentWindow || (opened.origin && ev.origin !== opened.origin)) { return; }
     var m = ev.data;
     if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string') { return; }
     handle(m);
@@ -248,7 +254,9 @@
     document.title = opened.title;
     status.textContent = opened.title;
     frame.hidden = false;
+    frame.setAttribute('sandbox', opened.sandbox || 'allow-scripts');
     if (opened.allow) { frame.setAttribute('allow', opened.allow); }
+    if (opened.border) { frame.className = 'bordered'; }
     frame.src = opened.frame;
     if (tg) { tg.ready(); if (tg.expand) { tg.expand(); } }
   }).catch(function (e) {
