@@ -15,7 +15,7 @@ import (
 // draws its chart.
 func TestBudgetAppInBrowser(t *testing.T) {
 	browserUp := startBrowser(t, chromium(t))
-	_, pageURL := npmAppBot(t, "server-budget-allocator", "get-budget-data", "Get Budget Data", "how is our budget split?")
+	_, pageURL := npmAppBot(t, "server-budget-allocator", "get-budget-data", "Get Budget Data", "how is our budget split?", false)
 	b := browserUp(t)
 	b.openSigned(t, pageURL, "&tgWebAppPlatform=ios")
 	frame := b.appFrame(t)

@@ -198,13 +198,21 @@ func (b *browser) eval(t *testing.T, frame, expr string) string {
 // npmAppBot starts an appsBot running the example server pkg of
 // @modelcontextprotocol from npm, whose tool (titled title) alice asks
 // for with text; it returns the bot and the URL of the app's button,
-// which must name the tool's title.
-func npmAppBot(t *testing.T, pkg, tool, title, text string) (*appsBot, string) {
+// which must name the tool's title. With ask, the tool is not
+// auto-approved: alice approves the model's call on its card.
+func npmAppBot(t *testing.T, pkg, tool, title, text string, ask bool) (*appsBot, string) {
 	t.Helper()
 	node, dir := testenv.NPMPackage(t, "@modelcontextprotocol/"+pkg)
 	entry := map[string]any{"command": node, "args": []string{filepath.Join(dir, "dist", "index.js"), "--stdio"}, "autoApprove": []string{tool}}
+	if ask {
+		delete(entry, "autoApprove")
+	}
 	bot := startAppsBotWith(t, pkg, tool, entry, nil)
 	bot.tg.Text(42, 42, text)
+	if ask {
+		card, approve := approvalCard(t, bot.tg, tool, 0)
+		bot.tg.Press(42, 42, card.ID, approve)
+	}
 	m, pageURL := appButton(t, bot.tg, 42, 0)
 	if !strings.Contains(m.WebApps[0].Text, title) {
 		t.Errorf("the button says %q, want the tool's title, %s", m.WebApps[0].Text, title)
@@ -212,17 +220,40 @@ func npmAppBot(t *testing.T, pkg, tool, title, text string) (*appsBot, string) {
 	return bot, pageURL
 }
 
+// approvalCard waits for the first card after skip in alice's chat that
+// names tool, and returns it and the data of its ✅ Approve.
+func approvalCard(t *testing.T, tg *tgfake.Server, tool string, skip int) (tgfake.Message, string) {
+	t.Helper()
+	var card tgfake.Message
+	var data string
+	tg.WaitFor(t, 30*time.Second, "an approval card for "+tool, func() bool {
+		for _, m := range tg.Messages(42) {
+			for _, b := range m.Buttons() {
+				if m.ID > skip && strings.Contains(m.Plain, tool) && strings.HasPrefix(b, "✅ Approve=") {
+					card, data = m, strings.TrimPrefix(b, "✅ Approve=")
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return card, data
+}
+
 // The Mini App opens in a real browser as Telegram would open it, the
 // button's URL with init data the test signs in its fragment, against
-// @modelcontextprotocol/server-basic-vanillajs: the app shows the call's
-// result (the server's time), its button gets a new one through the
-// bridge, and from inside its frame the host page's DOM, the host's
+// @modelcontextprotocol/server-basic-vanillajs, whose get-time needs
+// approval: the app shows the call's result (the server's time); its
+// button gets a new one through the bridge, once alice approves the app's
+// call on the card it brings into the chat, and not before; its Send
+// Message says alice's words in the chat and starts a turn; and from
+// inside its frame the host page's DOM, the host's
 // cookies and mcpgram's endpoints are out of reach, under the CSP MCP
 // Apps requires. MCPGRAM_APP_SCREENSHOT names a file to save the
 // screenshot to (make docs-screenshot).
 func TestAppInBrowser(t *testing.T) {
 	browserUp := startBrowser(t, chromium(t))
-	bot, pageURL := npmAppBot(t, "server-basic-vanillajs", "get-time", "Get Time", "what time is it on the server?")
+	bot, pageURL := npmAppBot(t, "server-basic-vanillajs", "get-time", "Get Time", "what time is it on the server?", true)
 	initData := tgfake.WebAppData(tgfake.Token, alice, time.Now())
 	// Telegram's theme, one colour of it not one (the fragment is
 	// anyone's to write).
@@ -241,10 +272,35 @@ func TestAppInBrowser(t *testing.T) {
 		first = b.eval(t, frame, timeText)
 		return strings.Contains(first, "T") && strings.HasSuffix(first, "Z")
 	})
+	button := bot.tg.Messages(42)[len(bot.tg.Messages(42))-1]
 	b.eval(t, frame, `document.getElementById("get-time-btn").click(), ""`)
+	card, approve := approvalCard(t, bot.tg, "get-time", button.ID)
+	if shown := b.eval(t, frame, timeText); !strings.Contains(card.Plain, "The app") || shown != first {
+		t.Errorf("before the press, the card says %q and the app shows %q; want the app's card, and the first time", card.Plain, shown)
+	}
+	bot.tg.Press(42, 42, card.ID, approve)
 	testenv.Eventually(t, 30*time.Second, "a new time through the bridge", func() bool {
 		now := b.eval(t, frame, timeText)
 		return now != first && strings.HasSuffix(now, "Z")
+	})
+
+	calls := len(bot.model.Calls())
+	b.eval(t, frame, `(document.getElementById("message-text").value = "hello from vanillajs", document.getElementById("send-message-btn").click(), "")`)
+	bot.tg.WaitFor(t, 30*time.Second, "the app's message in the chat", func() bool {
+		for _, m := range bot.tg.Messages(42) {
+			if m.ID > card.ID && strings.Contains(m.Plain, "From the app") && strings.Contains(m.Plain, "hello from vanillajs") {
+				return true
+			}
+		}
+		return false
+	})
+	testenv.Eventually(t, 30*time.Second, "the model to read the app's message", func() bool {
+		for _, c := range bot.model.Calls()[calls:] {
+			if strings.Contains(c.Request.Last(), "hello from vanillajs") {
+				return true
+			}
+		}
+		return false
 	})
 
 	for name, want := range map[string]string{"--color-background-primary": "#123456", "--color-text-primary": "#fedcba", "--color-text-secondary": ""} {
