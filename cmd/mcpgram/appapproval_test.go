@@ -1,8 +1,6 @@
 package main_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,27 +43,11 @@ func toolCalls(t *testing.T, b *appsBot, tool, status string) float64 {
 func TestAppApproval(t *testing.T) {
 	b, button, pageURL, good := openApp(t)
 
-	type answer struct {
-		code int
-		out  map[string]any
-	}
 	asked := map[string]any{"name": "asked", "arguments": map[string]any{"x": "from the app"}}
-	send := func(method string, params map[string]any) chan answer {
-		done := make(chan answer, 1)
-		body, _ := json.Marshal(map[string]any{"initData": good, "id": 1, "method": method, "params": params})
-		go func() { // no t.Fatal off the test's goroutine
-			var a answer
-			resp, err := b.browser.Post(pageURL+"/rpc", "application/json", bytes.NewReader(body))
-			if err == nil {
-				a.code = resp.StatusCode
-				_ = json.NewDecoder(resp.Body).Decode(&a.out)
-				resp.Body.Close()
-			}
-			done <- a
-		}()
-		return done
+	send := func(method string, params map[string]any) chan bridgeAnswer {
+		return bridgeAsync(b.browser, pageURL, good, method, params)
 	}
-	call := func() chan answer { return send("tools/call", asked) }
+	call := func() chan bridgeAnswer { return send("tools/call", asked) }
 	approved := call()
 	card, yes, _ := appCard(t, b.tg, 42, button.ID)
 	if !strings.Contains(card.Plain, "app") || !strings.Contains(card.Plain, "asked") || !strings.Contains(card.Plain, "from the app") {

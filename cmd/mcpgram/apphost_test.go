@@ -59,6 +59,32 @@ func bridge(t *testing.T, b *appsBot, pageURL, initData, method string, params a
 	return code, out
 }
 
+// A bridgeAnswer is the status and JSON-RPC answer of one request of the
+// host page to the bridge.
+type bridgeAnswer struct {
+	code int
+	out  map[string]any
+}
+
+// bridgeAsync posts one request of the host page to the bridge, as
+// bridge does, and answers on the channel it returns: for a request that
+// waits for something the test does meanwhile.
+func bridgeAsync(c *http.Client, pageURL, initData, method string, params any) chan bridgeAnswer {
+	done := make(chan bridgeAnswer, 1)
+	body, _ := json.Marshal(map[string]any{"initData": initData, "id": 1, "method": method, "params": params})
+	go func() { // no t.Fatal off the test's goroutine
+		var a bridgeAnswer
+		resp, err := c.Post(pageURL+"/rpc", "application/json", bytes.NewReader(body))
+		if err == nil {
+			a.code = resp.StatusCode
+			_ = json.NewDecoder(resp.Body).Decode(&a.out)
+			resp.Body.Close()
+		}
+		done <- a
+	}()
+	return done
+}
+
 // The pages of an app answer only the user whose call it was, proved by
 // init data Telegram signed for this bot within a day, and a URL token
 // this bot signed that has not expired: forged, old or another user's
