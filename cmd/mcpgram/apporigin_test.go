@@ -113,3 +113,28 @@ func TestAppsOrigin(t *testing.T) {
 		t.Errorf("the log does not say which declared origins of the bot's own the policy left out:\n%s", logs)
 	}
 }
+
+// With APPS_ORIGIN one origin, every server's app pages are served there
+// and only there, each still in an opaque origin, as the apps share it:
+// the host page posts to no origin by name, and the page's sandbox keeps
+// allow-same-origin out.
+func TestAppsOriginShared(t *testing.T) {
+	entry := testenv.FeaturesEntry(t, false, "app_show")
+	b := startAppsBotWith(t, "f", "app_show", entry, map[string]string{"PUBLIC_URL": "https://bot.test:{port}", "APPS_ORIGIN": "https://apps.test:{port}"})
+	b.tg.Text(42, 42, "show me the app")
+	_, button := appButton(t, b.tg, 42, 0)
+	page := strings.TrimPrefix(button, "https://bot.test:"+b.port)
+	_, open := bridge(t, b, b.publicURL+page, tgfake.WebAppData(tgfake.Token, alice, time.Now()), "mcpgram/open", nil)
+	res, _ := open["result"].(map[string]any)
+	frame, _ := res["frame"].(string)
+	if !strings.HasPrefix(frame, "https://apps.test:"+b.port+"/apps/") || res["origin"] != "" || res["sandbox"] != "allow-scripts" {
+		t.Fatalf("mcpgram/open gave frame %q, origin %v, sandbox %v; want APPS_ORIGIN's, none, allow-scripts", frame, res["origin"], res["sandbox"])
+	}
+	u, _ := url.Parse(frame)
+	if code, csp, _ := getAt(t, b, "apps.test", u.RequestURI()); code != http.StatusOK || csp != wantFrameCSP {
+		t.Errorf("the page at APPS_ORIGIN: %d, CSP %q, want %q", code, csp, wantFrameCSP)
+	}
+	if code, _, _ := getAt(t, b, "bot.test", u.RequestURI()); code != http.StatusNotFound {
+		t.Errorf("the page at PUBLIC_URL: %d, want 404", code)
+	}
+}
