@@ -249,7 +249,8 @@ func approvalCard(t *testing.T, tg *tgfake.Server, tool string, skip int) (tgfak
 // Message says alice's words in the chat and starts a turn; and from
 // inside its frame the host page's DOM, the host's
 // cookies and mcpgram's endpoints are out of reach, under the CSP MCP
-// Apps requires. MCPGRAM_APP_SCREENSHOT names a file to save the
+// Apps requires; once the frame leaves the app's page, the bridge is
+// closed. MCPGRAM_APP_SCREENSHOT names a file to save the
 // screenshot to (make docs-screenshot).
 func TestAppInBrowser(t *testing.T) {
 	browserUp := startBrowser(t, chromium(t))
@@ -324,6 +325,15 @@ func TestAppInBrowser(t *testing.T) {
 		t.Errorf("the frame came with CSP %q, want %q", csp, wantFrameCSP)
 	}
 	screenshot(t, b)
+
+	// The frame sent elsewhere (here by script; a link followed does the
+	// same) holds a page that is not the app's: the bridge closes, and
+	// the host page says so.
+	b.eval(t, frame, `(location.href = "`+bot.publicURL+`/apps/host.js", "")`)
+	left := `document.getElementById("app").hidden + " " + document.getElementById("status").textContent`
+	testenv.Eventually(t, 30*time.Second, "the host page to close the bridge", func() bool {
+		return b.eval(t, b.mainFrame(t), left) == "true The app left its page. Open it again from its button in the chat."
+	})
 }
 
 // screenshot takes a screenshot of the page, fails if it is blank (every

@@ -18,6 +18,8 @@
   var linkBox = document.getElementById('link');
   var opened = null;
   var initialized = false;
+  var loads = 0; // of the app's page in the frame
+  var left = false; // the frame left the app's page: the bridge is closed
   var displayMode = 'inline';
   var appModes = null; // the display modes the app declared, if it did
   var pendingMode = null; // the app's ui/request-display-mode Telegram has yet to answer
@@ -67,7 +69,20 @@
 
   // post sends the frame a message: to its origin where it has one of
   // its own, else to the opaque origin, which has no name.
-  function post(message) { frame.contentWindow.postMessage(message, opened.origin || '*'); }
+  function post(message) { if (!left) { frame.contentWindow.postMessage(message, opened.origin || '*'); } }
+
+  // The frame's first load is the app's page; another is the frame gone
+  // elsewhere (a link followed, a script's navigation), whose page is
+  // not the app's and may be anyone's, so the bridge closes: nothing more
+  // is posted or answered, and the frame is emptied.
+  frame.addEventListener('load', function () {
+    if (!opened || left || ++loads < 2) { return; }
+    left = true;
+    frame.hidden = true;
+    frame.src = 'about:blank';
+    linkBox.hidden = true;
+    status.textContent = 'The app left its page. Open it again from its button in the chat.';
+  });
   function notify(method, params) { post({ jsonrpc: '2.0', method: method, params: params }); }
   function reply(id, result) { post({ jsonrpc: '2.0', id: id, result: result }); }
   function fail(id, code, message) { post({ jsonrpc: '2.0', id: id, error: { code: code, message: message } }); }
@@ -179,6 +194,7 @@
   // answer passes mcpgram's answer to the app's request m on; a request
   // waiting for the user's approval in the chat is asked after again.
   function answer(m, r) {
+    if (left) { return; }
     if (typeof r.await === 'number') {
       status.textContent = 'Waiting for your approval in the chat…';
       ask('mcpgram/await', { pending: r.await }).then(function (next) { answer(m, next); }, function (e) {
@@ -242,7 +258,7 @@
       if (e && typeof e.eventType === 'string') { telegramEvent(e.eventType, e.eventData); }
       return;
     }
-    if (!opened || ev.source !== frame.contentWindow || (opened.origin && ev.origin !== opened.origin)) { return; }
+    if (!opened || left || ev.source !== frame.contentWindow || (opened.origin && ev.origin !== opened.origin)) { return; }
     var m = ev.data;
     if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string') { return; }
     handle(m);
