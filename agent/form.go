@@ -102,6 +102,11 @@ type Form struct {
 	// schema refuses, a submit with fields missing, a button of an
 	// earlier field. It is for the user, who may try again.
 	Note string
+	// Version is the stored form's version this view shows: each input
+	// that changes the form makes a greater one, so that a front end
+	// whose views of one form cross (two inputs handled at once) shows
+	// the latest, not the last to arrive.
+	Version int64
 }
 
 // Open reports whether f still waits for the user.
@@ -343,7 +348,7 @@ func formView(f store.Form) (*Form, error) {
 	}
 	v := &Form{ID: f.ID, Server: p.Server, Tool: p.Tool, URI: p.URI, Mode: p.Mode, Message: p.Message, URL: p.URL,
 		State: p.State, ExpiresAt: f.ExpiresAt, Outcome: f.Resolution, Prompt: p.Prompt, Host: p.Host, PasteBack: p.PasteBack, Operator: p.Operator,
-		Private: p.Private, AnswerIn: p.AnswerIn}
+		Private: p.Private, AnswerIn: p.AnswerIn, Version: f.Version}
 	if p.Suggest != nil && p.Suggest.Step == p.State.Step {
 		v.Suggestions = p.Suggest.Values
 	}

@@ -81,6 +81,7 @@ func (fs *Forms) FormInput(ctx context.Context, caller mcpgram.Caller, id int64,
 		case err != nil:
 			return nil, err
 		}
+		v.Version = f.Version + 1 // as saved
 		if resolution != "" {
 			v.Outcome = resolution
 			a.wakeWaiter(id)

@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgram/mcpgram/bot/render"
 	"github.com/mcpgram/mcpgram/bot/startlink"
 	"github.com/mcpgram/mcpgram/bot/telegram"
+	"github.com/mcpgram/mcpgram/internal/keylock"
 )
 
 // An Agent takes the answers to forms; *agent.Forms is one.
@@ -58,6 +59,7 @@ type Cards struct {
 	botName func() string
 	logger  *slog.Logger
 	cards   Registry
+	editing keylock.Locks // by form
 }
 
 // New returns the Cards giving answers to a, through tg.
@@ -74,7 +76,7 @@ func New(a Agent, tg Telegram, opts Options) *Cards {
 // Show sends the card of f, which a call of user's turn in the
 // conversation key asks, to place at.
 func (c *Cards) Show(ctx context.Context, at telegram.Place, key string, user int64, f *agent.Form) {
-	card := Card{ChatID: at.Chat, Key: key, User: user}
+	card := Card{ChatID: at.Chat, Key: key, User: user, Shown: f.Version}
 	if privateElsewhere(f, at.Chat) {
 		card.Who = c.memberName(ctx, at.Chat, user)
 	}
@@ -96,6 +98,17 @@ func (c *Cards) Show(ctx context.Context, at telegram.Place, key string, user in
 // this instance sent there, if any. Once f is closed, its other cards
 // here show it too.
 func (c *Cards) Update(ctx context.Context, chatID int64, msgID int, f *agent.Form) {
+	// One edit of a form's cards at a time, and never back to an older
+	// view: two inputs handled at once (typed answers, presses) may come
+	// here in either order.
+	unlock, err := c.editing.Lock(ctx, strconv.FormatInt(f.ID, 10))
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if f.Open() && !c.cards.Show(f.ID, chatID, f.Version) {
+		return
+	}
 	card, _ := c.cards.Get(f.ID, chatID)
 	card.ChatID = chatID
 	if msgID != 0 {

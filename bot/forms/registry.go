@@ -17,6 +17,8 @@ type Card struct {
 	MsgID  int    // 0 while the card is being sent
 	User   int64
 	Who    string
+	// Shown is the version of the form last shown on it (agent.Form's).
+	Shown int64
 }
 
 // A Registry holds the cards this instance sent, by form id. The zero
@@ -26,7 +28,8 @@ type Registry struct {
 	m  map[int64][]Card
 }
 
-// Put records c, in place of the form's card in the same chat.
+// Put records c, in place of the form's card in the same chat (keeping
+// the later of the versions they show).
 func (r *Registry) Put(id int64, c Card) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -36,6 +39,7 @@ func (r *Registry) Put(id int64, c Card) {
 	cards := r.m[id]
 	for i := range cards {
 		if cards[i].ChatID == c.ChatID {
+			c.Shown = max(c.Shown, cards[i].Shown)
 			cards[i] = c
 			return
 		}
@@ -53,6 +57,22 @@ func (r *Registry) Get(id, chatID int64) (Card, bool) {
 		}
 	}
 	return Card{}, false
+}
+
+// Show records that the form's card in chatID is to show version, and
+// reports whether it may: not when it shows a later one already.
+func (r *Registry) Show(id, chatID, version int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, c := range r.m[id] {
+		if c.ChatID == chatID {
+			if version < c.Shown {
+				return false
+			}
+			r.m[id][i].Shown = version
+		}
+	}
+	return true
 }
 
 // All returns the form's cards.
