@@ -100,8 +100,9 @@ func (c *Cards) Show(ctx context.Context, at telegram.Place, key string, user in
 func (c *Cards) Update(ctx context.Context, chatID int64, msgID int, f *agent.Form) {
 	// One edit of a form's cards at a time, and never back to an older
 	// view: two inputs handled at once (typed answers, presses) may come
-	// here in either order.
-	unlock, err := c.editing.Lock(ctx, strconv.FormatInt(f.ID, 10))
+	// here in either order. Waited for even when ctx has ended: the
+	// form closed by its call's end is shown as such.
+	unlock, err := c.editing.Lock(context.WithoutCancel(ctx), strconv.FormatInt(f.ID, 10))
 	if err != nil {
 		return
 	}

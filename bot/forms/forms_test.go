@@ -35,7 +35,8 @@ func (e *telegramEdits) EditHTML(_ context.Context, _ int64, _ int, html string,
 
 // Two inputs of one form handled at once may reach the card in either
 // order: the view of the later version stays on it, and an older one
-// that comes after it changes nothing; a closed form is always shown.
+// that comes after it changes nothing; a closed form is always shown,
+// also by a call whose context has ended.
 func TestCardShowsTheLatestView(t *testing.T) {
 	tg := &telegramEdits{}
 	c := forms.New(nil, tg, forms.Options{})
@@ -46,7 +47,9 @@ func TestCardShowsTheLatestView(t *testing.T) {
 	c.Update(t.Context(), 42, 0, view(2, "the date taken", ""))
 	c.Update(t.Context(), 42, 0, view(1, "not a date, try again", ""))
 	c.Update(t.Context(), 42, 0, view(2, "the date taken, again", ""))
-	c.Update(t.Context(), 42, 0, view(1, "declined", agent.FormDeclined))
+	ended, cancel := context.WithCancel(t.Context())
+	cancel() // as a stopped call's
+	c.Update(ended, 42, 0, view(1, "declined", agent.FormDeclined))
 	got := strings.Join(tg.edits, "\n---\n")
 	if len(tg.edits) != 3 || strings.Contains(got, "not a date") || !strings.Contains(tg.edits[0], "the date taken") || !strings.Contains(tg.edits[2], "declined") {
 		t.Errorf("the card's edits:\n%s\nwant version 2, version 2 again, and the closed form; never version 1 open", got)
