@@ -102,10 +102,7 @@ func (c *Cards) Update(ctx context.Context, chatID int64, msgID int, f *agent.Fo
 	// view: two inputs handled at once (typed answers, presses) may come
 	// here in either order. Waited for even when ctx has ended: the
 	// form closed by its call's end is shown as such.
-	unlock, err := c.editing.Lock(context.WithoutCancel(ctx), strconv.FormatInt(f.ID, 10))
-	if err != nil {
-		return
-	}
+	unlock, _ := c.editing.Lock(context.WithoutCancel(ctx), strconv.FormatInt(f.ID, 10)) // never ends early
 	defer unlock()
 	if f.Open() && !c.cards.Show(f.ID, chatID, f.Version) {
 		return
