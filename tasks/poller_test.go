@@ -193,12 +193,15 @@ mcpgram_tasks_finished_total{outcome="completed",server="everything"} 1
 			t.Fatal(err)
 		}
 		// Two pollers of new handles, as restarted instances would have.
+		var pollers []*tasks.Poller
 		for range 2 {
-			start(t, testenv.SQLite(t, path), f.hub, tasks.Options{Finished: e.finished})
+			pollers = append(pollers, start(t, testenv.SQLite(t, path), f.hub, tasks.Options{Finished: e.finished}))
 		}
-		testenv.Eventually(t, 20*time.Second, "the task to end", func() bool {
+		// The end is stored before it is told: wait for both pollers to
+		// have let the task go, the told end or ends then all in.
+		testenv.Eventually(t, 20*time.Second, "the task to end, and both pollers to let it go", func() bool {
 			kept, err := db.GetTask(context.Background(), task.ID)
-			return err == nil && !kept.Open()
+			return err == nil && !kept.Open() && pollers[0].Following() == 0 && pollers[1].Following() == 0
 		})
 		if got := e.all(); len(got) != 1 || got[0].End != tasks.EndCompleted {
 			t.Errorf("ends = %+v, want exactly one, completed", got)
